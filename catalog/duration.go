@@ -1,0 +1,97 @@
+package catalog
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var dayUnit = regexp.MustCompile(`(\d+(?:\.\d+)?)d`)
+
+// ParseDuration parses a Go duration ("90s", "1h30m") that may also use "d"
+// for days ("2d", "1d12h"). Negative durations are rejected.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty duration; use e.g. 30s, 15m, 2h or 1d")
+	}
+	conv := dayUnit.ReplaceAllStringFunc(s, func(m string) string {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(m, "d"), 64)
+		if err != nil {
+			return m
+		}
+		return strconv.FormatFloat(f*24, 'f', -1, 64) + "h"
+	})
+	d, err := time.ParseDuration(conv)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
+			return 0, fmt.Errorf("duration %q has no unit; use e.g. %ss", s, s)
+		}
+		return 0, fmt.Errorf("%q is not a duration; use e.g. 30s, 15m, 2h or 1d", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q must not be negative", s)
+	}
+	return d, nil
+}
+
+// Throttle limits how many runs a pool may start per period.
+type Throttle struct {
+	Runs int
+	Per  time.Duration
+}
+
+func (t Throttle) String() string {
+	switch t.Per {
+	case time.Second:
+		return fmt.Sprintf("%d/s", t.Runs)
+	case time.Minute:
+		return fmt.Sprintf("%d/m", t.Runs)
+	case time.Hour:
+		return fmt.Sprintf("%d/h", t.Runs)
+	case 24 * time.Hour:
+		return fmt.Sprintf("%d/d", t.Runs)
+	}
+	return fmt.Sprintf("%d/%s", t.Runs, t.Per)
+}
+
+// Interval returns the average spacing between runs allowed by the throttle.
+func (t Throttle) Interval() time.Duration {
+	if t.Runs <= 0 {
+		return t.Per
+	}
+	return t.Per / time.Duration(t.Runs)
+}
+
+// ParseThrottle parses "N/s", "N/m", "N/h", "N/d" or "N/<duration>" (e.g. "10/30s").
+func ParseThrottle(s string) (Throttle, error) {
+	bad := fmt.Errorf("throttle %q is not valid; use runs per period like 120/h (units s, m, h, d)", s)
+	n, per, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Throttle{}, bad
+	}
+	runs, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil || runs < 1 {
+		return Throttle{}, bad
+	}
+	per = strings.TrimSpace(per)
+	var d time.Duration
+	switch per {
+	case "s":
+		d = time.Second
+	case "m":
+		d = time.Minute
+	case "h":
+		d = time.Hour
+	case "d":
+		d = 24 * time.Hour
+	default:
+		d, err = ParseDuration(per)
+		if err != nil || d <= 0 {
+			return Throttle{}, bad
+		}
+	}
+	return Throttle{Runs: runs, Per: d}, nil
+}
