@@ -1,0 +1,50 @@
+# Tessera: `make run` starts the dashboard on the embedded demo workspace,
+# `make test` runs every check. Nothing needs installing beyond Go, gcc and npm:
+# templ and staticcheck are pinned tool dependencies in go.mod.
+GO      ?= go
+BIN     := bin/tessera
+ADDR    ?= 127.0.0.1:8080
+DB      ?= data/tessera.db
+VENDOR  := static/vendor/htmx.min.js static/vendor/sse.min.js
+TEMPL   := $(wildcard views/*.templ)
+
+.PHONY: run build test static generate check-generated lint clean
+
+run: build
+	./$(BIN) serve --addr $(ADDR) --db $(DB)
+
+build: $(VENDOR) generate
+	$(GO) build -o $(BIN) .
+
+# Front-end packages come from the npm registry, pinned by package-lock.json.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+$(VENDOR): node_modules/.package-lock.json
+	mkdir -p static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+	cp node_modules/htmx-ext-sse/dist/sse.min.js static/vendor/sse.min.js
+
+static: $(VENDOR)
+
+generate:
+	$(GO) tool templ generate -log-level error
+
+# Regenerate with the pinned templ and fail if any generated file changed.
+check-generated:
+	@before=$$(cat views/*_templ.go | sha256sum); \
+	$(GO) tool templ generate -log-level error; \
+	after=$$(cat views/*_templ.go | sha256sum); \
+	if [ "$$before" != "$$after" ]; then echo "templ generate changed views/*_templ.go: commit the regenerated files"; exit 1; fi
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+test: $(VENDOR) check-generated lint
+	$(GO) test -count=1 ./...
+
+clean:
+	rm -rf bin static/vendor

@@ -1,0 +1,208 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tessera-dev/tessera/catalog"
+)
+
+// AssetRow is an asset as synced into the store.
+type AssetRow struct {
+	ID                 int64  `db:"id"`
+	Key                string `db:"key"`
+	Group              string `db:"grp"`
+	Description        string `db:"description"`
+	SchemeKind         string `db:"scheme_kind"`
+	SchemeDescription  string `db:"scheme_description"`
+	SchemeSignature    string `db:"scheme_signature"`
+	CodeVersion        string `db:"code_version"`
+	Definition         string `db:"definition"`
+	DefinitionVersion  int64  `db:"definition_version"`
+	LastMaterializedAt *int64 `db:"last_materialized_at"`
+	Removed            bool   `db:"removed"`
+	CreatedAt          int64  `db:"created_at"`
+	UpdatedAt          int64  `db:"updated_at"`
+}
+
+type assetDefinition struct {
+	Key         string   `json:"key"`
+	Group       string   `json:"group,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Partitions  string   `json:"partitions"`
+	Deps        []string `json:"deps,omitempty"`
+	CodeVersion string   `json:"code_version,omitempty"`
+	Pool        string   `json:"pool,omitempty"`
+	Executor    string   `json:"executor"`
+	Freshness   string   `json:"freshness,omitempty"`
+	Timeout     string   `json:"timeout,omitempty"`
+	MaxAttempts int      `json:"max_attempts,omitempty"`
+}
+
+// SchemeSignature identifies a partition scheme's key space: when it changes,
+// stored partition indexes are recomputed.
+func SchemeSignature(s catalog.Scheme) string {
+	sig := string(s.Kind()) + "|" + s.Describe()
+	if ts, ok := s.(catalog.TimeScheme); ok {
+		sig += "|" + ts.KeyFormat() + "|" + ts.WindowStart(0).UTC().Format(time.RFC3339)
+	}
+	if ms, ok := s.(catalog.MultiScheme); ok {
+		for _, d := range ms.Dimensions() {
+			sig += "|" + d.Name + "=" + SchemeSignature(d.Scheme)
+		}
+	}
+	h := sha256.Sum256([]byte(sig))
+	return hex.EncodeToString(h[:8])
+}
+
+func definitionOf(a *catalog.Asset) assetDefinition {
+	d := assetDefinition{
+		Key: a.Key, Group: a.Group, Description: a.Description, Partitions: a.Scheme.Describe(),
+		CodeVersion: a.CodeVersion, Pool: a.Pool, Executor: a.Executor.Kind, MaxAttempts: a.Retries.MaxAttempts,
+	}
+	for _, dep := range a.Deps {
+		d.Deps = append(d.Deps, dep.Asset+" ("+string(dep.Mapping)+")")
+	}
+	if a.Freshness != nil {
+		if a.Freshness.MaxLag > 0 {
+			d.Freshness = "max lag " + a.Freshness.MaxLag.String()
+		} else if a.Freshness.DeadlineHHMM != "" {
+			d.Freshness = "previous day by " + a.Freshness.DeadlineHHMM
+		}
+	}
+	if a.Timeout > 0 {
+		d.Timeout = a.Timeout.String()
+	}
+	return d
+}
+
+// SyncWorkspace brings the assets table in line with the workspace: new assets
+// are inserted, changed definitions bump definition_version, assets no longer
+// declared are marked removed (their history stays). When an asset's partition
+// scheme changed, its stored partition indexes are recomputed. One event per
+// changed asset, in the same transaction.
+func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor string, now time.Time) error {
+	dyn, err := s.LoadDynamicKeys(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var existing []AssetRow
+		if err := tx.SelectContext(ctx, &existing, `SELECT * FROM assets`); err != nil {
+			return err
+		}
+		byKey := map[string]AssetRow{}
+		for _, r := range existing {
+			byKey[r.Key] = r
+		}
+		seen := map[string]bool{}
+		for _, a := range ws.Assets {
+			seen[a.Key] = true
+			def := definitionOf(a)
+			b, _ := json.Marshal(def)
+			sig := SchemeSignature(a.Scheme)
+			old, ok := byKey[a.Key]
+			switch {
+			case !ok:
+				_, err := tx.ExecContext(ctx, `INSERT INTO assets (key, grp, description, scheme_kind, scheme_description, scheme_signature, code_version, definition, definition_version, created_at, updated_at)
+					VALUES (?,?,?,?,?,?,?,?,1,?,?)`, a.Key, a.Group, a.Description, string(a.Scheme.Kind()), a.Scheme.Describe(), sig, a.CodeVersion, string(b), Millis(now), Millis(now))
+				if err != nil {
+					return err
+				}
+				if _, err := AppendEvent(ctx, tx, "asset.added", "asset:"+a.Key, actor, def, "", now); err != nil {
+					return err
+				}
+			case old.Definition != string(b) || old.Removed || old.SchemeSignature != sig:
+				_, err := tx.ExecContext(ctx, `UPDATE assets SET grp=?, description=?, scheme_kind=?, scheme_description=?, scheme_signature=?, code_version=?, definition=?,
+					definition_version=definition_version+1, removed=0, updated_at=? WHERE id=?`,
+					a.Group, a.Description, string(a.Scheme.Kind()), a.Scheme.Describe(), sig, a.CodeVersion, string(b), Millis(now), old.ID)
+				if err != nil {
+					return err
+				}
+				if old.SchemeSignature != sig {
+					if err := reindexAsset(ctx, tx, old.ID, a.Scheme.Space(now, dyn)); err != nil {
+						return err
+					}
+				}
+				if _, err := AppendEvent(ctx, tx, "asset.changed", "asset:"+a.Key, actor, map[string]any{"definition": def, "definition_version": old.DefinitionVersion + 1}, "", now); err != nil {
+					return err
+				}
+			}
+		}
+		for _, r := range existing {
+			if !seen[r.Key] && !r.Removed {
+				if _, err := tx.ExecContext(ctx, `UPDATE assets SET removed=1, updated_at=? WHERE id=?`, Millis(now), r.ID); err != nil {
+					return err
+				}
+				if _, err := AppendEvent(ctx, tx, "asset.removed", "asset:"+r.Key, actor, map[string]any{}, "", now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// reindexAsset recomputes every stored partition index of an asset against its
+// new key space; keys that left the space get idx -1 (kept as history, not shown
+// in grids), and the rollup is rebuilt.
+func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
+	var keys []string
+	if err := tx.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=?`, assetID); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		i, err := sp.Index(k)
+		if err != nil {
+			i = -1
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_status SET idx=? WHERE asset_id=? AND partition_key=?`, i, assetID, k); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
+		SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx >= 0 GROUP BY idx >> ?, status`,
+		RollupShift, assetID, RollupShift)
+	return err
+}
+
+// Assets lists the assets that the current workspace declares.
+func (s *Store) Assets(ctx context.Context) ([]AssetRow, error) {
+	var out []AssetRow
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM assets WHERE removed=0 ORDER BY key`)
+	return out, err
+}
+
+// AssetByKey returns one asset, or ErrNotFound.
+func (s *Store) AssetByKey(ctx context.Context, key string) (AssetRow, error) {
+	var a AssetRow
+	err := s.R.GetContext(ctx, &a, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, fmt.Errorf("asset %q: %w", key, ErrNotFound)
+	}
+	return a, err
+}
+
+// AssetIDs maps asset keys to ids for the declared assets.
+func (s *Store) AssetIDs(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.Assets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		m[r.Key] = r.ID
+	}
+	return m, nil
+}

@@ -1,0 +1,127 @@
+// Package db is Tessera's store: SQLite through sqlx, embedded numbered
+// migrations, one writer connection and a pool of readers. Every command runs
+// in one transaction that appends its event and updates the projections.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/mattn/go-sqlite3" // SQLite driver
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the database. W has exactly one connection and serialises writes;
+// R is a pool of read-only connections that never wait on the writer (WAL).
+type Store struct {
+	W    *sqlx.DB
+	R    *sqlx.DB
+	Path string
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Set("_foreign_keys", "on")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	if readOnly {
+		q.Set("_query_only", "true")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database file at path and applies every
+// pending migration.
+func Open(path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+	}
+	w, err := sqlx.Open("sqlite3", dsn(path, false))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.Ping(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := migrate(w.DB); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sqlx.Open("sqlite3", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	return &Store{W: w, R: r, Path: path}, nil
+}
+
+func migrate(d *sql.DB) error {
+	goose.SetBaseFS(migrations)
+	goose.SetLogger(goose.NopLogger())
+	if err := goose.SetDialect("sqlite3"); err != nil {
+		return err
+	}
+	if err := goose.Up(d, "migrations"); err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	return nil
+}
+
+// MigrationVersion reports the applied schema version.
+func (s *Store) MigrationVersion() (int64, error) {
+	goose.SetBaseFS(migrations)
+	return goose.GetDBVersion(s.W.DB)
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.R.Close(), s.W.Close())
+}
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.R.GetContext(ctx, &one, "SELECT 1")
+}
+
+// Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
+func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.W.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Millis converts a time to the stored representation (Unix milliseconds).
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis converts a stored time back.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

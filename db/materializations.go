@@ -1,0 +1,227 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Materialization is one reported outcome of building an asset partition,
+// already validated against the asset's partition scheme (Idx is the
+// partition's index in the asset's space).
+type Materialization struct {
+	AssetID     int64
+	AssetKey    string
+	Partition   string
+	Idx         int64
+	Status      string // StatusMaterialized or StatusFailed
+	CodeVersion string
+	Metadata    json.RawMessage
+	Error       string
+	RunID       string
+	Source      string // "api", "seed", "backfill", ...
+	StartedAt   time.Time
+	At          time.Time
+}
+
+// InstanceID derives a partition instance's id from (run id, asset, partition):
+// the same run reporting the same partition again is the same instance.
+func InstanceID(runID, asset, partition string) string {
+	h := sha256.Sum256([]byte(runID + "\x00" + asset + "\x00" + partition))
+	return "pi_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h[:15]))
+}
+
+// RecordResult says what a batch of materializations changed.
+type RecordResult struct {
+	Recorded  int      `json:"recorded"`
+	Replayed  int      `json:"replayed"`
+	Instances []string `json:"instance_ids"`
+}
+
+// RecordMaterializations records a batch in one transaction: an immutable
+// partition instance per item, the partition status projection, the rollup
+// counts, the asset's last materialization time and one event per asset.
+// A non-empty idemKey makes the whole batch idempotent.
+func (s *Store) RecordMaterializations(ctx context.Context, items []Materialization, actor, idemKey string, now time.Time) (RecordResult, error) {
+	var res RecordResult
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		res, err = RecordMaterializationsTx(ctx, tx, items, actor, idemKey, now)
+		return err
+	})
+	return res, err
+}
+
+type reportedItem struct {
+	Partition   string          `json:"partition"`
+	Status      string          `json:"status"`
+	InstanceID  string          `json:"instance_id"`
+	RunID       string          `json:"run_id"`
+	CodeVersion string          `json:"code_version,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	At          int64           `json:"at"`
+}
+
+// RecordMaterializationsTx is RecordMaterializations inside a caller's
+// transaction (the backfill engine records chunk outcomes with its own event).
+func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Materialization, actor, idemKey string, now time.Time) (RecordResult, error) {
+	var res RecordResult
+	if idemKey != "" {
+		if _, err := AppendEvent(ctx, tx, "materializations.batch", "ingest", actor, map[string]any{"items": len(items)}, "ingest:"+idemKey, now); err != nil {
+			if errors.Is(err, ErrDuplicateEvent) {
+				res.Replayed = len(items)
+				return res, nil
+			}
+			return res, err
+		}
+	}
+	roll := rollupDelta{}
+	lastMat := map[int64]int64{}
+	perAsset := map[string][]reportedItem{}
+	var assetOrder []string
+	for _, m := range items {
+		id := InstanceID(m.RunID, m.AssetKey, m.Partition)
+		at := Millis(m.At)
+		var meta *string
+		if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
+			s := string(m.Metadata)
+			meta = &s
+		}
+		var prev PartitionStatus
+		err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
+		exists := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return res, err
+		}
+		var oldInstanceStatus string
+		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE id=?`, id)
+		switch {
+		case err == nil && oldInstanceStatus != StatusInProgress:
+			res.Replayed++
+			continue
+		case err == nil:
+			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=? WHERE id=?`,
+				m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, id); err != nil {
+				return res, err
+			}
+		case errors.Is(err, sql.ErrNoRows):
+			var supersedes *string
+			if m.Status == StatusMaterialized && exists {
+				supersedes = prev.CanonicalInstanceID
+			}
+			started := at
+			if !m.StartedAt.IsZero() {
+				started = Millis(m.StartedAt)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, id, m.AssetID, m.Partition, m.RunID, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), m.Source, started, at, supersedes, at); err != nil {
+				return res, err
+			}
+		default:
+			return res, err
+		}
+		res.Recorded++
+		res.Instances = append(res.Instances, id)
+		if _, ok := perAsset[m.AssetKey]; !ok {
+			assetOrder = append(assetOrder, m.AssetKey)
+		}
+		perAsset[m.AssetKey] = append(perAsset[m.AssetKey], reportedItem{m.Partition, m.Status, id, m.RunID, m.CodeVersion, m.Metadata, m.Error, at})
+
+		// A report older than the partition's last attempt is kept as history
+		// but does not move the projection backwards.
+		if exists && prev.LastAttemptAt != nil && *prev.LastAttemptAt > at {
+			continue
+		}
+		if m.Status == StatusMaterialized {
+			if at > lastMat[m.AssetID] {
+				lastMat[m.AssetID] = at
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+					last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_mat_metadata,
+					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error,
+					canonical_instance_id, tainted_at, taint_reason, updated_at)
+				VALUES (?,?,?,?,1, ?,?,?,?,?, ?,?,?,?,NULL, ?,NULL,NULL,?)
+				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status, materialized=1,
+					last_mat_instance_id=excluded.last_mat_instance_id, last_mat_run_id=excluded.last_mat_run_id, last_mat_at=excluded.last_mat_at,
+					last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
+					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
+					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
+					canonical_instance_id=excluded.canonical_instance_id, tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
+				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, id, m.RunID, at, m.Status, id, Millis(now))
+		} else {
+			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)
+				VALUES (?,?,?,?,0, ?,?,?,?,?,?)
+				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status,
+					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
+					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status,
+					last_attempt_error=excluded.last_attempt_error, updated_at=excluded.updated_at`,
+				m.AssetID, m.Partition, m.Idx, m.Status, id, m.RunID, at, m.Status, nullIfEmpty(m.Error), Millis(now))
+		}
+		if err != nil {
+			return res, err
+		}
+		if exists {
+			roll.add(m.AssetID, prev.Idx, prev.Status, -1)
+		}
+		roll.add(m.AssetID, m.Idx, m.Status, 1)
+	}
+	if err := roll.apply(ctx, tx); err != nil {
+		return res, err
+	}
+	for id, at := range lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return res, err
+		}
+	}
+	for _, key := range assetOrder {
+		if _, err := AppendEvent(ctx, tx, "partitions.reported", "asset:"+key, actor, map[string]any{"items": perAsset[key]}, "", now); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+type rollupKey struct {
+	asset, block int64
+	status       string
+}
+
+// rollupDelta accumulates count changes and applies them once per transaction.
+type rollupDelta map[rollupKey]int64
+
+func (r rollupDelta) add(asset, idx int64, status string, d int64) {
+	if idx < 0 {
+		return
+	}
+	r[rollupKey{asset, idx >> RollupShift, status}] += d
+}
+
+func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
+	for k, d := range r {
+		if d == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n) VALUES (?,?,?,?)
+			ON CONFLICT (asset_id, block, status) DO UPDATE SET n = n + excluded.n`, k.asset, k.block, k.status, d); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE n = 0`)
+	return err
+}

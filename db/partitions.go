@@ -1,0 +1,197 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// RollupShift: partition_rollup counts rows per block of 1<<RollupShift indexes.
+const RollupShift = 10
+
+// RollupBlock is the number of partition indexes per rollup block.
+const RollupBlock = 1 << RollupShift
+
+// Display statuses. A partition without a status row is missing.
+const (
+	StatusMaterialized = "materialized"
+	StatusFailed       = "failed"
+	StatusInProgress   = "in_progress"
+	StatusMissing      = "missing"
+)
+
+// Statuses lists the display statuses in legend order.
+var Statuses = []string{StatusMaterialized, StatusFailed, StatusInProgress, StatusMissing}
+
+// PartitionStatus is one asset partition's projection row.
+type PartitionStatus struct {
+	AssetID               int64   `db:"asset_id"`
+	Key                   string  `db:"partition_key"`
+	Idx                   int64   `db:"idx"`
+	Status                string  `db:"status"`
+	Materialized          bool    `db:"materialized"`
+	LastMatInstanceID     *string `db:"last_mat_instance_id"`
+	LastMatRunID          *string `db:"last_mat_run_id"`
+	LastMatAt             *int64  `db:"last_mat_at"`
+	LastMatCodeVersion    *string `db:"last_mat_code_version"`
+	LastMatMetadata       *string `db:"last_mat_metadata"`
+	LastAttemptInstanceID *string `db:"last_attempt_instance_id"`
+	LastAttemptRunID      *string `db:"last_attempt_run_id"`
+	LastAttemptAt         *int64  `db:"last_attempt_at"`
+	LastAttemptStatus     *string `db:"last_attempt_status"`
+	LastAttemptError      *string `db:"last_attempt_error"`
+	CanonicalInstanceID   *string `db:"canonical_instance_id"`
+	TaintedAt             *int64  `db:"tainted_at"`
+	TaintReason           *string `db:"taint_reason"`
+	UpdatedAt             int64   `db:"updated_at"`
+}
+
+// Counts maps a display status to a number of partitions.
+type Counts map[string]int64
+
+// Total sums every status.
+func (c Counts) Total() int64 {
+	var t int64
+	for _, n := range c {
+		t += n
+	}
+	return t
+}
+
+// AssetCounts returns, per asset id, the number of partitions per stored status
+// (missing is the space size minus the total; the caller knows the size).
+func (s *Store) AssetCounts(ctx context.Context) (map[int64]Counts, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT asset_id, status, SUM(n) FROM partition_rollup GROUP BY asset_id, status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]Counts{}
+	for rows.Next() {
+		var id, n int64
+		var st string
+		if err := rows.Scan(&id, &st, &n); err != nil {
+			return nil, err
+		}
+		if out[id] == nil {
+			out[id] = Counts{}
+		}
+		out[id][st] += n
+	}
+	return out, rows.Err()
+}
+
+// BucketCounts splits the index range [lo, hi] into consecutive buckets of
+// size partitions and counts stored statuses in each. When lo and size are
+// multiples of RollupBlock it reads the rollup table (cost independent of the
+// number of partitions); otherwise it scans the range's rows.
+func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) ([]Counts, error) {
+	if size <= 0 || hi < lo {
+		return nil, fmt.Errorf("bad bucket range [%d,%d] size %d", lo, hi, size)
+	}
+	n := (hi-lo)/size + 1
+	out := make([]Counts, n)
+	for i := range out {
+		out[i] = Counts{}
+	}
+	var rows *sql.Rows
+	var err error
+	if lo%RollupBlock == 0 && size%RollupBlock == 0 && (hi+1)%RollupBlock == 0 {
+		rows, err = s.R.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2`,
+			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, hi>>RollupShift)
+	} else if lo%RollupBlock == 0 && size%RollupBlock == 0 {
+		// Full blocks from the rollup, the last partial block scanned.
+		lastFull := (hi+1)/RollupBlock - 1
+		rows, err = s.R.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2
+			UNION ALL
+			SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
+			WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY 1, 2`,
+			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, lastFull,
+			lo, size, assetID, (lastFull+1)*RollupBlock, hi)
+	} else {
+		rows, err = s.R.QueryContext(ctx, `SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
+			WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY 1, 2`, lo, size, assetID, lo, hi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b, c int64
+		var st string
+		if err := rows.Scan(&b, &st, &c); err != nil {
+			return nil, err
+		}
+		if b >= 0 && b < n {
+			out[b][st] += c
+		}
+	}
+	return out, rows.Err()
+}
+
+// StatusRange returns the status rows of an asset with index in [lo, hi],
+// ordered by index.
+func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]PartitionStatus, error) {
+	var out []PartitionStatus
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
+	return out, err
+}
+
+// Partition returns one partition's status row, or ErrNotFound when the
+// partition was never attempted.
+func (s *Store) Partition(ctx context.Context, assetID int64, key string) (PartitionStatus, error) {
+	var p PartitionStatus
+	err := s.R.GetContext(ctx, &p, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, ErrNotFound
+	}
+	return p, err
+}
+
+// PartitionsAfter lists status rows with index > after whose status is one of
+// statuses (all stored statuses when empty), in index order.
+func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
+	q := `SELECT * FROM partition_status WHERE asset_id=? AND idx > ?`
+	args := []any{assetID, after}
+	if len(statuses) > 0 {
+		q += ` AND status IN (?` + strings.Repeat(",?", len(statuses)-1) + `)`
+		for _, st := range statuses {
+			args = append(args, st)
+		}
+	}
+	q += ` ORDER BY idx LIMIT ?`
+	args = append(args, limit)
+	var out []PartitionStatus
+	err := s.R.SelectContext(ctx, &out, q, args...)
+	return out, err
+}
+
+// MissingAfter returns up to limit indexes in (after, size) that have no status
+// row, in order. It reads the stored indexes window by window, so its cost is
+// bounded by the rows it walks past, never by the size of the space.
+func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, limit int) ([]int64, error) {
+	const window = 8192
+	var out []int64
+	for start := after + 1; start < size && len(out) < limit; start += window {
+		end := min(start+window-1, size-1)
+		var present []int64
+		if err := s.R.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
+			return nil, err
+		}
+		j := 0
+		for i := start; i <= end && len(out) < limit; i++ {
+			for j < len(present) && present[j] < i {
+				j++
+			}
+			if j < len(present) && present[j] == i {
+				continue
+			}
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// AssetJSON is an asset in API answers.
+type AssetJSON struct {
+	Key              string           `json:"key"`
+	Group            string           `json:"group"`
+	Description      string           `json:"description,omitempty"`
+	Partitions       string           `json:"partitions"`
+	PartitionKind    string           `json:"partition_kind"`
+	CodeVersion      string           `json:"code_version"`
+	Pool             string           `json:"pool,omitempty"`
+	Executor         string           `json:"executor"`
+	Deps             []string         `json:"deps"`
+	TotalPartitions  int64            `json:"total_partitions"`
+	Counts           map[string]int64 `json:"counts"`
+	LastMaterialized *string          `json:"last_materialized_at"`
+}
+
+// APIAssets lists every asset with its partition counts.
+func (h *Handler) APIAssets(c echo.Context) error {
+	ctx := c.Request().Context()
+	assets, err := h.assets(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := h.Store.AssetCounts(ctx)
+	if err != nil {
+		return err
+	}
+	rows, err := h.Store.Assets(ctx)
+	if err != nil {
+		return err
+	}
+	last := map[int64]*int64{}
+	for _, r := range rows {
+		last[r.ID] = r.LastMaterializedAt
+	}
+	out := make([]AssetJSON, 0, len(assets))
+	for _, a := range assets {
+		j := AssetJSON{Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Partitions: a.Def.Scheme.Describe(),
+			PartitionKind: string(a.Def.Scheme.Kind()), CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
+			Deps: []string{}, TotalPartitions: a.Space.Len(), Counts: map[string]int64{}}
+		for _, d := range a.Def.Deps {
+			j.Deps = append(j.Deps, d.Asset)
+		}
+		for _, s := range healthBar(counts[a.ID], a.Space.Len()).Segs {
+			j.Counts[s.Status] = s.N
+		}
+		if t := last[a.ID]; t != nil {
+			s := db.FromMillis(*t).Format(timeFormat)
+			j.LastMaterialized = &s
+		}
+		out = append(out, j)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"assets": out})
+}
+
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"

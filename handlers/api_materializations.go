@@ -1,0 +1,198 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// MaxReportItems is the most materializations one request may report.
+const MaxReportItems = 10000
+
+// MaterializationJSON is one reported outcome in POST /api/v1/materializations.
+type MaterializationJSON struct {
+	Asset       string          `json:"asset"`
+	Partition   string          `json:"partition"`
+	Status      string          `json:"status"`
+	CodeVersion *string         `json:"code_version"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Error       string          `json:"error"`
+	RunID       string          `json:"run_id"`
+	At          string          `json:"at"`
+}
+
+// Actor names who is acting for events; the accounts layer sets it.
+var Actor = func(c echo.Context) string { return "api" }
+
+// decodeReport accepts one object, an array, or {"materializations": [...]}.
+func decodeReport(body []byte) ([]MaterializationJSON, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, BadRequest("", "the request body is empty; send a JSON object or array of materializations")
+	}
+	strict := func(b []byte, v any) error {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		if err := d.Decode(v); err != nil {
+			return err
+		}
+		if d.More() {
+			return errors.New("unexpected data after the JSON value")
+		}
+		return nil
+	}
+	var items []MaterializationJSON
+	var err error
+	switch body[0] {
+	case '[':
+		err = strict(body, &items)
+	case '{':
+		if bytes.Contains(body, []byte(`"materializations"`)) {
+			var wrap struct {
+				Materializations []MaterializationJSON `json:"materializations"`
+			}
+			err = strict(body, &wrap)
+			items = wrap.Materializations
+		} else {
+			var one MaterializationJSON
+			err = strict(body, &one)
+			items = []MaterializationJSON{one}
+		}
+	default:
+		err = errors.New("expected a JSON object or array")
+	}
+	if err != nil {
+		return nil, BadRequest("", "the request body is not valid: %s", jsonErr(err))
+	}
+	return items, nil
+}
+
+// jsonErr rewrites encoding/json's messages into something a user can act on.
+func jsonErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q must be a %s, not a JSON %s", te.Field, te.Type.String(), te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error())
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// APIReportMaterializations records materializations reported by a pipeline
+// running outside Tessera. Every item is validated before anything is
+// written; the batch is one transaction. An Idempotency-Key header makes a
+// retried request a no-op.
+func (h *Handler) APIReportMaterializations(c echo.Context) error {
+	ctx := c.Request().Context()
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return BadRequest("", "could not read the request body: %v", err)
+	}
+	items, err := decodeReport(body)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return BadRequest("materializations", "no materializations in the request")
+	}
+	if len(items) > MaxReportItems {
+		return BadRequest("materializations", "%d materializations in one request; send at most %d per request", len(items), MaxReportItems)
+	}
+	now := h.Now()
+	ms, err := h.validateReport(c, items, now)
+	if err != nil {
+		return err
+	}
+	res, err := h.Store.RecordMaterializations(ctx, ms, Actor(c), c.Request().Header.Get("Idempotency-Key"), now)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, res)
+}
+
+func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, now time.Time) ([]db.Materialization, error) {
+	ctx := c.Request().Context()
+	ws := h.Workspace()
+	spaces := map[string]catalog.Space{}
+	var dyn catalog.DynamicKeys
+	runID := "ext_" + ulid.Make().String()
+	out := make([]db.Materialization, 0, len(items))
+	for i, it := range items {
+		field := func(f string) string { return fmt.Sprintf("materializations[%d].%s", i, f) }
+		fail := func(f, format string, args ...any) error {
+			return BadRequest(field(f), "item %d (asset %q, partition %q): %s", i, it.Asset, it.Partition, fmt.Sprintf(format, args...))
+		}
+		a := ws.Asset(it.Asset)
+		if it.Asset == "" {
+			return nil, fail("asset", "asset is required")
+		}
+		if a == nil {
+			return nil, fail("asset", "unknown asset; GET /api/v1/assets lists the declared assets")
+		}
+		sp, ok := spaces[a.Key]
+		if !ok {
+			if dyn == nil && hasDynamic(a.Scheme) {
+				d, err := h.Store.LoadDynamicKeys(ctx)
+				if err != nil {
+					return nil, err
+				}
+				dyn = d
+			}
+			sp = a.Scheme.Space(now, dyn)
+			spaces[a.Key] = sp
+		}
+		if it.Partition == "" {
+			return nil, fail("partition", "partition is required")
+		}
+		idx, err := sp.Index(it.Partition)
+		if err != nil {
+			return nil, fail("partition", "%s", err.Error())
+		}
+		if it.Status != db.StatusMaterialized && it.Status != db.StatusFailed {
+			return nil, fail("status", "status must be \"materialized\" or \"failed\", got %q", it.Status)
+		}
+		at := now
+		if it.At != "" {
+			t, err := time.Parse(time.RFC3339Nano, it.At)
+			if err != nil {
+				return nil, fail("at", "at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", it.At)
+			}
+			if t.After(now.Add(5 * time.Minute)) {
+				return nil, fail("at", "at %s is in the future", it.At)
+			}
+			at = t
+		}
+		if len(it.Metadata) > 0 && string(it.Metadata) != "null" && !bytes.HasPrefix(bytes.TrimSpace(it.Metadata), []byte("{")) {
+			return nil, fail("metadata", "metadata must be a JSON object such as {\"rows\": 1200}")
+		}
+		if len(it.Metadata) > 16<<10 {
+			return nil, fail("metadata", "metadata is %d bytes; keep it under 16 KiB", len(it.Metadata))
+		}
+		code := a.CodeVersion
+		if it.CodeVersion != nil {
+			code = *it.CodeVersion
+		}
+		rid := it.RunID
+		if rid == "" {
+			rid = runID
+		} else if len(rid) > 200 {
+			return nil, fail("run_id", "run_id is longer than 200 characters")
+		}
+		out = append(out, db.Materialization{AssetID: ws.IDs[a.Key], AssetKey: a.Key, Partition: it.Partition, Idx: idx,
+			Status: it.Status, CodeVersion: code, Metadata: it.Metadata, Error: it.Error, RunID: rid, Source: "api", At: at})
+	}
+	return out, nil
+}

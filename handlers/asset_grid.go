@@ -1,0 +1,298 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// TileLimit is the most partitions drawn one tile each; larger ranges are
+// drawn as buckets. It keeps every page under a few hundred KB whatever the
+// size of the asset.
+const TileLimit = 1000
+
+// HistoryBuckets is the number of buckets of the whole-history strip.
+const HistoryBuckets = 120
+
+// gridLayout says how an asset's partitions are laid out as tiles.
+type gridLayout struct {
+	mode    string // calendar, matrix, list
+	columns int
+	labels  []string
+	ts      catalog.TimeScheme // calendar and matrix
+	loc     *time.Location
+	rowSize int64 // matrix: partitions per row
+}
+
+func layoutFor(a assetCtx) gridLayout {
+	ts, dim, ok := catalog.SchemeTimeDim(a.Def.Scheme)
+	if !ok {
+		return gridLayout{mode: "list"}
+	}
+	if dim >= 0 && a.Def.Scheme.Kind() == catalog.KindMulti {
+		per := int64(1)
+		if ms, ok := a.Space.(interface{ DimSpaces() []catalog.Space }); ok {
+			for i, d := range ms.DimSpaces() {
+				if i != dim {
+					per *= d.Len()
+				}
+			}
+		}
+		if per < 1 || per > 64 {
+			return gridLayout{mode: "list"}
+		}
+		l := gridLayout{mode: "matrix", columns: int(per), ts: ts, loc: ts.Location(), rowSize: per}
+		for c := int64(0); c < per && c < a.Space.Len(); c++ {
+			l.labels = append(l.labels, otherParts(a.Def.Scheme, a.Space.Key(c)))
+		}
+		return l
+	}
+	l := gridLayout{mode: "calendar", ts: ts, loc: ts.Location()}
+	switch ts.Unit() {
+	case catalog.KindHourly:
+		l.columns = 24
+		for i := range 24 {
+			l.labels = append(l.labels, fmt.Sprintf("%02d", i))
+		}
+	case catalog.KindDaily:
+		l.columns = 31
+		for i := 1; i <= 31; i++ {
+			l.labels = append(l.labels, fmt.Sprint(i))
+		}
+	case catalog.KindWeekly:
+		l.columns = 53
+		for i := 1; i <= 53; i++ {
+			if i%4 == 1 {
+				l.labels = append(l.labels, fmt.Sprint(i))
+			} else {
+				l.labels = append(l.labels, "")
+			}
+		}
+	default:
+		l.columns = 12
+		for m := time.January; m <= time.December; m++ {
+			l.labels = append(l.labels, m.String()[:3])
+		}
+	}
+	return l
+}
+
+// otherParts is a multi key without its time part.
+func otherParts(s catalog.Scheme, key string) string {
+	ms, ok := s.(catalog.MultiScheme)
+	if !ok {
+		return key
+	}
+	parts, err := ms.Split(key)
+	if err != nil {
+		return key
+	}
+	out := make([]string, 0, len(parts))
+	for i, p := range parts {
+		if i != ms.TimeDim() {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "·")
+}
+
+// rowOf places partition i: its row label and 1-based column.
+func (l gridLayout) rowOf(a assetCtx, i int64) (string, int) {
+	switch l.mode {
+	case "matrix":
+		key := a.Space.Key(i)
+		parts := strings.SplitN(key, catalog.MultiSep, 2)
+		return parts[0], int(i%l.rowSize) + 1
+	case "calendar":
+		t := l.ts.WindowStart(i).In(l.loc)
+		switch l.ts.Unit() {
+		case catalog.KindHourly:
+			return t.Format("Mon 2006-01-02"), t.Hour() + 1
+		case catalog.KindDaily:
+			return t.Format("Jan 2006"), t.Day()
+		case catalog.KindWeekly:
+			return t.Format("2006"), (t.YearDay()-1)/7 + 1
+		default:
+			return t.Format("2006"), int(t.Month())
+		}
+	}
+	return "", 0
+}
+
+// rowStartAfter returns the first index >= i that starts a row, so that a
+// window shows whole rows.
+func (l gridLayout) rowStartAfter(a assetCtx, i int64) int64 {
+	n := a.Space.Len()
+	switch l.mode {
+	case "matrix":
+		return min((i+l.rowSize-1)/l.rowSize*l.rowSize, n-1)
+	case "calendar":
+		label, col := l.rowOf(a, i)
+		if col == 1 || i == 0 {
+			return i
+		}
+		for j := i + 1; j < n && j < i+400; j++ {
+			if lb, _ := l.rowOf(a, j); lb != label {
+				return j
+			}
+		}
+	}
+	return i
+}
+
+// tileGrid draws [lo, hi] as tiles.
+func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi int64, filter string) (views.Grid, error) {
+	rows, err := h.Store.StatusRange(ctx, a.ID, lo, hi)
+	if err != nil {
+		return views.Grid{}, err
+	}
+	byIdx := make([]*db.PartitionStatus, hi-lo+1)
+	for i := range rows {
+		if r := &rows[i]; r.Idx >= lo && r.Idx <= hi {
+			byIdx[r.Idx-lo] = r
+		}
+	}
+	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: hi - lo + 1}
+	if l.mode == "list" {
+		g.Rows = []views.GridRow{{}}
+	}
+	keys := a.Space.Keys(lo, hi-lo+1)
+	for j, key := range keys {
+		i := lo + int64(j)
+		t := tileFor(a, key, byIdx[j])
+		t.Dim = filter != "" && t.Status != filter
+		if l.mode == "list" {
+			g.Rows[0].Tiles = append(g.Rows[0].Tiles, t)
+			continue
+		}
+		label, col := l.rowOf(a, i)
+		if len(g.Rows) == 0 || g.Rows[len(g.Rows)-1].Label != label {
+			g.Rows = append(g.Rows, views.GridRow{Label: label})
+			t.Col = col
+		}
+		r := &g.Rows[len(g.Rows)-1]
+		r.Tiles = append(r.Tiles, t)
+	}
+	slices.Reverse(g.Rows) // newest first
+	return g, nil
+}
+
+func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {
+	t := views.Tile{Key: key, Status: db.StatusMissing, Href: PartitionHref(a.Def.Key, key)}
+	var b strings.Builder
+	b.WriteString(key)
+	if r == nil {
+		b.WriteString(" · missing")
+		t.Title = b.String()
+		return t
+	}
+	t.Status = r.Status
+	b.WriteString(" · ")
+	b.WriteString(r.Status)
+	if r.LastMatAt != nil {
+		if r.Status == db.StatusMaterialized {
+			b.WriteString(" ")
+		} else {
+			b.WriteString(" · last materialized ")
+		}
+		b.WriteString(db.FromMillis(*r.LastMatAt).Format("2006-01-02 15:04 UTC"))
+	}
+	if r.LastAttemptRunID != nil {
+		b.WriteString(" · run ")
+		b.WriteString(*r.LastAttemptRunID)
+	}
+	t.Title = b.String()
+	return t
+}
+
+// bucketGrid draws [lo, hi] as about n buckets, merging neighbours that hold
+// a single equal status into one run.
+func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n int64, filter string, cur [2]int64, q url.Values) (views.Grid, error) {
+	total := hi - lo + 1
+	size := max((total+n-1)/n, 1)
+	if total >= 64*db.RollupBlock {
+		// Align to rollup blocks so counting reads the rollup, not the rows.
+		size = (size + db.RollupBlock - 1) / db.RollupBlock * db.RollupBlock
+		lo = lo / db.RollupBlock * db.RollupBlock
+	}
+	counts, err := h.Store.BucketCounts(ctx, a.ID, lo, hi, size)
+	if err != nil {
+		return views.Grid{}, err
+	}
+	g := views.Grid{Mode: "buckets", BucketSize: size, Total: total}
+	for b, c := range counts {
+		from := lo + int64(b)*size
+		to := min(from+size-1, hi)
+		full := db.Counts{}
+		var stored int64
+		for st, k := range c {
+			full[st] = k
+			stored += k
+		}
+		full[db.StatusMissing] = max(to-from+1-stored, 0)
+		bar := barOf(full)
+		if filter != "" {
+			other := bar.Total - full[filter]
+			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: full[filter]}, {Status: "other", N: other}}, Total: bar.Total}
+		}
+		current := cur[0] <= to && cur[1] >= from
+		if m := len(g.Buckets); m > 0 && single(g.Buckets[m-1].Bar) != "" && single(g.Buckets[m-1].Bar) == single(bar) && g.Buckets[m-1].Current == current {
+			prev := &g.Buckets[m-1]
+			prev.Span++
+			prev.To = a.Space.Key(to)
+			for i := range prev.Bar.Segs {
+				prev.Bar.Segs[i].N += bar.Segs[i].N
+			}
+			prev.Bar.Total += bar.Total
+			prev.Href = rangeHref(q, prev.From, prev.To)
+			prev.Title = bucketTitle(prev.From, prev.To, prev.Bar)
+			continue
+		}
+		fk, tk := a.Space.Key(from), a.Space.Key(to)
+		g.Buckets = append(g.Buckets, views.Bucket{From: fk, To: tk, Bar: bar, Span: 1, Current: current,
+			Href: rangeHref(q, fk, tk), Title: bucketTitle(fk, tk, bar)})
+	}
+	return g, nil
+}
+
+// single returns the only status present in a bar, or "".
+func single(b views.Bar) string {
+	s := ""
+	for _, seg := range b.Segs {
+		if seg.N > 0 {
+			if s != "" {
+				return ""
+			}
+			s = seg.Status
+		}
+	}
+	return s
+}
+
+func bucketTitle(from, to string, b views.Bar) string {
+	var parts []string
+	for _, s := range b.Segs {
+		if s.N > 0 {
+			parts = append(parts, views.Num(s.N)+" "+strings.ToLower(views.StatusLabel(s.Status)))
+		}
+	}
+	return fmt.Sprintf("%s … %s: %s partitions — %s", from, to, views.Num(b.Total), strings.Join(parts, ", "))
+}
+
+// rangeHref is the current page's query with from and to replaced.
+func rangeHref(q url.Values, from, to string) string {
+	v := url.Values{}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	v.Set("from", from)
+	v.Set("to", to)
+	return "?" + v.Encode()
+}

@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// AssetShow renders an asset's definition and partition grid. Query:
+// from, to (partition keys, inclusive) choose the window; status dims tiles
+// of other statuses.
+func (h *Handler) AssetShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	a, err := h.asset(ctx, c.Param("key"))
+	if err != nil {
+		return err
+	}
+	filter := c.QueryParam("status")
+	if filter != "" && !slices.Contains(db.Statuses, filter) {
+		return BadRequest("status", "unknown status %q; use one of materialized, failed, in_progress, missing", filter)
+	}
+	counts, err := h.Store.AssetCounts(ctx)
+	if err != nil {
+		return err
+	}
+	n := a.Space.Len()
+	v := views.AssetPage{
+		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
+		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
+		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
+		From: c.QueryParam("from"), To: c.QueryParam("to"),
+	}
+	if a.Def.Freshness != nil {
+		if a.Def.Freshness.MaxLag > 0 {
+			v.Freshness = "at most " + a.Def.Freshness.MaxLag.String() + " behind"
+		} else if a.Def.Freshness.DeadlineHHMM != "" {
+			v.Freshness = "previous day's partition by " + a.Def.Freshness.DeadlineHHMM
+		}
+	}
+	for _, d := range a.Def.Deps {
+		v.Deps = append(v.Deps, views.Link{Label: d.Asset, Href: AssetHref(d.Asset)})
+	}
+	for _, other := range h.Workspace().Assets {
+		for _, d := range other.Deps {
+			if d.Asset == a.Def.Key {
+				v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
+			}
+		}
+	}
+	status := http.StatusOK
+	if n > 0 {
+		v.FirstKey, v.LastKey = a.Space.Key(0), a.Space.Key(n-1)
+		l := layoutFor(a)
+		lo, hi, explicit, rangeErr := windowOf(a, l, v.From, v.To)
+		if rangeErr != nil {
+			v.RangeError = rangeErr.Error()
+			status = http.StatusBadRequest
+		}
+		q := url.Values{}
+		if filter != "" {
+			q.Set("status", filter)
+		}
+		size := hi - lo + 1
+		if size <= TileLimit {
+			v.Detail, err = h.tileGrid(ctx, a, l, lo, hi, filter)
+		} else {
+			v.Detail, err = h.bucketGrid(ctx, a, lo, hi, HistoryBuckets, filter, [2]int64{-1, -1}, q)
+		}
+		if err != nil {
+			return err
+		}
+		if lo > 0 || hi < n-1 {
+			v.History, err = h.bucketGrid(ctx, a, 0, n-1, HistoryBuckets, filter, [2]int64{lo, hi}, q)
+			if err != nil {
+				return err
+			}
+		}
+		v.WindowLabel = a.Space.Key(lo) + " … " + a.Space.Key(hi) + " (" + views.Num(size) + " partitions)"
+		if lo > 0 {
+			plo := max(lo-size, 0)
+			v.Prev = rangeHref(q, a.Space.Key(plo), a.Space.Key(lo-1))
+		}
+		if hi < n-1 {
+			nhi := min(hi+size, n-1)
+			v.Next = rangeHref(q, a.Space.Key(hi+1), a.Space.Key(nhi))
+		}
+		if explicit {
+			zlo, zhi := max(lo-size, 0), min(hi+size, n-1)
+			if zlo == 0 && zhi == n-1 {
+				v.ZoomOut = "?" + q.Encode()
+			} else {
+				v.ZoomOut = rangeHref(q, a.Space.Key(zlo), a.Space.Key(zhi))
+			}
+		}
+	}
+	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v))
+}
+
+// windowOf resolves the window shown in detail: the requested range, or by
+// default the newest whole rows that fit in TileLimit tiles.
+func windowOf(a assetCtx, l gridLayout, from, to string) (lo, hi int64, explicit bool, err error) {
+	n := a.Space.Len()
+	if from != "" || to != "" {
+		lo, hi, err = requestedRange(a, from, to)
+		if err == nil {
+			return lo, hi, true, nil
+		}
+	}
+	hi = n - 1
+	lo = max(n-TileLimit, 0)
+	if lo > 0 {
+		lo = l.rowStartAfter(a, lo)
+	}
+	return lo, hi, false, err
+}
+
+func requestedRange(a assetCtx, from, to string) (int64, int64, error) {
+	n := a.Space.Len()
+	switch {
+	case from != "" && to != "":
+		return catalog.ParseRange(a.Space, a.Def.Scheme, from, to)
+	case from != "":
+		lo, _, err := catalog.ParseRange(a.Space, a.Def.Scheme, from, from)
+		if err != nil {
+			return 0, 0, err
+		}
+		return lo, min(lo+TileLimit-1, n-1), nil
+	default:
+		_, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, to, to)
+		if err != nil {
+			return 0, 0, err
+		}
+		return max(hi-TileLimit+1, 0), hi, nil
+	}
+}
+

@@ -1,0 +1,111 @@
+// Package handlers holds one small file per page or API action, all methods
+// of Handler. Handlers parse input, call the catalog and the store, and render
+// views; errors go back to web's single error mapper.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// Workspace is the loaded workspace file with the store ids of its assets.
+type Workspace struct {
+	*catalog.Workspace
+	Source string // file path, or "embedded default workspace"
+	IDs    map[string]int64
+}
+
+// Handler serves every page and API action.
+type Handler struct {
+	Store *db.Store
+	Log   *slog.Logger
+	Now   func() time.Time
+	ws    atomic.Pointer[Workspace]
+}
+
+// New returns a Handler serving ws.
+func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
+	h := &Handler{Store: store, Log: log, Now: time.Now}
+	h.ws.Store(ws)
+	return h
+}
+
+// Workspace returns the current workspace.
+func (h *Handler) Workspace() *Workspace { return h.ws.Load() }
+
+// SetWorkspace swaps in a reloaded workspace.
+func (h *Handler) SetWorkspace(ws *Workspace) { h.ws.Store(ws) }
+
+// LoadWorkspace syncs ws into the store and returns it with asset ids.
+func LoadWorkspace(ctx context.Context, store *db.Store, ws *catalog.Workspace, source, actor string, now time.Time) (*Workspace, error) {
+	if err := store.SyncWorkspace(ctx, ws, actor, now); err != nil {
+		return nil, err
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Workspace: ws, Source: source, IDs: ids}, nil
+}
+
+// assetCtx is one asset resolved for a request: definition, store id and its
+// partition space as of now.
+type assetCtx struct {
+	Def   *catalog.Asset
+	ID    int64
+	Space catalog.Space
+	Now   time.Time
+}
+
+// spaces resolves every asset's space with one read of the dynamic keys.
+func (h *Handler) assets(ctx context.Context) ([]assetCtx, error) {
+	ws := h.Workspace()
+	dyn, err := h.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := h.Now()
+	out := make([]assetCtx, 0, len(ws.Assets))
+	for _, a := range ws.Assets {
+		out = append(out, assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now})
+	}
+	return out, nil
+}
+
+// asset resolves one asset by key, or a 404 user error.
+func (h *Handler) asset(ctx context.Context, key string) (assetCtx, error) {
+	ws := h.Workspace()
+	a := ws.Asset(key)
+	if a == nil {
+		return assetCtx{}, NotFound("asset %q is not declared in the workspace (%s)", key, ws.Source)
+	}
+	var dyn catalog.DynamicKeys
+	if hasDynamic(a.Scheme) {
+		d, err := h.Store.LoadDynamicKeys(ctx)
+		if err != nil {
+			return assetCtx{}, err
+		}
+		dyn = d
+	}
+	now := h.Now()
+	return assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now}, nil
+}
+
+func hasDynamic(s catalog.Scheme) bool {
+	if s.Kind() == catalog.KindDynamic {
+		return true
+	}
+	if m, ok := s.(catalog.MultiScheme); ok {
+		for _, d := range m.Dimensions() {
+			if hasDynamic(d.Scheme) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// Overview renders every asset with its health bar, grouped by group.
+func (h *Handler) Overview(c echo.Context) error {
+	ctx := c.Request().Context()
+	assets, err := h.assets(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := h.Store.AssetCounts(ctx)
+	if err != nil {
+		return err
+	}
+	rows, err := h.Store.Assets(ctx)
+	if err != nil {
+		return err
+	}
+	lastMat := map[int64]*int64{}
+	for _, r := range rows {
+		lastMat[r.ID] = r.LastMaterializedAt
+	}
+	o := views.Overview{WorkspaceSource: h.Workspace().Source}
+	total := db.Counts{}
+	groupIdx := map[string]int{}
+	for _, a := range assets {
+		bar := healthBar(counts[a.ID], a.Space.Len())
+		for _, s := range bar.Segs {
+			total[s.Status] += s.N
+		}
+		last := "never"
+		if t := lastMat[a.ID]; t != nil {
+			last = views.Ago(db.FromMillis(*t), a.Now)
+		}
+		g := a.Def.Group
+		if g == "" {
+			g = "default"
+		}
+		i, ok := groupIdx[g]
+		if !ok {
+			i = len(o.Groups)
+			groupIdx[g] = i
+			o.Groups = append(o.Groups, views.GroupSummary{Name: g})
+		}
+		o.Groups[i].Assets = append(o.Groups[i].Assets, views.AssetSummary{
+			Key: a.Def.Key, Group: g, Scheme: a.Def.Scheme.Describe(), CodeVersion: a.Def.CodeVersion,
+			Href: AssetHref(a.Def.Key), Health: bar, LastMaterialized: last,
+		})
+	}
+	o.Totals = barOf(total)
+	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+}
+
+// healthBar turns stored counts and the space size into a bar with missing.
+func healthBar(c db.Counts, size int64) views.Bar {
+	full := db.Counts{}
+	var stored int64
+	for st, n := range c {
+		full[st] = n
+		stored += n
+	}
+	full[db.StatusMissing] = max(size-stored, 0)
+	return barOf(full)
+}
+
+func barOf(c db.Counts) views.Bar {
+	b := views.Bar{}
+	for _, st := range db.Statuses {
+		b.Segs = append(b.Segs, views.Seg{Status: st, N: c[st]})
+		b.Total += c[st]
+	}
+	return b
+}
+
+// AssetHref is the asset page's path.
+func AssetHref(key string) string { return "/assets/" + url.PathEscape(key) }
+
+// PartitionHref is the partition page's path.
+func PartitionHref(asset, key string) string {
+	return "/assets/" + url.PathEscape(asset) + "/partitions/" + url.PathEscape(key)
+}

@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// PartitionShow renders one partition: current status, last materialization
+// versus last attempt, and every instance, newest first.
+func (h *Handler) PartitionShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	a, err := h.asset(ctx, c.Param("key"))
+	if err != nil {
+		return err
+	}
+	key := c.Param("partition")
+	if _, err := a.Space.Index(key); err != nil {
+		return NotFound("%s", err.Error())
+	}
+	v := views.PartitionPage{AssetKey: a.Def.Key, AssetHref: AssetHref(a.Def.Key), Key: key, Status: db.StatusMissing}
+	st, err := h.Store.Partition(ctx, a.ID, key)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		v.Status = st.Status
+		if st.Materialized && st.LastMatAt != nil {
+			v.LastMaterialization = []views.KV{
+				{K: "At", V: fmtMillis(st.LastMatAt)},
+				{K: "Run", V: deref(st.LastMatRunID)},
+				{K: "Code version", V: deref(st.LastMatCodeVersion)},
+				{K: "Instance", V: deref(st.LastMatInstanceID)},
+			}
+			if m := deref(st.LastMatMetadata); m != "" {
+				v.LastMaterialization = append(v.LastMaterialization, views.KV{K: "Metadata", V: m})
+			}
+		}
+		if st.LastAttemptAt != nil {
+			v.LastAttempt = []views.KV{
+				{K: "At", V: fmtMillis(st.LastAttemptAt)},
+				{K: "Outcome", V: views.StatusLabel(deref(st.LastAttemptStatus))},
+				{K: "Run", V: deref(st.LastAttemptRunID)},
+				{K: "Instance", V: deref(st.LastAttemptInstanceID)},
+			}
+			if e := deref(st.LastAttemptError); e != "" {
+				v.LastAttempt = append(v.LastAttempt, views.KV{K: "Error", V: e})
+			}
+		}
+		if st.TaintedAt != nil {
+			v.Tainted = deref(st.TaintReason)
+		}
+	}
+	insts, err := h.Store.Instances(ctx, a.ID, key, 200)
+	if err != nil {
+		return err
+	}
+	canonical := ""
+	if st.CanonicalInstanceID != nil {
+		canonical = *st.CanonicalInstanceID
+	}
+	for _, i := range insts {
+		row := views.InstanceRow{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion,
+			Started: fmtMillis(i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
+			Supersedes: deref(i.SupersedesID), Source: i.Source, Canonical: i.ID == canonical}
+		if d := i.Duration(); d > 0 {
+			row.Duration = d.Round(time.Millisecond).String()
+		}
+		v.Instances = append(v.Instances, row)
+	}
+	return render(c, http.StatusOK, views.PartitionPageView(page(c, a.Def.Key+" / "+key, "overview"), v))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func fmtMillis(ms *int64) string {
+	if ms == nil {
+		return ""
+	}
+	return db.FromMillis(*ms).Format("2006-01-02 15:04:05 UTC")
+}

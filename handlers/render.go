@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/views"
+)
+
+// PageUser reports the signed-in user's name and role for the page frame; the
+// accounts layer sets it. Nil means no accounts (anonymous).
+var PageUser func(c echo.Context) (name, role string)
+
+// page builds the frame data every page needs.
+func page(c echo.Context, title, nav string) views.Page {
+	p := views.Page{Title: title, Nav: nav}
+	if tok, ok := c.Get("csrf").(string); ok {
+		p.CSRF = tok
+	}
+	if PageUser != nil {
+		p.User, p.Role = PageUser(c)
+	}
+	return p
+}
+
+// render writes a templ component as the response.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response().Writer)
+}
+
+// RenderError renders the browser's error page (used by web's error mapper).
+func RenderError(c echo.Context, status int, title, message string) error {
+	return render(c, status, views.Error(page(c, title, ""), views.ErrorPage{Status: status, Title: title, Message: message}))
+}
+
+// StatusTitle is the page title for an HTTP status.
+func StatusTitle(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "Not found"
+	case http.StatusForbidden:
+		return "Not allowed"
+	case http.StatusUnauthorized:
+		return "Sign in required"
+	case http.StatusConflict:
+		return "Conflict"
+	case http.StatusTooManyRequests:
+		return "Too many requests"
+	}
+	if status >= 500 {
+		return "Something went wrong"
+	}
+	return "Bad request"
+}

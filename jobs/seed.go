@@ -1,0 +1,139 @@
+// Package jobs runs work in the background: the demo history seeder, and the
+// backfill controller, dispatcher and executors.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// SeedDemo writes believable history for a fresh database: most partitions
+// materialized, a few failures (some retried successfully), a few gaps, the
+// newest partitions not yet built, and older partitions of assets whose
+// code_version ends in a number built with the previous version. It does
+// nothing when any partition status exists, and returns how many partitions
+// it recorded. The same seed gives the same history.
+func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
+	var n int
+	if err := store.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`); err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		return 0, nil
+	}
+	dyn := db.DynamicKeys{}
+	for _, a := range ws.Assets {
+		if ds, ok := a.Scheme.(catalog.DynamicScheme); ok {
+			keys := []string{"acme-feed", "globex-sftp", "initech-api", "umbrella-s3", "hooli-kafka", "stark-gcs"}
+			if _, err := store.AddDynamicKeys(ctx, ds.Set(), keys, "demo-seed", now); err != nil {
+				return 0, err
+			}
+			dyn[ds.Set()] = keys
+		}
+	}
+	rng := rand.New(rand.NewPCG(42, 7))
+	total := 0
+	for ai, a := range ws.Assets {
+		sp := a.Scheme.Space(now, dyn)
+		size := sp.Len()
+		ts, _, isTime := catalog.SchemeTimeDim(a.Scheme)
+		perRow := int64(1)
+		if ms, ok := sp.(interface{ DimSpaces() []catalog.Space }); ok && isTime {
+			for _, d := range ms.DimSpaces()[1:] {
+				perRow *= d.Len()
+			}
+		}
+		windows := size / perRow
+		// A gap of a few windows at about a third of the history, and the
+		// newest windows not yet built (the pipeline lags a little).
+		gapAt, gapLen := windows/3, max(windows/200, 2)
+		lag := int64(2 + ai%3)
+		oldVersion := previousVersion(a.CodeVersion)
+		batch := make([]db.Materialization, 0, 2000)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			_, err := store.RecordMaterializations(ctx, batch, "demo-seed", "", now)
+			batch = batch[:0]
+			return err
+		}
+		for i := int64(0); i < size; i++ {
+			w := i / perRow
+			if w >= gapAt && w < gapAt+gapLen || w >= windows-lag && isTime {
+				continue
+			}
+			if !isTime && i == size-1 && size > 2 {
+				continue // one static/dynamic partition never built
+			}
+			key := sp.Key(i)
+			at := now.Add(-time.Duration(size-i) * time.Minute)
+			if isTime {
+				at = ts.WindowStart(w+1).Add(time.Duration(5+rng.IntN(50)) * time.Minute)
+			}
+			if at.After(now) {
+				at = now.Add(-time.Minute)
+			}
+			code := a.CodeVersion
+			if oldVersion != "" && w < windows*2/3 {
+				code = oldVersion
+			}
+			run := fmt.Sprintf("seed-%s-%d", a.Key, i)
+			m := db.Materialization{AssetID: ids[a.Key], AssetKey: a.Key, Partition: key, Idx: i, CodeVersion: code,
+				RunID: run, Source: "seed", StartedAt: at.Add(-time.Duration(20+rng.IntN(300)) * time.Second), At: at}
+			r := rng.Float64()
+			switch {
+			case r < 0.012:
+				m.Status, m.Error = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))]
+			case r < 0.03:
+				// Failed once, then a retry succeeded: two instances.
+				f := m
+				f.Status, f.Error, f.RunID = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))], run+"-a1"
+				f.At = at.Add(-10 * time.Minute)
+				f.StartedAt = f.At.Add(-time.Minute)
+				batch = append(batch, f)
+				fallthrough
+			default:
+				m.Status = db.StatusMaterialized
+				meta, _ := json.Marshal(map[string]any{"rows": 1000 + rng.IntN(90000), "bytes": 1 << (16 + rng.IntN(8))})
+				m.Metadata = meta
+			}
+			batch = append(batch, m)
+			total++
+			if len(batch) >= 2000 {
+				if err := flush(); err != nil {
+					return total, err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+var demoErrors = []string{
+	"exit status 1: upstream file not found",
+	"timeout after 30m0s",
+	"warehouse: connection reset by peer",
+	"row count check failed: 0 rows",
+}
+
+// previousVersion turns "v3" into "v2"; "" when there is no number to lower.
+func previousVersion(v string) string {
+	if len(v) < 2 || v[0] != 'v' {
+		return ""
+	}
+	var n int
+	if _, err := fmt.Sscanf(v[1:], "%d", &n); err != nil || n < 2 || fmt.Sprintf("v%d", n) != v {
+		return ""
+	}
+	return fmt.Sprintf("v%d", n-1)
+}

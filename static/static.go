@@ -1,0 +1,21 @@
+// Package static serves the stylesheet, Tessera's few lines of JavaScript and
+// the vendored front-end packages that the build copies from node_modules
+// (see Makefile: htmx and its SSE extension, pinned in package-lock.json).
+package static
+
+import (
+	"embed"
+	"net/http"
+)
+
+//go:embed app.css app.js vendor
+var files embed.FS
+
+// Handler serves the embedded files with a cache lifetime of an hour.
+func Handler() http.Handler {
+	fs := http.FileServerFS(files)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fs.ServeHTTP(w, r)
+	})
+}

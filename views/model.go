@@ -1,0 +1,256 @@
+// Package views holds the templ components and the view models they render.
+// Handlers fill the models; components never query anything.
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Seg is one status segment of a bar.
+type Seg struct {
+	Status string
+	N      int64
+}
+
+// Bar is a proportional bar of statuses (health bars, buckets).
+type Bar struct {
+	Segs  []Seg
+	Total int64
+}
+
+// Tile is one partition in a calendar, matrix or list.
+type Tile struct {
+	Key    string
+	Status string
+	Title  string
+	Href   string
+	Col    int // 1-based column start for the first tile of a row, 0 = auto
+	Dim    bool
+}
+
+// GridRow is one calendar or matrix row.
+type GridRow struct {
+	Label string
+	Tiles []Tile
+}
+
+// Bucket is a run of consecutive partitions summarised by counts; Span is the
+// number of equal buckets merged into it.
+type Bucket struct {
+	From, To string
+	Href     string
+	Title    string
+	Bar      Bar
+	Span     int
+	Current  bool
+}
+
+// Grid is either tiles (calendar, matrix, list) or buckets.
+type Grid struct {
+	Mode         string // "calendar", "matrix", "list", "buckets"
+	Columns      int
+	ColumnLabels []string
+	Rows         []GridRow
+	Buckets      []Bucket
+	BucketSize   int64
+	Total        int64 // partitions in the grid's range
+}
+
+// AssetSummary is one asset on the overview.
+type AssetSummary struct {
+	Key, Group, Scheme, CodeVersion, Href string
+	Health                                Bar
+	LastMaterialized                      string
+}
+
+// GroupSummary groups assets by workspace group.
+type GroupSummary struct {
+	Name   string
+	Assets []AssetSummary
+}
+
+// Overview is the home page.
+type Overview struct {
+	Groups          []GroupSummary
+	WorkspaceSource string
+	Totals          Bar
+}
+
+// AssetPage is one asset with its grid.
+type AssetPage struct {
+	Key, Group, Description, Scheme, CodeVersion, Pool, Executor string
+	Deps                                                         []Link
+	Downstream                                                   []Link
+	Freshness                                                    string
+	Health                                                       Bar
+	History                                                      Grid // the whole space, bucketed
+	Detail                                                       Grid // the current window
+	From, To                                                     string
+	FirstKey, LastKey                                            string
+	WindowLabel                                                  string
+	ZoomOut, Prev, Next                                          string
+	StatusFilter                                                 string
+	RangeError                                                   string
+	Empty                                                        bool
+}
+
+// Link is a labelled href.
+type Link struct {
+	Label, Href string
+}
+
+// KV is a labelled value.
+type KV struct {
+	K, V string
+}
+
+// InstanceRow is one partition instance in the history table.
+type InstanceRow struct {
+	ID, RunID, Status, CodeVersion, Started, Duration, Error, Metadata, Supersedes, Source string
+	Canonical                                                                            bool
+}
+
+// PartitionPage is one partition.
+type PartitionPage struct {
+	AssetKey, AssetHref, Key, Status string
+	LastMaterialization           []KV
+	LastAttempt                   []KV
+	Instances                     []InstanceRow
+	Tainted                       string
+}
+
+// ErrorPage is shown for 4xx/5xx in the browser.
+type ErrorPage struct {
+	Status  int
+	Title   string
+	Message string
+}
+
+// StatusLabel is the human label of a status.
+func StatusLabel(s string) string {
+	switch s {
+	case "materialized":
+		return "Materialized"
+	case "failed":
+		return "Failed"
+	case "in_progress":
+		return "In progress"
+	case "missing":
+		return "Missing"
+	case "other":
+		return "Other"
+	}
+	return s
+}
+
+// StatusClass is the CSS class of a status (short: grids repeat it).
+func StatusClass(s string) string {
+	switch s {
+	case "materialized":
+		return "s-m"
+	case "failed":
+		return "s-f"
+	case "in_progress":
+		return "s-r"
+	case "missing":
+		return "s-x"
+	}
+	return "s-o"
+}
+
+// StatusLetter is the non-colour cue of a status.
+func StatusLetter(s string) string {
+	switch s {
+	case "materialized":
+		return "M"
+	case "failed":
+		return "F"
+	case "in_progress":
+		return "R"
+	case "missing":
+		return "·"
+	}
+	return "?"
+}
+
+// Num formats an integer with thousands separators.
+func Num(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// Pct formats part of total as a percentage.
+func Pct(part, total int64) string {
+	if total == 0 {
+		return "0%"
+	}
+	p := float64(part) * 100 / float64(total)
+	if p > 0 && p < 1 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// Ago formats a time relative to now.
+func Ago(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	}
+}
+
+// barRects lays a bar out as SVG rectangles of a given width.
+type barRect struct {
+	Status string
+	X, W   string
+	Label  string
+}
+
+func barRects(b Bar, width float64) []barRect {
+	if b.Total <= 0 {
+		return []barRect{{Status: "missing", X: "0", W: ftoa(width), Label: "no partitions"}}
+	}
+	var out []barRect
+	x := 0.0
+	for _, s := range b.Segs {
+		if s.N <= 0 {
+			continue
+		}
+		w := float64(s.N) * width / float64(b.Total)
+		out = append(out, barRect{Status: s.Status, X: ftoa(x), W: ftoa(w), Label: StatusLabel(s.Status) + ": " + Num(s.N)})
+		x += w
+	}
+	return out
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+func colClass(c int) string {
+	if c <= 1 {
+		return ""
+	}
+	return "c" + strconv.Itoa(c)
+}

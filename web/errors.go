@@ -1,0 +1,77 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+// ErrorBody is the one error format of the API.
+type ErrorBody struct {
+	Error handlers.UserError `json:"error"`
+}
+
+// errorHandler maps every error to a response: user errors to their 4xx with
+// the message, echo's own HTTP errors to theirs, anything else to a logged 500
+// that leaks nothing. API paths answer JSON, pages answer HTML.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		ue := toUserError(err)
+		if ue == nil {
+			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+			ue = &handlers.UserError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; the server log has the details"}
+		}
+		var werr error
+		if wantsJSON(c) {
+			werr = c.JSON(ue.Status, ErrorBody{Error: *ue})
+		} else if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(ue.Status)
+		} else {
+			werr = handlers.RenderError(c, ue.Status, handlers.StatusTitle(ue.Status), ue.Message)
+		}
+		if werr != nil {
+			log.Error("writing error response", "err", werr)
+		}
+	}
+}
+
+func toUserError(err error) *handlers.UserError {
+	var ue *handlers.UserError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return &handlers.UserError{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && m != "" {
+			msg = m
+		}
+		code := strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_"))
+		if he.Code >= 500 {
+			return nil
+		}
+		return &handlers.UserError{Status: he.Code, Code: code, Message: msg}
+	}
+	return nil
+}
+
+func wantsJSON(c echo.Context) bool {
+	p := c.Request().URL.Path
+	if strings.HasPrefix(p, "/api/") {
+		return true
+	}
+	return strings.Contains(c.Request().Header.Get("Accept"), "application/json") &&
+		!strings.Contains(c.Request().Header.Get("Accept"), "text/html")
+}

@@ -1,0 +1,62 @@
+package web
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// Metrics is the server's Prometheus registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics registers HTTP, database pool, Go and process metrics.
+func NewMetrics(store *db.Store) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tessera_http_requests_total", Help: "HTTP requests by route, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tessera_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.duration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"))
+	return m
+}
+
+// Middleware counts requests by route pattern (not raw path, so cardinality
+// stays bounded).
+func (m *Metrics) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		code := c.Response().Status
+		if err != nil {
+			if ue := toUserError(err); ue != nil {
+				code = ue.Status
+			} else {
+				code = 500
+			}
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(code)).Inc()
+		m.duration.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
+		return err
+	}
+}
