@@ -126,7 +126,7 @@ func suggest(s string, options []string) string {
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
 func levenshtein(a, b string) int {
@@ -231,7 +231,8 @@ func (p *wsParser) parse(data []byte) *Workspace {
 		if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg := yamlLineRe.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
+		msg = strings.TrimPrefix(msg, ": ")
 		p.problems = append(p.problems, Problem{File: p.file, Line: line, Message: "invalid YAML: " + msg})
 		return nil
 	}
