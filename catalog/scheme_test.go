@@ -124,7 +124,7 @@ func TestHourlyDSTRejected(t *testing.T) {
 
 func TestTimeSchemeParamErrors(t *testing.T) {
 	tests := []struct {
-		p            TimeParams
+		p             TimeParams
 		param, substr string
 	}{
 		{TimeParams{Unit: KindDaily}, "start", "start is required"},
