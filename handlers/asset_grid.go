@@ -103,6 +103,15 @@ func otherParts(s catalog.Scheme, key string) string {
 	return strings.Join(out, "·")
 }
 
+// maxTiles is the most partitions drawn as tiles in this layout: a matrix
+// shows about two months of rows, whatever its width.
+func (l gridLayout) maxTiles() int64 {
+	if l.mode == "matrix" {
+		return min(TileLimit, 62*l.rowSize)
+	}
+	return TileLimit
+}
+
 // rowOf places partition i: its row label and 1-based column.
 func (l gridLayout) rowOf(a assetCtx, i int64) (string, int) {
 	switch l.mode {

@@ -67,7 +67,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 			q.Set("status", filter)
 		}
 		size := hi - lo + 1
-		if size <= TileLimit {
+		if size <= l.maxTiles() {
 			v.Detail, err = h.tileGrid(ctx, a, l, lo, hi, filter)
 		} else {
 			v.Detail, err = h.bucketGrid(ctx, a, lo, hi, HistoryBuckets, filter, [2]int64{-1, -1}, q)
@@ -107,20 +107,20 @@ func (h *Handler) AssetShow(c echo.Context) error {
 func windowOf(a assetCtx, l gridLayout, from, to string) (lo, hi int64, explicit bool, err error) {
 	n := a.Space.Len()
 	if from != "" || to != "" {
-		lo, hi, err = requestedRange(a, from, to)
+		lo, hi, err = requestedRange(a, l.maxTiles(), from, to)
 		if err == nil {
 			return lo, hi, true, nil
 		}
 	}
 	hi = n - 1
-	lo = max(n-TileLimit, 0)
+	lo = max(n-l.maxTiles(), 0)
 	if lo > 0 {
 		lo = l.rowStartAfter(a, lo)
 	}
 	return lo, hi, false, err
 }
 
-func requestedRange(a assetCtx, from, to string) (int64, int64, error) {
+func requestedRange(a assetCtx, limit int64, from, to string) (int64, int64, error) {
 	n := a.Space.Len()
 	switch {
 	case from != "" && to != "":
@@ -130,13 +130,13 @@ func requestedRange(a assetCtx, from, to string) (int64, int64, error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		return lo, min(lo+TileLimit-1, n-1), nil
+		return lo, min(lo+limit-1, n-1), nil
 	default:
 		_, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, to, to)
 		if err != nil {
 			return 0, 0, err
 		}
-		return max(hi-TileLimit+1, 0), hi, nil
+		return max(hi-limit+1, 0), hi, nil
 	}
 }
 

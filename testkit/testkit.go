@@ -7,8 +7,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +74,20 @@ func New(t testing.TB, opt Options) *Env {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: store, Handler: h, Echo: e, Server: srv, URL: srv.URL, WS: loaded}
+}
+
+// Get requests path from the server.
+func (e *Env) Get(path string) (*http.Response, error) {
+	return http.Get(e.URL + path)
+}
+
+// Post sends a JSON body to path.
+func (e *Env) Post(t testing.TB, path, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(e.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

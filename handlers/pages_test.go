@@ -1,0 +1,216 @@
+package handlers_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// get fetches path from the test server and returns status and document.
+func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
+	t.Helper()
+	resp, err := env.Get(path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	return resp.StatusCode, doc
+}
+
+func bigHourly(n int) string {
+	start := time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
+	return fmt.Sprintf(`assets:
+  big.hourly:
+    partitions: {hourly: {start: %q}}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+`, start.Format("2006-01-02-15:04"))
+}
+
+func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	status, doc := get(t, env, "/")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	rows := doc.Find(`[data-testid="asset-row"]`)
+	if rows.Length() != len(env.WS.Assets) {
+		t.Fatalf("%d asset rows, want %d", rows.Length(), len(env.WS.Assets))
+	}
+	for _, a := range env.WS.Assets {
+		row := doc.Find(`[data-testid="asset-row"][data-asset="` + a.Key + `"]`)
+		if row.Length() != 1 || row.Find(`[data-testid="health-bar"]`).Length() != 1 {
+			t.Fatalf("asset %s has no row with a health bar", a.Key)
+		}
+		if row.Find(`a`).First().AttrOr("href", "") != "/assets/"+a.Key {
+			t.Fatalf("asset %s does not link to its page", a.Key)
+		}
+	}
+	// Missing is the scheme's size minus the partitions with a status row.
+	var stored int
+	if err := env.Store.R.Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE asset_id=?`, env.WS.IDs["crm.accounts_snapshot"]); err != nil {
+		t.Fatal(err)
+	}
+	row := doc.Find(`[data-asset="crm.accounts_snapshot"]`)
+	want := fmt.Sprint(8 - stored)
+	if got := strings.TrimSpace(row.Find(`[data-testid="asset-count-missing"]`).Text()); !strings.HasSuffix(got, want) || stored == 0 {
+		t.Fatalf("crm.accounts_snapshot missing count %q, want %s", got, want)
+	}
+}
+
+func TestAssetPageCalendarMatrixAndList(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	cases := []struct {
+		asset, mode string
+		columns     int
+	}{
+		{"raw.events", "calendar", 24},
+		{"analytics.daily_events", "calendar", 31},
+		{"analytics.monthly_revenue", "calendar", 12},
+		{"ml.features", "matrix", 3},
+		{"crm.accounts_snapshot", "list", 0},
+		{"partners.feeds", "list", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.asset, func(t *testing.T) {
+			status, doc := get(t, env, "/assets/"+tc.asset)
+			if status != http.StatusOK {
+				t.Fatalf("status %d", status)
+			}
+			grid := doc.Find(`[data-testid="grid"]`)
+			if mode := grid.AttrOr("data-mode", ""); mode != tc.mode {
+				t.Fatalf("grid mode %q, want %q", mode, tc.mode)
+			}
+			tiles := grid.Find("a")
+			if tiles.Length() == 0 || tiles.Length() > 1000 {
+				t.Fatalf("%d tiles", tiles.Length())
+			}
+			if tc.columns > 0 {
+				if n := grid.Find(".gh span").Length() - 1; n != tc.columns {
+					t.Fatalf("%d column labels, want %d", n, tc.columns)
+				}
+			}
+			// Every tile has a status class, a tooltip naming its key, and links to its partition.
+			tiles.Each(func(_ int, s *goquery.Selection) {
+				href, title := s.AttrOr("href", ""), s.AttrOr("title", "")
+				if !strings.HasPrefix(href, "/assets/"+tc.asset+"/partitions/") || title == "" {
+					t.Fatalf("tile href %q title %q", href, title)
+				}
+				if !strings.Contains(s.AttrOr("class", ""), "s-") {
+					t.Fatalf("tile without status class: %q", s.AttrOr("class", ""))
+				}
+			})
+			if doc.Find(`[data-testid="legend"] li`).Length() != 4 {
+				t.Fatal("legend does not list the four statuses")
+			}
+		})
+	}
+}
+
+func TestAssetPageMillionPartitionsIsBucketed(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: bigHourly(1_000_000)})
+	status, doc := get(t, env, "/assets/big.hourly")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	hist := doc.Find(`[data-testid="history"]`)
+	if hist.AttrOr("data-mode", "") != "buckets" {
+		t.Fatal("no bucketed history strip for a million partitions")
+	}
+	if n := hist.Find("a").Length(); n == 0 || n > 200 {
+		t.Fatalf("%d bucket runs", n)
+	}
+	if !strings.Contains(doc.Find(`[data-testid="history-caption"]`).Text(), "1,000,000 partitions") {
+		t.Fatalf("caption %q", doc.Find(`[data-testid="history-caption"]`).Text())
+	}
+	if n := doc.Find(`[data-testid="grid"] a`).Length(); n > 1000 {
+		t.Fatalf("%d tiles drawn", n)
+	}
+	// Zoom: a bucket's link opens a range; a range of a day shows tiles.
+	href, _ := hist.Find("a").First().Attr("href")
+	if status, _ := get(t, env, "/assets/big.hourly"+href); status != http.StatusOK {
+		t.Fatalf("zoom %s: %d", href, status)
+	}
+	_, doc = get(t, env, "/assets/big.hourly?from=1800-01-01-00:00&to=1800-01-01-23:00")
+	if doc.Find(`[data-testid="range-error"]`).Length() != 1 {
+		t.Fatal("a range before the first partition shows no error")
+	}
+}
+
+func TestAssetPageZoomAndFilter(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	_, doc := get(t, env, "/assets/raw.events?from=2025-03-01-00:00&to=2025-03-02-23:00&status=failed")
+	grid := doc.Find(`[data-testid="grid"]`)
+	if grid.Find("a").Length() != 48 {
+		t.Fatalf("%d tiles for two days", grid.Find("a").Length())
+	}
+	if grid.Find(".gr").Length() != 3 { // header + two days
+		t.Fatalf("%d rows", grid.Find(".gr").Length())
+	}
+	grid.Find("a").Each(func(_ int, s *goquery.Selection) {
+		failed := strings.Contains(s.AttrOr("class", ""), "s-f")
+		dim := strings.Contains(s.AttrOr("class", ""), "dim")
+		if failed == dim {
+			t.Fatalf("filter failed: tile %q dim=%v", s.AttrOr("title", ""), dim)
+		}
+	})
+	if doc.Find(`[data-testid="prev"]`).Length() != 1 || doc.Find(`[data-testid="next"]`).Length() != 1 || doc.Find(`[data-testid="zoom-out"]`).Length() != 1 {
+		t.Fatal("window navigation missing")
+	}
+	if status, _ := get(t, env, "/assets/raw.events?status=bogus"); status != http.StatusBadRequest {
+		t.Fatalf("unknown status filter answered %d", status)
+	}
+}
+
+func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	body := `[{"asset":"analytics.daily_events","partition":"2025-02-03","status":"materialized","run_id":"run-1","at":"2025-02-04T01:00:00Z","metadata":{"rows":10}},
+	          {"asset":"analytics.daily_events","partition":"2025-02-03","status":"failed","run_id":"run-2","at":"2025-02-05T01:00:00Z","error":"boom"}]`
+	if resp := env.Post(t, "/api/v1/materializations", body); resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("report: %d %s", resp.StatusCode, b)
+	}
+	status, doc := get(t, env, "/assets/analytics.daily_events/partitions/2025-02-03")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Failed") {
+		t.Fatalf("status %q", got)
+	}
+	if !strings.Contains(doc.Find(`[data-testid="last-materialization"]`).Text(), "run-1") {
+		t.Fatal("last materialization does not show run-1")
+	}
+	if !strings.Contains(doc.Find(`[data-testid="last-attempt"]`).Text(), "boom") {
+		t.Fatal("last attempt does not show its error")
+	}
+	inst := doc.Find(`[data-testid="instance"]`)
+	if inst.Length() != 2 || !strings.Contains(inst.First().Text(), "run-2") {
+		t.Fatalf("instances newest first: %q", inst.Text())
+	}
+	// A partition never attempted is a page too, marked missing.
+	_, doc = get(t, env, "/assets/analytics.daily_events/partitions/2025-02-04")
+	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Missing") {
+		t.Fatalf("never attempted partition status %q", got)
+	}
+}
+
+func TestUnknownAssetOrPartitionIs404(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	for _, p := range []string{"/assets/nope", "/assets/nope/partitions/x", "/assets/raw.events/partitions/2025-01-01", "/assets/raw.events/partitions/1999-01-01-00:00"} {
+		status, doc := get(t, env, p)
+		if status != http.StatusNotFound || doc.Find(`[data-testid="error-message"]`).Text() == "" {
+			t.Fatalf("GET %s: %d %q", p, status, doc.Find(`[data-testid="error-message"]`).Text())
+		}
+	}
+}
