@@ -139,4 +139,3 @@ func requestedRange(a assetCtx, limit int64, from, to string) (int64, int64, err
 		return max(hi-limit+1, 0), hi, nil
 	}
 }
-

@@ -75,7 +75,7 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 			key := sp.Key(i)
 			at := now.Add(-time.Duration(size-i) * time.Minute)
 			if isTime {
-				at = ts.WindowStart(w+1).Add(time.Duration(5+rng.IntN(50)) * time.Minute)
+				at = ts.WindowStart(w + 1).Add(time.Duration(5+rng.IntN(50)) * time.Minute)
 			}
 			if at.After(now) {
 				at = now.Add(-time.Minute)

@@ -109,16 +109,16 @@ type KV struct {
 // InstanceRow is one partition instance in the history table.
 type InstanceRow struct {
 	ID, RunID, Status, CodeVersion, Started, Duration, Error, Metadata, Supersedes, Source string
-	Canonical                                                                            bool
+	Canonical                                                                              bool
 }
 
 // PartitionPage is one partition.
 type PartitionPage struct {
 	AssetKey, AssetHref, Key, Status string
-	LastMaterialization           []KV
-	LastAttempt                   []KV
-	Instances                     []InstanceRow
-	Tainted                       string
+	LastMaterialization              []KV
+	LastAttempt                      []KV
+	Instances                        []InstanceRow
+	Tainted                          string
 }
 
 // ErrorPage is shown for 4xx/5xx in the browser.
