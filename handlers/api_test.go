@@ -1,0 +1,232 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+type apiError struct {
+	Error struct {
+		Code, Message, Field string
+	} `json:"error"`
+}
+
+func decode(t *testing.T, resp *http.Response, v any) {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
+
+func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
+	t.Helper()
+	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+	env.Store.R.Get(&instances, `SELECT COUNT(*) FROM partition_instances`)
+	env.Store.R.Get(&statuses, `SELECT COUNT(*) FROM partition_status`)
+	return
+}
+
+func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	ok := `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`
+	cases := []struct {
+		name, body, field, msg string
+	}{
+		{"empty body", ``, "", "empty"},
+		{"malformed json", `{"asset":`, "", "not valid"},
+		{"not an object", `42`, "", "JSON object or array"},
+		{"unknown field", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","colour":"red"}`, "", "colour"},
+		{"unknown asset", `[` + ok + `,{"asset":"nope","partition":"x","status":"materialized"}]`, "materializations[1].asset", `item 1 (asset "nope"`},
+		{"key outside scheme", `[` + ok + `,{"asset":"raw.events","partition":"2025-01-01","status":"materialized"}]`, "materializations[1].partition", "2025-01-01"},
+		{"key before start", `{"asset":"raw.events","partition":"2024-12-31-23:00","status":"materialized"}`, "materializations[0].partition", "2024-12-31-23:00"},
+		{"static key not listed", `{"asset":"crm.accounts_snapshot","partition":"evil","status":"materialized"}`, "materializations[0].partition", "evil"},
+		{"dynamic key not added", `{"asset":"partners.feeds","partition":"new-partner","status":"materialized"}`, "materializations[0].partition", "new-partner"},
+		{"bad status", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"done"}`, "materializations[0].status", `"done"`},
+		{"bad time", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"failed","at":"yesterday"}`, "materializations[0].at", "RFC 3339"},
+		{"metadata not object", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","metadata":[1]}`, "materializations[0].metadata", "JSON object"},
+		{"wrong type", `{"asset":"raw.events","partition":5,"status":"materialized"}`, "", "partition"},
+		{"empty list", `[]`, "materializations", "no materializations"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e0, i0, s0 := countRows(t, env)
+			resp := env.Post(t, "/api/v1/materializations", tc.body)
+			var body apiError
+			decode(t, resp, &body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %d, body %+v", resp.StatusCode, body)
+			}
+			if body.Error.Field != tc.field || !strings.Contains(body.Error.Message, tc.msg) {
+				t.Fatalf("error %+v, want field %q and message containing %q", body.Error, tc.field, tc.msg)
+			}
+			if e1, i1, s1 := countRows(t, env); e1 != e0 || i1 != i0 || s1 != s0 {
+				t.Fatalf("rows written: events %d→%d instances %d→%d statuses %d→%d", e0, e1, i0, i1, s0, s1)
+			}
+		})
+	}
+}
+
+func TestReportMaterializationsAndListPartitions(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	body := `{"materializations":[
+		{"asset":"crm.accounts_snapshot","partition":"acme","status":"materialized","code_version":"v9","metadata":{"rows":3}},
+		{"asset":"crm.accounts_snapshot","partition":"globex","status":"failed","error":"boom"},
+		{"asset":"ml.features","partition":"2025-01-02|eu","status":"materialized"}]}`
+	resp := env.Post(t, "/api/v1/materializations", body)
+	var res struct {
+		Recorded    int      `json:"recorded"`
+		InstanceIDs []string `json:"instance_ids"`
+	}
+	decode(t, resp, &res)
+	if resp.StatusCode != http.StatusCreated || res.Recorded != 3 || len(res.InstanceIDs) != 3 {
+		t.Fatalf("report: %d %+v", resp.StatusCode, res)
+	}
+	// Walk every partition of the static asset two at a time.
+	var keys, statuses []string
+	cursor := ""
+	for page := 0; page < 10; page++ {
+		r, err := env.Get("/api/v1/assets/crm.accounts_snapshot/partitions?limit=2&cursor=" + cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Partitions []struct {
+				Partition, Status   string
+				LastMaterialization *struct {
+					CodeVersion string          `json:"code_version"`
+					Metadata    json.RawMessage `json:"metadata"`
+				} `json:"last_materialization"`
+			}
+			NextCursor string `json:"next_cursor"`
+		}
+		decode(t, r, &out)
+		for _, p := range out.Partitions {
+			keys = append(keys, p.Partition)
+			statuses = append(statuses, p.Status)
+			if p.Partition == "acme" && (p.LastMaterialization == nil || p.LastMaterialization.CodeVersion != "v9" || string(p.LastMaterialization.Metadata) != `{"rows":3}`) {
+				t.Fatalf("acme: %+v", p)
+			}
+		}
+		if cursor = out.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(keys, ",") != "acme,globex,initech,umbrella,hooli,stark,wayne,wonka" {
+		t.Fatalf("keys %v", keys)
+	}
+	if statuses[0] != "materialized" || statuses[1] != "failed" || statuses[2] != "missing" {
+		t.Fatalf("statuses %v", statuses)
+	}
+	// Status filters: missing only, and failed+materialized.
+	r, _ := env.Get("/api/v1/assets/crm.accounts_snapshot/partitions?status=missing&limit=100")
+	var miss struct{ Partitions []struct{ Partition string } }
+	decode(t, r, &miss)
+	if len(miss.Partitions) != 6 || miss.Partitions[0].Partition != "initech" {
+		t.Fatalf("missing: %+v", miss)
+	}
+	r, _ = env.Get("/api/v1/assets/crm.accounts_snapshot/partitions?status=failed,materialized")
+	var done struct{ Partitions []struct{ Partition string } }
+	decode(t, r, &done)
+	if len(done.Partitions) != 2 {
+		t.Fatalf("failed,materialized: %+v", done)
+	}
+	// Assets list carries the counts.
+	r, _ = env.Get("/api/v1/assets")
+	var assets struct {
+		Assets []struct {
+			Key    string
+			Counts map[string]int64
+			Total  int64 `json:"total_partitions"`
+		}
+	}
+	decode(t, r, &assets)
+	for _, a := range assets.Assets {
+		if a.Key == "crm.accounts_snapshot" && (a.Counts["materialized"] != 1 || a.Counts["failed"] != 1 || a.Counts["missing"] != 6 || a.Total != 8) {
+			t.Fatalf("counts %+v", a)
+		}
+	}
+}
+
+func TestListPartitionsBadInput(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	cases := map[string]int{
+		"/api/v1/assets/nope/partitions":                     404,
+		"/api/v1/assets/raw.events/partitions?limit=0":       400,
+		"/api/v1/assets/raw.events/partitions?limit=5000":    400,
+		"/api/v1/assets/raw.events/partitions?limit=ten":     400,
+		"/api/v1/assets/raw.events/partitions?cursor=zzz":    400,
+		"/api/v1/assets/raw.events/partitions?status=stale!": 400,
+		"/api/v1/nothing-here":                               404,
+	}
+	for path, want := range cases {
+		r, err := env.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body apiError
+		decode(t, r, &body)
+		if r.StatusCode != want || body.Error.Message == "" {
+			t.Fatalf("GET %s: %d %+v, want %d with a message", path, r.StatusCode, body, want)
+		}
+	}
+}
+
+func TestDynamicPartitionKeys(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	resp := env.Post(t, "/api/v1/assets/partners.feeds/partition-keys", `{"keys":["p-1","p-2","p-1"]}`)
+	var out struct{ Added int }
+	decode(t, resp, &out)
+	if resp.StatusCode != 200 || out.Added != 2 {
+		t.Fatalf("add keys: %d %+v", resp.StatusCode, out)
+	}
+	if r := env.Post(t, "/api/v1/materializations", `{"asset":"partners.feeds","partition":"p-2","status":"materialized"}`); r.StatusCode != 201 {
+		t.Fatalf("report on a new dynamic key: %d", r.StatusCode)
+	}
+	for body, field := range map[string]string{
+		`{"keys":["bad|key"]}`: "keys",
+		`{"keys":[]}`:          "keys",
+		`{"kees":["x"]}`:       "",
+	} {
+		r := env.Post(t, "/api/v1/assets/partners.feeds/partition-keys", body)
+		var e apiError
+		decode(t, r, &e)
+		if r.StatusCode != 400 || e.Error.Field != field {
+			t.Fatalf("%s: %d %+v", body, r.StatusCode, e)
+		}
+	}
+	if r := env.Post(t, "/api/v1/assets/raw.events/partition-keys", `{"keys":["x"]}`); r.StatusCode != 400 {
+		t.Fatalf("keys for a time-partitioned asset: %d", r.StatusCode)
+	}
+}
+
+func TestHealthReadyMetrics(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	for _, p := range []string{"/healthz", "/readyz"} {
+		r, err := env.Get(p)
+		if err != nil || r.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", p, r, err)
+		}
+	}
+	env.Get("/assets/raw.events")
+	r, _ := env.Get("/metrics")
+	b, _ := io.ReadAll(r.Body)
+	for _, want := range []string{`tessera_http_requests_total{code="200",method="GET",route="/assets/:key"}`, "go_sql_open_connections", "tessera_http_request_duration_seconds"} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("metrics lack %s", want)
+		}
+	}
+	env.Store.Close()
+	r, _ = env.Get("/readyz")
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz with a closed database: %d", r.StatusCode)
+	}
+}
