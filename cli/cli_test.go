@@ -1,0 +1,112 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/cli"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = cli.Execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestWorkspaceValidate(t *testing.T) {
+	good := writeFile(t, "good.yaml", string(catalog.DefaultWorkspaceYAML))
+	code, out, _ := run(t, "workspace", "validate", good)
+	if code != 0 || !strings.Contains(out, "ok, 6 assets") {
+		t.Fatalf("valid workspace: exit %d, %q", code, out)
+	}
+	bad := writeFile(t, "bad.yaml", `assets:
+  a.one:
+    partitions: {daily: {start: 2025-02-01, end: 2025-01-01}}
+    executor: {demo: {duration: 1s}}
+  a.two:
+    partitions: {fortnightly: {start: 2025-01-01}}
+    executor: {demo: {duration: 1s}}
+  a.three:
+    partitions: {daily: {start: 2025-01-01, timezone: Mars/Olympus}}
+    deps: [{asset: a.ghost}]
+    executor: {demo: {duration: 1s}}
+`)
+	code, _, errOut := run(t, "workspace", "validate", bad)
+	if code != 2 {
+		t.Fatalf("invalid workspace: exit %d", code)
+	}
+	for _, want := range []string{"bad.yaml:3:", "bad.yaml:6:", "bad.yaml:9:", "bad.yaml:10:", "fortnightly", "Mars/Olympus", "a.ghost", "4 problem(s)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "workspace", "validate", filepath.Join(t.TempDir(), "missing.yaml")); code != 2 || !strings.Contains(errOut, "no such file") {
+		t.Fatalf("missing file: exit %d %q", code, errOut)
+	}
+}
+
+func TestServeRefusesBadInputWithExitCode2(t *testing.T) {
+	bad := writeFile(t, "bad.yaml", "assets:\n  x:\n    partitions: {daily: {start: nope}}\n    executor: {demo: {duration: 1s}}\n")
+	dbPath := filepath.Join(t.TempDir(), "t.db")
+	cases := [][]string{
+		{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--workspace", bad},
+		{"serve", "--db", dbPath, "--addr", "no-port"},
+		{"serve", "--db", dbPath, "--seed-demo", "sometimes"},
+		{"serve", "--frobnicate"},
+		{"serve", "extra-arg"},
+	}
+	for _, args := range cases {
+		code, _, errOut := run(t, args...)
+		if code != 2 || !strings.HasPrefix(errOut, "error: ") {
+			t.Fatalf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused serve created the database")
+	}
+}
+
+func TestBenchGridPrintsOneJSONLine(t *testing.T) {
+	code, out, errOut := run(t, "bench", "grid", "--partitions", "3000", "--requests", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %q", out)
+	}
+	for _, k := range []string{"bench", "partitions", "p50_ms", "p95_ms", "html_bytes"} {
+		if _, ok := res[k]; !ok {
+			t.Fatalf("result lacks %s: %v", k, res)
+		}
+	}
+	if res["partitions"].(float64) != 3000 || res["html_bytes"].(float64) < 1000 {
+		t.Fatalf("result %v", res)
+	}
+	if code, _, _ := run(t, "bench", "grid", "--partitions", "0"); code != 2 {
+		t.Fatalf("--partitions 0: exit %d", code)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.db")
+	code, out, errOut := run(t, "migrate", "--db", p)
+	if code != 0 || !strings.Contains(out, "schema version") {
+		t.Fatalf("migrate: %d %q %q", code, out, errOut)
+	}
+}

@@ -1,0 +1,80 @@
+package testkit
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath finds the Chromium binary (.ci/run installs Debian's chromium).
+func ChromiumPath(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("TESSERA_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Fatal("Chromium not found: browser tests need it; .ci/run installs Debian's chromium (or set TESSERA_CHROMIUM)")
+	return ""
+}
+
+// Browser starts a headless Chromium for the test and returns a chromedp
+// context that is cancelled (and the browser stopped) when the test ends.
+func Browser(t testing.TB) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(ChromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+// Screenshot saves a full-page PNG named name under dir (the test's output
+// directory: TESSERA_SCREENSHOTS or a temporary one) and fails if it is empty.
+func Screenshot(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	dir := os.Getenv("TESSERA_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if len(png) < 1000 {
+		t.Fatalf("screenshot %s is empty (%d bytes)", name, len(png))
+	}
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
