@@ -110,3 +110,12 @@ func TestMigrate(t *testing.T) {
 		t.Fatalf("migrate: %d %q %q", code, out, errOut)
 	}
 }
+
+func TestHealthcheck(t *testing.T) {
+	if code, _, errOut := run(t, "healthcheck", "--addr", "127.0.0.1:1"); code != 3 || !strings.Contains(errOut, "not reachable") {
+		t.Fatalf("no server: exit %d %q", code, errOut)
+	}
+	if code, _, _ := run(t, "healthcheck", "--addr", "nonsense"); code != 2 {
+		t.Fatalf("bad addr: exit %d", code)
+	}
+}
