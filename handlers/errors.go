@@ -31,3 +31,13 @@ func BadRequest(field, format string, args ...any) *UserError {
 func Conflict(format string, args ...any) *UserError {
 	return &UserError{Status: http.StatusConflict, Code: "conflict", Message: fmt.Sprintf(format, args...)}
 }
+
+// Unauthorized is a 401 user error: no or bad credentials.
+func Unauthorized(format string, args ...any) *UserError {
+	return &UserError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: fmt.Sprintf(format, args...)}
+}
+
+// Forbidden is a 403 user error: signed in, but the role does not allow it.
+func Forbidden(format string, args ...any) *UserError {
+	return &UserError{Status: http.StatusForbidden, Code: "forbidden", Message: fmt.Sprintf(format, args...)}
+}

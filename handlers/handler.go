@@ -25,6 +25,7 @@ type Handler struct {
 	Store *db.Store
 	Log   *slog.Logger
 	Now   func() time.Time
+	Auth  *Auth // accounts; web.New fills a default when nil
 	ws    atomic.Pointer[Workspace]
 }
 

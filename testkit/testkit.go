@@ -32,12 +32,15 @@ type Env struct {
 	Server  *httptest.Server
 	URL     string
 	WS      *handlers.Workspace
+	acct    accounts // test users and tokens, see auth.go
 }
 
 // Options tune New.
 type Options struct {
 	WorkspaceYAML string // empty: the embedded default workspace
 	Seed          bool   // seed demo history
+	// Auth configures accounts (nil: defaults, without the failed-login delay).
+	Auth *handlers.AuthConfig
 }
 
 // New starts a server on a fresh database file in t.TempDir().
@@ -70,21 +73,40 @@ func New(t testing.TB, opt Options) *Env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := handlers.New(store, loaded, log)
+	acfg := handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}
+	if opt.Auth != nil {
+		acfg = *opt.Auth
+	}
+	h.Auth = handlers.NewAuth(store, acfg)
 	e := web.New(h, log)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &Env{T: t, Store: store, Handler: h, Echo: e, Server: srv, URL: srv.URL, WS: loaded}
+	env := &Env{T: t, Store: store, Handler: h, Echo: e, Server: srv, URL: srv.URL, WS: loaded}
+	env.AdminToken() // created up front, so that tests counting rows see no surprise writes
+	return env
 }
 
-// Get requests path from the server.
+// Get requests path from the server as an admin (bearer token; see auth.go
+// for other identities).
 func (e *Env) Get(path string) (*http.Response, error) {
-	return http.Get(e.URL + path)
+	req, err := http.NewRequest(http.MethodGet, e.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.AdminToken())
+	return http.DefaultClient.Do(req)
 }
 
-// Post sends a JSON body to path.
+// Post sends a JSON body to path as an admin (bearer token).
 func (e *Env) Post(t testing.TB, path, body string) *http.Response {
 	t.Helper()
-	resp, err := http.Post(e.URL+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.AdminToken())
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}

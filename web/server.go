@@ -34,7 +34,19 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
 	}))
 
-	for _, r := range Routes(h, metrics) {
+	if h.Auth == nil {
+		h.Auth = handlers.NewAuth(h.Store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit})
+	}
+	h.Auth.Log = log
+	if h.Auth.Cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	} else {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+	routes := Routes(h, metrics)
+	e.Use(identify(h.Auth))
+	e.Use(csrf(h.Auth, publicUnsafe(routes)))
+	for _, r := range routes {
 		e.Add(r.Method, r.Path, r.Handler, requireRole(r.Role))
 	}
 	e.Any("/api/v1/*", func(c echo.Context) error {
@@ -64,6 +76,20 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/metrics", handlers.RolePublic, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
 		{get, "/static/*", handlers.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
 
+		{get, "/login", handlers.RolePublic, h.LoginForm},
+		{post, "/login", handlers.RolePublic, h.Login},
+		{post, "/logout", handlers.RolePublic, h.Logout},
+		{get, "/settings/tokens", handlers.RoleViewer, h.Tokens},
+		{post, "/settings/tokens", handlers.RoleViewer, h.CreateToken},
+		{post, "/settings/tokens/:id/revoke", handlers.RoleViewer, h.RevokeToken},
+		{get, "/admin/users", handlers.RoleAdmin, h.AdminUsers},
+		{post, "/admin/users", handlers.RoleAdmin, h.AdminCreateUser},
+		{post, "/admin/users/:id/role", handlers.RoleAdmin, h.AdminSetRole},
+		{post, "/admin/users/:id/disable", handlers.RoleAdmin, h.AdminDisable},
+		{post, "/admin/users/:id/enable", handlers.RoleAdmin, h.AdminEnable},
+		{post, "/admin/users/:id/password", handlers.RoleAdmin, h.AdminResetPassword},
+		{get, "/api/v1/me", handlers.RoleViewer, h.APIMe},
+
 		{get, "/", handlers.RoleViewer, h.Overview},
 		{get, "/assets/:key", handlers.RoleViewer, h.AssetShow},
 		{get, "/assets/:key/partitions/:partition", handlers.RoleViewer, h.PartitionShow},
@@ -73,12 +99,6 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/assets/:key/partition-keys", handlers.RoleOperator, h.APIAddPartitionKeys},
 		{post, "/api/v1/materializations", handlers.RoleOperator, h.APIReportMaterializations},
 	}
-}
-
-// requireRole refuses requests whose user lacks role. Accounts are not wired
-// yet: every request passes.
-func requireRole(role handlers.Role) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
 }
 
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {

@@ -1,0 +1,153 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrDuplicateUser is returned when a user name is taken (names are
+// case-insensitive).
+var ErrDuplicateUser = errors.New("a user with that name already exists")
+
+// User is an account. Role is "viewer", "operator" or "admin".
+type User struct {
+	ID           int64  `db:"id"`
+	Name         string `db:"name"`
+	Role         string `db:"role"`
+	PasswordHash string `db:"password_hash"`
+	Disabled     bool   `db:"disabled"`
+	CreatedAt    int64  `db:"created_at"`
+	UpdatedAt    int64  `db:"updated_at"`
+}
+
+// CountUsers counts every account, disabled ones included.
+func (s *Store) CountUsers(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM users`)
+	return n, err
+}
+
+// CreateUser inserts a user and its event. The caller validates name, role
+// and hashes the password.
+func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash, actor string, now time.Time) (User, error) {
+	u := User{Name: name, Role: role, PasswordHash: passwordHash, CreatedAt: Millis(now), UpdatedAt: Millis(now)}
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
+			name, role, passwordHash, u.CreatedAt, u.UpdatedAt)
+		if err != nil {
+			if isUniqueViolation(err) {
+				return ErrDuplicateUser
+			}
+			return err
+		}
+		if u.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		_, err = AppendEvent(ctx, tx, "user.created", userSubject(name), actor, map[string]any{"role": role}, "", now)
+		return err
+	})
+	return u, err
+}
+
+// CreateFirstAdmin creates name as admin only when there are no users at all,
+// in one transaction; created is false when users already exist.
+func (s *Store) CreateFirstAdmin(ctx context.Context, name, passwordHash string, now time.Time) (created bool, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var n int64
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM users`); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
+			name, "admin", passwordHash, Millis(now), Millis(now)); err != nil {
+			return err
+		}
+		created = true
+		_, err := AppendEvent(ctx, tx, "user.created", userSubject(name), "system", map[string]any{"role": "admin", "first_admin": true}, "", now)
+		return err
+	})
+	return created, err
+}
+
+// UserByName finds a user by name (case-insensitive) or returns ErrNotFound.
+func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
+	var u User
+	err := s.R.GetContext(ctx, &u, `SELECT * FROM users WHERE name = ?`, name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
+	}
+	return u, err
+}
+
+// UserByID finds a user by id or returns ErrNotFound.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := s.R.GetContext(ctx, &u, `SELECT * FROM users WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	return u, err
+}
+
+// ListUsers lists every user by name.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	var out []User
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM users ORDER BY name`)
+	return out, err
+}
+
+// SetUserRole changes a user's role; it applies to existing sessions and
+// tokens on their next request.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role, actor string, now time.Time) error {
+	return s.updateUser(ctx, id, "user.role_changed", map[string]any{"role": role}, actor, now,
+		`UPDATE users SET role = ?, updated_at = ? WHERE id = ?`, role, Millis(now), id)
+}
+
+// SetUserDisabled disables (ending every session at once) or re-enables a user.
+func (s *Store) SetUserDisabled(ctx context.Context, id int64, disabled bool, actor string, now time.Time) error {
+	typ := "user.enabled"
+	if disabled {
+		typ = "user.disabled"
+	}
+	return s.updateUser(ctx, id, typ, map[string]any{}, actor, now,
+		`UPDATE users SET disabled = ?, updated_at = ? WHERE id = ?`, disabled, Millis(now), id)
+}
+
+// SetUserPassword replaces a user's password hash and ends their sessions.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash, actor string, now time.Time) error {
+	return s.updateUser(ctx, id, "user.password_reset", map[string]any{}, actor, now,
+		`UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, passwordHash, Millis(now), id)
+}
+
+// updateUser runs one user update, its event and, for anything but a role
+// change, ends the user's sessions.
+func (s *Store) updateUser(ctx context.Context, id int64, typ string, payload map[string]any, actor string, now time.Time, q string, args ...any) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var name string
+		if err := tx.GetContext(ctx, &name, `SELECT name FROM users WHERE id = ?`, id); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("user %d: %w", id, ErrNotFound)
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+		if typ == "user.disabled" || typ == "user.password_reset" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		_, err := AppendEvent(ctx, tx, typ, userSubject(name), actor, payload, "", now)
+		return err
+	})
+}
+
+func userSubject(name string) string { return "user:" + name }

@@ -1,0 +1,166 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// CreateUser validates and creates an account (shared by /admin/users and
+// the CLI's checks).
+func (h *Handler) CreateUser(c echo.Context, name, role, password, actor string) (db.User, error) {
+	if err := ValidateUserName(name); err != nil {
+		return db.User{}, err
+	}
+	if _, err := ParseRole(role); err != nil {
+		return db.User{}, BadRequest("role", "%v", err)
+	}
+	if err := auth.CheckPasswordPolicy(password); err != nil {
+		return db.User{}, BadRequest("password", "%v", err)
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return db.User{}, err
+	}
+	u, err := h.Store.CreateUser(c.Request().Context(), name, role, hash, actor, h.Now())
+	if errors.Is(err, db.ErrDuplicateUser) {
+		return db.User{}, Conflict("a user named %q already exists", name)
+	}
+	return u, err
+}
+
+func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView) error {
+	ctx := c.Request().Context()
+	us, err := h.Store.ListUsers(ctx)
+	if err != nil {
+		return err
+	}
+	ts, err := h.Store.ListTokens(ctx, 0)
+	if err != nil {
+		return err
+	}
+	self := CurrentPrincipal(c)
+	for _, u := range us {
+		created := u.CreatedAt
+		v.Users = append(v.Users, views.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled,
+			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID})
+	}
+	v.Tokens = TokenRows(ts)
+	v.Roles = RoleNames
+	v.MinPass = auth.MinPasswordLength
+	if v.Form.Role == "" {
+		v.Form.Role = "viewer"
+	}
+	return render(c, status, views.AdminUsersPage(page(c, "Users", "admin"), v))
+}
+
+// AdminUsers lists accounts (GET /admin/users).
+func (h *Handler) AdminUsers(c echo.Context) error {
+	return h.renderUsers(c, http.StatusOK, views.AdminUsersView{})
+}
+
+// formResult re-renders the page with a user error, or redirects with a
+// notice on success.
+func (h *Handler) formResult(c echo.Context, err error, notice string, v views.AdminUsersView) error {
+	var ue *UserError
+	if errors.As(err, &ue) {
+		v.Error, v.Field = ue.Message, ue.Field
+		return h.renderUsers(c, ue.Status, v)
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return NotFound("no such user")
+	}
+	if err != nil {
+		return err
+	}
+	return h.renderUsers(c, http.StatusOK, views.AdminUsersView{Notice: notice})
+}
+
+// AdminCreateUser creates an account (POST /admin/users).
+func (h *Handler) AdminCreateUser(c echo.Context) error {
+	name := strings.TrimSpace(c.FormValue("name"))
+	role := c.FormValue("role")
+	_, err := h.CreateUser(c, name, role, c.FormValue("password"), Actor(c))
+	var v views.AdminUsersView
+	v.Form.Name, v.Form.Role = name, role
+	return h.formResult(c, err, "Created user "+name+".", v)
+}
+
+func (h *Handler) userParam(c echo.Context) (db.User, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return db.User{}, NotFound("no user %q", c.Param("id"))
+	}
+	u, err := h.Store.UserByID(c.Request().Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return u, NotFound("no user %d", id)
+	}
+	return u, err
+}
+
+// AdminSetRole changes a role (POST /admin/users/:id/role).
+func (h *Handler) AdminSetRole(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	role := c.FormValue("role")
+	if _, perr := ParseRole(role); perr != nil {
+		return h.formResult(c, BadRequest("role", "%v", perr), "", views.AdminUsersView{})
+	}
+	if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID && role != "admin" {
+		return h.formResult(c, BadRequest("role", "you cannot remove your own admin role; ask another admin"), "", views.AdminUsersView{})
+	}
+	err = h.Store.SetUserRole(c.Request().Context(), u.ID, role, Actor(c), h.Now())
+	return h.formResult(c, err, u.Name+" is now "+role+".", views.AdminUsersView{})
+}
+
+// AdminDisable disables an account and ends its sessions at once
+// (POST /admin/users/:id/disable).
+func (h *Handler) AdminDisable(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID {
+		return h.formResult(c, BadRequest("", "you cannot disable your own account"), "", views.AdminUsersView{})
+	}
+	err = h.Store.SetUserDisabled(c.Request().Context(), u.ID, true, Actor(c), h.Now())
+	return h.formResult(c, err, "Disabled "+u.Name+".", views.AdminUsersView{})
+}
+
+// AdminEnable re-enables an account (POST /admin/users/:id/enable).
+func (h *Handler) AdminEnable(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	err = h.Store.SetUserDisabled(c.Request().Context(), u.ID, false, Actor(c), h.Now())
+	return h.formResult(c, err, "Enabled "+u.Name+".", views.AdminUsersView{})
+}
+
+// AdminResetPassword sets a new password and ends the user's sessions
+// (POST /admin/users/:id/password).
+func (h *Handler) AdminResetPassword(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	pw := c.FormValue("password")
+	if perr := auth.CheckPasswordPolicy(pw); perr != nil {
+		return h.formResult(c, BadRequest("password", "%v", perr), "", views.AdminUsersView{})
+	}
+	hash, err := auth.HashPassword(pw)
+	if err != nil {
+		return err
+	}
+	err = h.Store.SetUserPassword(c.Request().Context(), u.ID, hash, Actor(c), h.Now())
+	return h.formResult(c, err, "Reset the password of "+u.Name+".", views.AdminUsersView{})
+}

@@ -1,0 +1,312 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// AuthConfig is how accounts behave; serve fills it from flags and env.
+type AuthConfig struct {
+	// SessionKeys sign and encrypt the session cookie: the first key signs,
+	// every key verifies (rotation). Empty: random keys (sessions end on restart).
+	SessionKeys []string
+	IdleTimeout time.Duration // default 12h
+	MaxLifetime time.Duration // default 7 days
+	// SecureCookies is "auto" (Secure over TLS or when a trusted proxy says
+	// https), "always" or "never".
+	SecureCookies string
+	// TrustProxy trusts X-Forwarded-For and X-Forwarded-Proto.
+	TrustProxy bool
+	LoginLimit auth.Limit
+	// FailureDelay slows every failed sign-in (default 250ms).
+	FailureDelay time.Duration
+	// AnonymousViewer lets anyone read every viewer page and endpoint.
+	AnonymousViewer bool
+}
+
+// DefaultLoginLimit is 5 failed sign-ins per 15 minutes per account and per address.
+var DefaultLoginLimit = auth.Limit{Failures: 5, Window: 15 * time.Minute}
+
+// Auth resolves who is asking: session cookies for browsers, bearer tokens
+// for the API.
+type Auth struct {
+	Cfg     AuthConfig
+	Store   *db.Store
+	Limiter *auth.Limiter
+	Log     *slog.Logger
+	cookies *sessions.CookieStore
+	now     func() time.Time
+}
+
+const sessionCookie = "tessera_session"
+
+// NewAuth builds the accounts layer with defaults filled in.
+func NewAuth(store *db.Store, cfg AuthConfig) *Auth {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 12 * time.Hour
+	}
+	if cfg.MaxLifetime <= 0 {
+		cfg.MaxLifetime = 7 * 24 * time.Hour
+	}
+	if cfg.SecureCookies == "" {
+		cfg.SecureCookies = "auto"
+	}
+	if cfg.FailureDelay < 0 {
+		cfg.FailureDelay = 0
+	} else if cfg.FailureDelay == 0 {
+		cfg.FailureDelay = 250 * time.Millisecond
+	}
+	keys := cfg.SessionKeys
+	if len(keys) == 0 {
+		keys = []string{auth.RandomString(32)}
+	}
+	var pairs [][]byte
+	for _, k := range keys {
+		h := sha256.Sum256([]byte("tessera-session-hash:" + k))
+		b := sha256.Sum256([]byte("tessera-session-block:" + k))
+		pairs = append(pairs, h[:], b[:])
+	}
+	cs := sessions.NewCookieStore(pairs...)
+	cs.MaxAge(int(cfg.MaxLifetime / time.Second))
+	return &Auth{Cfg: cfg, Store: store, Limiter: auth.NewLimiter(cfg.LoginLimit), cookies: cs, now: time.Now}
+}
+
+// Principal is who a request acts as.
+type Principal struct {
+	UserID    int64
+	Name      string
+	Role      Role
+	Via       string // "session", "token" or "anonymous"
+	SessionID string // hash of the session secret
+	TokenID   int64
+}
+
+// Anonymous reports whether nobody signed in (anonymous viewer mode).
+func (p *Principal) Anonymous() bool { return p == nil || p.Via == "anonymous" }
+
+const (
+	ctxPrincipal = "tessera.principal"
+	ctxAuthErr   = "tessera.auth_error"
+	ctxExpired   = "tessera.session_expired"
+)
+
+// CurrentPrincipal is the request's principal, nil when nobody is signed in.
+func CurrentPrincipal(c echo.Context) *Principal {
+	p, _ := c.Get(ctxPrincipal).(*Principal)
+	return p
+}
+
+// AuthError is why a presented credential was refused (malformed or unknown
+// bearer token), nil otherwise.
+func AuthError(c echo.Context) error {
+	err, _ := c.Get(ctxAuthErr).(error)
+	return err
+}
+
+// SessionExpired reports whether the request carried an expired session.
+func SessionExpired(c echo.Context) bool {
+	b, _ := c.Get(ctxExpired).(bool)
+	return b
+}
+
+func init() {
+	PageUser = func(c echo.Context) (string, string) {
+		p := CurrentPrincipal(c)
+		if p.Anonymous() {
+			return "", ""
+		}
+		return p.Name, p.Role.String()
+	}
+	Actor = func(c echo.Context) string {
+		p := CurrentPrincipal(c)
+		if p.Anonymous() {
+			return "anonymous"
+		}
+		if p.Via == "token" {
+			return p.Name + " (token)"
+		}
+		return p.Name
+	}
+}
+
+// HasBearer reports whether the request presents an Authorization header
+// (such requests are authenticated by it alone and carry no cookies' authority).
+func HasBearer(r *http.Request) bool { return r.Header.Get(echo.HeaderAuthorization) != "" }
+
+// Identify resolves the principal of c and stores it (and any credential
+// error) in the context. It never rejects: requireRole does.
+func (a *Auth) Identify(c echo.Context) {
+	p, err := a.identify(c)
+	if err != nil {
+		c.Set(ctxAuthErr, err)
+		return
+	}
+	if p == nil && a.Cfg.AnonymousViewer {
+		p = &Principal{Role: RoleViewer, Via: "anonymous"}
+	}
+	if p != nil {
+		c.Set(ctxPrincipal, p)
+	}
+}
+
+func (a *Auth) identify(c echo.Context) (*Principal, error) {
+	ctx := c.Request().Context()
+	now := a.now()
+	if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || !auth.WellFormedToken(strings.TrimSpace(tok)) {
+			return nil, Unauthorized("malformed Authorization header: expected \"Bearer tsr_…\" with a token from /settings/tokens or `tessera token create`")
+		}
+		t, err := a.Store.TokenByHash(ctx, auth.HashSecret(strings.TrimSpace(tok)))
+		if errors.Is(err, db.ErrNotFound) || (err == nil && (t.RevokedAt != nil || t.Disabled)) {
+			return nil, Unauthorized("the bearer token is unknown, revoked, or its user is disabled")
+		}
+		if err != nil {
+			return nil, err
+		}
+		role, _ := ParseRole(t.UserRole)
+		if t.Role != nil {
+			if r, err := ParseRole(*t.Role); err == nil && r < role {
+				role = r
+			}
+		}
+		if t.LastUsedAt == nil || now.Sub(db.FromMillis(*t.LastUsedAt)) > time.Minute {
+			if err := a.Store.TouchToken(ctx, t.ID, now); err != nil {
+				return nil, err
+			}
+		}
+		return &Principal{UserID: t.UserID, Name: t.UserName, Role: role, Via: "token", TokenID: t.ID}, nil
+	}
+	sid := a.sessionSecret(c)
+	if sid == "" {
+		return nil, nil
+	}
+	id := auth.HashSecret(sid)
+	s, err := a.Store.SessionByID(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		c.Set(ctxExpired, true)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.Disabled {
+		return nil, nil
+	}
+	last, created := db.FromMillis(s.LastSeenAt), db.FromMillis(s.CreatedAt)
+	if now.Sub(last) > a.Cfg.IdleTimeout || now.Sub(created) > a.Cfg.MaxLifetime {
+		c.Set(ctxExpired, true)
+		return nil, a.Store.DeleteSession(ctx, id, false, now)
+	}
+	if now.Sub(last) > min(a.Cfg.IdleTimeout/20, time.Minute) {
+		if err := a.Store.TouchSession(ctx, id, now); err != nil {
+			return nil, err
+		}
+	}
+	role, err := ParseRole(s.UserRole)
+	if err != nil {
+		return nil, err
+	}
+	return &Principal{UserID: s.UserID, Name: s.UserName, Role: role, Via: "session", SessionID: id}, nil
+}
+
+func (a *Auth) sessionSecret(c echo.Context) string {
+	s, err := a.cookies.Get(c.Request(), sessionCookie)
+	if err != nil || s.IsNew {
+		return ""
+	}
+	v, _ := s.Values["sid"].(string)
+	return v
+}
+
+// secure reports whether cookies for this request get the Secure flag.
+func (a *Auth) secure(r *http.Request) bool {
+	switch a.Cfg.SecureCookies {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return r.TLS != nil || (a.Cfg.TrustProxy && strings.EqualFold(r.Header.Get(echo.HeaderXForwardedProto), "https"))
+}
+
+// SecureRequest is the Secure flag for any cookie of this request (CSRF too).
+func (a *Auth) SecureRequest(r *http.Request) bool { return a.secure(r) }
+
+func (a *Auth) writeCookie(c echo.Context, sid string, maxAge int) error {
+	s := sessions.NewSession(a.cookies, sessionCookie)
+	s.Values["sid"] = sid
+	s.Options = &sessions.Options{Path: "/", MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: a.secure(c.Request())}
+	return a.cookies.Save(c.Request(), c.Response(), s)
+}
+
+// StartSession signs u in: a new server-side session and its cookie.
+func (a *Auth) StartSession(c echo.Context, u db.User) error {
+	if old := a.sessionSecret(c); old != "" { // never reuse a pre-login session id
+		_ = a.Store.DeleteSession(c.Request().Context(), auth.HashSecret(old), false, a.now())
+	}
+	sid := auth.RandomString(32)
+	if err := a.Store.CreateSession(c.Request().Context(), auth.HashSecret(sid), u, c.RealIP(), c.Request().UserAgent(), a.now()); err != nil {
+		return err
+	}
+	return a.writeCookie(c, sid, int(a.Cfg.MaxLifetime/time.Second))
+}
+
+// EndSession signs the request's session out and clears its cookie.
+func (a *Auth) EndSession(c echo.Context) error {
+	if sid := a.sessionSecret(c); sid != "" {
+		if err := a.Store.DeleteSession(c.Request().Context(), auth.HashSecret(sid), true, a.now()); err != nil {
+			return err
+		}
+	}
+	return a.writeCookie(c, "", -1)
+}
+
+// CheckLogin verifies a name and password with limiting; it returns the user
+// or a user error (401 bad credentials, 429 locked out).
+func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.User, error) {
+	now := a.now()
+	userKey, ipKey := "user:"+strings.ToLower(name), "ip:"+ip
+	if blocked, wait := a.Limiter.Blocked(now, userKey, ipKey); blocked {
+		return db.User{}, &UserError{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
+			Message: "too many failed sign-ins; try again in " + wait.Round(time.Second).String()}
+	}
+	u, err := a.Store.UserByName(ctx, name)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return db.User{}, err
+	}
+	ok := false
+	if err == nil {
+		ok = auth.CheckPassword(u.PasswordHash, password) && !u.Disabled
+	} else {
+		auth.BurnPasswordCheck(password)
+	}
+	if !ok {
+		for _, k := range a.Limiter.Fail(now, userKey, ipKey) {
+			a.logLockout(k)
+		}
+		if a.Cfg.FailureDelay > 0 {
+			time.Sleep(a.Cfg.FailureDelay)
+		}
+		return db.User{}, &UserError{Status: http.StatusUnauthorized, Code: "bad_credentials", Message: "wrong user name or password, or the account is disabled"}
+	}
+	a.Limiter.Succeed(userKey)
+	return u, nil
+}
+
+func (a *Auth) logLockout(key string) {
+	if a.Log != nil {
+		a.Log.Warn("sign-in locked out after repeated failures", "key", key, "limit", a.Cfg.LoginLimit.String())
+	}
+}

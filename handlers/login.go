@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/views"
+)
+
+// safeNext keeps a post-login redirect on this site: a local absolute path
+// only (no scheme, no host, no "//" or "/\" tricks).
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return "/"
+	}
+	return next
+}
+
+// LoginForm shows the sign-in page (GET /login).
+func (h *Handler) LoginForm(c echo.Context) error {
+	next := safeNext(c.QueryParam("next"))
+	if p := CurrentPrincipal(c); p != nil && !p.Anonymous() {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	v := views.LoginView{Next: next, Expired: SessionExpired(c) || c.QueryParam("expired") == "1"}
+	return render(c, http.StatusOK, views.LoginPage(page(c, "Sign in", "login"), v))
+}
+
+// Login checks the credentials and starts a session (POST /login).
+func (h *Handler) Login(c echo.Context) error {
+	name := strings.TrimSpace(c.FormValue("name"))
+	pw := c.FormValue("password")
+	next := safeNext(c.FormValue("next"))
+	v := views.LoginView{Name: name, Next: next}
+	if name == "" || pw == "" {
+		v.Error = "enter your user name and password"
+		return render(c, http.StatusBadRequest, views.LoginPage(page(c, "Sign in", "login"), v))
+	}
+	u, err := h.Auth.CheckLogin(c.Request().Context(), name, pw, c.RealIP())
+	if err != nil {
+		if ue, ok := err.(*UserError); ok {
+			h.Log.Info("sign-in refused", "user", name, "ip", c.RealIP(), "reason", ue.Code)
+			v.Error = ue.Message
+			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
+		}
+		return err
+	}
+	if err := h.Auth.StartSession(c, u); err != nil {
+		return err
+	}
+	h.Log.Info("signed in", "user", u.Name, "ip", c.RealIP())
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// Logout ends the session (POST /logout).
+func (h *Handler) Logout(c echo.Context) error {
+	if err := h.Auth.EndSession(c); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// MeJSON is GET /api/v1/me.
+type MeJSON struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Via  string `json:"via"`
+}
+
+// APIMe reports who the credentials belong to (GET /api/v1/me).
+func (h *Handler) APIMe(c echo.Context) error {
+	p := CurrentPrincipal(c)
+	if p == nil {
+		return Unauthorized("not signed in")
+	}
+	return c.JSON(http.StatusOK, MeJSON{Name: p.Name, Role: p.Role.String(), Via: p.Via})
+}

@@ -1,0 +1,151 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// signedIn returns the signed-in principal, or redirects anonymous viewers to
+// the login page (tokens belong to accounts).
+func signedIn(c echo.Context) (*Principal, error) {
+	p := CurrentPrincipal(c)
+	if p.Anonymous() {
+		return nil, Unauthorized("sign in to manage API tokens")
+	}
+	return p, nil
+}
+
+func fmtAccountTime(ms *int64) string {
+	if ms == nil {
+		return "never"
+	}
+	return db.FromMillis(*ms).Format("2006-01-02 15:04 UTC")
+}
+
+// TokenRows converts tokens for display.
+func TokenRows(ts []db.Token) []views.TokenRow {
+	out := make([]views.TokenRow, 0, len(ts))
+	for _, t := range ts {
+		role := t.UserRole + " (user's)"
+		if t.Role != nil {
+			role = *t.Role
+		}
+		created := t.CreatedAt
+		out = append(out, views.TokenRow{ID: t.ID, Name: t.Name, Owner: t.UserName, Prefix: t.Prefix, Role: role,
+			Created: fmtAccountTime(&created), LastUsed: fmtAccountTime(t.LastUsedAt), Revoked: t.RevokedAt != nil})
+	}
+	return out
+}
+
+func (h *Handler) tokensView(c echo.Context, p *Principal) (views.TokensView, error) {
+	ts, err := h.Store.ListTokens(c.Request().Context(), p.UserID)
+	if err != nil {
+		return views.TokensView{}, err
+	}
+	var roles []string
+	for _, r := range RoleNames {
+		if rr, _ := ParseRole(r); rr <= p.Role {
+			roles = append(roles, r)
+		}
+	}
+	return views.TokensView{Tokens: TokenRows(ts), Roles: roles}, nil
+}
+
+// Tokens lists the user's tokens (GET /settings/tokens).
+func (h *Handler) Tokens(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.tokensView(c, p)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.TokensPage(page(c, "API tokens", "settings"), v))
+}
+
+// CreateTokenFor validates and creates a token for user u at most at role
+// max; it returns the secret (shown once).
+func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, max Role, actor string) (string, db.Token, error) {
+	name = strings.TrimSpace(name)
+	if err := ValidateTokenName(name); err != nil {
+		return "", db.Token{}, err
+	}
+	if role != "" {
+		r, err := ParseRole(role)
+		if err != nil {
+			return "", db.Token{}, BadRequest("role", "%v", err)
+		}
+		if r > max {
+			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than its user (%s)", r, max)
+		}
+	}
+	secret, prefix, hash, err := auth.NewToken()
+	if err != nil {
+		return "", db.Token{}, err
+	}
+	t, err := h.Store.CreateToken(c.Request().Context(), u.ID, name, prefix, hash, role, actor, h.Now())
+	return secret, t, err
+}
+
+// CreateToken creates a token and shows it once (POST /settings/tokens).
+func (h *Handler) CreateToken(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.UserByID(c.Request().Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	name := c.FormValue("name")
+	secret, _, err := h.CreateTokenFor(c, u, name, c.FormValue("role"), p.Role, Actor(c))
+	v, verr := h.tokensView(c, p)
+	if verr != nil {
+		return verr
+	}
+	status := http.StatusOK
+	var ue *UserError
+	if errors.As(err, &ue) {
+		v.Error, v.Field, status = ue.Message, ue.Field, ue.Status
+	} else if err != nil {
+		return err
+	} else {
+		v.NewSecret, v.NewName = secret, strings.TrimSpace(name)
+		c.Response().Header().Set("Cache-Control", "no-store")
+	}
+	return render(c, status, views.TokensPage(page(c, "API tokens", "settings"), v))
+}
+
+// RevokeToken revokes one of the user's tokens; admins may revoke any
+// (POST /settings/tokens/:id/revoke).
+func (h *Handler) RevokeToken(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return NotFound("no token %q", c.Param("id"))
+	}
+	t, err := h.Store.TokenByID(c.Request().Context(), id)
+	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
+		return NotFound("no token %d", id)
+	}
+	if err := h.Store.RevokeToken(c.Request().Context(), id, Actor(c), h.Now()); err != nil {
+		return err
+	}
+	back := "/settings/tokens"
+	if t.UserID != p.UserID {
+		back = "/admin/users"
+	}
+	return c.Redirect(http.StatusSeeOther, back)
+}

@@ -1,0 +1,65 @@
+package views
+
+import "strconv"
+
+// LoginView is the sign-in form.
+type LoginView struct {
+	Name    string
+	Next    string
+	Error   string
+	Expired bool
+}
+
+// TokenRow is one API token in a list.
+type TokenRow struct {
+	ID       int64
+	Name     string
+	Owner    string
+	Prefix   string
+	Role     string
+	Created  string
+	LastUsed string
+	Revoked  bool
+}
+
+// TokensView is /settings/tokens.
+type TokensView struct {
+	Tokens    []TokenRow
+	NewSecret string // shown once, right after creation
+	NewName   string
+	Error     string
+	Field     string
+	Roles     []string // roles the user may give a token
+	ShowOwner bool
+}
+
+// UserRow is one account on /admin/users.
+type UserRow struct {
+	ID       int64
+	Name     string
+	Role     string
+	Disabled bool
+	Created  string
+	Self     bool
+}
+
+// AdminUsersView is /admin/users.
+type AdminUsersView struct {
+	Users   []UserRow
+	Notice  string
+	Error   string
+	Field   string
+	Form    struct{ Name, Role string }
+	Roles   []string
+	Tokens  []TokenRow
+	MinPass int
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+func disableAction(disabled bool) string {
+	if disabled {
+		return "enable"
+	}
+	return "disable"
+}

@@ -1,0 +1,119 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+// identify resolves the principal of every request (bearer token or session
+// cookie) before CSRF and role checks.
+func identify(a *handlers.Auth) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			a.Identify(c)
+			return next(c)
+		}
+	}
+}
+
+// csrf protects every state-changing browser request: a double-submit token
+// (cookie "_csrf", form field "_csrf" or header X-CSRF-Token). Requests
+// authenticated by an Authorization header carry no ambient authority and are
+// exempt; unauthenticated requests to protected routes are refused by
+// requireRole anyway, so only requests that could act (signed in, or public
+// routes such as /login) are checked.
+func csrf(a *handlers.Auth, public map[string]bool) echo.MiddlewareFunc {
+	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
+		Skipper: func(c echo.Context) bool {
+			if handlers.HasBearer(c.Request()) {
+				return true
+			}
+			switch c.Request().Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions:
+				return false
+			}
+			p := handlers.CurrentPrincipal(c)
+			return p.Anonymous() && !public[c.Request().Method+" "+c.Path()]
+		},
+		TokenLookup:    "header:" + echo.HeaderXCSRFToken + ",form:_csrf",
+		CookieName:     "_csrf",
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteLaxMode,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return handlers.Forbidden("the form's security token is missing or out of date (CSRF); reload the page and try again")
+		},
+	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		h := mw(next)
+		return func(c echo.Context) error {
+			r := c.Request()
+			// Echo trusts Sec-Fetch-Site for safe requests and then hands out a
+			// placeholder instead of a token; pages need a real token for
+			// their forms, so safe requests always take the token path.
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				r.Header.Del(echo.HeaderSecFetchSite)
+			}
+			return h(c)
+		}
+	}
+}
+
+// requireRole refuses requests whose principal lacks role: no or bad
+// credentials → 401 for the API (and for bad bearer tokens), a redirect to
+// /login for pages; too low a role → 403.
+func requireRole(role handlers.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if role == handlers.RolePublic {
+			return next
+		}
+		return func(c echo.Context) error {
+			if err := handlers.AuthError(c); err != nil {
+				return err
+			}
+			p := handlers.CurrentPrincipal(c)
+			if p == nil || (p.Anonymous() && p.Role < role) {
+				if wantsJSON(c) {
+					return handlers.Unauthorized("sign in first: send \"Authorization: Bearer <token>\" (create one on /settings/tokens or with `tessera token create`)")
+				}
+				login := "/login?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+				if handlers.SessionExpired(c) {
+					login += "&expired=1"
+				}
+				if c.Request().Header.Get("HX-Request") == "true" {
+					c.Response().Header().Set("HX-Redirect", login)
+					return handlers.Unauthorized("your session has ended; sign in again")
+				}
+				return c.Redirect(http.StatusSeeOther, login)
+			}
+			if p.Role < role {
+				return handlers.Forbidden("this needs the %s role; you are signed in as %s (%s)", role, displayName(p), p.Role)
+			}
+			return next(c)
+		}
+	}
+}
+
+func displayName(p *handlers.Principal) string {
+	if p.Name == "" {
+		return "anonymous"
+	}
+	return p.Name
+}
+
+// publicUnsafe lists the public routes that change state ("METHOD path").
+func publicUnsafe(routes []Route) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range routes {
+		if r.Role == handlers.RolePublic && r.Method != http.MethodGet && !strings.HasPrefix(r.Path, "/static") {
+			m[r.Method+" "+r.Path] = true
+		}
+	}
+	return m
+}
