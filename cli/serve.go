@@ -90,6 +90,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 	}
 	h := handlers.New(store, loaded, log)
+	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr)
+	if err != nil {
+		return err
+	}
 	e := web.New(h, log)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -110,6 +114,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("shutdown", "err", err)
 	}
+	stopEngine()
 	log.Info("stopped")
 	return nil
 }

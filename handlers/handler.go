@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 )
 
 // Workspace is the loaded workspace file with the store ids of its assets.
@@ -26,7 +27,9 @@ type Handler struct {
 	Log   *slog.Logger
 	Now   func() time.Time
 	Auth  *Auth // accounts; web.New fills a default when nil
-	ws    atomic.Pointer[Workspace]
+	// Engine creates and steers backfills (nil: backfill pages answer 503).
+	Engine *jobs.Engine
+	ws     atomic.Pointer[Workspace]
 }
 
 // New returns a Handler serving ws.

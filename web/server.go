@@ -98,6 +98,20 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/api/v1/assets/:key/partitions", handlers.RoleViewer, h.APIPartitions},
 		{post, "/api/v1/assets/:key/partition-keys", handlers.RoleOperator, h.APIAddPartitionKeys},
 		{post, "/api/v1/materializations", handlers.RoleOperator, h.APIReportMaterializations},
+
+		{post, "/api/v1/backfills/preview", handlers.RoleViewer, h.APIBackfillPreview},
+		{post, "/api/v1/backfills", handlers.RoleOperator, h.APIBackfillCreate},
+		{get, "/api/v1/backfills", handlers.RoleViewer, h.APIBackfillList},
+		{get, "/api/v1/backfills/:id", handlers.RoleViewer, h.APIBackfillGet},
+		{get, "/api/v1/backfills/:id/chunks", handlers.RoleViewer, h.APIBackfillChunks},
+		{get, "/api/v1/backfills/:id/events", handlers.RoleViewer, h.APIBackfillEvents},
+		{post, "/api/v1/backfills/:id/pause", handlers.RoleOperator, h.APIBackfillPause},
+		{post, "/api/v1/backfills/:id/resume", handlers.RoleOperator, h.APIBackfillResume},
+		{post, "/api/v1/backfills/:id/cancel", handlers.RoleOperator, h.APIBackfillCancel},
+		{post, "/api/v1/backfills/:id/retry-failed", handlers.RoleOperator, h.APIBackfillRetryFailed},
+		{get, "/api/v1/runs/:id", handlers.RoleViewer, h.APIRunGet},
+		{post, "/api/v1/runs/:id/complete", handlers.RoleOperator, h.APIRunComplete},
+		{get, "/api/v1/conflicts", handlers.RoleViewer, h.APIConflicts},
 	}
 }
 

@@ -1,0 +1,522 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The backfill engine is event-sourced: every command builds an event
+// payload, appends it and applies it to the projections with ApplyEvent in
+// the same transaction. Replay (db/replay.go) applies the same payloads to a
+// fresh database, so the projections are a pure function of the events.
+
+// Backfill event types.
+const (
+	EvBackfillCreated  = "backfill.created"
+	EvBackfillState    = "backfill.state"
+	EvRunsPlanned      = "runs.planned"
+	EvAttemptsStarted  = "attempts.started"
+	EvAttemptsFinished = "attempts.finished"
+	EvConflict         = "run.conflict"
+)
+
+// BackfillCreated is the payload of backfill.created.
+type BackfillCreated struct {
+	Backfill Backfill             `json:"backfill"`
+	Segments []Segment            `json:"segments"`
+	Ranges   map[int64][]SelRange `json:"ranges,omitempty"`
+	Keys     []string             `json:"keys,omitempty"`
+}
+
+// BackfillStateChanged is the payload of backfill.state.
+type BackfillStateChanged struct {
+	ID        string `json:"id"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Version   int64  `json:"state_version"`
+	Terminate bool   `json:"terminate,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	At        int64  `json:"at"`
+}
+
+// RunsPlanned is the payload of runs.planned: new chunk runs of one backfill.
+type RunsPlanned struct {
+	BackfillID string `json:"backfill_id"`
+	NextChunk  int64  `json:"next_chunk"`
+	Runs       []Run  `json:"runs"`
+	At         int64  `json:"at"`
+}
+
+// PartRef is one partition of an attempt. Prev is the partition's stored
+// status before the attempt claimed it ("" when it had no row).
+type PartRef struct {
+	Key        string          `json:"k"`
+	Idx        int64           `json:"i"`
+	InstanceID string          `json:"id,omitempty"`
+	Prev       string          `json:"p,omitempty"`
+	Status     string          `json:"s,omitempty"`
+	Metadata   json.RawMessage `json:"m,omitempty"`
+	Error      string          `json:"e,omitempty"`
+}
+
+// AttemptStart is one attempt in attempts.started.
+type AttemptStart struct {
+	RunID          string    `json:"run_id"`
+	BackfillID     string    `json:"backfill_id"`
+	Attempt        int64     `json:"attempt"`
+	AssetID        int64     `json:"asset_id"`
+	CodeVersion    string    `json:"code_version"`
+	Parts          []PartRef `json:"parts"`
+	UpstreamFailed []PartRef `json:"upstream_failed,omitempty"`
+}
+
+// AttemptsStarted is the payload of attempts.started.
+type AttemptsStarted struct {
+	Owner    string         `json:"owner"`
+	Attempts []AttemptStart `json:"attempts"`
+	At       int64          `json:"at"`
+}
+
+// AttemptEnd is one finished attempt in attempts.finished. RunState is the
+// run's state afterwards: queued (retry at NotBefore) or final.
+type AttemptEnd struct {
+	RunID      string    `json:"run_id"`
+	BackfillID string    `json:"backfill_id"`
+	Attempt    int64     `json:"attempt"`
+	AssetID    int64     `json:"asset_id"`
+	State      string    `json:"state"`
+	Error      string    `json:"error,omitempty"`
+	Parts      []PartRef `json:"parts"`
+	RunState   string    `json:"run_state"`
+	NotBefore  int64     `json:"not_before,omitempty"`
+	// Failures are the partitions recorded as finally failed when the run
+	// ends failed (reason failed).
+	Failures    []PartRef `json:"failures,omitempty"`
+	CodeVersion string    `json:"code_version"`
+	// Started is when the attempt started (for instances' started_at).
+	Started int64 `json:"started"`
+}
+
+// AttemptsFinished is the payload of attempts.finished.
+type AttemptsFinished struct {
+	Attempts []AttemptEnd `json:"attempts"`
+	At       int64        `json:"at"`
+}
+
+// ConflictRecorded is the payload of run.conflict.
+type ConflictRecorded struct {
+	Conflict Conflict `json:"conflict"`
+}
+
+// Emit appends an event and applies it to the projections.
+func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload any, idemKey string, now time.Time) error {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	if _, err := AppendEvent(ctx, tx, typ, subject, actor, json.RawMessage(b), idemKey, now); err != nil {
+		return err
+	}
+	return ApplyEvent(ctx, tx, typ, b)
+}
+
+// ApplyEvent applies one backfill-engine event to the projections. Other
+// event types are ignored.
+func ApplyEvent(ctx context.Context, tx *sqlx.Tx, typ string, payload []byte) error {
+	switch typ {
+	case EvBackfillCreated:
+		var p BackfillCreated
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		return applyCreated(ctx, tx, p)
+	case EvBackfillState:
+		var p BackfillStateChanged
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		return applyState(ctx, tx, p)
+	case EvRunsPlanned:
+		var p RunsPlanned
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		return applyPlanned(ctx, tx, p)
+	case EvAttemptsStarted:
+		var p AttemptsStarted
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		return applyStarted(ctx, tx, p)
+	case EvAttemptsFinished:
+		var p AttemptsFinished
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		return applyFinished(ctx, tx, p)
+	case EvConflict:
+		var p ConflictRecorded
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		c := p.Conflict
+		_, err := tx.ExecContext(ctx, `INSERT INTO conflicts (run_key, backfill_id, existing_fingerprint, requested_fingerprint, at) VALUES (?,?,?,?,?)`,
+			c.RunKey, c.BackfillID, c.ExistingFingerprint, c.RequestedFingerprint, c.At)
+		return err
+	}
+	return nil
+}
+
+func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
+	b := p.Backfill
+	if _, err := tx.NamedExecContext(ctx, `INSERT INTO backfills (id, seq, title, state, state_version, assets, selector, chunk_size, max_concurrent_runs, priority,
+		total_partitions, total_chunks, next_chunk, terminate, parent_backfill_id, retry_request_id, request_key, request_hash, created_by, created_at, updated_at)
+		VALUES (:id, (SELECT COALESCE(MAX(seq),0)+1 FROM backfills), :title, :state, :state_version, :assets, :selector, :chunk_size, :max_concurrent_runs, :priority,
+		:total_partitions, :total_chunks, 0, 0, :parent_backfill_id, :retry_request_id, :request_key, :request_hash, :created_by, :created_at, :updated_at)`, b); err != nil {
+		return err
+	}
+	for _, s := range p.Segments {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_segments (backfill_id, pos, asset, asset_id, partitions, first_chunk, chunks, explicit) VALUES (?,?,?,?,?,?,?,?)`,
+			b.ID, s.Pos, s.Asset, s.AssetID, s.Partitions, s.FirstChunk, s.Chunks, s.Explicit); err != nil {
+			return err
+		}
+		for _, r := range p.Ranges[s.Pos] {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_ranges (backfill_id, pos, start, lo, hi) VALUES (?,?,?,?,?)`, b.ID, s.Pos, r.Start, r.Lo, r.Hi); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.Keys) > 0 {
+		st, err := tx.PreparexContext(ctx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES (?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for i, k := range p.Keys {
+			if _, err := st.ExecContext(ctx, b.ID, i, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error {
+	res, err := tx.ExecContext(ctx, `UPDATE backfills SET state=?, state_version=?, updated_at=?,
+		terminate = MAX(terminate, ?),
+		started_at = CASE WHEN ?='RUNNING' THEN COALESCE(started_at, ?) ELSE started_at END,
+		finished_at = CASE WHEN ? IN ('CANCELED','SUCCEEDED','FAILED') THEN ? ELSE finished_at END
+		WHERE id=? AND state=?`, p.To, p.Version, p.At, p.Terminate, p.To, p.At, p.To, p.At, p.ID, p.From)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("backfill %s: transition %s -> %s does not apply", p.ID, p.From, p.To)
+	}
+	if p.To == BackfillCanceled || p.To == BackfillCanceling && p.From == BackfillPending {
+		// Queued runs that never started are canceled with the backfill.
+		return cancelQueued(ctx, tx, p.ID, p.At)
+	}
+	return nil
+}
+
+func cancelQueued(ctx context.Context, tx *sqlx.Tx, backfillID string, at int64) error {
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET state='canceled', updated_at=?, finished_at=? WHERE backfill_id=? AND state='queued'`, at, at, backfillID)
+	if err != nil {
+		return err
+	}
+	n, _ := res.RowsAffected()
+	if n > 0 {
+		_, err = tx.ExecContext(ctx, `UPDATE backfills SET runs_active=runs_active-?, runs_canceled=runs_canceled+? WHERE id=?`, n, n, backfillID)
+	}
+	return err
+}
+
+func applyPlanned(ctx context.Context, tx *sqlx.Tx, p RunsPlanned) error {
+	st, err := tx.PrepareNamedContext(ctx, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key,
+		state, attempts, max_attempts, created_at, updated_at)
+		VALUES (:id, :run_key, :backfill_id, :chunk, :seg, :asset, :asset_id, :fingerprint, :partitions, :first_key, :last_key, 'queued', 0, :max_attempts, :created_at, :updated_at)
+		ON CONFLICT (run_key) DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var n int64
+	for _, r := range p.Runs {
+		res, err := st.ExecContext(ctx, r)
+		if err != nil {
+			return err
+		}
+		k, _ := res.RowsAffected()
+		n += k
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=MAX(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
+	return err
+}
+
+type stmts struct {
+	insInst, updStatus, insStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
+}
+
+func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
+	var s stmts
+	var err error
+	p := func(dst **sqlx.Stmt, q string) {
+		if err == nil {
+			*dst, err = tx.PreparexContext(ctx, q)
+		}
+	}
+	p(&s.insInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
+		VALUES (?,?,?,?,'in_progress',?,'backfill',?,?) ON CONFLICT (id) DO NOTHING`)
+	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', updated_at=? WHERE asset_id=? AND partition_key=?`)
+	p(&s.insStatus, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (?,?,?,'in_progress',0,?)`)
+	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
+	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE id=?`)
+	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
+		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
+		last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
+		canonical_instance_id=?1, tainted_at=NULL, taint_reason=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
+	p(&s.failStatus, `UPDATE partition_status SET status='failed', last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3,
+		last_attempt_status='failed', last_attempt_error=?4, updated_at=?3 WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
+	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
+		ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *stmts) close() {
+	for _, st := range []*sqlx.Stmt{s.insInst, s.updStatus, s.insStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	roll := rollupDelta{}
+	perBackfill := map[string][2]int64{}
+	for _, a := range p.Attempts {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
+			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
+			started_at=COALESCE(started_at, ?), updated_at=? WHERE id=?`, a.Attempt, len(a.UpstreamFailed), p.At, p.At, a.RunID); err != nil {
+			return err
+		}
+		c := perBackfill[a.BackfillID]
+		c[0]++
+		c[1] += int64(len(a.UpstreamFailed))
+		perBackfill[a.BackfillID] = c
+		for _, pr := range a.Parts {
+			if _, err := st.insInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, a.CodeVersion, p.At, p.At); err != nil {
+				return err
+			}
+			if pr.Prev == "" {
+				_, err = st.insStatus.ExecContext(ctx, a.AssetID, pr.Key, pr.Idx, p.At)
+			} else {
+				_, err = st.updStatus.ExecContext(ctx, p.At, a.AssetID, pr.Key)
+				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
+			}
+			if err != nil {
+				return err
+			}
+			roll.add(a.AssetID, pr.Idx, StatusInProgress, 1)
+		}
+		for _, pr := range a.UpstreamFailed {
+			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "upstream_failed", a.RunID); err != nil {
+				return err
+			}
+		}
+	}
+	for id, c := range perBackfill {
+		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
+			started_at=COALESCE(started_at, ?) WHERE id=?`, c[0], c[1], p.At, p.At, id); err != nil {
+			return err
+		}
+	}
+	return roll.apply(ctx, tx)
+}
+
+func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	roll := rollupDelta{}
+	type counts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
+	perBackfill := map[string]*counts{}
+	lastMat := map[int64]int64{}
+	for _, a := range p.Attempts {
+		c := perBackfill[a.BackfillID]
+		if c == nil {
+			c = &counts{}
+			perBackfill[a.BackfillID] = c
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=? WHERE run_id=? AND attempt=?`,
+			a.State, p.At, nullIfEmpty(a.Error), a.RunID, a.Attempt); err != nil {
+			return err
+		}
+		var mat, failed int64
+		for _, pr := range a.Parts {
+			var meta *string
+			if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
+				s := string(pr.Metadata)
+				meta = &s
+			}
+			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, pr.InstanceID); err != nil {
+				return err
+			}
+			switch pr.Status {
+			case StatusMaterialized:
+				mat++
+				prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, a.CodeVersion, meta, a.AssetID, pr.Key)
+				if err != nil {
+					return err
+				}
+				if prev != "" {
+					roll.add(a.AssetID, pr.Idx, prev, -1)
+					roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+				}
+				lastMat[a.AssetID] = p.At
+			case StatusFailed:
+				failed++
+				prev, err := updateFromLease(ctx, tx, st.failStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, nullIfEmpty(pr.Error), a.AssetID, pr.Key)
+				if err != nil {
+					return err
+				}
+				if prev != "" {
+					roll.add(a.AssetID, pr.Idx, prev, -1)
+					roll.add(a.AssetID, pr.Idx, StatusFailed, 1)
+				}
+			default: // interrupted or canceled: give the partition back its previous status
+				var cur string
+				if err := tx.GetContext(ctx, &cur, `SELECT status FROM partition_status WHERE asset_id=? AND partition_key=?`, a.AssetID, pr.Key); err != nil || cur != StatusInProgress {
+					continue // someone reported the partition meanwhile: keep that
+				}
+				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+				if pr.Prev == "" {
+					_, err = st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
+				} else {
+					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, updated_at=? WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
+					roll.add(a.AssetID, pr.Idx, pr.Prev, 1)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		for _, pr := range a.Failures {
+			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
+				return err
+			}
+		}
+		c.running--
+		c.mat += mat
+		final := a.RunState != RunQueued
+		var finished *int64
+		var notBefore *int64
+		if final {
+			at := p.At
+			finished = &at
+			c.active--
+			switch a.RunState {
+			case RunSucceeded:
+				c.succ++
+			case RunFailed:
+				c.failed++
+				c.pfailed += int64(len(a.Failures))
+			case RunCanceled:
+				c.canceled++
+			}
+		} else if a.NotBefore > 0 {
+			nb := a.NotBefore
+			notBefore = &nb
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state=?, materialized=materialized+?, failed=?, error=?, not_before=?, finished_at=?, updated_at=? WHERE id=?`,
+			a.RunState, mat, int64(len(a.Failures)), nullIfEmpty(a.Error), notBefore, finished, p.At, a.RunID); err != nil {
+			return err
+		}
+	}
+	for id, c := range perBackfill {
+		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
+			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
+			updated_at=? WHERE id=?`, c.running, c.active, c.succ, c.failed, c.canceled, c.mat, c.pfailed, p.At, id); err != nil {
+			return err
+		}
+	}
+	for id, at := range lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return err
+		}
+	}
+	return roll.apply(ctx, tx)
+}
+
+// updateFromLease runs a status update guarded by status=in_progress (the
+// lease this attempt holds); when someone else changed the row meanwhile
+// (an external report), it applies the update over that status instead. It
+// returns the status it replaced ("" when there is no row).
+func updateFromLease(ctx context.Context, tx *sqlx.Tx, st *sqlx.Stmt, assetID int64, key string, args ...any) (string, error) {
+	res, err := st.ExecContext(ctx, append(args, StatusInProgress)...)
+	if err != nil {
+		return "", err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return StatusInProgress, nil
+	}
+	var cur string
+	if err := tx.GetContext(ctx, &cur, `SELECT status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key); err != nil {
+		return "", nil
+	}
+	if _, err := st.ExecContext(ctx, append(args, cur)...); err != nil {
+		return "", err
+	}
+	return cur, nil
+}
+
+// StatusRows reads the stored status of partitions of an asset (key → status)
+// inside tx, for keys in [lo, hi] when contiguous, or by key.
+func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT partition_key, status FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ?`, assetID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, s string
+		if err := rows.Scan(&k, &s); err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, rows.Err()
+}
+
+// MaterializedByRun returns the partitions that a run's attempts already
+// materialized (its checkpoint).
+func MaterializedByRun(ctx context.Context, q getter, runID string) (map[string]bool, error) {
+	var keys []string
+	if err := q.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_instances WHERE run_id=? AND status='materialized'`, runID); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		out[k] = true
+	}
+	return out, nil
+}

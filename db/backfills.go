@@ -1,0 +1,367 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Backfill states.
+const (
+	BackfillPending   = "PENDING"
+	BackfillRunning   = "RUNNING"
+	BackfillPaused    = "PAUSED"
+	BackfillCanceling = "CANCELING"
+	BackfillCanceled  = "CANCELED"
+	BackfillSucceeded = "SUCCEEDED"
+	BackfillFailed    = "FAILED"
+)
+
+// BackfillStates lists every backfill state.
+var BackfillStates = []string{BackfillPending, BackfillRunning, BackfillPaused, BackfillCanceling, BackfillCanceled, BackfillSucceeded, BackfillFailed}
+
+// BackfillTerminal reports whether a backfill state is final.
+func BackfillTerminal(state string) bool {
+	return state == BackfillCanceled || state == BackfillSucceeded || state == BackfillFailed
+}
+
+// Backfill is one backfill's projection row.
+type Backfill struct {
+	ID                       string  `db:"id" json:"id"`
+	Seq                      int64   `db:"seq" json:"seq"`
+	Title                    string  `db:"title" json:"title"`
+	State                    string  `db:"state" json:"state"`
+	StateVersion             int64   `db:"state_version" json:"state_version"`
+	Assets                   string  `db:"assets" json:"assets"`
+	Selector                 string  `db:"selector" json:"selector"`
+	ChunkSize                int64   `db:"chunk_size" json:"chunk_size"`
+	MaxConcurrentRuns        int64   `db:"max_concurrent_runs" json:"max_concurrent_runs"`
+	Priority                 int64   `db:"priority" json:"priority"`
+	TotalPartitions          int64   `db:"total_partitions" json:"total_partitions"`
+	TotalChunks              int64   `db:"total_chunks" json:"total_chunks"`
+	NextChunk                int64   `db:"next_chunk" json:"next_chunk"`
+	RunsActive               int64   `db:"runs_active" json:"runs_active"`
+	RunsRunning              int64   `db:"runs_running" json:"runs_running"`
+	RunsSucceeded            int64   `db:"runs_succeeded" json:"runs_succeeded"`
+	RunsFailed               int64   `db:"runs_failed" json:"runs_failed"`
+	RunsCanceled             int64   `db:"runs_canceled" json:"runs_canceled"`
+	PartitionsMaterialized   int64   `db:"partitions_materialized" json:"partitions_materialized"`
+	PartitionsFailed         int64   `db:"partitions_failed" json:"partitions_failed"`
+	PartitionsUpstreamFailed int64   `db:"partitions_upstream_failed" json:"partitions_upstream_failed"`
+	Terminate                bool    `db:"terminate" json:"terminate"`
+	ParentBackfillID         *string `db:"parent_backfill_id" json:"parent_backfill_id"`
+	RetryRequestID           *string `db:"retry_request_id" json:"retry_request_id"`
+	RequestKey               *string `db:"request_key" json:"request_key"`
+	RequestHash              string  `db:"request_hash" json:"request_hash"`
+	CreatedBy                string  `db:"created_by" json:"created_by"`
+	CreatedAt                int64   `db:"created_at" json:"created_at"`
+	UpdatedAt                int64   `db:"updated_at" json:"updated_at"`
+	StartedAt                *int64  `db:"started_at" json:"started_at"`
+	FinishedAt               *int64  `db:"finished_at" json:"finished_at"`
+}
+
+// Segment is the part of a backfill that covers one asset.
+type Segment struct {
+	BackfillID string `db:"backfill_id" json:"backfill_id"`
+	Pos        int64  `db:"pos" json:"pos"`
+	Asset      string `db:"asset" json:"asset"`
+	AssetID    int64  `db:"asset_id" json:"asset_id"`
+	Partitions int64  `db:"partitions" json:"partitions"`
+	FirstChunk int64  `db:"first_chunk" json:"first_chunk"`
+	Chunks     int64  `db:"chunks" json:"chunks"`
+	Explicit   bool   `db:"explicit" json:"explicit"`
+}
+
+// SelRange is a run of consecutive partition indexes [Lo, Hi] of a segment;
+// Start is the selection position of Lo.
+type SelRange struct {
+	Start int64 `db:"start" json:"s"`
+	Lo    int64 `db:"lo" json:"lo"`
+	Hi    int64 `db:"hi" json:"hi"`
+}
+
+// Run is a chunk run's projection row.
+type Run struct {
+	ID             string  `db:"id" json:"id"`
+	RunKey         string  `db:"run_key" json:"run_key"`
+	BackfillID     string  `db:"backfill_id" json:"backfill_id"`
+	Chunk          int64   `db:"chunk" json:"chunk"`
+	Seg            int64   `db:"seg" json:"seg"`
+	Asset          string  `db:"asset" json:"asset"`
+	AssetID        int64   `db:"asset_id" json:"asset_id"`
+	Fingerprint    string  `db:"fingerprint" json:"fingerprint"`
+	Partitions     int64   `db:"partitions" json:"partitions"`
+	FirstKey       string  `db:"first_key" json:"first_key"`
+	LastKey        string  `db:"last_key" json:"last_key"`
+	State          string  `db:"state" json:"state"`
+	Attempts       int64   `db:"attempts" json:"attempts"`
+	MaxAttempts    int64   `db:"max_attempts" json:"max_attempts"`
+	NotBefore      *int64  `db:"not_before" json:"not_before"`
+	Materialized   int64   `db:"materialized" json:"materialized"`
+	Failed         int64   `db:"failed" json:"failed"`
+	UpstreamFailed int64   `db:"upstream_failed" json:"upstream_failed"`
+	Error          *string `db:"error" json:"error"`
+	CreatedAt      int64   `db:"created_at" json:"created_at"`
+	UpdatedAt      int64   `db:"updated_at" json:"updated_at"`
+	StartedAt      *int64  `db:"started_at" json:"started_at"`
+	FinishedAt     *int64  `db:"finished_at" json:"finished_at"`
+}
+
+// Run states.
+const (
+	RunQueued    = "queued"
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCanceled  = "canceled"
+)
+
+// Attempt is one attempt of a run.
+type Attempt struct {
+	RunID      string  `db:"run_id" json:"run_id"`
+	Attempt    int64   `db:"attempt" json:"attempt"`
+	State      string  `db:"state" json:"state"`
+	Owner      string  `db:"owner" json:"owner"`
+	Partitions int64   `db:"partitions" json:"partitions"`
+	StartedAt  int64   `db:"started_at" json:"started_at"`
+	FinishedAt *int64  `db:"finished_at" json:"finished_at"`
+	Error      *string `db:"error" json:"error"`
+}
+
+// Attempt states.
+const (
+	AttemptRunning     = "running"
+	AttemptSucceeded   = "succeeded"
+	AttemptFailed      = "failed"
+	AttemptTimeout     = "timeout"
+	AttemptCanceled    = "canceled"
+	AttemptInterrupted = "interrupted"
+)
+
+// Backfill returns one backfill, or ErrNotFound.
+func (s *Store) Backfill(ctx context.Context, id string) (Backfill, error) {
+	return getBackfill(ctx, s.R, id)
+}
+
+type getter interface {
+	GetContext(ctx context.Context, dest any, q string, args ...any) error
+	SelectContext(ctx context.Context, dest any, q string, args ...any) error
+}
+
+func getBackfill(ctx context.Context, q getter, id string) (Backfill, error) {
+	var b Backfill
+	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE id=?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, fmt.Errorf("backfill %q: %w", id, ErrNotFound)
+	}
+	return b, err
+}
+
+// BackfillTx reads a backfill inside a write transaction.
+func BackfillTx(ctx context.Context, tx *sqlx.Tx, id string) (Backfill, error) {
+	return getBackfill(ctx, tx, id)
+}
+
+// BackfillByRequestKey finds the backfill created with an idempotency key.
+func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill, error) {
+	var b Backfill
+	err := s.R.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, ErrNotFound
+	}
+	return b, err
+}
+
+// BackfillByRetry finds the child created by a retry request.
+func (s *Store) BackfillByRetry(ctx context.Context, parent, requestID string) (Backfill, error) {
+	var b Backfill
+	err := s.R.GetContext(ctx, &b, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, ErrNotFound
+	}
+	return b, err
+}
+
+// Backfills lists backfills newest first, with seq < before (0: from the
+// newest), optionally only in the given states.
+func (s *Store) Backfills(ctx context.Context, states []string, before int64, limit int) ([]Backfill, error) {
+	q := `SELECT * FROM backfills WHERE 1=1`
+	var args []any
+	if before > 0 {
+		q += ` AND seq < ?`
+		args = append(args, before)
+	}
+	if len(states) > 0 {
+		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
+		for _, st := range states {
+			args = append(args, st)
+		}
+	}
+	q += ` ORDER BY seq DESC LIMIT ?`
+	args = append(args, limit)
+	var out []Backfill
+	err := s.R.SelectContext(ctx, &out, q, args...)
+	return out, err
+}
+
+// ActiveBackfills lists the backfills that are not terminal, in seq order.
+func ActiveBackfills(ctx context.Context, q getter) ([]Backfill, error) {
+	var out []Backfill
+	err := q.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
+	return out, err
+}
+
+// Segments returns a backfill's segments in order.
+func Segments(ctx context.Context, q getter, backfillID string) ([]Segment, error) {
+	var out []Segment
+	err := q.SelectContext(ctx, &out, `SELECT * FROM backfill_segments WHERE backfill_id=? ORDER BY pos`, backfillID)
+	return out, err
+}
+
+// SegmentRanges returns the ranges of a segment that overlap selection
+// positions [p0, p1).
+func SegmentRanges(ctx context.Context, q getter, backfillID string, pos, p0, p1 int64) ([]SelRange, error) {
+	var out []SelRange
+	err := q.SelectContext(ctx, &out, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=?
+		AND start >= (SELECT COALESCE(MAX(start), 0) FROM backfill_ranges WHERE backfill_id=? AND pos=? AND start <= ?)
+		AND start < ? ORDER BY start`, backfillID, pos, backfillID, pos, p0, p1)
+	return out, err
+}
+
+// AllSegmentRanges returns every range of a segment.
+func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int64) ([]SelRange, error) {
+	var out []SelRange
+	err := q.SelectContext(ctx, &out, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
+	return out, err
+}
+
+// BackfillKeys returns explicit keys n in [p0, p1).
+func BackfillKeys(ctx context.Context, q getter, backfillID string, p0, p1 int64) ([]string, error) {
+	var out []string
+	err := q.SelectContext(ctx, &out, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
+	return out, err
+}
+
+// Failure is a partition a backfill failed to build or skipped.
+type Failure struct {
+	BackfillID string `db:"backfill_id" json:"backfill_id"`
+	AssetID    int64  `db:"asset_id" json:"asset_id"`
+	Key        string `db:"partition_key" json:"partition"`
+	Idx        int64  `db:"idx" json:"idx"`
+	Reason     string `db:"reason" json:"reason"`
+	RunID      string `db:"run_id" json:"run_id"`
+}
+
+// Failures lists a backfill's failed and upstream-failed partitions.
+func (s *Store) Failures(ctx context.Context, backfillID string) ([]Failure, error) {
+	var out []Failure
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id=? ORDER BY asset_id, idx`, backfillID)
+	return out, err
+}
+
+// UpstreamFailedIn reports whether backfill b recorded a failure of asset in
+// indexes [lo, hi].
+func UpstreamFailedIn(ctx context.Context, q getter, backfillID string, assetID, lo, hi int64) (bool, error) {
+	var n int
+	err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM backfill_failures WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? LIMIT 1)`, backfillID, assetID, lo, hi)
+	return n > 0, err
+}
+
+// Runs lists a backfill's runs by chunk number, after chunk `after`.
+func (s *Store) Runs(ctx context.Context, backfillID string, states []string, after int64, limit int) ([]Run, error) {
+	q := `SELECT * FROM runs WHERE backfill_id=? AND chunk > ?`
+	args := []any{backfillID, after}
+	if len(states) > 0 {
+		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
+		for _, st := range states {
+			args = append(args, st)
+		}
+	}
+	q += ` ORDER BY chunk LIMIT ?`
+	args = append(args, limit)
+	var out []Run
+	err := s.R.SelectContext(ctx, &out, q, args...)
+	return out, err
+}
+
+// Run returns one run, or ErrNotFound.
+func (s *Store) Run(ctx context.Context, id string) (Run, error) {
+	return getRun(ctx, s.R, id)
+}
+
+// RunTx reads a run inside a write transaction.
+func RunTx(ctx context.Context, tx *sqlx.Tx, id string) (Run, error) { return getRun(ctx, tx, id) }
+
+func getRun(ctx context.Context, q getter, id string) (Run, error) {
+	var r Run
+	err := q.GetContext(ctx, &r, `SELECT * FROM runs WHERE id=?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %q: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// QueuedRuns lists every queued run of the active backfills.
+func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
+	var out []Run
+	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE state='queued' ORDER BY backfill_id, chunk`)
+	return out, err
+}
+
+// Attempts lists a run's attempts.
+func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
+	var out []Attempt
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
+	return out, err
+}
+
+// RunningAttempts lists every attempt in state running.
+func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
+	var out []Attempt
+	err := q.SelectContext(ctx, &out, `SELECT * FROM attempts WHERE state='running' ORDER BY run_id`)
+	return out, err
+}
+
+// AttemptLog returns the stored log of an attempt ("" when none).
+func (s *Store) AttemptLog(ctx context.Context, runID string, attempt int64) (string, error) {
+	var l string
+	err := s.R.GetContext(ctx, &l, `SELECT log FROM attempt_logs WHERE run_id=? AND attempt=?`, runID, attempt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return l, err
+}
+
+// Conflict is a run key requested again with a different fingerprint.
+type Conflict struct {
+	ID                   int64  `db:"id" json:"id"`
+	RunKey               string `db:"run_key" json:"run_key"`
+	BackfillID           string `db:"backfill_id" json:"backfill_id"`
+	ExistingFingerprint  string `db:"existing_fingerprint" json:"existing_fingerprint"`
+	RequestedFingerprint string `db:"requested_fingerprint" json:"requested_fingerprint"`
+	At                   int64  `db:"at" json:"at"`
+}
+
+// Conflicts lists recorded conflicts, newest first.
+func (s *Store) Conflicts(ctx context.Context, limit int) ([]Conflict, error) {
+	var out []Conflict
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM conflicts ORDER BY id DESC LIMIT ?`, limit)
+	return out, err
+}
+
+// RecentRunMillis returns the mean duration per partition (ms) of an asset's
+// recent successful backfill attempts, and how many attempts it averaged.
+func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartition float64, n int, err error) {
+	var row struct {
+		Ms sql.NullFloat64 `db:"ms"`
+		N  int             `db:"n"`
+	}
+	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms, COUNT(*) AS n FROM (
+		SELECT a.finished_at, a.started_at, a.partitions FROM attempts a JOIN runs r ON r.id = a.run_id
+		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200)`, assetID)
+	return row.Ms.Float64, row.N, err
+}

@@ -1,0 +1,466 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+// BackfillJSON is a backfill as the API shows it.
+type BackfillJSON struct {
+	ID                 string           `json:"id"`
+	Title              string           `json:"title"`
+	State              string           `json:"state"`
+	StateVersion       int64            `json:"state_version"`
+	Assets             []string         `json:"assets"`
+	Selector           json.RawMessage  `json:"selector"`
+	ChunkSize          int64            `json:"chunk_size"`
+	MaxConcurrentRuns  int64            `json:"max_concurrent_runs"`
+	Priority           int64            `json:"priority"`
+	TotalPartitions    int64            `json:"total_partitions"`
+	TotalChunks        int64            `json:"total_chunks"`
+	PlannedChunks      int64            `json:"planned_chunks"`
+	Counts             map[string]int64 `json:"counts"`
+	Partitions         map[string]int64 `json:"partitions"`
+	PausedWithFailures bool             `json:"paused_with_failures"`
+	Terminate          bool             `json:"terminate,omitempty"`
+	ParentBackfillID   *string          `json:"parent_backfill_id"`
+	RetryRequestID     *string          `json:"retry_request_id,omitempty"`
+	CreatedBy          string           `json:"created_by"`
+	CreatedAt          string           `json:"created_at"`
+	UpdatedAt          string           `json:"updated_at"`
+	StartedAt          *string          `json:"started_at"`
+	FinishedAt         *string          `json:"finished_at"`
+}
+
+func msTime(ms int64) string { return db.FromMillis(ms).Format(time.RFC3339Nano) }
+
+func msTimePtr(ms *int64) *string {
+	if ms == nil {
+		return nil
+	}
+	s := msTime(*ms)
+	return &s
+}
+
+// ToBackfillJSON converts a stored backfill.
+func ToBackfillJSON(b db.Backfill) BackfillJSON {
+	var assets []string
+	_ = json.Unmarshal([]byte(b.Assets), &assets)
+	queued := b.RunsActive - b.RunsRunning
+	done := b.RunsSucceeded + b.RunsFailed + b.RunsCanceled
+	pendingParts := b.TotalPartitions - b.PartitionsMaterialized - b.PartitionsFailed - b.PartitionsUpstreamFailed
+	return BackfillJSON{
+		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector),
+		ChunkSize: b.ChunkSize, MaxConcurrentRuns: b.MaxConcurrentRuns, Priority: b.Priority,
+		TotalPartitions: b.TotalPartitions, TotalChunks: b.TotalChunks, PlannedChunks: b.NextChunk,
+		Counts: map[string]int64{
+			"succeeded": b.RunsSucceeded, "failed": b.RunsFailed, "canceled": b.RunsCanceled, "running": b.RunsRunning,
+			"queued": queued, "pending": max(b.TotalChunks-done-b.RunsActive, 0) + queued,
+		},
+		Partitions: map[string]int64{
+			"materialized": b.PartitionsMaterialized, "failed": b.PartitionsFailed, "upstream_failed": b.PartitionsUpstreamFailed,
+			"pending": max(pendingParts, 0),
+		},
+		PausedWithFailures: b.State == db.BackfillPaused && (b.RunsFailed > 0 || b.PartitionsFailed > 0),
+		Terminate:          b.Terminate, ParentBackfillID: b.ParentBackfillID, RetryRequestID: b.RetryRequestID, CreatedBy: b.CreatedBy,
+		CreatedAt: msTime(b.CreatedAt), UpdatedAt: msTime(b.UpdatedAt), StartedAt: msTimePtr(b.StartedAt), FinishedAt: msTimePtr(b.FinishedAt),
+	}
+}
+
+// engineErr maps the engine's input errors to user errors.
+func engineErr(err error) error {
+	var ie *jobs.InputError
+	if errors.As(err, &ie) {
+		switch {
+		case ie.NotFound:
+			return NotFound("%s", ie.Msg)
+		case ie.Conflict:
+			ue := Conflict("%s", ie.Msg)
+			ue.Field = ie.Field
+			return ue
+		}
+		return BadRequest(ie.Field, "%s", ie.Msg)
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return NotFound("%s", err.Error())
+	}
+	return err
+}
+
+func (h *Handler) engine() (*jobs.Engine, error) {
+	if h.Engine == nil {
+		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the backfill engine is not running on this server"}
+	}
+	return h.Engine, nil
+}
+
+// decodeStrict decodes a JSON body, refusing unknown fields; an empty body
+// leaves v as it is when allowEmpty.
+func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return BadRequest("", "could not read the request body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return BadRequest("", "the request body is empty; send a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return BadRequest("", "the request body is not valid: %s", jsonErr(err))
+	}
+	if d.More() {
+		return BadRequest("", "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// APIBackfillPreview answers what a backfill request would do, writing nothing.
+func (h *Handler) APIBackfillPreview(c echo.Context) error {
+	eng, err := h.engine()
+	if err != nil {
+		return err
+	}
+	var req jobs.Request
+	if err := decodeStrict(c, &req, false); err != nil {
+		return err
+	}
+	pv, err := eng.Preview(c.Request().Context(), req)
+	if err != nil {
+		return engineErr(err)
+	}
+	return c.JSON(http.StatusOK, pv)
+}
+
+// APIBackfillCreate creates a backfill (idempotent on Idempotency-Key).
+func (h *Handler) APIBackfillCreate(c echo.Context) error {
+	eng, err := h.engine()
+	if err != nil {
+		return err
+	}
+	var req jobs.Request
+	if err := decodeStrict(c, &req, false); err != nil {
+		return err
+	}
+	res, err := eng.Create(c.Request().Context(), req, c.Request().Header.Get("Idempotency-Key"), Actor(c))
+	if err != nil {
+		return engineErr(err)
+	}
+	status := http.StatusCreated
+	if res.Replayed {
+		status = http.StatusOK
+	}
+	return c.JSON(status, ToBackfillJSON(res.Backfill))
+}
+
+// BackfillList is a page of backfills.
+type BackfillList struct {
+	Backfills  []BackfillJSON `json:"backfills"`
+	NextCursor string         `json:"next_cursor,omitempty"`
+}
+
+func pageLimit(c echo.Context, def, maxN int) (int, error) {
+	limit := def
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxN {
+			return 0, BadRequest("limit", "limit must be a number between 1 and %d, got %q", maxN, v)
+		}
+		limit = n
+	}
+	return limit, nil
+}
+
+// APIBackfillList lists backfills, newest first (?state=&cursor=&limit=).
+func (h *Handler) APIBackfillList(c echo.Context) error {
+	limit, err := pageLimit(c, 50, 500)
+	if err != nil {
+		return err
+	}
+	var states []string
+	if v := c.QueryParam("state"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if !contains(db.BackfillStates, s) {
+				return BadRequest("state", "unknown state %q; use %s", s, strings.Join(db.BackfillStates, ", "))
+			}
+			states = append(states, s)
+		}
+	}
+	var before int64
+	if v := c.QueryParam("cursor"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return BadRequest("cursor", "cursor %q is not a cursor returned by this endpoint", v)
+		}
+		before = n
+	}
+	rows, err := h.Store.Backfills(c.Request().Context(), states, before, limit+1)
+	if err != nil {
+		return err
+	}
+	out := BackfillList{Backfills: []BackfillJSON{}}
+	for i, b := range rows {
+		if i == limit {
+			out.NextCursor = strconv.FormatInt(rows[limit-1].Seq, 10)
+			break
+		}
+		out.Backfills = append(out.Backfills, ToBackfillJSON(b))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// APIBackfillGet shows one backfill.
+func (h *Handler) APIBackfillGet(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	return c.JSON(http.StatusOK, ToBackfillJSON(b))
+}
+
+// ChunkList is a page of a backfill's chunk runs.
+type ChunkList struct {
+	Chunks     []db.Run `json:"chunks"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}
+
+// APIBackfillChunks lists a backfill's planned chunk runs (?state=&cursor=&limit=).
+func (h *Handler) APIBackfillChunks(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := h.Store.Backfill(ctx, c.Param("id")); err != nil {
+		return engineErr(err)
+	}
+	limit, err := pageLimit(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	var states []string
+	runStates := []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
+	if v := c.QueryParam("state"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.ToLower(strings.TrimSpace(s))
+			if !contains(runStates, s) {
+				return BadRequest("state", "unknown run state %q; use %s", s, strings.Join(runStates, ", "))
+			}
+			states = append(states, s)
+		}
+	}
+	after := int64(-1)
+	if v := c.QueryParam("cursor"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return BadRequest("cursor", "cursor %q is not a cursor returned by this endpoint", v)
+		}
+		after = n
+	}
+	rows, err := h.Store.Runs(ctx, c.Param("id"), states, after, limit+1)
+	if err != nil {
+		return err
+	}
+	out := ChunkList{Chunks: []db.Run{}}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = strconv.FormatInt(rows[limit-1].Chunk, 10)
+			break
+		}
+		out.Chunks = append(out.Chunks, r)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// EventJSON is an event as the API shows it.
+type EventJSON struct {
+	ID      int64           `json:"id"`
+	Type    string          `json:"type"`
+	Subject string          `json:"subject"`
+	Actor   string          `json:"actor"`
+	At      string          `json:"at"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// APIBackfillEvents lists a backfill's events, newest first.
+func (h *Handler) APIBackfillEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	if _, err := h.Store.Backfill(ctx, id); err != nil {
+		return engineErr(err)
+	}
+	limit, err := pageLimit(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	evs, err := h.Store.EventsBySubject(ctx, "backfill:"+id, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]EventJSON, 0, len(evs))
+	for _, e := range evs {
+		p := json.RawMessage(e.Payload)
+		if len(p) > 64<<10 {
+			p = json.RawMessage(`{"truncated":true}`)
+		}
+		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Payload: p})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": out})
+}
+
+type transitionBody struct {
+	ExpectedStateVersion int64 `json:"expected_state_version"`
+	Terminate            bool  `json:"terminate"`
+}
+
+func (h *Handler) transition(c echo.Context, action string) error {
+	eng, err := h.engine()
+	if err != nil {
+		return err
+	}
+	var body transitionBody
+	if err := decodeStrict(c, &body, true); err != nil {
+		return err
+	}
+	if body.Terminate && action != jobs.ActCancel {
+		return BadRequest("terminate", "terminate applies to cancel only")
+	}
+	b, err := eng.Transition(c.Request().Context(), c.Param("id"), action, body.ExpectedStateVersion, body.Terminate, Actor(c))
+	if err != nil {
+		return engineErr(err)
+	}
+	return c.JSON(http.StatusOK, ToBackfillJSON(b))
+}
+
+// APIBackfillPause stops planning new chunks; active runs finish.
+func (h *Handler) APIBackfillPause(c echo.Context) error { return h.transition(c, jobs.ActPause) }
+
+// APIBackfillResume resumes a paused backfill.
+func (h *Handler) APIBackfillResume(c echo.Context) error { return h.transition(c, jobs.ActResume) }
+
+// APIBackfillCancel cancels a backfill ({"terminate": true} kills active runs).
+func (h *Handler) APIBackfillCancel(c echo.Context) error { return h.transition(c, jobs.ActCancel) }
+
+type retryBody struct {
+	RetryRequestID    string `json:"retry_request_id"`
+	ChunkSize         int64  `json:"chunk_size"`
+	MaxConcurrentRuns int64  `json:"max_concurrent_runs"`
+}
+
+// APIBackfillRetryFailed creates a child backfill of the failed partitions.
+func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
+	eng, err := h.engine()
+	if err != nil {
+		return err
+	}
+	var body retryBody
+	if err := decodeStrict(c, &body, true); err != nil {
+		return err
+	}
+	if body.RetryRequestID == "" {
+		body.RetryRequestID = c.Request().Header.Get("Idempotency-Key")
+	}
+	if body.ChunkSize < 0 || body.ChunkSize > jobs.MaxChunkSize {
+		return BadRequest("chunk_size", "chunk_size must be between 1 and %d", jobs.MaxChunkSize)
+	}
+	if body.MaxConcurrentRuns < 0 {
+		return BadRequest("max_concurrent_runs", "max_concurrent_runs must be at least 1")
+	}
+	res, err := eng.RetryFailed(c.Request().Context(), c.Param("id"), body.RetryRequestID, body.ChunkSize, body.MaxConcurrentRuns, Actor(c))
+	if err != nil {
+		return engineErr(err)
+	}
+	status := http.StatusCreated
+	if res.Replayed {
+		status = http.StatusOK
+	}
+	return c.JSON(status, ToBackfillJSON(res.Backfill))
+}
+
+// RunJSON is a run with its attempts and the log tail of the latest one.
+type RunJSON struct {
+	db.Run
+	AttemptList []db.Attempt `json:"attempt_list"`
+	LogTail     string       `json:"log_tail"`
+}
+
+// APIRunGet shows a run, its attempts and its latest log.
+func (h *Handler) APIRunGet(c echo.Context) error {
+	ctx := c.Request().Context()
+	r, err := h.Store.Run(ctx, c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	atts, err := h.Store.Attempts(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	out := RunJSON{Run: r, AttemptList: atts}
+	if atts == nil {
+		out.AttemptList = []db.Attempt{}
+	}
+	if len(atts) > 0 {
+		if out.LogTail, err = h.Store.AttemptLog(ctx, r.ID, atts[len(atts)-1].Attempt); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type completeBody struct {
+	Results []jobs.PartResult `json:"results"`
+	Error   string            `json:"error"`
+}
+
+// APIRunComplete records the result of an asynchronous (http 202) attempt.
+func (h *Handler) APIRunComplete(c echo.Context) error {
+	eng, err := h.engine()
+	if err != nil {
+		return err
+	}
+	var body completeBody
+	if err := decodeStrict(c, &body, true); err != nil {
+		return err
+	}
+	if err := eng.Complete(c.Request().Context(), c.Param("id"), body.Results, body.Error); err != nil {
+		return engineErr(err)
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"run_id": c.Param("id"), "accepted": true})
+}
+
+// APIConflicts lists run keys requested again with different partitions.
+func (h *Handler) APIConflicts(c echo.Context) error {
+	limit, err := pageLimit(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	cs, err := h.Store.Conflicts(c.Request().Context(), limit)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []db.Conflict{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"conflicts": cs})
+}

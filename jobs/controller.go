@@ -1,0 +1,870 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// active is a running attempt owned by this process.
+type active struct {
+	run        db.Run
+	attempt    int64
+	parts      []db.PartRef
+	upFailed   int
+	pool       string
+	asset      *catalog.Asset
+	rangeStart string
+	rangeEnd   string
+	started    time.Time
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	async      bool
+}
+
+type completion struct {
+	act *active
+	res Result
+}
+
+var (
+	errTerminated = errors.New("canceled: the backfill was canceled with terminate")
+	errShutdown   = errors.New("interrupted: the server is shutting down")
+)
+
+// Run runs the controller loop until ctx ends, then stops planning, gives
+// active attempts grace to finish and records the rest as interrupted.
+func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
+	hbCtx, stopHB := context.WithCancel(context.Background())
+	defer stopHB()
+	if err := e.heartbeat(context.Background()); err != nil {
+		return err
+	}
+	go func() {
+		t := time.NewTicker(e.opts.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbCtx.Done():
+				return
+			case <-t.C:
+				if err := e.heartbeat(hbCtx); err != nil && hbCtx.Err() == nil {
+					e.Log.Warn("heartbeat", "err", err)
+				}
+			}
+		}
+	}()
+	tick := time.NewTicker(e.opts.Tick)
+	defer tick.Stop()
+	var lastRecover time.Time
+	var comps []completion
+	for {
+		select {
+		case <-ctx.Done():
+			return e.shutdown(grace)
+		case <-e.wake:
+		case c := <-e.done:
+			comps = append(comps, c)
+		case <-tick.C:
+		}
+		comps = e.drain(comps)
+		if time.Since(lastRecover) > e.opts.LeaseTTL/2 {
+			lastRecover = time.Now()
+			rc, err := e.recoverExpired(ctx)
+			if err != nil {
+				e.Log.Error("recover expired attempts", "err", err)
+			}
+			comps = append(comps, rc...)
+		}
+		if err := e.step(ctx, comps, true); err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			e.Log.Error("controller step", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		comps = comps[:0]
+	}
+}
+
+func (e *Engine) drain(comps []completion) []completion {
+	for {
+		select {
+		case c := <-e.done:
+			comps = append(comps, c)
+		default:
+			return comps
+		}
+	}
+}
+
+func (e *Engine) heartbeat(ctx context.Context) error {
+	now := db.Millis(e.Now())
+	_, err := e.Store.W.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, e.owner, now, now)
+	return err
+}
+
+func (e *Engine) shutdown(grace time.Duration) error {
+	ctx := context.Background()
+	deadline := time.Now().Add(grace)
+	var comps []completion
+	for e.activeCount() > 0 && time.Now().Before(deadline) {
+		select {
+		case c := <-e.done:
+			comps = append(e.drain(comps), c)
+			if err := e.step(ctx, comps, false); err != nil {
+				e.Log.Error("controller step", "err", err)
+			}
+			comps = comps[:0]
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	e.mu.Lock()
+	for _, a := range e.running {
+		a.cancel(errShutdown)
+		if a.async {
+			// Nobody will call back into this process: record it interrupted.
+			e.done <- completion{act: a, res: Result{State: db.AttemptInterrupted, Err: errShutdown}}
+		}
+	}
+	e.mu.Unlock()
+	stop := time.Now().Add(10 * time.Second)
+	for e.activeCount() > 0 && time.Now().Before(stop) {
+		select {
+		case c := <-e.done:
+			comps = append(e.drain(comps), c)
+			if err := e.step(ctx, comps, false); err != nil {
+				e.Log.Error("controller step", "err", err)
+			}
+			comps = comps[:0]
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	_, err := e.Store.W.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, e.owner)
+	if e.activeCount() > 0 {
+		// Left for the next start to interrupt (its lease expires).
+		e.Log.Warn("attempts still running at shutdown", "n", e.activeCount())
+	}
+	return err
+}
+
+func (e *Engine) activeCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+// recoverExpired turns running attempts whose owner stopped heartbeating
+// into interrupted completions, keeping the partitions the attempt had
+// already reported (checkpoint).
+func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
+	cut := db.Millis(e.Now().Add(-e.opts.LeaseTTL))
+	var atts []db.Attempt
+	if err := e.Store.R.SelectContext(ctx, &atts, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, e.owner, cut); err != nil {
+		return nil, err
+	}
+	ws, _ := e.workspace()
+	var out []completion
+	for _, at := range atts {
+		run, err := e.Store.Run(ctx, at.RunID)
+		if err != nil {
+			return nil, err
+		}
+		var parts []db.PartRef
+		if err := e.Store.R.SelectContext(ctx, &parts, `SELECT i.partition_key AS k, COALESCE(s.idx, -1) AS i, i.id AS id, COALESCE(s.last_attempt_status, '') AS p
+			FROM partition_instances i LEFT JOIN partition_status s ON s.asset_id = i.asset_id AND s.partition_key = i.partition_key
+			WHERE i.run_id=? AND i.status='in_progress'`, at.RunID); err != nil {
+			return nil, err
+		}
+		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
+		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: lease of %s expired", at.Owner)}
+		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
+		out = append(out, completion{act: a, res: res})
+		e.Log.Info("interrupting expired attempt", "run", run.ID, "attempt", at.Attempt, "owner", at.Owner, "checkpointed", len(res.Parts))
+	}
+	return out, nil
+}
+
+// step is one reconcile: record completions, move backfills through their
+// states, plan and start runs where slots are free — one transaction.
+func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error {
+	now := e.Now()
+	nowMs := db.Millis(now)
+	ws, ids := e.workspace()
+	var launch []*active
+	var terminate []string
+	touched := map[string]bool{}
+	finished := map[string]bool{}
+	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+		launch, terminate = nil, nil
+		bfs, err := db.ActiveBackfills(ctx, tx)
+		if err != nil {
+			return err
+		}
+		bfState := map[string]string{}
+		for _, b := range bfs {
+			bfState[b.ID] = b.State
+		}
+		if len(comps) > 0 {
+			var ends []db.AttemptEnd
+			for _, c := range comps {
+				end, err := e.finish(ctx, tx, c, bfState[c.act.run.BackfillID], now)
+				if err != nil {
+					return err
+				}
+				ends = append(ends, end)
+				touched[c.act.run.BackfillID] = true
+				finished[c.act.run.ID] = true
+			}
+			if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "runs", "controller", db.AttemptsFinished{Attempts: ends, At: nowMs}, "", now); err != nil {
+				return err
+			}
+			if bfs, err = db.ActiveBackfills(ctx, tx); err != nil {
+				return err
+			}
+		}
+		var running []*db.Backfill
+		for i := range bfs {
+			b := &bfs[i]
+			to := ""
+			switch {
+			case b.State == db.BackfillCanceling && b.RunsRunning == 0:
+				to = db.BackfillCanceled
+			case b.State == db.BackfillCanceling && b.Terminate:
+				terminate = append(terminate, b.ID)
+			case b.State == db.BackfillRunning && b.NextChunk >= b.TotalChunks && b.RunsActive == 0:
+				to = db.BackfillSucceeded
+				if b.RunsFailed > 0 || b.PartitionsFailed > 0 || b.PartitionsUpstreamFailed > 0 {
+					to = db.BackfillFailed
+				}
+			case b.State == db.BackfillPending && plan:
+				to = db.BackfillRunning
+			}
+			if to != "" {
+				ev := db.BackfillStateChanged{ID: b.ID, From: b.State, To: to, Version: b.StateVersion + 1, At: nowMs}
+				if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+b.ID, "controller", ev, "", now); err != nil {
+					return err
+				}
+				touched[b.ID] = true
+				b.State, b.StateVersion = to, b.StateVersion+1
+			}
+			if b.State == db.BackfillRunning {
+				running = append(running, b)
+			}
+		}
+		if !plan || len(running) == 0 {
+			return nil
+		}
+		var err2 error
+		launch, err2 = e.plan(ctx, tx, running, ws, ids, now, finished)
+		for _, a := range launch {
+			touched[a.run.BackfillID] = true
+		}
+		return err2
+	})
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	for _, c := range comps {
+		if cur, ok := e.running[c.act.run.ID]; ok && cur == c.act {
+			delete(e.running, c.act.run.ID)
+			e.pools.release(c.act.pool)
+		}
+	}
+	for _, id := range terminate {
+		for _, a := range e.running {
+			if a.run.BackfillID == id {
+				a.cancel(errTerminated)
+			}
+		}
+	}
+	for _, a := range launch {
+		a.ctx, a.cancel = context.WithCancelCause(context.Background())
+		e.running[a.run.ID] = a
+		e.pools.acquire(a.pool)
+	}
+	e.mu.Unlock()
+	for _, a := range launch {
+		go e.execute(a)
+	}
+	for id := range touched {
+		e.broker.Publish(id)
+	}
+	return nil
+}
+
+// finish decides what a completed attempt means for its run.
+func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
+	a, res := c.act, c.res
+	run, err := db.RunTx(ctx, tx, a.run.ID)
+	if err != nil {
+		return db.AttemptEnd{}, err
+	}
+	state := res.State
+	if state == "" {
+		state = db.AttemptSucceeded
+		if res.Err != nil {
+			state = db.AttemptFailed
+		}
+	}
+	errMsg := ""
+	if res.Err != nil {
+		errMsg = truncate(res.Err.Error(), 2000)
+	}
+	end := db.AttemptEnd{RunID: run.ID, BackfillID: run.BackfillID, Attempt: a.attempt, AssetID: run.AssetID, State: state, Error: errMsg,
+		Started: db.Millis(a.started)}
+	if a.asset != nil {
+		end.CodeVersion = a.asset.CodeVersion
+	}
+	restore := state == db.AttemptInterrupted || state == db.AttemptCanceled
+	allOK := true
+	var failedParts []db.PartRef
+	for _, p := range a.parts {
+		pr, reported := res.Parts[p.Key]
+		switch {
+		case reported && (pr.Status == db.StatusMaterialized || pr.Status == db.StatusFailed):
+			p.Status, p.Metadata, p.Error = pr.Status, pr.Metadata, pr.Error
+		case restore:
+			p.Status = state
+		case res.Err == nil && state == db.AttemptSucceeded:
+			p.Status = db.StatusMaterialized
+		default:
+			p.Status = db.StatusFailed
+			p.Error = errMsg
+		}
+		if p.Status != db.StatusMaterialized {
+			allOK = false
+		}
+		if p.Status == db.StatusFailed {
+			failedParts = append(failedParts, db.PartRef{Key: p.Key, Idx: p.Idx})
+		}
+		end.Parts = append(end.Parts, p)
+	}
+	if state == db.AttemptSucceeded && !allOK {
+		end.State = db.AttemptFailed
+		if end.Error == "" {
+			end.Error = fmt.Sprintf("%d of %d partitions failed", len(failedParts), len(a.parts))
+		}
+	}
+	switch {
+	case allOK && run.UpstreamFailed == 0:
+		end.RunState = db.RunSucceeded
+	case allOK:
+		end.RunState = db.RunFailed
+		end.Error = fmt.Sprintf("%d partitions not built: an upstream partition failed", run.UpstreamFailed)
+	case state == db.AttemptCanceled || bfState == db.BackfillCanceling:
+		end.RunState = db.RunCanceled
+		if len(failedParts) > 0 {
+			end.RunState = db.RunFailed
+			end.Failures = failedParts
+		}
+	case state == db.AttemptInterrupted:
+		end.RunState = db.RunQueued
+	default:
+		var failures int64
+		if err := tx.GetContext(ctx, &failures, `SELECT COUNT(*) FROM attempts WHERE run_id=? AND state IN ('failed','timeout') AND attempt != ?`, run.ID, a.attempt); err != nil {
+			return end, err
+		}
+		failures++
+		if failures < run.MaxAttempts {
+			end.RunState = db.RunQueued
+			backoff := time.Second
+			if a.asset != nil && a.asset.Retries.Backoff > 0 {
+				backoff = a.asset.Retries.Backoff
+			}
+			d := backoff << min(failures-1, 16)
+			if d > time.Hour || d <= 0 {
+				d = time.Hour
+			}
+			if res.RetryAfter > d {
+				d = res.RetryAfter
+			}
+			end.NotBefore = db.Millis(now.Add(d))
+		} else {
+			end.RunState = db.RunFailed
+			end.Failures = failedParts
+		}
+	}
+	if res.Log != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT DO UPDATE SET log=excluded.log`,
+			run.ID, a.attempt, res.Log); err != nil {
+			return end, err
+		}
+	}
+	return end, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+type bfPlan struct {
+	b        *db.Backfill
+	segs     []db.Segment
+	running  int64
+	planned  []db.Run
+	next     int64
+	blocked  bool
+	queued   []db.Run
+	tierPrio int64
+}
+
+// plan starts queued runs that are due and plans new chunks, rotating
+// between backfills, within the global, pool, backfill and throttle limits.
+func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
+	e.mu.Lock()
+	runningNow := 0
+	for id := range e.running {
+		if !finished[id] {
+			runningNow++
+		}
+	}
+	poolUse := e.pools.snapshot()
+	for id, a := range e.running {
+		if finished[id] && a.pool != "" {
+			poolUse[a.pool]--
+		}
+	}
+	e.mu.Unlock()
+	slots := e.opts.MaxConcurrentRuns - runningNow
+	if slots <= 0 {
+		return nil, nil
+	}
+	nowMs := db.Millis(now)
+	plans := make([]*bfPlan, 0, len(bfs))
+	byID := map[string]*bfPlan{}
+	for _, b := range bfs {
+		segs, err := db.Segments(ctx, tx, b.ID)
+		if err != nil {
+			return nil, err
+		}
+		p := &bfPlan{b: b, segs: segs, running: b.RunsRunning, next: b.NextChunk}
+		plans = append(plans, p)
+		byID[b.ID] = p
+	}
+	// Queued runs that are due (retries, runs that waited for a lease).
+	var queued []db.Run
+	if err := tx.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, nowMs); err != nil {
+		return nil, err
+	}
+	for _, r := range queued {
+		if p := byID[r.BackfillID]; p != nil {
+			p.queued = append(p.queued, r)
+		}
+	}
+	// Rotation: priority tiers first, round-robin inside a tier from a
+	// rotating start so that no backfill waits behind another.
+	e.rr++
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
+	claimed := map[int64]map[string]bool{}
+	var launch []*active
+	var starts []db.AttemptStart
+	canStart := func(p *bfPlan, asset *catalog.Asset) bool {
+		if slots <= 0 || p.running >= p.b.MaxConcurrentRuns {
+			return false
+		}
+		if asset != nil && asset.Pool != "" {
+			if !e.pools.admit(ws, asset.Pool, poolUse[asset.Pool], now) {
+				return false
+			}
+		}
+		return true
+	}
+	tryOne := func(p *bfPlan) (bool, error) {
+		// A queued run first.
+		for len(p.queued) > 0 {
+			r := p.queued[0]
+			asset := assetOf(ws, r.Asset)
+			if !canStart(p, asset) {
+				return false, nil
+			}
+			p.queued = p.queued[1:]
+			a, st, ok, err := e.prepareAttempt(ctx, tx, p, r, asset, claimed, now)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				continue // still leased: try the next one
+			}
+			if asset != nil && asset.Pool != "" {
+				poolUse[asset.Pool]++
+				e.pools.take(asset.Pool)
+			}
+			launch, starts = append(launch, a), append(starts, st)
+			slots--
+			p.running++
+			return true, nil
+		}
+		if p.blocked || p.next >= p.b.TotalChunks {
+			return false, nil
+		}
+		seg := segmentOf(p.segs, p.next)
+		if seg == nil {
+			return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
+		}
+		asset := assetOf(ws, seg.Asset)
+		if !canStart(p, asset) {
+			return false, nil
+		}
+		if p.next == seg.FirstChunk && seg.Pos > 0 && asset != nil {
+			// Downstream segments wait for their upstream segments to finish.
+			ups := upstreamSegs(ws, asset, p.segs)
+			if len(ups) > 0 {
+				var n int
+				q, args, err := sqlx.In(`SELECT COUNT(*) FROM runs WHERE backfill_id=? AND seg IN (?) AND state IN ('queued','running')`, p.b.ID, ups)
+				if err != nil {
+					return false, err
+				}
+				if err := tx.GetContext(ctx, &n, q, args...); err != nil {
+					return false, err
+				}
+				pend := false
+				for _, r := range p.planned {
+					pend = pend || slices.Contains(ups, r.Seg)
+				}
+				if n > 0 || pend {
+					p.blocked = true
+					return false, nil
+				}
+			}
+		}
+		r, err := e.newRun(ctx, tx, p, seg, asset, now)
+		if err != nil {
+			return false, err
+		}
+		p.next++
+		if r == nil {
+			return true, nil // planned before: a no-op
+		}
+		p.planned = append(p.planned, *r)
+		a, st, ok, err := e.prepareAttempt(ctx, tx, p, *r, asset, claimed, now)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return true, nil // planned, waits for a lease
+		}
+		if asset != nil && asset.Pool != "" {
+			poolUse[asset.Pool]++
+			e.pools.take(asset.Pool)
+		}
+		launch, starts = append(launch, a), append(starts, st)
+		slots--
+		p.running++
+		return true, nil
+	}
+	for lo := 0; lo < len(plans) && slots > 0; {
+		hi := lo
+		for hi < len(plans) && plans[hi].b.Priority == plans[lo].b.Priority {
+			hi++
+		}
+		tier := plans[lo:hi]
+		off := e.rr % len(tier)
+		for progress := true; progress && slots > 0; {
+			progress = false
+			for k := range tier {
+				p := tier[(k+off)%len(tier)]
+				ok, err := tryOne(p)
+				if err != nil {
+					return nil, err
+				}
+				progress = progress || ok
+				if slots <= 0 {
+					break
+				}
+			}
+		}
+		lo = hi
+	}
+	for _, p := range plans {
+		if len(p.planned) == 0 && p.next == p.b.NextChunk {
+			continue
+		}
+		ev := db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs}
+		if err := db.Emit(ctx, tx, db.EvRunsPlanned, "backfill:"+p.b.ID, "controller", ev, "", now); err != nil {
+			return nil, err
+		}
+	}
+	if len(starts) > 0 {
+		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "runs", "controller", db.AttemptsStarted{Owner: e.owner, Attempts: starts, At: nowMs}, "", now); err != nil {
+			return nil, err
+		}
+	}
+	return launch, nil
+}
+
+func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
+	for i := range segs {
+		if chunk >= segs[i].FirstChunk && chunk < segs[i].FirstChunk+segs[i].Chunks {
+			return &segs[i]
+		}
+	}
+	return nil
+}
+
+// upstreamSegs returns the positions of the segments whose asset is a
+// (transitive) upstream of asset.
+func upstreamSegs(ws *catalog.Workspace, asset *catalog.Asset, segs []db.Segment) []int64 {
+	ups := map[string]bool{}
+	var walk func(a *catalog.Asset)
+	walk = func(a *catalog.Asset) {
+		for _, d := range a.Deps {
+			if !ups[d.Asset] {
+				ups[d.Asset] = true
+				if u := assetOf(ws, d.Asset); u != nil {
+					walk(u)
+				}
+			}
+		}
+	}
+	walk(asset)
+	var out []int64
+	for _, s := range segs {
+		if ups[s.Asset] {
+			out = append(out, s.Pos)
+		}
+	}
+	return out
+}
+
+// newRun plans chunk p.next. A run key planned before with the same
+// partitions is a no-op (nil); with different partitions it is recorded as a
+// conflict and not run again.
+func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
+	chunk := p.next
+	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	h.Write([]byte(seg.Asset))
+	for _, k := range keys {
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+	}
+	fp := hex.EncodeToString(h.Sum(nil)[:12])
+	key := RunKey(p.b.ID, chunk)
+	id := e.RunID(key)
+	var existing string
+	if err := tx.GetContext(ctx, &existing, `SELECT fingerprint FROM runs WHERE run_key=?`, key); err == nil {
+		if existing != fp {
+			c := db.Conflict{RunKey: key, BackfillID: p.b.ID, ExistingFingerprint: existing, RequestedFingerprint: fp, At: db.Millis(now)}
+			if err := db.Emit(ctx, tx, db.EvConflict, "backfill:"+p.b.ID, "controller", db.ConflictRecorded{Conflict: c}, "", now); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	maxAtt := int64(1)
+	if asset != nil && asset.Retries.MaxAttempts > 0 {
+		maxAtt = int64(asset.Retries.MaxAttempts)
+	}
+	r := &db.Run{ID: id, RunKey: key, BackfillID: p.b.ID, Chunk: chunk, Seg: seg.Pos, Asset: seg.Asset, AssetID: seg.AssetID, Fingerprint: fp,
+		Partitions: int64(len(keys)), State: db.RunQueued, MaxAttempts: maxAtt, CreatedAt: db.Millis(now), UpdatedAt: db.Millis(now)}
+	if len(keys) > 0 {
+		r.FirstKey, r.LastKey = keys[0], keys[len(keys)-1]
+	}
+	return r, nil
+}
+
+// chunkKeys returns chunk i's partition keys and indexes (computed from the
+// segment's ranges or explicit keys, never from the whole selection).
+func (e *Engine) chunkKeys(ctx context.Context, tx *sqlx.Tx, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
+	p0 := (chunk - seg.FirstChunk) * b.ChunkSize
+	p1 := min(p0+b.ChunkSize, seg.Partitions)
+	sp, err := e.space(ctx, seg.Asset)
+	if err != nil {
+		return nil, nil, err
+	}
+	if seg.Explicit {
+		keys, err := db.BackfillKeys(ctx, tx, b.ID, p0, p1)
+		if err != nil {
+			return nil, nil, err
+		}
+		idx := make([]int64, len(keys))
+		for i, k := range keys {
+			if idx[i], err = sp.Index(k); err != nil {
+				idx[i] = -1
+			}
+		}
+		return keys, idx, nil
+	}
+	rs, err := db.SegmentRanges(ctx, tx, b.ID, seg.Pos, p0, p1)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]string, 0, p1-p0)
+	idx := make([]int64, 0, p1-p0)
+	for _, r := range rs {
+		from := max(p0, r.Start)
+		to := min(p1, r.Start+r.Hi-r.Lo+1)
+		if from >= to {
+			continue
+		}
+		lo := r.Lo + from - r.Start
+		ks := sp.Keys(lo, to-from)
+		for j, k := range ks {
+			keys = append(keys, k)
+			idx = append(idx, lo+int64(j))
+		}
+	}
+	return keys, idx, nil
+}
+
+// space returns an asset's current partition space (cached briefly).
+func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error) {
+	e.spaceMu.Lock()
+	defer e.spaceMu.Unlock()
+	if e.spaces == nil || time.Since(e.spacesAt) > 2*time.Second {
+		ws, _ := e.workspace()
+		dyn, err := e.Store.LoadDynamicKeys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		now := e.Now()
+		e.spaces = map[string]catalog.Space{}
+		for _, a := range ws.Assets {
+			e.spaces[a.Key] = a.Scheme.Space(now, dyn)
+		}
+		e.spacesAt = time.Now()
+	}
+	sp, ok := e.spaces[asset]
+	if !ok {
+		return nil, fmt.Errorf("asset %s is no longer declared", asset)
+	}
+	return sp, nil
+}
+
+// prepareAttempt builds the next attempt of run r: the chunk's partitions
+// minus those this run already materialized (checkpoint), minus those whose
+// upstream failed in this backfill. ok is false when another run holds the
+// lease on one of the partitions: the run then waits.
+func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
+	seg := &p.segs[r.Seg]
+	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
+	if err != nil {
+		return nil, db.AttemptStart{}, false, err
+	}
+	var done map[string]bool
+	if r.Attempts > 0 {
+		if done, err = db.MaterializedByRun(ctx, tx, r.ID); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+	}
+	var lo, hi int64 = -1, -1
+	for _, i := range idx {
+		if i >= 0 && (lo < 0 || i < lo) {
+			lo = i
+		}
+		hi = max(hi, i)
+	}
+	statuses := map[string]string{}
+	if lo >= 0 {
+		if statuses, err = db.StatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+	}
+	cl := claimed[r.AssetID]
+	if cl == nil {
+		cl = map[string]bool{}
+		claimed[r.AssetID] = cl
+	}
+	for _, k := range keys {
+		if done[k] {
+			continue
+		}
+		if statuses[k] == db.StatusInProgress || cl[k] {
+			return nil, db.AttemptStart{}, false, nil
+		}
+	}
+	attempt := r.Attempts + 1
+	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID}
+	if asset != nil {
+		st.CodeVersion = asset.CodeVersion
+	}
+	ws, ids := e.workspace()
+	a := &active{run: r, attempt: attempt, asset: asset, started: now}
+	if asset != nil {
+		a.pool = asset.Pool
+	}
+	instRun := r.ID
+	if attempt > 1 {
+		instRun = fmt.Sprintf("%s#%d", r.ID, attempt)
+	}
+	for j, k := range keys {
+		if done[k] {
+			continue
+		}
+		if asset != nil && r.Seg > 0 {
+			failed, err := e.upstreamFailed(ctx, tx, ws, ids, p, asset, k)
+			if err != nil {
+				return nil, db.AttemptStart{}, false, err
+			}
+			if failed {
+				st.UpstreamFailed = append(st.UpstreamFailed, db.PartRef{Key: k, Idx: idx[j]})
+				continue
+			}
+		}
+		cl[k] = true
+		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: db.InstanceID(instRun, r.Asset, k), Prev: statuses[k]}
+		st.Parts = append(st.Parts, pr)
+	}
+	a.parts = st.Parts
+	a.upFailed = len(st.UpstreamFailed)
+	a.run.UpstreamFailed += int64(a.upFailed)
+	if len(st.Parts) > 0 {
+		a.rangeStart, a.rangeEnd = st.Parts[0].Key, st.Parts[len(st.Parts)-1].Key
+	}
+	return a, st, true, nil
+}
+
+// upstreamFailed reports whether an upstream partition that key reads failed
+// (or was skipped) in this backfill.
+func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Workspace, ids map[string]int64, p *bfPlan, asset *catalog.Asset, key string) (bool, error) {
+	downSp, err := e.space(ctx, asset.Key)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range asset.Deps {
+		inBackfill := false
+		for _, s := range p.segs {
+			inBackfill = inBackfill || s.Asset == d.Asset
+		}
+		up := assetOf(ws, d.Asset)
+		if !inBackfill || up == nil {
+			continue
+		}
+		upSp, err := e.space(ctx, up.Key)
+		if err != nil {
+			return false, err
+		}
+		rs, err := catalog.UpstreamOf(d, asset.Scheme, downSp, up.Scheme, upSp, key)
+		if err != nil {
+			continue
+		}
+		for _, r := range rs {
+			f, err := db.UpstreamFailedIn(ctx, tx, p.b.ID, ids[up.Key], r.Lo, r.Hi)
+			if err != nil || f {
+				return f, err
+			}
+		}
+	}
+	return false, nil
+}

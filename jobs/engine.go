@@ -1,0 +1,384 @@
+package jobs
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// WorkspaceFunc returns the current workspace and its assets' store ids.
+type WorkspaceFunc func() (*catalog.Workspace, map[string]int64)
+
+// Options tune the engine.
+type Options struct {
+	// MaxConcurrentRuns is the global cap on running attempts (default 64).
+	MaxConcurrentRuns int
+	// Executor, when set, runs every asset (the bench's noop executor).
+	Executor Executor
+	// LeaseTTL: a running attempt whose owner has not heartbeated for this
+	// long is interrupted and retried (default 5s); Heartbeat is the period.
+	LeaseTTL, Heartbeat time.Duration
+	// Tick is the controller's idle wake-up period (default 200ms).
+	Tick time.Duration
+	// ReportDir holds the command executor's report files (default: next to the database).
+	ReportDir string
+	// BaseURL is the server's own URL, given to http executors for callbacks.
+	BaseURL string
+}
+
+// Engine creates and steers backfills and runs the controller loop.
+type Engine struct {
+	Store *db.Store
+	Log   *slog.Logger
+	Now   func() time.Time
+	ws    WorkspaceFunc
+	opts  Options
+
+	secret []byte
+	owner  string
+	wake   chan struct{}
+	done   chan completion
+	broker *Broker
+
+	mu      sync.Mutex
+	running map[string]*active // run id → running attempt
+	pools   *poolState
+	rr      int
+
+	spaceMu  sync.Mutex
+	spaces   map[string]catalog.Space
+	spacesAt time.Time
+}
+
+// NewEngine returns an engine; call Run to start its controller. It creates
+// the run-id secret in the settings table on first use.
+func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog.Logger, opts Options) (*Engine, error) {
+	if opts.MaxConcurrentRuns <= 0 {
+		opts.MaxConcurrentRuns = 64
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 5 * time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = opts.LeaseTTL / 4
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = 200 * time.Millisecond
+	}
+	if opts.ReportDir == "" {
+		opts.ReportDir = store.Path + ".reports"
+	}
+	e := &Engine{Store: store, Log: log, Now: time.Now, ws: ws, opts: opts,
+		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
+		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
+	e.pools = newPoolState()
+	secret, err := runSecret(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	e.secret = secret
+	return e, nil
+}
+
+// Broker lets live pages subscribe to backfill changes.
+func (e *Engine) Broker() *Broker { return e.broker }
+
+func runSecret(ctx context.Context, store *db.Store) ([]byte, error) {
+	var v string
+	err := store.R.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+	if errors.Is(err, sql.ErrNoRows) {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		if _, err := store.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, hex.EncodeToString(b)); err != nil {
+			return nil, err
+		}
+		err = store.W.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return hex.DecodeString(v)
+}
+
+// RunID derives a run's id from its run key.
+func (e *Engine) RunID(runKey string) string {
+	m := hmac.New(sha256.New, e.secret)
+	m.Write([]byte(runKey))
+	return "run_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(m.Sum(nil)[:15]))
+}
+
+// RunKey is the run key of chunk i of backfill b.
+func RunKey(b string, i int64) string { return fmt.Sprintf("backfill:%s:chunk:%d", b, i) }
+
+func (e *Engine) workspace() (*catalog.Workspace, map[string]int64) { return e.ws() }
+
+// Wake asks the controller to reconcile now.
+func (e *Engine) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Created is what Create answers.
+type Created struct {
+	Backfill db.Backfill
+	Replayed bool // an earlier request with the same idempotency key
+}
+
+func requestHash(v any) string {
+	b, _ := json.Marshal(v)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
+}
+
+// Create validates and records a backfill in state PENDING. idemKey (the
+// Idempotency-Key header) makes a repeated request return the same backfill;
+// the same key with a different body is a conflict.
+func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string) (Created, error) {
+	hash := requestHash(req)
+	if idemKey != "" {
+		if len(idemKey) > 200 {
+			return Created{}, bad("Idempotency-Key", "the Idempotency-Key header is longer than 200 characters")
+		}
+		if b, err := e.Store.BackfillByRequestKey(ctx, idemKey); err == nil {
+			if b.RequestHash != hash {
+				return Created{}, &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, b.ID)}
+			}
+			return Created{Backfill: b, Replayed: true}, nil
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return Created{}, err
+		}
+	}
+	r, err := e.resolve(ctx, req)
+	if err != nil {
+		return Created{}, err
+	}
+	var key *string
+	if idemKey != "" {
+		key = &idemKey
+	}
+	b, err := e.insert(ctx, r, hash, key, nil, nil, actor)
+	if err != nil {
+		if idemKey != "" && strings.Contains(err.Error(), "UNIQUE") {
+			if b, err2 := e.Store.BackfillByRequestKey(ctx, idemKey); err2 == nil && b.RequestHash == hash {
+				return Created{Backfill: b, Replayed: true}, nil
+			}
+		}
+		return Created{}, err
+	}
+	e.Wake()
+	return Created{Backfill: b}, nil
+}
+
+func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, parent, retryID *string, actor string) (db.Backfill, error) {
+	now := e.Now()
+	id := "bf_" + strings.ToLower(ulid.Make().String())
+	assets := make([]string, len(r.assets))
+	for i, a := range r.assets {
+		assets[i] = a.Key
+	}
+	aj, _ := json.Marshal(assets)
+	sj, _ := json.Marshal(r.req.Selector)
+	if r.req.Selector.Type == "explicit" {
+		sj, _ = json.Marshal(map[string]any{"type": "explicit", "count": len(r.keys)})
+	}
+	for i := range r.segments {
+		r.segments[i].BackfillID = id
+	}
+	b := db.Backfill{ID: id, Title: r.req.Title, State: db.BackfillPending, StateVersion: 1, Assets: string(aj), Selector: string(sj),
+		ChunkSize: r.req.ChunkSize, MaxConcurrentRuns: r.req.MaxConcurrentRuns, Priority: r.req.Priority,
+		TotalPartitions: r.total, TotalChunks: r.chunks, ParentBackfillID: parent, RetryRequestID: retryID, RequestKey: key, RequestHash: hash,
+		CreatedBy: actor, CreatedAt: db.Millis(now), UpdatedAt: db.Millis(now)}
+	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+		return db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
+			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now)
+	})
+	if err != nil {
+		return db.Backfill{}, err
+	}
+	e.broker.Publish(id)
+	return e.Store.Backfill(ctx, id)
+}
+
+// Transition actions.
+const (
+	ActPause  = "pause"
+	ActResume = "resume"
+	ActCancel = "cancel"
+)
+
+// Transition pauses, resumes or cancels a backfill. expected (when >0) must
+// equal the current state_version.
+func (e *Engine) Transition(ctx context.Context, id, action string, expected int64, terminate bool, actor string) (db.Backfill, error) {
+	now := e.Now()
+	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+		b, err := db.BackfillTx(ctx, tx, id)
+		if err != nil {
+			return &InputError{NotFound: true, Msg: err.Error()}
+		}
+		if expected > 0 && expected != b.StateVersion {
+			return &InputError{Conflict: true, Field: "expected_state_version",
+				Msg: fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d", id, b.StateVersion, b.State, expected)}
+		}
+		var to string
+		switch action {
+		case ActPause:
+			if b.State == db.BackfillRunning || b.State == db.BackfillPending {
+				to = db.BackfillPaused
+			}
+		case ActResume:
+			if b.State == db.BackfillPaused {
+				to = db.BackfillRunning
+			}
+		case ActCancel:
+			if b.State == db.BackfillPending || b.State == db.BackfillRunning || b.State == db.BackfillPaused {
+				to = db.BackfillCanceling
+			}
+		default:
+			return bad("action", "unknown action %q", action)
+		}
+		if to == "" {
+			return &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("cannot %s backfill %s: it is %s (allowed from %s)", action, id, b.State, allowedFrom(action))}
+		}
+		ev := db.BackfillStateChanged{ID: id, From: b.State, To: to, Version: b.StateVersion + 1, Terminate: terminate && action == ActCancel, At: db.Millis(now)}
+		if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev, "", now); err != nil {
+			return err
+		}
+		if to == db.BackfillCanceling && b.RunsRunning == 0 {
+			ev2 := db.BackfillStateChanged{ID: id, From: to, To: db.BackfillCanceled, Version: b.StateVersion + 2, At: db.Millis(now), Reason: "no run active"}
+			return db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev2, "", now)
+		}
+		return nil
+	})
+	if err != nil {
+		return db.Backfill{}, err
+	}
+	e.broker.Publish(id)
+	e.Wake()
+	return e.Store.Backfill(ctx, id)
+}
+
+func allowedFrom(action string) string {
+	switch action {
+	case ActPause:
+		return "PENDING or RUNNING"
+	case ActResume:
+		return "PAUSED"
+	}
+	return "PENDING, RUNNING or PAUSED"
+}
+
+// RetryFailed creates a child backfill holding the failed and upstream-failed
+// partitions of a terminal or paused parent. The same requestID returns the
+// same child.
+func (e *Engine) RetryFailed(ctx context.Context, parentID, requestID string, chunkSize, maxConc int64, actor string) (Created, error) {
+	p, err := e.Store.Backfill(ctx, parentID)
+	if err != nil {
+		return Created{}, &InputError{NotFound: true, Msg: err.Error()}
+	}
+	if requestID != "" {
+		if c, err := e.Store.BackfillByRetry(ctx, parentID, requestID); err == nil {
+			return Created{Backfill: c, Replayed: true}, nil
+		}
+	}
+	if !db.BackfillTerminal(p.State) && p.State != db.BackfillPaused {
+		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s is %s; retry-failed needs it finished or paused", parentID, p.State)}
+	}
+	fails, err := e.Store.Failures(ctx, parentID)
+	if err != nil {
+		return Created{}, err
+	}
+	if len(fails) == 0 {
+		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s has no failed partitions", parentID)}
+	}
+	ws, ids := e.workspace()
+	byID := map[int64]string{}
+	for k, id := range ids {
+		byID[id] = k
+	}
+	if chunkSize <= 0 {
+		chunkSize = p.ChunkSize
+	}
+	if maxConc <= 0 {
+		maxConc = p.MaxConcurrentRuns
+	}
+	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: p.Priority,
+		Title: strings.TrimSpace("Retry failed of " + p.ID + " " + p.Title)}
+	if len(req.Title) > 200 {
+		req.Title = req.Title[:200]
+	}
+	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}}
+	perAsset := map[int64][]int64{}
+	var order []int64
+	for _, f := range fails {
+		if _, ok := perAsset[f.AssetID]; !ok {
+			order = append(order, f.AssetID)
+		}
+		perAsset[f.AssetID] = append(perAsset[f.AssetID], f.Idx)
+	}
+	var chunk int64
+	for _, a := range ws.TopoOrder() {
+		idxs, ok := perAsset[ids[a.Key]]
+		if !ok {
+			continue
+		}
+		pos := int64(len(r.segments))
+		var rs []db.SelRange
+		var n int64
+		for _, i := range idxs { // sorted by idx
+			if l := len(rs); l > 0 && rs[l-1].Hi == i-1 {
+				rs[l-1].Hi = i
+			} else {
+				rs = append(rs, db.SelRange{Start: n, Lo: i, Hi: i})
+			}
+			n++
+		}
+		seg := db.Segment{Pos: pos, Asset: a.Key, AssetID: ids[a.Key], Partitions: n, FirstChunk: chunk, Chunks: (n + chunkSize - 1) / chunkSize}
+		chunk += seg.Chunks
+		r.total += n
+		r.segments = append(r.segments, seg)
+		r.ranges[pos] = rs
+		r.assets = append(r.assets, a)
+	}
+	_ = order
+	r.chunks = chunk
+	if r.total == 0 {
+		return Created{}, &InputError{Conflict: true, Msg: "the failed partitions' assets are no longer declared"}
+	}
+	var rid *string
+	if requestID != "" {
+		rid = &requestID
+	}
+	parent := parentID
+	b, err := e.insert(ctx, r, requestHash(req), nil, &parent, rid, actor)
+	if err != nil {
+		if requestID != "" && strings.Contains(err.Error(), "UNIQUE") {
+			if c, err2 := e.Store.BackfillByRetry(ctx, parentID, requestID); err2 == nil {
+				return Created{Backfill: c, Replayed: true}, nil
+			}
+		}
+		return Created{}, err
+	}
+	e.Wake()
+	return Created{Backfill: b}, nil
+}

@@ -1,0 +1,120 @@
+package jobs
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+type testEnv struct {
+	t      *testing.T
+	store  *db.Store
+	eng    *Engine
+	ws     *catalog.Workspace
+	ids    map[string]int64
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
+	t.Helper()
+	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Tick == 0 {
+		opts.Tick = 20 * time.Millisecond
+	}
+	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{t: t, store: store, eng: eng, ws: ws, ids: ids}
+}
+
+func (e *testEnv) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan struct{})
+	go func() { defer close(e.done); _ = e.eng.Run(ctx, time.Second) }()
+	e.t.Cleanup(e.stop)
+}
+
+func (e *testEnv) stop() {
+	if e.cancel != nil {
+		e.cancel()
+		<-e.done
+		e.cancel = nil
+	}
+}
+
+func (e *testEnv) create(req Request) db.Backfill {
+	e.t.Helper()
+	c, err := e.eng.Create(context.Background(), req, "", "test")
+	if err != nil {
+		e.t.Fatalf("create: %v", err)
+	}
+	return c.Backfill
+}
+
+func (e *testEnv) wait(id string, states ...string) db.Backfill {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := e.store.Backfill(context.Background(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, s := range states {
+			if b.State == s {
+				return b
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b, _ := e.store.Backfill(context.Background(), id)
+	e.t.Fatalf("backfill %s is %s after 30s, want %v (%+v)", id, b.State, states, b)
+	return b
+}
+
+const dailyWS = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    executor: {demo: {duration: 1ms-2ms}}
+`
+
+func TestBackfillRunsToSuccess(t *testing.T) {
+	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})
+	if b.TotalPartitions != 28 || b.TotalChunks != 4 || b.State != db.BackfillPending {
+		t.Fatalf("created %+v", b)
+	}
+	b = env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+	if b.State != db.BackfillSucceeded || b.PartitionsMaterialized != 28 || b.RunsSucceeded != 4 {
+		t.Fatalf("finished %+v", b)
+	}
+	var n int
+	if err := env.store.R.Get(&n, `SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); err != nil || n != 28 {
+		t.Fatalf("materialized rows %d %v", n, err)
+	}
+}

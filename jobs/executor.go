@@ -1,0 +1,301 @@
+package jobs
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// Work describes one attempt to an executor.
+type Work struct {
+	RunID          string   `json:"run_id"`
+	RunKey         string   `json:"run_key"`
+	BackfillID     string   `json:"backfill_id"`
+	Attempt        int64    `json:"attempt"`
+	Asset          string   `json:"asset"`
+	Partitions     []string `json:"partitions"`
+	RangeStart     string   `json:"range_start"`
+	RangeEnd       string   `json:"range_end"`
+	IdempotencyKey string   `json:"idempotency_key"`
+	CodeVersion    string   `json:"code_version"`
+	CallbackURL    string   `json:"callback_url,omitempty"`
+	// ReportPath is where a command may write one JSON line per partition.
+	ReportPath string         `json:"-"`
+	Def        *catalog.Asset `json:"-"`
+}
+
+// PartResult is the outcome of one partition.
+type PartResult struct {
+	Partition string          `json:"partition"`
+	Status    string          `json:"status"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	Error     string          `json:"error,omitempty"`
+}
+
+// Result is an attempt's outcome. Partitions without an entry in Parts are
+// materialized when Err is nil and failed otherwise.
+type Result struct {
+	State      string // "" (derived from Err), timeout, canceled, interrupted
+	Err        error
+	Parts      map[string]PartResult
+	Log        string
+	Async      bool          // the remote engine calls back later
+	RetryAfter time.Duration // the remote asked to wait at least this long
+}
+
+// Executor materializes partitions.
+type Executor interface {
+	Execute(ctx context.Context, w Work) Result
+}
+
+// NoopExecutor succeeds at once (benchmarks and tests).
+type NoopExecutor struct{}
+
+// Execute implements Executor.
+func (NoopExecutor) Execute(ctx context.Context, w Work) Result { return Result{} }
+
+func (e *Engine) executorFor(a *catalog.Asset) (Executor, error) {
+	if e.opts.Executor != nil {
+		return e.opts.Executor, nil
+	}
+	if a == nil {
+		return nil, errors.New("the asset is no longer declared in the workspace")
+	}
+	switch a.Executor.Kind {
+	case catalog.ExecutorDemo:
+		return DemoExecutor{}, nil
+	case catalog.ExecutorCommand:
+		return CommandExecutor{}, nil
+	case catalog.ExecutorHTTP:
+		return &HTTPExecutor{Pools: e.pools}, nil
+	}
+	return nil, fmt.Errorf("unknown executor %q", a.Executor.Kind)
+}
+
+func (e *Engine) reportPath(runID string, attempt int64) string {
+	return filepath.Join(e.opts.ReportDir, fmt.Sprintf("%s-%d.jsonl", runID, attempt))
+}
+
+// execute runs one attempt and always reports its completion, also on panic.
+func (e *Engine) execute(a *active) {
+	res := Result{State: db.AttemptFailed, Err: errors.New("executor did not return")}
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Err: fmt.Errorf("executor panicked: %v\n%s", r, truncate(string(debug.Stack()), 4000))}
+		}
+		if res.Async {
+			return // completed by POST /api/v1/runs/{id}/complete
+		}
+		e.done <- completion{act: a, res: res}
+	}()
+	if len(a.parts) == 0 {
+		res = Result{}
+		return
+	}
+	ex, err := e.executorFor(a.asset)
+	if err != nil {
+		res = Result{Err: err}
+		return
+	}
+	timeout := time.Hour
+	if a.asset != nil && a.asset.Timeout > 0 {
+		timeout = a.asset.Timeout
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+	defer cancel()
+	w := Work{RunID: a.run.ID, RunKey: a.run.RunKey, BackfillID: a.run.BackfillID, Attempt: a.attempt, Asset: a.run.Asset,
+		RangeStart: a.rangeStart, RangeEnd: a.rangeEnd, IdempotencyKey: fmt.Sprintf("%s:%d", a.run.ID, a.attempt),
+		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset}
+	if a.asset != nil {
+		w.CodeVersion = a.asset.CodeVersion
+	}
+	if e.opts.BaseURL != "" {
+		w.CallbackURL = strings.TrimSuffix(e.opts.BaseURL, "/") + "/api/v1/runs/" + a.run.ID + "/complete"
+	}
+	w.Partitions = make([]string, len(a.parts))
+	for i, p := range a.parts {
+		w.Partitions[i] = p.Key
+	}
+	res = ex.Execute(ctx, w)
+	if res.Async {
+		e.mu.Lock()
+		a.async = true
+		e.mu.Unlock()
+	}
+	if res.Async && ctx.Err() == nil {
+		return
+	}
+	res.Async = false
+	switch cause := context.Cause(a.ctx); {
+	case errors.Is(cause, errTerminated):
+		res.State, res.Err = db.AttemptCanceled, errTerminated
+	case errors.Is(cause, errShutdown):
+		res.State, res.Err = db.AttemptInterrupted, errShutdown
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.State, res.Err = db.AttemptTimeout, fmt.Errorf("timed out after %s", timeout)
+	}
+}
+
+// Complete records the outcome of an asynchronous attempt (the http
+// executor's 202 callback).
+func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult, errMsg string) error {
+	run, err := e.Store.Run(ctx, runID)
+	if err != nil {
+		return &InputError{NotFound: true, Msg: err.Error()}
+	}
+	if run.State != db.RunRunning {
+		return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is %s, not running: nothing to complete", runID, run.State)}
+	}
+	e.mu.Lock()
+	a := e.running[runID]
+	e.mu.Unlock()
+	if a == nil {
+		return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is not waiting for a callback on this server", runID)}
+	}
+	res := Result{Parts: map[string]PartResult{}}
+	known := map[string]bool{}
+	for _, p := range a.parts {
+		known[p.Key] = true
+	}
+	for i, p := range parts {
+		if !known[p.Partition] {
+			return bad(fmt.Sprintf("results[%d].partition", i), "partition %q is not part of run %s", p.Partition, runID)
+		}
+		if p.Status != db.StatusMaterialized && p.Status != db.StatusFailed {
+			return bad(fmt.Sprintf("results[%d].status", i), "status must be materialized or failed, got %q", p.Status)
+		}
+		res.Parts[p.Partition] = p
+	}
+	if errMsg != "" {
+		res.Err = errors.New(errMsg)
+	}
+	e.mu.Lock()
+	if !a.async || e.running[runID] != a {
+		e.mu.Unlock()
+		return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is not waiting for a callback", runID)}
+	}
+	a.async = false
+	e.mu.Unlock()
+	e.done <- completion{act: a, res: res}
+	return nil
+}
+
+// readReport reads a report file of JSON lines; unreadable lines are skipped.
+func readReport(path string) map[string]PartResult {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := map[string]PartResult{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var p PartResult
+		if json.Unmarshal(sc.Bytes(), &p) == nil && p.Partition != "" && (p.Status == db.StatusMaterialized || p.Status == db.StatusFailed) {
+			out[p.Partition] = p
+		}
+	}
+	return out
+}
+
+// poolState tracks pool slots, throttles and remote slow-downs.
+type poolState struct {
+	mu       sync.Mutex
+	use      map[string]int
+	limiters map[string]*rate.Limiter
+	limitDef map[string]string
+	slowTill map[string]time.Time
+}
+
+func newPoolState() *poolState {
+	return &poolState{use: map[string]int{}, limiters: map[string]*rate.Limiter{}, limitDef: map[string]string{}, slowTill: map[string]time.Time{}}
+}
+
+func (p *poolState) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.use))
+	for k, v := range p.use {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *poolState) acquire(pool string) {
+	if pool == "" {
+		return
+	}
+	p.mu.Lock()
+	p.use[pool]++
+	p.mu.Unlock()
+}
+
+func (p *poolState) release(pool string) {
+	if pool == "" {
+		return
+	}
+	p.mu.Lock()
+	p.use[pool]--
+	p.mu.Unlock()
+}
+
+// admit reports whether one more run of pool may start now (cap, remote
+// slow-down, throttle token available — not consumed: see take).
+func (p *poolState) admit(ws *catalog.Workspace, pool string, inUse int, now time.Time) bool {
+	def, ok := ws.Pools[pool]
+	if !ok {
+		return true
+	}
+	if def.MaxConcurrentRuns > 0 && inUse >= def.MaxConcurrentRuns {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now.Before(p.slowTill[pool]) {
+		return false
+	}
+	if def.Throttle == nil || def.Throttle.Runs <= 0 {
+		return true
+	}
+	sig := fmt.Sprintf("%d/%s", def.Throttle.Runs, def.Throttle.Per)
+	l := p.limiters[pool]
+	if l == nil || p.limitDef[pool] != sig {
+		l = rate.NewLimiter(rate.Every(def.Throttle.Per/time.Duration(def.Throttle.Runs)), def.Throttle.Runs)
+		p.limiters[pool], p.limitDef[pool] = l, sig
+	}
+	return l.Tokens() >= 1
+}
+
+func (p *poolState) take(pool string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.limiters[pool]; l != nil {
+		l.Allow()
+	}
+}
+
+// SlowDown keeps pool from starting runs until t (Retry-After, rate limits).
+func (p *poolState) SlowDown(pool string, t time.Time) {
+	if pool == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.After(p.slowTill[pool]) {
+		p.slowTill[pool] = t
+	}
+}

@@ -1,0 +1,160 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// HTTPExecutor POSTs the work as JSON to the asset's URL. A 2xx answer with
+// {"results": [...]} (or no body) completes the attempt; 202 means the remote
+// engine calls POST /api/v1/runs/{id}/complete later. 429/503 with
+// Retry-After (or X-RateLimit-Reset) slows the whole pool down; 401 refreshes
+// the bearer token once from token_url.
+type HTTPExecutor struct {
+	Pools  *poolState
+	Client *http.Client
+}
+
+var tokens sync.Map // token_url → bearer token
+
+// Execute implements Executor.
+func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
+	if w.Def == nil || w.Def.Executor.HTTP == nil {
+		return Result{Err: errors.New("the asset has no http executor")}
+	}
+	cfg := w.Def.Executor.HTTP
+	client := h.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+	}
+	body, _ := json.Marshal(w)
+	refreshed := false
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+		if err != nil {
+			return Result{Err: err}
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", w.IdempotencyKey)
+		for k, v := range cfg.Headers {
+			req.Header.Set(k, v)
+		}
+		if cfg.TokenURL != "" {
+			tok, ok := tokens.Load(cfg.TokenURL)
+			if !ok {
+				t, err := fetchToken(ctx, client, cfg.TokenURL)
+				if err != nil {
+					return Result{Err: err}
+				}
+				tokens.Store(cfg.TokenURL, t)
+				tok = t
+			}
+			req.Header.Set("Authorization", "Bearer "+tok.(string))
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return Result{Err: fmt.Errorf("POST %s: %w", cfg.URL, err)}
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		resp.Body.Close()
+		logLine := fmt.Sprintf("POST %s -> %s\n%s", cfg.URL, resp.Status, truncate(string(b), 4000))
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized && cfg.TokenURL != "" && !refreshed:
+			refreshed = true
+			t, err := fetchToken(ctx, client, cfg.TokenURL)
+			if err != nil {
+				return Result{Err: err, Log: logLine}
+			}
+			tokens.Store(cfg.TokenURL, t)
+			continue
+		case resp.StatusCode == http.StatusAccepted:
+			return Result{Async: true, Log: logLine}
+		case resp.StatusCode >= 200 && resp.StatusCode < 300:
+			res := Result{Log: logLine, Parts: map[string]PartResult{}}
+			var out struct {
+				Results []PartResult `json:"results"`
+				Error   string       `json:"error"`
+			}
+			if len(bytes.TrimSpace(b)) > 0 {
+				if err := json.Unmarshal(b, &out); err != nil {
+					return Result{Err: fmt.Errorf("answer is not JSON: %v", err), Log: logLine}
+				}
+			}
+			for _, p := range out.Results {
+				res.Parts[p.Partition] = p
+			}
+			if out.Error != "" {
+				res.Err = errors.New(out.Error)
+			}
+			return res
+		default:
+			res := Result{Err: fmt.Errorf("POST %s: %s", cfg.URL, resp.Status), Log: logLine}
+			if d := retryAfter(resp.Header); d > 0 {
+				res.RetryAfter = d
+				if h.Pools != nil {
+					h.Pools.SlowDown(w.Def.Pool, time.Now().Add(d))
+				}
+			}
+			return res
+		}
+	}
+}
+
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.Atoi(v); err == nil {
+			return time.Duration(s) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return time.Until(t)
+		}
+	}
+	if h.Get("X-RateLimit-Remaining") == "0" {
+		if s, err := strconv.Atoi(h.Get("X-RateLimit-Reset")); err == nil {
+			if s > 1_000_000_000 {
+				return time.Until(time.Unix(int64(s), 0))
+			}
+			return time.Duration(s) * time.Second
+		}
+	}
+	return 0
+}
+
+func fetchToken(ctx context.Context, client *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("token refresh: %w", err)
+	}
+	defer resp.Body.Close()
+	var t struct {
+		AccessToken string `json:"access_token"`
+		Token       string `json:"token"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("token refresh: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&t); err != nil {
+		return "", fmt.Errorf("token refresh: %w", err)
+	}
+	if t.AccessToken == "" {
+		t.AccessToken = t.Token
+	}
+	return t.AccessToken, nil
+}

@@ -1,0 +1,204 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// AssetPreview is one asset's part of a preview.
+type AssetPreview struct {
+	Asset      string           `json:"asset"`
+	Partitions int64            `json:"partitions"`
+	Chunks     int64            `json:"chunks"`
+	Status     map[string]int64 `json:"status"`
+	StaleNote  string           `json:"stale_note,omitempty"`
+}
+
+// Skipped is a partition the backfill would not build now, and why.
+type Skipped struct {
+	Asset     string `json:"asset"`
+	Partition string `json:"partition"`
+	Reason    string `json:"reason"`
+}
+
+// Preview is what a backfill request would do; it writes nothing.
+type Preview struct {
+	TotalPartitions int64          `json:"total_partitions"`
+	TotalChunks     int64          `json:"total_chunks"`
+	TotalRuns       int64          `json:"total_runs"`
+	Assets          []AssetPreview `json:"assets"`
+	FirstChunk      struct {
+		Asset string   `json:"asset"`
+		Keys  []string `json:"keys"`
+	} `json:"first_chunk"`
+	Status          map[string]int64 `json:"status"`
+	SkippedCount    int64            `json:"skipped_count"`
+	Skipped         []Skipped        `json:"skipped"`
+	EstimateSeconds *float64         `json:"estimated_seconds"`
+	Estimate        string           `json:"estimate"`
+}
+
+const staleScanLimit = 200_000
+
+// Preview resolves req like Create and describes the result.
+func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
+	r, err := e.resolve(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	pv := &Preview{TotalPartitions: r.total, TotalChunks: r.chunks, TotalRuns: r.chunks, Status: map[string]int64{}, Skipped: []Skipped{}}
+	var estMs float64
+	haveHistory := true
+	for _, seg := range r.segments {
+		a := r.assets[seg.Pos]
+		sp := r.spaces[a.Key]
+		ap := AssetPreview{Asset: seg.Asset, Partitions: seg.Partitions, Chunks: seg.Chunks, Status: map[string]int64{}}
+		if seg.Explicit {
+			n := min(len(r.keys), 10000)
+			for _, k := range r.keys[:n] {
+				ps, err := e.Store.Partition(ctx, seg.AssetID, k)
+				switch {
+				case err == nil:
+					ap.Status[ps.Status]++
+					if ps.Status == db.StatusInProgress {
+						e.addSkipped(pv, seg.Asset, k)
+					}
+					if ps.Materialized && ((ps.LastMatCodeVersion != nil && *ps.LastMatCodeVersion != a.CodeVersion) || ps.TaintedAt != nil) {
+						ap.Status["stale"]++
+					}
+				default:
+					ap.Status[db.StatusMissing]++
+				}
+			}
+			if n < len(r.keys) {
+				ap.StaleNote = fmt.Sprintf("status counted for the first %d keys", n)
+			}
+		} else {
+			stored := int64(0)
+			for _, rg := range r.ranges[seg.Pos] {
+				c, err := e.countRange(ctx, seg.AssetID, rg.Lo, rg.Hi)
+				if err != nil {
+					return nil, err
+				}
+				for st, n := range c {
+					ap.Status[st] += n
+					stored += n
+				}
+				if c[db.StatusInProgress] > 0 {
+					var keys []string
+					if err := e.Store.R.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT 20`,
+						seg.AssetID, rg.Lo, rg.Hi); err != nil {
+						return nil, err
+					}
+					for _, k := range keys {
+						e.addSkipped(pv, seg.Asset, k)
+					}
+					pv.SkippedCount += c[db.StatusInProgress] - int64(len(keys))
+				}
+			}
+			ap.Status[db.StatusMissing] = seg.Partitions - stored
+			if stored <= staleScanLimit {
+				var stale int64
+				for _, rg := range r.ranges[seg.Pos] {
+					var n int64
+					if err := e.Store.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND materialized=1
+						AND (tainted_at IS NOT NULL OR COALESCE(last_mat_code_version, '') != ?)`, seg.AssetID, rg.Lo, rg.Hi, a.CodeVersion); err != nil {
+						return nil, err
+					}
+					stale += n
+				}
+				ap.Status["stale"] = stale
+			} else {
+				ap.StaleNote = "stale not counted: more than 200000 stored partitions in the selection"
+			}
+		}
+		for _, st := range []string{db.StatusMaterialized, db.StatusFailed, db.StatusInProgress, db.StatusMissing, "stale"} {
+			ap.Status[st] += 0
+			pv.Status[st] += ap.Status[st]
+		}
+		pv.Assets = append(pv.Assets, ap)
+		if pv.FirstChunk.Keys == nil {
+			pv.FirstChunk.Asset = seg.Asset
+			n := min(seg.Partitions, req.ChunkSize, 1000)
+			if seg.Explicit {
+				pv.FirstChunk.Keys = r.keys[:n]
+			} else {
+				for _, rg := range r.ranges[seg.Pos] {
+					if int64(len(pv.FirstChunk.Keys)) >= n {
+						break
+					}
+					pv.FirstChunk.Keys = append(pv.FirstChunk.Keys, sp.Keys(rg.Lo, min(rg.Hi-rg.Lo+1, n-int64(len(pv.FirstChunk.Keys))))...)
+				}
+			}
+		}
+		perPart, runs, err := e.Store.RecentRunMillis(ctx, seg.AssetID)
+		if err != nil {
+			return nil, err
+		}
+		if runs == 0 {
+			haveHistory = false
+			continue
+		}
+		conc := float64(max(min(r.req.MaxConcurrentRuns, seg.Chunks), 1))
+		estMs += perPart * float64(seg.Partitions) / conc
+	}
+	if haveHistory {
+		s := estMs / 1000
+		pv.EstimateSeconds = &s
+		pv.Estimate = (time.Duration(s) * time.Second).String() + " from recent runs of these assets at this concurrency"
+	} else {
+		pv.Estimate = "no history: no finished run of these assets yet"
+	}
+	return pv, nil
+}
+
+func (e *Engine) addSkipped(pv *Preview, asset, key string) {
+	pv.SkippedCount++
+	if len(pv.Skipped) < 20 {
+		pv.Skipped = append(pv.Skipped, Skipped{Asset: asset, Partition: key, Reason: "already being built by another run; waits for it"})
+	}
+}
+
+// countRange counts stored statuses in [lo, hi]: whole rollup blocks from the
+// rollup table, the partial blocks at the edges from the status rows.
+func (e *Engine) countRange(ctx context.Context, assetID, lo, hi int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	add := func(q string, args ...any) error {
+		rows, err := e.Store.R.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st string
+			var n int64
+			if err := rows.Scan(&st, &n); err != nil {
+				return err
+			}
+			out[st] += n
+		}
+		return rows.Err()
+	}
+	firstFull := (lo + db.RollupBlock - 1) >> db.RollupShift
+	lastFull := (hi+1)>>db.RollupShift - 1
+	if firstFull > lastFull {
+		return out, add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, lo, hi)
+	}
+	if err := add(`SELECT status, SUM(n) FROM partition_rollup WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY status`, assetID, firstFull, lastFull); err != nil {
+		return nil, err
+	}
+	if lo < firstFull<<db.RollupShift {
+		if err := add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, lo, firstFull<<db.RollupShift-1); err != nil {
+			return nil, err
+		}
+	}
+	if hi >= (lastFull+1)<<db.RollupShift {
+		if err := add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, (lastFull+1)<<db.RollupShift, hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

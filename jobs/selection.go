@@ -1,0 +1,331 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// Limits of a backfill request (documented in README).
+const (
+	MaxChunkSize         = 100_000
+	MaxExplicitKeys      = 1_000_000
+	MaxConcurrentRunsCap = 10_000
+)
+
+// Selector is the compact description of a backfill's partitions.
+type Selector struct {
+	Type       string              `json:"type"`
+	Start      string              `json:"start,omitempty"`
+	End        string              `json:"end,omitempty"`
+	Keys       []string            `json:"keys,omitempty"`
+	Statuses   []string            `json:"statuses,omitempty"`
+	Dimensions map[string][]string `json:"dimensions,omitempty"`
+}
+
+// Request is a backfill creation (and preview) request.
+type Request struct {
+	Assets            []string `json:"assets"`
+	Selector          Selector `json:"selector"`
+	ChunkSize         int64    `json:"chunk_size"`
+	MaxConcurrentRuns int64    `json:"max_concurrent_runs"`
+	Priority          int64    `json:"priority"`
+	Title             string   `json:"title"`
+}
+
+// InputError is a request error the user can fix; Field names the input.
+type InputError struct {
+	Field, Msg string
+	Conflict   bool // 409 rather than 400
+	NotFound   bool
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+func bad(field, format string, args ...any) error {
+	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// resolved is a request resolved against the catalog and the store.
+type resolved struct {
+	req      Request
+	segments []db.Segment
+	ranges   map[int64][]db.SelRange
+	keys     []string
+	total    int64
+	chunks   int64
+	spaces   map[string]catalog.Space
+	assets   []*catalog.Asset
+}
+
+// resolve validates req and computes its segments without enumerating ranges.
+func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
+	if req.ChunkSize == 0 {
+		req.ChunkSize = 1
+	}
+	if req.ChunkSize < 0 || req.ChunkSize > MaxChunkSize {
+		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, req.ChunkSize)
+	}
+	if req.MaxConcurrentRuns == 0 {
+		req.MaxConcurrentRuns = 1
+	}
+	if req.MaxConcurrentRuns < 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
+		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns)
+	}
+	if len(req.Title) > 200 {
+		return nil, bad("title", "title is longer than 200 characters")
+	}
+	if len(req.Assets) == 0 {
+		return nil, bad("assets", "assets is required: name at least one asset")
+	}
+	ws, ids := e.workspace()
+	seen := map[string]bool{}
+	var selected []*catalog.Asset
+	for i, k := range req.Assets {
+		a := assetOf(ws, k)
+		if a == nil {
+			return nil, bad(fmt.Sprintf("assets[%d]", i), "unknown asset %q; GET /api/v1/assets lists the declared assets", k)
+		}
+		if seen[k] {
+			return nil, bad(fmt.Sprintf("assets[%d]", i), "asset %q is listed twice", k)
+		}
+		seen[k] = true
+		selected = append(selected, a)
+	}
+	// Dependency order: upstreams first.
+	var ordered []*catalog.Asset
+	for _, a := range ws.TopoOrder() {
+		if seen[a.Key] {
+			ordered = append(ordered, a)
+		}
+	}
+	if len(ordered) != len(selected) {
+		ordered = selected
+	}
+	dyn, err := e.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
+	sel := req.Selector
+	switch sel.Type {
+	case "range", "explicit", "filter":
+	case "":
+		return nil, bad("selector.type", "selector.type is required: range, explicit or filter")
+	default:
+		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
+	}
+	if sel.Type == "explicit" {
+		if len(sel.Keys) == 0 {
+			return nil, bad("selector.keys", "the explicit key list is empty")
+		}
+		if len(sel.Keys) > MaxExplicitKeys {
+			return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
+		}
+		dedup := make(map[string]bool, len(sel.Keys))
+		r.keys = make([]string, 0, len(sel.Keys))
+		for _, k := range sel.Keys {
+			if !dedup[k] {
+				dedup[k] = true
+				r.keys = append(r.keys, k)
+			}
+		}
+	}
+	var chunk int64
+	for pos, a := range ordered {
+		sp := a.Scheme.Space(now, dyn)
+		r.spaces[a.Key] = sp
+		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
+		switch sel.Type {
+		case "range":
+			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End)
+			if err != nil {
+				return nil, err
+			}
+			r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
+			seg.Partitions = hi - lo + 1
+		case "explicit":
+			for i, k := range r.keys {
+				if _, err := sp.Index(k); err != nil {
+					return nil, bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
+				}
+			}
+			seg.Explicit = true
+			seg.Partitions = int64(len(r.keys))
+		case "filter":
+			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End)
+			if err != nil {
+				return nil, err
+			}
+			rs, n, err := e.snapshotFilter(ctx, a, ids[a.Key], sp, lo, hi, sel)
+			if err != nil {
+				return nil, err
+			}
+			r.ranges[seg.Pos] = rs
+			seg.Partitions = n
+		}
+		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
+		chunk += seg.Chunks
+		r.total += seg.Partitions
+		r.segments = append(r.segments, seg)
+	}
+	r.chunks = chunk
+	if r.total == 0 {
+		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
+	}
+	return r, nil
+}
+
+func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
+	for _, a := range ws.Assets {
+		if a.Key == key {
+			return a
+		}
+	}
+	return nil
+}
+
+func (e *Engine) rangeOf(sp catalog.Space, a *catalog.Asset, start, end string) (int64, int64, error) {
+	n := sp.Len()
+	if n == 0 {
+		return 0, 0, bad("selector", "asset %s has no partitions yet", a.Key)
+	}
+	if start == "" && end == "" {
+		return 0, n - 1, nil
+	}
+	s, en := start, end
+	if s == "" {
+		s = sp.Key(0)
+	}
+	if en == "" {
+		en = sp.Key(n - 1)
+	}
+	lo, hi, err := catalog.ParseRange(sp, a.Scheme, s, en)
+	if err != nil {
+		var re *catalog.RangeError
+		if errors.As(err, &re) {
+			return 0, 0, bad("selector.end", "asset %s: end %q is before start %q", a.Key, end, start)
+		}
+		field := "selector.start"
+		if _, _, err2 := catalog.ParseRange(sp, a.Scheme, s, s); err2 == nil {
+			field = "selector.end"
+		}
+		return 0, 0, bad(field, "asset %s: %v", a.Key, err)
+	}
+	return lo, hi, nil
+}
+
+var filterStatuses = []string{"missing", "failed", "stale", "tainted", "materialized"}
+
+// snapshotFilter resolves a status/dimension filter once, into index ranges.
+// Its cost is bounded by the stored rows of the range (plus one key per
+// partition when dimensions are filtered).
+func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID int64, sp catalog.Space, lo, hi int64, sel Selector) ([]db.SelRange, int64, error) {
+	want := map[string]bool{}
+	for i, s := range sel.Statuses {
+		if !slices.Contains(filterStatuses, s) {
+			return nil, 0, bad(fmt.Sprintf("selector.statuses[%d]", i), "unknown status %q; use missing, failed, stale or tainted", s)
+		}
+		want[s] = true
+	}
+	if len(want) == 0 && len(sel.Dimensions) == 0 {
+		return nil, 0, bad("selector.statuses", "a filter needs statuses or dimensions")
+	}
+	var ms catalog.MultiScheme
+	if len(sel.Dimensions) > 0 {
+		m, ok := a.Scheme.(catalog.MultiScheme)
+		if !ok {
+			return nil, 0, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
+		}
+		for name := range sel.Dimensions {
+			found := false
+			for _, d := range m.Dimensions() {
+				found = found || d.Name == name
+			}
+			if !found {
+				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q", a.Key, name)
+			}
+		}
+		ms = m
+	}
+	// Stored rows of the range, in index order.
+	type row struct {
+		Idx     int64   `db:"idx"`
+		Status  string  `db:"status"`
+		Mat     bool    `db:"materialized"`
+		Code    *string `db:"last_mat_code_version"`
+		Tainted *int64  `db:"tainted_at"`
+	}
+	var rows []row
+	if err := e.Store.R.SelectContext(ctx, &rows, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
+		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
+		return nil, 0, err
+	}
+	matchRow := func(r row) bool {
+		if len(want) == 0 {
+			return r.Status != db.StatusInProgress
+		}
+		switch {
+		case want["failed"] && r.Status == db.StatusFailed:
+			return true
+		case want["tainted"] && r.Tainted != nil:
+			return true
+		case want["stale"] && r.Mat && (r.Tainted != nil || (r.Code != nil && *r.Code != a.CodeVersion)):
+			return true
+		case want["materialized"] && r.Status == db.StatusMaterialized:
+			return true
+		}
+		return false
+	}
+	missing := want["missing"] || len(want) == 0
+	var out []db.SelRange
+	var n int64
+	add := func(i int64) {
+		if ms != nil && !ms.MatchDims(sp.Key(i), sel.Dimensions) {
+			return
+		}
+		if l := len(out); l > 0 && out[l-1].Hi == i-1 {
+			out[l-1].Hi = i
+		} else {
+			out = append(out, db.SelRange{Start: n, Lo: i, Hi: i})
+		}
+		n++
+	}
+	addRange := func(from, to int64) {
+		if from > to {
+			return
+		}
+		if ms == nil {
+			if l := len(out); l > 0 && out[l-1].Hi == from-1 {
+				out[l-1].Hi = to
+			} else {
+				out = append(out, db.SelRange{Start: n, Lo: from, Hi: to})
+			}
+			n += to - from + 1
+			return
+		}
+		for i := from; i <= to; i++ {
+			add(i)
+		}
+	}
+	next := lo
+	for _, r := range rows {
+		if missing {
+			addRange(next, r.Idx-1)
+		}
+		if matchRow(r) {
+			add(r.Idx)
+		}
+		next = r.Idx + 1
+	}
+	if missing {
+		addRange(next, hi)
+	}
+	return out, n, nil
+}
