@@ -125,6 +125,7 @@ func benchGrid(ctx context.Context, n, requests int) (GridBench, error) {
 	}
 	load := time.Since(t0)
 	h := handlers.New(store, loaded, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true}) // the bench reads pages without signing in
 	srv := httptest.NewServer(web.New(h, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer srv.Close()
 	p50, p95, size, err := timeGets(srv.URL+handlers.AssetHref(a.Key), requests)

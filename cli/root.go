@@ -60,7 +60,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newHealthcheckCmd())
+	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newUserCmd(), newTokenCmd(), newHealthcheckCmd())
 	return root
 }
 

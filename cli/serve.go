@@ -26,6 +26,7 @@ type serveConfig struct {
 	DB        string
 	Workspace string
 	Seed      string
+	Auth      authFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -54,6 +55,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 	f.StringVar(&cfg.Addr, "addr", envOr("TESSERA_ADDR", "127.0.0.1:8080"), "listen address HOST:PORT (env TESSERA_ADDR)")
 	f.StringVar(&cfg.DB, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
 	f.StringVar(&cfg.Workspace, "workspace", envOr("TESSERA_WORKSPACE", ""), "workspace YAML file; empty serves the embedded demo workspace (env TESSERA_WORKSPACE)")
+	addAuthFlags(cmd, &cfg.Auth)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
 	return cmd
 }
@@ -89,7 +91,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			log.Info("seeded demo history", "partitions", seeded)
 		}
 	}
+	acfg, err := cfg.Auth.config(cfg.DB)
+	if err != nil {
+		return err
+	}
+	if err := ensureFirstAdmin(ctx, store, log, "http://"+cfg.Addr+"/"); err != nil {
+		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
+	}
 	h := handlers.New(store, loaded, log)
+	h.Auth = handlers.NewAuth(store, acfg)
 	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr)
 	if err != nil {
 		return err

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+// authFlags are serve's account settings.
+type authFlags struct {
+	Idle, Max     string
+	Secure        string
+	TrustProxy    bool
+	LoginLimit    string
+	AnonymousView bool
+}
+
+const authHelp = `
+Accounts: on first start with no users, serve creates the account "admin"
+with a random password and prints it once in the log ("created first admin
+account"). Add more with "tessera user add".
+Session cookies are signed with TESSERA_SESSION_KEYS (comma-separated; the
+first key signs, every key verifies, so keys can be rotated); without it a
+key file DB.session-key is created next to the database (mode 0600) on
+first start, so restarts keep everyone signed in.`
+
+func envBool(name string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(name))
+	return b
+}
+
+func addAuthFlags(cmd *cobra.Command, a *authFlags) {
+	cmd.Long += "\n" + authHelp
+	f := cmd.Flags()
+	f.StringVar(&a.Idle, "session-idle", envOr("TESSERA_SESSION_IDLE", "12h"), "sign out after this long without a request (env TESSERA_SESSION_IDLE)")
+	f.StringVar(&a.Max, "session-max", envOr("TESSERA_SESSION_MAX", "7d"), "absolute session lifetime (env TESSERA_SESSION_MAX)")
+	f.StringVar(&a.Secure, "secure-cookies", envOr("TESSERA_SECURE_COOKIES", "auto"), "Secure cookie flag: auto (over TLS, or behind a trusted proxy sending X-Forwarded-Proto: https), always, never (env TESSERA_SECURE_COOKIES)")
+	f.BoolVar(&a.TrustProxy, "trust-proxy", envBool("TESSERA_TRUST_PROXY"), "trust X-Forwarded-For and X-Forwarded-Proto from a reverse proxy (env TESSERA_TRUST_PROXY)")
+	f.StringVar(&a.LoginLimit, "login-limit", envOr("TESSERA_LOGIN_LIMIT", "5/15m"), "failed sign-ins allowed per account and per address: FAILURES/WINDOW, or off (env TESSERA_LOGIN_LIMIT)")
+	f.BoolVar(&a.AnonymousView, "anonymous-viewer", envBool("TESSERA_ANONYMOUS_VIEWER"), "let anyone read every page without signing in (viewer role) (env TESSERA_ANONYMOUS_VIEWER)")
+}
+
+// authConfig validates the flags and loads the session keys.
+func (a authFlags) config(dbPath string) (handlers.AuthConfig, error) {
+	var cfg handlers.AuthConfig
+	var err error
+	if cfg.IdleTimeout, err = catalog.ParseDuration(a.Idle); err != nil || cfg.IdleTimeout <= 0 {
+		return cfg, usageErr("--session-idle %q is not a positive duration (for example 12h)", a.Idle)
+	}
+	if cfg.MaxLifetime, err = catalog.ParseDuration(a.Max); err != nil || cfg.MaxLifetime <= 0 {
+		return cfg, usageErr("--session-max %q is not a positive duration (for example 7d)", a.Max)
+	}
+	switch a.Secure {
+	case "auto", "always", "never":
+		cfg.SecureCookies = a.Secure
+	default:
+		return cfg, usageErr("--secure-cookies must be auto, always or never, got %q", a.Secure)
+	}
+	if cfg.LoginLimit, err = auth.ParseLimit(a.LoginLimit, catalog.ParseDuration); err != nil {
+		return cfg, usageErr("--login-limit: %v", err)
+	}
+	cfg.TrustProxy, cfg.AnonymousViewer = a.TrustProxy, a.AnonymousView
+	if keys := os.Getenv("TESSERA_SESSION_KEYS"); keys != "" {
+		for _, k := range strings.Split(keys, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				if len(k) < 16 {
+					return cfg, usageErr("TESSERA_SESSION_KEYS: every key needs at least 16 characters")
+				}
+				cfg.SessionKeys = append(cfg.SessionKeys, k)
+			}
+		}
+	} else {
+		k, err := sessionKeyFile(dbPath + ".session-key")
+		if err != nil {
+			return cfg, &exitError{ExitServer, err}
+		}
+		cfg.SessionKeys = []string{k}
+	}
+	return cfg, nil
+}
+
+// sessionKeyFile reads the key file, creating it (0600) on first start.
+func sessionKeyFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if k := strings.TrimSpace(string(b)); len(k) >= 16 {
+			return k, nil
+		}
+		return "", fmt.Errorf("session key file %s is too short; delete it to create a new one", path)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("session key file: %w", err)
+	}
+	k := auth.RandomString(32)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("create session key file: %w", err)
+	}
+	if _, err := f.WriteString(k + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return k, f.Close()
+}
+
+// ensureFirstAdmin creates "admin" with a random password on a database
+// without users and logs the password once.
+func ensureFirstAdmin(ctx context.Context, store *db.Store, log *slog.Logger, url string) error {
+	n, err := store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	pw := auth.RandomString(15)
+	hash, err := auth.HashPassword(pw)
+	if err != nil {
+		return err
+	}
+	created, err := store.CreateFirstAdmin(ctx, "admin", hash, time.Now())
+	if err != nil || !created {
+		return err
+	}
+	log.Warn("created first admin account: sign in and change this password; it is shown only this once",
+		"user", "admin", "password", pw, "login", url+"login")
+	return nil
+}

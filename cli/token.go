@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+func newTokenCmd() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens in the database (create, list, revoke)"}
+	dbFlag(cmd, &path)
+
+	var user, name, role string
+	create := &cobra.Command{
+		Use:   "create --user NAME --name LABEL [--role ROLE]",
+		Short: "Create an API token and print it once (only its hash is stored)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if user == "" {
+				return usageErr("--user is required")
+			}
+			if err := handlers.ValidateTokenName(name); err != nil {
+				return userError(err)
+			}
+			var want handlers.Role
+			if role != "" {
+				r, err := handlers.ParseRole(role)
+				if err != nil {
+					return usageErr("--role: %v", err)
+				}
+				want = r
+			}
+			store, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			u, err := store.UserByName(cmd.Context(), user)
+			if errors.Is(err, db.ErrNotFound) {
+				return usageErr("no user named %q", user)
+			} else if err != nil {
+				return &exitError{ExitServer, err}
+			}
+			if u.Disabled {
+				return usageErr("user %q is disabled", user)
+			}
+			if ur, _ := handlers.ParseRole(u.Role); role != "" && want > ur {
+				return usageErr("a token cannot have a higher role (%s) than its user %s (%s)", want, u.Name, ur)
+			}
+			secret, prefix, hash, err := auth.NewToken()
+			if err != nil {
+				return err
+			}
+			if _, err := store.CreateToken(cmd.Context(), u.ID, strings.TrimSpace(name), prefix, hash, role, "cli", time.Now()); err != nil {
+				return &exitError{ExitServer, err}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), secret)
+			fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once")
+			return nil
+		},
+	}
+	create.Flags().StringVar(&user, "user", "", "owner of the token")
+	create.Flags().StringVar(&name, "name", "", "label shown in token lists")
+	create.Flags().StringVar(&role, "role", "", "a role lower than the user's (default: the user's role)")
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list [--user NAME]",
+		Short: "List API tokens (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			var uid int64
+			if user != "" {
+				u, err := store.UserByName(cmd.Context(), user)
+				if err != nil {
+					return usageErr("no user named %q", user)
+				}
+				uid = u.ID
+			}
+			ts, err := store.ListTokens(cmd.Context(), uid)
+			if err != nil {
+				return &exitError{ExitServer, err}
+			}
+			rows := handlers.TokenRows(ts)
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tSTATUS")
+			for _, r := range rows {
+				st := "active"
+				if r.Revoked {
+					st = "revoked"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, st)
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&user, "user", "", "only this user's tokens")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token (see `token list` for ids); it stops working at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return usageErr("token id %q is not a number (see `tessera token list`)", args[0])
+			}
+			store, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if err := store.RevokeToken(cmd.Context(), id, "cli", time.Now()); err != nil {
+				return userError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %d\n", id)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+// dbFlag adds --db (env TESSERA_DB) to an administrative command.
+func dbFlag(cmd *cobra.Command, path *string) {
+	cmd.PersistentFlags().StringVar(path, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
+}
+
+func openStore(path string) (*db.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, &exitError{ExitServer, fmt.Errorf("database %s: %w (start `tessera serve` once, or pass --db)", path, err)}
+	}
+	s, err := db.Open(path)
+	if err != nil {
+		return nil, &exitError{ExitServer, err}
+	}
+	return s, nil
+}
+
+// userError turns a validation error into a usage error (exit 2).
+func userError(err error) error {
+	var ue *handlers.UserError
+	if errors.As(err, &ue) {
+		return usageErr("%s", ue.Message)
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return usageErr("%v", err)
+	}
+	return &exitError{ExitServer, err}
+}
+
+// readPassword reads the password from a file, or one line of stdin
+// (prompting when stdin is a terminal).
+func readPassword(cmd *cobra.Command, file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", usageErr("--password-file: %v", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	in := cmd.InOrStdin()
+	if f, ok := in.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprint(cmd.ErrOrStderr(), "Password (at least ", auth.MinPasswordLength, " characters): ")
+		}
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", usageErr("reading the password from stdin: %v", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func newUserCmd() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, disable, enable)"}
+	dbFlag(cmd, &path)
+
+	var role, pwFile string
+	add := &cobra.Command{
+		Use:   "add NAME",
+		Short: "Create an account; the password comes from --password-file, or stdin (prompted on a terminal)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := handlers.ValidateUserName(name); err != nil {
+				return userError(err)
+			}
+			if _, err := handlers.ParseRole(role); err != nil {
+				return usageErr("--role: %v", err)
+			}
+			pw, err := readPassword(cmd, pwFile)
+			if err != nil {
+				return err
+			}
+			if err := auth.CheckPasswordPolicy(pw); err != nil {
+				return usageErr("%v", err)
+			}
+			store, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			hash, err := auth.HashPassword(pw)
+			if err != nil {
+				return err
+			}
+			if _, err := store.CreateUser(cmd.Context(), name, role, hash, "cli", time.Now()); err != nil {
+				if errors.Is(err, db.ErrDuplicateUser) {
+					return usageErr("a user named %q already exists", name)
+				}
+				return &exitError{ExitServer, err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created user %s (%s)\n", name, role)
+			return nil
+		},
+	}
+	add.Flags().StringVar(&role, "role", "viewer", "viewer, operator or admin")
+	add.Flags().StringVar(&pwFile, "password-file", "", "read the password from this file (first line)")
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List accounts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore(path)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			us, err := store.ListUsers(cmd.Context())
+			if err != nil {
+				return &exitError{ExitServer, err}
+			}
+			if asJSON {
+				type row struct {
+					Name     string `json:"name"`
+					Role     string `json:"role"`
+					Disabled bool   `json:"disabled"`
+					Created  string `json:"created_at"`
+				}
+				out := []row{}
+				for _, u := range us {
+					out = append(out, row{u.Name, u.Role, u.Disabled, db.FromMillis(u.CreatedAt).Format(time.RFC3339)})
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tROLE\tSTATUS\tCREATED")
+			for _, u := range us {
+				st := "active"
+				if u.Disabled {
+					st = "disabled"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	setRole := &cobra.Command{
+		Use:   "set-role NAME ROLE",
+		Short: "Change an account's role (applies to its sessions and tokens at once)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := handlers.ParseRole(args[1]); err != nil {
+				return usageErr("%v", err)
+			}
+			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+				if err := s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is now %s\n", u.Name, args[1])
+				return nil
+			})
+		},
+	}
+	setDisabled := func(use, short string, disabled bool) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+					if err := s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now()); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%sd %s\n", use, u.Name)
+					return nil
+				})
+			},
+		}
+	}
+	cmd.AddCommand(add, list, setRole,
+		setDisabled("disable", "Disable an account: its sessions and tokens stop working at once", true),
+		setDisabled("enable", "Enable a disabled account", false))
+	return cmd
+}
+
+func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context, s *db.Store, u db.User) error) error {
+	store, err := openStore(path)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	u, err := store.UserByName(cmd.Context(), name)
+	if err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return usageErr("no user named %q", name)
+		}
+		return &exitError{ExitServer, err}
+	}
+	if err := fn(cmd.Context(), store, u); err != nil {
+		return &exitError{ExitServer, err}
+	}
+	return nil
+}
