@@ -1,0 +1,207 @@
+package web_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// routeExpectation is the least role a route needs, with a sample path for
+// its parameters. Every route of the router must be listed here: a new route
+// without an entry fails TestRouteMatrix.
+type routeExpectation struct {
+	role   handlers.Role
+	sample string // concrete path; "" = the route path itself
+	logout bool   // ends the session: run on a throwaway one, a redirect to /login is its success
+}
+
+var routeTable = map[string]routeExpectation{
+	"GET /healthz":   {role: handlers.RolePublic},
+	"GET /readyz":    {role: handlers.RolePublic},
+	"GET /metrics":   {role: handlers.RolePublic},
+	"GET /static/*":  {role: handlers.RolePublic, sample: "/static/app.css"},
+	"GET /login":     {role: handlers.RolePublic},
+	"POST /login":    {role: handlers.RolePublic},
+	"POST /logout":   {role: handlers.RolePublic, logout: true},
+	"GET /api/v1/me": {role: handlers.RoleViewer},
+
+	"GET /settings/tokens":                   {role: handlers.RoleViewer},
+	"POST /settings/tokens":                  {role: handlers.RoleViewer},
+	"POST /settings/tokens/:id/revoke":       {role: handlers.RoleViewer, sample: "/settings/tokens/999999/revoke"},
+	"GET /admin/users":                       {role: handlers.RoleAdmin},
+	"POST /admin/users":                      {role: handlers.RoleAdmin},
+	"POST /admin/users/:id/role":             {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/role"},
+	"POST /admin/users/:id/disable":          {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/disable"},
+	"POST /admin/users/:id/enable":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/enable"},
+	"POST /admin/users/:id/password":         {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/password"},
+	"GET /":                                  {role: handlers.RoleViewer},
+	"GET /assets/:key":                       {role: handlers.RoleViewer, sample: "/assets/raw.events"},
+	"GET /assets/:key/partitions/:partition": {role: handlers.RoleViewer, sample: "/assets/crm.accounts_snapshot/partitions/acme"},
+
+	"GET /api/v1/assets":                      {role: handlers.RoleViewer},
+	"GET /api/v1/assets/:key/partitions":      {role: handlers.RoleViewer, sample: "/api/v1/assets/raw.events/partitions"},
+	"POST /api/v1/assets/:key/partition-keys": {role: handlers.RoleOperator, sample: "/api/v1/assets/partners.feeds/partition-keys"},
+	"POST /api/v1/materializations":           {role: handlers.RoleOperator},
+
+	"POST /api/v1/backfills/preview":          {role: handlers.RoleViewer},
+	"POST /api/v1/backfills":                  {role: handlers.RoleOperator},
+	"GET /api/v1/backfills":                   {role: handlers.RoleViewer},
+	"GET /api/v1/backfills/:id":               {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999"},
+	"GET /api/v1/backfills/:id/chunks":        {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999/chunks"},
+	"GET /api/v1/backfills/:id/events":        {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999/events"},
+	"POST /api/v1/backfills/:id/pause":        {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/pause"},
+	"POST /api/v1/backfills/:id/resume":       {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/resume"},
+	"POST /api/v1/backfills/:id/cancel":       {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/cancel"},
+	"POST /api/v1/backfills/:id/retry-failed": {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/retry-failed"},
+	"GET /api/v1/runs/:id":                    {role: handlers.RoleViewer, sample: "/api/v1/runs/nope"},
+	"POST /api/v1/runs/:id/complete":          {role: handlers.RoleOperator, sample: "/api/v1/runs/nope/complete"},
+	"GET /api/v1/conflicts":                   {role: handlers.RoleViewer},
+}
+
+// The API's catch-all 404 answers every method and needs no role.
+const apiFallback = "/api/v1/*"
+
+type identity struct {
+	name string
+	role handlers.Role // RolePublic = anonymous
+}
+
+// TestRouteMatrix checks every route of the router for anonymous, viewer,
+// operator and admin, each through a browser session and a bearer token:
+// redirect to /login (pages) or 401 (API, bad tokens) without credentials,
+// 403 below the route's role, anything else at or above it.
+func TestRouteMatrix(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	victim := env.CreateUser(t, "victim", handlers.RoleViewer, testkit.TestPassword)
+
+	ids := []identity{{"anonymous", handlers.RolePublic}, {"viewer", handlers.RoleViewer}, {"operator", handlers.RoleOperator}, {"admin", handlers.RoleAdmin}}
+	sessions := map[handlers.Role]*http.Client{handlers.RolePublic: env.Anon()}
+	tokens := map[handlers.Role]string{handlers.RolePublic: "tsr_" + strings.Repeat("A", 43)} // well-formed, unknown
+	for _, id := range ids[1:] {
+		sessions[id.role] = env.Client(t, id.role)
+		tokens[id.role] = env.Token(t, id.role)
+	}
+
+	seen := map[string]bool{}
+	checked := 0
+	for _, r := range env.Echo.Routes() {
+		if r.Path == apiFallback {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		exp, ok := routeTable[key]
+		if !ok {
+			t.Errorf("route %q has no entry in the route matrix (web/auth_matrix_test.go routeTable): add it with its least role", key)
+			continue
+		}
+		path := exp.sample
+		if path == "" {
+			path = r.Path
+		}
+		path = strings.ReplaceAll(path, "VICTIM", fmt.Sprint(victim))
+		for _, id := range ids {
+			for _, mode := range []string{"session", "bearer"} {
+				var client *http.Client
+				var token string
+				if mode == "session" {
+					client = sessions[id.role]
+					if exp.logout && id.role != handlers.RolePublic {
+						client = env.Client(t, id.role)
+					}
+				} else {
+					client, token = env.Anon(), tokens[id.role]
+				}
+				status, loc := matrixDo(t, env, client, r.Method, path, token)
+				got := outcome(status, loc)
+				want := expected(exp, id, mode, path)
+				if exp.logout && want == "allowed" && got == "login" {
+					got = "allowed"
+				}
+				if got != want {
+					t.Errorf("%s as %s via %s: got %s (HTTP %d %s), want %s", key, id.name, mode, got, status, loc, want)
+				}
+				checked++
+			}
+		}
+	}
+	for key := range routeTable {
+		if !seen[key] {
+			t.Errorf("route matrix entry %q matches no route of the router: remove it", key)
+		}
+	}
+	if checked < 8*30 {
+		t.Fatalf("only %d checks ran", checked)
+	}
+}
+
+func expected(exp routeExpectation, id identity, mode, path string) string {
+	switch {
+	case exp.role == handlers.RolePublic:
+		return "allowed"
+	case id.role == handlers.RolePublic && (mode == "bearer" || strings.HasPrefix(path, "/api/")):
+		return "401"
+	case id.role == handlers.RolePublic:
+		return "login"
+	case id.role < exp.role:
+		return "403"
+	}
+	return "allowed"
+}
+
+func outcome(status int, loc string) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "401"
+	case status == http.StatusForbidden:
+		return "403"
+	case status >= 300 && status < 400 && strings.HasPrefix(loc, "/login"):
+		return "login"
+	}
+	return "allowed"
+}
+
+func matrixDo(t *testing.T, env *testkit.Env, c *http.Client, method, path, token string) (int, string) {
+	t.Helper()
+	var body io.Reader
+	ctype := ""
+	if method == http.MethodPost {
+		if strings.HasPrefix(path, "/api/") {
+			body, ctype = strings.NewReader(`{}`), "application/json"
+		} else {
+			f := url.Values{}
+			if token == "" {
+				f.Set("_csrf", env.CSRF(t, c))
+			}
+			body, ctype = strings.NewReader(f.Encode()), "application/x-www-form-urlencoded"
+		}
+	}
+	req, err := http.NewRequest(method, env.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	} else if method == http.MethodPost {
+		req.Header.Set("X-CSRF-Token", env.CSRF(t, c))
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
+}
