@@ -1,0 +1,345 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(env.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, body(t, resp)
+}
+
+func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
+	t.Helper()
+	env.Store.R.Get(&users, `SELECT COUNT(*) FROM users`)
+	env.Store.R.Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+	return
+}
+
+// TestCSRF: a state-changing form POST without the token is refused with 403
+// and changes nothing; with the token it works; a token from another
+// browser does not count.
+func TestCSRF(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	u0, _, e0 := countAccounts(t, env)
+	form := url.Values{"name": {"mallory"}, "role": {"admin"}, "password": {"long enough password"}}
+	resp, err := admin.Post(env.URL+"/admin/users", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("POST without CSRF token: %d, want 403", resp.StatusCode)
+	}
+	other := env.Anon()
+	form.Set("_csrf", env.CSRF(t, other))
+	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusForbidden {
+		t.Fatalf("POST with another browser's token: %d, want 403", r.StatusCode)
+	}
+	if u, _, e := countAccounts(t, env); u != u0 || e != e0 {
+		t.Fatalf("refused POSTs wrote: users %d→%d events %d→%d", u0, u, e0, e)
+	}
+	form.Del("_csrf")
+	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusOK {
+		t.Fatalf("POST with token: %d %s", r.StatusCode, body(t, r))
+	}
+	if _, err := env.Store.UserByName(context.Background(), "mallory"); err != nil {
+		t.Fatalf("user not created: %v", err)
+	}
+	// A session-cookie POST to the API needs the token too (header); bearer does not.
+	op := env.Client(t, handlers.RoleOperator)
+	req, _ := http.NewRequest(http.MethodPost, env.URL+"/api/v1/materializations", strings.NewReader(`{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	r, err := op.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusForbidden {
+		t.Fatalf("session API POST without CSRF header: %d, want 403", r.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodPost, env.URL+"/api/v1/materializations", strings.NewReader(`{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", env.CSRF(t, op))
+	if r, err = op.Do(req); err != nil || r.StatusCode != http.StatusCreated {
+		t.Fatalf("session API POST with CSRF header: %v %v", r.StatusCode, err)
+	}
+	r.Body.Close()
+	tok := env.Token(t, handlers.RoleOperator)
+	if r := env.BearerDo(t, "POST", "/api/v1/materializations", tok, "application/json", `{"asset":"raw.events","partition":"2025-01-01-01:00","status":"materialized"}`); r.StatusCode != http.StatusCreated {
+		t.Fatalf("bearer POST: %d", r.StatusCode)
+	}
+}
+
+var xssPayloads = []string{`<script>alert(1)</script>`, `"><img src=x onerror=alert(1)>`}
+
+func assertEscaped(t *testing.T, where, html string) {
+	t.Helper()
+	for _, bad := range []string{"<script>alert(1)", "<img src=x", `"><img`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("%s renders %q unescaped", where, bad)
+		}
+	}
+}
+
+// TestXSSEscaped: user names, token names and asset metadata holding script
+// and attribute-breaking payloads render escaped on every page showing them.
+func TestXSSEscaped(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	for i, p := range xssPayloads {
+		// Names are validated by the forms and the CLI; write them directly
+		// to prove the pages escape whatever the store holds.
+		name := "u" + string(rune('0'+i)) + p
+		env.CreateUser(t, name, handlers.RoleOperator, testkit.TestPassword)
+		c := env.Login(t, name, testkit.TestPassword)
+		if r := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"tok" + p}}); r.StatusCode != http.StatusOK {
+			t.Fatalf("create token: %d", r.StatusCode)
+		} else {
+			html := body(t, r)
+			assertEscaped(t, "token created page", html)
+			if !strings.Contains(html, "tok&lt;") && !strings.Contains(html, "tok&#34;") {
+				t.Errorf("token name not shown escaped")
+			}
+		}
+		for _, path := range []string{"/", "/settings/tokens", "/assets/raw.events"} {
+			st, html := sessionGet(t, env, c, path)
+			if st != 200 || !strings.Contains(html, `data-testid="current-user"`) {
+				t.Fatalf("%s as %q: %d", path, name, st)
+			}
+			assertEscaped(t, path+" as "+name, html)
+		}
+		meta := map[string]any{"note": p, p: "key"}
+		mb, _ := json.Marshal(map[string]any{"asset": "crm.accounts_snapshot", "partition": "acme", "status": "materialized", "metadata": meta, "error": p})
+		if r := env.Post(t, "/api/v1/materializations", string(mb)); r.StatusCode != http.StatusCreated {
+			t.Fatalf("report: %d %s", r.StatusCode, body(t, r))
+		}
+	}
+	for _, path := range []string{"/admin/users", "/assets/crm.accounts_snapshot/partitions/acme", "/assets/crm.accounts_snapshot"} {
+		st, html := sessionGet(t, env, admin, path)
+		if st != 200 {
+			t.Fatalf("%s: %d", path, st)
+		}
+		assertEscaped(t, path, html)
+	}
+	if _, html := sessionGet(t, env, admin, "/admin/users"); !strings.Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("admin page does not show the escaped user name")
+	}
+	if _, html := sessionGet(t, env, admin, "/assets/crm.accounts_snapshot/partitions/acme"); !strings.Contains(html, "&lt;script&gt;") {
+		t.Errorf("partition page does not show the escaped metadata")
+	}
+}
+
+// TestLoginLimit: after the configured failures an account is locked out
+// (even with the right password) and the lockout is answered 429.
+func TestLoginLimit(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Minute}, FailureDelay: -1}})
+	env.CreateUser(t, "carol", handlers.RoleViewer, testkit.TestPassword)
+	c := env.Anon()
+	for i := range 3 {
+		r := env.SessionPost(t, c, "/login", url.Values{"name": {"carol"}, "password": {"wrong password!"}})
+		if r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i, r.StatusCode)
+		}
+		if html := body(t, r); !strings.Contains(html, "wrong user name or password") {
+			t.Fatalf("no clear message: %.300s", html)
+		}
+	}
+	r := env.SessionPost(t, c, "/login", url.Values{"name": {"carol"}, "password": {testkit.TestPassword}})
+	if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(body(t, r), "too many failed sign-ins") {
+		t.Fatalf("locked account signed in: %d", r.StatusCode)
+	}
+	var sessions int
+	env.Store.R.Get(&sessions, `SELECT COUNT(*) FROM sessions`)
+	if sessions != 0 {
+		t.Fatalf("%d sessions after lockout", sessions)
+	}
+}
+
+// TestSessionIdleExpiry: a session unused for longer than the idle timeout
+// ends; pages redirect to /login saying so, the API answers 401.
+func TestSessionIdleExpiry(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{IdleTimeout: 700 * time.Millisecond, LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}})
+	c := env.Client(t, handlers.RoleViewer)
+	if st, _ := sessionGet(t, env, c, "/"); st != 200 {
+		t.Fatalf("fresh session: %d", st)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	resp, err := c.Get(env.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2F") || !strings.Contains(resp.Header.Get("Location"), "expired=1") {
+		t.Fatalf("expired session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	st, html := sessionGet(t, env, c, "/login?next=%2F&expired=1")
+	if st != 200 || !strings.Contains(html, "session-expired") {
+		t.Fatalf("login page does not say the session ended: %d", st)
+	}
+	if st, _ := sessionGet(t, env, c, "/api/v1/me"); st != http.StatusUnauthorized {
+		t.Fatalf("API with expired session: %d", st)
+	}
+}
+
+// TestDisableAndRevokeStopAccessAtOnce: disabling a user ends its sessions
+// and tokens on the next request; a revoked token stops at once; a role
+// change applies at once; logout ends the session server-side.
+func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	id := env.CreateUser(t, "dave", handlers.RoleOperator, testkit.TestPassword)
+	dave := env.Login(t, "dave", testkit.TestPassword)
+	tok := env.TokenFor(t, id, "")
+	if st, _ := sessionGet(t, env, dave, "/"); st != 200 {
+		t.Fatal("dave cannot read")
+	}
+	if r := env.BearerDo(t, "GET", "/api/v1/me", tok, "", ""); r.StatusCode != 200 {
+		t.Fatal("dave's token does not work")
+	}
+	// Role change: operator → viewer applies to the live session and token.
+	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/role", url.Values{"role": {"viewer"}}); r.StatusCode != 200 {
+		t.Fatalf("set role: %d", r.StatusCode)
+	}
+	if r := env.BearerDo(t, "POST", "/api/v1/materializations", tok, "application/json", `{}`); r.StatusCode != http.StatusForbidden {
+		t.Fatalf("demoted token may still operate: %d", r.StatusCode)
+	}
+	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/disable", nil); r.StatusCode != 200 {
+		t.Fatalf("disable: %d", r.StatusCode)
+	}
+	resp, _ := dave.Get(env.URL + "/")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("disabled user's session still works: %d", resp.StatusCode)
+	}
+	if r := env.BearerDo(t, "GET", "/api/v1/me", tok, "", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("disabled user's token still works: %d", r.StatusCode)
+	}
+	r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"dave"}, "password": {testkit.TestPassword}})
+	if r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("disabled user signs in: %d", r.StatusCode)
+	}
+
+	// Revoking a token through the page stops it at once.
+	op := env.Client(t, handlers.RoleOperator)
+	r = env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {"ci"}})
+	html := body(t, r)
+	i := strings.Index(html, `data-testid="new-token-secret">`) + len(`data-testid="new-token-secret">`)
+	if r.StatusCode != 200 || !strings.HasPrefix(html[i:], "tsr_") {
+		t.Fatalf("token page: %d", r.StatusCode)
+	}
+	secret := html[i : i+47]
+	if r := env.BearerDo(t, "GET", "/api/v1/me", secret, "", ""); r.StatusCode != 200 {
+		t.Fatalf("new token: %d", r.StatusCode)
+	}
+	var tid int64
+	env.Store.R.Get(&tid, `SELECT id FROM api_tokens WHERE name = 'ci'`)
+	if r := env.SessionPost(t, op, "/settings/tokens/"+itoa(tid)+"/revoke", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", r.StatusCode)
+	}
+	if r := env.BearerDo(t, "GET", "/api/v1/me", secret, "", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("revoked token still works: %d", r.StatusCode)
+	}
+	// Another user cannot revoke (or see) someone else's token.
+	if r := env.SessionPost(t, env.Client(t, handlers.RoleOperator), "/settings/tokens/"+itoa(tid)+"/revoke", nil); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("foreign revoke: %d", r.StatusCode)
+	}
+
+	// Logout ends the session on the server: replaying the cookie fails.
+	u, _ := url.Parse(env.URL)
+	cookies := op.Jar.Cookies(u)
+	if r := env.SessionPost(t, op, "/logout", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", r.StatusCode)
+	}
+	replay := env.Anon()
+	replay.Jar.SetCookies(u, cookies)
+	if st, _ := sessionGet(t, env, replay, "/api/v1/me"); st != http.StatusUnauthorized {
+		t.Fatalf("replayed cookie after logout: %d", st)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestBadAccountInput: unknown role, duplicate name, short or empty
+// password, malformed bearer headers → a clear error and nothing written.
+func TestBadAccountInput(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	env.CreateUser(t, "erin", handlers.RoleViewer, testkit.TestPassword)
+	u0, t0, e0 := countAccounts(t, env)
+	cases := []struct {
+		name string
+		form url.Values
+		want string
+		code int
+	}{
+		{"unknown role", url.Values{"name": {"frank"}, "role": {"owner"}, "password": {testkit.TestPassword}}, "unknown role", 400},
+		{"duplicate", url.Values{"name": {"ERIN"}, "role": {"viewer"}, "password": {testkit.TestPassword}}, "already exists", 409},
+		{"short password", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {"short"}}, "too short", 400},
+		{"empty password", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {""}}, "empty", 400},
+		{"bad name", url.Values{"name": {"fr ank<"}, "role": {"viewer"}, "password": {testkit.TestPassword}}, "may only hold", 400},
+	}
+	for _, c := range cases {
+		r := env.SessionPost(t, admin, "/admin/users", c.form)
+		html := body(t, r)
+		if r.StatusCode != c.code || !strings.Contains(html, c.want) {
+			t.Errorf("%s: %d, want %d with %q", c.name, r.StatusCode, c.code, c.want)
+		}
+	}
+	if r := env.SessionPost(t, admin, "/settings/tokens", url.Values{"name": {" "}}); r.StatusCode != 400 {
+		t.Errorf("empty token name: %d", r.StatusCode)
+	}
+	viewer := env.Client(t, handlers.RoleViewer)
+	if r := env.SessionPost(t, viewer, "/settings/tokens", url.Values{"name": {"x"}, "role": {"admin"}}); r.StatusCode != 400 {
+		t.Errorf("token above the user's role: %d", r.StatusCode)
+	}
+	u1, t1, e1 := countAccounts(t, env)
+	u0, e0 = u0+1, e0+2 // the viewer made above: user + session events
+	if u1 != u0 || t1 != t0 || e1 != e0 {
+		t.Errorf("bad input wrote: users %d→%d tokens %d→%d events %d→%d", u0, u1, t0, t1, e0, e1)
+	}
+	for _, h := range []string{"Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer nope", "tsr_" + strings.Repeat("a", 43), "Bearer tsr_short"} {
+		req, _ := http.NewRequest("GET", env.URL+"/api/v1/assets", nil)
+		req.Header.Set("Authorization", h)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error handlers.UserError `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || !strings.Contains(e.Error.Message, "malformed Authorization header") {
+			t.Errorf("Authorization %q: %d %+v", h, resp.StatusCode, e.Error)
+		}
+	}
+}
