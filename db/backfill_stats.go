@@ -1,0 +1,108 @@
+package db
+
+import (
+	"context"
+)
+
+// ThroughputPoint is the partitions a backfill finished in one time bucket
+// starting at At (Unix ms).
+type ThroughputPoint struct {
+	At     int64 `db:"at"`
+	Done   int64 `db:"done"`
+	Failed int64 `db:"failed"`
+}
+
+// BackfillThroughput buckets a backfill's finished attempts by finish time
+// into buckets of width ms starting at from: materialized partitions and
+// failed partitions per bucket, oldest first. Its cost is bounded by the
+// backfill's attempts (one per chunk run attempt), never by partitions.
+func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from, width int64) ([]ThroughputPoint, error) {
+	if width <= 0 {
+		width = 1
+	}
+	var out []ThroughputPoint
+	err := s.R.SelectContext(ctx, &out, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
+		SUM(CASE WHEN a.state = 'succeeded' THEN a.partitions ELSE 0 END) AS done,
+		SUM(CASE WHEN a.state = 'succeeded' THEN 0 ELSE a.partitions END) AS failed
+		FROM runs r JOIN attempts a ON a.run_id = r.id
+		WHERE r.backfill_id = ? AND a.finished_at IS NOT NULL AND a.finished_at >= ?
+		GROUP BY 1 ORDER BY 1`, from, from, width, width, backfillID, from)
+	return out, err
+}
+
+// RunStateCount is how many of a backfill's runs are in State, holding
+// Partitions partitions.
+type RunStateCount struct {
+	State      string `db:"state"`
+	Runs       int64  `db:"runs"`
+	Partitions int64  `db:"partitions"`
+}
+
+// BackfillRunStates counts a backfill's planned runs by state.
+func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
+	var out []RunStateCount
+	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(partitions), 0) AS partitions
+		FROM runs WHERE backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
+	return out, err
+}
+
+// ChunkBucket counts the runs of chunks [Bucket*size, (Bucket+1)*size) by state.
+type ChunkBucket struct {
+	Bucket int64  `db:"bucket"`
+	State  string `db:"state"`
+	Runs   int64  `db:"runs"`
+	First  string `db:"first_id"`
+}
+
+// BackfillChunkBuckets counts a backfill's runs in buckets of size chunks
+// (chunk numbers [lo, hi]) by state, with one run id per bucket and state.
+func (s *Store) BackfillChunkBuckets(ctx context.Context, backfillID string, lo, hi, size int64) ([]ChunkBucket, error) {
+	if size <= 0 {
+		size = 1
+	}
+	var out []ChunkBucket
+	err := s.R.SelectContext(ctx, &out, `SELECT (chunk - ?) / ? AS bucket, state, COUNT(*) AS runs, MIN(id) AS first_id
+		FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? GROUP BY 1, 2 ORDER BY 1`, lo, size, backfillID, lo, hi)
+	return out, err
+}
+
+// ChunkRuns returns the runs of chunks [lo, hi] of a backfill (at most hi-lo+1 rows).
+func (s *Store) ChunkRuns(ctx context.Context, backfillID string, lo, hi int64) ([]Run, error) {
+	var out []Run
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk`, backfillID, lo, hi)
+	return out, err
+}
+
+// BackfillCountRuns counts a backfill's runs, optionally only in states.
+func (s *Store) BackfillCountRuns(ctx context.Context, backfillID string, states []string) (int64, error) {
+	q := `SELECT COUNT(*) FROM runs WHERE backfill_id = ?`
+	args := []any{backfillID}
+	for i, st := range states {
+		if i == 0 {
+			q += ` AND state IN (?`
+		} else {
+			q += `,?`
+		}
+		args = append(args, st)
+	}
+	if len(states) > 0 {
+		q += `)`
+	}
+	var n int64
+	err := s.R.GetContext(ctx, &n, q, args...)
+	return n, err
+}
+
+// ChildBackfills lists the retry children of a backfill, oldest first.
+func (s *Store) ChildBackfills(ctx context.Context, parentID string) ([]Backfill, error) {
+	var out []Backfill
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE parent_backfill_id = ? ORDER BY seq LIMIT 20`, parentID)
+	return out, err
+}
+
+// BackfillSeq returns a backfill's seq (the list's cursor), or 0.
+func (s *Store) BackfillSeq(ctx context.Context, id string) int64 {
+	var n int64
+	_ = s.R.GetContext(ctx, &n, `SELECT seq FROM backfills WHERE id = ?`, id)
+	return n
+}

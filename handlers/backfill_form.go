@@ -1,0 +1,283 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// MaxFormKeys bounds the explicit key list pasted into the form.
+const MaxFormKeys = 100_000
+
+// formFromValues reads the new-backfill form (or the query prefilling it).
+func (h *Handler) formFromValues(c echo.Context, get func(string) string, list func(string) []string) views.NewBackfillForm {
+	f := views.NewBackfillForm{Selector: get("selector"), Start: strings.TrimSpace(get("start")), End: strings.TrimSpace(get("end")),
+		Keys: get("keys"), Dimension: strings.TrimSpace(get("dimension")), ChunkSize: strings.TrimSpace(get("chunk_size")),
+		MaxConcurrent: strings.TrimSpace(get("max_concurrent_runs")), Priority: strings.TrimSpace(get("priority")),
+		Title: strings.TrimSpace(get("title")), IdempotencyKey: get("idempotency_key"), Errors: map[string]string{},
+		CanLaunch: canOperate(c)}
+	if f.ChunkSize == "" {
+		f.ChunkSize = "1"
+	}
+	if f.MaxConcurrent == "" {
+		f.MaxConcurrent = "4"
+	}
+	if f.Priority == "" {
+		f.Priority = "0"
+	}
+	if f.IdempotencyKey == "" {
+		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
+	}
+	checked := map[string]bool{}
+	for _, a := range list("asset") {
+		checked[a] = true
+	}
+	upstream := map[string]bool{}
+	ws := h.Workspace()
+	for _, a := range ws.Assets {
+		if checked[a.Key] {
+			for _, d := range a.Deps {
+				upstream[d.Asset] = true
+			}
+		}
+	}
+	for _, a := range ws.Assets {
+		f.Assets = append(f.Assets, views.AssetChoice{Key: a.Key, Scheme: a.Scheme.Describe(), Checked: checked[a.Key], Upstream: upstream[a.Key] && !checked[a.Key]})
+	}
+	return f
+}
+
+// request turns the form into an engine request; bad numbers are reported
+// against their field.
+func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
+	req := jobs.Request{Title: f.Title}
+	for _, a := range f.Assets {
+		if a.Checked {
+			req.Assets = append(req.Assets, a.Key)
+		}
+	}
+	num := func(field, v string) (int64, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, BadRequest(field, "%s must be a whole number, got %q", strings.ReplaceAll(field, "_", " "), v)
+		}
+		return n, nil
+	}
+	var err error
+	if req.ChunkSize, err = num("chunk_size", f.ChunkSize); err != nil {
+		return req, err
+	}
+	if req.ChunkSize < 1 {
+		return req, BadRequest("chunk_size", "chunk size must be at least 1, got %d", req.ChunkSize)
+	}
+	if req.MaxConcurrentRuns, err = num("max_concurrent_runs", f.MaxConcurrent); err != nil {
+		return req, err
+	}
+	if req.MaxConcurrentRuns < 1 {
+		return req, BadRequest("max_concurrent_runs", "max concurrent runs must be at least 1, got %d", req.MaxConcurrentRuns)
+	}
+	if req.Priority, err = num("priority", f.Priority); err != nil {
+		return req, err
+	}
+	sel := jobs.Selector{Start: f.Start, End: f.End}
+	if f.Dimension != "" {
+		name, value, ok := strings.Cut(f.Dimension, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" || value == "" {
+			return req, BadRequest("dimension", "write the dimension filter as name=value, for example region=eu (got %q)", f.Dimension)
+		}
+		sel.Dimensions = map[string][]string{name: {value}}
+	}
+	switch f.Selector {
+	case "", "range":
+		sel.Type = "range"
+		if sel.Dimensions != nil {
+			sel.Type = "filter"
+		}
+	case "missing_failed":
+		sel.Type, sel.Statuses = "filter", []string{"missing", "failed"}
+	case "stale":
+		sel.Type, sel.Statuses = "filter", []string{"stale"}
+	case "explicit":
+		sel = jobs.Selector{Type: "explicit"}
+		for _, line := range strings.Split(f.Keys, "\n") {
+			if k := strings.TrimSpace(line); k != "" {
+				sel.Keys = append(sel.Keys, k)
+			}
+		}
+		if len(sel.Keys) == 0 {
+			return req, BadRequest("keys", "paste at least one partition key, one a line")
+		}
+		if len(sel.Keys) > MaxFormKeys {
+			return req, BadRequest("keys", "%d keys pasted; the form takes at most %d (use the API for more)", len(sel.Keys), MaxFormKeys)
+		}
+	default:
+		return req, BadRequest("selector", "unknown selection %q; choose range, only missing and failed, only stale or explicit list", f.Selector)
+	}
+	req.Selector = sel
+	return req, nil
+}
+
+// formField maps an engine field name onto the form's input names.
+func formField(field string) string {
+	switch {
+	case field == "":
+		return "form"
+	case strings.HasPrefix(field, "assets"):
+		return "assets"
+	case strings.HasPrefix(field, "selector.keys"):
+		return "keys"
+	case field == "selector.start":
+		return "start"
+	case field == "selector.end":
+		return "end"
+	case strings.HasPrefix(field, "selector.dimensions"):
+		return "dimension"
+	case strings.HasPrefix(field, "selector"):
+		return "selector"
+	case field == "chunk_size", field == "max_concurrent_runs", field == "priority", field == "title":
+		return field
+	}
+	return "form"
+}
+
+// setError records err on the form; it returns err when it is not a user error.
+func setError(f *views.NewBackfillForm, err error) (int, error) {
+	var ue *UserError
+	if !errors.As(engineErr(err), &ue) {
+		return 0, err
+	}
+	f.Errors[formField(ue.Field)] = ue.Message
+	return ue.Status, nil
+}
+
+// BackfillNew renders /backfills/new, prefilled from the query (the grid's
+// "Backfill…" link passes asset, start, end and dimension).
+func (h *Handler) BackfillNew(c echo.Context) error {
+	q := c.QueryParams()
+	f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
+	if len(q["asset"]) > 0 && h.Engine != nil {
+		if req, err := requestFromForm(f); err == nil {
+			pv := h.preview(c, req)
+			f.Preview = &pv
+		}
+	}
+	return render(c, http.StatusOK, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
+}
+
+func postedForm(h *Handler, c echo.Context) (views.NewBackfillForm, error) {
+	fv, err := c.FormParams()
+	if err != nil {
+		return views.NewBackfillForm{}, BadRequest("form", "could not read the form: %v", err)
+	}
+	return h.formFromValues(c, fv.Get, func(k string) []string { return fv[k] }), nil
+}
+
+// preview asks the engine (the same call as the API) what req would do.
+func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
+	eng, err := h.pageEngine()
+	if err != nil {
+		return views.PreviewView{Error: err.Error()}
+	}
+	p, err := eng.Preview(c.Request().Context(), req)
+	if err != nil {
+		var ue *UserError
+		if errors.As(engineErr(err), &ue) {
+			return views.PreviewView{Error: ue.Message, Field: formField(ue.Field)}
+		}
+		return views.PreviewView{Error: "the preview failed: " + err.Error()}
+	}
+	pv := views.PreviewView{Partitions: p.TotalPartitions, Chunks: p.TotalChunks, Runs: p.TotalRuns,
+		FirstChunk: p.FirstChunk.Keys, FirstAsset: p.FirstChunk.Asset, Status: statusBar(p.Status),
+		SkippedCount: p.SkippedCount, Estimate: p.Estimate}
+	if len(pv.FirstChunk) > 20 {
+		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
+	}
+	for _, a := range p.Assets {
+		pv.Assets = append(pv.Assets, views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status), Note: a.StaleNote})
+	}
+	for i, s := range p.Skipped {
+		if i == 20 {
+			break
+		}
+		pv.Skipped = append(pv.Skipped, views.KV{K: s.Asset + " " + s.Partition, V: s.Reason})
+	}
+	return pv
+}
+
+func statusBar(m map[string]int64) views.Bar {
+	c := db.Counts{}
+	for k, v := range m {
+		c[k] = v
+	}
+	return barOf(c)
+}
+
+// BackfillPreview answers the form's live preview: the panel alone for htmx,
+// the whole form with the preview otherwise.
+func (h *Handler) BackfillPreview(c echo.Context) error {
+	f, err := postedForm(h, c)
+	if err != nil {
+		return err
+	}
+	req, rerr := requestFromForm(f)
+	var pv views.PreviewView
+	if rerr != nil {
+		var ue *UserError
+		if !errors.As(rerr, &ue) {
+			return rerr
+		}
+		pv = views.PreviewView{Error: ue.Message, Field: ue.Field}
+	} else {
+		pv = h.preview(c, req)
+	}
+	if c.Request().Header.Get("HX-Request") != "" {
+		return render(c, http.StatusOK, views.PreviewPanel(pv))
+	}
+	f.Preview = &pv
+	status := http.StatusOK
+	if pv.Error != "" {
+		f.Errors[formField(pv.Field)] = pv.Error
+		status = http.StatusBadRequest
+	}
+	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
+}
+
+// BackfillLaunch creates the backfill through the engine with the form's
+// idempotency key, so that a double submit launches once.
+func (h *Handler) BackfillLaunch(c echo.Context) error {
+	f, err := postedForm(h, c)
+	if err != nil {
+		return err
+	}
+	eng, err := h.pageEngine()
+	if err != nil {
+		return err
+	}
+	req, err := requestFromForm(f)
+	if err == nil {
+		var cr jobs.Created
+		cr, err = eng.Create(c.Request().Context(), req, f.IdempotencyKey, actor(c))
+		if err == nil {
+			return c.Redirect(http.StatusSeeOther, BackfillHref(cr.Backfill.ID))
+		}
+	}
+	status, ierr := setError(&f, err)
+	if ierr != nil {
+		return ierr
+	}
+	if f.Errors["form"] != "" && strings.Contains(f.Errors["form"], "Idempotency-Key") {
+		// The same key with a different form: start a fresh key, keep the values.
+		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
+	}
+	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
+}

@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// Live-update stream tuning (variables so tests can shorten them).
+var (
+	// StreamHeartbeat is the period of the comment line that keeps proxies
+	// from closing an idle stream and detects clients that went away.
+	StreamHeartbeat = 15 * time.Second
+	// StreamMaxLifetime closes a stream after this long; the browser's
+	// EventSource reconnects by itself, so no connection lives forever.
+	StreamMaxLifetime = 30 * time.Minute
+	// StreamMinInterval coalesces bursts of changes into one update.
+	StreamMinInterval = 300 * time.Millisecond
+)
+
+// BackfillStream is the server-sent event stream of one backfill's page: an
+// "update" event whenever the backfill changes (htmx then re-fetches the
+// partials). Subscribers are bounded by the broker and removed on
+// disconnect, heartbeat failure or the maximum lifetime.
+func (h *Handler) BackfillStream(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	return h.stream(c, b.ID)
+}
+
+// RunStream is the stream of a run's page (it follows the run's backfill).
+func (h *Handler) RunStream(c echo.Context) error {
+	r, err := h.Store.Run(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	return h.stream(c, r.BackfillID)
+}
+
+// OverviewStream streams every backfill change (overview progress bars).
+func (h *Handler) OverviewStream(c echo.Context) error { return h.stream(c, jobs.TopicAll) }
+
+func (h *Handler) stream(c echo.Context, topic string) error {
+	eng, err := h.pageEngine()
+	if err != nil {
+		return err
+	}
+	ch, cancel, err := eng.Broker().Subscribe(topic)
+	if err != nil {
+		return &UserError{Status: http.StatusServiceUnavailable, Code: "busy", Message: err.Error()}
+	}
+	defer cancel()
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
+		return nil
+	}
+	w.Flush()
+	if c.QueryParam("once") != "" { // probes and tests: subscribe, answer, leave
+		return nil
+	}
+	ctx := c.Request().Context()
+	beat := time.NewTicker(StreamHeartbeat)
+	defer beat.Stop()
+	life := time.NewTimer(StreamMaxLifetime)
+	defer life.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-life.C:
+			return nil
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+		case <-ch:
+			if wait := StreamMinInterval - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(wait):
+				}
+			}
+			last = time.Now()
+			if _, err := fmt.Fprint(w, "event: update\ndata: changed\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}
+
+// MaxLogBytes is the most of a log the run page shows (its tail).
+const MaxLogBytes = 64 << 10
+
+func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
+	ctx := c.Request().Context()
+	r, err := h.Store.Run(ctx, c.Param("id"))
+	if err != nil {
+		return views.RunPage{}, engineErr(err)
+	}
+	p := views.RunPage{ID: r.ID, RunKey: r.RunKey, BackfillID: r.BackfillID, BackfillHref: BackfillHref(r.BackfillID),
+		Asset: r.Asset, AssetHref: AssetHref(r.Asset), State: r.State, Chunk: r.Chunk, Partitions: r.Partitions,
+		FirstKey: r.FirstKey, LastKey: r.LastKey, Live: r.State == db.RunQueued || r.State == db.RunRunning}
+	if r.Error != nil {
+		p.Error = *r.Error
+	}
+	atts, err := h.Store.Attempts(ctx, r.ID)
+	if err != nil {
+		return p, err
+	}
+	now := h.Now()
+	for _, a := range atts {
+		row := views.AttemptRow{N: a.Attempt, State: a.State, Started: fmtTime(&a.StartedAt), Owner: a.Owner,
+			Duration: durBetween(&a.StartedAt, a.FinishedAt, now)}
+		if a.Error != nil {
+			row.Error = truncateText(*a.Error, 500)
+		}
+		p.Attempts = append(p.Attempts, row)
+	}
+	if n := len(atts); n > 0 {
+		p.LogAttempt = atts[n-1].Attempt
+		l, err := h.Store.AttemptLog(ctx, r.ID, p.LogAttempt)
+		if err != nil {
+			return p, err
+		}
+		if len(l) > MaxLogBytes {
+			l = "… (earlier output cut)\n" + l[len(l)-MaxLogBytes:]
+		}
+		p.Log = l
+		if p.Log == "" && atts[n-1].State == db.AttemptRunning {
+			p.Log = "(running; the log appears as the attempt writes it)"
+		}
+	}
+	return p, nil
+}
+
+// RunShow renders /runs/{id}: partitions, attempts and the latest log.
+func (h *Handler) RunShow(c echo.Context) error {
+	p, err := h.loadRun(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPageView(page(c, "Run "+p.ID, "backfills"), p))
+}
+
+// RunLivePartial re-renders the run's live section (htmx).
+func (h *Handler) RunLivePartial(c echo.Context) error {
+	p, err := h.loadRun(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunLive(p))
+}

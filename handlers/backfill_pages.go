@@ -1,0 +1,660 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// Page sizes and bounds of the backfill pages (they keep every page small at
+// 10,000 chunks and a million partitions).
+const (
+	BackfillPageSize = 50
+	ChunkPageSize    = 50
+	ChunkTileLimit   = 1000 // chunks drawn one tile each; more are bucketed
+	ChunkBuckets     = 120
+	TimelineLimit    = 100
+	chartBars        = 60
+)
+
+// pageEngine is the engine the pages steer backfills with.
+func (h *Handler) pageEngine() (*jobs.Engine, error) {
+	if h.Engine == nil {
+		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the backfill engine is not running on this server"}
+	}
+	return h.Engine, nil
+}
+
+// actor is who the request acts as, for the audit log.
+func actor(c echo.Context) string {
+	if p := CurrentPrincipal(c); p != nil && p.Name != "" {
+		return p.Name
+	}
+	return "anonymous"
+}
+
+// canOperate reports whether the request may launch and steer backfills.
+func canOperate(c echo.Context) bool {
+	p := CurrentPrincipal(c)
+	return p != nil && p.Role >= RoleOperator
+}
+
+// BackfillHref is a backfill page's path.
+func BackfillHref(id string) string { return "/backfills/" + url.PathEscape(id) }
+
+// RunHref is a run page's path.
+func RunHref(id string) string { return "/runs/" + url.PathEscape(id) }
+
+func fmtTime(ms *int64) string {
+	if ms == nil {
+		return ""
+	}
+	return db.FromMillis(*ms).UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return ""
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d days %d h", int(d.Hours()/24), int(d.Hours())%24)
+}
+
+func durBetween(from, to *int64, now time.Time) string {
+	if from == nil {
+		return ""
+	}
+	end := db.Millis(now)
+	if to != nil {
+		end = *to
+	}
+	return fmtDur(time.Duration(end-*from) * time.Millisecond)
+}
+
+func assetList(b db.Backfill) []string {
+	var out []string
+	_ = json.Unmarshal([]byte(b.Assets), &out)
+	return out
+}
+
+// withFailures is non-zero when a chunk or partition of b failed (the API's
+// paused_with_failures uses the same rule).
+func withFailures(b db.Backfill) int64 { return b.RunsFailed + b.PartitionsFailed }
+
+// failures is how many partitions failed or were skipped for a failed upstream.
+func failures(b db.Backfill) int64 { return b.PartitionsFailed + b.PartitionsUpstreamFailed }
+
+// progressBar lays a backfill's partitions out as succeeded / failed /
+// running / pending.
+func progressBar(b db.Backfill, runningParts int64) views.Bar {
+	done, failed := b.PartitionsMaterialized, failures(b)
+	running := max(min(runningParts, b.TotalPartitions-done-failed), 0)
+	pending := max(b.TotalPartitions-done-failed-running, 0)
+	return views.Bar{Total: b.TotalPartitions, Segs: []views.Seg{
+		{Status: db.StatusMaterialized, N: done}, {Status: db.StatusFailed, N: failed},
+		{Status: db.StatusInProgress, N: running}, {Status: db.StatusMissing, N: pending}}}
+}
+
+// runningParts estimates the partitions of active runs from the projection row.
+func runningParts(b db.Backfill) int64 {
+	return b.RunsActive * b.ChunkSize
+}
+
+func backfillRow(b db.Backfill, now time.Time) views.BackfillRow {
+	title := b.Title
+	if title == "" {
+		title = "Backfill " + b.ID
+	}
+	return views.BackfillRow{ID: b.ID, Href: BackfillHref(b.ID), Title: title, State: b.State,
+		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Assets: assetList(b),
+		Progress: progressBar(b, runningParts(b)), Started: fmtTime(b.StartedAt),
+		Duration: durBetween(b.StartedAt, b.FinishedAt, now), CreatedBy: b.CreatedBy}
+}
+
+// BackfillsList renders /backfills: state filter, newest first, cursor pages.
+func (h *Handler) BackfillsList(c echo.Context) error {
+	ctx := c.Request().Context()
+	state := strings.ToUpper(strings.TrimSpace(c.QueryParam("state")))
+	var states []string
+	if state != "" {
+		ok := false
+		for _, s := range db.BackfillStates {
+			ok = ok || s == state
+		}
+		if !ok {
+			return BadRequest("state", "unknown state %q; use one of %s", state, strings.Join(db.BackfillStates, ", "))
+		}
+		states = []string{state}
+	}
+	var before int64
+	if v := c.QueryParam("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return BadRequest("before", "before must be a backfill sequence number, got %q", v)
+		}
+		before = n
+	}
+	rows, err := h.Store.Backfills(ctx, states, before, BackfillPageSize+1)
+	if err != nil {
+		return err
+	}
+	m := views.BackfillsPage{States: db.BackfillStates, State: state, CanLaunch: canOperate(c)}
+	now := h.Now()
+	for i, b := range rows {
+		if i == BackfillPageSize {
+			q := url.Values{}
+			if state != "" {
+				q.Set("state", state)
+			}
+			q.Set("before", strconv.FormatInt(rows[i-1].Seq, 10))
+			m.Next = "/backfills?" + q.Encode()
+			break
+		}
+		m.Rows = append(m.Rows, backfillRow(b, now))
+	}
+	if before > 0 {
+		m.First = "/backfills"
+		if state != "" {
+			m.First += "?state=" + url.QueryEscape(state)
+		}
+	}
+	return render(c, http.StatusOK, views.BackfillsListPage(page(c, "Backfills", "backfills"), m))
+}
+
+// ActiveBackfillRows is the overview's list of active backfills.
+func (h *Handler) ActiveBackfillRows(ctx context.Context) ([]views.BackfillRow, error) {
+	bs, err := db.ActiveBackfills(ctx, h.Store.R)
+	if err != nil {
+		return nil, err
+	}
+	now := h.Now()
+	out := make([]views.BackfillRow, 0, min(len(bs), 20))
+	for i := len(bs) - 1; i >= 0 && len(out) < 20; i-- {
+		out = append(out, backfillRow(bs[i], now))
+	}
+	return out, nil
+}
+
+// loadDetail builds the backfill page's model.
+func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, error) {
+	ctx := c.Request().Context()
+	b, err := h.Store.Backfill(ctx, id)
+	if err != nil {
+		return views.BackfillDetail{}, engineErr(err)
+	}
+	now := h.Now()
+	d := views.BackfillDetail{ID: b.ID, Href: BackfillHref(b.ID), Title: b.Title, State: b.State, StateVersion: b.StateVersion,
+		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: b.Selector, CreatedBy: b.CreatedBy,
+		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
+		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
+	if d.Title == "" {
+		d.Title = "Backfill " + b.ID
+	}
+	for _, a := range assetList(b) {
+		d.Assets = append(d.Assets, views.Link{Label: a, Href: AssetHref(a)})
+	}
+	states, err := h.Store.BackfillRunStates(ctx, b.ID)
+	if err != nil {
+		return d, err
+	}
+	var active int64
+	runs := map[string]int64{}
+	for _, s := range states {
+		runs[s.State] = s.Runs
+		if s.State == db.RunQueued || s.State == db.RunRunning {
+			active += s.Partitions
+		}
+	}
+	d.Progress = progressBar(b, active)
+	d.PctDone = views.Pct(b.PartitionsMaterialized+failures(b), b.TotalPartitions)
+	d.Counts = []views.KV{
+		{K: "succeeded", V: views.Num(b.PartitionsMaterialized)},
+		{K: "failed", V: views.Num(b.PartitionsFailed)},
+		{K: "upstream-failed", V: views.Num(b.PartitionsUpstreamFailed)},
+		{K: "running", V: views.Num(d.Progress.Segs[2].N)},
+		{K: "pending", V: views.Num(d.Progress.Segs[3].N)},
+		{K: "chunks", V: views.Num(runs[db.RunSucceeded]+runs[db.RunFailed]+runs[db.RunCanceled]) + "/" + views.Num(b.TotalChunks)},
+	}
+	if err := h.throughput(ctx, &d, b, now); err != nil {
+		return d, err
+	}
+	if b.ParentBackfillID != nil {
+		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
+	}
+	kids, err := h.Store.ChildBackfills(ctx, b.ID)
+	if err != nil {
+		return d, err
+	}
+	for _, k := range kids {
+		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
+	}
+	if canOperate(c) {
+		d.Actions = actionsFor(b, len(kids) > 0)
+		d.RetryRequestID = "rr_" + strings.ToLower(ulid.Make().String())
+	}
+	if d.Grids, err = h.outcomeGrids(ctx, b); err != nil {
+		return d, err
+	}
+	if d.Chunks, err = h.chunkTable(c, b); err != nil {
+		return d, err
+	}
+	if d.Events, err = h.timeline(ctx, b.ID); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// actionsFor lists the buttons allowed in b's state (for an operator).
+func actionsFor(b db.Backfill, hasChild bool) []views.Action {
+	href := BackfillHref(b.ID)
+	var out []views.Action
+	switch b.State {
+	case db.BackfillPending, db.BackfillRunning:
+		out = append(out, views.Action{Name: jobs.ActPause, Label: "Pause", Href: href + "/pause"})
+	case db.BackfillPaused:
+		out = append(out, views.Action{Name: jobs.ActResume, Label: "Resume", Href: href + "/resume"})
+	}
+	switch b.State {
+	case db.BackfillPending, db.BackfillRunning, db.BackfillPaused:
+		out = append(out, views.Action{Name: jobs.ActCancel, Label: "Cancel", Href: href + "/cancel"})
+	}
+	if failures(b) > 0 && !hasChild && (db.BackfillTerminal(b.State) || b.State == db.BackfillPaused) {
+		out = append(out, views.Action{Name: "retry-failed", Label: "Retry failed", Href: href + "/retry-failed"})
+	}
+	return out
+}
+
+// throughput fills rate, ETA and the chart from finished attempts.
+func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.Backfill, now time.Time) error {
+	d.Throughput, d.ETA = "—", "—"
+	d.Chart = views.Chart{Empty: true, Width: 600, Height: 120, XLabel: "time", YLabel: "partitions finished"}
+	if b.StartedAt == nil {
+		if !db.BackfillTerminal(b.State) {
+			d.ETA = "not started"
+		}
+		return nil
+	}
+	end := db.Millis(now)
+	if b.FinishedAt != nil {
+		end = *b.FinishedAt
+	}
+	span := max(end-*b.StartedAt, 1)
+	finished := b.PartitionsMaterialized + failures(b)
+	rate := float64(finished) / (float64(span) / 1000) // partitions per second
+	d.Throughput = rateText(rate)
+	remaining := b.TotalPartitions - finished
+	switch {
+	case db.BackfillTerminal(b.State):
+		d.ETA = "finished"
+	case b.State == db.BackfillPaused:
+		d.ETA = "paused"
+	case remaining <= 0:
+		d.ETA = "finishing"
+	case rate > 0:
+		d.ETA = fmtDur(time.Duration(float64(remaining)/rate*1000) * time.Millisecond)
+	default:
+		d.ETA = "unknown yet"
+	}
+	width := max((span+chartBars-1)/chartBars, 1000)
+	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
+	if err != nil || len(pts) == 0 {
+		return err
+	}
+	n := (span + width - 1) / width
+	n = max(n, 1)
+	var peak int64
+	for _, p := range pts {
+		peak = max(peak, p.Done+p.Failed)
+	}
+	if peak == 0 {
+		return nil
+	}
+	c := &d.Chart
+	c.Empty, c.Max = false, peak
+	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtTime(b.StartedAt))
+	bw := float64(c.Width) / float64(n)
+	for _, p := range pts {
+		i := (p.At - *b.StartedAt) / width
+		hgt := float64(p.Done+p.Failed) * float64(c.Height-4) / float64(peak)
+		c.Points = append(c.Points, views.ChartPoint{
+			X: ftoa(float64(i) * bw), W: ftoa(math.Max(bw-1, 1)), Y: ftoa(float64(c.Height) - hgt), H: ftoa(hgt),
+			Title: fmt.Sprintf("%s: %d succeeded, %d failed", db.FromMillis(p.At).UTC().Format("15:04:05"), p.Done, p.Failed)})
+	}
+	return nil
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+func rateText(perSec float64) string {
+	switch {
+	case perSec <= 0:
+		return "0 partitions/min"
+	case perSec >= 10:
+		return fmt.Sprintf("%.0f partitions/s", perSec)
+	case perSec >= 1:
+		return fmt.Sprintf("%.1f partitions/s", perSec)
+	}
+	return fmt.Sprintf("%.1f partitions/min", perSec*60)
+}
+
+var runStates = []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
+
+// outcomeGrids draws each asset's chunks coloured by this backfill's outcome:
+// one tile per chunk (linking to its run) when few, buckets when many.
+func (h *Handler) outcomeGrids(ctx context.Context, b db.Backfill) ([]views.ChunkGrid, error) {
+	segs, err := db.Segments(ctx, h.Store.R, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []views.ChunkGrid
+	for _, s := range segs {
+		g := views.ChunkGrid{Asset: s.Asset, Chunks: s.Chunks}
+		lo, hi := s.FirstChunk, s.FirstChunk+s.Chunks-1
+		if s.Chunks <= ChunkTileLimit {
+			runs, err := h.Store.ChunkRuns(ctx, b.ID, lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			j := 0
+			for ch := lo; ch <= hi; ch++ {
+				t := views.Tile{Status: "pending", Title: fmt.Sprintf("chunk %d · not planned yet", ch)}
+				if j < len(runs) && runs[j].Chunk == ch {
+					r := runs[j]
+					j++
+					t.Status, t.Href = r.State, RunHref(r.ID)
+					t.Title = fmt.Sprintf("chunk %d · %s … %s · %s", ch, r.FirstKey, r.LastKey, r.State)
+				}
+				g.Tiles = append(g.Tiles, t)
+			}
+		} else {
+			size := (s.Chunks + ChunkBuckets - 1) / ChunkBuckets
+			g.Size = size
+			counts, err := h.Store.BackfillChunkBuckets(ctx, b.ID, lo, hi, size)
+			if err != nil {
+				return nil, err
+			}
+			nb := (s.Chunks + size - 1) / size
+			bars := make([]map[string]int64, nb)
+			for i := range bars {
+				bars[i] = map[string]int64{}
+			}
+			for _, c := range counts {
+				if c.Bucket >= 0 && c.Bucket < nb {
+					bars[c.Bucket][c.State] += c.Runs
+				}
+			}
+			for i := range nb {
+				from := lo + i*size
+				to := min(from+size-1, hi)
+				m := bars[i]
+				var planned int64
+				for _, n := range m {
+					planned += n
+				}
+				bar := views.Bar{Total: to - from + 1, Segs: []views.Seg{
+					{Status: db.StatusMaterialized, N: m[db.RunSucceeded]}, {Status: db.StatusFailed, N: m[db.RunFailed]},
+					{Status: db.StatusInProgress, N: m[db.RunQueued] + m[db.RunRunning]},
+					{Status: "other", N: m[db.RunCanceled]}, {Status: db.StatusMissing, N: max(to-from+1-planned, 0)}}}
+				g.Strip = append(g.Strip, views.Bucket{From: strconv.FormatInt(from, 10), To: strconv.FormatInt(to, 10), Bar: bar, Span: 1,
+					Href:  BackfillHref(b.ID) + "?after=" + strconv.FormatInt(from-1, 10) + "#bf-chunks",
+					Title: fmt.Sprintf("chunks %d–%d: %d succeeded, %d failed, %d running, %d not run", from, to, m[db.RunSucceeded], m[db.RunFailed], m[db.RunQueued]+m[db.RunRunning], bar.Segs[4].N+m[db.RunCanceled])})
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// chunkTable is one page of the chunk table, from the request's query.
+func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, error) {
+	ctx := c.Request().Context()
+	state := strings.ToLower(strings.TrimSpace(c.QueryParam("chunk_state")))
+	var states []string
+	if state != "" {
+		ok := false
+		for _, s := range runStates {
+			ok = ok || s == state
+		}
+		if !ok {
+			return views.ChunkTable{}, BadRequest("chunk_state", "unknown chunk state %q; use one of %s", state, strings.Join(runStates, ", "))
+		}
+		states = []string{state}
+	}
+	after := int64(-1)
+	if v := c.QueryParam("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 {
+			return views.ChunkTable{}, BadRequest("after", "after must be a chunk number, got %q", v)
+		}
+		after = n
+	}
+	runs, err := h.Store.Runs(ctx, b.ID, states, after, ChunkPageSize+1)
+	if err != nil {
+		return views.ChunkTable{}, err
+	}
+	planned, err := h.Store.BackfillCountRuns(ctx, b.ID, nil)
+	if err != nil {
+		return views.ChunkTable{}, err
+	}
+	href := BackfillHref(b.ID)
+	q := url.Values{}
+	if state != "" {
+		q.Set("chunk_state", state)
+	}
+	base := url.Values{}
+	for k, v := range q {
+		base[k] = v
+	}
+	if after >= 0 {
+		base.Set("after", strconv.FormatInt(after, 10))
+	}
+	t := views.ChunkTable{State: state, States: runStates, Planned: planned, Total: b.TotalChunks, Base: href + "/chunks?" + base.Encode()}
+	for i, r := range runs {
+		if i == ChunkPageSize {
+			q.Set("after", strconv.FormatInt(runs[i-1].Chunk, 10))
+			t.Next = href + "?" + q.Encode() + "#bf-chunks"
+			break
+		}
+		row := views.ChunkRow{Chunk: r.Chunk, RunID: r.ID, RunHref: RunHref(r.ID), Asset: r.Asset, State: r.State,
+			Partitions: r.Partitions, Materialized: r.Materialized, Failed: r.Failed, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
+			Duration: durBetween(r.StartedAt, r.FinishedAt, h.Now())}
+		row.Keys = r.FirstKey
+		if r.LastKey != r.FirstKey {
+			row.Keys += " … " + r.LastKey
+		}
+		if r.Error != nil {
+			row.Error = truncateText(*r.Error, 200)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if after >= 0 {
+		q.Del("after")
+		t.First = href + "?" + q.Encode() + "#bf-chunks"
+	}
+	return t, nil
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// timeline renders a backfill's events, newest first.
+func (h *Handler) timeline(ctx context.Context, id string) ([]views.EventRow, error) {
+	evs, err := h.Store.EventsBySubject(ctx, "backfill:"+id, TimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.EventRow, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, views.EventRow{At: e.Time().UTC().Format("2006-01-02 15:04:05"), Type: e.Type, Actor: e.Actor, Text: eventText(e)})
+	}
+	return out, nil
+}
+
+func eventText(e db.Event) string {
+	switch e.Type {
+	case db.EvBackfillCreated:
+		var p struct {
+			Backfill db.Backfill `json:"backfill"`
+		}
+		_ = json.Unmarshal([]byte(e.Payload), &p)
+		return fmt.Sprintf("Created: %s partitions in %s chunks", views.Num(p.Backfill.TotalPartitions), views.Num(p.Backfill.TotalChunks))
+	case db.EvBackfillState:
+		var p db.BackfillStateChanged
+		_ = json.Unmarshal([]byte(e.Payload), &p)
+		s := fmt.Sprintf("%s → %s", p.From, p.To)
+		if p.Terminate {
+			s += " (terminate running)"
+		}
+		if p.Reason != "" {
+			s += " — " + p.Reason
+		}
+		return s
+	}
+	return e.Type
+}
+
+// BackfillShow renders /backfills/{id}.
+func (h *Handler) BackfillShow(c echo.Context) error {
+	d, err := h.loadDetail(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
+}
+
+// BackfillSummaryPartial renders the live summary (htmx).
+func (h *Handler) BackfillSummaryPartial(c echo.Context) error {
+	d, err := h.loadDetail(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.BackfillSummary(d))
+}
+
+// BackfillChunksPartial renders one page of the chunk table (htmx).
+func (h *Handler) BackfillChunksPartial(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	t, err := h.chunkTable(c, b)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ChunkTablePartial(BackfillHref(b.ID), t, !db.BackfillTerminal(b.State)))
+}
+
+// BackfillGridPartial renders the outcome grid alone (bench and htmx).
+func (h *Handler) BackfillGridPartial(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	gs, err := h.outcomeGrids(c.Request().Context(), b)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(http.StatusOK)
+	for _, g := range gs {
+		if err := views.ChunkGridView(g).Render(c.Request().Context(), c.Response().Writer); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BackfillEventsPartial renders the timeline (htmx).
+func (h *Handler) BackfillEventsPartial(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	evs, err := h.timeline(c.Request().Context(), b.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.Timeline(BackfillHref(b.ID), evs, !db.BackfillTerminal(b.State)))
+}
+
+// BackfillAction handles the Pause, Resume, Cancel and Retry-failed buttons.
+// A stale expected_state_version re-renders the page with a conflict message.
+func (h *Handler) BackfillAction(c echo.Context) error {
+	eng, err := h.pageEngine()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	id, action := c.Param("id"), c.Param("action")
+	var expected int64
+	if v := c.FormValue("expected_state_version"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return BadRequest("expected_state_version", "expected_state_version must be a positive number, got %q", v)
+		}
+		expected = n
+	}
+	switch action {
+	case jobs.ActPause, jobs.ActResume, jobs.ActCancel:
+		_, err = eng.Transition(ctx, id, action, expected, c.FormValue("terminate") != "", actor(c))
+	case "retry-failed":
+		var b db.Backfill
+		b, err = h.Store.Backfill(ctx, id)
+		if err == nil && expected > 0 && b.StateVersion != expected {
+			err = &jobs.InputError{Conflict: true, Field: "expected_state_version", Msg: fmt.Sprintf("backfill %s is at state_version %d, not %d", id, b.StateVersion, expected)}
+		}
+		if err == nil {
+			var cr jobs.Created
+			cr, err = eng.RetryFailed(ctx, id, c.FormValue("retry_request_id"), 0, 0, actor(c))
+			if err == nil {
+				return c.Redirect(http.StatusSeeOther, BackfillHref(cr.Backfill.ID))
+			}
+		}
+	default:
+		return NotFound("no backfill action %q", action)
+	}
+	if err != nil {
+		uerr := engineErr(err)
+		var ue *UserError
+		if !errors.As(uerr, &ue) || ue.Status != http.StatusConflict {
+			return uerr
+		}
+		d, derr := h.loadDetail(c, id)
+		if derr != nil {
+			return derr
+		}
+		if ue.Field == "expected_state_version" {
+			d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again. (%s)", views.BackfillStateLabel(d.State, 0), ue.Message)
+		} else {
+			d.Message = "Not done: " + ue.Message + ". The page has been reloaded."
+		}
+		return render(c, http.StatusConflict, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
+	}
+	return c.Redirect(http.StatusSeeOther, BackfillHref(id))
+}

@@ -1,0 +1,244 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+)
+
+// BackfillRow is one backfill in the list or on the overview.
+type BackfillRow struct {
+	ID, Href, Title, State, StateLabel string
+	Assets                             []string
+	Progress                           Bar // materialized / failed / in_progress / missing (pending)
+	Started, Duration, CreatedBy       string
+}
+
+// BackfillsPage is the backfills list.
+type BackfillsPage struct {
+	Rows      []BackfillRow
+	States    []string
+	State     string // filter, "" = all
+	Next      string // href of the next page, "" = last page
+	First     string // href of the first page when not on it
+	CanLaunch bool
+}
+
+// Action is a transition button.
+type Action struct {
+	Name, Label, Href string
+}
+
+// BackfillDetail is the backfill page.
+type BackfillDetail struct {
+	ID, Href, Title, State, StateLabel, StateClass string
+	StateVersion                                   int64
+	Assets                                         []Link
+	Selector                                       string
+	CreatedBy, Created, Started, Finished          string
+	Progress                                       Bar
+	Counts                                         []KV
+	PctDone                                        string
+	Throughput, ETA                                string
+	Chart                                          Chart
+	Actions                                        []Action
+	RetryRequestID                                 string
+	Children                                       []Link
+	Parent                                         *Link
+	Message                                        string // conflict or refusal, shown on top
+	Grids                                          []ChunkGrid
+	Chunks                                         ChunkTable
+	Events                                         []EventRow
+	Live                                           bool // not terminal: the page subscribes to updates
+	CSRF                                           string
+}
+
+// ChunkGrid is one asset's chunks coloured by this backfill's outcome.
+type ChunkGrid struct {
+	Asset  string
+	Chunks int64
+	Tiles  []Tile   // one per chunk when few
+	Strip  []Bucket // buckets of chunks when many
+	Size   int64    // chunks per bucket
+}
+
+// ChunkRow is one row of the chunk table.
+type ChunkRow struct {
+	Chunk                              int64
+	RunID, RunHref, Asset, Keys, State string
+	Partitions, Materialized, Failed   int64
+	Attempts, MaxAttempts              int64
+	Duration, Error                    string
+}
+
+// ChunkTable is one page of a backfill's chunks.
+type ChunkTable struct {
+	Rows              []ChunkRow
+	State             string
+	States            []string
+	Next, First, Base string
+	Planned, Total    int64
+}
+
+// EventRow is one timeline entry.
+type EventRow struct {
+	At, Type, Actor, Text string
+}
+
+// Chart is a server-rendered throughput chart.
+type Chart struct {
+	Points         []ChartPoint
+	Max            int64
+	Width, Height  int
+	XLabel, YLabel string
+	Empty          bool
+}
+
+// ChartPoint is one bar of the chart.
+type ChartPoint struct {
+	X, W, Y, H string
+	Title      string
+}
+
+// NewBackfillForm is the new-backfill form with its values and errors.
+type NewBackfillForm struct {
+	Assets         []AssetChoice
+	Selector       string // range, explicit, missing_failed, stale
+	Start, End     string
+	Keys           string
+	Dimension      string // name=value for multi-dimensional assets
+	ChunkSize      string
+	MaxConcurrent  string
+	Priority       string
+	Title          string
+	IdempotencyKey string
+	Errors         map[string]string
+	Preview        *PreviewView
+	CanLaunch      bool
+}
+
+// AssetChoice is one asset checkbox.
+type AssetChoice struct {
+	Key, Scheme string
+	Checked     bool
+	Upstream    bool // offered because a checked asset depends on it
+	FirstKey    string
+	LastKey     string
+}
+
+// PreviewView is the preview panel.
+type PreviewView struct {
+	Error        string
+	Field        string
+	Partitions   int64
+	Chunks       int64
+	Runs         int64
+	Assets       []PreviewAsset
+	FirstChunk   []string
+	FirstAsset   string
+	Status       Bar
+	SkippedCount int64
+	Skipped      []KV
+	Estimate     string
+}
+
+// PreviewAsset is one asset of a preview.
+type PreviewAsset struct {
+	Asset              string
+	Partitions, Chunks int64
+	Status             Bar
+	Note               string
+}
+
+// RunPage is one run.
+type RunPage struct {
+	ID, RunKey, BackfillID, BackfillHref, Asset, AssetHref, State string
+	Chunk, Partitions                                             int64
+	FirstKey, LastKey                                             string
+	Attempts                                                      []AttemptRow
+	Log                                                           string
+	LogAttempt                                                    int64
+	Live                                                          bool
+	Error                                                         string
+}
+
+// AttemptRow is one attempt of a run.
+type AttemptRow struct {
+	N                                      int64
+	State, Started, Duration, Error, Owner string
+}
+
+// BackfillStateLabel is a backfill state as people read it.
+func BackfillStateLabel(state string, failures int64) string {
+	s := strings.ToLower(state)
+	if state == "PAUSED" && failures > 0 {
+		return "Paused, with failures"
+	}
+	if s == "" {
+		return ""
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// RunStateClass maps run and chunk states onto the status palette.
+func RunStateClass(state string) string {
+	switch state {
+	case "succeeded", "SUCCEEDED":
+		return "s-m"
+	case "failed", "FAILED":
+		return "s-f"
+	case "running", "RUNNING", "queued":
+		return "s-r"
+	case "pending", "PENDING", "":
+		return "s-x"
+	}
+	return "s-o"
+}
+
+// RunStateLetter is the non-colour cue of a run state.
+func RunStateLetter(state string) string {
+	switch strings.ToLower(state) {
+	case "succeeded":
+		return "✓"
+	case "failed":
+		return "✗"
+	case "running":
+		return "▶"
+	case "queued":
+		return "…"
+	case "pending":
+		return "·"
+	case "canceled", "canceling":
+		return "⊘"
+	case "paused":
+		return "Ⅱ"
+	}
+	return "?"
+}
+
+// ProgressLabel names the segments of a backfill progress bar.
+func ProgressLabel(status string) string {
+	switch status {
+	case "materialized":
+		return "Succeeded"
+	case "failed":
+		return "Failed"
+	case "in_progress":
+		return "Running"
+	case "missing":
+		return "Pending"
+	}
+	return StatusLabel(status)
+}
+
+func progressText(b Bar) string {
+	if b.Total == 0 {
+		return "no partitions"
+	}
+	parts := make([]string, 0, len(b.Segs))
+	for _, s := range b.Segs {
+		parts = append(parts, ProgressLabel(s.Status)+" "+Num(s.N)+" ("+Pct(s.N, b.Total)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func bfN(n int64) string { return strconv.FormatInt(n, 10) }
