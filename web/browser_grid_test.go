@@ -1,0 +1,76 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestBrowserOverviewGridPartition: in headless Chromium, open the overview,
+// follow an asset to its grid, zoom with the range form, open a tile's
+// partition page and see its history.
+func TestBrowserOverviewGridPartition(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	ctx := testkit.Browser(t)
+	env.BrowserSignIn(t, ctx, handlers.RoleViewer)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+"/"),
+		chromedp.WaitVisible(css(`[data-testid="asset-row"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="asset-row"]').length`))
+	if err != nil || assets != len(env.WS.Assets) {
+		t.Fatalf("overview shows %d assets (%v)", assets, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-asset="analytics.daily_events"] a`)),
+		chromedp.WaitVisible(css(`[data-testid="grid"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heading, _ := chromedp.Run(ctx, chromedp.Text(css(`[data-testid="asset-key"]`)))
+	mode, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(`[data-testid="grid"]`), "data-mode"))
+	if heading != "analytics.daily_events" || mode.Value != "calendar" {
+		t.Fatalf("heading %q mode %q", heading, mode.Value)
+	}
+	// Narrow the window to February 2025 with the form.
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(css(`input[name="from"]`), "2025-02-01"),
+		chromedp.SetValue(css(`input[name="to"]`), "2025-02-28"),
+		chromedp.Submit(css(`[data-testid="grid-filters"]`)),
+		chromedp.WaitVisible(css(`[data-testid="zoom-out"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiles, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="grid"] a').length`))
+	if err != nil || tiles != 28 {
+		t.Fatalf("February shows %d tiles (%v)", tiles, err)
+	}
+	testkit.Screenshot(t, ctx, "asset-grid")
+	title, err := chromedp.Run(ctx, chromedp.AttributeValue(css(`[data-testid="grid"] a[href$="2025-02-14"]`), "title"))
+	if err != nil || !strings.HasPrefix(title.Value, "2025-02-14 · ") {
+		t.Fatalf("tile title %q (%v)", title.Value, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="grid"] a[href$="2025-02-14"]`)),
+		chromedp.WaitVisible(css(`[data-testid="partition-key"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	partition, _ := chromedp.Run(ctx, chromedp.Text(css(`[data-testid="partition-key"]`)))
+	main, _ := chromedp.Run(ctx, chromedp.Text(css(`main`)))
+	if partition != "2025-02-14" || !strings.Contains(main, "History") {
+		t.Fatalf("partition page %q", partition)
+	}
+	testkit.Screenshot(t, ctx, "partition")
+}
