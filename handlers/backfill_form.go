@@ -144,7 +144,8 @@ func formField(field string) string {
 		return "dimension"
 	case strings.HasPrefix(field, "selector"):
 		return "selector"
-	case field == "chunk_size", field == "max_concurrent_runs", field == "priority", field == "title":
+	case field == "chunk_size", field == "max_concurrent_runs", field == "priority", field == "title",
+		field == "start", field == "end", field == "keys", field == "dimension", field == "form":
 		return field
 	}
 	return "form"

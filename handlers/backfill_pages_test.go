@@ -1,0 +1,609 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+const bfWorkspace = `defaults:
+  retries: {max_attempts: 1}
+assets:
+  t.daily:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 5ms}}
+  t.flaky:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 5ms, failure_rate: 1}}
+`
+
+// bfEnv starts a server with an engine; run starts its controller (without
+// it, backfills stay PENDING, which makes states deterministic).
+func bfEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: bfWorkspace})
+	h := env.Handler
+	if h.Engine != nil { // testkit may start one already
+		return env, h.Engine
+	}
+	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
+	eng, err := jobs.NewEngine(context.Background(), env.Store, wsf, slog.New(slog.NewTextHandler(io.Discard, nil)), jobs.Options{Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Engine = eng
+	if run {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = eng.Run(ctx, time.Second) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	return env, eng
+}
+
+func createBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
+	t.Helper()
+	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
+		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset}, "", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cr.Backfill
+}
+
+func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
+	t.Helper()
+	resp, err := c.Get(env.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, doc
+}
+
+func docOf(t *testing.T, resp *http.Response) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestBackfillButtonsPerStateAndRole(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	clients := map[string]*http.Client{
+		"viewer": env.Client(t, handlers.RoleViewer), "operator": env.Client(t, handlers.RoleOperator), "admin": env.Client(t, handlers.RoleAdmin)}
+	cases := []struct {
+		state    string
+		failed   int64
+		want     []string
+		badge    string
+		withKids bool
+	}{
+		{db.BackfillPending, 0, []string{"pause", "cancel"}, "Pending", false},
+		{db.BackfillRunning, 0, []string{"pause", "cancel"}, "Running", false},
+		{db.BackfillPaused, 0, []string{"resume", "cancel"}, "Paused", false},
+		{db.BackfillPaused, 3, []string{"resume", "cancel", "retry-failed"}, "Paused, with failures", false},
+		{db.BackfillCanceling, 0, nil, "Canceling", false},
+		{db.BackfillCanceled, 0, nil, "Canceled", false},
+		{db.BackfillSucceeded, 0, nil, "Succeeded", false},
+		{db.BackfillFailed, 3, []string{"retry-failed"}, "Failed", false},
+	}
+	all := []string{"pause", "resume", "cancel", "retry-failed"}
+	for _, tc := range cases {
+		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_failed=?, runs_failed=? WHERE id=?`, tc.state, tc.failed, min(tc.failed, 1), b.ID); err != nil {
+			t.Fatal(err)
+		}
+		for role, c := range clients {
+			status, doc := sessionGet(t, env, c, "/backfills/"+b.ID)
+			if status != http.StatusOK {
+				t.Fatalf("%s as %s: status %d", tc.state, role, status)
+			}
+			if got := strings.TrimSpace(doc.Find(`[data-testid="state-badge"]`).First().Text()); !strings.Contains(got, tc.badge) {
+				t.Errorf("%s (failed %d): badge %q, want %q", tc.state, tc.failed, got, tc.badge)
+			}
+			want := map[string]bool{}
+			if role != "viewer" {
+				for _, a := range tc.want {
+					want[a] = true
+				}
+			}
+			for _, a := range all {
+				has := doc.Find(`[data-testid="action-`+a+`"]`).Length() > 0
+				if has != want[a] {
+					t.Errorf("state %s failed %d as %s: button %s present=%v, want %v", tc.state, tc.failed, role, a, has, want[a])
+				}
+			}
+			// Every button's form carries the CSRF token and the version.
+			doc.Find(`[data-testid="actions"] form`).Each(func(_ int, f *goquery.Selection) {
+				if f.Find(`input[name="_csrf"]`).AttrOr("value", "") == "" || f.Find(`input[name="expected_state_version"]`).AttrOr("value", "") == "" {
+					t.Errorf("state %s as %s: a button form lacks _csrf or expected_state_version", tc.state, role)
+				}
+			})
+		}
+	}
+}
+
+func TestBackfillPageParts(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
+	c := env.Client(t, handlers.RoleViewer)
+	status, doc := sessionGet(t, env, c, "/backfills/"+b.ID)
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	for _, id := range []string{"backfill-summary", "progress-bar", "progress-pct", "throughput", "eta", "outcome-grid", "chunk-section", "timeline", "refresh", "backfill-live"} {
+		if doc.Find(`[data-testid="`+id+`"]`).Length() == 0 {
+			t.Errorf("backfill page has no %s", id)
+		}
+	}
+	if n := doc.Find(`[data-testid="outcome-tile"]`).Length(); n != 11 {
+		t.Errorf("%d outcome tiles, want 11 (31 partitions in chunks of 3)", n)
+	}
+	if doc.Find(`[data-testid="event"][data-type="backfill.created"]`).Length() != 1 {
+		t.Error("timeline lacks the creation event")
+	}
+	if got := doc.Find(`[data-testid="backfill-live"]`).AttrOr("sse-connect", ""); got != "/backfills/"+b.ID+"/stream" {
+		t.Errorf("sse-connect %q", got)
+	}
+	for _, p := range []struct{ path, testid string }{
+		{"/summary", "backfill-summary"}, {"/chunks", "chunk-section"}, {"/grid", "outcome-grid"}, {"/events", "timeline"},
+	} {
+		status, doc := sessionGet(t, env, c, "/backfills/"+b.ID+p.path)
+		if status != http.StatusOK || doc.Find(`[data-testid="`+p.testid+`"]`).Length() == 0 {
+			t.Errorf("partial %s: status %d, no %s", p.path, status, p.testid)
+		}
+		if doc.Find("header.top").Length() != 0 {
+			t.Errorf("partial %s renders the page frame", p.path)
+		}
+	}
+	if status, _ := sessionGet(t, env, c, "/backfills/"+b.ID+"/chunks?chunk_state=bogus"); status != http.StatusBadRequest {
+		t.Errorf("bogus chunk_state: status %d", status)
+	}
+	if status, _ := sessionGet(t, env, c, "/backfills/bf_missing"); status != http.StatusNotFound {
+		t.Errorf("unknown backfill: status %d", status)
+	}
+	if status, _ := sessionGet(t, env, c, "/runs/run_missing"); status != http.StatusNotFound {
+		t.Errorf("unknown run: status %d", status)
+	}
+}
+
+func TestBackfillsListFilterAndPages(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	var ids []string
+	for i := range handlers.BackfillPageSize + 5 {
+		d := fmt.Sprintf("2025-02-%02d", i%28+1)
+		ids = append(ids, createBF(t, eng, "t.daily", d, d, 1).ID)
+	}
+	if _, err := eng.Transition(context.Background(), ids[0], jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	c := env.Client(t, handlers.RoleViewer)
+	_, doc := sessionGet(t, env, c, "/backfills")
+	rows := doc.Find(`[data-testid="backfill-row"]`)
+	if rows.Length() != handlers.BackfillPageSize {
+		t.Fatalf("%d rows on the first page", rows.Length())
+	}
+	if rows.First().AttrOr("data-id", "") != ids[len(ids)-1] {
+		t.Error("the list is not newest first")
+	}
+	if rows.First().Find(`[data-testid="progress-bar"]`).Length() != 1 {
+		t.Error("a row has no progress bar")
+	}
+	if doc.Find(`[data-testid="new-backfill"]`).Length() != 0 {
+		t.Error("a viewer is offered New backfill")
+	}
+	next, ok := doc.Find(`[data-testid="next-page"]`).Attr("href")
+	if !ok {
+		t.Fatal("no next page link")
+	}
+	_, doc = sessionGet(t, env, c, next)
+	if n := doc.Find(`[data-testid="backfill-row"]`).Length(); n != 5 {
+		t.Errorf("%d rows on the second page, want 5", n)
+	}
+	if doc.Find(`[data-testid="next-page"]`).Length() != 0 {
+		t.Error("the last page links further")
+	}
+	_, doc = sessionGet(t, env, c, "/backfills?state=PAUSED")
+	if r := doc.Find(`[data-testid="backfill-row"]`); r.Length() != 1 || r.AttrOr("data-id", "") != ids[0] {
+		t.Errorf("state filter: %d rows", r.Length())
+	}
+	if status, _ := sessionGet(t, env, c, "/backfills?state=NOPE"); status != http.StatusBadRequest {
+		t.Errorf("unknown state filter: %d", status)
+	}
+	_, doc = sessionGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills")
+	if doc.Find(`[data-testid="new-backfill"]`).Length() != 1 {
+		t.Error("an operator is not offered New backfill")
+	}
+}
+
+func TestNewBackfillPrefillAndPreview(t *testing.T) {
+	env, _ := bfEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	status, doc := sessionGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	if doc.Find(`[data-testid="asset-t.daily"]`).AttrOr("checked", "no") == "no" {
+		t.Error("asset not prefilled")
+	}
+	if doc.Find(`[data-testid="start"]`).AttrOr("value", "") != "2025-01-01" || doc.Find(`[data-testid="end"]`).AttrOr("value", "") != "2025-01-20" {
+		t.Error("range not prefilled")
+	}
+	if got := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); got != "20" {
+		t.Errorf("prefilled preview shows %q partitions, want 20", got)
+	}
+	if doc.Find(`[data-testid="idempotency-key"]`).AttrOr("value", "") == "" {
+		t.Error("no idempotency key in the form")
+	}
+	if doc.Find(`form[data-testid="backfill-form"] input[name="_csrf"]`).AttrOr("value", "") == "" {
+		t.Error("the form has no CSRF token")
+	}
+	// The live preview (htmx) answers the panel alone.
+	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"2"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
+	form.Set("_csrf", env.CSRF(t, c))
+	req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	pdoc := docOf(t, resp)
+	if resp.StatusCode != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
+		t.Errorf("htmx preview: status %d, partitions %q chunks %q", resp.StatusCode, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
+	}
+	if pdoc.Find("header.top").Length() != 0 {
+		t.Error("the htmx preview renders the page frame")
+	}
+	// Viewers may preview but are not offered Launch.
+	_, vdoc := sessionGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/new?asset=t.daily")
+	if vdoc.Find(`[data-testid="launch"]`).Length() != 0 || vdoc.Find(`[data-testid="launch-not-allowed"]`).Length() != 1 {
+		t.Error("a viewer is offered Launch")
+	}
+}
+
+func countBackfills(t *testing.T, env *testkit.Env) int {
+	t.Helper()
+	var n int
+	if err := env.Store.R.Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestLaunchBadInputCreatesNothing(t *testing.T) {
+	env, _ := bfEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	base := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"k-bad"}}
+	cases := []struct{ set, value, field string }{
+		{"chunk_size", "zero", "chunk_size"},
+		{"chunk_size", "0", "chunk_size"},
+		{"chunk_size", "1000000", "chunk_size"},
+		{"max_concurrent_runs", "-3", "max_concurrent_runs"},
+		{"priority", "high", "priority"},
+		{"start", "2025-13-45", "start"},
+		{"end", "2024-01-01", "end"},
+		{"asset", "", "assets"},
+		{"asset", "no.such", "assets"},
+		{"selector", "weird", "selector"},
+		{"dimension", "region", "dimension"},
+		{"title", strings.Repeat("x", 201), "title"},
+	}
+	for _, tc := range cases {
+		for _, path := range []string{"/backfills", "/backfills/preview"} {
+			form := url.Values{}
+			for k, v := range base {
+				form[k] = v
+			}
+			if tc.value == "" {
+				form.Del(tc.set)
+			} else {
+				form.Set(tc.set, tc.value)
+			}
+			resp := env.SessionPost(t, c, path, form)
+			doc := docOf(t, resp)
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+				t.Errorf("%s with %s=%q: status %d", path, tc.set, tc.value, resp.StatusCode)
+			}
+			if doc.Find(`[data-testid="error-`+tc.field+`"]`).Length() != 1 {
+				t.Errorf("%s with %s=%q: no message next to %s", path, tc.set, tc.value, tc.field)
+			}
+			if doc.Find(`form[data-testid="backfill-form"]`).Length() != 1 {
+				t.Errorf("%s with %s=%q: the form is not rendered again", path, tc.set, tc.value)
+			}
+		}
+	}
+	// Explicit list with an unknown key.
+	form := url.Values{"asset": {"t.daily"}, "selector": {"explicit"}, "keys": {"2025-01-01\nnot-a-day"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
+	if doc := docOf(t, env.SessionPost(t, c, "/backfills", form)); doc.Find(`[data-testid="error-keys"]`).Length() != 1 {
+		t.Error("an unknown explicit key has no message next to the keys")
+	}
+	if n := countBackfills(t, env); n != 0 {
+		t.Fatalf("bad input created %d backfills", n)
+	}
+	// A viewer may not launch; a missing or forged CSRF token is refused.
+	good := url.Values{}
+	for k, v := range base {
+		good[k] = v
+	}
+	if resp := env.SessionPost(t, env.Client(t, handlers.RoleViewer), "/backfills", good); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("viewer launch: status %d", resp.StatusCode)
+	}
+	for _, tok := range []string{"", "forged-token"} {
+		f := url.Values{}
+		for k, v := range good {
+			f[k] = v
+		}
+		resp, err := c.PostForm(env.URL+"/backfills", withCSRF(f, tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("CSRF %q: status %d", tok, resp.StatusCode)
+		}
+		if !strings.Contains(strings.ToLower(string(body)), "csrf") && !strings.Contains(strings.ToLower(string(body)), "token") {
+			t.Errorf("CSRF %q refused without a clear message: %.200s", tok, body)
+		}
+	}
+	if n := countBackfills(t, env); n != 0 {
+		t.Fatalf("refused launches created %d backfills", n)
+	}
+}
+
+func withCSRF(f url.Values, tok string) url.Values {
+	if tok != "" {
+		f.Set("_csrf", tok)
+	}
+	return f
+}
+
+func TestLaunchIsIdempotent(t *testing.T) {
+	env, _ := bfEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"bfk_double"}}
+	var locs []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := env.SessionPost(t, c, "/backfills", form)
+			mu.Lock()
+			defer mu.Unlock()
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Errorf("launch: status %d", resp.StatusCode)
+			}
+			locs = append(locs, resp.Header.Get("Location"))
+		}()
+	}
+	wg.Wait()
+	if n := countBackfills(t, env); n != 1 {
+		t.Fatalf("a triple submit created %d backfills", n)
+	}
+	for _, l := range locs[1:] {
+		if l != locs[0] || !strings.HasPrefix(l, "/backfills/bf_") {
+			t.Fatalf("redirects differ: %v", locs)
+		}
+	}
+}
+
+func TestTransitionConflictAndRefusal(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	c := env.Client(t, handlers.RoleOperator)
+	// Another tab pauses and resumes: the version moves on.
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActResume, 0, false, "other"); err != nil {
+		t.Fatal(err)
+	}
+	resp := env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(b.StateVersion)}})
+	doc := docOf(t, resp)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("stale pause: status %d", resp.StatusCode)
+	}
+	if msg := doc.Find(`[data-testid="message"]`).Text(); !strings.Contains(msg, "Someone changed this backfill") {
+		t.Errorf("stale pause message %q", msg)
+	}
+	now, _ := env.Store.Backfill(context.Background(), b.ID)
+	if now.State != db.BackfillRunning {
+		t.Errorf("stale pause changed the state to %s", now.State)
+	}
+	// The reloaded page carries the new version: pausing now works.
+	v := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("data-version", "")
+	if v != fmt.Sprint(now.StateVersion) {
+		t.Errorf("reloaded page has version %s, want %d", v, now.StateVersion)
+	}
+	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {v}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pause: status %d", resp.StatusCode)
+	}
+	// Resume is allowed from PAUSED only; pausing twice is refused clearly.
+	now, _ = env.Store.Backfill(context.Background(), b.ID)
+	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(now.StateVersion)}})
+	doc = docOf(t, resp)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(doc.Find(`[data-testid="message"]`).Text(), "cannot pause") {
+		t.Errorf("pause of a paused backfill: status %d, message %q", resp.StatusCode, doc.Find(`[data-testid="message"]`).Text())
+	}
+	after, _ := env.Store.Backfill(context.Background(), b.ID)
+	if after.StateVersion != now.StateVersion {
+		t.Error("a refused transition changed the version")
+	}
+	// Viewer: refused; cancel with terminate from an operator: canceled.
+	if resp := env.SessionPost(t, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID+"/cancel", url.Values{}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("viewer cancel: status %d", resp.StatusCode)
+	}
+	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/cancel", url.Values{"expected_state_version": {fmt.Sprint(after.StateVersion)}, "terminate": {"1"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: status %d", resp.StatusCode)
+	}
+	final, _ := env.Store.Backfill(context.Background(), b.ID)
+	if final.State != db.BackfillCanceled {
+		t.Errorf("after cancel: %s", final.State)
+	}
+	if resp := env.SessionPost(t, c, "/backfills/"+b.ID+"/explode", url.Values{}); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown action: status %d", resp.StatusCode)
+	}
+}
+
+func TestRunPageAndRetryFailed(t *testing.T) {
+	env, eng := bfEnv(t, true)
+	ok := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
+	bad := createBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
+	waitState(t, env, ok.ID, db.BackfillSucceeded)
+	waitState(t, env, bad.ID, db.BackfillFailed)
+	c := env.Client(t, handlers.RoleOperator)
+	_, doc := sessionGet(t, env, c, "/backfills/"+ok.ID)
+	if got := doc.Find(`[data-testid="progress-pct"]`).Text(); got != "100%" {
+		t.Errorf("finished backfill shows %q", got)
+	}
+	if doc.Find(`[data-testid="throughput-chart"]`).Length() != 1 {
+		t.Error("no throughput chart after the backfill ran")
+	}
+	if doc.Find(`[data-testid="backfill-live"]`).AttrOr("sse-connect", "") != "" {
+		t.Error("a finished backfill still subscribes to updates")
+	}
+	runHref, exists := doc.Find(`[data-testid="run-link"]`).First().Attr("href")
+	if !exists {
+		t.Fatal("no run link in the chunk table")
+	}
+	_, rdoc := sessionGet(t, env, c, runHref)
+	if rdoc.Find(`[data-testid="attempt"]`).Length() < 1 || rdoc.Find(`[data-testid="run-log"]`).Length() != 1 {
+		t.Error("run page lacks attempts or the log")
+	}
+	if s := rdoc.Find(`[data-testid="run-live"]`).AttrOr("data-state", ""); s != db.RunSucceeded {
+		t.Errorf("run state %q", s)
+	}
+	// Retry failed: the child holds exactly the failed partitions.
+	_, doc = sessionGet(t, env, c, "/backfills/"+bad.ID)
+	form := doc.Find(`[data-testid="action-retry-failed"]`).Closest("form")
+	if form.Length() != 1 {
+		t.Fatal("no Retry failed button on a failed backfill")
+	}
+	vals := url.Values{}
+	form.Find("input").Each(func(_ int, s *goquery.Selection) { vals.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	resp := env.SessionPost(t, c, "/backfills/"+bad.ID+"/retry-failed", vals)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/backfills/bf_") {
+		t.Fatalf("retry: status %d location %q", resp.StatusCode, loc)
+	}
+	again := env.SessionPost(t, c, "/backfills/"+bad.ID+"/retry-failed", vals)
+	if again.Header.Get("Location") != loc {
+		t.Errorf("a repeated retry request went to %q, not %q", again.Header.Get("Location"), loc)
+	}
+	child, err := env.Store.Backfill(context.Background(), strings.TrimPrefix(loc, "/backfills/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.TotalPartitions != 3 || child.ParentBackfillID == nil || *child.ParentBackfillID != bad.ID {
+		t.Errorf("child: %d partitions, parent %v", child.TotalPartitions, child.ParentBackfillID)
+	}
+	_, doc = sessionGet(t, env, c, "/backfills/"+bad.ID)
+	if doc.Find(`[data-testid="child-link"]`).Length() != 1 || doc.Find(`[data-testid="action-retry-failed"]`).Length() != 0 {
+		t.Error("the parent does not link to its retry, or still offers Retry failed")
+	}
+}
+
+func waitState(t *testing.T, env *testkit.Env, id, state string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := env.Store.Backfill(context.Background(), id)
+		if err == nil && b.State == state {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, _ := env.Store.Backfill(context.Background(), id)
+	t.Fatalf("backfill %s is %s, want %s", id, b.State, state)
+}
+
+// TestStreamSubscribersReturnToZero opens many live streams, closes them and
+// checks the broker forgets every one; beyond the bound, streams are refused.
+func TestStreamSubscribersReturnToZero(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
+	br := eng.Broker()
+	br.SetMax(40)
+	token := env.AdminToken()
+	ctx, cancel := context.WithCancel(context.Background())
+	var bodies []io.ReadCloser
+	paths := []string{"/backfills/" + b.ID + "/stream", "/backfills/stream"}
+	for i := range 40 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.URL+paths[i%2], nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream %d: %d %s", i, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		bodies = append(bodies, resp.Body)
+	}
+	if n := br.Count(); n != 40 {
+		t.Fatalf("%d subscribers, want 40", n)
+	}
+	// Full: the next stream is refused, not queued.
+	resp, err := env.Get("/backfills/" + b.ID + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("stream beyond the bound: status %d", resp.StatusCode)
+	}
+	// A change reaches a subscriber as an update event.
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256)
+	got := ""
+	for !strings.Contains(got, "event: update") {
+		n, err := bodies[0].Read(buf)
+		if err != nil {
+			t.Fatalf("read stream: %v (got %q)", err, got)
+		}
+		got += string(buf[:n])
+	}
+	cancel()
+	for _, b := range bodies {
+		b.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for br.Count() != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := br.Count(); n != 0 {
+		t.Fatalf("%d subscribers left after every stream closed", n)
+	}
+}
