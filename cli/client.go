@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// clientOpts are the flags every command that talks to a server shares.
+type clientOpts struct {
+	server string
+	token  string
+	json   bool
+}
+
+// addClientFlags puts --server, --token and --json on a command tree.
+func addClientFlags(cmd *cobra.Command, o *clientOpts) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&o.server, "server", "", "server URL (env TESSERA_URL, then the login config, then http://127.0.0.1:8080)")
+	f.StringVar(&o.token, "token", "", "API token (env TESSERA_TOKEN, then the login config)")
+	f.BoolVar(&o.json, "json", false, "print exact JSON instead of a table")
+}
+
+// clientConfig is what `tessera login` stores.
+type clientConfig struct {
+	Server string `json:"server"`
+	Token  string `json:"token"`
+}
+
+// configPath is $TESSERA_CONFIG or the user's config dir/tessera/config.json.
+func configPath() (string, error) {
+	if p := os.Getenv("TESSERA_CONFIG"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no config directory: %w (set TESSERA_CONFIG)", err)
+	}
+	return filepath.Join(dir, "tessera", "config.json"), nil
+}
+
+func readConfig() (clientConfig, error) {
+	var c clientConfig
+	p, err := configPath()
+	if err != nil {
+		return c, nil
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, usageErr("config %s is not valid JSON: %v; run tessera login again", p, err)
+	}
+	return c, nil
+}
+
+func writeConfig(c clientConfig) (string, error) {
+	p, err := configPath()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", err
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+}
+
+// client calls the Tessera API.
+type client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// newClient resolves server and token: flag, then environment, then the
+// config file written by `tessera login`.
+func (o *clientOpts) newClient() (*client, error) {
+	cfg, err := readConfig()
+	if err != nil {
+		return nil, err
+	}
+	server := firstNonEmpty(o.server, os.Getenv("TESSERA_URL"), cfg.Server, "http://127.0.0.1:8080")
+	token := firstNonEmpty(o.token, os.Getenv("TESSERA_TOKEN"), cfg.Token)
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErr("server %q is not an http(s) URL such as http://127.0.0.1:8080", server)
+	}
+	return &client{base: strings.TrimRight(server, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// apiError is the server's error answer.
+type apiError struct {
+	Status  int
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field"`
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if e.Field != "" && !strings.Contains(msg, e.Field) {
+		msg += " (field " + e.Field + ")"
+	}
+	return fmt.Sprintf("server answered %d: %s", e.Status, msg)
+}
+
+// do sends a request and decodes a 2xx JSON answer into out. Errors carry exit
+// codes: 2 for input the server rejected as invalid (400, 404, 409, 422), 3 for
+// an unreachable server, authentication and server errors.
+func (c *client) do(ctx context.Context, method, path string, body any, headers map[string]string, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return usageErr("bad request: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return &exitError{ExitServer, fmt.Errorf("cannot reach the Tessera server at %s: %v (start it with `tessera serve`, or pass --server / TESSERA_URL)", c.base, unwrapURLError(err))}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return &exitError{ExitServer, fmt.Errorf("reading the answer from %s: %v", c.base, err)}
+	}
+	if resp.StatusCode >= 300 {
+		var wrap struct {
+			Error apiError `json:"error"`
+		}
+		ae := &wrap.Error
+		if json.Unmarshal(data, &wrap) != nil || ae.Message == "" {
+			ae.Message = strings.TrimSpace(string(data))
+			if len(ae.Message) > 200 || ae.Message == "" {
+				ae.Message = http.StatusText(resp.StatusCode)
+			}
+		}
+		ae.Status = resp.StatusCode
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			ae.Message += " (check --token, TESSERA_TOKEN or run tessera login)"
+			return &exitError{ExitServer, ae}
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity:
+			return &exitError{ExitUsage, ae}
+		}
+		return &exitError{ExitServer, ae}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return &exitError{ExitServer, fmt.Errorf("the server at %s did not answer JSON: %v", c.base, err)}
+	}
+	return nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
