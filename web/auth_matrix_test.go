@@ -44,6 +44,23 @@ var routeTable = map[string]routeExpectation{
 	"GET /assets/:key":                       {role: handlers.RoleViewer, sample: "/assets/raw.events"},
 	"GET /assets/:key/partitions/:partition": {role: handlers.RoleViewer, sample: "/assets/crm.accounts_snapshot/partitions/acme"},
 
+	// Backfill pages (issue 5).
+	"GET /backfills":              {role: handlers.RoleViewer},
+	"GET /backfills/new":          {role: handlers.RoleViewer},
+	"POST /backfills/preview":     {role: handlers.RoleViewer},
+	"POST /backfills":             {role: handlers.RoleOperator},
+	"GET /backfills/stream":       {role: handlers.RoleViewer, sample: "/backfills/stream?once=1"},
+	"GET /backfills/:id":          {role: handlers.RoleViewer, sample: "/backfills/nope"},
+	"GET /backfills/:id/summary":  {role: handlers.RoleViewer, sample: "/backfills/nope/summary"},
+	"GET /backfills/:id/chunks":   {role: handlers.RoleViewer, sample: "/backfills/nope/chunks"},
+	"GET /backfills/:id/grid":     {role: handlers.RoleViewer, sample: "/backfills/nope/grid"},
+	"GET /backfills/:id/events":   {role: handlers.RoleViewer, sample: "/backfills/nope/events"},
+	"GET /backfills/:id/stream":   {role: handlers.RoleViewer, sample: "/backfills/nope/stream"},
+	"POST /backfills/:id/:action": {role: handlers.RoleOperator, sample: "/backfills/nope/pause"},
+	"GET /runs/:id":               {role: handlers.RoleViewer, sample: "/runs/nope"},
+	"GET /runs/:id/live":          {role: handlers.RoleViewer, sample: "/runs/nope/live"},
+	"GET /runs/:id/stream":        {role: handlers.RoleViewer, sample: "/runs/nope/stream"},
+
 	"GET /api/v1/assets":                      {role: handlers.RoleViewer},
 	"GET /api/v1/assets/:key/partitions":      {role: handlers.RoleViewer, sample: "/api/v1/assets/raw.events/partitions"},
 	"POST /api/v1/assets/:key/partition-keys": {role: handlers.RoleOperator, sample: "/api/v1/assets/partners.feeds/partition-keys"},

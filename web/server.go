@@ -94,6 +94,23 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/assets/:key", handlers.RoleViewer, h.AssetShow},
 		{get, "/assets/:key/partitions/:partition", handlers.RoleViewer, h.PartitionShow},
 
+		// Backfill pages (issue 5).
+		{get, "/backfills", handlers.RoleViewer, h.BackfillsList},
+		{get, "/backfills/new", handlers.RoleViewer, h.BackfillNew},
+		{post, "/backfills/preview", handlers.RoleViewer, h.BackfillPreview},
+		{post, "/backfills", handlers.RoleOperator, h.BackfillLaunch},
+		{get, "/backfills/stream", handlers.RoleViewer, h.OverviewStream},
+		{get, "/backfills/:id", handlers.RoleViewer, h.BackfillShow},
+		{get, "/backfills/:id/summary", handlers.RoleViewer, h.BackfillSummaryPartial},
+		{get, "/backfills/:id/chunks", handlers.RoleViewer, h.BackfillChunksPartial},
+		{get, "/backfills/:id/grid", handlers.RoleViewer, h.BackfillGridPartial},
+		{get, "/backfills/:id/events", handlers.RoleViewer, h.BackfillEventsPartial},
+		{get, "/backfills/:id/stream", handlers.RoleViewer, h.BackfillStream},
+		{post, "/backfills/:id/:action", handlers.RoleOperator, h.BackfillAction},
+		{get, "/runs/:id", handlers.RoleViewer, h.RunShow},
+		{get, "/runs/:id/live", handlers.RoleViewer, h.RunLivePartial},
+		{get, "/runs/:id/stream", handlers.RoleViewer, h.RunStream},
+
 		{get, "/api/v1/assets", handlers.RoleViewer, h.APIAssets},
 		{get, "/api/v1/assets/:key/partitions", handlers.RoleViewer, h.APIPartitions},
 		{post, "/api/v1/assets/:key/partition-keys", handlers.RoleOperator, h.APIAddPartitionKeys},
