@@ -201,6 +201,9 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 // step is one reconcile: record completions, move backfills through their
 // states, plan and start runs where slots are free — one transaction.
 func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error {
+	// Statements run without a cancelable context: go-sqlite3 would start a
+	// watcher goroutine per statement, and a step is short anyway.
+	ctx = context.WithoutCancel(ctx)
 	now := e.Now()
 	nowMs := db.Millis(now)
 	ws, ids := e.workspace()

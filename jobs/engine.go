@@ -89,6 +89,12 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
+	// The writer's page cache: partition instances and status rows are
+	// written at random places of large indexes; SQLite's default 2 MB cache
+	// turns that into disk reads. (One writer connection: the pragma sticks.)
+	if _, err := store.W.ExecContext(ctx, `PRAGMA cache_size = -131072`); err != nil {
+		return nil, err
+	}
 	secret, err := runSecret(ctx, store)
 	if err != nil {
 		return nil, err
