@@ -166,3 +166,12 @@ func (h *Handler) RunLivePartial(c echo.Context) error {
 	}
 	return render(c, http.StatusOK, views.RunLive(p))
 }
+
+// ActiveBackfillsPartial re-renders the overview's active backfills (htmx).
+func (h *Handler) ActiveBackfillsPartial(c echo.Context) error {
+	rows, err := h.ActiveBackfillRows(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.BackfillTable(rows))
+}

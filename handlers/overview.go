@@ -57,6 +57,9 @@ func (h *Handler) Overview(c echo.Context) error {
 		})
 	}
 	o.Totals = barOf(total)
+	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
 }
 

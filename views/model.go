@@ -76,6 +76,7 @@ type Overview struct {
 	Groups          []GroupSummary
 	WorkspaceSource string
 	Totals          Bar
+	Active          []BackfillRow // active backfills (issue 5)
 }
 
 // AssetPage is one asset with its grid.

@@ -50,6 +50,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /backfills/preview":     {role: handlers.RoleViewer},
 	"POST /backfills":             {role: handlers.RoleOperator},
 	"GET /backfills/stream":       {role: handlers.RoleViewer, sample: "/backfills/stream?once=1"},
+	"GET /backfills/active":       {role: handlers.RoleViewer},
 	"GET /backfills/:id":          {role: handlers.RoleViewer, sample: "/backfills/nope"},
 	"GET /backfills/:id/summary":  {role: handlers.RoleViewer, sample: "/backfills/nope/summary"},
 	"GET /backfills/:id/chunks":   {role: handlers.RoleViewer, sample: "/backfills/nope/chunks"},
