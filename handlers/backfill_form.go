@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/views"
@@ -281,4 +282,28 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
 	}
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
+}
+
+// BackfillSelectionCount counts the asset grid's selection (htmx).
+func (h *Handler) BackfillSelectionCount(c echo.Context) error {
+	a, err := h.asset(c.Request().Context(), c.QueryParam("asset"))
+	if err != nil {
+		return err
+	}
+	start, end := strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end"))
+	n := a.Space.Len()
+	if n == 0 {
+		return render(c, http.StatusOK, views.SelectionCount(0, "this asset has no partitions yet"))
+	}
+	if start == "" {
+		start = a.Space.Key(0)
+	}
+	if end == "" {
+		end = a.Space.Key(n - 1)
+	}
+	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	if err != nil {
+		return render(c, http.StatusOK, views.SelectionCount(0, err.Error()))
+	}
+	return render(c, http.StatusOK, views.SelectionCount(hi-lo+1, ""))
 }

@@ -607,3 +607,34 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 		t.Fatalf("%d subscribers left after every stream closed", n)
 	}
 }
+
+func TestOverviewAndAssetSelection(t *testing.T) {
+	env, eng := bfEnv(t, false)
+	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	c := env.Client(t, handlers.RoleViewer)
+	_, doc := sessionGet(t, env, c, "/")
+	row := doc.Find(`[data-testid="active-backfills"] [data-testid="backfill-row"][data-id="` + b.ID + `"]`)
+	if row.Length() != 1 || row.Find(`[data-testid="progress-bar"]`).Length() != 1 {
+		t.Fatal("the overview does not show the active backfill with a progress bar")
+	}
+	status, doc := sessionGet(t, env, c, "/backfills/active")
+	if status != http.StatusOK || doc.Find(`[data-testid="backfill-row"]`).Length() != 1 {
+		t.Errorf("active partial: %d", status)
+	}
+	_, doc = sessionGet(t, env, c, "/assets/t.daily")
+	bar := doc.Find(`form[data-testid="selection-bar"]`)
+	if bar.Length() != 1 || bar.AttrOr("action", "") != "/backfills/new" || bar.Find(`input[name="asset"]`).AttrOr("value", "") != "t.daily" {
+		t.Fatal("the asset page has no selection bar opening the new-backfill page")
+	}
+	_, doc = sessionGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-03&end=2025-01-09")
+	if got := doc.Find(`[data-testid="selection-n"]`).AttrOr("data-n", ""); got != "7" {
+		t.Errorf("selection count %q, want 7", got)
+	}
+	_, doc = sessionGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-09&end=2025-01-03")
+	if doc.Find(`[data-testid="selection-error"]`).Length() != 1 {
+		t.Error("a reversed selection has no message")
+	}
+	if status, _ := sessionGet(t, env, c, "/backfills/selection?asset=nope"); status != http.StatusNotFound {
+		t.Errorf("unknown asset: %d", status)
+	}
+}

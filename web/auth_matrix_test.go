@@ -51,6 +51,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /backfills":             {role: handlers.RoleOperator},
 	"GET /backfills/stream":       {role: handlers.RoleViewer, sample: "/backfills/stream?once=1"},
 	"GET /backfills/active":       {role: handlers.RoleViewer},
+	"GET /backfills/selection":    {role: handlers.RoleViewer, sample: "/backfills/selection?asset=raw.events"},
 	"GET /backfills/:id":          {role: handlers.RoleViewer, sample: "/backfills/nope"},
 	"GET /backfills/:id/summary":  {role: handlers.RoleViewer, sample: "/backfills/nope/summary"},
 	"GET /backfills/:id/chunks":   {role: handlers.RoleViewer, sample: "/backfills/nope/chunks"},

@@ -101,6 +101,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/backfills", handlers.RoleOperator, h.BackfillLaunch},
 		{get, "/backfills/stream", handlers.RoleViewer, h.OverviewStream},
 		{get, "/backfills/active", handlers.RoleViewer, h.ActiveBackfillsPartial},
+		{get, "/backfills/selection", handlers.RoleViewer, h.BackfillSelectionCount},
 		{get, "/backfills/:id", handlers.RoleViewer, h.BackfillShow},
 		{get, "/backfills/:id/summary", handlers.RoleViewer, h.BackfillSummaryPartial},
 		{get, "/backfills/:id/chunks", handlers.RoleViewer, h.BackfillChunksPartial},
