@@ -99,6 +99,7 @@ const dailyWS = `
 assets:
   a.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    retries: {max_attempts: 1}
     executor: {demo: {duration: 1ms-2ms}}
 `
 

@@ -65,16 +65,10 @@ type resolved struct {
 
 // resolve validates req and computes its segments without enumerating ranges.
 func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
-	if req.ChunkSize == 0 {
-		req.ChunkSize = 1
-	}
-	if req.ChunkSize < 0 || req.ChunkSize > MaxChunkSize {
+	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
 		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, req.ChunkSize)
 	}
-	if req.MaxConcurrentRuns == 0 {
-		req.MaxConcurrentRuns = 1
-	}
-	if req.MaxConcurrentRuns < 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
+	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
 		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns)
 	}
 	if len(req.Title) > 200 {

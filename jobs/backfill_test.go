@@ -1,0 +1,402 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// funcExec adapts a function to Executor.
+type funcExec func(ctx context.Context, w Work) Result
+
+func (f funcExec) Execute(ctx context.Context, w Work) Result { return f(ctx, w) }
+
+func inputErr(t *testing.T, err error, field string, conflict bool) {
+	t.Helper()
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want an input error on %q, got %v", field, err)
+	}
+	if ie.Field != field || ie.Conflict != conflict {
+		t.Fatalf("want field %q conflict %v, got %+v", field, conflict, ie)
+	}
+}
+
+func countRows(t *testing.T, s *db.Store, q string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := s.R.Get(&n, q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+const multiWS = `
+assets:
+  up.hourly:
+    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-03-00:00"}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms}}
+  down.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-03}}
+    deps: [up.hourly]
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms}}
+  feat:
+    partitions:
+      multi:
+        date: {daily: {start: 2025-01-01, end: 2025-01-11}}
+        region: {static: [eu, us, apac]}
+    executor: {demo: {duration: 1ms}}
+`
+
+func TestSelectorResolutionAndPreview(t *testing.T) {
+	env := newTestEnv(t, dailyWS+strings.TrimPrefix(multiWS, "\nassets:\n"), Options{Executor: NoopExecutor{}})
+	ctx := context.Background()
+	id := env.ids["a.daily"]
+	// Seed statuses: 2025-01-01..05 materialized (01 with old code), 06 failed.
+	var ms []db.Materialization
+	for d := 1; d <= 6; d++ {
+		st, code := db.StatusMaterialized, ""
+		if d == 6 {
+			st = db.StatusFailed
+		}
+		if d == 1 {
+			code = "old"
+		}
+		ms = append(ms, db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: fmt.Sprintf("2025-01-%02d", d), Idx: int64(d - 1), Status: st, CodeVersion: code, RunID: "seed", At: time.Now()})
+	}
+	if _, err := env.store.RecordMaterializations(ctx, ms, "test", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := env.eng.Preview(ctx, Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-31"}, ChunkSize: 7, MaxConcurrentRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.TotalPartitions != 31 || pv.TotalChunks != 5 || len(pv.FirstChunk.Keys) != 7 || pv.FirstChunk.Keys[6] != "2025-01-07" {
+		t.Fatalf("preview %+v", pv)
+	}
+	want := map[string]int64{"materialized": 5, "failed": 1, "missing": 25, "in_progress": 0, "stale": 1}
+	for k, v := range want {
+		if pv.Status[k] != v {
+			t.Errorf("status[%s] = %d, want %d (%v)", k, pv.Status[k], v, pv.Status)
+		}
+	}
+	if pv.EstimateSeconds != nil || !strings.Contains(pv.Estimate, "no history") {
+		t.Errorf("estimate %v %q", pv.EstimateSeconds, pv.Estimate)
+	}
+	// Status filter: only missing and failed, snapshotted as ranges.
+	c, err := env.eng.Create(ctx, Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "filter", Statuses: []string{"missing", "failed"}, Start: "2025-01-01", End: "2025-01-31"}, ChunkSize: 10, MaxConcurrentRuns: 1}, "", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Backfill.TotalPartitions != 26 || c.Backfill.TotalChunks != 3 {
+		t.Fatalf("filter backfill %+v", c.Backfill)
+	}
+	rs, _ := db.AllSegmentRanges(ctx, env.store.R, c.Backfill.ID, 0)
+	if len(rs) != 1 || rs[0].Lo != 5 || rs[0].Hi != 30 {
+		t.Fatalf("ranges %+v", rs)
+	}
+	// Stale filter.
+	pvs, err := env.eng.Preview(ctx, Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "filter", Statuses: []string{"stale"}}, ChunkSize: 10, MaxConcurrentRuns: 1})
+	if err != nil || pvs.TotalPartitions != 1 || pvs.FirstChunk.Keys[0] != "2025-01-01" {
+		t.Fatalf("stale filter %+v %v", pvs, err)
+	}
+	// Explicit keys.
+	pve, err := env.eng.Preview(ctx, Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "explicit", Keys: []string{"2025-03-01", "2025-01-06", "2025-03-01"}}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	if err != nil || pve.TotalPartitions != 2 || pve.Status["failed"] != 1 || pve.Status["missing"] != 1 {
+		t.Fatalf("explicit %+v %v", pve, err)
+	}
+	// Dimension filter on a multi-dimensional asset: 10 days × eu.
+	pvd, err := env.eng.Preview(ctx, Request{Assets: []string{"feat"}, Selector: Selector{Type: "filter", Dimensions: map[string][]string{"region": {"eu"}}}, ChunkSize: 4, MaxConcurrentRuns: 1})
+	if err != nil || pvd.TotalPartitions != 10 || pvd.TotalChunks != 3 || !strings.HasSuffix(pvd.FirstChunk.Keys[1], "|eu") {
+		t.Fatalf("dimension filter %+v %v", pvd, err)
+	}
+	// Two assets: chunks counted per asset, upstream first.
+	pv2, err := env.eng.Preview(ctx, Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 10, MaxConcurrentRuns: 1})
+	if err != nil || pv2.TotalPartitions != 50 || pv2.TotalChunks != 5+1 || pv2.Assets[0].Asset != "up.hourly" {
+		t.Fatalf("two assets %+v %v", pv2, err)
+	}
+}
+
+func TestBadInputWritesNothing(t *testing.T) {
+	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
+	ctx := context.Background()
+	before := countRows(t, env.store, `SELECT COUNT(*) FROM events`)
+	ok := Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 2, MaxConcurrentRuns: 1}
+	cases := []struct {
+		name  string
+		mut   func(r *Request)
+		field string
+	}{
+		{"chunk_size zero", func(r *Request) { r.ChunkSize = 0 }, "chunk_size"},
+		{"chunk_size too big", func(r *Request) { r.ChunkSize = MaxChunkSize + 1 }, "chunk_size"},
+		{"max_concurrent_runs", func(r *Request) { r.MaxConcurrentRuns = -1 }, "max_concurrent_runs"},
+		{"end before start", func(r *Request) { r.Selector.Start, r.Selector.End = "2025-01-10", "2025-01-01" }, "selector.end"},
+		{"key outside scheme", func(r *Request) { r.Selector.Start = "2024-12-01" }, "selector.start"},
+		{"unknown asset", func(r *Request) { r.Assets = []string{"nope"} }, "assets[0]"},
+		{"no asset", func(r *Request) { r.Assets = nil }, "assets"},
+		{"bad selector", func(r *Request) { r.Selector.Type = "all" }, "selector.type"},
+		{"empty selection", func(r *Request) { r.Selector = Selector{Type: "filter", Statuses: []string{"failed"}} }, "selector"},
+		{"explicit empty", func(r *Request) { r.Selector = Selector{Type: "explicit"} }, "selector.keys"},
+		{"explicit bad key", func(r *Request) { r.Selector = Selector{Type: "explicit", Keys: []string{"2025-01-01", "junk"}} }, "selector.keys[1]"},
+		{"explicit over limit", func(r *Request) { r.Selector = Selector{Type: "explicit", Keys: make([]string, MaxExplicitKeys+1)} }, "selector.keys"},
+		{"unknown status", func(r *Request) { r.Selector = Selector{Type: "filter", Statuses: []string{"fresh"}} }, "selector.statuses[0]"},
+	}
+	for _, c := range cases {
+		r := ok
+		c.mut(&r)
+		_, err := env.eng.Create(ctx, r, "", "t")
+		inputErr(t, err, c.field, false)
+		_, err = env.eng.Preview(ctx, r)
+		inputErr(t, err, c.field, false)
+	}
+	if after := countRows(t, env.store, `SELECT COUNT(*) FROM events`); after != before {
+		t.Fatalf("bad input wrote %d events", after-before)
+	}
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM backfills`); n != 0 {
+		t.Fatalf("bad input created %d backfills", n)
+	}
+	// Idempotency: same key, same body → same backfill; different body → conflict.
+	a, err := env.eng.Create(ctx, ok, "k1", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := env.eng.Create(ctx, ok, "k1", "t")
+	if err != nil || !b.Replayed || b.Backfill.ID != a.Backfill.ID {
+		t.Fatalf("replay %+v %v", b, err)
+	}
+	diff := ok
+	diff.ChunkSize = 3
+	_, err = env.eng.Create(ctx, diff, "k1", "t")
+	inputErr(t, err, "Idempotency-Key", true)
+	// Completing an unknown run.
+	err = env.eng.Complete(ctx, "run_nope", nil, "")
+	var ie *InputError
+	if !errors.As(err, &ie) || !ie.NotFound {
+		t.Fatalf("complete unknown run: %v", err)
+	}
+}
+
+// gate is an executor whose runs block until released.
+type gate struct {
+	mu      sync.Mutex
+	release chan struct{}
+	started atomic.Int64
+	fail    func(w Work) bool
+}
+
+func newGate() *gate { return &gate{release: make(chan struct{})} }
+
+func (g *gate) Execute(ctx context.Context, w Work) Result {
+	g.started.Add(1)
+	g.mu.Lock()
+	ch := g.release
+	g.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return Result{Err: context.Cause(ctx)}
+	}
+	if g.fail != nil && g.fail(w) {
+		return Result{Err: errors.New("gate: failing on purpose")}
+	}
+	return Result{}
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	close(g.release)
+	g.mu.Unlock()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestStateTransitions(t *testing.T) {
+	g := newGate()
+	g.fail = func(w Work) bool { return w.Partitions[0] == "2025-01-01" }
+	env := newTestEnv(t, dailyWS, Options{Executor: g})
+	env.start()
+	ctx := context.Background()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	waitFor(t, "two runs started", func() bool { return g.started.Load() == 2 })
+	b = env.wait(b.ID, db.BackfillRunning)
+	if b.StateVersion != 2 {
+		t.Fatalf("running at version %d", b.StateVersion)
+	}
+	// Refused: resume while running; stale expected version.
+	_, err := env.eng.Transition(ctx, b.ID, ActResume, 0, false, "t")
+	inputErr(t, err, "state", true)
+	if !strings.Contains(err.Error(), "RUNNING") || !strings.Contains(err.Error(), "PAUSED") {
+		t.Fatalf("refusal should name both states: %v", err)
+	}
+	_, err = env.eng.Transition(ctx, b.ID, ActPause, 1, false, "t")
+	inputErr(t, err, "expected_state_version", true)
+	p, err := env.eng.Transition(ctx, b.ID, ActPause, 2, false, "t")
+	if err != nil || p.State != db.BackfillPaused || p.StateVersion != 3 {
+		t.Fatalf("pause %+v %v", p, err)
+	}
+	_, err = env.eng.Transition(ctx, b.ID, ActPause, 0, false, "t")
+	inputErr(t, err, "state", true)
+	// Active runs finish while paused, one fails: still paused, failure counted, nothing new planned.
+	g.open()
+	waitFor(t, "active runs finished", func() bool {
+		b, _ := env.store.Backfill(ctx, b.ID)
+		return b.RunsActive == 0 && b.RunsFailed == 1
+	})
+	time.Sleep(50 * time.Millisecond)
+	p, _ = env.store.Backfill(ctx, b.ID)
+	if p.State != db.BackfillPaused || p.NextChunk != 2 || p.RunsSucceeded != 1 {
+		t.Fatalf("paused with failures: %+v", p)
+	}
+	r, err := env.eng.Transition(ctx, b.ID, ActResume, p.StateVersion, false, "t")
+	if err != nil || r.State != db.BackfillRunning {
+		t.Fatalf("resume %+v %v", r, err)
+	}
+	f := env.wait(b.ID, db.BackfillFailed, db.BackfillSucceeded)
+	if f.State != db.BackfillFailed || f.RunsSucceeded != 9 || f.RunsFailed != 1 || f.PartitionsFailed != 1 || f.FinishedAt == nil {
+		t.Fatalf("final %+v", f)
+	}
+	// Terminal: every action refused.
+	for _, act := range []string{ActPause, ActResume, ActCancel} {
+		_, err := env.eng.Transition(ctx, b.ID, act, 0, false, "t")
+		inputErr(t, err, "state", true)
+	}
+	if _, err := env.eng.Transition(ctx, "bf_nope", ActPause, 0, false, "t"); err == nil {
+		t.Fatal("transition of an unknown backfill")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	g := newGate()
+	env := newTestEnv(t, dailyWS, Options{Executor: g})
+	env.start()
+	ctx := context.Background()
+	// Cancel lets active runs finish: CANCELING until they do.
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	waitFor(t, "runs started", func() bool { return g.started.Load() == 2 })
+	c, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t")
+	if err != nil || c.State != db.BackfillCanceling {
+		t.Fatalf("cancel %+v %v", c, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if b2, _ := env.store.Backfill(ctx, b.ID); b2.State != db.BackfillCanceling || b2.NextChunk != 2 {
+		t.Fatalf("canceling %+v", b2)
+	}
+	g.open()
+	f := env.wait(b.ID, db.BackfillCanceled)
+	if f.RunsSucceeded != 2 || f.NextChunk != 2 {
+		t.Fatalf("canceled %+v", f)
+	}
+	// Cancel with terminate kills active runs.
+	g2 := newGate()
+	env.eng.opts.Executor = g2
+	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-10"}, ChunkSize: 1, MaxConcurrentRuns: 3})
+	waitFor(t, "runs started", func() bool { return g2.started.Load() == 3 })
+	if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, true, "t"); err != nil {
+		t.Fatal(err)
+	}
+	f = env.wait(b.ID, db.BackfillCanceled)
+	if f.RunsCanceled != 3 || f.PartitionsMaterialized != 0 {
+		t.Fatalf("terminated %+v", f)
+	}
+	// Canceled partitions are given back: no in_progress left.
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_status WHERE status='in_progress'`); n != 0 {
+		t.Fatalf("%d partitions left in progress", n)
+	}
+	// A pending backfill with nothing running is canceled at once.
+	env.stop()
+	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-01", End: "2025-03-10"}, ChunkSize: 1, MaxConcurrentRuns: 3})
+	c, err = env.eng.Transition(ctx, b.ID, ActCancel, 1, false, "t")
+	if err != nil || c.State != db.BackfillCanceled || c.StateVersion != 3 {
+		t.Fatalf("cancel pending %+v %v", c, err)
+	}
+}
+
+func TestLeaseOverlappingBackfills(t *testing.T) {
+	var mu sync.Mutex
+	building := map[string]bool{}
+	var violations atomic.Int64
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		for _, p := range w.Partitions {
+			if building[p] {
+				violations.Add(1)
+			}
+			building[p] = true
+		}
+		mu.Unlock()
+		time.Sleep(3 * time.Millisecond)
+		mu.Lock()
+		for _, p := range w.Partitions {
+			delete(building, p)
+		}
+		mu.Unlock()
+		return Result{}
+	})
+	env := newTestEnv(t, dailyWS, Options{Executor: ex, MaxConcurrentRuns: 16})
+	env.start()
+	a := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-03-31"}, ChunkSize: 3, MaxConcurrentRuns: 8})
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-15", End: "2025-03-15"}, ChunkSize: 2, MaxConcurrentRuns: 8})
+	c := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "explicit", Keys: []string{"2025-02-01", "2025-02-02", "2025-01-20"}}, ChunkSize: 1, MaxConcurrentRuns: 8})
+	for _, id := range []string{a.ID, b.ID, c.ID} {
+		if f := env.wait(id, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded {
+			t.Fatalf("backfill %+v", f)
+		}
+	}
+	if v := violations.Load(); v > 0 {
+		t.Fatalf("%d partitions built by two runs at once (executor view)", v)
+	}
+	// From the instances table: per partition, no two instances overlap in time.
+	overlaps := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
+		WHERE x.started_at < y.finished_at AND y.started_at < x.finished_at`)
+	if overlaps > 0 {
+		t.Fatalf("%d overlapping instance pairs", overlaps)
+	}
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 90+60+3 {
+		t.Fatalf("%d instances, want %d", n, 90+60+3)
+	}
+}
+
+func TestFairnessBetweenBackfills(t *testing.T) {
+	ex := funcExec(func(ctx context.Context, w Work) Result { time.Sleep(3 * time.Millisecond); return Result{} })
+	env := newTestEnv(t, dailyWS, Options{Executor: ex, MaxConcurrentRuns: 2})
+	env.start()
+	ctx := context.Background()
+	big := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-03-10"}, ChunkSize: 1, MaxConcurrentRuns: 10})
+	waitFor(t, "big started", func() bool {
+		b, _ := env.store.Backfill(ctx, big.ID)
+		return b.NextChunk >= 5
+	})
+	small := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-20", End: "2025-03-23"}, ChunkSize: 1, MaxConcurrentRuns: 10})
+	env.wait(small.ID, db.BackfillSucceeded)
+	b, _ := env.store.Backfill(ctx, big.ID)
+	if b.State != db.BackfillRunning || b.NextChunk > 30 {
+		t.Fatalf("the small backfill waited behind the big one: big at chunk %d of %d (%s)", b.NextChunk, b.TotalChunks, b.State)
+	}
+	// Priority first: a high-priority backfill created now goes before the big one's remaining chunks.
+	pri := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-24", End: "2025-03-31"}, ChunkSize: 1, MaxConcurrentRuns: 10, Priority: 5})
+	env.wait(pri.ID, db.BackfillSucceeded)
+	b2, _ := env.store.Backfill(ctx, big.ID)
+	if b2.NextChunk-b.NextChunk > 12 {
+		t.Fatalf("big planned %d chunks while the priority backfill ran", b2.NextChunk-b.NextChunk)
+	}
+	env.wait(big.ID, db.BackfillSucceeded)
+}
