@@ -1,0 +1,567 @@
+package cli
+
+import (
+	"bufio"
+
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+// backfillJSON is the part of the server's backfill the CLI prints.
+type backfillJSON struct {
+	ID                 string           `json:"id"`
+	Title              string           `json:"title"`
+	State              string           `json:"state"`
+	StateVersion       int64            `json:"state_version"`
+	Assets             []string         `json:"assets"`
+	TotalPartitions    int64            `json:"total_partitions"`
+	TotalChunks        int64            `json:"total_chunks"`
+	Counts             map[string]int64 `json:"counts"`
+	Partitions         map[string]int64 `json:"partitions"`
+	PausedWithFailures bool             `json:"paused_with_failures"`
+	ParentBackfillID   *string          `json:"parent_backfill_id"`
+	CreatedBy          string           `json:"created_by"`
+	CreatedAt          string           `json:"created_at"`
+	FinishedAt         *string          `json:"finished_at"`
+}
+
+// selectorFlags are the ways to choose partitions.
+type selectorFlags struct {
+	start, end, partitions, partitionsFile string
+	missing, failed, stale                 bool
+	dimensions                             []string
+	chunkSize, concurrency, priority       int64
+	title, idempotencyKey                  string
+	wait                                   bool
+}
+
+func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
+	f := cmd.Flags()
+	f.StringVar(&s.start, "start", "", "first partition key of a range")
+	f.StringVar(&s.end, "end", "", "last partition key of a range (inclusive)")
+	f.StringVar(&s.partitions, "partitions", "", "explicit partition keys, comma-separated")
+	f.StringVar(&s.partitionsFile, "partitions-file", "", "file with one partition key per line (- for stdin)")
+	f.BoolVar(&s.missing, "missing", false, "only partitions never materialized")
+	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
+	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
+	f.StringArrayVar(&s.dimensions, "dimension", nil, "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
+	f.Int64Var(&s.chunkSize, "chunk-size", 10, "partitions per run")
+	f.Int64Var(&s.concurrency, "concurrency", 4, "most runs of this backfill at once")
+	if create {
+		f.Int64Var(&s.priority, "priority", 0, "higher runs first")
+		f.StringVar(&s.title, "title", "", "a title for the backfill")
+		f.StringVar(&s.idempotencyKey, "idempotency-key", "", "repeat-safe request id: the same key returns the same backfill")
+		f.BoolVar(&s.wait, "wait", false, "wait for the backfill to finish, showing progress")
+	}
+}
+
+// request builds the API body from the flags, refusing conflicting selectors.
+func (s *selectorFlags) request(assets []string) (map[string]any, error) {
+	if len(assets) == 0 {
+		return nil, usageErr("name at least one asset: tessera backfill create ASSET... --start KEY --end KEY")
+	}
+	explicit := s.partitions != "" || s.partitionsFile != ""
+	ranged := s.start != "" || s.end != ""
+	var statuses []string
+	for name, on := range map[string]bool{"missing": s.missing, "failed": s.failed, "stale": s.stale} {
+		if on {
+			statuses = append(statuses, name)
+		}
+	}
+	if s.partitions != "" && s.partitionsFile != "" {
+		return nil, usageErr("--partitions and --partitions-file both choose keys; use one")
+	}
+	if explicit && (ranged || len(statuses) > 0 || len(s.dimensions) > 0) {
+		return nil, usageErr("--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale or --dimension")
+	}
+	dims := map[string][]string{}
+	for _, d := range s.dimensions {
+		name, vals, ok := strings.Cut(d, "=")
+		if !ok || name == "" || vals == "" {
+			return nil, usageErr("--dimension %q is not NAME=VALUE[,VALUE] (for example region=eu)", d)
+		}
+		dims[name] = append(dims[name], strings.Split(vals, ",")...)
+	}
+	var selector map[string]any
+	switch {
+	case explicit:
+		keys, err := s.keys()
+		if err != nil {
+			return nil, err
+		}
+		selector = map[string]any{"type": "explicit", "keys": keys}
+	case len(statuses) > 0 || len(dims) > 0:
+		selector = map[string]any{"type": "filter", "statuses": sortedStatuses(statuses), "start": s.start, "end": s.end}
+		if len(dims) > 0 {
+			selector["dimensions"] = dims
+		}
+	case ranged:
+		selector = map[string]any{"type": "range", "start": s.start, "end": s.end}
+	default:
+		return nil, usageErr("choose partitions: --start/--end, --partitions, --partitions-file, or --missing/--failed/--stale")
+	}
+	return map[string]any{"assets": assets, "selector": selector, "chunk_size": s.chunkSize,
+		"max_concurrent_runs": s.concurrency, "priority": s.priority, "title": s.title}, nil
+}
+
+func sortedStatuses(in []string) []string {
+	var out []string
+	for _, s := range []string{"missing", "failed", "stale"} {
+		for _, x := range in {
+			if x == s {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (s *selectorFlags) keys() ([]string, error) {
+	if s.partitions != "" {
+		var keys []string
+		for _, k := range strings.Split(s.partitions, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		return keys, nil
+	}
+	var r io.Reader = os.Stdin
+	if s.partitionsFile != "-" {
+		f, err := os.Open(s.partitionsFile)
+		if err != nil {
+			return nil, usageErr("--partitions-file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var keys []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if k := strings.TrimSpace(sc.Text()); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usageErr("--partitions-file: %v", err)
+	}
+	return keys, nil
+}
+
+func newBackfillCmd() *cobra.Command {
+	var o clientOpts
+	cmd := &cobra.Command{Use: "backfill", Short: "Preview, launch and steer backfills on a Tessera server"}
+	addClientFlags(cmd, &o)
+
+	var pf selectorFlags
+	preview := &cobra.Command{
+		Use:   "preview ASSET...",
+		Short: "Show what a backfill would do, without creating it",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := pf.request(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			var out map[string]any
+			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/preview", body, nil, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			return printPreview(cmd.OutOrStdout(), out)
+		},
+	}
+	pf.add(preview, false)
+
+	var cf selectorFlags
+	create := &cobra.Command{
+		Use:   "create ASSET...",
+		Short: "Launch a backfill (--wait to follow it to the end)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := cf.request(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			headers := map[string]string{}
+			if cf.idempotencyKey != "" {
+				headers["Idempotency-Key"] = cf.idempotencyKey
+			}
+			var b backfillJSON
+			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills", body, headers, &b); err != nil {
+				return err
+			}
+			if cf.wait {
+				return waitBackfill(cmd, c, o.json, b.ID)
+			}
+			return printBackfill(cmd, o.json, c, b.ID, &b)
+		},
+	}
+	cf.add(create, true)
+
+	var state string
+	var limit int
+	var all bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List backfills, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			var rows []backfillJSON
+			var raw []any
+			cursor := ""
+			for {
+				q := url.Values{"limit": {fmt.Sprint(limit)}}
+				if state != "" {
+					q.Set("state", state)
+				}
+				if cursor != "" {
+					q.Set("cursor", cursor)
+				}
+				var page struct {
+					Backfills  []backfillJSON `json:"backfills"`
+					NextCursor string         `json:"next_cursor"`
+				}
+				var rawPage struct {
+					Backfills []any `json:"backfills"`
+				}
+				if err := c.do(cmd.Context(), "GET", "/api/v1/backfills?"+q.Encode(), nil, nil, &page); err != nil {
+					return err
+				}
+				if o.json {
+					if err := c.do(cmd.Context(), "GET", "/api/v1/backfills?"+q.Encode(), nil, nil, &rawPage); err != nil {
+						return err
+					}
+					raw = append(raw, rawPage.Backfills...)
+				}
+				rows = append(rows, page.Backfills...)
+				if cursor = page.NextCursor; cursor == "" || !all {
+					break
+				}
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"backfills": raw})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
+			for _, b := range rows {
+				done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), done, b.TotalPartitions,
+					strings.Join(b.Assets, ","), b.Title, b.CreatedBy)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&state, "state", "", "only these states, comma-separated (PENDING, RUNNING, PAUSED, CANCELING, CANCELED, SUCCEEDED, FAILED)")
+	list.Flags().IntVar(&limit, "limit", 50, "backfills per page (1-500)")
+	list.Flags().BoolVar(&all, "all", false, "follow every page")
+
+	get := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one backfill",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			return printBackfill(cmd, o.json, c, args[0], nil)
+		},
+	}
+
+	var chunkState string
+	chunks := &cobra.Command{
+		Use:   "chunks ID",
+		Short: "List a backfill's chunk runs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			q := url.Values{"limit": {"1000"}}
+			if chunkState != "" {
+				q.Set("state", chunkState)
+			}
+			var out struct {
+				Chunks []map[string]any `json:"chunks"`
+			}
+			if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(args[0])+"/chunks?"+q.Encode(), nil, nil, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
+			for _, r := range out.Chunks {
+				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v … %v\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], r["first_key"], r["last_key"], r["attempts"], r["id"])
+			}
+			return tw.Flush()
+		},
+	}
+	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states (queued, running, succeeded, failed, canceled)")
+
+	events := &cobra.Command{
+		Use:   "events ID",
+		Short: "Show a backfill's event timeline, newest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Events []struct {
+					ID                       int64
+					Type, Subject, Actor, At string
+				} `json:"events"`
+			}
+			var raw map[string]any
+			path := "/api/v1/backfills/" + url.PathEscape(args[0]) + "/events"
+			if o.json {
+				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			if err := c.do(cmd.Context(), "GET", path, nil, nil, &out); err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "AT\tEVENT\tACTOR")
+			for _, e := range out.Events {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.At, e.Type, e.Actor)
+			}
+			return tw.Flush()
+		},
+	}
+
+	cmd.AddCommand(preview, create, list, get, chunks, events,
+		transitionCmd(&o, "pause", "Stop planning new chunks; active runs finish"),
+		transitionCmd(&o, "resume", "Resume a paused backfill"),
+		transitionCmd(&o, "cancel", "Cancel a backfill (--terminate kills active runs)"),
+		retryFailedCmd(&o))
+	return cmd
+}
+
+func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
+	var expected int64
+	var terminate bool
+	cmd := &cobra.Command{
+		Use:   action + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{}
+			if expected > 0 {
+				body["expected_state_version"] = expected
+			}
+			if terminate {
+				body["terminate"] = true
+			}
+			var b backfillJSON
+			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/"+action, body, nil, &b); err != nil {
+				return err
+			}
+			return printBackfill(cmd, o.json, c, b.ID, &b)
+		},
+	}
+	cmd.Flags().Int64Var(&expected, "expected-state-version", 0, "refuse (409) if the backfill changed since this state_version")
+	if action == "cancel" {
+		cmd.Flags().BoolVar(&terminate, "terminate", false, "kill active runs instead of letting them finish")
+	}
+	return cmd
+}
+
+func retryFailedCmd(o *clientOpts) *cobra.Command {
+	var requestID string
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "retry-failed ID",
+		Short: "Create a child backfill of the failed and upstream-failed partitions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{}
+			if requestID != "" {
+				body["retry_request_id"] = requestID
+			}
+			var b backfillJSON
+			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/retry-failed", body, nil, &b); err != nil {
+				return err
+			}
+			if wait {
+				return waitBackfill(cmd, c, o.json, b.ID)
+			}
+			return printBackfill(cmd, o.json, c, b.ID, &b)
+		},
+	}
+	cmd.Flags().StringVar(&requestID, "request-id", "", "repeat-safe id: the same id returns the same child")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the child backfill to finish")
+	return cmd
+}
+
+func stateLabel(b backfillJSON) string {
+	if b.PausedWithFailures {
+		return "PAUSED (with failures)"
+	}
+	return b.State
+}
+
+func pct(done, total int64) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", done*100/total)
+}
+
+// printBackfill prints b (fetching it when nil) as a table or exact JSON.
+func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *backfillJSON) error {
+	if asJSON {
+		var raw map[string]any
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &raw); err != nil {
+			return err
+		}
+		return printJSON(cmd.OutOrStdout(), raw)
+	}
+	if b == nil {
+		b = &backfillJSON{}
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, b); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%s\n", b.ID)
+	if b.Title != "" {
+		fmt.Fprintf(tw, "title\t%s\n", b.Title)
+	}
+	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
+	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
+	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending\n", b.TotalPartitions,
+		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"])
+	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d pending\n", b.TotalChunks,
+		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["pending"])
+	if b.ParentBackfillID != nil {
+		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
+	}
+	fmt.Fprintf(tw, "created\t%s by %s\n", b.CreatedAt, b.CreatedBy)
+	return tw.Flush()
+}
+
+func printPreview(w io.Writer, p map[string]any) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "partitions\t%v\n", p["total_partitions"])
+	fmt.Fprintf(tw, "chunks (runs)\t%v\n", p["total_chunks"])
+	if assets, ok := p["assets"].([]any); ok {
+		for _, a := range assets {
+			if m, ok := a.(map[string]any); ok {
+				fmt.Fprintf(tw, "  %v\t%v partitions in %v chunks, status %v\n", m["asset"], m["partitions"], m["chunks"], m["status"])
+			}
+		}
+	}
+	if st, ok := p["status"].(map[string]any); ok {
+		fmt.Fprintf(tw, "current status\t%v\n", st)
+	}
+	if fc, ok := p["first_chunk"].(map[string]any); ok {
+		fmt.Fprintf(tw, "first chunk\t%v: %v\n", fc["asset"], fc["keys"])
+	}
+	fmt.Fprintf(tw, "skipped\t%v\n", p["skipped_count"])
+	fmt.Fprintf(tw, "estimate\t%v\n", p["estimate"])
+	return tw.Flush()
+}
+
+var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELED": true}
+
+// waitBackfill polls until the backfill is terminal: a live progress bar on a
+// terminal, a plain line every few seconds otherwise. FAILED and CANCELED end
+// with exit code 1.
+func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
+	out := cmd.OutOrStdout()
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd())
+	}
+	start := time.Now()
+	var lastLine time.Time
+	var b backfillJSON
+	for {
+		b = backfillJSON{}
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &b); err != nil {
+			return err
+		}
+		done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
+		line := progressLine(b, done, time.Since(start))
+		if tty && !asJSON {
+			fmt.Fprintf(out, "\r\033[K%s", line)
+		} else if !asJSON && (time.Since(lastLine) >= 2*time.Second || terminalStates[b.State]) {
+			fmt.Fprintln(out, line)
+			lastLine = time.Now()
+		}
+		if terminalStates[b.State] {
+			break
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	if tty && !asJSON {
+		fmt.Fprintln(out)
+	}
+	if asJSON {
+		if err := printBackfill(cmd, true, c, id, nil); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "backfill %s %s\n", b.ID, b.State)
+	}
+	if b.State != "SUCCEEDED" {
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %d partitions failed, %d upstream failed", b.ID, b.State, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+	}
+	return nil
+}
+
+func progressLine(b backfillJSON, done int64, elapsed time.Duration) string {
+	const width = 30
+	filled := 0
+	if b.TotalPartitions > 0 {
+		filled = int(done * width / b.TotalPartitions)
+	}
+	rate := float64(done) / max(elapsed.Seconds(), 0.001)
+	eta := "-"
+	if rate > 0 && done < b.TotalPartitions {
+		eta = (time.Duration(float64(b.TotalPartitions-done)/rate) * time.Second).Round(time.Second).String()
+	}
+	return fmt.Sprintf("[%s%s] %d/%d done, %d failed, %.0f/s, ETA %s, %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		done, b.TotalPartitions, b.Partitions["failed"]+b.Partitions["upstream_failed"], rate, eta, stateLabel(b))
+}

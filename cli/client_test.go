@@ -1,0 +1,370 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var tesseraBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tessera-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	tesseraBin = filepath.Join(dir, "tessera")
+	build := exec.Command("go", "build", "-o", tesseraBin, "..")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building tessera for the CLI tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const clientWorkspace = `
+assets:
+  t.daily:
+    partitions: {daily: {start: 2025-01-01}}
+    code_version: v1
+    executor: {demo: {duration: 1ms-3ms}}
+  t.flaky:
+    partitions: {daily: {start: 2025-01-01}}
+    retries: {max_attempts: 1, backoff: 1s}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+  t.one:
+    partitions: {static: [only]}
+    executor: {demo: {duration: 1ms}}
+`
+
+type server struct {
+	URL, Token, DB string
+}
+
+// startServer runs the real binary on a fresh database with an operator
+// token created through the CLI.
+func startServer(t *testing.T) server {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws.yaml")
+	os.WriteFile(ws, []byte(clientWorkspace), 0o644)
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("correct-horse-battery\n"), 0o600)
+	dbPath := filepath.Join(dir, "t.db")
+	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", dbPath); code != 0 {
+		t.Fatalf("user add: %s", errOut)
+	}
+	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "cli-test", "--db", dbPath)
+	if code != 0 {
+		t.Fatalf("token create: %s", errOut)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(tesseraBin, "serve", "--addr", addr, "--db", dbPath, "--workspace", ws)
+	cmd.Env = append(os.Environ(), "TESSERA_LOG_FORMAT=text")
+	logf, _ := os.Create(filepath.Join(dir, "serve.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+		}
+		logf.Close()
+	})
+	url := "http://" + addr
+	for i := 0; ; i++ {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if i > 200 {
+			b, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
+			t.Fatalf("server did not start: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return server{URL: url, Token: strings.TrimSpace(tok), DB: dbPath}
+}
+
+func (s server) cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return run(t, append(args, "--server", s.URL, "--token", s.Token)...)
+}
+
+func TestCLIBackfillLifecycle(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	s := startServer(t)
+
+	code, out, errOut := s.cli(t, "asset", "list")
+	if code != 0 || !strings.Contains(out, "t.daily") || !strings.Contains(out, "MISSING") {
+		t.Fatalf("asset list: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = s.cli(t, "asset", "list", "--json")
+	var assets struct{ Assets []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &assets) != nil || len(assets.Assets) != 3 {
+		t.Fatalf("asset list --json: %d %q", code, out)
+	}
+
+	code, out, errOut = s.cli(t, "backfill", "preview", "t.daily", "--start", "2025-01-01", "--end", "2025-01-31", "--chunk-size", "7")
+	if code != 0 || !strings.Contains(out, "partitions     31") && !strings.Contains(out, "31") {
+		t.Fatalf("preview: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = s.cli(t, "backfill", "preview", "t.daily", "--start", "2025-01-01", "--end", "2025-01-31", "--chunk-size", "7", "--json")
+	var pv struct {
+		TotalPartitions int64 `json:"total_partitions"`
+		TotalChunks     int64 `json:"total_chunks"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &pv) != nil || pv.TotalPartitions != 31 || pv.TotalChunks != 5 {
+		t.Fatalf("preview --json: %d %q", code, out)
+	}
+
+	// --wait until success: exit 0, plain progress lines (not a terminal), final state.
+	code, out, errOut = s.cli(t, "backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-02-28", "--chunk-size", "4", "--title", "february", "--wait")
+	if code != 0 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "28/28 done") {
+		t.Fatalf("create --wait: %d %q %q", code, out, errOut)
+	}
+	id := strings.Fields(out[strings.LastIndex(out, "backfill "):])[1]
+
+	code, out, _ = s.cli(t, "backfill", "get", id)
+	if code != 0 || !strings.Contains(out, "february") || !strings.Contains(out, "28 materialized") {
+		t.Fatalf("get: %d %q", code, out)
+	}
+	code, out, _ = s.cli(t, "backfill", "get", id, "--json")
+	var got map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got["state"] != "SUCCEEDED" {
+		t.Fatalf("get --json: %d %q", code, out)
+	}
+	code, out, _ = s.cli(t, "backfill", "chunks", id)
+	if code != 0 || strings.Count(out, "succeeded") != 7 {
+		t.Fatalf("chunks: %d %q", code, out)
+	}
+	code, out, _ = s.cli(t, "backfill", "events", id)
+	if code != 0 || !strings.Contains(out, "ops") {
+		t.Fatalf("events: %d %q", code, out)
+	}
+	code, out, _ = s.cli(t, "backfill", "list", "--state", "SUCCEEDED")
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "100%") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+	code, out, _ = s.cli(t, "asset", "partitions", "t.daily", "--status", "materialized", "--limit", "5", "--json")
+	var parts struct{ Partitions []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &parts) != nil || len(parts.Partitions) != 5 || parts.Partitions[0]["partition"] != "2025-02-01" {
+		t.Fatalf("asset partitions: %d %q", code, out)
+	}
+
+	// --wait until failure: exit code 1, and retry-failed makes a child of exactly the failed partitions.
+	code, out, errOut = s.cli(t, "backfill", "create", "t.flaky", "--partitions", "2025-03-01,2025-03-02,2025-03-03", "--wait")
+	if code != 1 || !strings.Contains(out, "FAILED") || !strings.Contains(errOut, "3 partitions failed") {
+		t.Fatalf("failing --wait: %d %q %q", code, out, errOut)
+	}
+	failedID := strings.Fields(out[strings.LastIndex(out, "backfill "):])[1]
+	code, out, errOut = s.cli(t, "backfill", "retry-failed", failedID, "--request-id", "r1", "--json")
+	var child map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &child) != nil || child["parent_backfill_id"] != failedID || child["total_partitions"].(float64) != 3 {
+		t.Fatalf("retry-failed: %d %q %q", code, out, errOut)
+	}
+	code, out2, _ := s.cli(t, "backfill", "retry-failed", failedID, "--request-id", "r1", "--json")
+	var child2 map[string]any
+	json.Unmarshal([]byte(out2), &child2)
+	if code != 0 || child2["id"] != child["id"] {
+		t.Fatalf("retry-failed with the same request id made another child: %v vs %v", child2["id"], child["id"])
+	}
+
+	// Transitions not allowed now are the server's 409, shown as its message.
+	code, _, errOut = s.cli(t, "backfill", "pause", id)
+	if code != 2 || !strings.Contains(errOut, "409") || !strings.Contains(errOut, "SUCCEEDED") {
+		t.Fatalf("pause a finished backfill: %d %q", code, errOut)
+	}
+	code, _, errOut = s.cli(t, "backfill", "get", "nope")
+	if code != 2 || !strings.Contains(errOut, "404") || strings.Contains(errOut, "goroutine") {
+		t.Fatalf("unknown backfill: %d %q", code, errOut)
+	}
+}
+
+func TestCLIBadInput(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	s := startServer(t)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--partitions", "2025-01-02"}, 2, "cannot be combined"},
+		{[]string{"backfill", "create", "t.daily"}, 2, "choose partitions"},
+		{[]string{"backfill", "create", "--start", "2025-01-01"}, 2, "at least one asset"},
+		{[]string{"backfill", "preview", "t.daily", "--missing", "--dimension", "region"}, 2, "NAME=VALUE"},
+		{[]string{"backfill", "create", "t.daily", "--frobnicate"}, 2, "unknown flag"},
+		{[]string{"backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-01-01"}, 2, "before"},
+		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--chunk-size", "0"}, 2, "chunk_size"},
+		{[]string{"backfill", "create", "nope", "--start", "2025-01-01", "--end", "2025-01-02"}, 2, "nope"},
+		{[]string{"backfill", "list", "--state", "SLEEPING"}, 2, "SLEEPING"},
+		{[]string{"asset", "partitions", "t.daily", "--status", "stale!"}, 2, "stale!"},
+	}
+	for _, tc := range cases {
+		code, _, errOut := s.cli(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.msg) || strings.Contains(errOut, "panic") {
+			t.Errorf("%v: exit %d %q, want %d with %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+	var n int
+	if out, err := exec.Command("sqlite3", s.DB, "SELECT COUNT(*) FROM backfills").Output(); err == nil {
+		fmt.Sscan(string(out), &n)
+		if n != 0 {
+			t.Fatalf("%d backfills written by bad input", n)
+		}
+	}
+	// A server that is down, and a bad token: exit 3, no trace.
+	code, _, errOut := run(t, "asset", "list", "--server", "http://127.0.0.1:1", "--token", s.Token)
+	if code != 3 || !strings.Contains(errOut, "cannot reach") {
+		t.Fatalf("server down: %d %q", code, errOut)
+	}
+	code, _, errOut = run(t, "asset", "list", "--server", s.URL, "--token", "tsr_bogus")
+	if code != 3 || !strings.Contains(errOut, "401") || strings.Contains(errOut, "goroutine") {
+		t.Fatalf("bad token: %d %q", code, errOut)
+	}
+	code, _, errOut = run(t, "asset", "list", "--server", "ftp://x")
+	if code != 2 || !strings.Contains(errOut, "http(s) URL") {
+		t.Fatalf("bad server URL: %d %q", code, errOut)
+	}
+}
+
+func TestCLILoginAndTokenPrecedence(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "tessera", "config.json")
+	t.Setenv("TESSERA_CONFIG", cfg)
+	t.Setenv("TESSERA_URL", "")
+	t.Setenv("TESSERA_TOKEN", "")
+	s := startServer(t)
+	code, out, errOut := run(t, "login", "--server", s.URL, "--token", s.Token)
+	if code != 0 || !strings.Contains(out, "as ops (operator)") {
+		t.Fatalf("login: %d %q %q", code, out, errOut)
+	}
+	st, err := os.Stat(cfg)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("config file %v %v", st, err)
+	}
+	if code, _, errOut := run(t, "asset", "list"); code != 0 {
+		t.Fatalf("with the login config: %d %q", code, errOut)
+	}
+	t.Setenv("TESSERA_TOKEN", "tsr_wrong")
+	if code, _, _ := run(t, "asset", "list"); code != 3 {
+		t.Fatalf("TESSERA_TOKEN should beat the config: exit %d", code)
+	}
+	if code, _, errOut := run(t, "asset", "list", "--token", s.Token); code != 0 {
+		t.Fatalf("--token should beat TESSERA_TOKEN: %d %q", code, errOut)
+	}
+	if code, _, _ := run(t, "login", "--server", s.URL, "--token", "tsr_wrong"); code != 3 {
+		t.Fatalf("login with a bad token: exit %d", code)
+	}
+}
+
+// TestAPIPaginationAndIdempotentCreates: walking 1,000 backfills page by page
+// gives each exactly once; 20 concurrent identical creates make one backfill.
+func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
+	s := startServer(t)
+	post := func(body, key string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", s.URL+"/api/v1/backfills", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	body := `{"assets":["t.one"],"selector":{"type":"explicit","keys":["only"]},"chunk_size":1,"max_concurrent_runs":1}`
+	var wg sync.WaitGroup
+	ids := make([]string, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out := post(body, "same-request")
+			if code != 200 && code != 201 {
+				t.Errorf("concurrent create: %d %v", code, out)
+				return
+			}
+			ids[i], _ = out["id"].(string)
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id == "" || id != ids[0] {
+			t.Fatalf("20 identical creates gave ids %v", ids)
+		}
+	}
+	if code, out := post(strings.Replace(body, `"max_concurrent_runs":1`, `"max_concurrent_runs":2`, 1), "same-request"); code != 409 {
+		t.Fatalf("same key, different body: %d %v", code, out)
+	}
+	for i := 1; i < 1000; i++ {
+		if code, out := post(body, fmt.Sprintf("k%d", i)); code != 201 {
+			t.Fatalf("create %d: %d %v", i, code, out)
+		}
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		req, _ := http.NewRequest("GET", s.URL+"/api/v1/backfills?limit=37&cursor="+cursor, nil)
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Backfills []struct {
+				ID string `json:"id"`
+			}
+			NextCursor string `json:"next_cursor"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatalf("page %d: %s", pages, b)
+		}
+		for _, bf := range page.Backfills {
+			if seen[bf.ID] {
+				t.Fatalf("backfill %s listed twice", bf.ID)
+			}
+			seen[bf.ID] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 1000 {
+		t.Fatalf("walked %d backfills, want 1000", len(seen))
+	}
+}
