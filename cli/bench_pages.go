@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/web"
+)
+
+// PagesBench is the result line of `tessera bench pages`.
+type PagesBench struct {
+	Bench          string  `json:"bench"`
+	Partitions     int64   `json:"partitions"`
+	Chunks         int64   `json:"chunks"`
+	Requests       int     `json:"requests"`
+	PageP50ms      float64 `json:"backfill_page_p50_ms"`
+	PageP95ms      float64 `json:"backfill_page_p95_ms"`
+	PageBytes      int     `json:"backfill_page_bytes"`
+	GridP50ms      float64 `json:"grid_partial_p50_ms"`
+	GridP95ms      float64 `json:"grid_partial_p95_ms"`
+	GridBytes      int     `json:"grid_partial_bytes"`
+	ChunksP50ms    float64 `json:"chunk_table_p50_ms"`
+	ChunksP95ms    float64 `json:"chunk_table_p95_ms"`
+	ChunksBytes    int     `json:"chunk_table_bytes"`
+	LoadS          float64 `json:"load_s"`
+	TargetP50ms    float64 `json:"target_p50_ms"`
+	TargetMaxBytes int     `json:"target_max_bytes"`
+}
+
+func newBenchPagesCmd() *cobra.Command {
+	var partitions, chunks int64
+	var requests int
+	cmd := &cobra.Command{
+		Use:   "pages",
+		Short: "Render the backfill page, its grid partial and a chunk table page of a backfill of N partitions in C chunks (half done, some failed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if partitions < 1 || partitions > 10_000_000 {
+				return usageErr("--partitions must be between 1 and 10000000, got %d", partitions)
+			}
+			if chunks < 1 || chunks > partitions || chunks > 1_000_000 {
+				return usageErr("--chunks must be between 1 and min(--partitions, 1000000), got %d", chunks)
+			}
+			if requests < 1 {
+				return usageErr("--requests must be at least 1, got %d", requests)
+			}
+			res, err := benchPages(cmd.Context(), partitions, chunks, requests)
+			if err != nil {
+				return &exitError{ExitServer, err}
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	cmd.Flags().Int64Var(&partitions, "partitions", 1_000_000, "partitions of the benchmark backfill")
+	cmd.Flags().Int64Var(&chunks, "chunks", 10_000, "chunks of the benchmark backfill")
+	cmd.Flags().IntVar(&requests, "requests", 30, "renders to time per page")
+	return cmd
+}
+
+// benchPages creates the backfill through the engine (the same Create the
+// API uses), then records its runs as half done: succeeded chunks with their
+// attempts, some failed, a few running, the rest not planned yet.
+func benchPages(ctx context.Context, n, chunks int64, requests int) (PagesBench, error) {
+	dir, err := os.MkdirTemp("", "tessera-bench-pages-")
+	if err != nil {
+		return PagesBench{}, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := db.Open(filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return PagesBench{}, err
+	}
+	defer store.Close()
+	now := time.Now().UTC()
+	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
+	yaml := fmt.Sprintf(`assets:
+  bench.events:
+    partitions: {hourly: {start: %q}}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+`, start.Format("2006-01-02-15:04"))
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
+	if err != nil {
+		return PagesBench{}, err
+	}
+	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", now)
+	if err != nil {
+		return PagesBench{}, err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	wsf := func() (*catalog.Workspace, map[string]int64) { return loaded.Workspace, loaded.IDs }
+	eng, err := jobs.NewEngine(ctx, store, wsf, log, jobs.Options{Executor: jobs.NoopExecutor{}})
+	if err != nil {
+		return PagesBench{}, err
+	}
+	a := ws.Assets[0]
+	sp := a.Scheme.Space(now, nil)
+	if sp.Len() != n {
+		return PagesBench{}, fmt.Errorf("bench asset has %d partitions, want %d", sp.Len(), n)
+	}
+	size := (n + chunks - 1) / chunks
+	t0 := time.Now()
+	cr, err := eng.Create(ctx, jobs.Request{Assets: []string{a.Key}, ChunkSize: size, MaxConcurrentRuns: 64, Title: "bench pages",
+		Selector: jobs.Selector{Type: "range", Start: sp.Key(0), End: sp.Key(n - 1)}}, "", "bench")
+	if err != nil {
+		return PagesBench{}, err
+	}
+	b := cr.Backfill
+	if err := seedBenchRuns(ctx, store, eng, b, a.Key, loaded.IDs[a.Key], sp, size, now); err != nil {
+		return PagesBench{}, err
+	}
+	load := time.Since(t0)
+
+	h := handlers.New(store, loaded, log)
+	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
+	srv := httptest.NewServer(web.New(h, log))
+	defer srv.Close()
+	res := PagesBench{Bench: "pages", Partitions: n, Chunks: b.TotalChunks, Requests: requests, LoadS: round(load.Seconds()),
+		TargetP50ms: 100, TargetMaxBytes: 300 << 10}
+	base := srv.URL + handlers.BackfillHref(b.ID)
+	if res.PageP50ms, res.PageP95ms, res.PageBytes, err = timeGets(base, requests); err != nil {
+		return res, err
+	}
+	if res.GridP50ms, res.GridP95ms, res.GridBytes, err = timeGets(base+"/grid", requests); err != nil {
+		return res, err
+	}
+	if res.ChunksP50ms, res.ChunksP95ms, res.ChunksBytes, err = timeGets(fmt.Sprintf("%s/chunks?after=%d", base, b.TotalChunks/4), requests); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// seedBenchRuns writes the runs and attempts of the first half of the
+// chunks (2% failed, the last 64 running) and the backfill's counters.
+func seedBenchRuns(ctx context.Context, store *db.Store, eng *jobs.Engine, b db.Backfill, asset string, assetID int64, sp catalog.Space, size int64, now time.Time) error {
+	rng := rand.New(rand.NewPCG(3, 4))
+	half := b.TotalChunks / 2
+	started := db.Millis(now.Add(-2 * time.Hour))
+	var mat, failed, succ, fail, running int64
+	tx, err := store.W.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	runStmt, err := tx.PreparexContext(ctx, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key,
+		state, attempts, max_attempts, materialized, failed, error, created_at, updated_at, started_at, finished_at)
+		VALUES (?,?,?,?,0,?,?,?,?,?,?,?,?,3,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	attStmt, err := tx.PreparexContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, finished_at, error) VALUES (?,1,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	span := db.Millis(now) - started
+	for ch := int64(0); ch < half; ch++ {
+		lo := ch * size
+		hi := min(lo+size-1, b.TotalPartitions-1)
+		parts := hi - lo + 1
+		key := jobs.RunKey(b.ID, ch)
+		id := eng.RunID(key)
+		st, at := db.RunSucceeded, started+span*ch/half
+		end := at + 500 + rng.Int64N(1000)
+		var errMsg *string
+		var m, f int64 = parts, 0
+		switch {
+		case ch >= half-64:
+			st, m = db.RunRunning, 0
+			running++
+		case rng.Float64() < 0.02:
+			st, m, f = db.RunFailed, 0, parts
+			e := "bench: simulated failure"
+			errMsg = &e
+			fail++
+		default:
+			succ++
+		}
+		var fin *int64
+		if st != db.RunRunning {
+			fin = &end
+		}
+		if _, err := runStmt.ExecContext(ctx, id, key, b.ID, ch, asset, assetID, fmt.Sprintf("fp%d", ch), parts, sp.Key(lo), sp.Key(hi),
+			st, 1, m, f, errMsg, at, end, at, fin); err != nil {
+			return err
+		}
+		if _, err := attStmt.ExecContext(ctx, id, st, "bench", parts, at, fin, errMsg); err != nil {
+			return err
+		}
+		mat += m
+		failed += f
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE backfills SET state='RUNNING', state_version=2, next_chunk=?, runs_active=?, runs_running=?, runs_succeeded=?, runs_failed=?,
+		partitions_materialized=?, partitions_failed=?, started_at=? WHERE id=?`, half, running, running, succ, fail, mat, failed, started, b.ID); err != nil {
+		return err
+	}
+	_ = assetID
+	return tx.Commit()
+}
