@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,9 +22,28 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	view := c.QueryParam("view")
+	switch view {
+	case "", "status":
+		view = "status"
+	case "staleness":
+	default:
+		return BadRequest("view", "unknown view %q; use status or staleness", view)
+	}
 	filter := c.QueryParam("status")
-	if filter != "" && !slices.Contains(db.Statuses, filter) {
+	if filter != "" && !slices.Contains(db.Statuses, filter) && (view != "staleness" || !slices.Contains(views.ReasonOrder, filter)) {
+		if view == "staleness" {
+			return BadRequest("status", "unknown staleness reason %q; use one of %s", filter, strings.Join(views.ReasonOrder, ", "))
+		}
 		return BadRequest("status", "unknown status %q; use one of materialized, failed, in_progress, missing", filter)
+	}
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	facts, err := h.staleFacts(ctx, sc, a.Def)
+	if err != nil {
+		return err
 	}
 	counts, err := h.Store.AssetCounts(ctx)
 	if err != nil {
@@ -34,7 +54,25 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
 		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
 		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
-		From: c.QueryParam("from"), To: c.QueryParam("to"),
+		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view,
+	}
+	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
+	{
+		q := c.QueryParams()
+		sq, tq := url.Values{}, url.Values{}
+		for k, vs := range q {
+			if k != "view" && k != "status" {
+				sq[k], tq[k] = vs, vs
+			}
+		}
+		sq.Set("view", "staleness")
+		v.StatusHref, v.StaleHref = "?"+tq.Encode(), "?"+sq.Encode()
+	}
+	if view == "staleness" {
+		v.Stale, err = h.stalePanel(ctx, a, facts, sc.now)
+		if err != nil {
+			return err
+		}
 	}
 	if a.Def.Freshness != nil {
 		if a.Def.Freshness.MaxLag > 0 {
@@ -66,17 +104,29 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		if filter != "" {
 			q.Set("status", filter)
 		}
+		if view == "staleness" {
+			q.Set("view", view)
+		}
 		size := hi - lo + 1
-		if size <= l.maxTiles() {
+		switch {
+		case view == "staleness" && size <= l.maxTiles():
+			v.Detail = staleTileGrid(a, l, lo, hi, facts, filter, sc.now)
+		case view == "staleness":
+			v.Detail = staleBucketGrid(a, lo, hi, HistoryBuckets, facts, filter, [2]int64{-1, -1}, q, sc.now)
+		case size <= l.maxTiles():
 			v.Detail, err = h.tileGrid(ctx, a, l, lo, hi, filter)
-		} else {
+		default:
 			v.Detail, err = h.bucketGrid(ctx, a, lo, hi, HistoryBuckets, filter, [2]int64{-1, -1}, q)
 		}
 		if err != nil {
 			return err
 		}
 		if lo > 0 || hi < n-1 {
-			v.History, err = h.bucketGrid(ctx, a, 0, n-1, HistoryBuckets, filter, [2]int64{lo, hi}, q)
+			if view == "staleness" {
+				v.History = staleBucketGrid(a, 0, n-1, HistoryBuckets, facts, filter, [2]int64{lo, hi}, q, sc.now)
+			} else {
+				v.History, err = h.bucketGrid(ctx, a, 0, n-1, HistoryBuckets, filter, [2]int64{lo, hi}, q)
+			}
 			if err != nil {
 				return err
 			}

@@ -29,11 +29,19 @@ func (h *Handler) Overview(c echo.Context) error {
 	for _, r := range rows {
 		lastMat[r.ID] = r.LastMaterializedAt
 	}
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
 	total := db.Counts{}
 	groupIdx := map[string]int{}
 	for _, a := range assets {
-		bar := healthBar(counts[a.ID], a.Space.Len())
+		facts, err := h.staleFacts(ctx, sc, a.Def)
+		if err != nil {
+			return err
+		}
+		bar := withStale(healthBar(counts[a.ID], a.Space.Len()), facts.MaterializedStale(sc.now))
 		for _, s := range bar.Segs {
 			total[s.Status] += s.N
 		}
@@ -56,7 +64,9 @@ func (h *Handler) Overview(c echo.Context) error {
 			Href: AssetHref(a.Def.Key), Health: bar, LastMaterialized: last,
 		})
 	}
-	o.Totals = barOf(total)
+	stale := total[views.SegStale]
+	total[db.StatusMaterialized] += stale
+	o.Totals = withStale(barOf(total), stale)
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
 		return err
 	}

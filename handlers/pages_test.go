@@ -111,8 +111,9 @@ func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 					t.Fatalf("tile without status class: %q", s.AttrOr("class", ""))
 				}
 			})
-			if doc.Find(`[data-testid="legend"] li`).Length() != 4 {
-				t.Fatal("legend does not list the four statuses")
+			// The four statuses, materialized split into fresh and stale.
+			if doc.Find(`[data-testid="legend"] li`).Length() != 5 || doc.Find(`[data-testid="count-stale"]`).Length() != 1 {
+				t.Fatal("legend does not list the four statuses and the stale segment")
 			}
 		})
 	}

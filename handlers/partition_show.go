@@ -57,6 +57,9 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 			v.Tainted = deref(st.TaintReason)
 		}
 	}
+	if err := h.partitionStaleness(c, a, key, &v); err != nil {
+		return err
+	}
 	insts, err := h.Store.Instances(ctx, a.ID, key, 200)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"net/http"
 )
 
-//go:embed app.css app.js vendor
+//go:embed app.css app.js staleness.css vendor
 var files embed.FS
 
 // Handler serves the embedded files with a cache lifetime of an hour.

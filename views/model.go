@@ -95,6 +95,11 @@ type AssetPage struct {
 	StatusFilter                                                 string
 	RangeError                                                   string
 	Empty                                                        bool
+	// View is "status" (tiles by materialization status) or "staleness"
+	// (tiles by staleness reason); the hrefs toggle between them.
+	View                  string
+	StatusHref, StaleHref string
+	Stale                 *StalePanel
 }
 
 // Link is a labelled href.
@@ -120,6 +125,12 @@ type PartitionPage struct {
 	LastAttempt                      []KV
 	Instances                        []InstanceRow
 	Tainted                          string
+	Staleness                        StalenessView
+	Upstream, Downstream             []DepPartitions
+	CanTaint                         bool
+	TaintAction, ClearAction         string
+	Taints                           []TaintRow
+	HistoryAPI                       string
 }
 
 // ErrorPage is shown for 4xx/5xx in the browser.
@@ -143,6 +154,9 @@ func StatusLabel(s string) string {
 	case "other":
 		return "Other"
 	}
+	if isReason(s) {
+		return ReasonLabel(s)
+	}
 	return s
 }
 
@@ -158,6 +172,9 @@ func StatusClass(s string) string {
 	case "missing":
 		return "s-x"
 	}
+	if isReason(s) {
+		return ReasonClass(s)
+	}
 	return "s-o"
 }
 
@@ -172,6 +189,9 @@ func StatusLetter(s string) string {
 		return "R"
 	case "missing":
 		return "·"
+	}
+	if isReason(s) {
+		return ReasonLetter(s)
 	}
 	return "?"
 }

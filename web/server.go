@@ -70,7 +70,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		get  = http.MethodGet
 		post = http.MethodPost
 	)
-	return []Route{
+	routes := []Route{
 		{get, "/healthz", handlers.RolePublic, h.Healthz},
 		{get, "/readyz", handlers.RolePublic, h.Readyz},
 		{get, "/metrics", handlers.RolePublic, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
@@ -132,6 +132,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/runs/:id/complete", handlers.RoleOperator, h.APIRunComplete},
 		{get, "/api/v1/conflicts", handlers.RoleViewer, h.APIConflicts},
 	}
+	return append(routes, stalenessRoutes(h)...) // issue 6: web/routes_staleness.go
 }
 
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {

@@ -1,0 +1,750 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tessera-dev/tessera/catalog"
+)
+
+// Staleness is computed at read time from the partition status rows of an
+// asset and of its direct upstreams (catalog.Classify holds the rules). The
+// facts read from the store are memoized per asset, keyed by the data
+// version (the newest event id: every write to partition_status appends an
+// event in the same transaction), the asset definition and the size of its
+// partition space; the reasons themselves are re-derived on every read
+// because FRESHNESS depends on the clock.
+
+// Row flags of StaleFacts.
+const (
+	factMaterialized uint8 = 1 << iota
+	factTainted
+)
+
+// Status codes of StaleFacts.Status.
+const (
+	stMaterialized uint8 = iota
+	stFailed
+	stInProgress
+)
+
+var statusNames = [...]string{StatusMaterialized, StatusFailed, StatusInProgress}
+
+// baseFacts are one asset's status rows in index order (only the columns the
+// staleness rules need).
+type baseFacts struct {
+	Idx    []int64
+	Status []uint8
+	Flags  []uint8
+	MatAt  []int64
+	Code   []string // interned
+}
+
+// StaleFacts is an asset's staleness input: its rows plus, per row, the
+// newest mapped upstream materialization and the freshness deadline.
+type StaleFacts struct {
+	Asset     *catalog.Asset
+	ID        int64
+	N         int64 // partitions in the asset's space
+	base      *baseFacts
+	UpAt      []int64 // newest mapped upstream materialization (Unix ms), 0 if none
+	upDep     []int16 // dependency index of UpAt, -1 if none
+	upIdx     []int64 // upstream partition index of UpAt
+	StaleFrom []int64
+	upSpaces  []catalog.Space
+}
+
+// Rows is the number of stored status rows.
+func (f *StaleFacts) Rows() int { return len(f.base.Idx) }
+
+// facts fills pf for row j.
+func (f *StaleFacts) facts(j int, pf *catalog.PartitionFacts) {
+	b := f.base
+	pf.Materialized = b.Flags[j]&factMaterialized != 0
+	pf.MatAt = b.MatAt[j]
+	pf.CodeVersion = b.Code[j]
+	pf.TaintedAt = 0
+	if b.Flags[j]&factTainted != 0 {
+		pf.TaintedAt = 1
+	}
+	pf.LastAttempt = statusNames[b.Status[j]]
+	pf.Upstream.MatAt = f.UpAt[j]
+	pf.StaleFrom = f.StaleFrom[j]
+}
+
+// ReasonCounts counts partitions per reason (catalog.Fresh included).
+type ReasonCounts map[catalog.StaleReason]int64
+
+// Stale sums every reason but Fresh.
+func (c ReasonCounts) Stale() int64 {
+	var n int64
+	for r, k := range c {
+		if r != catalog.Fresh {
+			n += k
+		}
+	}
+	return n
+}
+
+// Counts counts the reasons of the partitions with index in [lo, hi]
+// (partitions without a row are NEVER_MATERIALIZED).
+func (f *StaleFacts) Counts(lo, hi int64, now time.Time) ReasonCounts {
+	out := ReasonCounts{}
+	if hi >= f.N {
+		hi = f.N - 1
+	}
+	if lo > hi {
+		return out
+	}
+	ms := now.UnixMilli()
+	code := f.Asset.CodeVersion
+	var pf catalog.PartitionFacts
+	j0 := f.lower(lo)
+	j := j0
+	for ; j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+		f.facts(j, &pf)
+		out[catalog.Classify(&pf, code, ms)]++
+	}
+	out[catalog.NeverMaterialized] += (hi - lo + 1) - int64(j-j0)
+	return out
+}
+
+// BucketCounts counts reasons in consecutive buckets of size partitions
+// starting at lo, up to hi.
+func (f *StaleFacts) BucketCounts(lo, hi, size int64, now time.Time) []ReasonCounts {
+	if hi >= f.N {
+		hi = f.N - 1
+	}
+	if size <= 0 || hi < lo {
+		return nil
+	}
+	n := (hi-lo)/size + 1
+	out := make([]ReasonCounts, n)
+	rows := make([]int64, n)
+	for i := range out {
+		out[i] = ReasonCounts{}
+	}
+	ms := now.UnixMilli()
+	code := f.Asset.CodeVersion
+	var pf catalog.PartitionFacts
+	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+		b := (f.base.Idx[j] - lo) / size
+		f.facts(j, &pf)
+		out[b][catalog.Classify(&pf, code, ms)]++
+		rows[b]++
+	}
+	for b := range out {
+		from := lo + int64(b)*size
+		to := min(from+size-1, hi)
+		out[b][catalog.NeverMaterialized] += (to - from + 1) - rows[b]
+	}
+	return out
+}
+
+// Reason returns the reason of partition idx.
+func (f *StaleFacts) Reason(idx int64, now time.Time) catalog.StaleReason {
+	j := f.lower(idx)
+	if j >= len(f.base.Idx) || f.base.Idx[j] != idx {
+		return catalog.NeverMaterialized
+	}
+	var pf catalog.PartitionFacts
+	f.facts(j, &pf)
+	return catalog.Classify(&pf, f.Asset.CodeVersion, now.UnixMilli())
+}
+
+// Upstream returns the newest mapped upstream materialization of partition
+// idx (asset and key resolved), or a zero fact.
+func (f *StaleFacts) Upstream(idx int64) catalog.UpstreamFact {
+	j := f.lower(idx)
+	if j >= len(f.base.Idx) || f.base.Idx[j] != idx || f.upDep[j] < 0 {
+		return catalog.UpstreamFact{}
+	}
+	d := f.upDep[j]
+	return catalog.UpstreamFact{Asset: f.Asset.Deps[d].Asset, Key: f.upSpaces[d].Key(f.upIdx[j]), MatAt: f.UpAt[j]}
+}
+
+// StaleFromAt returns the freshness deadline of partition idx (NeverStale
+// when it has no row).
+func (f *StaleFacts) StaleFromAt(idx int64) int64 {
+	j := f.lower(idx)
+	if j >= len(f.base.Idx) || f.base.Idx[j] != idx {
+		return catalog.NeverStale
+	}
+	return f.StaleFrom[j]
+}
+
+// LatestWhere returns the highest index whose reason is r, or -1.
+func (f *StaleFacts) LatestWhere(r catalog.StaleReason, now time.Time) int64 {
+	ms := now.UnixMilli()
+	var pf catalog.PartitionFacts
+	for j := len(f.base.Idx) - 1; j >= 0; j-- {
+		if f.base.Idx[j] >= f.N {
+			continue
+		}
+		f.facts(j, &pf)
+		if catalog.Classify(&pf, f.Asset.CodeVersion, ms) == r {
+			return f.base.Idx[j]
+		}
+	}
+	return -1
+}
+
+// MatAtOf returns the last materialization time of partition idx (0: none).
+func (f *StaleFacts) MatAtOf(idx int64) int64 {
+	j := f.lower(idx)
+	if j >= len(f.base.Idx) || f.base.Idx[j] != idx || f.base.Flags[j]&factMaterialized == 0 {
+		return 0
+	}
+	return f.base.MatAt[j]
+}
+
+func (f *StaleFacts) lower(idx int64) int {
+	return sort.Search(len(f.base.Idx), func(i int) bool { return f.base.Idx[i] >= idx })
+}
+
+// StaleInput is what the store needs to compute an asset's staleness: the
+// workspace (for upstream definitions), asset ids and partition spaces.
+type StaleInput struct {
+	WS      *catalog.Workspace
+	IDs     map[string]int64
+	SpaceOf func(a *catalog.Asset) catalog.Space
+}
+
+type baseEntry struct {
+	version int64
+	facts   *baseFacts
+}
+
+type factsEntry struct {
+	version int64
+	asset   *catalog.Asset
+	n       int64
+	upN     []int64
+	facts   *StaleFacts
+}
+
+type staleCache struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+	base  map[int64]baseEntry
+	facts map[string]factsEntry
+}
+
+var caches sync.Map // *Store -> *staleCache
+
+func (s *Store) staleCache() *staleCache {
+	if c, ok := caches.Load(s); ok {
+		return c.(*staleCache)
+	}
+	c, _ := caches.LoadOrStore(s, &staleCache{locks: map[string]*sync.Mutex{}, base: map[int64]baseEntry{}, facts: map[string]factsEntry{}})
+	return c.(*staleCache)
+}
+
+func (c *staleCache) lock(key string) func() {
+	c.mu.Lock()
+	l := c.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		c.locks[key] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// DataVersion is the newest event id: it changes with every command.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	err := s.R.GetContext(ctx, &v, `SELECT MAX(id) FROM events`)
+	return v.Int64, err
+}
+
+// StaleFacts returns (memoized) the staleness facts of asset a.
+func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset) (*StaleFacts, error) {
+	v, err := s.DataVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.staleFactsAt(ctx, in, a, v)
+}
+
+func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asset, version int64) (*StaleFacts, error) {
+	c := s.staleCache()
+	sp := in.SpaceOf(a)
+	n := sp.Len()
+	ups := make([]*catalog.Asset, len(a.Deps))
+	upSp := make([]catalog.Space, len(a.Deps))
+	upN := make([]int64, len(a.Deps))
+	for i, d := range a.Deps {
+		ups[i] = in.WS.Asset(d.Asset)
+		if ups[i] == nil {
+			return nil, fmt.Errorf("asset %s depends on undeclared asset %s", a.Key, d.Asset)
+		}
+		upSp[i] = in.SpaceOf(ups[i])
+		upN[i] = upSp[i].Len()
+	}
+	unlock := c.lock("facts:" + a.Key)
+	defer unlock()
+	c.mu.Lock()
+	e, ok := c.facts[a.Key]
+	c.mu.Unlock()
+	if ok && e.version == version && e.asset == a && e.n == n && equalInts(e.upN, upN) {
+		return e.facts, nil
+	}
+	id := in.IDs[a.Key]
+	base, err := s.baseFactsAt(ctx, id, version)
+	if err != nil {
+		return nil, err
+	}
+	f := &StaleFacts{Asset: a, ID: id, N: n, base: base, upSpaces: upSp}
+	rows := len(base.Idx)
+	f.UpAt = make([]int64, rows)
+	f.upDep = make([]int16, rows)
+	f.upIdx = make([]int64, rows)
+	for j := range f.upDep {
+		f.upDep[j] = -1
+	}
+	for d, dep := range a.Deps {
+		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], version)
+		if err != nil {
+			return nil, err
+		}
+		f.applyUpstream(int16(d), catalog.NewIndexMapper(dep, a.Scheme, sp, ups[d].Scheme, upSp[d]), ub, upN[d])
+	}
+	f.StaleFrom = make([]int64, rows)
+	ends, hasWin := catalog.WindowEnds(a.Scheme, sp)
+	for j := range rows {
+		if base.Flags[j]&factMaterialized == 0 || a.Freshness == nil {
+			f.StaleFrom[j] = catalog.NeverStale
+			continue
+		}
+		var end time.Time
+		if hasWin {
+			end = ends(base.Idx[j])
+		}
+		f.StaleFrom[j] = a.Freshness.StaleFrom(end, hasWin, base.MatAt[j])
+	}
+	c.mu.Lock()
+	c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, facts: f}
+	c.mu.Unlock()
+	return f, nil
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// applyUpstream folds one dependency's upstream materializations into UpAt:
+// each materialized upstream row is mapped to the downstream ranges that read
+// it (O(1) arithmetic for time windows) and the newest time kept per row.
+func (f *StaleFacts) applyUpstream(dep int16, m catalog.IndexMapper, ub *baseFacts, upN int64) {
+	idx := f.base.Idx
+	set := func(j int, at, u int64) {
+		if at > f.UpAt[j] {
+			f.UpAt[j], f.upDep[j], f.upIdx[j] = at, dep, u
+		}
+	}
+	if m.All {
+		best, bu := int64(0), int64(-1)
+		for k, u := range ub.Idx {
+			if u < upN && ub.Flags[k]&factMaterialized != 0 && ub.MatAt[k] > best {
+				best, bu = ub.MatAt[k], u
+			}
+		}
+		if bu >= 0 {
+			for j := range idx {
+				set(j, best, bu)
+			}
+		}
+		return
+	}
+	var last []catalog.IndexRange
+	lastU := int64(-2)
+	for k, u := range ub.Idx {
+		if u >= upN || ub.Flags[k]&factMaterialized == 0 {
+			continue
+		}
+		at := ub.MatAt[k]
+		var rs []catalog.IndexRange
+		if u == lastU {
+			rs = last
+		} else {
+			rs = m.Map(u)
+			last, lastU = rs, u
+		}
+		for _, r := range rs {
+			j := sort.Search(len(idx), func(i int) bool { return idx[i] >= r.Lo })
+			for ; j < len(idx) && idx[j] <= r.Hi; j++ {
+				set(j, at, u)
+			}
+		}
+	}
+}
+
+func (s *Store) baseFactsAt(ctx context.Context, assetID, version int64) (*baseFacts, error) {
+	c := s.staleCache()
+	unlock := c.lock(fmt.Sprint("base:", assetID))
+	defer unlock()
+	c.mu.Lock()
+	e, ok := c.base[assetID]
+	c.mu.Unlock()
+	if ok && e.version == version {
+		return e.facts, nil
+	}
+	b, err := s.loadBaseFacts(ctx, assetID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.base[assetID] = baseEntry{version: version, facts: b}
+	c.mu.Unlock()
+	return b, nil
+}
+
+func (s *Store) loadBaseFacts(ctx context.Context, assetID int64) (*baseFacts, error) {
+	var n int64
+	if err := s.R.GetContext(ctx, &n, `SELECT COALESCE(SUM(n),0) FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
+		return nil, err
+	}
+	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
+		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+	rows, err := s.R.QueryContext(ctx, `SELECT idx, materialized, COALESCE(last_mat_at, 0), tainted_at IS NOT NULL, status, COALESCE(last_mat_code_version, '')
+		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx >= 0 ORDER BY idx`, assetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	intern := map[string]string{}
+	var idx, mat, at, tainted int64
+	var st, code sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&idx, &mat, &at, &tainted, &st, &code); err != nil {
+			return nil, err
+		}
+		var fl uint8
+		if mat != 0 {
+			fl |= factMaterialized
+		}
+		if tainted != 0 {
+			fl |= factTainted
+		}
+		var sc uint8
+		switch string(st) {
+		case StatusFailed:
+			sc = stFailed
+		case StatusInProgress:
+			sc = stInProgress
+		}
+		cv, ok := intern[string(code)]
+		if !ok {
+			cv = string(code)
+			intern[cv] = cv
+		}
+		b.Idx = append(b.Idx, idx)
+		b.Status = append(b.Status, sc)
+		b.Flags = append(b.Flags, fl)
+		b.MatAt = append(b.MatAt, at)
+		b.Code = append(b.Code, cv)
+	}
+	return b, rows.Err()
+}
+
+// PartitionStaleness explains one partition: its facts from the status row
+// (taint reason, code version), the newest mapped upstream materialization
+// and the freshness deadline.
+func (s *Store) PartitionStaleness(ctx context.Context, in StaleInput, a *catalog.Asset, key string, now time.Time) (catalog.Staleness, error) {
+	sp := in.SpaceOf(a)
+	idx, err := sp.Index(key)
+	if err != nil {
+		return catalog.Staleness{}, err
+	}
+	f, err := s.StaleFacts(ctx, in, a)
+	if err != nil {
+		return catalog.Staleness{}, err
+	}
+	pf := catalog.PartitionFacts{StaleFrom: catalog.NeverStale}
+	st, err := s.Partition(ctx, f.ID, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return catalog.Staleness{}, err
+	default:
+		pf.Materialized = st.Materialized
+		if st.LastMatAt != nil {
+			pf.MatAt = *st.LastMatAt
+		}
+		if st.LastMatCodeVersion != nil {
+			pf.CodeVersion = *st.LastMatCodeVersion
+		}
+		if st.TaintedAt != nil {
+			pf.TaintedAt = *st.TaintedAt
+			pf.TaintReason = deref(st.TaintReason)
+		}
+		pf.LastAttempt = st.Status
+		pf.Upstream = f.Upstream(idx)
+		pf.StaleFrom = f.StaleFromAt(idx)
+	}
+	return catalog.Explain(pf, a.CodeVersion, a.Freshness, now), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Taint marks a materialized partition's canonical instance as invalid. It
+// stays visible, becomes stale with reason TAINTED, and the next successful
+// build supersedes it. ErrNotFound when the partition was never
+// materialized.
+func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason, actor string, now time.Time) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var st PartitionStatus
+		err := tx.GetContext(ctx, &st, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !st.Materialized) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_status SET tainted_at=?, taint_reason=?, updated_at=? WHERE asset_id=? AND partition_key=?`,
+			Millis(now), reason, Millis(now), assetID, key); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
+			Millis(now), actor, assetID, key); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_taints (asset_id, partition_key, instance_id, reason, actor, tainted_at) VALUES (?,?,?,?,?,?)`,
+			assetID, key, st.CanonicalInstanceID, reason, actor, Millis(now)); err != nil {
+			return err
+		}
+		_, err = AppendEvent(ctx, tx, "partition.tainted", "asset:"+assetKey, actor,
+			map[string]any{"partition": key, "reason": reason, "instance_id": st.CanonicalInstanceID}, "", now)
+		return err
+	})
+}
+
+// ClearTaint removes a partition's taint; ErrNotFound when it is not tainted.
+func (s *Store) ClearTaint(ctx context.Context, assetID int64, assetKey, key, actor string, now time.Time) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE partition_status SET tainted_at=NULL, taint_reason=NULL, updated_at=? WHERE asset_id=? AND partition_key=? AND tainted_at IS NOT NULL`,
+			Millis(now), assetID, key)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
+			Millis(now), actor, assetID, key); err != nil {
+			return err
+		}
+		_, err = AppendEvent(ctx, tx, "partition.taint_cleared", "asset:"+assetKey, actor, map[string]any{"partition": key}, "", now)
+		return err
+	})
+}
+
+// Taint is one taint of a partition instance.
+type Taint struct {
+	ID         int64   `db:"id" json:"-"`
+	AssetID    int64   `db:"asset_id" json:"-"`
+	Partition  string  `db:"partition_key" json:"partition"`
+	InstanceID *string `db:"instance_id" json:"instance_id"`
+	Reason     string  `db:"reason" json:"reason"`
+	Actor      string  `db:"actor" json:"actor"`
+	TaintedAt  int64   `db:"tainted_at" json:"tainted_at"`
+	ClearedAt  *int64  `db:"cleared_at" json:"cleared_at,omitempty"`
+	ClearedBy  *string `db:"cleared_by" json:"cleared_by,omitempty"`
+}
+
+// Taints lists a partition's taints, newest first.
+func (s *Store) Taints(ctx context.Context, assetID int64, key string) ([]Taint, error) {
+	var out []Taint
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
+	return out, err
+}
+
+// HistoryAt answers "what was this partition's instance at time at": the
+// canonical instance then (the newest successful build finished at or before
+// at), the newest attempt started by then, and the taint in force.
+type HistoryAt struct {
+	At          int64     `json:"at"`
+	Canonical   *Instance `json:"canonical"`
+	LastAttempt *Instance `json:"last_attempt"`
+	Taint       *Taint    `json:"taint"`
+}
+
+// PartitionHistoryAt returns the partition's state at time at.
+func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key string, at time.Time) (HistoryAt, error) {
+	ms := Millis(at)
+	h := HistoryAt{At: ms}
+	var c Instance
+	err := s.R.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
+		ORDER BY COALESCE(finished_at, created_at) DESC, rowid DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
+	switch {
+	case err == nil:
+		h.Canonical = &c
+	case !errors.Is(err, sql.ErrNoRows):
+		return h, err
+	}
+	var l Instance
+	err = s.R.GetContext(ctx, &l, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND COALESCE(started_at, created_at) <= ?
+		ORDER BY COALESCE(started_at, created_at) DESC, rowid DESC LIMIT 1`, assetID, key, ms)
+	switch {
+	case err == nil:
+		if l.FinishedAt != nil && *l.FinishedAt > ms {
+			l.Status = StatusInProgress // it had not finished yet at that time
+			l.FinishedAt = nil
+		}
+		h.LastAttempt = &l
+	case !errors.Is(err, sql.ErrNoRows):
+		return h, err
+	}
+	if h.Canonical != nil {
+		var t Taint
+		err = s.R.GetContext(ctx, &t, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? AND instance_id=? AND tainted_at <= ?
+			AND (cleared_at IS NULL OR cleared_at > ?) ORDER BY tainted_at DESC LIMIT 1`, assetID, key, h.Canonical.ID, ms, ms)
+		switch {
+		case err == nil:
+			h.Taint = &t
+		case !errors.Is(err, sql.ErrNoRows):
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// Watermark is the live pipeline's ceiling for an asset.
+type Watermark struct {
+	AssetID   int64  `db:"asset_id" json:"-"`
+	Partition string `db:"partition_key" json:"partition"`
+	Idx       int64  `db:"idx" json:"-"`
+	SetAt     int64  `db:"set_at" json:"set_at"`
+	Actor     string `db:"actor" json:"actor"`
+}
+
+// SetWatermark records the last partition the live pipeline has processed.
+func (s *Store) SetWatermark(ctx context.Context, assetID int64, assetKey, key string, idx int64, actor string, now time.Time) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO watermarks (asset_id, partition_key, idx, set_at, actor) VALUES (?,?,?,?,?)
+			ON CONFLICT (asset_id) DO UPDATE SET partition_key=excluded.partition_key, idx=excluded.idx, set_at=excluded.set_at, actor=excluded.actor`,
+			assetID, key, idx, Millis(now), actor); err != nil {
+			return err
+		}
+		_, err := AppendEvent(ctx, tx, "asset.watermark", "asset:"+assetKey, actor, map[string]any{"partition": key}, "", now)
+		return err
+	})
+}
+
+// GetWatermark returns the asset's watermark, or ErrNotFound.
+func (s *Store) GetWatermark(ctx context.Context, assetID int64) (Watermark, error) {
+	var w Watermark
+	err := s.R.GetContext(ctx, &w, `SELECT * FROM watermarks WHERE asset_id=?`, assetID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, ErrNotFound
+	}
+	return w, err
+}
+
+// MaterializedBounds returns the lowest and highest index of a materialized
+// partition with index in [lo, hi], ok false when there is none.
+func (s *Store) MaterializedBounds(ctx context.Context, assetID, lo, hi int64) (first, last int64, ok bool, err error) {
+	var r struct {
+		Lo sql.NullInt64 `db:"lo"`
+		Hi sql.NullInt64 `db:"hi"`
+	}
+	err = s.R.GetContext(ctx, &r, `SELECT MIN(idx) AS lo, MAX(idx) AS hi FROM partition_status WHERE asset_id=? AND materialized=1 AND idx BETWEEN ? AND ?`, assetID, lo, hi)
+	return r.Lo.Int64, r.Hi.Int64, r.Lo.Valid, err
+}
+
+// MissingRanges returns the ranges of indexes in [lo, hi] without a
+// materialized partition, in order, at most limit ranges (more reports
+// truncated). It walks the materialized indexes once.
+func (s *Store) MissingRanges(ctx context.Context, assetID, lo, hi int64, limit int) (out []catalog.IndexRange, truncated bool, err error) {
+	if hi < lo {
+		return nil, false, nil
+	}
+	rows, err := s.R.QueryContext(ctx, `SELECT idx FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? AND materialized=1 ORDER BY idx`, assetID, lo, hi)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	next := lo
+	for rows.Next() {
+		var i int64
+		if err := rows.Scan(&i); err != nil {
+			return nil, false, err
+		}
+		if i > next {
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, catalog.IndexRange{Lo: next, Hi: i - 1})
+		}
+		next = i + 1
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if next <= hi {
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, catalog.IndexRange{Lo: next, Hi: hi})
+	}
+	return out, false, nil
+}
+
+// MaterializedStale counts partitions whose status is materialized but that
+// are stale (any reason): the overview's stale segment.
+func (f *StaleFacts) MaterializedStale(now time.Time) int64 {
+	ms := now.UnixMilli()
+	var pf catalog.PartitionFacts
+	var n int64
+	for j, i := range f.base.Idx {
+		if i >= f.N || f.base.Status[j] != stMaterialized {
+			continue
+		}
+		f.facts(j, &pf)
+		if catalog.Classify(&pf, f.Asset.CodeVersion, ms) != catalog.Fresh {
+			n++
+		}
+	}
+	return n
+}
+
+// CodeVersionAt returns the code version partition idx was materialized with.
+func (f *StaleFacts) CodeVersionAt(idx int64) string {
+	j := f.lower(idx)
+	if j >= len(f.base.Idx) || f.base.Idx[j] != idx {
+		return ""
+	}
+	return f.base.Code[j]
+}
+
+// LastAttemptFailed reports whether the asset's most recent attempt failed.
+func (s *Store) LastAttemptFailed(ctx context.Context, assetID int64) (bool, error) {
+	var st sql.NullString
+	err := s.R.GetContext(ctx, &st, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND last_attempt_at IS NOT NULL ORDER BY last_attempt_at DESC LIMIT 1`, assetID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return st.String == StatusFailed, err
+}

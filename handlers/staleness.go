@@ -1,0 +1,532 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// staleCtx resolves every asset's partition space once per request for the
+// staleness computations.
+type staleCtx struct {
+	in     db.StaleInput
+	spaces map[*catalog.Asset]catalog.Space
+	now    time.Time
+}
+
+func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
+	ws := h.Workspace()
+	dyn, err := h.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := h.Now()
+	sc := &staleCtx{spaces: make(map[*catalog.Asset]catalog.Space, len(ws.Assets)), now: now}
+	for _, a := range ws.Assets {
+		sc.spaces[a] = a.Scheme.Space(now, dyn)
+	}
+	sc.in = db.StaleInput{WS: ws.Workspace, IDs: ws.IDs, SpaceOf: func(a *catalog.Asset) catalog.Space {
+		if sp, ok := sc.spaces[a]; ok {
+			return sp
+		}
+		return a.Scheme.Space(now, dyn)
+	}}
+	return sc, nil
+}
+
+func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset) (*db.StaleFacts, error) {
+	return h.Store.StaleFacts(ctx, sc.in, a)
+}
+
+// reasonBar turns reason counts into a bar in legend order.
+func reasonBar(c db.ReasonCounts) views.Bar {
+	b := views.Bar{}
+	for _, r := range views.ReasonOrder {
+		n := c[catalog.StaleReason(r)]
+		b.Segs = append(b.Segs, views.Seg{Status: r, N: n})
+		b.Total += n
+	}
+	return b
+}
+
+// withStale splits the health bar's materialized segment into fresh and
+// stale ("stale": materialized, but stale for a reason other than never
+// materialized).
+func withStale(b views.Bar, stale int64) views.Bar {
+	out := views.Bar{Total: b.Total}
+	for _, s := range b.Segs {
+		if s.Status == db.StatusMaterialized {
+			stale = min(stale, s.N)
+			out.Segs = append(out.Segs, views.Seg{Status: s.Status, N: s.N - stale}, views.Seg{Status: views.SegStale, N: stale})
+			continue
+		}
+		out.Segs = append(out.Segs, s)
+	}
+	return out
+}
+
+// backfillHref opens the new-backfill page preselected for asset with a
+// status filter (issue 4's page reads asset and filter).
+func backfillHref(asset string, filters ...string) string {
+	q := url.Values{}
+	q.Set("asset", asset)
+	q.Set("filter", strings.Join(filters, ","))
+	return "/backfills/new?" + q.Encode()
+}
+
+// stalePanel fills the asset page's staleness summary.
+func (h *Handler) stalePanel(ctx context.Context, a assetCtx, f *db.StaleFacts, now time.Time) (*views.StalePanel, error) {
+	c := f.Counts(0, a.Space.Len()-1, now)
+	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale(),
+		BackfillStale:        backfillHref(a.Def.Key, "stale"),
+		BackfillMissingStale: backfillHref(a.Def.Key, "missing", "stale")}
+	if w, err := h.Store.GetWatermark(ctx, a.ID); err == nil {
+		p.Watermark = w.Partition
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	}
+	return p, nil
+}
+
+// staleTileGrid draws [lo, hi] as tiles coloured by staleness reason.
+func staleTileGrid(a assetCtx, l gridLayout, lo, hi int64, f *db.StaleFacts, filter string, now time.Time) views.Grid {
+	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: hi - lo + 1}
+	if l.mode == "list" {
+		g.Rows = []views.GridRow{{}}
+	}
+	keys := a.Space.Keys(lo, hi-lo+1)
+	for j, key := range keys {
+		i := lo + int64(j)
+		r := f.Reason(i, now)
+		t := views.Tile{Key: key, Status: string(r), Href: PartitionHref(a.Def.Key, key), Title: staleTitle(a, f, i, key, r)}
+		t.Dim = filter != "" && t.Status != filter
+		if l.mode == "list" {
+			g.Rows[0].Tiles = append(g.Rows[0].Tiles, t)
+			continue
+		}
+		label, col := l.rowOf(a, i)
+		if len(g.Rows) == 0 || g.Rows[len(g.Rows)-1].Label != label {
+			g.Rows = append(g.Rows, views.GridRow{Label: label})
+			t.Col = col
+		}
+		row := &g.Rows[len(g.Rows)-1]
+		row.Tiles = append(row.Tiles, t)
+	}
+	slices.Reverse(g.Rows)
+	return g
+}
+
+func staleTitle(a assetCtx, f *db.StaleFacts, i int64, key string, r catalog.StaleReason) string {
+	s := key + " · " + views.ReasonLabel(string(r))
+	switch r {
+	case catalog.CodeChanged:
+		s += ": built with " + f.CodeVersionAt(i) + ", now " + a.Def.CodeVersion
+	case catalog.UpstreamChanged:
+		u := f.Upstream(i)
+		s += ": " + u.Asset + " " + u.Key + " materialized " + fmtMs(u.MatAt)
+	case catalog.FreshnessLate:
+		s += ": stale since " + fmtMs(f.StaleFromAt(i))
+	case catalog.Fresh:
+		s += ": materialized " + fmtMs(f.MatAtOf(i))
+	}
+	return s
+}
+
+func fmtMs(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return db.FromMillis(ms).Format("2006-01-02 15:04 UTC")
+}
+
+// staleBucketGrid draws [lo, hi] as about n buckets of reason counts.
+func staleBucketGrid(a assetCtx, lo, hi, n int64, f *db.StaleFacts, filter string, cur [2]int64, q url.Values, now time.Time) views.Grid {
+	total := hi - lo + 1
+	size := max((total+n-1)/n, 1)
+	g := views.Grid{Mode: "buckets", BucketSize: size, Total: total}
+	for b, c := range f.BucketCounts(lo, hi, size, now) {
+		from := lo + int64(b)*size
+		to := min(from+size-1, hi)
+		bar := reasonBar(c)
+		if filter != "" {
+			k := c[catalog.StaleReason(filter)]
+			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: k}, {Status: "other", N: bar.Total - k}}, Total: bar.Total}
+		}
+		current := cur[0] <= to && cur[1] >= from
+		if m := len(g.Buckets); m > 0 && single(g.Buckets[m-1].Bar) != "" && single(g.Buckets[m-1].Bar) == single(bar) && g.Buckets[m-1].Current == current {
+			prev := &g.Buckets[m-1]
+			prev.Span++
+			prev.To = a.Space.Key(to)
+			for i := range prev.Bar.Segs {
+				prev.Bar.Segs[i].N += bar.Segs[i].N
+			}
+			prev.Bar.Total += bar.Total
+			prev.Href = rangeHref(q, prev.From, prev.To)
+			prev.Title = bucketTitle(prev.From, prev.To, prev.Bar)
+			continue
+		}
+		fk, tk := a.Space.Key(from), a.Space.Key(to)
+		g.Buckets = append(g.Buckets, views.Bucket{From: fk, To: tk, Bar: bar, Span: 1, Current: current,
+			Href: rangeHref(q, fk, tk), Title: bucketTitle(fk, tk, bar)})
+	}
+	return g
+}
+
+// relatedPartitions lists the partitions of other (index ranges of its
+// space) with their statuses: each one when there are at most limit.
+func (h *Handler) relatedPartitions(ctx context.Context, other *catalog.Asset, sp catalog.Space, id int64, mapping string, rs []catalog.IndexRange, limit int64) (views.DepPartitions, error) {
+	d := views.DepPartitions{Asset: other.Key, AssetHref: AssetHref(other.Key), Mapping: mapping}
+	n := catalog.CountRanges(rs)
+	if n == 0 {
+		d.Summary = "no partitions"
+		return d, nil
+	}
+	d.Summary = fmt.Sprintf("%s partition%s: %s … %s", views.Num(n), plural(n), sp.Key(rs[0].Lo), sp.Key(rs[len(rs)-1].Hi))
+	shown := int64(0)
+	for _, r := range rs {
+		if shown >= limit {
+			break
+		}
+		hi := min(r.Hi, r.Lo+limit-shown-1)
+		rows, err := h.Store.StatusRange(ctx, id, r.Lo, hi)
+		if err != nil {
+			return d, err
+		}
+		byIdx := map[int64]string{}
+		for _, row := range rows {
+			byIdx[row.Idx] = row.Status
+		}
+		for i := r.Lo; i <= hi; i++ {
+			st := byIdx[i]
+			if st == "" {
+				st = db.StatusMissing
+			}
+			k := sp.Key(i)
+			d.Parts = append(d.Parts, views.PartLink{Key: k, Href: PartitionHref(other.Key, k), Status: st})
+			shown++
+		}
+	}
+	if n > shown {
+		d.More = n - shown
+		q := url.Values{}
+		d.RangeHref = AssetHref(other.Key) + rangeHref(q, sp.Key(rs[0].Lo), sp.Key(rs[len(rs)-1].Hi))
+	}
+	return d, nil
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// partitionStaleness adds staleness, related partitions and taint actions to
+// the partition page.
+func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *views.PartitionPage) error {
+	ctx := c.Request().Context()
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+	if err != nil {
+		return err
+	}
+	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.Evidence}
+	if s.Since != 0 {
+		v.Staleness.Since = fmtMs(s.Since)
+	}
+	ws := h.Workspace()
+	for _, dep := range a.Def.Deps {
+		up := ws.Asset(dep.Asset)
+		if up == nil {
+			continue
+		}
+		usp := sc.in.SpaceOf(up)
+		rs, err := catalog.UpstreamOf(dep, a.Def.Scheme, a.Space, up.Scheme, usp, key)
+		if err != nil {
+			return err
+		}
+		d, err := h.relatedPartitions(ctx, up, usp, ws.IDs[up.Key], string(catalog.ResolveMapping(dep.Mapping, a.Def.Scheme, up.Scheme)), rs, 48)
+		if err != nil {
+			return err
+		}
+		v.Upstream = append(v.Upstream, d)
+	}
+	for _, down := range ws.Dependents(a.Def.Key) {
+		dsp := sc.in.SpaceOf(down)
+		for _, dep := range down.Deps {
+			if dep.Asset != a.Def.Key {
+				continue
+			}
+			rs, err := catalog.DownstreamOf(dep, down.Scheme, dsp, a.Def.Scheme, a.Space, key)
+			if err != nil {
+				return err
+			}
+			d, err := h.relatedPartitions(ctx, down, dsp, ws.IDs[down.Key], string(catalog.ResolveMapping(dep.Mapping, down.Scheme, a.Def.Scheme)), rs, 48)
+			if err != nil {
+				return err
+			}
+			v.Downstream = append(v.Downstream, d)
+		}
+	}
+	taints, err := h.Store.Taints(ctx, a.ID, key)
+	if err != nil {
+		return err
+	}
+	for _, t := range taints {
+		row := views.TaintRow{Instance: deref(t.InstanceID), Reason: t.Reason, Actor: t.Actor, At: fmtMillis(&t.TaintedAt)}
+		if t.ClearedAt != nil {
+			row.Cleared = fmtMillis(t.ClearedAt) + " by " + deref(t.ClearedBy)
+		}
+		v.Taints = append(v.Taints, row)
+	}
+	if p := CurrentPrincipal(c); p != nil && p.Role >= RoleAdmin {
+		v.CanTaint = true
+	}
+	base := PartitionHref(a.Def.Key, key)
+	v.TaintAction, v.ClearAction = base+"/taint", base+"/clear-taint"
+	v.HistoryAPI = "/api/v1" + base + "/history"
+	return nil
+}
+
+// isAPI reports whether the request came to the JSON API.
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }
+
+// inputValue reads a field from a JSON body (API) or a form (pages).
+func inputValue(c echo.Context, field string) (string, error) {
+	if !isAPI(c) {
+		return c.FormValue(field), nil
+	}
+	var body map[string]any
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	if err := dec.Decode(&body); err != nil {
+		return "", BadRequest("body", "the body must be a JSON object like {%q: \"...\"}: %s", field, jsonErr(err))
+	}
+	v, ok := body[field]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", BadRequest(field, "%s must be a string", field)
+	}
+	return s, nil
+}
+
+// partitionArg resolves the asset and partition of a partition route.
+func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
+	a, err := h.asset(c.Request().Context(), c.Param("key"))
+	if err != nil {
+		return a, "", err
+	}
+	key := c.Param("partition")
+	if k, err := url.PathUnescape(key); err == nil {
+		key = k
+	}
+	if _, err := a.Space.Index(key); err != nil {
+		return a, "", NotFound("%s", err.Error())
+	}
+	return a, key, nil
+}
+
+// TaintPartition marks a partition tainted (admin). Form field or JSON
+// "reason" is required.
+func (h *Handler) TaintPartition(c echo.Context) error {
+	a, key, err := h.partitionArg(c)
+	if err != nil {
+		return err
+	}
+	reason, err := inputValue(c, "reason")
+	if err != nil {
+		return err
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return BadRequest("reason", "a taint needs a reason: say why this partition's data is wrong")
+	case len(reason) > 500:
+		return BadRequest("reason", "the reason must be at most 500 characters (got %d)", len(reason))
+	}
+	err = h.Store.Taint(c.Request().Context(), a.ID, a.Def.Key, key, reason, Actor(c), h.Now())
+	if errors.Is(err, db.ErrNotFound) {
+		return Conflict("partition %s of %s has never been materialized, so there is nothing to taint", key, a.Def.Key)
+	}
+	if err != nil {
+		return err
+	}
+	return h.afterTaint(c, a, key)
+}
+
+// ClearTaint removes a partition's taint (admin).
+func (h *Handler) ClearTaint(c echo.Context) error {
+	a, key, err := h.partitionArg(c)
+	if err != nil {
+		return err
+	}
+	err = h.Store.ClearTaint(c.Request().Context(), a.ID, a.Def.Key, key, Actor(c), h.Now())
+	if errors.Is(err, db.ErrNotFound) {
+		return Conflict("partition %s of %s is not tainted", key, a.Def.Key)
+	}
+	if err != nil {
+		return err
+	}
+	return h.afterTaint(c, a, key)
+}
+
+func (h *Handler) afterTaint(c echo.Context, a assetCtx, key string) error {
+	if !isAPI(c) {
+		return c.Redirect(http.StatusSeeOther, PartitionHref(a.Def.Key, key))
+	}
+	ctx := c.Request().Context()
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "staleness": s})
+}
+
+// InstanceJSON is a partition instance in the API.
+type InstanceJSON struct {
+	ID           string          `json:"id"`
+	RunID        string          `json:"run_id"`
+	Status       string          `json:"status"`
+	CodeVersion  string          `json:"code_version"`
+	Source       string          `json:"source"`
+	StartedAt    *time.Time      `json:"started_at,omitempty"`
+	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	SupersedesID string          `json:"supersedes_id,omitempty"`
+}
+
+func instanceJSON(i *db.Instance) *InstanceJSON {
+	if i == nil {
+		return nil
+	}
+	out := &InstanceJSON{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion, Source: i.Source,
+		Error: deref(i.Error), SupersedesID: deref(i.SupersedesID)}
+	if i.StartedAt != nil {
+		t := db.FromMillis(*i.StartedAt)
+		out.StartedAt = &t
+	}
+	if i.FinishedAt != nil {
+		t := db.FromMillis(*i.FinishedAt)
+		out.FinishedAt = &t
+	}
+	if m := deref(i.Metadata); m != "" && json.Valid([]byte(m)) {
+		out.Metadata = json.RawMessage(m)
+	}
+	return out
+}
+
+// parseAt reads a point in time: RFC 3339, "2006-01-02T15:04[:05]" or
+// "2006-01-02 15:04[:05]" (UTC), a date (UTC midnight), or Unix milliseconds.
+func parseAt(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, fmt.Errorf("empty time")
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && len(s) >= 10 {
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot read %q as a time", s)
+}
+
+// APIPartitionHistory answers what a partition's instance was at a time
+// (?at=TIME), or lists every instance when at is absent.
+func (h *Handler) APIPartitionHistory(c echo.Context) error {
+	a, key, err := h.partitionArg(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if raw := c.QueryParam("at"); raw != "" {
+		at, err := parseAt(raw)
+		if err != nil {
+			return BadRequest("at", "%s; use RFC 3339 like 2025-01-15T12:00:00Z, \"2025-01-15 12:00\" (UTC), a date, or Unix milliseconds", err.Error())
+		}
+		hist, err := h.Store.PartitionHistoryAt(ctx, a.ID, key, at)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"asset": a.Def.Key, "partition": key, "at": at.UTC(),
+			"instance": instanceJSON(hist.Canonical), "last_attempt": instanceJSON(hist.LastAttempt), "tainted": hist.Taint != nil}
+		if hist.Taint != nil {
+			out["taint_reason"] = hist.Taint.Reason
+		}
+		if hist.Canonical == nil {
+			out["message"] = "no successful instance of this partition existed at that time"
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+	insts, err := h.Store.Instances(ctx, a.ID, key, 1000)
+	if err != nil {
+		return err
+	}
+	list := make([]*InstanceJSON, 0, len(insts))
+	for i := range insts {
+		list = append(list, instanceJSON(&insts[i]))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "instances": list})
+}
+
+// APIAssetStaleness returns an asset's counts per reason, and with
+// ?partition=KEY one partition's reason and evidence.
+func (h *Handler) APIAssetStaleness(c echo.Context) error {
+	ctx := c.Request().Context()
+	a, err := h.asset(ctx, c.Param("key"))
+	if err != nil {
+		return err
+	}
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	if key := c.QueryParam("partition"); key != "" {
+		if _, err := a.Space.Index(key); err != nil {
+			return BadRequest("partition", "%s", err.Error())
+		}
+		s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "staleness": s})
+	}
+	f, err := h.staleFacts(ctx, sc, a.Def)
+	if err != nil {
+		return err
+	}
+	counts := f.Counts(0, a.Space.Len()-1, sc.now)
+	by := map[string]int64{}
+	for _, r := range views.ReasonOrder {
+		by[r] = counts[catalog.StaleReason(r)]
+	}
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partitions": a.Space.Len(), "stale": counts.Stale(), "by_reason": by})
+}

@@ -1,0 +1,357 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// staleWS: hourly → daily (time window), daily → monthly, daily → daily
+// (identity) and daily → static (all partitions), with bounded windows so
+// the spaces do not depend on the clock.
+const staleWS = `assets:
+  up.hourly:
+    group: ingest
+    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-03-00:00"}}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+  down.daily:
+    group: analytics
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-03}}
+    deps: [{asset: up.hourly}]
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+  down.monthly:
+    group: analytics
+    partitions: {monthly: {start: 2025-01-01, end: 2025-03-01}}
+    deps: [down.daily]
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+  same.daily:
+    group: analytics
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-03}}
+    deps: [{asset: down.daily, mapping: identity}]
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+  snap.static:
+    group: reports
+    partitions: {static: [a, b]}
+    deps: [{asset: down.daily, mapping: all}]
+    code_version: v1
+    freshness: {max_lag: 1h}
+    executor: {demo: {duration: 1s}}
+`
+
+var runSeq atomic.Int64
+
+// T0 is the base time of the staleness fixtures.
+var T0 = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+
+// record writes one outcome through the store's ingest path.
+func record(t *testing.T, env *testkit.Env, asset, key, status, code string, at time.Time) string {
+	t.Helper()
+	a := env.WS.Asset(asset)
+	sp := a.Scheme.Space(at, nil)
+	idx, err := sp.Index(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := fmt.Sprintf("run-%d", runSeq.Add(1))
+	res, err := env.Store.RecordMaterializations(context.Background(), []db.Materialization{{AssetID: env.WS.IDs[asset], AssetKey: asset,
+		Partition: key, Idx: idx, Status: status, CodeVersion: code, RunID: run, Source: "test", StartedAt: at.Add(-time.Minute), At: at}}, "test", "", at)
+	if err != nil || res.Recorded != 1 {
+		t.Fatalf("record %s %s: %v %+v", asset, key, err, res)
+	}
+	return res.Instances[0]
+}
+
+func mat(t *testing.T, env *testkit.Env, asset, key, code string, at time.Time) string {
+	return record(t, env, asset, key, db.StatusMaterialized, code, at)
+}
+
+type stalenessJSON struct {
+	Staleness struct {
+		Reason, Evidence   string
+		UpstreamAsset      string `json:"upstream_asset"`
+		UpstreamPartition  string `json:"upstream_partition"`
+		CodeVersion        string `json:"code_version"`
+		CurrentCodeVersion string `json:"current_code_version"`
+		TaintReason        string `json:"taint_reason"`
+		Since              int64
+	}
+}
+
+func reasonOf(t *testing.T, env *testkit.Env, asset, key string) stalenessJSON {
+	t.Helper()
+	resp, err := env.Get("/api/v1/assets/" + asset + "/staleness?partition=" + url.QueryEscape(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("staleness of %s %s: %s", asset, key, resp.Status)
+	}
+	var s stalenessJSON
+	decode(t, resp, &s)
+	return s
+}
+
+func expectReason(t *testing.T, env *testkit.Env, asset, key, want string, evidence ...string) stalenessJSON {
+	t.Helper()
+	s := reasonOf(t, env, asset, key)
+	if s.Staleness.Reason != want {
+		t.Fatalf("%s %s: reason %s (%s), want %s", asset, key, s.Staleness.Reason, s.Staleness.Evidence, want)
+	}
+	for _, e := range evidence {
+		if !strings.Contains(s.Staleness.Evidence, e) {
+			t.Fatalf("%s %s: evidence %q does not mention %q", asset, key, s.Staleness.Evidence, e)
+		}
+	}
+	return s
+}
+
+func staleEnv(t *testing.T) (*testkit.Env, *time.Time) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: staleWS})
+	now := T0.Add(10 * time.Hour)
+	env.Handler.Now = func() time.Time { return now }
+	return env, &now
+}
+
+// Every reason, with its evidence and precedence, through identity,
+// hourly→daily, daily→monthly and all-partitions dependencies.
+func TestStalenessReasonsThroughMappings(t *testing.T) {
+	env, now := staleEnv(t)
+	expectReason(t, env, "down.daily", "2025-01-01", "NEVER_MATERIALIZED", "no attempt")
+	record(t, env, "down.daily", "2025-01-01", db.StatusFailed, "v2", T0)
+	expectReason(t, env, "down.daily", "2025-01-01", "NEVER_MATERIALIZED", "failed")
+
+	// hourly → daily: a day reads its 24 hours.
+	for h := range 24 {
+		mat(t, env, "up.hourly", fmt.Sprintf("2025-01-01-%02d:00", h), "v1", T0)
+		mat(t, env, "up.hourly", fmt.Sprintf("2025-01-02-%02d:00", h), "v1", T0)
+	}
+	first := mat(t, env, "down.daily", "2025-01-01", "v2", T0.Add(time.Hour))
+	mat(t, env, "down.daily", "2025-01-02", "v1", T0.Add(time.Hour))
+	expectReason(t, env, "down.daily", "2025-01-01", "FRESH")
+	s := expectReason(t, env, "down.daily", "2025-01-02", "CODE_CHANGED", "v1", "v2")
+	if s.Staleness.CodeVersion != "v1" || s.Staleness.CurrentCodeVersion != "v2" {
+		t.Fatalf("code evidence %+v", s.Staleness)
+	}
+	mat(t, env, "up.hourly", "2025-01-01-05:00", "v1", T0.Add(2*time.Hour))
+	s = expectReason(t, env, "down.daily", "2025-01-01", "UPSTREAM_CHANGED", "up.hourly partition 2025-01-01-05:00", "2025-02-01 02:00:00 UTC")
+	if s.Staleness.UpstreamAsset != "up.hourly" || s.Staleness.UpstreamPartition != "2025-01-01-05:00" || s.Staleness.Since != T0.Add(2*time.Hour).UnixMilli() {
+		t.Fatalf("upstream evidence %+v", s.Staleness)
+	}
+	// An upstream hour of another day does not concern 2025-01-01.
+	expectReason(t, env, "down.daily", "2025-01-02", "CODE_CHANGED")
+
+	// Taint beats code and upstream.
+	resp := env.Post(t, "/api/v1/assets/down.daily/partitions/2025-01-02/taint", `{"reason":"duplicated rows"}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("taint: %s", resp.Status)
+	}
+	expectReason(t, env, "down.daily", "2025-01-02", "TAINTED", "duplicated rows")
+	resp = env.Post(t, "/api/v1/assets/down.daily/partitions/2025-01-01/taint", `{"reason":"late data"}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("taint: %s", resp.Status)
+	}
+	expectReason(t, env, "down.daily", "2025-01-01", "TAINTED", "late data")
+
+	// daily → monthly: January reads its days.
+	mat(t, env, "down.monthly", "2025-01-01", "v1", T0.Add(90*time.Minute))
+	expectReason(t, env, "down.monthly", "2025-01-01", "FRESH")
+	// The next successful build supersedes the tainted instance.
+	second := mat(t, env, "down.daily", "2025-01-01", "v2", T0.Add(3*time.Hour))
+	expectReason(t, env, "down.daily", "2025-01-01", "FRESH")
+	expectReason(t, env, "down.monthly", "2025-01-01", "UPSTREAM_CHANGED", "down.daily partition 2025-01-01")
+	var supersedes string
+	if err := env.Store.R.Get(&supersedes, `SELECT supersedes_id FROM partition_instances WHERE id=?`, second); err != nil || supersedes != first {
+		t.Fatalf("second instance supersedes %q (%v), want %s", supersedes, err, first)
+	}
+
+	// identity: same key.
+	mat(t, env, "same.daily", "2025-01-02", "v1", T0.Add(30*time.Minute))
+	mat(t, env, "same.daily", "2025-01-01", "v1", T0.Add(5*time.Hour))
+	mat(t, env, "down.daily", "2025-01-02", "v2", T0.Add(4*time.Hour))
+	expectReason(t, env, "same.daily", "2025-01-02", "UPSTREAM_CHANGED", "down.daily partition 2025-01-02")
+	expectReason(t, env, "same.daily", "2025-01-01", "FRESH")
+
+	// all partitions: a static snapshot reads every day; max_lag 1h.
+	mat(t, env, "snap.static", "a", "v1", T0.Add(210*time.Minute))
+	mat(t, env, "snap.static", "b", "v1", T0.Add(5*time.Hour))
+	*now = T0.Add(6 * time.Hour)
+	expectReason(t, env, "snap.static", "a", "UPSTREAM_CHANGED", "down.daily partition 2025-01-02")
+	expectReason(t, env, "snap.static", "b", "FRESH") // lag exactly 1h
+	*now = T0.Add(6*time.Hour + time.Millisecond)
+	expectReason(t, env, "snap.static", "b", "FRESHNESS", "at most 1h")
+
+	// The asset page's staleness view and the partition page agree.
+	code, doc := get(t, env, "/assets/down.daily?view=staleness")
+	if code != http.StatusOK {
+		t.Fatalf("staleness view: %d", code)
+	}
+	panel := doc.Find(`[data-testid="stale-panel"]`)
+	if panel.Find(`[data-testid="count-FRESH"]`).Text() != "2" || panel.Find(`[data-testid="count-TAINTED"]`).Text() != "0" || panel.Find(`[data-testid="count-NEVER_MATERIALIZED"]`).Text() != "0" {
+		t.Fatalf("panel counts: %q", panel.Text())
+	}
+	if href := panel.Find(`[data-testid="backfill-stale"]`).AttrOr("href", ""); href != "/backfills/new?asset=down.daily&filter=stale" {
+		t.Fatalf("backfill stale href %q", href)
+	}
+	tiles := doc.Find(`[data-testid="grid"] a.t`)
+	if tiles.Length() != 2 || !strings.Contains(tiles.First().AttrOr("class", ""), "z-ok") {
+		t.Fatalf("staleness tiles: %d %q", tiles.Length(), tiles.First().AttrOr("class", ""))
+	}
+	_, doc = get(t, env, "/assets/down.monthly/partitions/2025-01-01")
+	if r := doc.Find(`[data-testid="stale-reason"]`).AttrOr("data-reason", ""); r != "UPSTREAM_CHANGED" {
+		t.Fatalf("partition page reason %q", r)
+	}
+	// The evidence names the newest upstream build: 2025-01-02 at 04:00.
+	if e := doc.Find(`[data-testid="stale-evidence"]`).Text(); !strings.Contains(e, "down.daily partition 2025-01-02 was materialized at 2025-02-01 04:00:00 UTC") {
+		t.Fatalf("partition page evidence %q", e)
+	}
+	up := doc.Find(`[data-testid="upstream"] [data-testid="dep"][data-asset="down.daily"]`)
+	if up.Find(`[data-testid="dep-partition"]`).Length() != 2 {
+		t.Fatalf("upstream partitions of January: %q", up.Text())
+	}
+	_, doc = get(t, env, "/assets/up.hourly/partitions/2025-01-01-05:00")
+	down := doc.Find(`[data-testid="downstream"] [data-testid="dep"][data-asset="down.daily"] [data-testid="dep-partition"]`)
+	if down.Length() != 1 || down.Text() == "" || !strings.Contains(down.AttrOr("href", ""), "2025-01-01") {
+		t.Fatalf("downstream of an hour: %d %q", down.Length(), down.AttrOr("href", ""))
+	}
+}
+
+func TestTaintFormsAndBadInput(t *testing.T) {
+	env, _ := staleEnv(t)
+	mat(t, env, "down.daily", "2025-01-01", "v2", T0)
+	count := func() (taints, events int) {
+		env.Store.R.Get(&taints, `SELECT COUNT(*) FROM partition_taints`)
+		env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+		return
+	}
+	path := "/assets/down.daily/partitions/2025-01-01/taint"
+	admin := env.Client(t, handlers.RoleAdmin)
+	operator := env.Client(t, handlers.RoleOperator)
+	opTok := env.Token(t, handlers.RoleOperator)
+	env.AdminToken()
+	t0, e0 := count()
+	resp := env.SessionPost(t, admin, path, url.Values{"reason": {"   "}})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("taint without reason: %s", resp.Status)
+	}
+	resp = env.SessionPost(t, operator, path, url.Values{"reason": {"bad"}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("taint by an operator: %s", resp.Status)
+	}
+	resp = env.BearerDo(t, http.MethodPost, "/api/v1"+path, opTok, "application/json", `{"reason":"bad"}`)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("API taint by an operator: %s", resp.Status)
+	}
+	resp = env.Post(t, "/api/v1/assets/down.daily/partitions/2025-01-02/taint", `{"reason":"never built"}`)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("taint of a never materialized partition: %s", resp.Status)
+	}
+	resp = env.Post(t, "/api/v1"+path, `{"reason":""}`)
+	var e apiError
+	decode(t, resp, &e)
+	if resp.StatusCode != http.StatusBadRequest || e.Error.Field != "reason" || !strings.Contains(e.Error.Message, "reason") {
+		t.Fatalf("API taint without reason: %s %+v", resp.Status, e)
+	}
+	if t1, e1 := count(); t1 != t0 || e1 != e0 {
+		t.Fatalf("bad taints wrote %d taints, %d events", t1-t0, e1-e0)
+	}
+
+	// The admin's form: taint, then clear.
+	_, doc := get(t, env, "/assets/down.daily/partitions/2025-01-01")
+	if doc.Find(`[data-testid="taint-form"] input[name="_csrf"]`).Length() != 1 {
+		t.Fatal("no taint form with a CSRF field for the admin")
+	}
+	resp = env.SessionPost(t, admin, path, url.Values{"reason": {"duplicated rows"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("taint: %s", resp.Status)
+	}
+	_, doc = get(t, env, "/assets/down.daily/partitions/2025-01-01")
+	if !strings.Contains(doc.Find(`[data-testid="tainted"]`).Text(), "duplicated rows") || doc.Find(`[data-testid="clear-taint-form"]`).Length() != 1 ||
+		doc.Find(`[data-testid="stale-reason"]`).AttrOr("data-reason", "") != "TAINTED" || doc.Find(`[data-testid="taint-row"]`).Length() != 1 {
+		t.Fatal("tainted partition page")
+	}
+	// The canonical instance stays visible.
+	if doc.Find(`[data-testid="instance"].canonical`).Length() != 1 {
+		t.Fatal("the tainted instance is no longer shown as current")
+	}
+	// A viewer sees no taint form.
+	viewer := env.Client(t, handlers.RoleViewer)
+	vr, err := viewer.Get(env.URL + "/assets/down.daily/partitions/2025-01-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vr.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := vr.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if strings.Contains(b.String(), `data-testid="clear-taint-form"`) || strings.Contains(b.String(), `data-testid="taint-form"`) {
+		t.Fatal("a viewer is offered taint actions")
+	}
+	resp = env.SessionPost(t, admin, "/assets/down.daily/partitions/2025-01-01/clear-taint", nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("clear taint: %s", resp.Status)
+	}
+	expectReason(t, env, "down.daily", "2025-01-01", "FRESH") // no upstream hour is materialized
+}
+
+func TestHistoryAtTime(t *testing.T) {
+	env, _ := staleEnv(t)
+	first := mat(t, env, "down.daily", "2025-01-01", "v1", T0.Add(time.Hour))
+	second := mat(t, env, "down.daily", "2025-01-01", "v2", T0.Add(3*time.Hour))
+	at := func(q string) (int, map[string]any) {
+		resp, err := env.Get("/api/v1/assets/down.daily/partitions/2025-01-01/history?at=" + url.QueryEscape(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		decode(t, resp, &m)
+		return resp.StatusCode, m
+	}
+	id := func(m map[string]any) string {
+		if inst, ok := m["instance"].(map[string]any); ok {
+			return inst["id"].(string)
+		}
+		return ""
+	}
+	if code, m := at("2025-02-01T02:00:00Z"); code != 200 || id(m) != first {
+		t.Fatalf("at 02:00: %d %v, want %s", code, m, first)
+	}
+	if code, m := at("2025-02-01 03:30"); code != 200 || id(m) != second || m["instance"].(map[string]any)["supersedes_id"] != first {
+		t.Fatalf("at 03:30: %d %v", code, m)
+	}
+	if code, m := at("2025-01-31"); code != 200 || id(m) != "" || m["message"] == nil {
+		t.Fatalf("before any instance: %d %v", code, m)
+	}
+	code, m := at("yesterday-ish")
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m), "RFC 3339") {
+		t.Fatalf("unparseable at: %d %v", code, m)
+	}
+	// Taint history at a time.
+	env.Post(t, "/api/v1/assets/down.daily/partitions/2025-01-01/taint", `{"reason":"bad"}`)
+	if _, m := at("2025-02-01T11:00:00Z"); m["tainted"] != true || m["taint_reason"] != "bad" {
+		t.Fatalf("tainted at 11:00: %v", m)
+	}
+	if _, m := at("2025-02-01T09:00:00Z"); m["tainted"] != false {
+		t.Fatalf("not yet tainted at 09:00: %v", m)
+	}
+}
