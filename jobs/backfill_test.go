@@ -39,6 +39,8 @@ func countRows(t *testing.T, s *db.Store, q string, args ...any) int64 {
 }
 
 const multiWS = `
+defaults:
+  retries: {max_attempts: 2, backoff: 5ms}
 assets:
   up.hourly:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-03-00:00"}}
@@ -58,7 +60,7 @@ assets:
 `
 
 func TestSelectorResolutionAndPreview(t *testing.T) {
-	env := newTestEnv(t, dailyWS+strings.TrimPrefix(multiWS, "\nassets:\n"), Options{Executor: NoopExecutor{}})
+	env := newTestEnv(t, dailyWS+multiWS[strings.Index(multiWS, "assets:\n")+len("assets:\n"):], Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	id := env.ids["a.daily"]
 	// Seed statuses: 2025-01-01..05 materialized (01 with old code), 06 failed.

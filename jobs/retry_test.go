@@ -1,0 +1,187 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
+	failHour := "2025-01-01-05:00"
+	var failing = true
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if failing && p == failHour {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "boom"}
+				res.Err = errors.New("one partition failed")
+			} else {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+			}
+		}
+		return res
+	})
+	env := newTestEnv(t, multiWS, Options{Executor: ex})
+	env.start()
+	ctx := context.Background()
+	b := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 6, MaxConcurrentRuns: 4})
+	f := env.wait(b.ID, db.BackfillFailed, db.BackfillSucceeded)
+	if f.State != db.BackfillFailed || f.PartitionsFailed != 1 || f.PartitionsUpstreamFailed != 1 || f.PartitionsMaterialized != 47+1 {
+		t.Fatalf("final %+v", f)
+	}
+	// The downstream day that reads the failed hour was not attempted.
+	downID := env.ids["down.daily"]
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
+		t.Fatalf("the upstream-failed day was attempted %d times", n)
+	}
+	// Downstream started only after every upstream run finished.
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs d JOIN runs u ON u.backfill_id = d.backfill_id
+		WHERE d.backfill_id=? AND d.asset='down.daily' AND u.asset='up.hourly' AND d.started_at < u.finished_at`, b.ID); n != 0 {
+		t.Fatalf("%d downstream runs started before an upstream run finished", n)
+	}
+	// Retry-failed is refused while running, and idempotent on its request id.
+	failing = false
+	c1, err := env.eng.RetryFailed(ctx, b.ID, "r1", 0, 0, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := env.eng.RetryFailed(ctx, b.ID, "r1", 0, 0, "t")
+	if err != nil || !c2.Replayed || c2.Backfill.ID != c1.Backfill.ID {
+		t.Fatalf("retry replay %+v %v", c2, err)
+	}
+	if c1.Backfill.TotalPartitions != 2 || c1.Backfill.ParentBackfillID == nil || *c1.Backfill.ParentBackfillID != b.ID {
+		t.Fatalf("child %+v", c1.Backfill)
+	}
+	child := env.wait(c1.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
+	if child.State != db.BackfillSucceeded || child.PartitionsMaterialized != 2 {
+		t.Fatalf("child final %+v", child)
+	}
+	if _, err := env.eng.RetryFailed(ctx, child.ID, "r2", 0, 0, "t"); err == nil {
+		t.Fatal("retry-failed of a backfill without failures")
+	}
+	// Not allowed while running.
+	g := newGate()
+	env.eng.opts.Executor = g
+	run := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 48, MaxConcurrentRuns: 1})
+	env.wait(run.ID, db.BackfillRunning)
+	_, err = env.eng.RetryFailed(ctx, run.ID, "r3", 0, 0, "t")
+	inputErr(t, err, "state", true)
+	g.open()
+	env.wait(run.ID, db.BackfillSucceeded)
+}
+
+func TestRetriesWithBackoffKeepCheckpoint(t *testing.T) {
+	const ws = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3, backoff: 10ms}
+    executor: {demo: {duration: 1ms}}
+`
+	calls := map[string]int{}
+	var seen [][]string
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		seen = append(seen, w.Partitions)
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			calls[p]++
+			if p == "2025-01-03" && calls[p] < 3 {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed}
+				res.Err = errors.New("flaky")
+			} else {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+			}
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+	if f.State != db.BackfillSucceeded || len(seen) != 3 {
+		t.Fatalf("final %+v after %d attempts", f, len(seen))
+	}
+	// Attempts 2 and 3 only rebuilt the partition that failed.
+	if len(seen[1]) != 1 || seen[1][0] != "2025-01-03" || calls["2025-01-01"] != 1 {
+		t.Fatalf("retries rebuilt materialized partitions: %v", seen)
+	}
+	atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+	if len(atts) != 3 || atts[0].State != db.AttemptFailed || atts[2].State != db.AttemptSucceeded {
+		t.Fatalf("attempts %+v", atts)
+	}
+}
+
+func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
+	t.Helper()
+	runs, err := env.store.Runs(context.Background(), backfill, nil, chunk-1, 1)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("run of chunk %d: %v", chunk, err)
+	}
+	return runs[0].ID
+}
+
+// TestReplayRebuildsProjections runs a long mixed scenario (successes,
+// failures, retries, upstream failures, pause, cancel, terminate, retry-failed,
+// overlapping backfills) and rebuilds every projection from the events.
+func TestReplayRebuildsProjections(t *testing.T) {
+	n := 0
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		n++
+		res := Result{Parts: map[string]PartResult{}}
+		for i, p := range w.Partitions {
+			if (len(p)+i+n)%7 == 0 {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "x"}
+				res.Err = errors.New("some failed")
+			} else {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized, Metadata: []byte(`{"rows":3}`)}
+			}
+		}
+		return res
+	})
+	env := newTestEnv(t, multiWS, Options{Executor: ex})
+	env.start()
+	ctx := context.Background()
+	a := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 5, MaxConcurrentRuns: 3})
+	b := env.create(Request{Assets: []string{"feat"}, Selector: Selector{Type: "filter", Dimensions: map[string][]string{"region": {"eu", "us"}}}, ChunkSize: 3, MaxConcurrentRuns: 2})
+	c := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "explicit", Keys: []string{"2025-01-01-01:00", "2025-01-02-03:00"}}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	for _, id := range []string{a.ID, b.ID, c.ID} {
+		env.wait(id, db.BackfillSucceeded, db.BackfillFailed)
+	}
+	if r, err := env.eng.RetryFailed(ctx, a.ID, "again", 0, 0, "t"); err == nil {
+		env.wait(r.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
+	}
+	g := newGate()
+	env.eng.opts.Executor = g
+	d := env.create(Request{Assets: []string{"feat"}, Selector: Selector{Type: "range"}, ChunkSize: 2, MaxConcurrentRuns: 2})
+	waitFor(t, "gate", func() bool { return g.started.Load() >= 2 })
+	if _, err := env.eng.Transition(ctx, d.ID, ActPause, 0, false, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.eng.Transition(ctx, d.ID, ActResume, 0, false, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.eng.Transition(ctx, d.ID, ActCancel, 0, true, "t"); err != nil {
+		t.Fatal(err)
+	}
+	env.wait(d.ID, db.BackfillCanceled)
+	env.stop()
+
+	rebuilt, err := env.store.Rebuild(ctx, filepath.Join(t.TempDir(), "replay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rebuilt.Close()
+	diffs, err := db.CompareProjections(ctx, env.store, rebuilt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts`); n < 20 {
+		t.Fatalf("scenario too small: %d attempts", n)
+	}
+}
