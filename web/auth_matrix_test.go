@@ -23,6 +23,7 @@ type routeExpectation struct {
 
 var routeTable = map[string]routeExpectation{
 	"GET /healthz":   {role: handlers.RolePublic},
+	"GET /api/v1/openapi.json": {role: handlers.RolePublic},
 	"GET /readyz":    {role: handlers.RolePublic},
 	"GET /metrics":   {role: handlers.RolePublic},
 	"GET /static/*":  {role: handlers.RolePublic, sample: "/static/app.css"},

@@ -1,0 +1,62 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/web"
+)
+
+// TestOpenAPIMatchesRouter: every /api/v1 route of the router is in the
+// served OpenAPI document, and every documented operation is a real route.
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	resp, err := http.Get(env.URL + "/api/v1/openapi.json") // public: no token
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("openapi.json: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi version %q", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for p, ops := range doc.Paths {
+		for m := range ops {
+			documented[strings.ToUpper(m)+" "+p] = true
+		}
+	}
+	routed := map[string]bool{}
+	for _, r := range env.Echo.Routes() {
+		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/api/v1/*" {
+			continue
+		}
+		routed[r.Method+" "+web.OpenAPIPath(r.Path)] = true
+	}
+	var missing, extra []string
+	for k := range routed {
+		if !documented[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range documented {
+		if !routed[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Fatalf("routes without documentation: %v\ndocumented operations that are not routes: %v", missing, extra)
+	}
+}
