@@ -658,3 +658,20 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, BackfillHref(id))
 }
+
+// BackfillActionsPartial re-renders the buttons when the backfill's
+// state_version differs from v; 204 (htmx keeps the buttons) otherwise.
+func (h *Handler) BackfillActionsPartial(c echo.Context) error {
+	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return engineErr(err)
+	}
+	if v := c.QueryParam("v"); v != "" && v == strconv.FormatInt(b.StateVersion, 10) {
+		return c.NoContent(http.StatusNoContent)
+	}
+	d, err := h.loadDetail(c, b.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.BackfillActionsLive(d))
+}

@@ -180,6 +180,17 @@ func TestBackfillPageParts(t *testing.T) {
 			t.Errorf("partial %s renders the page frame", p.path)
 		}
 	}
+	resp, err := c.Get(env.URL + "/backfills/" + b.ID + "/actions?v=" + fmt.Sprint(b.StateVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("actions partial at the current version: status %d, want 204", resp.StatusCode)
+	}
+	if status, doc := sessionGet(t, env, c, "/backfills/"+b.ID+"/actions?v=0"); status != http.StatusOK || doc.Find(`[data-testid="actions-live"]`).Length() != 1 {
+		t.Errorf("actions partial at an old version: status %d", status)
+	}
 	if status, _ := sessionGet(t, env, c, "/backfills/"+b.ID+"/chunks?chunk_state=bogus"); status != http.StatusBadRequest {
 		t.Errorf("bogus chunk_state: status %d", status)
 	}

@@ -22,15 +22,15 @@ type routeExpectation struct {
 }
 
 var routeTable = map[string]routeExpectation{
-	"GET /healthz":   {role: handlers.RolePublic},
+	"GET /healthz":             {role: handlers.RolePublic},
 	"GET /api/v1/openapi.json": {role: handlers.RolePublic},
-	"GET /readyz":    {role: handlers.RolePublic},
-	"GET /metrics":   {role: handlers.RolePublic},
-	"GET /static/*":  {role: handlers.RolePublic, sample: "/static/app.css"},
-	"GET /login":     {role: handlers.RolePublic},
-	"POST /login":    {role: handlers.RolePublic},
-	"POST /logout":   {role: handlers.RolePublic, logout: true},
-	"GET /api/v1/me": {role: handlers.RoleViewer},
+	"GET /readyz":              {role: handlers.RolePublic},
+	"GET /metrics":             {role: handlers.RolePublic},
+	"GET /static/*":            {role: handlers.RolePublic, sample: "/static/app.css"},
+	"GET /login":               {role: handlers.RolePublic},
+	"POST /login":              {role: handlers.RolePublic},
+	"POST /logout":             {role: handlers.RolePublic, logout: true},
+	"GET /api/v1/me":           {role: handlers.RoleViewer},
 
 	"GET /settings/tokens":                   {role: handlers.RoleViewer},
 	"POST /settings/tokens":                  {role: handlers.RoleViewer},
@@ -58,6 +58,7 @@ var routeTable = map[string]routeExpectation{
 	"GET /backfills/:id/chunks":   {role: handlers.RoleViewer, sample: "/backfills/nope/chunks"},
 	"GET /backfills/:id/grid":     {role: handlers.RoleViewer, sample: "/backfills/nope/grid"},
 	"GET /backfills/:id/events":   {role: handlers.RoleViewer, sample: "/backfills/nope/events"},
+	"GET /backfills/:id/actions":  {role: handlers.RoleViewer, sample: "/backfills/nope/actions"},
 	"GET /backfills/:id/stream":   {role: handlers.RoleViewer, sample: "/backfills/nope/stream"},
 	"POST /backfills/:id/:action": {role: handlers.RoleOperator, sample: "/backfills/nope/pause"},
 	"GET /runs/:id":               {role: handlers.RoleViewer, sample: "/runs/nope"},

@@ -44,10 +44,6 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 	routes := Routes(h, metrics)
-	// The API document describes the routes, itself included.
-	var doc echo.HandlerFunc
-	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
-	doc = openAPIHandler(routes)
 	e.Use(identify(h.Auth))
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
@@ -111,6 +107,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/backfills/:id/chunks", handlers.RoleViewer, h.BackfillChunksPartial},
 		{get, "/backfills/:id/grid", handlers.RoleViewer, h.BackfillGridPartial},
 		{get, "/backfills/:id/events", handlers.RoleViewer, h.BackfillEventsPartial},
+		{get, "/backfills/:id/actions", handlers.RoleViewer, h.BackfillActionsPartial},
 		{get, "/backfills/:id/stream", handlers.RoleViewer, h.BackfillStream},
 		{post, "/backfills/:id/:action", handlers.RoleOperator, h.BackfillAction},
 		{get, "/runs/:id", handlers.RoleViewer, h.RunShow},
