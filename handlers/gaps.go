@@ -158,9 +158,6 @@ func (h *Handler) APISetWatermark(c echo.Context) error {
 	if key == "" {
 		return BadRequest("partition", "partition is required: the last partition your live pipeline has processed, e.g. {\"partition\": %q}", a.Space.Key(max(a.Space.Len()-1, 0)))
 	}
-	if err := a.Def.Scheme.ValidateKey(key); err != nil {
-		return BadRequest("partition", "%q is not a partition key of %s (%s): %s", key, a.Def.Key, a.Def.Scheme.Describe(), keyReason(err))
-	}
 	idx, err := boundIndex(a, key, true)
 	if err != nil {
 		return BadRequest("partition", "%q is not a partition of %s (%s): %s", key, a.Def.Key, a.Def.Scheme.Describe(), keyReason(err))

@@ -1,0 +1,339 @@
+package handlers_test
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+const gapsWS = `assets:
+  gaps.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    executor: {demo: {duration: 1s}}
+  gaps.multi:
+    partitions:
+      multi:
+        date: {daily: {start: 2025-01-01, end: 2025-01-06}}
+        region: {static: [eu, us]}
+    executor: {demo: {duration: 1s}}
+`
+
+type gapsJSON struct {
+	Mode, Watermark, Warning, Note string
+	Skipped                        bool
+	Total                          int64
+	Ranges                         []struct {
+		Start, End string
+		Count      int64
+	}
+}
+
+func gapsOf(t *testing.T, env *testkit.Env, asset, from string) (int, gapsJSON, apiError) {
+	t.Helper()
+	path := "/api/v1/assets/" + asset + "/gaps"
+	if from != "" {
+		path += "?from=" + from
+	}
+	resp, err := env.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var g gapsJSON
+	var e apiError
+	if resp.StatusCode == http.StatusOK {
+		decodeBytes(t, b, &g)
+	} else {
+		decodeBytes(t, b, &e)
+	}
+	return resp.StatusCode, g, e
+}
+
+func rangesString(g gapsJSON) string {
+	var parts []string
+	for _, r := range g.Ranges {
+		parts = append(parts, r.Start+".."+r.End+"="+itoa64(r.Count))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestGapsToTheWatermark(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
+	for _, d := range []string{"03", "04", "05", "08", "10", "11", "12"} {
+		mat(t, env, "gaps.daily", "2025-01-"+d, "", T0)
+	}
+	record(t, env, "gaps.daily", "2025-01-09", db.StatusFailed, "", T0) // failed is still a gap
+
+	// No watermark: skipped, with a warning that says how to record one.
+	code, g, _ := gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || !g.Skipped || !strings.Contains(g.Warning, "no watermark") || !strings.Contains(g.Warning, "/api/v1/assets/gaps.daily/watermark") {
+		t.Fatalf("no watermark: %d %+v", code, g)
+	}
+
+	// Bad watermarks write nothing.
+	events := func() (n int) { env.Store.R.Get(&n, `SELECT COUNT(*) FROM events`); return }
+	env.AdminToken()
+	e0 := events()
+	for _, body := range []string{`{"partition":"2025-13-01"}`, `{"partition":"2024-12-31"}`, `{"partition":"2025-02-01"}`, `{}`, `{"partition":5}`} {
+		resp := env.Post(t, "/api/v1/assets/gaps.daily/watermark", body)
+		var e apiError
+		decode(t, resp, &e)
+		if resp.StatusCode != http.StatusBadRequest || e.Error.Field == "" || e.Error.Message == "" {
+			t.Fatalf("watermark %s: %s %+v", body, resp.Status, e)
+		}
+	}
+	var n int
+	env.Store.R.Get(&n, `SELECT COUNT(*) FROM watermarks`)
+	if n != 0 || events() != e0 {
+		t.Fatalf("bad watermarks wrote %d rows, %d events", n, events()-e0)
+	}
+	viewerTok := env.Token(t, handlers.RoleViewer)
+	if resp := env.BearerDo(t, http.MethodPost, "/api/v1/assets/gaps.daily/watermark", viewerTok, "application/json", `{"partition":"2025-01-11"}`); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("viewer sets a watermark: %s", resp.Status)
+	}
+
+	if resp := env.Post(t, "/api/v1/assets/gaps.daily/watermark", `{"partition":"2025-01-11"}`); resp.StatusCode != 200 {
+		t.Fatalf("watermark: %s", resp.Status)
+	}
+	// Catch-up: holes inside the materialized range, never past the watermark.
+	code, g, _ = gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || g.Skipped || g.Mode != "catch-up" || rangesString(g) != "2025-01-06..2025-01-07=2 2025-01-09..2025-01-09=1" || g.Total != 3 {
+		t.Fatalf("catch-up: %d %+v", code, g)
+	}
+	// --from: everything missing from that key up to the watermark.
+	code, g, _ = gapsOf(t, env, "gaps.daily", "2025-01-01")
+	if code != 200 || rangesString(g) != "2025-01-01..2025-01-02=2 2025-01-06..2025-01-07=2 2025-01-09..2025-01-09=1" || g.Total != 5 {
+		t.Fatalf("from: %d %+v", code, g)
+	}
+	// --from after the watermark, or outside the scheme: a clear error.
+	code, _, e := gapsOf(t, env, "gaps.daily", "2025-01-20")
+	if code != http.StatusBadRequest || e.Error.Field != "from" || !strings.Contains(e.Error.Message, "after the watermark 2025-01-11") {
+		t.Fatalf("from after watermark: %d %+v", code, e)
+	}
+	if code, _, e = gapsOf(t, env, "gaps.daily", "2025-99-01"); code != http.StatusBadRequest || e.Error.Field != "from" {
+		t.Fatalf("from outside the scheme: %d %+v", code, e)
+	}
+	// A watermark below the materialized range yields nothing.
+	env.Post(t, "/api/v1/assets/gaps.daily/watermark", `{"partition":"2025-01-02"}`)
+	code, g, _ = gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || len(g.Ranges) != 0 || g.Total != 0 || !strings.Contains(g.Note, "below the materialized range") {
+		t.Fatalf("watermark below data: %d %+v", code, g)
+	}
+
+	// Multi-dimensional: time-major index order, a time-part watermark
+	// covers every region of that day.
+	for _, k := range []string{"2025-01-01|eu", "2025-01-01|us", "2025-01-02|eu", "2025-01-04|us", "2025-01-05|eu"} {
+		mat(t, env, "gaps.multi", k, "", T0)
+	}
+	if resp := env.Post(t, "/api/v1/assets/gaps.multi/watermark", `{"partition":"2025-01-04"}`); resp.StatusCode != 200 {
+		t.Fatalf("multi watermark: %s", resp.Status)
+	}
+	code, g, _ = gapsOf(t, env, "gaps.multi", "")
+	if code != 200 || rangesString(g) != "2025-01-02|us..2025-01-04|eu=4" {
+		t.Fatalf("multi catch-up: %d %+v", code, g)
+	}
+	if resp := env.Post(t, "/api/v1/assets/gaps.multi/watermark", `{"partition":"2025-01-04|mars"}`); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("multi watermark outside the scheme: %s", resp.Status)
+	}
+}
+
+// statusWS is the hand-computed fixture of the status board.
+const statusWS = `assets:
+  s.static:
+    group: reports
+    partitions: {static: [a, b, c, d]}
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+  s.fresh:
+    group: reports
+    partitions: {static: [x]}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+  s.failing:
+    group: reports
+    partitions: {static: [y]}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+  s.daily:
+    group: finance
+    partitions: {daily: {start: 2025-01-29, end: 2025-02-01}}
+    code_version: v1
+    freshness: {max_lag: 26h}
+    executor: {demo: {duration: 1s}}
+`
+
+func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
+	now := T0.Add(10 * time.Hour)
+	env.Handler.Now = func() time.Time { return now }
+	mat(t, env, "s.static", "a", "v2", T0)                            // fresh
+	mat(t, env, "s.static", "b", "v1", T0)                            // CODE_CHANGED
+	mat(t, env, "s.static", "c", "v2", T0)                            // TAINTED below
+	mat(t, env, "s.fresh", "x", "v1", T0)                             // fresh
+	record(t, env, "s.failing", "y", db.StatusFailed, "v1", T0)       // NEVER, failing
+	mat(t, env, "s.daily", "2025-01-29", "v1", T0.Add(-48*time.Hour)) // fresh (complete window)
+	mat(t, env, "s.daily", "2025-01-30", "v1", T0.Add(-30*time.Hour)) // window ended 2025-01-31: fresh
+	env.Post(t, "/api/v1/assets/s.static/partitions/c/taint", `{"reason":"wrong currency"}`)
+
+	code, doc := get(t, env, "/status")
+	if code != 200 {
+		t.Fatalf("status board: %d", code)
+	}
+	var order []string
+	doc.Find(`[data-testid="status-group"][data-group="reports"] [data-testid="status-row"]`).Each(func(_ int, s *goquery.Selection) {
+		order = append(order, s.AttrOr("data-asset", ""))
+	})
+	if strings.Join(order, ",") != "s.failing,s.static,s.fresh" {
+		t.Fatalf("worst first: %v", order)
+	}
+	row := doc.Find(`[data-testid="status-row"][data-asset="s.static"]`)
+	if row.Find(`[data-testid="fresh-pct"]`).Text() != "25%" || row.Find(`[data-testid="fresh-n"]`).Text() != "1" || row.Find(`[data-testid="partitions-n"]`).Text() != "4" {
+		t.Fatalf("s.static fresh: %q", row.Text())
+	}
+	for reason, want := range map[string]string{"NEVER_MATERIALIZED": "1", "TAINTED": "1", "CODE_CHANGED": "1"} {
+		if got := row.Find(`[data-testid="stale-` + reason + `"]`).Text(); !strings.HasSuffix(got, " "+want) {
+			t.Fatalf("s.static %s: %q", reason, got)
+		}
+	}
+	if row.Find(`[data-testid="stale-UPSTREAM_CHANGED"]`).Length() != 0 {
+		t.Fatal("zero reasons are not listed")
+	}
+	if href := row.Find(`[data-testid="status-link"]`).AttrOr("href", ""); href != "/assets/s.static?view=staleness" {
+		t.Fatalf("link %q", href)
+	}
+	daily := doc.Find(`[data-testid="status-row"][data-asset="s.daily"]`)
+	// 2 of 3 fresh (2025-01-31 never materialized); latest fresh 2025-01-30,
+	// whose window ended 2025-01-31 00:00: lag 34h > 26h.
+	if daily.Find(`[data-testid="fresh-pct"]`).Text() != "67%" || daily.Find(`[data-testid="latest-fresh"]`).Text() != "2025-01-30" ||
+		!strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "34h") || !strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "over policy") {
+		t.Fatalf("s.daily: %q", daily.Text())
+	}
+	if daily.Find(`[data-testid="sparkline"] polyline`).AttrOr("points", "") == "" {
+		t.Fatal("no sparkline")
+	}
+
+	// JSON export.
+	resp, _ := env.Get("/status.json")
+	var out struct {
+		Assets []handlers.AssetStatus
+	}
+	decode(t, resp, &out)
+	resp.Body.Close()
+	by := map[string]handlers.AssetStatus{}
+	for _, a := range out.Assets {
+		by[a.Key] = a
+	}
+	s := by["s.static"]
+	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 3 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
+		s.ByReason["NEVER_MATERIALIZED"] != 1 || s.FreshShare != 0.25 || s.Badge != "stale 3" || s.LatestFresh != "a" {
+		t.Fatalf("status.json s.static: %+v", s)
+	}
+	if by["s.failing"].Badge != "failing" || by["s.fresh"].Badge != "fresh" || by["s.daily"].LagSeconds == nil || *by["s.daily"].LagSeconds != 34*3600 {
+		t.Fatalf("status.json: %+v", by)
+	}
+	if len(s.Spark) != 30 {
+		t.Fatalf("sparkline of %d days", len(s.Spark))
+	}
+
+	// CSV export.
+	resp, _ = env.Get("/status.csv")
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Fatalf("csv content type %q", ct)
+	}
+	recs, err := csv.NewReader(resp.Body).ReadAll()
+	resp.Body.Close()
+	if err != nil || len(recs) != 5 || recs[0][0] != "asset" {
+		t.Fatalf("csv: %v %v", recs, err)
+	}
+	for _, r := range recs[1:] {
+		if r[0] == "s.static" && (r[2] != "4" || r[3] != "1" || r[4] != "3" || r[len(r)-1] != "stale 3") {
+			t.Fatalf("csv s.static row %v", r)
+		}
+	}
+
+	// Badges.
+	for asset, want := range map[string]string{"s.static": "stale 3", "s.fresh": "fresh", "s.failing": "failing"} {
+		resp, _ := env.Get("/status/" + asset + "/badge.svg")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(b), `data-state="`+want+`">`+want+`</text>`) {
+			t.Fatalf("badge %s: %s %s", asset, resp.Status, b)
+		}
+	}
+	if resp, _ := env.Get("/status/nope/badge.svg"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("badge of an unknown asset: %s", resp.Status)
+	}
+}
+
+func TestStatusBoardAccess(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
+	anon := env.Anon()
+	resp, err := anon.Get(env.URL + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
+		t.Fatalf("anonymous /status without anonymous viewers: %s", resp.Status)
+	}
+	viewer := env.Client(t, handlers.RoleViewer)
+	for _, p := range []string{"/status", "/status.json", "/status.csv", "/status/s.static/badge.svg"} {
+		resp, err := viewer.Get(env.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("viewer %s: %s", p, resp.Status)
+		}
+	}
+
+	open := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS, Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
+	anon = open.Anon()
+	for _, p := range []string{"/status", "/status.json", "/status.csv", "/status/s.static/badge.svg"} {
+		resp, err := anon.Get(open.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("anonymous viewer %s: %s", p, resp.Status)
+		}
+	}
+	// Anonymous viewers still cannot taint.
+	mat(t, open, "s.static", "a", "v2", T0)
+	resp, err = anon.Post(open.URL+"/api/v1/assets/s.static/partitions/a/taint", "application/json", strings.NewReader(`{"reason":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("anonymous taint: %s", resp.Status)
+	}
+	var n int
+	open.Store.R.Get(&n, `SELECT COUNT(*) FROM partition_taints`)
+	if n != 0 {
+		t.Fatal("an anonymous taint was written")
+	}
+}
+
+func decodeBytes(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
