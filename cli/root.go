@@ -61,7 +61,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newUserCmd(), newTokenCmd(), newHealthcheckCmd(),
-		newBackfillCmd(), newAssetCmd(), newLoginCmd())
+		newBackfillCmd(), newAssetCmd(), newLoginCmd(), newGapsCmd())
 	return root
 }
 

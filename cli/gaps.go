@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// gapsAnswer is the server's answer to GET /api/v1/assets/{key}/gaps.
+type gapsAnswer struct {
+	Asset     string `json:"asset"`
+	Mode      string `json:"mode"`
+	From      string `json:"from"`
+	Watermark string `json:"watermark"`
+	Skipped   bool   `json:"skipped"`
+	Warning   string `json:"warning"`
+	Note      string `json:"note"`
+	Ranges    []struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+		Count int64  `json:"count"`
+	} `json:"ranges"`
+	Total     int64 `json:"total"`
+	Truncated bool  `json:"truncated"`
+}
+
+func newGapsCmd() *cobra.Command {
+	var o clientOpts
+	var from string
+	cmd := &cobra.Command{
+		Use:   "gaps ASSET",
+		Short: "List missing partition ranges of an asset up to its watermark",
+		Long: `List the missing (never materialized) partitions of ASSET as ranges with
+counts, never past the asset's watermark (the last partition the live
+pipeline has processed; record it with POST /api/v1/assets/ASSET/watermark).
+
+Without --from, only holes inside the materialized range are listed
+(catch-up); with --from KEY, everything missing from KEY on. An asset without
+a watermark is skipped with a warning.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/assets/" + url.PathEscape(args[0]) + "/gaps"
+			if from != "" {
+				path += "?from=" + url.QueryEscape(from)
+			}
+			var raw json.RawMessage
+			var g gapsAnswer
+			if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &g); err != nil {
+				return &exitError{ExitServer, fmt.Errorf("unexpected answer from the server: %v", err)}
+			}
+			if g.Warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", g.Warning)
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			out := cmd.OutOrStdout()
+			if g.Skipped {
+				fmt.Fprintf(out, "%s: skipped (no watermark)\n", g.Asset)
+				return nil
+			}
+			scope := "holes inside the materialized range"
+			if g.Mode == "from" {
+				scope = "missing from " + g.From
+			}
+			fmt.Fprintf(out, "%s: %s, up to the watermark %s\n", g.Asset, scope, g.Watermark)
+			if g.Note != "" {
+				fmt.Fprintln(out, g.Note)
+			}
+			if len(g.Ranges) == 0 {
+				fmt.Fprintln(out, "no gaps")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "START\tEND\tPARTITIONS")
+			for _, r := range g.Ranges {
+				fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			more := ""
+			if g.Truncated {
+				more = " (list truncated; narrow it with --from)"
+			}
+			fmt.Fprintf(out, "%d missing partitions in %d ranges%s\n", g.Total, len(g.Ranges), more)
+			return nil
+		},
+	}
+	addClientFlags(cmd, &o)
+	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition key (default: only holes inside the materialized range)")
+	return cmd
+}
