@@ -419,14 +419,13 @@ func truncate(s string, n int) string {
 }
 
 type bfPlan struct {
-	b        *db.Backfill
-	segs     []db.Segment
-	running  int64
-	planned  []db.Run
-	next     int64
-	blocked  bool
-	queued   []db.Run
-	tierPrio int64
+	b       *db.Backfill
+	segs    []db.Segment
+	running int64
+	planned []db.Run
+	next    int64
+	blocked bool
+	queued  []db.Run
 }
 
 // plan starts queued runs that are due and plans new chunks, rotating

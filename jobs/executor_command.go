@@ -72,10 +72,10 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case err = <-waited:
+		case <-waited:
 		case <-time.After(2 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-waited
+			<-waited
 		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stragglers of the group
 		res := Result{Err: context.Cause(ctx), Log: out.String(), Parts: readReport(w.ReportPath)}
