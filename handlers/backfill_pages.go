@@ -545,6 +545,9 @@ func (h *Handler) BackfillShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.QueryParam("live") == "0" { // a static page: no stream, plain links only
+		d.Live = false
+	}
 	return render(c, http.StatusOK, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 }
 
