@@ -63,7 +63,9 @@ func (h *Handler) stream(c echo.Context, topic string) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
+	// The first event closes the gap between rendering the page and
+	// subscribing: a change in between would otherwise never show.
+	if _, err := fmt.Fprint(w, "retry: 2000\n\nevent: update\ndata: connected\n\n"); err != nil {
 		return nil
 	}
 	w.Flush()

@@ -599,7 +599,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	}
 	buf := make([]byte, 256)
 	got := ""
-	for !strings.Contains(got, "event: update") {
+	for !strings.Contains(got, "event: update\ndata: changed") {
 		n, err := bodies[0].Read(buf)
 		if err != nil {
 			t.Fatalf("read stream: %v (got %q)", err, got)
