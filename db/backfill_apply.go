@@ -54,10 +54,10 @@ type RunsPlanned struct {
 // PartRef is one partition of an attempt. Prev is the partition's stored
 // status before the attempt claimed it ("" when it had no row).
 type PartRef struct {
-	Key        string          `json:"k"`
-	Idx        int64           `json:"i"`
-	InstanceID string          `json:"id,omitempty"`
-	Prev       string          `json:"p,omitempty"`
+	Key        string          `json:"k" db:"k"`
+	Idx        int64           `json:"i" db:"i"`
+	InstanceID string          `json:"id,omitempty" db:"id"`
+	Prev       string          `json:"p,omitempty" db:"p"`
 	Status     string          `json:"s,omitempty"`
 	Metadata   json.RawMessage `json:"m,omitempty"`
 	Error      string          `json:"e,omitempty"`

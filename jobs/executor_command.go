@@ -60,7 +60,8 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	cmd.Env = env
 	out := &tailBuffer{max: LogLimit}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own process group (killed whole on cancel); killed if the server dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return Result{Err: fmt.Errorf("start %s: %w", ex.Command[0], err)}
 	}

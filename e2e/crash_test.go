@@ -1,0 +1,250 @@
+// Package e2e runs the real tessera binary.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tessera")
+	cmd := exec.Command("go", "build", "-o", bin, "..")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type server struct {
+	t    *testing.T
+	bin  string
+	args []string
+	env  []string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	addr string
+}
+
+func (s *server) start() {
+	s.t.Helper()
+	s.cmd = exec.Command(s.bin, s.args...)
+	s.cmd.Env = append(os.Environ(), s.env...)
+	s.log = &bytes.Buffer{}
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + s.addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("server did not start:\n%s", s.tail())
+}
+
+func (s *server) tail() string {
+	b := s.log.Bytes()
+	return string(b[max(0, len(b)-4000):])
+}
+
+func (s *server) kill() {
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	_ = s.cmd.Wait()
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		s.kill()
+	}
+}
+
+func api(t *testing.T, method, url, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// TestCrashSafety kills the real server with SIGKILL at random moments of a
+// 5,000-partition backfill run by a command executor, restarts it, and checks
+// the end state from the database.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	built := filepath.Join(dir, "built.log")
+	ws := filepath.Join(dir, "ws.yaml")
+	os.WriteFile(ws, []byte(fmt.Sprintf(`
+assets:
+  crash.hourly:
+    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-07-28-08:00"}}
+    retries: {max_attempts: 3, backoff: 10ms}
+    timeout: 30s
+    executor:
+      command: [sh, -c, 'i=0; for p in $TESSERA_PARTITIONS; do echo "$p $TESSERA_RUN_ID $TESSERA_ATTEMPT" >> %s; printf "{\"partition\":\"%%s\",\"status\":\"materialized\"}\n" "$p" >> "$TESSERA_REPORT"; i=$((i+1)); if [ $i = 12 ]; then sleep 0.1; fi; done; sleep 0.1']
+`, built)), 0o644)
+	dbPath := filepath.Join(dir, "tessera.db")
+	addr := freeAddr(t)
+	srv := &server{t: t, bin: bin, addr: addr,
+		args: []string{"serve", "--addr", addr, "--db", dbPath, "--workspace", ws},
+		env:  []string{"TESSERA_LEASE_TTL=1s", "TESSERA_MAX_CONCURRENT_RUNS=8", "TESSERA_LOG_LEVEL=info"}}
+	srv.start()
+	tok, err := exec.Command(bin, "token", "create", "--db", dbPath, "--user", "admin", "--name", "crash").Output()
+	if err != nil {
+		t.Fatalf("token create: %v\n%s", err, srv.tail())
+	}
+	token := strings.TrimSpace(string(tok))
+	base := "http://" + addr + "/api/v1"
+	code, bf := api(t, http.MethodPost, base+"/backfills", token, map[string]any{
+		"assets": []string{"crash.hourly"}, "selector": map[string]any{"type": "range"}, "chunk_size": 25, "max_concurrent_runs": 8})
+	if code != http.StatusCreated || bf["total_partitions"].(float64) != 5000 {
+		t.Fatalf("create: %d %v\n%s", code, bf, srv.tail())
+	}
+	id := bf["id"].(string)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	kills := 0
+	for kills < 4 {
+		time.Sleep(time.Duration(200+rng.IntN(1200)) * time.Millisecond)
+		_, cur := api(t, http.MethodGet, base+"/backfills/"+id, token, nil)
+		if cur["state"] == db.BackfillSucceeded {
+			break
+		}
+		srv.kill()
+		kills++
+		srv.start()
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	var cur map[string]any
+	for time.Now().Before(deadline) {
+		_, cur = api(t, http.MethodGet, base+"/backfills/"+id, token, nil)
+		if s, _ := cur["state"].(string); db.BackfillTerminal(s) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	srv.stop()
+	t.Logf("killed %d times; final %v", kills, cur["state"])
+	if cur["state"] != db.BackfillSucceeded {
+		t.Fatalf("backfill ended %v: %v\n%s", cur["state"], cur, srv.tail())
+	}
+
+	store, err := db.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	one := func(q string, args ...any) int64 {
+		var n int64
+		if err := store.R.Get(&n, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	if n := one(`SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); n != 5000 {
+		t.Errorf("%d partitions materialized, want 5000", n)
+	}
+	if n := one(`SELECT COUNT(*) FROM partition_status WHERE status != 'materialized'`); n != 0 {
+		t.Errorf("%d partitions not materialized", n)
+	}
+	// No chunk planned twice: 200 runs, and the planning events name each chunk once.
+	if n := one(`SELECT COUNT(DISTINCT run_key) FROM runs WHERE backfill_id=?`, id); n != 200 {
+		t.Errorf("%d distinct run keys, want 200", n)
+	}
+	var payloads []string
+	if err := store.R.Select(&payloads, `SELECT payload FROM events WHERE type=?`, db.EvRunsPlanned); err != nil {
+		t.Fatal(err)
+	}
+	planned := map[string]int{}
+	for _, p := range payloads {
+		var ev db.RunsPlanned
+		if err := json.Unmarshal([]byte(p), &ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ev.Runs {
+			planned[r.RunKey]++
+		}
+	}
+	for k, n := range planned {
+		if n > 1 {
+			t.Errorf("run key %s planned %d times", k, n)
+		}
+	}
+	if len(planned) != 200 {
+		t.Errorf("%d run keys planned, want 200", len(planned))
+	}
+	// No partition built by two attempts at overlapping times.
+	if n := one(`SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
+		WHERE x.started_at < COALESCE(y.finished_at, 1e15) AND y.started_at < COALESCE(x.finished_at, 1e15)`); n != 0 {
+		t.Errorf("%d pairs of instances of the same partition overlap in time", n)
+	}
+	// Checkpoint: a partition reported materialized is never built again.
+	if n := one(`SELECT COUNT(*) FROM (SELECT partition_key FROM partition_instances WHERE status='materialized' GROUP BY partition_key HAVING COUNT(*) > 1)`); n != 0 {
+		t.Errorf("%d partitions materialized by more than one instance", n)
+	}
+	if kills > 0 {
+		t.Logf("interrupted attempts: %d", one(`SELECT COUNT(*) FROM attempts WHERE state='interrupted'`))
+	}
+	// Events replay to the same projections.
+	rebuilt, err := store.Rebuild(context.Background(), filepath.Join(t.TempDir(), "replay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rebuilt.Close()
+	diffs, err := db.CompareProjections(context.Background(), store, rebuilt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
