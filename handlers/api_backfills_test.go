@@ -1,0 +1,211 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+const apiBackfillWS = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms}}
+`
+
+func apiBFEnv(t *testing.T) (*testkit.Env, string) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: apiBackfillWS})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	return env, env.Token(t, handlers.RoleOperator)
+}
+
+func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return resp.StatusCode, out
+}
+
+func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
+	n, err := env.Store.CountEvents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, b := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
+		for _, s := range states {
+			if b["state"] == s {
+				return b
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backfill %s is %v, want %v", id, b["state"], states)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const apiFeb = `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-28"},"chunk_size":7,"max_concurrent_runs":2,"title":"February"}`
+
+func TestBackfillAPILifecycle(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	code, pv := apiCall(t, env, tok, "POST", "/api/v1/backfills/preview", apiFeb)
+	if code != 200 || pv["total_partitions"].(float64) != 28 || pv["total_chunks"].(float64) != 4 {
+		t.Fatalf("preview %d %v", code, pv)
+	}
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "req-1")
+	if code != http.StatusCreated || b["state"] != "PENDING" || b["state_version"].(float64) != 1 || b["total_partitions"].(float64) != 28 {
+		t.Fatalf("create %d %v", code, b)
+	}
+	for _, k := range []string{"succeeded", "failed", "running", "pending"} {
+		if _, ok := b["counts"].(map[string]any)[k]; !ok {
+			t.Errorf("counts lacks %s: %v", k, b["counts"])
+		}
+	}
+	id := b["id"].(string)
+	// Same key and body: the same backfill; same key, other body: 409.
+	code, again := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "req-1")
+	if code != 200 || again["id"] != id {
+		t.Fatalf("idempotent create %d %v", code, again)
+	}
+	code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"chunk_size":7`, `"chunk_size":8`, 1), "Idempotency-Key", "req-1")
+	if code != http.StatusConflict || e["error"].(map[string]any)["code"] != "conflict" {
+		t.Fatalf("reused key %d %v", code, e)
+	}
+	done := apiWaitState(t, env, tok, id, "SUCCEEDED", "FAILED")
+	if done["state"] != "SUCCEEDED" || done["counts"].(map[string]any)["succeeded"].(float64) != 4 || done["finished_at"] == nil {
+		t.Fatalf("final %v", done)
+	}
+	code, ch := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/chunks?limit=3", "")
+	chunks := ch["chunks"].([]any)
+	if code != 200 || len(chunks) != 3 || ch["next_cursor"] != "2" {
+		t.Fatalf("chunks %d %v", code, ch)
+	}
+	first := chunks[0].(map[string]any)
+	if first["run_key"] != "backfill:"+id+":chunk:0" || first["state"] != "succeeded" {
+		t.Fatalf("chunk 0 %v", first)
+	}
+	_, rest := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/chunks?cursor=2", "")
+	if len(rest["chunks"].([]any)) != 1 {
+		t.Fatalf("second page %v", rest)
+	}
+	code, run := apiCall(t, env, tok, "GET", "/api/v1/runs/"+first["id"].(string), "")
+	if code != 200 || len(run["attempt_list"].([]any)) != 1 {
+		t.Fatalf("run %d %v", code, run)
+	}
+	code, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
+	if code != 200 || len(evs["events"].([]any)) < 3 {
+		t.Fatalf("events %d %v", code, evs)
+	}
+	code, list := apiCall(t, env, tok, "GET", "/api/v1/backfills?state=SUCCEEDED", "")
+	if code != 200 || len(list["backfills"].([]any)) != 1 {
+		t.Fatalf("list %d %v", code, list)
+	}
+	code, cf := apiCall(t, env, tok, "GET", "/api/v1/conflicts", "")
+	if code != 200 || len(cf["conflicts"].([]any)) != 0 {
+		t.Fatalf("conflicts %d %v", code, cf)
+	}
+	// Refused transitions name both states; nothing is written.
+	before := apiCountEvents(t, env)
+	code, e = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/resume", "")
+	msg, _ := e["error"].(map[string]any)["message"].(string)
+	if code != http.StatusConflict || !strings.Contains(msg, "SUCCEEDED") || !strings.Contains(msg, "PAUSED") {
+		t.Fatalf("resume a finished backfill: %d %v", code, e)
+	}
+	code, _ = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", `{"expected_state_version": 1}`)
+	if code != http.StatusConflict {
+		t.Fatalf("stale expected_state_version: %d", code)
+	}
+	code, _ = apiCall(t, env, tok, "POST", "/api/v1/backfills/bf_nope/pause", "")
+	if code != http.StatusNotFound {
+		t.Fatalf("unknown backfill: %d", code)
+	}
+	// Complete: unknown run 404, finished run 409.
+	if code, _ = apiCall(t, env, tok, "POST", "/api/v1/runs/run_nope/complete", `{}`); code != http.StatusNotFound {
+		t.Fatalf("complete unknown run: %d", code)
+	}
+	if code, _ = apiCall(t, env, tok, "POST", "/api/v1/runs/"+first["id"].(string)+"/complete", `{}`); code != http.StatusConflict {
+		t.Fatalf("complete finished run: %d", code)
+	}
+	if after := apiCountEvents(t, env); after != before {
+		t.Fatalf("refused requests wrote %d events", after-before)
+	}
+}
+
+func TestBackfillAPIBadInput(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	keys := make([]string, jobs.MaxExplicitKeys+1)
+	for i := range keys {
+		keys[i] = "2025-01-01"
+	}
+	big, _ := json.Marshal(map[string]any{"assets": []string{"a.daily"}, "selector": map[string]any{"type": "explicit", "keys": keys}, "chunk_size": 1, "max_concurrent_runs": 1})
+	cases := []struct{ name, body, field string }{
+		{"chunk_size 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":0,"max_concurrent_runs":1}`, "chunk_size"},
+		{"chunk_size negative", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":-3,"max_concurrent_runs":1}`, "chunk_size"},
+		{"chunk_size too big", fmt.Sprintf(`{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":%d,"max_concurrent_runs":1}`, jobs.MaxChunkSize+1), "chunk_size"},
+		{"max_concurrent_runs 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":0}`, "max_concurrent_runs"},
+		{"end before start", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.end"},
+		{"key outside the scheme", `{"assets":["a.daily"],"selector":{"type":"range","start":"2024-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.start"},
+		{"unknown asset", `{"assets":["nope"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[0]"},
+		{"empty selection", `{"assets":["a.daily"],"selector":{"type":"filter","statuses":["failed"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector"},
+		{"explicit over the limit", string(big), "selector.keys"},
+		{"unknown field", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"chunks":3}`, ""},
+		{"not JSON", `{"assets":`, ""},
+	}
+	before := apiCountEvents(t, env)
+	for _, c := range cases {
+		for _, path := range []string{"/api/v1/backfills", "/api/v1/backfills/preview"} {
+			code, e := apiCall(t, env, tok, "POST", path, c.body)
+			er, _ := e["error"].(map[string]any)
+			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || er["message"] == "" {
+				t.Errorf("%s %s: %d %v", c.name, path, code, e)
+			}
+		}
+	}
+	if after := apiCountEvents(t, env); after != before {
+		t.Fatalf("bad input wrote %d events", after-before)
+	}
+	_, list := apiCall(t, env, tok, "GET", "/api/v1/backfills", "")
+	if n := len(list["backfills"].([]any)); n != 0 {
+		t.Fatalf("bad input created %d backfills", n)
+	}
+	if code, _ := apiCall(t, env, tok, "GET", "/api/v1/backfills?state=DONE", ""); code != 400 {
+		t.Fatalf("bad state filter: %d", code)
+	}
+}
+
+func apiNilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
