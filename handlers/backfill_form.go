@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -205,7 +206,11 @@ func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
 		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
 	}
 	for _, a := range p.Assets {
-		pv.Assets = append(pv.Assets, views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status), Note: a.StaleNote})
+		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status), Note: a.StaleNote}
+		if req.Selector.Type == "range" && len(p.Assets) <= 8 {
+			pa.Grid = h.previewGrid(c, a.Asset, req.Selector.Start, req.Selector.End)
+		}
+		pv.Assets = append(pv.Assets, pa)
 	}
 	for i, s := range p.Skipped {
 		if i == 20 {
@@ -306,4 +311,37 @@ func (h *Handler) BackfillSelectionCount(c echo.Context) error {
 		return render(c, http.StatusOK, views.SelectionCount(0, err.Error()))
 	}
 	return render(c, http.StatusOK, views.SelectionCount(hi-lo+1, ""))
+}
+
+// PreviewBuckets is the number of buckets of the preview's mini grid.
+const PreviewBuckets = 40
+
+// previewGrid draws a range selection's current status as a bucket strip
+// whose runs link to the asset page zoomed on them (nil when it cannot).
+func (h *Handler) previewGrid(c echo.Context, asset, start, end string) *views.Grid {
+	ctx := c.Request().Context()
+	a, err := h.asset(ctx, asset)
+	if err != nil || a.Space.Len() == 0 {
+		return nil
+	}
+	n := a.Space.Len()
+	if start == "" {
+		start = a.Space.Key(0)
+	}
+	if end == "" {
+		end = a.Space.Key(n - 1)
+	}
+	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	if err != nil {
+		return nil
+	}
+	g, err := h.bucketGrid(ctx, a, lo, hi, PreviewBuckets, "", [2]int64{-1, -1}, nil)
+	if err != nil {
+		return nil
+	}
+	for i := range g.Buckets {
+		b := &g.Buckets[i]
+		b.Href = AssetHref(asset) + "?from=" + url.QueryEscape(b.From) + "&to=" + url.QueryEscape(b.To)
+	}
+	return &g
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const bfWorkspace = `defaults:
+const pgWorkspace = `defaults:
   retries: {max_attempts: 1}
 assets:
   t.daily:
@@ -36,9 +36,9 @@ assets:
 
 // bfEnv starts a server with an engine; run starts its controller (without
 // it, backfills stay PENDING, which makes states deterministic).
-func bfEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
+func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: bfWorkspace})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: pgWorkspace})
 	h := env.Handler
 	if h.Engine != nil { // testkit may start one already
 		return env, h.Engine
@@ -58,7 +58,7 @@ func bfEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
 	return env, eng
 }
 
-func createBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
+func pgCreateBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
 	t.Helper()
 	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
 		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset}, "", "tester")
@@ -68,7 +68,7 @@ func createBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk in
 	return cr.Backfill
 }
 
-func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
+func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
 	t.Helper()
 	resp, err := c.Get(env.URL + path)
 	if err != nil {
@@ -82,7 +82,7 @@ func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (in
 	return resp.StatusCode, doc
 }
 
-func docOf(t *testing.T, resp *http.Response) *goquery.Document {
+func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
 	t.Helper()
 	doc, err := goquery.NewDocumentFromReader(resp.Body)
 	if err != nil {
@@ -92,8 +92,8 @@ func docOf(t *testing.T, resp *http.Response) *goquery.Document {
 }
 
 func TestBackfillButtonsPerStateAndRole(t *testing.T) {
-	env, eng := bfEnv(t, false)
-	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	clients := map[string]*http.Client{
 		"viewer": env.Client(t, handlers.RoleViewer), "operator": env.Client(t, handlers.RoleOperator), "admin": env.Client(t, handlers.RoleAdmin)}
 	cases := []struct {
@@ -118,7 +118,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 			t.Fatal(err)
 		}
 		for role, c := range clients {
-			status, doc := sessionGet(t, env, c, "/backfills/"+b.ID)
+			status, doc := pgGet(t, env, c, "/backfills/"+b.ID)
 			if status != http.StatusOK {
 				t.Fatalf("%s as %s: status %d", tc.state, role, status)
 			}
@@ -148,10 +148,10 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 }
 
 func TestBackfillPageParts(t *testing.T) {
-	env, eng := bfEnv(t, false)
-	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
 	c := env.Client(t, handlers.RoleViewer)
-	status, doc := sessionGet(t, env, c, "/backfills/"+b.ID)
+	status, doc := pgGet(t, env, c, "/backfills/"+b.ID)
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
@@ -172,7 +172,7 @@ func TestBackfillPageParts(t *testing.T) {
 	for _, p := range []struct{ path, testid string }{
 		{"/summary", "backfill-summary"}, {"/chunks", "chunk-section"}, {"/grid", "outcome-grid"}, {"/events", "timeline"},
 	} {
-		status, doc := sessionGet(t, env, c, "/backfills/"+b.ID+p.path)
+		status, doc := pgGet(t, env, c, "/backfills/"+b.ID+p.path)
 		if status != http.StatusOK || doc.Find(`[data-testid="`+p.testid+`"]`).Length() == 0 {
 			t.Errorf("partial %s: status %d, no %s", p.path, status, p.testid)
 		}
@@ -188,32 +188,32 @@ func TestBackfillPageParts(t *testing.T) {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("actions partial at the current version: status %d, want 204", resp.StatusCode)
 	}
-	if status, doc := sessionGet(t, env, c, "/backfills/"+b.ID+"/actions?v=0"); status != http.StatusOK || doc.Find(`[data-testid="actions-live"]`).Length() != 1 {
+	if status, doc := pgGet(t, env, c, "/backfills/"+b.ID+"/actions?v=0"); status != http.StatusOK || doc.Find(`[data-testid="actions-live"]`).Length() != 1 {
 		t.Errorf("actions partial at an old version: status %d", status)
 	}
-	if status, _ := sessionGet(t, env, c, "/backfills/"+b.ID+"/chunks?chunk_state=bogus"); status != http.StatusBadRequest {
+	if status, _ := pgGet(t, env, c, "/backfills/"+b.ID+"/chunks?chunk_state=bogus"); status != http.StatusBadRequest {
 		t.Errorf("bogus chunk_state: status %d", status)
 	}
-	if status, _ := sessionGet(t, env, c, "/backfills/bf_missing"); status != http.StatusNotFound {
+	if status, _ := pgGet(t, env, c, "/backfills/bf_missing"); status != http.StatusNotFound {
 		t.Errorf("unknown backfill: status %d", status)
 	}
-	if status, _ := sessionGet(t, env, c, "/runs/run_missing"); status != http.StatusNotFound {
+	if status, _ := pgGet(t, env, c, "/runs/run_missing"); status != http.StatusNotFound {
 		t.Errorf("unknown run: status %d", status)
 	}
 }
 
 func TestBackfillsListFilterAndPages(t *testing.T) {
-	env, eng := bfEnv(t, false)
+	env, eng := pgEnv(t, false)
 	var ids []string
 	for i := range handlers.BackfillPageSize + 5 {
 		d := fmt.Sprintf("2025-02-%02d", i%28+1)
-		ids = append(ids, createBF(t, eng, "t.daily", d, d, 1).ID)
+		ids = append(ids, pgCreateBF(t, eng, "t.daily", d, d, 1).ID)
 	}
 	if _, err := eng.Transition(context.Background(), ids[0], jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, handlers.RoleViewer)
-	_, doc := sessionGet(t, env, c, "/backfills")
+	_, doc := pgGet(t, env, c, "/backfills")
 	rows := doc.Find(`[data-testid="backfill-row"]`)
 	if rows.Length() != handlers.BackfillPageSize {
 		t.Fatalf("%d rows on the first page", rows.Length())
@@ -231,30 +231,30 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if !ok {
 		t.Fatal("no next page link")
 	}
-	_, doc = sessionGet(t, env, c, next)
+	_, doc = pgGet(t, env, c, next)
 	if n := doc.Find(`[data-testid="backfill-row"]`).Length(); n != 5 {
 		t.Errorf("%d rows on the second page, want 5", n)
 	}
 	if doc.Find(`[data-testid="next-page"]`).Length() != 0 {
 		t.Error("the last page links further")
 	}
-	_, doc = sessionGet(t, env, c, "/backfills?state=PAUSED")
+	_, doc = pgGet(t, env, c, "/backfills?state=PAUSED")
 	if r := doc.Find(`[data-testid="backfill-row"]`); r.Length() != 1 || r.AttrOr("data-id", "") != ids[0] {
 		t.Errorf("state filter: %d rows", r.Length())
 	}
-	if status, _ := sessionGet(t, env, c, "/backfills?state=NOPE"); status != http.StatusBadRequest {
+	if status, _ := pgGet(t, env, c, "/backfills?state=NOPE"); status != http.StatusBadRequest {
 		t.Errorf("unknown state filter: %d", status)
 	}
-	_, doc = sessionGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills")
+	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills")
 	if doc.Find(`[data-testid="new-backfill"]`).Length() != 1 {
 		t.Error("an operator is not offered New backfill")
 	}
 }
 
 func TestNewBackfillPrefillAndPreview(t *testing.T) {
-	env, _ := bfEnv(t, false)
+	env, _ := pgEnv(t, false)
 	c := env.Client(t, handlers.RoleOperator)
-	status, doc := sessionGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
+	status, doc := pgGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
@@ -266,6 +266,9 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 	}
 	if got := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); got != "20" {
 		t.Errorf("prefilled preview shows %q partitions, want 20", got)
+	}
+	if doc.Find(`[data-testid="preview-grid"]`).Length() != 1 {
+		t.Error("the preview has no mini grid of the selection")
 	}
 	if doc.Find(`[data-testid="idempotency-key"]`).AttrOr("value", "") == "" {
 		t.Error("no idempotency key in the form")
@@ -284,7 +287,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	pdoc := docOf(t, resp)
+	pdoc := pgDoc(t, resp)
 	if resp.StatusCode != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
 		t.Errorf("htmx preview: status %d, partitions %q chunks %q", resp.StatusCode, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
 	}
@@ -292,13 +295,13 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 		t.Error("the htmx preview renders the page frame")
 	}
 	// Viewers may preview but are not offered Launch.
-	_, vdoc := sessionGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/new?asset=t.daily")
+	_, vdoc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/new?asset=t.daily")
 	if vdoc.Find(`[data-testid="launch"]`).Length() != 0 || vdoc.Find(`[data-testid="launch-not-allowed"]`).Length() != 1 {
 		t.Error("a viewer is offered Launch")
 	}
 }
 
-func countBackfills(t *testing.T, env *testkit.Env) int {
+func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 	t.Helper()
 	var n int
 	if err := env.Store.R.Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
@@ -308,7 +311,7 @@ func countBackfills(t *testing.T, env *testkit.Env) int {
 }
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {
-	env, _ := bfEnv(t, false)
+	env, _ := pgEnv(t, false)
 	c := env.Client(t, handlers.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"k-bad"}}
 	cases := []struct{ set, value, field string }{
@@ -337,7 +340,7 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 				form.Set(tc.set, tc.value)
 			}
 			resp := env.SessionPost(t, c, path, form)
-			doc := docOf(t, resp)
+			doc := pgDoc(t, resp)
 			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
 				t.Errorf("%s with %s=%q: status %d", path, tc.set, tc.value, resp.StatusCode)
 			}
@@ -351,10 +354,10 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 	}
 	// Explicit list with an unknown key.
 	form := url.Values{"asset": {"t.daily"}, "selector": {"explicit"}, "keys": {"2025-01-01\nnot-a-day"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
-	if doc := docOf(t, env.SessionPost(t, c, "/backfills", form)); doc.Find(`[data-testid="error-keys"]`).Length() != 1 {
+	if doc := pgDoc(t, env.SessionPost(t, c, "/backfills", form)); doc.Find(`[data-testid="error-keys"]`).Length() != 1 {
 		t.Error("an unknown explicit key has no message next to the keys")
 	}
-	if n := countBackfills(t, env); n != 0 {
+	if n := pgCountBackfills(t, env); n != 0 {
 		t.Fatalf("bad input created %d backfills", n)
 	}
 	// A viewer may not launch; a missing or forged CSRF token is refused.
@@ -370,7 +373,7 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 		for k, v := range good {
 			f[k] = v
 		}
-		resp, err := c.PostForm(env.URL+"/backfills", withCSRF(f, tok))
+		resp, err := c.PostForm(env.URL+"/backfills", pgWithCSRF(f, tok))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,12 +386,12 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 			t.Errorf("CSRF %q refused without a clear message: %.200s", tok, body)
 		}
 	}
-	if n := countBackfills(t, env); n != 0 {
+	if n := pgCountBackfills(t, env); n != 0 {
 		t.Fatalf("refused launches created %d backfills", n)
 	}
 }
 
-func withCSRF(f url.Values, tok string) url.Values {
+func pgWithCSRF(f url.Values, tok string) url.Values {
 	if tok != "" {
 		f.Set("_csrf", tok)
 	}
@@ -396,7 +399,7 @@ func withCSRF(f url.Values, tok string) url.Values {
 }
 
 func TestLaunchIsIdempotent(t *testing.T) {
-	env, _ := bfEnv(t, false)
+	env, _ := pgEnv(t, false)
 	c := env.Client(t, handlers.RoleOperator)
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"bfk_double"}}
 	var locs []string
@@ -416,7 +419,7 @@ func TestLaunchIsIdempotent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := countBackfills(t, env); n != 1 {
+	if n := pgCountBackfills(t, env); n != 1 {
 		t.Fatalf("a triple submit created %d backfills", n)
 	}
 	for _, l := range locs[1:] {
@@ -427,8 +430,8 @@ func TestLaunchIsIdempotent(t *testing.T) {
 }
 
 func TestTransitionConflictAndRefusal(t *testing.T) {
-	env, eng := bfEnv(t, false)
-	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, handlers.RoleOperator)
 	// Another tab pauses and resumes: the version moves on.
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
@@ -438,7 +441,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(b.StateVersion)}})
-	doc := docOf(t, resp)
+	doc := pgDoc(t, resp)
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("stale pause: status %d", resp.StatusCode)
 	}
@@ -461,7 +464,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 	// Resume is allowed from PAUSED only; pausing twice is refused clearly.
 	now, _ = env.Store.Backfill(context.Background(), b.ID)
 	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(now.StateVersion)}})
-	doc = docOf(t, resp)
+	doc = pgDoc(t, resp)
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(doc.Find(`[data-testid="message"]`).Text(), "cannot pause") {
 		t.Errorf("pause of a paused backfill: status %d, message %q", resp.StatusCode, doc.Find(`[data-testid="message"]`).Text())
 	}
@@ -487,13 +490,13 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 }
 
 func TestRunPageAndRetryFailed(t *testing.T) {
-	env, eng := bfEnv(t, true)
-	ok := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
-	bad := createBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
-	waitState(t, env, ok.ID, db.BackfillSucceeded)
-	waitState(t, env, bad.ID, db.BackfillFailed)
+	env, eng := pgEnv(t, true)
+	ok := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
+	bad := pgCreateBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
+	pgWaitState(t, env, ok.ID, db.BackfillSucceeded)
+	pgWaitState(t, env, bad.ID, db.BackfillFailed)
 	c := env.Client(t, handlers.RoleOperator)
-	_, doc := sessionGet(t, env, c, "/backfills/"+ok.ID)
+	_, doc := pgGet(t, env, c, "/backfills/"+ok.ID)
 	if got := doc.Find(`[data-testid="progress-pct"]`).Text(); got != "100%" {
 		t.Errorf("finished backfill shows %q", got)
 	}
@@ -507,7 +510,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if !exists {
 		t.Fatal("no run link in the chunk table")
 	}
-	_, rdoc := sessionGet(t, env, c, runHref)
+	_, rdoc := pgGet(t, env, c, runHref)
 	if rdoc.Find(`[data-testid="attempt"]`).Length() < 1 || rdoc.Find(`[data-testid="run-log"]`).Length() != 1 {
 		t.Error("run page lacks attempts or the log")
 	}
@@ -515,7 +518,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 		t.Errorf("run state %q", s)
 	}
 	// Retry failed: the child holds exactly the failed partitions.
-	_, doc = sessionGet(t, env, c, "/backfills/"+bad.ID)
+	_, doc = pgGet(t, env, c, "/backfills/"+bad.ID)
 	form := doc.Find(`[data-testid="action-retry-failed"]`).Closest("form")
 	if form.Length() != 1 {
 		t.Fatal("no Retry failed button on a failed backfill")
@@ -538,13 +541,13 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if child.TotalPartitions != 3 || child.ParentBackfillID == nil || *child.ParentBackfillID != bad.ID {
 		t.Errorf("child: %d partitions, parent %v", child.TotalPartitions, child.ParentBackfillID)
 	}
-	_, doc = sessionGet(t, env, c, "/backfills/"+bad.ID)
+	_, doc = pgGet(t, env, c, "/backfills/"+bad.ID)
 	if doc.Find(`[data-testid="child-link"]`).Length() != 1 || doc.Find(`[data-testid="action-retry-failed"]`).Length() != 0 {
 		t.Error("the parent does not link to its retry, or still offers Retry failed")
 	}
 }
 
-func waitState(t *testing.T, env *testkit.Env, id, state string) {
+func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -561,8 +564,8 @@ func waitState(t *testing.T, env *testkit.Env, id, state string) {
 // TestStreamSubscribersReturnToZero opens many live streams, closes them and
 // checks the broker forgets every one; beyond the bound, streams are refused.
 func TestStreamSubscribersReturnToZero(t *testing.T) {
-	env, eng := bfEnv(t, false)
-	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	br := eng.Broker()
 	br.SetMax(40)
 	token := env.AdminToken()
@@ -620,32 +623,32 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 }
 
 func TestOverviewAndAssetSelection(t *testing.T) {
-	env, eng := bfEnv(t, false)
-	b := createBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, handlers.RoleViewer)
-	_, doc := sessionGet(t, env, c, "/")
+	_, doc := pgGet(t, env, c, "/")
 	row := doc.Find(`[data-testid="active-backfills"] [data-testid="backfill-row"][data-id="` + b.ID + `"]`)
 	if row.Length() != 1 || row.Find(`[data-testid="progress-bar"]`).Length() != 1 {
 		t.Fatal("the overview does not show the active backfill with a progress bar")
 	}
-	status, doc := sessionGet(t, env, c, "/backfills/active")
+	status, doc := pgGet(t, env, c, "/backfills/active")
 	if status != http.StatusOK || doc.Find(`[data-testid="backfill-row"]`).Length() != 1 {
 		t.Errorf("active partial: %d", status)
 	}
-	_, doc = sessionGet(t, env, c, "/assets/t.daily")
+	_, doc = pgGet(t, env, c, "/assets/t.daily")
 	bar := doc.Find(`form[data-testid="selection-bar"]`)
 	if bar.Length() != 1 || bar.AttrOr("action", "") != "/backfills/new" || bar.Find(`input[name="asset"]`).AttrOr("value", "") != "t.daily" {
 		t.Fatal("the asset page has no selection bar opening the new-backfill page")
 	}
-	_, doc = sessionGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-03&end=2025-01-09")
+	_, doc = pgGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-03&end=2025-01-09")
 	if got := doc.Find(`[data-testid="selection-n"]`).AttrOr("data-n", ""); got != "7" {
 		t.Errorf("selection count %q, want 7", got)
 	}
-	_, doc = sessionGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-09&end=2025-01-03")
+	_, doc = pgGet(t, env, c, "/backfills/selection?asset=t.daily&start=2025-01-09&end=2025-01-03")
 	if doc.Find(`[data-testid="selection-error"]`).Length() != 1 {
 		t.Error("a reversed selection has no message")
 	}
-	if status, _ := sessionGet(t, env, c, "/backfills/selection?asset=nope"); status != http.StatusNotFound {
+	if status, _ := pgGet(t, env, c, "/backfills/selection?asset=nope"); status != http.StatusNotFound {
 		t.Errorf("unknown asset: %d", status)
 	}
 }

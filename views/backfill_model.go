@@ -147,6 +147,7 @@ type PreviewAsset struct {
 	Partitions, Chunks int64
 	Status             Bar
 	Note               string
+	Grid               *Grid // the selection's current status, bucketed (range selections)
 }
 
 // RunPage is one run.
