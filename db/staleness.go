@@ -3,9 +3,11 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,15 +95,42 @@ func (c ReasonCounts) Stale() int64 {
 	return n
 }
 
+// reasonIndex numbers the reasons for counting in arrays.
+func reasonIndex(r catalog.StaleReason) int {
+	switch r {
+	case catalog.NeverMaterialized:
+		return 1
+	case catalog.Tainted:
+		return 2
+	case catalog.CodeChanged:
+		return 3
+	case catalog.UpstreamChanged:
+		return 4
+	case catalog.FreshnessLate:
+		return 5
+	}
+	return 0
+}
+
+var reasonByIndex = [6]catalog.StaleReason{catalog.Fresh, catalog.NeverMaterialized, catalog.Tainted, catalog.CodeChanged, catalog.UpstreamChanged, catalog.FreshnessLate}
+
+func countsOf(a *[6]int64) ReasonCounts {
+	out := make(ReasonCounts, 6)
+	for i, n := range a {
+		out[reasonByIndex[i]] = n
+	}
+	return out
+}
+
 // Counts counts the reasons of the partitions with index in [lo, hi]
 // (partitions without a row are NEVER_MATERIALIZED).
 func (f *StaleFacts) Counts(lo, hi int64, now time.Time) ReasonCounts {
-	out := ReasonCounts{}
+	var a [6]int64
 	if hi >= f.N {
 		hi = f.N - 1
 	}
 	if lo > hi {
-		return out
+		return countsOf(&a)
 	}
 	ms := now.UnixMilli()
 	code := f.Asset.CodeVersion
@@ -110,10 +139,10 @@ func (f *StaleFacts) Counts(lo, hi int64, now time.Time) ReasonCounts {
 	j := j0
 	for ; j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
 		f.facts(j, &pf)
-		out[catalog.Classify(&pf, code, ms)]++
+		a[reasonIndex(catalog.Classify(&pf, code, ms))]++
 	}
-	out[catalog.NeverMaterialized] += (hi - lo + 1) - int64(j-j0)
-	return out
+	a[1] += (hi - lo + 1) - int64(j-j0)
+	return countsOf(&a)
 }
 
 // BucketCounts counts reasons in consecutive buckets of size partitions
@@ -126,24 +155,23 @@ func (f *StaleFacts) BucketCounts(lo, hi, size int64, now time.Time) []ReasonCou
 		return nil
 	}
 	n := (hi-lo)/size + 1
-	out := make([]ReasonCounts, n)
+	acc := make([][6]int64, n)
 	rows := make([]int64, n)
-	for i := range out {
-		out[i] = ReasonCounts{}
-	}
 	ms := now.UnixMilli()
 	code := f.Asset.CodeVersion
 	var pf catalog.PartitionFacts
 	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
 		b := (f.base.Idx[j] - lo) / size
 		f.facts(j, &pf)
-		out[b][catalog.Classify(&pf, code, ms)]++
+		acc[b][reasonIndex(catalog.Classify(&pf, code, ms))]++
 		rows[b]++
 	}
+	out := make([]ReasonCounts, n)
 	for b := range out {
 		from := lo + int64(b)*size
 		to := min(from+size-1, hi)
-		out[b][catalog.NeverMaterialized] += (to - from + 1) - rows[b]
+		acc[b][1] += (to - from + 1) - rows[b]
+		out[b] = countsOf(&acc[b])
 	}
 	return out
 }
@@ -219,6 +247,7 @@ type StaleInput struct {
 
 type baseEntry struct {
 	version int64
+	code    string
 	facts   *baseFacts
 }
 
@@ -230,11 +259,22 @@ type factsEntry struct {
 	facts   *StaleFacts
 }
 
+// staleCache memoizes facts per asset. It follows the event log to know
+// which assets changed since an entry was computed: events about an asset
+// (subject "asset:KEY") and backfill attempts (payload asset ids) dirty
+// those assets only, events known not to touch partitions (accounts,
+// backfill bookkeeping) dirty nothing, and any other event dirties every
+// asset. An entry is valid while neither its asset nor its upstreams are
+// dirty after the entry's version.
 type staleCache struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-	base  map[int64]baseEntry
-	facts map[string]factsEntry
+	mu       sync.Mutex
+	locks    map[string]*sync.Mutex
+	base     map[int64]baseEntry
+	facts    map[string]factsEntry
+	refresh  sync.Mutex
+	scanned  int64           // newest event id looked at
+	dirtyAll int64           // newest event id that may have changed any asset
+	dirty    map[int64]int64 // asset id -> newest event id that changed it
 }
 
 var caches sync.Map // *Store -> *staleCache
@@ -243,7 +283,8 @@ func (s *Store) staleCache() *staleCache {
 	if c, ok := caches.Load(s); ok {
 		return c.(*staleCache)
 	}
-	c, _ := caches.LoadOrStore(s, &staleCache{locks: map[string]*sync.Mutex{}, base: map[int64]baseEntry{}, facts: map[string]factsEntry{}})
+	c, _ := caches.LoadOrStore(s, &staleCache{locks: map[string]*sync.Mutex{}, base: map[int64]baseEntry{},
+		facts: map[string]factsEntry{}, dirty: map[int64]int64{}})
 	return c.(*staleCache)
 }
 
@@ -266,9 +307,104 @@ func (s *Store) DataVersion(ctx context.Context) (int64, error) {
 	return v.Int64, err
 }
 
+// maxEventScan bounds the events read to find what changed; beyond it
+// every asset is recomputed.
+const maxEventScan = 20000
+
+// eventIgnored lists event types that never change partition status rows.
+func eventIgnored(typ, subject string) bool {
+	switch typ {
+	case "materializations.batch", // its partitions.reported events name the assets
+		EvBackfillCreated, EvBackfillState, EvRunsPlanned, EvConflict:
+		return true
+	}
+	return strings.HasPrefix(subject, "user:") || strings.HasPrefix(typ, "session.") ||
+		strings.HasPrefix(typ, "token.") || strings.HasPrefix(typ, "user.")
+}
+
+// sync reads the events written since the last call and returns the current
+// data version.
+func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (int64, error) {
+	v, err := s.DataVersion(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	if v <= c.scanned {
+		return v, nil
+	}
+	c.mu.Lock()
+	first := c.scanned == 0
+	c.mu.Unlock()
+	if first || v-c.scanned > maxEventScan {
+		c.mu.Lock()
+		c.dirtyAll, c.scanned = v, v
+		c.mu.Unlock()
+		return v, nil
+	}
+	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?) THEN payload ELSE '' END
+		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, c.scanned, v)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	all := int64(0)
+	dirty := map[int64]int64{}
+	for rows.Next() {
+		var id int64
+		var typ, subject, payload string
+		if err := rows.Scan(&id, &typ, &subject, &payload); err != nil {
+			return 0, err
+		}
+		switch {
+		case eventIgnored(typ, subject):
+		case strings.HasPrefix(subject, "asset:"):
+			if aid, ok := ids[strings.TrimPrefix(subject, "asset:")]; ok {
+				dirty[aid] = id
+			}
+		case payload != "":
+			var p struct {
+				Attempts []struct {
+					AssetID int64 `json:"asset_id"`
+				} `json:"attempts"`
+			}
+			if json.Unmarshal([]byte(payload), &p) != nil {
+				all = id
+				continue
+			}
+			for _, a := range p.Attempts {
+				dirty[a.AssetID] = id
+			}
+		default:
+			all = id
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if all > c.dirtyAll {
+		c.dirtyAll = all
+	}
+	for k, id := range dirty {
+		c.dirty[k] = id
+	}
+	c.scanned = v
+	return v, nil
+}
+
+// cleanSince reports whether asset id is unchanged after version.
+func (c *staleCache) cleanSince(id, version int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dirtyAll <= version && c.dirty[id] <= version
+}
+
 // StaleFacts returns (memoized) the staleness facts of asset a.
 func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset) (*StaleFacts, error) {
-	v, err := s.DataVersion(ctx)
+	v, err := s.staleCache().sync(ctx, s, in.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -290,16 +426,22 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		upSp[i] = in.SpaceOf(ups[i])
 		upN[i] = upSp[i].Len()
 	}
+	id := in.IDs[a.Key]
 	unlock := c.lock("facts:" + a.Key)
 	defer unlock()
 	c.mu.Lock()
 	e, ok := c.facts[a.Key]
 	c.mu.Unlock()
-	if ok && e.version == version && e.asset == a && e.n == n && equalInts(e.upN, upN) {
-		return e.facts, nil
+	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) && c.cleanSince(id, e.version) {
+		clean := true
+		for _, d := range a.Deps {
+			clean = clean && c.cleanSince(in.IDs[d.Asset], e.version)
+		}
+		if clean {
+			return e.facts, nil
+		}
 	}
-	id := in.IDs[a.Key]
-	base, err := s.baseFactsAt(ctx, id, version)
+	base, err := s.baseFactsAt(ctx, id, a.CodeVersion, version)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +454,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		f.upDep[j] = -1
 	}
 	for d, dep := range a.Deps {
-		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], version)
+		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], ups[d].CodeVersion, version)
 		if err != nil {
 			return nil, err
 		}
@@ -396,70 +538,78 @@ func (f *StaleFacts) applyUpstream(dep int16, m catalog.IndexMapper, ub *baseFac
 	}
 }
 
-func (s *Store) baseFactsAt(ctx context.Context, assetID, version int64) (*baseFacts, error) {
+func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, version int64) (*baseFacts, error) {
 	c := s.staleCache()
 	unlock := c.lock(fmt.Sprint("base:", assetID))
 	defer unlock()
 	c.mu.Lock()
 	e, ok := c.base[assetID]
 	c.mu.Unlock()
-	if ok && e.version == version {
+	if ok && e.code == code && c.cleanSince(assetID, e.version) {
 		return e.facts, nil
 	}
-	b, err := s.loadBaseFacts(ctx, assetID)
+	b, err := s.loadBaseFacts(ctx, assetID, code)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.base[assetID] = baseEntry{version: version, facts: b}
+	c.base[assetID] = baseEntry{version: version, code: code, facts: b}
 	c.mu.Unlock()
 	return b, nil
 }
 
-func (s *Store) loadBaseFacts(ctx context.Context, assetID int64) (*baseFacts, error) {
+func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
 	var n int64
 	if err := s.R.GetContext(ctx, &n, `SELECT COALESCE(SUM(n),0) FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
 		return nil, err
 	}
 	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
 		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
-	rows, err := s.R.QueryContext(ctx, `SELECT idx, materialized, COALESCE(last_mat_at, 0), tainted_at IS NOT NULL, status, COALESCE(last_mat_code_version, '')
-		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx >= 0 ORDER BY idx`, assetID)
+	// Three columns per row (each column costs cgo calls): the index and
+	// flags packed in one integer, the materialization time, and the code
+	// version only where it differs from the asset's current one.
+	rows, err := s.R.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
+			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
+			COALESCE(last_mat_at, 0),
+			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE COALESCE(last_mat_code_version, '') END
+		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx >= 0 ORDER BY idx`, code, assetID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	intern := map[string]string{}
-	var idx, mat, at, tainted int64
-	var st, code sql.RawBytes
+	var packed, at int64
+	var cv sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&idx, &mat, &at, &tainted, &st, &code); err != nil {
+		if err := rows.Scan(&packed, &at, &cv); err != nil {
 			return nil, err
 		}
-		var fl uint8
-		if mat != 0 {
+		var fl, sc uint8
+		if packed&1 != 0 {
 			fl |= factMaterialized
 		}
-		if tainted != 0 {
+		if packed&2 != 0 {
 			fl |= factTainted
 		}
-		var sc uint8
-		switch string(st) {
-		case StatusFailed:
+		switch {
+		case packed&4 != 0:
 			sc = stFailed
-		case StatusInProgress:
+		case packed&8 != 0:
 			sc = stInProgress
 		}
-		cv, ok := intern[string(code)]
-		if !ok {
-			cv = string(code)
-			intern[cv] = cv
+		c := code
+		if cv != nil {
+			var ok bool
+			if c, ok = intern[string(cv)]; !ok {
+				c = string(cv)
+				intern[c] = c
+			}
 		}
-		b.Idx = append(b.Idx, idx)
+		b.Idx = append(b.Idx, packed>>5)
 		b.Status = append(b.Status, sc)
 		b.Flags = append(b.Flags, fl)
 		b.MatAt = append(b.MatAt, at)
-		b.Code = append(b.Code, cv)
+		b.Code = append(b.Code, c)
 	}
 	return b, rows.Err()
 }

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/web"
+)
+
+func newBenchStalenessCmd() *cobra.Command {
+	var big, chains, per, requests int
+	var cpuprofile string
+	cmd := &cobra.Command{
+		Use:   "staleness",
+		Short: "Time the status board, one asset's staleness view and /status.json on 200 assets / 2,000,000 status rows",
+		Long: `Builds a temporary database: one hourly asset of --big partitions (reading a
+daily upstream), and --chains chains of three assets (daily raw → daily
+aggregate → monthly rollup, --per partitions per daily asset) with mixed code
+versions, upstream changes, failures, taints and holes. Then times, through
+the real HTTP handlers, /status, /assets/<big>?view=staleness and
+/status.json: warm (memoized facts, nothing written in between), cold
+(an event is appended before each request, so every request recomputes the
+facts from the store, "full cold"), and after a write to one asset (only
+that asset and its downstreams are recomputed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if big < 1 || chains < 1 || per < 1 || requests < 1 {
+				return usageErr("--big, --chains, --per and --requests must be positive")
+			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return usageErr("--cpuprofile: %v", err)
+				}
+				defer f.Close()
+				profileFile = f
+			}
+			res, err := benchStaleness(cmd.Context(), big, chains, per, requests)
+			if err != nil {
+				return &exitError{ExitServer, err}
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	cmd.Flags().IntVar(&big, "big", 1_000_000, "partitions of the big hourly asset")
+	cmd.Flags().IntVar(&chains, "chains", 66, "chains of three assets (raw, aggregate, monthly)")
+	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
+	cmd.Flags().IntVar(&per, "per", 8000, "partitions of each daily asset of a chain")
+	cmd.Flags().IntVar(&requests, "requests", 20, "requests to time per figure")
+	return cmd
+}
+
+// StalenessBench is the result line of `tessera bench staleness`.
+type StalenessBench struct {
+	Bench          string  `json:"bench"`
+	Assets         int     `json:"assets"`
+	StatusRows     int64   `json:"status_rows"`
+	BigPartitions  int     `json:"big_asset_partitions"`
+	Requests       int     `json:"requests"`
+	StatusP50      float64 `json:"status_p50_ms"`
+	StatusP95      float64 `json:"status_p95_ms"`
+	AssetP50       float64 `json:"asset_staleness_p50_ms"`
+	AssetP95       float64 `json:"asset_staleness_p95_ms"`
+	JSONP50        float64 `json:"status_json_p50_ms"`
+	JSONP95        float64 `json:"status_json_p95_ms"`
+	StatusColdP50  float64 `json:"status_after_write_p50_ms"`
+	AssetColdP50   float64 `json:"asset_staleness_after_write_p50_ms"`
+	JSONColdP50    float64 `json:"status_json_after_write_p50_ms"`
+	StatusFullP50  float64 `json:"status_full_cold_p50_ms"`
+	AssetFullP50   float64 `json:"asset_staleness_full_cold_p50_ms"`
+	JSONFullP50    float64 `json:"status_json_full_cold_p50_ms"`
+	StatusBytes    int     `json:"status_html_bytes"`
+	AssetBytes     int     `json:"asset_html_bytes"`
+	LoadS          float64 `json:"load_s"`
+	StaleOfBig     int64   `json:"big_asset_stale"`
+	StaleReasonsOK bool    `json:"every_reason_present"`
+}
+
+func benchStaleness(ctx context.Context, big, chains, per, requests int) (StalenessBench, error) {
+	dir, err := os.MkdirTemp("", "tessera-bench-")
+	if err != nil {
+		return StalenessBench{}, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := db.Open(filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return StalenessBench{}, err
+	}
+	defer store.Close()
+	now := time.Now().UTC()
+	hourStart := now.Truncate(time.Hour).Add(-time.Duration(big) * time.Hour)
+	dayStart := time.Date(hourStart.Year(), hourStart.Month(), hourStart.Day(), 0, 0, 0, 0, time.UTC)
+	chainStart := now.Truncate(24*time.Hour).AddDate(0, 0, -per)
+	monthStart := time.Date(chainStart.Year(), chainStart.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	var y strings.Builder
+	y.WriteString("assets:\n")
+	fmt.Fprintf(&y, "  big.src:\n    group: big\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", dayStart.Format("2006-01-02"))
+	fmt.Fprintf(&y, "  big.hourly:\n    group: big\n    partitions: {hourly: {start: %q}}\n    deps: [big.src]\n    code_version: v2\n    freshness: {max_lag: 2h}\n    executor: {demo: {duration: 1s}}\n", hourStart.Format("2006-01-02-15:04"))
+	for c := range chains {
+		g := fmt.Sprintf("team%02d", c%12)
+		fmt.Fprintf(&y, "  c%03d.raw:\n    group: %s\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    freshness: {max_lag: 30h}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"))
+		fmt.Fprintf(&y, "  c%03d.agg:\n    group: %s\n    partitions: {daily: {start: %s}}\n    deps: [c%03d.raw]\n    code_version: v2\n    freshness: {by: \"09:00\", timezone: Europe/Berlin}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"), c)
+		fmt.Fprintf(&y, "  c%03d.monthly:\n    group: %s\n    partitions: {monthly: {start: %s}}\n    deps: [c%03d.agg]\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", c, g, monthStart.Format("2006-01-02"), c)
+	}
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(y.String()))
+	if err != nil {
+		return StalenessBench{}, err
+	}
+	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", now)
+	if err != nil {
+		return StalenessBench{}, err
+	}
+	t0 := time.Now()
+	rows, err := bulkStatus(ctx, store, ws, loaded.IDs, now)
+	if err != nil {
+		return StalenessBench{}, err
+	}
+	load := time.Since(t0)
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := handlers.New(store, loaded, log)
+	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
+	srv := httptest.NewServer(web.New(h, log))
+	defer srv.Close()
+	res := StalenessBench{Bench: "staleness", Assets: len(ws.Assets), StatusRows: rows, BigPartitions: big, Requests: requests, LoadS: round(load.Seconds())}
+
+	assetURL := srv.URL + handlers.AssetHref("big.hourly") + "?view=staleness"
+	if profileFile != nil {
+		if err := pprof.StartCPUProfile(profileFile); err != nil {
+			return res, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	// Full cold: an event of unknown effect before each request invalidates
+	// every memoized fact (as after a restart).
+	bump := func() error {
+		return store.Tx(ctx, func(tx *sqlx.Tx) error {
+			_, err := db.AppendEvent(ctx, tx, "bench.write", "bench", "bench", map[string]any{}, "", time.Now())
+			return err
+		})
+	}
+	// After a write: one partition of an asset reported materialized before
+	// each request; only that asset and its downstreams are recomputed.
+	seq := 0
+	write := func(asset string) func() error {
+		return func() error {
+			seq++
+			a := ws.Asset(asset)
+			sp := a.Scheme.Space(now, nil)
+			i := sp.Len() - 1 - int64(seq%100)
+			_, err := store.RecordMaterializations(ctx, []db.Materialization{{AssetID: loaded.IDs[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i,
+				Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-write-%d", seq), Source: "bench", At: time.Now()}}, "bench", "", time.Now())
+			return err
+		}
+	}
+	cold := max(requests/4, 3)
+	if res.StatusFullP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, bump); err != nil {
+		return res, err
+	}
+	if res.AssetFullP50, _, _, err = timeGetsAfter(assetURL, cold, bump); err != nil {
+		return res, err
+	}
+	if res.JSONFullP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, bump); err != nil {
+		return res, err
+	}
+	if res.StatusColdP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, write("c000.raw")); err != nil {
+		return res, err
+	}
+	if res.AssetColdP50, _, _, err = timeGetsAfter(assetURL, cold, write("big.hourly")); err != nil {
+		return res, err
+	}
+	if res.JSONColdP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, write("c001.agg")); err != nil {
+		return res, err
+	}
+	if res.StatusP50, res.StatusP95, res.StatusBytes, err = timeGets(srv.URL+"/status", requests); err != nil {
+		return res, err
+	}
+	if res.AssetP50, res.AssetP95, res.AssetBytes, err = timeGets(assetURL, requests); err != nil {
+		return res, err
+	}
+	if res.JSONP50, res.JSONP95, _, err = timeGets(srv.URL+"/status.json", requests); err != nil {
+		return res, err
+	}
+	// Sanity: the big asset has every reason.
+	resp, err := http.Get(srv.URL + "/api/v1/assets/big.hourly/staleness")
+	if err != nil {
+		return res, err
+	}
+	var st struct {
+		Stale    int64            `json:"stale"`
+		ByReason map[string]int64 `json:"by_reason"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil {
+		return res, err
+	}
+	res.StaleOfBig = st.Stale
+	res.StaleReasonsOK = true
+	for _, r := range catalog.StaleReasons {
+		if st.ByReason[string(r)] == 0 {
+			res.StaleReasonsOK = false
+		}
+	}
+	return res, nil
+}
+
+// profileFile receives the CPU profile of the timed requests (--cpuprofile).
+var profileFile *os.File
+
+// timeGetsAfter is timeGets with fn run (untimed) before each request.
+func timeGetsAfter(url string, requests int, fn func() error) (p50, p95 float64, size int, err error) {
+	var ds []float64
+	for range requests {
+		if err := fn(); err != nil {
+			return 0, 0, 0, err
+		}
+		t := time.Now()
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, 0, 0, fmt.Errorf("GET %s: %s: %.300s", url, resp.Status, b)
+		}
+		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
+		size = len(b)
+	}
+	slices.Sort(ds)
+	return round(ds[len(ds)/2]), round(ds[min(len(ds)*95/100, len(ds)-1)]), size, nil
+}
+
+// bulkStatus writes benchmark partition_status rows directly (one prepared
+// insert in a few big transactions), then rebuilds partition_rollup from
+// them and appends one event, so the store stays consistent. Mix: ~5% holes,
+// ~3% failed, ~8% built with an old code version, ~0.1% tainted, upstream
+// builds spread in time so some downstream partitions predate them.
+func bulkStatus(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int64, error) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var total int64
+	nowMs := now.UnixMilli()
+	for _, a := range ws.Assets {
+		sp := a.Scheme.Space(now, nil)
+		n := sp.Len()
+		id := ids[a.Key]
+		const batch = 200_000
+		for lo := int64(0); lo < n; lo += batch {
+			hi := min(lo+batch, n)
+			err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+				stmt, err := tx.PreparexContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_at, last_mat_code_version,
+					last_attempt_at, last_attempt_status, tainted_at, taint_reason, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+				if err != nil {
+					return err
+				}
+				defer stmt.Close()
+				for i := lo; i < hi; i++ {
+					r := rng.Float64()
+					if r < 0.05 {
+						continue
+					}
+					status, mat := db.StatusMaterialized, 1
+					code := a.CodeVersion
+					at := nowMs - rng.Int64N(72*3600*1000)
+					var tainted, reason any
+					switch {
+					case r < 0.08:
+						status = db.StatusFailed
+						if rng.IntN(2) == 0 {
+							mat = 0
+						}
+					case r < 0.16:
+						code = "v0"
+					case r < 0.161:
+						tainted, reason = nowMs-1000, "bench taint"
+					}
+					var matAt, matCode any
+					if mat == 1 {
+						matAt, matCode = at, code
+					}
+					if _, err := stmt.ExecContext(ctx, id, sp.Key(i), i, status, mat, matAt, matCode, at, status, tainted, reason, nowMs); err != nil {
+						return err
+					}
+					total++
+				}
+				return nil
+			})
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
+			SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE idx >= 0 GROUP BY asset_id, idx >> ?, status`, db.RollupShift, db.RollupShift); err != nil {
+			return err
+		}
+		_, err := db.AppendEvent(ctx, tx, "bench.loaded", "bench", "bench", map[string]any{"rows": total}, "", now)
+		return err
+	})
+	if err == nil {
+		_, err = store.W.ExecContext(ctx, `ANALYZE`)
+	}
+	return total, err
+}
