@@ -58,7 +58,7 @@ const flowPassword = "flow password 123"
 
 // startServer runs `tessera serve` on a free port with ws and an operator
 // "op" created with the CLI; it stops the server when the test ends.
-func startServer(t *testing.T, ws string) *liveServer {
+func startBinaryServer(t *testing.T, ws string) *liveServer {
 	t.Helper()
 	bin := tesseraBinary(t)
 	dir := t.TempDir()
@@ -104,7 +104,7 @@ func startServer(t *testing.T, ws string) *liveServer {
 		logf.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logf.Name())
-			t.Logf("serve log (tail):\n%s", tail(string(b), 3000))
+			t.Logf("serve log (tail):\n%s", logTail(string(b), 3000))
 		}
 	})
 	s.URL = "http://" + addr
@@ -125,24 +125,24 @@ func startServer(t *testing.T, ws string) *liveServer {
 	return s
 }
 
-func tail(s string, n int) string {
+func logTail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[len(s)-n:]
 }
 
-func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+func bfCSS(s string) chromedp.CSS { return chromedp.CSS(s) }
 
-func signIn(t *testing.T, ctx context.Context, s *liveServer) {
+func bfSignIn(t *testing.T, ctx context.Context, s *liveServer) {
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/login"),
-		chromedp.WaitVisible(css(`input[name="name"]`)),
-		chromedp.SendKeys(css(`input[name="name"]`), "op"),
-		chromedp.SendKeys(css(`input[name="password"]`), flowPassword),
-		chromedp.Click(css(`[data-testid="login-submit"]`)),
-		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
+		chromedp.WaitVisible(bfCSS(`input[name="name"]`)),
+		chromedp.SendKeys(bfCSS(`input[name="name"]`), "op"),
+		chromedp.SendKeys(bfCSS(`input[name="password"]`), flowPassword),
+		chromedp.Click(bfCSS(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="current-user"]`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
@@ -150,7 +150,7 @@ func signIn(t *testing.T, ctx context.Context, s *liveServer) {
 }
 
 // waitJS polls a JavaScript boolean expression until it holds.
-func waitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration, what string) {
+func bfWaitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration, what string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -166,7 +166,7 @@ func waitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duratio
 	}
 }
 
-func jsString(t *testing.T, ctx context.Context, expr string) string {
+func bfJS(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
 	if err != nil {
@@ -203,14 +203,14 @@ func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join
 // preview shows the right count → launch → progress reaches 100% without
 // reloading.
 func TestBrowserBackfillFromGridSelection(t *testing.T) {
-	s := startServer(t, flowWS(t.TempDir()))
+	s := startBinaryServer(t, flowWS(t.TempDir()))
 	ctx := testkit.Browser(t)
-	signIn(t, ctx, s)
+	bfSignIn(t, ctx, s)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31"),
-		chromedp.WaitVisible(css(`[data-testid="selection-bar"]`)),
-		chromedp.Click(css(`[data-testid="select-mode"]`)),
-		chromedp.Click(css(`[data-testid="grid"] a[href$="2025-01-03"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
+		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
+		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="2025-01-03"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -219,35 +219,35 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="2025-01-09"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 10*time.Second, "the selection count 7")
-	if got := jsString(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 10*time.Second, "the selection count 7")
+	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(css(`[data-testid="backfill-form"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(bfCSS(`[data-testid="backfill-form"]`))); err != nil {
 		t.Fatal(err)
 	}
-	start := jsString(t, ctx, `document.querySelector('[data-testid="start"]').value + ".." + document.querySelector('[data-testid="end"]').value`)
+	start := bfJS(t, ctx, `document.querySelector('[data-testid="start"]').value + ".." + document.querySelector('[data-testid="end"]').value`)
 	if start != "2025-01-03..2025-01-09" {
 		t.Fatalf("new backfill form prefilled with %s", start)
 	}
-	waitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 10*time.Second, "the preview of 7 partitions")
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 10*time.Second, "the preview of 7 partitions")
 	// The preview follows the form (debounced htmx request).
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(function(){ var e = document.querySelector('[data-testid="chunk-size"]'); e.value = "2"; e.dispatchEvent(new Event("input", {bubbles: true})); })()`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 10*time.Second, "the preview of 4 chunks")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 10*time.Second, "the preview of 4 chunks")
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
+	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(bfCSS(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED")+` && document.querySelector('[data-testid="progress-pct"]').innerText === "100%"`, 30*time.Second, "100% and SUCCEEDED")
-	if jsString(t, ctx, `String(window.__noReload)`) != "1" {
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED")+` && document.querySelector('[data-testid="progress-pct"]').innerText === "100%"`, 30*time.Second, "100% and SUCCEEDED")
+	if bfJS(t, ctx, `String(window.__noReload)`) != "1" {
 		t.Fatal("the page reloaded instead of updating live")
 	}
-	if n := jsString(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="succeeded"]').length)`); n != "4" {
+	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="succeeded"]').length)`); n != "4" {
 		t.Errorf("%s succeeded chunk tiles, want 4", n)
 	}
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
@@ -257,58 +257,58 @@ func launchFromURL(t *testing.T, ctx context.Context, s *liveServer, query strin
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/backfills/new?"+query),
-		chromedp.WaitVisible(css(`[data-testid="launch"]`)),
-		chromedp.Click(css(`[data-testid="launch"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="launch"]`)),
+		chromedp.Click(bfCSS(`[data-testid="launch"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
-	return jsString(t, ctx, `location.pathname`)
+	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
+	return bfJS(t, ctx, `location.pathname`)
 }
 
-func planned(t *testing.T, ctx context.Context) string {
-	return jsString(t, ctx, `document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText`)
+func bfPlanned(t *testing.T, ctx context.Context) string {
+	return bfJS(t, ctx, `document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText`)
 }
 
 // Flow 2: launch a long backfill → pause → it stops planning → resume →
 // cancel with terminate → canceled.
 func TestBrowserPauseResumeCancel(t *testing.T) {
-	s := startServer(t, flowWS(t.TempDir()))
+	s := startBinaryServer(t, flowWS(t.TempDir()))
 	ctx := testkit.Browser(t)
-	signIn(t, ctx, s)
+	bfSignIn(t, ctx, s)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "PAUSED")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "PAUSED")
 	// Paused: active chunks finish, no new chunk is planned.
 	time.Sleep(2 * time.Second)
-	before := planned(t, ctx)
+	before := bfPlanned(t, ctx)
 	time.Sleep(2 * time.Second)
-	if after := planned(t, ctx); after != before {
+	if after := bfPlanned(t, ctx); after != before {
 		t.Fatalf("planning went on while paused: %s then %s", before, after)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING again")
-	waitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING again")
+	bfWaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
 	err := chromedp.Do(ctx,
-		chromedp.Click(css(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(css(`[data-testid="terminate"]`)),
-		chromedp.Click(css(`[data-testid="terminate"]`)),
-		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
+		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
+		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
-	if n := jsString(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
+	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
 		t.Errorf("a canceled backfill still shows %s buttons", n)
 	}
-	if !strings.Contains(jsString(t, ctx, `document.querySelector('[data-testid="timeline"]').innerText`), "terminate") {
+	if !strings.Contains(bfJS(t, ctx, `document.querySelector('[data-testid="timeline"]').innerText`), "terminate") {
 		t.Error("the timeline does not show the cancel with terminate")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled")
@@ -322,28 +322,28 @@ func TestBrowserRetryFailed(t *testing.T) {
 	if err := os.WriteFile(failFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, flowWS(dir))
+	s := startBinaryServer(t, flowWS(dir))
 	ctx := testkit.Browser(t)
-	signIn(t, ctx, s)
+	bfSignIn(t, ctx, s)
 	launchFromURL(t, ctx, s, "asset=flow.cmd&chunk_size=1&max_concurrent_runs=5")
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "FAILED"), 30*time.Second, "FAILED")
-	if got := jsString(t, ctx, `document.querySelector('[data-testid="count-failed"] b').innerText`); got != "2" {
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "FAILED"), 30*time.Second, "FAILED")
+	if got := bfJS(t, ctx, `document.querySelector('[data-testid="count-failed"] b').innerText`); got != "2" {
 		t.Fatalf("%s failed partitions, want 2", got)
 	}
 	if err := os.Remove(failFile); err != nil {
 		t.Fatal(err)
 	}
-	parent := jsString(t, ctx, `location.pathname`)
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-retry-failed"]`))); err != nil {
+	parent := bfJS(t, ctx, `location.pathname`)
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-retry-failed"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 10*time.Second, "the child backfill page")
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
-	keys := jsString(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
+	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 10*time.Second, "the child backfill page")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
+	keys := bfJS(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
 	if keys != "bad1,bad2" {
 		t.Fatalf("the child built %q, want exactly bad1,bad2", keys)
 	}
-	if jsString(t, ctx, `document.querySelector('[data-testid="parent-link"]').getAttribute("href")`) != parent {
+	if bfJS(t, ctx, `document.querySelector('[data-testid="parent-link"]').getAttribute("href")`) != parent {
 		t.Error("the child does not link to its parent")
 	}
 	testkit.Screenshot(t, ctx, "backfill-retry-child")
@@ -352,13 +352,13 @@ func TestBrowserRetryFailed(t *testing.T) {
 // Flow 4: a stale page clicking Pause after another tab paused and resumed
 // gets the conflict message, and nothing changes.
 func TestBrowserStalePauseConflict(t *testing.T) {
-	s := startServer(t, flowWS(t.TempDir()))
+	s := startBinaryServer(t, flowWS(t.TempDir()))
 	ctx := testkit.Browser(t)
-	signIn(t, ctx, s)
+	bfSignIn(t, ctx, s)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
-	waitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
 	// Tab A: a static copy of the page (no live updates), as a laptop back from sleep.
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(css(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
 	// Tab B pauses and resumes.
@@ -366,31 +366,31 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	defer cancel()
 	err := chromedp.Do(tabB,
 		chromedp.Navigate(s.URL+path),
-		chromedp.WaitVisible(css(`[data-testid="action-pause"]`)),
-		chromedp.Click(css(`[data-testid="action-pause"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`)),
+		chromedp.Click(bfCSS(`[data-testid="action-pause"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "tab B: PAUSED")
-	if err := chromedp.Do(tabB, chromedp.WaitVisible(css(`[data-testid="action-resume"]`)), chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
+	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "tab B: PAUSED")
+	if err := chromedp.Do(tabB, chromedp.WaitVisible(bfCSS(`[data-testid="action-resume"]`)), chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "tab B: RUNNING")
-	version := jsString(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
+	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "tab B: RUNNING")
+	version := bfJS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
 	// Tab A, stale, clicks Pause.
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 10*time.Second, "the conflict message")
-	msg := jsString(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
+	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 10*time.Second, "the conflict message")
+	msg := bfJS(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
 	if !strings.Contains(msg, "Someone changed this backfill") {
 		t.Fatalf("message %q", msg)
 	}
-	if jsString(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
+	if bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
 		t.Error("the stale Pause changed the state")
 	}
-	if got := jsString(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); got < version {
+	if got := bfJS(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); got < version {
 		t.Errorf("the reloaded page shows version %s, older than %s", got, version)
 	}
 	testkit.Screenshot(t, ctx, "backfill-stale-conflict")
