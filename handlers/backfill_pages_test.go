@@ -517,6 +517,17 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if s := rdoc.Find(`[data-testid="run-live"]`).AttrOr("data-state", ""); s != db.RunSucceeded {
 		t.Errorf("run state %q", s)
 	}
+	if status, ldoc := pgGet(t, env, c, runHref+"/live"); status != http.StatusOK || ldoc.Find(`[data-testid="run-live"]`).Length() != 1 || ldoc.Find("header.top").Length() != 0 {
+		t.Errorf("run live partial: status %d", status)
+	}
+	resp0, err := c.Get(env.URL + runHref + "/stream?once=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp0.Body.Close()
+	if resp0.StatusCode != http.StatusOK || resp0.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("run stream: %d %s", resp0.StatusCode, resp0.Header.Get("Content-Type"))
+	}
 	// Retry failed: the child holds exactly the failed partitions.
 	_, doc = pgGet(t, env, c, "/backfills/"+bad.ID)
 	form := doc.Find(`[data-testid="action-retry-failed"]`).Closest("form")
