@@ -535,6 +535,21 @@ func eventText(e db.Event) string {
 			s += " — " + p.Reason
 		}
 		return s
+	case db.EvRunsPlanned:
+		var p struct {
+			NextChunk int64 `json:"next_chunk"`
+			Runs      []struct {
+				Chunk int64 `json:"chunk"`
+			} `json:"runs"`
+		}
+		_ = json.Unmarshal([]byte(e.Payload), &p)
+		if len(p.Runs) == 1 {
+			return fmt.Sprintf("Chunk %d planned", p.Runs[0].Chunk)
+		}
+		if len(p.Runs) > 1 {
+			return fmt.Sprintf("%d chunks planned (%d–%d)", len(p.Runs), p.Runs[0].Chunk, p.Runs[len(p.Runs)-1].Chunk)
+		}
+		return "Chunks planned"
 	}
 	return e.Type
 }
