@@ -813,55 +813,6 @@ func (s *Store) GetWatermark(ctx context.Context, assetID int64) (Watermark, err
 	return w, err
 }
 
-// MaterializedBounds returns the lowest and highest index of a materialized
-// partition with index in [lo, hi], ok false when there is none.
-func (s *Store) MaterializedBounds(ctx context.Context, assetID, lo, hi int64) (first, last int64, ok bool, err error) {
-	var r struct {
-		Lo sql.NullInt64 `db:"lo"`
-		Hi sql.NullInt64 `db:"hi"`
-	}
-	err = s.R.GetContext(ctx, &r, `SELECT MIN(idx) AS lo, MAX(idx) AS hi FROM partition_status WHERE asset_id=? AND materialized=1 AND idx BETWEEN ? AND ?`, assetID, lo, hi)
-	return r.Lo.Int64, r.Hi.Int64, r.Lo.Valid, err
-}
-
-// MissingRanges returns the ranges of indexes in [lo, hi] without a
-// materialized partition, in order, at most limit ranges (more reports
-// truncated). It walks the materialized indexes once.
-func (s *Store) MissingRanges(ctx context.Context, assetID, lo, hi int64, limit int) (out []catalog.IndexRange, truncated bool, err error) {
-	if hi < lo {
-		return nil, false, nil
-	}
-	rows, err := s.R.QueryContext(ctx, `SELECT idx FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? AND materialized=1 ORDER BY idx`, assetID, lo, hi)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	next := lo
-	for rows.Next() {
-		var i int64
-		if err := rows.Scan(&i); err != nil {
-			return nil, false, err
-		}
-		if i > next {
-			if len(out) == limit {
-				return out, true, nil
-			}
-			out = append(out, catalog.IndexRange{Lo: next, Hi: i - 1})
-		}
-		next = i + 1
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	if next <= hi {
-		if len(out) == limit {
-			return out, true, nil
-		}
-		out = append(out, catalog.IndexRange{Lo: next, Hi: hi})
-	}
-	return out, false, nil
-}
-
 // MaterializedStale counts partitions whose status is materialized but that
 // are stale (any reason): the overview's stale segment.
 func (f *StaleFacts) MaterializedStale(now time.Time) int64 {
@@ -897,4 +848,46 @@ func (s *Store) LastAttemptFailed(ctx context.Context, assetID int64) (bool, err
 		return false, nil
 	}
 	return st.String == StatusFailed, err
+}
+
+// MaterializedBounds returns the lowest and highest index of a materialized
+// partition (ok false when none is).
+func (f *StaleFacts) MaterializedBounds() (first, last int64, ok bool) {
+	first, last = -1, -1
+	for j, i := range f.base.Idx {
+		if i < f.N && f.base.Flags[j]&factMaterialized != 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return first, last, first >= 0
+}
+
+// MissingRanges returns the ranges of indexes in [lo, hi] without a
+// materialized partition, at most limit (truncated reports more).
+func (f *StaleFacts) MissingRanges(lo, hi int64, limit int) (out []catalog.IndexRange, truncated bool) {
+	hi = min(hi, f.N-1)
+	next := lo
+	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+		if f.base.Flags[j]&factMaterialized == 0 {
+			continue
+		}
+		i := f.base.Idx[j]
+		if i > next {
+			if len(out) == limit {
+				return out, true
+			}
+			out = append(out, catalog.IndexRange{Lo: next, Hi: i - 1})
+		}
+		next = i + 1
+	}
+	if next <= hi {
+		if len(out) == limit {
+			return out, true
+		}
+		out = append(out, catalog.IndexRange{Lo: next, Hi: hi})
+	}
+	return out, false
 }

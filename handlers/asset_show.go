@@ -73,6 +73,11 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		g, err := h.FindGaps(ctx, a.Def.Key, "")
+		if err != nil {
+			return err
+		}
+		v.Gaps = gapsModel(g, 50)
 	}
 	if a.Def.Freshness != nil {
 		if a.Def.Freshness.MaxLag > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
 )
 
 // MaxGapRanges bounds the ranges one gaps answer lists.
@@ -93,6 +94,14 @@ func (h *Handler) FindGaps(ctx context.Context, key, from string) (Gaps, error) 
 		g.Skipped, g.Warning = true, fmt.Sprintf("the watermark %q of %s is no longer a partition of its scheme (%s); record a new one", w.Partition, a.Def.Key, keyReason(err))
 		return g, nil
 	}
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return g, err
+	}
+	facts, err := h.staleFacts(ctx, sc, a.Def)
+	if err != nil {
+		return g, err
+	}
 	var lo, hi int64
 	if from != "" {
 		if fromIdx > wm {
@@ -100,10 +109,7 @@ func (h *Handler) FindGaps(ctx context.Context, key, from string) (Gaps, error) 
 		}
 		lo, hi = fromIdx, wm
 	} else {
-		first, last, ok, err := h.Store.MaterializedBounds(ctx, a.ID, 0, a.Space.Len()-1)
-		if err != nil {
-			return g, err
-		}
+		first, last, ok := facts.MaterializedBounds()
 		switch {
 		case !ok:
 			g.Note = "nothing is materialized yet, so there are no holes inside the materialized range; use --from KEY to fill from a start"
@@ -114,10 +120,7 @@ func (h *Handler) FindGaps(ctx context.Context, key, from string) (Gaps, error) 
 		}
 		lo, hi = first, min(last, wm)
 	}
-	rs, truncated, err := h.Store.MissingRanges(ctx, a.ID, lo, hi, MaxGapRanges)
-	if err != nil {
-		return g, err
-	}
+	rs, truncated := facts.MissingRanges(lo, hi, MaxGapRanges)
 	g.Truncated = truncated
 	for _, r := range rs {
 		g.Ranges = append(g.Ranges, GapRange{Start: a.Space.Key(r.Lo), End: a.Space.Key(r.Hi), Count: r.Len(), Lo: r.Lo, Hi: r.Hi})
@@ -184,4 +187,28 @@ func (h *Handler) APIGetWatermark(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": w.Partition, "set_at": db.FromMillis(w.SetAt), "actor": w.Actor})
+}
+
+// gapsModel is the view of a gap search.
+func gapsModel(g Gaps, limit int) *views.GapsModel {
+	m := &views.GapsModel{Asset: g.Asset, Mode: g.Mode, From: g.From, Watermark: g.Watermark, Warning: g.Warning, Note: g.Note,
+		Skipped: g.Skipped, Truncated: g.Truncated, Total: g.Total}
+	for i, r := range g.Ranges {
+		if i == limit {
+			m.Truncated = true
+			break
+		}
+		m.Ranges = append(m.Ranges, views.GapRow{Start: r.Start, End: r.End, Count: r.Count})
+	}
+	return m
+}
+
+// AssetGaps renders the gap list of an asset (?from=KEY) as an HTML
+// fragment: the asset page shows it and the new-backfill page can load it.
+func (h *Handler) AssetGaps(c echo.Context) error {
+	g, err := h.FindGaps(c.Request().Context(), c.Param("key"), strings.TrimSpace(c.QueryParam("from")))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.GapList(*gapsModel(g, 500)))
 }

@@ -81,6 +81,9 @@ func TestGapsToTheWatermark(t *testing.T) {
 	if code != 200 || !g.Skipped || !strings.Contains(g.Warning, "no watermark") || !strings.Contains(g.Warning, "/api/v1/assets/gaps.daily/watermark") {
 		t.Fatalf("no watermark: %d %+v", code, g)
 	}
+	if _, doc := get(t, env, "/assets/gaps.daily?view=staleness"); !strings.Contains(doc.Find(`[data-testid="gaps-warning"]`).Text(), "no watermark") {
+		t.Fatal("the asset page does not warn about the missing watermark")
+	}
 
 	// Bad watermarks write nothing.
 	events := func() (n int) { env.Store.R.Get(&n, `SELECT COUNT(*) FROM events`); return }
@@ -116,6 +119,15 @@ func TestGapsToTheWatermark(t *testing.T) {
 	code, g, _ = gapsOf(t, env, "gaps.daily", "2025-01-01")
 	if code != 200 || rangesString(g) != "2025-01-01..2025-01-02=2 2025-01-06..2025-01-07=2 2025-01-09..2025-01-09=1" || g.Total != 5 {
 		t.Fatalf("from: %d %+v", code, g)
+	}
+	// The same ranges as HTML, for the asset page and the new-backfill page.
+	code, doc := get(t, env, "/assets/gaps.daily/gaps?from=2025-01-01")
+	if code != 200 || doc.Find(`[data-testid="gap-range"]`).Length() != 3 || !strings.Contains(doc.Find(`[data-testid="gaps-total"]`).Text(), "5") {
+		t.Fatalf("gaps fragment: %d %q", code, doc.Text())
+	}
+	_, doc = get(t, env, "/assets/gaps.daily?view=staleness")
+	if doc.Find(`[data-testid="gaps"] [data-testid="gap-range"]`).Length() != 2 {
+		t.Fatalf("asset page gaps: %q", doc.Find(`[data-testid="gaps"]`).Text())
 	}
 	// --from after the watermark, or outside the scheme: a clear error.
 	code, _, e := gapsOf(t, env, "gaps.daily", "2025-01-20")

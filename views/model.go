@@ -100,6 +100,7 @@ type AssetPage struct {
 	View                  string
 	StatusHref, StaleHref string
 	Stale                 *StalePanel
+	Gaps                  *GapsModel
 }
 
 // Link is a labelled href.

@@ -20,6 +20,7 @@ func stalenessRoutes(h *handlers.Handler) []Route {
 		{get, "/status.json", handlers.RoleViewer, h.StatusJSON},
 		{get, "/status.csv", handlers.RoleViewer, h.StatusCSV},
 		{get, "/status/:key/badge.svg", handlers.RoleViewer, h.StatusBadge},
+		{get, "/assets/:key/gaps", handlers.RoleViewer, h.AssetGaps},
 		{post, "/assets/:key/partitions/:partition/taint", handlers.RoleAdmin, h.TaintPartition},
 		{post, "/assets/:key/partitions/:partition/clear-taint", handlers.RoleAdmin, h.ClearTaint},
 		{get, "/api/v1/assets/:key/staleness", handlers.RoleViewer, h.APIAssetStaleness},

@@ -5,10 +5,11 @@ import "github.com/tessera-dev/tessera/handlers"
 // Route matrix rows of the staleness endpoints (issue 6; web/routes_staleness.go).
 func init() {
 	for k, v := range map[string]routeExpectation{
-		"GET /status":                {role: handlers.RoleViewer},
-		"GET /status.json":           {role: handlers.RoleViewer},
-		"GET /status.csv":            {role: handlers.RoleViewer},
-		"GET /status/:key/badge.svg": {role: handlers.RoleViewer, sample: "/status/raw.events/badge.svg"},
+		"GET /status":                                                {role: handlers.RoleViewer},
+		"GET /status.json":                                           {role: handlers.RoleViewer},
+		"GET /status.csv":                                            {role: handlers.RoleViewer},
+		"GET /status/:key/badge.svg":                                 {role: handlers.RoleViewer, sample: "/status/raw.events/badge.svg"},
+		"GET /assets/:key/gaps":                                      {role: handlers.RoleViewer, sample: "/assets/raw.events/gaps"},
 		"POST /assets/:key/partitions/:partition/taint":              {role: handlers.RoleAdmin, sample: "/assets/crm.accounts_snapshot/partitions/acme/taint"},
 		"POST /assets/:key/partitions/:partition/clear-taint":        {role: handlers.RoleAdmin, sample: "/assets/crm.accounts_snapshot/partitions/acme/clear-taint"},
 		"GET /api/v1/assets/:key/staleness":                          {role: handlers.RoleViewer, sample: "/api/v1/assets/raw.events/staleness"},
