@@ -251,6 +251,14 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 		t.Errorf("%s succeeded chunk tiles, want 4", n)
 	}
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
+	// Readable at phone width: nothing wider than the screen but scroll boxes.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(bfCSS(`[data-testid="progress-bar"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 400 {
+		t.Errorf("the backfill page is %dpx wide at a 390px screen (%v)", w, err)
+	}
+	testkit.Screenshot(t, ctx, "backfill-phone")
 }
 
 func launchFromURL(t *testing.T, ctx context.Context, s *liveServer, query string) string {
