@@ -1,0 +1,127 @@
+package db_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// The memoized facts follow the event log: events that cannot change
+// partitions keep them, an asset's events invalidate it and its downstreams
+// only, backfill attempts invalidate the assets they name, anything else
+// invalidates everything. Taints keep the rollup untouched.
+func TestStaleFactsInvalidation(t *testing.T) {
+	ctx := context.Background()
+	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+  up:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    executor: {demo: {duration: 1s}}
+  down:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    deps: [up]
+    executor: {demo: {duration: 1s}}
+  other:
+    partitions: {static: [a, b]}
+    executor: {demo: {duration: 1s}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := store.AssetIDs(ctx)
+	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	facts := func(key string) *db.StaleFacts {
+		f, err := store.StaleFacts(ctx, in, ws.Asset(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	mat := func(asset, key string, at time.Time) {
+		a := ws.Asset(asset)
+		i, _ := a.Scheme.Space(now, nil).Index(key)
+		if _, err := store.RecordMaterializations(ctx, []db.Materialization{{AssetID: ids[asset], AssetKey: asset, Partition: key, Idx: i,
+			Status: db.StatusMaterialized, RunID: asset + key + at.String(), Source: "test", At: at}}, "test", "", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event := func(typ, subject string, payload any) {
+		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+			_, err := db.AppendEvent(ctx, tx, typ, subject, "test", payload, "", now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mat("down", "2025-01-02", now.Add(-2*time.Hour))
+	mat("up", "2025-01-02", now.Add(-3*time.Hour))
+	up, down, other := facts("up"), facts("down"), facts("other")
+	if r := down.Reason(1, now); r != catalog.Fresh {
+		t.Fatalf("down 2025-01-02: %s", r)
+	}
+
+	event("user.created", "user:bob", map[string]any{})
+	event(db.EvBackfillState, "backfill:b1", map[string]any{})
+	if facts("up") != up || facts("down") != down || facts("other") != other {
+		t.Fatal("events that cannot change partitions invalidated the facts")
+	}
+
+	mat("up", "2025-01-02", now.Add(-time.Hour)) // upstream rebuilt after down
+	if facts("other") != other {
+		t.Fatal("a write to up invalidated an unrelated asset")
+	}
+	down = facts("down")
+	if r := down.Reason(1, now); r != catalog.UpstreamChanged {
+		t.Fatalf("down after its upstream was rebuilt: %s", r)
+	}
+	if u := down.Upstream(1); u.Asset != "up" || u.Key != "2025-01-02" {
+		t.Fatalf("upstream evidence %+v", u)
+	}
+
+	up = facts("up")
+	event(db.EvAttemptsFinished, "runs", map[string]any{"attempts": []map[string]any{{"asset_id": ids["other"]}}})
+	if facts("up") != up || facts("other") == other {
+		t.Fatal("an attempt of other must invalidate other only")
+	}
+	other, down = facts("other"), facts("down")
+	event("something.new", "elsewhere", map[string]any{})
+	if facts("other") == other || facts("down") == down {
+		t.Fatal("an unknown event must invalidate everything")
+	}
+
+	// Taint: no rollup change, TAINTED at once, cleared by the next build.
+	var before int
+	store.R.Get(&before, `SELECT SUM(n) FROM partition_rollup`)
+	if err := store.Taint(ctx, ids["down"], "down", "2025-01-02", "bad", "admin", now); err != nil {
+		t.Fatal(err)
+	}
+	if r := facts("down").Reason(1, now); r != catalog.Tainted {
+		t.Fatalf("after taint: %s", r)
+	}
+	var after int
+	store.R.Get(&after, `SELECT SUM(n) FROM partition_rollup`)
+	if after != before {
+		t.Fatalf("taint changed the rollup: %d -> %d", before, after)
+	}
+	if err := store.Taint(ctx, ids["down"], "down", "2025-01-05", "bad", "admin", now); err != db.ErrNotFound {
+		t.Fatalf("taint of a missing partition: %v", err)
+	}
+	mat("down", "2025-01-02", now)
+	if r := facts("down").Reason(1, now); r != catalog.Fresh {
+		t.Fatalf("after a rebuild: %s", r)
+	}
+}
