@@ -144,8 +144,15 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 			l = "… (earlier output cut)\n" + l[len(l)-MaxLogBytes:]
 		}
 		p.Log = l
-		if p.Log == "" && atts[n-1].State == db.AttemptRunning {
-			p.Log = "(running; the log appears as the attempt writes it)"
+		if atts[n-1].State == db.AttemptRunning {
+			if h.Engine != nil {
+				if live, ok := h.Engine.LiveLog(r.ID); ok {
+					p.Log = live
+				}
+			}
+			if p.Log == "" {
+				p.Log = "(running; the log appears here as the attempt writes it)"
+			}
 		}
 	}
 	return p, nil

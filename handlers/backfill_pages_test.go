@@ -32,6 +32,12 @@ assets:
     partitions: {daily: {start: "2025-01-01"}}
     code_version: v1
     executor: {demo: {duration: 5ms, failure_rate: 1}}
+  t.cmd:
+    partitions: {static: [x]}
+    code_version: v1
+    executor:
+      command: ['echo "tail me $TESSERA_PARTITIONS"; sleep 3']
+      shell: true
 `
 
 // bfEnv starts a server with an engine; run starts its controller (without
@@ -661,5 +667,34 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 	}
 	if status, _ := pgGet(t, env, c, "/backfills/selection?asset=nope"); status != http.StatusNotFound {
 		t.Errorf("unknown asset: %d", status)
+	}
+}
+
+func TestRunPageTailsTheLiveLog(t *testing.T) {
+	env, eng := pgEnv(t, true)
+	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
+	c := env.Client(t, handlers.RoleViewer)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].State == db.RunRunning {
+			_, doc := pgGet(t, env, c, "/runs/"+runs[0].ID+"/live")
+			if strings.Contains(doc.Find(`[data-testid="run-log"]`).Text(), "tail me x") {
+				if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
+					t.Error("a running run's page does not poll its log")
+				}
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run page never showed the running attempt's output")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -60,6 +60,7 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	cmd.Env = env
 	out := &tailBuffer{max: LogLimit}
 	cmd.Stdout, cmd.Stderr = out, out
+	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
 	// Own process group (killed whole on cancel); killed if the server dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
