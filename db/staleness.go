@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -275,7 +277,21 @@ type staleCache struct {
 	scanned  int64           // newest event id looked at
 	dirtyAll int64           // newest event id that may have changed any asset
 	dirty    map[int64]int64 // asset id -> newest event id that changed it
+	// Partition keys changed per asset (event id, key), so that a base entry
+	// can be patched instead of reloaded; full[id] is the newest event that
+	// changed the asset in a way that needs a full reload.
+	changes map[int64][]keyChange
+	full    map[int64]int64
 }
+
+type keyChange struct {
+	event int64
+	key   string
+}
+
+// maxPatchKeys bounds the partitions patched into a base entry; beyond it
+// the entry is reloaded.
+const maxPatchKeys = 20000
 
 var caches sync.Map // *Store -> *staleCache
 
@@ -284,7 +300,7 @@ func (s *Store) staleCache() *staleCache {
 		return c.(*staleCache)
 	}
 	c, _ := caches.LoadOrStore(s, &staleCache{locks: map[string]*sync.Mutex{}, base: map[int64]baseEntry{},
-		facts: map[string]factsEntry{}, dirty: map[int64]int64{}})
+		facts: map[string]factsEntry{}, dirty: map[int64]int64{}, changes: map[int64][]keyChange{}, full: map[int64]int64{}})
 	return c.(*staleCache)
 }
 
@@ -343,7 +359,7 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		c.mu.Unlock()
 		return v, nil
 	}
-	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?) THEN payload ELSE '' END
+	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
 		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, c.scanned, v)
 	if err != nil {
 		return 0, err
@@ -351,6 +367,17 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 	defer rows.Close()
 	all := int64(0)
 	dirty := map[int64]int64{}
+	full := map[int64]int64{}
+	var changed []struct {
+		asset int64
+		keyChange
+	}
+	addKey := func(asset, id int64, key string) {
+		changed = append(changed, struct {
+			asset int64
+			keyChange
+		}{asset, keyChange{id, key}})
+	}
 	for rows.Next() {
 		var id int64
 		var typ, subject, payload string
@@ -359,14 +386,39 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		}
 		switch {
 		case eventIgnored(typ, subject):
+		case typ == "asset.watermark":
 		case strings.HasPrefix(subject, "asset:"):
-			if aid, ok := ids[strings.TrimPrefix(subject, "asset:")]; ok {
-				dirty[aid] = id
+			aid, ok := ids[strings.TrimPrefix(subject, "asset:")]
+			if !ok {
+				continue
+			}
+			dirty[aid] = id
+			var p struct {
+				Partition string `json:"partition"`
+				Items     []struct {
+					Partition string `json:"partition"`
+				} `json:"items"`
+			}
+			switch {
+			case payload == "" || json.Unmarshal([]byte(payload), &p) != nil:
+				full[aid] = id
+			case p.Partition != "":
+				addKey(aid, id, p.Partition)
+			default:
+				for _, it := range p.Items {
+					addKey(aid, id, it.Partition)
+				}
 			}
 		case payload != "":
+			type ref struct {
+				Key string `json:"k"`
+			}
 			var p struct {
 				Attempts []struct {
-					AssetID int64 `json:"asset_id"`
+					AssetID        int64 `json:"asset_id"`
+					Parts          []ref `json:"parts"`
+					Failures       []ref `json:"failures"`
+					UpstreamFailed []ref `json:"upstream_failed"`
 				} `json:"attempts"`
 			}
 			if json.Unmarshal([]byte(payload), &p) != nil {
@@ -375,6 +427,11 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 			}
 			for _, a := range p.Attempts {
 				dirty[a.AssetID] = id
+				for _, refs := range [][]ref{a.Parts, a.Failures, a.UpstreamFailed} {
+					for _, r := range refs {
+						addKey(a.AssetID, id, r.Key)
+					}
+				}
 			}
 		default:
 			all = id
@@ -390,6 +447,16 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 	}
 	for k, id := range dirty {
 		c.dirty[k] = id
+	}
+	for k, id := range full {
+		c.full[k] = id
+	}
+	for _, ch := range changed {
+		if len(c.changes[ch.asset]) < 4*maxPatchKeys {
+			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
+		} else {
+			c.full[ch.asset] = ch.event
+		}
 	}
 	c.scanned = v
 	return v, nil
@@ -441,7 +508,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 			return e.facts, nil
 		}
 	}
-	base, err := s.baseFactsAt(ctx, id, a.CodeVersion, version)
+	base, err := s.baseFactsAt(ctx, id, a.CodeVersion, sp, version)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +521,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		f.upDep[j] = -1
 	}
 	for d, dep := range a.Deps {
-		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], ups[d].CodeVersion, version)
+		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], ups[d].CodeVersion, upSp[d], version)
 		if err != nil {
 			return nil, err
 		}
@@ -538,31 +605,209 @@ func (f *StaleFacts) applyUpstream(dep int16, m catalog.IndexMapper, ub *baseFac
 	}
 }
 
-func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, version int64) (*baseFacts, error) {
+func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp catalog.Space, version int64) (*baseFacts, error) {
 	c := s.staleCache()
 	unlock := c.lock(fmt.Sprint("base:", assetID))
 	defer unlock()
 	c.mu.Lock()
 	e, ok := c.base[assetID]
+	var keys []string
+	patchable := ok && e.code == code && c.dirtyAll <= e.version && c.full[assetID] <= e.version
+	if patchable {
+		seen := map[string]bool{}
+		for _, ch := range c.changes[assetID] {
+			if ch.event > e.version && !seen[ch.key] {
+				seen[ch.key] = true
+				keys = append(keys, ch.key)
+			}
+		}
+		patchable = len(keys) <= maxPatchKeys
+	}
 	c.mu.Unlock()
-	if ok && e.code == code && c.cleanSince(assetID, e.version) {
+	if patchable && c.cleanSince(assetID, e.version) {
 		return e.facts, nil
 	}
-	b, err := s.loadBaseFacts(ctx, assetID, code)
+	var b *baseFacts
+	var err error
+	if patchable {
+		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
+	} else {
+		b, err = s.loadBaseFacts(ctx, assetID, code)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	c.base[assetID] = baseEntry{version: version, code: code, facts: b}
+	// Changes up to version are in this entry now.
+	kept := c.changes[assetID][:0:0]
+	for _, ch := range c.changes[assetID] {
+		if ch.event > version {
+			kept = append(kept, ch)
+		}
+	}
+	c.changes[assetID] = kept
 	c.mu.Unlock()
 	return b, nil
 }
 
+// patchBaseFacts returns a copy of old with the rows of keys re-read from
+// the store (updated, inserted or removed).
+func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int64, code string, sp catalog.Space, keys []string) (*baseFacts, error) {
+	type row struct {
+		status, flags uint8
+		at            int64
+		code          string
+		present       bool
+	}
+	changed := map[int64]*row{}
+	for _, k := range keys {
+		if i, err := sp.Index(k); err == nil {
+			changed[i] = &row{}
+		}
+	}
+	for start := 0; start < len(keys); start += 500 {
+		chunk := keys[start:min(start+500, len(keys))]
+		q, args, err := sqlx.In(`SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
+				+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
+				COALESCE(last_mat_at, 0), COALESCE(last_mat_code_version, '')
+			FROM partition_status WHERE asset_id=? AND partition_key IN (?) AND idx >= 0`, assetID, chunk)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := s.R.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var packed, at int64
+			var cv string
+			if err := rows.Scan(&packed, &at, &cv); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			r := &row{at: at, code: cv, present: true}
+			if packed&1 != 0 {
+				r.flags |= factMaterialized
+			}
+			if packed&2 != 0 {
+				r.flags |= factTainted
+			}
+			switch {
+			case packed&4 != 0:
+				r.status = stFailed
+			case packed&8 != 0:
+				r.status = stInProgress
+			}
+			if r.code == code {
+				r.code = code
+			}
+			changed[packed>>5] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	idxs := make([]int64, 0, len(changed))
+	for i := range changed {
+		idxs = append(idxs, i)
+	}
+	sort.Slice(idxs, func(a, b int) bool { return idxs[a] < idxs[b] })
+	n := len(old.Idx) + len(idxs)
+	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
+		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+	put := func(i int64, r *row) {
+		if r.present {
+			b.Idx = append(b.Idx, i)
+			b.Status = append(b.Status, r.status)
+			b.Flags = append(b.Flags, r.flags)
+			b.MatAt = append(b.MatAt, r.at)
+			b.Code = append(b.Code, r.code)
+		}
+	}
+	j := 0
+	for k, i := range old.Idx {
+		for j < len(idxs) && idxs[j] < i {
+			put(idxs[j], changed[idxs[j]])
+			j++
+		}
+		if j < len(idxs) && idxs[j] == i {
+			put(i, changed[i])
+			j++
+			continue
+		}
+		b.Idx = append(b.Idx, i)
+		b.Status = append(b.Status, old.Status[k])
+		b.Flags = append(b.Flags, old.Flags[k])
+		b.MatAt = append(b.MatAt, old.MatAt[k])
+		b.Code = append(b.Code, old.Code[k])
+	}
+	for ; j < len(idxs); j++ {
+		put(idxs[j], changed[idxs[j]])
+	}
+	return b, nil
+}
+
+// loadBaseFacts reads an asset's facts; large assets are read in a few
+// index ranges of about equal row counts (from the rollup), concurrently.
 func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
-	var n int64
-	if err := s.R.GetContext(ctx, &n, `SELECT COALESCE(SUM(n),0) FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
+	var blocks []struct {
+		Block int64 `db:"block"`
+		N     int64 `db:"n"`
+	}
+	if err := s.R.SelectContext(ctx, &blocks, `SELECT block, SUM(n) AS n FROM partition_rollup WHERE asset_id=? GROUP BY block ORDER BY block`, assetID); err != nil {
 		return nil, err
 	}
+	var total int64
+	for _, b := range blocks {
+		total += b.N
+	}
+	parts := int64(min(runtime.NumCPU(), 4))
+	if total < 200_000 || parts < 2 {
+		return s.loadRange(ctx, assetID, code, 0, math.MaxInt64, total)
+	}
+	type span struct{ lo, hi, n int64 }
+	var spans []span
+	cur := span{lo: 0}
+	for i, b := range blocks {
+		cur.n += b.N
+		if cur.n >= total/parts && int64(len(spans)) < parts-1 && i < len(blocks)-1 {
+			cur.hi = (b.Block+1)<<RollupShift - 1
+			spans = append(spans, cur)
+			cur = span{lo: cur.hi + 1}
+		}
+	}
+	cur.hi = math.MaxInt64
+	spans = append(spans, cur)
+	out := make([]*baseFacts, len(spans))
+	errs := make([]error, len(spans))
+	var wg sync.WaitGroup
+	for i, sp := range spans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = s.loadRange(ctx, assetID, code, sp.lo, sp.hi, sp.n)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b := &baseFacts{Idx: make([]int64, 0, total), Status: make([]uint8, 0, total), Flags: make([]uint8, 0, total),
+		MatAt: make([]int64, 0, total), Code: make([]string, 0, total)}
+	for _, p := range out {
+		b.Idx = append(b.Idx, p.Idx...)
+		b.Status = append(b.Status, p.Status...)
+		b.Flags = append(b.Flags, p.Flags...)
+		b.MatAt = append(b.MatAt, p.MatAt...)
+		b.Code = append(b.Code, p.Code...)
+	}
+	return b, nil
+}
+
+// loadRange reads the facts of the rows with index in [lo, hi].
+func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, hi, n int64) (*baseFacts, error) {
 	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
 		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
 	// Three columns per row (each column costs cgo calls): the index and
@@ -572,7 +817,7 @@ func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (
 			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 			COALESCE(last_mat_at, 0),
 			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE COALESCE(last_mat_code_version, '') END
-		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx >= 0 ORDER BY idx`, code, assetID)
+		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, code, assetID, lo, hi)
 	if err != nil {
 		return nil, err
 	}

@@ -124,4 +124,27 @@ func TestStaleFactsInvalidation(t *testing.T) {
 	if r := facts("down").Reason(1, now); r != catalog.Fresh {
 		t.Fatalf("after a rebuild: %s", r)
 	}
+
+	// Patched entries equal a full reload.
+	mat("down", "2025-01-07", now.Add(-time.Hour))
+	mat("up", "2025-01-07", now)
+	mat("down", "2025-01-01", now)
+	if _, err := store.W.Exec(`UPDATE partition_status SET status='failed' WHERE asset_id=? AND partition_key='2025-01-01'`, ids["down"]); err != nil {
+		t.Fatal(err)
+	}
+	event("partitions.reported", "asset:down", map[string]any{"items": []map[string]any{{"partition": "2025-01-01"}}})
+	patched := facts("down")
+	event("something.else", "elsewhere", map[string]any{})
+	full := facts("down")
+	if patched == full || patched.Rows() != full.Rows() || patched.Rows() != 3 {
+		t.Fatalf("rows: patched %d, reloaded %d", patched.Rows(), full.Rows())
+	}
+	for i := int64(0); i < 10; i++ {
+		if patched.Reason(i, now) != full.Reason(i, now) || patched.MatAtOf(i) != full.MatAtOf(i) {
+			t.Fatalf("partition %d: patched %s, reloaded %s", i, patched.Reason(i, now), full.Reason(i, now))
+		}
+	}
+	if full.Reason(6, now) != catalog.UpstreamChanged || full.MaterializedStale(now) != 1 {
+		t.Fatalf("2025-01-07 %s; materialized stale %d", full.Reason(6, now), full.MaterializedStale(now))
+	}
 }

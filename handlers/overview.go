@@ -33,6 +33,9 @@ func (h *Handler) Overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return err
+	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
 	total := db.Counts{}
 	groupIdx := map[string]int{}

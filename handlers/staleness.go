@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -49,6 +51,34 @@ func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
 
 func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset) (*db.StaleFacts, error) {
 	return h.Store.StaleFacts(ctx, sc.in, a)
+}
+
+// warmFacts computes (or finds memoized) the facts of every asset with one
+// worker per CPU, upstreams first, so that pages listing every asset do not
+// recompute them one after the other.
+func (h *Handler) warmFacts(ctx context.Context, sc *staleCtx) error {
+	order := h.Workspace().TopoOrder()
+	work := make(chan *catalog.Asset)
+	errs := make(chan error, len(order))
+	var wg sync.WaitGroup
+	for range max(runtime.NumCPU(), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a := range work {
+				if _, err := h.staleFacts(ctx, sc, a); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for _, a := range order {
+		work <- a
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // reasonBar turns reason counts into a bar in legend order.

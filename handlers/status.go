@@ -48,6 +48,9 @@ func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, er
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return nil, time.Time{}, err
+	}
 	ws := h.Workspace()
 	out := make([]AssetStatus, 0, len(ws.Assets))
 	groupOrder := map[string]int{}
