@@ -44,6 +44,10 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 	routes := Routes(h, metrics)
+	// The API document describes the routes, itself included.
+	var doc echo.HandlerFunc
+	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
+	doc = openAPIHandler(routes)
 	e.Use(identify(h.Auth))
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
