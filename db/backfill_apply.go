@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -112,63 +113,94 @@ type ConflictRecorded struct {
 	Conflict Conflict `json:"conflict"`
 }
 
-// Emit appends an event and applies it to the projections.
+// Emit appends an event and applies it to the projections. payload is one
+// of the payload types above (a value, not a pointer).
 func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload any, idemKey string, now time.Time) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	if _, err := AppendEvent(ctx, tx, typ, subject, actor, json.RawMessage(b), idemKey, now); err != nil {
+	var key *string
+	if idemKey != "" {
+		key = &idemKey
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
+		typ, subject, actor, string(b), key, Millis(now)); err != nil {
+		if isUniqueViolation(err) {
+			return ErrDuplicateEvent
+		}
 		return err
 	}
-	return ApplyEvent(ctx, tx, typ, b)
+	return apply(ctx, tx, typ, payload)
 }
 
-// ApplyEvent applies one backfill-engine event to the projections. Other
-// event types are ignored.
+// ApplyEvent applies one stored backfill-engine event to the projections
+// (replay). Other event types are ignored.
 func ApplyEvent(ctx context.Context, tx *sqlx.Tx, typ string, payload []byte) error {
+	var p any
 	switch typ {
 	case EvBackfillCreated:
-		var p BackfillCreated
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v BackfillCreated
+		err := json.Unmarshal(payload, &v)
+		if err != nil {
 			return err
 		}
-		return applyCreated(ctx, tx, p)
+		p = v
 	case EvBackfillState:
-		var p BackfillStateChanged
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v BackfillStateChanged
+		if err := json.Unmarshal(payload, &v); err != nil {
 			return err
 		}
-		return applyState(ctx, tx, p)
+		p = v
 	case EvRunsPlanned:
-		var p RunsPlanned
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v RunsPlanned
+		if err := json.Unmarshal(payload, &v); err != nil {
 			return err
 		}
-		return applyPlanned(ctx, tx, p)
+		p = v
 	case EvAttemptsStarted:
-		var p AttemptsStarted
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v AttemptsStarted
+		if err := json.Unmarshal(payload, &v); err != nil {
 			return err
 		}
-		return applyStarted(ctx, tx, p)
+		p = v
 	case EvAttemptsFinished:
-		var p AttemptsFinished
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v AttemptsFinished
+		if err := json.Unmarshal(payload, &v); err != nil {
 			return err
 		}
-		return applyFinished(ctx, tx, p)
+		p = v
 	case EvConflict:
-		var p ConflictRecorded
-		if err := json.Unmarshal(payload, &p); err != nil {
+		var v ConflictRecorded
+		if err := json.Unmarshal(payload, &v); err != nil {
 			return err
 		}
+		p = v
+	default:
+		return nil
+	}
+	return apply(ctx, tx, typ, p)
+}
+
+func apply(ctx context.Context, tx *sqlx.Tx, typ string, payload any) error {
+	switch p := payload.(type) {
+	case BackfillCreated:
+		return applyCreated(ctx, tx, p)
+	case BackfillStateChanged:
+		return applyState(ctx, tx, p)
+	case RunsPlanned:
+		return applyPlanned(ctx, tx, p)
+	case AttemptsStarted:
+		return applyStarted(ctx, tx, p)
+	case AttemptsFinished:
+		return applyFinished(ctx, tx, p)
+	case ConflictRecorded:
 		c := p.Conflict
 		_, err := tx.ExecContext(ctx, `INSERT INTO conflicts (run_key, backfill_id, existing_fingerprint, requested_fingerprint, at) VALUES (?,?,?,?,?)`,
 			c.RunKey, c.BackfillID, c.ExistingFingerprint, c.RequestedFingerprint, c.At)
 		return err
 	}
-	return nil
+	return fmt.Errorf("event %s: unexpected payload %T", typ, payload)
 }
 
 func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
@@ -307,6 +339,7 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	defer st.close()
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
+	var insts, news []any
 	for _, a := range p.Attempts {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
 			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
@@ -321,17 +354,14 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		c[1] += int64(len(a.UpstreamFailed))
 		perBackfill[a.BackfillID] = c
 		for _, pr := range a.Parts {
-			if _, err := st.insInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, a.CodeVersion, p.At, p.At); err != nil {
-				return err
-			}
+			insts = append(insts, pr.InstanceID, a.AssetID, pr.Key, a.RunID, a.CodeVersion, p.At, p.At)
 			if pr.Prev == "" {
-				_, err = st.insStatus.ExecContext(ctx, a.AssetID, pr.Key, pr.Idx, p.At)
+				news = append(news, a.AssetID, pr.Key, pr.Idx, p.At)
 			} else {
-				_, err = st.updStatus.ExecContext(ctx, p.At, a.AssetID, pr.Key)
+				if _, err := st.updStatus.ExecContext(ctx, p.At, a.AssetID, pr.Key); err != nil {
+					return err
+				}
 				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
-			}
-			if err != nil {
-				return err
 			}
 			roll.add(a.AssetID, pr.Idx, StatusInProgress, 1)
 		}
@@ -340,6 +370,14 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 				return err
 			}
 		}
+	}
+	if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at) VALUES `,
+		`(?,?,?,?,'in_progress',?,'backfill',?,?)`, ` ON CONFLICT (id) DO NOTHING`, 7, insts); err != nil {
+		return err
+	}
+	if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES `,
+		`(?,?,?,'in_progress',0,?)`, ``, 4, news); err != nil {
+		return err
 	}
 	for id, c := range perBackfill {
 		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
@@ -371,11 +409,20 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			return err
 		}
 		var mat, failed int64
+		var plainIDs []any
+		var plainMat []PartRef
 		for _, pr := range a.Parts {
 			var meta *string
 			if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
 				s := string(pr.Metadata)
 				meta = &s
+			}
+			if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
+				// The common case, written in batches below.
+				plainIDs = append(plainIDs, pr.InstanceID)
+				plainMat = append(plainMat, pr)
+				mat++
+				continue
 			}
 			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, pr.InstanceID); err != nil {
 				return err
@@ -418,6 +465,12 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 					return err
 				}
 			}
+		}
+		if len(plainMat) > 0 {
+			if err := finishMaterialized(ctx, tx, st, a, plainIDs, plainMat, p.At, roll); err != nil {
+				return err
+			}
+			lastMat[a.AssetID] = p.At
 		}
 		for _, pr := range a.Failures {
 			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
@@ -466,6 +519,100 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	return roll.apply(ctx, tx)
 }
 
+// finishMaterialized records partitions materialized without metadata or
+// error in a few statements: instances by id list, status rows by one
+// UPDATE ... FROM (VALUES ...) guarded by the lease; rows someone else
+// changed meanwhile go through updateFromLease one by one.
+func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, a AttemptEnd, ids []any, parts []PartRef, at int64, roll rollupDelta) error {
+	for off := 0; off < len(ids); off += batchRows {
+		chunk := ids[off:min(off+batchRows, len(ids))]
+		args := append([]any{StatusMaterialized, at}, chunk...)
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=? WHERE id IN (?`+
+			strings.Repeat(",?", len(chunk)-1)+`)`, args...); err != nil {
+			return err
+		}
+	}
+	for off := 0; off < len(parts); off += batchRows {
+		chunk := parts[off:min(off+batchRows, len(parts))]
+		args := []any{a.RunID, at, a.CodeVersion, a.RunID, at, at}
+		var b strings.Builder
+		for i, pr := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("(?,?)")
+			args = append(args, pr.Key, pr.InstanceID)
+		}
+		args = append(args, a.AssetID)
+		res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
+			last_mat_instance_id=v.column2, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
+			last_attempt_instance_id=v.column2, last_attempt_run_id=?, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
+			canonical_instance_id=v.column2, tainted_at=NULL, taint_reason=NULL, updated_at=?
+			FROM (VALUES `+b.String()+`) AS v
+			WHERE partition_status.asset_id=? AND partition_status.partition_key=v.column1 AND partition_status.status='in_progress'`, args...)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		if int(n) == len(chunk) {
+			for _, pr := range chunk {
+				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+			}
+			continue
+		}
+		for _, pr := range chunk {
+			var cur struct {
+				Status string  `db:"status"`
+				Inst   *string `db:"last_attempt_instance_id"`
+			}
+			if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_instance_id FROM partition_status WHERE asset_id=? AND partition_key=?`, a.AssetID, pr.Key); err != nil {
+				continue // no row: nothing to project
+			}
+			if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
+				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+				continue
+			}
+			prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, at, a.CodeVersion, nil, a.AssetID, pr.Key)
+			if err != nil {
+				return err
+			}
+			if prev != "" {
+				roll.add(a.AssetID, pr.Idx, prev, -1)
+				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+			}
+		}
+	}
+	return nil
+}
+
+// batchRows is how many rows one multi-row statement carries.
+const batchRows = 500
+
+// batchExec runs prefix + row,row,... + suffix over args (n per row), in
+// statements of at most batchRows rows.
+func batchExec(ctx context.Context, tx *sqlx.Tx, prefix, row, suffix string, n int, args []any) error {
+	for len(args) > 0 {
+		k := min(len(args)/n, batchRows)
+		var b strings.Builder
+		b.Grow(len(prefix) + k*(len(row)+1) + len(suffix))
+		b.WriteString(prefix)
+		for i := range k {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(row)
+		}
+		b.WriteString(suffix)
+		if _, err := tx.ExecContext(ctx, b.String(), args[:k*n]...); err != nil {
+			return err
+		}
+		args = args[k*n:]
+	}
+	return nil
+}
+
 // updateFromLease runs a status update guarded by status=in_progress (the
 // lease this attempt holds); when someone else changed the row meanwhile
 // (an external report), it applies the update over that status instead. It
@@ -507,16 +654,47 @@ func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[st
 	return out, rows.Err()
 }
 
-// MaterializedByRun returns the partitions that a run's attempts already
-// materialized (its checkpoint).
-func MaterializedByRun(ctx context.Context, q getter, runID string) (map[string]bool, error) {
-	var keys []string
-	if err := q.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_instances WHERE run_id=? AND status='materialized'`, runID); err != nil {
-		return nil, err
+// MaterializedByRun returns which of keys (partitions of asset) were last
+// materialized by run — the run's checkpoint, kept across its attempts.
+func MaterializedByRun(ctx context.Context, q getter, assetID int64, runID string, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(keys) > 0 {
+		k := min(len(keys), batchRows)
+		args := make([]any, 0, k+2)
+		args = append(args, assetID, runID)
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		var got []string
+		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND last_mat_run_id=? AND partition_key IN (?`+
+			strings.Repeat(",?", k-1)+`)`, args...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g] = true
+		}
+		keys = keys[k:]
 	}
-	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
+	return out, nil
+}
+
+// InProgressInstances returns which of the instance ids are still in progress.
+func InProgressInstances(ctx context.Context, q getter, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		k := min(len(ids), batchRows)
+		args := make([]any, 0, k)
+		for _, id := range ids[:k] {
+			args = append(args, id)
+		}
+		var got []string
+		if err := q.SelectContext(ctx, &got, `SELECT id FROM partition_instances WHERE status='in_progress' AND id IN (?`+strings.Repeat(",?", k-1)+`)`, args...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g] = true
+		}
+		ids = ids[k:]
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,12 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
+
+// dbq is a read interface of both *sqlx.Tx and *sqlx.DB.
+type dbq interface {
+	GetContext(ctx context.Context, dest any, q string, args ...any) error
+	SelectContext(ctx context.Context, dest any, q string, args ...any) error
+}
 
 // active is a running attempt owned by this process.
 type active struct {
@@ -183,10 +190,8 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		if err != nil {
 			return nil, err
 		}
-		var parts []db.PartRef
-		if err := e.Store.R.SelectContext(ctx, &parts, `SELECT i.partition_key AS k, COALESCE(s.idx, -1) AS i, i.id AS id, COALESCE(s.last_attempt_status, '') AS p
-			FROM partition_instances i LEFT JOIN partition_status s ON s.asset_id = i.asset_id AND s.partition_key = i.partition_key
-			WHERE i.run_id=? AND i.status='in_progress'`, at.RunID); err != nil {
+		parts, err := e.inProgressParts(ctx, run, at.Attempt)
+		if err != nil {
 			return nil, err
 		}
 		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
@@ -688,7 +693,7 @@ func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Seg
 
 // chunkKeys returns chunk i's partition keys and indexes (computed from the
 // segment's ranges or explicit keys, never from the whole selection).
-func (e *Engine) chunkKeys(ctx context.Context, tx *sqlx.Tx, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
+func (e *Engine) chunkKeys(ctx context.Context, tx dbq, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
 	p0 := (chunk - seg.FirstChunk) * b.ChunkSize
 	p1 := min(p0+b.ChunkSize, seg.Partitions)
 	sp, err := e.space(ctx, seg.Asset)
@@ -766,7 +771,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 	}
 	var done map[string]bool
 	if r.Attempts > 0 {
-		if done, err = db.MaterializedByRun(ctx, tx, r.ID); err != nil {
+		if done, err = db.MaterializedByRun(ctx, tx, r.AssetID, r.ID, keys); err != nil {
 			return nil, db.AttemptStart{}, false, err
 		}
 	}
@@ -806,10 +811,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 	if asset != nil {
 		a.pool = asset.Pool
 	}
-	instRun := r.ID
-	if attempt > 1 {
-		instRun = fmt.Sprintf("%s#%d", r.ID, attempt)
-	}
+	instRun := instanceRun(r.ID, attempt)
 	for j, k := range keys {
 		if done[k] {
 			continue
@@ -835,6 +837,57 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 		a.rangeStart, a.rangeEnd = st.Parts[0].Key, st.Parts[len(st.Parts)-1].Key
 	}
 	return a, st, true, nil
+}
+
+// instanceRun is the run part of an attempt's instance ids: the run id for
+// the first attempt, run#n for later ones (each attempt is a new instance).
+func instanceRun(runID string, attempt int64) string {
+	if attempt > 1 {
+		return fmt.Sprintf("%s#%d", runID, attempt)
+	}
+	return runID
+}
+
+// inProgressParts recomputes an attempt's partitions from its chunk and
+// returns those whose instance is still in progress, with the status each
+// had before (the row's last attempt status; none: it had no row).
+func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64) ([]db.PartRef, error) {
+	b, err := e.Store.Backfill(ctx, run.BackfillID)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := db.Segments(ctx, e.Store.R, run.BackfillID)
+	if err != nil || int(run.Seg) >= len(segs) {
+		return nil, fmt.Errorf("segments of %s: %v", run.BackfillID, err)
+	}
+	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = db.InstanceID(instanceRun(run.ID, attempt), run.Asset, k)
+	}
+	live, err := db.InProgressInstances(ctx, e.Store.R, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []db.PartRef
+	for i, k := range keys {
+		if !live[ids[i]] {
+			continue
+		}
+		var prev *string
+		if err := e.Store.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, run.AssetID, k); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		p := db.PartRef{Key: k, Idx: idx[i], InstanceID: ids[i]}
+		if prev != nil {
+			p.Prev = *prev
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // upstreamFailed reports whether an upstream partition that key reads failed

@@ -151,10 +151,7 @@ CREATE TABLE attempt_logs (
     PRIMARY KEY (run_id, attempt)
 ) WITHOUT ROWID;
 
-CREATE INDEX partition_instances_by_run ON partition_instances (run_id, status);
-
 -- +goose Down
-DROP INDEX partition_instances_by_run;
 DROP TABLE attempt_logs;
 DROP TABLE workers;
 DROP TABLE conflicts;
