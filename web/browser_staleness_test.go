@@ -1,0 +1,71 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestBrowserStalenessTaintStatus: in headless Chromium, switch an asset's
+// grid to the staleness view, open a partition, taint it with the form as an
+// admin, see it TAINTED, then read the status board and its badge.
+func TestBrowserStalenessTaintStatus(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	ctx := testkit.Browser(t)
+	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
+		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),
+		chromedp.Click(css(`[data-testid="view-staleness"]`)),
+		chromedp.WaitVisible(css(`[data-testid="stale-panel"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Screenshot(t, ctx, "asset-staleness")
+	tiles, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="grid"] a[class*="z-"], [data-testid="grid"] a.s-x').length`))
+	if err != nil || tiles == 0 {
+		t.Fatalf("no staleness tiles (%v)", err)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="grid"] a.z-ok, [data-testid="grid"] a.z-up, [data-testid="grid"] a.z-code').getAttribute('href')`))
+	if err != nil || href == "" {
+		t.Fatalf("no materialized tile (%v)", err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+href),
+		chromedp.WaitVisible(css(`[data-testid="taint-form"]`)),
+		chromedp.SetValue(css(`[data-testid="taint-form"] input[name="reason"]`), "double-counted <b>events</b>"),
+		chromedp.Click(css(`[data-testid="taint"]`)),
+		chromedp.WaitVisible(css(`[data-testid="clear-taint-form"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(`[data-testid="stale-reason"]`), "data-reason"))
+	evidence, _ := chromedp.Run(ctx, chromedp.Text(css(`[data-testid="stale-evidence"]`)))
+	if reason.Value != "TAINTED" || !strings.Contains(evidence, "double-counted <b>events</b>") {
+		t.Fatalf("after taint: %q %q", reason.Value, evidence)
+	}
+	testkit.Screenshot(t, ctx, "partition-tainted")
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="nav-status"]`)),
+		chromedp.WaitVisible(css(`[data-testid="status-row"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="status-row"]').length`))
+	if err != nil || rows != len(env.WS.Assets) {
+		t.Fatalf("status board shows %d assets (%v)", rows, err)
+	}
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll('[data-testid="badge-img"]')].every(i => i.complete && i.naturalWidth > 0)`))
+	if err != nil || !loaded {
+		t.Fatalf("badges did not load (%v)", err)
+	}
+	testkit.Screenshot(t, ctx, "status-board")
+}
