@@ -182,13 +182,29 @@ func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult,
 	if errMsg != "" {
 		res.Err = errors.New(errMsg)
 	}
-	e.mu.Lock()
-	if !a.async || e.running[runID] != a {
+	// A fast remote engine may call back before the 202 answer is processed:
+	// wait a moment for the attempt to be marked asynchronous.
+	for i := 0; ; i++ {
+		e.mu.Lock()
+		if e.running[runID] != a {
+			e.mu.Unlock()
+			return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is not waiting for a callback", runID)}
+		}
+		if a.async {
+			a.async = false
+			e.mu.Unlock()
+			break
+		}
 		e.mu.Unlock()
-		return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is not waiting for a callback", runID)}
+		if i == 300 {
+			return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is not waiting for a callback (its executor did not answer 202)", runID)}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	a.async = false
-	e.mu.Unlock()
 	e.done <- completion{act: a, res: res}
 	return nil
 }

@@ -179,7 +179,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	env := newTestEnv(t, httpAsset(srv.URL, tokens.URL), Options{})
+	env := newTestEnv(t, httpAsset(srv.URL, tokens.URL), Options{BaseURL: "http://tessera.test"})
 	env.start()
 	ctx := context.Background()
 	// Sync: 2xx with results.
@@ -198,7 +198,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	mu.Lock()
 	w0, w1 := asyncRuns[0], asyncRuns[1]
 	mu.Unlock()
-	if !strings.HasSuffix(w0.CallbackURL, "") || w0.RunID == "" {
+	if w0.CallbackURL != "http://tessera.test/api/v1/runs/"+w0.RunID+"/complete" || w0.RunID == "" {
 		t.Fatalf("work %+v", w0)
 	}
 	if err := env.eng.Complete(ctx, w0.RunID, []PartResult{{Partition: "nope", Status: db.StatusMaterialized}}, ""); err == nil {
@@ -245,5 +245,58 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	}
 	if tokenCalls.Load()-before != 1 {
 		t.Fatalf("token fetched %d times, want one refresh", tokenCalls.Load()-before)
+	}
+}
+
+func TestPoolCapAndThrottle(t *testing.T) {
+	const ws = `
+pools:
+  small: {max_concurrent_runs: 2}
+  slow: {max_concurrent_runs: 10, throttle: 4/1s}
+assets:
+  a.capped:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    pool: small
+    executor: {demo: {duration: 1ms}}
+  a.throttled:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    pool: slow
+    executor: {demo: {duration: 1ms}}
+`
+	var mu sync.Mutex
+	running, peak := 0, 0
+	var starts []time.Time
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		if w.Asset == "a.capped" {
+			running++
+			peak = max(peak, running)
+		} else {
+			starts = append(starts, time.Now())
+		}
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		if w.Asset == "a.capped" {
+			running--
+		}
+		mu.Unlock()
+		return Result{}
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	a := env.create(Request{Assets: []string{"a.capped"}, Selector: Selector{Type: "range"}, ChunkSize: 1, MaxConcurrentRuns: 8})
+	b := env.create(Request{Assets: []string{"a.throttled"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-08"}, ChunkSize: 1, MaxConcurrentRuns: 8})
+	env.wait(a.ID, db.BackfillSucceeded)
+	start := time.Now()
+	env.wait(b.ID, db.BackfillSucceeded)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > 2 {
+		t.Fatalf("pool cap 2, but %d runs ran at once", peak)
+	}
+	// 8 runs with a bucket of 4 refilled at 4/s: the last starts about a second after the first.
+	if len(starts) != 8 || starts[7].Sub(starts[0]) < 700*time.Millisecond {
+		t.Fatalf("throttle not respected: %d starts over %s (waited %s)", len(starts), starts[len(starts)-1].Sub(starts[0]), time.Since(start))
 	}
 }
