@@ -1136,3 +1136,40 @@ func (f *StaleFacts) MissingRanges(lo, hi int64, limit int) (out []catalog.Index
 	}
 	return out, false
 }
+
+// StaleRanges returns the index ranges in [lo, hi] of partitions that are
+// stale for any reason but NEVER_MATERIALIZED (with missing: for any
+// reason), in order: what a "stale" backfill selection should snapshot.
+func (f *StaleFacts) StaleRanges(lo, hi int64, now time.Time, missing bool) []catalog.IndexRange {
+	hi = min(hi, f.N-1)
+	var out []catalog.IndexRange
+	add := func(a, b int64) {
+		if a > b {
+			return
+		}
+		if l := len(out); l > 0 && out[l-1].Hi+1 >= a {
+			out[l-1].Hi = max(out[l-1].Hi, b)
+			return
+		}
+		out = append(out, catalog.IndexRange{Lo: a, Hi: b})
+	}
+	ms := now.UnixMilli()
+	var pf catalog.PartitionFacts
+	next := lo
+	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+		i := f.base.Idx[j]
+		if missing {
+			add(next, i-1)
+		}
+		next = i + 1
+		f.facts(j, &pf)
+		r := catalog.Classify(&pf, f.Asset.CodeVersion, ms)
+		if r != catalog.Fresh && (missing || r != catalog.NeverMaterialized) {
+			add(i, i)
+		}
+	}
+	if missing {
+		add(next, hi)
+	}
+	return out
+}

@@ -144,6 +144,14 @@ func TestStaleFactsInvalidation(t *testing.T) {
 			t.Fatalf("partition %d: patched %s, reloaded %s", i, patched.Reason(i, now), full.Reason(i, now))
 		}
 	}
+	// down: 2025-01-01 materialized then failed (fresh), 2025-01-02 fresh,
+	// 2025-01-07 upstream changed; the rest never materialized.
+	if rs := full.StaleRanges(0, 9, now, false); len(rs) != 1 || rs[0] != (catalog.IndexRange{Lo: 6, Hi: 6}) {
+		t.Fatalf("stale ranges %v", rs)
+	}
+	if rs := full.StaleRanges(0, 9, now, true); len(rs) != 1 || rs[0] != (catalog.IndexRange{Lo: 2, Hi: 9}) {
+		t.Fatalf("missing and stale ranges %v", rs)
+	}
 	if full.Reason(6, now) != catalog.UpstreamChanged || full.MaterializedStale(now) != 1 {
 		t.Fatalf("2025-01-07 %s; materialized stale %d", full.Reason(6, now), full.MaterializedStale(now))
 	}

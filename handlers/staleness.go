@@ -109,11 +109,11 @@ func withStale(b views.Bar, stale int64) views.Bar {
 }
 
 // backfillHref opens the new-backfill page preselected for asset with a
-// status filter (issue 4's page reads asset and filter).
-func backfillHref(asset string, filters ...string) string {
+// selection (the page's selector field: "stale", "missing_stale").
+func backfillHref(asset, selector string) string {
 	q := url.Values{}
 	q.Set("asset", asset)
-	q.Set("filter", strings.Join(filters, ","))
+	q.Set("selector", selector)
 	return "/backfills/new?" + q.Encode()
 }
 
@@ -122,7 +122,7 @@ func (h *Handler) stalePanel(ctx context.Context, a assetCtx, f *db.StaleFacts, 
 	c := f.Counts(0, a.Space.Len()-1, now)
 	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale(),
 		BackfillStale:        backfillHref(a.Def.Key, "stale"),
-		BackfillMissingStale: backfillHref(a.Def.Key, "missing", "stale")}
+		BackfillMissingStale: backfillHref(a.Def.Key, "missing_stale")}
 	if w, err := h.Store.GetWatermark(ctx, a.ID); err == nil {
 		p.Watermark = w.Partition
 	} else if !errors.Is(err, db.ErrNotFound) {

@@ -203,7 +203,7 @@ func TestStalenessReasonsThroughMappings(t *testing.T) {
 	if panel.Find(`[data-testid="count-FRESH"]`).Text() != "2" || panel.Find(`[data-testid="count-TAINTED"]`).Text() != "0" || panel.Find(`[data-testid="count-NEVER_MATERIALIZED"]`).Text() != "0" {
 		t.Fatalf("panel counts: %q", panel.Text())
 	}
-	if href := panel.Find(`[data-testid="backfill-stale"]`).AttrOr("href", ""); href != "/backfills/new?asset=down.daily&filter=stale" {
+	if href := panel.Find(`[data-testid="backfill-stale"]`).AttrOr("href", ""); href != "/backfills/new?asset=down.daily&selector=stale" {
 		t.Fatalf("backfill stale href %q", href)
 	}
 	tiles := doc.Find(`[data-testid="grid"] a.t`)
