@@ -121,6 +121,11 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 	if err != nil || pvd.TotalPartitions != 10 || pvd.TotalChunks != 3 || !strings.HasSuffix(pvd.FirstChunk.Keys[1], "|eu") {
 		t.Fatalf("dimension filter %+v %v", pvd, err)
 	}
+	// Two time assets of different granularity: a daily range selects the hours of those days.
+	pvt, err := env.eng.Preview(ctx, Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-02", End: "2025-01-02"}, ChunkSize: 24, MaxConcurrentRuns: 1})
+	if err != nil || pvt.TotalPartitions != 25 || pvt.FirstChunk.Keys[0] != "2025-01-02-00:00" {
+		t.Fatalf("mixed granularity %+v %v", pvt, err)
+	}
 	// Two assets: chunks counted per asset, upstream first.
 	pv2, err := env.eng.Preview(ctx, Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 10, MaxConcurrentRuns: 1})
 	if err != nil || pv2.TotalPartitions != 50 || pv2.TotalChunks != 5+1 || pv2.Assets[0].Asset != "up.hourly" {

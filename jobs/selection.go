@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -138,7 +139,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
 		switch sel.Type {
 		case "range":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End)
+			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
 			if err != nil {
 				return nil, err
 			}
@@ -153,7 +154,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 			seg.Explicit = true
 			seg.Partitions = int64(len(r.keys))
 		case "filter":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End)
+			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
 			if err != nil {
 				return nil, err
 			}
@@ -185,7 +186,40 @@ func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
 	return nil
 }
 
-func (e *Engine) rangeOf(sp catalog.Space, a *catalog.Asset, start, end string) (int64, int64, error) {
+func (e *Engine) rangeOf(sp catalog.Space, a *catalog.Asset, start, end string, selected []*catalog.Asset) (int64, int64, error) {
+	lo, hi, err := e.keyRange(sp, a, start, end)
+	if err == nil {
+		return lo, hi, nil
+	}
+	// Time assets of different granularity in one backfill: a range written
+	// in another selected asset's keys selects the windows of this asset that
+	// overlap the same time span (a day of an hourly asset is its 24 hours).
+	ts, ok := a.Scheme.(catalog.TimeScheme)
+	if !ok || start == "" || end == "" {
+		return 0, 0, err
+	}
+	for _, o := range selected {
+		ots, ok := o.Scheme.(catalog.TimeScheme)
+		if !ok || o == a {
+			continue
+		}
+		si, err1 := ots.WindowIndex(start)
+		ei, err2 := ots.WindowIndex(end)
+		if err1 != nil || err2 != nil || ei < si {
+			continue
+		}
+		from, to := ots.WindowStart(si), ots.WindowStart(ei+1)
+		l := max(ts.IndexAt(from), 0)
+		h := min(ts.IndexAt(to.Add(-time.Nanosecond)), sp.Len()-1)
+		if l > h {
+			return 0, 0, bad("selector", "asset %s has no partition between %s and %s", a.Key, start, end)
+		}
+		return l, h, nil
+	}
+	return 0, 0, err
+}
+
+func (e *Engine) keyRange(sp catalog.Space, a *catalog.Asset, start, end string) (int64, int64, error) {
 	n := sp.Len()
 	if n == 0 {
 		return 0, 0, bad("selector", "asset %s has no partitions yet", a.Key)
