@@ -194,6 +194,13 @@ func TestStalenessReasonsThroughMappings(t *testing.T) {
 	*now = T0.Add(6*time.Hour + time.Millisecond)
 	expectReason(t, env, "snap.static", "b", "FRESHNESS", "at most 1h")
 
+	// The overview's health bar splits materialized into fresh and stale.
+	_, doc := get(t, env, "/")
+	row := doc.Find(`[data-testid="asset-row"][data-asset="same.daily"]`)
+	if !strings.HasSuffix(row.Find(`[data-testid="asset-count-stale"]`).Text(), "1") || !strings.HasSuffix(row.Find(`[data-testid="asset-count-materialized"]`).Text(), "1") {
+		t.Fatalf("overview same.daily: %q", row.Find(`.counts`).Text())
+	}
+
 	// The asset page's staleness view and the partition page agree.
 	code, doc := get(t, env, "/assets/down.daily?view=staleness")
 	if code != http.StatusOK {
