@@ -237,8 +237,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 				touched[c.act.run.BackfillID] = true
 				finished[c.act.run.ID] = true
 			}
-			if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "runs", "controller", db.AttemptsFinished{Attempts: ends, At: nowMs}, "", now); err != nil {
-				return err
+			// One event per backfill, so that its timeline shows its runs.
+			for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
+				if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
+					return err
+				}
 			}
 			if bfs, err = db.ActiveBackfills(ctx, tx); err != nil {
 				return err
@@ -609,12 +612,29 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 			return nil, err
 		}
 	}
-	if len(starts) > 0 {
-		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "runs", "controller", db.AttemptsStarted{Owner: e.owner, Attempts: starts, At: nowMs}, "", now); err != nil {
+	for _, grp := range groupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
+		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs}, "", now); err != nil {
 			return nil, err
 		}
 	}
 	return launch, nil
+}
+
+// groupBy splits items into groups of equal key, in order of first appearance.
+func groupBy[T any](items []T, key func(T) string) [][]T {
+	idx := map[string]int{}
+	var out [][]T
+	for _, it := range items {
+		k := key(it)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
 }
 
 func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
