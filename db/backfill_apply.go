@@ -222,16 +222,14 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 			}
 		}
 	}
-	if len(p.Keys) > 0 {
-		st, err := tx.PreparexContext(ctx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES (?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for i, k := range p.Keys {
-			if _, err := st.ExecContext(ctx, b.ID, i, k); err != nil {
+	args := make([]any, 0, 3*min(len(p.Keys), 100_000))
+	for i, k := range p.Keys {
+		args = append(args, b.ID, i, k)
+		if len(args) == cap(args) || i == len(p.Keys)-1 {
+			if err := batchExec(ctx, tx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES `, `(?,?,?)`, ``, 3, args); err != nil {
 				return err
 			}
+			args = args[:0]
 		}
 	}
 	return nil
