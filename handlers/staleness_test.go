@@ -362,3 +362,27 @@ func TestHistoryAtTime(t *testing.T) {
 		t.Fatalf("not yet tainted at 09:00: %v", m)
 	}
 }
+
+// "by 09:00 Europe/Berlin": yesterday's partition built before its day
+// ended is fresh until 09:00 Berlin the next day, FRESHNESS from then on; a
+// partition built after its day ended meets the deadline.
+func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
+  d.berlin:
+    partitions: {daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}
+    freshness: {by: "09:00", timezone: Europe/Berlin}
+    executor: {demo: {duration: 1s}}
+`})
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	now := time.Date(2025, 1, 16, 8, 59, 59, 999e6, berlin)
+	env.Handler.Now = func() time.Time { return now }
+	mat(t, env, "d.berlin", "2025-01-15", "", time.Date(2025, 1, 15, 22, 0, 0, 0, berlin)) // before its day ended
+	mat(t, env, "d.berlin", "2025-01-14", "", time.Date(2025, 1, 15, 1, 0, 0, 0, berlin))  // after its day ended
+	expectReason(t, env, "d.berlin", "2025-01-15", "FRESH")
+	now = time.Date(2025, 1, 16, 9, 0, 0, 0, berlin)
+	s := expectReason(t, env, "d.berlin", "2025-01-15", "FRESHNESS", "09:00 Europe/Berlin")
+	if s.Staleness.Since != now.UnixMilli() {
+		t.Fatalf("stale since %d, want %d", s.Staleness.Since, now.UnixMilli())
+	}
+	expectReason(t, env, "d.berlin", "2025-01-14", "FRESH")
+}
