@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"text/tabwriter"
 
@@ -31,7 +32,7 @@ func newGapsCmd() *cobra.Command {
 	var o clientOpts
 	var from string
 	cmd := &cobra.Command{
-		Use:   "gaps ASSET",
+		Use:   "gaps ASSET...",
 		Short: "List missing partition ranges of an asset up to its watermark",
 		Long: `List the missing (never materialized) partitions of ASSET as ranges with
 counts, never past the asset's watermark (the last partition the live
@@ -39,65 +40,86 @@ pipeline has processed; record it with POST /api/v1/assets/ASSET/watermark).
 
 Without --from, only holes inside the materialized range are listed
 (catch-up); with --from KEY, everything missing from KEY on. An asset without
-a watermark is skipped with a warning.`,
-		Args: cobra.ExactArgs(1),
+a watermark is skipped with a warning. With several assets, each is listed
+in turn (--json prints an array).`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.newClient()
 			if err != nil {
 				return err
 			}
-			path := "/api/v1/assets/" + url.PathEscape(args[0]) + "/gaps"
-			if from != "" {
-				path += "?from=" + url.QueryEscape(from)
+			var raws []json.RawMessage
+			for i, asset := range args {
+				path := "/api/v1/assets/" + url.PathEscape(asset) + "/gaps"
+				if from != "" {
+					path += "?from=" + url.QueryEscape(from)
+				}
+				var raw json.RawMessage
+				var g gapsAnswer
+				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
+					return err
+				}
+				if err := json.Unmarshal(raw, &g); err != nil {
+					return &exitError{ExitServer, fmt.Errorf("unexpected answer from the server: %v", err)}
+				}
+				if g.Warning != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", g.Warning)
+				}
+				if o.json {
+					raws = append(raws, raw)
+					continue
+				}
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				if err := printGaps(cmd.OutOrStdout(), g); err != nil {
+					return err
+				}
 			}
-			var raw json.RawMessage
-			var g gapsAnswer
-			if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
-				return err
-			}
-			if err := json.Unmarshal(raw, &g); err != nil {
-				return &exitError{ExitServer, fmt.Errorf("unexpected answer from the server: %v", err)}
-			}
-			if g.Warning != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", g.Warning)
-			}
-			if o.json {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			out := cmd.OutOrStdout()
-			if g.Skipped {
-				fmt.Fprintf(out, "%s: skipped (no watermark)\n", g.Asset)
+			switch {
+			case !o.json:
 				return nil
+			case len(raws) == 1:
+				return printJSON(cmd.OutOrStdout(), raws[0])
 			}
-			scope := "holes inside the materialized range"
-			if g.Mode == "from" {
-				scope = "missing from " + g.From
-			}
-			fmt.Fprintf(out, "%s: %s, up to the watermark %s\n", g.Asset, scope, g.Watermark)
-			if g.Note != "" {
-				fmt.Fprintln(out, g.Note)
-			}
-			if len(g.Ranges) == 0 {
-				fmt.Fprintln(out, "no gaps")
-				return nil
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "START\tEND\tPARTITIONS")
-			for _, r := range g.Ranges {
-				fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			more := ""
-			if g.Truncated {
-				more = " (list truncated; narrow it with --from)"
-			}
-			fmt.Fprintf(out, "%d missing partitions in %d ranges%s\n", g.Total, len(g.Ranges), more)
-			return nil
+			return printJSON(cmd.OutOrStdout(), raws)
 		},
 	}
 	addClientFlags(cmd, &o)
 	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition key (default: only holes inside the materialized range)")
 	return cmd
+}
+
+// printGaps prints one asset's gap ranges as a table.
+func printGaps(out io.Writer, g gapsAnswer) error {
+	if g.Skipped {
+		fmt.Fprintf(out, "%s: skipped (no watermark)\n", g.Asset)
+		return nil
+	}
+	scope := "holes inside the materialized range"
+	if g.Mode == "from" {
+		scope = "missing from " + g.From
+	}
+	fmt.Fprintf(out, "%s: %s, up to the watermark %s\n", g.Asset, scope, g.Watermark)
+	if g.Note != "" {
+		fmt.Fprintln(out, g.Note)
+	}
+	if len(g.Ranges) == 0 {
+		fmt.Fprintln(out, "no gaps")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "START\tEND\tPARTITIONS")
+	for _, r := range g.Ranges {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	more := ""
+	if g.Truncated {
+		more = " (list truncated; narrow it with --from)"
+	}
+	fmt.Fprintf(out, "%d missing partitions in %d ranges%s\n", g.Total, len(g.Ranges), more)
+	return nil
 }

@@ -20,6 +20,9 @@ func TestGapsCommand(t *testing.T) {
   g.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     executor: {demo: {duration: 1s}}
+  g.other:
+    partitions: {static: [a, b]}
+    executor: {demo: {duration: 1s}}
 `})
 	tok := env.AdminToken()
 	a := env.WS.Asset("g.daily")
@@ -55,6 +58,12 @@ func TestGapsCommand(t *testing.T) {
 	// Never past the watermark: nothing after 2025-01-09 although 01-11… are missing.
 	if err := json.Unmarshal([]byte(out), &g); code != 0 || err != nil || g.Total != 6 || g.Ranges[0].Start != "2025-01-01" || g.Ranges[len(g.Ranges)-1].End != "2025-01-09" {
 		t.Fatalf("--from --json: exit %d %v %s", code, err, out)
+	}
+	// Several assets: the one without a watermark is skipped with a warning.
+	code, out, errOut = gaps("g.daily", "g.other")
+	if code != 0 || !strings.Contains(out, "4 missing partitions in 2 ranges") || !strings.Contains(out, "g.other: skipped (no watermark)") ||
+		!strings.Contains(errOut, "asset g.other has no watermark") {
+		t.Fatalf("two assets: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = gaps("g.daily", "--from", "2025-01-20")
 	if code != 2 || !strings.Contains(errOut, "after the watermark 2025-01-09") {
