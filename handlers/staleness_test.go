@@ -217,6 +217,14 @@ func TestStalenessReasonsThroughMappings(t *testing.T) {
 	if tiles.Length() != 2 || !strings.Contains(tiles.First().AttrOr("class", ""), "z-ok") {
 		t.Fatalf("staleness tiles: %d %q", tiles.Length(), tiles.First().AttrOr("class", ""))
 	}
+	// Filtering by a reason dims the other tiles.
+	_, doc = get(t, env, "/assets/same.daily?view=staleness&status=UPSTREAM_CHANGED")
+	if doc.Find(`[data-testid="grid"] a.dim`).Length() != 1 || doc.Find(`select[name="status"] option[value="UPSTREAM_CHANGED"][selected]`).Length() != 1 {
+		t.Fatal("reason filter")
+	}
+	if code, _ := get(t, env, "/assets/same.daily?view=staleness&status=STALE_ISH"); code != http.StatusBadRequest {
+		t.Fatalf("unknown reason: %d", code)
+	}
 	_, doc = get(t, env, "/assets/down.monthly/partitions/2025-01-01")
 	if r := doc.Find(`[data-testid="stale-reason"]`).AttrOr("data-reason", ""); r != "UPSTREAM_CHANGED" {
 		t.Fatalf("partition page reason %q", r)
