@@ -471,11 +471,23 @@ func (c *staleCache) cleanSince(id, version int64) bool {
 
 // StaleFacts returns (memoized) the staleness facts of asset a.
 func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset) (*StaleFacts, error) {
-	v, err := s.staleCache().sync(ctx, s, in.IDs)
+	v, err := s.SyncStaleness(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	return s.staleFactsAt(ctx, in, a, v)
+}
+
+// SyncStaleness catches the memoized facts up with the event log and
+// returns the data version to pass to StaleFactsAt (one sync per request
+// that reads many assets).
+func (s *Store) SyncStaleness(ctx context.Context, in StaleInput) (int64, error) {
+	return s.staleCache().sync(ctx, s, in.IDs)
+}
+
+// StaleFactsAt is StaleFacts at a version returned by SyncStaleness.
+func (s *Store) StaleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asset, version int64) (*StaleFacts, error) {
+	return s.staleFactsAt(ctx, in, a, version)
 }
 
 func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asset, version int64) (*StaleFacts, error) {

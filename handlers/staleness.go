@@ -24,9 +24,10 @@ import (
 // staleCtx resolves every asset's partition space once per request for the
 // staleness computations.
 type staleCtx struct {
-	in     db.StaleInput
-	spaces map[*catalog.Asset]catalog.Space
-	now    time.Time
+	in      db.StaleInput
+	spaces  map[*catalog.Asset]catalog.Space
+	now     time.Time
+	version int64 // data version, synced once per request
 }
 
 func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
@@ -46,11 +47,14 @@ func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
 		}
 		return a.Scheme.Space(now, dyn)
 	}}
+	if sc.version, err = h.Store.SyncStaleness(ctx, sc.in); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
 func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset) (*db.StaleFacts, error) {
-	return h.Store.StaleFacts(ctx, sc.in, a)
+	return h.Store.StaleFactsAt(ctx, sc.in, a, sc.version)
 }
 
 // warmFacts computes (or finds memoized) the facts of every asset with one
