@@ -394,3 +394,25 @@ func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 	}
 	expectReason(t, env, "d.berlin", "2025-01-14", "FRESH")
 }
+
+// Every asset of the default workspace renders its staleness view, with and
+// without history (empty dynamic sets, multi-dimensional, static).
+func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
+	for _, seed := range []bool{false, true} {
+		env := testkit.New(t, testkit.Options{Seed: seed})
+		for _, a := range env.WS.Assets {
+			code, doc := get(t, env, "/assets/"+a.Key+"?view=staleness")
+			if code != http.StatusOK || doc.Find(`[data-testid="stale-panel"]`).Length() != 1 {
+				t.Fatalf("seed %v: %s staleness view: %d", seed, a.Key, code)
+			}
+			resp, err := env.Get("/api/v1/assets/" + a.Key + "/gaps")
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("seed %v: %s gaps: %v %v", seed, a.Key, resp.Status, err)
+			}
+			resp.Body.Close()
+		}
+		if code, _ := get(t, env, "/status"); code != http.StatusOK {
+			t.Fatalf("seed %v: status board %d", seed, code)
+		}
+	}
+}
