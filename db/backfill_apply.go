@@ -396,6 +396,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	type counts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
 	perBackfill := map[string]*counts{}
 	lastMat := map[int64]int64{}
+	var plain []plainMat
 	for _, a := range p.Attempts {
 		c := perBackfill[a.BackfillID]
 		if c == nil {
@@ -407,8 +408,6 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			return err
 		}
 		var mat, failed int64
-		var plainIDs []any
-		var plainMat []PartRef
 		for _, pr := range a.Parts {
 			var meta *string
 			if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
@@ -417,8 +416,8 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			}
 			if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 				// The common case, written in batches below.
-				plainIDs = append(plainIDs, pr.InstanceID)
-				plainMat = append(plainMat, pr)
+				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, part: pr})
+				lastMat[a.AssetID] = p.At
 				mat++
 				continue
 			}
@@ -464,12 +463,6 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				}
 			}
 		}
-		if len(plainMat) > 0 {
-			if err := finishMaterialized(ctx, tx, st, a, plainIDs, plainMat, p.At, roll); err != nil {
-				return err
-			}
-			lastMat[a.AssetID] = p.At
-		}
 		for _, pr := range a.Failures {
 			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
 				return err
@@ -502,6 +495,9 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			return err
 		}
 	}
+	if err := finishMaterialized(ctx, tx, st, plain, p.At, roll); err != nil {
+		return err
+	}
 	for id, c := range perBackfill {
 		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
 			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
@@ -517,68 +513,95 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	return roll.apply(ctx, tx)
 }
 
+// plainMat is a partition materialized without metadata or error.
+type plainMat struct {
+	asset     int64
+	code, run string
+	part      PartRef
+}
+
 // finishMaterialized records partitions materialized without metadata or
-// error in a few statements: instances by id list, status rows by one
-// UPDATE ... FROM (VALUES ...) guarded by the lease; rows someone else
-// changed meanwhile go through updateFromLease one by one.
-func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, a AttemptEnd, ids []any, parts []PartRef, at int64, roll rollupDelta) error {
-	for off := 0; off < len(ids); off += batchRows {
-		chunk := ids[off:min(off+batchRows, len(ids))]
-		args := append([]any{StatusMaterialized, at}, chunk...)
+// error in a few statements for all attempts of an event: instances by id
+// list, status rows by one UPDATE ... FROM (VALUES ...) per asset guarded by
+// the lease; rows someone else changed meanwhile go through updateFromLease
+// one by one.
+func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
+	for off := 0; off < len(items); off += batchRows {
+		chunk := items[off:min(off+batchRows, len(items))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, StatusMaterialized, at)
+		for _, it := range chunk {
+			args = append(args, it.part.InstanceID)
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=? WHERE id IN (?`+
 			strings.Repeat(",?", len(chunk)-1)+`)`, args...); err != nil {
 			return err
 		}
 	}
-	for off := 0; off < len(parts); off += batchRows {
-		chunk := parts[off:min(off+batchRows, len(parts))]
-		args := []any{a.RunID, at, a.CodeVersion, a.RunID, at, at}
-		var b strings.Builder
-		for i, pr := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString("(?,?)")
-			args = append(args, pr.Key, pr.InstanceID)
+	byAsset := map[[2]string][]plainMat{}
+	var order [][2]string
+	for _, it := range items {
+		k := [2]string{fmt.Sprint(it.asset), it.code}
+		if _, ok := byAsset[k]; !ok {
+			order = append(order, k)
 		}
-		args = append(args, a.AssetID)
-		res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
-			last_mat_instance_id=v.column2, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
-			last_attempt_instance_id=v.column2, last_attempt_run_id=?, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
-			canonical_instance_id=v.column2, tainted_at=NULL, taint_reason=NULL, updated_at=?
-			FROM (VALUES `+b.String()+`) AS v
-			WHERE partition_status.asset_id=? AND partition_status.partition_key=v.column1 AND partition_status.status='in_progress'`, args...)
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		if int(n) == len(chunk) {
-			for _, pr := range chunk {
-				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
-				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+		byAsset[k] = append(byAsset[k], it)
+	}
+	for _, k := range order {
+		group := byAsset[k]
+		assetID, code := group[0].asset, group[0].code
+		for off := 0; off < len(group); off += batchRows {
+			chunk := group[off:min(off+batchRows, len(group))]
+			args := make([]any, 0, 3*len(chunk)+5)
+			args = append(args, at, code, at, at)
+			var b strings.Builder
+			for i, it := range chunk {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString("(?,?,?)")
+				args = append(args, it.part.Key, it.part.InstanceID, it.run)
 			}
-			continue
-		}
-		for _, pr := range chunk {
-			var cur struct {
-				Status string  `db:"status"`
-				Inst   *string `db:"last_attempt_instance_id"`
-			}
-			if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_instance_id FROM partition_status WHERE asset_id=? AND partition_key=?`, a.AssetID, pr.Key); err != nil {
-				continue // no row: nothing to project
-			}
-			if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
-				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
-				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
-				continue
-			}
-			prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, at, a.CodeVersion, nil, a.AssetID, pr.Key)
+			args = append(args, assetID)
+			res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
+				last_mat_instance_id=v.column2, last_mat_run_id=v.column3, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
+				last_attempt_instance_id=v.column2, last_attempt_run_id=v.column3, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
+				canonical_instance_id=v.column2, tainted_at=NULL, taint_reason=NULL, updated_at=?
+				FROM (VALUES `+b.String()+`) AS v
+				WHERE partition_status.asset_id=? AND partition_status.partition_key=v.column1 AND partition_status.status='in_progress'`, args...)
 			if err != nil {
 				return err
 			}
-			if prev != "" {
-				roll.add(a.AssetID, pr.Idx, prev, -1)
-				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+			n, _ := res.RowsAffected()
+			if int(n) == len(chunk) {
+				for _, it := range chunk {
+					roll.add(assetID, it.part.Idx, StatusInProgress, -1)
+					roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+				}
+				continue
+			}
+			for _, it := range chunk {
+				pr := it.part
+				var cur struct {
+					Status string  `db:"status"`
+					Inst   *string `db:"last_attempt_instance_id"`
+				}
+				if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_instance_id FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
+					continue // no row: nothing to project
+				}
+				if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
+					roll.add(assetID, pr.Idx, StatusInProgress, -1)
+					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+					continue
+				}
+				prev, err := updateFromLease(ctx, tx, st.matStatus, assetID, pr.Key, pr.InstanceID, it.run, at, code, nil, assetID, pr.Key)
+				if err != nil {
+					return err
+				}
+				if prev != "" {
+					roll.add(assetID, pr.Idx, prev, -1)
+					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+				}
 			}
 		}
 	}

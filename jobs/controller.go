@@ -321,10 +321,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 // finish decides what a completed attempt means for its run.
 func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
 	a, res := c.act, c.res
-	run, err := db.RunTx(ctx, tx, a.run.ID)
-	if err != nil {
-		return db.AttemptEnd{}, err
-	}
+	run := a.run // kept up to date by prepareAttempt (upstream failures) or read at recovery
 	state := res.State
 	if state == "" {
 		state = db.AttemptSucceeded
@@ -733,7 +730,7 @@ func (e *Engine) chunkKeys(ctx context.Context, tx dbq, b *db.Backfill, seg *db.
 		}
 		return keys, idx, nil
 	}
-	rs, err := db.SegmentRanges(ctx, tx, b.ID, seg.Pos, p0, p1)
+	rs, err := e.segmentRanges(ctx, tx, b.ID, seg.Pos, p0, p1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -753,6 +750,34 @@ func (e *Engine) chunkKeys(ctx context.Context, tx dbq, b *db.Backfill, seg *db.
 		}
 	}
 	return keys, idx, nil
+}
+
+// segmentRanges returns the ranges of a segment overlapping selection
+// positions [p0, p1). A segment's ranges never change: they are read once.
+func (e *Engine) segmentRanges(ctx context.Context, q dbq, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
+	key := fmt.Sprintf("%s/%d", backfillID, pos)
+	e.spaceMu.Lock()
+	all, ok := e.ranges[key]
+	e.spaceMu.Unlock()
+	if !ok {
+		var err error
+		if all, err = db.AllSegmentRanges(ctx, q, backfillID, pos); err != nil {
+			return nil, err
+		}
+		e.spaceMu.Lock()
+		if e.ranges == nil || len(e.ranges) > 1000 {
+			e.ranges = map[string][]db.SelRange{}
+		}
+		e.ranges[key] = all
+		e.spaceMu.Unlock()
+	}
+	i := sort.Search(len(all), func(i int) bool { return all[i].Start > p0 }) - 1
+	i = max(i, 0)
+	var out []db.SelRange
+	for ; i < len(all) && all[i].Start < p1; i++ {
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // space returns an asset's current partition space (cached briefly).

@@ -65,6 +65,7 @@ type Engine struct {
 	spaceMu  sync.Mutex
 	spaces   map[string]catalog.Space
 	spacesAt time.Time
+	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates
