@@ -291,7 +291,7 @@ type keyChange struct {
 
 // maxPatchKeys bounds the partitions patched into a base entry; beyond it
 // the entry is reloaded.
-const maxPatchKeys = 20000
+const maxPatchKeys = 5000
 
 var caches sync.Map // *Store -> *staleCache
 
@@ -452,10 +452,16 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		c.full[k] = id
 	}
 	for _, ch := range changed {
-		if len(c.changes[ch.asset]) < 4*maxPatchKeys {
-			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
-		} else {
+		switch _, cached := c.base[ch.asset]; {
+		case !cached:
+			// Not loaded: any entry made meanwhile, at an older version,
+			// must be reloaded in full rather than patched.
 			c.full[ch.asset] = ch.event
+		case len(c.changes[ch.asset]) < maxPatchKeys:
+			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
+		default:
+			c.full[ch.asset] = ch.event
+			c.changes[ch.asset] = nil
 		}
 	}
 	c.scanned = v
