@@ -156,3 +156,105 @@ func TestStaleFactsInvalidation(t *testing.T) {
 		t.Fatalf("2025-01-07 %s; materialized stale %d", full.Reason(6, now), full.MaterializedStale(now))
 	}
 }
+
+// Concurrent writers and readers: whatever the interleaving, the memoized
+// (patched) facts end equal to a full reload.
+func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
+	ctx := context.Background()
+	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+  up:
+    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-11-00:00"}}
+    executor: {demo: {duration: 1s}}
+  down:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    deps: [up]
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := store.AssetIDs(ctx)
+	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	for w := range 3 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 60 {
+				asset := []string{"up", "down"}[(i+w)%2]
+				a := ws.Asset(asset)
+				sp := a.Scheme.Space(now, nil)
+				idx := int64((i*7 + w*13) % int(sp.Len()))
+				st, code := db.StatusMaterialized, []string{"v1", "v2"}[i%2]
+				if i%5 == 0 {
+					st = db.StatusFailed
+				}
+				at := now.Add(time.Duration(i*w) * time.Minute)
+				if _, err := store.RecordMaterializations(ctx, []db.Materialization{{AssetID: ids[asset], AssetKey: asset, Partition: sp.Key(idx), Idx: idx,
+					Status: st, CodeVersion: code, RunID: "r" + string(rune('a'+w)) + at.String(), Source: "test", At: at}}, "test", "", now); err != nil {
+					errs <- err
+					return
+				}
+				if i%7 == 0 {
+					_ = store.Taint(ctx, ids[asset], asset, sp.Key(idx), "t", "test", now)
+				}
+			}
+		}()
+	}
+	for range 3 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 80 {
+				for _, k := range []string{"up", "down"} {
+					if _, err := store.StaleFacts(ctx, in, ws.Asset(k)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 6 {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	snapshot := func(k string) []string {
+		f, err := store.StaleFacts(ctx, in, ws.Asset(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i := range f.N {
+			out = append(out, string(f.Reason(i, now))+"@"+time.UnixMilli(f.MatAtOf(i)).String())
+		}
+		return out
+	}
+	patched := map[string][]string{"up": snapshot("up"), "down": snapshot("down")}
+	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"up", "down"} {
+		full := snapshot(k)
+		for i := range full {
+			if full[i] != patched[k][i] {
+				t.Fatalf("%s partition %d: patched %s, reloaded %s", k, i, patched[k][i], full[i])
+			}
+		}
+	}
+}
