@@ -308,7 +308,7 @@ func getRun(ctx context.Context, q getter, id string) (Run, error) {
 // QueuedRuns lists every queued run of the active backfills.
 func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
 	var out []Run
-	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE state='queued' ORDER BY backfill_id, chunk`)
+	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' ORDER BY backfill_id, chunk`)
 	return out, err
 }
 

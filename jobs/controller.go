@@ -468,7 +468,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 	}
 	// Queued runs that are due (retries, runs that waited for a lease).
 	var queued []db.Run
-	if err := tx.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, nowMs); err != nil {
+	if err := tx.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, nowMs); err != nil {
 		return nil, err
 	}
 	for _, r := range queued {
