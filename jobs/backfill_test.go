@@ -292,7 +292,8 @@ func TestStateTransitions(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	g := newGate()
-	env := newTestEnv(t, dailyWS, Options{Executor: g})
+	sw := newSwap(g)
+	env := newTestEnv(t, dailyWS, Options{Executor: sw})
 	env.start()
 	ctx := context.Background()
 	// Cancel lets active runs finish: CANCELING until they do.
@@ -313,7 +314,7 @@ func TestCancel(t *testing.T) {
 	}
 	// Cancel with terminate kills active runs.
 	g2 := newGate()
-	env.eng.opts.Executor = g2
+	sw.set(g2)
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-10"}, ChunkSize: 1, MaxConcurrentRuns: 3})
 	waitFor(t, "runs started", func() bool { return g2.started.Load() == 3 })
 	if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, true, "t"); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,4 +119,19 @@ func TestBackfillRunsToSuccess(t *testing.T) {
 	if err := env.store.R.Get(&n, `SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); err != nil || n != 28 {
 		t.Fatalf("materialized rows %d %v", n, err)
 	}
+}
+
+// swapExec delegates to an executor that a test may replace while the engine runs.
+type swapExec struct{ cur atomic.Value }
+
+func newSwap(ex Executor) *swapExec {
+	s := &swapExec{}
+	s.cur.Store(&ex)
+	return s
+}
+
+func (s *swapExec) set(ex Executor) { s.cur.Store(&ex) }
+
+func (s *swapExec) Execute(ctx context.Context, w Work) Result {
+	return (*s.cur.Load().(*Executor)).Execute(ctx, w)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tessera-dev/tessera/db"
@@ -11,11 +13,12 @@ import (
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	failHour := "2025-01-01-05:00"
-	var failing = true
+	var failing atomic.Bool
+	failing.Store(true)
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		res := Result{Parts: map[string]PartResult{}}
 		for _, p := range w.Partitions {
-			if failing && p == failHour {
+			if failing.Load() && p == failHour {
 				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "boom"}
 				res.Err = errors.New("one partition failed")
 			} else {
@@ -24,7 +27,8 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 		}
 		return res
 	})
-	env := newTestEnv(t, multiWS, Options{Executor: ex})
+	sw := newSwap(ex)
+	env := newTestEnv(t, multiWS, Options{Executor: sw})
 	env.start()
 	ctx := context.Background()
 	b := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 6, MaxConcurrentRuns: 4})
@@ -43,7 +47,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 		t.Fatalf("%d downstream runs started before an upstream run finished", n)
 	}
 	// Retry-failed is refused while running, and idempotent on its request id.
-	failing = false
+	failing.Store(false)
 	c1, err := env.eng.RetryFailed(ctx, b.ID, "r1", 0, 0, "t")
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +68,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	}
 	// Not allowed while running.
 	g := newGate()
-	env.eng.opts.Executor = g
+	sw.set(g)
 	run := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 48, MaxConcurrentRuns: 1})
 	env.wait(run.ID, db.BackfillRunning)
 	_, err = env.eng.RetryFailed(ctx, run.ID, "r3", 0, 0, "t")
@@ -81,9 +85,12 @@ assets:
     retries: {max_attempts: 3, backoff: 10ms}
     executor: {demo: {duration: 1ms}}
 `
+	var mu sync.Mutex
 	calls := map[string]int{}
 	var seen [][]string
 	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		defer mu.Unlock()
 		seen = append(seen, w.Partitions)
 		res := Result{Parts: map[string]PartResult{}}
 		for _, p := range w.Partitions {
@@ -127,9 +134,9 @@ func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
 // failures, retries, upstream failures, pause, cancel, terminate, retry-failed,
 // overlapping backfills) and rebuilds every projection from the events.
 func TestReplayRebuildsProjections(t *testing.T) {
-	n := 0
+	var calls atomic.Int64
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		n++
+		n := int(calls.Add(1))
 		res := Result{Parts: map[string]PartResult{}}
 		for i, p := range w.Partitions {
 			if (len(p)+i+n)%7 == 0 {
@@ -141,7 +148,8 @@ func TestReplayRebuildsProjections(t *testing.T) {
 		}
 		return res
 	})
-	env := newTestEnv(t, multiWS, Options{Executor: ex})
+	sw := newSwap(ex)
+	env := newTestEnv(t, multiWS, Options{Executor: sw})
 	env.start()
 	ctx := context.Background()
 	a := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 5, MaxConcurrentRuns: 3})
@@ -154,7 +162,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 		env.wait(r.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
 	}
 	g := newGate()
-	env.eng.opts.Executor = g
+	sw.set(g)
 	d := env.create(Request{Assets: []string{"feat"}, Selector: Selector{Type: "range"}, ChunkSize: 2, MaxConcurrentRuns: 2})
 	waitFor(t, "gate", func() bool { return g.started.Load() >= 2 })
 	if _, err := env.eng.Transition(ctx, d.ID, ActPause, 0, false, "t"); err != nil {
