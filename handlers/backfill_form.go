@@ -58,8 +58,48 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 	return f
 }
 
-// request turns the form into an engine request; bad numbers are reported
-// against their field.
+// requestFromForm turns the form into an engine request; bad numbers are
+// reported against their field. "Fill gaps" resolves the asset's gaps below
+// its watermark (the same search as the gaps API and CLI) into their keys.
+func (h *Handler) requestFromForm(c echo.Context, f views.NewBackfillForm) (jobs.Request, *Gaps, error) {
+	req, err := requestFromForm(f)
+	if err != nil || f.Selector != "gaps" {
+		return req, nil, err
+	}
+	if len(req.Assets) != 1 {
+		return req, nil, BadRequest("assets", "Fill gaps works on one asset at a time: pick exactly one")
+	}
+	g, err := h.FindGaps(c.Request().Context(), req.Assets[0], f.Start)
+	if err != nil {
+		var ue *UserError
+		if errors.As(err, &ue) && ue.Field == "from" {
+			ue.Field = "start"
+		}
+		return req, nil, err
+	}
+	switch {
+	case g.Skipped:
+		return req, &g, BadRequest("selector", "%s", g.Warning)
+	case g.Total == 0 && g.Note != "":
+		return req, &g, BadRequest("selector", "no gaps to fill: %s", g.Note)
+	case g.Total == 0:
+		return req, &g, BadRequest("selector", "no gaps to fill: nothing is missing below the watermark %s", g.Watermark)
+	case g.Total > MaxFormKeys:
+		return req, &g, BadRequest("selector", "%d missing partitions below the watermark; the form fills at most %d at once (set From to a later key, or use the API)", g.Total, MaxFormKeys)
+	}
+	a, err := h.asset(c.Request().Context(), req.Assets[0])
+	if err != nil {
+		return req, nil, err
+	}
+	keys := make([]string, 0, g.Total)
+	for _, r := range g.Ranges {
+		keys = append(keys, a.Space.Keys(r.Lo, r.Count)...)
+	}
+	req.Selector = jobs.Selector{Type: "explicit", Keys: keys}
+	return req, &g, nil
+}
+
+// requestFromForm reads every field but the gap search.
 func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	req := jobs.Request{Title: f.Title}
 	for _, a := range f.Assets {
@@ -109,6 +149,10 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 		sel.Type, sel.Statuses = "filter", []string{"missing", "failed"}
 	case "stale":
 		sel.Type, sel.Statuses = "filter", []string{"stale"}
+	case "missing_stale":
+		sel.Type, sel.Statuses = "filter", []string{"missing", "stale"}
+	case "gaps":
+		sel.Type = "explicit" // resolved by Handler.requestFromForm
 	case "explicit":
 		sel = jobs.Selector{Type: "explicit"}
 		for _, line := range strings.Split(f.Keys, "\n") {
@@ -123,7 +167,7 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 			return req, BadRequest("keys", "%d keys pasted; the form takes at most %d (use the API for more)", len(sel.Keys), MaxFormKeys)
 		}
 	default:
-		return req, BadRequest("selector", "unknown selection %q; choose range, only missing and failed, only stale or explicit list", f.Selector)
+		return req, BadRequest("selector", "unknown selection %q; choose range, only missing and failed, only stale, missing and stale, fill gaps or explicit list", f.Selector)
 	}
 	req.Selector = sel
 	return req, nil
@@ -169,8 +213,9 @@ func (h *Handler) BackfillNew(c echo.Context) error {
 	q := c.QueryParams()
 	f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
 	if len(q["asset"]) > 0 && h.Engine != nil {
-		if req, err := requestFromForm(f); err == nil {
+		if req, g, err := h.requestFromForm(c, f); err == nil {
 			pv := h.preview(c, req)
+			pv.Gaps = gapsPreview(g)
 			f.Preview = &pv
 		}
 	}
@@ -221,6 +266,14 @@ func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
 	return pv
 }
 
+// gapsPreview shows the gap ranges a "Fill gaps" selection fills.
+func gapsPreview(g *Gaps) *views.GapsModel {
+	if g == nil {
+		return nil
+	}
+	return gapsModel(*g, 50)
+}
+
 func statusBar(m map[string]int64) views.Bar {
 	c := db.Counts{}
 	for k, v := range m {
@@ -236,7 +289,7 @@ func (h *Handler) BackfillPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, rerr := requestFromForm(f)
+	req, g, rerr := h.requestFromForm(c, f)
 	var pv views.PreviewView
 	if rerr != nil {
 		var ue *UserError
@@ -247,6 +300,7 @@ func (h *Handler) BackfillPreview(c echo.Context) error {
 	} else {
 		pv = h.preview(c, req)
 	}
+	pv.Gaps = gapsPreview(g)
 	if c.Request().Header.Get("HX-Request") != "" {
 		return render(c, http.StatusOK, views.PreviewPanel(pv))
 	}
@@ -270,7 +324,7 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := requestFromForm(f)
+	req, _, err := h.requestFromForm(c, f)
 	if err == nil {
 		var cr jobs.Created
 		cr, err = eng.Create(c.Request().Context(), req, f.IdempotencyKey, actor(c))

@@ -102,7 +102,7 @@ type ChartPoint struct {
 // NewBackfillForm is the new-backfill form with its values and errors.
 type NewBackfillForm struct {
 	Assets         []AssetChoice
-	Selector       string // range, explicit, missing_failed, stale
+	Selector       string // range, explicit, missing_failed, stale, missing_stale, gaps
 	Start, End     string
 	Keys           string
 	Dimension      string // name=value for multi-dimensional assets
@@ -139,6 +139,7 @@ type PreviewView struct {
 	SkippedCount int64
 	Skipped      []KV
 	Estimate     string
+	Gaps         *GapsModel // the ranges a "Fill gaps" selection fills
 }
 
 // PreviewAsset is one asset of a preview.
