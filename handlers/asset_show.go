@@ -81,7 +81,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	}
 	if a.Def.Freshness != nil {
 		if a.Def.Freshness.MaxLag > 0 {
-			v.Freshness = "at most " + a.Def.Freshness.MaxLag.String() + " behind"
+			v.Freshness = "at most " + catalog.FormatDuration(a.Def.Freshness.MaxLag) + " behind"
 		} else if a.Def.Freshness.DeadlineHHMM != "" {
 			v.Freshness = "previous day's partition by " + a.Def.Freshness.DeadlineHHMM
 		}

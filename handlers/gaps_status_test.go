@@ -229,7 +229,7 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	// 2 of 3 fresh (2025-01-31 never materialized); latest fresh 2025-01-30,
 	// whose window ended 2025-01-31 00:00: lag 34h > 26h.
 	if daily.Find(`[data-testid="fresh-pct"]`).Text() != "67%" || daily.Find(`[data-testid="latest-fresh"]`).Text() != "2025-01-30" ||
-		!strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "34h") || !strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "over policy") {
+		!strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "34 h 0 min") || !strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "over policy") {
 		t.Fatalf("s.daily: %q", daily.Text())
 	}
 	if daily.Find(`[data-testid="sparkline"] polyline`).AttrOr("points", "") == "" {

@@ -228,7 +228,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 			row.LatestFresh = "none"
 		}
 		if s.LagSeconds != nil {
-			row.Lag = fmtLag(time.Duration(*s.LagSeconds) * time.Second)
+			row.Lag = fmtDur(time.Duration(*s.LagSeconds) * time.Second)
 		} else {
 			row.Lag = "—"
 		}
@@ -334,13 +334,3 @@ func badgeSVG(label, state string) []byte {
 		lw+rw, l, s, l, s, lw, lw, rw, color, lw/2, l, lw+rw/2, s, s)
 }
 
-// fmtLag words a lag for people: 12m, 5h 3m, 4d 7h.
-func fmtLag(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
-}
