@@ -27,6 +27,7 @@ type serveConfig struct {
 	Workspace string
 	Seed      string
 	Auth      authFlags
+	Engine    engineFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -56,6 +57,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 	f.StringVar(&cfg.DB, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
 	f.StringVar(&cfg.Workspace, "workspace", envOr("TESSERA_WORKSPACE", ""), "workspace YAML file; empty serves the embedded demo workspace (env TESSERA_WORKSPACE)")
 	addAuthFlags(cmd, &cfg.Auth)
+	addEngineFlags(cmd, &cfg.Engine)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
 	return cmd
 }
@@ -100,7 +102,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, acfg)
-	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr)
+	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr, cfg.Engine)
 	if err != nil {
 		return err
 	}
