@@ -18,7 +18,7 @@ import (
 
 // engineFlags configure the backfill engine.
 type engineFlags struct {
-	MaxRuns int
+	MaxRuns         int
 	LeaseTTL, Grace time.Duration
 }
 
