@@ -50,7 +50,7 @@ assets:
 `
 
 type server struct {
-	URL, Token, DB string
+	URL, Token, AdminToken, DB string
 }
 
 // startServer runs the real binary on a fresh database with an operator
@@ -70,6 +70,13 @@ func startServer(t *testing.T) server {
 		t.Fatalf("user add: %s", errOut)
 	}
 	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "cli-test", "--db", dbPath)
+	if code != 0 {
+		t.Fatalf("token create: %s", errOut)
+	}
+	if code, _, errOut := run(t, "user", "add", "boss", "--role", "admin", "--password-file", pw, "--db", dbPath); code != 0 {
+		t.Fatalf("user add admin: %s", errOut)
+	}
+	code, adminTok, errOut := run(t, "token", "create", "--user", "boss", "--name", "cli-admin", "--db", dbPath)
 	if code != 0 {
 		t.Fatalf("token create: %s", errOut)
 	}
@@ -110,7 +117,7 @@ func startServer(t *testing.T) server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return server{URL: url, Token: strings.TrimSpace(tok), DB: dbPath}
+	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath}
 }
 
 func (s server) cli(t *testing.T, args ...string) (int, string, string) {
@@ -366,5 +373,77 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 	}
 	if len(seen) != 1000 {
 		t.Fatalf("walked %d backfills, want 1000", len(seen))
+	}
+}
+
+func TestCLIReportTaintStatusGaps(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	s := startServer(t)
+	code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--metadata", `{"rows": 12}`, "--run-id", "ext-1")
+	if code != 0 || !strings.Contains(out, "recorded 3 materialized") {
+		t.Fatalf("report: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--run-id", "ext-1", "--json")
+	var rep map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep["replayed"].(float64) != 3 {
+		t.Fatalf("report replay: %d %q", code, out)
+	}
+	if code, out, errOut = s.cli(t, "report", "t.daily", "2025-01-03", "--status", "failed", "--error", "source missing"); code != 0 || !strings.Contains(out, "1 failed") {
+		t.Fatalf("report failure: %d %q %q", code, out, errOut)
+	}
+	if code, out, _ = s.cli(t, "report", "t.daily", "--watermark", "2025-01-04"); code != 0 || !strings.Contains(out, "watermark of t.daily is now 2025-01-04") {
+		t.Fatalf("watermark: %d %q", code, out)
+	}
+	// Gaps below the watermark: 2025-01-03 never materialized.
+	code, out, errOut = s.cli(t, "gaps", "t.daily", "--json")
+	if code != 0 || !strings.Contains(out, `"start": "2025-01-03"`) {
+		t.Fatalf("gaps: %d %q %q", code, out, errOut)
+	}
+	// Taint needs an admin: the operator token is refused, the admin's works.
+	code, _, errOut = s.cli(t, "taint", "t.daily", "2025-01-02", "--reason", "bad upstream file")
+	if code != 3 || !strings.Contains(errOut, "403") {
+		t.Fatalf("operator taint: %d %q", code, errOut)
+	}
+	code, out, errOut = run(t, "taint", "t.daily", "2025-01-02", "--reason", "bad upstream file", "--server", s.URL, "--token", s.AdminToken)
+	if code != 0 || !strings.Contains(out, "tainted t.daily 2025-01-02 (now TAINTED)") {
+		t.Fatalf("admin taint: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "status", "--server", s.URL, "--token", s.AdminToken)
+	if code != 0 || !strings.Contains(out, "t.daily") || !strings.Contains(out, "TAINTED 1") || !strings.Contains(out, "GROUP") {
+		t.Fatalf("status: %d %q", code, out)
+	}
+	code, out, _ = run(t, "status", "--json", "--server", s.URL, "--token", s.AdminToken)
+	var st struct{ Assets []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != 3 {
+		t.Fatalf("status --json: %d %q", code, out)
+	}
+	if code, out, _ = run(t, "taint", "t.daily", "2025-01-02", "--clear", "--server", s.URL, "--token", s.AdminToken); code != 0 || !strings.Contains(out, "cleared") {
+		t.Fatalf("clear taint: %d %q", code, out)
+	}
+	// Bad input: clear error, nothing written.
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"taint", "t.daily", "2025-01-02"}, 2, "--reason"},
+		{[]string{"taint", "t.daily", "2025-01-02", "--reason", "x", "--clear"}, 2, "either"},
+		{[]string{"report", "t.daily"}, 2, "name the partitions"},
+		{[]string{"report", "t.daily", "2025-01-05", "--status", "done"}, 2, "--status"},
+		{[]string{"report", "t.daily", "2025-01-05", "--metadata", "[1]"}, 2, "JSON object"},
+		{[]string{"report", "t.daily", "2025-01-05", "--at", "yesterday"}, 2, "RFC 3339"},
+		{[]string{"report", "t.daily", "not-a-day"}, 2, "not-a-day"},
+		{[]string{"report", "t.daily", "--watermark", "1999-01-01"}, 2, "1999-01-01"},
+		{[]string{"report", "t.daily", "2025-01-05", "--watermark", "2025-01-05"}, 2, "not both"},
+	} {
+		code, _, errOut := s.cli(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.msg) {
+			t.Errorf("%v: exit %d %q, want %d with %q", tc.args, code, errOut, tc.code, tc.msg)
+		}
+	}
+	code, out, _ = s.cli(t, "asset", "partitions", "t.daily", "--status", "materialized,failed", "--json")
+	var parts struct{ Partitions []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &parts) != nil || len(parts.Partitions) != 4 {
+		t.Fatalf("bad input wrote partitions: %d %q", code, out)
 	}
 }

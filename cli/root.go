@@ -61,7 +61,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newUserCmd(), newTokenCmd(), newHealthcheckCmd(),
-		newBackfillCmd(), newAssetCmd(), newLoginCmd(), newGapsCmd())
+		newBackfillCmd(), newAssetCmd(), newLoginCmd(), newTaintCmd(), newReportCmd(), newStatusCmd(), newGapsCmd())
 	return root
 }
 

@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newTaintCmd marks a partition invalid (admin), or clears the mark.
+func newTaintCmd() *cobra.Command {
+	var o clientOpts
+	var reason string
+	var clear bool
+	cmd := &cobra.Command{
+		Use:   "taint ASSET PARTITION --reason TEXT | --clear",
+		Short: "Mark a partition's data invalid (admin): it shows as tainted and stale until the next build",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if clear == (reason != "") {
+				return usageErr("give either --reason TEXT (why the data is wrong) or --clear")
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/assets/" + url.PathEscape(args[0]) + "/partitions/" + url.PathEscape(args[1])
+			var body any
+			if clear {
+				path += "/clear-taint"
+				body = map[string]any{}
+			} else {
+				path += "/taint"
+				body = map[string]any{"reason": reason}
+			}
+			var out map[string]any
+			if err := c.do(cmd.Context(), "POST", path, body, nil, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			verb := "tainted"
+			if clear {
+				verb = "cleared the taint of"
+			}
+			reasonText := ""
+			if s, ok := out["staleness"].(map[string]any); ok {
+				if r, ok := s["reason"].(string); ok && r != "" {
+					reasonText = " (now " + r + ")"
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s%s\n", verb, args[0], args[1], reasonText)
+			return nil
+		},
+	}
+	addClientFlags(cmd, &o)
+	cmd.Flags().StringVar(&reason, "reason", "", "why this partition's data is wrong")
+	cmd.Flags().BoolVar(&clear, "clear", false, "clear the taint instead")
+	return cmd
+}
+
+// newReportCmd lets a pipeline running outside Tessera report a
+// materialization (or failure) or its watermark.
+func newReportCmd() *cobra.Command {
+	var o clientOpts
+	var status, codeVersion, metadata, runID, at, errText, watermark, idem string
+	cmd := &cobra.Command{
+		Use:   "report ASSET [PARTITION...]",
+		Short: "Report materializations (or failures) or the watermark of a pipeline running outside Tessera",
+		Long: `Report what a pipeline running outside Tessera did.
+
+  tessera report raw.events 2025-01-01-00:00 2025-01-01-01:00 --metadata '{"rows": 1200}'
+  tessera report raw.events 2025-01-01-02:00 --status failed --error "source file missing"
+  tessera report raw.events --watermark 2025-01-01-02:00
+
+Everything is validated by the server before anything is written.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			asset, parts := args[0], args[1:]
+			if watermark != "" && len(parts) > 0 {
+				return usageErr("report either partitions or --watermark, not both")
+			}
+			if watermark == "" && len(parts) == 0 {
+				return usageErr("name the partitions you built (tessera report ASSET PARTITION...) or give --watermark KEY")
+			}
+			if status != "materialized" && status != "failed" {
+				return usageErr("--status must be materialized or failed, got %q", status)
+			}
+			var meta json.RawMessage
+			if metadata != "" {
+				if !json.Valid([]byte(metadata)) || !strings.HasPrefix(strings.TrimSpace(metadata), "{") {
+					return usageErr("--metadata must be a JSON object such as '{\"rows\": 1200}'")
+				}
+				meta = json.RawMessage(metadata)
+			}
+			if at != "" {
+				if _, err := time.Parse(time.RFC3339, at); err != nil {
+					return usageErr("--at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", at)
+				}
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			var out map[string]any
+			if watermark != "" {
+				path := "/api/v1/assets/" + url.PathEscape(asset) + "/watermark"
+				if err := c.do(cmd.Context(), "POST", path, map[string]any{"partition": watermark}, nil, &out); err != nil {
+					return err
+				}
+				if o.json {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "watermark of %s is now %s\n", asset, watermark)
+				return nil
+			}
+			items := make([]map[string]any, 0, len(parts))
+			for _, p := range parts {
+				it := map[string]any{"asset": asset, "partition": p, "status": status}
+				if codeVersion != "" {
+					it["code_version"] = codeVersion
+				}
+				if meta != nil {
+					it["metadata"] = meta
+				}
+				if runID != "" {
+					it["run_id"] = runID
+				}
+				if at != "" {
+					it["at"] = at
+				}
+				if errText != "" {
+					it["error"] = errText
+				}
+				items = append(items, it)
+			}
+			headers := map[string]string{}
+			if idem != "" {
+				headers["Idempotency-Key"] = idem
+			}
+			if err := c.do(cmd.Context(), "POST", "/api/v1/materializations", items, headers, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "recorded %v %s partition(s) of %s (%v already recorded)\n", out["recorded"], status, asset, out["replayed"])
+			return nil
+		},
+	}
+	addClientFlags(cmd, &o)
+	f := cmd.Flags()
+	f.StringVar(&status, "status", "materialized", "materialized or failed")
+	f.StringVar(&codeVersion, "code-version", "", "code version that built them (default: the asset's current one)")
+	f.StringVar(&metadata, "metadata", "", "JSON object of metadata, e.g. '{\"rows\": 1200}'")
+	f.StringVar(&runID, "run-id", "", "your pipeline's run id (the same run reporting again is a no-op)")
+	f.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
+	f.StringVar(&errText, "error", "", "the error of a failed partition")
+	f.StringVar(&watermark, "watermark", "", "record KEY as the last partition the pipeline has processed, instead")
+	f.StringVar(&idem, "idempotency-key", "", "repeat-safe request id")
+	return cmd
+}
+
+// newStatusCmd prints the stakeholders' status board.
+func newStatusCmd() *cobra.Command {
+	var o clientOpts
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "The status board as a table: freshness of every asset, worst first within groups",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			if o.json {
+				var raw any
+				if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &raw); err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var out struct {
+				Assets []struct {
+					Asset       string           `json:"asset"`
+					Group       string           `json:"group"`
+					Partitions  int64            `json:"partitions"`
+					Fresh       int64            `json:"fresh"`
+					FreshShare  float64          `json:"fresh_share"`
+					ByReason    map[string]int64 `json:"stale_by_reason"`
+					LatestFresh string           `json:"latest_fresh_partition"`
+					LagSeconds  *int64           `json:"lag_seconds"`
+					OverPolicy  bool             `json:"over_policy"`
+					Badge       string           `json:"badge"`
+				} `json:"assets"`
+			}
+			if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &out); err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "GROUP\tASSET\tFRESH\tSTALE BY REASON\tLATEST FRESH\tLAG\tSTATUS")
+			for _, a := range out.Assets {
+				var reasons []string
+				for _, r := range []string{"NEVER_MATERIALIZED", "TAINTED", "CODE_CHANGED", "UPSTREAM_CHANGED", "FRESHNESS"} {
+					if n := a.ByReason[r]; n > 0 {
+						reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+					}
+				}
+				lag := "-"
+				if a.LagSeconds != nil {
+					lag = (time.Duration(*a.LagSeconds) * time.Second).String()
+					if a.OverPolicy {
+						lag += " (over policy)"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%d/%d)\t%s\t%s\t%s\t%s\n", a.Group, a.Asset, a.FreshShare*100, a.Fresh, a.Partitions,
+					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
+			}
+			return tw.Flush()
+		},
+	}
+	addClientFlags(cmd, &o)
+	return cmd
+}
