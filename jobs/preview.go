@@ -41,7 +41,6 @@ type Preview struct {
 	Estimate        string           `json:"estimate"`
 }
 
-const staleScanLimit = 200_000
 
 // Preview resolves req like Create and describes the result.
 func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
@@ -58,6 +57,10 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		ap := AssetPreview{Asset: seg.Asset, Partitions: seg.Partitions, Chunks: seg.Chunks, Status: map[string]int64{}}
 		if seg.Explicit {
 			n := min(len(r.keys), 10000)
+			stale, err := e.staleRanges(ctx, a, 0, sp.Len()-1)
+			if err != nil {
+				return nil, err
+			}
 			for _, k := range r.keys[:n] {
 				ps, err := e.Store.Partition(ctx, seg.AssetID, k)
 				switch {
@@ -66,7 +69,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 					if ps.Status == db.StatusInProgress {
 						e.addSkipped(pv, seg.Asset, k)
 					}
-					if ps.Materialized && ((ps.LastMatCodeVersion != nil && *ps.LastMatCodeVersion != a.CodeVersion) || ps.TaintedAt != nil) {
+					if i, err := sp.Index(k); err == nil && ps.Materialized && inRanges(stale, i) {
 						ap.Status["stale"]++
 					}
 				default:
@@ -100,19 +103,19 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 				}
 			}
 			ap.Status[db.StatusMissing] = seg.Partitions - stored
-			if stored <= staleScanLimit {
+			// Stale as the staleness view classifies it (memoized per asset).
+			if stored > 0 {
 				var stale int64
 				for _, rg := range r.ranges[seg.Pos] {
-					var n int64
-					if err := e.Store.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND materialized=1
-						AND (tainted_at IS NOT NULL OR COALESCE(last_mat_code_version, '') != ?)`, seg.AssetID, rg.Lo, rg.Hi, a.CodeVersion); err != nil {
+					srs, err := e.staleRanges(ctx, a, rg.Lo, rg.Hi)
+					if err != nil {
 						return nil, err
 					}
-					stale += n
+					for _, x := range srs {
+						stale += x.Hi - x.Lo + 1
+					}
 				}
 				ap.Status["stale"] = stale
-			} else {
-				ap.StaleNote = "stale not counted: more than 200000 stored partitions in the selection"
 			}
 		}
 		for _, st := range []string{db.StatusMaterialized, db.StatusFailed, db.StatusInProgress, db.StatusMissing, "stale"} {

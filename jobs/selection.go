@@ -295,6 +295,17 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
 		return nil, 0, err
 	}
+	// "stale" means what the staleness view shows: any reason but
+	// NEVER_MATERIALIZED (TAINTED, CODE_CHANGED, UPSTREAM_CHANGED, FRESHNESS),
+	// classified by the same code at this moment.
+	var stale []catalog.IndexRange
+	if want["stale"] {
+		var err error
+		if stale, err = e.staleRanges(ctx, a, lo, hi); err != nil {
+			return nil, 0, err
+		}
+	}
+	isStale := func(i int64) bool { return inRanges(stale, i) }
 	matchRow := func(r row) bool {
 		if len(want) == 0 {
 			return r.Status != db.StatusInProgress
@@ -304,7 +315,7 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 			return true
 		case want["tainted"] && r.Tainted != nil:
 			return true
-		case want["stale"] && r.Mat && (r.Tainted != nil || (r.Code != nil && *r.Code != a.CodeVersion)):
+		case want["stale"] && r.Mat && isStale(r.Idx):
 			return true
 		case want["materialized"] && r.Status == db.StatusMaterialized:
 			return true
@@ -356,4 +367,39 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		addRange(next, hi)
 	}
 	return out, n, nil
+}
+
+// staleRanges lists the stale (not merely never materialized) partitions of
+// a in [lo, hi] with the staleness view's own classification.
+func (e *Engine) staleRanges(ctx context.Context, a *catalog.Asset, lo, hi int64) ([]catalog.IndexRange, error) {
+	ws, ids := e.workspace()
+	dyn, err := e.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(x *catalog.Asset) catalog.Space { return x.Scheme.Space(now, dyn) }}
+	version, err := e.Store.SyncStaleness(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := e.Store.StaleFactsAt(ctx, in, a, version)
+	if err != nil {
+		return nil, err
+	}
+	return facts.StaleRanges(lo, hi, now, false), nil
+}
+
+// inRanges reports whether i lies in one of the sorted, disjoint ranges.
+func inRanges(rs []catalog.IndexRange, i int64) bool {
+	j, _ := slices.BinarySearchFunc(rs, i, func(r catalog.IndexRange, i int64) int {
+		switch {
+		case r.Hi < i:
+			return -1
+		case r.Lo > i:
+			return 1
+		}
+		return 0
+	})
+	return j < len(rs) && rs[j].Lo <= i && i <= rs[j].Hi
 }
