@@ -333,4 +333,3 @@ func badgeSVG(label, state string) []byte {
 		`<text x="%d" y="14">%s</text><text x="%d" y="14" data-state="%s">%s</text></g></svg>`,
 		lw+rw, l, s, l, s, lw, lw, rw, color, lw/2, l, lw+rw/2, s, s)
 }
-

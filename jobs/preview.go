@@ -41,7 +41,6 @@ type Preview struct {
 	Estimate        string           `json:"estimate"`
 }
 
-
 // Preview resolves req like Create and describes the result.
 func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 	r, err := e.resolve(ctx, req)
