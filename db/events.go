@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,4 +59,14 @@ func (s *Store) CountEvents(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM events`)
 	return n, err
+}
+
+// EventByIdempotencyKey returns the event written with key, or ErrNotFound.
+func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, error) {
+	var e Event
+	err := s.R.GetContext(ctx, &e, `SELECT * FROM events WHERE idempotency_key = ?`, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, ErrNotFound
+	}
+	return e, err
 }

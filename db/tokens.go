@@ -31,6 +31,11 @@ const tokenSelect = `SELECT t.id, t.user_id, t.name, t.prefix, t.hash, t.role, t
 
 // CreateToken stores a token's hash; role may be empty for the user's role.
 func (s *Store) CreateToken(ctx context.Context, userID int64, name, prefix, hash, role, actor string, now time.Time) (Token, error) {
+	return s.CreateTokenKeyed(ctx, userID, name, prefix, hash, role, actor, "", now)
+}
+
+// CreateTokenKeyed is CreateToken with an idempotency key (API creates).
+func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix, hash, role, actor, idemKey string, now time.Time) (Token, error) {
 	var r *string
 	if role != "" {
 		r = &role
@@ -51,7 +56,7 @@ func (s *Store) CreateToken(ctx context.Context, userID int64, name, prefix, has
 		if t.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		_, err = AppendEvent(ctx, tx, "token.created", userSubject(t.UserName), actor, map[string]any{"token_id": t.ID, "name": name, "role": role}, "", now)
+		_, err = AppendEvent(ctx, tx, "token.created", userSubject(t.UserName), actor, map[string]any{"token_id": t.ID, "name": name, "role": role}, idemKey, now)
 		return err
 	})
 	return t, err

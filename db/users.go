@@ -35,6 +35,13 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 // CreateUser inserts a user and its event. The caller validates name, role
 // and hashes the password.
 func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash, actor string, now time.Time) (User, error) {
+	return s.CreateUserKeyed(ctx, name, role, passwordHash, actor, "", now)
+}
+
+// CreateUserKeyed is CreateUser with an idempotency key (API creates): the
+// key is the user.created event's, so a second create with it fails with
+// ErrDuplicateEvent and writes nothing.
+func (s *Store) CreateUserKeyed(ctx context.Context, name, role, passwordHash, actor, idemKey string, now time.Time) (User, error) {
 	u := User{Name: name, Role: role, PasswordHash: passwordHash, CreatedAt: Millis(now), UpdatedAt: Millis(now)}
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
@@ -48,7 +55,7 @@ func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash, actor 
 		if u.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		_, err = AppendEvent(ctx, tx, "user.created", userSubject(name), actor, map[string]any{"role": role}, "", now)
+		_, err = AppendEvent(ctx, tx, "user.created", userSubject(name), actor, map[string]any{"role": role}, idemKey, now)
 		return err
 	})
 	return u, err

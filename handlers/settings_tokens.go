@@ -75,6 +75,11 @@ func (h *Handler) Tokens(c echo.Context) error {
 // CreateTokenFor validates and creates a token for user u at most at role
 // max; it returns the secret (shown once).
 func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, max Role, actor string) (string, db.Token, error) {
+	return h.createToken(c, u, name, role, max, actor, "")
+}
+
+// createToken is CreateTokenFor with an optional idempotency key (API).
+func (h *Handler) createToken(c echo.Context, u db.User, name, role string, max Role, actor, idemKey string) (string, db.Token, error) {
 	name = strings.TrimSpace(name)
 	if err := ValidateTokenName(name); err != nil {
 		return "", db.Token{}, err
@@ -92,7 +97,7 @@ func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, m
 	if err != nil {
 		return "", db.Token{}, err
 	}
-	t, err := h.Store.CreateToken(c.Request().Context(), u.ID, name, prefix, hash, role, actor, h.Now())
+	t, err := h.Store.CreateTokenKeyed(c.Request().Context(), u.ID, name, prefix, hash, role, actor, idemKey, h.Now())
 	return secret, t, err
 }
 

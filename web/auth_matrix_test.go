@@ -83,6 +83,13 @@ var routeTable = map[string]routeExpectation{
 	"GET /api/v1/runs/:id":                    {role: handlers.RoleViewer, sample: "/api/v1/runs/nope"},
 	"POST /api/v1/runs/:id/complete":          {role: handlers.RoleOperator, sample: "/api/v1/runs/nope/complete"},
 	"GET /api/v1/conflicts":                   {role: handlers.RoleViewer},
+	"GET /api/v1/status":                      {role: handlers.RoleViewer},
+	"GET /api/v1/users":                       {role: handlers.RoleAdmin},
+	"POST /api/v1/users":                      {role: handlers.RoleAdmin},
+	"POST /api/v1/users/:id":                  {role: handlers.RoleAdmin, sample: "/api/v1/users/999999"},
+	"GET /api/v1/tokens":                      {role: handlers.RoleViewer},
+	"POST /api/v1/tokens":                     {role: handlers.RoleViewer},
+	"POST /api/v1/tokens/:id/revoke":          {role: handlers.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
 }
 
 // The API's catch-all 404 answers every method and needs no role.

@@ -136,6 +136,13 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/api/v1/runs/:id", handlers.RoleViewer, h.APIRunGet},
 		{post, "/api/v1/runs/:id/complete", handlers.RoleOperator, h.APIRunComplete},
 		{get, "/api/v1/conflicts", handlers.RoleViewer, h.APIConflicts},
+		{get, "/api/v1/status", handlers.RoleViewer, h.APIStatus},
+		{get, "/api/v1/users", handlers.RoleAdmin, h.APIUsers},
+		{post, "/api/v1/users", handlers.RoleAdmin, h.APICreateUser},
+		{post, "/api/v1/users/:id", handlers.RoleAdmin, h.APIUpdateUser},
+		{get, "/api/v1/tokens", handlers.RoleViewer, h.APITokens},
+		{post, "/api/v1/tokens", handlers.RoleViewer, h.APICreateToken},
+		{post, "/api/v1/tokens/:id/revoke", handlers.RoleViewer, h.APIRevokeToken},
 	}
 	return append(routes, stalenessRoutes(h)...) // issue 6: web/routes_staleness.go
 }

@@ -1,0 +1,329 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// UserJSON is an account in API answers (never its password hash).
+type UserJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Role      string `json:"role"`
+	Disabled  bool   `json:"disabled"`
+	CreatedAt string `json:"created_at"`
+}
+
+func userJSON(u db.User) UserJSON {
+	return UserJSON{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: msTime(u.CreatedAt)}
+}
+
+// TokenJSON is an API token in API answers (the secret only once, at creation).
+type TokenJSON struct {
+	ID         int64   `json:"id"`
+	User       string  `json:"user"`
+	Name       string  `json:"name"`
+	Prefix     string  `json:"prefix"`
+	Role       string  `json:"role"`
+	CreatedAt  string  `json:"created_at"`
+	LastUsedAt *string `json:"last_used_at"`
+	RevokedAt  *string `json:"revoked_at"`
+	Token      string  `json:"token,omitempty"`
+}
+
+func tokenJSON(t db.Token) TokenJSON {
+	role := t.UserRole
+	if t.Role != nil {
+		role = *t.Role
+	}
+	return TokenJSON{ID: t.ID, User: t.UserName, Name: t.Name, Prefix: t.Prefix, Role: role, CreatedAt: msTime(t.CreatedAt),
+		LastUsedAt: msTimePtr(t.LastUsedAt), RevokedAt: msTimePtr(t.RevokedAt)}
+}
+
+// idPage pages a list ordered by id: ?cursor= is the last id seen.
+func idPage(c echo.Context) (after int64, limit int, err error) {
+	if limit, err = parseLimit(c); err != nil {
+		return 0, 0, err
+	}
+	if cur := c.QueryParam("cursor"); cur != "" {
+		if after, err = decodeCursor(cur, "id"); err != nil {
+			return 0, 0, err
+		}
+	}
+	return after, limit, nil
+}
+
+// APIUsers lists accounts (admin), by id, with cursor pagination.
+func (h *Handler) APIUsers(c echo.Context) error {
+	after, limit, err := idPage(c)
+	if err != nil {
+		return err
+	}
+	users, err := h.Store.ListUsers(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := []UserJSON{}
+	next := ""
+	for _, u := range users {
+		if u.ID <= after {
+			continue
+		}
+		if len(out) == limit {
+			next = encodeCursor("id", out[len(out)-1].ID)
+			break
+		}
+		out = append(out, userJSON(u))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": out, "next_cursor": next})
+}
+
+// APICreateUser creates an account (admin): {"name", "role", "password"}.
+// With an Idempotency-Key, repeating the request returns the same user.
+func (h *Handler) APICreateUser(c echo.Context) error {
+	var body struct {
+		Name     string `json:"name"`
+		Role     string `json:"role"`
+		Password string `json:"password"`
+	}
+	if err := decodeStrict(c, &body, false); err != nil {
+		return err
+	}
+	if err := ValidateUserName(body.Name); err != nil {
+		return err
+	}
+	if _, err := ParseRole(body.Role); err != nil {
+		return BadRequest("role", "%v", err)
+	}
+	if err := auth.CheckPasswordPolicy(body.Password); err != nil {
+		return BadRequest("password", "%v", err)
+	}
+	ctx := c.Request().Context()
+	key := c.Request().Header.Get("Idempotency-Key")
+	if key != "" {
+		key = "api:user.create:" + key
+		if e, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
+			u, uerr := h.Store.UserByName(ctx, strings.TrimPrefix(e.Subject, "user:"))
+			if uerr != nil || !strings.EqualFold(u.Name, body.Name) {
+				return Conflict("the Idempotency-Key was already used to create user %s; use a new key for another user", strings.TrimPrefix(e.Subject, "user:"))
+			}
+			return c.JSON(http.StatusOK, userJSON(u))
+		}
+	}
+	hash, err := auth.HashPassword(body.Password)
+	if err != nil {
+		return err
+	}
+	u, err := h.Store.CreateUserKeyed(ctx, body.Name, body.Role, hash, Actor(c), key, h.Now())
+	switch {
+	case errors.Is(err, db.ErrDuplicateUser):
+		return Conflict("a user named %q already exists", body.Name)
+	case errors.Is(err, db.ErrDuplicateEvent):
+		return Conflict("the Idempotency-Key was used by a concurrent request; repeat it to get its result")
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusCreated, userJSON(u))
+}
+
+// APIUpdateUser changes an account (admin): {"role"}, {"disabled"}, {"password"}.
+func (h *Handler) APIUpdateUser(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Role     *string `json:"role"`
+		Disabled *bool   `json:"disabled"`
+		Password *string `json:"password"`
+	}
+	if err := decodeStrict(c, &body, false); err != nil {
+		return err
+	}
+	if body.Role == nil && body.Disabled == nil && body.Password == nil {
+		return BadRequest("", "nothing to change: send role, disabled or password")
+	}
+	p := CurrentPrincipal(c)
+	self := p != nil && p.UserID == u.ID
+	ctx, now, actor := c.Request().Context(), h.Now(), Actor(c)
+	// Validate everything before writing anything.
+	if body.Role != nil {
+		if _, err := ParseRole(*body.Role); err != nil {
+			return BadRequest("role", "%v", err)
+		}
+		if self && *body.Role != "admin" {
+			return BadRequest("role", "you cannot remove your own admin role; ask another admin")
+		}
+	}
+	if body.Disabled != nil && *body.Disabled && self {
+		return BadRequest("disabled", "you cannot disable your own account")
+	}
+	var hash string
+	if body.Password != nil {
+		if err := auth.CheckPasswordPolicy(*body.Password); err != nil {
+			return BadRequest("password", "%v", err)
+		}
+		if hash, err = auth.HashPassword(*body.Password); err != nil {
+			return err
+		}
+	}
+	if body.Role != nil {
+		if err := h.Store.SetUserRole(ctx, u.ID, *body.Role, actor, now); err != nil {
+			return err
+		}
+	}
+	if body.Disabled != nil {
+		if err := h.Store.SetUserDisabled(ctx, u.ID, *body.Disabled, actor, now); err != nil {
+			return err
+		}
+	}
+	if body.Password != nil {
+		if err := h.Store.SetUserPassword(ctx, u.ID, hash, actor, now); err != nil {
+			return err
+		}
+	}
+	u, err = h.Store.UserByID(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, userJSON(u))
+}
+
+// APITokens lists API tokens: every user's for admins (?user=NAME to narrow),
+// your own otherwise.
+func (h *Handler) APITokens(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	after, limit, err := idPage(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var userID int64 = p.UserID
+	if p.Role >= RoleAdmin {
+		userID = 0
+		if name := c.QueryParam("user"); name != "" {
+			u, err := h.Store.UserByName(ctx, name)
+			if err != nil {
+				return NotFound("no user %q", name)
+			}
+			userID = u.ID
+		}
+	}
+	ts, err := h.Store.ListTokens(ctx, userID)
+	if err != nil {
+		return err
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].ID < ts[j].ID })
+	out := []TokenJSON{}
+	next := ""
+	for _, t := range ts {
+		if t.ID <= after {
+			continue
+		}
+		if len(out) == limit {
+			next = encodeCursor("id", out[len(out)-1].ID)
+			break
+		}
+		out = append(out, tokenJSON(t))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tokens": out, "next_cursor": next})
+}
+
+// APICreateToken creates a token for yourself, or for {"user"} (admins):
+// {"name", "role"?}. The secret is in the answer once. An Idempotency-Key
+// that already created a token is refused with 409 (the secret cannot be
+// shown again).
+func (h *Handler) APICreateToken(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Name string `json:"name"`
+		Role string `json:"role"`
+		User string `json:"user"`
+	}
+	if err := decodeStrict(c, &body, false); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u, err := h.Store.UserByID(ctx, p.UserID)
+	if err != nil {
+		return err
+	}
+	if body.User != "" && !strings.EqualFold(body.User, u.Name) {
+		if p.Role < RoleAdmin {
+			return &UserError{Status: http.StatusForbidden, Code: "forbidden", Field: "user", Message: "only admins create tokens for other users"}
+		}
+		if u, err = h.Store.UserByName(ctx, body.User); err != nil {
+			return BadRequest("user", "no user %q", body.User)
+		}
+	}
+	max := p.Role
+	if r, err := ParseRole(u.Role); err == nil && u.ID != p.UserID {
+		max = r
+	}
+	key := c.Request().Header.Get("Idempotency-Key")
+	if key != "" {
+		key = "api:token.create:" + key
+		if _, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
+			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
+		}
+	}
+	secret, t, err := h.createToken(c, u, body.Name, body.Role, max, Actor(c), key)
+	if errors.Is(err, db.ErrDuplicateEvent) {
+		return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
+	}
+	if err != nil {
+		return err
+	}
+	t, err = h.Store.TokenByID(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	j := tokenJSON(t)
+	j.Token = secret
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, j)
+}
+
+// APIRevokeToken revokes a token: your own, or anyone's for admins.
+func (h *Handler) APIRevokeToken(c echo.Context) error {
+	p, err := signedIn(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return NotFound("no token %q", c.Param("id"))
+	}
+	ctx := c.Request().Context()
+	t, err := h.Store.TokenByID(ctx, id)
+	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
+		return NotFound("no token %d", id)
+	}
+	if t.RevokedAt == nil {
+		if err := h.Store.RevokeToken(ctx, id, Actor(c), h.Now()); err != nil {
+			return err
+		}
+	}
+	t, err = h.Store.TokenByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, tokenJSON(t))
+}
+
+// APIStatus is the status board as JSON under the API (same as /status.json).
+func (h *Handler) APIStatus(c echo.Context) error { return h.StatusJSON(c) }

@@ -1,0 +1,156 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+func bearerJSON(t *testing.T, env *testkit.Env, method, path, token, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func countAccounts(t *testing.T, env *testkit.Env) string {
+	var users, tokens, events int
+	env.Store.R.Get(&users, `SELECT COUNT(*) FROM users`)
+	env.Store.R.Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+	return fmt.Sprint(users, tokens, events)
+}
+
+func TestAccountsAPI(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.AdminToken()
+
+	// Create, idempotently.
+	body := `{"name":"ada","role":"operator","password":"correct-horse-battery"}`
+	code, u := bearerJSON(t, env, "POST", "/api/v1/users", admin, body, "Idempotency-Key", "u1")
+	if code != 201 || u["name"] != "ada" || u["role"] != "operator" || u["password_hash"] != nil {
+		t.Fatalf("create user: %d %v", code, u)
+	}
+	code, again := bearerJSON(t, env, "POST", "/api/v1/users", admin, body, "Idempotency-Key", "u1")
+	if code != 200 || again["id"] != u["id"] {
+		t.Fatalf("repeat with the same key: %d %v", code, again)
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"bob","role":"viewer","password":"correct-horse-battery"}`, "Idempotency-Key", "u1"); code != 409 {
+		t.Fatalf("same key, other user: %d", code)
+	}
+
+	// Bad input: clear 4xx, nothing written.
+	before := countAccounts(t, env)
+	for _, tc := range []struct{ body, field string }{
+		{`{"name":"eve","role":"overlord","password":"correct-horse-battery"}`, "role"},
+		{`{"name":"eve","role":"viewer","password":"short"}`, "password"},
+		{`{"name":"eve","role":"viewer","password":""}`, "password"},
+		{`{"name":"","role":"viewer","password":"correct-horse-battery"}`, "name"},
+		{`{"name":"eve","role":"viewer","password":"correct-horse-battery","admin":true}`, ""},
+		{`{"name":`, ""},
+	} {
+		code, e := bearerJSON(t, env, "POST", "/api/v1/users", admin, tc.body)
+		errObj, _ := e["error"].(map[string]any)
+		if code != 400 || errObj["field"] != nilIfEmpty(tc.field) || errObj["message"] == "" {
+			t.Errorf("%s: %d %v", tc.body, code, e)
+		}
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"ADA","role":"viewer","password":"correct-horse-battery"}`); code != 409 {
+		t.Errorf("duplicate name (case-insensitive): %d", code)
+	}
+	if after := countAccounts(t, env); after != before {
+		t.Fatalf("bad input wrote rows: %s → %s", before, after)
+	}
+
+	// Update: role, then disable; an admin cannot demote or disable itself.
+	id := int(u["id"].(float64))
+	if code, v := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", id), admin, `{"role":"viewer"}`); code != 200 || v["role"] != "viewer" {
+		t.Fatalf("set role: %d %v", code, v)
+	}
+	code, me := bearerJSON(t, env, "GET", "/api/v1/me", admin, "")
+	if code != 200 {
+		t.Fatalf("me: %d", code)
+	}
+	code, list := bearerJSON(t, env, "GET", "/api/v1/users?limit=1", admin, "")
+	users, _ := list["users"].([]any)
+	if code != 200 || len(users) != 1 || list["next_cursor"] == "" {
+		t.Fatalf("users page: %d %v", code, list)
+	}
+	var adminID float64
+	_, all := bearerJSON(t, env, "GET", "/api/v1/users", admin, "")
+	for _, x := range all["users"].([]any) {
+		if m := x.(map[string]any); m["name"] == me["name"] {
+			adminID = m["id"].(float64)
+		}
+	}
+	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", int(adminID)), admin, `{"role":"viewer"}`); code != 400 {
+		t.Fatalf("self-demotion: %d", code)
+	}
+
+	// Tokens: an operator makes its own, lists it, cannot make one for others
+	// or above its role; a revoked token stops at once.
+	op := env.Token(t, handlers.RoleOperator)
+	code, tok := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1")
+	secret, _ := tok["token"].(string)
+	if code != 201 || !strings.HasPrefix(secret, "tsr_") || tok["role"] != "viewer" {
+		t.Fatalf("create token: %d %v", code, tok)
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1"); code != 409 {
+		t.Fatalf("token create repeated with its key: %d", code)
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"x","role":"admin"}`); code != 400 {
+		t.Fatalf("token above the user's role: %d", code)
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"x","user":"ada"}`); code != 403 {
+		t.Fatalf("operator token for another user: %d", code)
+	}
+	if code, _ := bearerJSON(t, env, "GET", "/api/v1/assets", secret, ""); code != 200 {
+		t.Fatalf("new token does not work: %d", code)
+	}
+	code, mine := bearerJSON(t, env, "GET", "/api/v1/tokens", op, "")
+	if code != 200 || len(mine["tokens"].([]any)) != 2 { // the operator's own two tokens
+		t.Fatalf("own tokens: %d %v", code, mine)
+	}
+	tid := int(tok["id"].(float64))
+	if code, r := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", tid), op, ""); code != 200 || r["revoked_at"] == nil {
+		t.Fatalf("revoke: %d %v", code, r)
+	}
+	if code, _ := bearerJSON(t, env, "GET", "/api/v1/assets", secret, ""); code != 401 {
+		t.Fatalf("revoked token still works: %d", code)
+	}
+	// Admin creates a token for ada (a viewer now) and sees everyone's.
+	if code, v := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"for-ada","user":"ada"}`); code != 201 || v["user"] != "ada" || v["role"] != "viewer" {
+		t.Fatalf("admin token for ada: %d %v", code, v)
+	}
+	// Disabling ada stops her token at once.
+	code, adaTokens := bearerJSON(t, env, "GET", "/api/v1/tokens?user=ada", admin, "")
+	if code != 200 || len(adaTokens["tokens"].([]any)) != 1 {
+		t.Fatalf("ada's tokens: %d %v", code, adaTokens)
+	}
+	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", id), admin, `{"disabled":true}`); code != 200 {
+		t.Fatalf("disable: %d", code)
+	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
