@@ -70,3 +70,14 @@ func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, e
 	}
 	return e, err
 }
+
+// EventsBySubjectBefore lists a subject's events with id < before (all when
+// before <= 0), newest first: a page of a timeline.
+func (s *Store) EventsBySubjectBefore(ctx context.Context, subject string, before int64, limit int) ([]Event, error) {
+	if before <= 0 {
+		return s.EventsBySubject(ctx, subject, limit)
+	}
+	var out []Event
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, subject, before, limit)
+	return out, err
+}

@@ -314,9 +314,20 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, err := h.Store.EventsBySubject(ctx, "backfill:"+id, limit)
+	var before int64
+	if cur := c.QueryParam("cursor"); cur != "" {
+		if before, err = decodeCursor(cur, "ev"); err != nil {
+			return err
+		}
+	}
+	evs, err := h.Store.EventsBySubjectBefore(ctx, "backfill:"+id, before, limit+1)
 	if err != nil {
 		return err
+	}
+	next := ""
+	if len(evs) > limit {
+		evs = evs[:limit]
+		next = encodeCursor("ev", evs[limit-1].ID)
 	}
 	out := make([]EventJSON, 0, len(evs))
 	for _, e := range evs {
@@ -326,7 +337,7 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 		}
 		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Payload: p})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"events": out})
+	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_cursor": next})
 }
 
 type transitionBody struct {
@@ -455,12 +466,23 @@ func (h *Handler) APIConflicts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cs, err := h.Store.Conflicts(c.Request().Context(), limit)
+	var before int64
+	if cur := c.QueryParam("cursor"); cur != "" {
+		if before, err = decodeCursor(cur, "cf"); err != nil {
+			return err
+		}
+	}
+	cs, err := h.Store.ConflictsBefore(c.Request().Context(), before, limit+1)
 	if err != nil {
 		return err
+	}
+	next := ""
+	if len(cs) > limit {
+		cs = cs[:limit]
+		next = encodeCursor("cf", cs[limit-1].ID)
 	}
 	if cs == nil {
 		cs = []db.Conflict{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conflicts": cs})
+	return c.JSON(http.StatusOK, map[string]any{"conflicts": cs, "next_cursor": next})
 }
