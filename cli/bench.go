@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,32 +64,12 @@ type GridBench struct {
 // partitions end now, with mixed statuses recorded through the store's
 // ingest path, then renders its page through the real router.
 func benchGrid(ctx context.Context, n, requests int) (GridBench, error) {
-	dir, err := os.MkdirTemp("", "tessera-bench-")
+	store, loaded, now, cleanup, err := benchHourlyAsset(ctx, n)
 	if err != nil {
 		return GridBench{}, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return GridBench{}, err
-	}
-	defer store.Close()
-	now := time.Now().UTC()
-	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
-	yaml := fmt.Sprintf(`assets:
-  bench.events:
-    partitions: {hourly: {start: %q}}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-`, start.Format("2006-01-02-15:04"))
-	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
-	if err != nil {
-		return GridBench{}, err
-	}
-	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", now)
-	if err != nil {
-		return GridBench{}, err
-	}
+	defer cleanup()
+	ws := loaded.Workspace
 	a := ws.Assets[0]
 	sp := a.Scheme.Space(now, nil)
 	if sp.Len() != int64(n) {
@@ -142,30 +120,46 @@ func benchGrid(ctx context.Context, n, requests int) (GridBench, error) {
 		ZoomP50ms: zp50, ZoomBytes: zsize, LoadS: round(load.Seconds())}, nil
 }
 
-// timeGets GETs url requests times and returns p50 and p95 in ms and the
-// body size.
+// timeGets GETs url once to warm caches, then requests times, and returns
+// p50 and p95 in ms and the body size.
 func timeGets(url string, requests int) (p50, p95 float64, size int, err error) {
-	var ds []float64
-	for range requests + 1 {
-		t := time.Now()
-		resp, err := http.Get(url)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 0, 0, 0, fmt.Errorf("GET %s: %s: %.300s", url, resp.Status, b)
-		}
-		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
-		size = len(b)
+	if _, _, _, err := timeGetsAfter(url, 1, func() error { return nil }); err != nil {
+		return 0, 0, 0, err
 	}
-	ds = ds[1:] // the first request warms caches
-	slices.Sort(ds)
-	return round(ds[len(ds)/2]), round(ds[min(len(ds)*95/100, len(ds)-1)]), size, nil
+	return timeGetsAfter(url, requests, func() error { return nil })
+}
+
+// benchHourlyAsset opens a database in a temporary directory holding one
+// hourly asset, bench.events, whose n partitions end now. cleanup closes and
+// removes it.
+func benchHourlyAsset(ctx context.Context, n int) (store *db.Store, loaded *handlers.Workspace, now time.Time, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "tessera-bench-")
+	if err != nil {
+		return nil, nil, now, nil, err
+	}
+	store, err = db.Open(filepath.Join(dir, "bench.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, now, nil, err
+	}
+	cleanup = func() { store.Close(); os.RemoveAll(dir) }
+	now = time.Now().UTC()
+	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
+	yaml := fmt.Sprintf(`assets:
+  bench.events:
+    partitions: {hourly: {start: %q}}
+    code_version: v1
+    executor: {demo: {duration: 1s}}
+`, start.Format("2006-01-02-15:04"))
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
+	if err == nil {
+		loaded, err = handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", now)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, now, nil, err
+	}
+	return store, loaded, now, cleanup, nil
 }
 
 func round(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }

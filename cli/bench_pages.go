@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,32 +73,12 @@ func newBenchPagesCmd() *cobra.Command {
 // API uses), then records its runs as half done: succeeded chunks with their
 // attempts, some failed, a few running, the rest not planned yet.
 func benchPages(ctx context.Context, n, chunks int64, requests int) (PagesBench, error) {
-	dir, err := os.MkdirTemp("", "tessera-bench-pages-")
+	store, loaded, now, cleanup, err := benchHourlyAsset(ctx, int(n))
 	if err != nil {
 		return PagesBench{}, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return PagesBench{}, err
-	}
-	defer store.Close()
-	now := time.Now().UTC()
-	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
-	yaml := fmt.Sprintf(`assets:
-  bench.events:
-    partitions: {hourly: {start: %q}}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-`, start.Format("2006-01-02-15:04"))
-	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
-	if err != nil {
-		return PagesBench{}, err
-	}
-	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", now)
-	if err != nil {
-		return PagesBench{}, err
-	}
+	defer cleanup()
+	ws := loaded.Workspace
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	wsf := func() (*catalog.Workspace, map[string]int64) { return loaded.Workspace, loaded.IDs }
 	eng, err := jobs.NewEngine(ctx, store, wsf, log, jobs.Options{Executor: jobs.NoopExecutor{}})
