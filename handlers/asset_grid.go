@@ -235,7 +235,7 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 	if err != nil {
 		return views.Grid{}, err
 	}
-	g := views.Grid{Mode: "buckets", BucketSize: size, Total: total}
+	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
 	for b, c := range counts {
 		from := lo + int64(b)*size
 		to := min(from+size-1, hi)
@@ -251,24 +251,34 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 			other := bar.Total - full[filter]
 			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: full[filter]}, {Status: "other", N: other}}, Total: bar.Total}
 		}
-		current := cur[0] <= to && cur[1] >= from
-		if m := len(g.Buckets); m > 0 && single(g.Buckets[m-1].Bar) != "" && single(g.Buckets[m-1].Bar) == single(bar) && g.Buckets[m-1].Current == current {
-			prev := &g.Buckets[m-1]
-			prev.Span++
-			prev.To = a.Space.Key(to)
-			for i := range prev.Bar.Segs {
-				prev.Bar.Segs[i].N += bar.Segs[i].N
-			}
-			prev.Bar.Total += bar.Total
-			prev.Href = rangeHref(q, prev.From, prev.To)
-			prev.Title = bucketTitle(prev.From, prev.To, prev.Bar)
-			continue
-		}
-		fk, tk := a.Space.Key(from), a.Space.Key(to)
-		g.Buckets = append(g.Buckets, views.Bucket{From: fk, To: tk, Bar: bar, Span: 1, Current: current,
-			Href: rangeHref(q, fk, tk), Title: bucketTitle(fk, tk, bar)})
+		g.addBucket(a, from, to, bar, cur, q)
 	}
-	return g, nil
+	return *g.Grid, nil
+}
+
+// bucketGridBuilder collects buckets into a views.Grid.
+type bucketGridBuilder struct{ *views.Grid }
+
+// addBucket appends the bucket [from, to], merged into the previous one when
+// both hold a single equal status (runs of equal status), and marks the
+// buckets overlapping cur as current.
+func (g bucketGridBuilder) addBucket(a assetCtx, from, to int64, bar views.Bar, cur [2]int64, q url.Values) {
+	current := cur[0] <= to && cur[1] >= from
+	if m := len(g.Buckets); m > 0 && single(g.Buckets[m-1].Bar) != "" && single(g.Buckets[m-1].Bar) == single(bar) && g.Buckets[m-1].Current == current {
+		prev := &g.Buckets[m-1]
+		prev.Span++
+		prev.To = a.Space.Key(to)
+		for i := range prev.Bar.Segs {
+			prev.Bar.Segs[i].N += bar.Segs[i].N
+		}
+		prev.Bar.Total += bar.Total
+		prev.Href = rangeHref(q, prev.From, prev.To)
+		prev.Title = bucketTitle(prev.From, prev.To, prev.Bar)
+		return
+	}
+	fk, tk := a.Space.Key(from), a.Space.Key(to)
+	g.Buckets = append(g.Buckets, views.Bucket{From: fk, To: tk, Bar: bar, Span: 1, Current: current,
+		Href: rangeHref(q, fk, tk), Title: bucketTitle(fk, tk, bar)})
 }
 
 // single returns the only status present in a bar, or "".

@@ -199,22 +199,7 @@ func staleBucketGrid(a assetCtx, lo, hi, n int64, f *db.StaleFacts, filter strin
 			k := c[catalog.StaleReason(filter)]
 			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: k}, {Status: "other", N: bar.Total - k}}, Total: bar.Total}
 		}
-		current := cur[0] <= to && cur[1] >= from
-		if m := len(g.Buckets); m > 0 && single(g.Buckets[m-1].Bar) != "" && single(g.Buckets[m-1].Bar) == single(bar) && g.Buckets[m-1].Current == current {
-			prev := &g.Buckets[m-1]
-			prev.Span++
-			prev.To = a.Space.Key(to)
-			for i := range prev.Bar.Segs {
-				prev.Bar.Segs[i].N += bar.Segs[i].N
-			}
-			prev.Bar.Total += bar.Total
-			prev.Href = rangeHref(q, prev.From, prev.To)
-			prev.Title = bucketTitle(prev.From, prev.To, prev.Bar)
-			continue
-		}
-		fk, tk := a.Space.Key(from), a.Space.Key(to)
-		g.Buckets = append(g.Buckets, views.Bucket{From: fk, To: tk, Bar: bar, Span: 1, Current: current,
-			Href: rangeHref(q, fk, tk), Title: bucketTitle(fk, tk, bar)})
+		bucketGridBuilder{&g}.addBucket(a, from, to, bar, cur, q)
 	}
 	return g
 }
