@@ -26,22 +26,9 @@ type AssetJSON struct {
 
 // APIAssets lists every asset with its partition counts.
 func (h *Handler) APIAssets(c echo.Context) error {
-	ctx := c.Request().Context()
-	assets, err := h.assets(ctx)
+	assets, counts, last, err := h.assetsWithCounts(c.Request().Context())
 	if err != nil {
 		return err
-	}
-	counts, err := h.Store.AssetCounts(ctx)
-	if err != nil {
-		return err
-	}
-	rows, err := h.Store.Assets(ctx)
-	if err != nil {
-		return err
-	}
-	last := map[int64]*int64{}
-	for _, r := range rows {
-		last[r.ID] = r.LastMaterializedAt
 	}
 	out := make([]AssetJSON, 0, len(assets))
 	for _, a := range assets {

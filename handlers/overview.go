@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -13,21 +14,9 @@ import (
 // Overview renders every asset with its health bar, grouped by group.
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
-	assets, err := h.assets(ctx)
+	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
 	if err != nil {
 		return err
-	}
-	counts, err := h.Store.AssetCounts(ctx)
-	if err != nil {
-		return err
-	}
-	rows, err := h.Store.Assets(ctx)
-	if err != nil {
-		return err
-	}
-	lastMat := map[int64]*int64{}
-	for _, r := range rows {
-		lastMat[r.ID] = r.LastMaterializedAt
 	}
 	sc, err := h.staleCtx(ctx)
 	if err != nil {
@@ -74,6 +63,28 @@ func (h *Handler) Overview(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+}
+
+// assetsWithCounts resolves every asset with its stored status counts and
+// last materialization time (Unix ms, nil when never), by asset id.
+func (h *Handler) assetsWithCounts(ctx context.Context) ([]assetCtx, map[int64]db.Counts, map[int64]*int64, error) {
+	assets, err := h.assets(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	counts, err := h.Store.AssetCounts(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows, err := h.Store.Assets(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	last := make(map[int64]*int64, len(rows))
+	for _, r := range rows {
+		last[r.ID] = r.LastMaterializedAt
+	}
+	return assets, counts, last, nil
 }
 
 // healthBar turns stored counts and the space size into a bar with missing.
