@@ -10,8 +10,10 @@ TEMPL   := $(wildcard views/*.templ)
 
 .PHONY: run build test static generate check-generated lint clean
 
+# Human-readable logs for the demo: the first start prints the admin password
+# and the login URL once ("created first admin account").
 run: build
-	./$(BIN) serve --addr $(ADDR) --db $(DB)
+	TESSERA_LOG_FORMAT=$${TESSERA_LOG_FORMAT:-text} ./$(BIN) serve --addr $(ADDR) --db $(DB)
 
 build: $(VENDOR) generate
 	$(GO) build -o $(BIN) .
