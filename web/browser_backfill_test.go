@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -219,7 +220,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="2025-01-09"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 10*time.Second, "the selection count 7")
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 30*time.Second, "the selection count 7")
 	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
 	}
@@ -230,16 +231,16 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if start != "2025-01-03..2025-01-09" {
 		t.Fatalf("new backfill form prefilled with %s", start)
 	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 10*time.Second, "the preview of 7 partitions")
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 30*time.Second, "the preview of 7 partitions")
 	// The preview follows the form (debounced htmx request).
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(function(){ var e = document.querySelector('[data-testid="chunk-size"]'); e.value = "2"; e.dispatchEvent(new Event("input", {bubbles: true})); })()`)); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 10*time.Second, "the preview of 4 chunks")
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 30*time.Second, "the preview of 4 chunks")
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
+	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(bfCSS(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func launchFromURL(t *testing.T, ctx context.Context, s *liveServer, query strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 10*time.Second, "the backfill page")
+	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
 	return bfJS(t, ctx, `location.pathname`)
 }
 
@@ -286,11 +287,11 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	ctx := testkit.Browser(t)
 	bfSignIn(t, ctx, s)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "PAUSED")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
 	// Paused: active chunks finish, no new chunk is planned.
 	time.Sleep(2 * time.Second)
 	before := bfPlanned(t, ctx)
@@ -301,7 +302,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING again")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
 	bfWaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
 	err := chromedp.Do(ctx,
 		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
@@ -345,7 +346,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-retry-failed"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 10*time.Second, "the child backfill page")
+	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the child backfill page")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
 	keys := bfJS(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
 	if keys != "bad1,bad2" {
@@ -364,7 +365,7 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	ctx := testkit.Browser(t)
 	bfSignIn(t, ctx, s)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "RUNNING")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	// Tab A: a static copy of the page (no live updates), as a laptop back from sleep.
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
@@ -380,17 +381,17 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 10*time.Second, "tab B: PAUSED")
+	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "tab B: PAUSED")
 	if err := chromedp.Do(tabB, chromedp.WaitVisible(bfCSS(`[data-testid="action-resume"]`)), chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 10*time.Second, "tab B: RUNNING")
+	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "tab B: RUNNING")
 	version := bfJS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
 	// Tab A, stale, clicks Pause.
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 10*time.Second, "the conflict message")
+	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 30*time.Second, "the conflict message")
 	msg := bfJS(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
 	if !strings.Contains(msg, "Someone changed this backfill") {
 		t.Fatalf("message %q", msg)
@@ -398,8 +399,16 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	if bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
 		t.Error("the stale Pause changed the state")
 	}
-	if got := bfJS(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); got < version {
+	if got := bfJS(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); atoi(got) < atoi(version) {
 		t.Errorf("the reloaded page shows version %s, older than %s", got, version)
 	}
 	testkit.Screenshot(t, ctx, "backfill-stale-conflict")
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
