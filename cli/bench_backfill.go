@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -43,7 +44,7 @@ type BackfillBench struct {
 func newBenchBackfillCmd() *cobra.Command {
 	var partitions, chunk int64
 	var conc int
-	var executor string
+	var executor, cpuprofile string
 	cmd := &cobra.Command{
 		Use:   "backfill",
 		Short: "Run a whole backfill through the real controller and store in a temporary database",
@@ -65,7 +66,16 @@ bare SQLite table. Prints one JSON line.`,
 			if executor != "noop" {
 				return usageErr("--executor must be noop, got %q", executor)
 			}
-			res, err := benchBackfill(cmd.Context(), partitions, chunk, conc)
+			var prof *os.File
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return usageErr("--cpuprofile: %v", err)
+				}
+				defer f.Close()
+				prof = f
+			}
+			res, err := benchBackfill(cmd.Context(), partitions, chunk, conc, prof)
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
@@ -77,6 +87,7 @@ bare SQLite table. Prints one JSON line.`,
 	f.Int64Var(&chunk, "chunk-size", 100, "partitions per chunk run")
 	f.IntVar(&conc, "concurrency", 100, "max concurrent runs (global and per backfill)")
 	f.StringVar(&executor, "executor", "noop", "executor: noop (returns at once)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the backfill (not the raw ceiling) to this file")
 	return cmd
 }
 
@@ -88,7 +99,7 @@ func (l *lastReturn) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 	return jobs.Result{}
 }
 
-func benchBackfill(ctx context.Context, n, chunk int64, conc int) (BackfillBench, error) {
+func benchBackfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (BackfillBench, error) {
 	out := BackfillBench{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
@@ -148,6 +159,12 @@ func benchBackfill(ctx context.Context, n, chunk int64, conc int) (BackfillBench
 		return out, err
 	}
 	defer unsub()
+	if prof != nil {
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return out, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	t1 := time.Now()
 	c, err := eng.Create(ctx, req, "", "bench")
 	if err != nil {
