@@ -40,6 +40,11 @@ func dsn(path string, readOnly bool) string {
 	q.Set("_txlock", "immediate")
 	if readOnly {
 		q.Set("_query_only", "true")
+	} else {
+		// The writer runs the same statements over and over (the backfill
+		// engine's multi-row inserts and updates are long to parse): keep
+		// them prepared.
+		q.Set("_stmt_cache_size", "128")
 	}
 	return "file:" + path + "?" + q.Encode()
 }
