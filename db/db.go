@@ -130,3 +130,50 @@ func Millis(t time.Time) int64 { return t.UnixMilli() }
 
 // FromMillis converts a stored time back.
 func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// WriterAutoCheckpoint is the writer's WAL auto-checkpoint threshold (pages)
+// while a background checkpointer runs: the writer then rarely checkpoints
+// itself, and when it does little is left to copy.
+const WriterAutoCheckpoint = 16384
+
+// StartCheckpointer copies committed WAL frames into the database file from
+// a connection of its own, every interval, so that the single writer does
+// not spend its commits checkpointing (PASSIVE: it never blocks the writer
+// or readers). It raises the writer's auto-checkpoint threshold meanwhile;
+// stop restores it and waits for the goroutine.
+func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err error) {
+	c, err := sql.Open("sqlite3", dsn(s.Path, false))
+	if err != nil {
+		return nil, err
+	}
+	c.SetMaxOpenConns(1)
+	if err := c.Ping(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := s.W.Exec(fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, WriterAutoCheckpoint)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				_, _ = c.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		c.Close()
+		_, _ = s.W.Exec(`PRAGMA wal_autocheckpoint = 1000`)
+	}, nil
+}

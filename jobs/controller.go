@@ -54,6 +54,12 @@ var (
 func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	hbCtx, stopHB := context.WithCancel(context.Background())
 	defer stopHB()
+	// WAL checkpoints run beside the controller, not inside its commits.
+	stopCkpt, err := e.Store.StartCheckpointer(100 * time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer stopCkpt()
 	if err := e.heartbeat(context.Background()); err != nil {
 		return err
 	}
