@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"strings"
 )
 
 // ThroughputPoint is the partitions a backfill finished in one time bucket
@@ -105,4 +106,44 @@ func (s *Store) BackfillSeq(ctx context.Context, id string) int64 {
 	var n int64
 	_ = s.R.GetContext(ctx, &n, `SELECT seq FROM backfills WHERE id = ?`, id)
 	return n
+}
+
+// RunInstance is one partition instance of a run (one per attempt that
+// built the partition): what that run did to the partition.
+type RunInstance struct {
+	RunID  string `db:"run_id"`
+	Key    string `db:"partition_key"`
+	Status string `db:"status"`
+}
+
+// RunInstances returns the instances that runs built of keys (partitions of
+// asset), oldest first, in one query read through the (asset, partition)
+// index: its cost is bounded by len(keys) × attempts, never by the asset's
+// history of other runs. Callers keep keys and runs to a page's worth (at
+// most a few thousand together).
+func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []string) ([]RunInstance, error) {
+	if len(runIDs) == 0 || len(keys) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, 1+len(keys)+len(runIDs))
+	args = append(args, assetID)
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	for _, r := range runIDs {
+		args = append(args, r)
+	}
+	var out []RunInstance
+	err := s.R.SelectContext(ctx, &out, `SELECT run_id, partition_key, status FROM partition_instances
+		WHERE asset_id = ? AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`) AND run_id IN (?`+strings.Repeat(",?", len(runIDs)-1)+`)
+		ORDER BY created_at, rowid`, args...)
+	return out, err
+}
+
+// SegmentFailures lists the partitions of one asset that a backfill failed to
+// build or skipped for a failed upstream (at most the segment's selection).
+func (s *Store) SegmentFailures(ctx context.Context, backfillID string, assetID int64) ([]Failure, error) {
+	var out []Failure
+	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
+	return out, err
 }

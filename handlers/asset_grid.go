@@ -168,29 +168,42 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 			byIdx[r.Idx-lo] = r
 		}
 	}
-	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: hi - lo + 1}
-	if l.mode == "list" {
-		g.Rows = []views.GridRow{{}}
-	}
 	keys := a.Space.Keys(lo, hi-lo+1)
+	tiles := make([]views.Tile, len(keys))
+	idx := make([]int64, len(keys))
 	for j, key := range keys {
-		i := lo + int64(j)
-		t := tileFor(a, key, byIdx[j])
-		t.Dim = filter != "" && t.Status != filter
-		if l.mode == "list" {
-			g.Rows[0].Tiles = append(g.Rows[0].Tiles, t)
-			continue
-		}
-		label, col := l.rowOf(a, i)
+		idx[j] = lo + int64(j)
+		tiles[j] = tileFor(a, key, byIdx[j])
+		tiles[j].Dim = filter != "" && tiles[j].Status != filter
+	}
+	return l.layTiles(a, idx, tiles), nil
+}
+
+// layTiles places tiles (tiles[j] is partition idx[j], indexes ascending) in
+// rows of the layout, newest row first. A tile starts at its own column when
+// it opens a row or follows a gap (a selection need not be contiguous).
+func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.Grid {
+	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: int64(len(tiles))}
+	if l.mode == "list" {
+		g.Rows = []views.GridRow{{Tiles: tiles}}
+		return g
+	}
+	prev := 0
+	for j, t := range tiles {
+		label, col := l.rowOf(a, idx[j])
 		if len(g.Rows) == 0 || g.Rows[len(g.Rows)-1].Label != label {
 			g.Rows = append(g.Rows, views.GridRow{Label: label})
+			prev = 0
+		}
+		if col > prev+1 || prev == 0 {
 			t.Col = col
 		}
+		prev = col
 		r := &g.Rows[len(g.Rows)-1]
 		r.Tiles = append(r.Tiles, t)
 	}
 	slices.Reverse(g.Rows) // newest first
-	return g, nil
+	return g
 }
 
 func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {

@@ -44,7 +44,13 @@ assets:
 // it, backfills stay PENDING, which makes states deterministic).
 func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: pgWorkspace})
+	return pgEnvWith(t, pgWorkspace, run)
+}
+
+// pgEnvWith is pgEnv with another workspace.
+func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.Engine) {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
 	h := env.Handler
 	if h.Engine != nil { // testkit may start one already
 		return env, h.Engine
@@ -166,8 +172,8 @@ func TestBackfillPageParts(t *testing.T) {
 			t.Errorf("backfill page has no %s", id)
 		}
 	}
-	if n := doc.Find(`[data-testid="outcome-tile"]`).Length(); n != 11 {
-		t.Errorf("%d outcome tiles, want 11 (31 partitions in chunks of 3)", n)
+	if n := doc.Find(`[data-testid="outcome-tile"][data-state="pending"]`).Length(); n != 31 {
+		t.Errorf("%d pending outcome tiles, want 31 (one per partition, none planned)", n)
 	}
 	if doc.Find(`[data-testid="event"][data-type="backfill.created"]`).Length() != 1 {
 		t.Error("timeline lacks the creation event")

@@ -52,14 +52,36 @@ type BackfillDetail struct {
 	CSRF                                           string
 }
 
-// ChunkGrid is one asset's chunks coloured by this backfill's outcome.
+// ChunkGrid is one asset's selection coloured by this backfill's outcome:
+// one tile per partition (Partition) when the segment is small, else one
+// tile per chunk (Tiles) or buckets of chunks (Strip).
 type ChunkGrid struct {
-	Asset  string
-	Chunks int64
-	Tiles  []Tile   // one per chunk when few
-	Strip  []Bucket // buckets of chunks when many
-	Size   int64    // chunks per bucket
+	Asset      string
+	Partitions int64
+	Chunks     int64
+	Partition  *Grid    // one tile per selected partition (Outcome* statuses)
+	Tiles      []Tile   // one per chunk (run states) when the selection is larger
+	Strip      []Bucket // buckets of chunks when there are many
+	Size       int64    // chunks per bucket
 }
+
+// Outcomes of a partition in one backfill (partition tiles of the backfill
+// page), in legend order.
+const (
+	OutcomeMaterialized   = "materialized"    // its chunk's run built it
+	OutcomeFailed         = "failed"          // its chunk's run failed to build it
+	OutcomeUpstreamFailed = "upstream_failed" // skipped: an upstream partition failed in this backfill
+	OutcomeRunning        = "running"         // its chunk's run is building it
+	OutcomeQueued         = "queued"          // its chunk's run waits for a slot or a retry
+	OutcomePending        = "pending"         // its chunk is not planned yet
+	OutcomeCanceled       = "canceled"        // its chunk's run was canceled, or never will be planned
+)
+
+// Outcomes lists the partition outcomes in legend order.
+var Outcomes = []string{OutcomeMaterialized, OutcomeFailed, OutcomeUpstreamFailed, OutcomeRunning, OutcomeQueued, OutcomePending, OutcomeCanceled}
+
+// OutcomeLabel is an outcome as people read it (tooltips).
+func OutcomeLabel(o string) string { return strings.ReplaceAll(o, "_", " ") }
 
 // ChunkRow is one row of the chunk table.
 type ChunkRow struct {

@@ -56,6 +56,10 @@ type Grid struct {
 	Buckets      []Bucket
 	BucketSize   int64
 	Total        int64 // partitions in the grid's range
+	// TileTestID, when set, marks every tile with data-testid=TileTestID and
+	// data-state=its status (the backfill page's outcome grid; the asset grid
+	// leaves it empty to keep its tiles short).
+	TileTestID string
 }
 
 // AssetSummary is one asset on the overview.
@@ -154,6 +158,16 @@ func StatusLabel(s string) string {
 		return "Missing"
 	case "other":
 		return "Other"
+	case OutcomeUpstreamFailed:
+		return "Upstream failed"
+	case OutcomeRunning:
+		return "Running"
+	case OutcomeQueued:
+		return "Queued"
+	case OutcomePending:
+		return "Pending"
+	case OutcomeCanceled:
+		return "Canceled"
 	}
 	if isReason(s) {
 		return ReasonLabel(s)
@@ -170,8 +184,14 @@ func StatusClass(s string) string {
 		return "s-f"
 	case "in_progress":
 		return "s-r"
-	case "missing":
+	case "missing", OutcomePending:
 		return "s-x"
+	case OutcomeUpstreamFailed:
+		return "s-u"
+	case OutcomeRunning:
+		return "s-r"
+	case OutcomeQueued:
+		return "s-q"
 	}
 	if isReason(s) {
 		return ReasonClass(s)
@@ -188,8 +208,16 @@ func StatusLetter(s string) string {
 		return "F"
 	case "in_progress":
 		return "R"
-	case "missing":
+	case "missing", OutcomePending:
 		return "·"
+	case OutcomeUpstreamFailed:
+		return "U"
+	case OutcomeRunning:
+		return "R"
+	case OutcomeQueued:
+		return "Q"
+	case OutcomeCanceled:
+		return "C"
 	}
 	if isReason(s) {
 		return ReasonLetter(s)

@@ -248,8 +248,8 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if bfJS(t, ctx, `String(window.__noReload)`) != "1" {
 		t.Fatal("the page reloaded instead of updating live")
 	}
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="succeeded"]').length)`); n != "4" {
-		t.Errorf("%s succeeded chunk tiles, want 4", n)
+	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="materialized"]').length)`); n != "7" {
+		t.Errorf("%s materialized partition tiles, want 7", n)
 	}
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
 	// Readable at phone width: nothing wider than the screen but scroll boxes.
