@@ -29,7 +29,7 @@ const (
 	ChunkPageSize    = 50
 	ChunkTileLimit   = 1000 // chunks drawn one tile each; more are bucketed
 	ChunkBuckets     = 120
-	TimelineLimit    = 100
+	TimelineLimit    = 40
 	chartBars        = 60
 )
 
