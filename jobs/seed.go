@@ -16,7 +16,8 @@ import (
 // SeedDemo writes believable history for a fresh database: most partitions
 // materialized, a few failures (some retried successfully), a few gaps, the
 // newest partitions not yet built, and older partitions of assets whose
-// code_version ends in a number built with the previous version. It does
+// code_version ends in a number built with the previous version, and a
+// watermark at the newest built window of each time-partitioned asset. It does
 // nothing when any partition status exists, and returns how many partitions
 // it recorded. The same seed gives the same history.
 func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
@@ -114,6 +115,14 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 		}
 		if err := flush(); err != nil {
 			return total, err
+		}
+		// The live pipeline's ceiling: it has processed up to its newest
+		// built window, so "fill gaps" has something to fill.
+		if isTime && windows > lag {
+			last := (windows-lag)*perRow - 1
+			if err := store.SetWatermark(ctx, ids[a.Key], a.Key, sp.Key(last), last, "demo-seed", now); err != nil {
+				return total, err
+			}
 		}
 	}
 	return total, nil
