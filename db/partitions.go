@@ -195,3 +195,33 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 	}
 	return out, nil
 }
+
+// IdxStatus is a partition's index with its stored status.
+type IdxStatus struct {
+	Idx          int64  `db:"idx"`
+	Status       string `db:"status"`
+	Materialized bool   `db:"materialized"`
+}
+
+// StatusesAt reads the stored statuses of the partitions at idxs (any order)
+// in batches, a few queries for thousands of partitions; partitions without a
+// row (missing) are absent from the answer.
+func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]IdxStatus, error) {
+	const batch = 500
+	var out []IdxStatus
+	for start := 0; start < len(idxs); start += batch {
+		part := idxs[start:min(start+batch, len(idxs))]
+		q := `SELECT idx, status, materialized FROM partition_status WHERE asset_id=? AND idx IN (?` + strings.Repeat(",?", len(part)-1) + `)`
+		args := make([]any, 0, len(part)+1)
+		args = append(args, assetID)
+		for _, i := range part {
+			args = append(args, i)
+		}
+		var rows []IdxStatus
+		if err := s.R.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}

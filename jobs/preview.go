@@ -60,21 +60,26 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 			if err != nil {
 				return nil, err
 			}
+			idxs := make([]int64, 0, n)
 			for _, k := range r.keys[:n] {
-				ps, err := e.Store.Partition(ctx, seg.AssetID, k)
-				switch {
-				case err == nil:
-					ap.Status[ps.Status]++
-					if ps.Status == db.StatusInProgress {
-						e.addSkipped(pv, seg.Asset, k)
-					}
-					if i, err := sp.Index(k); err == nil && ps.Materialized && inRanges(stale, i) {
-						ap.Status["stale"]++
-					}
-				default:
-					ap.Status[db.StatusMissing]++
+				if i, err := sp.Index(k); err == nil {
+					idxs = append(idxs, i)
 				}
 			}
+			stored, err := e.Store.StatusesAt(ctx, seg.AssetID, idxs)
+			if err != nil {
+				return nil, err
+			}
+			for _, ps := range stored {
+				ap.Status[ps.Status]++
+				if ps.Status == db.StatusInProgress {
+					e.addSkipped(pv, seg.Asset, sp.Key(ps.Idx))
+				}
+				if ps.Materialized && inRanges(stale, ps.Idx) {
+					ap.Status["stale"]++
+				}
+			}
+			ap.Status[db.StatusMissing] += int64(n - len(stored))
 			if n < len(r.keys) {
 				ap.StaleNote = fmt.Sprintf("status counted for the first %d keys", n)
 			}
