@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -208,7 +209,7 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 	}
 	now := h.Now()
 	d := views.BackfillDetail{ID: b.ID, Href: BackfillHref(b.ID), Title: b.Title, State: b.State, StateVersion: b.StateVersion,
-		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: b.Selector, CreatedBy: b.CreatedBy,
+		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelector(b.Selector), CreatedBy: b.CreatedBy,
 		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
 		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
 	if d.Title == "" {
@@ -854,4 +855,63 @@ func (h *Handler) BackfillActionsPartial(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.BackfillActionsLive(d))
+}
+
+// describeSelector words a stored selector for people: "range A … B",
+// "missing, failed within A … B, region = eu", "explicit list of 3 keys".
+func describeSelector(stored string) string {
+	var sel struct {
+		Type       string              `json:"type"`
+		Start      string              `json:"start"`
+		End        string              `json:"end"`
+		Statuses   []string            `json:"statuses"`
+		Dimensions map[string][]string `json:"dimensions"`
+		Count      int64               `json:"count"`
+		Keys       []string            `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(stored), &sel); err != nil {
+		return stored
+	}
+	within := ""
+	switch {
+	case sel.Start != "" && sel.End != "":
+		within = sel.Start + " … " + sel.End
+	case sel.Start != "":
+		within = "from " + sel.Start
+	case sel.End != "":
+		within = "up to " + sel.End
+	}
+	var out string
+	switch sel.Type {
+	case "range":
+		out = "range " + within
+		if within == "" {
+			out = "every partition"
+		}
+	case "explicit":
+		n := sel.Count
+		if n == 0 {
+			n = int64(len(sel.Keys))
+		}
+		out = fmt.Sprintf("explicit list of %s keys", views.Num(n))
+	case "filter":
+		out = "only " + strings.Join(sel.Statuses, ", ")
+		if len(sel.Statuses) == 0 {
+			out = "every partition"
+		}
+		if within != "" {
+			out += " within " + within
+		}
+	default:
+		return stored
+	}
+	names := make([]string, 0, len(sel.Dimensions))
+	for name := range sel.Dimensions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out += ", " + name + " = " + strings.Join(sel.Dimensions[name], " or ")
+	}
+	return out
 }
