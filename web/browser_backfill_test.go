@@ -396,6 +396,11 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	if !strings.Contains(msg, "Someone changed this backfill") {
 		t.Fatalf("message %q", msg)
 	}
+	// The message stays while live updates keep arriving.
+	time.Sleep(2 * time.Second)
+	if bfJS(t, ctx, `String(!!document.querySelector('[data-testid="message"]'))`) != "true" {
+		t.Fatal("a live update wiped the conflict message")
+	}
 	if bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
 		t.Error("the stale Pause changed the state")
 	}
