@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"text/tabwriter"
@@ -73,7 +74,7 @@ func newAssetCmd() *cobra.Command {
 				} `json:"last_materialization"`
 			}
 			var rows []part
-			var raw []any
+			var raw []json.RawMessage
 			cursor := ""
 			for len(rows) < limit {
 				q := url.Values{"limit": {fmt.Sprint(min(limit-len(rows), 1000))}}
@@ -83,25 +84,14 @@ func newAssetCmd() *cobra.Command {
 				if cursor != "" {
 					q.Set("cursor", cursor)
 				}
-				path := "/api/v1/assets/" + url.PathEscape(args[0]) + "/partitions?" + q.Encode()
-				var page struct {
-					Partitions []part `json:"partitions"`
-					NextCursor string `json:"next_cursor"`
-				}
-				if err := c.do(cmd.Context(), "GET", path, nil, nil, &page); err != nil {
+				var page []part
+				r, next, err := c.getPage(cmd.Context(), "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions?"+q.Encode(), "partitions", &page)
+				if err != nil {
 					return err
 				}
-				if o.json {
-					var rp struct {
-						Partitions []any `json:"partitions"`
-					}
-					if err := c.do(cmd.Context(), "GET", path, nil, nil, &rp); err != nil {
-						return err
-					}
-					raw = append(raw, rp.Partitions...)
-				}
-				rows = append(rows, page.Partitions...)
-				if cursor = page.NextCursor; cursor == "" {
+				raw = append(raw, r...)
+				rows = append(rows, page...)
+				if cursor = next; cursor == "" {
 					break
 				}
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 
 	"fmt"
 	"io"
@@ -229,7 +230,7 @@ func newBackfillCmd() *cobra.Command {
 				return err
 			}
 			var rows []backfillJSON
-			var raw []any
+			var raw []json.RawMessage
 			cursor := ""
 			for {
 				q := url.Values{"limit": {fmt.Sprint(limit)}}
@@ -239,24 +240,14 @@ func newBackfillCmd() *cobra.Command {
 				if cursor != "" {
 					q.Set("cursor", cursor)
 				}
-				var page struct {
-					Backfills  []backfillJSON `json:"backfills"`
-					NextCursor string         `json:"next_cursor"`
-				}
-				var rawPage struct {
-					Backfills []any `json:"backfills"`
-				}
-				if err := c.do(cmd.Context(), "GET", "/api/v1/backfills?"+q.Encode(), nil, nil, &page); err != nil {
+				var page []backfillJSON
+				r, next, err := c.getPage(cmd.Context(), "/api/v1/backfills?"+q.Encode(), "backfills", &page)
+				if err != nil {
 					return err
 				}
-				if o.json {
-					if err := c.do(cmd.Context(), "GET", "/api/v1/backfills?"+q.Encode(), nil, nil, &rawPage); err != nil {
-						return err
-					}
-					raw = append(raw, rawPage.Backfills...)
-				}
-				rows = append(rows, page.Backfills...)
-				if cursor = page.NextCursor; cursor == "" || !all {
+				raw = append(raw, r...)
+				rows = append(rows, page...)
+				if cursor = next; cursor == "" || !all {
 					break
 				}
 			}

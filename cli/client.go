@@ -212,3 +212,25 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// getPage fetches one page of a list endpoint once and returns its items both
+// exactly as sent (for --json) and decoded into items (a pointer to a slice,
+// for tables), with the page's next_cursor.
+func (c *client) getPage(ctx context.Context, path, field string, items any) ([]json.RawMessage, string, error) {
+	var page map[string]json.RawMessage
+	if err := c.do(ctx, "GET", path, nil, nil, &page); err != nil {
+		return nil, "", err
+	}
+	var raw []json.RawMessage
+	var next string
+	if err := json.Unmarshal(page[field], &raw); err != nil && page[field] != nil {
+		return nil, "", &exitError{ExitServer, fmt.Errorf("unexpected answer from %s: %v", path, err)}
+	}
+	if err := json.Unmarshal(page[field], items); err != nil && page[field] != nil {
+		return nil, "", &exitError{ExitServer, fmt.Errorf("unexpected answer from %s: %v", path, err)}
+	}
+	if n, ok := page["next_cursor"]; ok {
+		_ = json.Unmarshal(n, &next)
+	}
+	return raw, next, nil
+}
