@@ -240,12 +240,11 @@ func TestCLIBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d %q, want %d with %q", tc.args, code, errOut, tc.code, tc.msg)
 		}
 	}
-	var n int
-	if out, err := exec.Command("sqlite3", s.DB, "SELECT COUNT(*) FROM backfills").Output(); err == nil {
-		fmt.Sscan(string(out), &n)
-		if n != 0 {
-			t.Fatalf("%d backfills written by bad input", n)
-		}
+	// Nothing was written: the server knows no backfill.
+	code, out, _ := s.cli(t, "backfill", "list", "--all", "--json")
+	var listed struct{ Backfills []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Backfills) != 0 {
+		t.Fatalf("bad input wrote backfills: %d %q", code, out)
 	}
 	// A server that is down, and a bad token: exit 3, no trace.
 	code, _, errOut := run(t, "asset", "list", "--server", "http://127.0.0.1:1", "--token", s.Token)

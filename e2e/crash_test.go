@@ -231,8 +231,34 @@ assets:
 	if n := one(`SELECT COUNT(*) FROM (SELECT partition_key FROM partition_instances WHERE status='materialized' GROUP BY partition_key HAVING COUNT(*) > 1)`); n != 0 {
 		t.Errorf("%d partitions materialized by more than one instance", n)
 	}
-	if kills > 0 {
-		t.Logf("interrupted attempts: %d", one(`SELECT COUNT(*) FROM attempts WHERE state='interrupted'`))
+	// The kills did hit running attempts, and those were recovered.
+	if kills == 0 {
+		t.Fatal("the backfill finished before the first kill: nothing was tested")
+	}
+	interrupted := one(`SELECT COUNT(*) FROM attempts WHERE state='interrupted'`)
+	t.Logf("interrupted attempts: %d", interrupted)
+	if interrupted == 0 {
+		t.Errorf("%d kills interrupted no attempt", kills)
+	}
+	if n := one(`SELECT COUNT(*) FROM attempts WHERE state='running'`); n != 0 {
+		t.Errorf("%d attempts still running after the end", n)
+	}
+	// The command's own record: every partition built, and no attempt
+	// built a partition twice.
+	log, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, parts := map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		if seen[line] {
+			t.Errorf("built twice by the same attempt: %s", line)
+		}
+		seen[line] = true
+		parts[strings.Fields(line)[0]] = true
+	}
+	if len(parts) != 5000 {
+		t.Errorf("the command built %d distinct partitions, want 5000", len(parts))
 	}
 	// Events replay to the same projections.
 	rebuilt, err := store.Rebuild(context.Background(), filepath.Join(t.TempDir(), "replay.db"))

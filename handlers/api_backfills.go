@@ -436,6 +436,12 @@ func (h *Handler) APIRunGet(c echo.Context) error {
 			return err
 		}
 	}
+	if eng, err := h.engine(); err == nil && r.State == db.RunRunning {
+		// The attempt under way: its output so far.
+		if live, ok := eng.LiveLog(r.ID); ok {
+			out.LogTail = live
+		}
+	}
 	return c.JSON(http.StatusOK, out)
 }
 

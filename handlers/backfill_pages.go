@@ -282,6 +282,11 @@ func actionsFor(b db.Backfill, hasChild bool) []views.Action {
 	switch b.State {
 	case db.BackfillPending, db.BackfillRunning, db.BackfillPaused:
 		out = append(out, views.Action{Name: jobs.ActCancel, Label: "Cancel", Href: href + "/cancel"})
+	case db.BackfillCanceling:
+		if !b.Terminate {
+			// A graceful cancel waits for the running chunks; this ends them.
+			out = append(out, views.Action{Name: "terminate", Label: "Terminate running chunks", Href: href + "/cancel"})
+		}
 	}
 	if failures(b) > 0 && !hasChild && (db.BackfillTerminal(b.State) || b.State == db.BackfillPaused) {
 		out = append(out, views.Action{Name: "retry-failed", Label: "Retry failed", Href: href + "/retry-failed"})

@@ -109,24 +109,26 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 	clients := map[string]*http.Client{
 		"viewer": env.Client(t, handlers.RoleViewer), "operator": env.Client(t, handlers.RoleOperator), "admin": env.Client(t, handlers.RoleAdmin)}
 	cases := []struct {
-		state    string
-		failed   int64
-		want     []string
-		badge    string
-		withKids bool
+		state     string
+		failed    int64
+		want      []string
+		badge     string
+		withKids  bool
+		terminate bool
 	}{
-		{db.BackfillPending, 0, []string{"pause", "cancel"}, "Pending", false},
-		{db.BackfillRunning, 0, []string{"pause", "cancel"}, "Running", false},
-		{db.BackfillPaused, 0, []string{"resume", "cancel"}, "Paused", false},
-		{db.BackfillPaused, 3, []string{"resume", "cancel", "retry-failed"}, "Paused, with failures", false},
-		{db.BackfillCanceling, 0, nil, "Canceling", false},
-		{db.BackfillCanceled, 0, nil, "Canceled", false},
-		{db.BackfillSucceeded, 0, nil, "Succeeded", false},
-		{db.BackfillFailed, 3, []string{"retry-failed"}, "Failed", false},
+		{db.BackfillPending, 0, []string{"pause", "cancel"}, "Pending", false, false},
+		{db.BackfillRunning, 0, []string{"pause", "cancel"}, "Running", false, false},
+		{db.BackfillPaused, 0, []string{"resume", "cancel"}, "Paused", false, false},
+		{db.BackfillPaused, 3, []string{"resume", "cancel", "retry-failed"}, "Paused, with failures", false, false},
+		{db.BackfillCanceling, 0, []string{"terminate"}, "Canceling", false, false},
+		{db.BackfillCanceling, 0, nil, "Canceling", false, true},
+		{db.BackfillCanceled, 0, nil, "Canceled", false, false},
+		{db.BackfillSucceeded, 0, nil, "Succeeded", false, false},
+		{db.BackfillFailed, 3, []string{"retry-failed"}, "Failed", false, false},
 	}
-	all := []string{"pause", "resume", "cancel", "retry-failed"}
+	all := []string{"pause", "resume", "cancel", "retry-failed", "terminate"}
 	for _, tc := range cases {
-		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_failed=?, runs_failed=? WHERE id=?`, tc.state, tc.failed, min(tc.failed, 1), b.ID); err != nil {
+		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_failed=?, runs_failed=?, terminate=? WHERE id=?`, tc.state, tc.failed, min(tc.failed, 1), tc.terminate, b.ID); err != nil {
 			t.Fatal(err)
 		}
 		for role, c := range clients {

@@ -36,7 +36,8 @@ type active struct {
 	started    time.Time
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
-	async      bool
+	async      bool          // waiting for the remote engine's callback
+	callback   chan struct{} // closed by Complete when it claims the attempt
 }
 
 type completion struct {
@@ -146,11 +147,9 @@ func (e *Engine) shutdown(grace time.Duration) error {
 	}
 	e.mu.Lock()
 	for _, a := range e.running {
+		// Asynchronous attempts too: nobody will call back into this
+		// process, so their watcher records them interrupted.
 		a.cancel(errShutdown)
-		if a.async {
-			// Nobody will call back into this process: record it interrupted.
-			e.done <- completion{act: a, res: Result{State: db.AttemptInterrupted, Err: errShutdown}}
-		}
 	}
 	e.mu.Unlock()
 	stop := time.Now().Add(10 * time.Second)
@@ -311,6 +310,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	}
 	for _, a := range launch {
 		a.ctx, a.cancel = context.WithCancelCause(context.Background())
+		a.callback = make(chan struct{})
 		e.running[a.run.ID] = a
 		e.pools.acquire(a.pool)
 	}
@@ -437,6 +437,10 @@ type bfPlan struct {
 	next    int64
 	blocked bool
 	queued  []db.Run
+	// waiting counts this backfill's runs that wait for a lease another run
+	// holds: they count against its max_concurrent_runs when planning new
+	// chunks, so an overlapping backfill plans chunk rows one slot at a time.
+	waiting int64
 }
 
 // plan starts queued runs that are due and plans new chunks, rotating
@@ -514,6 +518,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 				return false, err
 			}
 			if !ok {
+				p.waiting++
 				continue // still leased: try the next one
 			}
 			if asset != nil && asset.Pool != "" {
@@ -533,7 +538,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 			return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
 		}
 		asset := assetOf(ws, seg.Asset)
-		if !canStart(p, asset) {
+		if !canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
 			return false, nil
 		}
 		if p.next == seg.FirstChunk && seg.Pos > 0 && asset != nil {
@@ -572,6 +577,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 			return false, err
 		}
 		if !ok {
+			p.waiting++
 			return true, nil // planned, waits for a lease
 		}
 		if asset != nil && asset.Pool != "" {
@@ -786,12 +792,13 @@ func (e *Engine) segmentRanges(ctx context.Context, q dbq, backfillID string, po
 	return out, nil
 }
 
-// space returns an asset's current partition space (cached briefly).
+// space returns an asset's current partition space (cached briefly, and
+// until the workspace is reloaded).
 func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error) {
 	e.spaceMu.Lock()
 	defer e.spaceMu.Unlock()
-	if e.spaces == nil || time.Since(e.spacesAt) > 2*time.Second {
-		ws, _ := e.workspace()
+	ws, _ := e.workspace()
+	if e.spaces == nil || e.spacesWS != ws || time.Since(e.spacesAt) > 2*time.Second {
 		dyn, err := e.Store.LoadDynamicKeys(ctx)
 		if err != nil {
 			return nil, err
@@ -801,7 +808,7 @@ func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error)
 		for _, a := range ws.Assets {
 			e.spaces[a.Key] = a.Scheme.Space(now, dyn)
 		}
-		e.spacesAt = time.Now()
+		e.spacesAt, e.spacesWS = time.Now(), ws
 	}
 	sp, ok := e.spaces[asset]
 	if !ok {

@@ -65,6 +65,7 @@ type Engine struct {
 	spaceMu  sync.Mutex
 	spaces   map[string]catalog.Space
 	spacesAt time.Time
+	spacesWS *catalog.Workspace       // the workspace spaces were computed from
 	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
 }
 
@@ -187,7 +188,11 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 	b, err := e.insert(ctx, r, hash, key, nil, nil, actor)
 	if err != nil {
 		if idemKey != "" && strings.Contains(err.Error(), "UNIQUE") {
-			if b, err2 := e.Store.BackfillByRequestKey(ctx, idemKey); err2 == nil && b.RequestHash == hash {
+			// A concurrent request with the same key won the race.
+			if b, err2 := e.Store.BackfillByRequestKey(ctx, idemKey); err2 == nil {
+				if b.RequestHash != hash {
+					return Created{}, &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, b.ID)}
+				}
 				return Created{Backfill: b, Replayed: true}, nil
 			}
 		}
@@ -243,6 +248,9 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 		if err != nil {
 			return &InputError{NotFound: true, Msg: err.Error()}
 		}
+		if expected < 0 {
+			return bad("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d", expected)
+		}
 		if expected > 0 && expected != b.StateVersion {
 			return &InputError{Conflict: true, Field: "expected_state_version",
 				Msg: fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d", id, b.StateVersion, b.State, expected)}
@@ -261,11 +269,22 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 			if b.State == db.BackfillPending || b.State == db.BackfillRunning || b.State == db.BackfillPaused {
 				to = db.BackfillCanceling
 			}
+			if b.State == db.BackfillCanceling && terminate && !b.Terminate {
+				// A graceful cancel escalated: kill the runs still active.
+				to = db.BackfillCanceling
+			}
 		default:
 			return bad("action", "unknown action %q", action)
 		}
 		if to == "" {
-			return &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("cannot %s backfill %s: it is %s (allowed from %s)", action, id, b.State, allowedFrom(action))}
+			msg := fmt.Sprintf("cannot %s backfill %s: it is %s (allowed from %s)", action, id, b.State, allowedFrom(action))
+			if action == ActCancel && b.State == db.BackfillCanceling {
+				msg = fmt.Sprintf("backfill %s is already CANCELING; only a cancel with terminate can still end its running runs", id)
+				if b.Terminate {
+					msg = fmt.Sprintf("backfill %s is already CANCELING and its running runs are being terminated", id)
+				}
+			}
+			return &InputError{Conflict: true, Field: "state", Msg: msg}
 		}
 		ev := db.BackfillStateChanged{ID: id, From: b.State, To: to, Version: b.StateVersion + 1, Terminate: terminate && action == ActCancel, At: db.Millis(now)}
 		if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev, "", now); err != nil {

@@ -48,12 +48,15 @@ type PartResult struct {
 // Result is an attempt's outcome. Partitions without an entry in Parts are
 // materialized when Err is nil and failed otherwise.
 type Result struct {
-	State      string // "" (derived from Err), timeout, canceled, interrupted
-	Err        error
-	Parts      map[string]PartResult
-	Log        string
-	Async      bool          // the remote engine calls back later
-	RetryAfter time.Duration // the remote asked to wait at least this long
+	State string // "" (derived from Err), timeout, canceled, interrupted
+	Err   error
+	Parts map[string]PartResult
+	Log   string
+	Async bool // the remote engine calls back later
+	// AsyncTimeout, when set, bounds the wait for the callback (the http
+	// executor's timeout); the attempt's own timeout bounds it anyway.
+	AsyncTimeout time.Duration
+	RetryAfter   time.Duration // the remote asked to wait at least this long
 }
 
 // Executor materializes partitions.
@@ -130,13 +133,39 @@ func (e *Engine) execute(a *active) {
 		w.Partitions[i] = p.Key
 	}
 	res = ex.Execute(ctx, w)
-	if res.Async {
+	if res.Async && ctx.Err() == nil {
+		// The remote engine calls back (Complete). Until it does, this
+		// attempt still has its timeout, and terminate or shutdown still end
+		// it: whichever comes first records the completion.
 		e.mu.Lock()
 		a.async = true
 		e.mu.Unlock()
-	}
-	if res.Async && ctx.Err() == nil {
-		return
+		var expire <-chan time.Time
+		if res.AsyncTimeout > 0 {
+			t := time.NewTimer(res.AsyncTimeout)
+			defer t.Stop()
+			expire = t.C
+		}
+		timedOut := false
+		select {
+		case <-a.callback:
+			return // Complete claimed the attempt and records it
+		case <-ctx.Done():
+		case <-expire:
+			timedOut = true
+		}
+		e.mu.Lock()
+		claimed := !a.async
+		a.async = false
+		e.mu.Unlock()
+		if claimed {
+			return
+		}
+		limit := res.AsyncTimeout
+		res = Result{Err: errors.New("no callback from the remote engine")}
+		if timedOut {
+			res.State, res.Err = db.AttemptTimeout, fmt.Errorf("no callback from the remote engine within %s", limit)
+		}
 	}
 	res.Async = false
 	switch cause := context.Cause(a.ctx); {
@@ -192,6 +221,7 @@ func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult,
 		}
 		if a.async {
 			a.async = false
+			close(a.callback)
 			e.mu.Unlock()
 			break
 		}

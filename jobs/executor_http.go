@@ -71,6 +71,19 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 		resp.Body.Close()
 		logLine := fmt.Sprintf("POST %s -> %s\n%s", cfg.URL, resp.Status, truncate(string(b), 4000))
+		// Rate-limit headers slow the whole pool whatever the answer was;
+		// Retry-After only on the answers that mean "not now".
+		limited := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+		wait := rateLimitReset(resp.Header)
+		if limited {
+			wait = max(wait, retryAfter(resp.Header))
+			if wait <= 0 && resp.StatusCode == http.StatusTooManyRequests {
+				wait = defaultRateLimitWait
+			}
+		}
+		if wait > 0 && h.Pools != nil {
+			h.Pools.SlowDown(w.Def.Pool, time.Now().Add(wait))
+		}
 		switch {
 		case resp.StatusCode == http.StatusUnauthorized && cfg.TokenURL != "" && !refreshed:
 			refreshed = true
@@ -81,7 +94,7 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			tokens.Store(cfg.TokenURL, t)
 			continue
 		case resp.StatusCode == http.StatusAccepted:
-			return Result{Async: true, Log: logLine}
+			return Result{Async: true, AsyncTimeout: cfg.Timeout, Log: logLine}
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			res := Result{Log: logLine, Parts: map[string]PartResult{}}
 			var out struct {
@@ -102,17 +115,19 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			return res
 		default:
 			res := Result{Err: fmt.Errorf("POST %s: %s", cfg.URL, resp.Status), Log: logLine}
-			if d := retryAfter(resp.Header); d > 0 {
-				res.RetryAfter = d
-				if h.Pools != nil {
-					h.Pools.SlowDown(w.Def.Pool, time.Now().Add(d))
-				}
+			if limited {
+				res.RetryAfter = wait
 			}
 			return res
 		}
 	}
 }
 
+// defaultRateLimitWait is how long a pool pauses after a 429 that does not
+// say how long to wait.
+const defaultRateLimitWait = 5 * time.Second
+
+// retryAfter reads Retry-After (seconds or an HTTP date).
 func retryAfter(h http.Header) time.Duration {
 	if v := h.Get("Retry-After"); v != "" {
 		if s, err := strconv.Atoi(v); err == nil {
@@ -122,6 +137,12 @@ func retryAfter(h http.Header) time.Duration {
 			return time.Until(t)
 		}
 	}
+	return 0
+}
+
+// rateLimitReset reads X-RateLimit-Remaining: 0 with X-RateLimit-Reset
+// (seconds from now, or a Unix time): the remote's quota is spent until then.
+func rateLimitReset(h http.Header) time.Duration {
 	if h.Get("X-RateLimit-Remaining") == "0" {
 		if s, err := strconv.Atoi(h.Get("X-RateLimit-Reset")); err == nil {
 			if s > 1_000_000_000 {

@@ -1,0 +1,125 @@
+package handlers_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// A remote engine answers 202 and later reports through the real callback
+// route, POST /api/v1/runs/{id}/complete, with its own operator token.
+func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
+	var mu sync.Mutex
+	var works []jobs.Work
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var work jobs.Work
+		if err := json.NewDecoder(r.Body).Decode(&work); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		works = append(works, work)
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer remote.Close()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
+assets:
+  a.remote:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {http: {url: %q}}
+`, remote.URL)})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+		`{"assets":["a.remote"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	id := b["id"].(string)
+	var work jobs.Work
+	apiWaitFor(t, "the remote engine got the work", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(works) == 1 {
+			work = works[0]
+		}
+		return len(works) == 1
+	})
+	if work.CallbackURL != env.URL+"/api/v1/runs/"+work.RunID+"/complete" || len(work.Partitions) != 3 {
+		t.Fatalf("work %+v", work)
+	}
+	// While the remote works, the run is running and the backfill waits.
+	_, run := apiCall(t, env, tok, "GET", "/api/v1/runs/"+work.RunID, "")
+	if run["state"] != "running" {
+		t.Fatalf("run %v", run)
+	}
+	// A stale or negative expected_state_version on a running backfill.
+	code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", `{"expected_state_version": 1}`)
+	if code != http.StatusConflict || e["error"].(map[string]any)["field"] != "expected_state_version" {
+		t.Fatalf("stale version on a running backfill: %d %v", code, e)
+	}
+	code, e = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", `{"expected_state_version": -2}`)
+	if code != http.StatusBadRequest || e["error"].(map[string]any)["field"] != "expected_state_version" {
+		t.Fatalf("negative version: %d %v", code, e)
+	}
+	// The callback, as the remote engine sends it: two built, one failed.
+	body, _ := json.Marshal(map[string]any{"results": []map[string]any{
+		{"partition": work.Partitions[0], "status": "materialized", "metadata": map[string]any{"rows": 10}},
+		{"partition": work.Partitions[1], "status": "materialized"},
+		{"partition": work.Partitions[2], "status": "failed", "error": "upstream file missing"},
+	}})
+	req, _ := http.NewRequest(http.MethodPost, work.CallbackURL, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("callback answered %d", resp.StatusCode)
+	}
+	done := apiWaitState(t, env, tok, id, "SUCCEEDED", "FAILED")
+	if parts := done["partitions"].(map[string]any); done["state"] != "FAILED" || parts["materialized"].(float64) != 2 || parts["failed"].(float64) != 1 {
+		t.Fatalf("final %v", done)
+	}
+	_, p := apiCall(t, env, tok, "GET", "/api/v1/assets/a.remote/partitions?status=failed", "")
+	parts := p["partitions"].([]any)
+	if len(parts) != 1 || !strings.Contains(fmt.Sprint(parts[0]), "upstream file missing") {
+		t.Fatalf("failed partitions %v", parts)
+	}
+	// The same callback again is refused: the run is finished.
+	req, _ = http.NewRequest(http.MethodPost, work.CallbackURL, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("second callback answered %d", resp.StatusCode)
+	}
+}
+
+func apiWaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
