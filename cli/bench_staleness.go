@@ -320,6 +320,9 @@ func bulkStatus(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids
 			SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE idx >= 0 GROUP BY asset_id, idx >> ?, status`, db.RollupShift, db.RollupShift); err != nil {
 			return err
 		}
+		if err := db.RecomputeLastAttempts(ctx, tx); err != nil {
+			return err
+		}
 		_, err := db.AppendEvent(ctx, tx, "bench.loaded", "bench", "bench", map[string]any{"rows": total}, "", now)
 		return err
 	})

@@ -28,6 +28,10 @@ type AssetRow struct {
 	Definition         string `db:"definition"`
 	DefinitionVersion  int64  `db:"definition_version"`
 	LastMaterializedAt *int64 `db:"last_materialized_at"`
+	// LastAttemptAt and LastAttemptStatus are the asset's most recent
+	// partition attempt (a failure wins a tie).
+	LastAttemptAt     *int64  `db:"last_attempt_at"`
+	LastAttemptStatus *string `db:"last_attempt_status"`
 	Removed            bool   `db:"removed"`
 	CreatedAt          int64  `db:"created_at"`
 	UpdatedAt          int64  `db:"updated_at"`

@@ -396,6 +396,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	type counts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
 	perBackfill := map[string]*counts{}
 	lastMat := map[int64]int64{}
+	lastAttempt := lastAttempts{}
 	var plain []plainMat
 	for _, a := range p.Attempts {
 		c := perBackfill[a.BackfillID]
@@ -418,6 +419,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				// The common case, written in batches below.
 				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, part: pr})
 				lastMat[a.AssetID] = p.At
+				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
 				mat++
 				continue
 			}
@@ -427,6 +429,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			switch pr.Status {
 			case StatusMaterialized:
 				mat++
+				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
 				prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, a.CodeVersion, meta, a.AssetID, pr.Key)
 				if err != nil {
 					return err
@@ -438,6 +441,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				lastMat[a.AssetID] = p.At
 			case StatusFailed:
 				failed++
+				lastAttempt.add(a.AssetID, p.At, StatusFailed)
 				prev, err := updateFromLease(ctx, tx, st.failStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, nullIfEmpty(pr.Error), a.AssetID, pr.Key)
 				if err != nil {
 					return err
@@ -509,6 +513,9 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
 			return err
 		}
+	}
+	if err := lastAttempt.apply(ctx, tx); err != nil {
+		return err
 	}
 	return roll.apply(ctx, tx)
 }

@@ -97,6 +97,7 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 	}
 	roll := rollupDelta{}
 	lastMat := map[int64]int64{}
+	lastAttempt := lastAttempts{}
 	perAsset := map[string][]reportedItem{}
 	var assetOrder []string
 	for _, m := range items {
@@ -152,6 +153,7 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 		if exists && prev.LastAttemptAt != nil && *prev.LastAttemptAt > at {
 			continue
 		}
+		lastAttempt.add(m.AssetID, at, m.Status)
 		if m.Status == StatusMaterialized {
 			if at > lastMat[m.AssetID] {
 				lastMat[m.AssetID] = at
@@ -194,6 +196,9 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 			return res, err
 		}
 	}
+	if err := lastAttempt.apply(ctx, tx); err != nil {
+		return res, err
+	}
 	for _, key := range assetOrder {
 		if _, err := AppendEvent(ctx, tx, "partitions.reported", "asset:"+key, actor, map[string]any{"items": perAsset[key]}, "", now); err != nil {
 			return res, err
@@ -235,5 +240,43 @@ func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
 		}
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE n = 0`)
+	return err
+}
+
+// lastAttempts collects, per asset, the newest attempt of a command (a
+// failure wins a tie) for assets.last_attempt_*.
+type lastAttempts map[int64]struct {
+	at     int64
+	status string
+}
+
+func (l lastAttempts) add(asset, at int64, status string) {
+	cur, ok := l[asset]
+	if !ok || at > cur.at || at == cur.at && status == StatusFailed {
+		l[asset] = struct {
+			at     int64
+			status string
+		}{at, status}
+	}
+}
+
+// apply moves each asset's last attempt forward (never backwards; a failure
+// wins a tie with what is stored).
+func (l lastAttempts) apply(ctx context.Context, tx *sqlx.Tx) error {
+	for id, a := range l {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_attempt_at = ?1, last_attempt_status = ?2 WHERE id = ?3
+			AND (last_attempt_at IS NULL OR last_attempt_at < ?1 OR last_attempt_at = ?1 AND ?2 = 'failed')`, a.at, a.status, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RecomputeLastAttempts sets every asset's last attempt from its status rows
+// (after status rows were written in bulk, bypassing the commands).
+func RecomputeLastAttempts(ctx context.Context, tx *sqlx.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE assets SET (last_attempt_at, last_attempt_status) = (
+		SELECT p.last_attempt_at, p.last_attempt_status FROM partition_status p WHERE p.asset_id = assets.id AND p.last_attempt_at IS NOT NULL
+		ORDER BY p.last_attempt_at DESC, p.last_attempt_status = 'failed' DESC LIMIT 1)`)
 	return err
 }

@@ -31,8 +31,9 @@ func (s *Store) Rebuild(ctx context.Context, path string) (*Store, error) {
 	err = dst.Tx(ctx, func(tx *sqlx.Tx) error {
 		for _, a := range assets {
 			if _, err := tx.NamedExecContext(ctx, `INSERT INTO assets (id, key, grp, description, scheme_kind, scheme_description, scheme_signature, code_version,
-				definition, definition_version, last_materialized_at, removed, created_at, updated_at) VALUES (:id, :key, :grp, :description, :scheme_kind,
-				:scheme_description, :scheme_signature, :code_version, :definition, :definition_version, :last_materialized_at, :removed, :created_at, :updated_at)`, a); err != nil {
+				definition, definition_version, last_materialized_at, last_attempt_at, last_attempt_status, removed, created_at, updated_at) VALUES (:id, :key, :grp, :description, :scheme_kind,
+				:scheme_description, :scheme_signature, :code_version, :definition, :definition_version, :last_materialized_at, :last_attempt_at, :last_attempt_status,
+				:removed, :created_at, :updated_at)`, a); err != nil {
 				return err
 			}
 		}

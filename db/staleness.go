@@ -1106,7 +1106,7 @@ func (f *StaleFacts) CodeVersionAt(idx int64) string {
 // LastAttemptFailed reports whether the asset's most recent attempt failed.
 func (s *Store) LastAttemptFailed(ctx context.Context, assetID int64) (bool, error) {
 	var st sql.NullString
-	err := s.R.GetContext(ctx, &st, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND last_attempt_at IS NOT NULL ORDER BY last_attempt_at DESC LIMIT 1`, assetID)
+	err := s.R.GetContext(ctx, &st, `SELECT last_attempt_status FROM assets WHERE id=?`, assetID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
