@@ -301,11 +301,11 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 		}
 	}
 	p(&s.insInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
-		VALUES (?,?,?,?,'in_progress',?,'backfill',?,?) ON CONFLICT (id) DO NOTHING`)
+		VALUES (?,?,?,?,'in_progress',?,'backfill',?,?) ON CONFLICT DO NOTHING`)
 	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', updated_at=? WHERE asset_id=? AND partition_key=?`)
 	p(&s.insStatus, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (?,?,?,'in_progress',0,?)`)
 	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
-	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE id=?`)
+	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE asset_id=? AND partition_key=? AND id=?`)
 	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
 		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
 		last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
@@ -370,7 +370,7 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		}
 	}
 	if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at) VALUES `,
-		`(?,?,?,?,'in_progress',?,'backfill',?,?)`, ` ON CONFLICT (id) DO NOTHING`, 7, insts); err != nil {
+		`(?,?,?,?,'in_progress',?,'backfill',?,?)`, ` ON CONFLICT DO NOTHING`, 7, insts); err != nil {
 		return err
 	}
 	if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES `,
@@ -423,7 +423,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				mat++
 				continue
 			}
-			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, pr.InstanceID); err != nil {
+			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, a.AssetID, pr.Key, pr.InstanceID); err != nil {
 				return err
 			}
 			switch pr.Status {
@@ -533,18 +533,6 @@ type plainMat struct {
 // the lease; rows someone else changed meanwhile go through updateFromLease
 // one by one.
 func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
-	for off := 0; off < len(items); off += batchRows {
-		chunk := items[off:min(off+batchRows, len(items))]
-		args := make([]any, 0, len(chunk)+2)
-		args = append(args, StatusMaterialized, at)
-		for _, it := range chunk {
-			args = append(args, it.part.InstanceID)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=? WHERE id IN (?`+
-			strings.Repeat(",?", len(chunk)-1)+`)`, args...); err != nil {
-			return err
-		}
-	}
 	byAsset := map[[2]string][]plainMat{}
 	var order [][2]string
 	for _, it := range items {
@@ -559,7 +547,21 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 		assetID, code := group[0].asset, group[0].code
 		for off := 0; off < len(group); off += batchRows {
 			chunk := group[off:min(off+batchRows, len(group))]
-			args := make([]any, 0, 3*len(chunk)+5)
+			// The instances, found by their key (asset, partition, id).
+			args := make([]any, 0, 2*len(chunk)+3)
+			args = append(args, StatusMaterialized, at, assetID)
+			for _, it := range chunk {
+				args = append(args, it.part.Key)
+			}
+			for _, it := range chunk {
+				args = append(args, it.part.InstanceID)
+			}
+			marks := strings.Repeat(",?", len(chunk)-1)
+			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=?
+				WHERE asset_id=? AND partition_key IN (?`+marks+`) AND +id IN (?`+marks+`)`, args...); err != nil { // +id: seek by partition, then filter (not keys × ids seeks)
+				return err
+			}
+			args = make([]any, 0, 3*len(chunk)+5)
 			args = append(args, at, code, at, at)
 			var b strings.Builder
 			for i, it := range chunk {
@@ -706,23 +708,30 @@ func MaterializedByRun(ctx context.Context, q getter, assetID int64, runID strin
 	return out, nil
 }
 
-// InProgressInstances returns which of the instance ids are still in progress.
-func InProgressInstances(ctx context.Context, q getter, ids []string) (map[string]bool, error) {
+// InProgressInstances returns which of the instances ids[i] of partitions
+// keys[i] of an asset are still in progress.
+func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for len(ids) > 0 {
 		k := min(len(ids), batchRows)
-		args := make([]any, 0, k)
+		args := make([]any, 0, 2*k+1)
+		args = append(args, assetID)
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
 		for _, id := range ids[:k] {
 			args = append(args, id)
 		}
+		marks := strings.Repeat(",?", k-1)
 		var got []string
-		if err := q.SelectContext(ctx, &got, `SELECT id FROM partition_instances WHERE status='in_progress' AND id IN (?`+strings.Repeat(",?", k-1)+`)`, args...); err != nil {
+		if err := q.SelectContext(ctx, &got, `SELECT id FROM partition_instances WHERE asset_id=? AND partition_key IN (?`+marks+`)
+			AND +id IN (?`+marks+`) AND status='in_progress'`, args...); err != nil { // +id: see finishMaterialized
 			return nil, err
 		}
 		for _, g := range got {
 			out[g] = true
 		}
-		ids = ids[k:]
+		keys, ids = keys[k:], ids[k:]
 	}
 	return out, nil
 }

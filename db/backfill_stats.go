@@ -136,7 +136,7 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 	var out []RunInstance
 	err := s.R.SelectContext(ctx, &out, `SELECT run_id, partition_key, status FROM partition_instances
 		WHERE asset_id = ? AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`) AND run_id IN (?`+strings.Repeat(",?", len(runIDs)-1)+`)
-		ORDER BY created_at, rowid`, args...)
+		ORDER BY created_at, COALESCE(finished_at, created_at)`, args...)
 	return out, err
 }
 

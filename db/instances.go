@@ -34,6 +34,6 @@ func (i Instance) Duration() time.Duration {
 func (s *Store) Instances(ctx context.Context, assetID int64, key string, limit int) ([]Instance, error) {
 	var out []Instance
 	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=?
-		ORDER BY created_at DESC, rowid DESC LIMIT ?`, assetID, key, limit)
+		ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT ?`, assetID, key, limit)
 	return out, err
 }

@@ -115,14 +115,14 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 			return res, err
 		}
 		var oldInstanceStatus string
-		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE id=?`, id)
+		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
 		switch {
 		case err == nil && oldInstanceStatus != StatusInProgress:
 			res.Replayed++
 			continue
 		case err == nil:
-			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=? WHERE id=?`,
-				m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=?
+				WHERE asset_id=? AND partition_key=? AND id=?`, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, m.AssetID, m.Partition, id); err != nil {
 				return res, err
 			}
 		case errors.Is(err, sql.ErrNoRows):

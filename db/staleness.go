@@ -1010,7 +1010,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	h := HistoryAt{At: ms}
 	var c Instance
 	err := s.R.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
-		ORDER BY COALESCE(finished_at, created_at) DESC, rowid DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
+		ORDER BY COALESCE(finished_at, created_at) DESC, created_at DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
 	switch {
 	case err == nil:
 		h.Canonical = &c
@@ -1019,7 +1019,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	}
 	var l Instance
 	err = s.R.GetContext(ctx, &l, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND COALESCE(started_at, created_at) <= ?
-		ORDER BY COALESCE(started_at, created_at) DESC, rowid DESC LIMIT 1`, assetID, key, ms)
+		ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, ms)
 	switch {
 	case err == nil:
 		if l.FinishedAt != nil && *l.FinishedAt > ms {

@@ -926,7 +926,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	for i, k := range keys {
 		ids[i] = db.InstanceID(instanceRun(run.ID, attempt), run.Asset, k)
 	}
-	live, err := db.InProgressInstances(ctx, e.Store.R, ids)
+	live, err := db.InProgressInstances(ctx, e.Store.R, run.AssetID, keys, ids)
 	if err != nil {
 		return nil, err
 	}
