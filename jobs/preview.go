@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
@@ -49,7 +50,8 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 	}
 	pv := &Preview{TotalPartitions: r.total, TotalChunks: r.chunks, TotalRuns: r.chunks, Status: map[string]int64{}, Skipped: []Skipped{}}
 	var estMs float64
-	haveHistory := true
+	var noHistory []string
+	ws, _ := e.workspace()
 	for _, seg := range r.segments {
 		a := r.assets[seg.Pos]
 		sp := r.spaces[a.Key]
@@ -146,20 +148,49 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 			return nil, err
 		}
 		if runs == 0 {
-			haveHistory = false
+			noHistory = append(noHistory, seg.Asset)
 			continue
 		}
-		conc := float64(max(min(r.req.MaxConcurrentRuns, seg.Chunks), 1))
-		estMs += perPart * float64(seg.Partitions) / conc
+		// Runs at once: the backfill's cap, the server's and the pool's.
+		conc := min(r.req.MaxConcurrentRuns, seg.Chunks, int64(e.opts.MaxConcurrentRuns))
+		var throttleMs float64
+		if pool, ok := ws.Pools[a.Pool]; ok && a.Pool != "" {
+			if pool.MaxConcurrentRuns > 0 {
+				conc = min(conc, int64(pool.MaxConcurrentRuns))
+			}
+			if t := pool.Throttle; t != nil && t.Runs > 0 && seg.Chunks > int64(t.Runs) {
+				// The token bucket starts full, then refills at Runs per Per.
+				throttleMs = float64(seg.Chunks-int64(t.Runs)) * float64(t.Per.Milliseconds()) / float64(t.Runs)
+			}
+		}
+		estMs += max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
 	}
-	if haveHistory {
+	switch {
+	case len(noHistory) == len(r.segments):
+		pv.Estimate = "no history: no finished run of these assets yet"
+	case len(noHistory) > 0:
 		s := estMs / 1000
 		pv.EstimateSeconds = &s
-		pv.Estimate = (time.Duration(s) * time.Second).String() + " from recent runs of these assets at this concurrency"
-	} else {
-		pv.Estimate = "no history: no finished run of these assets yet"
+		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from recent runs at this concurrency", roundDuration(s), strings.Join(noHistory, ", "))
+	default:
+		s := estMs / 1000
+		pv.EstimateSeconds = &s
+		pv.Estimate = roundDuration(s) + " from recent runs of these assets at this concurrency"
 	}
 	return pv, nil
+}
+
+// roundDuration writes seconds to a precision that reads well: milliseconds
+// under a second, tenths under a minute, whole seconds above.
+func roundDuration(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 func (e *Engine) addSkipped(pv *Preview, asset, key string) {

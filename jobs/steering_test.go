@@ -205,3 +205,64 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 		t.Fatalf("429 without Retry-After slowed the pool for %s, want %s", d, defaultRateLimitWait)
 	}
 }
+
+// The preview's estimate uses the asset's recent runs and the concurrency
+// the backfill will really get (its cap, the pool's cap, the throttle), and
+// says which assets have no history.
+func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
+	const ws = `
+pools:
+  narrow: {max_concurrent_runs: 2}
+  metered: {max_concurrent_runs: 10, throttle: 4/1s}
+assets:
+  e.narrow:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    pool: narrow
+    executor: {demo: {duration: 1ms}}
+  e.metered:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    pool: metered
+    executor: {demo: {duration: 1ms}}
+  e.fresh:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    executor: {demo: {duration: 1ms}}
+`
+	env := newTestEnv(t, ws, Options{Executor: NoopExecutor{}})
+	ctx := context.Background()
+	// History: attempts of 4 partitions that took 400 ms, i.e. 100 ms a partition.
+	for i, asset := range []string{"e.narrow", "e.metered"} {
+		run := "run_hist_" + asset
+		if _, err := env.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+			VALUES (?, ?, 'bf_hist', ?, 0, ?, ?, 'fp', 4, 'succeeded', 1, 0, 0)`, run, "hist:"+asset, i, asset, env.ids[asset]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.store.W.Exec(`INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, finished_at) VALUES (?, 1, 'succeeded', 'o', 4, 1000, 1400)`, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	preview := func(asset string, chunk, conc int64) *Preview {
+		t.Helper()
+		pv, err := env.eng.Preview(ctx, Request{Assets: []string{asset}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: chunk, MaxConcurrentRuns: conc})
+		if err != nil || pv.EstimateSeconds == nil {
+			t.Fatalf("preview of %s: %+v %v", asset, pv, err)
+		}
+		return pv
+	}
+	// 20 partitions × 100 ms over min(8 asked, 2 in the pool) runs = 1 s.
+	if pv := preview("e.narrow", 1, 8); *pv.EstimateSeconds != 1 || !strings.HasPrefix(pv.Estimate, "1s ") {
+		t.Fatalf("pool cap: %v %q", *pv.EstimateSeconds, pv.Estimate)
+	}
+	// 20 partitions × 100 ms over 10 runs = 0.2 s of work, but the throttle
+	// lets 4 start at once and 4 a second after: 16 more runs take 4 s.
+	if pv := preview("e.metered", 1, 10); *pv.EstimateSeconds != 4 {
+		t.Fatalf("throttle: %v %q", *pv.EstimateSeconds, pv.Estimate)
+	}
+	// Two chunks of 10 on two runs: 10 × 100 ms.
+	if pv := preview("e.narrow", 10, 2); *pv.EstimateSeconds != 1 {
+		t.Fatalf("two chunks: %v %q", *pv.EstimateSeconds, pv.Estimate)
+	}
+	pv, err := env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.fresh"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
+	if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || pv.Estimate != "at least 400ms (no history for e.fresh) from recent runs at this concurrency" {
+		t.Fatalf("partial history: %+v %v", pv, err)
+	}
+}
