@@ -32,9 +32,9 @@ type AssetRow struct {
 	// partition attempt (a failure wins a tie).
 	LastAttemptAt     *int64  `db:"last_attempt_at"`
 	LastAttemptStatus *string `db:"last_attempt_status"`
-	Removed            bool   `db:"removed"`
-	CreatedAt          int64  `db:"created_at"`
-	UpdatedAt          int64  `db:"updated_at"`
+	Removed           bool    `db:"removed"`
+	CreatedAt         int64   `db:"created_at"`
+	UpdatedAt         int64   `db:"updated_at"`
 }
 
 type assetDefinition struct {
