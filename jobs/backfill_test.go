@@ -406,5 +406,13 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 	if b2.NextChunk-b.NextChunk > 12 {
 		t.Fatalf("big planned %d chunks while the priority backfill ran", b2.NextChunk-b.NextChunk)
 	}
+	// From the attempts: once the priority backfill started, every free slot
+	// went to it until its last chunk started (plain rotation would have
+	// given the big one every other slot).
+	interleaved := countRows(t, env.store, `WITH p AS (SELECT MIN(a.started_at) AS first, MAX(a.started_at) AS last FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.backfill_id = ?)
+		SELECT COUNT(*) FROM attempts a JOIN runs r ON r.id = a.run_id, p WHERE r.backfill_id = ? AND a.started_at > p.first AND a.started_at < p.last`, pri.ID, big.ID)
+	if interleaved != 0 {
+		t.Fatalf("%d runs of the big backfill started while the priority backfill still had chunks to start", interleaved)
+	}
 	env.wait(big.ID, db.BackfillSucceeded)
 }
