@@ -189,6 +189,10 @@ assets:
     partitions: {daily: {start: "2025-01-01"}}
     code_version: v1
     executor: {demo: {duration: 700ms}}
+  flow.long:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 60s}}
   flow.cmd:
     partitions: {static: [good1, good2, bad1, good3, bad2]}
     code_version: v1
@@ -321,6 +325,38 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 		t.Error("the timeline does not show the cancel with terminate")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled")
+}
+
+// Flow 2b: a graceful cancel waits for the running chunks (CANCELING); the
+// "Terminate running chunks" button escalates it and ends them.
+func TestBrowserCancelThenTerminate(t *testing.T) {
+	s := startBinaryServer(t, flowWS(t.TempDir()))
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
+	err := chromedp.Do(ctx,
+		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELING"), 20*time.Second, "CANCELING")
+	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="action-terminate"]')`, 20*time.Second, "the Terminate button")
+	time.Sleep(time.Second)
+	if !strings.Contains(bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`), "CANCELING") {
+		t.Fatal("a graceful cancel should wait for the 60 s chunks")
+	}
+	testkit.Screenshot(t, ctx, "backfill-canceling")
+	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-terminate"]`))); err != nil {
+		t.Fatal(err)
+	}
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
+	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
+		t.Errorf("a canceled backfill still shows %s buttons", n)
+	}
 }
 
 // Flow 3: a backfill with failing partitions → Retry failed → the child holds
