@@ -162,7 +162,7 @@ func (e *Engine) execute(a *active) {
 			return
 		}
 		limit := res.AsyncTimeout
-		res = Result{Err: errors.New("no callback from the remote engine")}
+		res = Result{Err: errors.New("no callback from the remote engine"), Log: res.Log}
 		if timedOut {
 			res.State, res.Err = db.AttemptTimeout, fmt.Errorf("no callback from the remote engine within %s", limit)
 		}

@@ -48,6 +48,9 @@ assets:
 	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil || !strings.Contains(*atts[0].Error, "no callback") {
 		t.Fatalf("attempts %+v %v", atts, err)
 	}
+	if log, err := env.store.AttemptLog(ctx, atts[0].RunID, 1); err != nil || !strings.Contains(log, "202 Accepted") {
+		t.Fatalf("the attempt's log should keep the remote's answer: %q %v", log, err)
+	}
 
 	// A graceful cancel waits for the running attempt; escalating it with
 	// terminate ends the attempt even though it waits for a callback.
