@@ -38,7 +38,7 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/backfills/:id/events":                           {Summary: "A backfill's event timeline, newest first", Tag: "backfills", Query: []string{"limit", "cursor"}, Result: "EventList"},
 	"POST /api/v1/backfills/:id/pause":                           {Summary: "Pause: stop planning, let active runs finish", Tag: "backfills", Body: "Transition", Result: "Backfill"},
 	"POST /api/v1/backfills/:id/resume":                          {Summary: "Resume a paused backfill", Tag: "backfills", Body: "Transition", Result: "Backfill"},
-	"POST /api/v1/backfills/:id/cancel":                          {Summary: "Cancel (terminate: true kills active runs)", Tag: "backfills", Body: "Transition", Result: "Backfill"},
+	"POST /api/v1/backfills/:id/cancel":                          {Summary: "Cancel (terminate: true kills active runs; also escalates a graceful cancel while CANCELING)", Tag: "backfills", Body: "Transition", Result: "Backfill"},
 	"POST /api/v1/backfills/:id/retry-failed":                    {Summary: "Child backfill of the failed and upstream-failed partitions", Tag: "backfills", Body: "RetryFailed", Result: "Backfill", Status: "201"},
 	"GET /api/v1/runs/:id":                                       {Summary: "A chunk run with its attempts and log tail", Tag: "runs", Result: "Run"},
 	"POST /api/v1/runs/:id/complete":                             {Summary: "Callback of an asynchronous (HTTP 202) executor", Tag: "runs", Body: "RunComplete", Result: "Object", Status: "202"},
