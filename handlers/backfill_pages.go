@@ -237,7 +237,7 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 		{K: "failed", V: views.Num(b.PartitionsFailed)},
 		{K: "upstream-failed", V: views.Num(b.PartitionsUpstreamFailed)},
 		{K: "running", V: views.Num(d.Progress.Segs[2].N)},
-		{K: "pending", V: views.Num(d.Progress.Segs[3].N)},
+		{K: notRunLabel(b.State), V: views.Num(d.Progress.Segs[3].N)},
 		{K: "chunks", V: views.Num(runs[db.RunSucceeded]+runs[db.RunFailed]+runs[db.RunCanceled]) + "/" + views.Num(b.TotalChunks)},
 	}
 	if err := h.throughput(ctx, &d, b, now); err != nil {
@@ -267,6 +267,15 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 		return d, err
 	}
 	return d, nil
+}
+
+// notRunLabel names the partitions no run has finished: pending while the
+// backfill may still run them; canceled once it never will.
+func notRunLabel(state string) string {
+	if state == db.BackfillCanceling || state == db.BackfillCanceled {
+		return "canceled"
+	}
+	return "pending"
 }
 
 // actionsFor lists the buttons allowed in b's state (for an operator).

@@ -354,6 +354,8 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
+	// The 8 chunks never planned are counted as canceled, not pending.
+	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="count-canceled"] b')||{}).innerText === "10" && !document.querySelector('[data-testid="count-pending"]')`, 10*time.Second, "10 partitions counted canceled")
 	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
 		t.Errorf("a canceled backfill still shows %s buttons", n)
 	}
