@@ -272,6 +272,14 @@ func TestStateTransitions(t *testing.T) {
 	if p.State != db.BackfillPaused || p.NextChunk != 2 || p.RunsSucceeded != 1 {
 		t.Fatalf("paused with failures: %+v", p)
 	}
+	// Paused with failures: retry-failed is allowed and holds exactly the failed partition.
+	child, err := env.eng.RetryFailed(ctx, b.ID, "while-paused", 0, 0, "t")
+	if err != nil || child.Backfill.TotalPartitions != 1 || child.Backfill.ParentBackfillID == nil || *child.Backfill.ParentBackfillID != b.ID {
+		t.Fatalf("retry-failed while paused: %+v %v", child, err)
+	}
+	if keys := countRows(t, env.store, `SELECT COUNT(*) FROM backfill_ranges WHERE backfill_id = ? AND lo = 0 AND hi = 0`, child.Backfill.ID); keys != 1 {
+		t.Fatalf("the child should hold index 0 (2025-01-01) only")
+	}
 	r, err := env.eng.Transition(ctx, b.ID, ActResume, p.StateVersion, false, "t")
 	if err != nil || r.State != db.BackfillRunning {
 		t.Fatalf("resume %+v %v", r, err)
