@@ -243,20 +243,20 @@ func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
 	return err
 }
 
-// lastAttempts collects, per asset, the newest attempt of a command (a
-// failure wins a tie) for assets.last_attempt_*.
-type lastAttempts map[int64]struct {
+// lastAttempt is an asset's newest partition attempt.
+type lastAttempt struct {
 	at     int64
 	status string
 }
 
+// lastAttempts collects, per asset, the newest attempt of a command (a
+// failure wins a tie) for assets.last_attempt_*.
+type lastAttempts map[int64]lastAttempt
+
 func (l lastAttempts) add(asset, at int64, status string) {
 	cur, ok := l[asset]
 	if !ok || at > cur.at || at == cur.at && status == StatusFailed {
-		l[asset] = struct {
-			at     int64
-			status string
-		}{at, status}
+		l[asset] = lastAttempt{at, status}
 	}
 }
 

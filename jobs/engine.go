@@ -170,7 +170,7 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 		}
 		if b, err := e.Store.BackfillByRequestKey(ctx, idemKey); err == nil {
 			if b.RequestHash != hash {
-				return Created{}, &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, b.ID)}
+				return Created{}, keyReused(idemKey, b.ID)
 			}
 			return Created{Backfill: b, Replayed: true}, nil
 		} else if !errors.Is(err, db.ErrNotFound) {
@@ -191,7 +191,7 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 			// A concurrent request with the same key won the race.
 			if b, err2 := e.Store.BackfillByRequestKey(ctx, idemKey); err2 == nil {
 				if b.RequestHash != hash {
-					return Created{}, &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, b.ID)}
+					return Created{}, keyReused(idemKey, b.ID)
 				}
 				return Created{Backfill: b, Replayed: true}, nil
 			}
@@ -200,6 +200,11 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 	}
 	e.Wake()
 	return Created{Backfill: b}, nil
+}
+
+// keyReused is the conflict of an Idempotency-Key sent again with another body.
+func keyReused(idemKey, backfillID string) error {
+	return &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, backfillID)}
 }
 
 func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, parent, retryID *string, actor string) (db.Backfill, error) {
