@@ -251,7 +251,7 @@ func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
 		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
 	}
 	for _, a := range p.Assets {
-		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status), Note: a.StaleNote}
+		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status)}
 		if req.Selector.Type == "range" && len(p.Assets) <= 8 {
 			pa.Grid = h.previewGrid(c, a.Asset, req.Selector.Start, req.Selector.End)
 		}

@@ -424,3 +424,72 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 	}
 	env.wait(big.ID, db.BackfillSucceeded)
 }
+
+// TestExplicitPreviewCountsEveryKey: an explicit list longer than any page
+// is counted whole, its consecutive runs by range and the scattered keys one
+// by one, and both give the same counts as a range preview would.
+func TestExplicitPreviewCountsEveryKey(t *testing.T) {
+	env := newTestEnv(t, `
+assets:
+  big.hourly:
+    partitions: {hourly: {start: "2024-01-01-00:00", end: "2026-01-01-00:00"}}
+    code_version: v2
+    executor: {demo: {duration: 1ms}}
+`, Options{Executor: NoopExecutor{}})
+	ctx := context.Background()
+	id := env.ids["big.hourly"]
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	key := func(h int) string { return t0.Add(time.Duration(h) * time.Hour).Format("2006-01-02-15:04") }
+	// 11,000 consecutive hours, then 2,000 hours every other hour: 13,000 keys.
+	var keys []string
+	for h := 0; h < 11000; h++ {
+		keys = append(keys, key(h))
+	}
+	for h := 11001; len(keys) < 13000; h += 2 {
+		keys = append(keys, key(h))
+	}
+	// Statuses in both parts, beyond the first 10,000 keys: materialized in the
+	// run (one with old code: stale), materialized and failed among the scattered.
+	seed := []struct {
+		h          int
+		status, cv string
+	}{{10500, db.StatusMaterialized, "v2"}, {10501, db.StatusMaterialized, "v1"}, {11003, db.StatusMaterialized, "v2"}, {11005, db.StatusFailed, "v2"}, {11006, db.StatusMaterialized, "v2"}}
+	var ms []db.Materialization
+	for _, s := range seed {
+		ms = append(ms, db.Materialization{AssetID: id, AssetKey: "big.hourly", Partition: key(s.h), Idx: int64(s.h), Status: s.status, CodeVersion: s.cv, RunID: "seed", At: time.Now()})
+	}
+	if _, err := env.store.RecordMaterializations(ctx, ms, "test", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := env.eng.Preview(ctx, Request{Assets: []string{"big.hourly"}, Selector: Selector{Type: "explicit", Keys: keys}, ChunkSize: 100, MaxConcurrentRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 11006 is not in the list (odd hours only after 11,000).
+	want := map[string]int64{"materialized": 3, "failed": 1, "missing": 13000 - 4, "in_progress": 0, "stale": 1}
+	for k, v := range want {
+		if pv.Status[k] != v {
+			t.Errorf("status[%s] = %d, want %d (%v)", k, pv.Status[k], v, pv.Status)
+		}
+	}
+	if pv.TotalPartitions != 13000 || pv.TotalChunks != 130 {
+		t.Errorf("totals %d partitions, %d chunks", pv.TotalPartitions, pv.TotalChunks)
+	}
+	// The consecutive part alone, as explicit keys and as a range, agrees.
+	pe, err := env.eng.Preview(ctx, Request{Assets: []string{"big.hourly"}, Selector: Selector{Type: "explicit", Keys: keys[:11000]}, ChunkSize: 100, MaxConcurrentRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := env.eng.Preview(ctx, Request{Assets: []string{"big.hourly"}, Selector: Selector{Type: "range", Start: key(0), End: key(10999)}, ChunkSize: 100, MaxConcurrentRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"materialized", "failed", "missing", "in_progress", "stale"} {
+		if pe.Status[k] != pr.Status[k] {
+			t.Errorf("%s: explicit %d, range %d", k, pe.Status[k], pr.Status[k])
+		}
+	}
+	if pe.Status["materialized"] != 2 || pe.Status["stale"] != 1 {
+		t.Errorf("consecutive part %v", pe.Status)
+	}
+}

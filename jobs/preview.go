@@ -3,9 +3,11 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
 
@@ -15,7 +17,6 @@ type AssetPreview struct {
 	Partitions int64            `json:"partitions"`
 	Chunks     int64            `json:"chunks"`
 	Status     map[string]int64 `json:"status"`
-	StaleNote  string           `json:"stale_note,omitempty"`
 }
 
 // Skipped is a partition the backfill would not build now, and why.
@@ -57,72 +58,15 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		sp := r.spaces[a.Key]
 		ap := AssetPreview{Asset: seg.Asset, Partitions: seg.Partitions, Chunks: seg.Chunks, Status: map[string]int64{}}
 		if seg.Explicit {
-			n := min(len(r.keys), 10000)
-			stale, err := e.staleRanges(ctx, a, 0, sp.Len()-1)
-			if err != nil {
+			if err := e.previewKeys(ctx, pv, &ap, seg, a, sp, r.keys); err != nil {
 				return nil, err
-			}
-			idxs := make([]int64, 0, n)
-			for _, k := range r.keys[:n] {
-				if i, err := sp.Index(k); err == nil {
-					idxs = append(idxs, i)
-				}
-			}
-			stored, err := e.Store.StatusesAt(ctx, seg.AssetID, idxs)
-			if err != nil {
-				return nil, err
-			}
-			for _, ps := range stored {
-				ap.Status[ps.Status]++
-				if ps.Status == db.StatusInProgress {
-					e.addSkipped(pv, seg.Asset, sp.Key(ps.Idx))
-				}
-				if ps.Materialized && inRanges(stale, ps.Idx) {
-					ap.Status["stale"]++
-				}
-			}
-			ap.Status[db.StatusMissing] += int64(n - len(stored))
-			if n < len(r.keys) {
-				ap.StaleNote = fmt.Sprintf("status counted for the first %d keys", n)
 			}
 		} else {
-			stored := int64(0)
-			for _, rg := range r.ranges[seg.Pos] {
-				c, err := e.countRange(ctx, seg.AssetID, rg.Lo, rg.Hi)
-				if err != nil {
-					return nil, err
-				}
-				for st, n := range c {
-					ap.Status[st] += n
-					stored += n
-				}
-				if c[db.StatusInProgress] > 0 {
-					var keys []string
-					if err := e.Store.R.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT 20`,
-						seg.AssetID, rg.Lo, rg.Hi); err != nil {
-						return nil, err
-					}
-					for _, k := range keys {
-						e.addSkipped(pv, seg.Asset, k)
-					}
-					pv.SkippedCount += c[db.StatusInProgress] - int64(len(keys))
-				}
+			stored, err := e.previewRanges(ctx, pv, &ap, seg, a, r.ranges[seg.Pos])
+			if err != nil {
+				return nil, err
 			}
 			ap.Status[db.StatusMissing] = seg.Partitions - stored
-			// Stale as the staleness view classifies it (memoized per asset).
-			if stored > 0 {
-				var stale int64
-				for _, rg := range r.ranges[seg.Pos] {
-					srs, err := e.staleRanges(ctx, a, rg.Lo, rg.Hi)
-					if err != nil {
-						return nil, err
-					}
-					for _, x := range srs {
-						stale += x.Hi - x.Lo + 1
-					}
-				}
-				ap.Status["stale"] = stale
-			}
 		}
 		for _, st := range []string{db.StatusMaterialized, db.StatusFailed, db.StatusInProgress, db.StatusMissing, "stale"} {
 			ap.Status[st] += 0
@@ -191,6 +135,106 @@ func roundDuration(s float64) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// explicitRunMin is the length from which consecutive explicit keys are
+// counted as a range (rollup blocks and stale ranges) rather than one by one.
+const explicitRunMin = 64
+
+// previewKeys counts the stored statuses of every key of an explicit list:
+// runs of consecutive partitions as ranges, the scattered rest by index.
+func (e *Engine) previewKeys(ctx context.Context, pv *Preview, ap *AssetPreview, seg db.Segment, a *catalog.Asset, sp catalog.Space, keys []string) error {
+	idxs := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if i, err := sp.Index(k); err == nil {
+			idxs = append(idxs, i)
+		}
+	}
+	slices.Sort(idxs)
+	idxs = slices.Compact(idxs)
+	var runs []db.SelRange
+	var singles []int64
+	for i := 0; i < len(idxs); {
+		j := i
+		for j+1 < len(idxs) && idxs[j+1] == idxs[j]+1 {
+			j++
+		}
+		if j-i+1 >= explicitRunMin {
+			runs = append(runs, db.SelRange{Lo: idxs[i], Hi: idxs[j]})
+		} else {
+			singles = append(singles, idxs[i:j+1]...)
+		}
+		i = j + 1
+	}
+	stored, err := e.previewRanges(ctx, pv, ap, seg, a, runs)
+	if err != nil {
+		return err
+	}
+	if len(singles) > 0 {
+		rows, err := e.Store.StatusesAt(ctx, seg.AssetID, singles)
+		if err != nil {
+			return err
+		}
+		var stale []catalog.IndexRange
+		if len(rows) > 0 {
+			if stale, err = e.staleRanges(ctx, a, singles[0], singles[len(singles)-1]); err != nil {
+				return err
+			}
+		}
+		for _, ps := range rows {
+			ap.Status[ps.Status]++
+			if ps.Status == db.StatusInProgress {
+				e.addSkipped(pv, seg.Asset, sp.Key(ps.Idx))
+			}
+			if ps.Materialized && inRanges(stale, ps.Idx) {
+				ap.Status["stale"]++
+			}
+		}
+		stored += int64(len(rows))
+	}
+	ap.Status[db.StatusMissing] += seg.Partitions - stored
+	return nil
+}
+
+// previewRanges adds the stored statuses, stale partitions and partitions in
+// progress of ranges to ap and pv, and returns how many partitions of the
+// ranges have a status row.
+func (e *Engine) previewRanges(ctx context.Context, pv *Preview, ap *AssetPreview, seg db.Segment, a *catalog.Asset, ranges []db.SelRange) (int64, error) {
+	stored := int64(0)
+	for _, rg := range ranges {
+		c, err := e.countRange(ctx, seg.AssetID, rg.Lo, rg.Hi)
+		if err != nil {
+			return 0, err
+		}
+		for st, n := range c {
+			ap.Status[st] += n
+			stored += n
+		}
+		if c[db.StatusInProgress] > 0 {
+			var keys []string
+			if err := e.Store.R.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT 20`,
+				seg.AssetID, rg.Lo, rg.Hi); err != nil {
+				return 0, err
+			}
+			for _, k := range keys {
+				e.addSkipped(pv, seg.Asset, k)
+			}
+			pv.SkippedCount += c[db.StatusInProgress] - int64(len(keys))
+		}
+	}
+	// Stale as the staleness view classifies it (memoized per asset).
+	if stored > 0 {
+		for _, rg := range ranges {
+			srs, err := e.staleRanges(ctx, a, rg.Lo, rg.Hi)
+			if err != nil {
+				return 0, err
+			}
+			for _, x := range srs {
+				ap.Status["stale"] += x.Hi - x.Lo + 1
+			}
+		}
+	}
+	return stored, nil
 }
 
 func (e *Engine) addSkipped(pv *Preview, asset, key string) {

@@ -169,7 +169,6 @@ type PreviewAsset struct {
 	Asset              string
 	Partitions, Chunks int64
 	Status             Bar
-	Note               string
 	Grid               *Grid // the selection's current status, bucketed (range selections)
 }
 
