@@ -122,7 +122,7 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return BadRequest("", "the request body is not valid: %s", jsonErr(err))
+		return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
 	}
 	if d.More() {
 		return BadRequest("", "unexpected data after the JSON object")

@@ -168,25 +168,32 @@ func TestBackfillAPIBadInput(t *testing.T) {
 		keys[i] = "2025-01-01"
 	}
 	big, _ := json.Marshal(map[string]any{"assets": []string{"a.daily"}, "selector": map[string]any{"type": "explicit", "keys": keys}, "chunk_size": 1, "max_concurrent_runs": 1})
-	cases := []struct{ name, body, field string }{
-		{"chunk_size 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":0,"max_concurrent_runs":1}`, "chunk_size"},
-		{"chunk_size negative", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":-3,"max_concurrent_runs":1}`, "chunk_size"},
-		{"chunk_size too big", fmt.Sprintf(`{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":%d,"max_concurrent_runs":1}`, jobs.MaxChunkSize+1), "chunk_size"},
-		{"max_concurrent_runs 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":0}`, "max_concurrent_runs"},
-		{"end before start", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.end"},
-		{"key outside the scheme", `{"assets":["a.daily"],"selector":{"type":"range","start":"2024-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.start"},
-		{"unknown asset", `{"assets":["nope"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[0]"},
-		{"empty selection", `{"assets":["a.daily"],"selector":{"type":"filter","statuses":["failed"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector"},
-		{"explicit over the limit", string(big), "selector.keys"},
-		{"unknown field", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"chunks":3}`, ""},
-		{"not JSON", `{"assets":`, ""},
+	cases := []struct{ name, body, field, msg string }{
+		{"chunk_size 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":0,"max_concurrent_runs":1}`, "chunk_size", ""},
+		{"chunk_size negative", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":-3,"max_concurrent_runs":1}`, "chunk_size", ""},
+		{"chunk_size too big", fmt.Sprintf(`{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":%d,"max_concurrent_runs":1}`, jobs.MaxChunkSize+1), "chunk_size", ""},
+		{"max_concurrent_runs 0", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":0}`, "max_concurrent_runs", ""},
+		{"end before start", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.end", ""},
+		{"key outside the scheme", `{"assets":["a.daily"],"selector":{"type":"range","start":"2024-02-10","end":"2025-02-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.start", ""},
+		{"unknown asset", `{"assets":["nope"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[0]", ""},
+		{"empty selection", `{"assets":["a.daily"],"selector":{"type":"filter","statuses":["failed"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector", ""},
+		{"explicit over the limit", string(big), "selector.keys", ""},
+		{"unknown field", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"chunks":3}`, "", ""},
+		{"not JSON", `{"assets":`, "", ""},
+		// Wrong JSON types name the field and the type to send, not Go's.
+		{"chunk_size a string", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":"7","max_concurrent_runs":1}`, "chunk_size", "chunk_size must be an integer, not a JSON string"},
+		{"chunk_size a fraction", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":7.5,"max_concurrent_runs":1}`, "chunk_size", "must be an integer, not a JSON number 7.5"},
+		{"chunk_size out of range", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":99999999999999999999,"max_concurrent_runs":1}`, "chunk_size", "chunk_size is out of range"},
+		{"assets a string", `{"assets":"a.daily","selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets", "assets must be an array"},
+		{"body an array", `[]`, "", "the body must be an object, not a JSON array"},
 	}
 	before := apiCountEvents(t, env)
 	for _, c := range cases {
 		for _, path := range []string{"/api/v1/backfills", "/api/v1/backfills/preview"} {
 			code, e := apiCall(t, env, tok, "POST", path, c.body)
 			er, _ := e["error"].(map[string]any)
-			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || er["message"] == "" {
+			msg, _ := er["message"].(string)
+			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
 				t.Errorf("%s %s: %d %v", c.name, path, code, e)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 		err = errors.New("expected a JSON object or array")
 	}
 	if err != nil {
-		return nil, BadRequest("", "the request body is not valid: %s", jsonErr(err))
+		return nil, BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
 	}
 	return items, nil
 }
@@ -82,13 +83,49 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 func jsonErr(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("field %q must be a %s, not a JSON %s", te.Field, te.Type.String(), te.Value)
+		if te.Field == "" {
+			return fmt.Sprintf("the body must be %s, not a JSON %s", jsonKind(te.Type), te.Value)
+		}
+		if n, ok := strings.CutPrefix(te.Value, "number "); ok && jsonKind(te.Type) == "an integer" && !strings.ContainsAny(n, ".eE") {
+			return fmt.Sprintf("%s is out of range: %s", te.Field, n)
+		}
+		return fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error())
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonErrField is the JSON field a decoding error is about ("" when none).
+func jsonErrField(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field
+	}
+	return ""
+}
+
+// jsonKind names what a JSON client must send for a Go type.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
 }
 
 // APIReportMaterializations records materializations reported by a pipeline

@@ -27,7 +27,7 @@ func (h *Handler) APIAddPartitionKeys(c echo.Context) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
-		return BadRequest("", "the request body is not valid: %s; send {\"keys\": [\"key-a\", \"key-b\"]}", jsonErr(err))
+		return BadRequest(jsonErrField(err), "the request body is not valid: %s; send {\"keys\": [\"key-a\", \"key-b\"]}", jsonErr(err))
 	}
 	if len(body.Keys) == 0 || len(body.Keys) > MaxReportItems {
 		return BadRequest("keys", "send between 1 and %d keys", MaxReportItems)

@@ -53,7 +53,7 @@ func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
 		{"bad status", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"done"}`, "materializations[0].status", `"done"`},
 		{"bad time", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"failed","at":"yesterday"}`, "materializations[0].at", "RFC 3339"},
 		{"metadata not object", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","metadata":[1]}`, "materializations[0].metadata", "JSON object"},
-		{"wrong type", `{"asset":"raw.events","partition":5,"status":"materialized"}`, "", "partition"},
+		{"wrong type", `{"asset":"raw.events","partition":5,"status":"materialized"}`, "partition", "partition must be a string, not a JSON number"},
 		{"empty list", `[]`, "materializations", "no materializations"},
 	}
 	for _, tc := range cases {

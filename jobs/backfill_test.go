@@ -121,6 +121,20 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 	if err != nil || pvd.TotalPartitions != 10 || pvd.TotalChunks != 3 || !strings.HasSuffix(pvd.FirstChunk.Keys[1], "|eu") {
 		t.Fatalf("dimension filter %+v %v", pvd, err)
 	}
+	// A dimension or a dimension value the asset does not have names itself.
+	for _, c := range []struct {
+		asset string
+		dims  map[string][]string
+		field string
+	}{
+		{"feat", map[string][]string{"region": {"eu", "mars"}}, "selector.dimensions.region[1]"},
+		{"feat", map[string][]string{"date": {"2025-13-01"}}, "selector.dimensions.date[0]"},
+		{"feat", map[string][]string{"zone": {"eu"}}, "selector.dimensions"},
+		{"a.daily", map[string][]string{"region": {"eu"}}, "selector.dimensions"},
+	} {
+		_, err := env.eng.Preview(ctx, Request{Assets: []string{c.asset}, Selector: Selector{Type: "filter", Dimensions: c.dims}, ChunkSize: 4, MaxConcurrentRuns: 1})
+		inputErr(t, err, c.field, false)
+	}
 	// Two time assets of different granularity: a daily range selects the hours of those days.
 	pvt, err := env.eng.Preview(ctx, Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-02", End: "2025-01-02"}, ChunkSize: 24, MaxConcurrentRuns: 1})
 	if err != nil || pvt.TotalPartitions != 25 || pvt.FirstChunk.Keys[0] != "2025-01-02-00:00" {

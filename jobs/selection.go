@@ -271,13 +271,20 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		if !ok {
 			return nil, 0, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
 		}
-		for name := range sel.Dimensions {
-			found := false
+		for name, values := range sel.Dimensions {
+			var dim *catalog.Dimension
 			for _, d := range m.Dimensions() {
-				found = found || d.Name == name
+				if d.Name == name {
+					dim = &d
+				}
 			}
-			if !found {
+			if dim == nil {
 				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q", a.Key, name)
+			}
+			for i, v := range values {
+				if err := dim.Scheme.ValidateKey(v); err != nil {
+					return nil, 0, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
+				}
 			}
 		}
 		ms = m
