@@ -457,10 +457,10 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *bac
 	}
 	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
-	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending\n", b.TotalPartitions,
-		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"])
-	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d pending\n", b.TotalChunks,
-		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["pending"])
+	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending%s\n", b.TotalPartitions,
+		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
+	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d pending%s\n", b.TotalChunks,
+		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
 	if b.ParentBackfillID != nil {
 		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
 	}
@@ -555,4 +555,12 @@ func progressLine(b backfillJSON, done int64, elapsed time.Duration) string {
 	}
 	return fmt.Sprintf("[%s%s] %d/%d done, %d failed, %.0f/s, ETA %s, %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
 		done, b.TotalPartitions, b.Partitions["failed"]+b.Partitions["upstream_failed"], rate, eta, stateLabel(b))
+}
+
+// canceledNote is ", N canceled" when N > 0.
+func canceledNote(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d canceled", n)
 }

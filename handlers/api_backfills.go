@@ -59,18 +59,28 @@ func ToBackfillJSON(b db.Backfill) BackfillJSON {
 	_ = json.Unmarshal([]byte(b.Assets), &assets)
 	queued := b.RunsActive - b.RunsRunning
 	done := b.RunsSucceeded + b.RunsFailed + b.RunsCanceled
-	pendingParts := b.TotalPartitions - b.PartitionsMaterialized - b.PartitionsFailed - b.PartitionsUpstreamFailed
+	pendingParts := max(b.TotalPartitions-b.PartitionsMaterialized-b.PartitionsFailed-b.PartitionsUpstreamFailed, 0)
+	pending := max(b.TotalChunks-done-b.RunsActive, 0) + queued
+	canceled, canceledParts := b.RunsCanceled, int64(0)
+	// A canceled backfill never runs its unplanned chunks (nor, once it is
+	// CANCELED, any partition not built): they count as canceled, not pending.
+	if b.State == db.BackfillCanceling || b.State == db.BackfillCanceled {
+		canceled, pending = canceled+pending, 0
+	}
+	if b.State == db.BackfillCanceled {
+		canceledParts, pendingParts = pendingParts, 0
+	}
 	return BackfillJSON{
 		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector),
 		ChunkSize: b.ChunkSize, MaxConcurrentRuns: b.MaxConcurrentRuns, Priority: b.Priority,
 		TotalPartitions: b.TotalPartitions, TotalChunks: b.TotalChunks, PlannedChunks: b.NextChunk,
 		Counts: map[string]int64{
-			"succeeded": b.RunsSucceeded, "failed": b.RunsFailed, "canceled": b.RunsCanceled, "running": b.RunsRunning,
-			"queued": queued, "pending": max(b.TotalChunks-done-b.RunsActive, 0) + queued,
+			"succeeded": b.RunsSucceeded, "failed": b.RunsFailed, "canceled": canceled, "running": b.RunsRunning,
+			"queued": queued, "pending": pending,
 		},
 		Partitions: map[string]int64{
 			"materialized": b.PartitionsMaterialized, "failed": b.PartitionsFailed, "upstream_failed": b.PartitionsUpstreamFailed,
-			"pending": max(pendingParts, 0),
+			"pending": pendingParts, "canceled": canceledParts,
 		},
 		PausedWithFailures: b.State == db.BackfillPaused && (b.RunsFailed > 0 || b.PartitionsFailed > 0),
 		Terminate:          b.Terminate, ParentBackfillID: b.ParentBackfillID, RetryRequestID: b.RetryRequestID, CreatedBy: b.CreatedBy,

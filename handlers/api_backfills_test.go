@@ -216,3 +216,29 @@ func apiNilIfEmpty(s string) any {
 	}
 	return s
 }
+
+// TestCanceledBackfillCountsNothingPending: once canceled, chunks and
+// partitions that will never run are counted as canceled, not pending.
+func TestCanceledBackfillCountsNothingPending(t *testing.T) {
+	// Chunks of about a second, one at a time: the cancel lands while the first runs.
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(apiBackfillWS, "duration: 1ms", "duration: 150ms", 1)})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	id := b["id"].(string)
+	if code, b = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, b)
+	}
+	b = apiWaitState(t, env, tok, id, "CANCELED")
+	counts, parts := b["counts"].(map[string]any), b["partitions"].(map[string]any)
+	if counts["pending"].(float64) != 0 || counts["queued"].(float64) != 0 || counts["running"].(float64) != 0 ||
+		counts["succeeded"].(float64)+counts["canceled"].(float64) != 4 || counts["canceled"].(float64) == 0 {
+		t.Fatalf("counts of a canceled backfill: %v", counts)
+	}
+	if parts["pending"].(float64) != 0 || parts["materialized"].(float64)+parts["canceled"].(float64) != 28 || parts["canceled"].(float64) == 0 {
+		t.Fatalf("partitions of a canceled backfill: %v", parts)
+	}
+}
