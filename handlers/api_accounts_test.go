@@ -62,7 +62,7 @@ func TestAccountsAPI(t *testing.T) {
 		{`{"name":"eve","role":"viewer","password":"short"}`, "password"},
 		{`{"name":"eve","role":"viewer","password":""}`, "password"},
 		{`{"name":"","role":"viewer","password":"correct-horse-battery"}`, "name"},
-		{`{"name":"eve","role":"viewer","password":"correct-horse-battery","admin":true}`, ""},
+		{`{"name":"eve","role":"viewer","password":"correct-horse-battery","admin":true}`, "admin"},
 		{`{"name":`, ""},
 	} {
 		code, e := bearerJSON(t, env, "POST", "/api/v1/users", admin, tc.body)

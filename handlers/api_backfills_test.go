@@ -178,7 +178,8 @@ func TestBackfillAPIBadInput(t *testing.T) {
 		{"unknown asset", `{"assets":["nope"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[0]", ""},
 		{"empty selection", `{"assets":["a.daily"],"selector":{"type":"filter","statuses":["failed"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector", ""},
 		{"explicit over the limit", string(big), "selector.keys", ""},
-		{"unknown field", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"chunks":3}`, "", ""},
+		{"unknown field", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"chunks":3}`, "chunks", "the fields there are assets, selector, chunk_size"},
+		{"unknown selector field", `{"assets":["a.daily"],"selector":{"type":"range","from":"2025-01-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.from", "the fields there are type, start, end"},
 		{"not JSON", `{"assets":`, "", ""},
 		// Wrong JSON types name the field and the type to send, not Go's.
 		{"chunk_size a string", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":"7","max_concurrent_runs":1}`, "chunk_size", "chunk_size must be an integer, not a JSON string"},

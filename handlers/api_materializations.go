@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +107,56 @@ func jsonErrField(err error) string {
 		return te.Field
 	}
 	return ""
+}
+
+// unknownField finds the first object key in raw that type t has no field
+// for, and returns its path (selector.from, items[2].x) and the fields known
+// at that place. ok is false when there is none (or raw does not parse).
+func unknownField(raw []byte, t reflect.Type, prefix string) (path string, known []string, ok bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", nil, false
+		}
+		fields := map[string]reflect.Type{}
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			fields[name] = f.Type
+			known = append(known, name)
+		}
+		keys := slices.Sorted(maps.Keys(obj))
+		for _, k := range keys {
+			if _, found := fields[k]; !found {
+				return prefix + k, known, true
+			}
+		}
+		for _, k := range keys {
+			if p, kn, found := unknownField(obj[k], fields[k], prefix+k+"."); found {
+				return p, kn, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return "", nil, false
+		}
+		for i, it := range items {
+			if p, kn, found := unknownField(it, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i)); found {
+				return p, kn, true
+			}
+		}
+	}
+	return "", nil, false
 }
 
 // jsonKind names what a JSON client must send for a Go type.
