@@ -37,7 +37,7 @@ type backfillJSON struct {
 // selectorFlags are the ways to choose partitions.
 type selectorFlags struct {
 	start, end, partitions, partitionsFile string
-	missing, failed, stale                 bool
+	missing, failed, stale, tainted        bool
 	dimensions                             []string
 	chunkSize, concurrency, priority       int64
 	title, idempotencyKey                  string
@@ -53,6 +53,7 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.BoolVar(&s.missing, "missing", false, "only partitions never materialized")
 	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
 	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
+	f.BoolVar(&s.tainted, "tainted", false, "only partitions marked tainted")
 	f.StringArrayVar(&s.dimensions, "dimension", nil, "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
 	f.Int64Var(&s.chunkSize, "chunk-size", 10, "partitions per run")
 	f.Int64Var(&s.concurrency, "concurrency", 4, "most runs of this backfill at once")
@@ -72,7 +73,7 @@ func (s *selectorFlags) request(assets []string) (map[string]any, error) {
 	explicit := s.partitions != "" || s.partitionsFile != ""
 	ranged := s.start != "" || s.end != ""
 	var statuses []string
-	for name, on := range map[string]bool{"missing": s.missing, "failed": s.failed, "stale": s.stale} {
+	for name, on := range map[string]bool{"missing": s.missing, "failed": s.failed, "stale": s.stale, "tainted": s.tainted} {
 		if on {
 			statuses = append(statuses, name)
 		}
@@ -81,7 +82,7 @@ func (s *selectorFlags) request(assets []string) (map[string]any, error) {
 		return nil, usageErr("--partitions and --partitions-file both choose keys; use one")
 	}
 	if explicit && (ranged || len(statuses) > 0 || len(s.dimensions) > 0) {
-		return nil, usageErr("--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale or --dimension")
+		return nil, usageErr("--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale/--tainted or --dimension")
 	}
 	dims := map[string][]string{}
 	for _, d := range s.dimensions {
@@ -107,7 +108,7 @@ func (s *selectorFlags) request(assets []string) (map[string]any, error) {
 	case ranged:
 		selector = map[string]any{"type": "range", "start": s.start, "end": s.end}
 	default:
-		return nil, usageErr("choose partitions: --start/--end, --partitions, --partitions-file, or --missing/--failed/--stale")
+		return nil, usageErr("choose partitions: --start/--end, --partitions, --partitions-file, or --missing/--failed/--stale/--tainted")
 	}
 	return map[string]any{"assets": assets, "selector": selector, "chunk_size": s.chunkSize,
 		"max_concurrent_runs": s.concurrency, "priority": s.priority, "title": s.title}, nil
@@ -115,7 +116,7 @@ func (s *selectorFlags) request(assets []string) (map[string]any, error) {
 
 func sortedStatuses(in []string) []string {
 	var out []string
-	for _, s := range []string{"missing", "failed", "stale"} {
+	for _, s := range []string{"missing", "failed", "stale", "tainted"} {
 		for _, x := range in {
 			if x == s {
 				out = append(out, s)
@@ -472,22 +473,57 @@ func printPreview(w io.Writer, p map[string]any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "partitions\t%v\n", p["total_partitions"])
 	fmt.Fprintf(tw, "chunks (runs)\t%v\n", p["total_chunks"])
-	if assets, ok := p["assets"].([]any); ok {
+	if st, ok := p["status"].(map[string]any); ok {
+		fmt.Fprintf(tw, "current status\t%s\n", statusLine(st))
+	}
+	if assets, ok := p["assets"].([]any); ok && len(assets) > 1 {
 		for _, a := range assets {
 			if m, ok := a.(map[string]any); ok {
-				fmt.Fprintf(tw, "  %v\t%v partitions in %v chunks, status %v\n", m["asset"], m["partitions"], m["chunks"], m["status"])
+				st, _ := m["status"].(map[string]any)
+				fmt.Fprintf(tw, "  %v\t%v partitions in %v chunks: %s\n", m["asset"], m["partitions"], m["chunks"], statusLine(st))
 			}
 		}
 	}
-	if st, ok := p["status"].(map[string]any); ok {
-		fmt.Fprintf(tw, "current status\t%v\n", st)
-	}
 	if fc, ok := p["first_chunk"].(map[string]any); ok {
-		fmt.Fprintf(tw, "first chunk\t%v: %v\n", fc["asset"], fc["keys"])
+		keys, _ := fc["keys"].([]any)
+		fmt.Fprintf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8))
 	}
 	fmt.Fprintf(tw, "skipped\t%v\n", p["skipped_count"])
+	if sk, ok := p["skipped"].([]any); ok {
+		for i, s := range sk {
+			if i == 5 {
+				break
+			}
+			if m, ok := s.(map[string]any); ok {
+				fmt.Fprintf(tw, "  %v %v\t%v\n", m["asset"], m["partition"], m["reason"])
+			}
+		}
+	}
 	fmt.Fprintf(tw, "estimate\t%v\n", p["estimate"])
 	return tw.Flush()
+}
+
+// statusLine writes a preview's status counts as words.
+func statusLine(st map[string]any) string {
+	n := func(k string) int64 { f, _ := st[k].(float64); return int64(f) }
+	return fmt.Sprintf("%d materialized (%d of them stale), %d failed, %d in progress, %d missing",
+		n("materialized"), n("stale"), n("failed"), n("in_progress"), n("missing"))
+}
+
+// keyList writes up to max keys, then how many more there are.
+func keyList(keys []any, max int) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i == max {
+			fmt.Fprintf(&b, " … (%d more)", len(keys)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, k)
+	}
+	return b.String()
 }
 
 var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELED": true}

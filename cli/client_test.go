@@ -140,7 +140,8 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 	}
 
 	code, out, errOut = s.cli(t, "backfill", "preview", "t.daily", "--start", "2025-01-01", "--end", "2025-01-31", "--chunk-size", "7")
-	if code != 0 || !strings.Contains(out, "partitions     31") && !strings.Contains(out, "31") {
+	if code != 0 || !strings.Contains(out, "0 materialized (0 of them stale), 0 failed, 0 in progress, 31 missing") ||
+		!strings.Contains(out, "t.daily: 2025-01-01, 2025-01-02, 2025-01-03, 2025-01-04, 2025-01-05, 2025-01-06, 2025-01-07\n") || strings.Contains(out, "map[") {
 		t.Fatalf("preview: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = s.cli(t, "backfill", "preview", "t.daily", "--start", "2025-01-01", "--end", "2025-01-31", "--chunk-size", "7", "--json")
@@ -406,6 +407,11 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 	code, out, errOut = run(t, "taint", "t.daily", "2025-01-02", "--reason", "bad upstream file", "--server", s.URL, "--token", s.AdminToken)
 	if code != 0 || !strings.Contains(out, "tainted t.daily 2025-01-02 (now TAINTED)") {
 		t.Fatalf("admin taint: %d %q %q", code, out, errOut)
+	}
+	// --tainted selects exactly the tainted partition.
+	code, out, errOut = s.cli(t, "backfill", "preview", "t.daily", "--tainted")
+	if code != 0 || !strings.Contains(out, "t.daily: 2025-01-02\n") || !strings.Contains(out, "1 materialized (1 of them stale)") {
+		t.Fatalf("preview --tainted: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = run(t, "status", "--server", s.URL, "--token", s.AdminToken)
 	if code != 0 || !strings.Contains(out, "t.daily") || !strings.Contains(out, "TAINTED 1") || !strings.Contains(out, "GROUP") {
