@@ -326,8 +326,8 @@ func newBackfillCmd() *cobra.Command {
 			}
 			var out struct {
 				Events []struct {
-					ID                       int64
-					Type, Subject, Actor, At string
+					ID                                int64
+					Type, Subject, Actor, At, Summary string
 				} `json:"events"`
 			}
 			var raw map[string]any
@@ -342,9 +342,9 @@ func newBackfillCmd() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AT\tEVENT\tACTOR")
+			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
 			for _, e := range out.Events {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.At, e.Type, e.Actor)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
 			}
 			return tw.Flush()
 		},

@@ -314,6 +314,7 @@ type EventJSON struct {
 	Subject string          `json:"subject"`
 	Actor   string          `json:"actor"`
 	At      string          `json:"at"`
+	Summary string          `json:"summary"`
 	Payload json.RawMessage `json:"payload"`
 }
 
@@ -349,7 +350,7 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 		if len(p) > 64<<10 {
 			p = json.RawMessage(`{"truncated":true}`)
 		}
-		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Payload: p})
+		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: eventText(e), Payload: p})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_cursor": next})
 }

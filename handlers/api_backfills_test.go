@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,54 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 	}
 	if parts["pending"].(float64) != 0 || parts["materialized"].(float64)+parts["canceled"].(float64) != 28 || parts["canceled"].(float64) == 0 {
 		t.Fatalf("partitions of a canceled backfill: %v", parts)
+	}
+}
+
+// TestBackfillEventsSaySummaries: every event of the timeline carries a
+// sentence: what was created, planned, started, how attempts ended (with
+// retries queued and the first error) and the transitions.
+func TestBackfillEventsSaySummaries(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  a.broken:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 2, backoff: 5ms}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	id := b["id"].(string)
+	apiWaitState(t, env, tok, id, "FAILED")
+	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
+	var got []string
+	for _, e := range evs["events"].([]any) {
+		m := e.(map[string]any)
+		got = append(got, m["type"].(string)+": "+m["summary"].(string))
+	}
+	slices.Reverse(got)
+	want := []string{
+		"backfill.created: Created: 3 partitions in 1 chunk",
+		"backfill.state: PENDING → RUNNING",
+		"runs.planned: Chunk 0 planned",
+		"attempts.started: 1 attempt started (3 partitions)",
+		"attempts.finished: 1 attempt finished: 1 failed; 1 retry queued — demo: 3 of 3 partitions failed",
+		"attempts.started: Attempt 2 of run_", // then the run id
+		"attempts.finished: 1 attempt finished: 1 failed — demo: 3 of 3 partitions failed",
+		"backfill.state: RUNNING → FAILED",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events:\n%s", strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] && (i != 5 || !strings.HasPrefix(got[i], want[i])) {
+			t.Errorf("event %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	if !strings.HasSuffix(got[5], "started (3 partitions)") {
+		t.Errorf("retry attempt: %q", got[5])
 	}
 }

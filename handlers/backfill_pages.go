@@ -700,7 +700,7 @@ func eventText(e db.Event) string {
 			Backfill db.Backfill `json:"backfill"`
 		}
 		_ = json.Unmarshal([]byte(e.Payload), &p)
-		return fmt.Sprintf("Created: %s partitions in %s chunks", views.Num(p.Backfill.TotalPartitions), views.Num(p.Backfill.TotalChunks))
+		return fmt.Sprintf("Created: %s in %s", countOf(int(p.Backfill.TotalPartitions), "partition"), countOf(int(p.Backfill.TotalChunks), "chunk"))
 	case db.EvBackfillState:
 		var p db.BackfillStateChanged
 		_ = json.Unmarshal([]byte(e.Payload), &p)
@@ -727,8 +727,69 @@ func eventText(e db.Event) string {
 			return fmt.Sprintf("%d chunks planned (%d–%d)", len(p.Runs), p.Runs[0].Chunk, p.Runs[len(p.Runs)-1].Chunk)
 		}
 		return "Chunks planned"
+	case db.EvAttemptsStarted:
+		var p db.AttemptsStarted
+		_ = json.Unmarshal([]byte(e.Payload), &p)
+		parts := 0
+		for _, a := range p.Attempts {
+			parts += len(a.Parts)
+		}
+		if len(p.Attempts) == 1 && p.Attempts[0].Attempt > 1 {
+			return fmt.Sprintf("Attempt %d of %s started (%s)", p.Attempts[0].Attempt, p.Attempts[0].RunID, countOf(parts, "partition"))
+		}
+		return fmt.Sprintf("%s started (%s)", countOf(len(p.Attempts), "attempt"), countOf(parts, "partition"))
+	case db.EvAttemptsFinished:
+		var p db.AttemptsFinished
+		_ = json.Unmarshal([]byte(e.Payload), &p)
+		return attemptsFinishedText(p)
 	}
 	return e.Type
+}
+
+// attemptsFinishedText says how a batch of attempts ended: counts per
+// outcome, retries queued, and the first error.
+func attemptsFinishedText(p db.AttemptsFinished) string {
+	byState := map[string]int{}
+	var order []string
+	retries, firstErr := 0, ""
+	for _, a := range p.Attempts {
+		if byState[a.State] == 0 {
+			order = append(order, a.State)
+		}
+		byState[a.State]++
+		if a.RunState == db.RunQueued {
+			retries++
+		}
+		if firstErr == "" && a.Error != "" {
+			firstErr = a.Error
+		}
+	}
+	var outcomes []string
+	for _, s := range order {
+		outcomes = append(outcomes, fmt.Sprintf("%d %s", byState[s], s))
+	}
+	s := fmt.Sprintf("%s finished: %s", countOf(len(p.Attempts), "attempt"), strings.Join(outcomes, ", "))
+	if retries > 0 {
+		s += fmt.Sprintf("; %s queued", countOf(retries, "retry"))
+	}
+	if firstErr != "" {
+		if r := []rune(firstErr); len(r) > 120 {
+			firstErr = string(r[:120]) + "…"
+		}
+		s += " — " + firstErr
+	}
+	return s
+}
+
+// countOf writes "1 attempt", "3 attempts", "2 retries".
+func countOf(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return views.Num(int64(n)) + " " + strings.TrimSuffix(word, "y") + "ies"
+	}
+	return views.Num(int64(n)) + " " + word + "s"
 }
 
 // BackfillShow renders /backfills/{id}.

@@ -106,7 +106,7 @@ var schemas = map[string]any{
 		"parent_backfill_id": str, "created_by": str, "created_at": str, "started_at": str, "finished_at": str}),
 	"BackfillPage": object(map[string]any{"backfills": arrayOf(ref("Backfill")), "next_cursor": str}),
 	"ChunkPage":    object(map[string]any{"chunks": arrayOf(obj), "next_cursor": str}),
-	"EventList":    object(map[string]any{"events": arrayOf(object(map[string]any{"id": integer, "type": str, "subject": str, "actor": str, "at": str, "payload": obj})), "next_cursor": str}),
+	"EventList":    object(map[string]any{"events": arrayOf(object(map[string]any{"id": integer, "type": str, "subject": str, "actor": str, "at": str, "summary": str, "payload": obj})), "next_cursor": str}),
 	"Transition":   object(map[string]any{"expected_state_version": integer, "terminate": map[string]any{"type": "boolean"}}),
 	"RetryFailed":  object(map[string]any{"retry_request_id": str}),
 	"Run":          obj,
