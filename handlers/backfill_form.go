@@ -203,8 +203,26 @@ func setError(f *views.NewBackfillForm, err error) (int, error) {
 	if !errors.As(engineErr(err), &ue) {
 		return 0, err
 	}
-	f.Errors[formField(ue.Field)] = ue.Message
+	f.Errors[formField(ue.Field)] = formMessage(*f, ue)
 	return ue.Status, nil
+}
+
+// formMessage is ue's message for the form: an error about one key of the
+// pasted list says which line it is on.
+func formMessage(f views.NewBackfillForm, ue *UserError) string {
+	var i int
+	if _, err := fmt.Sscanf(ue.Field, "selector.keys[%d]", &i); err != nil {
+		return ue.Message
+	}
+	n := -1
+	for l, line := range strings.Split(f.Keys, "\n") {
+		if strings.TrimSpace(line) != "" { // blank lines are skipped when the list is read
+			if n++; n == i {
+				return fmt.Sprintf("line %d: %s", l+1, ue.Message)
+			}
+		}
+	}
+	return ue.Message
 }
 
 // BackfillNew renders /backfills/new, prefilled from the query (the grid's
@@ -214,7 +232,7 @@ func (h *Handler) BackfillNew(c echo.Context) error {
 	f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
 	if len(q["asset"]) > 0 && h.Engine != nil {
 		if req, g, err := h.requestFromForm(c, f); err == nil {
-			pv := h.preview(c, req)
+			pv := h.preview(c, f, req)
 			pv.Gaps = gapsPreview(g)
 			f.Preview = &pv
 		}
@@ -231,7 +249,7 @@ func postedForm(h *Handler, c echo.Context) (views.NewBackfillForm, error) {
 }
 
 // preview asks the engine (the same call as the API) what req would do.
-func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
+func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Request) views.PreviewView {
 	eng, err := h.pageEngine()
 	if err != nil {
 		return views.PreviewView{Error: err.Error()}
@@ -240,7 +258,7 @@ func (h *Handler) preview(c echo.Context, req jobs.Request) views.PreviewView {
 	if err != nil {
 		var ue *UserError
 		if errors.As(engineErr(err), &ue) {
-			return views.PreviewView{Error: ue.Message, Field: formField(ue.Field)}
+			return views.PreviewView{Error: formMessage(f, ue), Field: formField(ue.Field)}
 		}
 		return views.PreviewView{Error: "the preview failed: " + err.Error()}
 	}
@@ -298,7 +316,7 @@ func (h *Handler) BackfillPreview(c echo.Context) error {
 		}
 		pv = views.PreviewView{Error: ue.Message, Field: ue.Field}
 	} else {
-		pv = h.preview(c, req)
+		pv = h.preview(c, f, req)
 	}
 	pv.Gaps = gapsPreview(g)
 	if c.Request().Header.Get("HX-Request") != "" {

@@ -367,9 +367,13 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 		}
 	}
 	// Explicit list with an unknown key.
-	form := url.Values{"asset": {"t.daily"}, "selector": {"explicit"}, "keys": {"2025-01-01\nnot-a-day"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
-	if doc := pgDoc(t, env.SessionPost(t, c, "/backfills", form)); doc.Find(`[data-testid="error-keys"]`).Length() != 1 {
-		t.Error("an unknown explicit key has no message next to the keys")
+	// The message names the line (blank lines count as lines).
+	form := url.Values{"asset": {"t.daily"}, "selector": {"explicit"}, "keys": {"2025-01-01\n\n2025-01-01\nnot-a-day"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
+	for _, path := range []string{"/backfills", "/backfills/preview"} {
+		doc := pgDoc(t, env.SessionPost(t, c, path, form))
+		if msg := doc.Find(`[data-testid="error-keys"]`).Text(); !strings.HasPrefix(strings.TrimSpace(msg), "line 4: ") || !strings.Contains(msg, "not-a-day") {
+			t.Errorf("%s: an unknown explicit key's message next to the keys: %q", path, msg)
+		}
 	}
 	if n := pgCountBackfills(t, env); n != 0 {
 		t.Fatalf("bad input created %d backfills", n)

@@ -168,6 +168,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"empty selection", func(r *Request) { r.Selector = Selector{Type: "filter", Statuses: []string{"failed"}} }, "selector"},
 		{"explicit empty", func(r *Request) { r.Selector = Selector{Type: "explicit"} }, "selector.keys"},
 		{"explicit bad key", func(r *Request) { r.Selector = Selector{Type: "explicit", Keys: []string{"2025-01-01", "junk"}} }, "selector.keys[1]"},
+		{"explicit bad key after a duplicate", func(r *Request) {
+			r.Selector = Selector{Type: "explicit", Keys: []string{"2025-01-01", "2025-01-01", "junk"}}
+		}, "selector.keys[2]"},
 		{"explicit over limit", func(r *Request) { r.Selector = Selector{Type: "explicit", Keys: make([]string, MaxExplicitKeys+1)} }, "selector.keys"},
 		{"unknown status", func(r *Request) { r.Selector = Selector{Type: "filter", Statuses: []string{"fresh"}} }, "selector.statuses[0]"},
 	}

@@ -146,7 +146,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 			r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
 			seg.Partitions = hi - lo + 1
 		case "explicit":
-			for i, k := range r.keys {
+			for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
 				if _, err := sp.Index(k); err != nil {
 					return nil, bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
 				}
