@@ -428,8 +428,14 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 type RunJSON struct {
 	db.Run
 	AttemptList []db.Attempt `json:"attempt_list"`
-	LogTail     string       `json:"log_tail"`
+	// PartitionList is the run's first partitions (up to RunAPIPartitions),
+	// in chunk order, with what the run did to each.
+	PartitionList []jobs.PartitionOutcome `json:"partition_list"`
+	LogTail       string                  `json:"log_tail"`
 }
+
+// RunAPIPartitions is how many partitions GET /api/v1/runs/{id} lists.
+const RunAPIPartitions = 1000
 
 // APIRunGet shows a run, its attempts and its latest log.
 func (h *Handler) APIRunGet(c echo.Context) error {
@@ -442,9 +448,14 @@ func (h *Handler) APIRunGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := RunJSON{Run: r, AttemptList: atts}
+	out := RunJSON{Run: r, AttemptList: atts, PartitionList: []jobs.PartitionOutcome{}}
 	if atts == nil {
 		out.AttemptList = []db.Attempt{}
+	}
+	if eng, err := h.engine(); err == nil {
+		if out.PartitionList, _, err = eng.RunPartitions(ctx, r, RunAPIPartitions); err != nil {
+			return err
+		}
 	}
 	if len(atts) > 0 {
 		if out.LogTail, err = h.Store.AttemptLog(ctx, r.ID, atts[len(atts)-1].Attempt); err != nil {

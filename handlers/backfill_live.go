@@ -134,6 +134,16 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 		}
 		p.Attempts = append(p.Attempts, row)
 	}
+	if h.Engine != nil {
+		outs, _, err := h.Engine.RunPartitions(ctx, r, RunPagePartitions)
+		if err != nil {
+			return p, err
+		}
+		for _, o := range outs {
+			p.PartitionRows = append(p.PartitionRows, views.RunPartitionRow{Key: o.Partition, Href: PartitionHref(r.Asset, o.Partition),
+				Status: o.Status, Attempt: o.Attempt, Error: truncateText(o.Error, 300)})
+		}
+	}
 	if n := len(atts); n > 0 {
 		p.LogAttempt = atts[n-1].Attempt
 		l, err := h.Store.AttemptLog(ctx, r.ID, p.LogAttempt)
@@ -157,6 +167,9 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 	}
 	return p, nil
 }
+
+// RunPagePartitions is how many partitions the run page lists.
+const RunPagePartitions = 200
 
 // RunShow renders /runs/{id}: partitions, attempts and the latest log.
 func (h *Handler) RunShow(c echo.Context) error {

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -534,6 +535,31 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	}
 	if s := rdoc.Find(`[data-testid="run-live"]`).AttrOr("data-state", ""); s != db.RunSucceeded {
 		t.Errorf("run state %q", s)
+	}
+	if got := rdoc.Find(`[data-testid="run-log"]`).Text(); got != "(no output)" {
+		t.Errorf("an attempt that wrote nothing shows the log %q", got)
+	}
+	// The run's partitions (chunks of 2), each materialized, linked to its page.
+	rows := rdoc.Find(`[data-testid="run-partition"]`)
+	if rows.Length() != 2 || rows.Filter(`[data-state="materialized"]`).Length() != 2 || !strings.HasPrefix(rows.First().Find("a").AttrOr("href", ""), "/assets/t.daily/partitions/") {
+		t.Errorf("run page partitions: %d rows, %d materialized", rows.Length(), rows.Filter(`[data-state="materialized"]`).Length())
+	}
+	// A failed run shows the partition's error; the API lists the same.
+	_, fdoc := pgGet(t, env, c, "/backfills/"+bad.ID)
+	failHref := fdoc.Find(`[data-testid="run-link"]`).First().AttrOr("href", "")
+	_, frdoc := pgGet(t, env, c, failHref)
+	if f := frdoc.Find(`[data-testid="run-partition"][data-state="failed"]`); f.Length() != 1 || !strings.Contains(f.Text(), "demo: simulated failure") {
+		t.Errorf("failed run page partitions: %q", frdoc.Find(`[data-testid="run-partition-table"]`).Text())
+	}
+	var rj struct {
+		PartitionList []jobs.PartitionOutcome `json:"partition_list"`
+	}
+	tok := env.Token(t, handlers.RoleViewer)
+	req, _ := http.NewRequest("GET", env.URL+"/api/v1"+failHref, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if resp, err := http.DefaultClient.Do(req); err != nil || json.NewDecoder(resp.Body).Decode(&rj) != nil || len(rj.PartitionList) != 1 ||
+		rj.PartitionList[0].Status != db.StatusFailed || rj.PartitionList[0].Attempt != 1 || rj.PartitionList[0].Error != "demo: simulated failure" {
+		t.Errorf("API run partition list: %+v %v", rj.PartitionList, err)
 	}
 	if status, ldoc := pgGet(t, env, c, runHref+"/live"); status != http.StatusOK || ldoc.Find(`[data-testid="run-live"]`).Length() != 1 || ldoc.Find("header.top").Length() != 0 {
 		t.Errorf("run live partial: status %d", status)

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,38 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	downID := env.ids["down.daily"]
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
 		t.Fatalf("the upstream-failed day was attempted %d times", n)
+	}
+	// Each run lists its partitions with what it did to them.
+	runOf := func(asset, key string) db.Run {
+		t.Helper()
+		var id string
+		if err := env.store.R.Get(&id, `SELECT id FROM runs WHERE backfill_id=? AND asset=? AND first_key<=? AND last_key>=?`, b.ID, asset, key, key); err != nil {
+			t.Fatalf("run of %s %s: %v", asset, key, err)
+		}
+		r, err := env.store.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	upRun := runOf("up.hourly", failHour)
+	outs, total, err := env.eng.RunPartitions(ctx, upRun, 100)
+	if err != nil || total != 6 || len(outs) != 6 {
+		t.Fatalf("up run partitions %+v %d %v", outs, total, err)
+	}
+	for i, o := range outs {
+		want := PartitionOutcome{Partition: fmt.Sprintf("2025-01-01-%02d:00", i), Status: db.StatusMaterialized, Attempt: 1}
+		if o.Partition == failHour {
+			want.Status, want.Error = db.StatusFailed, "boom"
+		}
+		if o != want {
+			t.Errorf("up run partition %d: %+v, want %+v", i, o, want)
+		}
+	}
+	downRun := runOf("down.daily", "2025-01-01")
+	outs, total, err = env.eng.RunPartitions(ctx, downRun, 1)
+	if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed"}) {
+		t.Fatalf("down run partitions %+v %d %v", outs, total, err)
 	}
 	// Downstream started only after every upstream run finished.
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs d JOIN runs u ON u.backfill_id = d.backfill_id
@@ -118,6 +151,24 @@ assets:
 	atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
 	if len(atts) != 3 || atts[0].State != db.AttemptFailed || atts[2].State != db.AttemptSucceeded {
 		t.Fatalf("attempts %+v", atts)
+	}
+	// The run's partitions: each with the attempt that built it.
+	run, err := env.store.Run(context.Background(), runIDOf(t, env, b.ID, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, total, err := env.eng.RunPartitions(context.Background(), run, 10)
+	if err != nil || total != 5 || len(outs) != 5 {
+		t.Fatalf("run partitions %+v %d %v", outs, total, err)
+	}
+	for _, o := range outs {
+		want := int64(1)
+		if o.Partition == "2025-01-03" {
+			want = 3
+		}
+		if o.Status != db.StatusMaterialized || o.Attempt != want {
+			t.Errorf("%s: %+v, want materialized by attempt %d", o.Partition, o, want)
+		}
 	}
 }
 

@@ -178,10 +178,17 @@ type RunPage struct {
 	Chunk, Partitions                                             int64
 	FirstKey, LastKey                                             string
 	Attempts                                                      []AttemptRow
+	PartitionRows                                                 []RunPartitionRow
 	Log                                                           string
 	LogAttempt                                                    int64
 	Live                                                          bool
 	Error                                                         string
+}
+
+// RunPartitionRow is one partition of a run and what the run did to it.
+type RunPartitionRow struct {
+	Key, Href, Status, Error string
+	Attempt                  int64
 }
 
 // AttemptRow is one attempt of a run.
@@ -205,13 +212,15 @@ func BackfillStateLabel(state string, failures int64) string {
 // RunStateClass maps run and chunk states onto the status palette.
 func RunStateClass(state string) string {
 	switch state {
-	case "succeeded", "SUCCEEDED":
+	case "succeeded", "SUCCEEDED", "materialized":
 		return "s-m"
 	case "failed", "FAILED":
 		return "s-f"
-	case "running", "RUNNING", "queued":
+	case "upstream_failed":
+		return "s-u"
+	case "running", "RUNNING", "queued", "in_progress":
 		return "s-r"
-	case "pending", "PENDING", "":
+	case "pending", "PENDING", "", "not_run":
 		return "s-x"
 	}
 	return "s-o"
@@ -220,15 +229,17 @@ func RunStateClass(state string) string {
 // RunStateLetter is the non-colour cue of a run state.
 func RunStateLetter(state string) string {
 	switch strings.ToLower(state) {
-	case "succeeded":
+	case "succeeded", "materialized":
 		return "✓"
 	case "failed":
 		return "✗"
-	case "running":
+	case "upstream_failed":
+		return "U"
+	case "running", "in_progress":
 		return "▶"
 	case "queued":
 		return "…"
-	case "pending":
+	case "pending", "not_run":
 		return "·"
 	case "canceled", "canceling":
 		return "⊘"
