@@ -350,7 +350,7 @@ func newBackfillCmd() *cobra.Command {
 		},
 	}
 
-	cmd.AddCommand(preview, create, list, get, chunks, events,
+	cmd.AddCommand(preview, create, list, get, chunks, runCmd(&o), events,
 		transitionCmd(&o, "pause", "Stop planning new chunks; active runs finish"),
 		transitionCmd(&o, "resume", "Resume a paused backfill"),
 		transitionCmd(&o, "cancel", "Cancel a backfill (--terminate kills active runs)"),
@@ -599,4 +599,112 @@ func canceledNote(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d canceled", n)
+}
+
+// runCmd shows one chunk run: its partitions with their outcomes, its
+// attempts and the end of the latest attempt's log.
+func runCmd(o *clientOpts) *cobra.Command {
+	var maxParts, logLines int
+	cmd := &cobra.Command{
+		Use:   "run RUN_ID",
+		Short: "Show a chunk run: its partitions and outcomes, attempts and log tail",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxParts < 0 || logLines < 0 {
+				return usageErr("--partitions and --log-lines must be 0 or more")
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/runs/" + url.PathEscape(args[0])
+			if o.json {
+				var raw map[string]any
+				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var r struct {
+				ID          string  `json:"id"`
+				RunKey      string  `json:"run_key"`
+				Asset       string  `json:"asset"`
+				State       string  `json:"state"`
+				Partitions  int64   `json:"partitions"`
+				Attempts    int64   `json:"attempts"`
+				Error       *string `json:"error"`
+				AttemptList []struct {
+					Attempt    int64   `json:"attempt"`
+					StartedAt  int64   `json:"started_at"`
+					FinishedAt *int64  `json:"finished_at"`
+					State      string  `json:"state"`
+					Error      *string `json:"error"`
+				} `json:"attempt_list"`
+				PartitionList []struct {
+					Partition string `json:"partition"`
+					Status    string `json:"status"`
+					Error     string `json:"error"`
+					Attempt   int64  `json:"attempt"`
+				} `json:"partition_list"`
+				LogTail string `json:"log_tail"`
+			}
+			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
+			fmt.Fprintf(tw, "state\t%s\n", r.State)
+			fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
+			if r.Error != nil && *r.Error != "" {
+				fmt.Fprintf(tw, "error\t%s\n", *r.Error)
+			}
+			tw.Flush()
+			fmt.Fprintln(w)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
+			for _, a := range r.AttemptList {
+				d := "-"
+				if a.FinishedAt != nil {
+					d = (time.Duration(*a.FinishedAt-a.StartedAt) * time.Millisecond).String()
+				}
+				e := ""
+				if a.Error != nil {
+					e = *a.Error
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, time.UnixMilli(a.StartedAt).UTC().Format(time.RFC3339), d, e)
+			}
+			tw.Flush()
+			if maxParts > 0 && len(r.PartitionList) > 0 {
+				fmt.Fprintln(w)
+				tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
+				for i, p := range r.PartitionList {
+					if i == maxParts {
+						break
+					}
+					att := ""
+					if p.Attempt > 0 {
+						att = fmt.Sprint(p.Attempt)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, p.Error)
+				}
+				tw.Flush()
+				if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
+					fmt.Fprintf(w, "(%d of %d partitions; --partitions N shows more, --json lists up to 1,000)\n", shown, r.Partitions)
+				}
+			}
+			if logLines > 0 && r.LogTail != "" {
+				lines := strings.Split(strings.TrimRight(r.LogTail, "\n"), "\n")
+				fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), r.Attempts)
+				for _, l := range lines[max(0, len(lines)-logLines):] {
+					fmt.Fprintln(w, "  "+l)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&maxParts, "partitions", 50, "partitions to list (0: none)")
+	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the latest attempt's log to show (0: none)")
+	return cmd
 }

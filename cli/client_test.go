@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +194,20 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 		t.Fatalf("failing --wait: %d %q %q", code, out, errOut)
 	}
 	failedID := strings.Fields(out[strings.LastIndex(out, "backfill "):])[1]
+	// The failed chunk run: its attempt and each partition's error.
+	code, out, _ = s.cli(t, "backfill", "chunks", failedID, "--json")
+	var fchunks struct{ Chunks []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &fchunks) != nil || len(fchunks.Chunks) == 0 {
+		t.Fatalf("chunks --json: %d %q", code, out)
+	}
+	code, out, errOut = s.cli(t, "backfill", "run", fchunks.Chunks[0]["id"].(string))
+	if code != 0 || !strings.Contains(out, "state  failed") || !regexp.MustCompile(`(?m)^1\s+failed\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^2025-03-01\s+failed\s+1\s+demo: simulated failure$`).MatchString(out) {
+		t.Fatalf("backfill run: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut = s.cli(t, "backfill", "run", "run_nope"); code != 2 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("backfill run of an unknown run: %d %q", code, errOut)
+	}
 	code, out, errOut = s.cli(t, "backfill", "retry-failed", failedID, "--request-id", "r1", "--json")
 	var child map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &child) != nil || child["parent_backfill_id"] != failedID || child["total_partitions"].(float64) != 3 {
@@ -228,6 +243,7 @@ func TestCLIBadInput(t *testing.T) {
 		{[]string{"backfill", "create", "t.daily"}, 2, "choose partitions"},
 		{[]string{"backfill", "create", "--start", "2025-01-01"}, 2, "at least one asset"},
 		{[]string{"backfill", "preview", "t.daily", "--missing", "--dimension", "region"}, 2, "NAME=VALUE"},
+		{[]string{"backfill", "run", "run_x", "--partitions", "-1"}, 2, "0 or more"},
 		{[]string{"backfill", "create", "t.daily", "--frobnicate"}, 2, "unknown flag"},
 		{[]string{"backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-01-01"}, 2, "before"},
 		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--chunk-size", "0"}, 2, "chunk_size"},
