@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -158,6 +159,7 @@ func (e *Env) TokenFor(t testing.TB, userID int64, role string) string {
 // SessionPost posts a form with the client's CSRF token (form field _csrf).
 func (e *Env) SessionPost(t testing.TB, c *http.Client, path string, form url.Values) *http.Response {
 	t.Helper()
+	form = maps.Clone(form) // the caller's values stay as they were (and safe to share between goroutines)
 	if form == nil {
 		form = url.Values{}
 	}
