@@ -47,6 +47,9 @@ lint:
 
 test: $(VENDOR) check-generated lint
 	$(GO) test -count=1 ./...
+	# The packages where goroutines share state (store, engine, handlers and
+	# their streams) once more under the race detector.
+	$(GO) test -race -count=1 ./db ./jobs ./handlers
 
 clean:
 	rm -rf bin static/vendor
