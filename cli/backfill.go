@@ -218,7 +218,7 @@ func newBackfillCmd() *cobra.Command {
 	}
 	cf.add(create, true)
 
-	var state string
+	var state, asset string
 	var limit int
 	var all bool
 	list := &cobra.Command{
@@ -237,6 +237,9 @@ func newBackfillCmd() *cobra.Command {
 				q := url.Values{"limit": {fmt.Sprint(limit)}}
 				if state != "" {
 					q.Set("state", state)
+				}
+				if asset != "" {
+					q.Set("asset", asset)
 				}
 				if cursor != "" {
 					q.Set("cursor", cursor)
@@ -266,6 +269,7 @@ func newBackfillCmd() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&state, "state", "", "only these states, comma-separated (PENDING, RUNNING, PAUSED, CANCELING, CANCELED, SUCCEEDED, FAILED)")
+	list.Flags().StringVar(&asset, "asset", "", "only backfills that select this asset")
 	list.Flags().IntVar(&limit, "limit", 50, "backfills per page (1-500)")
 	list.Flags().BoolVar(&all, "all", false, "follow every page")
 

@@ -208,6 +208,14 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 	if code, _, errOut = s.cli(t, "backfill", "run", "run_nope"); code != 2 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("backfill run of an unknown run: %d %q", code, errOut)
 	}
+	// --asset: only the backfills selecting the asset.
+	code, out, _ = s.cli(t, "backfill", "list", "--asset", "t.flaky")
+	if code != 0 || !strings.Contains(out, failedID) || strings.Contains(out, id) {
+		t.Fatalf("list --asset t.flaky: %d %q", code, out)
+	}
+	if code, _, errOut = s.cli(t, "backfill", "list", "--asset", "nope"); code != 2 || !strings.Contains(errOut, `unknown asset "nope"`) {
+		t.Fatalf("list --asset nope: %d %q", code, errOut)
+	}
 	code, out, errOut = s.cli(t, "backfill", "retry-failed", failedID, "--request-id", "r1", "--json")
 	var child map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &child) != nil || child["parent_backfill_id"] != failedID || child["total_partitions"].(float64) != 3 {

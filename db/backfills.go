@@ -187,10 +187,14 @@ func (s *Store) BackfillByRetry(ctx context.Context, parent, requestID string) (
 }
 
 // Backfills lists backfills newest first, with seq < before (0: from the
-// newest), optionally only in the given states.
-func (s *Store) Backfills(ctx context.Context, states []string, before int64, limit int) ([]Backfill, error) {
+// newest), optionally only in the given states and only those selecting asset.
+func (s *Store) Backfills(ctx context.Context, states []string, asset string, before int64, limit int) ([]Backfill, error) {
 	q := `SELECT * FROM backfills WHERE 1=1`
 	var args []any
+	if asset != "" {
+		q += ` AND id IN (SELECT backfill_id FROM backfill_segments WHERE asset = ?)`
+		args = append(args, asset)
+	}
 	if before > 0 {
 		q += ` AND seq < ?`
 		args = append(args, before)

@@ -224,7 +224,11 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 		}
 		before = n
 	}
-	rows, err := h.Store.Backfills(c.Request().Context(), states, before, limit+1)
+	asset, err := h.assetFilter(c)
+	if err != nil {
+		return err
+	}
+	rows, err := h.Store.Backfills(c.Request().Context(), states, asset, before, limit+1)
 	if err != nil {
 		return err
 	}
@@ -237,6 +241,15 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 		out.Backfills = append(out.Backfills, ToBackfillJSON(b))
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// assetFilter is the ?asset= of a backfill list: a declared asset, or "".
+func (h *Handler) assetFilter(c echo.Context) (string, error) {
+	asset := strings.TrimSpace(c.QueryParam("asset"))
+	if asset != "" && h.Workspace().Workspace.Asset(asset) == nil {
+		return "", BadRequest("asset", "unknown asset %q; GET /api/v1/assets lists the declared assets", asset)
+	}
+	return asset, nil
 }
 
 func contains(list []string, s string) bool {

@@ -51,7 +51,7 @@ func TestNewBackfillFillGaps(t *testing.T) {
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
-	bfs, err := env.Store.Backfills(context.Background(), nil, 0, 10)
+	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
 	if err != nil || len(bfs) != 1 || bfs[0].TotalPartitions != 3 {
 		t.Fatalf("backfills %+v %v", bfs, err)
 	}

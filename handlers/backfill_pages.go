@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -159,18 +160,29 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 		}
 		before = n
 	}
-	rows, err := h.Store.Backfills(ctx, states, before, BackfillPageSize+1)
+	asset, err := h.assetFilter(c)
 	if err != nil {
 		return err
 	}
-	m := views.BackfillsPage{States: db.BackfillStates, State: state, CanLaunch: canOperate(c)}
+	rows, err := h.Store.Backfills(ctx, states, asset, before, BackfillPageSize+1)
+	if err != nil {
+		return err
+	}
+	m := views.BackfillsPage{States: db.BackfillStates, State: state, Asset: asset, CanLaunch: canOperate(c)}
+	for _, a := range h.Workspace().Workspace.Assets {
+		m.Assets = append(m.Assets, a.Key)
+	}
+	filter := url.Values{}
+	if state != "" {
+		filter.Set("state", state)
+	}
+	if asset != "" {
+		filter.Set("asset", asset)
+	}
 	now := h.Now()
 	for i, b := range rows {
 		if i == BackfillPageSize {
-			q := url.Values{}
-			if state != "" {
-				q.Set("state", state)
-			}
+			q := maps.Clone(filter)
 			q.Set("before", strconv.FormatInt(rows[i-1].Seq, 10))
 			m.Next = "/backfills?" + q.Encode()
 			break
@@ -179,8 +191,8 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 	}
 	if before > 0 {
 		m.First = "/backfills"
-		if state != "" {
-			m.First += "?state=" + url.QueryEscape(state)
+		if len(filter) > 0 {
+			m.First += "?" + filter.Encode()
 		}
 	}
 	return render(c, http.StatusOK, views.BackfillsListPage(page(c, "Backfills", "backfills"), m))

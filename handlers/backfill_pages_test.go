@@ -260,6 +260,52 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if status, _ := pgGet(t, env, c, "/backfills?state=NOPE"); status != http.StatusBadRequest {
 		t.Errorf("unknown state filter: %d", status)
 	}
+	// Asset filter: only the backfills selecting the asset; pages keep it; the
+	// asset page links to it; the API filters the same way.
+	flaky := pgCreateBF(t, eng, "t.flaky", "2025-01-01", "2025-01-01", 1)
+	_, doc = pgGet(t, env, c, "/backfills?asset=t.flaky")
+	if r := doc.Find(`[data-testid="backfill-row"]`); r.Length() != 1 || r.AttrOr("data-id", "") != flaky.ID {
+		t.Errorf("asset filter t.flaky: %d rows", r.Length())
+	}
+	if doc.Find(`[data-testid="asset-filter"] option[selected]`).AttrOr("value", "") != "t.flaky" {
+		t.Error("the asset filter does not show the chosen asset")
+	}
+	_, doc = pgGet(t, env, c, "/backfills?asset=t.daily")
+	next, _ = doc.Find(`[data-testid="next-page"]`).Attr("href")
+	if doc.Find(`[data-testid="backfill-row"]`).Length() != handlers.BackfillPageSize || !strings.Contains(next, "asset=t.daily") {
+		t.Errorf("asset filter t.daily: %d rows, next %q", doc.Find(`[data-testid="backfill-row"]`).Length(), next)
+	}
+	if _, doc = pgGet(t, env, c, next); doc.Find(`[data-testid="backfill-row"]`).Length() != 5 {
+		t.Errorf("asset filter, second page: %d rows", doc.Find(`[data-testid="backfill-row"]`).Length())
+	}
+	if status, _ := pgGet(t, env, c, "/backfills?asset=nope"); status != http.StatusBadRequest {
+		t.Errorf("unknown asset filter: %d", status)
+	}
+	if _, doc = pgGet(t, env, c, "/assets/t.flaky"); doc.Find(`[data-testid="asset-backfills"]`).AttrOr("href", "") != "/backfills?asset=t.flaky" {
+		t.Error("the asset page does not link to its backfills")
+	}
+	tok := env.Token(t, handlers.RoleViewer)
+	for _, tc := range []struct {
+		query string
+		code  int
+		n     int
+	}{{"asset=t.flaky", 200, 1}, {"asset=t.daily&limit=500", 200, handlers.BackfillPageSize + 5}, {"asset=t.flaky&state=SUCCEEDED,FAILED,PENDING,RUNNING", 200, 1}, {"asset=nope", 400, 0}} {
+		req, _ := http.NewRequest("GET", env.URL+"/api/v1/backfills?"+tc.query, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Backfills []map[string]any
+			Error     struct{ Field string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || len(body.Backfills) != tc.n || (tc.code == 400 && body.Error.Field != "asset") {
+			t.Errorf("GET /api/v1/backfills?%s: %d, %d backfills, error %+v", tc.query, resp.StatusCode, len(body.Backfills), body.Error)
+		}
+	}
 	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills")
 	if doc.Find(`[data-testid="new-backfill"]`).Length() != 1 {
 		t.Error("an operator is not offered New backfill")

@@ -18,6 +18,8 @@ type BackfillsPage struct {
 	Rows      []BackfillRow
 	States    []string
 	State     string // filter, "" = all
+	Assets    []string
+	Asset     string // filter, "" = all
 	Next      string // href of the next page, "" = last page
 	First     string // href of the first page when not on it
 	CanLaunch bool

@@ -32,7 +32,7 @@ var apiDocs = map[string]apiOp{
 	"POST /api/v1/materializations":                              {Summary: "Report materializations from a pipeline running outside Tessera (validated, one transaction)", Tag: "assets", Body: "MaterializationReport", Result: "RecordResult", Status: "201", Idem: true},
 	"POST /api/v1/backfills/preview":                             {Summary: "What a backfill would do (writes nothing)", Tag: "backfills", Body: "BackfillRequest", Result: "Preview"},
 	"POST /api/v1/backfills":                                     {Summary: "Create a backfill", Tag: "backfills", Body: "BackfillRequest", Result: "Backfill", Status: "201", Idem: true},
-	"GET /api/v1/backfills":                                      {Summary: "Backfills, newest first", Tag: "backfills", Query: []string{"state", "limit", "cursor"}, Result: "BackfillPage"},
+	"GET /api/v1/backfills":                                      {Summary: "Backfills, newest first (?asset= only those selecting an asset)", Tag: "backfills", Query: []string{"state", "asset", "limit", "cursor"}, Result: "BackfillPage"},
 	"GET /api/v1/backfills/:id":                                  {Summary: "One backfill", Tag: "backfills", Result: "Backfill"},
 	"GET /api/v1/backfills/:id/chunks":                           {Summary: "A backfill's chunk runs", Tag: "backfills", Query: []string{"state", "limit", "cursor"}, Result: "ChunkPage"},
 	"GET /api/v1/backfills/:id/events":                           {Summary: "A backfill's event timeline, newest first", Tag: "backfills", Query: []string{"limit", "cursor"}, Result: "EventList"},
