@@ -258,6 +258,10 @@ func newBackfillCmd() *cobra.Command {
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"backfills": raw})
 			}
+			if len(rows) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no backfills match")
+				return nil
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 			for _, b := range rows {

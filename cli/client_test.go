@@ -213,6 +213,9 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 	if code != 0 || !strings.Contains(out, failedID) || strings.Contains(out, id) {
 		t.Fatalf("list --asset t.flaky: %d %q", code, out)
 	}
+	if code, out, _ = s.cli(t, "backfill", "list", "--asset", "t.one"); code != 0 || out != "no backfills match\n" {
+		t.Fatalf("list --asset with none: %d %q", code, out)
+	}
 	if code, _, errOut = s.cli(t, "backfill", "list", "--asset", "nope"); code != 2 || !strings.Contains(errOut, `unknown asset "nope"`) {
 		t.Fatalf("list --asset nope: %d %q", code, errOut)
 	}
