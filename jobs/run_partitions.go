@@ -34,12 +34,11 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	if int(run.Seg) >= len(segs) {
 		return nil, 0, fmt.Errorf("run %s: segment %d of backfill %s is missing", run.ID, run.Seg, run.BackfillID)
 	}
-	keys, _, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk)
+	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk, int64(limit))
 	if err != nil {
 		return nil, 0, err
 	}
-	total := int64(len(keys))
-	keys = keys[:min(len(keys), limit)]
+	total := run.Partitions
 	out := make([]PartitionOutcome, len(keys))
 	pos := make(map[string]int, len(keys))
 	for i, k := range keys {
