@@ -23,6 +23,9 @@ type backfillJSON struct {
 	State              string           `json:"state"`
 	StateVersion       int64            `json:"state_version"`
 	Assets             []string         `json:"assets"`
+	Selection          string           `json:"selection"`
+	ChunkSize          int64            `json:"chunk_size"`
+	MaxConcurrentRuns  int64            `json:"max_concurrent_runs"`
 	TotalPartitions    int64            `json:"total_partitions"`
 	TotalChunks        int64            `json:"total_chunks"`
 	Counts             map[string]int64 `json:"counts"`
@@ -466,6 +469,7 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *bac
 	}
 	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
+	fmt.Fprintf(tw, "selection\t%s, chunks of %d, at most %d at once\n", b.Selection, b.ChunkSize, b.MaxConcurrentRuns)
 	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending%s\n", b.TotalPartitions,
 		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
 	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d pending%s\n", b.TotalChunks,

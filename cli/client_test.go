@@ -162,7 +162,8 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 	id := strings.Fields(out[strings.LastIndex(out, "backfill "):])[1]
 
 	code, out, _ = s.cli(t, "backfill", "get", id)
-	if code != 0 || !strings.Contains(out, "february") || !strings.Contains(out, "28 materialized") {
+	if code != 0 || !strings.Contains(out, "february") || !strings.Contains(out, "28 materialized") ||
+		!strings.Contains(out, "selection   range 2025-02-01 … 2025-02-28, chunks of 4, at most 4 at once") {
 		t.Fatalf("get: %d %q", code, out)
 	}
 	code, out, _ = s.cli(t, "backfill", "get", id, "--json")

@@ -25,6 +25,7 @@ type BackfillJSON struct {
 	StateVersion       int64            `json:"state_version"`
 	Assets             []string         `json:"assets"`
 	Selector           json.RawMessage  `json:"selector"`
+	Selection          string           `json:"selection"` // the selector in words, as on the page
 	ChunkSize          int64            `json:"chunk_size"`
 	MaxConcurrentRuns  int64            `json:"max_concurrent_runs"`
 	Priority           int64            `json:"priority"`
@@ -72,7 +73,7 @@ func ToBackfillJSON(b db.Backfill) BackfillJSON {
 		canceledParts, pendingParts = pendingParts, 0
 	}
 	return BackfillJSON{
-		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector),
+		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector), Selection: describeSelector(b.Selector),
 		ChunkSize: b.ChunkSize, MaxConcurrentRuns: b.MaxConcurrentRuns, Priority: b.Priority,
 		TotalPartitions: b.TotalPartitions, TotalChunks: b.TotalChunks, PlannedChunks: b.NextChunk,
 		Counts: map[string]int64{

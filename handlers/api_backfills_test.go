@@ -84,7 +84,8 @@ func TestBackfillAPILifecycle(t *testing.T) {
 		t.Fatalf("preview %d %v", code, pv)
 	}
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "req-1")
-	if code != http.StatusCreated || b["state"] != "PENDING" || b["state_version"].(float64) != 1 || b["total_partitions"].(float64) != 28 {
+	if code != http.StatusCreated || b["state"] != "PENDING" || b["state_version"].(float64) != 1 || b["total_partitions"].(float64) != 28 ||
+		b["selection"] != "range 2025-02-01 … 2025-02-28" {
 		t.Fatalf("create %d %v", code, b)
 	}
 	for _, k := range []string{"succeeded", "failed", "running", "pending"} {
