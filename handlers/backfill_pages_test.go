@@ -590,6 +590,11 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if rows.Length() != 2 || rows.Filter(`[data-state="materialized"]`).Length() != 2 || !strings.HasPrefix(rows.First().Find("a").AttrOr("href", ""), "/assets/t.daily/partitions/") {
 		t.Errorf("run page partitions: %d rows, %d materialized", rows.Length(), rows.Filter(`[data-state="materialized"]`).Length())
 	}
+	// Round trip: the partition's history links back to the run that built it.
+	_, pdoc := pgGet(t, env, c, rows.First().Find("a").AttrOr("href", ""))
+	if back := pdoc.Find(`[data-testid="instance-run"]`).First().AttrOr("href", ""); back != runHref {
+		t.Errorf("the partition's instance links to run %q, want %q", back, runHref)
+	}
 	// A failed run shows the partition's error; the API lists the same.
 	_, fdoc := pgGet(t, env, c, "/backfills/"+bad.ID)
 	failHref := fdoc.Find(`[data-testid="run-link"]`).First().AttrOr("href", "")

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -70,8 +71,11 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	}
 	for _, i := range insts {
 		row := views.InstanceRow{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion,
-			Started: fmtMillis(i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
+			Finished: fmtMillis(i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
 			Supersedes: deref(i.SupersedesID), Source: i.Source, Canonical: i.ID == canonical}
+		if i.Source == "backfill" {
+			row.RunHref = "/runs/" + url.PathEscape(i.RunID)
+		}
 		if d := i.Duration(); d > 0 {
 			row.Duration = d.Round(time.Millisecond).String()
 		}

@@ -119,8 +119,9 @@ type KV struct {
 
 // InstanceRow is one partition instance in the history table.
 type InstanceRow struct {
-	ID, RunID, Status, CodeVersion, Started, Duration, Error, Metadata, Supersedes, Source string
-	Canonical                                                                              bool
+	ID, RunID, Status, CodeVersion, Finished, Duration, Error, Metadata, Supersedes, Source string
+	RunHref                                                                                 string // the chunk run's page, for instances a backfill built
+	Canonical                                                                               bool
 }
 
 // PartitionPage is one partition.
