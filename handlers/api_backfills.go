@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -134,8 +133,8 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		if path, known, ok := unknownField(body, reflect.TypeOf(v), ""); ok {
-			return BadRequest(path, "the request body is not valid: unknown field %q; the fields there are %s", path, strings.Join(known, ", "))
+		if ue := unknownFieldError(body, v); ue != nil {
+			return ue
 		}
 		return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
 	}

@@ -44,10 +44,12 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 	if len(body) == 0 {
 		return nil, BadRequest("", "the request body is empty; send a JSON object or array of materializations")
 	}
+	var unknown *UserError
 	strict := func(b []byte, v any) error {
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.DisallowUnknownFields()
 		if err := d.Decode(v); err != nil {
+			unknown = unknownFieldError(b, v)
 			return err
 		}
 		if d.More() {
@@ -74,6 +76,9 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 		}
 	default:
 		err = errors.New("expected a JSON object or array")
+	}
+	if unknown != nil {
+		return nil, unknown
 	}
 	if err != nil {
 		return nil, BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
@@ -107,6 +112,17 @@ func jsonErrField(err error) string {
 		return te.Field
 	}
 	return ""
+}
+
+// unknownFieldError is the 400 for the first key of body that v (a pointer)
+// has no field for, naming its path and the fields known there; nil when
+// there is none.
+func unknownFieldError(body []byte, v any) *UserError {
+	path, known, ok := unknownField(body, reflect.TypeOf(v), "")
+	if !ok {
+		return nil
+	}
+	return BadRequest(path, "the request body is not valid: unknown field %q; the fields there are %s", path, strings.Join(known, ", "))
 }
 
 // unknownField finds the first object key in raw that type t has no field
