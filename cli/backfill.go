@@ -319,7 +319,11 @@ func newBackfillCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
 			for _, r := range out.Chunks {
-				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v … %v\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], r["first_key"], r["last_key"], r["attempts"], r["id"])
+				span := fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
+				if r["first_key"] == r["last_key"] {
+					span = fmt.Sprint(r["first_key"])
+				}
+				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], span, r["attempts"], r["id"])
 			}
 			return tw.Flush()
 		},

@@ -172,7 +172,7 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 		t.Fatalf("get --json: %d %q", code, out)
 	}
 	code, out, _ = s.cli(t, "backfill", "chunks", id)
-	if code != 0 || strings.Count(out, "succeeded") != 7 {
+	if code != 0 || strings.Count(out, "succeeded") != 7 || !strings.Contains(out, " 2025-02-01 … 2025-02-04 ") {
 		t.Fatalf("chunks: %d %q", code, out)
 	}
 	code, out, _ = s.cli(t, "backfill", "events", id)
