@@ -57,6 +57,13 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view,
 	}
 	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
+	active, err := h.Store.Backfills(ctx, []string{db.BackfillPending, db.BackfillRunning, db.BackfillPaused, db.BackfillCanceling}, a.Def.Key, 0, 10)
+	if err != nil {
+		return err
+	}
+	for _, b := range active {
+		v.ActiveBackfills = append(v.ActiveBackfills, backfillRow(b, h.Now()))
+	}
 	{
 		q := c.QueryParams()
 		sq, tq := url.Values{}, url.Values{}

@@ -284,6 +284,16 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if _, doc = pgGet(t, env, c, "/assets/t.flaky"); doc.Find(`[data-testid="asset-backfills"]`).AttrOr("href", "") != "/backfills?asset=t.flaky" {
 		t.Error("the asset page does not link to its backfills")
 	}
+	// The asset page lists the asset's unfinished backfills (at most 10).
+	if r := doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`); r.Length() != 1 || r.AttrOr("data-id", "") != flaky.ID {
+		t.Errorf("t.flaky's page lists %d active backfills", r.Length())
+	}
+	if _, doc = pgGet(t, env, c, "/assets/t.daily"); doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`).Length() != 10 {
+		t.Errorf("t.daily's page lists %d active backfills, want 10", doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`).Length())
+	}
+	if _, doc = pgGet(t, env, c, "/assets/t.cmd"); doc.Find(`[data-testid="asset-active-backfills"]`).Length() != 0 {
+		t.Error("an asset without backfills shows an active backfills section")
+	}
 	tok := env.Token(t, handlers.RoleViewer)
 	for _, tc := range []struct {
 		query string

@@ -105,6 +105,8 @@ type AssetPage struct {
 	StatusHref, StaleHref string
 	Stale                 *StalePanel
 	Gaps                  *GapsModel
+	// ActiveBackfills are the backfills of this asset not finished yet.
+	ActiveBackfills []BackfillRow
 }
 
 // Link is a labelled href.
