@@ -294,3 +294,30 @@ assets:
 		t.Errorf("retry attempt: %q", got[5])
 	}
 }
+
+// TestBackfillMetrics: /metrics reports backfills by state, active runs and
+// the runs and partitions backfills finished.
+func TestBackfillMetrics(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
+	r, err := env.Get("/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	for _, want := range []string{
+		`tessera_backfills{state="SUCCEEDED"} 1`, `tessera_backfills{state="RUNNING"} 0`,
+		`tessera_runs_active{state="running"} 0`, `tessera_runs_active{state="queued"} 0`,
+		`tessera_backfill_runs_finished_total{state="succeeded"} 4`, `tessera_backfill_runs_finished_total{state="failed"} 0`,
+		`tessera_backfill_partitions_finished_total{outcome="materialized"} 28`,
+	} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -18,7 +18,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// NewMetrics registers HTTP, database pool, Go and process metrics.
+// NewMetrics registers HTTP, backfill, database pool, Go and process metrics.
 func NewMetrics(store *db.Store) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
@@ -33,7 +33,8 @@ func NewMetrics(store *db.Store) *Metrics {
 	}
 	reg.MustRegister(m.requests, m.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"))
+		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"),
+		newBackfillCollector(store))
 	return m
 }
 
