@@ -24,6 +24,9 @@ const (
 // BackfillStates lists every backfill state.
 var BackfillStates = []string{BackfillPending, BackfillRunning, BackfillPaused, BackfillCanceling, BackfillCanceled, BackfillSucceeded, BackfillFailed}
 
+// ActiveBackfillStates are the states of a backfill not finished yet.
+var ActiveBackfillStates = []string{BackfillPending, BackfillRunning, BackfillPaused, BackfillCanceling}
+
 // BackfillTerminal reports whether a backfill state is final.
 func BackfillTerminal(state string) bool {
 	return state == BackfillCanceled || state == BackfillSucceeded || state == BackfillFailed

@@ -57,7 +57,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view,
 	}
 	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
-	active, err := h.Store.Backfills(ctx, []string{db.BackfillPending, db.BackfillRunning, db.BackfillPaused, db.BackfillCanceling}, a.Def.Key, 0, 10)
+	active, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, a.Def.Key, 0, 10)
 	if err != nil {
 		return err
 	}
