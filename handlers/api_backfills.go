@@ -133,10 +133,7 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		if ue := unknownFieldError(body, v); ue != nil {
-			return ue
-		}
-		return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
+		return decodeError(body, v, err)
 	}
 	if d.More() {
 		return BadRequest("", "unexpected data after the JSON object")

@@ -189,6 +189,9 @@ func TestBackfillAPIBadInput(t *testing.T) {
 		{"chunk_size out of range", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":99999999999999999999,"max_concurrent_runs":1}`, "chunk_size", "chunk_size is out of range"},
 		{"assets a string", `{"assets":"a.daily","selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets", "assets must be an array"},
 		{"body an array", `[]`, "", "the body must be an object, not a JSON array"},
+		{"a key a number", `{"assets":["a.daily"],"selector":{"type":"explicit","keys":["2025-01-01",3]},"chunk_size":1,"max_concurrent_runs":1}`, "selector.keys[1]", "selector.keys[1] must be a string, not a JSON number"},
+		{"a second asset a number", `{"assets":["a.daily",5],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[1]", "assets[1] must be a string"},
+		{"a dimension value a number", `{"assets":["a.daily"],"selector":{"type":"filter","dimensions":{"region":["eu",7]}},"chunk_size":1,"max_concurrent_runs":1}`, "selector.dimensions.region[1]", "must be a string, not a JSON number"},
 	}
 	before := apiCountEvents(t, env)
 	for _, c := range cases {

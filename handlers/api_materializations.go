@@ -44,12 +44,12 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 	if len(body) == 0 {
 		return nil, BadRequest("", "the request body is empty; send a JSON object or array of materializations")
 	}
-	var unknown *UserError
+	var decodeErr *UserError
 	strict := func(b []byte, v any) error {
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.DisallowUnknownFields()
 		if err := d.Decode(v); err != nil {
-			unknown = unknownFieldError(b, v)
+			decodeErr = decodeError(b, v, err)
 			return err
 		}
 		if d.More() {
@@ -77,8 +77,12 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 	default:
 		err = errors.New("expected a JSON object or array")
 	}
-	if unknown != nil {
-		return nil, unknown
+	if decodeErr != nil {
+		if strings.HasPrefix(decodeErr.Field, "[") { // a bare array: name it as the items are named
+			decodeErr.Message = strings.Replace(decodeErr.Message, decodeErr.Field, "materializations"+decodeErr.Field, 1)
+			decodeErr.Field = "materializations" + decodeErr.Field
+		}
+		return nil, decodeErr
 	}
 	if err != nil {
 		return nil, BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
@@ -103,6 +107,88 @@ func jsonErr(err error) string {
 		return fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error())
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// decodeError is the 400 for a body that did not decode into v (a pointer):
+// an unknown field or a value of the wrong type is named by its full path,
+// array indexes included (selector.keys[3]); anything else says what is
+// wrong with the JSON.
+func decodeError(body []byte, v any, err error) *UserError {
+	if ue := unknownFieldError(body, v); ue != nil {
+		return ue
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		segs := strings.Split(te.Field, ".")
+		if path := typeErrorPath(body, reflect.TypeOf(v), segs, ""); path != "" && path != te.Field {
+			te2 := *te
+			te2.Field = path
+			return BadRequest(path, "the request body is not valid: %s", jsonErr(&te2))
+		}
+	}
+	return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
+}
+
+// typeErrorPath follows segs (a type error's dotted field) through raw and
+// returns the path of the first value there that does not decode into its
+// type, with the index of each array element on the way ("" if none).
+func typeErrorPath(raw json.RawMessage, t reflect.Type, segs []string, prefix string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() != reflect.Uint8 {
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return prefix // not an array at all
+		}
+		for i, it := range items {
+			if p := typeErrorPath(it, t.Elem(), segs, fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	if len(segs) == 0 {
+		if t.Kind() == reflect.Map { // a type error's field stops at the map
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(raw, &obj) != nil {
+				return prefix
+			}
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				if p := typeErrorPath(obj[k], t.Elem(), nil, prefix+"."+k); p != "" {
+					return p
+				}
+			}
+			return ""
+		}
+		if json.Unmarshal(raw, reflect.New(t).Interface()) != nil {
+			return prefix
+		}
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	sub, ok := obj[segs[0]]
+	if !ok {
+		return ""
+	}
+	next := segs[0]
+	if prefix != "" {
+		next = prefix + "." + segs[0]
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return typeErrorPath(sub, t.Elem(), segs[1:], next)
+	case reflect.Struct:
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == segs[0] || (name == "" && f.Name == segs[0]) {
+				return typeErrorPath(sub, f.Type, segs[1:], next)
+			}
+		}
+	}
+	return ""
 }
 
 // jsonErrField is the JSON field a decoding error is about ("" when none).

@@ -45,6 +45,7 @@ func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
 		{"malformed json", `{"asset":`, "", "not valid"},
 		{"not an object", `42`, "", "JSON object or array"},
 		{"unknown field", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","colour":"red"}`, "colour", "unknown field \"colour\"; the fields there are asset, partition"},
+		{"wrong type in a bare batch", `[{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"},{"asset":"raw.events","partition":7,"status":"materialized"}]`, "materializations[1].partition", "materializations[1].partition must be a string, not a JSON number"},
 		{"unknown field in a batch", `{"materializations":[{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"},{"asset":"raw.events","partition":"2025-01-01-01:00","status":"materialized","rows":3}]}`, "materializations[1].rows", "the fields there are asset, partition"},
 		{"unknown asset", `[` + ok + `,{"asset":"nope","partition":"x","status":"materialized"}]`, "materializations[1].asset", `item 1 (asset "nope"`},
 		{"key outside scheme", `[` + ok + `,{"asset":"raw.events","partition":"2025-01-01","status":"materialized"}]`, "materializations[1].partition", "2025-01-01"},
