@@ -73,6 +73,7 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 		w := h.Workspace()
 		return w.Workspace, w.IDs
 	}
+	opts.ObserveAttempt = h.ObserveAttempt
 	eng, err := jobs.NewEngine(context.Background(), store, wsf, log, opts)
 	if err != nil {
 		return nil, &exitError{ExitServer, fmt.Errorf("start the backfill engine: %w", err)}

@@ -298,8 +298,8 @@ assets:
 	}
 }
 
-// TestBackfillMetrics: /metrics reports backfills by state, active runs and
-// the runs and partitions backfills finished.
+// TestBackfillMetrics: /metrics reports backfills by state, active runs, the
+// runs and partitions backfills finished, and attempt durations.
 func TestBackfillMetrics(t *testing.T) {
 	env, tok := apiBFEnv(t)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb)
@@ -307,17 +307,26 @@ func TestBackfillMetrics(t *testing.T) {
 		t.Fatalf("create: %d %v", code, b)
 	}
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
-	r, err := env.Get("/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// Attempts are observed just after their end is committed: poll briefly.
+	var body []byte
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		r, err := env.Get("/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		if strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body.Close()
 	for _, want := range []string{
 		`tessera_backfills{state="SUCCEEDED"} 1`, `tessera_backfills{state="RUNNING"} 0`,
 		`tessera_runs_active{state="running"} 0`, `tessera_runs_active{state="queued"} 0`,
 		`tessera_backfill_runs_finished_total{state="succeeded"} 4`, `tessera_backfill_runs_finished_total{state="failed"} 0`,
 		`tessera_backfill_partitions_finished_total{outcome="materialized"} 28`,
+		`tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`,
 	} {
 		if !strings.Contains(string(body), want+"\n") {
 			t.Errorf("metrics lack %s", want)

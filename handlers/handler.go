@@ -30,6 +30,20 @@ type Handler struct {
 	// Engine creates and steers backfills (nil: backfill pages answer 503).
 	Engine *jobs.Engine
 	ws     atomic.Pointer[Workspace]
+	// attempts receives finished attempts for the metrics (set by the router).
+	attempts atomic.Pointer[jobs.AttemptObserver]
+}
+
+// SetAttemptObserver sets where ObserveAttempt sends finished attempts.
+func (h *Handler) SetAttemptObserver(f jobs.AttemptObserver) { h.attempts.Store(&f) }
+
+// ObserveAttempt passes a finished attempt to the observer set by
+// SetAttemptObserver, if any: the engine is built before the router that
+// owns the metrics, so it is given this method.
+func (h *Handler) ObserveAttempt(asset, state string, d time.Duration) {
+	if f := h.attempts.Load(); f != nil {
+		(*f)(asset, state, d)
+	}
 }
 
 // New returns a Handler serving ws.

@@ -221,8 +221,9 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	var terminate []string
 	touched := map[string]bool{}
 	finished := map[string]bool{}
+	var ended []db.AttemptEnd
 	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
-		launch, terminate = nil, nil
+		launch, terminate, ended = nil, nil, nil
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
 			return err
@@ -239,6 +240,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 					return err
 				}
 				ends = append(ends, end)
+				ended = append(ended, end)
 				touched[c.act.run.BackfillID] = true
 				finished[c.act.run.ID] = true
 			}
@@ -293,6 +295,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	})
 	if err != nil {
 		return err
+	}
+	if obs := e.opts.ObserveAttempt; obs != nil {
+		for i, end := range ended {
+			obs(comps[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
+		}
 	}
 	e.mu.Lock()
 	for _, c := range comps {

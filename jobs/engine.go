@@ -41,7 +41,13 @@ type Options struct {
 	ReportDir string
 	// BaseURL is the server's own URL, given to http executors for callbacks.
 	BaseURL string
+	// ObserveAttempt, when set, is told of every attempt once its end is
+	// committed (for metrics); it must return quickly.
+	ObserveAttempt AttemptObserver
 }
+
+// AttemptObserver receives a finished attempt's asset, state and duration.
+type AttemptObserver func(asset, state string, d time.Duration)
 
 // Engine creates and steers backfills and runs the controller loop.
 type Engine struct {

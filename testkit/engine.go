@@ -20,6 +20,9 @@ func (e *Env) StartEngine(t testing.TB, opts jobs.Options) *jobs.Engine {
 		opts.BaseURL = e.URL
 	}
 	h := e.Handler
+	if opts.ObserveAttempt == nil {
+		opts.ObserveAttempt = h.ObserveAttempt
+	}
 	wsf := func() (*catalog.Workspace, map[string]int64) {
 		w := h.Workspace()
 		return w.Workspace, w.IDs

@@ -16,6 +16,7 @@ type Metrics struct {
 	Registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	attempts *prometheus.HistogramVec
 }
 
 // NewMetrics registers HTTP, backfill, database pool, Go and process metrics.
@@ -31,11 +32,20 @@ func NewMetrics(store *db.Store) *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "method"}),
 	}
-	reg.MustRegister(m.requests, m.duration,
+	m.attempts = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "tessera_attempt_duration_seconds", Help: "Duration of finished chunk-run attempts by asset and outcome.",
+		Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200},
+	}, []string{"asset", "state"})
+	reg.MustRegister(m.requests, m.duration, m.attempts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"),
 		newBackfillCollector(store))
 	return m
+}
+
+// ObserveAttempt records a finished attempt (the engine's AttemptObserver).
+func (m *Metrics) ObserveAttempt(asset, state string, d time.Duration) {
+	m.attempts.WithLabelValues(asset, state).Observe(d.Seconds())
 }
 
 // Middleware counts requests by route pattern (not raw path, so cardinality

@@ -22,6 +22,7 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(log)
 	metrics := NewMetrics(h.Store)
+	h.SetAttemptObserver(metrics.ObserveAttempt)
 
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(middleware.Recover())
