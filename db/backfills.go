@@ -372,3 +372,19 @@ func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartitio
 		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200)`, assetID)
 	return row.Ms.Float64, row.N, err
 }
+
+// ReportedMillis is the mean time per partition of up to 200 materialized
+// instances of an asset whose report gave a start before the end (a report
+// without started_at has none), taken from its latest partitions, and how
+// many there were.
+func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition float64, n int, err error) {
+	var row struct {
+		Ms sql.NullFloat64 `db:"ms"`
+		N  int             `db:"n"`
+	}
+	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL)) AS ms, COUNT(*) AS n FROM (
+		SELECT started_at, finished_at FROM partition_instances
+		WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at
+		ORDER BY partition_key DESC LIMIT 200)`, assetID)
+	return row.Ms.Float64, row.N, err
+}

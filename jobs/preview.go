@@ -51,7 +51,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 	}
 	pv := &Preview{TotalPartitions: r.total, TotalChunks: r.chunks, TotalRuns: r.chunks, Status: map[string]int64{}, Skipped: []Skipped{}}
 	var estMs float64
-	var noHistory []string
+	var noHistory, fromReports []string
 	ws, _ := e.workspace()
 	for _, seg := range r.segments {
 		a := r.assets[seg.Pos]
@@ -92,6 +92,15 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 			return nil, err
 		}
 		if runs == 0 {
+			// No run yet: the durations a pipeline reported, if it did.
+			if perPart, runs, err = e.Store.ReportedMillis(ctx, seg.AssetID); err != nil {
+				return nil, err
+			}
+			if runs > 0 {
+				fromReports = append(fromReports, seg.Asset)
+			}
+		}
+		if runs == 0 {
 			noHistory = append(noHistory, seg.Asset)
 			continue
 		}
@@ -109,17 +118,24 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		}
 		estMs += max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
 	}
+	source := "recent runs"
+	switch {
+	case len(fromReports) == len(r.segments)-len(noHistory):
+		source = "reported materializations"
+	case len(fromReports) > 0:
+		source = "recent runs (reported materializations for " + strings.Join(fromReports, ", ") + ")"
+	}
 	switch {
 	case len(noHistory) == len(r.segments):
-		pv.Estimate = "no history: no finished run of these assets yet"
+		pv.Estimate = "no history: no finished run or reported duration of these assets yet"
 	case len(noHistory) > 0:
 		s := estMs / 1000
 		pv.EstimateSeconds = &s
-		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from recent runs at this concurrency", roundDuration(s), strings.Join(noHistory, ", "))
+		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from %s at this concurrency", roundDuration(s), strings.Join(noHistory, ", "), source)
 	default:
 		s := estMs / 1000
 		pv.EstimateSeconds = &s
-		pv.Estimate = roundDuration(s) + " from recent runs of these assets at this concurrency"
+		pv.Estimate = fmt.Sprintf("%s from %s of these assets at this concurrency", roundDuration(s), source)
 	}
 	return pv, nil
 }

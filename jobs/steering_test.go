@@ -229,6 +229,9 @@ assets:
   e.fresh:
     partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
     executor: {demo: {duration: 1ms}}
+  e.reported:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    executor: {demo: {duration: 1ms}}
 `
 	env := newTestEnv(t, ws, Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
@@ -267,5 +270,24 @@ assets:
 	pv, err := env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.fresh"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
 	if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || pv.Estimate != "at least 400ms (no history for e.fresh) from recent runs at this concurrency" {
 		t.Fatalf("partial history: %+v %v", pv, err)
+	}
+	// No run, but a pipeline reported materializations that took 300 ms each
+	// (a report without a start says nothing about duration and is ignored).
+	now := time.Now()
+	ms := []db.Materialization{{AssetID: env.ids["e.reported"], AssetKey: "e.reported", Partition: "2025-03-01", Idx: 59, Status: db.StatusMaterialized, RunID: "ext", At: now}}
+	for d := 1; d <= 3; d++ {
+		ms = append(ms, db.Materialization{AssetID: env.ids["e.reported"], AssetKey: "e.reported", Partition: fmt.Sprintf("2025-02-%02d", d), Idx: int64(30 + d),
+			Status: db.StatusMaterialized, RunID: "ext", StartedAt: now.Add(-300 * time.Millisecond), At: now})
+	}
+	if _, err := env.store.RecordMaterializations(ctx, ms, "test", "", now); err != nil {
+		t.Fatal(err)
+	}
+	// 20 partitions × 300 ms over 2 runs = 3 s.
+	if pv := preview("e.reported", 1, 2); *pv.EstimateSeconds != 3 || pv.Estimate != "3s from reported materializations of these assets at this concurrency" {
+		t.Fatalf("from reports: %v %q", *pv.EstimateSeconds, pv.Estimate)
+	}
+	pv, err = env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.reported"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
+	if err != nil || pv.EstimateSeconds == nil || !strings.HasSuffix(pv.Estimate, "from recent runs (reported materializations for e.reported) of these assets at this concurrency") {
+		t.Fatalf("runs and reports: %+v %v", pv, err)
 	}
 }
