@@ -291,3 +291,14 @@ assets:
 		t.Fatalf("runs and reports: %+v %v", pv, err)
 	}
 }
+
+func TestRoundDuration(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{{0.4, "400ms"}, {1.23, "1.2s"}, {75.4, "1m15s"}, {30258, "8h24m"}, {3600, "1h0m"}, {674390, "7d19h"}, {86400, "1d0h"}} {
+		if got := roundDuration(c.s); got != c.want {
+			t.Errorf("roundDuration(%v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
