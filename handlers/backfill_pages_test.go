@@ -609,6 +609,9 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	_, fdoc := pgGet(t, env, c, "/backfills/"+bad.ID)
 	failHref := fdoc.Find(`[data-testid="run-link"]`).First().AttrOr("href", "")
 	_, frdoc := pgGet(t, env, c, failHref)
+	if got := strings.TrimSpace(frdoc.Find(`[data-testid="run-outcome-counts"]`).Text()); got != "0 materialized · 1 failed · 0 upstream failed" {
+		t.Errorf("failed run outcome counts: %q", got)
+	}
 	if f := frdoc.Find(`[data-testid="run-partition"][data-state="failed"]`); f.Length() != 1 || !strings.Contains(f.Text(), "demo: simulated failure") {
 		t.Errorf("failed run page partitions: %q", frdoc.Find(`[data-testid="run-partition-table"]`).Text())
 	}

@@ -178,6 +178,7 @@ type PreviewAsset struct {
 type RunPage struct {
 	ID, RunKey, BackfillID, BackfillHref, Asset, AssetHref, State string
 	Chunk, Partitions                                             int64
+	Materialized, Failed, UpstreamFailed                          int64
 	FirstKey, LastKey                                             string
 	Attempts                                                      []AttemptRow
 	PartitionRows                                                 []RunPartitionRow
