@@ -111,9 +111,11 @@ func (s *Store) BackfillSeq(ctx context.Context, id string) int64 {
 // RunInstance is one partition instance of a run (one per attempt that
 // built the partition): what that run did to the partition.
 type RunInstance struct {
-	RunID  string `db:"run_id"`
-	Key    string `db:"partition_key"`
-	Status string `db:"status"`
+	ID     string  `db:"id"`
+	RunID  string  `db:"run_id"`
+	Key    string  `db:"partition_key"`
+	Status string  `db:"status"`
+	Error  *string `db:"error"`
 }
 
 // RunInstances returns the instances that runs built of keys (partitions of
@@ -134,9 +136,30 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 		args = append(args, r)
 	}
 	var out []RunInstance
-	err := s.R.SelectContext(ctx, &out, `SELECT run_id, partition_key, status FROM partition_instances
+	err := s.R.SelectContext(ctx, &out, `SELECT id, run_id, partition_key, status, error FROM partition_instances
 		WHERE asset_id = ? AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`) AND run_id IN (?`+strings.Repeat(",?", len(runIDs)-1)+`)
 		ORDER BY created_at, COALESCE(finished_at, created_at)`, args...)
+	return out, err
+}
+
+// RunUpstreamFailed returns which of keys (partitions of asset) a backfill's
+// run skipped because an upstream partition failed.
+func (s *Store) RunUpstreamFailed(ctx context.Context, backfillID string, assetID int64, runID string, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, 3+len(keys))
+	args = append(args, backfillID, assetID, runID)
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	var got []string
+	err := s.R.SelectContext(ctx, &got, `SELECT partition_key FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? AND run_id = ?
+		AND reason = 'upstream_failed' AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`)`, args...)
+	for _, k := range got {
+		out[k] = true
+	}
 	return out, err
 }
 

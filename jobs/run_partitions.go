@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -38,7 +37,6 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	if err != nil {
 		return nil, 0, err
 	}
-	total := run.Partitions
 	out := make([]PartitionOutcome, len(keys))
 	pos := make(map[string]int, len(keys))
 	for i, k := range keys {
@@ -52,42 +50,23 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 			attemptOf[db.InstanceID(instanceRun(run.ID, a), run.Asset, k)] = a
 		}
 	}
-	for off := 0; off < len(keys); off += 500 {
-		part := keys[off:min(off+500, len(keys))]
-		args := make([]any, 0, len(part)+2)
-		args = append(args, run.AssetID, run.ID)
-		for _, k := range part {
-			args = append(args, k)
-		}
-		var rows []struct {
-			Key    string  `db:"partition_key"`
-			ID     string  `db:"id"`
-			Status string  `db:"status"`
-			Error  *string `db:"error"`
-		}
-		if err := e.Store.R.SelectContext(ctx, &rows, `SELECT partition_key, id, status, error FROM partition_instances
-			WHERE asset_id=? AND run_id=? AND partition_key IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...); err != nil {
-			return nil, 0, err
-		}
-		for _, r := range rows {
-			a, i := attemptOf[r.ID], pos[r.Key]
-			if a < out[i].Attempt {
-				continue // an earlier attempt's instance
-			}
-			out[i].Status, out[i].Attempt, out[i].Error = r.Status, a, ""
-			if r.Error != nil {
-				out[i].Error = *r.Error
-			}
-		}
-		var skipped []string
-		if err := e.Store.R.SelectContext(ctx, &skipped, `SELECT partition_key FROM backfill_failures
-			WHERE backfill_id=? AND asset_id=? AND run_id=? AND reason='upstream_failed' AND partition_key IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
-			append([]any{run.BackfillID}, args...)...); err != nil {
-			return nil, 0, err
-		}
-		for _, k := range skipped {
-			out[pos[k]].Status = "upstream_failed"
+	insts, err := e.Store.RunInstances(ctx, run.AssetID, []string{run.ID}, keys)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, in := range insts { // oldest first: the latest attempt wins
+		o := &out[pos[in.Key]]
+		o.Status, o.Attempt, o.Error = in.Status, attemptOf[in.ID], ""
+		if in.Error != nil {
+			o.Error = *in.Error
 		}
 	}
-	return out, total, nil
+	skipped, err := e.Store.RunUpstreamFailed(ctx, run.BackfillID, run.AssetID, run.ID, keys)
+	if err != nil {
+		return nil, 0, err
+	}
+	for k := range skipped {
+		out[pos[k]].Status = "upstream_failed"
+	}
+	return out, run.Partitions, nil
 }
