@@ -170,3 +170,49 @@ func (s *Store) SegmentFailures(ctx context.Context, backfillID string, assetID 
 	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
 	return out, err
 }
+
+// EngineTotals is the backfill engine's state over every backfill (for the
+// metrics). Every map has all its keys, zero included.
+type EngineTotals struct {
+	Backfills  map[string]int64 // by state
+	ActiveRuns map[string]int64 // queued, running
+	Runs       map[string]int64 // finished runs by final state
+	Partitions map[string]int64 // finished partitions by outcome
+}
+
+// EngineTotals reads the small backfills table and the partial index of
+// active runs: cheap however many partitions there are.
+func (s *Store) EngineTotals(ctx context.Context) (EngineTotals, error) {
+	t := EngineTotals{Backfills: map[string]int64{}, ActiveRuns: map[string]int64{RunQueued: 0, RunRunning: 0}}
+	for _, st := range BackfillStates {
+		t.Backfills[st] = 0
+	}
+	countBy := func(into map[string]int64, q string) error {
+		var rows []struct {
+			State string `db:"state"`
+			N     int64  `db:"n"`
+		}
+		if err := s.R.SelectContext(ctx, &rows, q); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			into[r.State] = r.N
+		}
+		return nil
+	}
+	if err := countBy(t.Backfills, `SELECT state, COUNT(*) AS n FROM backfills GROUP BY state`); err != nil {
+		return t, err
+	}
+	if err := countBy(t.ActiveRuns, `SELECT state, COUNT(*) AS n FROM runs WHERE state IN ('queued', 'running') GROUP BY state`); err != nil {
+		return t, err
+	}
+	var succ, failed, canceled, mat, pfailed, pup int64
+	if err := s.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(runs_succeeded), 0), COALESCE(SUM(runs_failed), 0), COALESCE(SUM(runs_canceled), 0),
+		COALESCE(SUM(partitions_materialized), 0), COALESCE(SUM(partitions_failed), 0), COALESCE(SUM(partitions_upstream_failed), 0) FROM backfills`).
+		Scan(&succ, &failed, &canceled, &mat, &pfailed, &pup); err != nil {
+		return t, err
+	}
+	t.Runs = map[string]int64{RunSucceeded: succ, RunFailed: failed, RunCanceled: canceled}
+	t.Partitions = map[string]int64{StatusMaterialized: mat, StatusFailed: pfailed, "upstream_failed": pup}
+	return t, nil
+}
