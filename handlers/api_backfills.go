@@ -1,10 +1,8 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -114,31 +112,6 @@ func (h *Handler) engine() (*jobs.Engine, error) {
 		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the backfill engine is not running on this server"}
 	}
 	return h.Engine, nil
-}
-
-// decodeStrict decodes a JSON body, refusing unknown fields; an empty body
-// leaves v as it is when allowEmpty.
-func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		return BadRequest("", "could not read the request body: %v", err)
-	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		if allowEmpty {
-			return nil
-		}
-		return BadRequest("", "the request body is empty; send a JSON object")
-	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return decodeError(body, v, err)
-	}
-	if d.More() {
-		return BadRequest("", "unexpected data after the JSON object")
-	}
-	return nil
 }
 
 // APIBackfillPreview answers what a backfill request would do, writing nothing.
