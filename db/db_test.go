@@ -320,3 +320,25 @@ assets:
 		t.Fatalf("events for removed asset: %+v", evs)
 	}
 }
+
+// Instance ids are stored in status rows, instances and events: the
+// derivation must never change between versions (values computed
+// independently from the documented formula).
+func TestInstanceIDsAreStable(t *testing.T) {
+	want := map[string]string{
+		"2025-03-01-00:00": "pi_nxhg7tvuccxtrhzt7qbb2s6r",
+		"2025-03-01-01:00": "pi_nxhg7tvuccx5ye4gyljpyczs",
+	}
+	ids := db.InstanceIDs("run_abc", "raw.events")
+	for p, w := range want {
+		if got := db.InstanceID("run_abc", "raw.events", p); got != w {
+			t.Errorf("InstanceID(%s) = %s, want %s", p, got, w)
+		}
+		if got := ids(p); got != w {
+			t.Errorf("InstanceIDs(...)(%s) = %s, want %s", p, got, w)
+		}
+	}
+	if db.InstanceID("run_abc", "raw.events", "x") == db.InstanceID("run_abd", "raw.events", "x") {
+		t.Error("different runs gave the same instance id")
+	}
+}

@@ -40,12 +40,22 @@ type Materialization struct {
 // so a chunk of 100 partitions touches a couple of index pages instead of
 // 100 random ones.
 func InstanceID(runID, asset, partition string) string {
-	var b [15]byte
+	return InstanceIDs(runID, asset)(partition)
+}
+
+// InstanceIDs returns InstanceID for one (run id, asset) and any partition,
+// hashing the shared prefix once: an attempt derives the ids of all of its
+// partitions with it.
+func InstanceIDs(runID, asset string) func(partition string) string {
 	h1 := sha256.Sum256([]byte(runID + "\x00" + asset))
-	h2 := sha256.Sum256([]byte(runID + "\x00" + asset + "\x00" + partition))
-	copy(b[:7], h1[:7])
-	copy(b[7:], h2[:8])
-	return "pi_" + strings.ToLower(instanceEnc.EncodeToString(b[:]))
+	prefix := runID + "\x00" + asset + "\x00"
+	return func(partition string) string {
+		var b [15]byte
+		h2 := sha256.Sum256([]byte(prefix + partition))
+		copy(b[:7], h1[:7])
+		copy(b[7:], h2[:8])
+		return "pi_" + strings.ToLower(instanceEnc.EncodeToString(b[:]))
+	}
 }
 
 var instanceEnc = base32.StdEncoding.WithPadding(base32.NoPadding)

@@ -881,7 +881,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 	if asset != nil {
 		a.pool = asset.Pool
 	}
-	instRun := instanceRun(r.ID, attempt)
+	instanceID := db.InstanceIDs(instanceRun(r.ID, attempt), r.Asset)
 	for j, k := range keys {
 		if done[k] {
 			continue
@@ -897,7 +897,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 			}
 		}
 		cl[k] = true
-		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: db.InstanceID(instRun, r.Asset, k), Prev: statuses[k]}
+		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: instanceID(k), Prev: statuses[k]}
 		st.Parts = append(st.Parts, pr)
 	}
 	a.parts = st.Parts
@@ -935,8 +935,9 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		return nil, err
 	}
 	ids := make([]string, len(keys))
+	instanceID := db.InstanceIDs(instanceRun(run.ID, attempt), run.Asset)
 	for i, k := range keys {
-		ids[i] = db.InstanceID(instanceRun(run.ID, attempt), run.Asset, k)
+		ids[i] = instanceID(k)
 	}
 	live, err := db.InProgressInstances(ctx, e.Store.R, run.AssetID, keys, ids)
 	if err != nil {

@@ -46,8 +46,9 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	// Which attempt an instance id belongs to (each attempt is a new instance).
 	attemptOf := map[string]int64{}
 	for a := int64(1); a <= run.Attempts; a++ {
+		instanceID := db.InstanceIDs(instanceRun(run.ID, a), run.Asset)
 		for _, k := range keys {
-			attemptOf[db.InstanceID(instanceRun(run.ID, a), run.Asset, k)] = a
+			attemptOf[instanceID(k)] = a
 		}
 	}
 	insts, err := e.Store.RunInstances(ctx, run.AssetID, []string{run.ID}, keys)
