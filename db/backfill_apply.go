@@ -62,6 +62,10 @@ type PartRef struct {
 	Status     string          `json:"s,omitempty"`
 	Metadata   json.RawMessage `json:"m,omitempty"`
 	Error      string          `json:"e,omitempty"`
+	// Again: an earlier attempt of the same run had materialized this
+	// partition (it was tainted or failed since); its new build is not
+	// counted again.
+	Again bool `json:"a,omitempty"`
 }
 
 // AttemptStart is one attempt in attempts.started.
@@ -420,7 +424,9 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, part: pr})
 				lastMat[a.AssetID] = p.At
 				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
-				mat++
+				if !pr.Again {
+					mat++
+				}
 				continue
 			}
 			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, a.AssetID, pr.Key, pr.InstanceID); err != nil {
@@ -428,7 +434,9 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			}
 			switch pr.Status {
 			case StatusMaterialized:
-				mat++
+				if !pr.Again {
+					mat++
+				}
 				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
 				prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, a.CodeVersion, meta, a.AssetID, pr.Key)
 				if err != nil {
@@ -684,28 +692,48 @@ func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[st
 	return out, rows.Err()
 }
 
-// MaterializedByRun returns which of keys (partitions of asset) were last
-// materialized by run — the run's checkpoint, kept across its attempts.
-func MaterializedByRun(ctx context.Context, q getter, assetID int64, runID string, keys []string) (map[string]bool, error) {
-	out := map[string]bool{}
+// RunCheckpoint is what a new attempt of a run may skip and what it must
+// not count twice.
+type RunCheckpoint struct {
+	// Done: partitions materialized since the run started, by it or by
+	// anyone else, and not tainted since: a retry does not build them again.
+	Done map[string]bool
+	// Built: partitions an earlier attempt of the run materialized; when one
+	// is built again (tainted or failed since), it is not counted twice.
+	Built map[string]bool
+}
+
+// RunCheckpointOf reads the checkpoint of run (which started at since) over
+// keys, partitions of asset.
+func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
+	cp := RunCheckpoint{Done: map[string]bool{}, Built: map[string]bool{}}
 	for len(keys) > 0 {
 		k := min(len(keys), batchRows)
-		args := make([]any, 0, k+2)
-		args = append(args, assetID, runID)
+		args := make([]any, 0, k+3)
+		args = append(args, assetID)
 		for _, key := range keys[:k] {
 			args = append(args, key)
 		}
+		marks := strings.Repeat(",?", k-1)
 		var got []string
-		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND last_mat_run_id=? AND partition_key IN (?`+
-			strings.Repeat(",?", k-1)+`)`, args...); err != nil {
-			return nil, err
+		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (?`+marks+`)
+			AND status='materialized' AND tainted_at IS NULL AND (last_mat_run_id=? OR last_mat_at>=?)`, append(args, runID, since)...); err != nil {
+			return cp, err
 		}
 		for _, g := range got {
-			out[g] = true
+			cp.Done[g] = true
+		}
+		got = got[:0]
+		if err := q.SelectContext(ctx, &got, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (?`+marks+`)
+			AND run_id=? AND status='materialized'`, append(args, runID)...); err != nil {
+			return cp, err
+		}
+		for _, g := range got {
+			cp.Built[g] = true
 		}
 		keys = keys[k:]
 	}
-	return out, nil
+	return cp, nil
 }
 
 // InProgressInstances returns which of the instances ids[i] of partitions

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,18 +60,23 @@ func ToBackfillJSON(b db.Backfill) BackfillJSON {
 	queued := b.RunsActive - b.RunsRunning
 	done := b.RunsSucceeded + b.RunsFailed + b.RunsCanceled
 	pendingParts := max(b.TotalPartitions-b.PartitionsMaterialized-b.PartitionsFailed-b.PartitionsUpstreamFailed, 0)
-	pending := max(b.TotalChunks-done-b.RunsActive, 0) + queued
+	// The chunk counts add up to total_chunks: pending is never planned yet,
+	// queued is planned and waiting (for a slot or a retry's backoff).
+	pending := max(b.TotalChunks-done-b.RunsActive, 0)
 	canceled, canceledParts := b.RunsCanceled, int64(0)
 	// A canceled backfill never runs its unplanned chunks (nor, once it is
 	// CANCELED, any partition not built): they count as canceled, not pending.
 	if b.State == db.BackfillCanceling || b.State == db.BackfillCanceled {
 		canceled, pending = canceled+pending, 0
+		if b.State == db.BackfillCanceled {
+			canceled, queued = canceled+queued, 0
+		}
 	}
 	if b.State == db.BackfillCanceled {
 		canceledParts, pendingParts = pendingParts, 0
 	}
 	return BackfillJSON{
-		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector), Selection: describeSelector(b.Selector),
+		ID: b.ID, Title: b.Title, State: b.State, StateVersion: b.StateVersion, Assets: assets, Selector: json.RawMessage(b.Selector), Selection: describeSelection(b),
 		ChunkSize: b.ChunkSize, MaxConcurrentRuns: b.MaxConcurrentRuns, Priority: b.Priority,
 		TotalPartitions: b.TotalPartitions, TotalChunks: b.TotalChunks, PlannedChunks: b.NextChunk,
 		Counts: map[string]int64{
@@ -339,8 +345,20 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 }
 
 type transitionBody struct {
-	ExpectedStateVersion int64 `json:"expected_state_version"`
-	Terminate            bool  `json:"terminate"`
+	ExpectedStateVersion *int64 `json:"expected_state_version"`
+	Terminate            bool   `json:"terminate"`
+}
+
+// expectedVersion is an optional expected_state_version: absent is 0 (no
+// check); present, it must be a state_version (1 or more).
+func expectedVersion(v *int64) (int64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 {
+		return 0, BadRequest("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d; leave it out to skip the check", *v)
+	}
+	return *v, nil
 }
 
 func (h *Handler) transition(c echo.Context, action string) error {
@@ -355,7 +373,11 @@ func (h *Handler) transition(c echo.Context, action string) error {
 	if body.Terminate && action != jobs.ActCancel {
 		return BadRequest("terminate", "terminate applies to cancel only")
 	}
-	b, err := eng.Transition(c.Request().Context(), c.Param("id"), action, body.ExpectedStateVersion, body.Terminate, Actor(c))
+	expected, err := expectedVersion(body.ExpectedStateVersion)
+	if err != nil {
+		return err
+	}
+	b, err := eng.Transition(c.Request().Context(), c.Param("id"), action, expected, body.Terminate, Actor(c))
 	if err != nil {
 		return engineErr(err)
 	}
@@ -372,9 +394,10 @@ func (h *Handler) APIBackfillResume(c echo.Context) error { return h.transition(
 func (h *Handler) APIBackfillCancel(c echo.Context) error { return h.transition(c, jobs.ActCancel) }
 
 type retryBody struct {
-	RetryRequestID    string `json:"retry_request_id"`
-	ChunkSize         int64  `json:"chunk_size"`
-	MaxConcurrentRuns int64  `json:"max_concurrent_runs"`
+	RetryRequestID       string `json:"retry_request_id"`
+	ChunkSize            *int64 `json:"chunk_size"`
+	MaxConcurrentRuns    *int64 `json:"max_concurrent_runs"`
+	ExpectedStateVersion *int64 `json:"expected_state_version"`
 }
 
 // APIBackfillRetryFailed creates a child backfill of the failed partitions.
@@ -390,13 +413,24 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 	if body.RetryRequestID == "" {
 		body.RetryRequestID = c.Request().Header.Get("Idempotency-Key")
 	}
-	if body.ChunkSize < 0 || body.ChunkSize > jobs.MaxChunkSize {
-		return BadRequest("chunk_size", "chunk_size must be between 1 and %d", jobs.MaxChunkSize)
+	opts := jobs.RetryOptions{RequestID: body.RetryRequestID}
+	// Absent settings take the parent's; present ones must be valid.
+	if v := body.ChunkSize; v != nil {
+		if *v < 1 || *v > jobs.MaxChunkSize {
+			return BadRequest("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out to keep the parent's", jobs.MaxChunkSize, *v)
+		}
+		opts.ChunkSize = *v
 	}
-	if body.MaxConcurrentRuns < 0 {
-		return BadRequest("max_concurrent_runs", "max_concurrent_runs must be at least 1")
+	if v := body.MaxConcurrentRuns; v != nil {
+		if *v < 1 || *v > jobs.MaxConcurrentRunsCap {
+			return BadRequest("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out to keep the parent's", jobs.MaxConcurrentRunsCap, *v)
+		}
+		opts.MaxConcurrentRuns = *v
 	}
-	res, err := eng.RetryFailed(c.Request().Context(), c.Param("id"), body.RetryRequestID, body.ChunkSize, body.MaxConcurrentRuns, Actor(c))
+	if opts.ExpectedStateVersion, err = expectedVersion(body.ExpectedStateVersion); err != nil {
+		return err
+	}
+	res, err := eng.RetryFailed(c.Request().Context(), c.Param("id"), opts, Actor(c))
 	if err != nil {
 		return engineErr(err)
 	}
@@ -468,6 +502,13 @@ func (h *Handler) APIRunComplete(c echo.Context) error {
 	var body completeBody
 	if err := decodeStrict(c, &body, true); err != nil {
 		return err
+	}
+	first := map[string]int{}
+	for i, r := range body.Results {
+		if j, ok := first[r.Partition]; ok {
+			return BadRequest(fmt.Sprintf("results[%d].partition", i), "partition %q is reported twice (results[%d] and results[%d]); send one result per partition", r.Partition, j, i)
+		}
+		first[r.Partition] = i
 	}
 	if err := eng.Complete(c.Request().Context(), c.Param("id"), body.Results, body.Error); err != nil {
 		return engineErr(err)

@@ -191,6 +191,12 @@ func TestBackfillAPIBadInput(t *testing.T) {
 		{"body an array", `[]`, "", "the body must be an object, not a JSON array"},
 		{"a key a number", `{"assets":["a.daily"],"selector":{"type":"explicit","keys":["2025-01-01",3]},"chunk_size":1,"max_concurrent_runs":1}`, "selector.keys[1]", "selector.keys[1] must be a string, not a JSON number"},
 		{"a second asset a number", `{"assets":["a.daily",5],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[1]", "assets[1] must be a string"},
+		// A field the selector's type does not use is refused, not ignored.
+		{"statuses on a range", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-05","end":"2025-01-06","statuses":["failed"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector.statuses", `does not apply to a range selector, which takes start, end; to select by status or dimension use {"type": "filter"}`},
+		{"dimensions on a range", `{"assets":["a.daily"],"selector":{"type":"range","dimensions":{"region":["eu"]}},"chunk_size":1,"max_concurrent_runs":1}`, "selector.dimensions", "does not apply to a range selector"},
+		{"start on an explicit list", `{"assets":["a.daily"],"selector":{"type":"explicit","keys":["2025-01-01"],"start":"2025-01-01"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.start", "does not apply to an explicit selector, which takes keys"},
+		{"keys on a filter", `{"assets":["a.daily"],"selector":{"type":"filter","statuses":["missing"],"keys":["2025-01-01"]},"chunk_size":1,"max_concurrent_runs":1}`, "selector.keys", `to list keys use {"type": "explicit"}`},
+		{"null body", `null`, "", "the body must be a JSON object, not null"},
 		{"a dimension value a number", `{"assets":["a.daily"],"selector":{"type":"filter","dimensions":{"region":["eu",7]}},"chunk_size":1,"max_concurrent_runs":1}`, "selector.dimensions.region[1]", "must be a string, not a JSON number"},
 	}
 	before := apiCountEvents(t, env)
@@ -331,5 +337,74 @@ func TestBackfillMetrics(t *testing.T) {
 		if !strings.Contains(string(body), want+"\n") {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestRetryFailedAPIValidatesAndCountsAddUp: retry-failed refuses settings
+// out of range and a stale expected_state_version, writing nothing; the
+// chunk counts of every backfill add up to total_chunks.
+func TestRetryFailedAPIValidatesAndCountsAddUp(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  f.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-06"},"chunk_size":2,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	apiCountsAddUp(t, b)
+	id := b["id"].(string)
+	parent := apiWaitState(t, env, tok, id, "FAILED")
+	apiCountsAddUp(t, parent)
+	version := int64(parent["state_version"].(float64))
+	before := apiCountEvents(t, env)
+	for _, c := range []struct{ body, field, msg string }{
+		{`{"chunk_size":0}`, "chunk_size", "leave it out to keep the parent's"},
+		{`{"max_concurrent_runs":0}`, "max_concurrent_runs", "between 1 and"},
+		{`{"max_concurrent_runs":100000}`, "max_concurrent_runs", "between 1 and 10000"},
+		{`{"expected_state_version":0}`, "expected_state_version", "positive number"},
+		{fmt.Sprintf(`{"retry_request_id":%q}`, strings.Repeat("x", 201)), "retry_request_id", "at most 200"},
+	} {
+		code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", c.body)
+		er, _ := e["error"].(map[string]any)
+		if code != http.StatusBadRequest || er["field"] != c.field || !strings.Contains(fmt.Sprint(er["message"]), c.msg) {
+			t.Errorf("%s: %d %v", c.body, code, e)
+		}
+	}
+	code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", fmt.Sprintf(`{"expected_state_version":%d}`, version-1))
+	if code != http.StatusConflict || e["error"].(map[string]any)["field"] != "expected_state_version" {
+		t.Errorf("stale version: %d %v", code, e)
+	}
+	if after := apiCountEvents(t, env); after != before {
+		t.Fatalf("refused retry-failed requests wrote %d events", after-before)
+	}
+	body := fmt.Sprintf(`{"retry_request_id":"r1","expected_state_version":%d,"chunk_size":3}`, version)
+	code, child := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", body)
+	if code != http.StatusCreated || child["parent_backfill_id"] != id || child["chunk_size"].(float64) != 3 || child["total_partitions"].(float64) != 6 ||
+		child["selection"] != "the failed and upstream-failed partitions of "+id {
+		t.Fatalf("retry-failed: %d %v", code, child)
+	}
+	apiCountsAddUp(t, child)
+	if code, again := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", body); code != http.StatusOK || again["id"] != child["id"] {
+		t.Fatalf("same retry_request_id: %d %v", code, again)
+	}
+	apiCountsAddUp(t, apiWaitState(t, env, tok, child["id"].(string), "FAILED"))
+}
+
+// apiCountsAddUp checks that a backfill's chunk counts add up to its chunks.
+func apiCountsAddUp(t *testing.T, b map[string]any) {
+	t.Helper()
+	var sum float64
+	for _, n := range b["counts"].(map[string]any) {
+		sum += n.(float64)
+	}
+	if sum != b["total_chunks"].(float64) {
+		t.Errorf("counts %v add up to %v, not total_chunks %v", b["counts"], sum, b["total_chunks"])
 	}
 }

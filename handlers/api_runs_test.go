@@ -74,6 +74,17 @@ assets:
 	if code != http.StatusBadRequest || e["error"].(map[string]any)["field"] != "expected_state_version" {
 		t.Fatalf("negative version: %d %v", code, e)
 	}
+	code, e = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", `{"expected_state_version": 0}`)
+	if code != http.StatusBadRequest || e["error"].(map[string]any)["field"] != "expected_state_version" {
+		t.Fatalf("version 0 must be refused, not taken as no check: %d %v", code, e)
+	}
+	// A partition reported twice, with two statuses, is refused.
+	code, e = apiCall(t, env, tok, "POST", "/api/v1/runs/"+work.RunID+"/complete", fmt.Sprintf(
+		`{"results":[{"partition":%q,"status":"materialized"},{"partition":%q,"status":"failed"}]}`, work.Partitions[0], work.Partitions[0]))
+	if code != http.StatusBadRequest || e["error"].(map[string]any)["field"] != "results[1].partition" ||
+		!strings.Contains(e["error"].(map[string]any)["message"].(string), "reported twice") {
+		t.Fatalf("a partition reported twice: %d %v", code, e)
+	}
 	// The callback, as the remote engine sends it: two built, one failed.
 	body, _ := json.Marshal(map[string]any{"results": []map[string]any{
 		{"partition": work.Partitions[0], "status": "materialized", "metadata": map[string]any{"rows": 10}},
@@ -103,6 +114,7 @@ assets:
 	// The same callback again is refused: the run is finished.
 	req, _ = http.NewRequest(http.MethodPost, work.CallbackURL, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

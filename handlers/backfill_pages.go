@@ -221,7 +221,7 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 	}
 	now := h.Now()
 	d := views.BackfillDetail{ID: b.ID, Href: BackfillHref(b.ID), Title: b.Title, State: b.State, StateVersion: b.StateVersion,
-		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelector(b.Selector), CreatedBy: b.CreatedBy,
+		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelection(b), CreatedBy: b.CreatedBy,
 		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
 		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
 	if d.Title == "" {
@@ -892,17 +892,10 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 	case jobs.ActPause, jobs.ActResume, jobs.ActCancel:
 		_, err = eng.Transition(ctx, id, action, expected, c.FormValue("terminate") != "", actor(c))
 	case "retry-failed":
-		var b db.Backfill
-		b, err = h.Store.Backfill(ctx, id)
-		if err == nil && expected > 0 && b.StateVersion != expected {
-			err = &jobs.InputError{Conflict: true, Field: "expected_state_version", Msg: fmt.Sprintf("backfill %s is at state_version %d, not %d", id, b.StateVersion, expected)}
-		}
+		var cr jobs.Created
+		cr, err = eng.RetryFailed(ctx, id, jobs.RetryOptions{RequestID: c.FormValue("retry_request_id"), ExpectedStateVersion: expected}, actor(c))
 		if err == nil {
-			var cr jobs.Created
-			cr, err = eng.RetryFailed(ctx, id, c.FormValue("retry_request_id"), 0, 0, actor(c))
-			if err == nil {
-				return c.Redirect(http.StatusSeeOther, BackfillHref(cr.Backfill.ID))
-			}
+			return c.Redirect(http.StatusSeeOther, BackfillHref(cr.Backfill.ID))
 		}
 	default:
 		return NotFound("no backfill action %q", action)
@@ -946,6 +939,14 @@ func (h *Handler) BackfillActionsPartial(c echo.Context) error {
 
 // describeSelector words a stored selector for people: "range A … B",
 // "missing, failed within A … B, region = eu", "explicit list of 3 keys".
+func describeSelection(b db.Backfill) string {
+	out := describeSelector(b.Selector)
+	if b.ParentBackfillID != nil && strings.HasSuffix(out, " of its parent") {
+		out = strings.TrimSuffix(out, "its parent") + *b.ParentBackfillID
+	}
+	return out
+}
+
 func describeSelector(stored string) string {
 	var sel struct {
 		Type       string              `json:"type"`
@@ -981,6 +982,8 @@ func describeSelector(stored string) string {
 			n = int64(len(sel.Keys))
 		}
 		out = fmt.Sprintf("explicit list of %s keys", views.Num(n))
+	case "retry":
+		out = "the failed and upstream-failed partitions of its parent"
 	case "filter":
 		out = "only " + strings.Join(sel.Statuses, ", ")
 		if len(sel.Statuses) == 0 {

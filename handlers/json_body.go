@@ -32,6 +32,9 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 		}
 		return BadRequest("", "the request body is empty; send a JSON object")
 	}
+	if string(body) == "null" {
+		return BadRequest("", "the body must be a JSON object, not null")
+	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {

@@ -290,7 +290,7 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatalf("paused with failures: %+v", p)
 	}
 	// Paused with failures: retry-failed is allowed and holds exactly the failed partition.
-	child, err := env.eng.RetryFailed(ctx, b.ID, "while-paused", 0, 0, "t")
+	child, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "while-paused"}, "t")
 	if err != nil || child.Backfill.TotalPartitions != 1 || child.Backfill.ParentBackfillID == nil || *child.Backfill.ParentBackfillID != b.ID {
 		t.Fatalf("retry-failed while paused: %+v %v", child, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -839,12 +840,17 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 	if err != nil {
 		return nil, db.AttemptStart{}, false, err
 	}
-	var done map[string]bool
+	var cp db.RunCheckpoint
 	if r.Attempts > 0 {
-		if done, err = db.MaterializedByRun(ctx, tx, r.AssetID, r.ID, keys); err != nil {
+		since := int64(math.MaxInt64)
+		if r.StartedAt != nil {
+			since = *r.StartedAt
+		}
+		if cp, err = db.RunCheckpointOf(ctx, tx, r.AssetID, r.ID, since, keys); err != nil {
 			return nil, db.AttemptStart{}, false, err
 		}
 	}
+	done := cp.Done
 	var lo, hi int64 = -1, -1
 	for _, i := range idx {
 		if i >= 0 && (lo < 0 || i < lo) {
@@ -897,7 +903,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 			}
 		}
 		cl[k] = true
-		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: instanceID(k), Prev: statuses[k]}
+		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: instanceID(k), Prev: statuses[k], Again: cp.Built[k]}
 		st.Parts = append(st.Parts, pr)
 	}
 	a.parts = st.Parts
@@ -943,6 +949,14 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	if err != nil {
 		return nil, err
 	}
+	var built map[string]bool
+	if attempt > 1 {
+		cp, err := db.RunCheckpointOf(ctx, e.Store.R, run.AssetID, run.ID, math.MaxInt64, keys)
+		if err != nil {
+			return nil, err
+		}
+		built = cp.Built
+	}
 	var out []db.PartRef
 	for i, k := range keys {
 		if !live[ids[i]] {
@@ -952,7 +966,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		if err := e.Store.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, run.AssetID, k); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
-		p := db.PartRef{Key: k, Idx: idx[i], InstanceID: ids[i]}
+		p := db.PartRef{Key: k, Idx: idx[i], InstanceID: ids[i], Again: built[k]}
 		if prev != nil {
 			p.Prev = *prev
 		}

@@ -325,10 +325,34 @@ func allowedFrom(action string) string {
 	return "PENDING, RUNNING or PAUSED"
 }
 
+// RetryOptions are the settings of a retry-failed request; a zero value
+// takes the parent's (chunk size, concurrency) or skips the check
+// (ExpectedStateVersion: the parent's state_version the caller last saw).
+type RetryOptions struct {
+	RequestID            string
+	ChunkSize            int64
+	MaxConcurrentRuns    int64
+	ExpectedStateVersion int64
+}
+
+// MaxRequestIDLen bounds retry request ids and idempotency keys.
+const MaxRequestIDLen = 200
+
 // RetryFailed creates a child backfill holding the failed and upstream-failed
-// partitions of a terminal or paused parent. The same requestID returns the
+// partitions of a terminal or paused parent. The same request id returns the
 // same child.
-func (e *Engine) RetryFailed(ctx context.Context, parentID, requestID string, chunkSize, maxConc int64, actor string) (Created, error) {
+func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOptions, actor string) (Created, error) {
+	requestID, chunkSize, maxConc := o.RequestID, o.ChunkSize, o.MaxConcurrentRuns
+	switch {
+	case len(requestID) > MaxRequestIDLen:
+		return Created{}, bad("retry_request_id", "retry_request_id is %d characters long; use at most %d", len(requestID), MaxRequestIDLen)
+	case chunkSize < 0 || chunkSize > MaxChunkSize:
+		return Created{}, bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, chunkSize)
+	case maxConc < 0 || maxConc > MaxConcurrentRunsCap:
+		return Created{}, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, maxConc)
+	case o.ExpectedStateVersion < 0:
+		return Created{}, bad("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d", o.ExpectedStateVersion)
+	}
 	p, err := e.Store.Backfill(ctx, parentID)
 	if err != nil {
 		return Created{}, &InputError{NotFound: true, Msg: err.Error()}
@@ -337,6 +361,10 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID, requestID string, ch
 		if c, err := e.Store.BackfillByRetry(ctx, parentID, requestID); err == nil {
 			return Created{Backfill: c, Replayed: true}, nil
 		}
+	}
+	if o.ExpectedStateVersion > 0 && o.ExpectedStateVersion != p.StateVersion {
+		return Created{}, &InputError{Conflict: true, Field: "expected_state_version",
+			Msg: fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d", parentID, p.StateVersion, p.State, o.ExpectedStateVersion)}
 	}
 	if !db.BackfillTerminal(p.State) && p.State != db.BackfillPaused {
 		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s is %s; retry-failed needs it finished or paused", parentID, p.State)}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -81,11 +83,11 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	}
 	// Retry-failed is refused while running, and idempotent on its request id.
 	failing.Store(false)
-	c1, err := env.eng.RetryFailed(ctx, b.ID, "r1", 0, 0, "t")
+	c1, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := env.eng.RetryFailed(ctx, b.ID, "r1", 0, 0, "t")
+	c2, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
 	if err != nil || !c2.Replayed || c2.Backfill.ID != c1.Backfill.ID {
 		t.Fatalf("retry replay %+v %v", c2, err)
 	}
@@ -96,7 +98,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	if child.State != db.BackfillSucceeded || child.PartitionsMaterialized != 2 {
 		t.Fatalf("child final %+v", child)
 	}
-	if _, err := env.eng.RetryFailed(ctx, child.ID, "r2", 0, 0, "t"); err == nil {
+	if _, err := env.eng.RetryFailed(ctx, child.ID, RetryOptions{RequestID: "r2"}, "t"); err == nil {
 		t.Fatal("retry-failed of a backfill without failures")
 	}
 	// Not allowed while running.
@@ -104,7 +106,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	sw.set(g)
 	run := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 48, MaxConcurrentRuns: 1})
 	env.wait(run.ID, db.BackfillRunning)
-	_, err = env.eng.RetryFailed(ctx, run.ID, "r3", 0, 0, "t")
+	_, err = env.eng.RetryFailed(ctx, run.ID, RetryOptions{RequestID: "r3"}, "t")
 	inputErr(t, err, "state", true)
 	g.open()
 	env.wait(run.ID, db.BackfillSucceeded)
@@ -209,7 +211,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 	for _, id := range []string{a.ID, b.ID, c.ID} {
 		env.wait(id, db.BackfillSucceeded, db.BackfillFailed)
 	}
-	if r, err := env.eng.RetryFailed(ctx, a.ID, "again", 0, 0, "t"); err == nil {
+	if r, err := env.eng.RetryFailed(ctx, a.ID, RetryOptions{RequestID: "again"}, "t"); err == nil {
 		env.wait(r.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
 	}
 	g := newGate()
@@ -243,4 +245,97 @@ func TestReplayRebuildsProjections(t *testing.T) {
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts`); n < 20 {
 		t.Fatalf("scenario too small: %d attempts", n)
 	}
+}
+
+// TestRetryCheckpointAfterOthersChangedPartitions: between two attempts of a
+// run, a pipeline outside Tessera reports two of its partitions and a user
+// taints one the first attempt built. The retry builds only the partition
+// that failed and the tainted one (not what was reported since the run
+// started), and the run and backfill count each partition once.
+func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
+	const ws = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3, backoff: 1s}
+    executor: {demo: {duration: 1ms}}
+`
+	var mu sync.Mutex
+	var seen [][]string
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, w.Partitions)
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if p == "2025-01-03" && len(seen) == 1 {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
+				res.Err = errors.New("flaky")
+				continue
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	ctx := context.Background()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+	deadline := time.Now().Add(10 * time.Second)
+	var runID string
+	for {
+		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
+			runID = runs[0].ID
+			break // attempt 1 recorded, the retry waits for its backoff
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("attempt 1 not recorded: %+v", runs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	id := env.ids["a.daily"]
+	var items []db.Materialization
+	for _, p := range []string{"2025-01-01", "2025-01-02"} {
+		items = append(items, db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: p, Idx: dayIdx(t, p), Status: db.StatusMaterialized,
+			RunID: "external-1", Source: "api", At: time.Now()})
+	}
+	if _, err := env.store.RecordMaterializations(ctx, items, "pipeline", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.store.Taint(ctx, id, "a.daily", "2025-01-04", "bad rows", "admin", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+	mu.Lock()
+	defer mu.Unlock()
+	if f.State != db.BackfillSucceeded || len(seen) != 2 {
+		t.Fatalf("final %+v after attempts %v", f, seen)
+	}
+	if got := strings.Join(seen[1], ","); got != "2025-01-03,2025-01-04" {
+		t.Errorf("the retry built %s, want the failed and the tainted partition (2025-01-03,2025-01-04)", got)
+	}
+	run, err := env.store.Run(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Materialized != 5 || f.PartitionsMaterialized != 5 || f.TotalPartitions != 5 {
+		t.Errorf("run materialized %d, backfill %d of %d: each partition must count once", run.Materialized, f.PartitionsMaterialized, f.TotalPartitions)
+	}
+	p, err := env.store.Partition(ctx, id, "2025-01-04")
+	if err != nil || p.TaintedAt != nil || p.Status != db.StatusMaterialized {
+		t.Errorf("tainted partition after the retry: %+v %v", p, err)
+	}
+}
+
+func dayIdx(t *testing.T, day string) int64 {
+	t.Helper()
+	d, err := time.Parse("2006-01-02", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(d.Sub(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) / (24 * time.Hour))
 }

@@ -116,6 +116,9 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	default:
 		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
 	}
+	if err := selectorFieldsFit(sel); err != nil {
+		return nil, err
+	}
 	if sel.Type == "explicit" {
 		if len(sel.Keys) == 0 {
 			return nil, bad("selector.keys", "the explicit key list is empty")
@@ -409,4 +412,44 @@ func inRanges(rs []catalog.IndexRange, i int64) bool {
 		return 0
 	})
 	return j < len(rs) && rs[j].Lo <= i && i <= rs[j].Hi
+}
+
+// selectorFieldsFit refuses a field that the selector's type does not use,
+// rather than ignore it and select more than the caller meant: range takes
+// start and end; filter takes statuses, dimensions, start and end; explicit
+// takes keys only.
+func selectorFieldsFit(sel Selector) error {
+	type field struct {
+		name string
+		set  bool
+	}
+	fields := []field{{"start", sel.Start != ""}, {"end", sel.End != ""}, {"keys", sel.Keys != nil},
+		{"statuses", sel.Statuses != nil}, {"dimensions", sel.Dimensions != nil}}
+	uses := map[string]string{
+		"range":    "start, end",
+		"explicit": "keys",
+		"filter":   "statuses, dimensions, start, end",
+	}[sel.Type]
+	for _, f := range fields {
+		if f.set && !slices.Contains(strings.Split(uses, ", "), f.name) {
+			hint := ""
+			switch f.name {
+			case "statuses", "dimensions":
+				hint = `; to select by status or dimension use {"type": "filter"}`
+			case "keys":
+				hint = `; to list keys use {"type": "explicit"}`
+			case "start", "end":
+				hint = "; an explicit list selects exactly its keys"
+			}
+			return bad("selector."+f.name, "selector.%s does not apply to %s %s selector, which takes %s%s", f.name, article(sel.Type), sel.Type, uses, hint)
+		}
+	}
+	return nil
+}
+
+func article(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -3,8 +3,12 @@
 package web
 
 import (
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,6 +33,7 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
 	e.Use(middleware.BodyLimit("32M"))
+	e.Use(jsonBodies)
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ReferrerPolicy:        "same-origin",
@@ -55,7 +60,13 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		e.Add(r.Method, r.Path, r.Handler, requireRole(r.Role))
 	}
 	e.Any("/api/v1/*", func(c echo.Context) error {
-		return handlers.NotFound("no API endpoint %s %s", c.Request().Method, c.Request().URL.Path)
+		r := c.Request()
+		if allow := allowedMethods(routes, r.URL.Path); len(allow) > 0 {
+			c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+			return &handlers.UserError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))}
+		}
+		return handlers.NotFound("no API endpoint %s %s", r.Method, r.URL.Path)
 	})
 	return e
 }
@@ -166,4 +177,46 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// jsonBodies answers 415 to an API request that carries a body other than
+// JSON, rather than decode a form or text as if it were JSON.
+func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if !strings.HasPrefix(r.URL.Path, "/api/") || r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return next(c)
+		}
+		ct := r.Header.Get("Content-Type")
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+			return &handlers.UserError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+				Message: fmt.Sprintf("the API takes JSON bodies: send Content-Type: application/json (got %q)", ct)}
+		}
+		return next(c)
+	}
+}
+
+// allowedMethods lists the methods of the routes whose path pattern matches
+// path (":name" matches one segment), for a 405's Allow header.
+func allowedMethods(routes []Route, path string) []string {
+	var out []string
+	segs := strings.Split(path, "/")
+	for _, r := range routes {
+		pat := strings.Split(r.Path, "/")
+		if len(pat) != len(segs) || slices.Contains(out, r.Method) {
+			continue
+		}
+		match := true
+		for i, p := range pat {
+			if strings.HasPrefix(p, ":") && segs[i] == "" || !strings.HasPrefix(p, ":") && p != segs[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			out = append(out, r.Method)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
