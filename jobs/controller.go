@@ -200,6 +200,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		if err != nil {
 			return nil, err
 		}
+		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
 		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: lease of %s expired", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))

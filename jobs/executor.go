@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -203,8 +204,8 @@ func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult,
 		if !known[p.Partition] {
 			return bad(fmt.Sprintf("results[%d].partition", i), "partition %q is not part of run %s", p.Partition, runID)
 		}
-		if p.Status != db.StatusMaterialized && p.Status != db.StatusFailed {
-			return bad(fmt.Sprintf("results[%d].status", i), "status must be materialized or failed, got %q", p.Status)
+		if msg := statusProblem(p.Status); msg != "" {
+			return bad(fmt.Sprintf("results[%d].status", i), "%s", msg)
 		}
 		res.Parts[p.Partition] = p
 	}
@@ -239,23 +240,140 @@ func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult,
 	return nil
 }
 
-// readReport reads a report file of JSON lines; unreadable lines are skipped.
-func readReport(path string) map[string]PartResult {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
+// statusProblem says what is wrong with a reported status ("" when nothing):
+// the same words for report lines, http answers and the callback.
+func statusProblem(status string) string {
+	if status == db.StatusMaterialized || status == db.StatusFailed {
+		return ""
 	}
-	defer f.Close()
-	out := map[string]PartResult{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var p PartResult
-		if json.Unmarshal(sc.Bytes(), &p) == nil && p.Partition != "" && (p.Status == db.StatusMaterialized || p.Status == db.StatusFailed) {
-			out[p.Partition] = p
+	return fmt.Sprintf("status %q is not \"materialized\" or \"failed\"", status)
+}
+
+// checkedResults is what a command's report file or a remote engine's answer
+// said about an attempt's partitions, checked entry by entry. Nothing a
+// pipeline misspelled may count as success: an entry with another status
+// than materialized or failed marks its partition failed, and an entry that
+// names no partition of the attempt (not JSON, no partition, another
+// partition) fails the partitions left unreported when the attempt would
+// otherwise succeed (see apply).
+type checkedResults struct {
+	parts    map[string]PartResult
+	problems []string // every entry that could not be used as it is
+	stray    []string // the problems that name no partition of the attempt
+	bad      int      // partitions failed for their status
+}
+
+func newCheckedResults() *checkedResults {
+	return &checkedResults{parts: map[string]PartResult{}}
+}
+
+// add checks one entry; where names it in messages ("report line 2",
+// "results[1]"); known, when not nil, is the attempt's partitions.
+func (c *checkedResults) add(where string, p PartResult, known map[string]bool) {
+	switch {
+	case p.Partition == "":
+		c.addStray(where + `: no "partition"`)
+	case known != nil && !known[p.Partition]:
+		c.addStray(fmt.Sprintf("%s: partition %q is not one of this attempt's partitions", where, p.Partition))
+	case statusProblem(p.Status) != "":
+		msg := where + ": " + statusProblem(p.Status)
+		c.problems = append(c.problems, msg)
+		if p.Error != "" {
+			msg += "; its error: " + p.Error
+		}
+		c.parts[p.Partition] = PartResult{Partition: p.Partition, Status: db.StatusFailed, Error: msg}
+		c.bad++
+	default:
+		c.parts[p.Partition] = p
+	}
+}
+
+func (c *checkedResults) addStray(msg string) {
+	c.problems = append(c.problems, msg)
+	c.stray = append(c.stray, msg)
+}
+
+// apply puts the checked results into res: every problem goes to the
+// attempt's log; when the attempt would succeed (res.Err is nil) a stray
+// problem fails the partitions nobody reported, and a problem that failed a
+// partition becomes the attempt's error.
+func (c *checkedResults) apply(res *Result, partitions []string) {
+	res.Parts = c.parts
+	if len(c.problems) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(res.Log)
+	if res.Log != "" && !strings.HasSuffix(res.Log, "\n") {
+		b.WriteString("\n")
+	}
+	for _, p := range c.problems {
+		b.WriteString("tessera: " + p + "\n")
+	}
+	res.Log = b.String()
+	if res.Err != nil {
+		return
+	}
+	failed := c.bad
+	if len(c.stray) > 0 {
+		msg := "not reported, and " + c.stray[0]
+		for _, k := range partitions {
+			if _, ok := c.parts[k]; !ok {
+				c.parts[k] = PartResult{Partition: k, Status: db.StatusFailed, Error: msg}
+				failed++
+			}
 		}
 	}
-	return out
+	if failed == 0 {
+		return // only a stray entry beside a complete report: logged
+	}
+	msg := c.problems[0]
+	if n := len(c.problems) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more in the log)", n)
+	}
+	res.Err = errors.New(msg)
+}
+
+// readReport reads a report file of JSON lines, one per partition, for
+// recovery: lines that name no partition are left out (the partitions they
+// may have meant stay unreported); see readReportChecked.
+func readReport(path string) map[string]PartResult {
+	return readReportChecked(path, nil).parts
+}
+
+// readReportChecked reads and checks a report file; known, when not nil,
+// is the attempt's partitions. A missing file is an empty report.
+func readReportChecked(path string, known map[string]bool) *checkedResults {
+	c := newCheckedResults()
+	f, err := os.Open(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.addStray(fmt.Sprintf("report: %v", err))
+		}
+		return c
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("report line %d", n)
+		var p PartResult
+		if err := json.Unmarshal(line, &p); err != nil {
+			c.addStray(fmt.Sprintf(`%s: not a JSON object {"partition": "…", "status": "materialized"|"failed"} (%v)`, where, err))
+			continue
+		}
+		c.add(where, p, known)
+	}
+	if err := sc.Err(); err != nil {
+		c.addStray(fmt.Sprintf("report line %d: %v (a line holds at most 1 MiB)", n+1, err))
+	}
+	return c
 }
 
 // poolState tracks pool slots, throttles and remote slow-downs.

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,11 +19,19 @@ import (
 const LogLimit = 64 << 10
 
 // CommandExecutor runs the asset's argv (no shell unless shell: true) with
-// the work in TESSERA_* environment variables. The command may write one
-// JSON line per partition to $TESSERA_REPORT; exit 0 without a report means
-// every partition materialized. On cancel or timeout the whole process group
-// is killed.
+// the work in TESSERA_* environment variables; the server's own TESSERA_*
+// settings (keys, tokens) are not passed on. The command may write one JSON
+// line per partition to $TESSERA_REPORT; exit 0 without a report means every
+// partition materialized. The command runs in its own process group: the
+// attempt ends when its main process exits, and then the rest of the group
+// is killed, as on cancel or timeout. While it runs, the group and its start
+// time are kept in a file beside the report (procPath), so that recovery
+// after a crash can kill what is left of it (killOrphans).
 type CommandExecutor struct{}
+
+// commandWaitDelay is how long the output of a command's leftover children
+// is still read after its main process exited.
+const commandWaitDelay = 2 * time.Second
 
 // Execute implements Executor.
 func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
@@ -41,11 +50,76 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 		return Result{Err: fmt.Errorf("report directory: %w", err)}
 	}
 	_ = os.Remove(w.ReportPath)
-	env := os.Environ()
-	for k, v := range ex.Env {
+	cmd.Env = commandEnv(os.Environ(), ex.Env, w)
+	out := &tailBuffer{max: LogLimit}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Wait returns at most this long after the main process exited, even if
+	// a child it left behind still holds stdout or stderr open.
+	cmd.WaitDelay = commandWaitDelay
+	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
+	// Own process group (killed whole on cancel); killed if the server dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return Result{Err: fmt.Errorf("start %s: %w", ex.Command[0], err)}
+	}
+	pgid := cmd.Process.Pid
+	procFile := procPath(w.ReportPath)
+	if err := writeProcFile(procFile, pgid); err != nil {
+		fmt.Fprintf(out, "tessera: cannot record the process group for crash recovery: %v\n", err)
+	}
+	defer os.Remove(procFile)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	known := make(map[string]bool, len(w.Partitions))
+	for _, p := range w.Partitions {
+		known[p] = true
+	}
+	var err error
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(2 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-waited
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // stragglers of the group
+		res := Result{Err: context.Cause(ctx), Log: out.String()}
+		readReportChecked(w.ReportPath, known).apply(&res, w.Partitions)
+		return res
+	}
+	// The main process exited: what it left running is killed now, before
+	// the report is read and the attempt recorded.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// Exit 0, but a child kept the output open: its output is cut.
+		err = nil
+		fmt.Fprintf(out, "\ntessera: the command exited, but processes it left behind still held its output %s later; they were killed\n", commandWaitDelay)
+	}
+	res := Result{Log: out.String()}
+	if err != nil {
+		res.Err = fmt.Errorf("command failed: %v", err)
+	}
+	readReportChecked(w.ReportPath, known).apply(&res, w.Partitions)
+	return res
+}
+
+// commandEnv is a command's environment: the server's without its own
+// TESSERA_* settings (session keys, tokens, …), the asset's env, then the
+// description of the work.
+func commandEnv(inherited []string, assetEnv map[string]string, w Work) []string {
+	env := make([]string, 0, len(inherited)+len(assetEnv)+10)
+	for _, kv := range inherited {
+		if !strings.HasPrefix(kv, "TESSERA_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range assetEnv {
 		env = append(env, k+"="+v)
 	}
-	env = append(env,
+	return append(env,
 		"TESSERA_ASSET="+w.Asset,
 		"TESSERA_PARTITIONS="+strings.Join(w.Partitions, "\n"),
 		"TESSERA_RANGE_START="+w.RangeStart,
@@ -57,37 +131,138 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 		"TESSERA_REPORT="+w.ReportPath,
 		"TESSERA_CODE_VERSION="+w.CodeVersion,
 	)
-	cmd.Env = env
-	out := &tailBuffer{max: LogLimit}
-	cmd.Stdout, cmd.Stderr = out, out
-	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
-	// Own process group (killed whole on cancel); killed if the server dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return Result{Err: fmt.Errorf("start %s: %w", ex.Command[0], err)}
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(2 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
-		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // stragglers of the group
-		res := Result{Err: context.Cause(ctx), Log: out.String(), Parts: readReport(w.ReportPath)}
-		return res
-	}
-	res := Result{Log: out.String(), Parts: readReport(w.ReportPath)}
+}
+
+// procPath is the file beside an attempt's report that names its running
+// process group: "pgid session start-time\n".
+func procPath(reportPath string) string {
+	return strings.TrimSuffix(reportPath, ".jsonl") + ".proc"
+}
+
+// procStat is what /proc/<pid>/stat says of a process.
+type procStat struct {
+	state         string
+	pgrp, session int
+	startTime     uint64 // clock ticks after boot (field 22)
+}
+
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		res.Err = fmt.Errorf("command failed: %v", err)
+		return procStat{}, err
 	}
-	return res
+	// "pid (comm) state ppid pgrp session … starttime …"; comm may hold
+	// spaces and parentheses: the fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	var st procStat
+	st.state = f[0]
+	st.pgrp, err = strconv.Atoi(f[2])
+	if err == nil {
+		st.session, err = strconv.Atoi(f[3])
+	}
+	if err == nil {
+		st.startTime, err = strconv.ParseUint(f[19], 10, 64)
+	}
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return st, nil
+}
+
+func writeProcFile(path string, pgid int) error {
+	st, err := readProcStat(pgid)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%d %d %d\n", pgid, st.session, st.startTime), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// killOrphans kills what is left of the process group an attempt's command
+// ran in (its proc file beside reportPath) and removes the file: after a
+// crash, the server's death killed the command's main process, not the
+// children it started. The group is killed only while it is provably the
+// recorded one, never another that reuses the number: its leader still runs
+// with the recorded start time, or the leader is gone and the group's members
+// are in the recorded session and started after it (a group id cannot be
+// handed out again while the group has members). It reports how many
+// processes it killed.
+func killOrphans(reportPath string) (int, error) {
+	path := procPath(reportPath)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(path)
+	var pgid, session int
+	var start uint64
+	if _, err := fmt.Sscanf(string(b), "%d %d %d", &pgid, &session, &start); err != nil || pgid <= 1 {
+		return 0, fmt.Errorf("%s: unreadable (%q)", path, b)
+	}
+	members := groupMembers(pgid)
+	if st, err := readProcStat(pgid); err == nil {
+		if st.startTime != start {
+			return 0, nil // the leader is gone and another process has its number
+		}
+	} else {
+		for _, st := range members {
+			if st.session != session || st.startTime < start {
+				return 0, nil
+			}
+		}
+	}
+	if len(members) == 0 {
+		return 0, nil
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return 0, fmt.Errorf("kill process group %d: %w", pgid, err)
+	}
+	return len(members), nil
+}
+
+// killOrphans kills what is left of an expired attempt's command (see
+// killOrphans) before recovery records it interrupted and plans a retry.
+func (e *Engine) killOrphans(runID string, attempt int64) {
+	n, err := killOrphans(e.reportPath(runID, attempt))
+	if err != nil {
+		e.Log.Warn("kill the processes of an expired attempt", "run", runID, "attempt", attempt, "err", err)
+	} else if n > 0 {
+		e.Log.Info("killed the processes of an expired attempt", "run", runID, "attempt", attempt, "processes", n)
+	}
+}
+
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(pgid int) []procStat {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procStat
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil || st.pgrp != pgid || st.state == "Z" {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // tailBuffer keeps the last max bytes written to it.

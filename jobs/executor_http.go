@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tessera-dev/tessera/db"
 )
 
 // HTTPExecutor POSTs the work as JSON to the asset's URL. A 2xx answer with
@@ -35,10 +37,20 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 	if client == nil {
 		client = http.DefaultClient
 	}
+	parent := ctx
 	if cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
+	}
+	// timedOut turns an error caused by the executor's own timeout (not the
+	// attempt's, not a cancel: execute records those) into a timeout.
+	timedOut := func(res Result) Result {
+		if cfg.Timeout > 0 && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.State = db.AttemptTimeout
+			res.Err = fmt.Errorf("POST %s: no answer within %s (the http executor's timeout)", cfg.URL, cfg.Timeout)
+		}
+		return res
 	}
 	body, _ := json.Marshal(w)
 	refreshed := false
@@ -57,7 +69,7 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			if !ok {
 				t, err := fetchToken(ctx, client, cfg.TokenURL)
 				if err != nil {
-					return Result{Err: err}
+					return timedOut(Result{Err: err})
 				}
 				tokens.Store(cfg.TokenURL, t)
 				tok = t
@@ -66,11 +78,14 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return Result{Err: fmt.Errorf("POST %s: %w", cfg.URL, err)}
+			return timedOut(Result{Err: fmt.Errorf("POST %s: %w", cfg.URL, err)})
 		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 		resp.Body.Close()
 		logLine := fmt.Sprintf("POST %s -> %s\n%s", cfg.URL, resp.Status, truncate(string(b), 4000))
+		if err != nil {
+			return timedOut(Result{Err: fmt.Errorf("POST %s: reading the answer: %w", cfg.URL, err), Log: logLine})
+		}
 		// Rate-limit headers slow the whole pool whatever the answer was;
 		// Retry-After only on the answers that mean "not now".
 		limited := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
@@ -89,14 +104,14 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			refreshed = true
 			t, err := fetchToken(ctx, client, cfg.TokenURL)
 			if err != nil {
-				return Result{Err: err, Log: logLine}
+				return timedOut(Result{Err: err, Log: logLine})
 			}
 			tokens.Store(cfg.TokenURL, t)
 			continue
 		case resp.StatusCode == http.StatusAccepted:
 			return Result{Async: true, AsyncTimeout: cfg.Timeout, Log: logLine}
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			res := Result{Log: logLine, Parts: map[string]PartResult{}}
+			res := Result{Log: logLine}
 			var out struct {
 				Results []PartResult `json:"results"`
 				Error   string       `json:"error"`
@@ -106,12 +121,18 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 					return Result{Err: fmt.Errorf("answer is not JSON: %v", err), Log: logLine}
 				}
 			}
-			for _, p := range out.Results {
-				res.Parts[p.Partition] = p
-			}
 			if out.Error != "" {
 				res.Err = errors.New(out.Error)
 			}
+			known := make(map[string]bool, len(w.Partitions))
+			for _, p := range w.Partitions {
+				known[p] = true
+			}
+			c := newCheckedResults()
+			for i, p := range out.Results {
+				c.add(fmt.Sprintf("results[%d]", i), p, known)
+			}
+			c.apply(&res, w.Partitions)
 			return res
 		default:
 			res := Result{Err: fmt.Errorf("POST %s: %s", cfg.URL, resp.Status), Log: logLine}

@@ -300,3 +300,172 @@ assets:
 		t.Fatalf("throttle not respected: %d starts over %s (waited %s)", len(starts), starts[len(starts)-1].Sub(starts[0]), time.Since(start))
 	}
 }
+
+// A report line Tessera cannot use never counts as success: a misspelled
+// status fails its partition, a line that names no partition of the attempt
+// fails the partitions left unreported, and both say what was wrong.
+func TestCommandReportProblemsFailPartitions(t *testing.T) {
+	dir := t.TempDir()
+	run := func(t *testing.T, lines ...string) Result {
+		t.Helper()
+		report := filepath.Join(dir, t.Name()+".jsonl")
+		os.MkdirAll(filepath.Dir(report), 0o755)
+		script := "cat > \"$TESSERA_REPORT\" <<'EOF'\n" + strings.Join(lines, "\n") + "\nEOF\necho built"
+		return CommandExecutor{}.Execute(context.Background(), Work{Partitions: []string{"p1", "p2", "p3"}, ReportPath: report,
+			Def: commandAsset([]string{script}, true)})
+	}
+	t.Run("status", func(t *testing.T) {
+		res := run(t, `{"partition":"p1","status":"materialized"}`, `{"partition":"p2","status":"FAILED","error":"disk full"}`, `{"partition":"p3","status":"fail"}`)
+		want2 := `report line 2: status "FAILED" is not "materialized" or "failed"`
+		if p := res.Parts["p2"]; p.Status != db.StatusFailed || !strings.Contains(p.Error, want2) || !strings.Contains(p.Error, "disk full") {
+			t.Errorf("p2 %+v", p)
+		}
+		if p := res.Parts["p3"]; p.Status != db.StatusFailed || !strings.Contains(p.Error, `report line 3: status "fail" is not`) {
+			t.Errorf("p3 %+v", p)
+		}
+		if res.Parts["p1"].Status != db.StatusMaterialized {
+			t.Errorf("p1 %+v", res.Parts["p1"])
+		}
+		if res.Err == nil || !strings.Contains(res.Err.Error(), want2) || !strings.Contains(res.Log, "tessera: "+want2) || !strings.Contains(res.Log, "built") {
+			t.Errorf("err %v log %q", res.Err, res.Log)
+		}
+	})
+	t.Run("malformed", func(t *testing.T) {
+		res := run(t, `{"partition":"p1","status":"materialized"}`, `{"partition":"p2" "status":"materialized"}`, `{"partition":"p4","status":"materialized"}`)
+		if res.Parts["p1"].Status != db.StatusMaterialized {
+			t.Errorf("p1 %+v", res.Parts["p1"])
+		}
+		for _, k := range []string{"p2", "p3"} {
+			if p := res.Parts[k]; p.Status != db.StatusFailed || !strings.Contains(p.Error, "report line 2: not a JSON object") {
+				t.Errorf("%s %+v", k, p)
+			}
+		}
+		if _, ok := res.Parts["p4"]; ok {
+			t.Errorf("a partition outside the attempt was kept: %+v", res.Parts)
+		}
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "report line 2") || !strings.Contains(res.Log, `tessera: report line 3: partition "p4" is not one of this attempt's partitions`) {
+			t.Errorf("err %v log %q", res.Err, res.Log)
+		}
+	})
+	t.Run("stray line beside a complete report", func(t *testing.T) {
+		res := run(t, `{"partition":"p1","status":"materialized"}`, `{"partition":"p2","status":"materialized"}`, `{"partition":"p3","status":"failed","error":"x"}`, ``, `{"partition":"p9","status":"materialized"}`)
+		if res.Err != nil || res.Parts["p2"].Status != db.StatusMaterialized || res.Parts["p3"].Error != "x" || !strings.Contains(res.Log, `tessera: report line 5: partition "p9"`) {
+			t.Errorf("err %v parts %+v log %q", res.Err, res.Parts, res.Log)
+		}
+	})
+}
+
+// Through the engine: a misspelled status on exit 0 fails the partition and the backfill.
+func TestCommandReportMisspelledStatusFailsTheBackfill(t *testing.T) {
+	ws := `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    timeout: 10s
+    executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "{\"partition\":\"$p\",\"status\":\"FAILED\"}" >> "$TESSERA_REPORT"; done']}
+`
+	env := newTestEnv(t, ws, Options{ReportDir: t.TempDir()})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 0 || f.PartitionsFailed != 2 {
+		t.Fatalf("final %+v", f)
+	}
+	runs, err := env.store.Runs(context.Background(), b.ID, nil, -1, 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	atts, err := env.store.Attempts(context.Background(), runs[0].ID)
+	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptFailed || atts[0].Error == nil ||
+		!strings.Contains(*atts[0].Error, `report line 1: status "FAILED" is not "materialized" or "failed"`) {
+		t.Fatalf("attempts %+v %v", atts, err)
+	}
+}
+
+// The server's own TESSERA_* settings do not reach commands; the rest of
+// the environment and the asset's env do.
+func TestCommandExecutorDropsServerSettings(t *testing.T) {
+	t.Setenv("TESSERA_SESSION_KEYS", "sessionsecret")
+	t.Setenv("TESSERA_TOKEN", "tokensecret")
+	t.Setenv("TESSERA_DB", "/srv/tessera.db")
+	t.Setenv("CLOUD_CREDENTIALS", "kept")
+	dir := t.TempDir()
+	def := commandAsset([]string{"env"}, false)
+	def.Executor.Env["TESSERA_EXPLICIT"] = "from the workspace"
+	res := CommandExecutor{}.Execute(context.Background(), Work{Asset: "a.cmd", Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r.jsonl"), Def: def})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for _, leak := range []string{"sessionsecret", "tokensecret", "TESSERA_DB="} {
+		if strings.Contains(res.Log, leak) {
+			t.Errorf("the command saw %s:\n%s", leak, res.Log)
+		}
+	}
+	for _, want := range []string{"CLOUD_CREDENTIALS=kept\n", "EXTRA=yes\n", "TESSERA_EXPLICIT=from the workspace\n", "TESSERA_ASSET=a.cmd\n", "PATH="} {
+		if !strings.Contains(res.Log, want) {
+			t.Errorf("the command lacks %q:\n%s", want, res.Log)
+		}
+	}
+}
+
+// A 2xx answer whose results hold a status Tessera does not know fails
+// those partitions (and a foreign partition fails the unreported ones).
+func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
+	var answer atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, answer.Load().(string))
+	}))
+	defer srv.Close()
+	def := &catalog.Asset{Key: "a.http", Executor: catalog.Executor{Kind: catalog.ExecutorHTTP, HTTP: &catalog.HTTPExecutor{URL: srv.URL, Timeout: 5 * time.Second}}}
+	work := Work{RunID: "run_h", Partitions: []string{"p1", "p2"}, Def: def}
+	answer.Store(`{"results":[{"partition":"p1","status":"materialized"},{"partition":"p2","status":"fail"}]}`)
+	res := (&HTTPExecutor{}).Execute(context.Background(), work)
+	want := `results[1]: status "fail" is not "materialized" or "failed"`
+	if p := res.Parts["p2"]; p.Status != db.StatusFailed || !strings.Contains(p.Error, want) || res.Parts["p1"].Status != db.StatusMaterialized {
+		t.Errorf("parts %+v", res.Parts)
+	}
+	if res.Err == nil || !strings.Contains(res.Err.Error(), want) || !strings.Contains(res.Log, "tessera: "+want) {
+		t.Errorf("err %v log %q", res.Err, res.Log)
+	}
+	answer.Store(`{"results":[{"partition":"p1","status":"materialized"},{"partition":"p-2","status":"materialized"}]}`)
+	res = (&HTTPExecutor{}).Execute(context.Background(), work)
+	if p := res.Parts["p2"]; p.Status != db.StatusFailed || !strings.Contains(p.Error, `results[1]: partition "p-2" is not one of this attempt's partitions`) || res.Err == nil {
+		t.Errorf("foreign partition: err %v parts %+v", res.Err, res.Parts)
+	}
+}
+
+// A request that hits the http executor's timeout is a timeout, not a failure.
+func TestHTTPExecutorTimeoutIsRecordedAsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ws := fmt.Sprintf(`
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {http: {url: %q, timeout: 300ms}}
+`, srv.URL)
+	env := newTestEnv(t, ws, Options{})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillFailed {
+		t.Fatalf("final %+v", f)
+	}
+	runs, err := env.store.Runs(context.Background(), b.ID, nil, -1, 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	atts, err := env.store.Attempts(context.Background(), runs[0].ID)
+	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
+		!strings.Contains(*atts[0].Error, "no answer within 300ms") {
+		t.Fatalf("attempts %+v %v", atts, err)
+	}
+}

@@ -1,0 +1,242 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// processAlive reports whether pid runs (a zombie does not).
+func processAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return pid
+}
+
+func waitDead(t *testing.T, what string, pid int) {
+	t.Helper()
+	for i := 0; processAlive(pid); i++ {
+		if i == 200 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s (pid %d) still runs", what, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The attempt ends when the command's main process exits, whether or not
+// it left a child behind, and the child is killed.
+func TestCommandExecutorEndsWhenMainProcessExits(t *testing.T) {
+	for name, script := range map[string]string{
+		"child holds the output": "sleep 600 & echo $! > %s; echo started; exit 0",
+		"child detached":         "sleep 600 > /dev/null 2>&1 & echo $! > %s; echo started; exit 0",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			report := filepath.Join(dir, "r.jsonl")
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			start := time.Now()
+			res := CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: report,
+				Def: commandAsset([]string{fmt.Sprintf(script, pidFile)}, true)})
+			if res.Err != nil || ctx.Err() != nil || !strings.Contains(res.Log, "started") {
+				t.Fatalf("after %s: err %v, log %q", time.Since(start), res.Err, res.Log)
+			}
+			waitDead(t, "the command's child", readPid(t, pidFile))
+			if _, err := os.Stat(procPath(report)); !os.IsNotExist(err) {
+				t.Errorf("proc file left behind: %v", err)
+			}
+		})
+	}
+}
+
+// killOrphans kills a recorded group, also once its leader is gone, and
+// never a process that merely has the recorded number.
+func TestKillOrphansChecksTheProcess(t *testing.T) {
+	start := func(t *testing.T) (*exec.Cmd, int, string) {
+		dir := t.TempDir()
+		cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf("sleep 600 & echo $! > %s/child; wait", dir))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+		waitFor(t, "the child", func() bool { b, _ := os.ReadFile(dir + "/child"); return len(b) > 0 && b[len(b)-1] == '\n' })
+		report := filepath.Join(dir, "run-1.jsonl")
+		if err := writeProcFile(procPath(report), cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, readPid(t, dir+"/child"), report
+	}
+	t.Run("another start time", func(t *testing.T) {
+		cmd, child, report := start(t)
+		b, _ := os.ReadFile(procPath(report))
+		var pgid, session int
+		var st uint64
+		fmt.Sscanf(string(b), "%d %d %d", &pgid, &session, &st)
+		os.WriteFile(procPath(report), fmt.Appendf(nil, "%d %d %d\n", pgid, session, st+1), 0o644)
+		if n, err := killOrphans(report); n != 0 || err != nil {
+			t.Fatalf("killed %d, err %v", n, err)
+		}
+		if !processAlive(cmd.Process.Pid) || !processAlive(child) {
+			t.Fatal("a process with the recorded number but another start time was killed")
+		}
+		if _, err := os.Stat(procPath(report)); !os.IsNotExist(err) {
+			t.Errorf("proc file left behind: %v", err)
+		}
+	})
+	t.Run("leader alive", func(t *testing.T) {
+		cmd, child, report := start(t)
+		if n, err := killOrphans(report); n != 2 || err != nil {
+			t.Fatalf("killed %d, err %v", n, err)
+		}
+		_ = cmd.Wait()
+		waitDead(t, "the child", child)
+	})
+	t.Run("leader gone", func(t *testing.T) {
+		cmd, child, report := start(t)
+		_ = cmd.Process.Kill() // as Pdeathsig does when the server dies
+		_ = cmd.Wait()
+		if !processAlive(child) {
+			t.Fatal("the child died with its shell")
+		}
+		if n, err := killOrphans(report); n != 1 || err != nil {
+			t.Fatalf("killed %d, err %v", n, err)
+		}
+		waitDead(t, "the child", child)
+	})
+}
+
+const orphanHelperDB, orphanHelperWS = "JOBS_ORPHAN_HELPER_DB", "JOBS_ORPHAN_HELPER_WS"
+
+func openOrphanEngine(t *testing.T, path, yaml string) (*Engine, *catalog.Workspace) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids },
+		slog.New(slog.NewTextHandler(io.Discard, nil)), Options{LeaseTTL: 300 * time.Millisecond, Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, ws
+}
+
+// TestOrphanServerHelper is the server that TestCommandOrphansKilledAfterCrash
+// kills with SIGKILL; it does nothing in a normal test run.
+func TestOrphanServerHelper(t *testing.T) {
+	path := os.Getenv(orphanHelperDB)
+	if path == "" {
+		t.Skip("the server process of TestCommandOrphansKilledAfterCrash")
+	}
+	eng, _ := openOrphanEngine(t, path, os.Getenv(orphanHelperWS))
+	go func() { _ = eng.Run(context.Background(), time.Second) }()
+	if _, err := eng.Create(context.Background(), Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"},
+		ChunkSize: 1, MaxConcurrentRuns: 1}, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Minute) // until killed
+}
+
+// After the server is killed with SIGKILL, the children its command left
+// running are killed by the recovery of the expired attempt, before a retry
+// would build the same partitions beside them.
+func TestCommandOrphansKilledAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.db")
+	ws := fmt.Sprintf(`
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3}
+    timeout: 60s
+    executor: {command: [sh, -c, 'sleep 600 & echo $! > %s/child; wait']}
+`, dir)
+	server := exec.Command(os.Args[0], "-test.run=^TestOrphanServerHelper$", "-test.count=1", "-test.timeout=2m")
+	server.Env = append(os.Environ(), orphanHelperDB+"="+path, orphanHelperWS+"="+ws)
+	out := &bytes.Buffer{}
+	server.Stdout, server.Stderr = out, out
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = server.Process.Kill(); _ = server.Wait() }()
+	childFile := filepath.Join(dir, "child")
+	for i := 0; ; i++ {
+		if b, _ := os.ReadFile(childFile); len(b) > 0 && b[len(b)-1] == '\n' {
+			break
+		}
+		if i == 2000 {
+			t.Fatalf("the command did not start:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	child := readPid(t, childFile)
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	_ = server.Process.Signal(syscall.SIGKILL)
+	_ = server.Wait()
+	time.Sleep(50 * time.Millisecond)
+	if !processAlive(child) {
+		t.Fatal("the command's child died with the server: nothing left to recover")
+	}
+	// A new server on the same database, once the dead one's lease expired.
+	eng, _ := openOrphanEngine(t, path, ws)
+	var comps []completion
+	waitFor(t, "the expired attempt", func() bool {
+		var err error
+		comps, err = eng.recoverExpired(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(comps) > 0
+	})
+	if len(comps) != 1 || comps[0].res.State != db.AttemptInterrupted || comps[0].act.attempt != 1 {
+		t.Fatalf("recovered %+v", comps)
+	}
+	waitDead(t, "the crashed attempt's child", child)
+	if left, _ := filepath.Glob(filepath.Join(path+".reports", "*.proc")); len(left) > 0 {
+		t.Errorf("proc files left behind: %v", left)
+	}
+}
