@@ -161,7 +161,7 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 // BackfillList is a page of backfills.
 type BackfillList struct {
 	Backfills  []BackfillJSON `json:"backfills"`
-	NextCursor string         `json:"next_cursor,omitempty"`
+	NextCursor string         `json:"next_cursor"` // "" on the last page
 }
 
 func pageLimit(c echo.Context, def, maxN int) (int, error) {
@@ -249,7 +249,7 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 // ChunkList is a page of a backfill's chunk runs.
 type ChunkList struct {
 	Chunks     []db.Run `json:"chunks"`
-	NextCursor string   `json:"next_cursor,omitempty"`
+	NextCursor string   `json:"next_cursor"` // "" on the last page
 }
 
 // APIBackfillChunks lists a backfill's planned chunk runs (?state=&cursor=&limit=).

@@ -161,6 +161,13 @@ func TestBackfillAPILifecycle(t *testing.T) {
 	if after := apiCountEvents(t, env); after != before {
 		t.Fatalf("refused requests wrote %d events", after-before)
 	}
+	// Keys are scoped to their sender: another user's req-1 is a new request.
+	other := env.Token(t, handlers.RoleOperator)
+	code, theirs := apiCall(t, env, other, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "req-1")
+	if code != http.StatusCreated || theirs["id"] == id {
+		t.Fatalf("another user's key: %d %v", code, theirs)
+	}
+	apiWaitState(t, env, other, theirs["id"].(string), "SUCCEEDED", "FAILED")
 }
 
 func TestBackfillAPIBadInput(t *testing.T) {

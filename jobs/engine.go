@@ -170,11 +170,15 @@ func requestHash(v any) string {
 // the same key with a different body is a conflict.
 func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string) (Created, error) {
 	hash := requestHash(req)
+	// Keys are scoped to who sends them: another user's request with the
+	// same key is another request.
+	stored := ""
 	if idemKey != "" {
-		if len(idemKey) > 200 {
-			return Created{}, bad("Idempotency-Key", "the Idempotency-Key header is longer than 200 characters")
+		if len(idemKey) > MaxRequestIDLen {
+			return Created{}, bad("Idempotency-Key", "the Idempotency-Key header is longer than %d characters", MaxRequestIDLen)
 		}
-		if b, err := e.Store.BackfillByRequestKey(ctx, idemKey); err == nil {
+		stored = actor + "\x1f" + idemKey
+		if b, err := e.Store.BackfillByRequestKey(ctx, stored); err == nil {
 			if b.RequestHash != hash {
 				return Created{}, keyReused(idemKey, b.ID)
 			}
@@ -188,14 +192,14 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 		return Created{}, err
 	}
 	var key *string
-	if idemKey != "" {
-		key = &idemKey
+	if stored != "" {
+		key = &stored
 	}
 	b, err := e.insert(ctx, r, hash, key, nil, nil, actor)
 	if err != nil {
 		if idemKey != "" && strings.Contains(err.Error(), "UNIQUE") {
 			// A concurrent request with the same key won the race.
-			if b, err2 := e.Store.BackfillByRequestKey(ctx, idemKey); err2 == nil {
+			if b, err2 := e.Store.BackfillByRequestKey(ctx, stored); err2 == nil {
 				if b.RequestHash != hash {
 					return Created{}, keyReused(idemKey, b.ID)
 				}
