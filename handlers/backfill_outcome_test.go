@@ -195,6 +195,18 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 	if n := g.Find(`[data-testid="outcome-chunk"][data-state="pending"]`).Length(); int64(n) != byChunk.TotalChunks || n != 709 {
 		t.Errorf("%d chunk tiles, want 709", n)
 	}
+	// Canceled before they were planned: chunk tiles say so, not pending.
+	if _, err := eng.Transition(context.Background(), byChunk.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, c, "/backfills/"+byChunk.ID)
+	g = ogGrid(t, doc, "o.hourly")
+	if n := g.Find(`[data-testid="outcome-chunk"][data-state="canceled"]`).Length(); n != 709 || g.Find(`[data-testid="outcome-chunk"][data-state="pending"]`).Length() != 0 {
+		t.Errorf("canceled backfill: %d canceled chunk tiles, want 709 and none pending", n)
+	}
+	if eta := doc.Find(`[data-testid="eta"]`).Text(); eta != "canceled" {
+		t.Errorf("ETA of a canceled backfill %q, want canceled", eta)
+	}
 	strip := ogCreate(t, eng, []string{"o.hourly"}, sel, 1)
 	_, doc = pgGet(t, env, c, "/backfills/"+strip.ID)
 	g = ogGrid(t, doc, "o.hourly")

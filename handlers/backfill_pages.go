@@ -121,9 +121,10 @@ func progressBar(b db.Backfill, runningParts int64) views.Bar {
 		{Status: db.StatusInProgress, N: running}, {Status: db.StatusMissing, N: pending}}}
 }
 
-// runningParts estimates the partitions of active runs from the projection row.
+// runningParts estimates the partitions of running runs from the projection
+// row (queued runs wait: they are not running).
 func runningParts(b db.Backfill) int64 {
-	return b.RunsActive * b.ChunkSize
+	return b.RunsRunning * b.ChunkSize
 }
 
 func backfillRow(b db.Backfill, now time.Time) views.BackfillRow {
@@ -234,24 +235,35 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 	if err != nil {
 		return d, err
 	}
-	var active int64
+	var running, queued int64
 	runs := map[string]int64{}
 	for _, s := range states {
 		runs[s.State] = s.Runs
-		if s.State == db.RunQueued || s.State == db.RunRunning {
-			active += s.Partitions
+		switch s.State {
+		case db.RunRunning:
+			running += s.Partitions
+		case db.RunQueued:
+			queued += s.Partitions
 		}
 	}
-	d.Progress = progressBar(b, active)
+	d.Progress = progressBar(b, running)
 	d.PctDone = views.Pct(b.PartitionsMaterialized+failures(b), b.TotalPartitions)
+	// Partitions of chunks planned but not running (waiting for a slot, a
+	// lease or a retry's backoff) are queued, not running.
+	queued = min(queued, d.Progress.Segs[3].N)
 	d.Counts = []views.KV{
 		{K: "succeeded", V: views.Num(b.PartitionsMaterialized)},
 		{K: "failed", V: views.Num(b.PartitionsFailed)},
 		{K: "upstream-failed", V: views.Num(b.PartitionsUpstreamFailed)},
 		{K: "running", V: views.Num(d.Progress.Segs[2].N)},
-		{K: notRunLabel(b.State), V: views.Num(d.Progress.Segs[3].N)},
-		{K: "chunks", V: views.Num(runs[db.RunSucceeded]+runs[db.RunFailed]+runs[db.RunCanceled]) + "/" + views.Num(b.TotalChunks)},
 	}
+	if queued > 0 && !db.BackfillTerminal(b.State) {
+		d.Counts = append(d.Counts, views.KV{K: "queued", V: views.Num(queued)})
+	}
+	finishedChunks := runs[db.RunSucceeded] + runs[db.RunFailed] + runs[db.RunCanceled]
+	d.Counts = append(d.Counts,
+		views.KV{K: notRunLabel(b.State), V: views.Num(d.Progress.Segs[3].N - queued)},
+		views.KV{K: "chunks", V: views.Num(finishedChunks) + " of " + views.Num(b.TotalChunks) + " finished"})
 	if err := h.throughput(ctx, &d, b, now); err != nil {
 		return d, err
 	}
@@ -320,7 +332,10 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	d.Throughput, d.ETA = "—", "—"
 	d.Chart = views.Chart{Empty: true, Width: 600, Height: 120, XLabel: "time", YLabel: "partitions finished"}
 	if b.StartedAt == nil {
-		if !db.BackfillTerminal(b.State) {
+		switch {
+		case b.State == db.BackfillCanceled:
+			d.ETA = "canceled"
+		case !db.BackfillTerminal(b.State):
 			d.ETA = "not started"
 		}
 		return nil
@@ -335,6 +350,10 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	d.Throughput = rateText(rate)
 	remaining := b.TotalPartitions - finished
 	switch {
+	case b.State == db.BackfillCanceled:
+		d.ETA = "canceled"
+	case b.State == db.BackfillCanceling:
+		d.ETA = "canceling"
 	case db.BackfillTerminal(b.State):
 		d.ETA = "finished"
 	case b.State == db.BackfillPaused:
@@ -567,6 +586,9 @@ func (h *Handler) chunkTiles(ctx context.Context, b db.Backfill, s db.Segment) (
 	j := 0
 	for ch := lo; ch <= hi; ch++ {
 		t := views.Tile{Status: "pending", Title: fmt.Sprintf("chunk %d · not planned yet", ch)}
+		if b.State == db.BackfillCanceling || b.State == db.BackfillCanceled {
+			t = views.Tile{Status: db.RunCanceled, Title: fmt.Sprintf("chunk %d · canceled before it was planned", ch)}
+		}
 		if j < len(runs) && runs[j].Chunk == ch {
 			r := runs[j]
 			j++

@@ -800,3 +800,32 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBackfillPageQueuedIsNotRunning: chunks waiting for a retry's backoff
+// are counted as queued, not running; the counts add up to the selection.
+func TestBackfillPageQueuedIsNotRunning(t *testing.T) {
+	env, eng := pgEnvWith(t, `
+assets:
+  q.flaky:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 3, backoff: 1h}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`, true)
+	b := pgCreateBF(t, eng, "q.flaky", "2025-01-01", "2025-01-04", 2)
+	c := env.Client(t, handlers.RoleViewer)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
+		count := func(k string) string { return doc.Find(`[data-testid="count-` + k + `"] b`).Text() }
+		if count("queued") == "4" {
+			if count("running") != "0" || count("pending") != "0" || count("chunks") != "0 of 2 finished" {
+				t.Fatalf("running %q pending %q chunks %q, want 0, 0 and 0 of 2 finished", count("running"), count("pending"), count("chunks"))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never 4 queued partitions: running %q queued %q pending %q", count("running"), count("queued"), count("pending"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
