@@ -61,6 +61,7 @@ func newAssetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(map[string]string{"status": "--status", "limit": "--limit"})
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}

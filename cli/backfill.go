@@ -68,10 +68,25 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	}
 }
 
+// selectorFlagNames maps the API fields of a backfill request to the flags
+// that set them, for error messages.
+var selectorFlagNames = map[string]string{
+	"chunk_size":          "--chunk-size",
+	"max_concurrent_runs": "--concurrency",
+	"title":               "--title",
+	"selector.start":      "--start",
+	"selector.end":        "--end",
+	"selector.keys":       "--partitions/--partitions-file",
+	"selector.statuses":   "--missing/--failed/--stale/--tainted",
+	"selector.dimensions": "--dimension",
+	"Idempotency-Key":     "--idempotency-key",
+}
+
 // request builds the API body from the flags, refusing conflicting selectors.
-func (s *selectorFlags) request(assets []string) (map[string]any, error) {
+// cmdPath names the command run (tessera backfill preview or create).
+func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any, error) {
 	if len(assets) == 0 {
-		return nil, usageErr("name at least one asset: tessera backfill create ASSET... --start KEY --end KEY")
+		return nil, usageErr("name at least one asset: %s ASSET... --start KEY --end KEY", cmdPath)
 	}
 	explicit := s.partitions != "" || s.partitionsFile != ""
 	ranged := s.start != "" || s.end != ""
@@ -172,7 +187,7 @@ func newBackfillCmd() *cobra.Command {
 		Use:   "preview ASSET...",
 		Short: "Show what a backfill would do, without creating it",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := pf.request(args)
+			body, err := pf.request(cmd.CommandPath(), args)
 			if err != nil {
 				return err
 			}
@@ -180,6 +195,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(selectorFlagNames)
 			var out map[string]any
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/preview", body, nil, &out); err != nil {
 				return err
@@ -197,7 +213,7 @@ func newBackfillCmd() *cobra.Command {
 		Use:   "create ASSET...",
 		Short: "Launch a backfill (--wait to follow it to the end)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := cf.request(args)
+			body, err := cf.request(cmd.CommandPath(), args)
 			if err != nil {
 				return err
 			}
@@ -205,6 +221,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(selectorFlagNames)
 			headers := map[string]string{}
 			if cf.idempotencyKey != "" {
 				headers["Idempotency-Key"] = cf.idempotencyKey
@@ -233,6 +250,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(map[string]string{"state": "--state", "asset": "--asset", "limit": "--limit"})
 			var rows []backfillJSON
 			var raw []json.RawMessage
 			cursor := ""
@@ -303,6 +321,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(map[string]string{"state": "--state"})
 			q := url.Values{"limit": {"1000"}}
 			if chunkState != "" {
 				q.Set("state", chunkState)
@@ -366,16 +385,16 @@ func newBackfillCmd() *cobra.Command {
 	}
 
 	cmd.AddCommand(preview, create, list, get, chunks, runCmd(&o), events,
-		transitionCmd(&o, "pause", "Stop planning new chunks; active runs finish"),
-		transitionCmd(&o, "resume", "Resume a paused backfill"),
-		transitionCmd(&o, "cancel", "Cancel a backfill (--terminate kills active runs)"),
+		transitionCmd(&o, "pause", "Stop planning new chunks; active runs finish (--wait until none runs)"),
+		transitionCmd(&o, "resume", "Resume a paused backfill (--wait until it runs again)"),
+		transitionCmd(&o, "cancel", "Cancel a backfill (--terminate kills active runs; --wait until it is CANCELED)"),
 		retryFailedCmd(&o))
 	return cmd
 }
 
 func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 	var expected int64
-	var terminate bool
+	var terminate, wait bool
 	cmd := &cobra.Command{
 		Use:   action + " ID",
 		Short: short,
@@ -385,6 +404,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(map[string]string{"expected_state_version": "--expected-state-version", "terminate": "--terminate"})
 			body := map[string]any{}
 			if expected > 0 {
 				body["expected_state_version"] = expected
@@ -396,6 +416,9 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/"+action, body, nil, &b); err != nil {
 				return err
 			}
+			if wait {
+				return waitTransition(cmd, c, o.json, action, b)
+			}
 			return printBackfill(cmd, o.json, c, b.ID, &b)
 		},
 	}
@@ -403,7 +426,92 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 	if action == "cancel" {
 		cmd.Flags().BoolVar(&terminate, "terminate", false, "kill active runs instead of letting them finish")
 	}
+	cmd.Flags().BoolVar(&wait, "wait", false, map[string]string{
+		"pause":  "wait until no run of the backfill is running any more",
+		"resume": "wait until the backfill is RUNNING (or finished)",
+		"cancel": "wait until the backfill is CANCELED (or finished)",
+	}[action])
 	return cmd
+}
+
+// transitionDone reports whether a backfill reached what `action --wait`
+// waits for, and an error when it never will: pause waits until no run is
+// running, resume until RUNNING, cancel until CANCELED; a backfill that
+// finished ends every wait.
+func transitionDone(action string, b backfillJSON) (bool, error) {
+	if terminalStates[b.State] {
+		return true, nil
+	}
+	switch action {
+	case "pause":
+		if b.State != "PAUSED" {
+			return false, &exitError{ExitFailed, fmt.Errorf("backfill %s is %s again while waiting for its runs to finish (someone resumed or canceled it)", b.ID, b.State)}
+		}
+		return b.Counts["running"] == 0, nil
+	case "resume":
+		if b.State == "PAUSED" {
+			return false, &exitError{ExitFailed, fmt.Errorf("backfill %s was paused again while waiting for it to run", b.ID)}
+		}
+		return b.State == "RUNNING", nil
+	case "cancel":
+		return b.State == "CANCELED", nil
+	}
+	return true, nil
+}
+
+// waitTransition polls after pause, resume or cancel (first is the
+// transition's answer) until transitionDone, like create --wait: a live line
+// on a terminal, a plain line every few seconds otherwise. A backfill that
+// ended FAILED exits 1.
+func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, first backfillJSON) error {
+	out := cmd.OutOrStdout()
+	tty := isTerminal(out)
+	start := time.Now()
+	var lastLine time.Time
+	b := first
+	for {
+		ok, err := transitionDone(action, b)
+		if err != nil {
+			return err
+		}
+		if !asJSON {
+			line := fmt.Sprintf("%s: %d running, %d queued, %s", stateLabel(b), b.Counts["running"], b.Counts["queued"], time.Since(start).Round(100*time.Millisecond))
+			if tty {
+				fmt.Fprintf(out, "\r\033[K%s", line)
+			} else if time.Since(lastLine) >= 2*time.Second || ok {
+				fmt.Fprintln(out, line)
+				lastLine = time.Now()
+			}
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+		b = backfillJSON{}
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(first.ID), nil, nil, &b); err != nil {
+			return err
+		}
+	}
+	if tty && !asJSON {
+		fmt.Fprintln(out)
+	}
+	if err := printBackfill(cmd, asJSON, c, b.ID, &b); err != nil {
+		return err
+	}
+	if b.State == "FAILED" {
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended FAILED: %d partitions failed, %d upstream failed", b.ID, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 func retryFailedCmd(o *clientOpts) *cobra.Command {
@@ -549,10 +657,7 @@ var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELE
 // with exit code 1.
 func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 	out := cmd.OutOrStdout()
-	tty := false
-	if f, ok := out.(*os.File); ok {
-		tty = isatty.IsTerminal(f.Fd())
-	}
+	tty := isTerminal(out)
 	start := time.Now()
 	var lastLine time.Time
 	var b backfillJSON

@@ -90,6 +90,15 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
+	// flags maps the API's error fields to the command's own flags, so an
+	// error names what the user typed (chunk_size → --chunk-size).
+	flags map[string]string
+}
+
+// withFlags sets the API field → flag names used in error messages.
+func (c *client) withFlags(flags map[string]string) *client {
+	c.flags = flags
+	return c
 }
 
 // newClient resolves server and token: flag, then environment, then the
@@ -123,11 +132,19 @@ type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field"`
+	// Flag is the command's flag for Field, when it has one.
+	Flag string `json:"-"`
 }
 
 func (e *apiError) Error() string {
 	msg := e.Message
-	if e.Field != "" && !strings.Contains(msg, e.Field) {
+	switch {
+	case e.Flag != "" && strings.HasPrefix(msg, e.Field+" "):
+		// "chunk_size must be …" → "--chunk-size must be …"
+		msg = e.Flag + msg[len(e.Field):]
+	case e.Flag != "":
+		msg = e.Flag + ": " + msg
+	case e.Field != "" && !strings.Contains(msg, e.Field):
 		msg += " (field " + e.Field + ")"
 	}
 	return fmt.Sprintf("server answered %d: %s", e.Status, msg)
@@ -180,6 +197,9 @@ func (c *client) do(ctx context.Context, method, path string, body any, headers 
 			}
 		}
 		ae.Status = resp.StatusCode
+		if ae.Field != "" {
+			ae.Flag = c.flags[ae.Field]
+		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
 			ae.Message += " (check --token, TESSERA_TOKEN or run tessera login)"

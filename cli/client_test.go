@@ -58,9 +58,15 @@ type server struct {
 // token created through the CLI.
 func startServer(t *testing.T) server {
 	t.Helper()
+	return startServerWith(t, clientWorkspace)
+}
+
+// startServerWith is startServer serving the given workspace.
+func startServerWith(t *testing.T, workspace string) server {
+	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws.yaml")
-	os.WriteFile(ws, []byte(clientWorkspace), 0o644)
+	os.WriteFile(ws, []byte(workspace), 0o644)
 	pw := filepath.Join(dir, "pw")
 	os.WriteFile(pw, []byte("correct-horse-battery\n"), 0o600)
 	dbPath := filepath.Join(dir, "t.db")
@@ -258,7 +264,12 @@ func TestCLIBadInput(t *testing.T) {
 		{[]string{"backfill", "run", "run_x", "--partitions", "-1"}, 2, "0 or more"},
 		{[]string{"backfill", "create", "t.daily", "--frobnicate"}, 2, "unknown flag"},
 		{[]string{"backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-01-01"}, 2, "before"},
-		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--chunk-size", "0"}, 2, "chunk_size"},
+		// The server's field names become the CLI's flags.
+		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--chunk-size", "0"}, 2, "--chunk-size must be between 1 and 100000"},
+		{[]string{"backfill", "preview", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--concurrency", "-1"}, 2, "--concurrency must be between 1 and"},
+		{[]string{"backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--concurrency", "0"}, 2, "--concurrency must be between 1 and"},
+		{[]string{"backfill", "list", "--limit", "0"}, 2, "--limit must be"},
+		{[]string{"asset", "partitions", "t.daily", "--status", "done"}, 2, "--status: unknown status"},
 		{[]string{"backfill", "create", "nope", "--start", "2025-01-01", "--end", "2025-01-02"}, 2, "nope"},
 		{[]string{"backfill", "list", "--state", "SLEEPING"}, 2, "SLEEPING"},
 		{[]string{"asset", "partitions", "t.daily", "--status", "stale!"}, 2, "stale!"},

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -62,7 +64,93 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newUserCmd(), newTokenCmd(), newHealthcheckCmd(),
 		newBackfillCmd(), newAssetCmd(), newLoginCmd(), newTaintCmd(), newReportCmd(), newStatusCmd(), newGapsCmd())
+	root.SetHelpCommand(newHelpCmd())
+	root.InitDefaultCompletionCmd() // now, so that it is checked below too
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// newHelpCmd is `tessera help [command]`; an unknown command is a usage
+// error, as it is without "help".
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if len(rest) > 0 && target.HasSubCommands() {
+				return unknownSubcommand(target, rest[0])
+			}
+			return target.Help()
+		},
+	}
+}
+
+// groupAnnotation marks a command that only groups subcommands.
+const groupAnnotation = "tessera.group"
+
+// rejectUnknownSubcommands makes every command that only groups subcommands
+// (tessera, workspace, backfill, user, …) refuse an argument that names none
+// of them, with a usage error and cobra's suggestions, instead of printing
+// its help and exiting 0. Without arguments it still prints its help.
+func rejectUnknownSubcommands(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[groupAnnotation] = "true"
+		cmd.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownSubcommand(cmd, args[0])
+			}
+			return nil
+		}
+		cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		// A mistyped subcommand followed by its flags fails flag parsing on
+		// the group first ("unknown flag: --missing"): name the command
+		// instead. Subcommands inherit this function, so it checks that the
+		// failing command is the group itself.
+		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+			if c.Annotations[groupAnnotation] != "" {
+				if args := c.Flags().Args(); len(args) > 0 {
+					return unknownSubcommand(c, args[0])
+				}
+			}
+			return usageErr("%v", err)
+		})
+	}
+	for _, sub := range cmd.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+}
+
+// unknownSubcommand is the usage error for `tessera GROUP NAME` when GROUP
+// has no subcommand NAME, suggesting the nearest ones.
+func unknownSubcommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if sugg := cmd.SuggestionsFor(name); len(sugg) > 0 {
+		quoted := make([]string, len(sugg))
+		for i, s := range sugg {
+			quoted[i] = strconv.Quote(s)
+		}
+		return usageErr("%s; did you mean %s?", msg, strings.Join(quoted, " or "))
+	}
+	if cmd.HasParent() {
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		msg += "; its commands are " + strings.Join(names, ", ")
+	}
+	return usageErr("%s (see %q)", msg, cmd.CommandPath()+" --help")
 }
 
 func newLogger(w io.Writer) *slog.Logger {

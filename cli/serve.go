@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -41,15 +42,13 @@ Without --workspace, Tessera serves its embedded demo workspace and, on an
 empty database, seeds believable history so the grid is alive at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cfg.Seed != "auto" && cfg.Seed != "always" && cfg.Seed != "never" {
-				return usageErr("--seed-demo must be auto, always or never, got %q", cfg.Seed)
-			}
-			if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
-				return usageErr("--addr %q is not HOST:PORT (for example 127.0.0.1:8080): %v", cfg.Addr, err)
+			set, err := cfg.settings(cmd.Flags().Changed)
+			if err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, cfg, newLogger(cmd.ErrOrStderr()))
+			return serve(ctx, cfg, set, newLogger(cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
@@ -62,18 +61,82 @@ empty database, seeds believable history so the grid is alive at once.`,
 	return cmd
 }
 
-func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
-	var ws *catalog.Workspace
-	source := "embedded default workspace"
-	if cfg.Workspace != "" {
-		w, err := loadWorkspaceFile(cfg.Workspace)
-		if err != nil {
-			return err
-		}
-		ws, source = w, cfg.Workspace
-	} else {
-		ws = catalog.DefaultWorkspace()
+// serveSettings are serve's validated settings.
+type serveSettings struct {
+	ws     *catalog.Workspace
+	source string
+	auth   handlers.AuthConfig
+	engine engineSettings
+}
+
+// settings checks every flag and environment setting, and reads the
+// workspace file, without creating anything: a mistake is reported before
+// the database, the session key file or the first admin exist.
+func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, error) {
+	var s serveSettings
+	if cfg.Seed != "auto" && cfg.Seed != "always" && cfg.Seed != "never" {
+		return s, usageErr("--seed-demo must be auto, always or never, got %q", cfg.Seed)
 	}
+	if err := checkListenAddr(cfg.Addr); err != nil {
+		return s, err
+	}
+	var err error
+	if s.auth, err = cfg.Auth.settings(); err != nil {
+		return s, err
+	}
+	if s.engine, err = cfg.Engine.settings(changed); err != nil {
+		return s, err
+	}
+	s.ws, s.source = catalog.DefaultWorkspace(), "embedded default workspace"
+	if cfg.Workspace != "" {
+		if s.ws, err = loadWorkspaceFile(cfg.Workspace); err != nil {
+			return s, err
+		}
+		s.source = cfg.Workspace
+	}
+	return s, nil
+}
+
+// checkListenAddr refuses an --addr that can never be listened on.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErr("--addr %q is not HOST:PORT (for example 127.0.0.1:8080): %v", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+		return usageErr("--addr %q: port %d is not between 0 and 65535", addr, n)
+	}
+	return nil
+}
+
+// listen binds addr. An address that cannot be resolved or parsed is a
+// usage error; one that is taken or not allowed is a server error.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	var ae *net.AddrError
+	var de *net.DNSError
+	if errors.As(err, &ae) || (errors.As(err, &de) && !de.IsTimeout && !de.IsTemporary) {
+		return nil, usageErr("--addr %q: %v", addr, err)
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, &exitError{ExitServer, fmt.Errorf("listen on %s: %w (another server is using this port; choose another with --addr)", addr, err)}
+	}
+	return nil, &exitError{ExitServer, fmt.Errorf("listen on %s: %w", addr, err)}
+}
+
+// serve binds the port first, then opens the database and starts the
+// engine; the first admin (whose password is printed once) is created last,
+// so a start that fails never consumes that one-time password.
+func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Logger) error {
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ws, source := set.ws, set.source
 	store, err := db.Open(cfg.DB)
 	if err != nil {
 		return &exitError{ExitServer, err}
@@ -93,30 +156,28 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			log.Info("seeded demo history", "partitions", seeded)
 		}
 	}
-	acfg, err := cfg.Auth.config(cfg.DB)
+	acfg := set.auth
+	if err := loadSessionKey(&acfg, cfg.DB); err != nil {
+		return err
+	}
+	h := handlers.New(store, loaded, log)
+	h.Auth = handlers.NewAuth(store, acfg)
+	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr, set.engine)
 	if err != nil {
 		return err
 	}
 	if err := ensureFirstAdmin(ctx, store, log, "http://"+cfg.Addr+"/"); err != nil {
+		stopEngine()
 		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
 	}
-	h := handlers.New(store, loaded, log)
-	h.Auth = handlers.NewAuth(store, acfg)
-	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr, cfg.Engine)
-	if err != nil {
-		return err
-	}
 	e := web.New(h, log)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return &exitError{ExitServer, fmt.Errorf("listen on %s: %w", cfg.Addr, err)}
-	}
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("tessera listening", "url", "http://"+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		stopEngine()
 		return &exitError{ExitServer, err}
 	case <-ctx.Done():
 	}

@@ -25,6 +25,9 @@ type authFlags struct {
 	TrustProxy    bool
 	LoginLimit    string
 	AnonymousView bool
+	// bools are the boolean flags above, to report an invalid environment
+	// value the flag did not override.
+	bools []*envBoolValue
 }
 
 const authHelp = `
@@ -36,9 +39,63 @@ first key signs, every key verifies, so keys can be rotated); without it a
 key file DB.session-key is created next to the database (mode 0600) on
 first start, so restarts keep everyone signed in.`
 
-func envBool(name string) bool {
-	b, _ := strconv.ParseBool(os.Getenv(name))
-	return b
+// parseBool reads a boolean setting: 1/0, true/false, yes/no, on/off, in
+// any case.
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean: use 1/0, true/false, yes/no or on/off", s)
+}
+
+// envBoolValue is a boolean flag whose default comes from an environment
+// variable; both accept parseBool's spellings. An invalid environment value
+// is kept as envErr and reported by check unless the flag was given.
+type envBoolValue struct {
+	p        *bool
+	env      string
+	envErr   error
+	fromFlag bool
+}
+
+func (v *envBoolValue) Set(s string) error {
+	b, err := parseBool(s)
+	if err != nil {
+		return err
+	}
+	*v.p, v.fromFlag = b, true
+	return nil
+}
+func (v *envBoolValue) String() string {
+	if v == nil || v.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*v.p)
+}
+func (v *envBoolValue) Type() string     { return "bool" }
+func (v *envBoolValue) IsBoolFlag() bool { return true }
+
+// check reports an invalid environment value the flag did not override.
+func (v *envBoolValue) check() error {
+	if v.envErr != nil && !v.fromFlag {
+		return usageErr("%s=%v", v.env, v.envErr)
+	}
+	return nil
+}
+
+// envBoolFlag adds a boolean flag --name defaulting to $env (false when unset).
+func envBoolFlag(cmd *cobra.Command, p *bool, name, env, usage string) *envBoolValue {
+	v := &envBoolValue{p: p, env: env}
+	*p = false
+	if s, ok := os.LookupEnv(env); ok && s != "" {
+		*p, v.envErr = parseBool(s)
+	}
+	cmd.Flags().Var(v, name, usage)
+	cmd.Flags().Lookup(name).NoOptDefVal = "true"
+	return v
 }
 
 func addAuthFlags(cmd *cobra.Command, a *authFlags) {
@@ -47,15 +104,31 @@ func addAuthFlags(cmd *cobra.Command, a *authFlags) {
 	f.StringVar(&a.Idle, "session-idle", envOr("TESSERA_SESSION_IDLE", "12h"), "sign out after this long without a request (env TESSERA_SESSION_IDLE)")
 	f.StringVar(&a.Max, "session-max", envOr("TESSERA_SESSION_MAX", "7d"), "absolute session lifetime (env TESSERA_SESSION_MAX)")
 	f.StringVar(&a.Secure, "secure-cookies", envOr("TESSERA_SECURE_COOKIES", "auto"), "Secure cookie flag: auto (over TLS, or behind a trusted proxy sending X-Forwarded-Proto: https), always, never (env TESSERA_SECURE_COOKIES)")
-	f.BoolVar(&a.TrustProxy, "trust-proxy", envBool("TESSERA_TRUST_PROXY"), "trust X-Forwarded-For and X-Forwarded-Proto from a reverse proxy (env TESSERA_TRUST_PROXY)")
+	a.bools = append(a.bools, envBoolFlag(cmd, &a.TrustProxy, "trust-proxy", "TESSERA_TRUST_PROXY", "trust X-Forwarded-For and X-Forwarded-Proto from a reverse proxy (env TESSERA_TRUST_PROXY: 1/0, true/false, yes/no, on/off)"))
 	f.StringVar(&a.LoginLimit, "login-limit", envOr("TESSERA_LOGIN_LIMIT", "5/15m"), "failed sign-ins allowed per account and per address: FAILURES/WINDOW, or off (env TESSERA_LOGIN_LIMIT)")
-	f.BoolVar(&a.AnonymousView, "anonymous-viewer", envBool("TESSERA_ANONYMOUS_VIEWER"), "let anyone read every page without signing in (viewer role) (env TESSERA_ANONYMOUS_VIEWER)")
+	a.bools = append(a.bools, envBoolFlag(cmd, &a.AnonymousView, "anonymous-viewer", "TESSERA_ANONYMOUS_VIEWER", "let anyone read every page without signing in (viewer role) (env TESSERA_ANONYMOUS_VIEWER: 1/0, true/false, yes/no, on/off)"))
 }
 
-// authConfig validates the flags and loads the session keys.
+// config validates the flags and loads the session keys.
 func (a authFlags) config(dbPath string) (handlers.AuthConfig, error) {
+	cfg, err := a.settings()
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, loadSessionKey(&cfg, dbPath)
+}
+
+// settings validates the flags and the environment without touching any
+// file: the session keys come from TESSERA_SESSION_KEYS, or are left empty
+// for loadSessionKey.
+func (a authFlags) settings() (handlers.AuthConfig, error) {
 	var cfg handlers.AuthConfig
 	var err error
+	for _, b := range a.bools {
+		if err := b.check(); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.IdleTimeout, err = catalog.ParseDuration(a.Idle); err != nil || cfg.IdleTimeout <= 0 {
 		return cfg, usageErr("--session-idle %q is not a positive duration (for example 12h)", a.Idle)
 	}
@@ -81,14 +154,25 @@ func (a authFlags) config(dbPath string) (handlers.AuthConfig, error) {
 				cfg.SessionKeys = append(cfg.SessionKeys, k)
 			}
 		}
-	} else {
-		k, err := sessionKeyFile(dbPath + ".session-key")
-		if err != nil {
-			return cfg, &exitError{ExitServer, err}
+		if len(cfg.SessionKeys) == 0 {
+			return cfg, usageErr("TESSERA_SESSION_KEYS holds no key")
 		}
-		cfg.SessionKeys = []string{k}
 	}
 	return cfg, nil
+}
+
+// loadSessionKey reads (or creates) the key file next to the database when
+// TESSERA_SESSION_KEYS gave no key.
+func loadSessionKey(cfg *handlers.AuthConfig, dbPath string) error {
+	if len(cfg.SessionKeys) > 0 {
+		return nil
+	}
+	k, err := sessionKeyFile(dbPath + ".session-key")
+	if err != nil {
+		return &exitError{ExitServer, err}
+	}
+	cfg.SessionKeys = []string{k}
+	return nil
 }
 
 // sessionKeyFile reads the key file, creating it (0600) on first start.

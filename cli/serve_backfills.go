@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,53 +23,77 @@ type engineFlags struct {
 	LeaseTTL, Grace time.Duration
 }
 
+// Engine defaults, shown in --help.
+const (
+	defaultMaxRuns  = 64
+	defaultLeaseTTL = 5 * time.Second
+	defaultGrace    = 10 * time.Second
+)
+
 func addEngineFlags(cmd *cobra.Command, f *engineFlags) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.MaxRuns, "max-concurrent-runs", 0, "global cap on running chunk runs (env TESSERA_MAX_CONCURRENT_RUNS; default 64)")
-	fs.DurationVar(&f.LeaseTTL, "lease-ttl", 0, "a running attempt whose server stopped heartbeating this long is interrupted and retried (env TESSERA_LEASE_TTL; default 5s)")
-	fs.DurationVar(&f.Grace, "shutdown-grace", 0, "on shutdown, how long active runs may finish before they are interrupted (env TESSERA_SHUTDOWN_GRACE; default 10s)")
+	fs.IntVar(&f.MaxRuns, "max-concurrent-runs", defaultMaxRuns, "global cap on running chunk runs, at least 1 (env TESSERA_MAX_CONCURRENT_RUNS)")
+	fs.DurationVar(&f.LeaseTTL, "lease-ttl", defaultLeaseTTL, "a running attempt whose server stopped heartbeating this long is interrupted and retried; more than 0 (env TESSERA_LEASE_TTL)")
+	fs.DurationVar(&f.Grace, "shutdown-grace", defaultGrace, "on shutdown, how long active runs may finish before they are interrupted; 0 interrupts them at once (env TESSERA_SHUTDOWN_GRACE)")
 }
 
-// startEngine starts the backfill controller for h (flags, else the
-// environment: TESSERA_MAX_CONCURRENT_RUNS, TESSERA_LEASE_TTL,
-// TESSERA_SHUTDOWN_GRACE). stop stops planning, lets active runs finish
-// within the grace period, records the rest as interrupted and returns.
-func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL string, fl engineFlags) (stop func(), err error) {
-	opts := jobs.Options{BaseURL: baseURL}
-	if v := os.Getenv("TESSERA_MAX_CONCURRENT_RUNS"); v != "" && fl.MaxRuns == 0 {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, usageErr("TESSERA_MAX_CONCURRENT_RUNS must be a positive number, got %q", v)
+// engineSettings are the validated engine flags.
+type engineSettings struct {
+	opts  jobs.Options
+	grace time.Duration
+}
+
+// settings validates the engine flags, falling back to the environment
+// (TESSERA_MAX_CONCURRENT_RUNS, TESSERA_LEASE_TTL, TESSERA_SHUTDOWN_GRACE)
+// for a flag not given (changed reports whether a flag was given). A flag
+// beats its variable; both are checked the same way.
+func (fl engineFlags) settings(changed func(flag string) bool) (engineSettings, error) {
+	var s engineSettings
+	s.opts.MaxConcurrentRuns = fl.MaxRuns
+	if !changed("max-concurrent-runs") {
+		if v := os.Getenv("TESSERA_MAX_CONCURRENT_RUNS"); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				return s, usageErr("TESSERA_MAX_CONCURRENT_RUNS must be a positive number, got %q", v)
+			}
+			s.opts.MaxConcurrentRuns = n
 		}
-		opts.MaxConcurrentRuns = n
+	} else if fl.MaxRuns < 1 {
+		return s, usageErr("--max-concurrent-runs must be a positive number, got %d", fl.MaxRuns)
 	}
-	if fl.MaxRuns < 0 || fl.LeaseTTL < 0 || fl.Grace < 0 {
-		return nil, usageErr("--max-concurrent-runs, --lease-ttl and --shutdown-grace must be positive")
-	}
-	if fl.MaxRuns > 0 {
-		opts.MaxConcurrentRuns = fl.MaxRuns
-	}
-	if v := os.Getenv("TESSERA_LEASE_TTL"); v != "" && fl.LeaseTTL == 0 {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, usageErr("TESSERA_LEASE_TTL must be a duration such as 5s, got %q", v)
+	s.opts.LeaseTTL = fl.LeaseTTL
+	if !changed("lease-ttl") {
+		if v := os.Getenv("TESSERA_LEASE_TTL"); v != "" {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d <= 0 {
+				return s, usageErr("TESSERA_LEASE_TTL must be a positive duration such as 5s, got %q", v)
+			}
+			s.opts.LeaseTTL = d
 		}
-		opts.LeaseTTL = d
+	} else if fl.LeaseTTL <= 0 {
+		return s, usageErr("--lease-ttl must be a positive duration such as 5s, got %s", fl.LeaseTTL)
 	}
-	if fl.LeaseTTL > 0 {
-		opts.LeaseTTL = fl.LeaseTTL
-	}
-	grace := 10 * time.Second
-	if v := os.Getenv("TESSERA_SHUTDOWN_GRACE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return nil, usageErr("TESSERA_SHUTDOWN_GRACE must be a duration such as 10s, got %q", v)
+	s.grace = fl.Grace
+	if !changed("shutdown-grace") {
+		if v := os.Getenv("TESSERA_SHUTDOWN_GRACE"); v != "" {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d < 0 {
+				return s, usageErr("TESSERA_SHUTDOWN_GRACE must be a duration such as 10s (0 interrupts active runs at once), got %q", v)
+			}
+			s.grace = d
 		}
-		grace = d
+	} else if fl.Grace < 0 {
+		return s, usageErr("--shutdown-grace must be 0 or more, got %s", fl.Grace)
 	}
-	if fl.Grace > 0 {
-		grace = fl.Grace
-	}
+	return s, nil
+}
+
+// startEngine starts the backfill controller for h with validated settings.
+// stop stops planning, lets active runs finish within the grace period,
+// records the rest as interrupted and returns.
+func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL string, es engineSettings) (stop func(), err error) {
+	opts, grace := es.opts, es.grace
+	opts.BaseURL = baseURL
 	wsf := func() (*catalog.Workspace, map[string]int64) {
 		w := h.Workspace()
 		return w.Workspace, w.IDs

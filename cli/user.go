@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/auth"
@@ -58,10 +59,8 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 		return strings.TrimRight(string(b), "\r\n"), nil
 	}
 	in := cmd.InOrStdin()
-	if f, ok := in.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprint(cmd.ErrOrStderr(), "Password (at least ", auth.MinPasswordLength, " characters): ")
-		}
+	if f, ok := in.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		fmt.Fprint(cmd.ErrOrStderr(), "Password (at least ", auth.MinPasswordLength, " characters): ")
 	}
 	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -92,7 +91,13 @@ func newUserCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pw == "" && pwFile == "" {
+				return usageErr("the password is empty: pass --password-file FILE (its first line is the password), or pipe it on standard input (echo \"$PASSWORD\" | %s %s ...)", cmd.CommandPath(), name)
+			}
 			if err := auth.CheckPasswordPolicy(pw); err != nil {
+				if pwFile != "" {
+					return usageErr("--password-file %s: %v", pwFile, err)
+				}
 				return usageErr("%v", err)
 			}
 			store, err := openStore(path)

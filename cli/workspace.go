@@ -13,9 +13,10 @@ import (
 func newWorkspaceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "workspace", Short: "Check workspace files"}
 	validate := &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a workspace file and print every problem with file, line and field",
-		Args:  cobra.ExactArgs(1),
+		Use:     "validate FILE",
+		Aliases: []string{"check"},
+		Short:   "Check a workspace file and print every problem with file, line and field",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := loadWorkspaceFile(args[0])
 			if err != nil {

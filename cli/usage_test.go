@@ -1,0 +1,362 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/cli"
+)
+
+// TestUnknownSubcommandsAreUsageErrors: a mistyped subcommand of any
+// command that only groups others exits 2 naming it, with suggestions,
+// instead of printing help and exiting 0; `workspace check` is validate.
+func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"workspace", "valdate", "x.yaml"}, `unknown command "valdate" for "tessera workspace"; did you mean "validate"?`},
+		{[]string{"backfill", "foo"}, `unknown command "foo" for "tessera backfill"; its commands are `},
+		{[]string{"token", "crate"}, `unknown command "crate" for "tessera token"; did you mean "create"?`},
+		{[]string{"backfill", "creat", "t.daily", "--missing"}, `unknown command "creat" for "tessera backfill"; did you mean "create"?`},
+		{[]string{"user", "ad", "bob", "--role", "operator"}, `unknown command "ad" for "tessera user"; did you mean "add"?`},
+		{[]string{"bench", "gird"}, `unknown command "gird" for "tessera bench"; did you mean "grid"?`},
+		{[]string{"asset", "lst"}, `unknown command "lst" for "tessera asset"; did you mean "list"?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for "tessera"`},
+		{[]string{"help", "backfill", "crate"}, `unknown command "crate" for "tessera backfill"; did you mean "create"?`},
+		{[]string{"completion", "bsh"}, `unknown command "bsh" for "tessera completion"; did you mean "bash"`},
+	}
+	for _, tc := range cases {
+		code, out, errOut := run(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 with %q", tc.args, code, errOut, out, tc.want)
+		}
+	}
+	// A subcommand's own unknown flag is still reported as such.
+	if code, _, errOut := run(t, "workspace", "validate", "x.yaml", "--frobnicate"); code != cli.ExitUsage || !strings.Contains(errOut, "unknown flag: --frobnicate") {
+		t.Errorf("unknown flag of a subcommand: exit %d %q", code, errOut)
+	}
+	// A bare group prints its help.
+	if code, out, _ := run(t, "workspace"); code != 0 || !strings.Contains(out, "validate") {
+		t.Errorf("bare workspace: exit %d %q", code, out)
+	}
+	if code, out, _ := run(t, "help", "backfill", "create"); code != 0 || !strings.Contains(out, "--idempotency-key") {
+		t.Errorf("help backfill create: exit %d %q", code, out)
+	}
+	// check is an alias of validate: it really validates.
+	good := writeFile(t, "good.yaml", string(catalog.DefaultWorkspaceYAML))
+	if code, out, errOut := run(t, "workspace", "check", good); code != 0 || !strings.Contains(out, "ok, 6 assets") {
+		t.Errorf("workspace check good.yaml: exit %d %q %q", code, out, errOut)
+	}
+	bad := writeFile(t, "bad.yaml", "assets:\n  x:\n    partitions: {fortnightly: {start: 2025-01-01}}\n    executor: {demo: {duration: 1s}}\n")
+	if code, _, errOut := run(t, "workspace", "check", bad); code != cli.ExitUsage || !strings.Contains(errOut, "fortnightly") {
+		t.Errorf("workspace check bad.yaml: exit %d %q", code, errOut)
+	}
+}
+
+// TestBackfillPreviewWithoutAssetsNamesPreview: the usage error names the
+// command that was run.
+func TestBackfillPreviewWithoutAssetsNamesPreview(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	code, _, errOut := run(t, "backfill", "preview", "--start", "2025-01-01", "--end", "2025-01-02", "--server", "http://127.0.0.1:1")
+	if code != cli.ExitUsage || !strings.Contains(errOut, "tessera backfill preview ASSET") || strings.Contains(errOut, "create") {
+		t.Fatalf("preview without assets: exit %d %q", code, errOut)
+	}
+}
+
+// busyAddr returns an address some listener holds for the test's duration.
+func busyAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveBinary starts the real binary's serve with args and extra
+// environment, waits until it is ready and returns its URL and log path.
+func serveBinary(t *testing.T, env []string, args ...string) (url, logPath string) {
+	t.Helper()
+	addr := freeAddr(t)
+	logPath = filepath.Join(t.TempDir(), "serve.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tesseraBin, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Env = append(append(os.Environ(), "TESSERA_LOG_FORMAT=text"), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+		}
+		logf.Close()
+	})
+	url = "http://" + addr
+	for i := 0; ; i++ {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url, logPath
+			}
+		}
+		if i > 300 {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("server did not start: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var adminPasswordLine = regexp.MustCompile(`created first admin account.* user=admin password=(\S+)`)
+
+// TestServeChecksEverythingBeforeCreatingTheFirstAdmin: a start refused for
+// a bad setting, a bad or busy address creates no database and prints no
+// password, so the first successful start still prints it.
+func TestServeChecksEverythingBeforeCreatingTheFirstAdmin(t *testing.T) {
+	t.Setenv("TESSERA_LOG_FORMAT", "text")
+	dbPath := filepath.Join(t.TempDir(), "first.db")
+	busy := busyAddr(t)
+	cases := []struct {
+		env, args []string
+		code      int
+		want      string
+	}{
+		{[]string{"TESSERA_MAX_CONCURRENT_RUNS=abc"}, []string{"--addr", busy}, cli.ExitUsage, "TESSERA_MAX_CONCURRENT_RUNS"},
+		{[]string{"TESSERA_LEASE_TTL=soon"}, []string{"--addr", busy}, cli.ExitUsage, "TESSERA_LEASE_TTL"},
+		{[]string{"TESSERA_SESSION_KEYS=short"}, []string{"--addr", busy}, cli.ExitUsage, "TESSERA_SESSION_KEYS"},
+		{nil, []string{"--addr", "127.0.0.1:99999"}, cli.ExitUsage, "--addr"},
+		{nil, []string{"--addr", "127.0.0.1:nope"}, cli.ExitUsage, "--addr"},
+		{nil, []string{"--addr", busy}, cli.ExitServer, "address already in use"},
+	}
+	for _, tc := range cases {
+		for _, kv := range tc.env {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--seed-demo", "never"}, tc.args...)...)
+		for _, kv := range tc.env {
+			k, _, _ := strings.Cut(kv, "=")
+			os.Unsetenv(k)
+		}
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v %v: exit %d %q, want %d with %q", tc.env, tc.args, code, errOut, tc.code, tc.want)
+		}
+		if strings.Contains(errOut, "password") {
+			t.Errorf("%v %v: a refused start printed a password: %q", tc.env, tc.args, errOut)
+		}
+		if _, err := os.Stat(dbPath); err == nil {
+			t.Fatalf("%v %v: a refused start created the database", tc.env, tc.args)
+		}
+	}
+	// The first start that succeeds prints the first admin's password.
+	_, logPath := serveBinary(t, nil, "--db", dbPath, "--seed-demo", "never")
+	var m []string
+	for i := 0; i < 100 && m == nil; i++ {
+		b, _ := os.ReadFile(logPath)
+		m = adminPasswordLine.FindStringSubmatch(string(b))
+		time.Sleep(20 * time.Millisecond)
+	}
+	if m == nil {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("the first successful start did not print the admin password:\n%s", b)
+	}
+}
+
+// TestServeRejectsZeroEngineSettings: --max-concurrent-runs 0 and
+// --lease-ttl 0 are refused like negative values, before anything is
+// created (the busy address would fail the start if they were accepted).
+func TestServeRejectsZeroEngineSettings(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "zero.db")
+	busy := busyAddr(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-concurrent-runs", "0"}, "--max-concurrent-runs must be a positive number, got 0"},
+		{[]string{"--max-concurrent-runs", "-3"}, "--max-concurrent-runs must be a positive number, got -3"},
+		{[]string{"--lease-ttl", "0"}, "--lease-ttl must be a positive duration"},
+		{[]string{"--lease-ttl", "-1s"}, "--lease-ttl must be a positive duration"},
+		{[]string{"--shutdown-grace", "-1s"}, "--shutdown-grace must be 0 or more"},
+	} {
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want 2 with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// The flag beats the environment, and a valid flag is not refused for
+	// an environment value it overrides.
+	t.Setenv("TESSERA_MAX_CONCURRENT_RUNS", "0")
+	if code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy); code != cli.ExitUsage || !strings.Contains(errOut, "TESSERA_MAX_CONCURRENT_RUNS") {
+		t.Errorf("TESSERA_MAX_CONCURRENT_RUNS=0: exit %d %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy, "--max-concurrent-runs", "8"); code != cli.ExitServer || !strings.Contains(errOut, "address already in use") {
+		t.Errorf("--max-concurrent-runs 8 over TESSERA_MAX_CONCURRENT_RUNS=0: exit %d %q", code, errOut)
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
+}
+
+// TestBooleanEnvSettings: TESSERA_ANONYMOUS_VIEWER and TESSERA_TRUST_PROXY
+// accept 1/0, true/false, yes/no, on/off in any case, and refuse anything
+// else naming the variable.
+func TestBooleanEnvSettings(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "bool.db")
+	busy := busyAddr(t)
+	for _, env := range []string{"TESSERA_ANONYMOUS_VIEWER", "TESSERA_TRUST_PROXY"} {
+		for _, bad := range []string{"maybe", "y", "2", "enabled"} {
+			t.Setenv(env, bad)
+			code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy)
+			if code != cli.ExitUsage || !strings.Contains(errOut, env+`="`+bad+`"`) || !strings.Contains(errOut, "1/0, true/false, yes/no or on/off") {
+				t.Errorf("%s=%s: exit %d %q", env, bad, code, errOut)
+			}
+		}
+		// A flag overrides a bad variable (the busy address then fails the start).
+		flag := map[string]string{"TESSERA_ANONYMOUS_VIEWER": "--anonymous-viewer=off", "TESSERA_TRUST_PROXY": "--trust-proxy=no"}[env]
+		if code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy, flag); code != cli.ExitServer || !strings.Contains(errOut, "address already in use") {
+			t.Errorf("%s over a bad %s: exit %d %q", flag, env, code, errOut)
+		}
+		os.Unsetenv(env)
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
+	get := func(url string) int {
+		resp, err := http.Get(url + "/api/v1/assets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// "YES" turns the anonymous viewer on: the API answers without a token.
+	url, _ := serveBinary(t, []string{"TESSERA_ANONYMOUS_VIEWER=YES", "TESSERA_TRUST_PROXY=on"}, "--db", filepath.Join(t.TempDir(), "yes.db"), "--seed-demo", "never")
+	if code := get(url); code != 200 {
+		t.Errorf("TESSERA_ANONYMOUS_VIEWER=YES: anonymous GET answered %d", code)
+	}
+	url, _ = serveBinary(t, []string{"TESSERA_ANONYMOUS_VIEWER=0"}, "--db", filepath.Join(t.TempDir(), "no.db"), "--seed-demo", "never")
+	if code := get(url); code != 401 {
+		t.Errorf("TESSERA_ANONYMOUS_VIEWER=0: anonymous GET answered %d", code)
+	}
+}
+
+// TestUserAddWithoutPasswordSaysHowToPassIt: with no terminal and nothing on
+// standard input, the error says how to give the password.
+func TestUserAddWithoutPasswordSaysHowToPassIt(t *testing.T) {
+	dbp, _ := accountsDB(t)
+	cmd := exec.Command(tesseraBin, "user", "add", "bob", "--role", "operator", "--db", dbp)
+	cmd.Stdin = nil // /dev/null
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != cli.ExitUsage || !strings.Contains(string(out), "--password-file") || !strings.Contains(string(out), "standard input") {
+		t.Fatalf("user add without a password: %v %q", err, out)
+	}
+	if strings.Contains(string(out), "Password (at least") {
+		t.Errorf("prompted for a password without a terminal: %q", out)
+	}
+	if u, _ := userCount(t, dbp); u != 0 {
+		t.Fatalf("user add without a password wrote %d users", u)
+	}
+}
+
+const slowWorkspace = `
+assets:
+  t.slow:
+    partitions: {daily: {start: 2025-01-01}}
+    executor: {demo: {duration: 400ms}}
+`
+
+// TestBackfillTransitionsWait: pause --wait returns once no run is running,
+// resume --wait once it is RUNNING, cancel --wait once it is CANCELED.
+func TestBackfillTransitionsWait(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	s := startServerWith(t, slowWorkspace)
+	code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--start", "2025-01-01", "--end", "2025-01-30", "--chunk-size", "1", "--concurrency", "2", "--json")
+	var b map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil {
+		t.Fatalf("create: %d %q %q", code, out, errOut)
+	}
+	id := b["id"].(string)
+	get := func() (state string, running float64) {
+		t.Helper()
+		code, out, errOut := s.cli(t, "backfill", "get", id, "--json")
+		var g struct {
+			State  string             `json:"state"`
+			Counts map[string]float64 `json:"counts"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &g) != nil {
+			t.Fatalf("get: %d %q %q", code, out, errOut)
+		}
+		return g.State, g.Counts["running"]
+	}
+	for i := 0; ; i++ {
+		if _, running := get(); running > 0 {
+			break
+		}
+		if i > 200 {
+			t.Fatal("no run of the backfill started")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+
+	code, out, errOut = s.cli(t, "backfill", "pause", id, "--wait")
+	if code != 0 || !strings.Contains(out, "PAUSED: 0 running") {
+		t.Fatalf("pause --wait: %d %q %q", code, out, errOut)
+	}
+	if state, running := get(); state != "PAUSED" || running != 0 {
+		t.Fatalf("after pause --wait: %s with %v running", state, running)
+	}
+
+	code, out, errOut = s.cli(t, "backfill", "resume", id, "--wait")
+	if code != 0 || !strings.Contains(out, "RUNNING") {
+		t.Fatalf("resume --wait: %d %q %q", code, out, errOut)
+	}
+	if state, _ := get(); state != "RUNNING" && state != "SUCCEEDED" {
+		t.Fatalf("after resume --wait: %s", state)
+	}
+
+	code, out, errOut = s.cli(t, "backfill", "cancel", id, "--wait")
+	if code != 0 || !strings.Contains(out, "CANCELED") {
+		t.Fatalf("cancel --wait: %d %q %q", code, out, errOut)
+	}
+	if state, running := get(); state != "CANCELED" || running != 0 {
+		t.Fatalf("after cancel --wait: %s with %v running", state, running)
+	}
+	// --wait on a refused transition is the server's 409, without waiting.
+	if code, _, errOut = s.cli(t, "backfill", "pause", id, "--wait"); code != cli.ExitUsage || !strings.Contains(errOut, "409") {
+		t.Fatalf("pause --wait of a canceled backfill: %d %q", code, errOut)
+	}
+}
