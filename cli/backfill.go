@@ -584,8 +584,8 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *bac
 	fmt.Fprintf(tw, "selection\t%s, chunks of %d, at most %d at once\n", b.Selection, b.ChunkSize, b.MaxConcurrentRuns)
 	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending%s\n", b.TotalPartitions,
 		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
-	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d pending%s\n", b.TotalChunks,
-		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
+	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d queued, %d pending%s\n", b.TotalChunks,
+		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["queued"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
 	if b.ParentBackfillID != nil {
 		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
 	}

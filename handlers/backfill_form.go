@@ -264,7 +264,7 @@ func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Requ
 	}
 	pv := views.PreviewView{Partitions: p.TotalPartitions, Chunks: p.TotalChunks, Runs: p.TotalRuns,
 		FirstChunk: p.FirstChunk.Keys, FirstAsset: p.FirstChunk.Asset, Status: statusBar(p.Status),
-		SkippedCount: p.SkippedCount, Estimate: p.Estimate}
+		SkippedCount: p.SkippedCount, Estimate: p.Estimate, Stale: p.Status["stale"]}
 	if len(pv.FirstChunk) > 20 {
 		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
 	}

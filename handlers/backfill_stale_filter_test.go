@@ -2,9 +2,13 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"net/url"
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -50,6 +54,18 @@ assets:
 	// 01 UPSTREAM_CHANGED and 03 CODE_CHANGED; 02 fresh; 04, 05 missing.
 	if pv.TotalPartitions != 2 || pv.Status["stale"] != 2 {
 		t.Fatalf("stale filter selects %d partitions (status %v), want 2", pv.TotalPartitions, pv.Status)
+	}
+	// The form's preview says how many of the materialized are stale.
+	c := env.Client(t, handlers.RoleViewer)
+	form := url.Values{"asset": {"s.down"}, "selector": {"stale"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	resp := env.SessionPost(t, c, "/backfills/preview", form)
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Find(`[data-testid="preview-status-stale"] b`).Text(); got != "2" {
+		t.Errorf("form preview stale count %q, want 2 (%s)", got, doc.Find(`[data-testid="preview"]`).Text())
 	}
 	r = env.Post(t, "/api/v1/backfills/preview", `{"assets":["s.down"],"selector":{"type":"filter","statuses":["missing","stale"],"start":"2025-01-01","end":"2025-01-05"},"chunk_size":1,"max_concurrent_runs":1}`)
 	json.NewDecoder(r.Body).Decode(&pv)

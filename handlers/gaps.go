@@ -192,10 +192,9 @@ func (h *Handler) APIGetWatermark(c echo.Context) error {
 // gapsModel is the view of a gap search.
 func gapsModel(g Gaps, limit int) *views.GapsModel {
 	m := &views.GapsModel{Asset: g.Asset, Mode: g.Mode, From: g.From, Watermark: g.Watermark, Warning: g.Warning, Note: g.Note,
-		Skipped: g.Skipped, Truncated: g.Truncated, Total: g.Total}
+		Skipped: g.Skipped, Truncated: g.Truncated, Total: g.Total, RangeCount: len(g.Ranges)}
 	for i, r := range g.Ranges {
 		if i == limit {
-			m.Truncated = true
 			break
 		}
 		m.Ranges = append(m.Ranges, views.GapRow{Start: r.Start, End: r.End, Count: r.Count})

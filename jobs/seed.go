@@ -87,7 +87,7 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 			}
 			run := fmt.Sprintf("seed-%s-%d", a.Key, i)
 			m := db.Materialization{AssetID: ids[a.Key], AssetKey: a.Key, Partition: key, Idx: i, CodeVersion: code,
-				RunID: run, Source: "seed", StartedAt: at.Add(-time.Duration(20+rng.IntN(300)) * time.Second), At: at}
+				RunID: run, Source: "seed", StartedAt: at.Add(-seedDuration(a, rng)), At: at}
 			r := rng.Float64()
 			switch {
 			case r < 0.012:
@@ -97,7 +97,7 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 				f := m
 				f.Status, f.Error, f.RunID = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))], run+"-a1"
 				f.At = at.Add(-10 * time.Minute)
-				f.StartedAt = f.At.Add(-time.Minute)
+				f.StartedAt = f.At.Add(-seedDuration(a, rng))
 				batch = append(batch, f)
 				fallthrough
 			default:
@@ -145,4 +145,16 @@ func previousVersion(v string) string {
 		return ""
 	}
 	return fmt.Sprintf("v%d", n-1)
+}
+
+// seedDuration is how long the simulated pipeline took to build one
+// partition: what the asset's demo executor takes (so that a backfill's
+// estimate, made from these reports, matches what the demo backfill then
+// takes), else a few minutes.
+func seedDuration(a *catalog.Asset, rng *rand.Rand) time.Duration {
+	if d := a.Executor.Demo; d != nil && d.MaxDuration > 0 {
+		span := max(d.MaxDuration-d.MinDuration, 0)
+		return d.MinDuration + time.Duration(rng.Int64N(int64(span)+1))
+	}
+	return time.Duration(20+rng.IntN(300)) * time.Second
 }

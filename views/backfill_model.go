@@ -160,6 +160,7 @@ type PreviewView struct {
 	FirstChunk   []string
 	FirstAsset   string
 	Status       Bar
+	Stale        int64 // of the materialized partitions, how many are stale now
 	SkippedCount int64
 	Skipped      []KV
 	Estimate     string

@@ -1,0 +1,34 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The demo history reports build times like the asset's demo executor's, so
+// that a backfill's estimate (made from them) matches what it then takes;
+// an asset without a demo executor reports minutes.
+func TestSeedDemoReportsExecutorLikeDurations(t *testing.T) {
+	env := newTestEnv(t, `
+assets:
+  s.fast:
+    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
+    executor: {demo: {duration: 1s-2s}}
+  s.cmd:
+    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
+    executor: {command: [/bin/true]}
+`, Options{})
+	ctx := context.Background()
+	if _, err := SeedDemo(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ms, n, err := env.store.ReportedMillis(ctx, env.ids["s.fast"])
+	if err != nil || n == 0 || ms < 1000 || ms > 2000 {
+		t.Errorf("s.fast reports %.0f ms per partition over %d (%v), want between 1,000 and 2,000", ms, n, err)
+	}
+	ms, n, err = env.store.ReportedMillis(ctx, env.ids["s.cmd"])
+	if err != nil || n == 0 || ms < 20_000 || ms > 320_000 {
+		t.Errorf("s.cmd reports %.0f ms per partition over %d (%v), want minutes", ms, n, err)
+	}
+}
