@@ -42,6 +42,16 @@ type BackfillStateChanged struct {
 	Terminate bool   `json:"terminate,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	At        int64  `json:"at"`
+	// Failures: on CANCELED, the partitions that runs waiting for a retry
+	// had failed; those runs never retry, so the partitions count as failed.
+	Failures []RunFailures `json:"failures,omitempty"`
+}
+
+// RunFailures are partitions of one run recorded as finally failed.
+type RunFailures struct {
+	RunID   string    `json:"run_id"`
+	AssetID int64     `json:"asset_id"`
+	Parts   []PartRef `json:"parts"`
 }
 
 // RunsPlanned is the payload of runs.planned: new chunk runs of one backfill.
@@ -252,6 +262,24 @@ func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error 
 		return fmt.Errorf("backfill %s: transition %s -> %s does not apply", p.ID, p.From, p.To)
 	}
 	if p.To == BackfillCanceled || p.To == BackfillCanceling && p.From == BackfillPending {
+		var failed int64
+		for _, rf := range p.Failures {
+			for _, pr := range rf.Parts {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,'failed',?)
+					ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`, p.ID, rf.AssetID, pr.Key, pr.Idx, rf.RunID); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET failed=? WHERE id=?`, len(rf.Parts), rf.RunID); err != nil {
+				return err
+			}
+			failed += int64(len(rf.Parts))
+		}
+		if failed > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE backfills SET partitions_failed=partitions_failed+? WHERE id=?`, failed, p.ID); err != nil {
+				return err
+			}
+		}
 		// Queued runs that never started are canceled with the backfill.
 		return cancelQueued(ctx, tx, p.ID, p.At)
 	}
@@ -734,6 +762,30 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 		keys = keys[k:]
 	}
 	return cp, nil
+}
+
+// FailedByRun returns which of keys (partitions of asset) are failed by the
+// last attempt of run.
+func FailedByRun(ctx context.Context, q getter, assetID int64, runID string, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(keys) > 0 {
+		k := min(len(keys), batchRows)
+		args := make([]any, 0, k+2)
+		args = append(args, assetID)
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		var got []string
+		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`)
+			AND status='failed' AND last_attempt_run_id=?`, append(args, runID)...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g] = true
+		}
+		keys = keys[k:]
+	}
+	return out, nil
 }
 
 // InProgressInstances returns which of the instances ids[i] of partitions

@@ -745,6 +745,9 @@ func eventText(e db.Event) string {
 		if p.Reason != "" {
 			s += " — " + p.Reason
 		}
+		if n := failedCount(p.Failures); n > 0 {
+			s += fmt.Sprintf("; %s that waited for a retry count as failed", countOf(n, "partition"))
+		}
 		return s
 	case db.EvRunsPlanned:
 		var p struct {
@@ -1026,4 +1029,12 @@ func describeSelector(stored string) string {
 		out += ", " + name + " = " + strings.Join(sel.Dimensions[name], " or ")
 	}
 	return out
+}
+
+func failedCount(rfs []db.RunFailures) int {
+	n := 0
+	for _, rf := range rfs {
+		n += len(rf.Parts)
+	}
+	return n
 }

@@ -275,6 +275,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 			}
 			if to != "" {
 				ev := db.BackfillStateChanged{ID: b.ID, From: b.State, To: to, Version: b.StateVersion + 1, At: nowMs}
+				if to == db.BackfillCanceled {
+					if ev.Failures, err = e.queuedRunFailures(ctx, tx, b); err != nil {
+						return err
+					}
+				}
 				if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+b.ID, "controller", ev, "", now); err != nil {
 					return err
 				}
@@ -1008,4 +1013,46 @@ func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Wo
 		}
 	}
 	return false, nil
+}
+
+// queuedRunFailures lists, for each run of backfill b that waits for a retry
+// (queued after a failed attempt), the partitions its last attempt failed:
+// once the backfill is canceled those runs never retry, and the partitions
+// count as failed (retry-failed then takes them).
+func (e *Engine) queuedRunFailures(ctx context.Context, tx *sqlx.Tx, b *db.Backfill) ([]db.RunFailures, error) {
+	var runs []db.Run
+	if err := tx.SelectContext(ctx, &runs, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' AND attempts > 0 ORDER BY chunk`, b.ID); err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	segs, err := db.Segments(ctx, tx, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []db.RunFailures
+	for _, r := range runs {
+		if int(r.Seg) >= len(segs) {
+			return nil, fmt.Errorf("run %s: segment %d of backfill %s is missing", r.ID, r.Seg, b.ID)
+		}
+		keys, idx, err := e.chunkKeys(ctx, tx, b, &segs[r.Seg], r.Chunk)
+		if err != nil {
+			return nil, err
+		}
+		failed, err := db.FailedByRun(ctx, tx, r.AssetID, r.ID, keys)
+		if err != nil {
+			return nil, err
+		}
+		rf := db.RunFailures{RunID: r.ID, AssetID: r.AssetID}
+		for i, k := range keys {
+			if failed[k] {
+				rf.Parts = append(rf.Parts, db.PartRef{Key: k, Idx: idx[i]})
+			}
+		}
+		if len(rf.Parts) > 0 {
+			out = append(out, rf)
+		}
+	}
+	return out, nil
 }

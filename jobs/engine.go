@@ -307,6 +307,9 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 		}
 		if to == db.BackfillCanceling && b.RunsRunning == 0 {
 			ev2 := db.BackfillStateChanged{ID: id, From: to, To: db.BackfillCanceled, Version: b.StateVersion + 2, At: db.Millis(now), Reason: "no run active"}
+			if ev2.Failures, err = e.queuedRunFailures(ctx, tx, &b); err != nil {
+				return err
+			}
 			return db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev2, "", now)
 		}
 		return nil

@@ -339,3 +339,80 @@ func dayIdx(t *testing.T, day string) int64 {
 	}
 	return int64(d.Sub(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) / (24 * time.Hour))
 }
+
+// TestCancelCountsFailuresOfRunsWaitingForRetry: a run waiting out its
+// retry backoff when the backfill is canceled never retries; the partitions
+// its attempt failed count as failed, and retry-failed takes them — whether
+// the cancel ends the backfill at once or, after a running chunk finished,
+// the controller does.
+func TestCancelCountsFailuresOfRunsWaitingForRetry(t *testing.T) {
+	const ws = `
+assets:
+  c.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3, backoff: 1h}
+    executor: {demo: {duration: 1ms}}
+`
+	for _, whileRunning := range []bool{false, true} {
+		release := make(chan struct{})
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			res := Result{Parts: map[string]PartResult{}}
+			for _, p := range w.Partitions {
+				switch p {
+				case "2025-01-02":
+					res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "bad input file"}
+					res.Err = errors.New("1 failed")
+				case "2025-01-03":
+					<-release // the second chunk runs until released
+					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+				default:
+					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+				}
+			}
+			return res
+		})
+		env := newTestEnv(t, ws, Options{Executor: ex})
+		env.start()
+		ctx := context.Background()
+		b := env.create(Request{Assets: []string{"c.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 2})
+		// Wait for chunk 0 to be queued for its retry (and chunk 1 to run).
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			runs, err := env.store.Runs(ctx, b.ID, nil, -1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) == 2 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("chunk 0 never waited for its retry: %+v", runs)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !whileRunning {
+			close(release)
+			for bf, _ := env.store.Backfill(ctx, b.ID); bf.RunsRunning > 0; bf, _ = env.store.Backfill(ctx, b.ID) {
+				if time.Now().After(deadline) {
+					t.Fatalf("chunk 1 never finished: %+v", bf)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t"); err != nil {
+			t.Fatal(err)
+		}
+		if whileRunning {
+			close(release)
+		}
+		f := env.wait(b.ID, db.BackfillCanceled)
+		if f.PartitionsFailed != 1 || f.PartitionsMaterialized != 3 {
+			t.Errorf("whileRunning=%v: canceled backfill counts %d failed, %d materialized; want 1 and 3", whileRunning, f.PartitionsFailed, f.PartitionsMaterialized)
+		}
+		child, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "after-cancel"}, "t")
+		if err != nil || child.Backfill.TotalPartitions != 1 {
+			t.Fatalf("whileRunning=%v: retry-failed after cancel: %+v %v", whileRunning, child.Backfill, err)
+		}
+		env.stop()
+	}
+}
