@@ -52,6 +52,8 @@ assets:
 
 type server struct {
 	URL, Token, AdminToken, DB string
+	WS                         string      // the workspace file it serves
+	Proc                       *os.Process // the server process
 }
 
 // startServer runs the real binary on a fresh database with an operator
@@ -124,7 +126,7 @@ func startServerWith(t *testing.T, workspace string) server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath}
+	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}
 }
 
 func (s server) cli(t *testing.T, args ...string) (int, string, string) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -147,6 +148,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	if err != nil {
 		return &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}
 	}
+	loaded.Path = cfg.Workspace // what a reload (API, SIGHUP) reads again
 	if cfg.Seed == "always" || (cfg.Seed == "auto" && cfg.Workspace == "") {
 		seeded, err := jobs.SeedDemo(ctx, store, loaded.Workspace, loaded.IDs, now)
 		if err != nil {
@@ -175,11 +177,23 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	log.Info("tessera listening", "url", "http://"+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		stopEngine()
-		return &exitError{ExitServer, err}
-	case <-ctx.Done():
+	// SIGHUP reloads the workspace file, like POST /api/v1/workspace/reload.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+wait:
+	for {
+		select {
+		case err := <-errc:
+			stopEngine()
+			return &exitError{ExitServer, err}
+		case <-hup:
+			if _, err := h.ReloadWorkspace(ctx, "signal"); err != nil {
+				log.Error("workspace not reloaded", "err", err)
+			}
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

@@ -11,7 +11,7 @@ import (
 )
 
 func newWorkspaceCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "workspace", Short: "Check workspace files"}
+	cmd := &cobra.Command{Use: "workspace", Short: "Check workspace files, and reload a running server's"}
 	validate := &cobra.Command{
 		Use:     "validate FILE",
 		Aliases: []string{"check"},
@@ -26,7 +26,32 @@ func newWorkspaceCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(validate)
+	var o clientOpts
+	reload := &cobra.Command{
+		Use:   "reload",
+		Short: "Make a running server read its workspace file again (admin; the server keeps its workspace if the file has problems)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Source string `json:"source"`
+				Assets int    `json:"assets"`
+			}
+			if err := c.do(cmd.Context(), "POST", "/api/v1/workspace/reload", nil, nil, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "reloaded %s: %d assets\n", out.Source, out.Assets)
+			return nil
+		},
+	}
+	addClientFlags(reload, &o)
+	cmd.AddCommand(validate, reload)
 	return cmd
 }
 

@@ -19,6 +19,9 @@ type Workspace struct {
 	*catalog.Workspace
 	Source string // file path, or "embedded default workspace"
 	IDs    map[string]int64
+	// Path is the workspace file a reload reads again ("" for the embedded
+	// workspace, which has none).
+	Path string
 }
 
 // Handler serves every page and API action.

@@ -84,6 +84,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /api/v1/runs/:id/complete":          {role: handlers.RoleOperator, sample: "/api/v1/runs/nope/complete"},
 	"GET /api/v1/conflicts":                   {role: handlers.RoleViewer},
 	"GET /api/v1/status":                      {role: handlers.RoleViewer},
+	"POST /api/v1/workspace/reload":           {role: handlers.RoleAdmin},
 	"GET /api/v1/users":                       {role: handlers.RoleAdmin},
 	"POST /api/v1/users":                      {role: handlers.RoleAdmin},
 	"POST /api/v1/users/:id":                  {role: handlers.RoleAdmin, sample: "/api/v1/users/999999"},

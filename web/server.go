@@ -149,6 +149,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/runs/:id/complete", handlers.RoleOperator, h.APIRunComplete},
 		{get, "/api/v1/conflicts", handlers.RoleViewer, h.APIConflicts},
 		{get, "/api/v1/status", handlers.RoleViewer, h.APIStatus},
+		{post, "/api/v1/workspace/reload", handlers.RoleAdmin, h.APIWorkspaceReload},
 		{get, "/api/v1/users", handlers.RoleAdmin, h.APIUsers},
 		{post, "/api/v1/users", handlers.RoleAdmin, h.APICreateUser},
 		{post, "/api/v1/users/:id", handlers.RoleAdmin, h.APIUpdateUser},

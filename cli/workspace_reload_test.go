@@ -1,0 +1,102 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A running server reads its workspace file again on `tessera workspace
+// reload` (admin) and on SIGHUP; a file with problems is refused and the
+// server keeps the workspace it has.
+func TestWorkspaceReload(t *testing.T) {
+	s := startServer(t)
+	assets := func() []string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.URL+"/api/v1/assets", nil)
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Assets []struct {
+				Key string `json:"key"`
+			} `json:"assets"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, a := range out.Assets {
+			keys = append(keys, a.Key)
+		}
+		return keys
+	}
+	has := func(key string) bool {
+		for _, k := range assets() {
+			if k == key {
+				return true
+			}
+		}
+		return false
+	}
+	write := func(extra string) {
+		t.Helper()
+		if err := os.WriteFile(s.WS, []byte(clientWorkspace+extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`
+  w.new:
+    partitions: {static: [a, b]}
+    executor: {demo: {duration: 1ms}}
+`)
+	// An operator may not reload.
+	if code, _, errOut := s.cli(t, "workspace", "reload"); code == 0 || !strings.Contains(errOut, "admin") {
+		t.Fatalf("operator reload: exit %d, %s", code, errOut)
+	}
+	if has("w.new") {
+		t.Fatal("the refused reload changed the workspace")
+	}
+	admin := func(args ...string) (int, string, string) {
+		return run(t, append(args, "--server", s.URL, "--token", s.AdminToken)...)
+	}
+	code, out, errOut := admin("workspace", "reload")
+	if code != 0 || !strings.Contains(out, "reloaded "+s.WS+": 4 assets") || !has("w.new") {
+		t.Fatalf("reload: exit %d, %q %q, assets %v", code, out, errOut, assets())
+	}
+	// A file with a problem: refused, the server keeps w.new.
+	write(`
+  w.bad:
+    partitions: {daily: {start: 2025-13-01}}
+`)
+	code, _, errOut = admin("workspace", "reload")
+	if code == 0 || !strings.Contains(errOut, "problem") || !strings.Contains(errOut, "keeps the workspace it has") || !has("w.new") || has("w.bad") {
+		t.Fatalf("bad reload: exit %d, %s, assets %v", code, errOut, assets())
+	}
+	// SIGHUP reloads too.
+	write(`
+  w.hup:
+    partitions: {static: [x]}
+    executor: {demo: {duration: 1ms}}
+`)
+	if err := s.Proc.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !has("w.hup") {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP did not reload: assets %v", assets())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if has("w.new") {
+		t.Errorf("w.new is still served after it left the file: %v", assets())
+	}
+}

@@ -1,0 +1,62 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/catalog"
+)
+
+// reloadMu makes reloads one at a time (two would race to swap).
+var reloadMu sync.Mutex
+
+// ReloadWorkspace reads the workspace file again, validates it and, only
+// when it is valid, syncs its assets into the store (one transaction: new
+// assets added, changed definitions versioned, removed ones marked) and
+// serves it from then on. On any problem the server keeps the workspace it
+// has, and the error says what is wrong.
+func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace, error) {
+	reloadMu.Lock()
+	defer reloadMu.Unlock()
+	cur := h.Workspace()
+	if cur.Path == "" {
+		return nil, Conflict("this server serves the %s, which has no file to reload; start it with --workspace FILE to reload a workspace file", cur.Source)
+	}
+	data, err := os.ReadFile(cur.Path)
+	if err != nil {
+		return nil, Conflict("could not read the workspace file %s (%v); the server keeps the workspace it has", cur.Path, err)
+	}
+	ws, err := catalog.ParseWorkspace(cur.Path, data)
+	if err != nil {
+		var ve *catalog.ValidationError
+		if errors.As(err, &ve) {
+			return nil, BadRequest("workspace", "workspace %s has %d problem(s), so it was not reloaded (the server keeps the workspace it has):\n%s", cur.Path, len(ve.Problems), ve.Error())
+		}
+		return nil, BadRequest("workspace", "workspace %s was not reloaded: %v", cur.Path, err)
+	}
+	loaded, err := LoadWorkspace(ctx, h.Store, ws, cur.Source, actor, h.Now())
+	if err != nil {
+		return nil, fmt.Errorf("sync workspace %s: %w", cur.Path, err)
+	}
+	loaded.Path = cur.Path
+	h.SetWorkspace(loaded)
+	if h.Log != nil {
+		h.Log.Info("workspace reloaded", "path", cur.Path, "assets", len(ws.Assets), "by", actor)
+	}
+	return loaded, nil
+}
+
+// APIWorkspaceReload reloads the workspace file (admin).
+func (h *Handler) APIWorkspaceReload(c echo.Context) error {
+	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"source": ws.Source, "assets": len(ws.Assets), "reloaded_at": msTime(h.Now().UnixMilli())})
+}
