@@ -755,11 +755,11 @@ func runCmd(o *clientOpts) *cobra.Command {
 				Attempts    int64   `json:"attempts"`
 				Error       *string `json:"error"`
 				AttemptList []struct {
-					Attempt    int64   `json:"attempt"`
-					StartedAt  int64   `json:"started_at"`
-					FinishedAt *int64  `json:"finished_at"`
-					State      string  `json:"state"`
-					Error      *string `json:"error"`
+					Attempt    int64      `json:"attempt"`
+					StartedAt  time.Time  `json:"started_at"`
+					FinishedAt *time.Time `json:"finished_at"`
+					State      string     `json:"state"`
+					Error      *string    `json:"error"`
 				} `json:"attempt_list"`
 				PartitionList []struct {
 					Partition string `json:"partition"`
@@ -787,13 +787,13 @@ func runCmd(o *clientOpts) *cobra.Command {
 			for _, a := range r.AttemptList {
 				d := "-"
 				if a.FinishedAt != nil {
-					d = (time.Duration(*a.FinishedAt-a.StartedAt) * time.Millisecond).String()
+					d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
 				}
 				e := ""
 				if a.Error != nil {
 					e = *a.Error
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, time.UnixMilli(a.StartedAt).UTC().Format(time.RFC3339), d, e)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
 			}
 			tw.Flush()
 			if maxParts > 0 && len(r.PartitionList) > 0 {

@@ -246,9 +246,39 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 	return c.JSON(http.StatusOK, ToBackfillJSON(b))
 }
 
+// ChunkJSON is a chunk run as the API shows it: its times are RFC 3339
+// strings, like every other time in the API (the stored rows and the events
+// keep Unix milliseconds). The fields here hide db.Run's of the same name.
+type ChunkJSON struct {
+	db.Run
+	NotBefore  *string `json:"not_before"`
+	CreatedAt  string  `json:"created_at"`
+	UpdatedAt  string  `json:"updated_at"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+}
+
+func toChunkJSON(r db.Run) ChunkJSON {
+	return ChunkJSON{Run: r, NotBefore: msTimePtr(r.NotBefore), CreatedAt: msTime(r.CreatedAt), UpdatedAt: msTime(r.UpdatedAt),
+		StartedAt: msTimePtr(r.StartedAt), FinishedAt: msTimePtr(r.FinishedAt)}
+}
+
+// AttemptJSON is an attempt as the API shows it.
+type AttemptJSON struct {
+	db.Attempt
+	StartedAt  string  `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+}
+
+// ConflictJSON is a recorded conflict as the API shows it.
+type ConflictJSON struct {
+	db.Conflict
+	At string `json:"at"`
+}
+
 // ChunkList is a page of a backfill's chunk runs.
 type ChunkList struct {
-	Chunks     []db.Run `json:"chunks"`
+	Chunks     []ChunkJSON `json:"chunks"`
 	NextCursor string   `json:"next_cursor"` // "" on the last page
 }
 
@@ -285,13 +315,13 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := ChunkList{Chunks: []db.Run{}}
+	out := ChunkList{Chunks: []ChunkJSON{}}
 	for i, r := range rows {
 		if i == limit {
 			out.NextCursor = strconv.FormatInt(rows[limit-1].Chunk, 10)
 			break
 		}
-		out.Chunks = append(out.Chunks, r)
+		out.Chunks = append(out.Chunks, toChunkJSON(r))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -443,8 +473,8 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 
 // RunJSON is a run with its attempts and the log tail of the latest one.
 type RunJSON struct {
-	db.Run
-	AttemptList []db.Attempt `json:"attempt_list"`
+	ChunkJSON
+	AttemptList []AttemptJSON `json:"attempt_list"`
 	// PartitionList is the run's first partitions (up to RunAPIPartitions),
 	// in chunk order, with what the run did to each.
 	PartitionList []jobs.PartitionOutcome `json:"partition_list"`
@@ -465,9 +495,9 @@ func (h *Handler) APIRunGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := RunJSON{Run: r, AttemptList: atts, PartitionList: []jobs.PartitionOutcome{}}
-	if atts == nil {
-		out.AttemptList = []db.Attempt{}
+	out := RunJSON{ChunkJSON: toChunkJSON(r), AttemptList: []AttemptJSON{}, PartitionList: []jobs.PartitionOutcome{}}
+	for _, a := range atts {
+		out.AttemptList = append(out.AttemptList, AttemptJSON{Attempt: a, StartedAt: msTime(a.StartedAt), FinishedAt: msTimePtr(a.FinishedAt)})
 	}
 	if eng, err := h.engine(); err == nil {
 		if out.PartitionList, _, err = eng.RunPartitions(ctx, r, RunAPIPartitions); err != nil {
@@ -537,8 +567,9 @@ func (h *Handler) APIConflicts(c echo.Context) error {
 		cs = cs[:limit]
 		next = encodeCursor("cf", cs[limit-1].ID)
 	}
-	if cs == nil {
-		cs = []db.Conflict{}
+	out := make([]ConflictJSON, 0, len(cs))
+	for _, cf := range cs {
+		out = append(out, ConflictJSON{Conflict: cf, At: msTime(cf.At)})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conflicts": cs, "next_cursor": next})
+	return c.JSON(http.StatusOK, map[string]any{"conflicts": out, "next_cursor": next})
 }

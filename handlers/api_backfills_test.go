@@ -124,6 +124,16 @@ func TestBackfillAPILifecycle(t *testing.T) {
 	if code != 200 || len(run["attempt_list"].([]any)) != 1 {
 		t.Fatalf("run %d %v", code, run)
 	}
+	// Times are RFC 3339 everywhere in the API, chunks, runs and attempts too.
+	att := run["attempt_list"].([]any)[0].(map[string]any)
+	for what, v := range map[string]any{"chunk created_at": first["created_at"], "chunk finished_at": first["finished_at"], "run started_at": run["started_at"],
+		"attempt started_at": att["started_at"], "attempt finished_at": att["finished_at"]} {
+		if s, ok := v.(string); !ok {
+			t.Errorf("%s is %v, not a string", what, v)
+		} else if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			t.Errorf("%s %q: %v", what, s, err)
+		}
+	}
 	code, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
 	if code != 200 || len(evs["events"].([]any)) < 3 {
 		t.Fatalf("events %d %v", code, evs)
