@@ -140,7 +140,7 @@ type StaticScheme interface {
 
 // ValidateDynamicKey checks the syntax of a static or dynamic key: 1..200
 // characters, valid UTF-8, no '|', no control characters, no leading or
-// trailing space.
+// trailing space, not "." or "..".
 func ValidateDynamicKey(key string) error {
 	switch {
 	case key == "":
@@ -151,6 +151,8 @@ func ValidateDynamicKey(key string) error {
 		return keyErr(key, "a key must be valid UTF-8 text")
 	case strings.Contains(key, MultiSep):
 		return keyErr(key, "a key must not contain '|' (it separates the parts of multi-dimensional keys)")
+	case key == "." || key == "..":
+		return keyErr(key, "a key must not be %q: a URL path cannot carry it, so its partition would have no page", key)
 	}
 	for _, r := range key {
 		if unicode.IsControl(r) {

@@ -97,7 +97,7 @@ func decodeCursor(s, kind string) (int64, error) {
 // some statuses (status=failed,missing), with cursor pagination.
 func (h *Handler) APIPartitions(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // of other statuses.
 func (h *Handler) AssetShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func keyReason(err error) string {
 
 // APIGaps answers GET /api/v1/assets/:key/gaps?from=KEY.
 func (h *Handler) APIGaps(c echo.Context) error {
-	g, err := h.FindGaps(c.Request().Context(), c.Param("key"), strings.TrimSpace(c.QueryParam("from")))
+	g, err := h.FindGaps(c.Request().Context(), pathParam(c, "key"), strings.TrimSpace(c.QueryParam("from")))
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (h *Handler) APIGaps(c echo.Context) error {
 // POST /api/v1/assets/:key/watermark {"partition": KEY}.
 func (h *Handler) APISetWatermark(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (h *Handler) APISetWatermark(c echo.Context) error {
 // APIGetWatermark returns the asset's watermark (404 with how to set one).
 func (h *Handler) APIGetWatermark(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func gapsModel(g Gaps, limit int) *views.GapsModel {
 // AssetGaps renders the gap list of an asset (?from=KEY) as an HTML
 // fragment: the asset page shows it and the new-backfill page can load it.
 func (h *Handler) AssetGaps(c echo.Context) error {
-	g, err := h.FindGaps(c.Request().Context(), c.Param("key"), strings.TrimSpace(c.QueryParam("from")))
+	g, err := h.FindGaps(c.Request().Context(), pathParam(c, "key"), strings.TrimSpace(c.QueryParam("from")))
 	if err != nil {
 		return err
 	}

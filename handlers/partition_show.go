@@ -16,11 +16,11 @@ import (
 // versus last attempt, and every instance, newest first.
 func (h *Handler) PartitionShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}
-	key := c.Param("partition")
+	key := pathParam(c, "partition")
 	if _, err := a.Space.Index(key); err != nil {
 		return NotFound("%s", err.Error())
 	}

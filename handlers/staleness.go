@@ -349,14 +349,11 @@ func inputValue(c echo.Context, field string) (string, error) {
 
 // partitionArg resolves the asset and partition of a partition route.
 func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
-	a, err := h.asset(c.Request().Context(), c.Param("key"))
+	a, err := h.asset(c.Request().Context(), pathParam(c, "key"))
 	if err != nil {
 		return a, "", err
 	}
-	key := c.Param("partition")
-	if k, err := url.PathUnescape(key); err == nil {
-		key = k
-	}
+	key := pathParam(c, "partition")
 	if _, err := a.Space.Index(key); err != nil {
 		return a, "", NotFound("%s", err.Error())
 	}
@@ -520,7 +517,7 @@ func (h *Handler) APIPartitionHistory(c echo.Context) error {
 // ?partition=KEY one partition's reason and evidence.
 func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, c.Param("key"))
+	a, err := h.asset(ctx, pathParam(c, "key"))
 	if err != nil {
 		return err
 	}

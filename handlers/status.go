@@ -299,9 +299,9 @@ func csvSafe(s string) string {
 func (h *Handler) StatusBadge(c echo.Context) error {
 	ctx := c.Request().Context()
 	ws := h.Workspace()
-	a := ws.Asset(c.Param("key"))
+	a := ws.Asset(pathParam(c, "key"))
 	if a == nil {
-		return NotFound("asset %q is not declared in the workspace (%s)", c.Param("key"), ws.Source)
+		return NotFound("asset %q is not declared in the workspace (%s)", pathParam(c, "key"), ws.Source)
 	}
 	sc, err := h.staleCtx(ctx)
 	if err != nil {
