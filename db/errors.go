@@ -11,6 +11,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrDuplicateEvent is returned when an event's idempotency key was used before.
 	ErrDuplicateEvent = errors.New("duplicate event idempotency key")
+	// ErrIdempotencyConflict is returned when an idempotency key is sent
+	// again with a different request.
+	ErrIdempotencyConflict = errors.New("the Idempotency-Key was used for a different request")
 )
 
 func isUniqueViolation(err error) bool {

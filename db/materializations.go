@@ -72,13 +72,34 @@ type RecordResult struct {
 // counts, the asset's last materialization time and one event per asset.
 // A non-empty idemKey makes the whole batch idempotent.
 func (s *Store) RecordMaterializations(ctx context.Context, items []Materialization, actor, idemKey string, now time.Time) (RecordResult, error) {
+	return s.RecordMaterializationsOnce(ctx, items, actor, Idempotency{Key: idemKey}, now)
+}
+
+// Idempotency makes a request a no-op when repeated: Key is the client's
+// Idempotency-Key (scoped to the actor), Fingerprint a digest of the request
+// as sent; the same key with another fingerprint is ErrIdempotencyConflict.
+type Idempotency struct {
+	Key, Fingerprint string
+}
+
+// RecordMaterializationsOnce is RecordMaterializations with an idempotency
+// fingerprint: a repeated request answers what the first one recorded.
+func (s *Store) RecordMaterializationsOnce(ctx context.Context, items []Materialization, actor string, idem Idempotency, now time.Time) (RecordResult, error) {
 	var res RecordResult
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		res, err = RecordMaterializationsTx(ctx, tx, items, actor, idemKey, now)
+		res, err = recordMaterializationsTx(ctx, tx, items, actor, idem, now)
 		return err
 	})
 	return res, err
+}
+
+// ingestEvent is the payload of a materializations.batch event: what a
+// repeated request with its Idempotency-Key is answered.
+type ingestEvent struct {
+	Items       int      `json:"items"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
+	Instances   []string `json:"instance_ids"`
 }
 
 type reportedItem struct {
@@ -92,16 +113,25 @@ type reportedItem struct {
 	At          int64           `json:"at"`
 }
 
-// RecordMaterializationsTx is RecordMaterializations inside a caller's
-// transaction (the backfill engine records chunk outcomes with its own event).
-func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Materialization, actor, idemKey string, now time.Time) (RecordResult, error) {
+func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Materialization, actor string, idem Idempotency, now time.Time) (RecordResult, error) {
 	var res RecordResult
-	if idemKey != "" {
-		if _, err := AppendEvent(ctx, tx, "materializations.batch", "ingest", actor, map[string]any{"items": len(items)}, "ingest:"+idemKey, now); err != nil {
-			if errors.Is(err, ErrDuplicateEvent) {
-				res.Replayed = len(items)
-				return res, nil
+	eventKey := ""
+	if idem.Key != "" {
+		eventKey = "ingest:" + actor + "\x1f" + idem.Key
+		var payload string
+		err := tx.GetContext(ctx, &payload, `SELECT payload FROM events WHERE idempotency_key=?`, eventKey)
+		switch {
+		case err == nil:
+			var first ingestEvent
+			if err := json.Unmarshal([]byte(payload), &first); err != nil {
+				return res, err
 			}
+			if first.Fingerprint != idem.Fingerprint {
+				return res, ErrIdempotencyConflict
+			}
+			res.Replayed, res.Instances = len(items), first.Instances
+			return res, nil
+		case !errors.Is(err, sql.ErrNoRows):
 			return res, err
 		}
 	}
@@ -137,7 +167,9 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 			}
 		case errors.Is(err, sql.ErrNoRows):
 			var supersedes *string
-			if m.Status == StatusMaterialized && exists {
+			// A report older than the current build is history: it does not
+			// supersede what came after it.
+			if m.Status == StatusMaterialized && exists && (prev.LastMatAt == nil || *prev.LastMatAt <= at) {
 				supersedes = prev.CanonicalInstanceID
 			}
 			started := at
@@ -211,6 +243,12 @@ func RecordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 	}
 	for _, key := range assetOrder {
 		if _, err := AppendEvent(ctx, tx, "partitions.reported", "asset:"+key, actor, map[string]any{"items": perAsset[key]}, "", now); err != nil {
+			return res, err
+		}
+	}
+	if eventKey != "" {
+		ev := ingestEvent{Items: len(items), Fingerprint: idem.Fingerprint, Instances: res.Instances}
+		if _, err := AppendEvent(ctx, tx, "materializations.batch", "ingest", actor, ev, eventKey, now); err != nil {
 			return res, err
 		}
 	}

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,7 +106,22 @@ func (h *Handler) APIReportMaterializations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.Store.RecordMaterializations(ctx, ms, Actor(c), c.Request().Header.Get("Idempotency-Key"), now)
+	idem := db.Idempotency{Key: c.Request().Header.Get("Idempotency-Key")}
+	if len(idem.Key) > 200 {
+		return BadRequest("Idempotency-Key", "the Idempotency-Key header is longer than 200 characters")
+	}
+	if idem.Key != "" {
+		// The request as sent (not the times and run ids filled in for it).
+		b, _ := json.Marshal(items)
+		sum := sha256.Sum256(b)
+		idem.Fingerprint = hex.EncodeToString(sum[:16])
+	}
+	res, err := h.Store.RecordMaterializationsOnce(ctx, ms, Actor(c), idem, now)
+	if errors.Is(err, db.ErrIdempotencyConflict) {
+		ue := Conflict("Idempotency-Key %q was used for a different batch of materializations; use a new key for a new batch", idem.Key)
+		ue.Field = "Idempotency-Key"
+		return ue
+	}
 	if err != nil {
 		return err
 	}
@@ -117,6 +135,7 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 	var dyn catalog.DynamicKeys
 	runID := "ext_" + ulid.Make().String()
 	out := make([]db.Materialization, 0, len(items))
+	seen := map[[3]string]int{} // (asset, partition, run id) → item: one instance each
 	for i, it := range items {
 		field := func(f string) string { return fmt.Sprintf("materializations[%d].%s", i, f) }
 		fail := func(f, format string, args ...any) error {
@@ -168,6 +187,12 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		if len(it.Metadata) > 16<<10 {
 			return nil, fail("metadata", "metadata is %d bytes; keep it under 16 KiB", len(it.Metadata))
 		}
+		if len(it.Metadata) > 0 && string(it.Metadata) != "null" {
+			var m map[string]any
+			if err := json.Unmarshal(it.Metadata, &m); err != nil {
+				return nil, fail("metadata", "metadata is not portable JSON (%s); numbers must fit a 64-bit float", jsonErr(err))
+			}
+		}
 		code := a.CodeVersion
 		if it.CodeVersion != nil {
 			code = *it.CodeVersion
@@ -178,6 +203,11 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		} else if len(rid) > 200 {
 			return nil, fail("run_id", "run_id is longer than 200 characters")
 		}
+		k := [3]string{a.Key, it.Partition, rid}
+		if j, ok := seen[k]; ok {
+			return nil, fail("partition", "this partition is already reported by item %d with the same run; report each outcome of a partition once per run (give a later attempt its own run_id)", j)
+		}
+		seen[k] = i
 		out = append(out, db.Materialization{AssetID: ws.IDs[a.Key], AssetKey: a.Key, Partition: it.Partition, Idx: idx,
 			Status: it.Status, CodeVersion: code, Metadata: it.Metadata, Error: it.Error, RunID: rid, Source: "api", At: at})
 	}
