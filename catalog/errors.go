@@ -82,3 +82,11 @@ func (e *ValidationError) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// withArticle puts "a" or "an" before a unit word: "a daily", "an hourly".
+func withArticle(word string) string {
+	if strings.HasPrefix(word, "hour") || (word != "" && strings.ContainsRune("aeiou", rune(word[0]))) {
+		return "an " + word
+	}
+	return "a " + word
+}

@@ -295,7 +295,7 @@ func (s *timeScheme) parseIndex(key string) (int64, error) {
 func (s *timeScheme) WindowIndex(key string) (int64, error) {
 	i, err := s.parseIndex(key)
 	if err != nil {
-		return 0, keyErr(key, "expected a %s key in the format %s, e.g. %s", s.unit, s.strftime, s.key(0))
+		return 0, keyErr(key, "expected %s key like %s", withArticle(string(s.unit)), s.key(0))
 	}
 	if i < 0 {
 		return 0, keyErr(key, "before the first partition (%s)", s.key(0))
@@ -304,7 +304,7 @@ func (s *timeScheme) WindowIndex(key string) (int64, error) {
 		return 0, keyErr(key, "after the last partition (%s)", s.key(s.endIdx-1))
 	}
 	if c := s.key(i); c != key {
-		return 0, keyErr(key, "not the key of a %s window; the window containing it is %s", s.unit, c)
+		return 0, keyErr(key, "not the key of %s window; the window containing it is %s", withArticle(string(s.unit)), c)
 	}
 	return i, nil
 }
