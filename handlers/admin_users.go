@@ -61,13 +61,21 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 	return render(c, status, views.AdminUsersPage(page(c, "Users", "admin"), v))
 }
 
-// AdminUsers lists accounts (GET /admin/users).
+const usersPath = "/admin/users"
+
+// AdminUsers lists accounts (GET /admin/users), with the notice of the form
+// that redirected here, once.
 func (h *Handler) AdminUsers(c echo.Context) error {
-	return h.renderUsers(c, http.StatusOK, views.AdminUsersView{})
+	var v views.AdminUsersView
+	if fl, ok := h.Auth.TakeFlash(CurrentPrincipal(c), usersPath); ok {
+		v.Notice = fl.Notice
+	}
+	return h.renderUsers(c, http.StatusOK, v)
 }
 
-// formResult re-renders the page with a user error, or redirects with a
-// notice on success.
+// formResult re-renders the page with a user error; on success it redirects
+// to GET /admin/users with the notice (post/redirect/get: a reload repeats
+// nothing).
 func (h *Handler) formResult(c echo.Context, err error, notice string, v views.AdminUsersView) error {
 	var ue *UserError
 	if errors.As(err, &ue) {
@@ -79,6 +87,9 @@ func (h *Handler) formResult(c echo.Context, err error, notice string, v views.A
 	}
 	if err != nil {
 		return err
+	}
+	if h.Auth.SetFlash(CurrentPrincipal(c), Flash{Page: usersPath, Notice: notice}) {
+		return c.Redirect(http.StatusSeeOther, usersPath)
 	}
 	return h.renderUsers(c, http.StatusOK, views.AdminUsersView{Notice: notice})
 }

@@ -47,6 +47,7 @@ type Auth struct {
 	Log     *slog.Logger
 	cookies *sessions.CookieStore
 	now     func() time.Time
+	flash   flashes // one-time notices for the page a form redirects to (flash.go)
 }
 
 const sessionCookie = "tessera_session"

@@ -69,8 +69,15 @@ func (h *Handler) Tokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Right after creating a token (post/redirect/get), its secret once.
+	if fl, ok := h.Auth.TakeFlash(p, tokensPath); ok {
+		v.NewSecret, v.NewName = fl.NewSecret, fl.NewName
+		c.Response().Header().Set("Cache-Control", "no-store")
+	}
 	return render(c, http.StatusOK, views.TokensPage(page(c, "API tokens", "settings"), v))
 }
+
+const tokensPath = "/settings/tokens"
 
 // CreateTokenFor validates and creates a token for user u at most at role
 // max; it returns the secret (shown once).
@@ -101,7 +108,10 @@ func (h *Handler) createToken(c echo.Context, u db.User, name, role string, max 
 	return secret, t, err
 }
 
-// CreateToken creates a token and shows it once (POST /settings/tokens).
+// CreateToken creates a token (POST /settings/tokens) and redirects to
+// GET /settings/tokens, which shows its secret once: reloading that page
+// neither creates another token nor shows the secret again. A form error is
+// answered directly (nothing was created).
 func (h *Handler) CreateToken(c echo.Context) error {
 	p, err := signedIn(c)
 	if err != nil {
@@ -113,6 +123,9 @@ func (h *Handler) CreateToken(c echo.Context) error {
 	}
 	name := c.FormValue("name")
 	secret, _, err := h.CreateTokenFor(c, u, name, c.FormValue("role"), p.Role, Actor(c))
+	if err == nil && h.Auth.SetFlash(p, Flash{Page: tokensPath, NewSecret: secret, NewName: strings.TrimSpace(name)}) {
+		return c.Redirect(http.StatusSeeOther, tokensPath)
+	}
 	v, verr := h.tokensView(c, p)
 	if verr != nil {
 		return verr

@@ -68,7 +68,7 @@ func TestCSRF(t *testing.T) {
 		t.Fatalf("refused POSTs wrote: users %d→%d events %d→%d", u0, u, e0, e)
 	}
 	form.Del("_csrf")
-	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusOK {
+	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("POST with token: %d %s", r.StatusCode, body(t, r))
 	}
 	if _, err := env.Store.UserByName(context.Background(), "mallory"); err != nil {
@@ -121,10 +121,10 @@ func TestXSSEscaped(t *testing.T) {
 		name := "u" + string(rune('0'+i)) + p
 		env.CreateUser(t, name, handlers.RoleOperator, testkit.TestPassword)
 		c := env.Login(t, name, testkit.TestPassword)
-		if r := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"tok" + p}}); r.StatusCode != http.StatusOK {
+		if r := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"tok" + p}}); r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("create token: %d", r.StatusCode)
 		} else {
-			html := body(t, r)
+			_, html := sessionGet(t, env, c, r.Header.Get("Location")) // shows the new token once
 			assertEscaped(t, "token created page", html)
 			if !strings.Contains(html, "tok&lt;") && !strings.Contains(html, "tok&#34;") {
 				t.Errorf("token name not shown escaped")
@@ -226,13 +226,13 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 		t.Fatal("dave's token does not work")
 	}
 	// Role change: operator → viewer applies to the live session and token.
-	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/role", url.Values{"role": {"viewer"}}); r.StatusCode != 200 {
+	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/role", url.Values{"role": {"viewer"}}); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("set role: %d", r.StatusCode)
 	}
 	if r := env.BearerDo(t, "POST", "/api/v1/materializations", tok, "application/json", `{}`); r.StatusCode != http.StatusForbidden {
 		t.Fatalf("demoted token may still operate: %d", r.StatusCode)
 	}
-	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/disable", nil); r.StatusCode != 200 {
+	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/disable", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("disable: %d", r.StatusCode)
 	}
 	resp, _ := dave.Get(env.URL + "/")
@@ -251,10 +251,13 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	// Revoking a token through the page stops it at once.
 	op := env.Client(t, handlers.RoleOperator)
 	r = env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {"ci"}})
-	html := body(t, r)
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create token: %d", r.StatusCode)
+	}
+	st, html := sessionGet(t, env, op, r.Header.Get("Location"))
 	i := strings.Index(html, `data-testid="new-token-secret">`) + len(`data-testid="new-token-secret">`)
-	if r.StatusCode != 200 || !strings.HasPrefix(html[i:], "tsr_") {
-		t.Fatalf("token page: %d", r.StatusCode)
+	if st != 200 || !strings.HasPrefix(html[i:], "tsr_") {
+		t.Fatalf("token page: %d", st)
 	}
 	secret := html[i : i+47]
 	if r := env.BearerDo(t, "GET", "/api/v1/me", secret, "", ""); r.StatusCode != 200 {

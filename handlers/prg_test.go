@@ -1,0 +1,69 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// Creating a token answers with a redirect (post/redirect/get); the page it
+// leads to shows the secret once. Reloading it creates nothing and shows no
+// secret.
+func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	op := env.Client(t, handlers.RoleOperator)
+	count := func() (n int) {
+		env.Store.R.Get(&n, `SELECT COUNT(*) FROM api_tokens WHERE name = 'ci'`)
+		return n
+	}
+	r := env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {"ci"}})
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/settings/tokens" {
+		t.Fatalf("create token: %d → %q, want 303 → /settings/tokens", r.StatusCode, r.Header.Get("Location"))
+	}
+	_, doc := pgGet(t, env, op, "/settings/tokens")
+	secret := doc.Find(`[data-testid="new-token-secret"]`).Text()
+	if !strings.HasPrefix(secret, "tsr_") {
+		t.Fatalf("the redirected page shows no secret: %q", secret)
+	}
+	if r := env.BearerDo(t, "GET", "/api/v1/me", secret, "", ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("the shown secret does not work: %d", r.StatusCode)
+	}
+	for range 2 {
+		if _, doc := pgGet(t, env, op, "/settings/tokens"); doc.Find(`[data-testid="new-token"]`).Length() != 0 {
+			t.Fatalf("a reload shows the secret again")
+		}
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d tokens named ci, want 1", n)
+	}
+	// A refused form is answered directly: nothing was created.
+	if r := env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {" "}}); r.StatusCode != http.StatusBadRequest {
+		t.Fatalf("empty name: %d", r.StatusCode)
+	}
+}
+
+// The admin users forms redirect on success too, with their notice once.
+func TestAdminUserFormsRedirect(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	r := env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/admin/users" {
+		t.Fatalf("create user: %d → %q, want 303 → /admin/users", r.StatusCode, r.Header.Get("Location"))
+	}
+	_, doc := pgGet(t, env, admin, "/admin/users")
+	if got := doc.Find(`[data-testid="notice"]`).Text(); got != "Created user frank." {
+		t.Fatalf("notice %q", got)
+	}
+	if _, doc := pgGet(t, env, admin, "/admin/users"); doc.Find(`[data-testid="notice"]`).Length() != 0 {
+		t.Fatalf("the notice shows again on reload")
+	}
+	// Errors are answered directly, with the form's values.
+	r = env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})
+	if r.StatusCode != http.StatusConflict {
+		t.Fatalf("duplicate user: %d", r.StatusCode)
+	}
+}
