@@ -349,3 +349,32 @@ func decodeBytes(t *testing.T, b []byte, v any) {
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A "by HH:MM" policy is over policy once the window after the latest fresh
+// one has passed its deadline without being built.
+func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
+  s.monthly:
+    partitions: {monthly: {start: 2024-10-01, end: 2025-01-01}}
+    code_version: v1
+    freshness: {by: "09:00"}
+    executor: {demo: {duration: 1s}}
+`})
+	now := T0.Add(10 * time.Hour) // 2025-02-01 10:00
+	env.Handler.Now = func() time.Time { return now }
+	over := func() bool {
+		t.Helper()
+		_, doc := get(t, env, "/status")
+		return strings.Contains(doc.Find(`[data-testid="status-row"][data-asset="s.monthly"] [data-testid="lag"]`).Text(), "over policy")
+	}
+	mat(t, env, "s.monthly", "2024-10-01", "v1", time.Date(2024, 11, 1, 5, 0, 0, 0, time.UTC))
+	mat(t, env, "s.monthly", "2024-11-01", "v1", time.Date(2024, 12, 1, 5, 0, 0, 0, time.UTC))
+	// December (window ended 2025-01-01, due 09:00 that day) was never built.
+	if !over() {
+		t.Fatal("December is a month overdue, but the board says within policy")
+	}
+	mat(t, env, "s.monthly", "2024-12-01", "v1", time.Date(2025, 1, 1, 5, 0, 0, 0, time.UTC))
+	if over() {
+		t.Fatal("every month built by its deadline, but the board says over policy")
+	}
+}

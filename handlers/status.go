@@ -110,6 +110,14 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 		if a.Freshness != nil && a.Freshness.MaxLag > 0 && time.Duration(lag)*time.Second > a.Freshness.MaxLag {
 			st.OverPolicy = true
 		}
+		// A "by HH:MM" policy: the window after the latest fresh one is
+		// overdue once its deadline has passed (never built, it is
+		// NEVER_MATERIALIZED, not FRESHNESS, so the count below misses it).
+		if a.Freshness != nil && a.Freshness.DeadlineHHMM != "" && i+1 < n {
+			if ends, ok := catalog.WindowEnds(a.Scheme, sp); ok && a.Freshness.Deadline(ends(i+1)).Before(sc.now) {
+				st.OverPolicy = true
+			}
+		}
 	} else if a.Freshness != nil {
 		st.OverPolicy = true
 	}
