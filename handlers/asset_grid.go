@@ -315,7 +315,7 @@ func bucketTitle(from, to string, b views.Bar) string {
 			parts = append(parts, views.Num(s.N)+" "+strings.ToLower(views.StatusLabel(s.Status)))
 		}
 	}
-	return fmt.Sprintf("%s … %s: %s partitions — %s", from, to, views.Num(b.Total), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %s partition%s — %s", keySpan(from, to), views.Num(b.Total), plural(b.Total), strings.Join(parts, ", "))
 }
 
 // rangeHref is the current page's query with from and to replaced.

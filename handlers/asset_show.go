@@ -54,7 +54,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
 		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
 		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
-		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view,
+		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
 	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
 	active, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, a.Def.Key, 0, 10)
@@ -79,6 +79,9 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		v.Stale, err = h.stalePanel(ctx, a, facts, sc.now)
 		if err != nil {
 			return err
+		}
+		if !v.CanLaunch { // viewers cannot launch: no backfill shortcuts
+			v.Stale.BackfillStale, v.Stale.BackfillMissingStale = "", ""
 		}
 		g, err := h.FindGaps(ctx, a.Def.Key, "")
 		if err != nil {
@@ -143,7 +146,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 				return err
 			}
 		}
-		v.WindowLabel = a.Space.Key(lo) + " … " + a.Space.Key(hi) + " (" + views.Num(size) + " partitions)"
+		v.WindowLabel = keySpan(a.Space.Key(lo), a.Space.Key(hi)) + " (" + views.Num(size) + " partition" + plural(size) + ")"
 		if lo > 0 {
 			plo := max(lo-size, 0)
 			v.Prev = rangeHref(q, a.Space.Key(plo), a.Space.Key(lo-1))

@@ -754,7 +754,7 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 	if status != http.StatusOK || doc.Find(`[data-testid="backfill-row"]`).Length() != 1 {
 		t.Errorf("active partial: %d", status)
 	}
-	_, doc = pgGet(t, env, c, "/assets/t.daily")
+	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/assets/t.daily") // viewers cannot launch: no bar
 	bar := doc.Find(`form[data-testid="selection-bar"]`)
 	if bar.Length() != 1 || bar.AttrOr("action", "") != "/backfills/new" || bar.Find(`input[name="asset"]`).AttrOr("value", "") != "t.daily" {
 		t.Fatal("the asset page has no selection bar opening the new-backfill page")

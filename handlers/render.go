@@ -22,6 +22,8 @@ func page(c echo.Context, title, nav string) views.Page {
 	if PageUser != nil {
 		p.User, p.Role = PageUser(c)
 	}
+	// Signed in, or anonymous-viewer mode: the pages behind the nav are readable.
+	p.Browse = p.User != "" || CurrentPrincipal(c) != nil
 	return p
 }
 

@@ -213,7 +213,7 @@ func (h *Handler) relatedPartitions(ctx context.Context, other *catalog.Asset, s
 		d.Summary = "no partitions"
 		return d, nil
 	}
-	d.Summary = fmt.Sprintf("%s partition%s: %s … %s", views.Num(n), plural(n), sp.Key(rs[0].Lo), sp.Key(rs[len(rs)-1].Hi))
+	d.Summary = fmt.Sprintf("%s partition%s: %s", views.Num(n), plural(n), keySpan(sp.Key(rs[0].Lo), sp.Key(rs[len(rs)-1].Hi)))
 	shown := int64(0)
 	for _, r := range rs {
 		if shown >= limit {

@@ -18,3 +18,74 @@ document.addEventListener("click", function (e) {
   t.classList.add("sel");
   bar.dispatchEvent(new Event("change", { bubbles: true }));
 });
+// Form errors next to their field (the new-backfill form). The live preview
+// answers a refused form with an error naming its field (data-field); the
+// page itself may carry errors too (data-testid="error-NAME"). Each refused
+// field is marked aria-invalid (outlined by app.css) and described by its
+// message, which stands right after the field.
+(function () {
+  function formName(field) {
+    if (/^selector\.keys/.test(field)) { return "keys"; }
+    if (field === "selector.start" || field === "from") { return "start"; }
+    if (field === "selector.end" || field === "to") { return "end"; }
+    if (/^selector\.dimensions/.test(field)) { return "dimension"; }
+    if (/^assets?(\.|\[|$)/.test(field)) { return "asset"; }
+    if (/^selector/.test(field)) { return "selector"; }
+    return field;
+  }
+  function mark(form) {
+    form.querySelectorAll("[data-field-msg]").forEach(function (m) { m.remove(); });
+    form.querySelectorAll('[aria-invalid="true"]').forEach(function (el) {
+      el.removeAttribute("aria-invalid");
+      el.removeAttribute("aria-describedby");
+    });
+    var errs = [];
+    form.querySelectorAll('.field-error[data-testid^="error-"]').forEach(function (e) {
+      errs.push({ field: e.getAttribute("data-testid").slice(6), el: e });
+    });
+    var pv = document.querySelector('#preview [data-testid="preview-error"][data-field]');
+    if (pv && pv.getAttribute("data-field")) {
+      errs.push({ field: pv.getAttribute("data-field"), text: pv.textContent });
+    }
+    var done = {};
+    errs.forEach(function (e) {
+      var name = formName(e.field);
+      var inputs = Array.prototype.filter.call(form.elements, function (el) { return el.name === name; });
+      if (!inputs.length || done[name]) { return; }
+      done[name] = true;
+      var msg = e.el;
+      if (!msg) {
+        msg = document.createElement("span");
+        msg.className = "field-error";
+        msg.setAttribute("data-field-msg", "");
+        msg.setAttribute("data-testid", "field-msg-" + name);
+        msg.textContent = e.text;
+      }
+      msg.classList.add("field-msg");
+      var last = inputs[inputs.length - 1];
+      var anchor = last.closest("label") || last;
+      if (anchor.nextElementSibling !== msg) { anchor.insertAdjacentElement("afterend", msg); }
+      if (!msg.id) { msg.id = "msg-" + name; }
+      inputs.forEach(function (el) {
+        el.setAttribute("aria-invalid", "true");
+        el.setAttribute("aria-describedby", msg.id);
+      });
+    });
+  }
+  function markAll() {
+    var form = document.querySelector('[data-testid="backfill-form"]');
+    if (form) { mark(form); }
+  }
+  document.addEventListener("DOMContentLoaded", markAll);
+  document.addEventListener("htmx:afterSettle", markAll);
+})();
+// A refused launch (400, 409) answers with the form and its errors: show it.
+// htmx swaps only 2xx answers by default, so the refusal used to go unseen.
+document.addEventListener("htmx:beforeSwap", function (e) {
+  var st = e.detail.xhr.status;
+  var elt = e.detail.requestConfig && e.detail.requestConfig.elt;
+  if ((st === 400 || st === 409) && elt && elt.closest && elt.closest('[data-testid="backfill-form"]')) {
+    e.detail.shouldSwap = true;
+    e.detail.isError = false;
+  }
+});

@@ -662,9 +662,11 @@ func AssetPageView(p Page, a AssetPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = SelectionBar(SelectionFor(a)).Render(ctx, templ_7745c5c3_Buffer)
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
+				if a.CanLaunch {
+					templ_7745c5c3_Err = SelectionBar(SelectionFor(a)).Render(ctx, templ_7745c5c3_Buffer)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
 				}
 				templ_7745c5c3_Err = GridView(a.Detail, "grid").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {

@@ -56,6 +56,9 @@ type Grid struct {
 	Buckets      []Bucket
 	BucketSize   int64
 	Total        int64 // partitions in the grid's range
+	// Unit is what a bucket strip counts, singular: "" for partitions,
+	// "chunk" for a backfill's chunk strip.
+	Unit string
 	// TileTestID, when set, marks every tile with data-testid=TileTestID and
 	// data-state=its status (the backfill page's outcome grid; the asset grid
 	// leaves it empty to keep its tiles short).
@@ -107,6 +110,9 @@ type AssetPage struct {
 	Gaps                  *GapsModel
 	// ActiveBackfills are the backfills of this asset not finished yet.
 	ActiveBackfills []BackfillRow
+	// CanLaunch: the reader may launch backfills (operator and up); viewers
+	// get no "Backfill…" controls.
+	CanLaunch bool
 }
 
 // Link is a labelled href.

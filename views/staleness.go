@@ -99,7 +99,7 @@ func ReasonLabel(r string) string {
 	return StatusLabel(r)
 }
 
-// ReasonClass is the CSS class of a reason (staleness.css).
+// ReasonClass is the CSS class of a reason (app.css: any bar may draw one).
 func ReasonClass(r string) string {
 	switch r {
 	case ReasonFresh:
