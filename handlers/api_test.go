@@ -223,12 +223,24 @@ func TestHealthReadyMetrics(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		r.Body.Close()
 	}
+	// Invented methods share one label value: a client cannot add series.
+	for _, m := range []string{"XMETH1", "XMETH2"} {
+		req, _ := http.NewRequest(m, env.URL+"/", nil)
+		if r, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+	}
 	r, _ := env.Get("/metrics")
 	b, _ := io.ReadAll(r.Body)
-	for _, want := range []string{`tessera_http_requests_total{code="200",method="GET",route="/assets/:key"}`, "go_sql_open_connections", "tessera_http_request_duration_seconds"} {
+	for _, want := range []string{`tessera_http_requests_total{code="200",method="GET",route="/assets/:key"}`, "go_sql_open_connections", "tessera_http_request_duration_seconds",
+		`method="other"`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("metrics lack %s", want)
 		}
+	}
+	if strings.Contains(string(b), "XMETH") {
+		t.Fatal("an invented method became a metrics label value")
 	}
 	env.Store.Close()
 	r, _ = env.Get("/readyz")

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -66,8 +67,19 @@ func (m *Metrics) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				code = 500
 			}
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(code)).Inc()
-		m.duration.WithLabelValues(route, c.Request().Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(c.Request().Method)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+		m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel bounds the method label: any client may send any method name,
+// and each would otherwise be a new series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
 }
