@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -83,6 +84,26 @@ type Staleness struct {
 	UpstreamPartition  string `json:"upstream_partition,omitempty"`
 	UpstreamAt         int64  `json:"upstream_materialized_at,omitempty"`
 	TaintReason        string `json:"taint_reason,omitempty"`
+}
+
+// MarshalJSON writes the times as RFC 3339 strings, like every time the API
+// answers.
+func (s Staleness) MarshalJSON() ([]byte, error) {
+	type plain Staleness
+	out := struct {
+		plain
+		Since      *string `json:"since,omitempty"`
+		UpstreamAt *string `json:"upstream_materialized_at,omitempty"`
+	}{plain: plain(s)}
+	rfc := func(ms int64) *string {
+		if ms == 0 {
+			return nil
+		}
+		t := time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+		return &t
+	}
+	out.Since, out.UpstreamAt = rfc(s.Since), rfc(s.UpstreamAt)
+	return json.Marshal(out)
 }
 
 // Explain returns the reason and its evidence. fr is the asset's freshness

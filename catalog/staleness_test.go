@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,21 @@ func TestIndexMapperMatchesDownstreamOf(t *testing.T) {
 // withDemo gives every asset of a test workspace a demo executor.
 func withDemo(y string) string {
 	return strings.ReplaceAll(y, "\n    partitions:", "\n    executor: {demo: {duration: 1s}}\n    partitions:")
+}
+
+// The API shows staleness times as RFC 3339, not Unix milliseconds.
+func TestStalenessJSONTimes(t *testing.T) {
+	at := time.Date(2025, 2, 1, 12, 0, 0, 0, time.UTC)
+	b, err := json.Marshal(Staleness{Reason: UpstreamChanged, Evidence: "x", Since: at.UnixMilli(), UpstreamAt: at.UnixMilli(), UpstreamAsset: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"reason":"UPSTREAM_CHANGED","evidence":"x","upstream_asset":"up","since":"2025-02-01T12:00:00Z","upstream_materialized_at":"2025-02-01T12:00:00Z"}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(Staleness{Reason: Fresh})
+	if strings.Contains(string(b), "since") {
+		t.Errorf("a fresh partition has a since: %s", b)
+	}
 }

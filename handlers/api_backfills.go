@@ -279,7 +279,7 @@ type ConflictJSON struct {
 // ChunkList is a page of a backfill's chunk runs.
 type ChunkList struct {
 	Chunks     []ChunkJSON `json:"chunks"`
-	NextCursor string   `json:"next_cursor"` // "" on the last page
+	NextCursor string      `json:"next_cursor"` // "" on the last page
 }
 
 // APIBackfillChunks lists a backfill's planned chunk runs (?state=&cursor=&limit=).

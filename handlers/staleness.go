@@ -457,6 +457,14 @@ func instanceJSON(i *db.Instance) *InstanceJSON {
 // parseAt reads a point in time: RFC 3339, "2006-01-02T15:04[:05]" or
 // "2006-01-02 15:04[:05]" (UTC), a date (UTC midnight), or Unix milliseconds.
 func parseAt(s string) (time.Time, error) {
+	t, err := parseAtAny(s)
+	if err == nil && (t.Year() < 1 || t.Year() > 9999) {
+		return time.Time{}, fmt.Errorf("%q is out of range: use a time between the years 1 and 9999", strings.TrimSpace(s))
+	}
+	return t, err
+}
+
+func parseAtAny(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, fmt.Errorf("empty time")

@@ -81,12 +81,12 @@ func mat(t *testing.T, env *testkit.Env, asset, key, code string, at time.Time) 
 type stalenessJSON struct {
 	Staleness struct {
 		Reason, Evidence   string
-		UpstreamAsset      string `json:"upstream_asset"`
-		UpstreamPartition  string `json:"upstream_partition"`
-		CodeVersion        string `json:"code_version"`
-		CurrentCodeVersion string `json:"current_code_version"`
-		TaintReason        string `json:"taint_reason"`
-		Since              int64
+		UpstreamAsset      string    `json:"upstream_asset"`
+		UpstreamPartition  string    `json:"upstream_partition"`
+		CodeVersion        string    `json:"code_version"`
+		CurrentCodeVersion string    `json:"current_code_version"`
+		TaintReason        string    `json:"taint_reason"`
+		Since              time.Time `json:"since"`
 	}
 }
 
@@ -148,7 +148,7 @@ func TestStalenessReasonsThroughMappings(t *testing.T) {
 	}
 	mat(t, env, "up.hourly", "2025-01-01-05:00", "v1", T0.Add(2*time.Hour))
 	s = expectReason(t, env, "down.daily", "2025-01-01", "UPSTREAM_CHANGED", "up.hourly partition 2025-01-01-05:00", "2025-02-01 02:00:00 UTC")
-	if s.Staleness.UpstreamAsset != "up.hourly" || s.Staleness.UpstreamPartition != "2025-01-01-05:00" || s.Staleness.Since != T0.Add(2*time.Hour).UnixMilli() {
+	if s.Staleness.UpstreamAsset != "up.hourly" || s.Staleness.UpstreamPartition != "2025-01-01-05:00" || !s.Staleness.Since.Equal(T0.Add(2*time.Hour)) {
 		t.Fatalf("upstream evidence %+v", s.Staleness)
 	}
 	// An upstream hour of another day does not concern 2025-01-01.
@@ -361,6 +361,11 @@ func TestHistoryAtTime(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m), "RFC 3339") {
 		t.Fatalf("unparseable at: %d %v", code, m)
 	}
+	for _, q := range []string{"253402300800000", "9223372036854775807"} { // past the year 9999
+		if code, m := at(q); code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m), "out of range") {
+			t.Errorf("at=%s: %d %v, want 400 out of range", q, code, m)
+		}
+	}
 	// Taint history at a time.
 	env.Post(t, "/api/v1/assets/down.daily/partitions/2025-01-01/taint", `{"reason":"bad"}`)
 	if _, m := at("2025-02-01T11:00:00Z"); m["tainted"] != true || m["taint_reason"] != "bad" {
@@ -389,8 +394,8 @@ func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 	expectReason(t, env, "d.berlin", "2025-01-15", "FRESH")
 	now = time.Date(2025, 1, 16, 9, 0, 0, 0, berlin)
 	s := expectReason(t, env, "d.berlin", "2025-01-15", "FRESHNESS", "09:00 Europe/Berlin")
-	if s.Staleness.Since != now.UnixMilli() {
-		t.Fatalf("stale since %d, want %d", s.Staleness.Since, now.UnixMilli())
+	if !s.Staleness.Since.Equal(now) {
+		t.Fatalf("stale since %v, want %v", s.Staleness.Since, now)
 	}
 	expectReason(t, env, "d.berlin", "2025-01-14", "FRESH")
 }
