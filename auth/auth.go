@@ -41,8 +41,20 @@ func CheckPasswordPolicy(pw string) error {
 		return fmt.Errorf("the password is too short: use at least %d characters", MinPasswordLength)
 	case len(pw) > MaxPasswordLength:
 		return fmt.Errorf("the password is too long: use at most %d bytes", MaxPasswordLength)
+	case strings.TrimSpace(pw) == "":
+		return errors.New("the password is only spaces: use letters, digits or symbols too")
+	case distinctRunes(pw) < 3:
+		return errors.New("the password repeats one or two characters: use more different characters")
 	}
 	return nil
+}
+
+func distinctRunes(s string) int {
+	seen := map[rune]bool{}
+	for _, r := range s {
+		seen[r] = true
+	}
+	return len(seen)
 }
 
 // HashPassword returns an encoded argon2id hash with a random salt.

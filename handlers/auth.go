@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -261,7 +263,34 @@ func (a *Auth) StartSession(c echo.Context, u db.User) error {
 	if err := a.Store.CreateSession(c.Request().Context(), auth.HashSecret(sid), u, c.RealIP(), c.Request().UserAgent(), a.now()); err != nil {
 		return err
 	}
-	return a.writeCookie(c, sid, int(a.Cfg.MaxLifetime/time.Second))
+	if err := a.writeCookie(c, sid, int(a.Cfg.MaxLifetime/time.Second)); err != nil {
+		return err
+	}
+	// The session's CSRF token from the first page on (see CSRFToken).
+	c.SetCookie(&http.Cookie{Name: CSRFCookie, Value: csrfFor(sid), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: a.secure(c.Request()), Expires: a.now().Add(24 * time.Hour)})
+	return nil
+}
+
+// CSRFCookie is the name of the CSRF cookie (and form field).
+const CSRFCookie = "_csrf"
+
+// CSRFToken is the CSRF token of the request's signed-in session ("" when
+// none): derived from the session's secret, which only the session cookie
+// (signed, HttpOnly) carries. A token planted by someone else — a cookie
+// set from a sibling domain or over plain HTTP — never matches it.
+func (a *Auth) CSRFToken(c echo.Context) string {
+	sid := a.sessionSecret(c)
+	if sid == "" {
+		return ""
+	}
+	return csrfFor(sid)
+}
+
+func csrfFor(sid string) string {
+	m := hmac.New(sha256.New, []byte(sid))
+	m.Write([]byte("tessera csrf token"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // EndSession signs the request's session out and clears its cookie.

@@ -29,29 +29,33 @@ func identify(a *handlers.Auth) echo.MiddlewareFunc {
 // requireRole anyway, so only requests that could act (signed in, or public
 // routes such as /login) are checked.
 func csrf(a *handlers.Auth, public map[string]bool) echo.MiddlewareFunc {
-	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
-		Skipper: func(c echo.Context) bool {
-			if handlers.HasBearer(c.Request()) {
-				return true
-			}
-			switch c.Request().Method {
-			case http.MethodGet, http.MethodHead, http.MethodOptions:
-				return false
-			}
-			p := handlers.CurrentPrincipal(c)
-			return p.Anonymous() && !public[c.Request().Method+" "+c.Path()]
-		},
-		TokenLookup:    "header:" + echo.HeaderXCSRFToken + ",form:_csrf",
-		CookieName:     "_csrf",
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSameSite: http.SameSiteLaxMode,
-		ErrorHandler: func(err error, c echo.Context) error {
-			return handlers.Forbidden("the form's security token is missing or out of date (CSRF); reload the page and try again")
-		},
-	})
+	config := func(secure bool) echo.MiddlewareFunc {
+		return middleware.CSRFWithConfig(middleware.CSRFConfig{
+			Skipper: func(c echo.Context) bool {
+				if handlers.HasBearer(c.Request()) {
+					return true
+				}
+				switch c.Request().Method {
+				case http.MethodGet, http.MethodHead, http.MethodOptions:
+					return false
+				}
+				p := handlers.CurrentPrincipal(c)
+				return p.Anonymous() && !public[c.Request().Method+" "+c.Path()]
+			},
+			TokenLookup:    "header:" + echo.HeaderXCSRFToken + ",form:_csrf",
+			CookieName:     handlers.CSRFCookie,
+			CookiePath:     "/",
+			CookieHTTPOnly: true,
+			CookieSecure:   secure,
+			CookieSameSite: http.SameSiteLaxMode,
+			ErrorHandler: func(err error, c echo.Context) error {
+				return handlers.Forbidden("the form's security token is missing or out of date (CSRF); reload the page and try again")
+			},
+		})
+	}
+	plainMW, secureMW := config(false), config(true)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		h := mw(next)
+		plain, secure := plainMW(next), secureMW(next)
 		return func(c echo.Context) error {
 			r := c.Request()
 			// Echo trusts Sec-Fetch-Site for safe requests and then hands out a
@@ -60,9 +64,32 @@ func csrf(a *handlers.Auth, public map[string]bool) echo.MiddlewareFunc {
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				r.Header.Del(echo.HeaderSecFetchSite)
 			}
-			return h(c)
+			// A signed-in session's token is bound to the session: whatever
+			// _csrf cookie arrived, the expected token is the session's, so a
+			// planted cookie and its matching form field do not pass.
+			if p := handlers.CurrentPrincipal(c); p != nil && p.Via == "session" {
+				if tok := a.CSRFToken(c); tok != "" {
+					setRequestCookie(r, handlers.CSRFCookie, tok)
+				}
+			}
+			if a.SecureRequest(r) {
+				return secure(c)
+			}
+			return plain(c)
 		}
 	}
+}
+
+// setRequestCookie replaces the request's cookies named name with one value.
+func setRequestCookie(r *http.Request, name, value string) {
+	var parts []string
+	for _, ck := range r.Cookies() {
+		if ck.Name != name {
+			parts = append(parts, ck.Name+"="+ck.Value)
+		}
+	}
+	parts = append(parts, name+"="+value)
+	r.Header.Set("Cookie", strings.Join(parts, "; "))
 }
 
 // requireRole refuses requests whose principal lacks role: no or bad
