@@ -59,12 +59,6 @@ func stripCaption(g Grid) string {
 // "Backfill <id>" (its id is then not repeated under it).
 func untitled(r BackfillRow) bool { return r.Title == "" || r.Title == "Backfill "+r.ID }
 
-// fieldInvalid reports whether the new-backfill form has an error for field.
-func fieldInvalid(f NewBackfillForm, field string) bool {
-	_, ok := f.Errors[field]
-	return ok
-}
-
 // longLabels reports whether any column label is wider than two characters
 // (matrix dimension values such as "apac"): such headers are set vertically,
 // one column wide, instead of running into each other.
