@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
 )
 
 // reloadMu makes reloads one at a time (two would race to swap).
@@ -40,6 +42,9 @@ func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace
 		}
 		return nil, BadRequest("workspace", "workspace %s was not reloaded: %v", cur.Path, err)
 	}
+	if err := h.reloadKeepsActiveBackfills(ctx, cur.Workspace, ws); err != nil {
+		return nil, err
+	}
 	loaded, err := LoadWorkspace(ctx, h.Store, ws, cur.Source, actor, h.Now())
 	if err != nil {
 		return nil, fmt.Errorf("sync workspace %s: %w", cur.Path, err)
@@ -59,4 +64,39 @@ func (h *Handler) APIWorkspaceReload(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"source": ws.Source, "assets": len(ws.Assets), "reloaded_at": msTime(h.Now().UnixMilli())})
+}
+
+// reloadKeepsActiveBackfills refuses a reload that removes an asset, or
+// changes its partition key space, while a backfill of it is unfinished:
+// the backfill's chunks are stored as positions in the old key space and
+// would select other partitions (or none) in the new one.
+func (h *Handler) reloadKeepsActiveBackfills(ctx context.Context, old, next *catalog.Workspace) error {
+	var problems []string
+	for _, a := range old.Assets {
+		change := ""
+		switch n := next.Asset(a.Key); {
+		case n == nil:
+			change = "removes"
+		case db.SchemeSignature(n.Scheme) != db.SchemeSignature(a.Scheme):
+			change = "changes the partitions of"
+		default:
+			continue
+		}
+		bfs, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, a.Key, 0, 5)
+		if err != nil {
+			return err
+		}
+		if len(bfs) == 0 {
+			continue
+		}
+		ids := make([]string, len(bfs))
+		for i, b := range bfs {
+			ids[i] = b.ID
+		}
+		problems = append(problems, fmt.Sprintf("it %s %s, which unfinished backfills select (%s)", change, a.Key, strings.Join(ids, ", ")))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return Conflict("the workspace was not reloaded (the server keeps the workspace it has): %s; let those backfills finish or cancel them first", strings.Join(problems, "; "))
 }

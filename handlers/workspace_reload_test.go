@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -33,5 +35,43 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 	}
 	if code, _ := apiCall(t, env, env.Token(t, handlers.RoleOperator), "POST", "/api/v1/workspace/reload", ""); code != http.StatusForbidden {
 		t.Fatalf("operator reload: %d", code)
+	}
+
+	// While a backfill of r.one runs, a reload may not remove r.one nor
+	// change its partitions (its chunks are positions in the old key space).
+	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a, b]}\n    executor: {demo: {duration: 30s}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", ""); code != http.StatusOK {
+		t.Fatalf("reload: %d %v", code, out)
+	}
+	env.StartEngine(t, jobs.Options{})
+	code, b := apiCall(t, env, admin, "POST", "/api/v1/backfills", `{"assets":["r.one"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	id := b["id"].(string)
+	for _, ws := range []string{
+		"assets:\n  r.two:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n",
+		"assets:\n  r.one:\n    partitions: {static: [a, b, c]}\n    executor: {demo: {duration: 1ms}}\n",
+	} {
+		if err := os.WriteFile(file, []byte(ws), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, e := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
+		if msg, _ := e["error"].(map[string]any)["message"].(string); code != http.StatusConflict || !strings.Contains(msg, id) {
+			t.Fatalf("reload under a running backfill: %d %v", code, e)
+		}
+	}
+	if env.Handler.Workspace().Asset("r.one") == nil || len(env.Handler.Workspace().Asset("r.one").Scheme.(catalog.StaticScheme).StaticKeys()) != 2 {
+		t.Fatal("a refused reload changed the workspace")
+	}
+	// Once the backfill is canceled, the same file reloads.
+	if code, e := apiCall(t, env, admin, "POST", "/api/v1/backfills/"+id+"/cancel", `{"terminate":true}`); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, e)
+	}
+	apiWaitState(t, env, admin, id, "CANCELED")
+	if code, out := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", ""); code != http.StatusOK {
+		t.Fatalf("reload after the cancel: %d %v", code, out)
 	}
 }
