@@ -144,6 +144,13 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	defer store.Close()
 	now := time.Now()
+	if err := handlers.CheckUnfinishedBackfills(ctx, store, ws); err != nil {
+		var ue *handlers.UserError
+		if errors.As(err, &ue) {
+			return usageErr("workspace %s was not loaded: %s (start with the previous workspace to do that)", source, ue.Message)
+		}
+		return &exitError{ExitServer, err}
+	}
 	loaded, err := handlers.LoadWorkspace(ctx, store, ws, source, "system", now)
 	if err != nil {
 		return &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}

@@ -1,9 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,4 +103,58 @@ func TestWorkspaceReload(t *testing.T) {
 	if has("w.new") {
 		t.Errorf("w.new is still served after it left the file: %v", assets())
 	}
+}
+
+// A server does not start on a workspace that removes an asset, or changes
+// its partitions, while a backfill of it is unfinished (its chunks are
+// positions in the old key space).
+func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
+	s := startServerWith(t, clientWorkspace+`
+  t.slow:
+    partitions: {static: [a, b]}
+    executor: {demo: {duration: 60s}}
+`)
+	code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--partitions", "a,b", "--json")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	var b struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil || b.ID == "" {
+		t.Fatalf("create answered %q: %v", out, err)
+	}
+	// Stop the server with the backfill unfinished, and drop t.slow.
+	if err := s.Proc.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for processAlive(s.Proc.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not stop")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.WriteFile(s.WS, []byte(clientWorkspace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tesseraBin, "serve", "--db", s.DB, "--workspace", s.WS, "--addr", "127.0.0.1:0")
+	outb, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(outb), b.ID) || !strings.Contains(string(outb), "removes t.slow") {
+		t.Fatalf("serve on a workspace without t.slow: %v\n%s", err, outb)
+	}
+}
+
+// processAlive reports whether pid runs (a zombie, exited but not yet
+// waited for, does not).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }

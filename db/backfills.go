@@ -388,3 +388,25 @@ func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition
 		ORDER BY partition_key DESC LIMIT 200)`, assetID)
 	return row.Ms.Float64, row.N, err
 }
+
+// UnfinishedBackfillsOf maps each asset that unfinished backfills select to
+// those backfills' ids (oldest first), with the asset's stored scheme
+// signature (the key space those backfills' chunks are positions in).
+func (s *Store) UnfinishedBackfillsOf(ctx context.Context) (map[string][]string, map[string]string, error) {
+	var rows []struct {
+		Asset string `db:"asset"`
+		ID    string `db:"backfill_id"`
+		Sig   string `db:"scheme_signature"`
+	}
+	if err := s.R.SelectContext(ctx, &rows, `SELECT s.asset, s.backfill_id, COALESCE(a.scheme_signature, '') AS scheme_signature
+		FROM backfills b JOIN backfill_segments s ON s.backfill_id = b.id LEFT JOIN assets a ON a.key = s.asset
+		WHERE b.state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY b.seq`); err != nil {
+		return nil, nil, err
+	}
+	ids, sigs := map[string][]string{}, map[string]string{}
+	for _, r := range rows {
+		ids[r.Asset] = append(ids[r.Asset], r.ID)
+		sigs[r.Asset] = r.Sig
+	}
+	return ids, sigs, nil
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,7 +44,11 @@ func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace
 		}
 		return nil, BadRequest("workspace", "workspace %s was not reloaded: %v", cur.Path, err)
 	}
-	if err := h.reloadKeepsActiveBackfills(ctx, cur.Workspace, ws); err != nil {
+	if err := CheckUnfinishedBackfills(ctx, h.Store, ws); err != nil {
+		var ue *UserError
+		if errors.As(err, &ue) {
+			ue.Message = "the workspace was not reloaded (the server keeps the workspace it has): " + ue.Message
+		}
 		return nil, err
 	}
 	loaded, err := LoadWorkspace(ctx, h.Store, ws, cur.Source, actor, h.Now())
@@ -66,37 +72,35 @@ func (h *Handler) APIWorkspaceReload(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"source": ws.Source, "assets": len(ws.Assets), "reloaded_at": msTime(h.Now().UnixMilli())})
 }
 
-// reloadKeepsActiveBackfills refuses a reload that removes an asset, or
+// CheckUnfinishedBackfills refuses a workspace that removes an asset, or
 // changes its partition key space, while a backfill of it is unfinished:
 // the backfill's chunks are stored as positions in the old key space and
-// would select other partitions (or none) in the new one.
-func (h *Handler) reloadKeepsActiveBackfills(ctx context.Context, old, next *catalog.Workspace) error {
+// would select other partitions (or none) in the new one. Both a reload and
+// a server start check it.
+func CheckUnfinishedBackfills(ctx context.Context, store *db.Store, next *catalog.Workspace) error {
+	ids, sigs, err := store.UnfinishedBackfillsOf(ctx)
+	if err != nil {
+		return err
+	}
 	var problems []string
-	for _, a := range old.Assets {
+	for _, key := range slices.Sorted(maps.Keys(ids)) {
 		change := ""
-		switch n := next.Asset(a.Key); {
+		switch n := next.Asset(key); {
 		case n == nil:
 			change = "removes"
-		case db.SchemeSignature(n.Scheme) != db.SchemeSignature(a.Scheme):
+		case db.SchemeSignature(n.Scheme) != sigs[key]:
 			change = "changes the partitions of"
 		default:
 			continue
 		}
-		bfs, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, a.Key, 0, 5)
-		if err != nil {
-			return err
+		list := ids[key]
+		if len(list) > 5 {
+			list = append(list[:5:5], fmt.Sprintf("and %d more", len(ids[key])-5))
 		}
-		if len(bfs) == 0 {
-			continue
-		}
-		ids := make([]string, len(bfs))
-		for i, b := range bfs {
-			ids[i] = b.ID
-		}
-		problems = append(problems, fmt.Sprintf("it %s %s, which unfinished backfills select (%s)", change, a.Key, strings.Join(ids, ", ")))
+		problems = append(problems, fmt.Sprintf("it %s %s, which unfinished backfills select (%s)", change, key, strings.Join(list, ", ")))
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	return Conflict("the workspace was not reloaded (the server keeps the workspace it has): %s; let those backfills finish or cancel them first", strings.Join(problems, "; "))
+	return Conflict("%s; let those backfills finish or cancel them before changing these assets", strings.Join(problems, "; "))
 }
