@@ -63,6 +63,7 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 		{"GET", "/api/v1/backfills/bf_x/pause", "POST"},
 		{"DELETE", "/api/v1/backfills/bf_x", "GET"},
 		{"PUT", "/api/v1/backfills", "GET, POST"},
+		{"GET", "/api/v1/backfills/preview", "POST"},
 	} {
 		resp, out := do(c.method, c.path, "", "")
 		er, _ := out["error"].(map[string]any)
