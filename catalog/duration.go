@@ -95,3 +95,22 @@ func ParseThrottle(s string) (Throttle, error) {
 	}
 	return Throttle{Runs: runs, Per: d}, nil
 }
+
+// HumanDuration writes a duration for people, to a precision that reads
+// well: "350 ms", "4.6 s", "20 min 3 s", "8 h 24 min", "7 days 19 h". Pages,
+// estimates and the CLI all use it, so one length always reads the same.
+func HumanDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return ""
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d days %d h", int(d.Hours()/24), int(d.Hours())%24)
+}

@@ -373,3 +373,18 @@ func TestBigHourlySpace(t *testing.T) {
 		t.Errorf("multi big: %d %s", msp.Len(), msp.Key(3*want-1))
 	}
 }
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		350 * time.Millisecond:         "350 ms",
+		4600 * time.Millisecond:        "4.6 s",
+		20*time.Minute + 3*time.Second: "20 min 3 s",
+		8*time.Hour + 24*time.Minute:   "8 h 24 min",
+		7*24*time.Hour + 19*time.Hour:  "7 days 19 h",
+		-time.Second:                   "",
+	} {
+		if got := HumanDuration(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+}

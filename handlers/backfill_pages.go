@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/views"
@@ -70,21 +71,7 @@ func fmtTime(ms *int64) string {
 	return db.FromMillis(*ms).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return ""
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%d days %d h", int(d.Hours()/24), int(d.Hours())%24)
-}
+func fmtDur(d time.Duration) string { return catalog.HumanDuration(d) }
 
 func durBetween(from, to *int64, now time.Time) string {
 	if from == nil {

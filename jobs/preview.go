@@ -140,23 +140,9 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 	return pv, nil
 }
 
-// roundDuration writes seconds to a precision that reads well: milliseconds
-// under a second, tenths under a minute, whole seconds under an hour,
-// minutes under a day, then days and hours.
+// roundDuration writes seconds as every other duration is written.
 func roundDuration(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	case d < 24*time.Hour:
-		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-	}
-	h := int64(d.Round(time.Hour) / time.Hour)
-	return fmt.Sprintf("%dd%dh", h/24, h%24)
+	return catalog.HumanDuration(time.Duration(s * float64(time.Second)))
 }
 
 // explicitRunMin is the length from which consecutive explicit keys are

@@ -255,7 +255,7 @@ assets:
 		return pv
 	}
 	// 20 partitions × 100 ms over min(8 asked, 2 in the pool) runs = 1 s.
-	if pv := preview("e.narrow", 1, 8); *pv.EstimateSeconds != 1 || !strings.HasPrefix(pv.Estimate, "1s ") {
+	if pv := preview("e.narrow", 1, 8); *pv.EstimateSeconds != 1 || !strings.HasPrefix(pv.Estimate, "1.0 s ") {
 		t.Fatalf("pool cap: %v %q", *pv.EstimateSeconds, pv.Estimate)
 	}
 	// 20 partitions × 100 ms over 10 runs = 0.2 s of work, but the throttle
@@ -268,7 +268,7 @@ assets:
 		t.Fatalf("two chunks: %v %q", *pv.EstimateSeconds, pv.Estimate)
 	}
 	pv, err := env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.fresh"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
-	if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || pv.Estimate != "at least 400ms (no history for e.fresh) from recent runs at this concurrency" {
+	if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || pv.Estimate != "at least 400 ms (no history for e.fresh) from recent runs at this concurrency" {
 		t.Fatalf("partial history: %+v %v", pv, err)
 	}
 	// No run, but a pipeline reported materializations that took 300 ms each
@@ -283,7 +283,7 @@ assets:
 		t.Fatal(err)
 	}
 	// 20 partitions × 300 ms over 2 runs = 3 s.
-	if pv := preview("e.reported", 1, 2); *pv.EstimateSeconds != 3 || pv.Estimate != "3s from reported materializations of these assets at this concurrency" {
+	if pv := preview("e.reported", 1, 2); *pv.EstimateSeconds != 3 || pv.Estimate != "3.0 s from reported materializations of these assets at this concurrency" {
 		t.Fatalf("from reports: %v %q", *pv.EstimateSeconds, pv.Estimate)
 	}
 	pv, err = env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.reported"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
@@ -296,7 +296,7 @@ func TestRoundDuration(t *testing.T) {
 	for _, c := range []struct {
 		s    float64
 		want string
-	}{{0.4, "400ms"}, {1.23, "1.2s"}, {75.4, "1m15s"}, {30258, "8h24m"}, {3600, "1h0m"}, {674390, "7d19h"}, {86400, "1d0h"}} {
+	}{{0.4, "400 ms"}, {1.23, "1.2 s"}, {75.4, "1 min 15 s"}, {30258, "8 h 24 min"}, {3600, "1 h 0 min"}, {674390, "7 days 19 h"}, {86400, "24 h 0 min"}} {
 		if got := roundDuration(c.s); got != c.want {
 			t.Errorf("roundDuration(%v) = %q, want %q", c.s, got, c.want)
 		}
