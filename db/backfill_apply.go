@@ -734,50 +734,39 @@ type RunCheckpoint struct {
 // RunCheckpointOf reads the checkpoint of run (which started at since) over
 // keys, partitions of asset.
 func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
-	cp := RunCheckpoint{Done: map[string]bool{}, Built: map[string]bool{}}
-	for len(keys) > 0 {
-		k := min(len(keys), batchRows)
-		args := make([]any, 0, k+3)
-		args = append(args, assetID)
-		for _, key := range keys[:k] {
-			args = append(args, key)
-		}
-		marks := strings.Repeat(",?", k-1)
-		var got []string
-		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (?`+marks+`)
-			AND status='materialized' AND tainted_at IS NULL AND (last_mat_run_id=? OR last_mat_at>=?)`, append(args, runID, since)...); err != nil {
-			return cp, err
-		}
-		for _, g := range got {
-			cp.Done[g] = true
-		}
-		got = got[:0]
-		if err := q.SelectContext(ctx, &got, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (?`+marks+`)
-			AND run_id=? AND status='materialized'`, append(args, runID)...); err != nil {
-			return cp, err
-		}
-		for _, g := range got {
-			cp.Built[g] = true
-		}
-		keys = keys[k:]
+	var cp RunCheckpoint
+	var err error
+	cp.Done, err = keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
+		AND status='materialized' AND tainted_at IS NULL AND (last_mat_run_id=? OR last_mat_at>=?)`, assetID, keys, runID, since)
+	if err != nil {
+		return cp, err
 	}
-	return cp, nil
+	cp.Built, err = keysWhere(ctx, q, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (%s)
+		AND run_id=? AND status='materialized'`, assetID, keys, runID)
+	return cp, err
 }
 
 // FailedByRun returns which of keys (partitions of asset) are failed by the
 // last attempt of run.
 func FailedByRun(ctx context.Context, q getter, assetID int64, runID string, keys []string) (map[string]bool, error) {
+	return keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
+		AND status='failed' AND last_attempt_run_id=?`, assetID, keys, runID)
+}
+
+// keysWhere runs query (one row per partition key it selects) over keys in
+// batches: its placeholders are the asset id, the batch's keys in place of
+// %s, then after.
+func keysWhere(ctx context.Context, q getter, query string, assetID int64, keys []string, after ...any) (map[string]bool, error) {
 	out := map[string]bool{}
 	for len(keys) > 0 {
 		k := min(len(keys), batchRows)
-		args := make([]any, 0, k+2)
+		args := make([]any, 0, k+1+len(after))
 		args = append(args, assetID)
 		for _, key := range keys[:k] {
 			args = append(args, key)
 		}
 		var got []string
-		if err := q.SelectContext(ctx, &got, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`)
-			AND status='failed' AND last_attempt_run_id=?`, append(args, runID)...); err != nil {
+		if err := q.SelectContext(ctx, &got, fmt.Sprintf(query, "?"+strings.Repeat(",?", k-1)), append(args, after...)...); err != nil {
 			return nil, err
 		}
 		for _, g := range got {
