@@ -236,15 +236,24 @@ func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, pare
 		ChunkSize: r.req.ChunkSize, MaxConcurrentRuns: r.req.MaxConcurrentRuns, Priority: r.req.Priority,
 		TotalPartitions: r.total, TotalChunks: r.chunks, ParentBackfillID: parent, RetryRequestID: retryID, RequestKey: key, RequestHash: hash,
 		CreatedBy: actor, CreatedAt: db.Millis(now), UpdatedAt: db.Millis(now)}
+	// The answer is the backfill as created (PENDING, version 1), read in
+	// the creating transaction: the controller may plan it the moment it
+	// commits.
+	var created db.Backfill
 	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
-		return db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
-			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now)
+		if err := db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
+			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now); err != nil {
+			return err
+		}
+		var err error
+		created, err = db.BackfillTx(ctx, tx, id)
+		return err
 	})
 	if err != nil {
 		return db.Backfill{}, err
 	}
 	e.broker.Publish(id)
-	return e.Store.Backfill(ctx, id)
+	return created, nil
 }
 
 // Transition actions.
