@@ -267,6 +267,7 @@ const (
 // equal the current state_version.
 func (e *Engine) Transition(ctx context.Context, id, action string, expected int64, terminate bool, actor string) (db.Backfill, error) {
 	now := e.Now()
+	var after db.Backfill
 	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
 		b, err := db.BackfillTx(ctx, tx, id)
 		if err != nil {
@@ -319,16 +320,21 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 			if ev2.Failures, err = e.queuedRunFailures(ctx, tx, &b); err != nil {
 				return err
 			}
-			return db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev2, "", now)
+			if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+id, actor, ev2, "", now); err != nil {
+				return err
+			}
 		}
-		return nil
+		// The answer is the state this transition made, read in its
+		// transaction (the controller may move on the moment it commits).
+		after, err = db.BackfillTx(ctx, tx, id)
+		return err
 	})
 	if err != nil {
 		return db.Backfill{}, err
 	}
 	e.broker.Publish(id)
 	e.Wake()
-	return e.Store.Backfill(ctx, id)
+	return after, nil
 }
 
 func allowedFrom(action string) string {
