@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -59,7 +60,15 @@ func NewTimeScheme(p TimeParams) (TimeScheme, error) {
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
-		return nil, paramErr("timezone", "unknown timezone %q; use an IANA name like UTC or Europe/Berlin", tz)
+		tzErr := paramErr("timezone", "unknown timezone %q; use an IANA name like UTC or Europe/Berlin", tz)
+		// Check the rest in UTC too, so that a bad start is not hidden
+		// behind the bad timezone.
+		q := p
+		q.Timezone = "UTC"
+		if _, err := NewTimeScheme(q); err != nil {
+			return nil, errors.Join(tzErr, err)
+		}
+		return nil, tzErr
 	}
 	s.loc = loc
 	s.strftime = p.KeyFormat

@@ -179,6 +179,18 @@ func TestWorkspaceProblems(t *testing.T) {
 	}
 }
 
+// A bad timezone does not hide a bad start in the same scheme.
+func TestBadTimezoneAndBadStartBothReported(t *testing.T) {
+	ps := problems(t, asset("    partitions:\n      daily:\n        start: 2025-13-01\n        timezone: Mars/Olympus\n"+demoExec))
+	var fields []string
+	for _, p := range ps {
+		fields = append(fields, p.Field)
+	}
+	if got := strings.Join(fields, ","); got != "assets.a.b.partitions.daily.start,assets.a.b.partitions.daily.timezone" {
+		t.Errorf("problems at %s, want the timezone and the start:\n%s", got, (&ValidationError{ps}).Error())
+	}
+}
+
 func TestDuplicateAssetKey(t *testing.T) {
 	src := "assets:\n  a:\n    partitions: {static: [x]}\n" + demoExec + "  a:\n    partitions: {static: [y]}\n" + demoExec
 	ps := problems(t, src)

@@ -569,18 +569,24 @@ func (p *wsParser) parseTime(kind Kind, n *yaml.Node, field string, key *yaml.No
 	}
 	s, err := NewTimeScheme(tp)
 	if err != nil {
-		var pe *ParamError
-		at, sub := key, field
-		if errors.As(err, &pe) && pe.Param != "" {
-			sub = join(field, pe.Param)
-			if v, has := f[pe.Param]; has {
-				at = v
-			} else if k, has := fk[pe.Param]; has {
-				at = k
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok { // several problems
+			errs = j.Unwrap()
+		}
+		for _, err := range errs {
+			var pe *ParamError
+			at, sub := key, field
+			if errors.As(err, &pe) && pe.Param != "" {
+				sub = join(field, pe.Param)
+				if v, has := f[pe.Param]; has {
+					at = v
+				} else if k, has := fk[pe.Param]; has {
+					at = k
+				}
+				p.add(at, sub, "%s", pe.Message)
+			} else {
+				p.add(at, sub, "%v", err)
 			}
-			p.add(at, sub, "%s", pe.Message)
-		} else {
-			p.add(at, sub, "%v", err)
 		}
 		return nil
 	}
