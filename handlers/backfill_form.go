@@ -358,6 +358,8 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 		// The same key with a different form: start a fresh key, keep the values.
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
 	}
+	// Refused: the address stays the form's (hx-push-url is for a launch).
+	c.Response().Header().Set("HX-Push-Url", "false")
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
 }
 

@@ -575,6 +575,14 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if got := doc.Find(`[data-testid="progress-pct"]`).Text(); got != "100%" {
 		t.Errorf("finished backfill shows %q", got)
 	}
+	// The list counts done as the page does: built or failed, all of them.
+	_, list := pgGet(t, env, c, "/backfills")
+	for id, want := range map[string]string{ok.ID: "100% done of 4", bad.ID: "100% done of 3"} {
+		got := strings.Join(strings.Fields(list.Find(`[data-testid="backfill-row"][data-id="`+id+`"] [data-testid="progress-pct"]`).Text()), " ")
+		if got != want {
+			t.Errorf("list progress of %s: %q, want %q", id, got, want)
+		}
+	}
 	if doc.Find(`[data-testid="throughput-chart"]`).Length() != 1 {
 		t.Error("no throughput chart after the backfill ran")
 	}

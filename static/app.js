@@ -77,7 +77,16 @@ document.addEventListener("click", function (e) {
     if (form) { mark(form); }
   }
   document.addEventListener("DOMContentLoaded", markAll);
-  document.addEventListener("htmx:afterSettle", markAll);
+  document.addEventListener("htmx:afterSettle", function (e) {
+    // A new live preview judges the form as it is now: messages a refused
+    // launch rendered into the form are out of date (the preview's own
+    // error, if any, is marked again below).
+    var form = document.querySelector('[data-testid="backfill-form"]');
+    if (form && e.detail.target && e.detail.target.id === "preview") {
+      form.querySelectorAll('.field-error[data-testid^="error-"]').forEach(function (m) { m.remove(); });
+    }
+    markAll();
+  });
 })();
 // A refused launch (400, 409) answers with the form and its errors: show it.
 // htmx swaps only 2xx answers by default, so the refusal used to go unseen.

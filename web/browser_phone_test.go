@@ -55,6 +55,11 @@ func phoneEnv(t *testing.T) (*testkit.Env, map[string]string) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	runs, err := env.Store.Runs(context.Background(), ids["audit"], nil, -1, 1)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs of the audit backfill: %v", err)
+	}
+	ids["run"] = runs[0].ID
 	return env, ids
 }
 
@@ -100,7 +105,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
 		"/assets/raw.events/partitions/2025-01-01-00:00", "/backfills", "/backfills/" + ids["long"], "/status",
-		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users"} {
+		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users", "/runs/" + ids["run"]} {
 		at(t, ctx, env.URL+path, 390)
 		eval(t, ctx, path+" at 390 px", fitsScript)
 	}
@@ -297,4 +302,16 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 		t.Fatalf("the refused launch shows no field error: %v", err)
 	}
 	eval(t, ctx, "launch error", marked)
+	// The refused launch left the address on the form (a reload keeps it).
+	eval(t, ctx, "address after a refused launch", `location.pathname === "/backfills/new" ? "" : "address " + location.pathname`)
+	// Fixing the value clears the message the refused launch rendered.
+	err = chromedp.Do(ctx,
+		typeChunk("6"),
+		chromedp.WaitVisible(bfCSS(`[data-testid="preview-partitions"]`)),
+		chromedp.Sleep(200*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`)
 }

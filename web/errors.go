@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -44,6 +45,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// StatusClientClosedRequest is logged and counted for requests the client
+// abandoned before the answer (nginx's 499).
+const StatusClientClosedRequest = 499
+
 func toUserError(err error) *handlers.UserError {
 	var ue *handlers.UserError
 	if errors.As(err, &ue) {
@@ -51,6 +56,11 @@ func toUserError(err error) *handlers.UserError {
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		return &handlers.UserError{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away (a live preview replaced by the next one, a
+		// closed tab): not a server error, and nobody reads the answer.
+		return &handlers.UserError{Status: StatusClientClosedRequest, Code: "client_closed_request", Message: "the client closed the request"}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
