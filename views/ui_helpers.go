@@ -102,3 +102,15 @@ func dotParts(key string) []string {
 		key = key[i+1:]
 	}
 }
+
+// barDone is how many partitions of a backfill's progress bar are done:
+// built or failed (the backfill page's "% done" counts the same).
+func barDone(b Bar) int64 {
+	var n int64
+	for _, s := range b.Segs {
+		if s.Status == "materialized" || s.Status == "failed" {
+			n += s.N
+		}
+	}
+	return n
+}
