@@ -239,11 +239,6 @@ func contains(list []string, s string) bool {
 
 // APIBackfillGet shows one backfill.
 func (h *Handler) APIBackfillGet(c echo.Context) error {
-	if c.Param("id") == "preview" { // the router takes GET …/preview for an id
-		c.Response().Header().Set("Allow", http.MethodPost)
-		return &UserError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-			Message: "GET is not allowed on /api/v1/backfills/preview; use POST with the backfill request as the body"}
-	}
 	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return engineErr(err)

@@ -949,17 +949,19 @@ func (h *Handler) BackfillActionsPartial(c echo.Context) error {
 	return render(c, http.StatusOK, views.BackfillActionsLive(d))
 }
 
-// describeSelector words a stored selector for people: "range A … B",
+// describeSelection words a backfill's selector for people: "range A … B",
 // "missing, failed within A … B, region = eu", "explicit list of 3 keys".
 func describeSelection(b db.Backfill) string {
-	out := describeSelector(b.Selector)
-	if b.ParentBackfillID != nil && strings.HasSuffix(out, " of its parent") {
-		out = strings.TrimSuffix(out, "its parent") + *b.ParentBackfillID
+	parent := "its parent"
+	if b.ParentBackfillID != nil {
+		parent = *b.ParentBackfillID
 	}
-	return out
+	return describeSelectorOf(b.Selector, parent)
 }
 
-func describeSelector(stored string) string {
+// describeSelectorOf words a stored selector; parent names the backfill a
+// retry selector takes its failed partitions from.
+func describeSelectorOf(stored, parent string) string {
 	var sel struct {
 		Type       string              `json:"type"`
 		Start      string              `json:"start"`
@@ -995,7 +997,7 @@ func describeSelector(stored string) string {
 		}
 		out = fmt.Sprintf("explicit list of %s keys", views.Num(n))
 	case "retry":
-		out = "the failed and upstream-failed partitions of its parent"
+		out = "the failed and upstream-failed partitions of " + parent
 	case "filter":
 		out = "only " + strings.Join(sel.Statuses, ", ")
 		if len(sel.Statuses) == 0 {

@@ -15,7 +15,7 @@ func TestDescribeSelector(t *testing.T) {
 		`{"type":"retry"}`: "the failed and upstream-failed partitions of its parent",
 		`not json`:         "not json",
 	} {
-		if got := describeSelector(in); got != want {
+		if got := describeSelectorOf(in, "its parent"); got != want {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}

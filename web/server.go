@@ -54,6 +54,7 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	var doc echo.HandlerFunc
 	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
 	doc = openAPIHandler(routes)
+	e.Use(staticMethodGuard(routes))
 	e.Use(identify(h.Auth))
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
@@ -62,9 +63,7 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	e.Any("/api/v1/*", func(c echo.Context) error {
 		r := c.Request()
 		if allow := allowedMethods(routes, r.URL.Path); len(allow) > 0 {
-			c.Response().Header().Set("Allow", strings.Join(allow, ", "))
-			return &handlers.UserError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-				Message: fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))}
+			return methodNotAllowed(c, allow)
 		}
 		return handlers.NotFound("no API endpoint %s %s", r.Method, r.URL.Path)
 	})
@@ -194,6 +193,41 @@ func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
 				Message: fmt.Sprintf("the API takes JSON bodies: send Content-Type: application/json (got %q)", ct)}
 		}
 		return next(c)
+	}
+}
+
+// methodNotAllowed is the 405 for a known API path asked with another
+// method.
+func methodNotAllowed(c echo.Context, allow []string) error {
+	r := c.Request()
+	c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+	return &handlers.UserError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+		Message: fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))}
+}
+
+// staticMethodGuard answers 405 for an API path that is a route without
+// parameters asked with a method it lacks. echo would otherwise hand such a
+// request to a parameter route of that method (GET /api/v1/backfills/preview
+// to GET /api/v1/backfills/:id, "backfill preview not found").
+func staticMethodGuard(routes []Route) echo.MiddlewareFunc {
+	static := map[string][]string{}
+	for _, r := range routes {
+		if strings.HasPrefix(r.Path, "/api/") && !strings.ContainsAny(r.Path, ":*") && !slices.Contains(static[r.Path], r.Method) {
+			static[r.Path] = append(static[r.Path], r.Method)
+		}
+	}
+	for _, ms := range static {
+		slices.Sort(ms)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			ms, ok := static[r.URL.Path]
+			if !ok || slices.Contains(ms, r.Method) || r.Method == http.MethodHead && slices.Contains(ms, http.MethodGet) {
+				return next(c)
+			}
+			return methodNotAllowed(c, ms)
+		}
 	}
 }
 
