@@ -140,45 +140,69 @@ const orphanHelperDB, orphanHelperWS = "JOBS_ORPHAN_HELPER_DB", "JOBS_ORPHAN_HEL
 
 func openOrphanEngine(t *testing.T, path, yaml string) (*Engine, *catalog.Workspace) {
 	t.Helper()
-	ctx := context.Background()
-	store, err := db.Open(path)
+	eng, ws, store, err := newOrphanEngine(path, yaml)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids },
-		slog.New(slog.NewTextHandler(io.Discard, nil)), Options{LeaseTTL: 300 * time.Millisecond, Tick: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return eng, ws
 }
 
-// TestOrphanServerHelper is the server that TestCommandOrphansKilledAfterCrash
-// kills with SIGKILL; it does nothing in a normal test run.
-func TestOrphanServerHelper(t *testing.T) {
-	path := os.Getenv(orphanHelperDB)
-	if path == "" {
-		t.Skip("the server process of TestCommandOrphansKilledAfterCrash")
+func newOrphanEngine(path, yaml string) (*Engine, *catalog.Workspace, *db.Store, error) {
+	ctx := context.Background()
+	store, err := db.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	eng, _ := openOrphanEngine(t, path, os.Getenv(orphanHelperWS))
+	eng, ws, err := func() (*Engine, *catalog.Workspace, error) {
+		ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
+			return nil, nil, err
+		}
+		ids, err := store.AssetIDs(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids },
+			slog.New(slog.NewTextHandler(io.Discard, nil)), Options{LeaseTTL: 300 * time.Millisecond, Tick: 20 * time.Millisecond})
+		return eng, ws, err
+	}()
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	return eng, ws, store, nil
+}
+
+// TestMain turns the test binary into the server that
+// TestCommandOrphansKilledAfterCrash kills with SIGKILL when that test starts
+// it with orphanHelperDB set; otherwise it runs the tests.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(orphanHelperDB); path != "" {
+		runOrphanServer(path, os.Getenv(orphanHelperWS))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// runOrphanServer starts a one-partition backfill and serves until killed.
+func runOrphanServer(path, yaml string) {
+	eng, _, _, err := newOrphanEngine(path, yaml)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "orphan server:", err)
+		os.Exit(1)
+	}
 	go func() { _ = eng.Run(context.Background(), time.Second) }()
 	if _, err := eng.Create(context.Background(), Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"},
 		ChunkSize: 1, MaxConcurrentRuns: 1}, "", "test"); err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, "orphan server:", err)
+		os.Exit(1)
 	}
 	time.Sleep(time.Minute) // until killed
+	os.Exit(1)
 }
 
 // After the server is killed with SIGKILL, the children its command left
@@ -195,7 +219,7 @@ assets:
     timeout: 60s
     executor: {command: [sh, -c, 'sleep 600 & echo $! > %s/child; wait']}
 `, dir)
-	server := exec.Command(os.Args[0], "-test.run=^TestOrphanServerHelper$", "-test.count=1", "-test.timeout=2m")
+	server := exec.Command(os.Args[0])
 	server.Env = append(os.Environ(), orphanHelperDB+"="+path, orphanHelperWS+"="+ws)
 	out := &bytes.Buffer{}
 	server.Stdout, server.Stderr = out, out
