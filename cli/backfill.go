@@ -768,6 +768,9 @@ func runCmd(o *clientOpts) *cobra.Command {
 					Attempt   int64  `json:"attempt"`
 				} `json:"partition_list"`
 				LogTail string `json:"log_tail"`
+				Waiting *struct {
+					Reason string `json:"reason"`
+				} `json:"waiting"`
 			}
 			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
 				return err
@@ -779,6 +782,9 @@ func runCmd(o *clientOpts) *cobra.Command {
 			fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
 			if r.Error != nil && *r.Error != "" {
 				fmt.Fprintf(tw, "error\t%s\n", *r.Error)
+			}
+			if r.Waiting != nil {
+				fmt.Fprintf(tw, "waiting\t%s\n", r.Waiting.Reason)
 			}
 			tw.Flush()
 			fmt.Fprintln(w)

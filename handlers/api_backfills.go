@@ -479,6 +479,8 @@ type RunJSON struct {
 	// in chunk order, with what the run did to each.
 	PartitionList []jobs.PartitionOutcome `json:"partition_list"`
 	LogTail       string                  `json:"log_tail"`
+	// Waiting says why a queued run has not started (absent otherwise).
+	Waiting *jobs.RunWait `json:"waiting,omitempty"`
 }
 
 // RunAPIPartitions is how many partitions GET /api/v1/runs/{id} lists.
@@ -502,6 +504,15 @@ func (h *Handler) APIRunGet(c echo.Context) error {
 	if eng, err := h.engine(); err == nil {
 		if out.PartitionList, _, err = eng.RunPartitions(ctx, r, RunAPIPartitions); err != nil {
 			return err
+		}
+		if r.State == db.RunQueued {
+			b, err := h.Store.Backfill(ctx, r.BackfillID)
+			if err != nil {
+				return err
+			}
+			if out.Waiting, err = eng.WaitReason(ctx, b, r); err != nil {
+				return err
+			}
 		}
 	}
 	if len(atts) > 0 {

@@ -122,6 +122,22 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 	if r.Error != nil {
 		p.Error = *r.Error
 	}
+	if r.State == db.RunQueued && h.Engine != nil {
+		b, err := h.Store.Backfill(ctx, r.BackfillID)
+		if err != nil {
+			return p, err
+		}
+		w, err := h.Engine.WaitReason(ctx, b, r)
+		if err != nil {
+			return p, err
+		}
+		if w != nil {
+			p.Wait = w.Reason
+			if w.HolderRunID != "" {
+				p.WaitHref = RunHref(w.HolderRunID)
+			}
+		}
+	}
 	atts, err := h.Store.Attempts(ctx, r.ID)
 	if err != nil {
 		return p, err

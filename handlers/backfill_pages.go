@@ -685,6 +685,18 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		if r.Error != nil {
 			row.Error = truncateText(*r.Error, 200)
 		}
+		if r.State == db.RunQueued && h.Engine != nil {
+			w, err := h.Engine.WaitReason(ctx, b, r)
+			if err != nil {
+				return views.ChunkTable{}, err
+			}
+			if w != nil {
+				row.Wait = w.Reason
+				if w.HolderRunID != "" {
+					row.WaitHref = RunHref(w.HolderRunID)
+				}
+			}
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	if after >= 0 {

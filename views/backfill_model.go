@@ -92,6 +92,9 @@ type ChunkRow struct {
 	Partitions, Materialized, Failed   int64
 	Attempts, MaxAttempts              int64
 	Duration, Error                    string
+	// Wait says why a queued chunk has not started; WaitHref links the
+	// run it waits for, when another run holds its partitions.
+	Wait, WaitHref string
 }
 
 // ChunkTable is one page of a backfill's chunks.
@@ -187,6 +190,8 @@ type RunPage struct {
 	LogAttempt                                                    int64
 	Live                                                          bool
 	Error                                                         string
+	// Wait says why a queued run has not started (WaitHref: the run it waits for).
+	Wait, WaitHref string
 }
 
 // RunPartitionRow is one partition of a run and what the run did to it.

@@ -1,0 +1,117 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+// TestQueuedChunksSayWhyTheyWait: a chunk that waits for partitions another
+// backfill is building names that run (chunk table, run page, API); a retry
+// waiting out its backoff says when it starts; a paused backfill's retry
+// says it waits for Resume.
+func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
+	env, eng := pgEnvWith(t, `
+assets:
+  w.slow:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      command: ['sleep 20']
+      shell: true
+  w.flaky:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 3, backoff: 1h}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`, true)
+	ctx := context.Background()
+	c := env.Client(t, handlers.RoleViewer)
+	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)
+	var holder db.Run
+	waitUntil(t, "the first backfill's chunk to run", func() bool {
+		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
+		if len(runs) == 1 && runs[0].State == db.RunRunning {
+			holder = runs[0]
+			return true
+		}
+		return false
+	})
+	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
+	b := pgCreateBF(t, eng, "w.slow", "2025-01-02", "2025-01-03", 2)
+	var waiting db.Run
+	waitUntil(t, "the overlapping chunk to be planned", func() bool {
+		runs, _ := env.Store.Runs(ctx, b.ID, nil, -1, 1)
+		if len(runs) == 1 {
+			waiting = runs[0]
+			return true
+		}
+		return false
+	})
+	t.Cleanup(func() { _, _ = eng.Transition(ctx, b.ID, jobs.ActCancel, 0, true, "tester") })
+	if waiting.State != db.RunQueued {
+		t.Fatalf("the overlapping chunk is %s, want queued", waiting.State)
+	}
+	_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
+	row := doc.Find(`[data-testid="chunk-row"][data-state="queued"]`)
+	why := row.Find(`[data-testid="chunk-wait"]`).Text()
+	if !strings.Contains(why, holder.ID) || !strings.Contains(why, a.ID) || !strings.Contains(why, "2025-01-02") {
+		t.Errorf("the queued chunk does not say it waits for %s of %s building 2025-01-02: %q", holder.ID, a.ID, why)
+	}
+	if href := row.Find(`[data-testid="chunk-wait-run"]`).AttrOr("href", ""); href != "/runs/"+holder.ID {
+		t.Errorf("link to the run it waits for: %q", href)
+	}
+	_, doc = pgGet(t, env, c, "/runs/"+waiting.ID)
+	if why := doc.Find(`[data-testid="run-wait"]`).Text(); !strings.Contains(why, holder.ID) {
+		t.Errorf("run page: %q", why)
+	}
+	resp, err := c.Get(env.URL + "/api/v1/runs/" + waiting.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj struct {
+		Waiting *jobs.RunWait `json:"waiting"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rj); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("api: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	if rj.Waiting == nil || rj.Waiting.HolderRunID != holder.ID {
+		t.Errorf("api waiting: %+v", rj.Waiting)
+	}
+
+	// A retry waiting out its backoff, then held by a pause.
+	f := pgCreateBF(t, eng, "w.flaky", "2025-01-01", "2025-01-01", 1)
+	waitUntil(t, "the failed chunk to wait for its retry", func() bool {
+		runs, _ := env.Store.Runs(ctx, f.ID, nil, -1, 1)
+		return len(runs) == 1 && runs[0].State == db.RunQueued && runs[0].Attempts == 1
+	})
+	_, doc = pgGet(t, env, c, "/backfills/"+f.ID)
+	if why := doc.Find(`[data-testid="chunk-wait"]`).Text(); !strings.Contains(why, "retry backoff: attempt 2 of 3 starts at") {
+		t.Errorf("backoff: %q", why)
+	}
+	if _, err := eng.Transition(ctx, f.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, c, "/backfills/"+f.ID)
+	if why := doc.Find(`[data-testid="chunk-wait"]`).Text(); !strings.Contains(why, "paused") || !strings.Contains(why, "resumed") {
+		t.Errorf("paused: %q", why)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

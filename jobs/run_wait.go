@@ -1,0 +1,160 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// RunWait says why a queued run has not started, in words for the chunk
+// table, the run page and the API. HolderRunID names the run whose lease
+// the run waits for, when that is the reason.
+type RunWait struct {
+	Reason      string `json:"reason"`
+	HolderRunID string `json:"holder_run_id,omitempty"`
+}
+
+// WaitReason explains why run r of backfill b is queued: the backfill is
+// paused or canceling, a retry waits out its backoff, another run holds the
+// lease on some of its partitions, or no slot is free. It returns nil for a
+// run that is not queued. It reads the store as the controller would and
+// writes nothing.
+func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunWait, error) {
+	if r.State != db.RunQueued {
+		return nil, nil
+	}
+	now := e.Now()
+	what := "this chunk"
+	if r.Attempts > 0 {
+		what = fmt.Sprintf("attempt %d", r.Attempts+1)
+	}
+	switch b.State {
+	case db.BackfillPaused:
+		return &RunWait{Reason: fmt.Sprintf("held: the backfill is paused; %s starts when it is resumed", what)}, nil
+	case db.BackfillCanceling, db.BackfillCanceled:
+		return &RunWait{Reason: "will not start: the backfill is being canceled"}, nil
+	}
+	if r.NotBefore != nil && *r.NotBefore > db.Millis(now) {
+		at := db.FromMillis(*r.NotBefore)
+		return &RunWait{Reason: fmt.Sprintf("retry backoff: attempt %d of %d starts at %s UTC (in %s)",
+			r.Attempts+1, r.MaxAttempts, at.UTC().Format("15:04:05"), catalog.HumanDuration(at.Sub(now).Round(time.Second)))}, nil
+	}
+	if w, err := e.leaseWait(ctx, b, r); err != nil || w != nil {
+		return w, err
+	}
+	if b.RunsRunning >= b.MaxConcurrentRuns {
+		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: %d of the backfill's %d concurrent runs are running", b.RunsRunning, b.MaxConcurrentRuns)}, nil
+	}
+	ws, _ := e.workspace()
+	if a := assetOf(ws, r.Asset); a != nil && a.Pool != "" {
+		def, ok := ws.Pools[a.Pool]
+		if ok && def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
+			return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}, nil
+		}
+		if ok && def.Throttle != nil {
+			return &RunWait{Reason: fmt.Sprintf("waits for pool %s: its throttle or a remote slow-down holds new runs", a.Pool)}, nil
+		}
+	}
+	if n := e.activeCount(); n >= e.opts.MaxConcurrentRuns {
+		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d attempts at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns)}, nil
+	}
+	return &RunWait{Reason: "starts at the controller's next step"}, nil
+}
+
+// leaseWait finds the runs building some of r's partitions now (their
+// in-progress status row is a lease), as prepareAttempt would.
+func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, r db.Run) (*RunWait, error) {
+	segs, err := db.Segments(ctx, e.Store.R, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	if int(r.Seg) >= len(segs) {
+		return nil, nil
+	}
+	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[r.Seg], r.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	var lo, hi int64 = -1, -1
+	for _, i := range idx {
+		if i >= 0 && (lo < 0 || i < lo) {
+			lo = i
+		}
+		hi = max(hi, i)
+	}
+	if lo < 0 {
+		return nil, nil
+	}
+	var busy []string
+	if err := e.Store.R.SelectContext(ctx, &busy, `SELECT partition_key FROM partition_status
+		WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress'`, r.AssetID, lo, hi); err != nil {
+		return nil, err
+	}
+	if len(busy) == 0 {
+		return nil, nil
+	}
+	inChunk := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		inChunk[k] = true
+	}
+	var held []string
+	for _, k := range busy {
+		if inChunk[k] {
+			held = append(held, k)
+		}
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	sort.Strings(held)
+	q, args, err := sqlx.In(`SELECT partition_key, run_id FROM partition_instances
+		WHERE asset_id=? AND partition_key IN (?) AND status='in_progress' AND run_id != ? ORDER BY partition_key`, r.AssetID, held, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Key   string `db:"partition_key"`
+		RunID string `db:"run_id"`
+	}
+	if err := e.Store.R.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	holder := rows[0].RunID
+	var theirs []string
+	for _, row := range rows {
+		if row.RunID == holder {
+			theirs = append(theirs, row.Key)
+		}
+	}
+	who := "run " + holder
+	if hr, err := e.Store.Run(ctx, holder); err == nil {
+		if hr.BackfillID == b.ID {
+			who = fmt.Sprintf("run %s (chunk %d of this backfill)", holder, hr.Chunk)
+		} else {
+			who = fmt.Sprintf("run %s (chunk %d of backfill %s)", holder, hr.Chunk, hr.BackfillID)
+		}
+	}
+	parts := theirs[0]
+	if n := len(theirs) - 1; n > 0 {
+		parts += fmt.Sprintf(" and %d more", n)
+	}
+	holders := map[string]bool{}
+	for _, row := range rows {
+		holders[row.RunID] = true
+	}
+	others := ""
+	if n := len(holders) - 1; n > 0 {
+		others = fmt.Sprintf(" (and %d other runs)", n)
+	}
+	return &RunWait{HolderRunID: holder, Reason: fmt.Sprintf("waits for %s%s, which is building %s of its partitions: a partition is built by one run at a time; this chunk starts when they are released",
+		who, others, parts)}, nil
+}
