@@ -725,7 +725,7 @@ func canceledNote(n int64) string {
 // runCmd shows one chunk run: its partitions with their outcomes, its
 // attempts and the end of the latest attempt's log.
 func runCmd(o *clientOpts) *cobra.Command {
-	var maxParts, logLines int
+	var maxParts, logLines, attempt int
 	cmd := &cobra.Command{
 		Use:   "run RUN_ID",
 		Short: "Show a chunk run: its partitions and outcomes, attempts and log tail",
@@ -739,6 +739,9 @@ func runCmd(o *clientOpts) *cobra.Command {
 				return err
 			}
 			path := "/api/v1/runs/" + url.PathEscape(args[0])
+			if attempt > 0 {
+				path += fmt.Sprintf("?attempt=%d", attempt)
+			}
 			if o.json {
 				var raw map[string]any
 				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
@@ -823,7 +826,11 @@ func runCmd(o *clientOpts) *cobra.Command {
 			}
 			if logLines > 0 && r.LogTail != "" {
 				lines := strings.Split(strings.TrimRight(r.LogTail, "\n"), "\n")
-				fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), r.Attempts)
+				shown := r.Attempts
+				if attempt > 0 {
+					shown = int64(attempt)
+				}
+				fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
 				for _, l := range lines[max(0, len(lines)-logLines):] {
 					fmt.Fprintln(w, "  "+l)
 				}
@@ -833,5 +840,6 @@ func runCmd(o *clientOpts) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&maxParts, "partitions", 50, "partitions to list (0: none)")
 	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the latest attempt's log to show (0: none)")
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "show this attempt's log instead of the latest one")
 	return cmd
 }

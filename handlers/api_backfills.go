@@ -486,7 +486,8 @@ type RunJSON struct {
 // RunAPIPartitions is how many partitions GET /api/v1/runs/{id} lists.
 const RunAPIPartitions = 1000
 
-// APIRunGet shows a run, its attempts and its latest log.
+// APIRunGet shows a run, its attempts and its latest log (or attempt N's
+// with ?attempt=N).
 func (h *Handler) APIRunGet(c echo.Context) error {
 	ctx := c.Request().Context()
 	r, err := h.Store.Run(ctx, c.Param("id"))
@@ -515,12 +516,16 @@ func (h *Handler) APIRunGet(c echo.Context) error {
 			}
 		}
 	}
+	pick := len(atts) - 1
 	if len(atts) > 0 {
-		if out.LogTail, err = h.Store.AttemptLog(ctx, r.ID, atts[len(atts)-1].Attempt); err != nil {
+		if pick, err = logAttempt(c, atts); err != nil {
+			return err
+		}
+		if out.LogTail, err = h.Store.AttemptLog(ctx, r.ID, atts[pick].Attempt); err != nil {
 			return err
 		}
 	}
-	if eng, err := h.engine(); err == nil && r.State == db.RunRunning {
+	if eng, err := h.engine(); err == nil && r.State == db.RunRunning && pick == len(atts)-1 {
 		// The attempt under way: its output so far.
 		if live, ok := eng.LiveLog(r.ID); ok {
 			out.LogTail = live

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -162,7 +163,11 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 		}
 	}
 	if n := len(atts); n > 0 {
-		p.LogAttempt = atts[n-1].Attempt
+		pick, err := logAttempt(c, atts)
+		if err != nil {
+			return p, err
+		}
+		p.LogAttempt, p.LogPicked = atts[pick].Attempt, pick != n-1
 		l, err := h.Store.AttemptLog(ctx, r.ID, p.LogAttempt)
 		if err != nil {
 			return p, err
@@ -171,7 +176,7 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 			l = "… (earlier output cut)\n" + l[len(l)-MaxLogBytes:]
 		}
 		p.Log = l
-		if atts[n-1].State == db.AttemptRunning {
+		if atts[pick].State == db.AttemptRunning {
 			if h.Engine != nil {
 				if live, ok := h.Engine.LiveLog(r.ID); ok {
 					p.Log = live
@@ -183,6 +188,24 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 		}
 	}
 	return p, nil
+}
+
+// logAttempt is the index in atts of the attempt whose log is asked for
+// with ?attempt=N (default: the latest).
+func logAttempt(c echo.Context, atts []db.Attempt) (int, error) {
+	v := c.QueryParam("attempt")
+	if v == "" {
+		return len(atts) - 1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err == nil {
+		for i, a := range atts {
+			if a.Attempt == n {
+				return i, nil
+			}
+		}
+	}
+	return 0, BadRequest("attempt", "attempt must be the number of one of this run's attempts (1 to %d), got %q", atts[len(atts)-1].Attempt, v)
 }
 
 // RunPagePartitions is how many partitions the run page lists.

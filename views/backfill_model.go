@@ -1,6 +1,7 @@
 package views
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -188,6 +189,7 @@ type RunPage struct {
 	PartitionRows                                                 []RunPartitionRow
 	Log                                                           string
 	LogAttempt                                                    int64
+	LogPicked                                                     bool // LogAttempt was asked for (?attempt=N), not the latest
 	Live                                                          bool
 	Error                                                         string
 	// Wait says why a queued run has not started (WaitHref: the run it waits for).
@@ -296,4 +298,18 @@ type Selection struct {
 // SelectionFor builds the selection bar of an asset page.
 func SelectionFor(a AssetPage) Selection {
 	return Selection{Asset: a.Key, FirstKey: a.FirstKey, LastKey: a.LastKey, Multi: strings.Contains(a.FirstKey, "|")}
+}
+
+// RunLogHref is a run page showing attempt n's log.
+func RunLogHref(runID string, n int64) string {
+	return "/runs/" + url.PathEscape(runID) + "?attempt=" + strconv.FormatInt(n, 10) + "#log"
+}
+
+// RunLiveHref is the address the run page polls (keeping a chosen attempt's log).
+func RunLiveHref(r RunPage) string {
+	h := "/runs/" + r.ID + "/live"
+	if r.LogPicked {
+		h += "?attempt=" + strconv.FormatInt(r.LogAttempt, 10)
+	}
+	return h
 }
