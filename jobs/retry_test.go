@@ -73,7 +73,8 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	}
 	downRun := runOf("down.daily", "2025-01-01")
 	outs, total, err = env.eng.RunPartitions(ctx, downRun, 1)
-	if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed"}) {
+	if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed",
+		Error: "not attempted: upstream up.hourly 2025-01-01-05:00 failed; Retry failed rebuilds both"}) {
 		t.Fatalf("down run partitions %+v %d %v", outs, total, err)
 	}
 	// Downstream started only after every upstream run finished.

@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
 
@@ -61,13 +63,71 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 		if in.Error != nil {
 			o.Error = *in.Error
 		}
+		if o.Status == db.StatusFailed && o.Error == "" {
+			// Reported failed (a report line, a result) without a message.
+			o.Error = fmt.Sprintf("reported failed without an error message: see the log of attempt %d", o.Attempt)
+		}
 	}
 	skipped, err := e.Store.RunUpstreamFailed(ctx, run.BackfillID, run.AssetID, run.ID, keys)
 	if err != nil {
 		return nil, 0, err
 	}
+	ws, ids := e.workspace()
+	asset := assetOf(ws, run.Asset)
 	for k := range skipped {
-		out[pos[k]].Status = "upstream_failed"
+		o := &out[pos[k]]
+		o.Status, o.Error = "upstream_failed", "not attempted: an upstream partition failed in this backfill"
+		if asset == nil {
+			continue
+		}
+		culprit, err := e.upstreamCulprit(ctx, ws, ids, b.ID, segs, asset, k)
+		if err != nil {
+			return nil, 0, err
+		}
+		if culprit != "" {
+			o.Error = "not attempted: " + culprit
+		}
 	}
 	return out, run.Partitions, nil
+}
+
+// upstreamCulprit names the upstream partition, selected in the same
+// backfill, whose failure kept key of asset from being attempted.
+func (e *Engine) upstreamCulprit(ctx context.Context, ws *catalog.Workspace, ids map[string]int64, backfillID string, segs []db.Segment, asset *catalog.Asset, key string) (string, error) {
+	downSp, err := e.space(ctx, asset.Key)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range asset.Deps {
+		up := assetOf(ws, d.Asset)
+		if up == nil || !slices.ContainsFunc(segs, func(s db.Segment) bool { return s.Asset == d.Asset }) {
+			continue
+		}
+		upSp, err := e.space(ctx, up.Key)
+		if err != nil {
+			return "", err
+		}
+		rs, err := catalog.UpstreamOf(d, asset.Scheme, downSp, up.Scheme, upSp, key)
+		if err != nil {
+			continue
+		}
+		for _, r := range rs {
+			var f []struct {
+				Key    string `db:"partition_key"`
+				Reason string `db:"reason"`
+			}
+			if err := e.Store.R.SelectContext(ctx, &f, `SELECT partition_key, reason FROM backfill_failures
+				WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx LIMIT 1`, backfillID, ids[up.Key], r.Lo, r.Hi); err != nil {
+				return "", err
+			}
+			if len(f) == 0 {
+				continue
+			}
+			if f[0].Reason == "upstream_failed" {
+				return fmt.Sprintf("upstream %s %s was not attempted either (its own upstream failed)", up.Key, f[0].Key), nil
+			}
+			return fmt.Sprintf("upstream %s %s failed; Retry failed rebuilds both", up.Key, f[0].Key), nil
+		}
+	}
+	return "", nil
 }
