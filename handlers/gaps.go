@@ -45,8 +45,8 @@ type Gaps struct {
 // NoWatermarkWarning is the warning of an asset without a watermark.
 func NoWatermarkWarning(asset string) string {
 	return fmt.Sprintf("asset %s has no watermark, so its gaps are not searched (Tessera never fills up to \"now\"); "+
-		"record the last partition your live pipeline has processed with: "+
-		"curl -X POST -H 'Authorization: Bearer $TESSERA_TOKEN' -H 'Content-Type: application/json' -d '{\"partition\":\"KEY\"}' $TESSERA_URL/api/v1/assets/%s/watermark", asset, asset)
+		"record the last partition your live pipeline has processed with: tessera report %s --watermark KEY, or "+
+		"curl -X POST -H \"Authorization: Bearer $TESSERA_TOKEN\" -H 'Content-Type: application/json' -d '{\"partition\":\"KEY\"}' \"$TESSERA_URL/api/v1/assets/%s/watermark\"", asset, asset, asset)
 }
 
 // boundIndex resolves a key (for multi schemes, a full key or just the time
