@@ -71,7 +71,7 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 
 func newUserCmd() *cobra.Command {
 	var path string
-	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, disable, enable)"}
+	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, set-password, disable, enable)"}
 	dbFlag(cmd, &path)
 
 	var role, pwFile string
@@ -195,7 +195,41 @@ func newUserCmd() *cobra.Command {
 			},
 		}
 	}
-	cmd.AddCommand(add, list, setRole,
+	var newPwFile string
+	setPassword := &cobra.Command{
+		Use:   "set-password NAME",
+		Short: "Set an account's password (from --password-file, or stdin) and end its sessions; recovers a lost admin password",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pw, err := readPassword(cmd, newPwFile)
+			if err != nil {
+				return err
+			}
+			if pw == "" && newPwFile == "" {
+				return usageErr("the password is empty: pass --password-file FILE (its first line is the password), or pipe it on standard input (echo \"$PASSWORD\" | %s %s)", cmd.CommandPath(), args[0])
+			}
+			if err := auth.CheckPasswordPolicy(pw); err != nil {
+				if newPwFile != "" {
+					return usageErr("--password-file %s: %v", newPwFile, err)
+				}
+				return usageErr("%v", err)
+			}
+			hash, err := auth.HashPassword(pw)
+			if err != nil {
+				return err
+			}
+			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+				if err := s.SetUserPassword(ctx, u.ID, hash, "cli", time.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "set the password of %s (its sessions are signed out)\n", u.Name)
+				return nil
+			})
+		},
+	}
+	setPassword.Flags().StringVar(&newPwFile, "password-file", "", "read the password from this file (first line)")
+
+	cmd.AddCommand(add, list, setRole, setPassword,
 		setDisabled("disable", "Disable an account: its sessions and tokens stop working at once", true),
 		setDisabled("enable", "Enable a disabled account", false))
 	return cmd
