@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
 
@@ -656,6 +657,29 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 	if err != nil {
 		return views.ChunkTable{}, err
 	}
+	// Interrupted attempts (a crash, a restart) do not count against the
+	// asset's max_attempts: the table says so where a run has some.
+	interrupted := map[string]int64{}
+	if len(runs) > 0 {
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
+		}
+		q, args, err := sqlx.In(`SELECT run_id, COUNT(*) AS n FROM attempts WHERE state='interrupted' AND run_id IN (?) GROUP BY run_id`, ids)
+		if err != nil {
+			return views.ChunkTable{}, err
+		}
+		var rows []struct {
+			RunID string `db:"run_id"`
+			N     int64  `db:"n"`
+		}
+		if err := h.Store.R.SelectContext(ctx, &rows, q, args...); err != nil {
+			return views.ChunkTable{}, err
+		}
+		for _, r := range rows {
+			interrupted[r.RunID] = r.N
+		}
+	}
 	href := BackfillHref(b.ID)
 	q := url.Values{}
 	if state != "" {
@@ -677,7 +701,7 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		}
 		row := views.ChunkRow{Chunk: r.Chunk, RunID: r.ID, RunHref: RunHref(r.ID), Asset: r.Asset, State: r.State,
 			Partitions: r.Partitions, Materialized: r.Materialized, Failed: r.Failed, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
-			Duration: durBetween(r.StartedAt, r.FinishedAt, h.Now())}
+			Duration: durBetween(r.StartedAt, r.FinishedAt, h.Now()), Interrupted: interrupted[r.ID]}
 		row.Keys = r.FirstKey
 		if r.LastKey != r.FirstKey {
 			row.Keys += " … " + r.LastKey

@@ -92,6 +92,7 @@ type ChunkRow struct {
 	RunID, RunHref, Asset, Keys, State string
 	Partitions, Materialized, Failed   int64
 	Attempts, MaxAttempts              int64
+	Interrupted                        int64 // attempts ended by a crash or restart (not counted against MaxAttempts)
 	Duration, Error                    string
 	// Wait says why a queued chunk has not started; WaitHref links the
 	// run it waits for, when another run holds its partitions.
