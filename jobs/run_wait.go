@@ -143,9 +143,9 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, r db.Run) (*RunWa
 			who = fmt.Sprintf("run %s (chunk %d of backfill %s)", holder, hr.Chunk, hr.BackfillID)
 		}
 	}
-	parts := theirs[0]
+	parts := "partition " + theirs[0]
 	if n := len(theirs) - 1; n > 0 {
-		parts += fmt.Sprintf(" and %d more", n)
+		parts = fmt.Sprintf("partitions %s and %d more", theirs[0], n)
 	}
 	holders := map[string]bool{}
 	for _, row := range rows {
@@ -155,6 +155,6 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, r db.Run) (*RunWa
 	if n := len(holders) - 1; n > 0 {
 		others = fmt.Sprintf(" (and %d other runs)", n)
 	}
-	return &RunWait{HolderRunID: holder, Reason: fmt.Sprintf("waits for %s%s, which is building %s of its partitions: a partition is built by one run at a time; this chunk starts when they are released",
+	return &RunWait{HolderRunID: holder, Reason: fmt.Sprintf("waits for %s%s, which is building this chunk's %s: a partition is built by one run at a time; this chunk starts when they are released",
 		who, others, parts)}, nil
 }
