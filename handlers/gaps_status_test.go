@@ -226,9 +226,9 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 		t.Fatalf("link %q", href)
 	}
 	daily := doc.Find(`[data-testid="status-row"][data-asset="s.daily"]`)
-	// 2 of 3 fresh (2025-01-31 never materialized); latest fresh 2025-01-30,
+	// 2 of 3 fresh (66%, rounded down; 2025-01-31 never materialized); latest fresh 2025-01-30,
 	// whose window ended 2025-01-31 00:00: lag 34h > 26h.
-	if daily.Find(`[data-testid="fresh-pct"]`).Text() != "67%" || daily.Find(`[data-testid="latest-fresh"]`).Text() != "2025-01-30" ||
+	if daily.Find(`[data-testid="fresh-pct"]`).Text() != "66%" || daily.Find(`[data-testid="latest-fresh"]`).Text() != "2025-01-30" ||
 		!strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "34 h 0 min") || !strings.Contains(daily.Find(`[data-testid="lag"]`).Text(), "over policy") {
 		t.Fatalf("s.daily: %q", daily.Text())
 	}

@@ -259,11 +259,12 @@ func Pct(part, total int64) string {
 	if total == 0 {
 		return "0%"
 	}
-	p := float64(part) * 100 / float64(total)
-	if p > 0 && p < 1 {
+	// Rounded down, like the CLI: 199 of 200 is "99%", never "100%" before
+	// the last partition, and a share that is not zero never reads "0%".
+	if part > 0 && part*100 < total {
 		return "<1%"
 	}
-	return fmt.Sprintf("%.0f%%", p)
+	return fmt.Sprintf("%d%%", part*100/total)
 }
 
 // Ago formats a time relative to now.
