@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -133,7 +134,17 @@ func (e *Engine) execute(a *active) {
 	for i, p := range a.parts {
 		w.Partitions[i] = p.Key
 	}
+	debug := e.Log != nil && e.Log.Enabled(ctx, slog.LevelDebug) // TESSERA_LOG_LEVEL=debug
+	started := time.Now()
+	if debug {
+		e.Log.Debug("attempt started", "run", w.RunID, "attempt", w.Attempt, "asset", w.Asset,
+			"partitions", len(w.Partitions), "first", w.Partitions[0], "last", w.Partitions[len(w.Partitions)-1], "timeout", timeout)
+	}
 	res = ex.Execute(ctx, w)
+	if debug {
+		e.Log.Debug("executor returned", "run", w.RunID, "attempt", w.Attempt, "asset", w.Asset,
+			"async", res.Async, "err", res.Err, "ms", time.Since(started).Milliseconds())
+	}
 	if res.Async && ctx.Err() == nil {
 		// The remote engine calls back (Complete). Until it does, this
 		// attempt still has its timeout, and terminate or shutdown still end
