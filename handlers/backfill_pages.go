@@ -813,10 +813,16 @@ func attemptsFinishedText(p db.AttemptsFinished) string {
 	var order []string
 	retries, firstErr := 0, ""
 	for _, a := range p.Attempts {
-		if byState[a.State] == 0 {
-			order = append(order, a.State)
+		outcome := a.State
+		if a.State == db.AttemptSucceeded && a.RunState == db.RunFailed {
+			// It built what it ran, but partitions of a failed upstream were
+			// skipped, so its chunk failed.
+			outcome = "succeeded with skipped partitions (chunk failed)"
 		}
-		byState[a.State]++
+		if byState[outcome] == 0 {
+			order = append(order, outcome)
+		}
+		byState[outcome]++
 		if a.RunState == db.RunQueued {
 			retries++
 		}

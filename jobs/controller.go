@@ -202,7 +202,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		}
 		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
 		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
-		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: lease of %s expired", at.Owner)}
+		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
 		out = append(out, completion{act: a, res: res})
 		e.Log.Info("interrupting expired attempt", "run", run.ID, "attempt", at.Attempt, "owner", at.Owner, "checkpointed", len(res.Parts))
@@ -386,6 +386,13 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 		end.State = db.AttemptFailed
 		if end.Error == "" {
 			end.Error = fmt.Sprintf("%d of %d partitions failed", len(failedParts), len(a.parts))
+			if other := run.Partitions - int64(len(a.parts)); other > 0 {
+				// A retry builds what earlier attempts left, and partitions of a
+				// failed upstream are skipped: say so, or "1 of 1" reads wrong
+				// beside a chunk of 3.
+				end.Error = fmt.Sprintf("%d of %d %s failed in this attempt; the chunk's other %d %s built earlier or skipped",
+					len(failedParts), len(a.parts), plural(int64(len(a.parts)), "partition", "partitions"), other, plural(other, "was", "were"))
+			}
 		}
 	}
 	switch {
@@ -393,7 +400,7 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 		end.RunState = db.RunSucceeded
 	case allOK:
 		end.RunState = db.RunFailed
-		end.Error = fmt.Sprintf("%d partitions not built: an upstream partition failed", run.UpstreamFailed)
+		end.Error = fmt.Sprintf("%d %s not built: an upstream partition failed", run.UpstreamFailed, plural(run.UpstreamFailed, "partition", "partitions"))
 	case state == db.AttemptCanceled || bfState == db.BackfillCanceling:
 		end.RunState = db.RunCanceled
 		if len(failedParts) > 0 {
@@ -1055,4 +1062,12 @@ func (e *Engine) queuedRunFailures(ctx context.Context, tx *sqlx.Tx, b *db.Backf
 		}
 	}
 	return out, nil
+}
+
+// plural picks the word for n.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -72,6 +72,9 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 		}
 	}
 	downRun := runOf("down.daily", "2025-01-01")
+	if downRun.State != db.RunFailed || downRun.Error == nil || *downRun.Error != "1 partition not built: an upstream partition failed" {
+		t.Fatalf("down run %s: %v", downRun.State, downRun.Error)
+	}
 	outs, total, err = env.eng.RunPartitions(ctx, downRun, 1)
 	if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed",
 		Error: "not attempted: upstream up.hourly 2025-01-01-05:00 failed; Retry failed rebuilds both"}) {
@@ -415,5 +418,43 @@ assets:
 			t.Fatalf("whileRunning=%v: retry-failed after cancel: %+v %v", whileRunning, child.Backfill, err)
 		}
 		env.stop()
+	}
+}
+
+// An attempt whose report fails partitions without an error says how many of
+// the partitions it built failed; a retry, which builds only what earlier
+// attempts left, also says what became of the rest of the chunk.
+func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
+	const ws = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 2, backoff: 10ms}
+    executor: {demo: {duration: 1ms}}
+`
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			st := db.StatusMaterialized
+			if p == "2025-01-03" {
+				st = db.StatusFailed
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: st}
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+	env.wait(b.ID, db.BackfillFailed)
+	atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+	if len(atts) != 2 || atts[0].Error == nil || atts[1].Error == nil {
+		t.Fatalf("attempts %+v", atts)
+	}
+	if got := *atts[0].Error; got != "1 of 5 partitions failed" {
+		t.Errorf("attempt 1: %q", got)
+	}
+	if got := *atts[1].Error; got != "1 of 1 partition failed in this attempt; the chunk's other 4 were built earlier or skipped" {
+		t.Errorf("attempt 2: %q", got)
 	}
 }
