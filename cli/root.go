@@ -153,15 +153,33 @@ func unknownSubcommand(cmd *cobra.Command, name string) error {
 	return usageErr("%s (see %q)", msg, cmd.CommandPath()+" --help")
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	if os.Getenv("TESSERA_LOG_LEVEL") == "debug" {
+// newLogger builds the server's logger from TESSERA_LOG_FORMAT (json, the
+// default, or text) and TESSERA_LOG_LEVEL (debug, info, the default, warn or
+// error); any other value is a usage error naming the variable, like every
+// other setting.
+func newLogger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	switch v := strings.ToLower(os.Getenv("TESSERA_LOG_LEVEL")); v {
+	case "", "info":
+		level = slog.LevelInfo
+	case "debug":
 		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return nil, usageErr("TESSERA_LOG_LEVEL=%q: use debug, info, warn or error", os.Getenv("TESSERA_LOG_LEVEL"))
 	}
-	if os.Getenv("TESSERA_LOG_FORMAT") == "text" {
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	switch v := strings.ToLower(os.Getenv("TESSERA_LOG_FORMAT")); v {
+	case "", "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	default:
+		return nil, usageErr("TESSERA_LOG_FORMAT=%q: use json or text", os.Getenv("TESSERA_LOG_FORMAT"))
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // envOr returns the environment variable's value or def.

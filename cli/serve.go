@@ -47,9 +47,13 @@ empty database, seeds believable history so the grid is alive at once.`,
 			if err != nil {
 				return err
 			}
+			log, err := newLogger(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, cfg, set, newLogger(cmd.ErrOrStderr()))
+			return serve(ctx, cfg, set, log)
 		},
 	}
 	f := cmd.Flags()

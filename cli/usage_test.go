@@ -254,6 +254,25 @@ func TestBooleanEnvSettings(t *testing.T) {
 	if _, err := os.Stat(dbPath); err == nil {
 		t.Fatal("a refused start created the database")
 	}
+	// The log settings are refused the same way, before anything is created.
+	for env, bad := range map[string]string{"TESSERA_LOG_FORMAT": "xml", "TESSERA_LOG_LEVEL": "loud"} {
+		t.Setenv(env, bad)
+		code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy)
+		if code != cli.ExitUsage || !strings.Contains(errOut, env+`="`+bad+`"`) || !strings.Contains(errOut, "use ") {
+			t.Errorf("%s=%s: exit %d %q", env, bad, code, errOut)
+		}
+		os.Unsetenv(env)
+	}
+	for _, good := range [][2]string{{"TESSERA_LOG_FORMAT", "TEXT"}, {"TESSERA_LOG_LEVEL", "warn"}} {
+		t.Setenv(good[0], good[1])
+		if code, _, errOut := run(t, "serve", "--db", dbPath, "--addr", busy); code != cli.ExitServer || !strings.Contains(errOut, "address already in use") {
+			t.Errorf("%s=%s: exit %d %q", good[0], good[1], code, errOut)
+		}
+		os.Unsetenv(good[0])
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
 	get := func(url string) int {
 		resp, err := http.Get(url + "/api/v1/assets")
 		if err != nil {
