@@ -215,7 +215,7 @@ func ensureFirstAdmin(ctx context.Context, store *db.Store, log *slog.Logger, ur
 	if err != nil || !created {
 		return err
 	}
-	log.Warn("created first admin account: sign in and change this password; it is shown only this once",
+	log.Warn("created first admin account: sign in and change this password (on /settings/password); it is shown only this once",
 		"user", "admin", "password", pw, "login", url+"login")
 	return nil
 }

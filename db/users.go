@@ -158,3 +158,28 @@ func (s *Store) updateUser(ctx context.Context, id int64, typ string, payload ma
 }
 
 func userSubject(name string) string { return "user:" + name }
+
+// ChangeOwnPassword replaces a user's password hash at their own request and
+// ends their other sessions; keepSession (the session making the change)
+// stays signed in.
+func (s *Store) ChangeOwnPassword(ctx context.Context, id int64, passwordHash, keepSession, actor string, now time.Time) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		var name string
+		if err := tx.GetContext(ctx, &name, `SELECT name FROM users WHERE id = ?`, id); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("user %d: %w", id, ErrNotFound)
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, passwordHash, Millis(now), id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id != ?`, id, keepSession)
+		if err != nil {
+			return err
+		}
+		ended, _ := res.RowsAffected()
+		_, err = AppendEvent(ctx, tx, "user.password_changed", userSubject(name), actor, map[string]any{"other_sessions_ended": ended}, "", now)
+		return err
+	})
+}

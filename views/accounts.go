@@ -63,3 +63,11 @@ func disableAction(disabled bool) string {
 	}
 	return "disable"
 }
+
+// PasswordView is /settings/password: a notice after a change, or the error
+// of a refused form and the field it is about.
+type PasswordView struct {
+	Notice string
+	Error  string
+	Field  string
+}

@@ -58,3 +58,55 @@ func TestBrowserLoginOverviewLogout(t *testing.T) {
 		t.Fatalf("signed-out browser still reaches /settings/tokens: %v", err)
 	}
 }
+
+// TestBrowserChangeOwnPassword: from the header's Password link, a user
+// changes their password; a mistyped confirmation is shown at its field, the
+// change is confirmed, and the next sign-in takes the new password.
+func TestBrowserChangeOwnPassword(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	env.CreateUser(t, "hedy", handlers.RoleViewer, testkit.TestPassword)
+	ctx := testkit.Browser(t)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	const next = "frequency hopping spread"
+	fill := func(cur, nw, again string) []chromedp.Action[chromedp.Void] {
+		return []chromedp.Action[chromedp.Void]{
+			chromedp.SetValue(css(`input[name="current_password"]`), cur),
+			chromedp.SetValue(css(`input[name="new_password"]`), nw),
+			chromedp.SetValue(css(`input[name="confirm_password"]`), again),
+			chromedp.Click(css(`[data-testid="change-password"]`)),
+		}
+	}
+	err := chromedp.Do(ctx, append(append([]chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(env.URL + "/login"),
+		chromedp.SendKeys(css(`input[name="name"]`), "hedy"),
+		chromedp.SendKeys(css(`input[name="password"]`), testkit.TestPassword),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="nav-password"]`)),
+		chromedp.Click(css(`[data-testid="nav-password"]`)),
+		chromedp.WaitVisible(css(`[data-testid="password-form"]`)),
+	}, fill(testkit.TestPassword, next, next+"x")...), chromedp.WaitVisible(css(`[data-testid="form-error"]`)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := chromedp.Run(ctx, chromedp.Text(css(`[data-testid="form-error"]`)))
+	invalid, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(`input[name="confirm_password"]`), "aria-invalid"))
+	if !strings.Contains(msg, "differ") || !invalid.Exists {
+		t.Fatalf("mistyped confirmation: %q, aria-invalid %+v", msg, invalid)
+	}
+	err = chromedp.Do(ctx, append(fill(testkit.TestPassword, next, next), chromedp.WaitVisible(css(`[data-testid="notice"]`)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Screenshot(t, ctx, "password-changed")
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="logout"]`)),
+		chromedp.WaitVisible(css(`[data-testid="login"]`)),
+		chromedp.SendKeys(css(`input[name="name"]`), "hedy"),
+		chromedp.SendKeys(css(`input[name="password"]`), next),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
+	)
+	if err != nil {
+		t.Fatalf("sign-in with the new password: %v", err)
+	}
+}

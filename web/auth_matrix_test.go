@@ -35,6 +35,8 @@ var routeTable = map[string]routeExpectation{
 	"GET /settings/tokens":                   {role: handlers.RoleViewer},
 	"POST /settings/tokens":                  {role: handlers.RoleViewer},
 	"POST /settings/tokens/:id/revoke":       {role: handlers.RoleViewer, sample: "/settings/tokens/999999/revoke"},
+	"GET /settings/password":                 {role: handlers.RoleViewer},
+	"POST /settings/password":                {role: handlers.RoleViewer},
 	"GET /admin/users":                       {role: handlers.RoleAdmin},
 	"POST /admin/users":                      {role: handlers.RoleAdmin},
 	"POST /admin/users/:id/role":             {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/role"},

@@ -97,6 +97,8 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/settings/tokens", handlers.RoleViewer, h.Tokens},
 		{post, "/settings/tokens", handlers.RoleViewer, h.CreateToken},
 		{post, "/settings/tokens/:id/revoke", handlers.RoleViewer, h.RevokeToken},
+		{get, "/settings/password", handlers.RoleViewer, h.PasswordForm},
+		{post, "/settings/password", handlers.RoleViewer, h.ChangePassword},
 		{get, "/admin/users", handlers.RoleAdmin, h.AdminUsers},
 		{post, "/admin/users", handlers.RoleAdmin, h.AdminCreateUser},
 		{post, "/admin/users/:id/role", handlers.RoleAdmin, h.AdminSetRole},
