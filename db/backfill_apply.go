@@ -114,6 +114,9 @@ type AttemptEnd struct {
 	CodeVersion string    `json:"code_version"`
 	// Started is when the attempt started (for instances' started_at).
 	Started int64 `json:"started"`
+	// Finished, when set, is when the attempt ended if before the event: an
+	// interrupted attempt ended when its server was last seen.
+	Finished int64 `json:"finished,omitempty"`
 }
 
 // AttemptsFinished is the payload of attempts.finished.
@@ -436,8 +439,12 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			c = &counts{}
 			perBackfill[a.BackfillID] = c
 		}
+		ended := p.At
+		if a.Finished > 0 && a.Finished < ended {
+			ended = a.Finished
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=? WHERE run_id=? AND attempt=?`,
-			a.State, p.At, nullIfEmpty(a.Error), a.RunID, a.Attempt); err != nil {
+			a.State, ended, nullIfEmpty(a.Error), a.RunID, a.Attempt); err != nil {
 			return err
 		}
 		var mat, failed int64

@@ -189,6 +189,19 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, e.owner, cut); err != nil {
 		return nil, err
 	}
+	lastSeen := map[string]int64{} // each owner's last heartbeat
+	if len(atts) > 0 {
+		var ws []struct {
+			Owner string `db:"owner"`
+			At    int64  `db:"heartbeat_at"`
+		}
+		if err := e.Store.R.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			lastSeen[w.Owner] = w.At
+		}
+	}
 	ws, _ := e.workspace()
 	var out []completion
 	for _, at := range atts {
@@ -204,6 +217,11 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
+		if seen, ok := lastSeen[at.Owner]; ok {
+			// It stopped with its server, not when this server noticed: its
+			// duration leaves the downtime out.
+			res.EndedAt = db.FromMillis(max(seen, at.StartedAt))
+		}
 		out = append(out, completion{act: a, res: res})
 		e.Log.Info("interrupting expired attempt", "run", run.ID, "attempt", at.Attempt, "owner", at.Owner, "checkpointed", len(res.Parts))
 	}
@@ -355,6 +373,9 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 	}
 	end := db.AttemptEnd{RunID: run.ID, BackfillID: run.BackfillID, Attempt: a.attempt, AssetID: run.AssetID, State: state, Error: errMsg,
 		Started: db.Millis(a.started)}
+	if !res.EndedAt.IsZero() {
+		end.Finished = db.Millis(res.EndedAt)
+	}
 	if a.asset != nil {
 		end.CodeVersion = a.asset.CodeVersion
 	}

@@ -59,6 +59,9 @@ type Result struct {
 	// executor's timeout); the attempt's own timeout bounds it anyway.
 	AsyncTimeout time.Duration
 	RetryAfter   time.Duration // the remote asked to wait at least this long
+	// EndedAt, when set, is when the attempt ended if that was before it is
+	// recorded: an interrupted attempt ended when its server was last seen.
+	EndedAt time.Time
 }
 
 // Executor materializes partitions.

@@ -259,6 +259,22 @@ assets:
 	if len(comps) != 1 || comps[0].res.State != db.AttemptInterrupted || comps[0].act.attempt != 1 {
 		t.Fatalf("recovered %+v", comps)
 	}
+	// The attempt ended when its server was last seen, not when the new one
+	// noticed: its duration leaves the downtime out.
+	var lastSeen int64
+	if err := eng.Store.R.Get(&lastSeen, `SELECT w.heartbeat_at FROM workers w JOIN attempts a ON a.owner = w.owner WHERE a.run_id = ?`, comps[0].act.run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.step(context.Background(), comps, false); err != nil {
+		t.Fatal(err)
+	}
+	var ended int64
+	if err := eng.Store.R.Get(&ended, `SELECT finished_at FROM attempts WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ended != lastSeen || time.Since(db.FromMillis(ended)) < 300*time.Millisecond {
+		t.Fatalf("interrupted attempt finished at %d, its server was last seen at %d (%v ago)", ended, lastSeen, time.Since(db.FromMillis(lastSeen)))
+	}
 	waitDead(t, "the crashed attempt's child", child)
 	if left, _ := filepath.Glob(filepath.Join(path+".reports", "*.proc")); len(left) > 0 {
 		t.Errorf("proc files left behind: %v", left)
