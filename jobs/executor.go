@@ -189,7 +189,7 @@ func (e *Engine) execute(a *active) {
 	case errors.Is(cause, errShutdown):
 		res.State, res.Err = db.AttemptInterrupted, errShutdown
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		res.State, res.Err = db.AttemptTimeout, fmt.Errorf("timed out after %s", timeout)
+		res.State, res.Err = db.AttemptTimeout, fmt.Errorf("timed out after %s, the asset's timeout (raise timeout: in the workspace file if the work needs longer)", timeout)
 	}
 }
 

@@ -469,3 +469,28 @@ assets:
 		t.Fatalf("attempts %+v %v", atts, err)
 	}
 }
+
+// An attempt that outlives the asset's timeout is recorded as timeout, and
+// its error says which setting stopped it.
+func TestAttemptTimeoutNamesTheSetting(t *testing.T) {
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		<-ctx.Done()
+		return Result{Err: ctx.Err()}
+	})
+	env := newTestEnv(t, `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    timeout: 200ms
+    executor: {demo: {duration: 1ms}}
+`, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	env.wait(b.ID, db.BackfillFailed)
+	atts, err := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
+		!strings.Contains(*atts[0].Error, "timed out after 200ms") || !strings.Contains(*atts[0].Error, "raise timeout: in the workspace file") {
+		t.Fatalf("attempts %+v %v", atts, err)
+	}
+}

@@ -226,7 +226,7 @@ func RunStateClass(state string) string {
 	switch state {
 	case "succeeded", "SUCCEEDED", "materialized":
 		return "s-m"
-	case "failed", "FAILED":
+	case "failed", "FAILED", "timeout":
 		return "s-f"
 	case "upstream_failed":
 		return "s-u"
@@ -257,6 +257,10 @@ func RunStateLetter(state string) string {
 		return "⊘"
 	case "paused":
 		return "Ⅱ"
+	case "timeout":
+		return "⏱"
+	case "interrupted":
+		return "↻"
 	}
 	return "?"
 }
