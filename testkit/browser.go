@@ -65,7 +65,7 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG; below it Chromium encodes JPEG
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
