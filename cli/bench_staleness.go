@@ -26,7 +26,7 @@ import (
 )
 
 func newBenchStalenessCmd() *cobra.Command {
-	var big, chains, per, requests int
+	var big, chains, per, requests, batch int
 	var cpuprofile string
 	cmd := &cobra.Command{
 		Use:   "staleness",
@@ -38,12 +38,14 @@ versions, upstream changes, failures, taints and holes. Then times, through
 the real HTTP handlers, /status, /assets/<big>?view=staleness and
 /status.json: warm (memoized facts, nothing written in between), cold
 (an event is appended before each request, so every request recomputes the
-facts from the store, "full cold"), and after a write to one asset (only
-that asset and its downstreams are recomputed).`,
+facts from the store, "full cold"), after a write to one asset (only
+that asset and its downstreams are recomputed), and after a batch of --batch
+partitions of the big asset (what a backfill running at full speed writes
+between two page views).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if big < 1 || chains < 1 || per < 1 || requests < 1 {
-				return usageErr("--big, --chains, --per and --requests must be positive")
+			if big < 1 || chains < 1 || per < 1 || requests < 1 || batch < 1 || batch > 10_000 {
+				return usageErr("--big, --chains, --per and --requests must be positive, --batch 1-10000")
 			}
 			if cpuprofile != "" {
 				f, err := os.Create(cpuprofile)
@@ -53,7 +55,7 @@ that asset and its downstreams are recomputed).`,
 				defer f.Close()
 				profileFile = f
 			}
-			res, err := benchStaleness(cmd.Context(), big, chains, per, requests)
+			res, err := benchStaleness(cmd.Context(), big, chains, per, requests, batch)
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
@@ -65,6 +67,7 @@ that asset and its downstreams are recomputed).`,
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	cmd.Flags().IntVar(&per, "per", 8000, "partitions of each daily asset of a chain")
 	cmd.Flags().IntVar(&requests, "requests", 20, "requests to time per figure")
+	cmd.Flags().IntVar(&batch, "batch", 10_000, "partitions of the big asset written before each request of the after-batch figure")
 	return cmd
 }
 
@@ -84,6 +87,9 @@ type StalenessBench struct {
 	StatusColdP50  float64 `json:"status_after_write_p50_ms"`
 	AssetColdP50   float64 `json:"asset_staleness_after_write_p50_ms"`
 	JSONColdP50    float64 `json:"status_json_after_write_p50_ms"`
+	Batch          int     `json:"batch"`
+	AssetBatchP50  float64 `json:"asset_staleness_after_batch_p50_ms"`
+	StatusBatchP50 float64 `json:"status_after_batch_p50_ms"`
 	StatusFullP50  float64 `json:"status_full_cold_p50_ms"`
 	AssetFullP50   float64 `json:"asset_staleness_full_cold_p50_ms"`
 	JSONFullP50    float64 `json:"status_json_full_cold_p50_ms"`
@@ -94,7 +100,7 @@ type StalenessBench struct {
 	StaleReasonsOK bool    `json:"every_reason_present"`
 }
 
-func benchStaleness(ctx context.Context, big, chains, per, requests int) (StalenessBench, error) {
+func benchStaleness(ctx context.Context, big, chains, per, requests, batch int) (StalenessBench, error) {
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
 		return StalenessBench{}, err
@@ -140,7 +146,7 @@ func benchStaleness(ctx context.Context, big, chains, per, requests int) (Stalen
 	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
 	srv := httptest.NewServer(web.New(h, log))
 	defer srv.Close()
-	res := StalenessBench{Bench: "staleness", Assets: len(ws.Assets), StatusRows: rows, BigPartitions: big, Requests: requests, LoadS: round(load.Seconds())}
+	res := StalenessBench{Bench: "staleness", Assets: len(ws.Assets), StatusRows: rows, BigPartitions: big, Requests: requests, Batch: batch, LoadS: round(load.Seconds())}
 
 	assetURL := srv.URL + handlers.AssetHref("big.hourly") + "?view=staleness"
 	if profileFile != nil {
@@ -188,6 +194,30 @@ func benchStaleness(ctx context.Context, big, chains, per, requests int) (Stalen
 		return res, err
 	}
 	if res.JSONColdP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, write("c001.agg")); err != nil {
+		return res, err
+	}
+	// After a batch: --batch consecutive partitions of the big asset
+	// reported before each request, as a backfill running at full speed
+	// writes them between two page views.
+	next := int64(0)
+	batchWrite := func() error {
+		a := ws.Asset("big.hourly")
+		sp := a.Scheme.Space(now, nil)
+		ms := make([]db.Materialization, 0, batch)
+		at := time.Now()
+		for range batch {
+			i := next % sp.Len()
+			next++
+			ms = append(ms, db.Materialization{AssetID: loaded.IDs["big.hourly"], AssetKey: "big.hourly", Partition: sp.Key(i), Idx: i,
+				Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-batch-%d", next), Source: "bench", At: at})
+		}
+		_, err := store.RecordMaterializations(ctx, ms, "bench", "", at)
+		return err
+	}
+	if res.AssetBatchP50, _, _, err = timeGetsAfter(assetURL, cold, batchWrite); err != nil {
+		return res, err
+	}
+	if res.StatusBatchP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, batchWrite); err != nil {
 		return res, err
 	}
 	if res.StatusP50, res.StatusP95, res.StatusBytes, err = timeGets(srv.URL+"/status", requests); err != nil {

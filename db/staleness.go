@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -282,6 +284,7 @@ type staleCache struct {
 	// changed the asset in a way that needs a full reload.
 	changes map[int64][]keyChange
 	full    map[int64]int64
+	reloads atomic.Int64 // full reloads of a base entry (tests)
 }
 
 type keyChange struct {
@@ -289,9 +292,17 @@ type keyChange struct {
 	key   string
 }
 
-// maxPatchKeys bounds the partitions patched into a base entry; beyond it
-// the entry is reloaded.
+// maxPatchKeys bounds the partitions patched into a base entry of a small
+// asset; beyond patchLimit the entry is reloaded.
 const maxPatchKeys = 5000
+
+// patchLimit is how many changed partitions are patched into a base entry of
+// rows rows before a full reload is cheaper: a patch reads about the rows
+// it changed (one index seek per run of neighbours), a reload every row. It
+// grows with the asset, so that a backfill writing thousands of partitions
+// a second between two page views of a million-partition asset costs a
+// patch, not a reload of the million rows on every view.
+func patchLimit(rows int) int { return max(maxPatchKeys, rows/8) }
 
 var caches sync.Map // *Store -> *staleCache
 
@@ -452,12 +463,14 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		c.full[k] = id
 	}
 	for _, ch := range changed {
-		switch _, cached := c.base[ch.asset]; {
+		// A partition usually changes twice per attempt (started,
+		// finished): the log holds up to twice the keys a patch takes.
+		switch e, cached := c.base[ch.asset]; {
 		case !cached:
 			// Not loaded: any entry made meanwhile, at an older version,
 			// must be reloaded in full rather than patched.
 			c.full[ch.asset] = ch.event
-		case len(c.changes[ch.asset]) < maxPatchKeys:
+		case len(c.changes[ch.asset]) < 2*patchLimit(len(e.facts.Idx)):
 			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
 		default:
 			c.full[ch.asset] = ch.event
@@ -639,7 +652,7 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 				keys = append(keys, ch.key)
 			}
 		}
-		patchable = len(keys) <= maxPatchKeys
+		patchable = len(keys) <= patchLimit(len(e.facts.Idx))
 	}
 	c.mu.Unlock()
 	if patchable && c.cleanSince(assetID, e.version) {
@@ -650,6 +663,7 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	if patchable {
 		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
 	} else {
+		c.reloads.Add(1)
 		b, err = s.loadBaseFacts(ctx, assetID, code)
 	}
 	if err != nil {
@@ -670,101 +684,140 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 }
 
 // patchBaseFacts returns a copy of old with the rows of keys re-read from
-// the store (updated, inserted or removed).
+// the store (updated, inserted or removed). The changed indexes are read as
+// ranges (neighbours merged, a few unchanged rows in between read again)
+// through the covering staleness index, in one query per few thousand
+// ranges: a backfill changes runs of consecutive partitions, so a patch
+// costs about the rows it changed, not a lookup per key.
 func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int64, code string, sp catalog.Space, keys []string) (*baseFacts, error) {
-	type row struct {
-		status, flags uint8
-		at            int64
-		code          string
-		present       bool
-	}
-	changed := map[int64]*row{}
+	idxs := make([]int64, 0, len(keys))
 	for _, k := range keys {
 		if i, err := sp.Index(k); err == nil {
-			changed[i] = &row{}
+			idxs = append(idxs, i)
 		}
 	}
-	for start := 0; start < len(keys); start += 500 {
-		chunk := keys[start:min(start+500, len(keys))]
-		q, args, err := sqlx.In(`SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
-				+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
-				COALESCE(last_mat_at, 0), COALESCE(last_mat_code_version, '')
-			FROM partition_status WHERE asset_id=? AND partition_key IN (?) AND idx >= 0`, assetID, chunk)
+	slices.Sort(idxs)
+	ranges := idxRanges(slices.Compact(idxs), patchGap)
+	fresh := &baseFacts{}
+	intern := map[string]string{code: code}
+	for start := 0; start < len(ranges); start += patchRangesPerQuery {
+		part := ranges[start:min(start+patchRangesPerQuery, len(ranges))]
+		js, err := json.Marshal(part)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := s.R.QueryContext(ctx, q, args...)
+		// CROSS JOIN keeps the ranges the outer loop: one index seek each.
+		rows, err := s.R.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
+				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
+				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
+			FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
+			WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, string(js), assetID)
 		if err != nil {
 			return nil, err
 		}
+		var packed, at int64
+		var cv sql.RawBytes
 		for rows.Next() {
-			var packed, at int64
-			var cv string
 			if err := rows.Scan(&packed, &at, &cv); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			r := &row{at: at, code: cv, present: true}
+			var fl, sc uint8
 			if packed&1 != 0 {
-				r.flags |= factMaterialized
+				fl |= factMaterialized
 			}
 			if packed&2 != 0 {
-				r.flags |= factTainted
+				fl |= factTainted
 			}
 			switch {
 			case packed&4 != 0:
-				r.status = stFailed
+				sc = stFailed
 			case packed&8 != 0:
-				r.status = stInProgress
+				sc = stInProgress
 			}
-			if r.code == code {
-				r.code = code
+			c, ok := intern[string(cv)]
+			if !ok {
+				c = string(cv)
+				intern[c] = c
 			}
-			changed[packed>>5] = r
+			fresh.Idx = append(fresh.Idx, packed>>5)
+			fresh.Status = append(fresh.Status, sc)
+			fresh.Flags = append(fresh.Flags, fl)
+			fresh.MatAt = append(fresh.MatAt, at)
+			fresh.Code = append(fresh.Code, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 	}
-	idxs := make([]int64, 0, len(changed))
-	for i := range changed {
-		idxs = append(idxs, i)
+	if !slices.IsSorted(fresh.Idx) {
+		sort.Sort(byIdx{fresh})
 	}
-	sort.Slice(idxs, func(a, b int) bool { return idxs[a] < idxs[b] })
-	n := len(old.Idx) + len(idxs)
+	// Merge: the old rows outside every range, and the rows read.
+	n := len(old.Idx) + len(fresh.Idx)
 	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
 		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
-	put := func(i int64, r *row) {
-		if r.present {
-			b.Idx = append(b.Idx, i)
-			b.Status = append(b.Status, r.status)
-			b.Flags = append(b.Flags, r.flags)
-			b.MatAt = append(b.MatAt, r.at)
-			b.Code = append(b.Code, r.code)
-		}
+	take := func(f *baseFacts, k int) {
+		b.Idx = append(b.Idx, f.Idx[k])
+		b.Status = append(b.Status, f.Status[k])
+		b.Flags = append(b.Flags, f.Flags[k])
+		b.MatAt = append(b.MatAt, f.MatAt[k])
+		b.Code = append(b.Code, f.Code[k])
 	}
-	j := 0
+	r, j := 0, 0
 	for k, i := range old.Idx {
-		for j < len(idxs) && idxs[j] < i {
-			put(idxs[j], changed[idxs[j]])
+		for j < len(fresh.Idx) && fresh.Idx[j] < i {
+			take(fresh, j)
 			j++
 		}
-		if j < len(idxs) && idxs[j] == i {
-			put(i, changed[i])
-			j++
-			continue
+		for r < len(ranges) && ranges[r][1] < i {
+			r++
 		}
-		b.Idx = append(b.Idx, i)
-		b.Status = append(b.Status, old.Status[k])
-		b.Flags = append(b.Flags, old.Flags[k])
-		b.MatAt = append(b.MatAt, old.MatAt[k])
-		b.Code = append(b.Code, old.Code[k])
+		if r < len(ranges) && ranges[r][0] <= i {
+			continue // re-read: kept if still there, from fresh
+		}
+		take(old, k)
 	}
-	for ; j < len(idxs); j++ {
-		put(idxs[j], changed[idxs[j]])
+	for ; j < len(fresh.Idx); j++ {
+		take(fresh, j)
 	}
 	return b, nil
+}
+
+// patchGap is how many unchanged rows between two changed ones are read
+// again rather than seek twice; patchRangesPerQuery bounds a query's ranges.
+const (
+	patchGap            = 16
+	patchRangesPerQuery = 4096
+)
+
+// idxRanges merges sorted, distinct indexes into [lo, hi] ranges, joining
+// neighbours at most gap apart.
+func idxRanges(idxs []int64, gap int64) [][2]int64 {
+	var out [][2]int64
+	for _, i := range idxs {
+		if n := len(out); n > 0 && i-out[n-1][1] <= gap+1 {
+			out[n-1][1] = i
+			continue
+		}
+		out = append(out, [2]int64{i, i})
+	}
+	return out
+}
+
+// byIdx sorts baseFacts rows by index.
+type byIdx struct{ f *baseFacts }
+
+func (s byIdx) Len() int           { return len(s.f.Idx) }
+func (s byIdx) Less(a, b int) bool { return s.f.Idx[a] < s.f.Idx[b] }
+func (s byIdx) Swap(a, b int) {
+	f := s.f
+	f.Idx[a], f.Idx[b] = f.Idx[b], f.Idx[a]
+	f.Status[a], f.Status[b] = f.Status[b], f.Status[a]
+	f.Flags[a], f.Flags[b] = f.Flags[b], f.Flags[a]
+	f.MatAt[a], f.MatAt[b] = f.MatAt[b], f.MatAt[a]
+	f.Code[a], f.Code[b] = f.Code[b], f.Code[a]
 }
 
 // loadBaseFacts reads an asset's facts; large assets are read in a few
@@ -881,12 +934,22 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 // (taint reason, code version), the newest mapped upstream materialization
 // and the freshness deadline.
 func (s *Store) PartitionStaleness(ctx context.Context, in StaleInput, a *catalog.Asset, key string, now time.Time) (catalog.Staleness, error) {
+	v, err := s.SyncStaleness(ctx, in)
+	if err != nil {
+		return catalog.Staleness{}, err
+	}
+	return s.PartitionStalenessAt(ctx, in, a, key, now, v)
+}
+
+// PartitionStalenessAt is PartitionStaleness at a version returned by
+// SyncStaleness (a page that synced once does not sync and patch again).
+func (s *Store) PartitionStalenessAt(ctx context.Context, in StaleInput, a *catalog.Asset, key string, now time.Time, version int64) (catalog.Staleness, error) {
 	sp := in.SpaceOf(a)
 	idx, err := sp.Index(key)
 	if err != nil {
 		return catalog.Staleness{}, err
 	}
-	f, err := s.StaleFacts(ctx, in, a)
+	f, err := s.staleFactsAt(ctx, in, a, version)
 	if err != nil {
 		return catalog.Staleness{}, err
 	}

@@ -261,7 +261,7 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 	if err != nil {
 		return err
 	}
-	s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
 	if err != nil {
 		return err
 	}
@@ -413,7 +413,7 @@ func (h *Handler) afterTaint(c echo.Context, a assetCtx, key string) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
 	if err != nil {
 		return err
 	}
@@ -537,7 +537,7 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 		if _, err := a.Space.Index(key); err != nil {
 			return BadRequest("partition", "%s", err.Error())
 		}
-		s, err := h.Store.PartitionStaleness(ctx, sc.in, a.Def, key, sc.now)
+		s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
 		if err != nil {
 			return err
 		}

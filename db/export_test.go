@@ -1,0 +1,5 @@
+package db
+
+// StaleReloads counts the full reloads of memoized base facts (a patch is
+// not one).
+func (s *Store) StaleReloads() int64 { return s.staleCache().reloads.Load() }
