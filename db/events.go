@@ -54,6 +54,46 @@ func (s *Store) EventsBySubject(ctx context.Context, subject string, limit int) 
 	return out, err
 }
 
+// EventHeadsBySubject is EventsBySubject without the payloads (Payload is
+// empty): a backfill's attempts events carry every partition of their
+// attempts, hundreds of kilobytes each, which a timeline that already
+// summarized them does not read again (EventPayloads reads the others).
+func (s *Store) EventHeadsBySubject(ctx context.Context, subject string, limit int) ([]Event, error) {
+	var out []Event
+	err := s.R.SelectContext(ctx, &out, `SELECT id, type, subject, actor, '' AS payload, idempotency_key, at
+		FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
+	return out, err
+}
+
+// EventPayloads returns the payloads of the events ids, by id.
+func (s *Store) EventPayloads(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		q, args, err := sqlx.In(`SELECT id, payload FROM events WHERE id IN (?)`, ids[start:min(start+500, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		rows, err := s.R.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id int64
+			var p string
+			if err := rows.Scan(&id, &p); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = p
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // CountEvents counts every event (used by tests and readiness details).
 func (s *Store) CountEvents(ctx context.Context) (int64, error) {
 	var n int64

@@ -369,7 +369,7 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 		if len(p) > 64<<10 {
 			p = json.RawMessage(`{"truncated":true}`)
 		}
-		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: eventText(e), Payload: p})
+		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: h.eventTexts.text(e), Payload: p})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_cursor": next})
 }

@@ -739,13 +739,17 @@ func truncateText(s string, n int) string {
 
 // timeline renders a backfill's events, newest first.
 func (h *Handler) timeline(ctx context.Context, id string) ([]views.EventRow, error) {
-	evs, err := h.Store.EventsBySubject(ctx, "backfill:"+id, TimelineLimit)
+	evs, err := h.Store.EventHeadsBySubject(ctx, "backfill:"+id, TimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	texts, err := h.eventTexts.summarize(ctx, h.Store, evs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]views.EventRow, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, views.EventRow{At: e.Time().UTC().Format("2006-01-02 15:04:05"), Type: e.Type, Actor: e.Actor, Text: eventText(e)})
+	for i, e := range evs {
+		out = append(out, views.EventRow{At: e.Time().UTC().Format("2006-01-02 15:04:05"), Type: e.Type, Actor: e.Actor, Text: texts[i]})
 	}
 	return out, nil
 }

@@ -35,6 +35,8 @@ type Handler struct {
 	ws     atomic.Pointer[Workspace]
 	// attempts receives finished attempts for the metrics (set by the router).
 	attempts atomic.Pointer[jobs.AttemptObserver]
+	// eventTexts memoizes the timeline's event summaries.
+	eventTexts eventTexts
 }
 
 // SetAttemptObserver sets where ObserveAttempt sends finished attempts.
