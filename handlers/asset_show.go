@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,12 +58,8 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
 	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
-	active, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, a.Def.Key, 0, 10)
-	if err != nil {
+	if v.ActiveBackfills, err = h.assetActiveBackfills(ctx, a.Def.Key); err != nil {
 		return err
-	}
-	for _, b := range active {
-		v.ActiveBackfills = append(v.ActiveBackfills, backfillRow(b, h.Now()))
 	}
 	{
 		q := c.QueryParams()
@@ -203,4 +200,32 @@ func requestedRange(a assetCtx, limit int64, from, to string) (int64, int64, err
 		}
 		return max(hi-limit+1, 0), hi, nil
 	}
+}
+
+// assetActiveBackfills lists the unfinished backfills that select asset key.
+func (h *Handler) assetActiveBackfills(ctx context.Context, key string) ([]views.BackfillRow, error) {
+	active, err := h.Store.Backfills(ctx, db.ActiveBackfillStates, key, 0, 10)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]views.BackfillRow, 0, len(active))
+	for _, b := range active {
+		rows = append(rows, backfillRow(b, h.Now()))
+	}
+	return rows, nil
+}
+
+// AssetActiveBackfillsPartial renders the asset page's active backfills
+// (htmx, on every backfill change): a backfill launched or finished after the
+// page loaded shows without a reload.
+func (h *Handler) AssetActiveBackfillsPartial(c echo.Context) error {
+	a, err := h.asset(c.Request().Context(), pathParam(c, "key"))
+	if err != nil {
+		return err
+	}
+	rows, err := h.assetActiveBackfills(c.Request().Context(), a.Def.Key)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.AssetActiveBackfills(rows))
 }

@@ -184,6 +184,17 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 			m.First += "?" + filter.Encode()
 		}
 	}
+	// The table refreshes itself on every backfill change, with the same
+	// filters and page (htmx asks for the rows alone).
+	self := maps.Clone(filter)
+	if before > 0 {
+		self.Set("before", strconv.FormatInt(before, 10))
+	}
+	self.Set("fragment", "rows")
+	m.LiveRows = "/backfills?" + self.Encode()
+	if c.QueryParam("fragment") == "rows" {
+		return render(c, http.StatusOK, views.BackfillTable(m.Rows))
+	}
 	return render(c, http.StatusOK, views.BackfillsListPage(page(c, "Backfills", "backfills"), m))
 }
 

@@ -294,6 +294,26 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if _, doc = pgGet(t, env, c, "/assets/t.cmd"); doc.Find(`[data-testid="asset-active-backfills"]`).Length() != 0 {
 		t.Error("an asset without backfills shows an active backfills section")
 	}
+	// The live fragments: the asset page's section alone, and the list's
+	// table alone with the page's filters and position.
+	if status, doc := pgGet(t, env, c, "/assets/t.flaky/active-backfills"); status != http.StatusOK || doc.Find(`nav`).Length() != 0 ||
+		doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`).AttrOr("data-id", "") != flaky.ID {
+		t.Errorf("asset active fragment: %d", status)
+	}
+	if status, doc := pgGet(t, env, c, "/assets/t.cmd/active-backfills"); status != http.StatusOK || doc.Find(`[data-testid="asset-active-backfills"]`).Length() != 0 {
+		t.Errorf("asset active fragment without backfills: %d", status)
+	}
+	if status, _ := pgGet(t, env, c, "/assets/nope/active-backfills"); status != http.StatusNotFound {
+		t.Errorf("asset active fragment of an unknown asset: %d", status)
+	}
+	_, doc = pgGet(t, env, c, next)
+	live := doc.Find(`[data-testid="backfills-live"] [hx-get]`).AttrOr("hx-get", "")
+	if !strings.Contains(live, "asset=t.daily") || !strings.Contains(live, "before=") || !strings.Contains(live, "fragment=rows") {
+		t.Fatalf("the list's live table fetches %q", live)
+	}
+	if status, frag := pgGet(t, env, c, live); status != http.StatusOK || frag.Find(`nav`).Length() != 0 || frag.Find(`[data-testid="backfill-row"]`).Length() != 5 {
+		t.Errorf("list fragment %s: %d, %d rows", live, status, frag.Find(`[data-testid="backfill-row"]`).Length())
+	}
 	tok := env.Token(t, handlers.RoleViewer)
 	for _, tc := range []struct {
 		query string

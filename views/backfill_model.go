@@ -24,6 +24,7 @@ type BackfillsPage struct {
 	Next      string // href of the next page, "" = last page
 	First     string // href of the first page when not on it
 	CanLaunch bool
+	LiveRows  string // href of the table alone, fetched on every backfill change
 }
 
 // Action is a transition button.

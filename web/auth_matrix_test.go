@@ -35,6 +35,7 @@ var routeTable = map[string]routeExpectation{
 	"GET /settings/tokens":                   {role: handlers.RoleViewer},
 	"POST /settings/tokens":                  {role: handlers.RoleViewer},
 	"POST /settings/tokens/:id/revoke":       {role: handlers.RoleViewer, sample: "/settings/tokens/999999/revoke"},
+	"GET /assets/:key/active-backfills":      {role: handlers.RoleViewer, sample: "/assets/raw.events/active-backfills"},
 	"GET /settings/password":                 {role: handlers.RoleViewer},
 	"POST /settings/password":                {role: handlers.RoleViewer},
 	"GET /admin/users":                       {role: handlers.RoleAdmin},

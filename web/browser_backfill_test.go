@@ -455,3 +455,38 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// The backfills list and an asset page's active backfills update by
+// themselves: a backfill launched from another tab appears in both, and its
+// end shows (the list row turns SUCCEEDED; the asset page's section goes).
+func TestBrowserListsUpdateLive(t *testing.T) {
+	s := startBinaryServer(t, flowWS(t.TempDir()))
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	list, cancelList := chromedp.NewContext(ctx)
+	defer cancelList()
+	asset, cancelAsset := chromedp.NewContext(ctx)
+	defer cancelAsset()
+	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="backfills-empty"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(asset, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if n := bfJS(t, asset, `String(document.querySelectorAll('[data-testid="asset-active-backfills"]').length)`); n != "0" {
+		t.Fatalf("an asset with no backfill shows %s active sections", n)
+	}
+	// Let both tabs' streams connect before the launch.
+	bfWaitJS(t, list, `!!document.querySelector('[data-testid="backfills-live"]')`, 10*time.Second, "the live list")
+	time.Sleep(500 * time.Millisecond)
+	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=2&max_concurrent_runs=1")
+	id := strings.TrimPrefix(path, "/backfills/")
+	row := fmt.Sprintf(`document.querySelector('[data-testid="backfill-row"][data-id=%q]')`, id)
+	bfWaitJS(t, list, row+` !== null`, 20*time.Second, "the new backfill in the list, without a reload")
+	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the asset page")
+	bfWaitJS(t, list, row+`.dataset.state === "SUCCEEDED"`, 30*time.Second, "the list row to turn SUCCEEDED")
+	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"]') === null`, 20*time.Second, "the asset page's active section to go")
+	if got := bfJS(t, list, `location.pathname + location.search`); got != "/backfills?asset=flow.slow" {
+		t.Fatalf("the list tab moved to %s", got)
+	}
+}

@@ -110,6 +110,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/", handlers.RoleViewer, h.Overview},
 		{get, "/assets/:key", handlers.RoleViewer, h.AssetShow},
 		{get, "/assets/:key/partitions/:partition", handlers.RoleViewer, h.PartitionShow},
+		{get, "/assets/:key/active-backfills", handlers.RoleViewer, h.AssetActiveBackfillsPartial},
 
 		// Backfill pages (issue 5).
 		{get, "/backfills", handlers.RoleViewer, h.BackfillsList},
