@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -113,6 +114,27 @@ func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, e
 
 // EventsBySubjectBefore lists a subject's events with id < before (all when
 // before <= 0), newest first: a page of a timeline.
+// CappedEvent is an event whose payload was left out when over a size (Big).
+type CappedEvent struct {
+	Event
+	Big bool `db:"big"`
+}
+
+// EventsBySubjectCapped is EventsBySubjectBefore without the payloads over
+// maxPayload bytes (Payload empty, Big set): a backfill's attempts events
+// carry every partition of their attempts, up to megabytes each, which an
+// API page of 100 events would otherwise read and copy only to drop.
+func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, before int64, limit, maxPayload int) ([]CappedEvent, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var out []CappedEvent
+	err := s.R.SelectContext(ctx, &out, `SELECT id, type, subject, actor, idempotency_key, at,
+		CASE WHEN octet_length(payload) > ? THEN '' ELSE payload END AS payload, octet_length(payload) > ? AS big
+		FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, maxPayload, maxPayload, subject, before, limit)
+	return out, err
+}
+
 func (s *Store) EventsBySubjectBefore(ctx context.Context, subject string, before int64, limit int) ([]Event, error) {
 	if before <= 0 {
 		return s.EventsBySubject(ctx, subject, limit)

@@ -337,6 +337,10 @@ type EventJSON struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// MaxEventPayload is the largest payload the events API answers; a bigger
+// one (an attempts event of a big backfill) reads {"truncated": true}.
+const MaxEventPayload = 64 << 10
+
 // APIBackfillEvents lists a backfill's events, newest first.
 func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -354,7 +358,7 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 			return err
 		}
 	}
-	evs, err := h.Store.EventsBySubjectBefore(ctx, "backfill:"+id, before, limit+1)
+	evs, err := h.Store.EventsBySubjectCapped(ctx, "backfill:"+id, before, limit+1, MaxEventPayload)
 	if err != nil {
 		return err
 	}
@@ -363,13 +367,26 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 		evs = evs[:limit]
 		next = encodeCursor("ev", evs[limit-1].ID)
 	}
+	// Summaries: memoized, or from the payload read here, or (a big one not
+	// summarized yet) from its payload read apart.
+	heads := make([]db.Event, len(evs))
+	for i, e := range evs {
+		heads[i] = e.Event
+		if !e.Big {
+			h.eventTexts.text(e.Event)
+		}
+	}
+	texts, err := h.eventTexts.summarize(ctx, h.Store, heads)
+	if err != nil {
+		return err
+	}
 	out := make([]EventJSON, 0, len(evs))
-	for _, e := range evs {
+	for i, e := range evs {
 		p := json.RawMessage(e.Payload)
-		if len(p) > 64<<10 {
+		if e.Big {
 			p = json.RawMessage(`{"truncated":true}`)
 		}
-		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: h.eventTexts.text(e), Payload: p})
+		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: texts[i], Payload: p})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_cursor": next})
 }

@@ -425,3 +425,43 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 		t.Errorf("counts %v add up to %v, not total_chunks %v", b["counts"], sum, b["total_chunks"])
 	}
 }
+
+// An event too big for the API (an attempts event of a big chunk) answers
+// {"truncated": true} with its summary; small ones keep their payload.
+func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2015-01-01, end: 2025-01-01}}
+    executor: {demo: {duration: 1ms}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2020-06-30"},"chunk_size":2000,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	id := b["id"].(string)
+	apiWaitState(t, env, tok, id, "SUCCEEDED")
+	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
+	var big, small int
+	for _, e := range evs["events"].([]any) {
+		m := e.(map[string]any)
+		p := m["payload"].(map[string]any)
+		if m["type"] == "attempts.started" && strings.Contains(m["summary"].(string), "(2,000 partitions)") {
+			if p["truncated"] != true {
+				t.Errorf("the 2,000-partition attempts.started event is not truncated: %.200v", p)
+			}
+			big++
+		}
+		if m["type"] == "backfill.state" {
+			if p["truncated"] == true || p["to"] == nil {
+				t.Errorf("backfill.state payload %v", p)
+			}
+			small++
+		}
+	}
+	if big == 0 || small == 0 {
+		t.Fatalf("%d big and %d small events", big, small)
+	}
+}
