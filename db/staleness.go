@@ -722,29 +722,12 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 				rows.Close()
 				return nil, err
 			}
-			var fl, sc uint8
-			if packed&1 != 0 {
-				fl |= factMaterialized
-			}
-			if packed&2 != 0 {
-				fl |= factTainted
-			}
-			switch {
-			case packed&4 != 0:
-				sc = stFailed
-			case packed&8 != 0:
-				sc = stInProgress
-			}
 			c, ok := intern[string(cv)]
 			if !ok {
 				c = string(cv)
 				intern[c] = c
 			}
-			fresh.Idx = append(fresh.Idx, packed>>5)
-			fresh.Status = append(fresh.Status, sc)
-			fresh.Flags = append(fresh.Flags, fl)
-			fresh.MatAt = append(fresh.MatAt, at)
-			fresh.Code = append(fresh.Code, c)
+			fresh.push(packed, at, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -877,6 +860,30 @@ func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (
 	return b, nil
 }
 
+// push appends one row read as idx*32 + materialized + tainted*2 +
+// failed*4 + in_progress*8 (the packed column of loadRange and
+// patchBaseFacts), its materialization time and code version.
+func (b *baseFacts) push(packed, at int64, code string) {
+	var fl, sc uint8
+	if packed&1 != 0 {
+		fl |= factMaterialized
+	}
+	if packed&2 != 0 {
+		fl |= factTainted
+	}
+	switch {
+	case packed&4 != 0:
+		sc = stFailed
+	case packed&8 != 0:
+		sc = stInProgress
+	}
+	b.Idx = append(b.Idx, packed>>5)
+	b.Status = append(b.Status, sc)
+	b.Flags = append(b.Flags, fl)
+	b.MatAt = append(b.MatAt, at)
+	b.Code = append(b.Code, code)
+}
+
 // loadRange reads the facts of the rows with index in [lo, hi].
 func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, hi, n int64) (*baseFacts, error) {
 	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
@@ -900,19 +907,6 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 		if err := rows.Scan(&packed, &at, &cv); err != nil {
 			return nil, err
 		}
-		var fl, sc uint8
-		if packed&1 != 0 {
-			fl |= factMaterialized
-		}
-		if packed&2 != 0 {
-			fl |= factTainted
-		}
-		switch {
-		case packed&4 != 0:
-			sc = stFailed
-		case packed&8 != 0:
-			sc = stInProgress
-		}
 		c := code
 		if cv != nil {
 			var ok bool
@@ -921,11 +915,7 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 				intern[c] = c
 			}
 		}
-		b.Idx = append(b.Idx, packed>>5)
-		b.Status = append(b.Status, sc)
-		b.Flags = append(b.Flags, fl)
-		b.MatAt = append(b.MatAt, at)
-		b.Code = append(b.Code, c)
+		b.push(packed, at, c)
 	}
 	return b, rows.Err()
 }

@@ -137,11 +137,8 @@ func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash, act
 // change, ends the user's sessions.
 func (s *Store) updateUser(ctx context.Context, id int64, typ string, payload map[string]any, actor string, now time.Time, q string, args ...any) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		var name string
-		if err := tx.GetContext(ctx, &name, `SELECT name FROM users WHERE id = ?`, id); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("user %d: %w", id, ErrNotFound)
-			}
+		name, err := userName(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -152,9 +149,21 @@ func (s *Store) updateUser(ctx context.Context, id int64, typ string, payload ma
 				return err
 			}
 		}
-		_, err := AppendEvent(ctx, tx, typ, userSubject(name), actor, payload, "", now)
+		_, err = AppendEvent(ctx, tx, typ, userSubject(name), actor, payload, "", now)
 		return err
 	})
+}
+
+// userName is the name of user id (ErrNotFound when there is none).
+func userName(ctx context.Context, tx *sqlx.Tx, id int64) (string, error) {
+	var name string
+	if err := tx.GetContext(ctx, &name, `SELECT name FROM users WHERE id = ?`, id); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", fmt.Errorf("user %d: %w", id, ErrNotFound)
+		}
+		return "", err
+	}
+	return name, nil
 }
 
 func userSubject(name string) string { return "user:" + name }
@@ -164,11 +173,8 @@ func userSubject(name string) string { return "user:" + name }
 // stays signed in.
 func (s *Store) ChangeOwnPassword(ctx context.Context, id int64, passwordHash, keepSession, actor string, now time.Time) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		var name string
-		if err := tx.GetContext(ctx, &name, `SELECT name FROM users WHERE id = ?`, id); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("user %d: %w", id, ErrNotFound)
-			}
+		name, err := userName(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, passwordHash, Millis(now), id); err != nil {
