@@ -109,11 +109,12 @@ func requireRole(role handlers.Role) echo.MiddlewareFunc {
 				if wantsJSON(c) {
 					return handlers.Unauthorized("sign in first: send \"Authorization: Bearer <token>\" (create one on /settings/tokens or with `tessera token create`)")
 				}
-				login := "/login?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+				htmx := c.Request().Header.Get("HX-Request") == "true"
+				login := "/login?next=" + url.QueryEscape(signInNext(c.Request(), htmx))
 				if handlers.SessionExpired(c) {
 					login += "&expired=1"
 				}
-				if c.Request().Header.Get("HX-Request") == "true" {
+				if htmx {
 					c.Response().Header().Set("HX-Redirect", login)
 					return handlers.Unauthorized("your session has ended; sign in again")
 				}
@@ -125,6 +126,20 @@ func requireRole(role handlers.Role) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// signInNext is where to return after signing in: the page asked for, or,
+// for an htmx request (a live section's fragment), the page the browser
+// shows (HX-Current-URL), so that signing in again does not land on a bare
+// fragment such as /backfills?fragment=rows.
+func signInNext(r *http.Request, htmx bool) string {
+	if htmx {
+		if u, err := url.Parse(r.Header.Get("HX-Current-URL")); err == nil && strings.HasPrefix(u.Path, "/") {
+			return u.RequestURI()
+		}
+		return "/"
+	}
+	return r.URL.RequestURI()
 }
 
 func displayName(p *handlers.Principal) string {
