@@ -193,7 +193,7 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 	self.Set("fragment", "rows")
 	m.LiveRows = "/backfills?" + self.Encode()
 	if c.QueryParam("fragment") == "rows" {
-		return render(c, http.StatusOK, views.BackfillTable(m.Rows))
+		return render(c, http.StatusOK, views.BackfillListRows(m))
 	}
 	return render(c, http.StatusOK, views.BackfillsListPage(page(c, "Backfills", "backfills"), m))
 }

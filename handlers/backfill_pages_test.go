@@ -311,7 +311,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if !strings.Contains(live, "asset=t.daily") || !strings.Contains(live, "before=") || !strings.Contains(live, "fragment=rows") {
 		t.Fatalf("the list's live table fetches %q", live)
 	}
-	if status, frag := pgGet(t, env, c, live); status != http.StatusOK || frag.Find(`nav`).Length() != 0 || frag.Find(`[data-testid="backfill-row"]`).Length() != 5 {
+	if status, frag := pgGet(t, env, c, live); status != http.StatusOK || frag.Find(`[data-testid="nav-main"]`).Length() != 0 || frag.Find(`[data-testid="backfill-row"]`).Length() != 5 {
 		t.Errorf("list fragment %s: %d, %d rows", live, status, frag.Find(`[data-testid="backfill-row"]`).Length())
 	}
 	tok := env.Token(t, handlers.RoleViewer)
