@@ -98,3 +98,25 @@ document.addEventListener("htmx:beforeSwap", function (e) {
     e.detail.isError = false;
   }
 });
+// A tab that is hidden gives its live stream back and takes it again when
+// shown (the "connected" event then refreshes what changed meanwhile).
+// Over HTTP/1.1 a browser opens at most 6 connections to a server, and
+// every page with a live section (asset pages, the backfills list, running
+// backfills) holds one: a seventh tab used to wait for ever.
+document.addEventListener("visibilitychange", function () {
+  if (!window.htmx || !htmx.swap) { return; }
+  var hide = document.hidden;
+  document.querySelectorAll(hide ? "[sse-connect]" : "[data-sse-paused]").forEach(function (el) {
+    var copy = el.cloneNode(true);
+    if (hide) {
+      copy.setAttribute("data-sse-paused", el.getAttribute("sse-connect"));
+      copy.removeAttribute("sse-connect");
+    } else {
+      copy.setAttribute("sse-connect", el.getAttribute("data-sse-paused"));
+      copy.removeAttribute("data-sse-paused");
+    }
+    // outerHTML through htmx: the old element is cleaned up (its
+    // EventSource closed) and the new one processed (connected).
+    htmx.swap(el, copy.outerHTML, { swapStyle: "outerHTML" });
+  });
+});

@@ -1,0 +1,52 @@
+package web_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// setHidden makes the tab's page believe it was hidden or shown (headless
+// Chromium reports every tab visible) and tells it so.
+const setHidden = `(function(h){Object.defineProperty(document,'hidden',{get:function(){return h},configurable:true});
+document.dispatchEvent(new Event('visibilitychange'));return String(document.querySelectorAll('[sse-connect]').length)})`
+
+// TestBrowserHiddenTabsGiveBackStreams: every asset page holds a live
+// stream, and over HTTP/1.1 a browser opens at most 6 connections to a
+// server: with six asset pages open in background tabs, a seventh page
+// never loaded. Hidden tabs now close their stream, and take it again (and
+// catch up) when shown.
+func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
+	s := startBinaryServer(t, flowWS(t.TempDir()))
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	var tabs []context.Context
+	for range 6 {
+		tab, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // its stream connects
+		if n := bfJS(t, tab, setHidden+`(true)`); n != "0" {
+			t.Fatalf("a hidden tab keeps %s live streams", n)
+		}
+		tabs = append(tabs, tab)
+	}
+	seventh, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+		t.Fatalf("a seventh page does not load with six asset pages in background tabs: %v", err)
+	}
+	if n := bfJS(t, tabs[0], setHidden+`(false)`); n != "1" {
+		t.Fatalf("a tab shown again has %s live streams", n)
+	}
+	time.Sleep(500 * time.Millisecond)
+	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
+	bfWaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
+		"the new backfill on the asset page shown again")
+}
