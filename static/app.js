@@ -107,6 +107,10 @@ document.addEventListener("visibilitychange", function () {
   if (!window.htmx || !htmx.swap) { return; }
   var hide = document.hidden;
   document.querySelectorAll(hide ? "[sse-connect]" : "[data-sse-paused]").forEach(function (el) {
+    // Choices made inside it (Cancel's "terminate" box, a chunk filter)
+    // are properties: write them as attributes so the copy keeps them.
+    el.querySelectorAll("input[type=checkbox], input[type=radio]").forEach(function (c) { c.toggleAttribute("checked", c.checked); });
+    el.querySelectorAll("option").forEach(function (o) { o.toggleAttribute("selected", o.selected); });
     var copy = el.cloneNode(true);
     if (hide) {
       copy.setAttribute("data-sse-paused", el.getAttribute("sse-connect"));

@@ -50,3 +50,25 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 	bfWaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 		"the new backfill on the asset page shown again")
 }
+
+// TestBrowserHiddenTabKeepsChoices: hiding and showing a backfill page (its
+// live section is rebuilt to close and reopen the stream) keeps an open
+// Cancel confirmation and its ticked "terminate" box.
+func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
+	s := startBinaryServer(t, flowWS(t.TempDir()))
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(bfCSS(`[data-testid="action-cancel"]`)),
+		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)), chromedp.Click(bfCSS(`[data-testid="terminate"]`))); err != nil {
+		t.Fatal(err)
+	}
+	bfJS(t, ctx, setHidden+`(true)`)
+	if n := bfJS(t, ctx, setHidden+`(false)`); n != "1" {
+		t.Fatalf("the page shown again has %s live streams", n)
+	}
+	got := bfJS(t, ctx, `String(document.querySelector('[data-testid="cancel-disclosure"]').open) + " " + String(document.querySelector('[data-testid="terminate"]').checked)`)
+	if got != "true true" {
+		t.Fatalf("after hiding and showing the tab, Cancel open and terminate ticked: %s", got)
+	}
+}
