@@ -734,6 +734,9 @@ func runCmd(o *clientOpts) *cobra.Command {
 			if maxParts < 0 || logLines < 0 {
 				return usageErr("--partitions and --log-lines must be 0 or more")
 			}
+			if attempt < 0 {
+				return usageErr("--attempt must be an attempt's number, 1 or more (without it: the latest attempt)")
+			}
 			c, err := o.newClient()
 			if err != nil {
 				return err
