@@ -235,5 +235,5 @@ func (h *Handler) ActiveBackfillsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.BackfillTable(rows))
+	return render(c, http.StatusOK, views.ActiveBackfillsSection(rows))
 }

@@ -771,15 +771,23 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 
 func TestOverviewAndAssetSelection(t *testing.T) {
 	env, eng := pgEnv(t, false)
-	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, handlers.RoleViewer)
+	// No active backfill: no section, but the live container waits for one.
 	_, doc := pgGet(t, env, c, "/")
+	if doc.Find(`[data-testid="active-backfills"]`).Length() != 0 || doc.Find(`[data-testid="active-backfills-live"] [hx-get="/backfills/active"]`).Length() != 1 {
+		t.Fatal("the overview without an active backfill: a section, or no live container")
+	}
+	if status, doc := pgGet(t, env, c, "/backfills/active"); status != http.StatusOK || doc.Find(`[data-testid="active-backfills"]`).Length() != 0 {
+		t.Errorf("active partial with none active: %d", status)
+	}
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
+	_, doc = pgGet(t, env, c, "/")
 	row := doc.Find(`[data-testid="active-backfills"] [data-testid="backfill-row"][data-id="` + b.ID + `"]`)
 	if row.Length() != 1 || row.Find(`[data-testid="progress-bar"]`).Length() != 1 {
 		t.Fatal("the overview does not show the active backfill with a progress bar")
 	}
 	status, doc := pgGet(t, env, c, "/backfills/active")
-	if status != http.StatusOK || doc.Find(`[data-testid="backfill-row"]`).Length() != 1 {
+	if status != http.StatusOK || doc.Find(`[data-testid="active-backfills"] [data-testid="backfill-row"]`).Length() != 1 {
 		t.Errorf("active partial: %d", status)
 	}
 	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/assets/t.daily") // viewers cannot launch: no bar

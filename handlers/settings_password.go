@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,6 +34,12 @@ func (h *Handler) ChangePassword(c echo.Context) error {
 	p := CurrentPrincipal(c)
 	if p.Anonymous() {
 		return Unauthorized("sign in to change your password")
+	}
+	if p.Via != "session" {
+		// A token is for scripts: it does not change the password its user
+		// signs in with (nor sign out the user's sessions).
+		return &UserError{Status: http.StatusForbidden, Code: "forbidden",
+			Message: "an API token cannot change a password: sign in with the browser, or ask an admin (tessera user set-password)"}
 	}
 	err := h.changeOwnPassword(c, p, c.FormValue("current_password"), c.FormValue("new_password"), c.FormValue("confirm_password"))
 	var ue *UserError
@@ -74,8 +81,9 @@ func (h *Handler) changeOwnPassword(c echo.Context, p *Principal, current, next,
 		if errors.As(err, &ue) && ue.Code == "bad_credentials" {
 			return BadRequest("current_password", "your current password is not right")
 		}
-		if errors.As(err, &ue) {
-			ue.Field = "current_password"
+		if errors.As(err, &ue) && ue.Code == "too_many_attempts" {
+			return &UserError{Status: ue.Status, Code: ue.Code, Field: "current_password",
+				Message: strings.Replace(ue.Message, "too many failed sign-ins", "too many wrong passwords for this account", 1)}
 		}
 		return err
 	}

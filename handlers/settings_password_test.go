@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // password signs in afterwards.
 func TestChangeOwnPassword(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	env.CreateUser(t, "vera", handlers.RoleViewer, testkit.TestPassword)
+	veraID := env.CreateUser(t, "vera", handlers.RoleViewer, testkit.TestPassword)
 	here := env.Login(t, "vera", testkit.TestPassword)
 	elsewhere := env.Login(t, "vera", testkit.TestPassword)
 	const next = "a much better secret"
@@ -88,6 +89,26 @@ func TestChangeOwnPassword(t *testing.T) {
 	env.Store.R.Get(&n, `SELECT COUNT(*) FROM events WHERE type = 'user.password_changed' AND subject = 'user:vera' AND actor = 'vera'`)
 	if n != 1 {
 		t.Fatalf("%d password_changed events", n)
+	}
+	// An API token, even of the user, does not change the sign-in password.
+	tok := env.TokenFor(t, veraID, "")
+	r = env.BearerDo(t, "POST", "/settings/password", tok, "application/x-www-form-urlencoded",
+		url.Values{"current_password": {next}, "new_password": {"yet another secret"}, "confirm_password": {"yet another secret"}}.Encode())
+	if body, _ := io.ReadAll(r.Body); r.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "API token cannot change a password") || hash() == before {
+		t.Fatalf("token: %d %.300s", r.StatusCode, body)
+	}
+	changed := hash()
+	// Wrong current passwords run into the sign-in limit, said in words.
+	var last *http.Response
+	for range 6 {
+		last = env.SessionPost(t, here, "/settings/password", url.Values{"current_password": {"still not it"}, "new_password": {"another long secret"}, "confirm_password": {"another long secret"}})
+	}
+	msg := pgDoc(t, last).Find(`[data-testid="form-error"]`)
+	if last.StatusCode != http.StatusTooManyRequests || msg.AttrOr("data-field", "") != "current_password" || !strings.Contains(msg.Text(), "too many wrong passwords") {
+		t.Fatalf("lockout: %d %q", last.StatusCode, msg.Text())
+	}
+	if hash() != changed {
+		t.Fatal("a refused change changed the password")
 	}
 	// Anonymous visitors are sent to sign in.
 	if resp, err := env.Anon().Get(env.URL + "/settings/password"); err != nil || resp.StatusCode != http.StatusSeeOther {

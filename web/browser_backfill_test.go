@@ -467,6 +467,11 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	defer cancelList()
 	asset, cancelAsset := chromedp.NewContext(ctx)
 	defer cancelAsset()
+	overview, cancelOverview := chromedp.NewContext(ctx)
+	defer cancelOverview()
+	if err := chromedp.Do(overview, chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(bfCSS(`[data-testid="active-backfills-live"]`))); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="backfills-empty"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -484,6 +489,7 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	row := fmt.Sprintf(`document.querySelector('[data-testid="backfill-row"][data-id=%q]')`, id)
 	bfWaitJS(t, list, row+` !== null`, 20*time.Second, "the new backfill in the list, without a reload")
 	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the asset page")
+	bfWaitJS(t, overview, `document.querySelector('[data-testid="active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the overview, which had none at load")
 	bfWaitJS(t, list, row+`.dataset.state === "SUCCEEDED"`, 30*time.Second, "the list row to turn SUCCEEDED")
 	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"]') === null`, 20*time.Second, "the asset page's active section to go")
 	if got := bfJS(t, list, `location.pathname + location.search`); got != "/backfills?asset=flow.slow" {
