@@ -217,6 +217,9 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
+		if out := crashLog(e.reportPath(run.ID, at.Attempt)); out != "" {
+			res.Log = out + "\ntessera: the server stopped while this attempt ran; above is the output its command had written by then\n"
+		}
 		if seen, ok := lastSeen[at.Owner]; ok {
 			// It stopped with its server, not when this server noticed: its
 			// duration leaves the downtime out.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,13 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	_ = os.Remove(w.ReportPath)
 	cmd.Env = commandEnv(os.Environ(), ex.Env, w)
 	out := &tailBuffer{max: LogLimit}
+	// The output is also kept in a file beside the report while the command
+	// runs, so that after a crash the interrupted attempt still has its log
+	// (recovery reads it: crashLog).
+	if f, err := os.Create(outputPath(w.ReportPath)); err == nil {
+		out.file = f
+		defer func() { f.Close(); os.Remove(f.Name()) }()
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Wait returns at most this long after the main process exited, even if
 	// a child it left behind still holds stdout or stderr open.
@@ -131,6 +139,30 @@ func commandEnv(inherited []string, assetEnv map[string]string, w Work) []string
 		"TESSERA_REPORT="+w.ReportPath,
 		"TESSERA_CODE_VERSION="+w.CodeVersion,
 	)
+}
+
+// outputPath is the file beside an attempt's report that holds its output
+// while the command runs.
+func outputPath(reportPath string) string {
+	return strings.TrimSuffix(reportPath, ".jsonl") + ".out"
+}
+
+// crashLog returns the output an attempt's command had written when the
+// server stopped (its output file, at most LogLimit bytes from the end), and
+// removes the file; "" when there is none.
+func crashLog(reportPath string) string {
+	path := outputPath(reportPath)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	_ = os.Remove(path)
+	if len(b) == 0 {
+		return ""
+	}
+	t := &tailBuffer{max: LogLimit}
+	t.Write(b)
+	return t.String()
 }
 
 // procPath is the file beside an attempt's report that names its running
@@ -271,6 +303,10 @@ type tailBuffer struct {
 	max   int
 	buf   []byte
 	total int
+	// file, when set, receives the output too; it is cut back to the tail
+	// whenever it grows past 4 × max, so it stays bounded.
+	file  *os.File
+	fileN int
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
@@ -280,6 +316,18 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > t.max {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	if t.file != nil {
+		if t.fileN+len(p) > 4*t.max {
+			if t.file.Truncate(0) == nil {
+				_, _ = t.file.Seek(0, io.SeekStart)
+				n, _ := t.file.Write(t.buf)
+				t.fileN = n
+			}
+		} else {
+			n, _ := t.file.Write(p)
+			t.fileN += n
+		}
 	}
 	return len(p), nil
 }

@@ -217,7 +217,7 @@ assets:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     retries: {max_attempts: 3}
     timeout: 60s
-    executor: {command: [sh, -c, 'sleep 600 & echo $! > %s/child; wait']}
+    executor: {command: [sh, -c, 'echo building $TESSERA_PARTITIONS; sleep 600 & echo $! > %s/child; wait']}
 `, dir)
 	server := exec.Command(os.Args[0])
 	server.Env = append(os.Environ(), orphanHelperDB+"="+path, orphanHelperWS+"="+ws)
@@ -274,6 +274,17 @@ assets:
 	}
 	if ended != lastSeen || time.Since(db.FromMillis(ended)) < 150*time.Millisecond {
 		t.Fatalf("interrupted attempt finished at %d, its server was last seen at %d (%v ago)", ended, lastSeen, time.Since(db.FromMillis(lastSeen)))
+	}
+	// Its log is what the command had written before the crash.
+	var log string
+	if err := eng.Store.R.Get(&log, `SELECT log FROM attempt_logs WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
+		t.Fatalf("no log for the interrupted attempt: %v", err)
+	}
+	if !strings.Contains(log, "building 2025-01-01") || !strings.Contains(log, "the server stopped while this attempt ran") {
+		t.Fatalf("interrupted attempt's log: %q", log)
+	}
+	if left, _ := filepath.Glob(filepath.Join(path+".reports", "*.out")); len(left) > 0 {
+		t.Errorf("output files left behind: %v", left)
 	}
 	waitDead(t, "the crashed attempt's child", child)
 	if left, _ := filepath.Glob(filepath.Join(path+".reports", "*.proc")); len(left) > 0 {

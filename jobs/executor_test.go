@@ -494,3 +494,30 @@ assets:
 		t.Fatalf("attempts %+v %v", atts, err)
 	}
 }
+
+// A command's output file (kept for crash recovery) stays bounded however
+// much the command writes, and always holds the tail.
+func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "a.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := &tailBuffer{max: 100, file: f}
+	for i := range 1000 {
+		fmt.Fprintf(out, "line %04d\n", i)
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 400 || !strings.HasSuffix(string(b), "line 0999\n") {
+		t.Fatalf("output file of %d bytes, ending %q", len(b), b[max(0, len(b)-20):])
+	}
+	if got := crashLog(strings.TrimSuffix(f.Name(), ".out") + ".jsonl"); got != string(b) {
+		t.Fatalf("crash log %q", got)
+	}
+	if _, err := os.Stat(f.Name()); !os.IsNotExist(err) {
+		t.Fatal("the crash log's file is still there")
+	}
+}
