@@ -449,13 +449,28 @@ func (p *poolState) admit(ws *catalog.Workspace, pool string, inUse int, now tim
 	if def.Throttle == nil || def.Throttle.Runs <= 0 {
 		return true
 	}
-	sig := fmt.Sprintf("%d/%s", def.Throttle.Runs, def.Throttle.Per)
+	sig := fmt.Sprintf("%d %s per %s", def.Throttle.Runs, plural(int64(def.Throttle.Runs), "run", "runs"), catalog.HumanDuration(def.Throttle.Per))
 	l := p.limiters[pool]
 	if l == nil || p.limitDef[pool] != sig {
 		l = rate.NewLimiter(rate.Every(def.Throttle.Per/time.Duration(def.Throttle.Runs)), def.Throttle.Runs)
 		p.limiters[pool], p.limitDef[pool] = l, sig
 	}
 	return l.Tokens() >= 1
+}
+
+// holding says what holds pool's new runs now besides its cap: a remote
+// slow-down, or a throttle with no run left; "" when nothing does.
+func (p *poolState) holding(pool string, now time.Time) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if till := p.slowTill[pool]; now.Before(till) {
+		return fmt.Sprintf("the remote service asked to slow down until %s UTC (Retry-After or rate-limit headers)", till.UTC().Format("15:04:05"))
+	}
+	if l := p.limiters[pool]; l != nil && l.TokensAt(now) < 1 {
+		return fmt.Sprintf("its throttle (%s) has no run left; the next in about %s", p.limitDef[pool],
+			catalog.HumanDuration(time.Duration((1-l.TokensAt(now))/float64(l.Limit())*float64(time.Second)).Round(time.Second)))
+	}
+	return ""
 }
 
 func (p *poolState) take(pool string) {

@@ -521,3 +521,26 @@ func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
 		t.Fatal("the crash log's file is still there")
 	}
 }
+
+// A pool's wait reason names what holds it: its throttle only when it has
+// no run left, a remote slow-down with its end, nothing otherwise.
+func TestPoolHoldingReason(t *testing.T) {
+	ws := &catalog.Workspace{Pools: map[string]catalog.Pool{"p": {Throttle: &catalog.Throttle{Runs: 1, Per: time.Hour}}}}
+	p := newPoolState()
+	now := time.Now()
+	if !p.admit(ws, "p", 0, now) || p.holding("p", now) != "" {
+		t.Fatalf("a fresh throttle holds: %q", p.holding("p", now))
+	}
+	p.take("p")
+	if got := p.holding("p", now); !strings.Contains(got, "its throttle (1 run per 1 h 0 min) has no run left") || !strings.Contains(got, "the next in about") {
+		t.Fatalf("spent throttle: %q", got)
+	}
+	q := newPoolState()
+	q.SlowDown("p", now.Add(time.Minute))
+	if got := q.holding("p", now); !strings.Contains(got, "asked to slow down until") {
+		t.Fatalf("slow-down: %q", got)
+	}
+	if got := q.holding("p", now.Add(2*time.Minute)); got != "" {
+		t.Fatalf("after the slow-down: %q", got)
+	}
+}

@@ -57,8 +57,8 @@ func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunW
 		if ok && def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
 			return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}, nil
 		}
-		if ok && def.Throttle != nil {
-			return &RunWait{Reason: fmt.Sprintf("waits for pool %s: its throttle or a remote slow-down holds new runs", a.Pool)}, nil
+		if why := e.pools.holding(a.Pool, now); ok && why != "" {
+			return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}, nil
 		}
 	}
 	if n := e.activeCount(); n >= e.opts.MaxConcurrentRuns {
