@@ -40,7 +40,7 @@ var apiDocs = map[string]apiOp{
 	"POST /api/v1/backfills/:id/resume":                          {Summary: "Resume a paused backfill", Tag: "backfills", Body: "Transition", Result: "Backfill"},
 	"POST /api/v1/backfills/:id/cancel":                          {Summary: "Cancel (terminate: true kills active runs; also escalates a graceful cancel while CANCELING)", Tag: "backfills", Body: "Transition", Result: "Backfill"},
 	"POST /api/v1/backfills/:id/retry-failed":                    {Summary: "Child backfill of the failed and upstream-failed partitions", Tag: "backfills", Body: "RetryFailed", Result: "Backfill", Status: "201"},
-	"GET /api/v1/runs/:id":                                       {Summary: "A chunk run with its attempts, its first 1,000 partitions with their outcomes, and log tail", Tag: "runs", Result: "Run"},
+	"GET /api/v1/runs/:id":                                       {Summary: "A chunk run with its attempts, its first 1,000 partitions with their outcomes, why it waits (waiting, when queued) and the log tail of its latest attempt, or of attempt N with ?attempt=N", Tag: "runs", Query: []string{"attempt"}, Result: "Run"},
 	"POST /api/v1/runs/:id/complete":                             {Summary: "Callback of an asynchronous (HTTP 202) executor", Tag: "runs", Body: "RunComplete", Result: "Object", Status: "202"},
 	"GET /api/v1/conflicts":                                      {Summary: "Run keys requested again with a different fingerprint", Tag: "runs", Query: []string{"limit", "cursor"}, Result: "ConflictList"},
 	"GET /api/v1/status":                                         {Summary: "The status board: freshness of every asset (same as /status.json)", Tag: "staleness", Result: "Object"},
