@@ -19,6 +19,8 @@ type routeExpectation struct {
 	role   handlers.Role
 	sample string // concrete path; "" = the route path itself
 	logout bool   // ends the session: run on a throwaway one, a redirect to /login is its success
+	// sessionOnly: API tokens are refused (403) whatever their role.
+	sessionOnly bool
 }
 
 var routeTable = map[string]routeExpectation{
@@ -37,7 +39,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /settings/tokens/:id/revoke":       {role: handlers.RoleViewer, sample: "/settings/tokens/999999/revoke"},
 	"GET /assets/:key/active-backfills":      {role: handlers.RoleViewer, sample: "/assets/raw.events/active-backfills"},
 	"GET /settings/password":                 {role: handlers.RoleViewer},
-	"POST /settings/password":                {role: handlers.RoleViewer},
+	"POST /settings/password":                {role: handlers.RoleViewer, sessionOnly: true},
 	"GET /admin/users":                       {role: handlers.RoleAdmin},
 	"POST /admin/users":                      {role: handlers.RoleAdmin},
 	"POST /admin/users/:id/role":             {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/role"},
@@ -184,7 +186,7 @@ func expected(exp routeExpectation, id identity, mode, path string) string {
 		return "401"
 	case id.role == handlers.RolePublic:
 		return "login"
-	case id.role < exp.role:
+	case id.role < exp.role, exp.sessionOnly && mode == "bearer":
 		return "403"
 	}
 	return "allowed"
