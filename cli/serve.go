@@ -188,6 +188,18 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	log.Info("tessera listening", "url", "http://"+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// Staleness facts load in the background, so the first pages after a
+	// start are not the ones to load them (0.6–1.6 s on a million partitions).
+	go func() {
+		start := time.Now()
+		if err := h.WarmStaleness(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("staleness facts not preloaded", "err", err)
+			}
+			return
+		}
+		log.Info("staleness facts preloaded", "assets", len(ws.Assets), "duration", time.Since(start).Round(time.Millisecond).String())
+	}()
 	// SIGHUP reloads the workspace file, like POST /api/v1/workspace/reload.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -57,6 +57,17 @@ func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset
 	return h.Store.StaleFactsAt(ctx, sc.in, a, sc.version)
 }
 
+// WarmStaleness computes every asset's staleness facts once, so that the
+// first pages after a start (overview, status board, asset pages) do not pay
+// for loading them cold; serve runs it in the background.
+func (h *Handler) WarmStaleness(ctx context.Context) error {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	return h.warmFacts(ctx, sc)
+}
+
 // warmFacts computes (or finds memoized) the facts of every asset with one
 // worker per CPU, upstreams first, so that pages listing every asset do not
 // recompute them one after the other.

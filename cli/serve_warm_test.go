@@ -1,0 +1,26 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServePreloadsStaleness: after a start, the staleness facts of every
+// asset are loaded in the background, so the first pages do not load them
+// cold; the log says when, for how many assets.
+func TestServePreloadsStaleness(t *testing.T) {
+	_, logPath := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "t.db"))
+	var log string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(logPath)
+		if log = string(b); strings.Contains(log, "staleness facts preloaded") {
+			break
+		}
+	}
+	if !strings.Contains(log, `msg="staleness facts preloaded" assets=6`) {
+		t.Fatalf("no preload of the demo workspace's 6 assets in the log:\n%s", log)
+	}
+}
