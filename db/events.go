@@ -112,16 +112,15 @@ func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, e
 	return e, err
 }
 
-// EventsBySubjectBefore lists a subject's events with id < before (all when
-// before <= 0), newest first: a page of a timeline.
 // CappedEvent is an event whose payload was left out when over a size (Big).
 type CappedEvent struct {
 	Event
 	Big bool `db:"big"`
 }
 
-// EventsBySubjectCapped is EventsBySubjectBefore without the payloads over
-// maxPayload bytes (Payload empty, Big set): a backfill's attempts events
+// EventsBySubjectCapped lists a subject's events with id < before (all when
+// before <= 0), newest first — a page of a timeline — without the payloads
+// over maxPayload bytes (Payload empty, Big set): a backfill's attempts events
 // carry every partition of their attempts, up to megabytes each, which an
 // API page of 100 events would otherwise read and copy only to drop.
 func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, before int64, limit, maxPayload int) ([]CappedEvent, error) {
@@ -135,11 +134,3 @@ func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, befor
 	return out, err
 }
 
-func (s *Store) EventsBySubjectBefore(ctx context.Context, subject string, before int64, limit int) ([]Event, error) {
-	if before <= 0 {
-		return s.EventsBySubject(ctx, subject, limit)
-	}
-	var out []Event
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, subject, before, limit)
-	return out, err
-}

@@ -367,14 +367,9 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 		evs = evs[:limit]
 		next = encodeCursor("ev", evs[limit-1].ID)
 	}
-	// Summaries: memoized, or from the payload read here, or (a big one not
-	// summarized yet) from its payload read apart.
 	heads := make([]db.Event, len(evs))
 	for i, e := range evs {
 		heads[i] = e.Event
-		if !e.Big {
-			h.eventTexts.text(e.Event)
-		}
 	}
 	texts, err := h.eventTexts.summarize(ctx, h.Store, heads)
 	if err != nil {

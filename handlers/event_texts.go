@@ -60,18 +60,23 @@ func (c *eventTexts) text(e db.Event) string {
 	return t
 }
 
-// summarize returns the summaries of events read without their payloads
-// (db.EventHeadsBySubject), reading the payloads of those not memoized.
+// summarize returns the summaries of events, some or all read without
+// their payloads (db.EventHeadsBySubject, db.EventsBySubjectCapped): an
+// event not memoized is summarized from its payload, read apart when it was
+// left out.
 func (c *eventTexts) summarize(ctx context.Context, store *db.Store, evs []db.Event) ([]string, error) {
 	out := make([]string, len(evs))
 	var missing []int64
 	for i, e := range evs {
 		t, ok := c.get(e.ID)
-		if !ok {
+		switch {
+		case ok:
+			out[i] = t
+		case e.Payload != "":
+			out[i] = c.text(e)
+		default:
 			missing = append(missing, e.ID)
-			continue
 		}
-		out[i] = t
 	}
 	if len(missing) == 0 {
 		return out, nil
