@@ -132,12 +132,7 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 		if err != nil {
 			return p, err
 		}
-		if w != nil {
-			p.Wait = w.Reason
-			if w.HolderRunID != "" {
-				p.WaitHref = RunHref(w.HolderRunID)
-			}
-		}
+		p.Wait, p.WaitHref = waitText(w)
 	}
 	atts, err := h.Store.Attempts(ctx, r.ID)
 	if err != nil {

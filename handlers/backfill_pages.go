@@ -691,6 +691,12 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 			interrupted[r.RunID] = r.N
 		}
 	}
+	var waits map[string]*jobs.RunWait
+	if h.Engine != nil {
+		if waits, err = h.Engine.WaitReasons(ctx, b, runs[:min(len(runs), ChunkPageSize)]); err != nil {
+			return views.ChunkTable{}, err
+		}
+	}
 	href := BackfillHref(b.ID)
 	q := url.Values{}
 	if state != "" {
@@ -720,18 +726,7 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		if r.Error != nil {
 			row.Error = truncateText(*r.Error, 200)
 		}
-		if r.State == db.RunQueued && h.Engine != nil {
-			w, err := h.Engine.WaitReason(ctx, b, r)
-			if err != nil {
-				return views.ChunkTable{}, err
-			}
-			if w != nil {
-				row.Wait = w.Reason
-				if w.HolderRunID != "" {
-					row.WaitHref = RunHref(w.HolderRunID)
-				}
-			}
-		}
+		row.Wait, row.WaitHref = waitText(waits[r.ID])
 		t.Rows = append(t.Rows, row)
 	}
 	if after >= 0 {
@@ -739,6 +734,17 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		t.First = href + "?" + q.Encode() + "#bf-chunks"
 	}
 	return t, nil
+}
+
+// waitText is why a queued run waits, and the link to the run it waits for.
+func waitText(w *jobs.RunWait) (reason, href string) {
+	if w == nil {
+		return "", ""
+	}
+	if w.HolderRunID != "" {
+		href = RunHref(w.HolderRunID)
+	}
+	return w.Reason, href
 }
 
 func truncateText(s string, n int) string {

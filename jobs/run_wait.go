@@ -26,9 +26,36 @@ type RunWait struct {
 // run that is not queued. It reads the store as the controller would and
 // writes nothing.
 func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunWait, error) {
-	if r.State != db.RunQueued {
-		return nil, nil
+	ws, err := e.WaitReasons(ctx, b, []db.Run{r})
+	return ws[r.ID], err
+}
+
+// WaitReasons is WaitReason for several runs of backfill b (a page of its
+// chunk table), reading the backfill's segments once; runs that are not
+// queued have no entry.
+func (e *Engine) WaitReasons(ctx context.Context, b db.Backfill, runs []db.Run) (map[string]*RunWait, error) {
+	out := map[string]*RunWait{}
+	var segs []db.Segment
+	for _, r := range runs {
+		if r.State != db.RunQueued {
+			continue
+		}
+		if segs == nil {
+			var err error
+			if segs, err = db.Segments(ctx, e.Store.R, b.ID); err != nil {
+				return nil, err
+			}
+		}
+		w, err := e.waitReason(ctx, b, segs, r)
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = w
 	}
+	return out, nil
+}
+
+func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segment, r db.Run) (*RunWait, error) {
 	now := e.Now()
 	what := "this chunk"
 	if r.Attempts > 0 {
@@ -45,7 +72,7 @@ func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunW
 		return &RunWait{Reason: fmt.Sprintf("retry backoff: attempt %d of %d starts at %s UTC (in %s)",
 			r.Attempts+1, r.MaxAttempts, at.UTC().Format("15:04:05"), catalog.HumanDuration(at.Sub(now).Round(time.Second)))}, nil
 	}
-	if w, err := e.leaseWait(ctx, b, r); err != nil || w != nil {
+	if w, err := e.leaseWait(ctx, b, segs, r); err != nil || w != nil {
 		return w, err
 	}
 	if b.RunsRunning >= b.MaxConcurrentRuns {
@@ -53,12 +80,13 @@ func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunW
 	}
 	ws, _ := e.workspace()
 	if a := assetOf(ws, r.Asset); a != nil && a.Pool != "" {
-		def, ok := ws.Pools[a.Pool]
-		if ok && def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
-			return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}, nil
-		}
-		if why := e.pools.holding(a.Pool, now); ok && why != "" {
-			return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}, nil
+		if def, ok := ws.Pools[a.Pool]; ok {
+			if def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
+				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}, nil
+			}
+			if why := e.pools.holding(a.Pool, now); why != "" {
+				return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}, nil
+			}
 		}
 	}
 	if n := e.activeCount(); n >= e.opts.MaxConcurrentRuns {
@@ -69,11 +97,7 @@ func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunW
 
 // leaseWait finds the runs building some of r's partitions now (their
 // in-progress status row is a lease), as prepareAttempt would.
-func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, r db.Run) (*RunWait, error) {
-	segs, err := db.Segments(ctx, e.Store.R, b.ID)
-	if err != nil {
-		return nil, err
-	}
+func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment, r db.Run) (*RunWait, error) {
 	if int(r.Seg) >= len(segs) {
 		return nil, nil
 	}
