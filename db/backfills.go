@@ -326,6 +326,30 @@ func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
 	return out, err
 }
 
+// InterruptedAttempts counts the interrupted attempts of each of runIDs
+// (runs with none have no entry).
+func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(runIDs) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(`SELECT run_id, COUNT(*) AS n FROM attempts WHERE state='interrupted' AND run_id IN (?) GROUP BY run_id`, runIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		RunID string `db:"run_id"`
+		N     int64  `db:"n"`
+	}
+	if err := s.R.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.RunID] = r.N
+	}
+	return out, nil
+}
+
 // RunningAttempts lists every attempt in state running.
 func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
 	var out []Attempt

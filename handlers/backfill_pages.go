@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
 
@@ -670,26 +669,13 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 	}
 	// Interrupted attempts (a crash, a restart) do not count against the
 	// asset's max_attempts: the table says so where a run has some.
-	interrupted := map[string]int64{}
-	if len(runs) > 0 {
-		ids := make([]string, len(runs))
-		for i, r := range runs {
-			ids[i] = r.ID
-		}
-		q, args, err := sqlx.In(`SELECT run_id, COUNT(*) AS n FROM attempts WHERE state='interrupted' AND run_id IN (?) GROUP BY run_id`, ids)
-		if err != nil {
-			return views.ChunkTable{}, err
-		}
-		var rows []struct {
-			RunID string `db:"run_id"`
-			N     int64  `db:"n"`
-		}
-		if err := h.Store.R.SelectContext(ctx, &rows, q, args...); err != nil {
-			return views.ChunkTable{}, err
-		}
-		for _, r := range rows {
-			interrupted[r.RunID] = r.N
-		}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	interrupted, err := h.Store.InterruptedAttempts(ctx, ids)
+	if err != nil {
+		return views.ChunkTable{}, err
 	}
 	var waits map[string]*jobs.RunWait
 	if h.Engine != nil {
