@@ -133,4 +133,3 @@ func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, befor
 		FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, maxPayload, maxPayload, subject, before, limit)
 	return out, err
 }
-
