@@ -6,6 +6,7 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,8 @@ type Handler struct {
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.
 	eventTexts eventTexts
+	// reloadMu makes workspace reloads one at a time (two would race to swap).
+	reloadMu sync.Mutex
 }
 
 // SetAttemptObserver sets where ObserveAttempt sends finished attempts.

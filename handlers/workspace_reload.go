@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,17 +16,14 @@ import (
 	"github.com/tessera-dev/tessera/db"
 )
 
-// reloadMu makes reloads one at a time (two would race to swap).
-var reloadMu sync.Mutex
-
 // ReloadWorkspace reads the workspace file again, validates it and, only
 // when it is valid, syncs its assets into the store (one transaction: new
 // assets added, changed definitions versioned, removed ones marked) and
 // serves it from then on. On any problem the server keeps the workspace it
 // has, and the error says what is wrong.
 func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace, error) {
-	reloadMu.Lock()
-	defer reloadMu.Unlock()
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
 	cur := h.Workspace()
 	if cur.Path == "" {
 		return nil, Conflict("this server serves the %s, which has no file to reload; start it with --workspace FILE to reload a workspace file", cur.Source)
