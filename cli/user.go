@@ -69,6 +69,26 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 	return strings.TrimRight(line, "\r\n"), nil
 }
 
+// passwordHash reads a new password (readPassword), checks it against the
+// policy and hashes it; usage is what follows the command in the hint for
+// an empty password.
+func passwordHash(cmd *cobra.Command, file, usage string) (string, error) {
+	pw, err := readPassword(cmd, file)
+	if err != nil {
+		return "", err
+	}
+	if pw == "" && file == "" {
+		return "", usageErr("the password is empty: pass --password-file FILE (its first line is the password), or pipe it on standard input (echo \"$PASSWORD\" | %s %s)", cmd.CommandPath(), usage)
+	}
+	if err := auth.CheckPasswordPolicy(pw); err != nil {
+		if file != "" {
+			return "", usageErr("--password-file %s: %v", file, err)
+		}
+		return "", usageErr("%v", err)
+	}
+	return auth.HashPassword(pw)
+}
+
 func newUserCmd() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, set-password, disable, enable)"}
@@ -87,28 +107,15 @@ func newUserCmd() *cobra.Command {
 			if _, err := handlers.ParseRole(role); err != nil {
 				return usageErr("--role: %v", err)
 			}
-			pw, err := readPassword(cmd, pwFile)
+			hash, err := passwordHash(cmd, pwFile, name+" ...")
 			if err != nil {
 				return err
-			}
-			if pw == "" && pwFile == "" {
-				return usageErr("the password is empty: pass --password-file FILE (its first line is the password), or pipe it on standard input (echo \"$PASSWORD\" | %s %s ...)", cmd.CommandPath(), name)
-			}
-			if err := auth.CheckPasswordPolicy(pw); err != nil {
-				if pwFile != "" {
-					return usageErr("--password-file %s: %v", pwFile, err)
-				}
-				return usageErr("%v", err)
 			}
 			store, err := openStore(path)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			hash, err := auth.HashPassword(pw)
-			if err != nil {
-				return err
-			}
 			if _, err := store.CreateUser(cmd.Context(), name, role, hash, "cli", time.Now()); err != nil {
 				if errors.Is(err, db.ErrDuplicateUser) {
 					return usageErr("a user named %q already exists", name)
@@ -201,20 +208,7 @@ func newUserCmd() *cobra.Command {
 		Short: "Set an account's password (from --password-file, or stdin) and end its sessions; recovers a lost admin password",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pw, err := readPassword(cmd, newPwFile)
-			if err != nil {
-				return err
-			}
-			if pw == "" && newPwFile == "" {
-				return usageErr("the password is empty: pass --password-file FILE (its first line is the password), or pipe it on standard input (echo \"$PASSWORD\" | %s %s)", cmd.CommandPath(), args[0])
-			}
-			if err := auth.CheckPasswordPolicy(pw); err != nil {
-				if newPwFile != "" {
-					return usageErr("--password-file %s: %v", newPwFile, err)
-				}
-				return usageErr("%v", err)
-			}
-			hash, err := auth.HashPassword(pw)
+			hash, err := passwordHash(cmd, newPwFile, args[0])
 			if err != nil {
 				return err
 			}
