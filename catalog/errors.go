@@ -47,10 +47,12 @@ func paramErr(param, format string, args ...any) *ParamError {
 	return &ParamError{Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// Problem is one validation problem found in a workspace file.
+// Problem is one validation problem found in a workspace file. Line and
+// Column are 1-based; 0 when unknown (Column is only set with a Line).
 type Problem struct {
 	File    string
 	Line    int
+	Column  int
 	Field   string
 	Message string
 }
@@ -60,6 +62,9 @@ func (p Problem) String() string {
 	b.WriteString(p.File)
 	if p.Line > 0 {
 		fmt.Fprintf(&b, ":%d", p.Line)
+		if p.Column > 0 {
+			fmt.Fprintf(&b, ":%d", p.Column)
+		}
 	}
 	b.WriteString(": ")
 	if p.Field != "" {

@@ -259,7 +259,7 @@ assets:
 		}
 	}
 	msg := (&ValidationError{ps}).Error()
-	if !strings.HasPrefix(msg, "workspace.yaml:2: pools.warehouse.throttle: ") || strings.Count(msg, "\n") != len(ps)-1 {
+	if !strings.HasPrefix(msg, "workspace.yaml:2:49: pools.warehouse.throttle: ") || strings.Count(msg, "\n") != len(ps)-1 {
 		t.Errorf("Error() = %s", msg)
 	}
 }
@@ -267,6 +267,10 @@ assets:
 func TestProblemString(t *testing.T) {
 	p := Problem{File: "workspace.yaml", Line: 12, Field: "assets.raw.events.partitions.hourly.start", Message: "start 2025-13-01 is not a date; use YYYY-MM-DD"}
 	if p.String() != "workspace.yaml:12: assets.raw.events.partitions.hourly.start: start 2025-13-01 is not a date; use YYYY-MM-DD" {
+		t.Error(p.String())
+	}
+	p.Column = 9
+	if p.String() != "workspace.yaml:12:9: assets.raw.events.partitions.hourly.start: start 2025-13-01 is not a date; use YYYY-MM-DD" {
 		t.Error(p.String())
 	}
 }

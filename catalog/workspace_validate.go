@@ -15,7 +15,6 @@ import (
 
 var (
 	assetKeyRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	yamlLineRe = regexp.MustCompile(`line (\d+)`)
 	hhmmRe     = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d$`)
 )
 
@@ -37,14 +36,16 @@ var (
 type wsParser struct {
 	file     string
 	problems []Problem
+	assetAt  map[string]*yaml.Node // asset key -> its key node, for problems found after parsing
 }
 
+// add records a problem at node n's line and column (none when n is nil).
 func (p *wsParser) add(n *yaml.Node, field, format string, args ...any) {
-	line := 0
+	line, col := 0, 0
 	if n != nil {
-		line = n.Line
+		line, col = n.Line, n.Column
 	}
-	p.problems = append(p.problems, Problem{File: p.file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	p.problems = append(p.problems, Problem{File: p.file, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func join(field, sub string) string {
@@ -89,6 +90,22 @@ func (p *wsParser) pairs(n *yaml.Node, field, what string) ([]kv, bool) {
 		out = append(out, kv{k, v})
 	}
 	return out, true
+}
+
+// misspelled says whether mapping n has a key that is a near miss of the
+// field name want: that key is reported as an unknown field with "did you
+// mean", so a "missing want" problem would only repeat it.
+func misspelled(n *yaml.Node, want string) bool {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != want && levenshtein(strings.ToLower(k), want) < 3 {
+			return true
+		}
+	}
+	return false
 }
 
 // fields returns a mapping's values by key, reporting unknown keys.
@@ -213,7 +230,10 @@ func ParseWorkspace(filename string, data []byte) (*Workspace, error) {
 	p := &wsParser{file: filename}
 	w := p.parse(data)
 	if len(p.problems) > 0 {
-		sort.SliceStable(p.problems, func(i, j int) bool { return p.problems[i].Line < p.problems[j].Line })
+		sort.SliceStable(p.problems, func(i, j int) bool {
+			a, b := p.problems[i], p.problems[j]
+			return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
+		})
 		return nil, &ValidationError{Problems: p.problems}
 	}
 	return w, nil
@@ -225,22 +245,27 @@ func (p *wsParser) parse(data []byte) *Workspace {
 		Pools:    map[string]Pool{},
 		Defaults: Defaults{Retries: RetryPolicy{MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff}, Timeout: DefaultTimeout},
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line := 0
-		if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		msg := yamlLineRe.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
-		msg = strings.TrimPrefix(msg, ": ")
-		p.problems = append(p.problems, Problem{File: p.file, Line: line, Message: "invalid YAML: " + msg})
+	docs, err := decodeDocuments(data)
+	if err != nil {
+		p.problems = append(p.problems, syntaxProblem(p.file, data, err))
 		return nil
 	}
-	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+	// One document: a second one (after ---) would be ignored silently.
+	var root *yaml.Node
+	for _, d := range docs {
+		switch {
+		case len(d.Content) == 0 || isNull(d.Content[0]):
+			// an empty document, e.g. a trailing ---
+		case root == nil:
+			root = deref(d.Content[0])
+		default:
+			p.add(d, "", "a second YAML document starts here (after ---), and a workspace is a single document; merge its sections into the first one (one pools:, defaults: and assets:) or remove the --- line")
+		}
+	}
+	if root == nil {
 		p.add(nil, "", "the workspace file is empty; declare at least one asset under assets:")
 		return nil
 	}
-	root := deref(doc.Content[0])
 	top, topKeys := p.fields(root, "", "the workspace", topFields)
 	if n, ok := top["pools"]; ok {
 		p.parsePools(w, n)
@@ -250,7 +275,7 @@ func (p *wsParser) parse(data []byte) *Workspace {
 	}
 	if n, ok := top["assets"]; ok {
 		p.parseAssets(w, n, topKeys["assets"])
-	} else if root.Kind == yaml.MappingNode {
+	} else if root.Kind == yaml.MappingNode && !misspelled(root, "assets") {
 		p.add(root, "assets", "missing assets section; declare at least one asset")
 	}
 	return w
@@ -282,7 +307,7 @@ func (p *wsParser) parsePools(w *Workspace, n *yaml.Node) {
 						p.add(v, join(field, "max_concurrent_runs"), "max_concurrent_runs must be at least 1")
 					}
 				}
-			} else {
+			} else if !misspelled(e.v, "max_concurrent_runs") {
 				p.add(e.k, join(field, "max_concurrent_runs"), "missing max_concurrent_runs, e.g. %s: {max_concurrent_runs: 4}", name)
 			}
 			if v, ok := f["throttle"]; ok {
@@ -407,8 +432,7 @@ func (p *wsParser) checkCycles(w *Workspace, edges map[string][]string) {
 					i--
 				}
 				cycle := append(append([]string(nil), stack[i:]...), u)
-				a := w.Asset(k)
-				p.add(&yaml.Node{Line: a.Line}, join(join("assets", k), "deps"), "dependency cycle: %s; remove one of these dependencies", strings.Join(cycle, " -> "))
+				p.add(p.assetAt[k], join(join("assets", k), "deps"), "dependency cycle: %s; remove one of these dependencies", strings.Join(cycle, " -> "))
 			}
 		}
 		stack = stack[:len(stack)-1]
@@ -431,6 +455,10 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 		p.add(k, field, "asset key %q may only use letters, digits, '_', '.' and '-' (no '/', '|' or spaces), e.g. analytics.daily_events", key)
 	}
 	a := &Asset{Key: key, Line: k.Line, Group: DefaultGroup, Retries: w.Defaults.Retries, Timeout: w.Defaults.Timeout}
+	if p.assetAt == nil {
+		p.assetAt = map[string]*yaml.Node{}
+	}
+	p.assetAt[key] = k
 	f, fk := p.fields(v, field, "an asset", assetFields)
 	for _, name := range []string{"group", "description", "code_version"} {
 		if n, ok := f[name]; ok {
@@ -450,7 +478,7 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 	}
 	if n, ok := f["partitions"]; ok {
 		a.Scheme = p.parseScheme(n, join(field, "partitions"), fk["partitions"], true)
-	} else {
+	} else if !misspelled(v, "partitions") {
 		p.add(k, join(field, "partitions"), "missing partitions, e.g. partitions: {daily: {start: 2025-01-01}}")
 	}
 	if n, ok := f["pool"]; ok {
@@ -486,7 +514,7 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 	}
 	if n, ok := f["executor"]; ok {
 		a.Executor = p.parseExecutor(n, join(field, "executor"))
-	} else {
+	} else if !misspelled(v, "executor") {
 		p.add(k, join(field, "executor"), "missing executor; add e.g. executor: {command: [python3, job.py]} or executor: {demo: {duration: 1s-5s}}")
 	}
 	return a
@@ -840,7 +868,12 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 			p.add(at, join(hf, "url"), "missing url, e.g. http: {url: \"https://etl.example/materialize\"}")
 		}
 		if v, ok := hv["timeout"]; ok {
-			h.Timeout, _ = p.duration(v, join(hf, "timeout"))
+			if d, ok := p.duration(v, join(hf, "timeout")); ok {
+				if d == 0 {
+					p.add(v, join(hf, "timeout"), "timeout must be positive, e.g. 30m; leave it out to use the asset's timeout")
+				}
+				h.Timeout = d
+			}
 		}
 		if v, ok := hv["token_url"]; ok {
 			if s, ok := p.str(v, join(hf, "token_url")); ok {

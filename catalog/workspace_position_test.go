@@ -1,0 +1,121 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every validation problem found after decoding carries the line and column
+// of the value (or key) it is about, and Error() prints file:line:column.
+func TestWorkspaceProblemPositions(t *testing.T) {
+	tests := []struct {
+		name      string
+		src       string
+		line, col int
+		field     string
+		msg       string
+	}{
+		{"unknown field", asset("    partitions: {static: [a]}\n    partiton: {static: [a]}\n" + demoExec), 6, 5, "assets.a.b.partiton", `did you mean "partitions"`},
+		{"start after end", asset("    partitions:\n      daily: {start: 2025-02-01, end: 2025-01-01}\n" + demoExec), 6, 22, "assets.a.b.partitions.daily.start", "is not before end"},
+		{"bad timezone", asset("    partitions: {daily: {start: 2025-01-01, timezone: Europe/Berln}}\n" + demoExec), 5, 55, "assets.a.b.partitions.daily.timezone", "unknown timezone"},
+		{"bad http timeout", asset("    partitions: {static: [a]}\n    executor: {http: {url: \"https://x.example\", timeout: 5 minutes}}\n"), 6, 58, "assets.a.b.executor.http.timeout", "is not a duration"},
+		{"unknown upstream", asset("    partitions: {static: [a]}\n    deps:\n      - {asset: a.c}\n" + demoExec), 7, 17, "assets.a.b.deps[0]", "unknown asset"},
+		{"cycle names the asset key", asset("    partitions: {static: [a]}\n    deps: [a.b]\n" + demoExec), 4, 3, "assets.a.b.deps", "dependency cycle"},
+		{"bad pool", "pools:\n  w: {max_concurrent_runs: 0}\nassets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, 2, 28, "pools.w.max_concurrent_runs", "at least 1"},
+		{"duplicate static key", asset("    partitions:\n      static:\n        - eu\n        - eu\n" + demoExec), 8, 11, "assets.a.b.partitions.static", "listed twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := problems(t, tc.src)
+			for _, p := range ps {
+				if p.Field == tc.field && strings.Contains(p.Message, tc.msg) {
+					if p.Line != tc.line || p.Column != tc.col {
+						t.Errorf("at %d:%d, want %d:%d: %s", p.Line, p.Column, tc.line, tc.col, p)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem %q at %s; got:\n%s", tc.msg, tc.field, (&ValidationError{ps}).Error())
+		})
+	}
+}
+
+// A YAML syntax error names the line where the file stops being valid (not
+// the line where the enclosing mapping started, as yaml.v3 says, nor no line
+// at all for the first line), the column of a tab, and how to fix it.
+func TestYAMLSyntaxProblems(t *testing.T) {
+	tests := []struct {
+		name      string
+		src       string
+		line, col int
+		hint      string
+	}{
+		{"over-indented key", "assets:\n  a:\n    partitions: {static: [x]}\n     executor: {demo: {}}\n", 4, 0, "indented differently"},
+		{"under-indented list item", "assets:\n  a:\n    deps:\n    - x\n   - y\n", 5, 0, "indented differently"},
+		{"under-indented key after a multi-line list", "assets:\n  a:\n    command: [python3,\n      job.py]\n    x: 1\n   y: 2\n", 6, 0, "indented differently"},
+		{"tab indentation", "assets:\n  a:\n    partitions: {static: [x]}\n  \tb: 1\n", 4, 3, "must use spaces"},
+		{"tab on the second line", "assets:\n\ta:\n", 2, 1, "must use spaces"},
+		{"colon in a value on line 1", "description: a: b\n", 1, 0, "put the value in quotes"},
+		{"colon in a value", "assets:\n  a:\n    description: note: daily\n", 3, 0, "put the value in quotes"},
+		{"unclosed flow mapping", "assets:\n  a:\n    partitions: {static: [x]\n    executor: {demo: {}}\n", 3, 0, "not closed"},
+		{"unclosed quote", "assets:\n  a:\n    description: \"unclosed\n    executor: {demo: {}}\n", 3, 0, "never closed"},
+		{"key without colon", "assets:\n  a:\n    partitions: x\n  executor\n", 4, 0, "lacks its colon"},
+		{"reserved character", "assets:\n  a:\n    description: @home\n", 3, 0, "quotes"},
+		{"unknown alias", "assets: *nope\n", 1, 0, "&NAME"},
+		{"broken second document", "assets:\n  a: 1\n---\nb: [\n", 4, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := problems(t, tc.src)
+			if len(ps) != 1 {
+				t.Fatalf("want one problem, got:\n%s", (&ValidationError{ps}).Error())
+			}
+			p := ps[0]
+			if p.Line != tc.line || p.Column != tc.col || !strings.HasPrefix(p.Message, "invalid YAML: ") || !strings.Contains(p.Message, tc.hint) {
+				t.Errorf("got %s; want line %d column %d with %q", p, tc.line, tc.col, tc.hint)
+			}
+		})
+	}
+}
+
+// A second document (after ---) would be ignored by a plain yaml.Unmarshal,
+// silently dropping its assets: it is refused. Empty documents around the
+// workspace (a leading or trailing ---) are fine.
+func TestSecondDocumentRefused(t *testing.T) {
+	one := "assets:\n  a:\n    partitions: {static: [x]}\n" + demoExec
+	two := "assets:\n  b:\n    partitions: {static: [x]}\n" + demoExec
+	ps := problems(t, one+"---\n"+two)
+	if len(ps) != 1 || ps[0].Line != 5 || !strings.Contains(ps[0].Message, "second YAML document") {
+		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
+	}
+	for _, src := range []string{"---\n" + one, one + "---\n", one + "...\n"} {
+		if _, err := ParseWorkspace("w.yaml", []byte(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+// An http executor's timeout of 0 is refused like every other timeout: it
+// would otherwise silently mean the asset's timeout.
+func TestHTTPTimeoutMustBePositive(t *testing.T) {
+	ps := problems(t, asset("    partitions: {static: [a]}\n    executor: {http: {url: \"https://x.example\", timeout: 0s}}\n"))
+	if len(ps) != 1 || ps[0].Field != "assets.a.b.executor.http.timeout" || !strings.Contains(ps[0].Message, "must be positive") {
+		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
+	}
+}
+
+// A misspelled required field is one problem ("unknown field … did you
+// mean"), not that plus "missing …".
+func TestMisspelledRequiredFieldReportedOnce(t *testing.T) {
+	for _, tc := range []struct{ src, field string }{
+		{asset("    partiton: {static: [a]}\n" + demoExec), "assets.a.b.partiton"},
+		{asset("    partitions: {static: [a]}\n    exector: {demo: {}}\n"), "assets.a.b.exector"},
+		{"pools:\n  w: 1\nasets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, "asets"},
+		{"pools:\n  w: {max_concurent_runs: 2}\nassets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, "pools.w.max_concurent_runs"},
+	} {
+		ps := problems(t, tc.src)
+		if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, "did you mean") {
+			t.Errorf("%q: got:\n%s", tc.src, (&ValidationError{ps}).Error())
+		}
+	}
+}
