@@ -119,3 +119,33 @@ func TestMisspelledRequiredFieldReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+// YAML anchors and merge keys work as in any YAML tool: a mapping merged
+// with <<: *anchor gets the anchor's entries it does not set itself.
+func TestMergeKeys(t *testing.T) {
+	src := `assets:
+  a:
+    partitions: &daily {daily: {start: 2025-01-01}}
+    executor: &http {http: {url: "https://etl.example/run", timeout: 5m}}
+    retries: &retries {max_attempts: 5, backoff: 1m}
+  b:
+    <<: {partitions: *daily, executor: *http, code_version: v1}
+    code_version: v2
+    retries:
+      <<: *retries
+      max_attempts: 2
+`
+	w, err := ParseWorkspace("w.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.Asset("b")
+	if b.Scheme == nil || b.Scheme.Kind() != KindDaily || b.Executor.HTTP == nil || b.Executor.HTTP.URL != "https://etl.example/run" ||
+		b.CodeVersion != "v2" || b.Retries.MaxAttempts != 2 || b.Retries.Backoff.Minutes() != 1 {
+		t.Fatalf("b = %+v", b)
+	}
+	ps := problems(t, "assets:\n  a:\n    <<: [x]\n    partitions: {static: [a]}\n"+demoExec)
+	if len(ps) != 1 || ps[0].Field != "assets.a.<<" || !strings.Contains(ps[0].Message, "merge key") {
+		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
+	}
+}

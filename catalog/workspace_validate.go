@@ -79,9 +79,13 @@ func (p *wsParser) pairs(n *yaml.Node, field, what string) ([]kv, bool) {
 		return nil, false
 	}
 	seen := map[string]int{}
-	var out []kv
+	var out, merged []kv
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], deref(n.Content[i+1])
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merged = append(merged, p.mergeSources(k, v, field, what)...)
+			continue
+		}
 		if first, dup := seen[k.Value]; dup {
 			p.add(k, join(field, k.Value), "%q is declared twice (first at line %d); remove or rename one", k.Value, first)
 			continue
@@ -89,7 +93,34 @@ func (p *wsParser) pairs(n *yaml.Node, field, what string) ([]kv, bool) {
 		seen[k.Value] = k.Line
 		out = append(out, kv{k, v})
 	}
+	// YAML merge keys (<<: *anchor): entries of the merged mappings that
+	// the mapping does not set itself; among several, the first one wins.
+	for _, e := range merged {
+		if _, set := seen[e.k.Value]; !set {
+			seen[e.k.Value] = e.k.Line
+			out = append(out, e)
+		}
+	}
 	return out, true
+}
+
+// mergeSources returns the entries a merge key (<<) brings in: its value is
+// a mapping (usually an alias, *anchor) or a list of them.
+func (p *wsParser) mergeSources(k, v *yaml.Node, field, what string) []kv {
+	srcs := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		srcs = v.Content
+	}
+	var out []kv
+	for _, src := range srcs {
+		if src = deref(src); src.Kind != yaml.MappingNode {
+			p.add(k, join(field, "<<"), "a merge key (<<) takes a mapping or a list of them, usually an alias such as <<: *defaults")
+			continue
+		}
+		entries, _ := p.pairs(src, field, what)
+		out = append(out, entries...)
+	}
+	return out
 }
 
 // misspelled says whether mapping n has a key that is a near miss of the
