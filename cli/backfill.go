@@ -14,6 +14,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/jobs"
 )
 
 // backfillJSON is the part of the server's backfill the CLI prints.
@@ -58,8 +60,8 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
 	f.BoolVar(&s.tainted, "tainted", false, "only partitions marked tainted")
 	f.StringArrayVar(&s.dimensions, "dimension", nil, "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
-	f.Int64Var(&s.chunkSize, "chunk-size", 10, "partitions per run")
-	f.Int64Var(&s.concurrency, "concurrency", 4, "most runs of this backfill at once")
+	f.Int64Var(&s.chunkSize, "chunk-size", jobs.DefaultChunkSize, "partitions per run")
+	f.Int64Var(&s.concurrency, "concurrency", jobs.DefaultMaxConcurrentRuns, "most runs of this backfill at once")
 	if create {
 		f.Int64Var(&s.priority, "priority", 0, "higher runs first")
 		f.StringVar(&s.title, "title", "", "a title for the backfill")

@@ -126,7 +126,7 @@ func (h *Handler) APIBackfillPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req jobs.Request
+	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
 	if err := decodeStrict(c, &req, false); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req jobs.Request
+	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
 	if err := decodeStrict(c, &req, false); err != nil {
 		return err
 	}

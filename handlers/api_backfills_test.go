@@ -465,3 +465,59 @@ assets:
 		t.Fatalf("%d big and %d small events", big, small)
 	}
 }
+
+// chunk_size and max_concurrent_runs may be left out of a preview or a
+// create: they take the documented defaults (the form's). A value that is
+// sent, 0 included, is still checked, and a refused one writes nothing.
+func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	const sel = `"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-10"}`
+	for _, c := range []struct {
+		name, extra     string
+		chunk, conc     float64
+		chunks, refused float64
+		field, msg      string
+	}{
+		{name: "both left out", chunk: jobs.DefaultChunkSize, conc: jobs.DefaultMaxConcurrentRuns, chunks: 10},
+		{name: "chunk_size left out", extra: `,"max_concurrent_runs":3`, chunk: jobs.DefaultChunkSize, conc: 3, chunks: 10},
+		{name: "max_concurrent_runs left out", extra: `,"chunk_size":5`, chunk: 5, conc: jobs.DefaultMaxConcurrentRuns, chunks: 2},
+		{name: "chunk_size 0", extra: `,"chunk_size":0`, field: "chunk_size", msg: "got 0; leave it out for the default, 1"},
+		{name: "chunk_size negative", extra: `,"chunk_size":-2`, field: "chunk_size", msg: "between 1 and 100000, got -2"},
+		{name: "chunk_size above the maximum", extra: fmt.Sprintf(`,"chunk_size":%d`, jobs.MaxChunkSize+1), field: "chunk_size", msg: "between 1 and 100000"},
+		{name: "max_concurrent_runs 0", extra: `,"max_concurrent_runs":0`, field: "max_concurrent_runs", msg: "got 0; leave it out for the default, 4"},
+		{name: "max_concurrent_runs negative", extra: `,"max_concurrent_runs":-1`, field: "max_concurrent_runs", msg: "between 1 and 10000, got -1"},
+		{name: "max_concurrent_runs above the maximum", extra: fmt.Sprintf(`,"max_concurrent_runs":%d`, jobs.MaxConcurrentRunsCap+1), field: "max_concurrent_runs", msg: "between 1 and 10000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := "{" + sel + c.extra + "}"
+			before := apiCountEvents(t, env)
+			code, pv := apiCall(t, env, tok, "POST", "/api/v1/backfills/preview", body)
+			code2, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
+			if c.field != "" {
+				for what, r := range map[string]map[string]any{"preview": pv, "create": b} {
+					er, _ := r["error"].(map[string]any)
+					if er["field"] != c.field || !strings.Contains(fmt.Sprint(er["message"]), c.msg) {
+						t.Errorf("%s: %v, want field %s and a message with %q", what, r, c.field, c.msg)
+					}
+				}
+				if code != http.StatusBadRequest || code2 != http.StatusBadRequest {
+					t.Fatalf("preview %d, create %d; want 400", code, code2)
+				}
+				if after := apiCountEvents(t, env); after != before {
+					t.Fatalf("a refused request wrote %d events", after-before)
+				}
+				return
+			}
+			if code != http.StatusOK || pv["total_chunks"] != c.chunks {
+				t.Fatalf("preview %d %v", code, pv)
+			}
+			if code2 != http.StatusCreated || b["chunk_size"] != c.chunk || b["max_concurrent_runs"] != c.conc || b["total_chunks"] != c.chunks {
+				t.Fatalf("create %d %v", code2, b)
+			}
+			code, got := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+b["id"].(string), "")
+			if code != http.StatusOK || got["chunk_size"] != c.chunk || got["max_concurrent_runs"] != c.conc {
+				t.Fatalf("get %d %v", code, got)
+			}
+		})
+	}
+}

@@ -28,10 +28,10 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 		Title: strings.TrimSpace(get("title")), IdempotencyKey: get("idempotency_key"), Errors: map[string]string{},
 		CanLaunch: canOperate(c)}
 	if f.ChunkSize == "" {
-		f.ChunkSize = "1"
+		f.ChunkSize = strconv.Itoa(jobs.DefaultChunkSize)
 	}
 	if f.MaxConcurrent == "" {
-		f.MaxConcurrent = "4"
+		f.MaxConcurrent = strconv.Itoa(jobs.DefaultMaxConcurrentRuns)
 	}
 	if f.Priority == "" {
 		f.Priority = "0"

@@ -19,6 +19,22 @@ const (
 	MaxConcurrentRunsCap = 10_000
 )
 
+// Defaults of a backfill request that leaves chunk_size or
+// max_concurrent_runs out: the API applies them, the new-backfill form
+// pre-fills them and the CLI's --chunk-size and --concurrency default to them
+// (documented in README).
+const (
+	DefaultChunkSize         = 1
+	DefaultMaxConcurrentRuns = 4
+)
+
+// NewRequest is a request with the defaults set, to decode a body into:
+// fields the body leaves out keep their default, fields it sends (0
+// included) are checked as sent.
+func NewRequest() Request {
+	return Request{ChunkSize: DefaultChunkSize, MaxConcurrentRuns: DefaultMaxConcurrentRuns}
+}
+
 // Selector is the compact description of a backfill's partitions.
 type Selector struct {
 	Type       string              `json:"type"`
@@ -67,10 +83,10 @@ type resolved struct {
 // resolve validates req and computes its segments without enumerating ranges.
 func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
-		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, req.ChunkSize)
+		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
 	}
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
-		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns)
+		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	}
 	if len(req.Title) > 200 {
 		return nil, bad("title", "title is longer than 200 characters")

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
 )
 
 // apiOp documents one API operation. Keys of apiDocs are "METHOD /path" with
@@ -97,7 +98,12 @@ var schemas = map[string]any{
 	"RecordResult": object(map[string]any{"recorded": integer, "replayed": integer, "instance_ids": arrayOf(str)}),
 	"Selector": object(map[string]any{"type": map[string]any{"enum": []string{"range", "explicit", "filter"}}, "start": str, "end": str, "keys": arrayOf(str),
 		"statuses": arrayOf(map[string]any{"enum": []string{"missing", "failed", "stale", "tainted"}}), "dimensions": map[string]any{"type": "object", "additionalProperties": arrayOf(str)}}, "type"),
-	"BackfillRequest": object(map[string]any{"assets": arrayOf(str), "selector": ref("Selector"), "chunk_size": integer, "max_concurrent_runs": integer, "priority": integer, "title": str},
+	"BackfillRequest": object(map[string]any{"assets": arrayOf(str), "selector": ref("Selector"),
+		"chunk_size": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxChunkSize, "default": jobs.DefaultChunkSize,
+			"description": "partitions per chunk run; left out, the default"},
+		"max_concurrent_runs": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
+			"description": "most runs of this backfill at once; left out, the default"},
+		"priority": map[string]any{"type": "integer", "default": 0}, "title": str},
 		"assets", "selector"),
 	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer, "assets": arrayOf(obj), "first_chunk": obj,
 		"status": counts, "skipped_count": integer, "skipped": arrayOf(obj), "estimated_seconds": map[string]any{"type": []string{"number", "null"}}, "estimate": str}),

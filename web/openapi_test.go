@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/web"
 )
@@ -58,5 +59,25 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	sort.Strings(extra)
 	if len(missing) > 0 || len(extra) > 0 {
 		t.Fatalf("routes without documentation: %v\ndocumented operations that are not routes: %v", missing, extra)
+	}
+}
+
+// The document says what a backfill request may leave out, and the defaults
+// it gets then are the ones the server applies.
+func TestOpenAPIBackfillRequestDefaults(t *testing.T) {
+	doc := web.OpenAPI(nil)
+	s := doc["components"].(map[string]any)["schemas"].(map[string]any)["BackfillRequest"].(map[string]any)
+	if req := s["required"].([]string); strings.Join(req, ",") != "assets,selector" {
+		t.Errorf("required %v, want only assets and selector", req)
+	}
+	props := s["properties"].(map[string]any)
+	for field, want := range map[string][3]int{
+		"chunk_size":          {jobs.DefaultChunkSize, 1, jobs.MaxChunkSize},
+		"max_concurrent_runs": {jobs.DefaultMaxConcurrentRuns, 1, jobs.MaxConcurrentRunsCap},
+	} {
+		p := props[field].(map[string]any)
+		if p["default"] != want[0] || p["minimum"] != want[1] || p["maximum"] != want[2] {
+			t.Errorf("%s: %v, want default %d, minimum %d, maximum %d", field, p, want[0], want[1], want[2])
+		}
 	}
 }
