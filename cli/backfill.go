@@ -41,19 +41,22 @@ type backfillJSON struct {
 
 // selectorFlags are the ways to choose partitions.
 type selectorFlags struct {
-	start, end, partitions, partitionsFile string
-	missing, failed, stale, tainted        bool
-	dimensions                             []string
-	chunkSize, concurrency, priority       int64
-	title, idempotencyKey                  string
-	wait                                   bool
+	start, end, partitionsFile       string
+	explicitKeys                     []string // --partitions and --partition, in command-line order
+	keysGiven                        bool
+	missing, failed, stale, tainted  bool
+	dimensions                       []string
+	chunkSize, concurrency, priority int64
+	title, idempotencyKey            string
+	wait                             bool
 }
 
 func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f := cmd.Flags()
 	f.StringVar(&s.start, "start", "", "first partition key of a range")
 	f.StringVar(&s.end, "end", "", "last partition key of a range (inclusive)")
-	f.StringVar(&s.partitions, "partitions", "", "explicit partition keys, comma-separated")
+	f.Var(&keysFlag{s, true}, "partitions", "explicit partition keys, comma-separated (repeatable)")
+	f.Var(&keysFlag{s, false}, "partition", "one explicit partition key, taken as written, commas included (repeatable)")
 	f.StringVar(&s.partitionsFile, "partitions-file", "", "file with one partition key per line (- for stdin)")
 	f.BoolVar(&s.missing, "missing", false, "only partitions never materialized")
 	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
@@ -78,7 +81,7 @@ var selectorFlagNames = map[string]string{
 	"title":               "--title",
 	"selector.start":      "--start",
 	"selector.end":        "--end",
-	"selector.keys":       "--partitions/--partitions-file",
+	"selector.keys":       "--partition/--partitions/--partitions-file",
 	"selector.statuses":   "--missing/--failed/--stale/--tainted",
 	"selector.dimensions": "--dimension",
 	"Idempotency-Key":     "--idempotency-key",
@@ -90,7 +93,7 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 	if len(assets) == 0 {
 		return nil, usageErr("name at least one asset: %s ASSET... --start KEY --end KEY", cmdPath)
 	}
-	explicit := s.partitions != "" || s.partitionsFile != ""
+	explicit := s.keysGiven || s.partitionsFile != ""
 	ranged := s.start != "" || s.end != ""
 	var statuses []string
 	for name, on := range map[string]bool{"missing": s.missing, "failed": s.failed, "stale": s.stale, "tainted": s.tainted} {
@@ -98,11 +101,11 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 			statuses = append(statuses, name)
 		}
 	}
-	if s.partitions != "" && s.partitionsFile != "" {
-		return nil, usageErr("--partitions and --partitions-file both choose keys; use one")
+	if s.keysGiven && s.partitionsFile != "" {
+		return nil, usageErr("--partition/--partitions and --partitions-file both choose keys; use one")
 	}
 	if explicit && (ranged || len(statuses) > 0 || len(s.dimensions) > 0) {
-		return nil, usageErr("--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale/--tainted or --dimension")
+		return nil, usageErr("--partition/--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale/--tainted or --dimension")
 	}
 	dims := map[string][]string{}
 	for _, d := range s.dimensions {
@@ -128,7 +131,7 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 	case ranged:
 		selector = map[string]any{"type": "range", "start": s.start, "end": s.end}
 	default:
-		return nil, usageErr("choose partitions: --start/--end, --partitions, --partitions-file, or --missing/--failed/--stale/--tainted")
+		return nil, usageErr("choose partitions: --start/--end, --partitions (or --partition, repeatable), --partitions-file, or --missing/--failed/--stale/--tainted")
 	}
 	return map[string]any{"assets": assets, "selector": selector, "chunk_size": s.chunkSize,
 		"max_concurrent_runs": s.concurrency, "priority": s.priority, "title": s.title}, nil
@@ -147,14 +150,8 @@ func sortedStatuses(in []string) []string {
 }
 
 func (s *selectorFlags) keys() ([]string, error) {
-	if s.partitions != "" {
-		var keys []string
-		for _, k := range strings.Split(s.partitions, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				keys = append(keys, k)
-			}
-		}
-		return keys, nil
+	if s.keysGiven {
+		return s.explicitKeys, nil
 	}
 	var r io.Reader = os.Stdin
 	if s.partitionsFile != "-" {

@@ -101,6 +101,24 @@ func (c *client) withFlags(flags map[string]string) *client {
 	return c
 }
 
+// flagFor returns the flag that sets an API error's field: the field itself,
+// or the nearest enclosing one, so that an item of a list or map
+// ("selector.keys[3]", "selector.dimensions.region[0]") names the flag of
+// the list ("--partitions", "--dimension"). "" when no flag sets it.
+func flagFor(flags map[string]string, field string) string {
+	for f := field; f != ""; {
+		if flag, ok := flags[f]; ok {
+			return flag
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i <= 0 {
+			break
+		}
+		f = f[:i]
+	}
+	return ""
+}
+
 // newClient resolves server and token: flag, then environment, then the
 // config file written by `tessera login`.
 func (o *clientOpts) newClient() (*client, error) {
@@ -198,7 +216,7 @@ func (c *client) do(ctx context.Context, method, path string, body any, headers 
 		}
 		ae.Status = resp.StatusCode
 		if ae.Field != "" {
-			ae.Flag = c.flags[ae.Field]
+			ae.Flag = flagFor(c.flags, ae.Field)
 		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
