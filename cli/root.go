@@ -8,10 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, documented in README.
@@ -67,7 +69,98 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultCompletionCmd() // now, so that it is checked below too
 	rejectUnknownSubcommands(root)
+	explainArgErrors(root)
 	return root
+}
+
+// explainArgErrors makes a wrong number of arguments to any command that is
+// not a group a usage error that shows the command's usage line and where
+// to read more, instead of cobra's bare "accepts 2 arg(s), received 1".
+func explainArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil && cmd.Annotations[groupAnnotation] == "" {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			if err == nil {
+				return nil
+			}
+			msg := err.Error()
+			if strings.HasPrefix(msg, "unknown command ") && !c.HasSubCommands() && len(args) > 0 {
+				msg = fmt.Sprintf("%s takes no arguments, got %q", c.CommandPath(), args[0])
+			}
+			return usageErr("%s; usage: %s (see %q)", msg, c.UseLine(), c.CommandPath()+" --help")
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		explainArgErrors(sub)
+	}
+}
+
+// flagValueErrRe matches pflag's "invalid argument" errors.
+var flagValueErrRe = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
+
+// explainFlagError rewrites pflag's errors in the user's terms and says
+// where to read the command's flags: `invalid argument "x" for
+// "--chunk-size" flag: strconv.ParseInt: parsing "x": invalid syntax`
+// becomes `--chunk-size "x" is not a whole number`, and an unknown flag
+// names the nearest known one.
+func explainFlagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if m := flagValueErrRe.FindStringSubmatch(msg); m != nil {
+		value, flag, why := m[1], m[2], m[3]
+		switch {
+		case strings.Contains(why, "value out of range"):
+			why = "is out of range"
+		case strings.HasPrefix(why, "strconv.ParseInt"), strings.HasPrefix(why, "strconv.ParseUint"):
+			why = "is not a whole number"
+		case strings.HasPrefix(why, "strconv.ParseFloat"):
+			why = "is not a number"
+		case strings.HasPrefix(why, "strconv.ParseBool"):
+			why = "is not true or false"
+		case strings.HasPrefix(why, "time: "):
+			why = "is not a duration such as 30s, 15m or 2h"
+		default:
+			why = "is not valid: " + why
+		}
+		msg = fmt.Sprintf("%s %q %s", flag, value, why)
+	} else if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if near := nearestFlag(c, name); near != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", near)
+		}
+	}
+	return usageErr("%s; see %q", msg, c.CommandPath()+" --help")
+}
+
+// nearestFlag returns the name of c's flag closest to name (at most two
+// edits away), or "".
+func nearestFlag(c *cobra.Command, name string) string {
+	best, bestD := "", 3
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // newHelpCmd is `tessera help [command]`; an unknown command is a usage
@@ -119,7 +212,7 @@ func rejectUnknownSubcommands(cmd *cobra.Command) {
 					return unknownSubcommand(c, args[0])
 				}
 			}
-			return usageErr("%v", err)
+			return explainFlagError(c, err)
 		})
 	}
 	for _, sub := range cmd.Commands() {
