@@ -86,6 +86,11 @@ type Staleness struct {
 	TaintReason        string `json:"taint_reason,omitempty"`
 }
 
+// APITimeLayout is how the API writes every time: RFC 3339 in UTC with
+// exactly three fractional digits (2025-01-31T12:00:00.000Z), so that times
+// have one width and compare as strings in the order they happened.
+const APITimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // MarshalJSON writes the times as RFC 3339 strings, like every time the API
 // answers.
 func (s Staleness) MarshalJSON() ([]byte, error) {
@@ -99,7 +104,7 @@ func (s Staleness) MarshalJSON() ([]byte, error) {
 		if ms == 0 {
 			return nil
 		}
-		t := time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+		t := time.UnixMilli(ms).UTC().Format(APITimeLayout)
 		return &t
 	}
 	out.Since, out.UpstreamAt = rfc(s.Since), rfc(s.UpstreamAt)

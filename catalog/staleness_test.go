@@ -189,7 +189,7 @@ func TestStalenessJSONTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"reason":"UPSTREAM_CHANGED","evidence":"x","upstream_asset":"up","since":"2025-02-01T12:00:00Z","upstream_materialized_at":"2025-02-01T12:00:00Z"}`
+	want := `{"reason":"UPSTREAM_CHANGED","evidence":"x","upstream_asset":"up","since":"2025-02-01T12:00:00.000Z","upstream_materialized_at":"2025-02-01T12:00:00.000Z"}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
 
@@ -50,4 +51,4 @@ func (h *Handler) APIAssets(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"assets": out})
 }
 
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+const timeFormat = catalog.APITimeLayout

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,12 @@ type BackfillJSON struct {
 	FinishedAt         *string          `json:"finished_at"`
 }
 
-func msTime(ms int64) string { return db.FromMillis(ms).Format(time.RFC3339Nano) }
+// msTime writes a stored time (Unix milliseconds) as the API writes every
+// time: RFC 3339, UTC, three fractional digits (catalog.APITimeLayout).
+func msTime(ms int64) string { return db.FromMillis(ms).Format(timeFormat) }
+
+// apiTime writes t as the API writes every time.
+func apiTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 func msTimePtr(ms *int64) *string {
 	if ms == nil {
@@ -151,10 +157,17 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 	if err != nil {
 		return engineErr(err)
 	}
+	return createdBackfill(c, res)
+}
+
+// createdBackfill answers a created backfill: 201, or 200 when the request
+// was a replay, with the backfill's API address in Location either way.
+func createdBackfill(c echo.Context, res jobs.Created) error {
 	status := http.StatusCreated
 	if res.Replayed {
 		status = http.StatusOK
 	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/backfills/"+url.PathEscape(res.Backfill.ID))
 	return c.JSON(status, ToBackfillJSON(res.Backfill))
 }
 
@@ -476,11 +489,7 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 	if err != nil {
 		return engineErr(err)
 	}
-	status := http.StatusCreated
-	if res.Replayed {
-		status = http.StatusOK
-	}
-	return c.JSON(status, ToBackfillJSON(res.Backfill))
+	return createdBackfill(c, res)
 }
 
 // RunJSON is a run with its attempts and the log tail of the latest one.

@@ -169,7 +169,7 @@ func (h *Handler) APISetWatermark(c echo.Context) error {
 	if err := h.Store.SetWatermark(ctx, a.ID, a.Def.Key, key, idx, Actor(c), now); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "set_at": now.UTC()})
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "set_at": apiTime(now)})
 }
 
 // APIGetWatermark returns the asset's watermark (404 with how to set one).
@@ -186,7 +186,7 @@ func (h *Handler) APIGetWatermark(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": w.Partition, "set_at": db.FromMillis(w.SetAt), "actor": w.Actor})
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": w.Partition, "set_at": msTime(w.SetAt), "actor": w.Actor})
 }
 
 // gapsModel is the view of a gap search.

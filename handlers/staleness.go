@@ -438,8 +438,8 @@ type InstanceJSON struct {
 	Status       string          `json:"status"`
 	CodeVersion  string          `json:"code_version"`
 	Source       string          `json:"source"`
-	StartedAt    *time.Time      `json:"started_at,omitempty"`
-	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	StartedAt    *string         `json:"started_at,omitempty"`
+	FinishedAt   *string         `json:"finished_at,omitempty"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
 	Error        string          `json:"error,omitempty"`
 	SupersedesID string          `json:"supersedes_id,omitempty"`
@@ -451,14 +451,7 @@ func instanceJSON(i *db.Instance) *InstanceJSON {
 	}
 	out := &InstanceJSON{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion, Source: i.Source,
 		Error: deref(i.Error), SupersedesID: deref(i.SupersedesID)}
-	if i.StartedAt != nil {
-		t := db.FromMillis(*i.StartedAt)
-		out.StartedAt = &t
-	}
-	if i.FinishedAt != nil {
-		t := db.FromMillis(*i.FinishedAt)
-		out.FinishedAt = &t
-	}
+	out.StartedAt, out.FinishedAt = msTimePtr(i.StartedAt), msTimePtr(i.FinishedAt)
 	if m := deref(i.Metadata); m != "" && json.Valid([]byte(m)) {
 		out.Metadata = json.RawMessage(m)
 	}
@@ -511,7 +504,7 @@ func (h *Handler) APIPartitionHistory(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out := map[string]any{"asset": a.Def.Key, "partition": key, "at": at.UTC(),
+		out := map[string]any{"asset": a.Def.Key, "partition": key, "at": apiTime(at),
 			"instance": instanceJSON(hist.Canonical), "last_attempt": instanceJSON(hist.LastAttempt), "tainted": hist.Taint != nil}
 		if hist.Taint != nil {
 			out["taint_reason"] = hist.Taint.Reason

@@ -256,7 +256,7 @@ func (h *Handler) StatusJSON(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"generated_at": now.UTC(), "assets": list})
+	return c.JSON(http.StatusOK, map[string]any{"generated_at": apiTime(now), "assets": list})
 }
 
 // StatusCSV exports the status board as CSV, one row per asset.
