@@ -149,3 +149,34 @@ func TestMergeKeys(t *testing.T) {
 		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
 	}
 }
+
+// Values that pass as text but cannot work at run time are refused when the
+// file is read, not at the first run: an empty group, pool or program, env
+// names a process environment cannot carry or that Tessera sets itself,
+// header names and values an HTTP request cannot carry.
+func TestExecutorAndAssetValuesThatCannotWork(t *testing.T) {
+	tests := []struct {
+		name, body, field, msg string
+	}{
+		{"empty group", "    group: ''\n    partitions: {static: [a]}\n" + demoExec, "assets.a.b.group", "group is empty"},
+		{"empty pool", "    pool: ''\n    partitions: {static: [a]}\n" + demoExec, "assets.a.b.pool", "pool is empty"},
+		{"empty program", "    partitions: {static: [a]}\n    executor: {command: ['', job.py]}\n", "assets.a.b.executor.command", "the program (the first item) is empty"},
+		{"env name with space", "    partitions: {static: [a]}\n    executor: {command: [job], env: {'DBT TARGET': prod}}\n", "assets.a.b.executor.env.DBT TARGET", "may only use letters, digits and '_'"},
+		{"env name with =", "    partitions: {static: [a]}\n    executor: {command: [job], env: {'A=B': x}}\n", "assets.a.b.executor.env.A=B", "may only use letters"},
+		{"env name Tessera sets", "    partitions: {static: [a]}\n    executor: {command: [job], env: {TESSERA_ASSET: x}}\n", "assets.a.b.executor.env.TESSERA_ASSET", "set by Tessera for every run"},
+		{"header name", "    partitions: {static: [a]}\n    executor: {http: {url: 'https://x.example', headers: {'X Api Key': s}}}\n", "assets.a.b.executor.http.headers.X Api Key", "not a valid HTTP header name"},
+		{"header value lines", "    partitions: {static: [a]}\n    executor: {http: {url: 'https://x.example', headers: {X-Key: \"a\\nb\"}}}\n", "assets.a.b.executor.http.headers.X-Key", "one line"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := problems(t, asset(tc.body))
+			if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
+				t.Errorf("want one problem at %s with %q, got:\n%s", tc.field, tc.msg, (&ValidationError{ps}).Error())
+			}
+		})
+	}
+	// Names Tessera does not set, TESSERA_ ones included, are fine.
+	if _, err := ParseWorkspace("w.yaml", []byte(asset("    partitions: {static: [a]}\n    executor: {command: [job], env: {DBT_TARGET: prod, _X1: y, TESSERA_URL: 'http://x'}}\n"))); err != nil {
+		t.Fatal(err)
+	}
+}

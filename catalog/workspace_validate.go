@@ -244,7 +244,8 @@ func (p *wsParser) duration(n *yaml.Node, field string) (time.Duration, bool) {
 	return d, true
 }
 
-func (p *wsParser) stringMap(n *yaml.Node, field, what string) map[string]string {
+// stringMap returns a mapping of texts, and its entries.
+func (p *wsParser) stringMap(n *yaml.Node, field, what string) (map[string]string, []kv) {
 	ps, _ := p.pairs(n, field, what)
 	out := make(map[string]string, len(ps))
 	for _, e := range ps {
@@ -252,7 +253,7 @@ func (p *wsParser) stringMap(n *yaml.Node, field, what string) map[string]string
 			out[e.k.Value] = s
 		}
 	}
-	return out
+	return out, ps
 }
 
 // ParseWorkspace parses and validates a workspace file. On failure it
@@ -499,6 +500,10 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 			}
 			switch name {
 			case "group":
+				if strings.TrimSpace(s) == "" {
+					p.add(n, join(field, name), "group is empty; name a group (e.g. group: ingestion) or leave the field out for %q", DefaultGroup)
+					continue
+				}
 				a.Group = s
 			case "description":
 				a.Description = s
@@ -513,7 +518,9 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 		p.add(k, join(field, "partitions"), "missing partitions, e.g. partitions: {daily: {start: 2025-01-01}}")
 	}
 	if n, ok := f["pool"]; ok {
-		if s, ok := p.str(n, join(field, "pool")); ok {
+		if s, ok := p.str(n, join(field, "pool")); ok && s == "" {
+			p.add(n, join(field, "pool"), "pool is empty; name a pool declared under pools: or leave the field out")
+		} else if ok {
 			if _, known := w.Pools[s]; !known {
 				names := make([]string, 0, len(w.Pools))
 				for name := range w.Pools {
@@ -853,7 +860,9 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 			ex.Shell, _ = p.boolean(v, join(field, "shell"))
 		}
 		if v, ok := f["env"]; ok {
-			ex.Env = p.stringMap(v, join(field, "env"), "env")
+			var entries []kv
+			ex.Env, entries = p.stringMap(v, join(field, "env"), "env")
+			p.checkEnvNames(entries, join(field, "env"))
 		}
 		if v, ok := f["dir"]; ok {
 			ex.Dir, _ = p.str(v, join(field, "dir"))
@@ -867,7 +876,9 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 					ex.Command = append(ex.Command, s)
 				}
 			}
-			if len(ex.Command) == 0 {
+			if len(ex.Command) > 0 && strings.TrimSpace(ex.Command[0]) == "" {
+				p.add(v, cf, "the program (the first item) is empty; give the program and its arguments, e.g. [python3, job.py]")
+			} else if len(ex.Command) == 0 {
 				p.add(v, cf, "command is empty; give the program and its arguments, e.g. [python3, job.py]")
 			} else if ex.Shell && len(ex.Command) != 1 {
 				p.add(v, cf, "with shell: true, command is a single script string, e.g. command: \"make load\"")
@@ -915,7 +926,9 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 			}
 		}
 		if v, ok := hv["headers"]; ok {
-			h.Headers = p.stringMap(v, join(hf, "headers"), "headers")
+			var entries []kv
+			h.Headers, entries = p.stringMap(v, join(hf, "headers"), "headers")
+			p.checkHeaders(entries, join(hf, "headers"))
 		}
 		ex.HTTP = h
 	case ExecutorDemo:
@@ -945,6 +958,42 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 		ex.Demo = d
 	}
 	return ex
+}
+
+var (
+	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNameRe = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
+)
+
+// workEnv are the variables Tessera sets for every run of a command; an
+// asset's env cannot set them (Tessera's value would win).
+var workEnv = []string{"TESSERA_ASSET", "TESSERA_PARTITIONS", "TESSERA_RANGE_START", "TESSERA_RANGE_END", "TESSERA_RUN_ID",
+	"TESSERA_RUN_KEY", "TESSERA_ATTEMPT", "TESSERA_IDEMPOTENCY_KEY", "TESSERA_REPORT", "TESSERA_CODE_VERSION"}
+
+// checkEnvNames refuses env names a process environment cannot carry
+// reliably, and the names Tessera sets itself.
+func (p *wsParser) checkEnvNames(entries []kv, field string) {
+	for _, e := range entries {
+		switch name := e.k.Value; {
+		case !envNameRe.MatchString(name):
+			p.add(e.k, join(field, name), "environment variable name %q may only use letters, digits and '_' and must not start with a digit, e.g. DBT_TARGET", name)
+		case contains(workEnv, name):
+			p.add(e.k, join(field, name), "%s is set by Tessera for every run (it describes the work), so this value would never be seen; choose another name", name)
+		}
+	}
+}
+
+// checkHeaders refuses header names and values an HTTP request cannot carry.
+func (p *wsParser) checkHeaders(entries []kv, field string) {
+	for _, e := range entries {
+		name := e.k.Value
+		if !headerNameRe.MatchString(name) {
+			p.add(e.k, join(field, name), "header name %q is not a valid HTTP header name (no spaces or ':'), e.g. X-Api-Key", name)
+		}
+		if strings.ContainsAny(e.v.Value, "\r\n") {
+			p.add(e.v, join(field, name), "header %s spans several lines; an HTTP header value is one line", name)
+		}
+	}
 }
 
 // parseDurationRange parses "200ms-2s" or a single duration.
