@@ -341,10 +341,12 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 	p(&s.insStatus, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (?,?,?,'in_progress',0,?)`)
 	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
 	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE asset_id=? AND partition_key=? AND id=?`)
+	// A materialized last attempt is the last materialization: its ids are
+	// stored once (PartitionStatus.fill).
 	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
 		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
-		last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
-		canonical_instance_id=?1, tainted_at=NULL, taint_reason=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
+		last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
+		tainted_at=NULL, taint_reason=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
 	p(&s.failStatus, `UPDATE partition_status SET status='failed', last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3,
 		last_attempt_status='failed', last_attempt_error=?4, updated_at=?3 WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
 	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
@@ -617,8 +619,8 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 			args = append(args, assetID)
 			res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
 				last_mat_instance_id=v.column2, last_mat_run_id=v.column3, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
-				last_attempt_instance_id=v.column2, last_attempt_run_id=v.column3, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
-				canonical_instance_id=v.column2, tainted_at=NULL, taint_reason=NULL, updated_at=?
+				last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
+				tainted_at=NULL, taint_reason=NULL, updated_at=?
 				FROM (VALUES `+b.String()+`) AS v
 				WHERE partition_status.asset_id=? AND partition_status.partition_key=v.column1 AND partition_status.status='in_progress'`, args...)
 			if err != nil {
@@ -638,7 +640,8 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 					Status string  `db:"status"`
 					Inst   *string `db:"last_attempt_instance_id"`
 				}
-				if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_instance_id FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
+				if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, IIF(last_attempt_status='materialized', last_mat_instance_id, NULL)) AS last_attempt_instance_id
+					FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
 					continue // no row: nothing to project
 				}
 				if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {

@@ -154,6 +154,7 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return res, err
 		}
+		prev.fill()
 		var oldInstanceStatus string
 		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
 		switch {
@@ -203,15 +204,15 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
 					last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_mat_metadata,
 					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error,
-					canonical_instance_id, tainted_at, taint_reason, updated_at)
-				VALUES (?,?,?,?,1, ?,?,?,?,?, ?,?,?,?,NULL, ?,NULL,NULL,?)
+					tainted_at, taint_reason, updated_at)
+				VALUES (?,?,?,?,1, ?,?,?,?,?, NULL,NULL,?,?,NULL, NULL,NULL,?)
 				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status, materialized=1,
 					last_mat_instance_id=excluded.last_mat_instance_id, last_mat_run_id=excluded.last_mat_run_id, last_mat_at=excluded.last_mat_at,
 					last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
-					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
+					last_attempt_instance_id=NULL, last_attempt_run_id=NULL,
 					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
-					canonical_instance_id=excluded.canonical_instance_id, tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
-				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, id, m.RunID, at, m.Status, id, Millis(now))
+					tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
+				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, at, m.Status, Millis(now))
 		} else {
 			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
 					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)

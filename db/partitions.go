@@ -37,15 +37,41 @@ type PartitionStatus struct {
 	LastMatAt             *int64  `db:"last_mat_at"`
 	LastMatCodeVersion    *string `db:"last_mat_code_version"`
 	LastMatMetadata       *string `db:"last_mat_metadata"`
+	// LastAttemptInstanceID and LastAttemptRunID are stored only when the
+	// last attempt did not materialize: a materialized last attempt is the
+	// last materialization, whose ids the row already holds (fill).
 	LastAttemptInstanceID *string `db:"last_attempt_instance_id"`
 	LastAttemptRunID      *string `db:"last_attempt_run_id"`
 	LastAttemptAt         *int64  `db:"last_attempt_at"`
 	LastAttemptStatus     *string `db:"last_attempt_status"`
 	LastAttemptError      *string `db:"last_attempt_error"`
-	CanonicalInstanceID   *string `db:"canonical_instance_id"`
+	// CanonicalInstanceID is the instance the partition's data comes from:
+	// always the last materialized one (fill), so it is not stored.
+	CanonicalInstanceID *string `db:"-"`
 	TaintedAt             *int64  `db:"tainted_at"`
 	TaintReason           *string `db:"taint_reason"`
 	UpdatedAt             int64   `db:"updated_at"`
+}
+
+// fill restores the ids a status row does not store twice (see
+// PartitionStatus). Every reader of partition_status rows calls it.
+func (p *PartitionStatus) fill() {
+	if p.LastAttemptStatus != nil && *p.LastAttemptStatus == StatusMaterialized {
+		if p.LastAttemptInstanceID == nil {
+			p.LastAttemptInstanceID = p.LastMatInstanceID
+		}
+		if p.LastAttemptRunID == nil {
+			p.LastAttemptRunID = p.LastMatRunID
+		}
+	}
+	p.CanonicalInstanceID = p.LastMatInstanceID
+}
+
+func fillAll(rows []PartitionStatus) []PartitionStatus {
+	for i := range rows {
+		rows[i].fill()
+	}
+	return rows
 }
 
 // Counts maps a display status to a number of partitions.
@@ -138,7 +164,7 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]PartitionStatus, error) {
 	var out []PartitionStatus
 	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
-	return out, err
+	return fillAll(out), err
 }
 
 // Partition returns one partition's status row, or ErrNotFound when the
@@ -149,6 +175,7 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, ErrNotFound
 	}
+	p.fill()
 	return p, err
 }
 
@@ -167,7 +194,7 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 	args = append(args, limit)
 	var out []PartitionStatus
 	err := s.R.SelectContext(ctx, &out, q, args...)
-	return out, err
+	return fillAll(out), err
 }
 
 // MissingAfter returns up to limit indexes in (after, size) that have no status

@@ -989,6 +989,7 @@ func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason,
 		if err != nil {
 			return err
 		}
+		st.fill()
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_status SET tainted_at=?, taint_reason=?, updated_at=? WHERE asset_id=? AND partition_key=?`,
 			Millis(now), reason, Millis(now), assetID, key); err != nil {
 			return err
