@@ -27,16 +27,16 @@ var Statuses = []string{StatusMaterialized, StatusFailed, StatusInProgress, Stat
 
 // PartitionStatus is one asset partition's projection row.
 type PartitionStatus struct {
-	AssetID               int64   `db:"asset_id"`
-	Key                   string  `db:"partition_key"`
-	Idx                   int64   `db:"idx"`
-	Status                string  `db:"status"`
-	Materialized          bool    `db:"materialized"`
-	LastMatInstanceID     *string `db:"last_mat_instance_id"`
-	LastMatRunID          *string `db:"last_mat_run_id"`
-	LastMatAt             *int64  `db:"last_mat_at"`
-	LastMatCodeVersion    *string `db:"last_mat_code_version"`
-	LastMatMetadata       *string `db:"last_mat_metadata"`
+	AssetID            int64   `db:"asset_id"`
+	Key                string  `db:"partition_key"`
+	Idx                int64   `db:"idx"`
+	Status             string  `db:"status"`
+	Materialized       bool    `db:"materialized"`
+	LastMatInstanceID  *string `db:"last_mat_instance_id"`
+	LastMatRunID       *string `db:"last_mat_run_id"`
+	LastMatAt          *int64  `db:"last_mat_at"`
+	LastMatCodeVersion *string `db:"last_mat_code_version"`
+	LastMatMetadata    *string `db:"last_mat_metadata"`
 	// LastAttemptInstanceID and LastAttemptRunID are stored only when the
 	// last attempt did not materialize: a materialized last attempt is the
 	// last materialization, whose ids the row already holds (fill).
@@ -48,9 +48,9 @@ type PartitionStatus struct {
 	// CanonicalInstanceID is the instance the partition's data comes from:
 	// always the last materialized one (fill), so it is not stored.
 	CanonicalInstanceID *string `db:"-"`
-	TaintedAt             *int64  `db:"tainted_at"`
-	TaintReason           *string `db:"taint_reason"`
-	UpdatedAt             int64   `db:"updated_at"`
+	TaintedAt           *int64  `db:"tainted_at"`
+	TaintReason         *string `db:"taint_reason"`
+	UpdatedAt           int64   `db:"updated_at"`
 }
 
 // fill restores the ids a status row does not store twice (see
