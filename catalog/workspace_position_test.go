@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -62,8 +63,31 @@ func TestYAMLSyntaxProblems(t *testing.T) {
 		{"key without colon", "assets:\n  a:\n    partitions: x\n  executor\n", 4, 0, "lacks its colon"},
 		{"reserved character", "assets:\n  a:\n    description: @home\n", 3, 0, "quotes"},
 		{"unknown alias", "assets: *nope\n", 1, 0, "&NAME"},
+		{"not UTF-8", "assets:\n  a:\n    description: \"\xff\xfe\"\n", 3, 0, "save it as UTF-8"},
+		{"control character", "assets:\n  a:\n    description: a\x07b\n", 3, 0, "control character"},
 		{"broken second document", "assets:\n  a: 1\n---\nb: [\n", 4, 0, ""},
 	}
+	// In a large file, the line is found by bisection past the first lines
+	// after the one yaml.v3 reports.
+	var big strings.Builder
+	big.WriteString("assets:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&big, "  a%d:\n    partitions: {static: [x]}\n%s", i, demoExec)
+	}
+	tests = append(tests,
+		struct {
+			name      string
+			src       string
+			line, col int
+			hint      string
+		}{"list item after 2000 assets", big.String() + "  - y\n", 6002, 0, ""},
+		struct {
+			name      string
+			src       string
+			line, col int
+			hint      string
+		}{"tab after 2000 assets", big.String() + "  \tb: 1\n", 6002, 3, "must use spaces"},
+	)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ps := problems(t, tc.src)

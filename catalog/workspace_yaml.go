@@ -33,9 +33,9 @@ func decodeDocuments(data []byte) ([]*yaml.Node, error) {
 	}
 }
 
-// maxSyntaxSearch bounds how many lines syntaxProblem parses again to find
-// where a syntax error is (a workspace file has hundreds of lines).
-const maxSyntaxSearch = 5000
+// linearSyntaxSearch is how many lines syntaxProblem tries one by one from
+// the line yaml.v3 reported before it bisects the rest of the file.
+const linearSyntaxSearch = 64
 
 // syntaxProblem turns a YAML syntax error into a problem with the line (and,
 // for tabs, the column) where the file stops being valid YAML, and a hint on
@@ -45,7 +45,9 @@ const maxSyntaxSearch = 5000
 // mistake (for an over-indented key, the line where its mapping started),
 // 0-based for parser errors and not at all on the first line. So the line
 // is found again: the first line L at or after the reported one where the
-// file's first L lines fail with the same message.
+// file's first L lines fail with the same message — tried line by line
+// near the reported line, then by bisection, so that a large file costs a
+// few dozen parses, not one per line.
 func syntaxProblem(file string, data []byte, err error) Problem {
 	reported, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
 	if m := yamlErrRe.FindStringSubmatch(err.Error()); m != nil {
@@ -53,17 +55,32 @@ func syntaxProblem(file string, data []byte, err error) Problem {
 		msg = m[2]
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
-	line := 0
-	from := max(reported, 1)
-	for n := from; n <= len(lines) && n < from+maxSyntaxSearch; n++ {
+	fails := func(n int) bool { // the first n lines fail with msg
 		_, perr := decodeDocuments(bytes.Join(lines[:n], nil))
 		if perr == nil {
-			continue
+			return false
 		}
-		if m := yamlErrRe.FindStringSubmatch(perr.Error()); m != nil && m[2] == msg {
+		m := yamlErrRe.FindStringSubmatch(perr.Error())
+		return m != nil && m[2] == msg
+	}
+	line := 0
+	from := max(reported, 1)
+	for n := from; n <= len(lines) && n < from+linearSyntaxSearch; n++ {
+		if fails(n) {
 			line = n
 			break
 		}
+	}
+	if lo, hi := from+linearSyntaxSearch, len(lines); line == 0 && lo < hi && fails(hi) {
+		for lo < hi { // the first n in [lo, hi] that fails
+			mid := lo + (hi-lo)/2
+			if fails(mid) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		line = hi
 	}
 	if line == 0 { // not found again: what yaml.v3 said, 1-based
 		line = reported
@@ -76,7 +93,8 @@ func syntaxProblem(file string, data []byte, err error) Problem {
 	if line <= len(lines) {
 		text = strings.TrimRight(string(lines[line-1]), "\r\n")
 	}
-	return Problem{File: file, Line: line, Column: col, Message: "invalid YAML: " + msg + "; " + syntaxHint(msg, text, &col)}
+	hint := syntaxHint(msg, text, &col)
+	return Problem{File: file, Line: line, Column: col, Message: "invalid YAML: " + msg + "; " + hint}
 }
 
 // syntaxHint says how to fix a YAML syntax error found on the line text;
@@ -113,6 +131,10 @@ func syntaxHint(msg, text string, col *int) string {
 		return "a quote or bracket opened here is never closed"
 	case strings.HasPrefix(msg, "did not find expected node content"):
 		return "a value is missing here (an empty list or flow item, or a key with nothing after it)"
+	case strings.Contains(msg, "UTF-8"), strings.Contains(msg, "UTF-16"):
+		return "the file is not UTF-8 text on this line; save it as UTF-8"
+	case strings.HasPrefix(msg, "control characters are not allowed"):
+		return "this line holds a control character; remove it, or write it as an escape (\\t, \\u0007) inside double quotes"
 	case strings.HasPrefix(msg, "unknown anchor"):
 		return "define the anchor with &NAME before using it as *NAME"
 	}
