@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,18 +61,82 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 		t.Errorf("pause without a body: %d %v", resp.StatusCode, out)
 	}
 	for _, c := range []struct{ method, path, allow string }{
-		{"GET", "/api/v1/backfills/bf_x/pause", "POST"},
-		{"DELETE", "/api/v1/backfills/bf_x", "GET"},
-		{"PUT", "/api/v1/backfills", "GET, POST"},
-		{"GET", "/api/v1/backfills/preview", "POST"},
+		{"GET", "/api/v1/backfills/bf_x/pause", "OPTIONS, POST"},
+		{"DELETE", "/api/v1/backfills/bf_x", "GET, HEAD, OPTIONS"},
+		{"PUT", "/api/v1/backfills", "GET, HEAD, OPTIONS, POST"},
+		{"GET", "/api/v1/backfills/preview", "OPTIONS, POST"},
+		{"HEAD", "/api/v1/backfills/preview", "OPTIONS, POST"},
+		{"HEAD", "/api/v1/backfills/bf_x/cancel", "OPTIONS, POST"},
 	} {
 		resp, out := do(c.method, c.path, "", "")
 		er, _ := out["error"].(map[string]any)
-		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || er["code"] != "method_not_allowed" {
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || c.method != "HEAD" && er["code"] != "method_not_allowed" {
 			t.Errorf("%s %s: %d Allow %q %v", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), out)
 		}
 	}
 	if resp, _ := do("GET", "/api/v1/nothing/here", "", ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown path: %d", resp.StatusCode)
+	}
+}
+
+// Every GET endpoint answers HEAD as it answers GET (status, headers, roles),
+// without a body; OPTIONS on a known API path is a 204 whose Allow header
+// lists its methods.
+func TestAPIHeadAndOptions(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleViewer)
+	do := func(method, path, token string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, env.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	for _, c := range []struct {
+		path, token string
+		status      int
+	}{
+		{"/api/v1/backfills", tok, http.StatusOK},
+		{"/api/v1/backfills?limit=0", tok, http.StatusBadRequest},
+		{"/api/v1/backfills/bf_nope", tok, http.StatusNotFound},
+		{"/api/v1/assets/raw.events/partitions?limit=2", tok, http.StatusOK},
+		{"/api/v1/me", tok, http.StatusOK},
+		{"/api/v1/me", "", http.StatusUnauthorized},
+		{"/api/v1/openapi.json", "", http.StatusOK},
+		{"/healthz", "", http.StatusOK},
+		{"/readyz", "", http.StatusOK},
+	} {
+		get, body := do("GET", c.path, c.token)
+		head, hbody := do("HEAD", c.path, c.token)
+		if get.StatusCode != c.status || head.StatusCode != c.status || len(body) == 0 || len(hbody) != 0 ||
+			head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("%s: GET %d %q (%d bytes), HEAD %d %q (%d bytes); want %d both, HEAD without a body",
+				c.path, get.StatusCode, get.Header.Get("Content-Type"), len(body), head.StatusCode, head.Header.Get("Content-Type"), len(hbody), c.status)
+		}
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+		allow  string
+	}{
+		{"/api/v1/backfills", http.StatusNoContent, "GET, HEAD, OPTIONS, POST"},
+		{"/api/v1/backfills/preview", http.StatusNoContent, "OPTIONS, POST"},
+		{"/api/v1/backfills/bf_x", http.StatusNoContent, "GET, HEAD, OPTIONS"},
+		{"/api/v1/backfills/bf_x/pause", http.StatusNoContent, "OPTIONS, POST"},
+		{"/api/v1/users/7", http.StatusNoContent, "OPTIONS, POST"},
+		{"/api/v1/nothing/here", http.StatusNotFound, ""},
+	} {
+		resp, _ := do("OPTIONS", c.path, "")
+		if resp.StatusCode != c.status || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("OPTIONS %s: %d Allow %q, want %d Allow %q", c.path, resp.StatusCode, resp.Header.Get("Allow"), c.status, c.allow)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	}
 	routed := map[string]bool{}
 	for _, r := range env.Echo.Routes() {
-		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/api/v1/*" {
+		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/api/v1/*" || r.Method == http.MethodHead { // HEAD: every GET's
 			continue
 		}
 		routed[r.Method+" "+web.OpenAPIPath(r.Path)] = true

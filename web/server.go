@@ -59,13 +59,21 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
 		e.Add(r.Method, r.Path, r.Handler, requireRole(r.Role))
+		if r.Method == http.MethodGet {
+			// HEAD answers what GET would, without the body (net/http
+			// drops it): curl -I, monitors and link checkers.
+			e.Add(http.MethodHead, r.Path, r.Handler, requireRole(r.Role))
+		}
 	}
 	e.Any("/api/v1/*", func(c echo.Context) error {
 		r := c.Request()
 		if allow := allowedMethods(routes, r.URL.Path); len(allow) > 0 {
+			if r.Method == http.MethodOptions {
+				return options(c, allow)
+			}
 			return methodNotAllowed(c, allow)
 		}
-		return handlers.NotFound("no API endpoint %s %s", r.Method, r.URL.Path)
+		return handlers.NotFound("no API endpoint %s %s; GET /api/v1/openapi.json lists them", r.Method, r.URL.Path)
 	})
 	return e
 }
@@ -199,11 +207,28 @@ func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// allowHeader is the Allow header of a path whose routes have methods: HEAD
+// goes with GET, and OPTIONS is always answered.
+func allowHeader(methods []string) string {
+	all := append(slices.Clone(methods), http.MethodOptions)
+	if slices.Contains(methods, http.MethodGet) {
+		all = append(all, http.MethodHead)
+	}
+	slices.Sort(all)
+	return strings.Join(slices.Compact(all), ", ")
+}
+
+// options answers OPTIONS on a known API path: 204 with its Allow header.
+func options(c echo.Context, methods []string) error {
+	c.Response().Header().Set("Allow", allowHeader(methods))
+	return c.NoContent(http.StatusNoContent)
+}
+
 // methodNotAllowed is the 405 for a known API path asked with another
 // method.
 func methodNotAllowed(c echo.Context, allow []string) error {
 	r := c.Request()
-	c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+	c.Response().Header().Set("Allow", allowHeader(allow))
 	return &handlers.UserError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
 		Message: fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))}
 }
@@ -228,6 +253,9 @@ func staticMethodGuard(routes []Route) echo.MiddlewareFunc {
 			ms, ok := static[r.URL.Path]
 			if !ok || slices.Contains(ms, r.Method) || r.Method == http.MethodHead && slices.Contains(ms, http.MethodGet) {
 				return next(c)
+			}
+			if r.Method == http.MethodOptions {
+				return options(c, ms)
 			}
 			return methodNotAllowed(c, ms)
 		}
