@@ -204,3 +204,26 @@ func TestExecutorAndAssetValuesThatCannotWork(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A value of the wrong type says what was found and how to write it, once.
+func TestWrongTypesSayWhatWasFound(t *testing.T) {
+	tests := []struct {
+		name, src, field, msg string
+	}{
+		{"list for a duration", asset("    partitions: {static: [a]}\n    timeout: [1h]\n" + demoExec), "assets.a.b.timeout", "expected a single value, found a list; write it as timeout: VALUE"},
+		{"mapping for text", asset("    description: {a: b}\n    partitions: {static: [a]}\n" + demoExec), "assets.a.b.description", "found a mapping"},
+		{"word for a number", "pools:\n  w: {max_concurrent_runs: four}\nassets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, "pools.w.max_concurrent_runs", `"four" is not a whole number; write digits only, e.g. max_concurrent_runs: 4`},
+		{"scalar for a mapping", asset("    partitions: {static: [a]}\n    retries: 3\n" + demoExec), "assets.a.b.retries", `retries must be a mapping (key: value pairs), found "3"`},
+		{"list for a pool", "pools:\n  w: [1, 2]\nassets:\n  a.b:\n    partitions: {static: [a]}\n    pool: w\n" + demoExec, "pools.w", "a pool is a number of concurrent runs (w: 4) or a mapping"},
+		{"empty pool", "pools:\n  w:\nassets:\n  a.b:\n    partitions: {static: [a]}\n    pool: w\n" + demoExec, "pools.w", "found nothing"},
+		{"pool with no pools", asset("    partitions: {static: [a]}\n    pool: etl\n" + demoExec), "assets.a.b.pool", "declare it under pools:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := problems(t, tc.src)
+			if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
+				t.Errorf("want one problem at %s with %q, got:\n%s", tc.field, tc.msg, (&ValidationError{ps}).Error())
+			}
+		})
+	}
+}

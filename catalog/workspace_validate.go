@@ -75,7 +75,7 @@ func (p *wsParser) pairs(n *yaml.Node, field, what string) ([]kv, bool) {
 		return nil, true
 	}
 	if n.Kind != yaml.MappingNode {
-		p.add(n, field, "%s must be a mapping (key: value pairs)", what)
+		p.add(n, field, "%s must be a mapping (key: value pairs), found %s", what, nodeKind(n))
 		return nil, false
 	}
 	seen := map[string]int{}
@@ -198,10 +198,35 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
+// nodeKind says in words what a node is, for "found ..." in problems.
+func nodeKind(n *yaml.Node) string {
+	n = deref(n)
+	switch {
+	case isNull(n):
+		return "nothing"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// lastField is the last name of a field path: "assets.a.timeout" -> "timeout".
+func lastField(field string) string {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		field = field[:i]
+	}
+	return field
+}
+
 func (p *wsParser) str(n *yaml.Node, field string) (string, bool) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || isNull(n) {
-		p.add(n, field, "expected a text value")
+		p.add(n, field, "expected a single value, found %s; write it as %s: VALUE", nodeKind(n), lastField(field))
 		return "", false
 	}
 	return n.Value, true
@@ -210,12 +235,12 @@ func (p *wsParser) str(n *yaml.Node, field string) (string, bool) {
 func (p *wsParser) integer(n *yaml.Node, field string) (int64, bool) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
-		p.add(n, field, "expected a whole number")
+		p.add(n, field, "expected a whole number, found %s; write it as %s: 4", nodeKind(n), lastField(field))
 		return 0, false
 	}
 	v, err := strconv.ParseInt(n.Value, 10, 64)
 	if err != nil {
-		p.add(n, field, "%q is not a whole number", n.Value)
+		p.add(n, field, "%q is not a whole number; write digits only, e.g. %s: 4", n.Value, lastField(field))
 		return 0, false
 	}
 	return v, true
@@ -225,7 +250,7 @@ func (p *wsParser) boolean(n *yaml.Node, field string) (bool, bool) {
 	n = deref(n)
 	var b bool
 	if n == nil || n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		p.add(n, field, "expected true or false")
+		p.add(n, field, "expected true or false, found %s", nodeKind(n))
 		return false, false
 	}
 	return b, true
@@ -322,7 +347,12 @@ func (p *wsParser) parsePools(w *Workspace, n *yaml.Node) {
 			continue
 		}
 		pool := Pool{Name: name, Line: e.k.Line}
-		if e.v.Kind == yaml.ScalarNode && !isNull(e.v) {
+		if e.v.Kind == yaml.SequenceNode || isNull(e.v) {
+			p.add(e.v, field, "a pool is a number of concurrent runs (%s: 4) or a mapping (%s: {max_concurrent_runs: 4, throttle: 120/h}), found %s", name, name, nodeKind(e.v))
+			w.Pools[name] = pool // known, so that assets using it are not reported too
+			continue
+		}
+		if e.v.Kind == yaml.ScalarNode {
 			// shorthand: warehouse: 4
 			if v, ok := p.integer(e.v, field); ok {
 				pool.MaxConcurrentRuns = int(v)
@@ -421,7 +451,7 @@ func (p *wsParser) parseAssets(w *Workspace, n *yaml.Node, key *yaml.Node) {
 		seen := map[string]bool{}
 		for _, d := range deps[a] {
 			if seen[d.dep.Asset] {
-				p.add(d.node, d.field, "dependency on %s is listed twice", d.dep.Asset)
+				p.add(d.node, d.field, "dependency on %s is listed twice; remove one", d.dep.Asset)
 				continue
 			}
 			seen[d.dep.Asset] = true
@@ -482,7 +512,7 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 	field := join("assets", key)
 	switch {
 	case len(key) > MaxKeyLen:
-		p.add(k, field, "asset key is longer than %d characters", MaxKeyLen)
+		p.add(k, field, "asset key is longer than %d characters; shorten it", MaxKeyLen)
 	case !assetKeyRe.MatchString(key):
 		p.add(k, field, "asset key %q may only use letters, digits, '_', '.' and '-' (no '/', '|' or spaces), e.g. analytics.daily_events", key)
 	}
@@ -527,7 +557,11 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 					names = append(names, name)
 				}
 				sort.Strings(names)
-				p.add(n, join(field, "pool"), "unknown pool %q%s; declare it under pools: (declared: %s)", s, suggest(s, names), strings.Join(names, ", "))
+				declared := "none is declared yet"
+				if len(names) > 0 {
+					declared = "declared: " + strings.Join(names, ", ")
+				}
+				p.add(n, join(field, "pool"), "unknown pool %q%s; declare it under pools: (%s)", s, suggest(s, names), declared)
 			}
 			a.Pool = s
 		}
@@ -597,7 +631,7 @@ func (p *wsParser) parseScheme(n *yaml.Node, field string, key *yaml.Node, allow
 		return d
 	case KindMulti:
 		if !allowMulti {
-			p.add(ps[0].k, field, "multi schemes cannot be nested")
+			p.add(ps[0].k, field, "multi schemes cannot be nested; a dimension is hourly, daily, weekly, monthly, static or dynamic")
 			return nil
 		}
 		return p.parseMulti(v, field, ps[0].k)
@@ -838,7 +872,7 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 	}
 	if len(kinds) == 0 {
 		if len(f) > 0 || deref(n).Kind == yaml.MappingNode {
-			p.add(n, field, "an executor needs one of command, http or demo")
+			p.add(n, field, "an executor needs one of command, http or demo, e.g. executor: {command: [python3, job.py]}")
 		}
 		return ex
 	}
@@ -850,7 +884,7 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 	if ex.Kind != ExecutorCommand {
 		for _, k := range []string{"shell", "env", "dir"} {
 			if _, ok := f[k]; ok {
-				p.add(fk[k], join(field, k), "%s only applies to command executors", k)
+				p.add(fk[k], join(field, k), "%s only applies to command executors; remove it", k)
 			}
 		}
 	}
@@ -898,7 +932,7 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 		if v, ok := hv["url"]; ok {
 			if s, ok := p.str(v, join(hf, "url")); ok {
 				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					p.add(v, join(hf, "url"), "url %q must be an absolute http or https URL", s)
+					p.add(v, join(hf, "url"), "url %q must be an absolute http or https URL, e.g. https://etl.example/materialize", s)
 				}
 				h.URL = s
 			}
@@ -920,7 +954,7 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 		if v, ok := hv["token_url"]; ok {
 			if s, ok := p.str(v, join(hf, "token_url")); ok {
 				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					p.add(v, join(hf, "token_url"), "token_url %q must be an absolute http or https URL", s)
+					p.add(v, join(hf, "token_url"), "token_url %q must be an absolute http or https URL, e.g. https://auth.example/token", s)
 				}
 				h.TokenURL = s
 			}
