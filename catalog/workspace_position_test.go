@@ -227,3 +227,21 @@ func TestWrongTypesSayWhatWasFound(t *testing.T) {
 		})
 	}
 }
+
+// Merges of merges are read once per mapping: 30 levels, each merging the
+// level below twice, would be 2^30 expansions otherwise (a file anyone who
+// may edit the workspace could use to hang the server's reload).
+func TestNestedMergesStayLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("assets:\n  a:\n    partitions: {static: [x]}\n    executor: {demo: {}}\n    retries: &r0 {max_attempts: 2}\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "  a%d:\n    partitions: {static: [x]}\n    executor: {demo: {}}\n    retries: &r%d {<<: [*r%d, *r%d]}\n", i, i, i-1, i-1)
+	}
+	w, err := ParseWorkspace("w.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Asset("a30").Retries.MaxAttempts; got != 2 {
+		t.Fatalf("a30 max_attempts = %d", got)
+	}
+}

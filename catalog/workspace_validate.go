@@ -37,6 +37,7 @@ type wsParser struct {
 	file     string
 	problems []Problem
 	assetAt  map[string]*yaml.Node // asset key -> its key node, for problems found after parsing
+	merged   map[*yaml.Node][]kv   // entries of each mapping merged with <<, read once
 }
 
 // add records a problem at node n's line and column (none when n is nil).
@@ -117,7 +118,18 @@ func (p *wsParser) mergeSources(k, v *yaml.Node, field, what string) []kv {
 			p.add(k, join(field, "<<"), "a merge key (<<) takes a mapping or a list of them, usually an alias such as <<: *defaults")
 			continue
 		}
-		entries, _ := p.pairs(src, field, what)
+		// Each merged mapping is read once, however often it is merged
+		// (directly or through other merges): nested merges of merges
+		// cannot make the work grow exponentially.
+		entries, done := p.merged[src]
+		if !done {
+			if p.merged == nil {
+				p.merged = map[*yaml.Node][]kv{}
+			}
+			p.merged[src] = nil // a mapping that merges itself adds nothing
+			entries, _ = p.pairs(src, field, what)
+			p.merged[src] = entries
+		}
 		out = append(out, entries...)
 	}
 	return out
