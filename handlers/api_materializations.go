@@ -31,6 +31,11 @@ type MaterializationJSON struct {
 	Error       string          `json:"error"`
 	RunID       string          `json:"run_id"`
 	At          string          `json:"at"`
+	// StartedAt is when building the partition began (optional); with it the
+	// backfill preview estimates an asset that has no run yet. omitempty
+	// keeps the Idempotency-Key fingerprint of a request without it as it
+	// was before the field existed.
+	StartedAt string `json:"started_at,omitempty"`
 }
 
 // Actor names who is acting for events; the accounts layer sets it.
@@ -181,6 +186,17 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 			}
 			at = t
 		}
+		var started time.Time
+		if it.StartedAt != "" {
+			t, err := time.Parse(time.RFC3339Nano, it.StartedAt)
+			if err != nil {
+				return nil, fail("started_at", "started_at %q is not an RFC 3339 time such as 2025-01-31T11:45:00Z", it.StartedAt)
+			}
+			if t.After(at) {
+				return nil, fail("started_at", "started_at %s is after at %s: send when the build began, no later than when it finished (at; now when left out)", it.StartedAt, at.UTC().Format(time.RFC3339Nano))
+			}
+			started = t
+		}
 		if len(it.Metadata) > 0 && string(it.Metadata) != "null" && !bytes.HasPrefix(bytes.TrimSpace(it.Metadata), []byte("{")) {
 			return nil, fail("metadata", "metadata must be a JSON object such as {\"rows\": 1200}")
 		}
@@ -209,7 +225,7 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		}
 		seen[k] = i
 		out = append(out, db.Materialization{AssetID: ws.IDs[a.Key], AssetKey: a.Key, Partition: it.Partition, Idx: idx,
-			Status: it.Status, CodeVersion: code, Metadata: it.Metadata, Error: it.Error, RunID: rid, Source: "api", At: at})
+			Status: it.Status, CodeVersion: code, Metadata: it.Metadata, Error: it.Error, RunID: rid, Source: "api", StartedAt: started, At: at})
 	}
 	return out, nil
 }

@@ -2,11 +2,13 @@ package handlers_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -57,6 +59,8 @@ func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
 		{"metadata not object", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","metadata":[1]}`, "materializations[0].metadata", "JSON object"},
 		{"wrong type", `{"asset":"raw.events","partition":5,"status":"materialized"}`, "partition", "partition must be a string, not a JSON number"},
 		{"empty list", `[]`, "materializations", "no materializations"},
+		{"bad started_at", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","started_at":"an hour ago"}`, "materializations[0].started_at", "RFC 3339"},
+		{"started_at after at", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","at":"2025-01-01T02:00:00Z","started_at":"2025-01-01T03:00:00Z"}`, "materializations[0].started_at", "after at 2025-01-01T02:00:00Z"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,5 +250,41 @@ func TestHealthReadyMetrics(t *testing.T) {
 	r, _ = env.Get("/readyz")
 	if r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("readyz with a closed database: %d", r.StatusCode)
+	}
+}
+
+// A pipeline may report when it started building a partition (started_at):
+// the instance keeps it, and a backfill preview of an asset that has no run
+// yet estimates from those durations, as README says.
+func TestReportMaterializationsStartedAt(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	env.StartEngine(t, jobs.Options{})
+	resp := env.Post(t, "/api/v1/materializations", `[
+		{"asset":"crm.accounts_snapshot","partition":"acme","status":"materialized","started_at":"2025-02-04T00:50:00Z","at":"2025-02-04T01:00:00Z"},
+		{"asset":"crm.accounts_snapshot","partition":"globex","status":"materialized","started_at":"2025-02-04T00:40:00.5Z","at":"2025-02-04T01:00:00Z"}]`)
+	var res map[string]any
+	decode(t, resp, &res)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("report: %d %v", resp.StatusCode, res)
+	}
+	r, err := env.Get("/api/v1/assets/crm.accounts_snapshot/partitions/globex/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist struct {
+		Instances []struct {
+			StartedAt  string `json:"started_at"`
+			FinishedAt string `json:"finished_at"`
+		} `json:"instances"`
+	}
+	decode(t, r, &hist)
+	if len(hist.Instances) != 1 || hist.Instances[0].StartedAt != "2025-02-04T00:40:00.500Z" || hist.Instances[0].FinishedAt != "2025-02-04T01:00:00.000Z" {
+		t.Fatalf("history %+v", hist)
+	}
+	pr := env.Post(t, "/api/v1/backfills/preview", `{"assets":["crm.accounts_snapshot"],"selector":{"type":"explicit","keys":["acme","globex","initech"]}}`)
+	var pv map[string]any
+	decode(t, pr, &pv)
+	if pr.StatusCode != http.StatusOK || pv["estimated_seconds"] == nil || !strings.Contains(fmt.Sprint(pv["estimate"]), "reported materializations") {
+		t.Fatalf("preview %d %v", pr.StatusCode, pv)
 	}
 }
