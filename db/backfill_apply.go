@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,8 +66,12 @@ type RunsPlanned struct {
 // PartRef is one partition of an attempt. Prev is the partition's stored
 // status before the attempt claimed it ("" when it had no row).
 type PartRef struct {
-	Key        string          `json:"k" db:"k"`
-	Idx        int64           `json:"i" db:"i"`
+	Key string `json:"k" db:"k"`
+	Idx int64  `json:"i" db:"i"`
+	// InstanceID is left out when the attempt's Asset derives it
+	// (AttemptInstanceIDs): the engine's events do not carry an id per
+	// partition, about 35 bytes each; events written before they had Asset
+	// carry their ids.
 	InstanceID string          `json:"id,omitempty" db:"id"`
 	Prev       string          `json:"p,omitempty" db:"p"`
 	Status     string          `json:"s,omitempty"`
@@ -84,9 +89,44 @@ type AttemptStart struct {
 	BackfillID     string    `json:"backfill_id"`
 	Attempt        int64     `json:"attempt"`
 	AssetID        int64     `json:"asset_id"`
+	Asset          string    `json:"asset,omitempty"`
 	CodeVersion    string    `json:"code_version"`
 	Parts          []PartRef `json:"parts"`
 	UpstreamFailed []PartRef `json:"upstream_failed,omitempty"`
+}
+
+// AttemptInstanceIDs derives the instance ids of an attempt's partitions:
+// attempt 1 of run r builds instances of r, a later attempt n instances of
+// "r#n" (each attempt is a new instance).
+func AttemptInstanceIDs(runID string, attempt int64, asset string) func(partition string) string {
+	if attempt > 1 {
+		runID = fmt.Sprintf("%s#%d", runID, attempt)
+	}
+	return InstanceIDs(runID, asset)
+}
+
+// withIDs returns parts with their instance ids, deriving those an event
+// left out (see PartRef.InstanceID). parts itself is not changed.
+func withIDs(parts []PartRef, runID string, attempt int64, asset string) []PartRef {
+	if asset == "" {
+		return parts
+	}
+	var out []PartRef
+	var id func(string) string
+	for i, pr := range parts {
+		if pr.InstanceID != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(parts)
+			id = AttemptInstanceIDs(runID, attempt, asset)
+		}
+		out[i].InstanceID = id(pr.Key)
+	}
+	if out == nil {
+		return parts
+	}
+	return out
 }
 
 // AttemptsStarted is the payload of attempts.started.
@@ -103,6 +143,7 @@ type AttemptEnd struct {
 	BackfillID string    `json:"backfill_id"`
 	Attempt    int64     `json:"attempt"`
 	AssetID    int64     `json:"asset_id"`
+	Asset      string    `json:"asset,omitempty"`
 	State      string    `json:"state"`
 	Error      string    `json:"error,omitempty"`
 	Parts      []PartRef `json:"parts"`
@@ -388,7 +429,7 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		c[0]++
 		c[1] += int64(len(a.UpstreamFailed))
 		perBackfill[a.BackfillID] = c
-		for _, pr := range a.Parts {
+		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
 			insts = append(insts, pr.InstanceID, a.AssetID, pr.Key, a.RunID, a.CodeVersion, p.At, p.At)
 			if pr.Prev == "" {
 				news = append(news, a.AssetID, pr.Key, pr.Idx, p.At)
@@ -450,7 +491,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			return err
 		}
 		var mat, failed int64
-		for _, pr := range a.Parts {
+		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
 			var meta *string
 			if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
 				s := string(pr.Metadata)

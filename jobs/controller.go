@@ -374,7 +374,7 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 	if res.Err != nil {
 		errMsg = truncate(res.Err.Error(), 2000)
 	}
-	end := db.AttemptEnd{RunID: run.ID, BackfillID: run.BackfillID, Attempt: a.attempt, AssetID: run.AssetID, State: state, Error: errMsg,
+	end := db.AttemptEnd{RunID: run.ID, BackfillID: run.BackfillID, Attempt: a.attempt, AssetID: run.AssetID, Asset: run.Asset, State: state, Error: errMsg,
 		Started: db.Millis(a.started)}
 	if !res.EndedAt.IsZero() {
 		end.Finished = db.Millis(res.EndedAt)
@@ -915,7 +915,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 		}
 	}
 	attempt := r.Attempts + 1
-	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID}
+	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID, Asset: r.Asset}
 	if asset != nil {
 		st.CodeVersion = asset.CodeVersion
 	}
@@ -924,7 +924,6 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 	if asset != nil {
 		a.pool = asset.Pool
 	}
-	instanceID := db.InstanceIDs(instanceRun(r.ID, attempt), r.Asset)
 	for j, k := range keys {
 		if done[k] {
 			continue
@@ -940,7 +939,8 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 			}
 		}
 		cl[k] = true
-		pr := db.PartRef{Key: k, Idx: idx[j], InstanceID: instanceID(k), Prev: statuses[k], Again: cp.Built[k]}
+		// The instance id is derived from the attempt when applied (st.Asset).
+		pr := db.PartRef{Key: k, Idx: idx[j], Prev: statuses[k], Again: cp.Built[k]}
 		st.Parts = append(st.Parts, pr)
 	}
 	a.parts = st.Parts
@@ -950,15 +950,6 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 		a.rangeStart, a.rangeEnd = st.Parts[0].Key, st.Parts[len(st.Parts)-1].Key
 	}
 	return a, st, true, nil
-}
-
-// instanceRun is the run part of an attempt's instance ids: the run id for
-// the first attempt, run#n for later ones (each attempt is a new instance).
-func instanceRun(runID string, attempt int64) string {
-	if attempt > 1 {
-		return fmt.Sprintf("%s#%d", runID, attempt)
-	}
-	return runID
 }
 
 // inProgressParts recomputes an attempt's partitions from its chunk and
@@ -978,7 +969,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		return nil, err
 	}
 	ids := make([]string, len(keys))
-	instanceID := db.InstanceIDs(instanceRun(run.ID, attempt), run.Asset)
+	instanceID := db.AttemptInstanceIDs(run.ID, attempt, run.Asset)
 	for i, k := range keys {
 		ids[i] = instanceID(k)
 	}
@@ -1003,7 +994,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		if err := e.Store.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, run.AssetID, k); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
-		p := db.PartRef{Key: k, Idx: idx[i], InstanceID: ids[i], Again: built[k]}
+		p := db.PartRef{Key: k, Idx: idx[i], Again: built[k]} // id derived when applied (AttemptEnd.Asset)
 		if prev != nil {
 			p.Prev = *prev
 		}

@@ -246,6 +246,34 @@ func TestReplayRebuildsProjections(t *testing.T) {
 	for _, d := range diffs {
 		t.Error(d)
 	}
+	// Attempt events carry no instance id per partition: applying one
+	// derives the ids from its attempt, and they are the ids the engine
+	// and the run pages use.
+	if n := countRows(t, env.store, `SELECT COUNT(*) FROM events WHERE type IN ('attempts.started', 'attempts.finished') AND payload LIKE '%"id":"pi_%'`); n != 0 {
+		t.Errorf("%d attempt events carry instance ids", n)
+	}
+	var insts []struct {
+		ID       string `db:"id"`
+		Key      string `db:"partition_key"`
+		Run      string `db:"run_id"`
+		Asset    string `db:"asset"`
+		Attempts int64  `db:"attempts"`
+	}
+	if err := env.store.R.SelectContext(ctx, &insts, `SELECT i.id, i.partition_key, i.run_id, r.asset, r.attempts FROM partition_instances i JOIN runs r ON r.id = i.run_id`); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range insts {
+		found := false
+		for n := int64(1); n <= in.Attempts && !found; n++ {
+			found = db.AttemptInstanceIDs(in.Run, n, in.Asset)(in.Key) == in.ID
+		}
+		if !found {
+			t.Errorf("instance %s of %s %s is no attempt's derived id", in.ID, in.Run, in.Key)
+		}
+	}
+	if len(insts) < 50 {
+		t.Fatalf("only %d backfill instances", len(insts))
+	}
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts`); n < 20 {
 		t.Fatalf("scenario too small: %d attempts", n)
 	}

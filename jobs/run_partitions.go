@@ -48,7 +48,7 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	// Which attempt an instance id belongs to (each attempt is a new instance).
 	attemptOf := map[string]int64{}
 	for a := int64(1); a <= run.Attempts; a++ {
-		instanceID := db.InstanceIDs(instanceRun(run.ID, a), run.Asset)
+		instanceID := db.AttemptInstanceIDs(run.ID, a, run.Asset)
 		for _, k := range keys {
 			attemptOf[instanceID(k)] = a
 		}
