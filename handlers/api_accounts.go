@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -210,6 +211,11 @@ func (h *Handler) APITokens(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	var userID int64 = p.UserID
+	if name := c.QueryParam("user"); name != "" && p.Role < RoleAdmin && !strings.EqualFold(name, p.Name) {
+		// Not silently your own list under another user's name.
+		return &UserError{Status: http.StatusForbidden, Code: "forbidden", Field: "user",
+			Message: fmt.Sprintf("only admins list other users' tokens; leave out user (or use user=%s) to list your own", p.Name)}
+	}
 	if p.Role >= RoleAdmin {
 		userID = 0
 		if name := c.QueryParam("user"); name != "" {

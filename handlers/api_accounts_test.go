@@ -154,3 +154,52 @@ func nilIfEmpty(s string) any {
 	}
 	return s
 }
+
+// GET /api/v1/tokens?user=NAME: admins list that user's tokens; anyone else
+// naming another user is refused (403), not answered with their own list as
+// if it were the other user's.
+func TestTokensListUserFilter(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	viewer := env.Token(t, handlers.RoleViewer)
+	code, me := bearerJSON(t, env, "GET", "/api/v1/me", viewer, "")
+	if code != http.StatusOK {
+		t.Fatalf("me: %d %v", code, me)
+	}
+	name := me["name"].(string)
+	owners := func(out map[string]any) string {
+		var names []string
+		for _, tk := range out["tokens"].([]any) {
+			names = append(names, tk.(map[string]any)["user"].(string))
+		}
+		return strings.Join(names, ",")
+	}
+	for _, c := range []struct {
+		who, token, query string
+		status            int
+		owners, field     string
+	}{
+		{"viewer, own name", viewer, "?user=" + name, http.StatusOK, name, ""},
+		{"viewer, own name in other case", viewer, "?user=" + strings.ToUpper(name), http.StatusOK, name, ""},
+		{"viewer, no filter", viewer, "", http.StatusOK, name, ""},
+		{"viewer, another user", viewer, "?user=admin", http.StatusForbidden, "", "user"},
+		{"viewer, an unknown user", viewer, "?user=nobody", http.StatusForbidden, "", "user"},
+		{"admin, that user", env.AdminToken(), "?user=" + name, http.StatusOK, name, ""},
+		{"admin, an unknown user", env.AdminToken(), "?user=nobody", http.StatusNotFound, "", ""},
+	} {
+		code, out := bearerJSON(t, env, "GET", "/api/v1/tokens"+c.query, c.token, "")
+		if code != c.status {
+			t.Errorf("%s: %d %v, want %d", c.who, code, out, c.status)
+			continue
+		}
+		if c.status == http.StatusOK {
+			if got := owners(out); got != c.owners {
+				t.Errorf("%s: tokens of %q, want %q", c.who, got, c.owners)
+			}
+			continue
+		}
+		er, _ := out["error"].(map[string]any)
+		if fmt.Sprint(er["field"]) != c.field && c.field != "" || er["message"] == "" {
+			t.Errorf("%s: error %v", c.who, er)
+		}
+	}
+}
