@@ -153,9 +153,10 @@ func TestBackfillAPILifecycle(t *testing.T) {
 	if code != http.StatusConflict || !strings.Contains(msg, "SUCCEEDED") || !strings.Contains(msg, "PAUSED") {
 		t.Fatalf("resume a finished backfill: %d %v", code, e)
 	}
-	code, _ = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", `{"expected_state_version": 1}`)
-	if code != http.StatusConflict {
-		t.Fatalf("stale expected_state_version: %d", code)
+	code, e = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", `{"expected_state_version": 1}`)
+	if msg := fmt.Sprint(e["error"].(map[string]any)["message"]); code != http.StatusConflict || !strings.Contains(msg, "(state SUCCEEDED), not 1") ||
+		!strings.Contains(msg, "GET /api/v1/backfills/"+id+" and, if the action still applies, send its state_version") {
+		t.Fatalf("stale expected_state_version: %d %v", code, e)
 	}
 	code, _ = apiCall(t, env, tok, "POST", "/api/v1/backfills/bf_nope/pause", "")
 	if code != http.StatusNotFound {
@@ -410,6 +411,35 @@ assets:
 	apiCountsAddUp(t, child)
 	if code, again := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", body); code != http.StatusOK || again["id"] != child["id"] {
 		t.Fatalf("same retry_request_id: %d %v", code, again)
+	}
+	// The same retry_request_id with other settings is another request: 409,
+	// as a reused Idempotency-Key; with none, the same child.
+	backfills := func() int {
+		_, list := apiCall(t, env, tok, "GET", "/api/v1/backfills", "")
+		return len(list["backfills"].([]any))
+	}
+	n := backfills()
+	for _, c := range []struct {
+		body   string
+		status int
+	}{
+		{`{"retry_request_id":"r1","chunk_size":4}`, http.StatusConflict},
+		{`{"retry_request_id":"r1","max_concurrent_runs":9}`, http.StatusConflict},
+		{`{"retry_request_id":"r1","chunk_size":3}`, http.StatusOK},
+		{`{"retry_request_id":"r1"}`, http.StatusOK},
+	} {
+		code, out := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", c.body)
+		if code != c.status {
+			t.Errorf("%s: %d %v, want %d", c.body, code, out, c.status)
+		} else if code == http.StatusOK && out["id"] != child["id"] {
+			t.Errorf("%s: answered %v, not the child %v", c.body, out["id"], child["id"])
+		} else if er, _ := out["error"].(map[string]any); code == http.StatusConflict &&
+			(er["field"] != "retry_request_id" || !strings.Contains(fmt.Sprint(er["message"]), "a new retry_request_id")) {
+			t.Errorf("%s: error %v", c.body, er)
+		}
+	}
+	if after := backfills(); after != n {
+		t.Fatalf("refused or replayed retry-failed requests created %d backfills", after-n)
 	}
 	apiCountsAddUp(t, apiWaitState(t, env, tok, child["id"].(string), "FAILED"))
 }

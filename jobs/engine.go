@@ -278,7 +278,7 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 		}
 		if expected > 0 && expected != b.StateVersion {
 			return &InputError{Conflict: true, Field: "expected_state_version",
-				Msg: fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d", id, b.StateVersion, b.State, expected)}
+				Msg: staleVersion(id, b.StateVersion, b.State, expected)}
 		}
 		var to string
 		switch action {
@@ -363,6 +363,13 @@ const MaxRequestIDLen = 200
 // RetryFailed creates a child backfill holding the failed and upstream-failed
 // partitions of a terminal or paused parent. The same request id returns the
 // same child.
+// staleVersion is the 409 message of an expected_state_version that is not
+// the backfill's: what it is now, and how to act on the current state.
+func staleVersion(id string, version int64, state string, expected int64) string {
+	return fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d: it changed since you read it; GET /api/v1/backfills/%s and, if the action still applies, send its state_version",
+		id, version, state, expected, id)
+}
+
 func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOptions, actor string) (Created, error) {
 	requestID, chunkSize, maxConc := o.RequestID, o.ChunkSize, o.MaxConcurrentRuns
 	switch {
@@ -381,12 +388,19 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	if requestID != "" {
 		if c, err := e.Store.BackfillByRetry(ctx, parentID, requestID); err == nil {
+			// The same request again: the same child. Other settings are
+			// another request, refused as a reused Idempotency-Key is.
+			if chunkSize > 0 && chunkSize != c.ChunkSize || maxConc > 0 && maxConc != c.MaxConcurrentRuns {
+				return Created{}, &InputError{Conflict: true, Field: "retry_request_id",
+					Msg: fmt.Sprintf("retry_request_id %q already created backfill %s with chunk_size %d and max_concurrent_runs %d; send the same settings (or none) to get it again, or a new retry_request_id for another retry",
+						requestID, c.ID, c.ChunkSize, c.MaxConcurrentRuns)}
+			}
 			return Created{Backfill: c, Replayed: true}, nil
 		}
 	}
 	if o.ExpectedStateVersion > 0 && o.ExpectedStateVersion != p.StateVersion {
 		return Created{}, &InputError{Conflict: true, Field: "expected_state_version",
-			Msg: fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d", parentID, p.StateVersion, p.State, o.ExpectedStateVersion)}
+			Msg: staleVersion(parentID, p.StateVersion, p.State, o.ExpectedStateVersion)}
 	}
 	if !db.BackfillTerminal(p.State) && p.State != db.BackfillPaused {
 		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s is %s; retry-failed needs it finished or paused", parentID, p.State)}
