@@ -22,6 +22,8 @@ type apiOp struct {
 	Result  string   // 2xx schema name
 	Status  string   // success status, default "200"
 	Idem    bool     // accepts Idempotency-Key
+	// OptionalBody: the body may be left out (an empty POST is {}).
+	OptionalBody bool
 }
 
 var apiDocs = map[string]apiOp{
@@ -37,12 +39,12 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/backfills/:id":                                  {Summary: "One backfill", Tag: "backfills", Result: "Backfill"},
 	"GET /api/v1/backfills/:id/chunks":                           {Summary: "A backfill's chunk runs", Tag: "backfills", Query: []string{"state", "limit", "cursor"}, Result: "ChunkPage"},
 	"GET /api/v1/backfills/:id/events":                           {Summary: "A backfill's event timeline, newest first", Tag: "backfills", Query: []string{"limit", "cursor"}, Result: "EventList"},
-	"POST /api/v1/backfills/:id/pause":                           {Summary: "Pause: stop planning, let active runs finish", Tag: "backfills", Body: "Transition", Result: "Backfill"},
-	"POST /api/v1/backfills/:id/resume":                          {Summary: "Resume a paused backfill", Tag: "backfills", Body: "Transition", Result: "Backfill"},
-	"POST /api/v1/backfills/:id/cancel":                          {Summary: "Cancel (terminate: true kills active runs; also escalates a graceful cancel while CANCELING)", Tag: "backfills", Body: "Transition", Result: "Backfill"},
-	"POST /api/v1/backfills/:id/retry-failed":                    {Summary: "Child backfill of the failed and upstream-failed partitions", Tag: "backfills", Body: "RetryFailed", Result: "Backfill", Status: "201"},
+	"POST /api/v1/backfills/:id/pause":                           {Summary: "Pause: stop planning, let active runs finish", Tag: "backfills", Body: "Transition", OptionalBody: true, Result: "Backfill"},
+	"POST /api/v1/backfills/:id/resume":                          {Summary: "Resume a paused backfill", Tag: "backfills", Body: "Transition", OptionalBody: true, Result: "Backfill"},
+	"POST /api/v1/backfills/:id/cancel":                          {Summary: "Cancel (terminate: true kills active runs; also escalates a graceful cancel while CANCELING)", Tag: "backfills", Body: "Transition", OptionalBody: true, Result: "Backfill"},
+	"POST /api/v1/backfills/:id/retry-failed":                    {Summary: "Child backfill of the failed and upstream-failed partitions (the same retry_request_id, or Idempotency-Key, returns the same child; with other settings, 409)", Tag: "backfills", Body: "RetryFailed", OptionalBody: true, Result: "Backfill", Status: "201", Idem: true},
 	"GET /api/v1/runs/:id":                                       {Summary: "A chunk run with its attempts, its first 1,000 partitions with their outcomes, why it waits (waiting, when queued) and the log tail of its latest attempt, or of attempt N with ?attempt=N", Tag: "runs", Query: []string{"attempt"}, Result: "Run"},
-	"POST /api/v1/runs/:id/complete":                             {Summary: "Callback of an asynchronous (HTTP 202) executor", Tag: "runs", Body: "RunComplete", Result: "Object", Status: "202"},
+	"POST /api/v1/runs/:id/complete":                             {Summary: "Callback of an asynchronous (HTTP 202) executor", Tag: "runs", Body: "RunComplete", OptionalBody: true, Result: "Object", Status: "202"},
 	"GET /api/v1/conflicts":                                      {Summary: "Run keys requested again with a different fingerprint", Tag: "runs", Query: []string{"limit", "cursor"}, Result: "ConflictList"},
 	"GET /api/v1/status":                                         {Summary: "The status board: freshness of every asset (same as /status.json)", Tag: "staleness", Result: "Object"},
 	"POST /api/v1/workspace/reload":                              {Summary: "Read the workspace file again (admin); a file with problems is refused (400) and the server keeps its workspace", Tag: "workspace", Result: "Object"},
@@ -55,7 +57,7 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/assets/:key/partitions/:partition/history":      {Summary: "A partition's instances; ?at=TIME answers which instance was current then", Tag: "staleness", Query: []string{"at"}, Result: "Object"},
 	"POST /api/v1/assets/:key/watermark":                         {Summary: "Record the last partition a live pipeline has processed", Tag: "staleness", Body: "Watermark", Result: "Object"},
 	"GET /api/v1/assets/:key/gaps":                               {Summary: "Missing partition ranges up to the watermark (catch-up, or from a key)", Tag: "staleness", Query: []string{"from"}, Result: "Object"},
-	"GET /api/v1/assets/:key/staleness":                          {Summary: "Staleness counts per reason, and stale partitions with evidence", Tag: "staleness", Query: []string{"limit", "cursor"}, Result: "Object"},
+	"GET /api/v1/assets/:key/staleness":                          {Summary: "Staleness counts per reason; ?partition=KEY: that partition's reason and evidence", Tag: "staleness", Query: []string{"partition"}, Result: "Object"},
 	"POST /api/v1/assets/:key/partitions/:partition/taint":       {Summary: "Mark a partition invalid (admin, with a reason)", Tag: "staleness", Body: "Taint", Result: "Object"},
 	"POST /api/v1/assets/:key/partitions/:partition/clear-taint": {Summary: "Clear a taint (admin)", Tag: "staleness", Result: "Object"},
 	"GET /api/v1/assets/:key/watermark":                          {Summary: "The asset's watermark, if any", Tag: "staleness", Result: "Object"},
@@ -187,7 +189,7 @@ func OpenAPI(routes []Route) map[string]any {
 			o["parameters"] = params
 		}
 		if op.Body != "" {
-			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(op.Body)}}}
+			o["requestBody"] = map[string]any{"required": !op.OptionalBody, "content": map[string]any{"application/json": map[string]any{"schema": ref(op.Body)}}}
 		}
 		p := OpenAPIPath(path)
 		if paths[p] == nil {

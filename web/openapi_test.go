@@ -81,3 +81,34 @@ func TestOpenAPIBackfillRequestDefaults(t *testing.T) {
 		}
 	}
 }
+
+// The document's parameters and bodies are the ones the handlers read: the
+// staleness endpoint takes ?partition= (it has no pages), and the
+// transitions, retry-failed and the run callback work without a body.
+func TestOpenAPIParametersAndOptionalBodies(t *testing.T) {
+	doc := web.OpenAPI(nil)
+	paths := doc["paths"].(map[string]map[string]any)
+	op := func(method, path string) map[string]any { return paths[path][method].(map[string]any) }
+	var names []string
+	for _, p := range op("get", "/api/v1/assets/{key}/staleness")["parameters"].([]any) {
+		if p := p.(map[string]any); p["in"] == "query" {
+			names = append(names, p["name"].(string))
+		}
+	}
+	if strings.Join(names, ",") != "partition" {
+		t.Errorf("staleness query parameters %v, want [partition]", names)
+	}
+	for path, required := range map[string]bool{
+		"/api/v1/backfills/{id}/pause":        false,
+		"/api/v1/backfills/{id}/resume":       false,
+		"/api/v1/backfills/{id}/cancel":       false,
+		"/api/v1/backfills/{id}/retry-failed": false,
+		"/api/v1/runs/{id}/complete":          false,
+		"/api/v1/backfills":                   true,
+		"/api/v1/materializations":            true,
+	} {
+		if got := op("post", path)["requestBody"].(map[string]any)["required"]; got != required {
+			t.Errorf("POST %s: requestBody.required %v, want %v", path, got, required)
+		}
+	}
+}
