@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -195,6 +196,10 @@ func (c *client) do(ctx context.Context, method, path string, body any, headers 
 		req.Header.Set(k, v)
 	}
 	resp, err := c.http.Do(req)
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return &exitError{ExitServer, fmt.Errorf("the Tessera server at %s is not trusted: %v (for a self-signed certificate, run the command with SSL_CERT_FILE=/path/to/cert.pem)", c.base, unwrapURLError(err))}
+	}
 	if err != nil {
 		return &exitError{ExitServer, fmt.Errorf("cannot reach the Tessera server at %s: %v (start it with `tessera serve`, or pass --server / TESSERA_URL)", c.base, unwrapURLError(err))}
 	}

@@ -28,6 +28,7 @@ type serveConfig struct {
 	DB        string
 	Workspace string
 	Seed      string
+	TLS       tlsFlags
 	Auth      authFlags
 	Engine    engineFlags
 }
@@ -60,6 +61,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 	f.StringVar(&cfg.Addr, "addr", envOr("TESSERA_ADDR", "127.0.0.1:8080"), "listen address HOST:PORT (env TESSERA_ADDR)")
 	f.StringVar(&cfg.DB, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
 	f.StringVar(&cfg.Workspace, "workspace", envOr("TESSERA_WORKSPACE", ""), "workspace YAML file; empty serves the embedded demo workspace (env TESSERA_WORKSPACE)")
+	addTLSFlags(cmd, &cfg.TLS)
 	addAuthFlags(cmd, &cfg.Auth)
 	addEngineFlags(cmd, &cfg.Engine)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
@@ -72,6 +74,7 @@ type serveSettings struct {
 	source string
 	auth   handlers.AuthConfig
 	engine engineSettings
+	certs  *certStore // nil: plain HTTP
 }
 
 // settings checks every flag and environment setting, and reads the
@@ -86,6 +89,9 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 		return s, err
 	}
 	var err error
+	if s.certs, err = cfg.TLS.settings(); err != nil {
+		return s, err
+	}
 	if s.auth, err = cfg.Auth.settings(); err != nil {
 		return s, err
 	}
@@ -175,19 +181,31 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, acfg)
-	stopEngine, err := startEngine(store, h, log, "http://"+cfg.Addr, set.engine)
+	scheme := "http://"
+	if set.certs != nil {
+		scheme = "https://"
+	}
+	stopEngine, err := startEngine(store, h, log, scheme+cfg.Addr, set.engine)
 	if err != nil {
 		return err
 	}
-	if err := ensureFirstAdmin(ctx, store, log, "http://"+cfg.Addr+"/"); err != nil {
+	if err := ensureFirstAdmin(ctx, store, log, scheme+cfg.Addr+"/"); err != nil {
 		stopEngine()
 		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
 	}
 	e := web.New(h, log)
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("tessera listening", "url", "http://"+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
+	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if set.certs != nil {
+		// HTTPS and HTTP/2 (negotiated by ServeTLS); the certificate is
+		// read from certs on each handshake, so SIGHUP can replace it.
+		srv.TLSConfig = set.certs.config()
+		log.Info("serving HTTPS and HTTP/2", "cert", set.certs.cert, "expires", set.certs.expires().UTC().Format(time.RFC3339))
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	// Staleness facts load in the background, so the first pages after a
 	// start are not the ones to load them (0.6–1.6 s on a million partitions).
 	go func() {
@@ -213,6 +231,13 @@ wait:
 		case <-hup:
 			if _, err := h.ReloadWorkspace(ctx, "signal"); err != nil {
 				log.Error("workspace not reloaded", "err", err)
+			}
+			if set.certs != nil {
+				if err := set.certs.reload(); err != nil {
+					log.Error("TLS certificate not reloaded; the previous one is still served", "err", err)
+				} else {
+					log.Info("TLS certificate reloaded", "expires", set.certs.expires().UTC().Format(time.RFC3339))
+				}
 			}
 		case <-ctx.Done():
 			break wait

@@ -30,7 +30,7 @@ func ChromiumPath(t testing.TB) string {
 
 // Browser starts a headless Chromium for the test and returns a chromedp
 // context that is cancelled (and the browser stopped) when the test ends.
-func Browser(t testing.TB) context.Context {
+func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(ChromiumPath(t)),
@@ -44,6 +44,7 @@ func Browser(t testing.TB) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 800),
 	)
+	opts = append(opts, extra...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)

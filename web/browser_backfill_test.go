@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,9 +59,10 @@ type liveServer struct {
 
 const flowPassword = "flow password 123"
 
-// startServer runs `tessera serve` on a free port with ws and an operator
-// "op" created with the CLI; it stops the server when the test ends.
-func startBinaryServer(t *testing.T, ws string) *liveServer {
+// startServer runs `tessera serve` on a free port with ws, extra serve
+// flags and an operator "op" created with the CLI; it stops the server when
+// the test ends. With --tls-cert among extra, its URL is https.
+func startBinaryServer(t *testing.T, ws string, extra ...string) *liveServer {
 	t.Helper()
 	bin := tesseraBinary(t)
 	dir := t.TempDir()
@@ -88,7 +91,7 @@ func startBinaryServer(t *testing.T, ws string) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--db", s.DB, "--workspace", wsPath, "--addr", addr, "--seed-demo", "never", "--login-limit", "off")
+	cmd := exec.Command(bin, append([]string{"serve", "--db", s.DB, "--workspace", wsPath, "--addr", addr, "--seed-demo", "never", "--login-limit", "off"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -109,9 +112,14 @@ func startBinaryServer(t *testing.T, ws string) *liveServer {
 		}
 	})
 	s.URL = "http://" + addr
+	client := http.DefaultClient
+	if slices.Contains(extra, "--tls-cert") {
+		s.URL = "https://" + addr
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the test's own self-signed certificate
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(s.URL + "/healthz")
+		resp, err := client.Get(s.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
