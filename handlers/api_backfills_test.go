@@ -467,7 +467,7 @@ assets:
 `})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, handlers.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2020-06-30"},"chunk_size":2000,"max_concurrent_runs":1}`)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, b)
 	}
@@ -478,9 +478,10 @@ assets:
 	for _, e := range evs["events"].([]any) {
 		m := e.(map[string]any)
 		p := m["payload"].(map[string]any)
-		if m["type"] == "attempts.started" && strings.Contains(m["summary"].(string), "(2,000 partitions)") {
+		// about 30 bytes a partition: 3,000 partitions are over 64 KiB
+		if m["type"] == "attempts.started" && strings.Contains(m["summary"].(string), "(3,000 partitions)") {
 			if p["truncated"] != true {
-				t.Errorf("the 2,000-partition attempts.started event is not truncated: %.200v", p)
+				t.Errorf("the 3,000-partition attempts.started event is not truncated: %.200v", p)
 			}
 			big++
 		}
