@@ -501,7 +501,6 @@ assets:
 // create: they take the documented defaults (the form's). A value that is
 // sent, 0 included, is still checked, and a refused one writes nothing.
 func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
-	env, tok := apiBFEnv(t)
 	const sel = `"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-10"}`
 	for _, c := range []struct {
 		name, extra     string
@@ -520,6 +519,9 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 		{name: "max_concurrent_runs above the maximum", extra: fmt.Sprintf(`,"max_concurrent_runs":%d`, jobs.MaxConcurrentRunsCap+1), field: "max_concurrent_runs", msg: "between 1 and 10000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// Each case on its own server: the runs of an earlier case's
+			// backfill would write events while a refused one is checked.
+			env, tok := apiBFEnv(t)
 			body := "{" + sel + c.extra + "}"
 			before := apiCountEvents(t, env)
 			code, pv := apiCall(t, env, tok, "POST", "/api/v1/backfills/preview", body)
