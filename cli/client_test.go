@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 var tesseraBin string
@@ -95,37 +94,9 @@ func startServerWith(t *testing.T, workspace string) server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(tesseraBin, "serve", "--addr", addr, "--db", dbPath, "--workspace", ws)
-	cmd.Env = append(os.Environ(), "TESSERA_LOG_FORMAT=text")
-	logf, _ := os.Create(filepath.Join(dir, "serve.log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-		}
-		logf.Close()
-	})
+	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--workspace", ws)
 	url := "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/readyz")
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
-		if i > 200 {
-			b, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
-			t.Fatalf("server did not start: %s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, http.DefaultClient, url, logPath)
 	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}
 }
 

@@ -24,50 +24,18 @@ func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
 	certPath, keyPath, cert1 := testkit.SelfSignedCert(t, dir, "one")
 	addr := freeAddr(t)
-	logPath := filepath.Join(dir, "serve.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dbPath := filepath.Join(dir, "t.db")
-	cmd := exec.Command(tesseraBin, "serve", "--addr", addr, "--db", dbPath, "--tls-cert", certPath, "--tls-key", keyPath)
-	cmd.Env = append(os.Environ(), "TESSERA_LOG_FORMAT=text")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-		}
-		logf.Close()
-	})
+	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--tls-cert", certPath, "--tls-key", keyPath)
 	roots := x509.NewCertPool()
 	roots.AddCert(cert1)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	url := "https://" + addr
-	var resp *http.Response
-	for i := 0; ; i++ {
-		if resp, err = client.Get(url + "/readyz"); err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
-		if i > 300 {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("server did not answer HTTPS: %v\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	resp := waitReady(t, client, url, logPath)
 	if resp.Proto != "HTTP/2.0" {
 		t.Fatalf("served %s, want HTTP/2.0", resp.Proto)
 	}
-	resp, err = client.Get(url + "/login")
+	resp, err := client.Get(url + "/login")
 	if err != nil {
 		t.Fatal(err)
 	}

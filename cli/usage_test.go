@@ -101,12 +101,22 @@ func freeAddr(t *testing.T) string {
 func serveBinary(t *testing.T, env []string, args ...string) (url, logPath string) {
 	t.Helper()
 	addr := freeAddr(t)
+	_, logPath = startServe(t, env, append([]string{"--addr", addr}, args...)...)
+	url = "http://" + addr
+	waitReady(t, http.DefaultClient, url, logPath)
+	return url, logPath
+}
+
+// startServe starts the real binary's serve with args and extra
+// environment (text logs to logPath), and stops it when the test ends.
+func startServe(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, logPath string) {
+	t.Helper()
 	logPath = filepath.Join(t.TempDir(), "serve.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(tesseraBin, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd = exec.Command(tesseraBin, append([]string{"serve"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TESSERA_LOG_FORMAT=text"), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -123,18 +133,23 @@ func serveBinary(t *testing.T, env []string, args ...string) (url, logPath strin
 		}
 		logf.Close()
 	})
-	url = "http://" + addr
+	return cmd, logPath
+}
+
+// waitReady waits until the server at url answers /readyz with 200.
+func waitReady(t *testing.T, client *http.Client, url, logPath string) *http.Response {
+	t.Helper()
 	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/readyz")
+		resp, err := client.Get(url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, logPath
+				return resp
 			}
 		}
 		if i > 300 {
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("server did not start: %s", b)
+			t.Fatalf("server did not start (%v): %s", err, b)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
