@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -193,7 +192,7 @@ func (s *Store) AssetByKey(ctx context.Context, key string) (AssetRow, error) {
 	var a AssetRow
 	err := s.R.GetContext(ctx, &a, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, fmt.Errorf("asset %q: %w", key, ErrNotFound)
+		return a, &NotFoundError{Kind: "asset", ID: key}
 	}
 	return a, err
 }

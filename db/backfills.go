@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -159,7 +158,7 @@ func getBackfill(ctx context.Context, q getter, id string) (Backfill, error) {
 	var b Backfill
 	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE id=?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return b, fmt.Errorf("backfill %q: %w", id, ErrNotFound)
+		return b, &NotFoundError{Kind: "backfill", ID: id}
 	}
 	return b, err
 }
@@ -307,7 +306,7 @@ func getRun(ctx context.Context, q getter, id string) (Run, error) {
 	var r Run
 	err := q.GetContext(ctx, &r, `SELECT * FROM runs WHERE id=?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("run %q: %w", id, ErrNotFound)
+		return r, &NotFoundError{Kind: "run", ID: id}
 	}
 	return r, err
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,13 +108,21 @@ func (h *Handler) AdminCreateUser(c echo.Context) error {
 func (h *Handler) userParam(c echo.Context) (db.User, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return db.User{}, NotFound("no user %q", c.Param("id"))
+		return db.User{}, userNotFound(c.Param("id"))
 	}
 	u, err := h.Store.UserByID(c.Request().Context(), id)
 	if errors.Is(err, db.ErrNotFound) {
-		return u, NotFound("no user %d", id)
+		return u, userNotFound(strconv.FormatInt(id, 10))
 	}
 	return u, err
+}
+
+// userNotFound is the 404 of a user id in a path: the API points at the
+// list of accounts and their ids, the page at the Users page.
+func userNotFound(id string) *UserError {
+	ue := NotFound("no user with id %q; GET /api/v1/users lists the accounts (their id field)", id)
+	ue.Page = fmt.Sprintf("no user with id %q; the Users page lists the accounts", id)
+	return ue
 }
 
 // AdminSetRole changes a role (POST /admin/users/:id/role).

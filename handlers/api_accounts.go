@@ -221,7 +221,7 @@ func (h *Handler) APITokens(c echo.Context) error {
 		if name := c.QueryParam("user"); name != "" {
 			u, err := h.Store.UserByName(ctx, name)
 			if err != nil {
-				return NotFound("no user %q", name)
+				return NotFound("no user %q; GET /api/v1/users lists the accounts", name)
 			}
 			userID = u.ID
 		}
@@ -312,12 +312,12 @@ func (h *Handler) APIRevokeToken(c echo.Context) error {
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return NotFound("no token %q", c.Param("id"))
+		return NotFound("no token %q; GET /api/v1/tokens lists your tokens (their id field)", c.Param("id"))
 	}
 	ctx := c.Request().Context()
 	t, err := h.Store.TokenByID(ctx, id)
 	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
-		return NotFound("no token %d", id)
+		return NotFound("no token %d; GET /api/v1/tokens lists your tokens (their id field)", id)
 	}
 	if t.RevokedAt == nil {
 		if err := h.Store.RevokeToken(ctx, id, Actor(c), h.Now()); err != nil {

@@ -104,6 +104,8 @@ func engineErr(err error) error {
 	var ie *jobs.InputError
 	if errors.As(err, &ie) {
 		switch {
+		case ie.NotFound && errors.Is(err, db.ErrNotFound):
+			return StoreNotFound(err)
 		case ie.NotFound:
 			return NotFound("%s", ie.Msg)
 		case ie.Conflict:
@@ -114,7 +116,7 @@ func engineErr(err error) error {
 		return BadRequest(ie.Field, "%s", ie.Msg)
 	}
 	if errors.Is(err, db.ErrNotFound) {
-		return NotFound("%s", err.Error())
+		return StoreNotFound(err)
 	}
 	return err
 }
@@ -155,7 +157,12 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 	}
 	res, err := eng.Create(c.Request().Context(), req, c.Request().Header.Get("Idempotency-Key"), Actor(c))
 	if err != nil {
-		return engineErr(err)
+		uerr := engineErr(err)
+		if ue := (*UserError)(nil); errors.As(uerr, &ue) && ue.Status == http.StatusConflict && ue.Field == "Idempotency-Key" {
+			// The form makes a new key itself; an API client has to.
+			ue.Message += "; send a new Idempotency-Key for a new request, or repeat the original body unchanged to get that backfill again"
+		}
+		return uerr
 	}
 	return createdBackfill(c, res)
 }

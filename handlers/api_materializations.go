@@ -123,7 +123,7 @@ func (h *Handler) APIReportMaterializations(c echo.Context) error {
 	}
 	res, err := h.Store.RecordMaterializationsOnce(ctx, ms, Actor(c), idem, now)
 	if errors.Is(err, db.ErrIdempotencyConflict) {
-		ue := Conflict("Idempotency-Key %q was used for a different batch of materializations; use a new key for a new batch", idem.Key)
+		ue := Conflict("Idempotency-Key %q was used for a different batch of materializations; send a new Idempotency-Key for a new batch, or repeat the original batch unchanged to get its answer again", idem.Key)
 		ue.Field = "Idempotency-Key"
 		return ue
 	}

@@ -108,7 +108,7 @@ func (h *Handler) asset(ctx context.Context, key string) (assetCtx, error) {
 	ws := h.Workspace()
 	a := ws.Asset(key)
 	if a == nil {
-		return assetCtx{}, NotFound("asset %q is not declared in the workspace (%s)", key, ws.Source)
+		return assetCtx{}, assetNotFound(key, ws.Source)
 	}
 	var dyn catalog.DynamicKeys
 	if hasDynamic(a.Scheme) {

@@ -366,7 +366,9 @@ func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
 	}
 	key := pathParam(c, "partition")
 	if _, err := a.Space.Index(key); err != nil {
-		return a, "", NotFound("%s", err.Error())
+		ue := NotFound("%s; GET /api/v1/assets/%s/partitions lists its partitions", err.Error(), url.PathEscape(a.Def.Key))
+		ue.Page = err.Error()
+		return a, "", ue
 	}
 	return a, key, nil
 }

@@ -309,7 +309,7 @@ func (h *Handler) StatusBadge(c echo.Context) error {
 	ws := h.Workspace()
 	a := ws.Asset(pathParam(c, "key"))
 	if a == nil {
-		return NotFound("asset %q is not declared in the workspace (%s)", pathParam(c, "key"), ws.Source)
+		return assetNotFound(pathParam(c, "key"), ws.Source)
 	}
 	sc, err := h.staleCtx(ctx)
 	if err != nil {

@@ -271,7 +271,7 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
 		b, err := db.BackfillTx(ctx, tx, id)
 		if err != nil {
-			return &InputError{NotFound: true, Msg: err.Error()}
+			return notFound(err)
 		}
 		if expected < 0 {
 			return bad("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d", expected)
@@ -384,7 +384,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	p, err := e.Store.Backfill(ctx, parentID)
 	if err != nil {
-		return Created{}, &InputError{NotFound: true, Msg: err.Error()}
+		return Created{}, notFound(err)
 	}
 	if requestID != "" {
 		if c, err := e.Store.BackfillByRetry(ctx, parentID, requestID); err == nil {

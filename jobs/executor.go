@@ -198,7 +198,7 @@ func (e *Engine) execute(a *active) {
 func (e *Engine) Complete(ctx context.Context, runID string, parts []PartResult, errMsg string) error {
 	run, err := e.Store.Run(ctx, runID)
 	if err != nil {
-		return &InputError{NotFound: true, Msg: err.Error()}
+		return notFound(err)
 	}
 	if run.State != db.RunRunning {
 		return &InputError{Conflict: true, Field: "run", Msg: fmt.Sprintf("run %s is %s, not running: nothing to complete", runID, run.State)}

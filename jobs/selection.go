@@ -60,9 +60,16 @@ type InputError struct {
 	Field, Msg string
 	Conflict   bool // 409 rather than 400
 	NotFound   bool
+	Err        error // the cause, when it is the store's (a *db.NotFoundError)
 }
 
 func (e *InputError) Error() string { return e.Msg }
+
+// Unwrap is the cause, so that callers can tell what was not found.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// notFound is the input error of a row the request names but the store lacks.
+func notFound(err error) *InputError { return &InputError{NotFound: true, Msg: err.Error(), Err: err} }
 
 func bad(field, format string, args ...any) error {
 	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...)}

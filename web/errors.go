@@ -37,7 +37,11 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		} else if c.Request().Method == http.MethodHead {
 			werr = c.NoContent(ue.Status)
 		} else {
-			werr = handlers.RenderError(c, ue.Status, handlers.StatusTitle(ue.Status), ue.Message)
+			msg := ue.Message
+			if ue.Page != "" {
+				msg = ue.Page // the message without the API's hints
+			}
+			werr = handlers.RenderError(c, ue.Status, handlers.StatusTitle(ue.Status), msg)
 		}
 		if werr != nil {
 			log.Error("writing error response", "err", werr)
@@ -55,7 +59,7 @@ func toUserError(err error) *handlers.UserError {
 		return ue
 	}
 	if errors.Is(err, db.ErrNotFound) {
-		return &handlers.UserError{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+		return handlers.StoreNotFound(err)
 	}
 	if errors.Is(err, context.Canceled) {
 		// The client went away (a live preview replaced by the next one, a
