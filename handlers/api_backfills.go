@@ -214,11 +214,9 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	}
 	var before int64
 	if v := c.QueryParam("cursor"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return BadRequest("cursor", "cursor %q is not a cursor returned by this endpoint", v)
+		if before, err = decodeListCursor(v, "bf", 1); err != nil {
+			return err
 		}
-		before = n
 	}
 	asset, err := h.assetFilter(c)
 	if err != nil {
@@ -231,7 +229,7 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	out := BackfillList{Backfills: []BackfillJSON{}}
 	for i, b := range rows {
 		if i == limit {
-			out.NextCursor = strconv.FormatInt(rows[limit-1].Seq, 10)
+			out.NextCursor = encodeCursor("bf", rows[limit-1].Seq)
 			break
 		}
 		out.Backfills = append(out.Backfills, ToBackfillJSON(b))
@@ -325,11 +323,9 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	}
 	after := int64(-1)
 	if v := c.QueryParam("cursor"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return BadRequest("cursor", "cursor %q is not a cursor returned by this endpoint", v)
+		if after, err = decodeListCursor(v, "ch", 0); err != nil {
+			return err
 		}
-		after = n
 	}
 	rows, err := h.Store.Runs(ctx, c.Param("id"), states, after, limit+1)
 	if err != nil {
@@ -338,7 +334,7 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	out := ChunkList{Chunks: []ChunkJSON{}}
 	for i, r := range rows {
 		if i == limit {
-			out.NextCursor = strconv.FormatInt(rows[limit-1].Chunk, 10)
+			out.NextCursor = encodeCursor("ch", rows[limit-1].Chunk)
 			break
 		}
 		out.Chunks = append(out.Chunks, toChunkJSON(r))

@@ -1,8 +1,11 @@
 package handlers_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +108,89 @@ func TestIdempotencyKeyReusedSaysHowToFix(t *testing.T) {
 	msg, _ = e["message"].(string)
 	if code != http.StatusConflict || !strings.Contains(msg, "send a new Idempotency-Key for a new batch") || !strings.Contains(msg, "repeat the original batch") {
 		t.Fatalf("%d %v", code, out)
+	}
+}
+
+// Every list's cursor is opaque, and a malformed one is a 400 on the cursor
+// field that says what to send instead. The backfills and chunks lists gave
+// out plain integers before: a stored one still works.
+func TestListCursorsAreOpaque(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	admin := env.AdminToken()
+	var ids []string
+	for i := range 3 {
+		body := fmt.Sprintf(`{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-05"},"chunk_size":1,"title":"b%d"}`, i)
+		code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
+		if code != http.StatusCreated {
+			t.Fatalf("create %d %v", code, b)
+		}
+		ids = append(ids, b["id"].(string))
+	}
+	for _, id := range ids {
+		apiWaitState(t, env, tok, id, "SUCCEEDED")
+	}
+	// walk follows next_cursor from the first page and answers the ids in order.
+	walk := func(path, list, field string) []string {
+		t.Helper()
+		var got []string
+		cursor := ""
+		for page := 0; page < 10; page++ {
+			code, out := apiCall(t, env, tok, "GET", path+"&cursor="+url.QueryEscape(cursor), "")
+			if code != 200 {
+				t.Fatalf("%s cursor %q: %d %v", path, cursor, code, out)
+			}
+			for _, it := range out[list].([]any) {
+				got = append(got, fmt.Sprint(it.(map[string]any)[field]))
+			}
+			cursor = out["next_cursor"].(string)
+			if cursor == "" {
+				return got
+			}
+			if _, err := strconv.ParseInt(cursor, 10, 64); err == nil {
+				t.Fatalf("%s: next_cursor %q is a plain integer, not an opaque cursor", path, cursor)
+			}
+		}
+		t.Fatalf("%s: no last page", path)
+		return nil
+	}
+	if got := walk("/api/v1/backfills?limit=2", "backfills", "id"); strings.Join(got, ",") != ids[2]+","+ids[1]+","+ids[0] {
+		t.Errorf("backfills %v, want %v newest first", got, ids)
+	}
+	chunks := "/api/v1/backfills/" + ids[0] + "/chunks"
+	if got := walk(chunks+"?limit=2", "chunks", "chunk"); strings.Join(got, ",") != "0,1,2,3,4" {
+		t.Errorf("chunks %v", got)
+	}
+	// Integers these lists gave out before still work.
+	if _, out := apiCall(t, env, tok, "GET", chunks+"?cursor=1", ""); len(out["chunks"].([]any)) != 3 {
+		t.Errorf("legacy chunk cursor 1: %v", out)
+	}
+	if _, out := apiCall(t, env, tok, "GET", "/api/v1/backfills?cursor=999999", ""); len(out["backfills"].([]any)) != 3 {
+		t.Errorf("legacy backfill cursor: %v", out)
+	}
+	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+ids[0]+"/events?limit=1", "")
+	evCursor := evs["next_cursor"].(string)
+	_, bfs := apiCall(t, env, tok, "GET", "/api/v1/backfills?limit=1", "")
+	bfCursor := bfs["next_cursor"].(string)
+	for _, tc := range []struct{ path, tok string }{
+		{"/api/v1/backfills?cursor=bogus", tok},
+		{"/api/v1/backfills?cursor=0", tok},
+		{"/api/v1/backfills?cursor=-3", tok},
+		{"/api/v1/backfills?cursor=" + evCursor, tok}, // another list's cursor
+		{chunks + "?cursor=-1", tok},
+		{chunks + "?cursor=1.5", tok},
+		{chunks + "?cursor=" + bfCursor, tok},
+		{"/api/v1/backfills/" + ids[0] + "/events?cursor=bogus", tok},
+		{"/api/v1/conflicts?cursor=bogus", tok},
+		{"/api/v1/assets/a.daily/partitions?cursor=bogus", tok},
+		{"/api/v1/users?cursor=bogus", admin},
+		{"/api/v1/tokens?cursor=bogus", tok},
+	} {
+		code, out := apiCall(t, env, tc.tok, "GET", tc.path, "")
+		e, _ := out["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusBadRequest || e["field"] != "cursor" ||
+			!strings.Contains(msg, "pass the next_cursor of the previous page") || !strings.Contains(msg, "leave cursor out") {
+			t.Errorf("%s: %d %v", tc.path, code, out)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func encodeCursor(kind string, pos int64) string {
 }
 
 func decodeCursor(s, kind string) (int64, error) {
-	bad := BadRequest("cursor", "cursor %q is not one this endpoint gave out; start again without a cursor and follow next_cursor", s)
+	bad := BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return 0, bad
@@ -87,10 +87,23 @@ func decodeCursor(s, kind string) (int64, error) {
 		return 0, bad
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
+	if err != nil || n < 0 {
 		return 0, bad
 	}
 	return n, nil
+}
+
+// decodeListCursor reads a cursor of a list that gave out plain integers
+// before it gave out opaque cursors (the backfills and the chunks lists): a
+// stored integer of at least legacyMin still works; anything else must be
+// one of kind's opaque cursors.
+func decodeListCursor(s, kind string, legacyMin int64) (int64, error) {
+	if s != "" && strings.Trim(s, "0123456789") == "" { // never an opaque cursor: "kind:" encodes to letters
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= legacyMin {
+			return n, nil
+		}
+	}
+	return decodeCursor(s, kind)
 }
 
 // APIPartitions lists an asset's partitions in order, optionally only those of

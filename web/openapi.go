@@ -162,7 +162,11 @@ func OpenAPI(routes []Route) map[string]any {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str})
 		}
 		for _, q := range op.Query {
-			params = append(params, map[string]any{"name": q, "in": "query", "schema": str})
+			p := map[string]any{"name": q, "in": "query", "schema": str}
+			if q == "cursor" {
+				p["description"] = "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor"
+			}
+			params = append(params, p)
 		}
 		if op.Idem {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": str,
