@@ -32,8 +32,37 @@ func (i Instance) Duration() time.Duration {
 
 // Instances lists a partition's instances, newest first.
 func (s *Store) Instances(ctx context.Context, assetID int64, key string, limit int) ([]Instance, error) {
+	return s.InstancesBefore(ctx, assetID, key, nil, limit)
+}
+
+// InstancePos is an instance's place in its partition's history, which is
+// ordered newest first by creation, then finish, then id (a total order, so
+// that a page that ends at one instance can be followed by the next).
+type InstancePos struct {
+	CreatedAt, SortAt int64 // SortAt: finished_at, or created_at while unfinished
+	ID                string
+}
+
+// Pos is i's place in its partition's history.
+func (i Instance) Pos() InstancePos {
+	p := InstancePos{CreatedAt: i.CreatedAt, SortAt: i.CreatedAt, ID: i.ID}
+	if i.FinishedAt != nil {
+		p.SortAt = *i.FinishedAt
+	}
+	return p
+}
+
+// InstancesBefore lists a partition's instances newest first, those after
+// (older than) before when it is not nil.
+func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, before *InstancePos, limit int) ([]Instance, error) {
+	q := `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=?`
+	args := []any{assetID, key}
+	if before != nil {
+		q += ` AND (created_at, COALESCE(finished_at, created_at), id) < (?, ?, ?)`
+		args = append(args, before.CreatedAt, before.SortAt, before.ID)
+	}
+	q += ` ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC, id DESC LIMIT ?`
 	var out []Instance
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=?
-		ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT ?`, assetID, key, limit)
+	err := s.R.SelectContext(ctx, &out, q, append(args, limit)...)
 	return out, err
 }

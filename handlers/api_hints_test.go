@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // Every 404 of the API says what was not found and how to find the valid
@@ -193,4 +194,78 @@ func TestListCursorsAreOpaque(t *testing.T) {
 			t.Errorf("%s: %d %v", tc.path, code, out)
 		}
 	}
+}
+
+// A partition's history pages like every other list: limit, cursor and
+// next_cursor, newest first, every instance once, past the 1,000 it used
+// to stop at.
+func TestPartitionHistoryPages(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	const n = 1003
+	var items []string
+	for i := range n {
+		// Many share a finish time: the order must still be total.
+		items = append(items, fmt.Sprintf(`{"asset":"a.daily","partition":"2025-01-09","status":"materialized","run_id":"ext-%04d","at":"2025-01-10T00:%02d:00Z"}`, i, i%7))
+	}
+	if code, out := apiCall(t, env, tok, "POST", "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); code != http.StatusCreated {
+		t.Fatalf("report %d %v", code, out)
+	}
+	path := "/api/v1/assets/a.daily/partitions/2025-01-09/history"
+	walk := func(limit int) []string {
+		t.Helper()
+		var ids []string
+		cursor := ""
+		for page := 0; page <= n; page++ {
+			code, out := apiCall(t, env, tok, "GET", fmt.Sprintf("%s?limit=%d&cursor=%s", path, limit, url.QueryEscape(cursor)), "")
+			if code != 200 {
+				t.Fatalf("limit %d cursor %q: %d %v", limit, cursor, code, out)
+			}
+			insts := out["instances"].([]any)
+			if len(insts) > limit {
+				t.Fatalf("limit %d: %d instances", limit, len(insts))
+			}
+			for _, it := range insts {
+				ids = append(ids, it.(map[string]any)["id"].(string))
+			}
+			next, ok := out["next_cursor"].(string)
+			if !ok {
+				t.Fatalf("no next_cursor: %v", out["next_cursor"])
+			}
+			if next == "" {
+				return ids
+			}
+			cursor = next
+		}
+		t.Fatalf("limit %d: no last page", limit)
+		return nil
+	}
+	all := walk(1000)
+	seen := map[string]bool{}
+	for _, id := range all {
+		seen[id] = true
+	}
+	if len(all) != n || len(seen) != n {
+		t.Fatalf("walked %d instances (%d distinct), want %d", len(all), len(seen), n)
+	}
+	if small := walk(7); strings.Join(small, ",") != strings.Join(all, ",") {
+		t.Fatalf("pages of 7 answer another order than pages of 1000")
+	}
+	// Without limit: the first 100 (the default of every list).
+	if _, out := apiCall(t, env, tok, "GET", path, ""); len(out["instances"].([]any)) != 100 || out["next_cursor"] == "" {
+		t.Fatalf("default page: %d instances, next %v", len(out["instances"].([]any)), out["next_cursor"])
+	}
+	for _, q := range []string{"cursor=bogus", "cursor=" + url.QueryEscape(encodeOtherListCursor(t, env, tok)), "limit=0", "limit=1001"} {
+		code, out := apiCall(t, env, tok, "GET", path+"?"+q, "")
+		e, _ := out["error"].(map[string]any)
+		if code != http.StatusBadRequest || (e["field"] != "cursor" && e["field"] != "limit") {
+			t.Errorf("%s: %d %v", q, code, out)
+		}
+	}
+}
+
+// encodeOtherListCursor is a real cursor of another list (partitions).
+func encodeOtherListCursor(t *testing.T, env *testkit.Env, tok string) string {
+	t.Helper()
+	_, out := apiCall(t, env, tok, "GET", "/api/v1/assets/a.daily/partitions?limit=1", "")
+	return out["next_cursor"].(string)
 }

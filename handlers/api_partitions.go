@@ -73,24 +73,47 @@ func parseLimit(c echo.Context) (int, error) {
 
 // encodeCursor and decodeCursor make opaque cursors from a position.
 func encodeCursor(kind string, pos int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(pos, 10)))
+	return encodeCursorParts(kind, strconv.FormatInt(pos, 10))
 }
 
 func decodeCursor(s, kind string) (int64, error) {
-	bad := BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
+	parts, err := decodeCursorParts(s, kind, 1)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil || n < 0 {
+		return 0, badCursor(s)
+	}
+	return n, nil
+}
+
+// encodeCursorParts makes an opaque cursor of a position with several parts
+// (only the last may contain ":").
+func encodeCursorParts(kind string, parts ...string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strings.Join(parts, ":")))
+}
+
+// decodeCursorParts reads a cursor of encodeCursorParts with n parts.
+func decodeCursorParts(s, kind string, n int) ([]string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return 0, bad
+		return nil, badCursor(s)
 	}
 	k, v, ok := strings.Cut(string(b), ":")
 	if !ok || k != kind {
-		return 0, bad
+		return nil, badCursor(s)
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, bad
+	parts := strings.SplitN(v, ":", n)
+	if len(parts) != n {
+		return nil, badCursor(s)
 	}
-	return n, nil
+	return parts, nil
+}
+
+// badCursor is the 400 of a cursor the list did not give out.
+func badCursor(s string) *UserError {
+	return BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
 }
 
 // decodeListCursor reads a cursor of a list that gave out plain integers

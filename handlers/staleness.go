@@ -516,15 +516,45 @@ func (h *Handler) APIPartitionHistory(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, out)
 	}
-	insts, err := h.Store.Instances(ctx, a.ID, key, 1000)
+	limit, err := parseLimit(c)
 	if err != nil {
 		return err
+	}
+	var before *db.InstancePos
+	if cur := c.QueryParam("cursor"); cur != "" {
+		if before, err = decodeInstanceCursor(cur); err != nil {
+			return err
+		}
+	}
+	insts, err := h.Store.InstancesBefore(ctx, a.ID, key, before, limit+1)
+	if err != nil {
+		return err
+	}
+	next := ""
+	if len(insts) > limit {
+		insts = insts[:limit]
+		p := insts[limit-1].Pos()
+		next = encodeCursorParts("ih", strconv.FormatInt(p.CreatedAt, 10), strconv.FormatInt(p.SortAt, 10), p.ID)
 	}
 	list := make([]*InstanceJSON, 0, len(insts))
 	for i := range insts {
 		list = append(list, instanceJSON(&insts[i]))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "instances": list})
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "instances": list, "next_cursor": next})
+}
+
+// decodeInstanceCursor reads a cursor of a partition's history.
+func decodeInstanceCursor(s string) (*db.InstancePos, error) {
+	parts, err := decodeCursorParts(s, "ih", 3)
+	if err != nil {
+		return nil, err
+	}
+	created, err1 := strconv.ParseInt(parts[0], 10, 64)
+	sortAt, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || parts[2] == "" {
+		return nil, badCursor(s)
+	}
+	return &db.InstancePos{CreatedAt: created, SortAt: sortAt, ID: parts[2]}, nil
 }
 
 // APIAssetStaleness returns an asset's counts per reason, and with

@@ -54,7 +54,7 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/tokens":                                         {Summary: "API tokens: your own, or everyone's for admins (?user=NAME)", Tag: "accounts", Query: []string{"user", "limit", "cursor"}, Result: "TokenPage"},
 	"POST /api/v1/tokens":                                        {Summary: "Create a token (the secret is in this answer only); admins may name another user", Tag: "accounts", Body: "NewToken", Result: "Token", Status: "201", Idem: true},
 	"POST /api/v1/tokens/:id/revoke":                             {Summary: "Revoke a token (your own, or any for admins)", Tag: "accounts", Result: "Token"},
-	"GET /api/v1/assets/:key/partitions/:partition/history":      {Summary: "A partition's instances; ?at=TIME answers which instance was current then", Tag: "staleness", Query: []string{"at"}, Result: "Object"},
+	"GET /api/v1/assets/:key/partitions/:partition/history":      {Summary: "A partition's instances, newest first, a page at a time (limit, cursor); ?at=TIME answers which instance was current then instead", Tag: "staleness", Query: []string{"at", "limit", "cursor"}, Result: "Object"},
 	"POST /api/v1/assets/:key/watermark":                         {Summary: "Record the last partition a live pipeline has processed", Tag: "staleness", Body: "Watermark", Result: "Object"},
 	"GET /api/v1/assets/:key/gaps":                               {Summary: "Missing partition ranges up to the watermark (catch-up, or from a key)", Tag: "staleness", Query: []string{"from"}, Result: "Object"},
 	"GET /api/v1/assets/:key/staleness":                          {Summary: "Staleness counts per reason; ?partition=KEY: that partition's reason and evidence", Tag: "staleness", Query: []string{"partition"}, Result: "Object"},
