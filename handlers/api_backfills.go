@@ -196,9 +196,16 @@ func pageLimit(c echo.Context, def, maxN int) (int, error) {
 	return limit, nil
 }
 
+// DefaultBackfillPageLimit and MaxBackfillPageLimit bound ?limit= of the
+// backfills list (the other lists: 100 and MaxPageLimit).
+const (
+	DefaultBackfillPageLimit = 50
+	MaxBackfillPageLimit     = 500
+)
+
 // APIBackfillList lists backfills, newest first (?state=&cursor=&limit=).
 func (h *Handler) APIBackfillList(c echo.Context) error {
-	limit, err := pageLimit(c, 50, 500)
+	limit, err := pageLimit(c, DefaultBackfillPageLimit, MaxBackfillPageLimit)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 )
@@ -79,7 +80,100 @@ func object(props map[string]any, required ...string) map[string]any {
 
 var str = map[string]any{"type": "string"}
 var integer = map[string]any{"type": "integer"}
+var boolean = map[string]any{"type": "boolean"}
 var counts = map[string]any{"type": "object", "additionalProperties": integer}
+
+// timeStr is a time as every answer writes it (RFC 3339, UTC, milliseconds).
+var timeStr = map[string]any{"type": "string", "format": "date-time"}
+
+// nullable is s that may also be null.
+func nullable(s map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		out[k] = v
+	}
+	out["type"] = []string{s["type"].(string), "null"}
+	return out
+}
+
+func enum(values ...string) map[string]any { return map[string]any{"type": "string", "enum": values} }
+
+// fixedCounts is an object of counts with exactly these keys.
+func fixedCounts(keys ...string) map[string]any {
+	props := map[string]any{}
+	for _, k := range keys {
+		props[k] = integer
+	}
+	o := object(props, keys...)
+	o["additionalProperties"] = false
+	return o
+}
+
+// selectorProps are a selector's fields; answer: as a backfill answers it.
+func selectorProps(answer bool) map[string]any {
+	types := []string{"range", "explicit", "filter"}
+	p := map[string]any{"start": str, "end": str, "keys": arrayOf(str),
+		"statuses":   arrayOf(enum("missing", "failed", "stale", "tainted")),
+		"dimensions": map[string]any{"type": "object", "additionalProperties": arrayOf(str)}}
+	if answer {
+		types = append(types, "retry")
+		p["count"] = map[string]any{"type": "integer", "description": "how many keys an explicit selector had"}
+	}
+	p["type"] = enum(types...)
+	return p
+}
+
+// chunkProps are the fields of a chunk run (in chunk lists and GET /runs/{id}).
+func chunkProps() map[string]any {
+	return map[string]any{"id": str, "run_key": str, "backfill_id": str, "chunk": integer, "seg": integer, "asset": str, "asset_id": integer,
+		"fingerprint": str, "partitions": integer, "first_key": str, "last_key": str, "state": enum(runStates...),
+		"attempts": integer, "max_attempts": integer, "not_before": nullable(timeStr), "materialized": integer, "failed": integer,
+		"upstream_failed": integer, "error": nullable(str), "created_at": timeStr, "updated_at": timeStr,
+		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runSchema is a chunk run with its attempts, partitions, log and wait.
+func runSchema() map[string]any {
+	props := chunkProps()
+	req := keys(props)
+	props["attempt_list"] = arrayOf(ref("Attempt"))
+	props["partition_list"] = arrayOf(object(map[string]any{"partition": str,
+		"status":  enum("materialized", "failed", "upstream_failed", "in_progress", "interrupted", "canceled", "not_run"),
+		"attempt": map[string]any{"type": "integer", "description": "the attempt that reported it (absent when none did)"},
+		"error":   str}, "partition", "status"))
+	props["log_tail"] = str
+	props["waiting"] = object(map[string]any{"reason": str, "holder_run_id": map[string]any{"type": "string", "description": "the run building some of this run's partitions, when that is the reason"}}, "reason")
+	props["waiting"].(map[string]any)["description"] = "why a queued run has not started (absent otherwise)"
+	return object(props, append(req, "attempt_list", "partition_list", "log_tail")...)
+}
+
+// backfillSchema is a backfill as every backfill endpoint answers it.
+func backfillSchema() map[string]any {
+	props := map[string]any{"id": str, "title": str, "state": enum(db.BackfillStates...),
+		"state_version": integer, "assets": arrayOf(str), "selector": ref("BackfillSelector"),
+		"selection":  map[string]any{"type": "string", "description": "the selector in words, as on the backfill page"},
+		"chunk_size": integer, "max_concurrent_runs": integer, "priority": integer,
+		"total_partitions": integer, "total_chunks": integer, "planned_chunks": integer,
+		"counts":               fixedCounts("succeeded", "failed", "canceled", "running", "queued", "pending"),
+		"partitions":           fixedCounts("materialized", "failed", "upstream_failed", "pending", "canceled"),
+		"paused_with_failures": boolean,
+		"parent_backfill_id":   nullable(str),
+		"created_by":           str, "created_at": timeStr, "updated_at": timeStr,
+		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
+	req := keys(props)
+	props["terminate"] = map[string]any{"type": "boolean", "description": "present (true) once a cancel asked to kill active runs"}
+	props["retry_request_id"] = map[string]any{"type": "string", "description": "the retry request that created this child (absent otherwise)"}
+	return object(props, req...)
+}
 
 var schemas = map[string]any{
 	"Object": obj,
@@ -99,29 +193,46 @@ var schemas = map[string]any{
 	"MaterializationReport": map[string]any{"oneOf": []any{ref("Materialization"), arrayOf(ref("Materialization")),
 		object(map[string]any{"materializations": arrayOf(ref("Materialization"))}, "materializations")}},
 	"RecordResult": object(map[string]any{"recorded": integer, "replayed": integer, "instance_ids": arrayOf(str)}),
-	"Selector": object(map[string]any{"type": map[string]any{"enum": []string{"range", "explicit", "filter"}}, "start": str, "end": str, "keys": arrayOf(str),
-		"statuses": arrayOf(map[string]any{"enum": []string{"missing", "failed", "stale", "tainted"}}), "dimensions": map[string]any{"type": "object", "additionalProperties": arrayOf(str)}}, "type"),
+	"Selector":     object(selectorProps(false), "type"),
+	"BackfillSelector": func() map[string]any {
+		o := object(selectorProps(true), "type")
+		o["description"] = "the selector a backfill was created from: an explicit one keeps its key count, not its keys; a retry-failed child's is {\"type\": \"retry\"} (its keys are the parent's failures)"
+		return o
+	}(),
 	"BackfillRequest": object(map[string]any{"assets": arrayOf(str), "selector": ref("Selector"),
-		"chunk_size": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxChunkSize, "default": jobs.DefaultChunkSize,
-			"description": "partitions per chunk run; left out, the default"},
-		"max_concurrent_runs": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
-			"description": "most runs of this backfill at once; left out, the default"},
-		"priority": map[string]any{"type": "integer", "default": 0}, "title": str},
+		"chunk_size": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxChunkSize, "default": jobs.DefaultChunkSize,
+			"description": "partitions per chunk run; left out or null, the default"},
+		"max_concurrent_runs": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
+			"description": "most runs of this backfill at once; left out or null, the default"},
+		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
 		"assets", "selector"),
-	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer, "assets": arrayOf(obj), "first_chunk": obj,
-		"status": counts, "skipped_count": integer, "skipped": arrayOf(obj), "estimated_seconds": map[string]any{"type": []string{"number", "null"}}, "estimate": str}),
-	"Backfill": object(map[string]any{"id": str, "title": str, "state": map[string]any{"enum": []string{"PENDING", "RUNNING", "PAUSED", "CANCELING", "CANCELED", "SUCCEEDED", "FAILED"}},
-		"state_version": integer, "assets": arrayOf(str), "selector": ref("Selector"), "chunk_size": integer, "max_concurrent_runs": integer, "priority": integer,
-		"total_partitions": integer, "total_chunks": integer, "planned_chunks": integer, "counts": counts, "partitions": counts, "paused_with_failures": map[string]any{"type": "boolean"},
-		"parent_backfill_id": str, "created_by": str, "created_at": str, "started_at": str, "finished_at": str}),
-	"BackfillPage": object(map[string]any{"backfills": arrayOf(ref("Backfill")), "next_cursor": str}),
-	"ChunkPage":    object(map[string]any{"chunks": arrayOf(obj), "next_cursor": str}),
-	"EventList":    object(map[string]any{"events": arrayOf(object(map[string]any{"id": integer, "type": str, "subject": str, "actor": str, "at": str, "summary": str, "payload": obj})), "next_cursor": str}),
-	"Transition":   object(map[string]any{"expected_state_version": integer, "terminate": map[string]any{"type": "boolean"}}),
-	"RetryFailed":  object(map[string]any{"retry_request_id": str, "chunk_size": integer, "max_concurrent_runs": integer, "expected_state_version": integer}),
-	"Run":          obj,
-	"RunComplete":  object(map[string]any{"results": arrayOf(object(map[string]any{"partition": str, "status": str, "metadata": obj, "error": str})), "error": str}),
-	"ConflictList": object(map[string]any{"conflicts": arrayOf(obj), "next_cursor": str}),
+	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer,
+		"assets":            arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),
+		"first_chunk":       object(map[string]any{"asset": str, "keys": nullable(arrayOf(str))}, "asset", "keys"),
+		"status":            counts,
+		"skipped_count":     integer,
+		"skipped":           arrayOf(object(map[string]any{"asset": str, "partition": str, "reason": str}, "asset", "partition", "reason")),
+		"estimated_seconds": map[string]any{"type": []string{"number", "null"}, "description": "null when there is no history to estimate from"},
+		"estimate":          str},
+		"total_partitions", "total_chunks", "total_runs", "assets", "first_chunk", "status", "skipped_count", "skipped", "estimated_seconds", "estimate"),
+	"Backfill":     backfillSchema(),
+	"BackfillPage": object(map[string]any{"backfills": arrayOf(ref("Backfill")), "next_cursor": str}, "backfills", "next_cursor"),
+	"Chunk":        object(chunkProps(), keys(chunkProps())...),
+	"ChunkPage":    object(map[string]any{"chunks": arrayOf(ref("Chunk")), "next_cursor": str}, "chunks", "next_cursor"),
+	"Attempt": object(map[string]any{"run_id": str, "attempt": integer, "state": enum(db.AttemptRunning, db.AttemptSucceeded, db.AttemptFailed, db.AttemptTimeout, db.AttemptCanceled, db.AttemptInterrupted),
+		"owner": str, "partitions": integer, "started_at": timeStr, "finished_at": nullable(timeStr), "error": nullable(str)},
+		"run_id", "attempt", "state", "owner", "partitions", "started_at", "finished_at", "error"),
+	"EventList":  object(map[string]any{"events": arrayOf(object(map[string]any{"id": integer, "type": str, "subject": str, "actor": str, "at": str, "summary": str, "payload": obj})), "next_cursor": str}),
+	"Transition": object(map[string]any{"expected_state_version": integer, "terminate": map[string]any{"type": "boolean"}}),
+	"RetryFailed": object(map[string]any{"retry_request_id": str,
+		"chunk_size":             map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxChunkSize, "description": "left out or null, the parent's"},
+		"max_concurrent_runs":    map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "description": "left out or null, the parent's"},
+		"expected_state_version": integer}),
+	"Run":         runSchema(),
+	"RunComplete": object(map[string]any{"results": arrayOf(object(map[string]any{"partition": str, "status": str, "metadata": obj, "error": str})), "error": str}),
+	"Conflict": object(map[string]any{"id": integer, "run_key": str, "backfill_id": str, "existing_fingerprint": str, "requested_fingerprint": str, "at": timeStr},
+		"id", "run_key", "backfill_id", "existing_fingerprint", "requested_fingerprint", "at"),
+	"ConflictList": object(map[string]any{"conflicts": arrayOf(ref("Conflict")), "next_cursor": str}, "conflicts", "next_cursor"),
 	"Watermark":    object(map[string]any{"partition": str}, "partition"),
 	"User":         object(map[string]any{"id": integer, "name": str, "role": str, "disabled": map[string]any{"type": "boolean"}, "created_at": str}),
 	"UserPage":     object(map[string]any{"users": arrayOf(ref("User")), "next_cursor": str}),
@@ -132,6 +243,52 @@ var schemas = map[string]any{
 	"NewToken":     object(map[string]any{"name": str, "role": str, "user": str}, "name"),
 	"Taint":        object(map[string]any{"reason": str}, "reason"),
 }
+
+// queryParam documents query parameter name of operation op ("METHOD
+// /path") with the type the handler reads.
+func queryParam(op, name string) map[string]any {
+	p := map[string]any{"name": name, "in": "query", "schema": str}
+	list := func(values []string, what string) {
+		// A comma-separated list: ?status=failed,missing.
+		p["schema"] = arrayOf(enum(values...))
+		p["style"], p["explode"] = "form", false
+		p["description"] = what + ", comma-separated"
+	}
+	switch name {
+	case "limit":
+		lim := map[string]any{"type": "integer", "minimum": 1, "maximum": handlers.MaxPageLimit, "default": 100}
+		if op == "GET /api/v1/backfills" {
+			lim["maximum"], lim["default"] = handlers.MaxBackfillPageLimit, handlers.DefaultBackfillPageLimit
+		}
+		p["schema"], p["description"] = lim, "the most items of this page"
+	case "cursor":
+		p["description"] = "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor"
+	case "status":
+		list(db.Statuses, "only partitions of these statuses")
+	case "state":
+		if op == "GET /api/v1/backfills" {
+			list(db.BackfillStates, "only backfills in these states (any case)")
+		} else {
+			list(runStates, "only chunk runs in these states")
+		}
+	case "attempt":
+		p["schema"] = map[string]any{"type": "integer", "minimum": 1}
+		p["description"] = "the attempt whose log to show (default: the latest)"
+	case "at":
+		p["description"] = "a time: RFC 3339, \"2025-01-15 12:00\" (UTC), a date, or Unix milliseconds"
+	case "asset":
+		p["description"] = "only backfills selecting this asset"
+	case "user":
+		p["description"] = "an account name (admin), or your own"
+	case "from":
+		p["description"] = "a partition key: list everything missing from there, not only holes inside the materialized range"
+	case "partition":
+		p["description"] = "a partition key: that partition's reason and evidence"
+	}
+	return p
+}
+
+var runStates = []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
 
 var paramRe = regexp.MustCompile(`:([a-zA-Z_]+)`)
 
@@ -162,11 +319,7 @@ func OpenAPI(routes []Route) map[string]any {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str})
 		}
 		for _, q := range op.Query {
-			p := map[string]any{"name": q, "in": "query", "schema": str}
-			if q == "cursor" {
-				p["description"] = "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor"
-			}
-			params = append(params, p)
+			params = append(params, queryParam(k, q))
 		}
 		if op.Idem {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": str,
