@@ -166,8 +166,15 @@ func (e *apiError) Error() string {
 	case e.Field != "" && !strings.Contains(msg, e.Field):
 		msg += " (field " + e.Field + ")"
 	}
-	return fmt.Sprintf("server answered %d: %s", e.Status, msg)
+	return fmt.Sprintf("server answered %d: %s", e.Status, cliHints.Replace(msg))
 }
+
+// cliHints turns the API's pointers to where valid ids are listed into the
+// commands that list them.
+var cliHints = strings.NewReplacer(
+	"list backfills with GET /api/v1/backfills", "list backfills with `tessera backfill list`",
+	"GET /api/v1/assets lists the declared assets", "`tessera asset list` lists the declared assets",
+)
 
 // do sends a request and decodes a 2xx JSON answer into out. Errors carry exit
 // codes: 2 for input the server rejected as invalid (400, 404, 409, 422), 3 for

@@ -188,6 +188,10 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 	if code, _, errOut = s.cli(t, "backfill", "run", "run_nope"); code != 2 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("backfill run of an unknown run: %d %q", code, errOut)
 	}
+	// An unknown id points at the command that lists the valid ones.
+	if code, _, errOut = s.cli(t, "backfill", "get", "bf_nope"); code != 2 || !strings.Contains(errOut, "list backfills with `tessera backfill list`") {
+		t.Fatalf("backfill get of an unknown backfill: %d %q", code, errOut)
+	}
 	// --asset: only the backfills selecting the asset.
 	code, out, _ = s.cli(t, "backfill", "list", "--asset", "t.flaky")
 	if code != 0 || !strings.Contains(out, failedID) || strings.Contains(out, id) {
