@@ -31,6 +31,19 @@ type staleCtx struct {
 }
 
 func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
+	sc, err := h.staleSpaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sc.version, err = h.Store.SyncStaleness(ctx, sc.in); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// staleSpaces is staleCtx without the sync of the memoized facts (version
+// 0): enough for one partition's staleness, which reads the store directly.
+func (h *Handler) staleSpaces(ctx context.Context) (*staleCtx, error) {
 	ws := h.Workspace()
 	dyn, err := h.Store.LoadDynamicKeys(ctx)
 	if err != nil {
@@ -47,9 +60,6 @@ func (h *Handler) staleCtx(ctx context.Context) (*staleCtx, error) {
 		}
 		return a.Scheme.Space(now, dyn)
 	}}
-	if sc.version, err = h.Store.SyncStaleness(ctx, sc.in); err != nil {
-		return nil, err
-	}
 	return sc, nil
 }
 
@@ -268,7 +278,7 @@ func plural(n int64) string {
 // the partition page.
 func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *views.PartitionPage) error {
 	ctx := c.Request().Context()
-	sc, err := h.staleCtx(ctx)
+	sc, err := h.staleSpaces(ctx)
 	if err != nil {
 		return err
 	}
