@@ -21,19 +21,26 @@ import (
 
 // PagesBench is the result line of `tessera bench pages`.
 type PagesBench struct {
-	Bench          string  `json:"bench"`
-	Partitions     int64   `json:"partitions"`
-	Chunks         int64   `json:"chunks"`
-	Requests       int     `json:"requests"`
-	PageP50ms      float64 `json:"backfill_page_p50_ms"`
-	PageP95ms      float64 `json:"backfill_page_p95_ms"`
-	PageBytes      int     `json:"backfill_page_bytes"`
-	GridP50ms      float64 `json:"grid_partial_p50_ms"`
-	GridP95ms      float64 `json:"grid_partial_p95_ms"`
-	GridBytes      int     `json:"grid_partial_bytes"`
-	ChunksP50ms    float64 `json:"chunk_table_p50_ms"`
-	ChunksP95ms    float64 `json:"chunk_table_p95_ms"`
-	ChunksBytes    int     `json:"chunk_table_bytes"`
+	Bench       string  `json:"bench"`
+	Partitions  int64   `json:"partitions"`
+	Chunks      int64   `json:"chunks"`
+	Requests    int     `json:"requests"`
+	PageP50ms   float64 `json:"backfill_page_p50_ms"`
+	PageP95ms   float64 `json:"backfill_page_p95_ms"`
+	PageBytes   int     `json:"backfill_page_bytes"`
+	GridP50ms   float64 `json:"grid_partial_p50_ms"`
+	GridP95ms   float64 `json:"grid_partial_p95_ms"`
+	GridBytes   int     `json:"grid_partial_bytes"`
+	ChunksP50ms float64 `json:"chunk_table_p50_ms"`
+	ChunksP95ms float64 `json:"chunk_table_p95_ms"`
+	ChunksBytes int     `json:"chunk_table_bytes"`
+	// The live fragments the page refreshes on every update.
+	SummaryP50ms   float64 `json:"summary_partial_p50_ms"`
+	SummaryP95ms   float64 `json:"summary_partial_p95_ms"`
+	SummaryBytes   int     `json:"summary_partial_bytes"`
+	EventsP50ms    float64 `json:"events_partial_p50_ms"`
+	EventsP95ms    float64 `json:"events_partial_p95_ms"`
+	EventsBytes    int     `json:"events_partial_bytes"`
 	LoadS          float64 `json:"load_s"`
 	TargetP50ms    float64 `json:"target_p50_ms"`
 	TargetMaxBytes int     `json:"target_max_bytes"`
@@ -117,6 +124,12 @@ func benchPages(ctx context.Context, n, chunks int64, requests int) (PagesBench,
 		return res, err
 	}
 	if res.ChunksP50ms, res.ChunksP95ms, res.ChunksBytes, err = timeGets(fmt.Sprintf("%s/chunks?after=%d", base, b.TotalChunks/4), requests); err != nil {
+		return res, err
+	}
+	if res.SummaryP50ms, res.SummaryP95ms, res.SummaryBytes, err = timeGets(base+"/summary", requests); err != nil {
+		return res, err
+	}
+	if res.EventsP50ms, res.EventsP95ms, res.EventsBytes, err = timeGets(base+"/events", requests); err != nil {
 		return res, err
 	}
 	return res, nil

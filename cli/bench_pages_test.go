@@ -20,6 +20,7 @@ func TestBenchPages(t *testing.T) {
 		"backfill page": {res.PageP50ms, float64(res.PageBytes)},
 		"grid partial":  {res.GridP50ms, float64(res.GridBytes)},
 		"chunk table":   {res.ChunksP50ms, float64(res.ChunksBytes)},
+		"summary":       {res.SummaryP50ms, float64(res.SummaryBytes)},
 	} {
 		if v[0] <= 0 {
 			t.Errorf("%s: no time measured", name)
@@ -27,5 +28,8 @@ func TestBenchPages(t *testing.T) {
 		if v[1] > 300<<10 || v[1] < 1000 {
 			t.Errorf("%s: %v bytes", name, v[1])
 		}
+	}
+	if res.EventsP50ms <= 0 || res.EventsBytes <= 0 {
+		t.Errorf("events partial: %v ms, %d bytes", res.EventsP50ms, res.EventsBytes)
 	}
 }

@@ -31,6 +31,17 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 	return out, err
 }
 
+// BackfillActiveRunStates is BackfillRunStates of the queued and running
+// runs only: it reads the few active runs of every backfill (a partial
+// index, whose condition the query repeats literally) instead of every run
+// of this one, whose finished runs the backfill's counters already count.
+func (s *Store) BackfillActiveRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
+	var out []RunStateCount
+	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(partitions), 0) AS partitions
+		FROM runs INDEXED BY runs_active WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
+	return out, err
+}
+
 // RunStateCount is how many of a backfill's runs are in State, holding
 // Partitions partitions.
 type RunStateCount struct {

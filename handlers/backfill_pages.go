@@ -213,6 +213,22 @@ func (h *Handler) ActiveBackfillRows(ctx context.Context) ([]views.BackfillRow, 
 
 // loadDetail builds the backfill page's model.
 func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, error) {
+	return h.loadDetailParts(c, id, detailAll)
+}
+
+// Parts of the backfill page's model: each live fragment reads only what it
+// renders (the summary neither the chunk table nor the timeline, the buttons
+// none of the three).
+const (
+	detailSummary = 1 << iota // progress, counts, throughput, outcome grids
+	detailChunks              // the chunk table
+	detailEvents              // the timeline
+	detailAll     = detailSummary | detailChunks | detailEvents
+)
+
+// loadDetailParts builds the header of the backfill page's model (title,
+// selection, children, buttons) and the parts asked for.
+func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.BackfillDetail, error) {
 	ctx := c.Request().Context()
 	b, err := h.Store.Backfill(ctx, id)
 	if err != nil {
@@ -229,14 +245,49 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 	for _, a := range assetList(b) {
 		d.Assets = append(d.Assets, views.Link{Label: a, Href: AssetHref(a)})
 	}
-	states, err := h.Store.BackfillRunStates(ctx, b.ID)
+	if b.ParentBackfillID != nil {
+		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
+	}
+	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
 		return d, err
 	}
+	for _, k := range kids {
+		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
+	}
+	if canOperate(c) {
+		d.Actions = actionsFor(b, len(kids) > 0)
+		d.RetryRequestID = "rr_" + strings.ToLower(ulid.Make().String())
+	}
+	if parts&detailSummary != 0 {
+		if err := h.detailSummary(ctx, &d, b, now); err != nil {
+			return d, err
+		}
+	}
+	if parts&detailChunks != 0 {
+		if d.Chunks, err = h.chunkTable(c, b); err != nil {
+			return d, err
+		}
+	}
+	if parts&detailEvents != 0 {
+		if d.Events, err = h.timeline(ctx, b.ID); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// detailSummary fills the live summary: progress, counts, throughput and
+// the outcome grids.
+func (h *Handler) detailSummary(ctx context.Context, d *views.BackfillDetail, b db.Backfill, now time.Time) error {
+	// Finished runs are counted on the backfill (in the transactions that
+	// finish them); only the active ones are read.
+	states, err := h.Store.BackfillActiveRunStates(ctx, b.ID)
+	if err != nil {
+		return err
+	}
 	var running, queued int64
-	runs := map[string]int64{}
 	for _, s := range states {
-		runs[s.State] = s.Runs
 		switch s.State {
 		case db.RunRunning:
 			running += s.Partitions
@@ -258,37 +309,15 @@ func (h *Handler) loadDetail(c echo.Context, id string) (views.BackfillDetail, e
 	if queued > 0 && !db.BackfillTerminal(b.State) {
 		d.Counts = append(d.Counts, views.KV{K: "queued", V: views.Num(queued)})
 	}
-	finishedChunks := runs[db.RunSucceeded] + runs[db.RunFailed] + runs[db.RunCanceled]
+	finishedChunks := b.RunsSucceeded + b.RunsFailed + b.RunsCanceled
 	d.Counts = append(d.Counts,
 		views.KV{K: notRunLabel(b.State), V: views.Num(d.Progress.Segs[3].N - queued)},
 		views.KV{K: "chunks", V: views.Num(finishedChunks) + " of " + views.Num(b.TotalChunks) + " finished"})
-	if err := h.throughput(ctx, &d, b, now); err != nil {
-		return d, err
+	if err := h.throughput(ctx, d, b, now); err != nil {
+		return err
 	}
-	if b.ParentBackfillID != nil {
-		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
-	}
-	kids, err := h.Store.ChildBackfills(ctx, b.ID)
-	if err != nil {
-		return d, err
-	}
-	for _, k := range kids {
-		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
-	}
-	if canOperate(c) {
-		d.Actions = actionsFor(b, len(kids) > 0)
-		d.RetryRequestID = "rr_" + strings.ToLower(ulid.Make().String())
-	}
-	if d.Grids, err = h.outcomeGrids(ctx, b); err != nil {
-		return d, err
-	}
-	if d.Chunks, err = h.chunkTable(c, b); err != nil {
-		return d, err
-	}
-	if d.Events, err = h.timeline(ctx, b.ID); err != nil {
-		return d, err
-	}
-	return d, nil
+	d.Grids, err = h.outcomeGrids(ctx, b)
+	return err
 }
 
 // notRunLabel names the partitions no run has finished: pending while the
@@ -879,7 +908,7 @@ func (h *Handler) BackfillShow(c echo.Context) error {
 
 // BackfillSummaryPartial renders the live summary (htmx).
 func (h *Handler) BackfillSummaryPartial(c echo.Context) error {
-	d, err := h.loadDetail(c, c.Param("id"))
+	d, err := h.loadDetailParts(c, c.Param("id"), detailSummary)
 	if err != nil {
 		return err
 	}
@@ -991,7 +1020,7 @@ func (h *Handler) BackfillActionsPartial(c echo.Context) error {
 	if v := c.QueryParam("v"); v != "" && v == strconv.FormatInt(b.StateVersion, 10) {
 		return c.NoContent(http.StatusNoContent)
 	}
-	d, err := h.loadDetail(c, b.ID)
+	d, err := h.loadDetailParts(c, b.ID, 0)
 	if err != nil {
 		return err
 	}
