@@ -431,8 +431,14 @@ func (h *Handler) afterTaint(c echo.Context, a assetCtx, key string) error {
 	if !isAPI(c) {
 		return c.Redirect(http.StatusSeeOther, PartitionHref(a.Def.Key, key))
 	}
+	return h.partitionStalenessJSON(c, a, key)
+}
+
+// partitionStalenessJSON answers one partition's staleness, read from the
+// store (no sync of the memoized facts: see staleSpaces).
+func (h *Handler) partitionStalenessJSON(c echo.Context, a assetCtx, key string) error {
 	ctx := c.Request().Context()
-	sc, err := h.staleCtx(ctx)
+	sc, err := h.staleSpaces(ctx)
 	if err != nil {
 		return err
 	}
@@ -575,19 +581,15 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
 	if key := c.QueryParam("partition"); key != "" {
 		if _, err := a.Space.Index(key); err != nil {
 			return BadRequest("partition", "%s", err.Error())
 		}
-		s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "staleness": s})
+		return h.partitionStalenessJSON(c, a, key)
+	}
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return err
 	}
 	f, err := h.staleFacts(ctx, sc, a.Def)
 	if err != nil {
