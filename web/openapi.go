@@ -1,6 +1,7 @@
 package web
 
 import (
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -47,7 +49,7 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/runs/:id":                                       {Summary: "A chunk run with its attempts, its first 1,000 partitions with their outcomes, why it waits (waiting, when queued) and the log tail of its latest attempt, or of attempt N with ?attempt=N", Tag: "runs", Query: []string{"attempt"}, Result: "Run"},
 	"POST /api/v1/runs/:id/complete":                             {Summary: "Callback of an asynchronous (HTTP 202) executor", Tag: "runs", Body: "RunComplete", OptionalBody: true, Result: "Object", Status: "202"},
 	"GET /api/v1/conflicts":                                      {Summary: "Run keys requested again with a different fingerprint", Tag: "runs", Query: []string{"limit", "cursor"}, Result: "ConflictList"},
-	"GET /api/v1/status":                                         {Summary: "The status board: freshness of every asset (same as /status.json)", Tag: "staleness", Result: "Object"},
+	"GET /api/v1/status":                                         {Summary: "The status board: freshness of every asset (same as /status.json)", Tag: "staleness", Result: "StatusBoard"},
 	"POST /api/v1/workspace/reload":                              {Summary: "Read the workspace file again (admin); a file with problems is refused (400) and the server keeps its workspace", Tag: "workspace", Result: "Object"},
 	"GET /api/v1/users":                                          {Summary: "Accounts (admin)", Tag: "accounts", Query: []string{"limit", "cursor"}, Result: "UserPage"},
 	"POST /api/v1/users":                                         {Summary: "Create an account (admin)", Tag: "accounts", Body: "NewUser", Result: "User", Status: "201", Idem: true},
@@ -55,13 +57,13 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/tokens":                                         {Summary: "API tokens: your own, or everyone's for admins (?user=NAME)", Tag: "accounts", Query: []string{"user", "limit", "cursor"}, Result: "TokenPage"},
 	"POST /api/v1/tokens":                                        {Summary: "Create a token (the secret is in this answer only); admins may name another user", Tag: "accounts", Body: "NewToken", Result: "Token", Status: "201", Idem: true},
 	"POST /api/v1/tokens/:id/revoke":                             {Summary: "Revoke a token (your own, or any for admins)", Tag: "accounts", Result: "Token"},
-	"GET /api/v1/assets/:key/partitions/:partition/history":      {Summary: "A partition's instances, newest first, a page at a time (limit, cursor); ?at=TIME answers which instance was current then instead", Tag: "staleness", Query: []string{"at", "limit", "cursor"}, Result: "Object"},
-	"POST /api/v1/assets/:key/watermark":                         {Summary: "Record the last partition a live pipeline has processed", Tag: "staleness", Body: "Watermark", Result: "Object"},
-	"GET /api/v1/assets/:key/gaps":                               {Summary: "Missing partition ranges up to the watermark (catch-up, or from a key)", Tag: "staleness", Query: []string{"from"}, Result: "Object"},
-	"GET /api/v1/assets/:key/staleness":                          {Summary: "Staleness counts per reason; ?partition=KEY: that partition's reason and evidence", Tag: "staleness", Query: []string{"partition"}, Result: "Object"},
-	"POST /api/v1/assets/:key/partitions/:partition/taint":       {Summary: "Mark a partition invalid (admin, with a reason)", Tag: "staleness", Body: "Taint", Result: "Object"},
-	"POST /api/v1/assets/:key/partitions/:partition/clear-taint": {Summary: "Clear a taint (admin)", Tag: "staleness", Result: "Object"},
-	"GET /api/v1/assets/:key/watermark":                          {Summary: "The asset's watermark, if any", Tag: "staleness", Result: "Object"},
+	"GET /api/v1/assets/:key/partitions/:partition/history":      {Summary: "A partition's instances, newest first, a page at a time (limit, cursor); ?at=TIME answers which instance was current then instead", Tag: "staleness", Query: []string{"at", "limit", "cursor"}, Result: "PartitionHistory"},
+	"POST /api/v1/assets/:key/watermark":                         {Summary: "Record the last partition a live pipeline has processed", Tag: "staleness", Body: "Watermark", Result: "WatermarkInfo"},
+	"GET /api/v1/assets/:key/gaps":                               {Summary: "Missing partition ranges up to the watermark (catch-up, or from a key)", Tag: "staleness", Query: []string{"from"}, Result: "Gaps"},
+	"GET /api/v1/assets/:key/staleness":                          {Summary: "Staleness counts per reason; ?partition=KEY: that partition's reason and evidence", Tag: "staleness", Query: []string{"partition"}, Result: "Staleness"},
+	"POST /api/v1/assets/:key/partitions/:partition/taint":       {Summary: "Mark a partition invalid (admin, with a reason)", Tag: "staleness", Body: "Taint", Result: "PartitionStaleness"},
+	"POST /api/v1/assets/:key/partitions/:partition/clear-taint": {Summary: "Clear a taint (admin)", Tag: "staleness", Result: "PartitionStaleness"},
+	"GET /api/v1/assets/:key/watermark":                          {Summary: "The asset's watermark (404 when it has none)", Tag: "staleness", Result: "WatermarkInfo"},
 }
 
 var obj = map[string]any{"type": "object"}
@@ -175,6 +177,113 @@ func backfillSchema() map[string]any {
 	return object(props, req...)
 }
 
+// anyJSON is any JSON value (free-form metadata).
+var anyJSON = map[string]any{}
+
+// nullableRef is schema name, or null.
+func nullableRef(name string) map[string]any {
+	return map[string]any{"oneOf": []any{ref(name), map[string]any{"type": "null"}}}
+}
+
+// described is s with a description.
+func described(s map[string]any, d string) map[string]any {
+	out := map[string]any{"description": d}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// reasons are the staleness reasons; fresh: with FRESH first.
+func reasons(fresh bool) []string {
+	var out []string
+	if fresh {
+		out = append(out, string(catalog.Fresh))
+	}
+	for _, r := range catalog.StaleReasons {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+// instanceSchema is a partition instance (handlers.InstanceJSON).
+func instanceSchema() map[string]any {
+	return object(map[string]any{"id": str, "run_id": str,
+		"status":       described(str, "materialized, failed or in_progress (in_progress too for an attempt that had not finished at ?at)"),
+		"code_version": str, "source": described(str, "who recorded it: backfill, api, seed, ..."),
+		"started_at":    described(timeStr, "absent when unknown"),
+		"finished_at":   described(timeStr, "absent while it runs"),
+		"metadata":      map[string]any{"type": "object", "additionalProperties": anyJSON, "description": "as reported (absent when none)"},
+		"error":         described(str, "absent when none"),
+		"supersedes_id": described(str, "the instance it replaced (absent when none)")},
+		"id", "run_id", "status", "code_version", "source")
+}
+
+// stalenessSchemas are the answers of the staleness, history, watermark,
+// gaps and status endpoints.
+func stalenessSchemas() map[string]any {
+	partitionStaleness := object(map[string]any{"asset": str, "partition": str, "staleness": ref("PartitionStalenessDetail")}, "asset", "partition", "staleness")
+	partitionStaleness["additionalProperties"] = false
+	assetStaleness := object(map[string]any{"asset": str, "partitions": integer, "stale": integer,
+		"by_reason": described(fixedCounts(reasons(true)...), "partitions per reason, FRESH included")},
+		"asset", "partitions", "stale", "by_reason")
+	assetStaleness["additionalProperties"] = false
+	instances := object(map[string]any{"asset": str, "partition": str, "instances": arrayOf(ref("Instance")), "next_cursor": str},
+		"asset", "partition", "instances", "next_cursor")
+	instances["additionalProperties"] = false
+	instances["description"] = "without ?at: the instances, newest first, a page at a time"
+	at := object(map[string]any{"asset": str, "partition": str, "at": timeStr,
+		"instance":     described(nullableRef("Instance"), "the canonical instance then: the newest successful build finished at or before at (null when none)"),
+		"last_attempt": described(nullableRef("Instance"), "the newest attempt started by then (null when none)"),
+		"tainted":      boolean,
+		"taint_reason": described(str, "present when tainted"),
+		"message":      described(str, "present when instance is null")},
+		"asset", "partition", "at", "instance", "last_attempt", "tainted")
+	at["additionalProperties"] = false
+	at["description"] = "with ?at: the partition as it was at that time"
+	status := object(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
+		"fresh_share":              map[string]any{"type": "number", "minimum": 0, "maximum": 1},
+		"stale_by_reason":          fixedCounts(reasons(false)...),
+		"latest_fresh_partition":   described(str, "empty when no partition is fresh"),
+		"lag_seconds":              described(nullable(integer), "how far the latest fresh partition is behind now (null when none is fresh)"),
+		"freshness_policy":         described(str, "empty when the asset has none"),
+		"over_policy":              boolean,
+		"failing":                  described(boolean, "the asset's last attempt failed"),
+		"badge":                    described(str, "fresh, stale N or failing"),
+		"fresh_share_last_30_days": described(arrayOf(map[string]any{"type": "number"}), "per UTC day, oldest first, the share of fresh partitions whose window starts that day (-1: none)")})
+	status["required"] = keys(status["properties"].(map[string]any))
+	status["additionalProperties"] = false
+	return map[string]any{
+		"Instance":         instanceSchema(),
+		"PartitionHistory": map[string]any{"oneOf": []any{instances, at}},
+		"PartitionStalenessDetail": object(map[string]any{"reason": enum(reasons(true)...), "evidence": str,
+			"since":                    described(timeStr, "when the partition became stale (absent when unknown or fresh)"),
+			"code_version":             described(str, "CODE_CHANGED: the code version it was built with"),
+			"current_code_version":     described(str, "CODE_CHANGED: the workspace's"),
+			"upstream_asset":           described(str, "UPSTREAM_CHANGED: the upstream rebuilt since"),
+			"upstream_partition":       str,
+			"upstream_materialized_at": timeStr,
+			"taint_reason":             described(str, "TAINTED: why")}, "reason", "evidence"),
+		"PartitionStaleness": partitionStaleness,
+		"AssetStaleness":     assetStaleness,
+		"Staleness":          map[string]any{"oneOf": []any{ref("AssetStaleness"), ref("PartitionStaleness")}, "description": "without ?partition, the asset's counts; with it, that partition's reason and evidence"},
+		"Gaps": object(map[string]any{"asset": str, "mode": enum("catch-up", "from"),
+			"from":      described(str, "the ?from key (absent without)"),
+			"watermark": described(str, "the asset's watermark (absent when it has none)"),
+			"skipped":   described(boolean, "true when there is no (valid) watermark, so nothing was searched"),
+			"warning":   described(str, "why the search was skipped"),
+			"note":      described(str, "why there is nothing to fill"),
+			"ranges":    arrayOf(object(map[string]any{"start": str, "end": str, "count": integer}, "start", "end", "count")),
+			"total":     described(integer, "missing partitions in ranges"),
+			"truncated": described(boolean, "more ranges than the answer lists")},
+			"asset", "mode", "skipped", "ranges", "total", "truncated"),
+		"WatermarkInfo": object(map[string]any{"asset": str, "partition": str, "set_at": timeStr,
+			"actor": described(str, "who set it (GET only)")}, "asset", "partition", "set_at"),
+		"AssetStatus": status,
+		"StatusBoard": object(map[string]any{"generated_at": timeStr, "assets": arrayOf(ref("AssetStatus"))}, "generated_at", "assets"),
+	}
+}
+
 var schemas = map[string]any{
 	"Object": obj,
 	"Error": object(map[string]any{"error": object(map[string]any{
@@ -243,6 +352,8 @@ var schemas = map[string]any{
 	"NewToken":     object(map[string]any{"name": str, "role": str, "user": str}, "name"),
 	"Taint":        object(map[string]any{"reason": str}, "reason"),
 }
+
+func init() { maps.Copy(schemas, stalenessSchemas()) }
 
 // queryParam documents query parameter name of operation op ("METHOD
 // /path") with the type the handler reads.

@@ -26,6 +26,18 @@ import (
 type schemaChecker struct {
 	t       *testing.T
 	schemas map[string]any
+	// errs, when set, collects the mismatches instead of failing the test
+	// (to try the alternatives of a oneOf).
+	errs *[]string
+}
+
+func (sc schemaChecker) errorf(format string, args ...any) {
+	sc.t.Helper()
+	if sc.errs != nil {
+		*sc.errs = append(*sc.errs, fmt.Sprintf(format, args...))
+		return
+	}
+	sc.t.Errorf(format, args...)
 }
 
 func (sc schemaChecker) check(where string, v any, schema map[string]any) {
@@ -34,13 +46,30 @@ func (sc schemaChecker) check(where string, v any, schema map[string]any) {
 		name := strings.TrimPrefix(r, "#/components/schemas/")
 		s, ok := sc.schemas[name].(map[string]any)
 		if !ok {
-			sc.t.Errorf("%s: $ref %s is not a schema", where, r)
+			sc.errorf("%s: $ref %s is not a schema", where, r)
 			return
 		}
 		schema = s
 	}
-	if _, ok := schema["oneOf"]; ok {
-		return // not used by the answers checked here
+	if alts, ok := schema["oneOf"].([]any); ok {
+		// Exactly one alternative describes the answer.
+		matched, why := 0, []string{}
+		for i, alt := range alts {
+			var errs []string
+			schemaChecker{t: sc.t, schemas: sc.schemas, errs: &errs}.check(where, v, alt.(map[string]any))
+			if len(errs) == 0 {
+				matched++
+			} else {
+				why = append(why, fmt.Sprintf("alternative %d: %s", i, strings.Join(errs, "; ")))
+			}
+		}
+		if matched != 1 {
+			sc.errorf("%s: %d of the oneOf alternatives describe the answer, want 1 (%s)", where, matched, strings.Join(why, " | "))
+		}
+		return
+	}
+	if len(schema) == 0 {
+		return // {}: any JSON value
 	}
 	var types []string
 	switch ty := schema["type"].(type) {
@@ -70,11 +99,11 @@ func (sc schemaChecker) check(where string, v any, schema map[string]any) {
 		jsonType = "object"
 	}
 	if len(types) > 0 && !slices.Contains(types, jsonType) && !(jsonType == "integer" && slices.Contains(types, "number")) {
-		sc.t.Errorf("%s: a JSON %s (%v), documented as %v", where, jsonType, v, types)
+		sc.errorf("%s: a JSON %s (%v), documented as %v", where, jsonType, v, types)
 		return
 	}
 	if e, ok := schema["enum"].([]any); ok && v != nil && !slices.Contains(e, v) {
-		sc.t.Errorf("%s: %v is not one of the documented %v", where, v, e)
+		sc.errorf("%s: %v is not one of the documented %v", where, v, e)
 	}
 	switch x := v.(type) {
 	case []any:
@@ -87,7 +116,7 @@ func (sc schemaChecker) check(where string, v any, schema map[string]any) {
 		props, _ := schema["properties"].(map[string]any)
 		extra, _ := schema["additionalProperties"].(map[string]any)
 		if props == nil && extra == nil {
-			sc.t.Errorf("%s: documented as an object with no properties; the answer has %v", where, slices.Sorted(maps.Keys(x)))
+			sc.errorf("%s: documented as an object with no properties; the answer has %v", where, slices.Sorted(maps.Keys(x)))
 			return
 		}
 		for k, val := range x {
@@ -97,16 +126,73 @@ func (sc schemaChecker) check(where string, v any, schema map[string]any) {
 			case extra != nil:
 				sc.check(where+"."+k, val, extra)
 			case props != nil || schema["additionalProperties"] == false:
-				sc.t.Errorf("%s: the answer has %q, which the schema does not document", where, k)
+				sc.errorf("%s: the answer has %q, which the schema does not document", where, k)
 			}
 		}
 		req, _ := schema["required"].([]any)
 		for _, k := range req {
 			if _, ok := x[k.(string)]; !ok {
-				sc.t.Errorf("%s: the schema requires %q, which the answer lacks", where, k)
+				sc.errorf("%s: the schema requires %q, which the answer lacks", where, k)
 			}
 		}
 	}
+}
+
+// apiAnswerer returns call, which calls an endpoint with token tok and
+// decodes its JSON answer, and answer, which also checks that answer against
+// the schema the served document gives for the operation's status.
+func apiAnswerer(t *testing.T, url, tok string) (call func(method, path, body string) (int, any), answer func(method, path, docPath, body string) map[string]any) {
+	resp, err := http.Get(url + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sc := schemaChecker{t: t, schemas: doc.Components.Schemas}
+	call = func(method, path, body string) (int, any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		return resp.StatusCode, out
+	}
+	// answer calls an endpoint and checks its answer against the schema the
+	// document gives for that operation's success status.
+	answer = func(method, path, docPath, body string) map[string]any {
+		t.Helper()
+		code, out := call(method, path, body)
+		op, ok := doc.Paths[docPath][strings.ToLower(method)].(map[string]any)
+		if !ok {
+			t.Fatalf("%s %s is not documented", method, docPath)
+		}
+		res, ok := op["responses"].(map[string]any)[fmt.Sprint(code)].(map[string]any)
+		if !ok {
+			t.Fatalf("%s %s answered %d %v, a status the document does not give", method, path, code, out)
+		}
+		schema := res["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		sc.check(method+" "+docPath, out, schema)
+		m, _ := out.(map[string]any)
+		return m
+	}
+	return call, answer
 }
 
 // The documented schemas of the backfill, preview, run, chunk and conflict
@@ -126,57 +212,7 @@ assets:
     executor: {demo: {duration: 1h}}
 `})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
-	resp, err := http.Get(env.URL + "/api/v1/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Paths      map[string]map[string]any `json:"paths"`
-		Components struct {
-			Schemas map[string]any `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	sc := schemaChecker{t: t, schemas: doc.Components.Schemas}
-	call := func(method, path, body string) (int, any) {
-		t.Helper()
-		req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var out any
-		if err := json.Unmarshal(b, &out); err != nil {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-		return resp.StatusCode, out
-	}
-	// answer calls an endpoint and checks its answer against the schema the
-	// document gives for that operation's success status.
-	answer := func(method, path, docPath, body string) map[string]any {
-		t.Helper()
-		code, out := call(method, path, body)
-		op, ok := doc.Paths[docPath][strings.ToLower(method)].(map[string]any)
-		if !ok {
-			t.Fatalf("%s %s is not documented", method, docPath)
-		}
-		res, ok := op["responses"].(map[string]any)[fmt.Sprint(code)].(map[string]any)
-		if !ok {
-			t.Fatalf("%s %s answered %d %v, a status the document does not give", method, path, code, out)
-		}
-		schema := res["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
-		sc.check(method+" "+docPath, out, schema)
-		m, _ := out.(map[string]any)
-		return m
-	}
+	call, answer := apiAnswerer(t, env.URL, env.Token(t, handlers.RoleOperator))
 	waitState := func(id string, states ...string) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -300,5 +336,106 @@ func TestOpenAPIQueryParameterTypes(t *testing.T) {
 		if s["type"] != "array" || p["explode"] != false || items == nil || fmt.Sprint(items["enum"]) != fmt.Sprint(want) {
 			t.Errorf("GET %s ?%s: %v, want a comma-separated list of %v", path, name, p, want)
 		}
+	}
+}
+
+// The documented schemas of the partition history (with and without ?at),
+// gaps, staleness (with and without ?partition), watermark, status board and
+// taint answers describe what the handlers answer, key by key.
+func TestOpenAPIStalenessSchemasMatchAnswers(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  up.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    code_version: v2
+    executor: {demo: {duration: 1ms}}
+  down.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    deps: [up.daily]
+    code_version: v1
+    freshness: {max_lag: 1h}
+    executor: {demo: {duration: 1ms}}
+`})
+	call, answer := apiAnswerer(t, env.URL, env.AdminToken())
+	record := func(items ...string) {
+		t.Helper()
+		if code, out := call("POST", "/api/v1/materializations", `{"materializations":[`+strings.Join(items, ",")+`]}`); code != http.StatusCreated {
+			t.Fatalf("record: %d %v", code, out)
+		}
+	}
+	record(
+		// up 01 with an old code version (CODE_CHANGED), metadata and a start.
+		`{"asset":"up.daily","partition":"2025-01-01","status":"materialized","code_version":"v1","metadata":{"rows":3,"nested":{"a":[1,2.5]}},"started_at":"2025-06-01T11:00:00Z","at":"2025-06-01T12:00:00Z"}`,
+		`{"asset":"up.daily","partition":"2025-01-02","status":"materialized","code_version":"v2","at":"2025-06-01T12:00:00Z"}`,
+		`{"asset":"up.daily","partition":"2025-01-05","status":"materialized","code_version":"v2","at":"2025-06-01T12:00:00Z"}`,
+		// down 01 built before its upstream (UPSTREAM_CHANGED), down 02 after.
+		`{"asset":"down.daily","partition":"2025-01-01","status":"materialized","code_version":"v1","at":"2025-06-01T10:00:00Z"}`,
+		`{"asset":"down.daily","partition":"2025-01-02","status":"materialized","code_version":"v1","at":"2025-06-01T13:00:00Z"}`,
+	)
+	// A later failed attempt: the asset is failing; 01 is superseded.
+	record(`{"asset":"up.daily","partition":"2025-01-02","status":"failed","code_version":"v2","error":"boom","at":"2025-06-02T12:00:00Z"}`,
+		`{"asset":"up.daily","partition":"2025-01-01","status":"materialized","code_version":"v1","at":"2025-06-02T12:00:00Z"}`)
+
+	// Partition history: pages, and ?at with and without an instance.
+	const hist = "/api/v1/assets/{key}/partitions/{partition}/history"
+	page := answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-01/history?limit=1", hist, "")
+	if page["next_cursor"] == "" {
+		t.Fatalf("history page: %v", page)
+	}
+	answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-01/history?limit=1&cursor="+page["next_cursor"].(string), hist, "")
+	answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-02/history", hist, "")
+	answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-03/history", hist, "")
+	if at := answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-01/history?at=2025-06-01T12:00:00Z", hist, ""); at["instance"] == nil {
+		t.Errorf("history at: %v", at)
+	}
+	if at := answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-02/history?at=2025-06-02", hist, ""); at["message"] != nil || at["last_attempt"] == nil {
+		t.Errorf("history at: %v", at)
+	}
+	if at := answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-01/history?at=2024-01-01", hist, ""); at["instance"] != nil || at["message"] == nil {
+		t.Errorf("history at, before any instance: %v", at)
+	}
+
+	// Gaps and the watermark: none yet (skipped), then set.
+	const gaps = "/api/v1/assets/{key}/gaps"
+	if g := answer("GET", "/api/v1/assets/up.daily/gaps", gaps, ""); g["skipped"] != true || g["warning"] == nil {
+		t.Errorf("gaps without a watermark: %v", g)
+	}
+	if code, _ := call("GET", "/api/v1/assets/up.daily/watermark", ""); code != http.StatusNotFound {
+		t.Errorf("watermark before any: %d", code)
+	}
+	answer("POST", "/api/v1/assets/up.daily/watermark", "/api/v1/assets/{key}/watermark", `{"partition":"2025-01-08"}`)
+	if w := answer("GET", "/api/v1/assets/up.daily/watermark", "/api/v1/assets/{key}/watermark", ""); w["actor"] == nil {
+		t.Errorf("watermark: %v", w)
+	}
+	if g := answer("GET", "/api/v1/assets/up.daily/gaps", gaps, ""); len(g["ranges"].([]any)) == 0 {
+		t.Errorf("gaps: %v", g)
+	}
+	answer("GET", "/api/v1/assets/up.daily/gaps?from=2025-01-01", gaps, "")
+	// Nothing materialized below the watermark (a note).
+	answer("POST", "/api/v1/assets/down.daily/watermark", "/api/v1/assets/{key}/watermark", `{"partition":"2025-01-01"}`)
+	answer("GET", "/api/v1/assets/down.daily/gaps", gaps, "")
+
+	// Staleness: counts, then one partition of every reason; taint and clear it.
+	const stale = "/api/v1/assets/{key}/staleness"
+	answer("GET", "/api/v1/assets/up.daily/staleness", stale, "")
+	answer("GET", "/api/v1/assets/down.daily/staleness", stale, "")
+	taint := answer("POST", "/api/v1/assets/up.daily/partitions/2025-01-05/taint", "/api/v1/assets/{key}/partitions/{partition}/taint", `{"reason":"bad rows"}`)
+	answer("GET", "/api/v1/assets/up.daily/partitions/2025-01-05/history?at="+time.Now().UTC().Format(time.RFC3339), hist, "")
+	seen := map[any]bool{taint["staleness"].(map[string]any)["reason"]: true}
+	for _, p := range []string{"up.daily?partition=2025-01-01", "up.daily?partition=2025-01-03", "up.daily?partition=2025-01-05", "down.daily?partition=2025-01-01", "down.daily?partition=2025-01-02"} {
+		s := answer("GET", "/api/v1/assets/"+strings.Replace(p, "?", "/staleness?", 1), stale, "")
+		seen[s["staleness"].(map[string]any)["reason"]] = true
+	}
+	for _, r := range []string{"TAINTED", "CODE_CHANGED", "NEVER_MATERIALIZED", "UPSTREAM_CHANGED"} {
+		if !seen[r] {
+			t.Errorf("no partition answered %s: %v", r, seen)
+		}
+	}
+	answer("POST", "/api/v1/assets/up.daily/partitions/2025-01-05/clear-taint", "/api/v1/assets/{key}/partitions/{partition}/clear-taint", "")
+
+	// The status board.
+	st := answer("GET", "/api/v1/status", "/api/v1/status", "")
+	if len(st["assets"].([]any)) != 2 {
+		t.Errorf("status: %v", st)
 	}
 }
