@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -437,5 +439,33 @@ assets:
 	st := answer("GET", "/api/v1/status", "/api/v1/status", "")
 	if len(st["assets"].([]any)) != 2 {
 		t.Errorf("status: %v", st)
+	}
+}
+
+// The documented answers of adding dynamic partition keys and of a
+// workspace reload describe what the handlers answer, key by key.
+func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  d.feeds:
+    partitions: {dynamic: feeds}
+    executor: {demo: {duration: 1ms}}
+`})
+	_, answer := apiAnswerer(t, env.URL, env.AdminToken())
+	if out := answer("POST", "/api/v1/assets/d.feeds/partition-keys", "/api/v1/assets/{key}/partition-keys", `{"keys":["a","b"]}`); out["added"] != 2.0 {
+		t.Fatalf("add keys: %v", out)
+	}
+	if out := answer("POST", "/api/v1/assets/d.feeds/partition-keys", "/api/v1/assets/{key}/partition-keys", `{"keys":["b","c"]}`); out["added"] != 1.0 {
+		t.Fatalf("add keys again: %v", out)
+	}
+	file := filepath.Join(t.TempDir(), "ws.yaml")
+	if err := os.WriteFile(file, []byte("assets:\n  d.feeds:\n    partitions: {dynamic: feeds}\n    executor: {demo: {duration: 1ms}}\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur := *env.Handler.Workspace()
+	cur.Path = file
+	env.Handler.SetWorkspace(&cur)
+	if out := answer("POST", "/api/v1/workspace/reload", "/api/v1/workspace/reload", ""); out["assets"] != 2.0 {
+		t.Fatalf("reload: %v", out)
 	}
 }
