@@ -239,6 +239,21 @@ assets:
 	}
 	child := readPid(t, childFile)
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	// The server copies the command's output into the .out file as it reads
+	// it; kill it once the first line is there (output still in the pipe
+	// when a server dies is lost, and under -race the copy can lag).
+	for i := 0; ; i++ {
+		outs, _ := filepath.Glob(filepath.Join(path+".reports", "*.out"))
+		if len(outs) == 1 {
+			if b, _ := os.ReadFile(outs[0]); strings.Contains(string(b), "building 2025-01-01") {
+				break
+			}
+		}
+		if i == 2000 {
+			t.Fatalf("the command's output never reached its .out file:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	_ = server.Process.Signal(syscall.SIGKILL)
 	_ = server.Wait()
 	time.Sleep(50 * time.Millisecond)
