@@ -31,23 +31,12 @@ func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+	resp, out := testkit.APIRequest(t, env.URL, tok, method, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
+	m, ok := out.(map[string]any)
+	if !ok && out != nil {
+		t.Fatalf("%s %s: %d answered %v, not a JSON object", method, path, resp.StatusCode, out)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	return resp.StatusCode, out
+	return resp.StatusCode, m
 }
 
 func apiCountEvents(t *testing.T, env *testkit.Env) int64 {

@@ -1,9 +1,7 @@
 package handlers_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"sort"
@@ -16,28 +14,7 @@ import (
 )
 
 // apiRaw is one API request with its status, headers and decoded body.
-func apiRaw(t *testing.T, url, tok, method, path, body string, hdr ...string) (*http.Response, any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	return resp, out
-}
+var apiRaw = testkit.APIRequest
 
 // A 201 (and the 200 of a replay) names the backfill's API address in
 // Location, for create and retry-failed alike, and that address answers it.

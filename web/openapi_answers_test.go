@@ -3,7 +3,6 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -161,19 +160,7 @@ func apiAnswerer(t *testing.T, url, tok string) (call func(method, path, body st
 	sc := schemaChecker{t: t, schemas: doc.Components.Schemas}
 	call = func(method, path, body string) (int, any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var out any
-		if err := json.Unmarshal(b, &out); err != nil {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
+		resp, out := testkit.APIRequest(t, url, tok, method, path, body, "Content-Type", "application/json")
 		return resp.StatusCode, out
 	}
 	// answer calls an endpoint and checks its answer against the schema the
