@@ -45,7 +45,7 @@ type selectorFlags struct {
 	explicitKeys                     []string // --partitions and --partition, in command-line order
 	keysGiven                        bool
 	missing, failed, stale, tainted  bool
-	dimensions                       []string
+	dimensions                       []string // --dimension NAME=V1,V2 and --dimension-value NAME=V, in order (see dimensionFlag)
 	chunkSize, concurrency, priority int64
 	title, idempotencyKey            string
 	wait                             bool
@@ -62,7 +62,8 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
 	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
 	f.BoolVar(&s.tainted, "tainted", false, "only partitions marked tainted")
-	f.StringArrayVar(&s.dimensions, "dimension", nil, "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
+	f.Var(&dimensionFlag{s, true}, "dimension", "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
+	f.Var(&dimensionFlag{s, false}, "dimension-value", "dimension filter NAME=VALUE with one value taken as written, commas included (repeatable)")
 	f.Int64Var(&s.chunkSize, "chunk-size", jobs.DefaultChunkSize, "partitions per run")
 	f.Int64Var(&s.concurrency, "concurrency", jobs.DefaultMaxConcurrentRuns, "most runs of this backfill at once")
 	if create {
@@ -83,7 +84,7 @@ var selectorFlagNames = map[string]string{
 	"selector.end":        "--end",
 	"selector.keys":       "--partition/--partitions/--partitions-file",
 	"selector.statuses":   "--missing/--failed/--stale/--tainted",
-	"selector.dimensions": "--dimension",
+	"selector.dimensions": "--dimension/--dimension-value",
 	"Idempotency-Key":     "--idempotency-key",
 }
 
@@ -105,15 +106,22 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 		return nil, usageErr("--partition/--partitions and --partitions-file both choose keys; use one")
 	}
 	if explicit && (ranged || len(statuses) > 0 || len(s.dimensions) > 0) {
-		return nil, usageErr("--partition/--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale/--tainted or --dimension")
+		return nil, usageErr("--partition/--partitions/--partitions-file cannot be combined with --start/--end, --missing/--failed/--stale/--tainted or --dimension/--dimension-value")
 	}
 	dims := map[string][]string{}
 	for _, d := range s.dimensions {
+		split, d := d[0] == ',', d[1:]
 		name, vals, ok := strings.Cut(d, "=")
-		if !ok || name == "" || vals == "" {
+		switch {
+		case (!ok || name == "" || vals == "") && split:
 			return nil, usageErr("--dimension %q is not NAME=VALUE[,VALUE] (for example region=eu)", d)
+		case !ok || name == "" || vals == "":
+			return nil, usageErr("--dimension-value %q is not NAME=VALUE (for example region=eu,north for the value \"eu,north\")", d)
+		case split:
+			dims[name] = append(dims[name], strings.Split(vals, ",")...)
+		default:
+			dims[name] = append(dims[name], vals)
 		}
-		dims[name] = append(dims[name], strings.Split(vals, ",")...)
 	}
 	var selector map[string]any
 	switch {

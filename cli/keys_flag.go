@@ -32,3 +32,25 @@ func (f *keysFlag) Type() string {
 }
 
 func (f *keysFlag) String() string { return "" }
+
+// dimensionFlag is --dimension (split: NAME=V1,V2) or --dimension-value
+// (NAME=V, the value as written, so it may contain commas). Both are
+// repeatable and add to the same list in command-line order; each entry
+// is kept with a leading ',' (split) or '=' (as written) for request().
+type dimensionFlag struct {
+	s     *selectorFlags
+	split bool
+}
+
+func (f *dimensionFlag) Set(v string) error {
+	mark := "="
+	if f.split {
+		mark = ","
+	}
+	f.s.dimensions = append(f.s.dimensions, mark+v)
+	return nil
+}
+
+func (f *dimensionFlag) Type() string { return "NAME=VALUE" }
+
+func (f *dimensionFlag) String() string { return "" }
