@@ -124,6 +124,25 @@ func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &b); err != nil || b.ID == "" {
 		t.Fatalf("create answered %q: %v", out, err)
 	}
+	// A live reload that changes t.slow's partitions is refused too, and
+	// names the line of t.slow in the file; the server keeps its workspace.
+	changed := clientWorkspace + `
+  t.slow:
+    partitions: {static: [a, b, c]}
+    executor: {demo: {duration: 60s}}
+`
+	if err := os.WriteFile(s.WS, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(changed[:strings.Index(changed, "  t.slow:")], "\n") + 1
+	code, _, errOut = run(t, "workspace", "reload", "--server", s.URL, "--token", s.AdminToken)
+	if want := fmt.Sprintf("changes the partitions of t.slow (%s:%d), which unfinished backfills select (%s)", s.WS, line, b.ID); code == 0 || !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "was not reloaded") {
+		t.Fatalf("reload changing t.slow: exit %d %q, want %q", code, errOut, want)
+	}
+	if code, out, _ := s.cli(t, "backfill", "preview", "t.slow", "--partitions", "c"); code == 0 {
+		t.Fatalf("the refused reload added partition c of t.slow: %s", out)
+	}
 	// Stop the server with the backfill unfinished, and drop t.slow.
 	if err := s.Proc.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -143,7 +162,7 @@ func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
 	cmd := exec.CommandContext(ctx, tesseraBin, "serve", "--db", s.DB, "--workspace", s.WS, "--addr", "127.0.0.1:0")
 	outb, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(outb), b.ID) || !strings.Contains(string(outb), "removes t.slow") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(outb), b.ID) || !strings.Contains(string(outb), "removes t.slow (no longer in "+s.WS+")") {
 		t.Fatalf("serve on a workspace without t.slow: %v\n%s", err, outb)
 	}
 }

@@ -80,12 +80,18 @@ func CheckUnfinishedBackfills(ctx context.Context, store *db.Store, next *catalo
 	}
 	var problems []string
 	for _, key := range slices.Sorted(maps.Keys(ids)) {
-		change := ""
+		change, where := "", ""
 		switch n := next.Asset(key); {
 		case n == nil:
 			change = "removes"
+			if next.File != "" {
+				where = fmt.Sprintf(" (no longer in %s)", next.File)
+			}
 		case db.SchemeSignature(n.Scheme) != sigs[key]:
 			change = "changes the partitions of"
+			if next.File != "" && n.Line > 0 {
+				where = fmt.Sprintf(" (%s:%d)", next.File, n.Line)
+			}
 		default:
 			continue
 		}
@@ -93,7 +99,7 @@ func CheckUnfinishedBackfills(ctx context.Context, store *db.Store, next *catalo
 		if len(list) > 5 {
 			list = append(list[:5:5], fmt.Sprintf("and %d more", len(ids[key])-5))
 		}
-		problems = append(problems, fmt.Sprintf("it %s %s, which unfinished backfills select (%s)", change, key, strings.Join(list, ", ")))
+		problems = append(problems, fmt.Sprintf("it %s %s%s, which unfinished backfills select (%s)", change, key, where, strings.Join(list, ", ")))
 	}
 	if len(problems) == 0 {
 		return nil
