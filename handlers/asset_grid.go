@@ -174,6 +174,7 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 	for j, key := range keys {
 		idx[j] = lo + int64(j)
 		tiles[j] = tileFor(a, key, byIdx[j])
+		tiles[j].Pos = idx[j] + 1
 		tiles[j].Dim = filter != "" && tiles[j].Status != filter
 	}
 	return l.layTiles(a, idx, tiles), nil

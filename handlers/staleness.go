@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -166,7 +168,7 @@ func staleTileGrid(a assetCtx, l gridLayout, lo, hi int64, f *db.StaleFacts, fil
 	for j, key := range keys {
 		i := lo + int64(j)
 		r := f.Reason(i, now)
-		t := views.Tile{Key: key, Status: string(r), Href: PartitionHref(a.Def.Key, key), Title: staleTitle(a, f, i, key, r)}
+		t := views.Tile{Key: key, Status: string(r), Href: PartitionHref(a.Def.Key, key), Title: staleTitle(a, f, i, key, r), Pos: i + 1}
 		t.Dim = filter != "" && t.Status != filter
 		if l.mode == "list" {
 			g.Rows[0].Tiles = append(g.Rows[0].Tiles, t)
@@ -353,9 +355,15 @@ func inputValue(c echo.Context, field string) (string, error) {
 		return c.FormValue(field), nil
 	}
 	var body map[string]any
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
-	if err := dec.Decode(&body); err != nil {
-		return "", BadRequest("body", "the body must be a JSON object like {%q: \"...\"}: %s", field, jsonErr(err))
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	if err != nil {
+		return "", BadRequest("body", "could not read the request body: %v; send a JSON object like {%q: \"...\"} of at most 1 MiB", err, field)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", BadRequest("body", "the request body is empty; send a JSON object like {%q: \"...\"}", field)
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&body); err != nil {
+		return "", BadRequest("body", "the body must be a JSON object like {%q: \"...\"}: %s", field, jsonBodyErr(raw, err))
 	}
 	v, ok := body[field]
 	if !ok || v == nil {

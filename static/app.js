@@ -5,17 +5,25 @@ document.addEventListener("htmx:configRequest", function (e) {
   if (m) { e.detail.headers["X-CSRF-Token"] = m.content; }
 });
 // Grid selection (issue 5): with "Select on the grid" on, a click on a tile
-// starts the range and a shift-click ends it; the selection bar counts it.
+// starts the range and a shift-click ends it; the range is ordered by the
+// tiles' positions in the asset (data-pos), not by their keys' text, and
+// every tile in it is marked. The selection bar counts it.
 document.addEventListener("click", function (e) {
   var bar = document.querySelector("[data-selection]");
-  var t = e.target.closest && e.target.closest('[data-testid="grid"] a');
+  var t = e.target.closest && e.target.closest('[data-testid="grid"] a[data-pos]');
   if (!bar || !t || !bar.elements.select_mode.checked) { return; }
   e.preventDefault();
-  var key = decodeURIComponent((t.getAttribute("href").split("/partitions/")[1] || ""));
-  var s = bar.elements.start, en = bar.elements.end;
-  if (e.shiftKey && s.value) { if (key < s.value) { en.value = s.value; s.value = key; } else { en.value = key; } }
-  else { s.value = key; en.value = key; document.querySelectorAll(".t.sel").forEach(function (x) { x.classList.remove("sel"); }); }
-  t.classList.add("sel");
+  var key = function (a) { return decodeURIComponent(a.getAttribute("href").split("/partitions/")[1] || ""); };
+  var grid = t.closest('[data-testid="grid"]'), pos = +t.dataset.pos;
+  var first = e.shiftKey && bar.dataset.pos && grid.querySelector('a[data-pos="' + bar.dataset.pos + '"]');
+  var lo = first ? Math.min(pos, +bar.dataset.pos) : pos, hi = first ? Math.max(pos, +bar.dataset.pos) : pos;
+  if (!first) { bar.dataset.pos = pos; }
+  grid.querySelectorAll("a[data-pos]").forEach(function (x) {
+    var p = +x.dataset.pos;
+    x.classList.toggle("sel", p >= lo && p <= hi);
+    if (p === lo) { bar.elements.start.value = key(x); }
+    if (p === hi) { bar.elements.end.value = key(x); }
+  });
   bar.dispatchEvent(new Event("change", { bubbles: true }));
 });
 // Form errors next to their field (the new-backfill form). The live preview

@@ -7,6 +7,8 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+func i64toa(n int64) string { return strconv.FormatInt(n, 10) }
+
 func barLabel(b Bar) string {
 	if b.Total == 0 {
 		return "no partitions"

@@ -28,6 +28,10 @@ type Tile struct {
 	Href   string
 	Col    int // 1-based column start for the first tile of a row, 0 = auto
 	Dim    bool
+	// Pos is 1 + the partition's index in its asset's key space (data-pos;
+	// 0 = not set, no attribute): selecting on the grid orders a range by
+	// it, not by the keys' text.
+	Pos int64
 }
 
 // GridRow is one calendar or matrix row.
