@@ -175,6 +175,15 @@ func (f *Freshness) Describe() string {
 	return strings.Join(parts, " and ")
 }
 
+// DeadlineLabel words the by-deadline part of the policy, "by 09:00
+// Europe/Berlin" ("" without one).
+func (f *Freshness) DeadlineLabel() string {
+	if f == nil || f.DeadlineHHMM == "" {
+		return ""
+	}
+	return "by " + f.DeadlineHHMM + " " + f.loc().String()
+}
+
 func (f *Freshness) loc() *time.Location {
 	if f.Location == nil {
 		return time.UTC

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -74,12 +75,17 @@ func definitionOf(a *catalog.Asset) assetDefinition {
 	for _, dep := range a.Deps {
 		d.Deps = append(d.Deps, dep.Asset+" ("+string(dep.Mapping)+")")
 	}
-	if a.Freshness != nil {
-		if a.Freshness.MaxLag > 0 {
-			d.Freshness = "max lag " + a.Freshness.MaxLag.String()
-		} else if a.Freshness.DeadlineHHMM != "" {
-			d.Freshness = "previous day by " + a.Freshness.DeadlineHHMM
+	if f := a.Freshness; f != nil {
+		// Both parts and the deadline's timezone: a change to any of them
+		// is a new definition version.
+		var parts []string
+		if f.MaxLag > 0 {
+			parts = append(parts, "max lag "+f.MaxLag.String())
 		}
+		if f.DeadlineHHMM != "" {
+			parts = append(parts, f.DeadlineLabel())
+		}
+		d.Freshness = strings.Join(parts, ", ")
 	}
 	if a.Timeout > 0 {
 		d.Timeout = a.Timeout.String()

@@ -86,12 +86,15 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		}
 		v.Gaps = gapsModel(g, 50)
 	}
-	if a.Def.Freshness != nil {
-		if a.Def.Freshness.MaxLag > 0 {
-			v.Freshness = "at most " + catalog.FormatDuration(a.Def.Freshness.MaxLag) + " behind"
-		} else if a.Def.Freshness.DeadlineHHMM != "" {
-			v.Freshness = "previous day's partition by " + a.Def.Freshness.DeadlineHHMM
+	if f := a.Def.Freshness; f != nil {
+		var parts []string
+		if f.MaxLag > 0 {
+			parts = append(parts, "at most "+catalog.FormatDuration(f.MaxLag)+" behind")
 		}
+		if f.DeadlineHHMM != "" {
+			parts = append(parts, "each window built "+f.DeadlineLabel()+" after it ends")
+		}
+		v.Freshness = strings.Join(parts, "; ")
 	}
 	for _, d := range a.Def.Deps {
 		v.Deps = append(v.Deps, views.Link{Label: d.Asset, Href: AssetHref(d.Asset)})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
@@ -419,5 +420,52 @@ func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
 		if code, _ := get(t, env, "/status"); code != http.StatusOK {
 			t.Fatalf("seed %v: status board %d", seed, code)
 		}
+	}
+}
+
+// The asset page words every part of a freshness policy with the deadline's
+// timezone (before, a by-deadline read "previous day's partition by 09:00"
+// even on a monthly asset, without its timezone, and a policy with both
+// parts showed only its max lag); and the stored definition changes when
+// the timezone does, so the change is versioned.
+func TestFreshnessPolicyWording(t *testing.T) {
+	ws := `assets:
+  m.monthly:
+    partitions: {monthly: {start: 2025-01-01}}
+    freshness: {by: "09:00", timezone: %s}
+    executor: {demo: {duration: 1s}}
+  m.both:
+    partitions: {daily: {start: 2025-01-01}}
+    freshness: {max_lag: 26h, by: "06:30"}
+    executor: {demo: {duration: 1s}}
+`
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(ws, "Europe/Berlin")})
+	for key, want := range map[string]string{
+		"m.monthly": "each window built by 09:00 Europe/Berlin after it ends",
+		"m.both":    "at most 26h behind; each window built by 06:30 UTC after it ends",
+	} {
+		code, doc := get(t, env, "/assets/"+key)
+		if got := doc.Find(`[data-testid="freshness-policy"]`).Text(); code != http.StatusOK || got != want {
+			t.Errorf("%s: %d %q, want %q", key, code, got, want)
+		}
+	}
+	version := func() int64 {
+		t.Helper()
+		a, err := env.Store.AssetByKey(context.Background(), "m.monthly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.DefinitionVersion
+	}
+	before := version()
+	next, err := catalog.ParseWorkspace("ws.yaml", []byte(fmt.Sprintf(ws, "America/New_York")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.SyncWorkspace(context.Background(), next, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if after := version(); after != before+1 {
+		t.Fatalf("definition version %d after the deadline's timezone changed, want %d", after, before+1)
 	}
 }

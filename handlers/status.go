@@ -156,11 +156,7 @@ func policyLabel(f *catalog.Freshness) string {
 		if s != "" {
 			s += ", "
 		}
-		loc := "UTC"
-		if f.Location != nil {
-			loc = f.Location.String()
-		}
-		s += "by " + f.DeadlineHHMM + " " + loc
+		s += f.DeadlineLabel()
 	}
 	return s
 }
