@@ -609,6 +609,9 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if doc.Find(`[data-testid="backfill-live"]`).AttrOr("sse-connect", "") != "" {
 		t.Error("a finished backfill still subscribes to updates")
 	}
+	if doc.Find(`[data-testid="refresh"]`).Length() != 0 {
+		t.Error("a finished backfill's page still says it updates by itself")
+	}
 	runHref, exists := doc.Find(`[data-testid="run-link"]`).First().Attr("href")
 	if !exists {
 		t.Fatal("no run link in the chunk table")

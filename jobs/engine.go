@@ -424,10 +424,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 		maxConc = p.MaxConcurrentRuns
 	}
 	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: p.Priority,
-		Title: strings.TrimSpace("Retry failed of " + p.ID + " " + p.Title)}
-	if len(req.Title) > 200 {
-		req.Title = req.Title[:200]
-	}
+		Title: retryTitle(p.ID, p.Title)}
 	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}}
 	perAsset := map[int64][]int64{}
 	var order []int64
@@ -482,4 +479,17 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	e.Wake()
 	return Created{Backfill: b}, nil
+}
+
+// retryTitle names a retry-failed child after its parent: "Retry failed of
+// bf_…: parent title", cut to 200 characters on a character boundary.
+func retryTitle(parentID, parentTitle string) string {
+	t := "Retry failed of " + parentID
+	if parentTitle = strings.TrimSpace(parentTitle); parentTitle != "" {
+		t += ": " + parentTitle
+	}
+	if r := []rune(t); len(r) > 200 {
+		t = string(r[:200])
+	}
+	return t
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -484,5 +485,23 @@ assets:
 	}
 	if got := *atts[1].Error; got != "1 of 1 partition failed in this attempt; the chunk's other 4 were built earlier or skipped" {
 		t.Errorf("attempt 2: %q", got)
+	}
+}
+
+// A retry child's title names its parent and, after a colon, the parent's
+// title (before, the two ran together: "Retry failed of bf_x retry test"),
+// cut to 200 characters without splitting a character.
+func TestRetryTitle(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	for _, tc := range []struct{ title, want string }{
+		{"", "Retry failed of bf_1"},
+		{"  ", "Retry failed of bf_1"},
+		{"EU catch-up", "Retry failed of bf_1: EU catch-up"},
+		{long, "Retry failed of bf_1: " + strings.Repeat("é", 200-len([]rune("Retry failed of bf_1: ")))},
+	} {
+		got := retryTitle("bf_1", tc.title)
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("retryTitle(%q) = %q, want %q", tc.title, got, tc.want)
+		}
 	}
 }
