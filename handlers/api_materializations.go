@@ -43,26 +43,27 @@ var Actor = func(c echo.Context) string { return "api" }
 
 // decodeReport accepts one object, an array, or {"materializations": [...]}.
 func decodeReport(body []byte) ([]MaterializationJSON, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return nil, BadRequest("", "the request body is empty; send a JSON object or array of materializations")
 	}
 	// strict decodes b into v; root names a bare array in error paths, as the
-	// items are named (materializations[1].partition).
+	// items are named (materializations[1].partition). b is the body as sent,
+	// so that an error's byte, line and column are the client's.
 	strict := func(b []byte, v any, root string) error {
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.DisallowUnknownFields()
 		if err := d.Decode(v); err != nil {
 			return decodeError(b, v, err, root)
 		}
-		if d.More() {
-			return BadRequest("", "the request body is not valid: unexpected data after the JSON value")
+		if err := trailingData(b, d.InputOffset()); err != nil {
+			return err
 		}
 		return nil
 	}
 	var items []MaterializationJSON
 	var err error
-	switch body[0] {
+	switch trimmed[0] {
 	case '[':
 		err = strict(body, &items, "materializations")
 	case '{':
@@ -78,7 +79,7 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 			items = []MaterializationJSON{one}
 		}
 	default:
-		err = BadRequest("", "the request body is not valid: expected a JSON object or array")
+		err = BadRequest("", "the request body is not valid: expected a JSON object or array of materializations, but it starts with %s", nearText(trimmed, 0))
 	}
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -24,10 +23,11 @@ func (h *Handler) APIAddPartitionKeys(c echo.Context) error {
 	var body struct {
 		Keys []string `json:"keys"`
 	}
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return BadRequest(jsonErrField(err), "the request body is not valid: %s; send {\"keys\": [\"key-a\", \"key-b\"]}", jsonErr(err))
+	if err := decodeStrict(c, &body, false); err != nil {
+		if ue, ok := err.(*UserError); ok {
+			ue.Message += `; send {"keys": ["key-a", "key-b"]}`
+		}
+		return err
 	}
 	if len(body.Keys) == 0 || len(body.Keys) > MaxReportItems {
 		return BadRequest("keys", "send between 1 and %d keys", MaxReportItems)

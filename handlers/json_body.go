@@ -9,7 +9,9 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 )
@@ -25,25 +27,125 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	if err != nil {
 		return BadRequest("", "could not read the request body: %v", err)
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		if allowEmpty {
 			return nil
 		}
 		return BadRequest("", "the request body is empty; send a JSON object")
 	}
-	if string(body) == "null" {
+	if string(trimmed) == "null" {
 		return BadRequest("", "the body must be a JSON object, not null")
 	}
+	// The body as sent (leading blank lines included), so that the byte,
+	// line and column of an error are where the client's editor shows them.
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
 		return decodeError(body, v, err, "")
 	}
-	if d.More() {
-		return BadRequest("", "unexpected data after the JSON object")
+	if err := trailingData(body, d.InputOffset()); err != nil {
+		return err
 	}
 	return nil
+}
+
+// trailingData is the 400 for anything but blanks after the JSON value that
+// ended at byte off of body (nil when there is nothing).
+func trailingData(body []byte, off int64) *UserError {
+	rest := body[off:]
+	lead := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n"))
+	if lead == len(rest) {
+		return nil
+	}
+	at := int(off) + lead
+	return BadRequest("", "the request body is not valid: unexpected data after the JSON value at %s near %s; send exactly one JSON value (remove the extra text, or wrap several values in an array)",
+		bodyPos(body, at), nearText(body, at))
+}
+
+// bodyPos names the place of body[i] as the byte offset (counted from 0)
+// and the line and column (counted from 1, the column in characters).
+func bodyPos(body []byte, i int) string {
+	i = min(max(i, 0), len(body))
+	lineStart := bytes.LastIndexByte(body[:i], '\n') + 1
+	line := 1 + bytes.Count(body[:i], []byte("\n"))
+	col := 1 + utf8.RuneCount(body[lineStart:i])
+	return fmt.Sprintf("byte offset %d (line %d, column %d)", i, line, col)
+}
+
+// nearText quotes a few bytes of body around body[i], as a client would
+// search for them.
+func nearText(body []byte, i int) string {
+	i = min(max(i, 0), len(body))
+	from, to := max(i-12, 0), min(i+12, len(body))
+	for from > 0 && !utf8.RuneStart(body[from]) {
+		from--
+	}
+	for to < len(body) && !utf8.RuneStart(body[to]) {
+		to++
+	}
+	return strconv.Quote(string(body[from:to]))
+}
+
+// unclosed says what is still open at the end of a truncated JSON body: a
+// string, or the brackets to close, innermost first, with where each opened.
+func unclosed(body []byte) string {
+	type open struct {
+		c byte
+		i int
+	}
+	var stack []open
+	inString, escaped, strStart := false, false, 0
+	for i, c := range body {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString, strStart = true, i
+		case c == '{' || c == '[':
+			stack = append(stack, open{c, i})
+		case (c == '}' || c == ']') && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	var parts []string
+	if inString {
+		parts = append(parts, fmt.Sprintf("the string opened at %s is not closed with \"", bodyPos(body, strStart)))
+	}
+	for k := len(stack) - 1; k >= 0; k-- {
+		closer := "}"
+		if stack[k].c == '[' {
+			closer = "]"
+		}
+		parts = append(parts, fmt.Sprintf("the %c opened at %s is not closed with %s", stack[k].c, bodyPos(body, stack[k].i), closer))
+	}
+	if len(parts) == 0 {
+		return "a value is missing at the end"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// jsonBodyErr is jsonErr for an error decoding body: a syntax error says
+// where it is, and a body that ends too early says so and what is still
+// open.
+func jsonBodyErr(body []byte, err error) string {
+	var se *json.SyntaxError
+	truncated := errors.Is(err, io.ErrUnexpectedEOF) ||
+		(errors.As(err, &se) && se.Offset >= int64(len(bytes.TrimRight(body, " \t\r\n"))) && strings.Contains(se.Error(), "unexpected end"))
+	if truncated {
+		return fmt.Sprintf("the body ended early, after %d bytes: the JSON is truncated (%s); check that every {, [ and \" is closed and the whole body was sent", len(body), unclosed(body))
+	}
+	if errors.As(err, &se) {
+		// Offset counts the bytes read, the offending one included.
+		at := int(se.Offset) - 1
+		return fmt.Sprintf("malformed JSON at %s near %s: %s", bodyPos(body, at), nearText(body, at), se.Error())
+	}
+	return jsonErr(err)
 }
 
 // jsonErr rewrites encoding/json's messages into something a user can act on.
@@ -83,7 +185,7 @@ func decodeError(body []byte, v any, err error, root string) *UserError {
 			return BadRequest(path, "the request body is not valid: %s", jsonErr(&te2))
 		}
 	}
-	return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonErr(err))
+	return BadRequest(jsonErrField(err), "the request body is not valid: %s", jsonBodyErr(body, err))
 }
 
 // typeErrorPath follows segs (a type error's dotted field) through raw and
