@@ -91,13 +91,13 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 			r := rng.Float64()
 			switch {
 			case r < 0.012:
-				m.Status, m.Error = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))]
+				seedFailure(&m, a, rng)
 			case r < 0.03:
 				// Failed once, then a retry succeeded: two instances.
 				f := m
-				f.Status, f.Error, f.RunID = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))], run+"-a1"
-				f.At = at.Add(-10 * time.Minute)
+				f.RunID, f.At = run+"-a1", at.Add(-10*time.Minute)
 				f.StartedAt = f.At.Add(-seedDuration(a, rng))
+				seedFailure(&f, a, rng)
 				batch = append(batch, f)
 				fallthrough
 			default:
@@ -130,9 +130,24 @@ func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids m
 
 var demoErrors = []string{
 	"exit status 1: upstream file not found",
-	"timeout after 30m0s",
+	"", // a timeout: worded and timed by seedFailure
 	"warehouse: connection reset by peer",
 	"row count check failed: 0 rows",
+}
+
+// seedFailure makes m a failed attempt with one of demoErrors. A timeout
+// lasted exactly the asset's timeout (30 min when it sets none), so the
+// error and the attempt's duration agree.
+func seedFailure(m *db.Materialization, a *catalog.Asset, rng *rand.Rand) {
+	m.Status, m.Error = db.StatusFailed, demoErrors[rng.IntN(len(demoErrors))]
+	if m.Error == "" {
+		limit := a.Timeout
+		if limit <= 0 {
+			limit = 30 * time.Minute
+		}
+		m.Error = "timeout after " + catalog.FormatDuration(limit)
+		m.StartedAt = m.At.Add(-limit)
+	}
 }
 
 // previousVersion turns "v3" into "v2"; "" when there is no number to lower.

@@ -32,3 +32,35 @@ assets:
 		t.Errorf("s.cmd reports %.0f ms per partition over %d (%v), want minutes", ms, n, err)
 	}
 }
+
+// A seeded timeout lasted the asset's timeout: its error and its duration
+// agree (before, "timeout after 30m0s" sat on a 625 ms attempt).
+func TestSeedTimeoutsLastTheirTimeout(t *testing.T) {
+	env := newTestEnv(t, `
+assets:
+  s.fast:
+    partitions: {hourly: {start: 2024-01-01-00:00, end: 2025-01-01-00:00}}
+    timeout: 5m
+    executor: {demo: {duration: 100ms-900ms}}
+`, Options{})
+	ctx := context.Background()
+	if _, err := SeedDemo(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Error string `db:"error"`
+		Ms    int64  `db:"ms"`
+	}
+	if err := env.store.R.SelectContext(ctx, &rows, `SELECT error, finished_at - started_at AS ms FROM partition_instances
+		WHERE asset_id = ? AND error LIKE 'timeout%'`, env.ids["s.fast"]); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatal("no seeded timeout among 8,784 partitions")
+	}
+	for _, r := range rows {
+		if r.Error != "timeout after 5m" || r.Ms != 5*60*1000 {
+			t.Fatalf("seeded %q lasting %d ms, want \"timeout after 5m\" lasting 300000 ms", r.Error, r.Ms)
+		}
+	}
+}
