@@ -468,13 +468,13 @@ func transitionDone(action string, b backfillJSON) (bool, error) {
 
 // waitTransition polls after pause, resume or cancel (first is the
 // transition's answer) until transitionDone, like create --wait: a live line
-// on a terminal, a plain line every few seconds otherwise. A backfill that
-// ended FAILED exits 1.
+// on a terminal, otherwise a plain line each time the counts or the state
+// changed (see plainLines). A backfill that ended FAILED exits 1.
 func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, first backfillJSON) error {
 	out := cmd.OutOrStdout()
 	tty := isTerminal(out)
 	start := time.Now()
-	var lastLine time.Time
+	var plain plainLines
 	b := first
 	for {
 		ok, err := transitionDone(action, b)
@@ -482,12 +482,12 @@ func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, f
 			return err
 		}
 		if !asJSON {
-			line := fmt.Sprintf("%s: %d running, %d queued, %s", stateLabel(b), b.Counts["running"], b.Counts["queued"], time.Since(start).Round(100*time.Millisecond))
+			key := fmt.Sprintf("%s: %d running, %d queued", stateLabel(b), b.Counts["running"], b.Counts["queued"])
+			line := fmt.Sprintf("%s, %s", key, time.Since(start).Round(100*time.Millisecond))
 			if tty {
 				fmt.Fprintf(out, "\r\033[K%s", line)
-			} else if time.Since(lastLine) >= 2*time.Second || ok {
+			} else if plain.due(key, time.Now(), ok) {
 				fmt.Fprintln(out, line)
-				lastLine = time.Now()
 			}
 		}
 		if ok {
@@ -659,29 +659,34 @@ func keyList(keys []any, max int) string {
 
 var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELED": true}
 
-// waitBackfill polls until the backfill is terminal: a live progress bar on a
-// terminal, a plain line every few seconds otherwise. FAILED and CANCELED end
-// with exit code 1.
+// waitBackfill polls until the backfill is terminal: a live progress line
+// on a terminal, otherwise a plain line each time it changed (see
+// plainLines). FAILED and CANCELED end with exit code 1.
 func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 	out := cmd.OutOrStdout()
 	tty := isTerminal(out)
-	start := time.Now()
-	var lastLine time.Time
+	prog := backfillProgress{c: c, id: id}
+	var plain plainLines
 	var b backfillJSON
 	for {
 		b = backfillJSON{}
 		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &b); err != nil {
 			return err
 		}
-		done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
-		line := progressLine(b, done, time.Since(start))
-		if tty && !asJSON {
-			fmt.Fprintf(out, "\r\033[K%s", line)
-		} else if !asJSON && (time.Since(lastLine) >= 2*time.Second || terminalStates[b.State]) {
-			fmt.Fprintln(out, line)
-			lastLine = time.Now()
+		final := terminalStates[b.State]
+		if !asJSON {
+			now := time.Now()
+			if err := prog.poll(cmd.Context(), b, now); err != nil {
+				return err
+			}
+			line, key := prog.line(b, now)
+			if tty {
+				fmt.Fprintf(out, "\r\033[K%s", line)
+			} else if plain.due(key, now, final) {
+				fmt.Fprintln(out, line)
+			}
 		}
-		if terminalStates[b.State] {
+		if final {
 			break
 		}
 		select {
@@ -704,21 +709,6 @@ func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %d partitions failed, %d upstream failed", b.ID, b.State, b.Partitions["failed"], b.Partitions["upstream_failed"])}
 	}
 	return nil
-}
-
-func progressLine(b backfillJSON, done int64, elapsed time.Duration) string {
-	const width = 30
-	filled := 0
-	if b.TotalPartitions > 0 {
-		filled = int(done * width / b.TotalPartitions)
-	}
-	rate := float64(done) / max(elapsed.Seconds(), 0.001)
-	eta := "-"
-	if rate > 0 && done < b.TotalPartitions {
-		eta = (time.Duration(float64(b.TotalPartitions-done)/rate) * time.Second).Round(time.Second).String()
-	}
-	return fmt.Sprintf("[%s%s] %d/%d done, %d failed, %.0f/s, ETA %s, %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		done, b.TotalPartitions, b.Partitions["failed"]+b.Partitions["upstream_failed"], rate, eta, stateLabel(b))
 }
 
 // canceledNote is ", N canceled" when N > 0.
