@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -297,15 +298,19 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		if !ok {
 			return nil, 0, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
 		}
-		for name, values := range sel.Dimensions {
+		// In name order, so that of several wrong names the same one is named.
+		for _, name := range slices.Sorted(maps.Keys(sel.Dimensions)) {
+			values := sel.Dimensions[name]
 			var dim *catalog.Dimension
+			var names []string
 			for _, d := range m.Dimensions() {
+				names = append(names, d.Name)
 				if d.Name == name {
 					dim = &d
 				}
 			}
 			if dim == nil {
-				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q", a.Key, name)
+				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
 			}
 			for i, v := range values {
 				if err := dim.Scheme.ValidateKey(v); err != nil {
