@@ -1256,6 +1256,29 @@ func (f *StaleFacts) MaterializedStale(now time.Time) int64 {
 	return n
 }
 
+// MaterializedStaleBuckets counts, for each bucket of size partitions from
+// lo (the last one ends at hi), the materialized partitions that are stale
+// at now: the status grids draw them as stale, like the header's bar. One
+// pass over the materialized partitions of [lo, hi].
+func (f *StaleFacts) MaterializedStaleBuckets(lo, hi, size int64, now time.Time) []int64 {
+	if hi < lo || size <= 0 {
+		return nil
+	}
+	out := make([]int64, (hi-lo)/size+1)
+	ms := now.UnixMilli()
+	var pf catalog.PartitionFacts
+	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+		if i := f.base.Idx[j]; i >= f.N || f.base.Status[j] != stMaterialized {
+			continue
+		}
+		f.facts(j, &pf)
+		if catalog.Classify(&pf, f.Asset.CodeVersion, ms) != catalog.Fresh {
+			out[(f.base.Idx[j]-lo)/size]++
+		}
+	}
+	return out
+}
+
 // CodeVersionAt returns the code version partition idx was materialized with.
 func (f *StaleFacts) CodeVersionAt(idx int64) string {
 	j := f.lower(idx)

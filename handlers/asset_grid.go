@@ -156,8 +156,16 @@ func (l gridLayout) rowStartAfter(a assetCtx, i int64) int64 {
 	return i
 }
 
-// tileGrid draws [lo, hi] as tiles.
-func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi int64, filter string) (views.Grid, error) {
+// staleOverlay marks materialized partitions that are stale in a status
+// grid (nil: no marking), as the header's bar counts them.
+type staleOverlay struct {
+	facts *db.StaleFacts
+	now   time.Time
+}
+
+// tileGrid draws [lo, hi] as tiles; with st, a materialized partition
+// that is stale is drawn as stale, its reason in its title.
+func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi int64, filter string, st *staleOverlay) (views.Grid, error) {
 	rows, err := h.Store.StatusRange(ctx, a.ID, lo, hi)
 	if err != nil {
 		return views.Grid{}, err
@@ -176,6 +184,12 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 		tiles[j] = tileFor(a, key, byIdx[j])
 		tiles[j].Pos = idx[j] + 1
 		tiles[j].Dim = filter != "" && tiles[j].Status != filter
+		if st != nil && tiles[j].Status == db.StatusMaterialized {
+			if r := st.facts.Reason(idx[j], st.now); r != catalog.Fresh && r != catalog.NeverMaterialized {
+				tiles[j].Status = views.SegStale
+				tiles[j].Title += " · stale: " + views.ReasonLabel(string(r))
+			}
+		}
 	}
 	return l.layTiles(a, idx, tiles), nil
 }
@@ -237,7 +251,7 @@ func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {
 
 // bucketGrid draws [lo, hi] as about n buckets, merging neighbours that hold
 // a single equal status into one run.
-func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n int64, filter string, cur [2]int64, q url.Values) (views.Grid, error) {
+func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n int64, filter string, cur [2]int64, q url.Values, st *staleOverlay) (views.Grid, error) {
 	total := hi - lo + 1
 	size := max((total+n-1)/n, 1)
 	if total >= 64*db.RollupBlock {
@@ -248,6 +262,10 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 	counts, err := h.Store.BucketCounts(ctx, a.ID, lo, hi, size)
 	if err != nil {
 		return views.Grid{}, err
+	}
+	var stale []int64
+	if st != nil && filter == "" {
+		stale = st.facts.MaterializedStaleBuckets(lo, hi, size, st.now)
 	}
 	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
 	for b, c := range counts {
@@ -261,6 +279,9 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 		}
 		full[db.StatusMissing] = max(to-from+1-stored, 0)
 		bar := barOf(full)
+		if b < len(stale) && stale[b] > 0 {
+			bar = withStale(bar, stale[b])
+		}
 		if filter != "" {
 			other := bar.Total - full[filter]
 			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: full[filter]}, {Status: "other", N: other}}, Total: bar.Total}

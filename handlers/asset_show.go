@@ -123,15 +123,16 @@ func (h *Handler) AssetShow(c echo.Context) error {
 			q.Set("view", view)
 		}
 		size := hi - lo + 1
+		overlay := &staleOverlay{facts: facts, now: sc.now}
 		switch {
 		case view == "staleness" && size <= l.maxTiles():
 			v.Detail = staleTileGrid(a, l, lo, hi, facts, filter, sc.now)
 		case view == "staleness":
 			v.Detail = staleBucketGrid(a, lo, hi, HistoryBuckets, facts, filter, [2]int64{-1, -1}, q, sc.now)
 		case size <= l.maxTiles():
-			v.Detail, err = h.tileGrid(ctx, a, l, lo, hi, filter)
+			v.Detail, err = h.tileGrid(ctx, a, l, lo, hi, filter, overlay)
 		default:
-			v.Detail, err = h.bucketGrid(ctx, a, lo, hi, HistoryBuckets, filter, [2]int64{-1, -1}, q)
+			v.Detail, err = h.bucketGrid(ctx, a, lo, hi, HistoryBuckets, filter, [2]int64{-1, -1}, q, overlay)
 		}
 		if err != nil {
 			return err
@@ -140,7 +141,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 			if view == "staleness" {
 				v.History = staleBucketGrid(a, 0, n-1, HistoryBuckets, facts, filter, [2]int64{lo, hi}, q, sc.now)
 			} else {
-				v.History, err = h.bucketGrid(ctx, a, 0, n-1, HistoryBuckets, filter, [2]int64{lo, hi}, q)
+				v.History, err = h.bucketGrid(ctx, a, 0, n-1, HistoryBuckets, filter, [2]int64{lo, hi}, q, overlay)
 			}
 			if err != nil {
 				return err

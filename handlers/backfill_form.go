@@ -409,7 +409,7 @@ func (h *Handler) previewGrid(c echo.Context, asset, start, end string) *views.G
 	if err != nil {
 		return nil
 	}
-	g, err := h.bucketGrid(ctx, a, lo, hi, PreviewBuckets, "", [2]int64{-1, -1}, nil)
+	g, err := h.bucketGrid(ctx, a, lo, hi, PreviewBuckets, "", [2]int64{-1, -1}, nil, nil)
 	if err != nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,29 @@ func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
 	}
 }
 
+// The status view draws stale materialized partitions as stale, in its
+// tiles and its strip, as its header counts them: the seeded ml.features
+// is mostly stale (its code version changed), and before, its grid was all
+// green under a header saying 81% stale.
+func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
+	env := testkit.New(t, testkit.Options{Seed: true})
+	_, doc := get(t, env, "/assets/ml.features")
+	header, _ := strconv.Atoi(strings.ReplaceAll(doc.Find(`[data-testid="count-stale"]`).Text(), ",", ""))
+	tiles := doc.Find(`[data-testid="grid"] a`)
+	stale := doc.Find(`[data-testid="grid"] a.z-stale`).Length()
+	if header == 0 || stale == 0 {
+		t.Fatalf("header counts %d stale, grid draws %d of %d tiles stale", header, stale, tiles.Length())
+	}
+	if doc.Find(`[data-testid="history"] .z-stale`).Length() == 0 {
+		t.Error("the strip of all partitions draws no stale segment")
+	}
+	// Filtering on materialized keeps stale tiles (they are materialized).
+	_, doc = get(t, env, "/assets/ml.features?status=materialized")
+	if n := doc.Find(`[data-testid="grid"] a.z-stale.dim`).Length(); n != 0 {
+		t.Errorf("%d stale tiles dimmed under the materialized filter", n)
+	}
+}
+
 func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	cases := []struct {
@@ -107,8 +131,14 @@ func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 				if !strings.HasPrefix(href, "/assets/"+tc.asset+"/partitions/") || title == "" {
 					t.Fatalf("tile href %q title %q", href, title)
 				}
-				if !strings.Contains(s.AttrOr("class", ""), "s-") {
-					t.Fatalf("tile without status class: %q", s.AttrOr("class", ""))
+				class := s.AttrOr("class", "")
+				if !strings.Contains(class, "s-") && !strings.Contains(class, "z-stale") {
+					t.Fatalf("tile without status class: %q", class)
+				}
+				// A materialized partition that is stale is drawn as stale
+				// (like the header's bar counts it), its reason in its title.
+				if strings.Contains(class, "z-stale") != strings.Contains(title, " · stale: ") {
+					t.Fatalf("tile %q titled %q", class, title)
 				}
 			})
 			// The four statuses, materialized split into fresh and stale.
