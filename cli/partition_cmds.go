@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/catalog"
 )
 
 // newTaintCmd marks a partition invalid (admin), or clears the mark.
@@ -195,6 +197,7 @@ func newStatusCmd() *cobra.Command {
 					ByReason    map[string]int64 `json:"stale_by_reason"`
 					LatestFresh string           `json:"latest_fresh_partition"`
 					LagSeconds  *int64           `json:"lag_seconds"`
+					Policy      string           `json:"freshness_policy"`
 					OverPolicy  bool             `json:"over_policy"`
 					Badge       string           `json:"badge"`
 				} `json:"assets"`
@@ -213,8 +216,12 @@ func newStatusCmd() *cobra.Command {
 				}
 				lag := "-"
 				if a.LagSeconds != nil {
-					lag = (time.Duration(*a.LagSeconds) * time.Second).String()
-					if a.OverPolicy {
+					// As the status page writes it: "206 days 6 h".
+					lag = catalog.HumanDuration(time.Duration(*a.LagSeconds) * time.Second)
+					switch {
+					case a.OverPolicy && a.Policy != "":
+						lag += " (over policy: " + a.Policy + ")"
+					case a.OverPolicy:
 						lag += " (over policy)"
 					}
 				}
