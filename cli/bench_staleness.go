@@ -35,7 +35,8 @@ func newBenchStalenessCmd() *cobra.Command {
 daily upstream), and --chains chains of three assets (daily raw → daily
 aggregate → monthly rollup, --per partitions per daily asset) with mixed code
 versions, upstream changes, failures, taints and holes. Then times, through
-the real HTTP handlers, /status, /assets/<big>?view=staleness and
+the real HTTP handlers, /status, /assets/<big>?view=staleness (and, warm,
+its status view /assets/<big>) and
 /status.json: warm (memoized facts, nothing written in between), cold
 (an event is appended before each request, so every request recomputes the
 facts from the store, "full cold"), after a write to one asset (only
@@ -82,6 +83,8 @@ type StalenessBench struct {
 	StatusP95      float64 `json:"status_p95_ms"`
 	AssetP50       float64 `json:"asset_staleness_p50_ms"`
 	AssetP95       float64 `json:"asset_staleness_p95_ms"`
+	AssetStatP50   float64 `json:"asset_status_view_p50_ms"`
+	AssetStatP95   float64 `json:"asset_status_view_p95_ms"`
 	JSONP50        float64 `json:"status_json_p50_ms"`
 	JSONP95        float64 `json:"status_json_p95_ms"`
 	StatusColdP50  float64 `json:"status_after_write_p50_ms"`
@@ -224,6 +227,10 @@ func benchStaleness(ctx context.Context, big, chains, per, requests, batch int) 
 		return res, err
 	}
 	if res.AssetP50, res.AssetP95, res.AssetBytes, err = timeGets(assetURL, requests); err != nil {
+		return res, err
+	}
+	// The asset's status view, which draws stale partitions too.
+	if res.AssetStatP50, res.AssetStatP95, _, err = timeGets(srv.URL+handlers.AssetHref("big.hourly"), requests); err != nil {
 		return res, err
 	}
 	if res.JSONP50, res.JSONP95, _, err = timeGets(srv.URL+"/status.json", requests); err != nil {
