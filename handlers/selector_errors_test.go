@@ -72,3 +72,41 @@ func TestSelectorUnknownDimensionListsDimensions(t *testing.T) {
 		}
 	}
 }
+
+// An explicit selector with no keys says how to fix it: give a key (an
+// example from the asset's own keys) or select by range or status.
+func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS + `  d.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
+    executor: {demo: {duration: 1ms}}
+  s.static:
+    partitions: {static: [north, south]}
+    executor: {demo: {duration: 1ms}}
+`})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.Token(t, handlers.RoleOperator)
+	for asset, example := range map[string]string{
+		"d.daily":  `{"type": "explicit", "keys": ["2025-01-01"]}`,
+		"s.static": `{"type": "explicit", "keys": ["north"]}`,
+		"m.multi":  `{"type": "explicit", "keys": ["2025-01-01|eu"]}`,
+	} {
+		for _, keys := range []string{`"keys":[]`, `"keys":null`, ``} {
+			sel := `{"type":"explicit"}`
+			if keys != "" {
+				sel = `{"type":"explicit",` + keys + `}`
+			}
+			body := `{"assets":["` + asset + `"],"selector":` + sel + `,"chunk_size":1,"max_concurrent_runs":1}`
+			msg := selectorRefused(t, env, tok, body, "selector.keys")
+			for _, w := range []string{
+				"the explicit key list is empty",
+				"give at least one partition key in selector.keys, e.g. " + example,
+				`select partitions by range ({"type": "range", "start": ..., "end": ...})`,
+				`by status ({"type": "filter", "statuses": ["missing"]})`,
+			} {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%s: message %q lacks %q", body, msg, w)
+				}
+			}
+		}
+	}
+}

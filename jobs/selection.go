@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -145,7 +146,13 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	}
 	if sel.Type == "explicit" {
 		if len(sel.Keys) == 0 {
-			return nil, bad("selector.keys", "the explicit key list is empty")
+			// The example is a key of the first asset, when it has one.
+			example := ""
+			if sp := ordered[0].Scheme.Space(now, dyn); sp.Len() > 0 {
+				k, _ := json.Marshal([]string{sp.Key(0)})
+				example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
+			}
+			return nil, bad("selector.keys", `the explicit key list is empty; give at least one partition key in selector.keys%s, or select partitions by range ({"type": "range", "start": ..., "end": ...}) or by status ({"type": "filter", "statuses": ["missing"]})`, example)
 		}
 		if len(sel.Keys) > MaxExplicitKeys {
 			return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
