@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -376,5 +377,34 @@ func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
 	mat(t, env, "s.monthly", "2024-12-01", "v1", time.Date(2025, 1, 1, 5, 0, 0, 0, time.UTC))
 	if over() {
 		t.Fatal("every month built by its deadline, but the board says over policy")
+	}
+}
+
+// An anonymous viewer opening a page that needs an account (its tokens, its
+// password) is sent to sign in and back, like /admin/users does; before, it
+// got a "Sign in required" page with no way to sign in. The API still
+// answers 401 with its JSON error.
+func TestAnonymousViewerAccountPagesGoToSignIn(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS, Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
+	anon := env.Anon()
+	for _, p := range []string{"/settings/tokens", "/settings/password", "/admin/users"} {
+		resp, err := anon.Get(env.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/login?next="+url.QueryEscape(p) {
+			t.Errorf("anonymous %s: %s to %q, want 303 to /login?next=%s", p, resp.Status, loc, url.QueryEscape(p))
+		}
+	}
+	req, _ := http.NewRequest("GET", env.URL+"/api/v1/tokens", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := anon.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("anonymous GET /api/v1/tokens: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -36,6 +37,12 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			werr = c.JSON(ue.Status, ErrorBody{Error: *ue})
 		} else if c.Request().Method == http.MethodHead {
 			werr = c.NoContent(ue.Status)
+		} else if r := c.Request(); ue.Status == http.StatusUnauthorized && r.Method == http.MethodGet && r.Header.Get("HX-Request") != "true" && r.Header.Get("Authorization") == "" {
+			// A page that needs an account, asked for without one (an
+			// anonymous viewer opening /settings/tokens): sign in, then
+			// come back, as requireRole does for pages above one's role.
+			// A bad bearer token stays a 401: signing in would not fix it.
+			werr = c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(signInNext(c.Request(), false)))
 		} else {
 			msg := ue.Message
 			if ue.Page != "" {
