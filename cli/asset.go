@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -65,14 +68,19 @@ func newAssetCmd() *cobra.Command {
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
+			type outcome struct {
+				At          string `json:"at"`
+				RunID       string `json:"run_id"`
+				InstanceID  string `json:"instance_id"`
+				Status      string `json:"status"`
+				CodeVersion string `json:"code_version"`
+				Error       string `json:"error"`
+			}
 			type part struct {
-				Partition           string `json:"partition"`
-				Status              string `json:"status"`
-				LastMaterialization *struct {
-					At          string `json:"at"`
-					RunID       string `json:"run_id"`
-					CodeVersion string `json:"code_version"`
-				} `json:"last_materialization"`
+				Partition           string   `json:"partition"`
+				Status              string   `json:"status"`
+				LastMaterialization *outcome `json:"last_materialization"`
+				LastAttempt         *outcome `json:"last_attempt"`
 			}
 			var rows []part
 			var raw []json.RawMessage
@@ -99,20 +107,102 @@ func newAssetCmd() *cobra.Command {
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw})
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PARTITION\tSTATUS\tMATERIALIZED AT\tCODE\tRUN")
-			for _, p := range rows {
-				at, code, run := "", "", ""
-				if m := p.LastMaterialization; m != nil {
-					at, code, run = m.At, m.CodeVersion, m.RunID
+			// Each row tells the partition's last attempt (for a materialized
+			// partition, the materialization): when, in which run, the code
+			// version of its data and, when it failed, the error. A partition
+			// whose data is older than its last attempt (it failed since) also
+			// gets the time of that data, in a column shown only then.
+			olderData := func(p part) *outcome {
+				m, a := p.LastMaterialization, p.LastAttempt
+				if m == nil || a == nil || a.InstanceID == m.InstanceID {
+					return nil
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, code, run)
+				return m
 			}
-			return tw.Flush()
+			showOlder := false
+			for _, p := range rows {
+				showOlder = showOlder || olderData(p) != nil
+			}
+			w := cmd.OutOrStdout()
+			var table bytes.Buffer
+			tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
+			if showOlder {
+				fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tMATERIALIZED (UTC)\tCODE\tERROR")
+			} else {
+				fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tCODE\tERROR")
+			}
+			cut := false
+			for _, p := range rows {
+				at, run, code, errText := "-", "-", "-", ""
+				last := p.LastAttempt
+				if last == nil {
+					last = p.LastMaterialization
+				}
+				if last != nil {
+					at, run = tableTime(last.At), orDash(last.RunID)
+					if last.Status == "failed" {
+						var c bool
+						errText, c = shortError(last.Error, partitionErrorWidth)
+						cut = cut || c
+					}
+				}
+				if m := p.LastMaterialization; m != nil {
+					code = orDash(m.CodeVersion)
+				}
+				if showOlder {
+					older := "-"
+					if m := olderData(p); m != nil {
+						older = tableTime(m.At)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, older, code, errText)
+				} else {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, code, errText)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+				fmt.Fprintln(w, strings.TrimRight(l, " ")) // no padding after the last cell that has text
+			}
+			if cut {
+				fmt.Fprintf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
+			}
+			return nil
 		},
 	}
 	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to print")
 	cmd.AddCommand(list, partitions)
 	return cmd
+}
+
+// partitionErrorWidth is how much of an error a partitions table shows.
+const partitionErrorWidth = 60
+
+// shortError is err on one line, cut to width characters (with "…"), and
+// whether it was cut.
+func shortError(err string, width int) (string, bool) {
+	s := strings.Join(strings.Fields(err), " ")
+	if r := []rune(s); len(r) > width {
+		return string(r[:width-1]) + "…", true
+	}
+	return s, false
+}
+
+// tableTime writes an API time (RFC 3339) as a table's UTC time to the
+// second.
+func tableTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return orDash(s)
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
