@@ -50,6 +50,21 @@ type RunStateCount struct {
 	Partitions int64  `db:"partitions"`
 }
 
+// BackfillRetryWait counts a backfill's queued runs waiting out a retry's
+// backoff at now, and returns when the first of them may start (Unix ms).
+func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now int64) (n int64, next int64, err error) {
+	var row struct {
+		N    int64  `db:"n"`
+		Next *int64 `db:"next"`
+	}
+	err = s.R.GetContext(ctx, &row, `SELECT COUNT(*) AS n, MIN(not_before) AS next FROM runs INDEXED BY runs_active
+		WHERE state IN ('queued', 'running') AND state = 'queued' AND backfill_id = ? AND not_before > ?`, backfillID, now)
+	if err != nil || row.Next == nil {
+		return 0, 0, err
+	}
+	return row.N, *row.Next, nil
+}
+
 // BackfillRunStates counts a backfill's planned runs by state.
 func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
 	var out []RunStateCount

@@ -376,6 +376,13 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	rate := float64(finished) / (float64(span) / 1000) // partitions per second
 	d.Throughput = rateText(rate)
 	remaining := b.TotalPartitions - finished
+	var retryN, retryAt int64
+	if !db.BackfillTerminal(b.State) && b.State != db.BackfillPaused && b.RunsRunning == 0 && remaining > 0 {
+		var err error
+		if retryN, retryAt, err = h.Store.BackfillRetryWait(ctx, b.ID, db.Millis(now)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case b.State == db.BackfillCanceled:
 		d.ETA = "canceled"
@@ -387,6 +394,11 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 		d.ETA = "paused"
 	case remaining <= 0:
 		d.ETA = "finishing"
+	case b.RunsRunning == 0 && retryN > 0:
+		// Nothing runs: the backfill waits out a retry's backoff, and
+		// a rate-based ETA would only grow meanwhile.
+		d.ETA = fmt.Sprintf("waiting for %d retr%s, the first at %s (in %s)", retryN, plural2(retryN, "y", "ies"),
+			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur(time.Duration(retryAt-db.Millis(now))*time.Millisecond))
 	case rate > 0:
 		d.ETA = fmtDur(time.Duration(float64(remaining)/rate*1000) * time.Millisecond)
 	default:
@@ -1104,4 +1116,11 @@ func failedCount(rfs []db.RunFailures) int {
 		n += len(rf.Parts)
 	}
 	return n
+}
+
+func plural2(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -868,3 +868,26 @@ assets:
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// While nothing runs because its runs wait out a retry's backoff, the
+// backfill page says so and when the first retry starts, instead of an ETA
+// from the rate so far that only grows meanwhile.
+func TestBackfillPageETAWaitingForRetry(t *testing.T) {
+	env, eng := pgEnvWith(t, `assets:
+  r.flaky:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 2, backoff: 1h}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`, true)
+	b := pgCreateBF(t, eng, "r.flaky", "2025-01-01", "2025-01-01", 1)
+	c := env.Client(t, handlers.RoleViewer)
+	var eta string
+	apiWaitFor(t, "the page to say it waits for the retry", func() bool {
+		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
+		eta = strings.TrimSpace(doc.Find(`[data-testid="eta"]`).Text())
+		return strings.Contains(eta, "waiting for 1 retry, the first at ")
+	})
+	if !strings.Contains(eta, "(in 59 min") && !strings.Contains(eta, "(in 1 h") {
+		t.Errorf("ETA %q, want the retry about an hour from now", eta)
+	}
+}
