@@ -163,20 +163,45 @@ func (a *Auth) Identify(c echo.Context) {
 	}
 }
 
+// unknownToken is the 401 of a token Tessera did not issue or that was revoked.
+const unknownToken = "unknown or revoked API token; create one on /settings/tokens or with `tessera token create`"
+
+// bearerToken is the token of an Authorization header, or the 401 that says
+// what is wrong with the header: not "Bearer <token>" at all (malformed),
+// a token that is not a Tessera API token, or one with the tsr_ prefix that
+// Tessera cannot have issued (unknown, as one it did not issue).
+func bearerToken(h string) (string, error) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(h), " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
+		return "", Unauthorized("malformed Authorization header: expected \"Bearer <token>\" with a token from /settings/tokens or `tessera token create`")
+	}
+	if !strings.HasPrefix(tok, auth.TokenPrefix) {
+		return "", Unauthorized("the bearer token is not a Tessera API token (those start with %s); create one on /settings/tokens or with `tessera token create`", auth.TokenPrefix)
+	}
+	if !auth.WellFormedToken(tok) {
+		return "", Unauthorized("%s", unknownToken)
+	}
+	return tok, nil
+}
+
 func (a *Auth) identify(c echo.Context) (*Principal, error) {
 	ctx := c.Request().Context()
 	now := a.now()
 	if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || !auth.WellFormedToken(strings.TrimSpace(tok)) {
-			return nil, Unauthorized("malformed Authorization header: expected \"Bearer tsr_…\" with a token from /settings/tokens or `tessera token create`")
+		tok, err := bearerToken(h)
+		if err != nil {
+			return nil, err
 		}
-		t, err := a.Store.TokenByHash(ctx, auth.HashSecret(strings.TrimSpace(tok)))
-		if errors.Is(err, db.ErrNotFound) || (err == nil && (t.RevokedAt != nil || t.Disabled)) {
-			return nil, Unauthorized("the bearer token is unknown, revoked, or its user is disabled")
+		t, err := a.Store.TokenByHash(ctx, auth.HashSecret(tok))
+		if errors.Is(err, db.ErrNotFound) || (err == nil && t.RevokedAt != nil) {
+			return nil, Unauthorized("%s", unknownToken)
 		}
 		if err != nil {
 			return nil, err
+		}
+		if t.Disabled {
+			return nil, Unauthorized("the account %q of this API token is disabled; an admin can enable it again on /admin/users", t.UserName)
 		}
 		role, _ := ParseRole(t.UserRole)
 		if t.Role != nil {

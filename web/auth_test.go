@@ -329,7 +329,9 @@ func TestBadAccountInput(t *testing.T) {
 	if u1 != u0 || t1 != t0 || e1 != e0 {
 		t.Errorf("bad input wrote: users %d→%d tokens %d→%d events %d→%d", u0, u1, t0, t1, e0, e1)
 	}
-	for _, h := range []string{"Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer nope", "tsr_" + strings.Repeat("a", 43), "Bearer tsr_short"} {
+	// Headers that are not "Bearer <token>" at all; tokens of the right
+	// shape are TestBearerTokenErrorsSayWhatIsWrong's.
+	for _, h := range []string{"Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "tsr_" + strings.Repeat("a", 43), "Bearer tsr_a tsr_b"} {
 		req, _ := http.NewRequest("GET", env.URL+"/api/v1/assets", nil)
 		req.Header.Set("Authorization", h)
 		resp, err := http.DefaultClient.Do(req)
@@ -343,6 +345,68 @@ func TestBadAccountInput(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 401 || !strings.Contains(e.Error.Message, "malformed Authorization header") {
 			t.Errorf("Authorization %q: %d %+v", h, resp.StatusCode, e.Error)
+		}
+	}
+}
+
+// A bearer header is refused with what is wrong with it: not "Bearer
+// <token>" at all is malformed; a token of that shape that is not a Tessera
+// token, or one with the tsr_ prefix that is unknown or revoked, says so and
+// where to create one; a disabled account's token names the account.
+func TestBearerTokenErrorsSayWhatIsWrong(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, handlers.RoleAdmin)
+	id := env.CreateUser(t, "erin", handlers.RoleOperator, testkit.TestPassword)
+	disabled := env.TokenFor(t, id, "")
+	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/disable", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("disable: %d", r.StatusCode)
+	}
+	revoked := env.Token(t, handlers.RoleViewer)
+	// Revoked the way the API and the tokens page revoke it.
+	if r := env.BearerDo(t, "GET", "/api/v1/me", revoked, "", ""); r.StatusCode != 200 {
+		t.Fatalf("token before revoking: %d", r.StatusCode)
+	}
+	rt, err := env.Store.TokenByHash(t.Context(), auth.HashSecret(revoked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.RevokeToken(t.Context(), rt.ID, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _, _, err := auth.NewToken() // well formed, never stored
+	if err != nil {
+		t.Fatal(err)
+	}
+	const create = "create one on /settings/tokens or with `tessera token create`"
+	const unknownMsg = "unknown or revoked API token; " + create
+	cases := []struct{ header, want string }{
+		{"Bearer tsr_nope", unknownMsg},
+		{"Bearer tsr_" + strings.Repeat("!", 43), unknownMsg},
+		{"Bearer " + unknown, unknownMsg},
+		{"bearer " + unknown, unknownMsg},
+		{"Bearer " + revoked, unknownMsg},
+		{"Bearer nope", "the bearer token is not a Tessera API token (those start with tsr_); " + create},
+		{"Bearer " + disabled, `the account "erin" of this API token is disabled; an admin can enable it again on /admin/users`},
+		{"Bearer", `malformed Authorization header: expected "Bearer <token>"`},
+		{"Token " + unknown, `malformed Authorization header: expected "Bearer <token>"`},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest("GET", env.URL+"/api/v1/me", nil)
+		req.Header.Set("Authorization", tc.header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error handlers.UserError `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || e.Error.Code != "unauthorized" || !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("Authorization %q: %d %+v, want 401 %q", tc.header, resp.StatusCode, e.Error, tc.want)
+		}
+		if strings.HasPrefix(tc.header, "Bearer tsr_") && strings.Contains(e.Error.Message, "malformed") {
+			t.Errorf("Authorization %q: a tsr_ token is called malformed: %q", tc.header, e.Error.Message)
 		}
 	}
 }
