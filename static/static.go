@@ -1,6 +1,7 @@
-// Package static serves the stylesheet, Tessera's few lines of JavaScript and
-// the vendored front-end packages that the build copies from node_modules
-// (see Makefile: htmx and its SSE extension, pinned in package-lock.json).
+// Package static serves the stylesheet, Tessera's few lines of JavaScript, the
+// favicon and the vendored front-end packages that the build copies from
+// node_modules (see Makefile: htmx and its SSE extension, pinned in
+// package-lock.json).
 package static
 
 import (
@@ -8,7 +9,7 @@ import (
 	"net/http"
 )
 
-//go:embed app.css app.js staleness.css vendor
+//go:embed app.css app.js staleness.css favicon.svg vendor
 var files embed.FS
 
 // Handler serves the embedded files with a cache lifetime of an hour.

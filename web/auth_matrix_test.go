@@ -29,6 +29,7 @@ var routeTable = map[string]routeExpectation{
 	"GET /readyz":              {role: handlers.RolePublic},
 	"GET /metrics":             {role: handlers.RolePublic},
 	"GET /static/*":            {role: handlers.RolePublic, sample: "/static/app.css"},
+	"GET /favicon.ico":         {role: handlers.RolePublic},
 	"GET /login":               {role: handlers.RolePublic},
 	"POST /login":              {role: handlers.RolePublic},
 	"POST /logout":             {role: handlers.RolePublic, logout: true},

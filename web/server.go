@@ -98,6 +98,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, "/readyz", handlers.RolePublic, h.Readyz},
 		{get, "/metrics", handlers.RolePublic, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
 		{get, "/static/*", handlers.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
+		{get, "/favicon.ico", handlers.RolePublic, favicon},
 
 		{get, "/login", handlers.RolePublic, h.LoginForm},
 		{post, "/login", handlers.RolePublic, h.Login},
@@ -168,6 +169,14 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/tokens/:id/revoke", handlers.RoleViewer, h.APIRevokeToken},
 	}
 	return append(routes, stalenessRoutes(h)...) // issue 6: web/routes_staleness.go
+}
+
+// favicon sends browsers that ask for /favicon.ico without reading the
+// page's <link rel="icon"> (and tools that always ask) to the SVG icon,
+// rather than a 404 logged on every visit.
+func favicon(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg")
 }
 
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
