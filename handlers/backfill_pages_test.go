@@ -891,3 +891,20 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 		t.Errorf("ETA %q, want the retry about an hour from now", eta)
 	}
 }
+
+// An error page leads back to the section it was asked in: an unknown
+// backfill to the backfills, not to the assets.
+func TestErrorPageLeadsBackToItsSection(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleViewer)
+	for path, want := range map[string]string{
+		"/backfills/bf_doesnotexist": "/backfills",
+		"/runs/run_doesnotexist":     "/backfills",
+		"/assets/no.such.asset":      "/",
+	} {
+		status, doc := pgGet(t, env, c, path)
+		if got := doc.Find(`[data-testid="error-back"]`).AttrOr("href", ""); status != http.StatusNotFound || got != want {
+			t.Errorf("%s: %d, back link %q, want 404 with %q", path, status, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -36,7 +37,22 @@ func render(c echo.Context, status int, comp templ.Component) error {
 
 // RenderError renders the browser's error page (used by web's error mapper).
 func RenderError(c echo.Context, status int, title, message string) error {
-	return render(c, status, views.Error(page(c, title, ""), views.ErrorPage{Status: status, Title: title, Message: message}))
+	return render(c, status, views.Error(page(c, title, ""), views.ErrorPage{Status: status, Title: title, Message: message, Back: errorBack(c.Request().URL.Path)}))
+}
+
+// errorBack leads out of an error page to the section the request was in.
+func errorBack(path string) views.Link {
+	switch {
+	case strings.HasPrefix(path, "/backfills"), strings.HasPrefix(path, "/runs/"):
+		return views.Link{Href: "/backfills", Label: "Back to all backfills"}
+	case strings.HasPrefix(path, "/status"):
+		return views.Link{Href: "/status", Label: "Back to the status board"}
+	case strings.HasPrefix(path, "/admin/"):
+		return views.Link{Href: "/admin/users", Label: "Back to users"}
+	case strings.HasPrefix(path, "/settings/tokens"):
+		return views.Link{Href: "/settings/tokens", Label: "Back to API tokens"}
+	}
+	return views.Link{Href: "/", Label: "Back to all assets"}
 }
 
 // StatusTitle is the page title for an HTTP status.

@@ -156,6 +156,17 @@ type ErrorPage struct {
 	Status  int
 	Title   string
 	Message string
+	// Back is where the page's way out leads (the section the request
+	// was in), Back.Label its words; empty: all assets.
+	Back Link
+}
+
+// BackLink is the page's way out.
+func (e ErrorPage) BackLink() Link {
+	if e.Back.Href == "" {
+		return Link{Href: "/", Label: "Back to all assets"}
+	}
+	return e.Back
 }
 
 // StatusLabel is the human label of a status.
