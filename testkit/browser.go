@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -52,7 +55,59 @@ func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Contex
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
+	watchConsole(t, ctx)
 	return ctx
+}
+
+// watchConsole fails the test, when it ends, for every exception a page
+// did not catch and every console.error of Tessera's own script; htmx's
+// reports of its own events (a live stream that closed, an aborted
+// request: "htmx:…" or an Event object) are logged only.
+func watchConsole(t testing.TB, ctx context.Context) {
+	var mu sync.Mutex
+	var errs []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *cdpruntime.EventConsoleAPICalled:
+			if e.Type != cdpruntime.ConsoleAPICalledTypeError {
+				return
+			}
+			var parts []string
+			for _, a := range e.Args {
+				if len(a.Value) > 0 {
+					parts = append(parts, string(a.Value))
+				} else {
+					parts = append(parts, a.Description)
+				}
+			}
+			msg = "console.error: " + strings.Join(parts, " ")
+		case *cdpruntime.EventExceptionThrown:
+			msg = "uncaught: " + e.ExceptionDetails.Text
+			if ex := e.ExceptionDetails.Exception; ex != nil {
+				msg += " " + ex.Description
+			}
+		default:
+			return
+		}
+		mu.Lock()
+		errs = append(errs, msg)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("listen to the browser console: %v", err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			if strings.HasPrefix(e, `console.error: "htmx:`) || e == `console.error: "[object Event]"` || strings.HasPrefix(e, "console.error: Event") {
+				t.Logf("browser console (htmx): %s", e)
+				continue
+			}
+			t.Errorf("browser %s", e)
+		}
+	})
 }
 
 // Screenshot saves a full-page PNG named name under dir (the test's output

@@ -816,7 +816,7 @@ func BackfillNewPage(p Page, f NewBackfillForm) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<nav class=\"crumbs\" aria-label=\"Breadcrumb\" data-testid=\"crumbs\"><a href=\"/backfills\">Backfills</a></nav><h1>New backfill</h1><div class=\"newbf\"><form method=\"post\" action=\"/backfills\" class=\"stack\" data-testid=\"backfill-form\" hx-post=\"/backfills/preview\" hx-trigger=\"input changed delay:400ms, change\" hx-target=\"#preview\" hx-swap=\"innerHTML\" hx-sync=\"this:replace\"><input type=\"hidden\" name=\"_csrf\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<nav class=\"crumbs\" aria-label=\"Breadcrumb\" data-testid=\"crumbs\"><a href=\"/backfills\">Backfills</a></nav><h1>New backfill</h1><div class=\"newbf\"><form method=\"post\" action=\"/backfills\" class=\"stack\" data-testid=\"backfill-form\" hx-post=\"/backfills/preview\" hx-trigger=\"input changed delay:400ms, change\" hx-target=\"#preview\" hx-swap=\"innerHTML\" hx-sync=\"this:queue last\"><input type=\"hidden\" name=\"_csrf\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
