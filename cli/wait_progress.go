@@ -20,9 +20,15 @@ const plainEvery = 2 * time.Second
 // changed, as when a run goes back to the queue for a retry).
 const retryRefresh = 2 * time.Second
 
+// plainHeartbeat is how long at most a --wait that does not write to a
+// terminal stays silent: a CI job that kills jobs silent for too long then
+// still sees the wait alive while a long chunk runs.
+const plainHeartbeat = time.Minute
+
 // plainLines prints the progress of a --wait when the output is not a
 // terminal: a line only when what it says changed (key), at most one per
-// plainEvery, and always the last one.
+// plainEvery, the same line again after plainHeartbeat of silence, and
+// always the last one.
 type plainLines struct {
 	lastKey string
 	lastAt  time.Time
@@ -31,7 +37,10 @@ type plainLines struct {
 // due reports whether a line of this key is to be printed now; final is
 // the last line of the wait.
 func (p *plainLines) due(key string, now time.Time, final bool) bool {
-	if key == p.lastKey || (!final && now.Sub(p.lastAt) < plainEvery) {
+	if key == p.lastKey && (final || now.Sub(p.lastAt) < plainHeartbeat) {
+		return false
+	}
+	if !final && now.Sub(p.lastAt) < plainEvery {
 		return false
 	}
 	p.lastKey, p.lastAt = key, now
