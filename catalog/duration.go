@@ -96,6 +96,22 @@ func ParseThrottle(s string) (Throttle, error) {
 	return Throttle{Runs: runs, Per: d}, nil
 }
 
+// HumanRate writes a rate of things (unit: " partitions", or "" for a bare
+// number) per second, per minute below one a second: "12 partitions/s",
+// "3.4/s", "5.0 partitions/min". The backfill page and the CLI's --wait
+// both use it.
+func HumanRate(perSec float64, unit string) string {
+	switch {
+	case perSec <= 0:
+		return "0" + unit + "/s"
+	case perSec >= 10:
+		return fmt.Sprintf("%.0f%s/s", perSec, unit)
+	case perSec >= 1:
+		return fmt.Sprintf("%.1f%s/s", perSec, unit)
+	}
+	return fmt.Sprintf("%.1f%s/min", perSec*60, unit)
+}
+
 // HumanDuration writes a duration for people, to a precision that reads
 // well: "350 ms", "4.6 s", "20 min 3 s", "8 h 24 min", "7 days 19 h". Pages,
 // estimates and the CLI all use it, so one length always reads the same.

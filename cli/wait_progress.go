@@ -183,7 +183,7 @@ func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string
 	case b.State == "RUNNING" && done < b.TotalPartitions:
 		eta = "ETA unknown yet"
 	}
-	line = head + ", " + rateText(rate)
+	line = head + ", " + catalog.HumanRate(rate, "")
 	key = head
 	switch {
 	case wait != "":
@@ -195,19 +195,6 @@ func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string
 	line += ", " + stateLabel(b)
 	key += ", " + stateLabel(b)
 	return line, key
-}
-
-// rateText writes partitions per second, per minute when below one.
-func rateText(perSec float64) string {
-	switch {
-	case perSec <= 0:
-		return "0/s"
-	case perSec >= 10:
-		return fmt.Sprintf("%.0f/s", perSec)
-	case perSec >= 1:
-		return fmt.Sprintf("%.1f/s", perSec)
-	}
-	return fmt.Sprintf("%.1f/min", perSec*60)
 }
 
 // secondsText writes a wait: whole seconds below a minute (rounded up, so

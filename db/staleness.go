@@ -957,18 +957,7 @@ func (s *Store) PartitionStalenessAt(ctx context.Context, in StaleInput, a *cata
 	case err != nil:
 		return catalog.Staleness{}, err
 	default:
-		pf.Materialized = st.Materialized
-		if st.LastMatAt != nil {
-			pf.MatAt = *st.LastMatAt
-		}
-		if st.LastMatCodeVersion != nil {
-			pf.CodeVersion = *st.LastMatCodeVersion
-		}
-		if st.TaintedAt != nil {
-			pf.TaintedAt = *st.TaintedAt
-			pf.TaintReason = deref(st.TaintReason)
-		}
-		pf.LastAttempt = st.Status
+		pf = st.Facts()
 		if pf.Upstream, err = s.upstreamFact(ctx, in, a, sp, key, version); err != nil {
 			return catalog.Staleness{}, err
 		}
@@ -1241,19 +1230,28 @@ func (s *Store) GetWatermark(ctx context.Context, assetID int64) (Watermark, err
 // MaterializedStale counts partitions whose status is materialized but that
 // are stale (any reason): the overview's stale segment.
 func (f *StaleFacts) MaterializedStale(now time.Time) int64 {
-	ms := now.UnixMilli()
-	var pf catalog.PartitionFacts
-	var n int64
-	for j, i := range f.base.Idx {
-		if i >= f.N || f.base.Status[j] != stMaterialized {
-			continue
-		}
-		f.facts(j, &pf)
-		if catalog.Classify(&pf, f.Asset.CodeVersion, ms) != catalog.Fresh {
-			n++
-		}
+	if f.N == 0 {
+		return 0
 	}
-	return n
+	return f.MaterializedStaleBuckets(0, f.N-1, f.N, now)[0]
+}
+
+// Facts are the staleness facts of the partition's own row (materialized,
+// when, with which code version, tainted, last attempt); upstream and
+// StaleFrom are left to the caller (StaleFrom: never).
+func (st PartitionStatus) Facts() catalog.PartitionFacts {
+	pf := catalog.PartitionFacts{StaleFrom: catalog.NeverStale, Materialized: st.Materialized, LastAttempt: st.Status}
+	if st.LastMatAt != nil {
+		pf.MatAt = *st.LastMatAt
+	}
+	if st.LastMatCodeVersion != nil {
+		pf.CodeVersion = *st.LastMatCodeVersion
+	}
+	if st.TaintedAt != nil {
+		pf.TaintedAt = *st.TaintedAt
+		pf.TaintReason = deref(st.TaintReason)
+	}
+	return pf
 }
 
 // MaterializedStaleBuckets counts, for each bucket of size partitions from

@@ -35,20 +35,7 @@ func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *
 	case err != nil:
 		t.Fatal(err)
 	default:
-		pf.Materialized = st.Materialized
-		if st.LastMatAt != nil {
-			pf.MatAt = *st.LastMatAt
-		}
-		if st.LastMatCodeVersion != nil {
-			pf.CodeVersion = *st.LastMatCodeVersion
-		}
-		if st.TaintedAt != nil {
-			pf.TaintedAt = *st.TaintedAt
-			if st.TaintReason != nil {
-				pf.TaintReason = *st.TaintReason
-			}
-		}
-		pf.LastAttempt = st.Status
+		pf = st.Facts()
 		pf.Upstream = f.Upstream(idx)
 		pf.StaleFrom = f.StaleFromAt(idx)
 	}

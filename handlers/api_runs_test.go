@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,20 +17,7 @@ import (
 // A remote engine answers 202 and later reports through the real callback
 // route, POST /api/v1/runs/{id}/complete, with its own operator token.
 func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
-	var mu sync.Mutex
-	var works []jobs.Work
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var work jobs.Work
-		if err := json.NewDecoder(r.Body).Decode(&work); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		works = append(works, work)
-		mu.Unlock()
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	defer remote.Close()
+	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
   a.remote:
@@ -48,15 +33,10 @@ assets:
 		t.Fatalf("create %d %v", code, b)
 	}
 	id := b["id"].(string)
-	var work jobs.Work
-	apiWaitFor(t, "the remote engine got the work", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(works) == 1 {
-			work = works[0]
-		}
-		return len(works) == 1
-	})
+	work := remote.Next(t)
+	if n := remote.Pending(); n != 0 {
+		t.Fatalf("the remote engine got %d more works, want the one chunk of 3 partitions", n)
+	}
 	if work.CallbackURL != env.URL+"/api/v1/runs/"+work.RunID+"/complete" || len(work.Partitions) != 3 {
 		t.Fatalf("work %+v", work)
 	}

@@ -374,10 +374,10 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	span := max(end-*b.StartedAt, 1)
 	finished := b.PartitionsMaterialized + failures(b)
 	rate := float64(finished) / (float64(span) / 1000) // partitions per second
-	d.Throughput = rateText(rate)
+	d.Throughput = catalog.HumanRate(rate, " partitions")
 	remaining := b.TotalPartitions - finished
 	var retryN, retryAt int64
-	if !db.BackfillTerminal(b.State) && b.State != db.BackfillPaused && b.RunsRunning == 0 && remaining > 0 {
+	if b.State == db.BackfillRunning && b.RunsRunning == 0 && remaining > 0 {
 		var err error
 		if retryN, retryAt, err = h.Store.BackfillRetryWait(ctx, b.ID, db.Millis(now)); err != nil {
 			return err
@@ -397,7 +397,11 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	case b.RunsRunning == 0 && retryN > 0:
 		// Nothing runs: the backfill waits out a retry's backoff, and
 		// a rate-based ETA would only grow meanwhile.
-		d.ETA = fmt.Sprintf("waiting for %d retr%s, the first at %s (in %s)", retryN, plural2(retryN, "y", "ies"),
+		retries := "1 retry"
+		if retryN > 1 {
+			retries = fmt.Sprintf("%d retries", retryN)
+		}
+		d.ETA = fmt.Sprintf("waiting for %s, the first at %s (in %s)", retries,
 			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur(time.Duration(retryAt-db.Millis(now))*time.Millisecond))
 	case rate > 0:
 		d.ETA = fmtDur(time.Duration(float64(remaining)/rate*1000) * time.Millisecond)
@@ -433,18 +437,6 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
-
-func rateText(perSec float64) string {
-	switch {
-	case perSec <= 0:
-		return "0 partitions/min"
-	case perSec >= 10:
-		return fmt.Sprintf("%.0f partitions/s", perSec)
-	case perSec >= 1:
-		return fmt.Sprintf("%.1f partitions/s", perSec)
-	}
-	return fmt.Sprintf("%.1f partitions/min", perSec*60)
-}
 
 var runStates = []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
 
@@ -1116,11 +1108,4 @@ func failedCount(rfs []db.RunFailures) int {
 		n += len(rf.Parts)
 	}
 	return n
-}
-
-func plural2(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

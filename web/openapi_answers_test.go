@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -461,17 +460,7 @@ assets:
 // The callback of an asynchronous (HTTP 202) executor answers the documented
 // RunCompleteAccepted shape.
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
-	got := make(chan jobs.Work, 1)
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var work jobs.Work
-		if err := json.NewDecoder(r.Body).Decode(&work); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		got <- work
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	defer remote.Close()
+	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
   a.remote:
@@ -482,12 +471,7 @@ assets:
 	env.StartEngine(t, jobs.Options{})
 	_, answer := apiAnswerer(t, env.URL, env.Token(t, handlers.RoleOperator))
 	answer("POST", "/api/v1/backfills", "/api/v1/backfills", `{"assets":["a.remote"],"selector":{"type":"explicit","keys":["2025-01-01"]}}`)
-	var work jobs.Work
-	select {
-	case work = <-got:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the remote engine got no work")
-	}
+	work := remote.Next(t)
 	out := answer("POST", "/api/v1/runs/"+work.RunID+"/complete", "/api/v1/runs/{id}/complete",
 		`{"results":[{"partition":"2025-01-01","status":"materialized"}]}`)
 	if out["run_id"] != work.RunID || out["accepted"] != true {
