@@ -45,7 +45,7 @@ type selectorFlags struct {
 	explicitKeys                     []string // --partitions and --partition, in command-line order
 	keysGiven                        bool
 	missing, failed, stale, tainted  bool
-	dimensions                       []string // --dimension NAME=V1,V2 and --dimension-value NAME=V, in order (see dimensionFlag)
+	dimensions                       []dimensionArg // --dimension and --dimension-value, in order
 	chunkSize, concurrency, priority int64
 	title, idempotencyKey            string
 	wait                             bool
@@ -110,14 +110,13 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 	}
 	dims := map[string][]string{}
 	for _, d := range s.dimensions {
-		split, d := d[0] == ',', d[1:]
-		name, vals, ok := strings.Cut(d, "=")
+		name, vals, ok := strings.Cut(d.arg, "=")
 		switch {
-		case (!ok || name == "" || vals == "") && split:
-			return nil, usageErr("--dimension %q is not NAME=VALUE[,VALUE] (for example region=eu)", d)
+		case (!ok || name == "" || vals == "") && d.split:
+			return nil, usageErr("--dimension %q is not NAME=VALUE[,VALUE] (for example region=eu)", d.arg)
 		case !ok || name == "" || vals == "":
-			return nil, usageErr("--dimension-value %q is not NAME=VALUE (for example region=eu,north for the value \"eu,north\")", d)
-		case split:
+			return nil, usageErr("--dimension-value %q is not NAME=VALUE (for example region=eu,north for the value \"eu,north\")", d.arg)
+		case d.split:
 			dims[name] = append(dims[name], strings.Split(vals, ",")...)
 		default:
 			dims[name] = append(dims[name], vals)

@@ -35,19 +35,20 @@ func (f *keysFlag) String() string { return "" }
 
 // dimensionFlag is --dimension (split: NAME=V1,V2) or --dimension-value
 // (NAME=V, the value as written, so it may contain commas). Both are
-// repeatable and add to the same list in command-line order; each entry
-// is kept with a leading ',' (split) or '=' (as written) for request().
+// repeatable and add to the same list in command-line order.
 type dimensionFlag struct {
 	s     *selectorFlags
 	split bool
 }
 
+// dimensionArg is one --dimension or --dimension-value as given.
+type dimensionArg struct {
+	arg   string
+	split bool
+}
+
 func (f *dimensionFlag) Set(v string) error {
-	mark := "="
-	if f.split {
-		mark = ","
-	}
-	f.s.dimensions = append(f.s.dimensions, mark+v)
+	f.s.dimensions = append(f.s.dimensions, dimensionArg{arg: v, split: f.split})
 	return nil
 }
 
