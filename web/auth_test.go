@@ -332,19 +332,9 @@ func TestBadAccountInput(t *testing.T) {
 	// Headers that are not "Bearer <token>" at all; tokens of the right
 	// shape are TestBearerTokenErrorsSayWhatIsWrong's.
 	for _, h := range []string{"Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "tsr_" + strings.Repeat("a", 43), "Bearer tsr_a tsr_b"} {
-		req, _ := http.NewRequest("GET", env.URL+"/api/v1/assets", nil)
-		req.Header.Set("Authorization", h)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e struct {
-			Error handlers.UserError `json:"error"`
-		}
-		json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != 401 || !strings.Contains(e.Error.Message, "malformed Authorization header") {
-			t.Errorf("Authorization %q: %d %+v", h, resp.StatusCode, e.Error)
+		status, e := authAnswer(t, env.URL, "/api/v1/assets", h)
+		if status != 401 || !strings.Contains(e.Message, "malformed Authorization header") {
+			t.Errorf("Authorization %q: %d %+v", h, status, e)
 		}
 	}
 }
@@ -391,22 +381,26 @@ func TestBearerTokenErrorsSayWhatIsWrong(t *testing.T) {
 		{"Token " + unknown, `malformed Authorization header: expected "Bearer <token>"`},
 	}
 	for _, tc := range cases {
-		req, _ := http.NewRequest("GET", env.URL+"/api/v1/me", nil)
-		req.Header.Set("Authorization", tc.header)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		status, e := authAnswer(t, env.URL, "/api/v1/me", tc.header)
+		if status != http.StatusUnauthorized || e.Code != "unauthorized" || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("Authorization %q: %d %+v, want 401 %q", tc.header, status, e, tc.want)
 		}
-		var e struct {
-			Error handlers.UserError `json:"error"`
-		}
-		json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || e.Error.Code != "unauthorized" || !strings.Contains(e.Error.Message, tc.want) {
-			t.Errorf("Authorization %q: %d %+v, want 401 %q", tc.header, resp.StatusCode, e.Error, tc.want)
-		}
-		if strings.HasPrefix(tc.header, "Bearer tsr_") && strings.Contains(e.Error.Message, "malformed") {
-			t.Errorf("Authorization %q: a tsr_ token is called malformed: %q", tc.header, e.Error.Message)
+		if strings.HasPrefix(tc.header, "Bearer tsr_") && strings.Contains(e.Message, "malformed") {
+			t.Errorf("Authorization %q: a tsr_ token is called malformed: %q", tc.header, e.Message)
 		}
 	}
+}
+
+// authAnswer sends GET path with the Authorization header as given and
+// returns the status and the API error of the answer.
+func authAnswer(t *testing.T, url, path, header string) (int, handlers.UserError) {
+	t.Helper()
+	resp, out := testkit.APIRequest(t, url, "", "GET", path, "", "Authorization", header)
+	var e handlers.UserError
+	if m, ok := out.(map[string]any)["error"].(map[string]any); ok {
+		e.Code, _ = m["code"].(string)
+		e.Message, _ = m["message"].(string)
+		e.Field, _ = m["field"].(string)
+	}
+	return resp.StatusCode, e
 }
