@@ -319,6 +319,9 @@ func (h *Handler) APIRevokeToken(c echo.Context) error {
 	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
 		return NotFound("no token %d; GET /api/v1/tokens lists your tokens (their id field)", id)
 	}
+	if err := canRevoke(p, t); err != nil {
+		return err
+	}
 	if t.RevokedAt == nil {
 		if err := h.Store.RevokeToken(ctx, id, Actor(c), h.Now()); err != nil {
 			return err

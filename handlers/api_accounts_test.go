@@ -203,3 +203,56 @@ func TestTokensListUserFilter(t *testing.T) {
 		}
 	}
 }
+
+// A token scoped below its user's role makes tokens with at most its own
+// role, and cannot revoke the user's more powerful tokens.
+func TestScopedTokenCannotEscalate(t *testing.T) {
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Token(t, handlers.RoleAdmin)
+	code, scoped := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"read-only","role":"viewer"}`)
+	if code != 201 {
+		t.Fatalf("scoped token: %d %v", code, scoped)
+	}
+	ro := scoped["token"].(string)
+	before := countAccounts(t, env)
+	code, v := bearerJSON(t, env, "POST", "/api/v1/tokens", ro, `{"name":"escalate","role":"admin"}`)
+	if msg := errMessage(v); code != 400 || !strings.Contains(msg, "than the token you are signed in with (viewer)") {
+		t.Fatalf("a viewer token asking for an admin token: %d %q", code, msg)
+	}
+	if after := countAccounts(t, env); after != before {
+		t.Fatalf("refused token create wrote: %s → %s", before, after)
+	}
+	code, made := bearerJSON(t, env, "POST", "/api/v1/tokens", ro, `{"name":"no-role"}`)
+	if code != 201 || made["role"] != "viewer" {
+		t.Fatalf("a token made by a viewer token without a role: %d %v", code, made)
+	}
+	if code, _ := bearerJSON(t, env, "POST", "/api/v1/backfills", made["token"].(string), `{}`); code != 403 {
+		t.Fatalf("the new token may mutate: %d", code)
+	}
+	// The admin's full token is listed first; the scoped token cannot revoke it.
+	code, list := bearerJSON(t, env, "GET", "/api/v1/tokens", ro, "")
+	if code != 200 {
+		t.Fatalf("list: %d", code)
+	}
+	first := list["tokens"].([]any)[0].(map[string]any)
+	if first["role"] != "admin" {
+		t.Fatalf("first token: %v", first)
+	}
+	code, v = bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(first["id"].(float64))), ro, "")
+	if msg := errMessage(v); code != 403 || !strings.Contains(msg, "cannot revoke a token that may do more (admin)") {
+		t.Fatalf("viewer token revoking the admin token: %d %q", code, msg)
+	}
+	if code, _ := bearerJSON(t, env, "GET", "/api/v1/me", admin, ""); code != 200 {
+		t.Fatalf("the admin token stopped working: %d", code)
+	}
+	// It may still revoke a token no stronger than itself.
+	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(made["id"].(float64))), ro, ""); code != 200 {
+		t.Fatalf("viewer token revoking a viewer token: %d", code)
+	}
+}
+
+func errMessage(v map[string]any) string {
+	e, _ := v["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}

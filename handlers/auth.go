@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -203,12 +204,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		if t.Disabled {
 			return nil, Unauthorized("the account %q of this API token is disabled; an admin can enable it again on /admin/users", t.UserName)
 		}
-		role, _ := ParseRole(t.UserRole)
-		if t.Role != nil {
-			if r, err := ParseRole(*t.Role); err == nil && r < role {
-				role = r
-			}
-		}
+		role := tokenRole(t)
 		if t.LastUsedAt == nil || now.Sub(db.FromMillis(*t.LastUsedAt)) > time.Minute {
 			if err := a.Store.TouchToken(ctx, t.ID, now); err != nil {
 				return nil, err
@@ -364,4 +360,30 @@ func (a *Auth) logLockout(key string) {
 	if a.Log != nil {
 		a.Log.Warn("sign-in locked out after repeated failures", "key", key, "limit", a.Cfg.LoginLimit.String())
 	}
+}
+
+// tokenRole is what a token may do: its user's role, or less when the token
+// was made with a lower role.
+func tokenRole(t db.Token) Role {
+	role, _ := ParseRole(t.UserRole)
+	if t.Role != nil {
+		if r, err := ParseRole(*t.Role); err == nil && r < role {
+			role = r
+		}
+	}
+	return role
+}
+
+// canRevoke refuses a token signed-in principal revoking a token that may do
+// more than itself: a leaked read-only token must not switch off the user's
+// other credentials. Passwords (sessions) revoke any of the user's tokens.
+func canRevoke(p *Principal, t db.Token) error {
+	if p.Via != "token" {
+		return nil
+	}
+	if r := tokenRole(t); r > p.Role {
+		return &UserError{Status: http.StatusForbidden, Code: "forbidden",
+			Message: fmt.Sprintf("the token you are signed in with (%s) cannot revoke a token that may do more (%s); use a %s token or sign in with a password", p.Role, r, r)}
+	}
+	return nil
 }

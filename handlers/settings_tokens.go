@@ -91,14 +91,22 @@ func (h *Handler) createToken(c echo.Context, u db.User, name, role string, max 
 	if err := ValidateTokenName(name); err != nil {
 		return "", db.Token{}, err
 	}
+	userRole, _ := ParseRole(u.Role)
 	if role != "" {
 		r, err := ParseRole(role)
 		if err != nil {
 			return "", db.Token{}, BadRequest("role", "%v", err)
 		}
+		if r > max && max < userRole {
+			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than the token you are signed in with (%s); sign in with a password or a %s token to create it", r, max, r)
+		}
 		if r > max {
 			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than its user (%s)", r, max)
 		}
+	} else if max < userRole {
+		// Created with a token scoped below its user's role: the new token
+		// gets that scope, never more than the credential that made it.
+		role = max.String()
 	}
 	secret, prefix, hash, err := auth.NewToken()
 	if err != nil {
