@@ -768,6 +768,7 @@ func runCmd(o *clientOpts) *cobra.Command {
 					Status    string `json:"status"`
 					Error     string `json:"error"`
 					Attempt   int64  `json:"attempt"`
+					BuiltBy   string `json:"built_by"`
 				} `json:"partition_list"`
 				LogTail string `json:"log_tail"`
 				Waiting *struct {
@@ -816,7 +817,11 @@ func runCmd(o *clientOpts) *cobra.Command {
 					if p.Attempt > 0 {
 						att = fmt.Sprint(p.Attempt)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, p.Error)
+					e := p.Error
+					if p.BuiltBy != "" {
+						e = "built by " + p.BuiltBy + " after this run started"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
 				}
 				tw.Flush()
 				if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {

@@ -559,8 +559,25 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			}
 		}
 		c.running--
-		c.mat += mat
 		final := a.RunState != RunQueued
+		if a.RunState == RunSucceeded || (a.RunState == RunFailed && a.State != AttemptCanceled && a.State != AttemptInterrupted) {
+			// A retry skips partitions someone else materialized while the
+			// run waited (RunCheckpoint.Done): they count as materialized for
+			// the run and its backfill when it ends, so that a finished
+			// backfill has no partition left pending.
+			var r struct {
+				Partitions     int64 `db:"partitions"`
+				Materialized   int64 `db:"materialized"`
+				UpstreamFailed int64 `db:"upstream_failed"`
+			}
+			if err := tx.GetContext(ctx, &r, `SELECT partitions, materialized, upstream_failed FROM runs WHERE id=?`, a.RunID); err != nil {
+				return err
+			}
+			if extra := r.Partitions - r.UpstreamFailed - int64(len(a.Failures)) - r.Materialized - mat; extra > 0 {
+				mat += extra
+			}
+		}
+		c.mat += mat
 		var finished *int64
 		var notBefore *int64
 		if final {
@@ -795,6 +812,37 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 	cp.Built, err = keysWhere(ctx, q, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (%s)
 		AND run_id=? AND status='materialized'`, assetID, keys, runID)
 	return cp, err
+}
+
+// MaterializedByOthers returns which of keys (partitions of asset) someone
+// other than run materialized since the run started (at since, ms), and not
+// tainted since: key → the run id that built it.
+func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID string, since int64, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	for len(keys) > 0 {
+		k := min(len(keys), batchRows)
+		args := []any{assetID}
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		var got []struct {
+			Key string `db:"partition_key"`
+			Run string `db:"last_mat_run_id"`
+		}
+		if err := s.R.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
+			WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
+			AND last_mat_at>=? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, runID)...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if g.Run == "" {
+				g.Run = "a report"
+			}
+			out[g.Key] = g.Run
+		}
+		keys = keys[k:]
+	}
+	return out, nil
 }
 
 // FailedByRun returns which of keys (partitions of asset) are failed by the

@@ -153,8 +153,12 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 			return p, err
 		}
 		for _, o := range outs {
-			p.PartitionRows = append(p.PartitionRows, views.RunPartitionRow{Key: o.Partition, Href: PartitionHref(r.Asset, o.Partition),
-				Status: o.Status, Attempt: o.Attempt, Error: truncateText(o.Error, 300)})
+			row := views.RunPartitionRow{Key: o.Partition, Href: PartitionHref(r.Asset, o.Partition),
+				Status: o.Status, Attempt: o.Attempt, Error: truncateText(o.Error, 300)}
+			if o.BuiltBy != "" {
+				row.Error = "built by " + o.BuiltBy + " after this run started; not built again"
+			}
+			p.PartitionRows = append(p.PartitionRows, row)
 		}
 	}
 	if n := len(atts); n > 0 {

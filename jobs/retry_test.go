@@ -505,3 +505,83 @@ func TestRetryTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrySkipsPartitionBuiltMeanwhile: the partition a run failed is
+// materialized by someone else while the run waits for its retry. The retry
+// does not build it again, and it counts as materialized: the backfill ends
+// SUCCEEDED with nothing pending, and the run says who built it.
+func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
+	const ws = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3, backoff: 1s}
+    executor: {demo: {duration: 1ms}}
+`
+	var mu sync.Mutex
+	var seen [][]string
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, w.Partitions)
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if p == "2025-01-03" {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
+				res.Err = errors.New("flaky")
+				continue
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	ctx := context.Background()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+	deadline := time.Now().Add(10 * time.Second)
+	var runID string
+	for {
+		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
+			runID = runs[0].ID
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("attempt 1 not recorded: %+v", runs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	id := env.ids["a.daily"]
+	item := db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: "2025-01-03", Idx: dayIdx(t, "2025-01-03"), Status: db.StatusMaterialized,
+		RunID: "external-7", Source: "api", At: time.Now()}
+	if _, err := env.store.RecordMaterializations(ctx, []db.Materialization{item}, "pipeline", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+	mu.Lock()
+	defer mu.Unlock()
+	if f.State != db.BackfillSucceeded || len(seen) != 1 {
+		t.Fatalf("final %s after executor calls %v; want SUCCEEDED without building again", f.State, seen)
+	}
+	run, err := env.store.Run(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Materialized != 5 || f.PartitionsMaterialized != 5 || f.PartitionsFailed != 0 {
+		t.Errorf("run materialized %d, backfill materialized %d failed %d of %d: the partition built meanwhile must count as materialized",
+			run.Materialized, f.PartitionsMaterialized, f.PartitionsFailed, f.TotalPartitions)
+	}
+	outs, _, err := env.eng.RunPartitions(ctx, run, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Partition == "2025-01-03" && (o.Status != db.StatusMaterialized || o.BuiltBy != "external-7" || o.Error != "") {
+			t.Errorf("the partition built meanwhile reads %+v, want materialized, built by external-7", o)
+		}
+	}
+}

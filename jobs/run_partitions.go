@@ -19,6 +19,9 @@ type PartitionOutcome struct {
 	Status  string `json:"status"`
 	Attempt int64  `json:"attempt,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// BuiltBy: the partition was materialized by another run (or a report)
+	// after this run started, so the run did not build it again.
+	BuiltBy string `json:"built_by,omitempty"`
 }
 
 // RunPartitions lists the first limit partitions of a run, in chunk order,
@@ -66,6 +69,19 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 		if o.Status == db.StatusFailed && o.Error == "" {
 			// Reported failed (a report line, a result) without a message.
 			o.Error = fmt.Sprintf("reported failed without an error message: see the log of attempt %d", o.Attempt)
+		}
+	}
+	if run.StartedAt != nil {
+		others, err := e.Store.MaterializedByOthers(ctx, run.AssetID, run.ID, *run.StartedAt, keys)
+		if err != nil {
+			return nil, 0, err
+		}
+		for k, by := range others {
+			o := &out[pos[k]]
+			if o.Status == db.StatusMaterialized {
+				continue
+			}
+			o.Status, o.Error, o.BuiltBy = db.StatusMaterialized, "", by
 		}
 	}
 	skipped, err := e.Store.RunUpstreamFailed(ctx, run.BackfillID, run.AssetID, run.ID, keys)
