@@ -400,9 +400,9 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	}
 	out := make([]EventJSON, 0, len(evs))
 	for i, e := range evs {
-		p := json.RawMessage(e.Payload)
-		if e.Big {
-			p = json.RawMessage(`{"truncated":true}`)
+		p := json.RawMessage(`{"truncated":true}`)
+		if !e.Big {
+			p = publicPayload([]byte(e.Payload))
 		}
 		out = append(out, EventJSON{ID: e.ID, Type: e.Type, Subject: e.Subject, Actor: e.Actor, At: msTime(e.At), Summary: texts[i], Payload: p})
 	}

@@ -128,6 +128,30 @@ func TestBackfillAPILifecycle(t *testing.T) {
 	if code != 200 || len(evs["events"].([]any)) < 3 {
 		t.Fatalf("events %d %v", code, evs)
 	}
+	// Payloads in answers: times as RFC 3339, the selection as JSON, and not
+	// the creator's Idempotency-Key.
+	for _, e := range evs["events"].([]any) {
+		ev := e.(map[string]any)
+		p := ev["payload"].(map[string]any)
+		if at, ok := p["at"]; ok {
+			if s, _ := at.(string); !strings.HasSuffix(s, "Z") {
+				t.Errorf("%s payload at = %v, want an RFC 3339 time", ev["type"], at)
+			}
+		}
+		if ev["type"] != "backfill.created" {
+			continue
+		}
+		bf := p["backfill"].(map[string]any)
+		if _, ok := bf["request_key"]; ok || strings.Contains(fmt.Sprint(p), "req-1") {
+			t.Errorf("backfill.created payload shows the Idempotency-Key: %v", bf)
+		}
+		if _, ok := bf["assets"].([]any); !ok {
+			t.Errorf("backfill.created assets = %#v, want a JSON array", bf["assets"])
+		}
+		if s, _ := bf["created_at"].(string); !strings.HasSuffix(s, "Z") {
+			t.Errorf("backfill.created created_at = %v, want an RFC 3339 time", bf["created_at"])
+		}
+	}
 	code, list := apiCall(t, env, tok, "GET", "/api/v1/backfills?state=SUCCEEDED", "")
 	if code != 200 || len(list["backfills"].([]any)) != 1 {
 		t.Fatalf("list %d %v", code, list)
