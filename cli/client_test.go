@@ -456,6 +456,9 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 		{[]string{"report", "t.daily", "not-a-day"}, 2, "not-a-day"},
 		{[]string{"report", "t.daily", "--watermark", "1999-01-01"}, 2, "1999-01-01"},
 		{[]string{"report", "t.daily", "2025-01-05", "--watermark", "2025-01-05"}, 2, "not both"},
+		// An error text with a success would be dropped: refused, nothing recorded.
+		{[]string{"report", "t.daily", "2025-01-05", "--error", "oops"}, 2, "--error goes with --status failed"},
+		{[]string{"report", "t.daily", "2025-01-05", "--status", "materialized", "--error", "oops"}, 2, "--error goes with --status failed"},
 	} {
 		code, _, errOut := s.cli(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.msg) {

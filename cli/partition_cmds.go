@@ -93,6 +93,10 @@ Everything is validated by the server before anything is written.`,
 			if status != "materialized" && status != "failed" {
 				return usageErr("--status must be materialized or failed, got %q", status)
 			}
+			if errText != "" && status != "failed" {
+				// Recorded as a success, the text would be dropped.
+				return usageErr("--error goes with --status failed: add --status failed to report a failure, or leave --error out to report a success")
+			}
 			var meta json.RawMessage
 			if metadata != "" {
 				if !json.Valid([]byte(metadata)) || !strings.HasPrefix(strings.TrimSpace(metadata), "{") {
