@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -19,6 +21,7 @@ const (
 	MaxChunkSize         = 100_000
 	MaxExplicitKeys      = 1_000_000
 	MaxConcurrentRunsCap = 10_000
+	MaxTitleLen          = 200 // characters, not bytes
 )
 
 // Defaults of a backfill request that leaves chunk_size or
@@ -97,8 +100,12 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
 		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	}
-	if len(req.Title) > 200 {
-		return nil, bad("title", "title is longer than 200 characters")
+	if n := utf8.RuneCountInString(req.Title); n > MaxTitleLen {
+		return nil, bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)
+	}
+	if i := strings.IndexFunc(req.Title, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(req.Title[i:])
+		return nil, bad("title", "title holds a control character (%U at byte %d); a title is one line of plain text", r, i)
 	}
 	if len(req.Assets) == 0 {
 		return nil, bad("assets", "assets is required: name at least one asset")
