@@ -403,11 +403,11 @@ func (h *Handler) TaintPartition(c echo.Context) error {
 		return err
 	}
 	reason = strings.TrimSpace(reason)
-	switch {
-	case reason == "":
+	if reason == "" {
 		return BadRequest("reason", "a taint needs a reason: say why this partition's data is wrong")
-	case len(reason) > 500:
-		return BadRequest("reason", "the reason must be at most 500 characters (got %d)", len(reason))
+	}
+	if err := validText("reason", "the reason", reason, 500); err != nil {
+		return err
 	}
 	err = h.Store.Taint(c.Request().Context(), a.ID, a.Def.Key, key, reason, Actor(c), h.Now())
 	if errors.Is(err, db.ErrNotFound) {
