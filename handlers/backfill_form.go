@@ -363,11 +363,29 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
 }
 
-// BackfillSelectionCount counts the asset grid's selection (htmx).
+// BackfillSelectionCount counts the asset grid's selection (htmx). A plain
+// range is counted arithmetically; with the bar's "Only (name=value)"
+// dimension filter the selection is a filter selector, counted by the same
+// preview as the new-backfill form the bar opens, so that the count and its
+// refusals (an unknown dimension or value) are the form's.
 func (h *Handler) BackfillSelectionCount(c echo.Context) error {
 	a, err := h.asset(c.Request().Context(), c.QueryParam("asset"))
 	if err != nil {
 		return err
+	}
+	if strings.TrimSpace(c.QueryParam("dimension")) != "" {
+		q := c.QueryParams()
+		f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
+		req, err := requestFromForm(f)
+		if err != nil {
+			var ue *UserError
+			if !errors.As(err, &ue) {
+				return err
+			}
+			return render(c, http.StatusOK, views.SelectionCount(0, ue.Message))
+		}
+		pv := h.preview(c, f, req)
+		return render(c, http.StatusOK, views.SelectionCount(pv.Partitions, pv.Error))
 	}
 	start, end := strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end"))
 	n := a.Space.Len()
