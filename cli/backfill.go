@@ -355,40 +355,7 @@ func newBackfillCmd() *cobra.Command {
 	}
 	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states (queued, running, succeeded, failed, canceled)")
 
-	events := &cobra.Command{
-		Use:   "events ID",
-		Short: "Show a backfill's event timeline, newest first",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			var out struct {
-				Events []struct {
-					ID                                int64
-					Type, Subject, Actor, At, Summary string
-				} `json:"events"`
-			}
-			var raw map[string]any
-			path := "/api/v1/backfills/" + url.PathEscape(args[0]) + "/events"
-			if o.json {
-				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			if err := c.do(cmd.Context(), "GET", path, nil, nil, &out); err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
-			for _, e := range out.Events {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
-			}
-			return tw.Flush()
-		},
-	}
+	events := eventsCmd(&o)
 
 	cmd.AddCommand(preview, create, list, get, chunks, runCmd(&o), events,
 		transitionCmd(&o, "pause", "Stop planning new chunks; active runs finish (--wait until none runs)"),
@@ -716,6 +683,82 @@ func canceledNote(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d canceled", n)
+}
+
+// eventsPageLimit is the most events the API answers in one page.
+const eventsPageLimit = 1000
+
+// eventsCmd shows a backfill's timeline, newest first: the newest --limit
+// events (following next_cursor across pages), or every one with --all,
+// saying so when older events were left out.
+func eventsCmd(o *clientOpts) *cobra.Command {
+	var limit int
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "events ID",
+		Short: "Show a backfill's event timeline, newest first (--limit N, --all)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all && cmd.Flags().Changed("limit") {
+				return usageErr("--limit and --all both say how many events to show; use one")
+			}
+			if limit < 1 {
+				return usageErr("--limit must be 1 or more, got %d (--all shows every event)", limit)
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			type event struct {
+				ID                                int64
+				Type, Subject, Actor, At, Summary string
+			}
+			var rows []event
+			var raw []json.RawMessage
+			cursor := ""
+			for all || len(rows) < limit {
+				n := eventsPageLimit
+				if !all {
+					n = min(limit-len(rows), eventsPageLimit)
+				}
+				q := url.Values{"limit": {fmt.Sprint(n)}}
+				if cursor != "" {
+					q.Set("cursor", cursor)
+				}
+				var page []event
+				r, next, err := c.getPage(cmd.Context(), "/api/v1/backfills/"+url.PathEscape(args[0])+"/events?"+q.Encode(), "events", &page)
+				if err != nil {
+					return err
+				}
+				raw = append(raw, r...)
+				rows = append(rows, page...)
+				if cursor = next; cursor == "" {
+					break
+				}
+			}
+			if o.json {
+				// next_cursor, as the API sends it: "" when every event
+				// is listed, else where the older ones begin.
+				return printJSON(cmd.OutOrStdout(), map[string]any{"events": raw, "next_cursor": cursor})
+			}
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
+			for _, e := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if cursor != "" {
+				fmt.Fprintf(w, "(the newest %d events; older ones left out: --limit N shows more, --all shows every event)\n", len(rows))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 100, "most events to show, newest first")
+	cmd.Flags().BoolVar(&all, "all", false, "show every event (follows every page)")
+	return cmd
 }
 
 // runCmd shows one chunk run: its partitions with their outcomes, its
