@@ -59,6 +59,9 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 		if err := trailingData(b, d.InputOffset()); err != nil {
 			return err
 		}
+		if err := exactKeys(b, v, root); err != nil {
+			return err
+		}
 		return nil
 	}
 	var items []MaterializationJSON

@@ -47,6 +47,9 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	if err := trailingData(body, d.InputOffset()); err != nil {
 		return err
 	}
+	if err := exactKeys(body, v, ""); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -343,4 +346,92 @@ func jsonKind(t reflect.Type) string {
 		return jsonKind(t.Elem())
 	}
 	return "an object"
+}
+
+// exactKeys is the 400 for a body that decoded into v but names a field in
+// another case than its own ("Assets": encoding/json matches names without
+// regard to case, so it would have replaced "assets" silently) or names a
+// field twice in one object (the last one would win silently). nil when the
+// body has neither.
+func exactKeys(body []byte, v any, root string) *UserError {
+	if path, ok := duplicateKey(body, root); ok {
+		return BadRequest(path, "the request body is not valid: field %q appears more than once in the same object; send it once", path)
+	}
+	if path, known, ok := unknownField(body, reflect.TypeOf(v), root); ok {
+		return BadRequest(path, "the request body is not valid: unknown field %q (field names are case-sensitive); the fields there are %s", path, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// duplicateKey finds the first object key that appears twice in the same
+// object of body and returns its path (selector.start).
+func duplicateKey(body []byte, root string) (string, bool) {
+	type level struct {
+		keys   map[string]bool // nil in an array
+		path   string
+		expect bool // the next token of an object is a key
+		index  int
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var stack []*level
+	var key string
+	child := func() string { // the path of the value that starts now
+		if len(stack) == 0 {
+			return root
+		}
+		top := stack[len(stack)-1]
+		if top.keys == nil {
+			p := fmt.Sprintf("%s[%d]", top.path, top.index)
+			top.index++
+			return p
+		}
+		if top.path == "" {
+			return key
+		}
+		return top.path + "." + key
+	}
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.expect {
+			if s, ok := tok.(string); ok {
+				if top.keys[s] {
+					if top.path == "" {
+						return s, true
+					}
+					return top.path + "." + s, true
+				}
+				top.keys[s] = true
+				key, top.expect = s, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &level{keys: map[string]bool{}, path: child(), expect: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &level{path: child()})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", false
+			}
+		default:
+			if top != nil && top.keys == nil {
+				top.index++
+			}
+		}
+		if top := stack[len(stack)-1]; top.keys != nil {
+			top.expect = true
+		}
+	}
 }
