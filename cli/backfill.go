@@ -379,7 +379,9 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 			}
 			c.withFlags(map[string]string{"expected_state_version": "--expected-state-version", "terminate": "--terminate"})
 			body := map[string]any{}
-			if expected > 0 {
+			if cmd.Flags().Changed("expected-state-version") {
+				// Sent whenever given, so that the server refuses 0 or a
+				// negative number instead of the check being skipped.
 				body["expected_state_version"] = expected
 			}
 			if terminate {
@@ -489,6 +491,7 @@ func isTerminal(w io.Writer) bool {
 
 func retryFailedCmd(o *clientOpts) *cobra.Command {
 	var requestID string
+	var expected, chunkSize, concurrency int64
 	var wait bool
 	cmd := &cobra.Command{
 		Use:   "retry-failed ID",
@@ -499,9 +502,24 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(map[string]string{"retry_request_id": "--request-id", "chunk_size": "--chunk-size",
+				"max_concurrent_runs": "--concurrency", "expected_state_version": "--expected-state-version"})
 			body := map[string]any{}
 			if requestID != "" {
 				body["retry_request_id"] = requestID
+			}
+			// Sent only when given, so that the server checks any value
+			// given (0 included) as it does for create, and a setting left
+			// out keeps the parent's.
+			f := cmd.Flags()
+			if f.Changed("chunk-size") {
+				body["chunk_size"] = chunkSize
+			}
+			if f.Changed("concurrency") {
+				body["max_concurrent_runs"] = concurrency
+			}
+			if f.Changed("expected-state-version") {
+				body["expected_state_version"] = expected
 			}
 			var b backfillJSON
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/retry-failed", body, nil, &b); err != nil {
@@ -514,6 +532,9 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&requestID, "request-id", "", "repeat-safe id: the same id returns the same child")
+	cmd.Flags().Int64Var(&expected, "expected-state-version", 0, "refuse (409) if the backfill changed since this state_version")
+	cmd.Flags().Int64Var(&chunkSize, "chunk-size", 0, "partitions per run of the child (default: the parent's)")
+	cmd.Flags().Int64Var(&concurrency, "concurrency", 0, "most runs of the child at once (default: the parent's)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the child backfill to finish")
 	return cmd
 }
