@@ -37,13 +37,14 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 // of this one, whose finished runs the backfill's counters already count.
 func (s *Store) BackfillActiveRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
 	var out []RunStateCount
-	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(partitions), 0) AS partitions
+	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs INDEXED BY runs_active WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 	return out, err
 }
 
-// RunStateCount is how many of a backfill's runs are in State, holding
-// Partitions partitions.
+// RunStateCount is how many of a backfill's runs are in State, and how many
+// of their partitions are still to build (a retry's partitions that earlier
+// attempts built are counted as materialized on the backfill, not again).
 type RunStateCount struct {
 	State      string `db:"state"`
 	Runs       int64  `db:"runs"`
@@ -68,7 +69,7 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 // BackfillRunStates counts a backfill's planned runs by state.
 func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
 	var out []RunStateCount
-	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(partitions), 0) AS partitions
+	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs WHERE backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 	return out, err
 }
