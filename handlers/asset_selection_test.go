@@ -3,9 +3,13 @@ package handlers_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 )
 
@@ -85,6 +89,100 @@ func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
 			}
 			if msg != fmsg {
 				t.Errorf("the bar says %q, the form says %q", msg, fmsg)
+			}
+		})
+	}
+}
+
+// longWorkspace is a daily asset longer than the grid's tile limit, so that
+// its page shows a window of it (by default 2022-05-01 … 2024-12-31: the
+// newest whole months that fit in 1,000 tiles).
+const longWorkspace = `defaults:
+  retries: {max_attempts: 1}
+assets:
+  t.long:
+    partitions: {daily: {start: "2020-01-01", end: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 5ms}}
+`
+
+// barQuery is the query the selection bar's form submits as it stands
+// (its text and hidden inputs, and its checkboxes that are ticked).
+func barQuery(bar *goquery.Selection) url.Values {
+	q := url.Values{}
+	bar.Find("input[name]").Each(func(_ int, in *goquery.Selection) {
+		typ := in.AttrOr("type", "text")
+		if (typ == "checkbox" || typ == "radio") && in.AttrOr("checked", "-") == "-" {
+			return
+		}
+		q.Add(in.AttrOr("name", ""), in.AttrOr("value", ""))
+	})
+	return q
+}
+
+// TestSelectionBarStartsWithTheWindowShown: with nothing selected on the
+// grid, "Backfill…" preselects the window the page shows (not the asset's
+// whole history), and on a grid filtered on failed or missing the form's
+// "only missing and failed" too; its tooltip says so.
+func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
+	env, _ := pgEnvWith(t, longWorkspace, false)
+	record(t, env, "t.long", "2024-06-01", db.StatusFailed, "v1", T0)
+	record(t, env, "t.long", "2024-06-02", db.StatusMaterialized, "v1", T0)
+	record(t, env, "t.long", "2024-06-03", db.StatusMaterialized, "v1", T0)
+	record(t, env, "t.long", "2021-01-01", db.StatusFailed, "v1", T0) // outside the window
+	c := env.Client(t, handlers.RoleOperator)
+	const first, last, window = "2022-05-01", "2024-12-31", 976
+	cases := []struct {
+		query       string
+		onlyMissing bool
+		want        int // partitions the new-backfill form previews
+	}{
+		{"", false, window},
+		{"?status=failed", true, window - 2},
+		{"?status=missing", true, window - 2},
+		{"?status=materialized", false, window},
+		{"?view=staleness", false, window},
+		{"?from=2024-06-01&to=2024-06-10", false, 10},
+		{"?from=2024-06-01&to=2024-06-10&status=failed", true, 8},
+	}
+	for _, tc := range cases {
+		t.Run(tc.query, func(t *testing.T) {
+			_, doc := pgGet(t, env, c, "/assets/t.long"+tc.query)
+			bar := doc.Find(`form[data-testid="selection-bar"]`)
+			if bar.Length() != 1 {
+				t.Fatal("no selection bar")
+			}
+			q := barQuery(bar)
+			wantFirst, wantLast := first, last
+			if strings.Contains(tc.query, "from=") {
+				wantFirst, wantLast = "2024-06-01", "2024-06-10"
+			}
+			if q.Get("start") != wantFirst || q.Get("end") != wantLast {
+				t.Errorf("the bar holds %q … %q, want the window shown, %s … %s", q.Get("start"), q.Get("end"), wantFirst, wantLast)
+			}
+			if got := q.Get("selector") == "missing_failed"; got != tc.onlyMissing {
+				t.Errorf("only missing and failed: %v, want %v", got, tc.onlyMissing)
+			}
+			title := bar.Find(`[data-testid="backfill-selection"]`).AttrOr("title", "")
+			if !strings.Contains(title, wantFirst+" … "+wantLast) || strings.Contains(title, "missing and failed") != tc.onlyMissing {
+				t.Errorf("Backfill… says %q", title)
+			}
+			// Backfill… opens the form with that selection.
+			_, form := pgGet(t, env, c, "/backfills/new?"+q.Encode())
+			if got := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); got != strconv.Itoa(tc.want) {
+				t.Errorf("the form previews %q partitions, want %d (%s)", got, tc.want, strings.TrimSpace(form.Find(`[data-testid="preview-error"]`).Text()))
+			}
+			wantRadio := "range"
+			if tc.onlyMissing {
+				wantRadio = "missing_failed"
+			}
+			if got := form.Find(`input[name="selector"][checked]`).AttrOr("value", ""); got != wantRadio {
+				t.Errorf("the form's selection is %q, want %q", got, wantRadio)
+			}
+			// And the bar counts what the form previews.
+			_, cnt := pgGet(t, env, c, "/backfills/selection?"+q.Encode())
+			if got := cnt.Find(`[data-testid="selection-n"]`).AttrOr("data-n", ""); got != strconv.Itoa(tc.want) {
+				t.Errorf("the bar counts %q, want %d", got, tc.want)
 			}
 		})
 	}

@@ -107,6 +107,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		}
 	}
 	status := http.StatusOK
+	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}
 	if n > 0 {
 		v.FirstKey, v.LastKey = a.Space.Key(0), a.Space.Key(n-1)
 		l := layoutFor(a)
@@ -147,6 +148,12 @@ func (h *Handler) AssetShow(c echo.Context) error {
 				return err
 			}
 		}
+		// The selection bar starts out holding the window shown (and, on a
+		// grid filtered on failed or missing, the form's "only missing and
+		// failed"), so that "Backfill…" with nothing selected on the grid
+		// preselects what the page shows, not the asset's whole history.
+		bar.Start, bar.End, bar.FirstKey, bar.LastKey = a.Space.Key(lo), a.Space.Key(hi), v.FirstKey, v.LastKey
+		bar.OnlyMissingFailed = view == "status" && (filter == db.StatusFailed || filter == db.StatusMissing)
 		v.WindowLabel = keySpan(a.Space.Key(lo), a.Space.Key(hi)) + " (" + views.Num(size) + " partition" + plural(size) + ")"
 		if lo > 0 {
 			plo := max(lo-size, 0)
@@ -165,7 +172,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 			}
 		}
 	}
-	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v))
+	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v, bar))
 }
 
 // windowOf resolves the window shown in detail: the requested range, or by

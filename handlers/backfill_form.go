@@ -365,15 +365,16 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 
 // BackfillSelectionCount counts the asset grid's selection (htmx). A plain
 // range is counted arithmetically; with the bar's "Only (name=value)"
-// dimension filter the selection is a filter selector, counted by the same
-// preview as the new-backfill form the bar opens, so that the count and its
-// refusals (an unknown dimension or value) are the form's.
+// dimension filter or its "Only missing and failed" (selector) the
+// selection is a filter selector, counted by the same preview as the
+// new-backfill form the bar opens, so that the count and its refusals (an
+// unknown dimension or value) are the form's.
 func (h *Handler) BackfillSelectionCount(c echo.Context) error {
 	a, err := h.asset(c.Request().Context(), c.QueryParam("asset"))
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(c.QueryParam("dimension")) != "" {
+	if strings.TrimSpace(c.QueryParam("dimension")) != "" || c.QueryParam("selector") != "" {
 		q := c.QueryParams()
 		f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
 		req, err := requestFromForm(f)
