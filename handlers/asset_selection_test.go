@@ -187,3 +187,33 @@ func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
 		})
 	}
 }
+
+// TestZoomOutNeverZoomsIn: "Zoom out" widens the window up to the whole
+// history and is not offered once the page shows all of it (it used to link
+// to the page without a range, the default window of 976 days).
+func TestZoomOutNeverZoomsIn(t *testing.T) {
+	env, _ := pgEnvWith(t, longWorkspace, false)
+	c := env.Client(t, handlers.RoleViewer)
+	cases := []struct{ from, to, want string }{
+		{"2020-01-01", "2024-12-31", ""}, // the whole history
+		{"2022-01-01", "2024-12-31", "?from=2020-01-01&to=2024-12-31"},
+		{"2020-01-01", "2022-12-31", "?from=2020-01-01&to=2024-12-31"},
+		{"2024-06-01", "2024-06-10", "?from=2024-05-22&to=2024-06-20"},
+		{"2024-12-20", "2024-12-31", "?from=2024-12-08&to=2024-12-31"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.from+".."+tc.to, func(t *testing.T) {
+			_, doc := pgGet(t, env, c, "/assets/t.long?from="+tc.from+"&to="+tc.to)
+			z := doc.Find(`[data-testid="zoom-out"]`)
+			if tc.want == "" {
+				if z.Length() != 0 {
+					t.Fatalf("the whole history offers Zoom out to %q", z.AttrOr("href", ""))
+				}
+				return
+			}
+			if got := z.AttrOr("href", ""); got != tc.want {
+				t.Errorf("Zoom out links to %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -84,7 +84,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v.Gaps = gapsModel(g, 50)
+		v.Gaps = assetGapsModel(g, v.CanLaunch)
 	}
 	if f := a.Def.Freshness; f != nil {
 		var parts []string
@@ -163,13 +163,13 @@ func (h *Handler) AssetShow(c echo.Context) error {
 			nhi := min(hi+size, n-1)
 			v.Next = rangeHref(q, a.Space.Key(hi+1), a.Space.Key(nhi))
 		}
-		if explicit {
+		// Zoom out triples the window, up to the whole history, which it
+		// names as a range: the page without one is the default window,
+		// smaller than the whole history (a zoom in). Showing the whole
+		// history already, there is nothing to zoom out to.
+		if explicit && (lo > 0 || hi < n-1) {
 			zlo, zhi := max(lo-size, 0), min(hi+size, n-1)
-			if zlo == 0 && zhi == n-1 {
-				v.ZoomOut = "?" + q.Encode()
-			} else {
-				v.ZoomOut = rangeHref(q, a.Space.Key(zlo), a.Space.Key(zhi))
-			}
+			v.ZoomOut = rangeHref(q, a.Space.Key(zlo), a.Space.Key(zhi))
 		}
 	}
 	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v, bar))
