@@ -64,7 +64,7 @@ func newAssetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"status": "--status", "limit": "--limit"})
+			c.withFlags(assetPartitionsFlagNames)
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}

@@ -74,20 +74,6 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	}
 }
 
-// selectorFlagNames maps the API fields of a backfill request to the flags
-// that set them, for error messages.
-var selectorFlagNames = map[string]string{
-	"chunk_size":          "--chunk-size",
-	"max_concurrent_runs": "--concurrency",
-	"title":               "--title",
-	"selector.start":      "--start",
-	"selector.end":        "--end",
-	"selector.keys":       "--partition/--partitions/--partitions-file",
-	"selector.statuses":   "--missing/--failed/--stale/--tainted",
-	"selector.dimensions": "--dimension/--dimension-value",
-	"Idempotency-Key":     "--idempotency-key",
-}
-
 // request builds the API body from the flags, refusing conflicting selectors.
 // cmdPath names the command run (tessera backfill preview or create).
 func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any, error) {
@@ -256,7 +242,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"state": "--state", "asset": "--asset", "limit": "--limit"})
+			c.withFlags(backfillListFlagNames)
 			var rows []backfillJSON
 			var raw []json.RawMessage
 			cursor := ""
@@ -327,7 +313,7 @@ func newBackfillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"state": "--state"})
+			c.withFlags(backfillChunksFlagNames)
 			q := url.Values{"limit": {"1000"}}
 			if chunkState != "" {
 				q.Set("state", chunkState)
@@ -377,7 +363,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"expected_state_version": "--expected-state-version", "terminate": "--terminate"})
+			c.withFlags(steerFlagNames)
 			body := map[string]any{}
 			if cmd.Flags().Changed("expected-state-version") {
 				// Sent whenever given, so that the server refuses 0 or a
@@ -502,8 +488,7 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"retry_request_id": "--request-id", "chunk_size": "--chunk-size",
-				"max_concurrent_runs": "--concurrency", "expected_state_version": "--expected-state-version"})
+			c.withFlags(steerFlagNames)
 			body := map[string]any{}
 			if requestID != "" {
 				body["retry_request_id"] = requestID
@@ -801,6 +786,7 @@ func runCmd(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(backfillRunFlagNames)
 			path := "/api/v1/runs/" + url.PathEscape(args[0])
 			if attempt > 0 {
 				path += fmt.Sprintf("?attempt=%d", attempt)

@@ -91,33 +91,15 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
-	// flags maps the API's error fields to the command's own flags, so an
-	// error names what the user typed (chunk_size → --chunk-size).
-	flags map[string]string
+	// flags names the command's flags for the API's fields in error
+	// messages (chunk_size → --chunk-size); see api_wording.go.
+	flags fieldFlags
 }
 
 // withFlags sets the API field → flag names used in error messages.
-func (c *client) withFlags(flags map[string]string) *client {
+func (c *client) withFlags(flags fieldFlags) *client {
 	c.flags = flags
 	return c
-}
-
-// flagFor returns the flag that sets an API error's field: the field itself,
-// or the nearest enclosing one, so that an item of a list or map
-// ("selector.keys[3]", "selector.dimensions.region[0]") names the flag of
-// the list ("--partitions", "--dimension"). "" when no flag sets it.
-func flagFor(flags map[string]string, field string) string {
-	for f := field; f != ""; {
-		if flag, ok := flags[f]; ok {
-			return flag
-		}
-		i := strings.LastIndexAny(f, ".[")
-		if i <= 0 {
-			break
-		}
-		f = f[:i]
-	}
-	return ""
 }
 
 // newClient resolves server and token: flag, then environment, then the
@@ -151,30 +133,14 @@ type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field"`
-	// Flag is the command's flag for Field, when it has one.
-	Flag string `json:"-"`
+	// flags are the command's names for the API's fields.
+	flags fieldFlags
 }
 
+// Error is the server's message in the CLI's words (see api_wording.go).
 func (e *apiError) Error() string {
-	msg := e.Message
-	switch {
-	case e.Flag != "" && strings.HasPrefix(msg, e.Field+" "):
-		// "chunk_size must be …" → "--chunk-size must be …"
-		msg = e.Flag + msg[len(e.Field):]
-	case e.Flag != "":
-		msg = e.Flag + ": " + msg
-	case e.Field != "" && !strings.Contains(msg, e.Field):
-		msg += " (field " + e.Field + ")"
-	}
-	return fmt.Sprintf("server answered %d: %s", e.Status, cliHints.Replace(msg))
+	return fmt.Sprintf("server answered %d: %s", e.Status, e.flags.cliMessage(e.Message, e.Field))
 }
-
-// cliHints turns the API's pointers to where valid ids are listed into the
-// commands that list them.
-var cliHints = strings.NewReplacer(
-	"list backfills with GET /api/v1/backfills", "list backfills with `tessera backfill list`",
-	"GET /api/v1/assets lists the declared assets", "`tessera asset list` lists the declared assets",
-)
 
 // do sends a request and decodes a 2xx JSON answer into out. Errors carry exit
 // codes: 2 for input the server rejected as invalid (400, 404, 409, 422), 3 for
@@ -227,9 +193,7 @@ func (c *client) do(ctx context.Context, method, path string, body any, headers 
 			}
 		}
 		ae.Status = resp.StatusCode
-		if ae.Field != "" {
-			ae.Flag = flagFor(c.flags, ae.Field)
-		}
+		ae.flags = c.flags
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
 			ae.Message += " (check --token, TESSERA_TOKEN or run tessera login)"

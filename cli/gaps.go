@@ -48,7 +48,7 @@ in turn (--json prints an array).`,
 			if err != nil {
 				return err
 			}
-			c.withFlags(map[string]string{"from": "--from"})
+			c.withFlags(gapsFlagNames)
 			var raws []json.RawMessage
 			for i, asset := range args {
 				path := "/api/v1/assets/" + url.PathEscape(asset) + "/gaps"

@@ -30,6 +30,7 @@ func newTaintCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.withFlags(taintFlagNames)
 			path := "/api/v1/assets/" + url.PathEscape(args[0]) + "/partitions/" + url.PathEscape(args[1])
 			var body any
 			if clear {
@@ -115,6 +116,7 @@ Everything is validated by the server before anything is written.`,
 			}
 			var out map[string]any
 			if watermark != "" {
+				c.withFlags(watermarkFlagNames)
 				path := "/api/v1/assets/" + url.PathEscape(asset) + "/watermark"
 				if err := c.do(cmd.Context(), "POST", path, map[string]any{"partition": watermark}, nil, &out); err != nil {
 					return err
@@ -149,6 +151,7 @@ Everything is validated by the server before anything is written.`,
 			if idem != "" {
 				headers["Idempotency-Key"] = idem
 			}
+			c.withFlags(reportFlagNames)
 			if err := c.do(cmd.Context(), "POST", "/api/v1/materializations", items, headers, &out); err != nil {
 				return err
 			}
