@@ -84,7 +84,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v.Gaps = assetGapsModel(g, v.CanLaunch)
+		v.Gaps = gapsModel(g, 50)
 	}
 	if f := a.Def.Freshness; f != nil {
 		var parts []string
