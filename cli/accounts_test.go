@@ -124,6 +124,16 @@ func TestCLITokenCommands(t *testing.T) {
 			t.Errorf("%v: exit %d %q", b, code, errs)
 		}
 	}
+	// Without --name (or with a blank one), the error says how to fix it.
+	for _, b := range [][]string{{"--user", "ci"}, {"--user", "ci", "--name", "  "}} {
+		code, _, errs := run(t, append(append([]string{"token", "create"}, b...), "--db", dbp)...)
+		if code != cli.ExitUsage || !strings.Contains(errs, "the token needs a name: add --name NAME") {
+			t.Errorf("token create %v: exit %d %q", b, code, errs)
+		}
+	}
+	if code, _, errs := run(t, "token", "create", "--user", "ci", "--name", "a\tb", "--db", dbp); code != cli.ExitUsage || !strings.Contains(errs, "--name: the token name holds control characters") {
+		t.Errorf("token create --name with a tab: exit %d %q", code, errs)
+	}
 	if _, n := userCount(t, dbp); n != 1 {
 		t.Fatalf("bad input wrote tokens: %d", n)
 	}

@@ -30,7 +30,14 @@ func newTokenCmd() *cobra.Command {
 			if user == "" {
 				return usageErr("--user is required")
 			}
+			if strings.TrimSpace(name) == "" {
+				return usageErr("the token needs a name: add --name NAME, a label that tells it apart in `tessera token list` (e.g. --name nightly-export)")
+			}
 			if err := handlers.ValidateTokenName(name); err != nil {
+				var ue *handlers.UserError
+				if errors.As(err, &ue) {
+					return usageErr("--name: %s", ue.Message)
+				}
 				return userError(err)
 			}
 			var want handlers.Role
