@@ -234,6 +234,9 @@ func TestBackfillAPIBadInput(t *testing.T) {
 		{"a field in another case", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"Assets":["x"]}`, "Assets", `unknown field "Assets" (field names are case-sensitive); the fields there are assets, selector`},
 		{"a field twice", `{"assets":["a.daily"],"assets":["x"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets", `field "assets" appears more than once in the same object`},
 		{"a selector field twice", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03","start":"2025-01-02"},"chunk_size":1,"max_concurrent_runs":1}`, "selector.start", `field "selector.start" appears more than once`},
+		// A null in a list is not the empty string.
+		{"a null key", `{"assets":["a.daily"],"selector":{"type":"explicit","keys":["2025-01-01",null]},"chunk_size":1,"max_concurrent_runs":1}`, "selector.keys[1]", "selector.keys[1] must be a string, not null"},
+		{"a null asset", `{"assets":[null],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`, "assets[0]", "assets[0] must be a string, not null"},
 		{"a title with a terminal escape", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"title":"a\u001b[31mred"}`, "title", "title holds a control character (U+001B at byte 1)"},
 		{"a title over 200 characters", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1,"title":"` + strings.Repeat("é", 201) + `"}`, "title", "title is 201 characters long; at most 200"},
 		{"a dimension value a number", `{"assets":["a.daily"],"selector":{"type":"filter","dimensions":{"region":["eu",7]}},"chunk_size":1,"max_concurrent_runs":1}`, "selector.dimensions.region[1]", "must be a string, not a JSON number"},

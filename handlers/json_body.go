@@ -360,7 +360,82 @@ func exactKeys(body []byte, v any, root string) *UserError {
 	if path, known, ok := unknownField(body, reflect.TypeOf(v), root); ok {
 		return BadRequest(path, "the request body is not valid: unknown field %q (field names are case-sensitive); the fields there are %s", path, strings.Join(known, ", "))
 	}
+	if path, t, ok := nullScalar(body, reflect.TypeOf(v), root); ok {
+		return BadRequest(path, "the request body is not valid: %s must be %s, not null", path, jsonKind(t))
+	}
 	return nil
+}
+
+// nullScalar finds the first JSON null in an array or map where t has a
+// string, number or boolean (encoding/json leaves those at "", 0 or false
+// without a word, so "keys": [null] would have named the partition ""), and
+// returns its path. A null field of an object is that field left out.
+func nullScalar(raw []byte, t reflect.Type, path string) (string, reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer { // the value decoded into
+		t = t.Elem()
+	}
+	return nullIn(raw, t, path, path != "") // a root that is named is a list's item
+}
+
+func nullIn(raw []byte, t reflect.Type, path string, item bool) (string, reflect.Type, bool) {
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
+		return "", nil, false // null is "absent" there
+	}
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if !item {
+			return "", nil, false
+		}
+		switch t.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			return path, t, true
+		}
+		return "", nil, false
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", nil, false
+		}
+		for _, f := range jsonFieldsOf(t) {
+			if v, ok := obj[f.name]; ok {
+				if p, ft, found := nullIn(v, f.typ, join(f.name), false); found {
+					return p, ft, true
+				}
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", nil, false
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if p, ft, found := nullIn(obj[k], t.Elem(), join(k), true); found {
+				return p, ft, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "", nil, false // json.RawMessage, []byte
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return "", nil, false
+		}
+		for i, it := range items {
+			if p, ft, found := nullIn(it, t.Elem(), fmt.Sprintf("%s[%d]", path, i), true); found {
+				return p, ft, true
+			}
+		}
+	}
+	return "", nil, false
 }
 
 // duplicateKey finds the first object key that appears twice in the same

@@ -110,3 +110,16 @@ func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
 		}
 	}
 }
+
+// A dimension with an empty list of values is refused, not ignored (which
+// selected every value of it).
+func TestSelectorEmptyDimensionValues(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.Token(t, handlers.RoleOperator)
+	body := `{"assets":["m.multi"],"selector":{"type":"filter","statuses":["missing"],"dimensions":{"region":[]}},"chunk_size":1,"max_concurrent_runs":1}`
+	msg := selectorRefused(t, env, tok, body, "selector.dimensions.region")
+	if want := "dimension region lists no value: name at least one, or leave region out to take all of its values"; !strings.Contains(msg, want) {
+		t.Errorf("message %q lacks %q", msg, want)
+	}
+}

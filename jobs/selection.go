@@ -326,6 +326,9 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 			if dim == nil {
 				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
 			}
+			if len(values) == 0 {
+				return nil, 0, bad("selector.dimensions."+name, "dimension %s lists no value: name at least one, or leave %s out to take all of its values", name, name)
+			}
 			for i, v := range values {
 				if err := dim.Scheme.ValidateKey(v); err != nil {
 					return nil, 0, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
