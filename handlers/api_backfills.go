@@ -459,7 +459,7 @@ func (h *Handler) APIBackfillResume(c echo.Context) error { return h.transition(
 func (h *Handler) APIBackfillCancel(c echo.Context) error { return h.transition(c, jobs.ActCancel) }
 
 type retryBody struct {
-	RetryRequestID       string `json:"retry_request_id"`
+	RetryRequestID       *string `json:"retry_request_id"`
 	ChunkSize            *int64 `json:"chunk_size"`
 	MaxConcurrentRuns    *int64 `json:"max_concurrent_runs"`
 	ExpectedStateVersion *int64 `json:"expected_state_version"`
@@ -475,10 +475,19 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 	if err := decodeStrict(c, &body, true); err != nil {
 		return err
 	}
-	if body.RetryRequestID == "" {
-		body.RetryRequestID = c.Request().Header.Get("Idempotency-Key")
+	// The request id comes from the body or the Idempotency-Key header: one
+	// of them, or both the same.
+	reqID := c.Request().Header.Get("Idempotency-Key")
+	if r := body.RetryRequestID; r != nil {
+		switch {
+		case *r == "":
+			return BadRequest("retry_request_id", "retry_request_id is empty; give an id (the same id returns the same child backfill) or leave it out")
+		case reqID != "" && reqID != *r:
+			return BadRequest("retry_request_id", "retry_request_id %q and the Idempotency-Key header %q differ; send one of them, or both the same", *r, reqID)
+		}
+		reqID = *r
 	}
-	opts := jobs.RetryOptions{RequestID: body.RetryRequestID}
+	opts := jobs.RetryOptions{RequestID: reqID}
 	// Absent settings take the parent's; present ones must be valid.
 	if v := body.ChunkSize; v != nil {
 		if *v < 1 || *v > jobs.MaxChunkSize {

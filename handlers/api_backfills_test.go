@@ -410,14 +410,21 @@ assets:
 	apiCountsAddUp(t, parent)
 	version := int64(parent["state_version"].(float64))
 	before := apiCountEvents(t, env)
-	for _, c := range []struct{ body, field, msg string }{
-		{`{"chunk_size":0}`, "chunk_size", "leave it out to keep the parent's"},
-		{`{"max_concurrent_runs":0}`, "max_concurrent_runs", "between 1 and"},
-		{`{"max_concurrent_runs":100000}`, "max_concurrent_runs", "between 1 and 10000"},
-		{`{"expected_state_version":0}`, "expected_state_version", "positive number"},
-		{fmt.Sprintf(`{"retry_request_id":%q}`, strings.Repeat("x", 201)), "retry_request_id", "at most 200"},
+	for _, c := range []struct{ body, field, msg, key string }{
+		{`{"chunk_size":0}`, "chunk_size", "leave it out to keep the parent's", ""},
+		{`{"max_concurrent_runs":0}`, "max_concurrent_runs", "between 1 and", ""},
+		{`{"max_concurrent_runs":100000}`, "max_concurrent_runs", "between 1 and 10000", ""},
+		{`{"expected_state_version":0}`, "expected_state_version", "positive number", ""},
+		{fmt.Sprintf(`{"retry_request_id":%q}`, strings.Repeat("x", 201)), "retry_request_id", "at most 200", ""},
+		{`{"retry_request_id":""}`, "retry_request_id", "retry_request_id is empty", ""},
+		// Two different ids for one request: which would it be?
+		{`{"retry_request_id":"x1"}`, "retry_request_id", `retry_request_id "x1" and the Idempotency-Key header "x9" differ`, "x9"},
 	} {
-		code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", c.body)
+		var hdr []string
+		if c.key != "" {
+			hdr = []string{"Idempotency-Key", c.key}
+		}
+		code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", c.body, hdr...)
 		er, _ := e["error"].(map[string]any)
 		if code != http.StatusBadRequest || er["field"] != c.field || !strings.Contains(fmt.Sprint(er["message"]), c.msg) {
 			t.Errorf("%s: %d %v", c.body, code, e)
