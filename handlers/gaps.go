@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -16,6 +18,13 @@ import (
 
 // MaxGapRanges bounds the ranges one gaps answer lists.
 const MaxGapRanges = 10000
+
+// GapsPageSize is how many ranges a page of /assets/{key}/gaps lists;
+// AssetPageGaps how many the asset page lists before linking to it.
+const (
+	GapsPageSize  = 200
+	AssetPageGaps = 50
+)
 
 // GapRange is a run of consecutive missing partitions.
 type GapRange struct {
@@ -40,6 +49,9 @@ type Gaps struct {
 	Ranges    []GapRange `json:"ranges"`
 	Total     int64      `json:"total"`
 	Truncated bool       `json:"truncated"`
+	// Next, when Truncated, is the key after the last range found: a search
+	// from it goes on where this one stopped.
+	Next string `json:"-"`
 }
 
 // NoWatermarkWarning is the warning of an asset without a watermark.
@@ -122,6 +134,9 @@ func (h *Handler) FindGaps(ctx context.Context, key, from string) (Gaps, error) 
 	}
 	rs, truncated := facts.MissingRanges(lo, hi, MaxGapRanges)
 	g.Truncated = truncated
+	if n := len(rs); truncated && n > 0 && rs[n-1].Hi+1 < a.Space.Len() {
+		g.Next = a.Space.Key(rs[n-1].Hi + 1)
+	}
 	for _, r := range rs {
 		g.Ranges = append(g.Ranges, GapRange{Start: a.Space.Key(r.Lo), End: a.Space.Key(r.Hi), Count: r.Len(), Lo: r.Lo, Hi: r.Hi})
 		g.Total += r.Len()
@@ -189,25 +204,110 @@ func (h *Handler) APIGetWatermark(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": w.Partition, "set_at": msTime(w.SetAt), "actor": w.Actor})
 }
 
-// gapsModel is the view of a gap search.
+// GapsHref is the page listing every gap range of asset, page by page
+// (from: the search's start key, empty for the holes inside the
+// materialized range; page 1 is the first).
+func GapsHref(asset, from string, page int) string {
+	q := url.Values{}
+	if from != "" {
+		q.Set("from", from)
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	h := "/assets/" + url.PathEscape(asset) + "/gaps"
+	if len(q) > 0 {
+		h += "?" + q.Encode()
+	}
+	return h
+}
+
+// gapsModel is the view of a gap search listing its first limit ranges,
+// with a link to the page that lists them all when some are left out.
 func gapsModel(g Gaps, limit int) *views.GapsModel {
-	m := &views.GapsModel{Asset: g.Asset, Mode: g.Mode, From: g.From, Watermark: g.Watermark, Warning: g.Warning, Note: g.Note,
-		Skipped: g.Skipped, Truncated: g.Truncated, Total: g.Total, RangeCount: len(g.Ranges)}
-	for i, r := range g.Ranges {
-		if i == limit {
-			break
-		}
-		m.Ranges = append(m.Ranges, views.GapRow{Start: r.Start, End: r.End, Count: r.Count})
+	m := gapsPageModel(g, 0, limit)
+	if len(m.Ranges) < len(g.Ranges) {
+		m.AllHref = GapsHref(g.Asset, g.From, 1)
 	}
 	return m
 }
 
-// AssetGaps renders the gap list of an asset (?from=KEY) as an HTML
-// fragment: the asset page shows it and the new-backfill page can load it.
+// gapsPageModel is the view of ranges [offset, offset+limit) of a gap search.
+func gapsPageModel(g Gaps, offset, limit int) *views.GapsModel {
+	m := &views.GapsModel{Asset: g.Asset, Mode: g.Mode, From: g.From, Watermark: g.Watermark, Warning: g.Warning, Note: g.Note,
+		Skipped: g.Skipped, Truncated: g.Truncated, Total: g.Total, RangeCount: len(g.Ranges), Offset: offset}
+	offset = min(max(offset, 0), len(g.Ranges))
+	for _, r := range g.Ranges[offset:min(offset+limit, len(g.Ranges))] {
+		m.Ranges = append(m.Ranges, views.GapRow{Start: r.Start, End: r.End, Count: r.Count})
+	}
+	if g.Truncated && g.Next != "" && offset+len(m.Ranges) == len(g.Ranges) {
+		m.ContinueFrom, m.ContinueHref = g.Next, GapsHref(g.Asset, g.Next, 1)
+	}
+	return m
+}
+
+// withGapsBackfill offers "Backfill these gaps": the new-backfill form
+// preselected to fill them (the form's "Fill gaps" choice, which searches
+// the same gaps again), or says why the form cannot take them.
+func withGapsBackfill(m *views.GapsModel, g Gaps) {
+	switch {
+	case g.Skipped || g.Total == 0:
+	case g.Truncated:
+		m.BackfillNote = fmt.Sprintf("More than %s ranges are missing, too many for one backfill from the form: fill them in parts, giving the new-backfill form's Start.", views.Num(MaxGapRanges))
+	case g.Total > MaxFormKeys:
+		m.BackfillNote = fmt.Sprintf("%s partitions are missing; the new-backfill form fills at most %s at once: fill them in parts, giving its Start.", views.Num(g.Total), views.Num(MaxFormKeys))
+	default:
+		q := url.Values{}
+		q.Set("asset", g.Asset)
+		q.Set("selector", "gaps")
+		if g.From != "" {
+			q.Set("start", g.From)
+		}
+		m.BackfillHref = "/backfills/new?" + q.Encode()
+	}
+}
+
+// assetGapsModel is the asset page's gap list: the first AssetPageGaps
+// ranges, and for those who may launch backfills, "Backfill these gaps".
+func assetGapsModel(g Gaps, canLaunch bool) *views.GapsModel {
+	m := gapsModel(g, AssetPageGaps)
+	if canLaunch {
+		withGapsBackfill(m, g)
+	}
+	return m
+}
+
+// AssetGaps renders the gaps of an asset (?from=KEY), GapsPageSize ranges a
+// page (?page=N): a page of its own, or for htmx the list alone.
 func (h *Handler) AssetGaps(c echo.Context) error {
-	g, err := h.FindGaps(c.Request().Context(), pathParam(c, "key"), strings.TrimSpace(c.QueryParam("from")))
+	from := strings.TrimSpace(c.QueryParam("from"))
+	pg := 1
+	if v := strings.TrimSpace(c.QueryParam("page")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return BadRequest("page", "page must be a whole number from 1, got %q", v)
+		}
+		pg = n
+	}
+	g, err := h.FindGaps(c.Request().Context(), pathParam(c, "key"), from)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.GapList(*gapsModel(g, 500)))
+	// A page past the end (the gaps were filled meanwhile) shows the last one.
+	pages := max((len(g.Ranges)+GapsPageSize-1)/GapsPageSize, 1)
+	pg = min(pg, pages)
+	m := gapsPageModel(g, (pg-1)*GapsPageSize, GapsPageSize)
+	if pg > 1 {
+		m.PrevHref = GapsHref(g.Asset, from, pg-1)
+	}
+	if pg < pages {
+		m.NextHref = GapsHref(g.Asset, from, pg+1)
+	}
+	if canOperate(c) {
+		withGapsBackfill(m, g)
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return render(c, http.StatusOK, views.GapList(*m))
+	}
+	return render(c, http.StatusOK, views.GapsPage(page(c, "Gaps of "+g.Asset, "overview"), *m, AssetHref(g.Asset)+"?view=staleness"))
 }

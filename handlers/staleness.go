@@ -147,9 +147,16 @@ func backfillHref(asset, selector string) string {
 // stalePanel fills the asset page's staleness summary.
 func (h *Handler) stalePanel(ctx context.Context, a assetCtx, f *db.StaleFacts, now time.Time) (*views.StalePanel, error) {
 	c := f.Counts(0, a.Space.Len()-1, now)
-	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale(),
-		BackfillStale:        backfillHref(a.Def.Key, "stale"),
-		BackfillMissingStale: backfillHref(a.Def.Key, "missing_stale")}
+	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale()}
+	// The shortcuts are offered only when their selection is not empty:
+	// "Backfill stale" selects the materialized stale partitions (every
+	// reason but never materialized), "missing and stale" adds the missing.
+	if c.Stale() > 0 {
+		p.BackfillMissingStale = backfillHref(a.Def.Key, "missing_stale")
+	}
+	if c.Stale()-c[catalog.NeverMaterialized] > 0 {
+		p.BackfillStale = backfillHref(a.Def.Key, "stale")
+	}
 	if w, err := h.Store.GetWatermark(ctx, a.ID); err == nil {
 		p.Watermark = w.Partition
 	} else if !errors.Is(err, db.ErrNotFound) {

@@ -32,9 +32,9 @@ func TestGapListSummary(t *testing.T) {
 		g    GapsModel
 		want string
 	}{
-		{GapsModel{Ranges: ranges, RangeCount: 73, Total: 290}, "290 partitions not materialized (missing or failed) in 73 ranges ; the first 50 are listed"},
+		{GapsModel{Ranges: ranges, RangeCount: 73, Total: 290}, "290 partitions not materialized (missing or failed) in 73 ranges; the first 50 are listed"},
 		{GapsModel{Ranges: ranges[:1], RangeCount: 1, Total: 1}, "1 partition not materialized (missing or failed) in 1 range"},
-		{GapsModel{Ranges: ranges, RangeCount: 10000, Total: 40000, Truncated: true}, "at least 40,000 partitions not materialized (missing or failed) in at least 10000 ranges ; the first 50 are listed"},
+		{GapsModel{Ranges: ranges, RangeCount: 10000, Total: 40000, Truncated: true}, "at least 40,000 partitions not materialized (missing or failed) in at least 10000 ranges; the first 50 are listed"},
 	} {
 		if got := render(c.g); got != c.want {
 			t.Errorf("got %q\nwant %q", got, c.want)

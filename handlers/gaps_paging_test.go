@@ -1,0 +1,212 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+const gapsPagingWS = `assets:
+  gp.daily:
+    partitions: {daily: {start: 2024-01-01, end: 2025-12-31}}
+    executor: {demo: {duration: 1s}}
+`
+
+// gapsPagingEnv materializes every other day of 2024-01-01 … 2024-12-31 of
+// gp.daily (the first and the last included) and sets the watermark at
+// the last: 182 one-day holes inside the materialized range.
+func gapsPagingEnv(t *testing.T) (*testkit.Env, []string) {
+	t.Helper()
+	env, _ := pgEnvWith(t, gapsPagingWS, false)
+	var items, holes []string
+	d := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; !d.After(time.Date(2024, 12, 30, 0, 0, 0, 0, time.UTC)); i, d = i+1, d.AddDate(0, 0, 1) {
+		if i%2 == 0 {
+			items = append(items, fmt.Sprintf(`{"asset":"gp.daily","partition":%q,"status":"materialized"}`, d.Format("2006-01-02")))
+		} else {
+			holes = append(holes, d.Format("2006-01-02"))
+		}
+	}
+	if r := env.Post(t, "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); r.StatusCode != http.StatusCreated {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	if r := env.Post(t, "/api/v1/assets/gp.daily/watermark", `{"partition":"2024-12-30"}`); r.StatusCode != http.StatusOK {
+		t.Fatalf("watermark: %d", r.StatusCode)
+	}
+	return env, holes
+}
+
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func gapStarts(doc *goquery.Document) []string {
+	var out []string
+	doc.Find(`[data-testid="gap-range"] td:first-child`).Each(func(_ int, s *goquery.Selection) { out = append(out, s.Text()) })
+	return out
+}
+
+// TestGapsEveryRangeReachable: the asset page lists the first 50 gap ranges
+// and links to the gaps page, which lists them all 200 a page with
+// previous and next links; the summary has no stray space before ';'.
+func TestGapsEveryRangeReachable(t *testing.T) {
+	env, holes := gapsPagingEnv(t)
+	if len(holes) != 182 {
+		t.Fatalf("fixture: %d holes", len(holes))
+	}
+	c := env.Client(t, handlers.RoleViewer)
+	_, doc := pgGet(t, env, c, "/assets/gp.daily?view=staleness")
+	gaps := doc.Find(`[data-testid="gaps"]`)
+	if n := gaps.Find(`[data-testid="gap-range"]`).Length(); n != handlers.AssetPageGaps {
+		t.Fatalf("asset page lists %d ranges, want %d", n, handlers.AssetPageGaps)
+	}
+	if got, want := squash(gaps.Find(`[data-testid="gaps-total"]`).Text()), "182 partitions not materialized (missing or failed) in 182 ranges; the first 50 are listed"; got != want {
+		t.Fatalf("summary %q, want %q", got, want)
+	}
+	all := gaps.Find(`[data-testid="gaps-all"]`)
+	if href := all.AttrOr("href", ""); href != "/assets/gp.daily/gaps" || !strings.Contains(all.Text(), "182") {
+		t.Fatalf("all-ranges link %q %q", href, all.Text())
+	}
+
+	// Follow it: 182 ranges fit on one page of 200.
+	code, doc := pgGet(t, env, c, "/assets/gp.daily/gaps")
+	if code != http.StatusOK || doc.Find("title").Length() != 1 || doc.Find(`[data-testid="nav-main"]`).Length() != 1 {
+		t.Fatalf("gaps page: %d, a full page: %v", code, doc.Find("title").Length() == 1)
+	}
+	if got := gapStarts(doc); strings.Join(got, " ") != strings.Join(holes, " ") {
+		t.Fatalf("gaps page lists %d ranges, want all %d", len(got), len(holes))
+	}
+	if doc.Find(`[data-testid="gaps-next"], [data-testid="gaps-prev"], [data-testid="gaps-all"]`).Length() != 0 {
+		t.Fatal("a single page of ranges links to other pages")
+	}
+	if href := doc.Find(`[data-testid="gaps-asset"]`).AttrOr("href", ""); href != "/assets/gp.daily?view=staleness" {
+		t.Fatalf("back to the asset: %q", href)
+	}
+	if s := squash(doc.Find(`[data-testid="gaps-total"]`).Text()); strings.Contains(s, "listed") {
+		t.Fatalf("every range listed, yet %q", s)
+	}
+
+	// A search from a start key (every missing day from it to the
+	// watermark, 2024-12-30): here the same 182 days.
+	code, doc = pgGet(t, env, c, "/assets/gp.daily/gaps?from=2024-01-01&page=1")
+	if code != http.StatusOK || len(gapStarts(doc)) != 182 {
+		t.Fatalf("from search: %d, %d ranges", code, len(gapStarts(doc)))
+	}
+	if code, doc = pgGet(t, env, c, "/assets/gp.daily/gaps?page=x"); code != http.StatusBadRequest || !strings.Contains(doc.Find(`[data-testid="error-message"]`).Text(), "page") {
+		t.Fatalf("page=x: %d %q", code, doc.Find(`[data-testid="error-message"]`).Text())
+	}
+	// A page past the end (gaps filled meanwhile) shows the last page.
+	if code, doc = pgGet(t, env, c, "/assets/gp.daily/gaps?page=9"); code != http.StatusOK || len(gapStarts(doc)) != 182 {
+		t.Fatalf("page past the end: %d, %d ranges", code, len(gapStarts(doc)))
+	}
+	// htmx asks for the list alone.
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/assets/gp.daily/gaps", nil)
+	req.Header.Set("HX-Request", "true")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frag := pgDoc(t, resp)
+	resp.Body.Close()
+	if frag.Find("title").Length() != 0 || frag.Find(`[data-testid="gaps"]`).Length() != 1 {
+		t.Fatal("htmx answer is not the list alone")
+	}
+}
+
+// TestGapsPagesOf200: more than 200 ranges are listed 200 a page, with
+// previous and next links that keep from; every range is on exactly one page.
+func TestGapsPagesOf200(t *testing.T) {
+	env, _ := pgEnvWith(t, gapsPagingWS, false)
+	var items, holes []string
+	d := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i <= 2*250; i, d = i+1, d.AddDate(0, 0, 1) {
+		if i%2 == 0 {
+			items = append(items, fmt.Sprintf(`{"asset":"gp.daily","partition":%q,"status":"materialized"}`, d.Format("2006-01-02")))
+		} else {
+			holes = append(holes, d.Format("2006-01-02"))
+		}
+	}
+	last := d.AddDate(0, 0, -1).Format("2006-01-02")
+	if r := env.Post(t, "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); r.StatusCode != http.StatusCreated {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	if r := env.Post(t, "/api/v1/assets/gp.daily/watermark", `{"partition":"`+last+`"}`); r.StatusCode != http.StatusOK {
+		t.Fatalf("watermark: %d", r.StatusCode)
+	}
+	c := env.Client(t, handlers.RoleViewer)
+	var seen []string
+	path, pages := "/assets/gp.daily/gaps?from=2024-01-01", 0
+	for path != "" {
+		if pages++; pages > 5 {
+			t.Fatal("the next links do not end")
+		}
+		code, doc := pgGet(t, env, c, path)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", path, code)
+		}
+		starts := gapStarts(doc)
+		if len(starts) > handlers.GapsPageSize {
+			t.Fatalf("%s lists %d ranges", path, len(starts))
+		}
+		sum := squash(doc.Find(`[data-testid="gaps-total"]`).Text())
+		want := fmt.Sprintf("in 250 ranges; ranges %d–%d are listed", len(seen)+1, len(seen)+len(starts))
+		if len(seen) == 0 {
+			want = "in 250 ranges; the first 200 are listed"
+		}
+		if !strings.HasSuffix(sum, want) {
+			t.Fatalf("%s summary %q, want …%q", path, sum, want)
+		}
+		if prev := doc.Find(`[data-testid="gaps-prev"]`).AttrOr("href", ""); (len(seen) > 0) != (prev != "") || (prev != "" && !strings.Contains(prev, "from=2024-01-01")) {
+			t.Fatalf("%s previous link %q", path, prev)
+		}
+		seen = append(seen, starts...)
+		path = doc.Find(`[data-testid="gaps-next"]`).AttrOr("href", "")
+		if path != "" && !strings.Contains(path, "from=2024-01-01") {
+			t.Fatalf("next link %q drops from", path)
+		}
+	}
+	if pages != 2 || strings.Join(seen, " ") != strings.Join(holes, " ") {
+		t.Fatalf("%d pages listed %d ranges, want 2 pages listing all %d", pages, len(seen), len(holes))
+	}
+}
+
+// TestBackfillTheseGaps: operators get "Backfill these gaps" next to the
+// gap list, in the new-backfill link format of "Fill gaps", and the form
+// it opens previews exactly the missing partitions; viewers do not.
+func TestBackfillTheseGaps(t *testing.T) {
+	env, holes := gapsPagingEnv(t)
+	op := env.Client(t, handlers.RoleOperator)
+	want := "/backfills/new?asset=gp.daily&selector=gaps"
+	for _, path := range []string{"/assets/gp.daily?view=staleness", "/assets/gp.daily/gaps"} {
+		_, doc := pgGet(t, env, op, path)
+		if href := doc.Find(`[data-testid="gaps"] [data-testid="backfill-gaps"]`).AttrOr("href", ""); href != want {
+			t.Fatalf("%s: backfill-gaps href %q, want %q", path, href, want)
+		}
+		_, vdoc := pgGet(t, env, env.Client(t, handlers.RoleViewer), path)
+		if vdoc.Find(`[data-testid="backfill-gaps"]`).Length() != 0 {
+			t.Fatalf("%s offers a viewer to backfill", path)
+		}
+	}
+	// From a start: the link keeps it as the form's Start.
+	_, doc := pgGet(t, env, op, "/assets/gp.daily/gaps?from=2024-06-01")
+	if href := doc.Find(`[data-testid="backfill-gaps"]`).AttrOr("href", ""); href != want+"&start=2024-06-01" {
+		t.Fatalf("from search: backfill-gaps href %q", href)
+	}
+	// The form it opens: "Fill gaps" chosen, previewing the 182 holes.
+	code, form := pgGet(t, env, op, want)
+	if code != http.StatusOK || form.Find(`input[name="selector"][value="gaps"][checked]`).Length() != 1 {
+		t.Fatalf("new-backfill form: %d, gaps chosen: %d", code, form.Find(`input[name="selector"][value="gaps"][checked]`).Length())
+	}
+	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != fmt.Sprint(len(holes)) {
+		t.Fatalf("preview: %s partitions, want %d", n, len(holes))
+	}
+	// The new-backfill page's own gap preview does not offer itself again.
+	if form.Find(`[data-testid="backfill-gaps"]`).Length() != 0 {
+		t.Fatal("the new-backfill form links to itself")
+	}
+}
