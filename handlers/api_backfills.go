@@ -460,9 +460,9 @@ func (h *Handler) APIBackfillCancel(c echo.Context) error { return h.transition(
 
 type retryBody struct {
 	RetryRequestID       *string `json:"retry_request_id"`
-	ChunkSize            *int64 `json:"chunk_size"`
-	MaxConcurrentRuns    *int64 `json:"max_concurrent_runs"`
-	ExpectedStateVersion *int64 `json:"expected_state_version"`
+	ChunkSize            *int64  `json:"chunk_size"`
+	MaxConcurrentRuns    *int64  `json:"max_concurrent_runs"`
+	ExpectedStateVersion *int64  `json:"expected_state_version"`
 }
 
 // APIBackfillRetryFailed creates a child backfill of the failed partitions.

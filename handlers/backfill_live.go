@@ -119,7 +119,7 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 	p := views.RunPage{ID: r.ID, RunKey: r.RunKey, BackfillID: r.BackfillID, BackfillHref: BackfillHref(r.BackfillID),
 		Asset: r.Asset, AssetHref: AssetHref(r.Asset), State: r.State, Chunk: r.Chunk, Partitions: r.Partitions,
 		Materialized: r.Materialized, Failed: r.Failed, UpstreamFailed: r.UpstreamFailed,
-		FirstKey: r.FirstKey, LastKey: r.LastKey, Live: r.State == db.RunQueued || r.State == db.RunRunning}
+		Keys: h.chunkKeysText(ctx, r.Asset, r.FirstKey, r.LastKey, r.Partitions, map[string]*assetCtx{}), Live: r.State == db.RunQueued || r.State == db.RunRunning}
 	if r.Error != nil {
 		p.Error = *r.Error
 	}

@@ -729,6 +729,7 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		base.Set("after", strconv.FormatInt(after, 10))
 	}
 	t := views.ChunkTable{State: state, States: runStates, Planned: planned, Total: b.TotalChunks, Base: href + "/chunks?" + base.Encode()}
+	spaces := map[string]*assetCtx{}
 	for i, r := range runs {
 		if i == ChunkPageSize {
 			q.Set("after", strconv.FormatInt(runs[i-1].Chunk, 10))
@@ -738,10 +739,7 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		row := views.ChunkRow{Chunk: r.Chunk, RunID: r.ID, RunHref: RunHref(r.ID), Asset: r.Asset, State: r.State,
 			Partitions: r.Partitions, Materialized: r.Materialized, Failed: r.Failed, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
 			Duration: durBetween(r.StartedAt, r.FinishedAt, h.Now()), Interrupted: interrupted[r.ID]}
-		row.Keys = r.FirstKey
-		if r.LastKey != r.FirstKey {
-			row.Keys += " … " + r.LastKey
-		}
+		row.Keys = h.chunkKeysText(ctx, r.Asset, r.FirstKey, r.LastKey, r.Partitions, spaces)
 		if r.Error != nil {
 			row.Error = truncateText(*r.Error, 200)
 		}
@@ -1005,9 +1003,11 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 			return derr
 		}
 		if ue.Field == "expected_state_version" {
-			d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again. (%s)", views.BackfillStateLabel(d.State, 0), ue.Message)
+			// The engine's message says how an API client catches up; the
+			// page has done so already.
+			d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again.", views.BackfillStateLabel(d.State, 0))
 		} else {
-			d.Message = "Not done: " + ue.Message + ". The page has been reloaded."
+			d.Message = "Not done: " + PageMessage(ue.Message) + ". The page has been reloaded."
 		}
 		return render(c, http.StatusConflict, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 	}

@@ -113,8 +113,8 @@ func TestMaterializationsExactFieldNames(t *testing.T) {
 	env, tok := apiBFEnv(t)
 	before := apiCountEvents(t, env)
 	for body, want := range map[string]string{
-		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","Partition":"2025-01-02"}]`: `unknown field "materializations[0].Partition" (field names are case-sensitive)`,
-		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","partition":"2025-01-02"}]`: `field "materializations[0].partition" appears more than once`,
+		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","Partition":"2025-01-02"}]`:                                                                                    `unknown field "materializations[0].Partition" (field names are case-sensitive)`,
+		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","partition":"2025-01-02"}]`:                                                                                    `field "materializations[0].partition" appears more than once`,
 		`{"materializations":[{"asset":"a.daily","partition":"2025-01-01","status":"materialized"},{"asset":"a.daily","asset":"a.daily","partition":"2025-01-02","status":"materialized"}]}`: `field "materializations[1].asset" appears more than once`,
 	} {
 		code, out := apiCall(t, env, tok, "POST", "/api/v1/materializations", body)

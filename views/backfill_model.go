@@ -186,7 +186,7 @@ type RunPage struct {
 	ID, RunKey, BackfillID, BackfillHref, Asset, AssetHref, State string
 	Chunk, Partitions                                             int64
 	Materialized, Failed, UpstreamFailed                          int64
-	FirstKey, LastKey                                             string
+	Keys                                                          string // first … last, or first, …, last (not contiguous)
 	Attempts                                                      []AttemptRow
 	PartitionRows                                                 []RunPartitionRow
 	Log                                                           string

@@ -1,0 +1,55 @@
+package handlers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// A chunk of keys picked apart (an explicit list) does not read as the range
+// between its first and last key; a chunk of a range does.
+func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  k.daily:
+    partitions: {daily: {start: "2025-01-01", end: "2025-02-01"}}
+    executor: {demo: {duration: 1ms}}
+`})
+	eng := env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{"k.daily"}, ChunkSize: 3, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-01", "2025-01-05", "2025-01-09", "2025-01-10", "2025-01-11"}}}, "", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranged := pgCreateBF(t, eng, "k.daily", "2025-01-01", "2025-01-03", 3)
+	pgWaitState(t, env, cr.Backfill.ID, db.BackfillSucceeded)
+	pgWaitState(t, env, ranged.ID, db.BackfillSucceeded)
+	viewer := env.Client(t, handlers.RoleViewer)
+	for id, want := range map[string][]string{
+		cr.Backfill.ID: {"2025-01-01, …, 2025-01-09 (not contiguous) (3)", "2025-01-10 … 2025-01-11 (2)"},
+		ranged.ID:      {"2025-01-01 … 2025-01-03 (3)"},
+	} {
+		_, doc := pgGet(t, env, viewer, "/backfills/"+id)
+		var rows []string
+		doc.Find(`[data-testid="chunk-row"]`).Each(func(_ int, s *goquery.Selection) {
+			rows = append(rows, strings.Join(strings.Fields(s.Children().Eq(2).Text()), " "))
+		})
+		if strings.Join(rows, "|") != strings.Join(want, "|") {
+			t.Errorf("%s chunks %q, want %q", id, rows, want)
+		}
+	}
+	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	_, doc := pgGet(t, env, viewer, "/runs/"+runs[0].ID)
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="run-partitions"]`).Text()), " "); !strings.HasPrefix(got, "3: 2025-01-01, …, 2025-01-09 (not contiguous)") {
+		t.Errorf("run page partitions %q", got)
+	}
+}
