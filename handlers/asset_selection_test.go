@@ -217,3 +217,37 @@ func TestZoomOutNeverZoomsIn(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectOnTheGridOnlyWithTiles: a window too large for tiles is a
+// bucket strip, with nothing to click: the bar then offers no "Select on
+// the grid" but says why, and how to get tiles.
+func TestSelectOnTheGridOnlyWithTiles(t *testing.T) {
+	env, _ := pgEnvWith(t, longWorkspace, false)
+	c := env.Client(t, handlers.RoleOperator)
+	for _, tc := range []struct {
+		query string
+		tiles bool
+	}{
+		{"", true},
+		{"?from=2024-06-01&to=2024-06-10", true},
+		{"?from=2020-01-01&to=2024-12-31", false},
+		{"?from=2021-01-01&to=2024-12-31&status=failed", false},
+		{"?view=staleness&from=2020-01-01&to=2024-12-31", false},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			_, doc := pgGet(t, env, c, "/assets/t.long"+tc.query)
+			mode := doc.Find(`[data-testid="grid"]`).AttrOr("data-mode", "")
+			box := doc.Find(`[data-testid="selection-bar"] [data-testid="select-mode"]`).Length()
+			note := strings.TrimSpace(doc.Find(`[data-testid="selection-bar"] [data-testid="select-mode-off"]`).Text())
+			if (mode != "buckets") != tc.tiles {
+				t.Fatalf("grid mode %q", mode)
+			}
+			if tc.tiles && (box != 1 || note != "") {
+				t.Errorf("tiles: %d Select on the grid boxes, note %q", box, note)
+			}
+			if !tc.tiles && (box != 0 || !strings.Contains(note, "nothing to select on the grid")) {
+				t.Errorf("buckets: %d Select on the grid boxes, note %q", box, note)
+			}
+		})
+	}
+}

@@ -154,6 +154,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		// preselects what the page shows, not the asset's whole history.
 		bar.Start, bar.End, bar.FirstKey, bar.LastKey = a.Space.Key(lo), a.Space.Key(hi), v.FirstKey, v.LastKey
 		bar.OnlyMissingFailed = view == "status" && (filter == db.StatusFailed || filter == db.StatusMissing)
+		bar.Tiles = v.Detail.Mode != "buckets"
 		v.WindowLabel = keySpan(a.Space.Key(lo), a.Space.Key(hi)) + " (" + views.Num(size) + " partition" + plural(size) + ")"
 		if lo > 0 {
 			plo := max(lo-size, 0)

@@ -11,7 +11,8 @@ document.addEventListener("htmx:configRequest", function (e) {
 document.addEventListener("click", function (e) {
   var bar = document.querySelector("[data-selection]");
   var t = e.target.closest && e.target.closest('[data-testid="grid"] a[data-pos]');
-  if (!bar || !t || !bar.elements.select_mode.checked) { return; }
+  // A bar without the box (a window drawn as buckets) selects nothing.
+  if (!bar || !t || !bar.elements.select_mode || !bar.elements.select_mode.checked) { return; }
   e.preventDefault();
   var key = function (a) { return decodeURIComponent(a.getAttribute("href").split("/partitions/")[1] || ""); };
   var grid = t.closest('[data-testid="grid"]'), pos = +t.dataset.pos;

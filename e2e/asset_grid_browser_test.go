@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// gridWorkspace is a daily × region asset of 100 days: 300 partitions, more
+// than a matrix draws as tiles (62 rows of 3), so its whole history is a
+// bucket strip while its default window (2025-02-08 … 2025-04-10) is tiles.
+const gridWorkspace = `defaults:
+  retries: {max_attempts: 1}
+assets:
+  g.multi:
+    partitions:
+      multi:
+        date: {daily: {start: "2025-01-01", end: "2025-04-11"}}
+        region: {static: [eu, us, apac]}
+    code_version: v1
+    executor: {demo: {duration: 5ms}}
+`
+
+func gridWait(t *testing.T, ctx context.Context, expr, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
+			t.Fatalf("timed out waiting for %s (%v); page:\n%s", what, err, page)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func gridJS(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+const selN = `(document.querySelector('[data-testid="selection-n"]')||{dataset:{}}).dataset.n`
+
+// TestBrowserGridSelectionBar walks the asset grid's selection bar as the
+// audit did: it starts out counting the window shown, a range picked on the
+// grid is counted with its "Only (name=value)" filter as the form it opens
+// previews it, an unknown dimension is refused with the form's message, and
+// at the whole history (a bucket strip) it offers no grid selection and no
+// Zoom out.
+func TestBrowserGridSelectionBar(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: gridWorkspace})
+	env.StartEngine(t, jobs.Options{})
+	ctx := testkit.Browser(t)
+	env.BrowserSignIn(t, ctx, handlers.RoleOperator)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+"/assets/g.multi"),
+		chromedp.WaitVisible(css(`[data-testid="selection-bar"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing selected yet: the window shown, 62 days × 3 regions.
+	gridWait(t, ctx, selN+` === "186"`, "the window's count, 186")
+	bar := `document.querySelector('[data-testid="selection-bar"]')`
+	if got := gridJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-02-08|eu..2025-04-10|apac" {
+		t.Errorf("the bar starts out with %s, want the window shown", got)
+	}
+	// Click 2025-03-01|us, shift-click 2025-03-03|eu: 6 partitions.
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="select-mode"]`)),
+		chromedp.Click(css(`[data-testid="grid"] a[data-pos="179"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[data-pos="184"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, selN+` === "6"`, "the selection count 6")
+	if got := gridJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-03-01|us..2025-03-03|eu" {
+		t.Fatalf("selection %s, want 2025-03-01|us..2025-03-03|eu", got)
+	}
+	// Only region=eu: 2 of them, as the form will preview.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="sel-dimension"]`), "region=eu")); err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, selN+` === "2"`, "the selection count 2 with region=eu")
+	// An unknown dimension: the form's refusal, not a count.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="sel-dimension"]').value = ""`),
+		chromedp.SendKeys(css(`[data-testid="sel-dimension"]`), "zone=xx"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, `(document.querySelector('[data-testid="selection-error"]')||{innerText:""}).innerText.includes('no dimension "zone"')`, "the refusal of zone=xx")
+	if msg := gridJS(t, ctx, `document.querySelector('[data-testid="selection-error"]').innerText`); msg != `asset g.multi has no dimension "zone"; its dimensions are date, region` {
+		t.Errorf("zone=xx: %q, want the new-backfill form's message", msg)
+	}
+	// Back to region=eu; Backfill… opens a preview of the 2 counted.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="sel-dimension"]').value = ""`),
+		chromedp.SendKeys(css(`[data-testid="sel-dimension"]`), "region=eu"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, selN+` === "2"`, "the selection count 2 again")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`))); err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, "a preview of 2 partitions")
+
+	// The whole history is a bucket strip: nothing to select on, nothing to
+	// zoom out to.
+	whole := "/assets/g.multi?" + url.Values{"from": {"2025-01-01|eu"}, "to": {"2025-04-10|apac"}}.Encode()
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+whole), chromedp.WaitVisible(css(`[data-testid="selection-bar"]`))); err != nil {
+		t.Fatal(err)
+	}
+	gridWait(t, ctx, `!!document.querySelector('[data-testid="select-mode-off"]')`, "the note that there is nothing to select on the grid")
+	if n := gridJS(t, ctx, `String(document.querySelectorAll('[data-testid="select-mode"]').length) + document.querySelector('[data-testid="grid"]').dataset.mode`); n != "0buckets" {
+		t.Errorf("whole history: %s select-mode boxes and grid mode, want 0buckets", n)
+	}
+	if n := gridJS(t, ctx, `String(document.querySelectorAll('[data-testid="zoom-out"]').length)`); n != "0" {
+		t.Error("the whole history offers Zoom out")
+	}
+	gridWait(t, ctx, selN+` === "300"`, "the whole history's count, 300")
+	testkit.Screenshot(t, ctx, "asset-grid-whole-history-bar")
+}
