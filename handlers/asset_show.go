@@ -84,7 +84,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v.Gaps = gapsModel(g, 50)
+		v.Gaps = assetGapsModel(g, v.CanLaunch)
 	}
 	if f := a.Def.Freshness; f != nil {
 		var parts []string
