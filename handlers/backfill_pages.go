@@ -402,7 +402,10 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 			retries = fmt.Sprintf("%d retries", retryN)
 		}
 		d.ETA = fmt.Sprintf("waiting for %s, the first at %s (in %s)", retries,
-			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur(time.Duration(retryAt-db.Millis(now))*time.Millisecond))
+			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
+		// Nothing changes until the retry starts, so no update would come
+		// over the stream: the page refreshes the countdown itself.
+		d.Countdown = true
 	case rate > 0:
 		d.ETA = fmtDur(time.Duration(float64(remaining)/rate*1000) * time.Millisecond)
 	default:

@@ -890,6 +890,19 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	if !strings.Contains(eta, "(in 59 min") && !strings.Contains(eta, "(in 1 h") {
 		t.Errorf("ETA %q, want the retry about an hour from now", eta)
 	}
+	// Nothing will come over the stream until the retry: the summary
+	// refreshes its countdown itself, and only then.
+	_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
+	if trig := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
+		t.Errorf("summary hx-trigger %q while waiting for a retry, want sse:update, every 5s", trig)
+	}
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, c, "/backfills/"+b.ID)
+	if trig := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("hx-trigger", ""); trig != "sse:update" {
+		t.Errorf("summary hx-trigger %q of a paused backfill, want sse:update", trig)
+	}
 }
 
 // An error page leads back to the section it was asked in: an unknown

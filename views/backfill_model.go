@@ -53,6 +53,7 @@ type BackfillDetail struct {
 	Chunks                                         ChunkTable
 	Events                                         []EventRow
 	Live                                           bool // not terminal: the page subscribes to updates
+	Countdown                                      bool // the ETA counts down to a retry: refresh it every few seconds
 	CSRF                                           string
 }
 
