@@ -179,6 +179,12 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		if it.Status != db.StatusMaterialized && it.Status != db.StatusFailed {
 			return nil, fail("status", "status must be \"materialized\" or \"failed\", got %q", it.Status)
 		}
+		if it.Status == db.StatusMaterialized && it.Error != "" {
+			return nil, fail("error", "error goes with status \"failed\": send status \"failed\" to report a failure, or leave error out to report a success")
+		}
+		if err := validText("error", "error", it.Error, 4000); err != nil {
+			return nil, fail("error", "%s", err.(*UserError).Message)
+		}
 		at := now
 		if it.At != "" {
 			t, err := time.Parse(time.RFC3339Nano, it.At)

@@ -52,6 +52,9 @@ assets:
 	for _, c := range []struct{ body, field, msg string }{
 		{`[{"asset":"m.static","partition":"c","status":"materialized"},{"asset":"m.static","partition":"c","status":"failed"}]`, "materializations[1].partition", "already reported by item 0"},
 		{`[{"asset":"m.static","partition":"c","status":"materialized","metadata":{"a":1e999}}]`, "materializations[0].metadata", "not portable JSON"},
+		// An error text on a success would be dropped: refused instead.
+		{`[{"asset":"m.static","partition":"c","status":"materialized","error":"oops"}]`, "materializations[0].error", `error goes with status "failed"`},
+		{`[{"asset":"m.static","partition":"c","status":"failed","error":"bad \u001b[31mrows"}]`, "materializations[0].error", "control character (U+001B at byte 4)"},
 	} {
 		code, e := post(op, "", c.body)
 		er, _ := e["error"].(map[string]any)

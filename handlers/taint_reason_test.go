@@ -41,8 +41,9 @@ func TestTaintReasonText(t *testing.T) {
 			t.Fatalf("%s: the refused taint wrote: %+v %v", c.name, p, err)
 		}
 	}
-	// 300 accented letters on two lines are 300 characters: accepted.
-	if resp := env.Post(t, path, body(strings.Repeat("é", 150)+"\n"+strings.Repeat("é", 149))); resp.StatusCode != 200 {
+	// 300 accented letters on two lines (as a browser sends a textarea's,
+	// \r\n) are 300 characters: accepted.
+	if resp := env.Post(t, path, body(strings.Repeat("é", 149)+"\r\n"+strings.Repeat("é", 149))); resp.StatusCode != 200 {
 		t.Fatalf("a 300-character reason on two lines: %d", resp.StatusCode)
 	}
 }
