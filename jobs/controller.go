@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -586,26 +585,16 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 		if !canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
 			return false, nil
 		}
-		if p.next == seg.FirstChunk && seg.Pos > 0 && asset != nil {
-			// Downstream segments wait for their upstream segments to finish.
-			ups := upstreamSegs(ws, asset, p.segs)
-			if len(ups) > 0 {
-				var n int
-				q, args, err := sqlx.In(`SELECT COUNT(*) FROM runs WHERE backfill_id=? AND seg IN (?) AND state IN ('queued','running')`, p.b.ID, ups)
-				if err != nil {
-					return false, err
-				}
-				if err := tx.GetContext(ctx, &n, q, args...); err != nil {
-					return false, err
-				}
-				pend := false
-				for _, r := range p.planned {
-					pend = pend || slices.Contains(ups, r.Seg)
-				}
-				if n > 0 || pend {
-					p.blocked = true
-					return false, nil
-				}
+		if seg.Pos > 0 && asset != nil {
+			// A downstream chunk waits until every upstream chunk holding a
+			// partition it reads has finished.
+			wait, err := e.upstreamPending(ctx, tx, ws, p, seg, asset)
+			if err != nil {
+				return false, err
+			}
+			if wait {
+				p.blocked = true
+				return false, nil
 			}
 		}
 		r, err := e.newRun(ctx, tx, p, seg, asset, now)
@@ -698,6 +687,113 @@ func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
 		}
 	}
 	return nil
+}
+
+// upstreamPending reports whether chunk p.next (of segment seg, asset) must
+// wait for upstream chunks of the backfill: those holding a partition that a
+// partition of the chunk reads, found through the dependency mappings, that
+// are still queued or running. Where partitions cannot be mapped to chunks
+// (an explicit upstream list, an upstream selected only transitively), the
+// chunk waits, as the whole segment's first chunk did before, for every
+// upstream segment to finish.
+func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.Workspace, p *bfPlan, seg *db.Segment, asset *catalog.Asset) (bool, error) {
+	ups := upstreamSegs(ws, asset, p.segs)
+	if len(ups) == 0 {
+		return false, nil
+	}
+	direct := map[string]bool{}
+	for _, d := range asset.Deps {
+		direct[d.Asset] = true
+	}
+	segAt := func(pos int64) *db.Segment {
+		for i := range p.segs {
+			if p.segs[i].Pos == pos {
+				return &p.segs[i]
+			}
+		}
+		return nil
+	}
+	mapped := true
+	for _, pos := range ups {
+		s := segAt(pos)
+		mapped = mapped && s != nil && direct[s.Asset] && !s.Explicit
+	}
+	// Chunks planned in this round are not in the runs table yet.
+	pendingIn := func(lo, hi int64) (bool, error) {
+		for _, r := range p.planned {
+			if r.Chunk >= lo && r.Chunk <= hi {
+				return true, nil
+			}
+		}
+		var n int
+		err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running')`, p.b.ID, lo, hi)
+		return n > 0, err
+	}
+	if !mapped {
+		for _, pos := range ups {
+			up := segAt(pos)
+			if up == nil {
+				return true, nil
+			}
+			if wait, err := pendingIn(up.FirstChunk, up.FirstChunk+up.Chunks-1); err != nil || wait {
+				return wait, err
+			}
+		}
+		return false, nil
+	}
+	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, p.next)
+	if err != nil {
+		return false, err
+	}
+	downSp, err := e.space(ctx, asset.Key)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range asset.Deps {
+		for _, pos := range ups {
+			up := segAt(pos)
+			upAsset := assetOf(ws, up.Asset)
+			if up.Asset != d.Asset || upAsset == nil {
+				continue
+			}
+			upSp, err := e.space(ctx, up.Asset)
+			if err != nil {
+				return false, err
+			}
+			rs, err := e.segmentRanges(ctx, tx, p.b.ID, up.Pos, 0, up.Partitions)
+			if err != nil {
+				return false, err
+			}
+			// The upstream chunks holding the partitions the chunk reads.
+			first, last := int64(-1), int64(-1)
+			for _, k := range keys {
+				irs, err := catalog.UpstreamOf(d, asset.Scheme, downSp, upAsset.Scheme, upSp, k)
+				if err != nil {
+					continue
+				}
+				for _, ir := range irs {
+					// rs is in index order: from the first range ending at or after ir.Lo.
+					for j := sort.Search(len(rs), func(j int) bool { return rs[j].Hi >= ir.Lo }); j < len(rs) && rs[j].Lo <= ir.Hi; j++ {
+						r := rs[j]
+						lo, hi := max(ir.Lo, r.Lo), min(ir.Hi, r.Hi)
+						c0 := up.FirstChunk + (r.Start+lo-r.Lo)/p.b.ChunkSize
+						c1 := up.FirstChunk + (r.Start+hi-r.Lo)/p.b.ChunkSize
+						if first < 0 || c0 < first {
+							first = c0
+						}
+						last = max(last, c1)
+					}
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			if wait, err := pendingIn(first, last); err != nil || wait {
+				return wait, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // upstreamSegs returns the positions of the segments whose asset is a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -583,5 +584,71 @@ assets:
 		if o.Partition == "2025-01-03" && (o.Status != db.StatusMaterialized || o.BuiltBy != "external-7" || o.Error != "") {
 			t.Errorf("the partition built meanwhile reads %+v, want materialized, built by external-7", o)
 		}
+	}
+}
+
+// TestDownstreamChunkWaitsOnlyForItsUpstream: a downstream chunk starts as
+// soon as the upstream chunks holding the partitions it reads have
+// finished, not when the whole upstream asset has: while the last upstream
+// day waits an hour to retry, the downstream days before it are built; the
+// downstream day that reads it waits.
+func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
+	const ws = `
+assets:
+  up.d:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 2, backoff: 1h}
+    executor: {demo: {duration: 1ms}}
+  down.d:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    deps: [up.d]
+    executor: {demo: {duration: 1ms}}
+`
+	var mu sync.Mutex
+	var built []string
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		defer mu.Unlock()
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if w.Asset == "up.d" && p == "2025-01-04" {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
+				res.Err = errors.New("flaky")
+				continue
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+			built = append(built, w.Asset+" "+p)
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	want := []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		got := slices.Clone(built)
+		mu.Unlock()
+		n := 0
+		for _, w := range want {
+			if slices.Contains(got, w) {
+				n++
+			}
+		}
+		if n == len(want) {
+			if slices.Contains(got, "down.d 2025-01-04") {
+				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("downstream days 01..03 not built while upstream 04 waits to retry; built %v", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f, err := env.store.Backfill(context.Background(), b.ID)
+	if err != nil || f.State != db.BackfillRunning {
+		t.Fatalf("backfill %+v %v, want still RUNNING (a retry is due in an hour)", f, err)
 	}
 }
