@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,7 +76,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 			row.RunHref = "/runs/" + url.PathEscape(i.RunID)
 		}
 		if d := i.Duration(); d > 0 {
-			row.Duration = d.Round(time.Millisecond).String()
+			row.Duration = fmtDur(d)
 		}
 		v.Instances = append(v.Instances, row)
 	}
