@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -32,9 +33,20 @@ func (h *Handler) CreateUser(c echo.Context, name, role, password, actor string)
 	}
 	u, err := h.Store.CreateUser(c.Request().Context(), name, role, hash, actor, h.Now())
 	if errors.Is(err, db.ErrDuplicateUser) {
-		return db.User{}, Conflict("a user named %q already exists", name)
+		return db.User{}, h.userExists(c.Request().Context(), name)
 	}
 	return u, err
+}
+
+// userExists is the conflict of a user name that is taken. Names are
+// case-insensitive, so "OP1" is taken by "op1": the message names the
+// account as stored and says why.
+func (h *Handler) userExists(ctx context.Context, name string) *UserError {
+	u, err := h.Store.UserByName(ctx, name)
+	if err != nil || u.Name == name {
+		return Conflict("a user named %q already exists", name)
+	}
+	return Conflict("a user named %q already exists; user names are case-insensitive, so %q is the same name", u.Name, name)
 }
 
 func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView) error {

@@ -1,0 +1,35 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestCreateUserNameTakenInAnotherCase: user names are case-insensitive;
+// creating "OP1" when "op1" exists names the account as stored and says
+// why "OP1" counts as taken.
+func TestCreateUserNameTakenInAnotherCase(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
+	env.CreateUser(t, "op1", handlers.RoleOperator, testkit.TestPassword)
+	admin := env.Client(t, handlers.RoleAdmin)
+	for _, c := range []struct{ name, want, not string }{
+		{"OP1", `a user named "op1" already exists; user names are case-insensitive, so "OP1" is the same name`, `"OP1" already exists`},
+		{"op1", `a user named "op1" already exists`, "case-insensitive"},
+	} {
+		resp := env.SessionPost(t, admin, "/admin/users", url.Values{"name": {c.name}, "role": {"viewer"}, "password": {testkit.TestPassword}})
+		doc := pgDoc(t, resp)
+		resp.Body.Close()
+		msg := doc.Find(`[data-testid="form-error"]`).Text()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(msg, c.want) || strings.Contains(msg, c.not) {
+			t.Errorf("create %s: %d %q, want %q", c.name, resp.StatusCode, msg, c.want)
+		}
+		if v := doc.Find(`input[name="name"]`).AttrOr("value", ""); v != c.name {
+			t.Errorf("create %s: the form keeps %q", c.name, v)
+		}
+	}
+}
