@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,16 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 	}
 	upstream := map[string]bool{}
 	ws := h.Workspace()
+	// Names that are no asset are kept to be reported, not dropped.
+	known := make(map[string]bool, len(ws.Assets))
+	for _, a := range ws.Assets {
+		known[a.Key] = true
+	}
+	for _, a := range list("asset") {
+		if a = strings.TrimSpace(a); a != "" && !known[a] && !slices.Contains(f.UnknownAssets, a) {
+			f.UnknownAssets = append(f.UnknownAssets, a)
+		}
+	}
 	for _, a := range ws.Assets {
 		if checked[a.Key] {
 			for _, d := range a.Deps {
@@ -106,6 +117,9 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 		if a.Checked {
 			req.Assets = append(req.Assets, a.Key)
 		}
+	}
+	if err := unknownAssets(f); err != nil {
+		return req, err
 	}
 	num := func(field, v string) (int64, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -173,6 +187,29 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	return req, nil
 }
 
+// unknownAssets is the error of asset names (from the address or a posted
+// form) that are no asset of the workspace, with the closest name when one
+// is near; nil when every name is known.
+func unknownAssets(f views.NewBackfillForm) *UserError {
+	if len(f.UnknownAssets) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(f.Assets))
+	for _, a := range f.Assets {
+		names = append(names, a.Key)
+	}
+	parts := make([]string, 0, len(f.UnknownAssets))
+	for _, u := range f.UnknownAssets {
+		parts = append(parts, strconv.Quote(u)+catalog.Suggest(u, names))
+	}
+	what := "unknown asset "
+	if len(parts) > 1 {
+		what = "unknown assets "
+	}
+	return BadRequest("assets", "%s%s: tick the assets to backfill under Assets (the overview page, `tessera asset list` and GET /api/v1/assets list every asset)",
+		what, strings.Join(parts, ", "))
+}
+
 // formField maps an engine field name onto the form's input names.
 func formField(field string) string {
 	switch {
@@ -230,7 +267,12 @@ func formMessage(f views.NewBackfillForm, ue *UserError) string {
 func (h *Handler) BackfillNew(c echo.Context) error {
 	q := c.QueryParams()
 	f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
-	if len(q["asset"]) > 0 && h.Engine != nil {
+	if err := unknownAssets(f); err != nil {
+		// The address names an asset that does not exist: say so rather
+		// than preview the others (or nothing) as if it had not been asked.
+		f.Errors["assets"] = err.Message
+		f.Preview = &views.PreviewView{Error: err.Message, Field: "assets"}
+	} else if len(q["asset"]) > 0 && h.Engine != nil {
 		if req, g, err := h.requestFromForm(c, f); err == nil {
 			pv := h.preview(c, f, req)
 			pv.Gaps = gapsPreview(g)

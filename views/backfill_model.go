@@ -142,9 +142,12 @@ type NewBackfillForm struct {
 	Priority       string
 	Title          string
 	IdempotencyKey string
-	Errors         map[string]string
-	Preview        *PreviewView
-	CanLaunch      bool
+	// UnknownAssets are asset names asked for (in the address or the
+	// posted form) that the workspace does not declare: reported, not dropped.
+	UnknownAssets []string
+	Errors        map[string]string
+	Preview       *PreviewView
+	CanLaunch     bool
 }
 
 // AssetChoice is one asset checkbox.
