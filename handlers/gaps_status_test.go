@@ -220,8 +220,13 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 			t.Fatalf("s.static %s: %q", reason, got)
 		}
 	}
-	if row.Find(`[data-testid="stale-UPSTREAM_CHANGED"]`).Length() != 0 {
+	if row.Find(`[data-testid="stale-UPSTREAM_CHANGED"]`).Length() != 0 || row.Find(`[data-testid="stale-none"]`).Length() != 0 {
 		t.Fatal("zero reasons are not listed")
+	}
+	// An asset with nothing stale says so instead of an empty cell.
+	fresh := doc.Find(`[data-testid="status-row"][data-asset="s.fresh"]`)
+	if got := fresh.Find(`[data-testid="stale-none"]`).Text(); got != "none stale" {
+		t.Fatalf("s.fresh stale by reason: %q, want none stale", got)
 	}
 	if href := row.Find(`[data-testid="status-link"]`).AttrOr("href", ""); href != "/assets/s.static?view=staleness" {
 		t.Fatalf("link %q", href)

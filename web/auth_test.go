@@ -138,9 +138,16 @@ func TestXSSEscaped(t *testing.T) {
 			assertEscaped(t, path+" as "+name, html)
 		}
 		meta := map[string]any{"note": p, p: "key"}
-		mb, _ := json.Marshal(map[string]any{"asset": "crm.accounts_snapshot", "partition": "acme", "status": "materialized", "metadata": meta, "error": p})
-		if r := env.Post(t, "/api/v1/materializations", string(mb)); r.StatusCode != http.StatusCreated {
-			t.Fatalf("report: %d %s", r.StatusCode, body(t, r))
+		// A failure with the payload as its error, then a success with it in
+		// the metadata: the partition page shows both.
+		for _, rep := range []map[string]any{
+			{"asset": "crm.accounts_snapshot", "partition": "acme", "status": "failed", "error": p},
+			{"asset": "crm.accounts_snapshot", "partition": "acme", "status": "materialized", "metadata": meta},
+		} {
+			mb, _ := json.Marshal(rep)
+			if r := env.Post(t, "/api/v1/materializations", string(mb)); r.StatusCode != http.StatusCreated {
+				t.Fatalf("report: %d %s", r.StatusCode, body(t, r))
+			}
 		}
 	}
 	for _, path := range []string{"/admin/users", "/assets/crm.accounts_snapshot/partitions/acme", "/assets/crm.accounts_snapshot"} {
