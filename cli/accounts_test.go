@@ -56,7 +56,7 @@ func TestCLIUserCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"user", "add", "alice", "--password-file", pw}, "already exists"},
-		{[]string{"user", "add", "ALICE", "--password-file", pw}, "already exists"},
+		{[]string{"user", "add", "ALICE", "--password-file", pw}, `a user named "alice" already exists; user names are case-insensitive, so "ALICE" is the same name`},
 		{[]string{"user", "add", "bob", "--role", "owner", "--password-file", pw}, "unknown role"},
 		{[]string{"user", "add", "bob", "--password-file", short}, "too short"},
 		{[]string{"user", "add", "bob", "--password-file", empty}, "empty"},

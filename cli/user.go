@@ -118,6 +118,10 @@ func newUserCmd() *cobra.Command {
 			defer store.Close()
 			if _, err := store.CreateUser(cmd.Context(), name, role, hash, "cli", time.Now()); err != nil {
 				if errors.Is(err, db.ErrDuplicateUser) {
+					// Names are case-insensitive: name the account as stored.
+					if u, err := store.UserByName(cmd.Context(), name); err == nil && u.Name != name {
+						return usageErr("a user named %q already exists; user names are case-insensitive, so %q is the same name", u.Name, name)
+					}
 					return usageErr("a user named %q already exists", name)
 				}
 				return &exitError{ExitServer, err}

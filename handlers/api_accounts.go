@@ -126,7 +126,7 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 	u, err := h.Store.CreateUserKeyed(ctx, body.Name, body.Role, hash, Actor(c), key, h.Now())
 	switch {
 	case errors.Is(err, db.ErrDuplicateUser):
-		return Conflict("a user named %q already exists", body.Name)
+		return h.userExists(ctx, body.Name)
 	case errors.Is(err, db.ErrDuplicateEvent):
 		return Conflict("the Idempotency-Key was used by a concurrent request; repeat it to get its result")
 	case err != nil:

@@ -71,8 +71,9 @@ func TestAccountsAPI(t *testing.T) {
 			t.Errorf("%s: %d %v", tc.body, code, e)
 		}
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"ADA","role":"viewer","password":"correct-horse-battery"}`); code != 409 {
-		t.Errorf("duplicate name (case-insensitive): %d", code)
+	if code, v := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"ADA","role":"viewer","password":"correct-horse-battery"}`); code != 409 ||
+		!strings.Contains(errMessage(v), `a user named "ada" already exists; user names are case-insensitive, so "ADA" is the same name`) {
+		t.Errorf("duplicate name (case-insensitive): %d %q", code, errMessage(v))
 	}
 	if after := countAccounts(t, env); after != before {
 		t.Fatalf("bad input wrote rows: %s → %s", before, after)
