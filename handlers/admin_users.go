@@ -68,6 +68,8 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 	v.Tokens = TokenRows(ts)
 	v.Roles = RoleNames
 	v.MinPass = auth.MinPasswordLength
+	ws := h.Workspace()
+	v.Workspace.Source, v.Workspace.File, v.Workspace.Assets = ws.Source, ws.Path, len(ws.Assets)
 	if v.Form.Role == "" {
 		v.Form.Role = "viewer"
 	}
@@ -195,4 +197,16 @@ func (h *Handler) AdminResetPassword(c echo.Context) error {
 	}
 	err = h.Store.SetUserPassword(c.Request().Context(), u.ID, hash, Actor(c), h.Now())
 	return h.formResult(c, err, "Reset the password of "+u.Name+".", views.AdminUsersView{})
+}
+
+// AdminReloadWorkspace reads the workspace file again
+// (POST /admin/workspace/reload); a file with problems is shown on the page
+// and the server keeps the workspace it has.
+func (h *Handler) AdminReloadWorkspace(c echo.Context) error {
+	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
+	notice := ""
+	if err == nil {
+		notice = fmt.Sprintf("Workspace reloaded from %s: %d assets.", ws.Path, len(ws.Assets))
+	}
+	return h.formResult(c, err, notice, views.AdminUsersView{})
 }

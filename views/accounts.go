@@ -53,6 +53,11 @@ type AdminUsersView struct {
 	Roles   []string
 	Tokens  []TokenRow
 	MinPass int
+	// Workspace is what the server serves; a reload reads File again.
+	Workspace struct {
+		Source, File string // File is "" for the embedded demo workspace
+		Assets       int
+	}
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }

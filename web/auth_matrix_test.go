@@ -47,6 +47,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /admin/users/:id/disable":          {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/disable"},
 	"POST /admin/users/:id/enable":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/enable"},
 	"POST /admin/users/:id/password":         {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/password"},
+	"POST /admin/workspace/reload":           {role: handlers.RoleAdmin},
 	"GET /":                                  {role: handlers.RoleViewer},
 	"GET /assets/:key":                       {role: handlers.RoleViewer, sample: "/assets/raw.events"},
 	"GET /assets/:key/partitions/:partition": {role: handlers.RoleViewer, sample: "/assets/crm.accounts_snapshot/partitions/acme"},
