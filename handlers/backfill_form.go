@@ -181,10 +181,23 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 			return req, BadRequest("keys", "%d keys pasted; the form takes at most %d (use the API for more)", len(sel.Keys), MaxFormKeys)
 		}
 	default:
-		return req, BadRequest("selector", "unknown selection %q; choose range, only missing and failed, only stale, missing and stale, fill gaps or explicit list", f.Selector)
+		return req, BadRequest("selector", "%s", unknownSelector(f.Selector, ""))
 	}
 	req.Selector = sel
 	return req, nil
+}
+
+// unknownSelector says that selection v is none of the form's (then what
+// the form does about it, if anything) and which ones there are, as the
+// address writes them and as the form names them.
+func unknownSelector(v, then string) string {
+	values := make([]string, 0, len(views.SelectorChoices))
+	choices := make([]string, 0, len(views.SelectorChoices))
+	for _, c := range views.SelectorChoices {
+		values = append(values, c.Value)
+		choices = append(choices, fmt.Sprintf("%s (%s)", c.Value, c.Label))
+	}
+	return fmt.Sprintf("unknown selection %q%s%s; the selections are %s", v, catalog.Suggest(v, values), then, strings.Join(choices, ", "))
 }
 
 // unknownAssets is the error of asset names (from the address or a posted
@@ -206,7 +219,7 @@ func unknownAssets(f views.NewBackfillForm) *UserError {
 	if len(parts) > 1 {
 		what = "unknown assets "
 	}
-	return BadRequest("assets", "%s%s: tick the assets to backfill under Assets (the overview page, `tessera asset list` and GET /api/v1/assets list every asset)",
+	return BadRequest("assets", "%s%s: tick the assets to backfill under Assets (every asset is listed on the overview page, by the command tessera asset list and by GET /api/v1/assets)",
 		what, strings.Join(parts, ", "))
 }
 
@@ -267,6 +280,11 @@ func formMessage(f views.NewBackfillForm, ue *UserError) string {
 func (h *Handler) BackfillNew(c echo.Context) error {
 	q := c.QueryParams()
 	f := h.formFromValues(c, q.Get, func(k string) []string { return q[k] })
+	if f.Selector != "" && !views.KnownSelector(f.Selector) {
+		// The form ticks the default: say so, and preview what it shows.
+		f.Errors["selector"] = unknownSelector(f.Selector, " in the address, so "+views.SelectorChoices[0].Label+" is ticked instead")
+		f.Selector = views.SelectorChoices[0].Value
+	}
 	if err := unknownAssets(f); err != nil {
 		// The address names an asset that does not exist: say so rather
 		// than preview the others (or nothing) as if it had not been asked.

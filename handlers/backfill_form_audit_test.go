@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/handlers"
 )
 
@@ -60,4 +62,60 @@ func TestNewBackfillUnknownAsset(t *testing.T) {
 	if n := pgCountBackfills(t, env); n != 0 {
 		t.Fatalf("%d backfills created", n)
 	}
+}
+
+// TestNewBackfillUnknownSelector: a selection the form does not offer, in
+// the address, is reported next to the choices (with the ones there are)
+// and the default is ticked and previewed; a posted one is refused with the
+// same list, the default ticked.
+func TestNewBackfillUnknownSelector(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	choices := []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"}
+	listsChoices := func(where, msg string) {
+		t.Helper()
+		for _, v := range choices {
+			if !strings.Contains(msg, v+" (") {
+				t.Errorf("%s: %q does not list %s", where, msg, v)
+			}
+		}
+	}
+	ticked := func(where string, doc *goquery.Document) {
+		t.Helper()
+		sel := doc.Find(`input[name="selector"][checked]`)
+		if sel.Length() != 1 || sel.AttrOr("value", "") != "range" {
+			t.Errorf("%s: %d selections ticked (%q), want range alone", where, sel.Length(), sel.AttrOr("value", ""))
+		}
+	}
+
+	_, doc := pgGet(t, env, c, "/backfills/new?selector=bogus")
+	msg := doc.Find(`[data-testid="error-selector"]`).Text()
+	if !strings.Contains(msg, `unknown selection "bogus"`) || !strings.Contains(msg, "Range is ticked instead") {
+		t.Errorf("GET: selector message %q", msg)
+	}
+	listsChoices("GET", msg)
+	ticked("GET", doc)
+
+	// With an asset, the preview is the ticked default's.
+	_, doc = pgGet(t, env, c, "/backfills/new?asset=t.daily&selector=stael&start=2025-01-01&end=2025-01-03")
+	if msg := doc.Find(`[data-testid="error-selector"]`).Text(); !strings.Contains(msg, `did you mean "stale"`) {
+		t.Errorf("GET near a selection: %q", msg)
+	}
+	ticked("GET with an asset", doc)
+	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "3" {
+		t.Errorf("GET with an asset: the preview counts %q partitions, want the range's 3 (%s)", n, doc.Find(`[data-testid="preview-error"]`).Text())
+	}
+
+	form := url.Values{"asset": {"t.daily"}, "selector": {"bogus"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	resp := env.SessionPost(t, c, "/backfills/preview", form)
+	doc2 := pgDoc(t, resp)
+	if resp.StatusCode != 400 {
+		t.Errorf("POST: status %d", resp.StatusCode)
+	}
+	msg = doc2.Find(`[data-testid="error-selector"]`).Text()
+	if !strings.Contains(msg, `unknown selection "bogus"`) {
+		t.Errorf("POST: selector message %q", msg)
+	}
+	listsChoices("POST", msg)
+	ticked("POST", doc2)
 }

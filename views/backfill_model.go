@@ -150,6 +150,44 @@ type NewBackfillForm struct {
 	CanLaunch     bool
 }
 
+// SelectorChoice is one option of the form's Partitions choice: Value is
+// its selector= in the form and the address, Label what the form calls it,
+// Hint the rest of its text on the form.
+type SelectorChoice struct {
+	Value, Label, Hint string
+}
+
+// SelectorChoices are the form's selections, in the form's order; the
+// first is the default.
+var SelectorChoices = []SelectorChoice{
+	{"range", "Range", ""},
+	{"missing_failed", "Only missing and failed", ", within the range"},
+	{"stale", "Only stale", ", within the range"},
+	{"missing_stale", "Missing and stale", ", within the range"},
+	{"gaps", "Fill gaps up to the watermark", " (one asset; Start = fill from that key, empty = only holes inside the materialized range)"},
+	{"explicit", "Explicit list", ""},
+}
+
+// KnownSelector says whether v is one of SelectorChoices.
+func KnownSelector(v string) bool {
+	for _, c := range SelectorChoices {
+		if c.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+// SelectorTicked says whether choice v is ticked: the form's selection, or
+// the default when there is none or it is no choice of the form (the
+// message next to the choices says so).
+func (f NewBackfillForm) SelectorTicked(v string) bool {
+	if KnownSelector(f.Selector) {
+		return f.Selector == v
+	}
+	return v == SelectorChoices[0].Value
+}
+
 // AssetChoice is one asset checkbox.
 type AssetChoice struct {
 	Key, Scheme string
