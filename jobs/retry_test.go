@@ -315,22 +315,7 @@ assets:
 	env.start()
 	ctx := context.Background()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	deadline := time.Now().Add(10 * time.Second)
-	var runID string
-	for {
-		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
-			runID = runs[0].ID
-			break // attempt 1 recorded, the retry waits for its backoff
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("attempt 1 not recorded: %+v", runs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	runID := waitRetryQueued(t, env, b.ID)
 	id := env.ids["a.daily"]
 	var items []db.Materialization
 	for _, p := range []string{"2025-01-01", "2025-01-02"} {
@@ -540,22 +525,7 @@ assets:
 	env.start()
 	ctx := context.Background()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	deadline := time.Now().Add(10 * time.Second)
-	var runID string
-	for {
-		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
-			runID = runs[0].ID
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("attempt 1 not recorded: %+v", runs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	runID := waitRetryQueued(t, env, b.ID)
 	id := env.ids["a.daily"]
 	item := db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: "2025-01-03", Idx: dayIdx(t, "2025-01-03"), Status: db.StatusMaterialized,
 		RunID: "external-7", Source: "api", At: time.Now()}
@@ -650,5 +620,25 @@ assets:
 	f, err := env.store.Backfill(context.Background(), b.ID)
 	if err != nil || f.State != db.BackfillRunning {
 		t.Fatalf("backfill %+v %v, want still RUNNING (a retry is due in an hour)", f, err)
+	}
+}
+
+// waitRetryQueued waits until the only run of backfill id has recorded its
+// first attempt and waits for its retry's backoff, and returns its id.
+func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runs, err := env.store.Runs(context.Background(), id, nil, -1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
+			return runs[0].ID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("attempt 1 not recorded: %+v", runs)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
