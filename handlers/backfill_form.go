@@ -285,16 +285,16 @@ func (h *Handler) BackfillNew(c echo.Context) error {
 		f.Errors["selector"] = unknownSelector(f.Selector, " in the address, so "+views.SelectorChoices[0].Label+" is ticked instead")
 		f.Selector = views.SelectorChoices[0].Value
 	}
-	if err := unknownAssets(f); err != nil {
-		// The address names an asset that does not exist: say so rather
-		// than preview the others (or nothing) as if it had not been asked.
-		f.Errors["assets"] = err.Message
-		f.Preview = &views.PreviewView{Error: err.Message, Field: "assets"}
-	} else if len(q["asset"]) > 0 && h.Engine != nil {
-		if req, g, err := h.requestFromForm(c, f); err == nil {
-			pv := h.preview(c, f, req)
-			pv.Gaps = gapsPreview(g)
-			f.Preview = &pv
+	if len(q["asset"]) > 0 {
+		// A prefilled form shows on load what pressing Preview would: the
+		// preview, or the error next to its field.
+		pv, err := h.formPreview(c, f)
+		if err != nil {
+			return err
+		}
+		f.Preview = &pv
+		if pv.Error != "" && f.Errors[pv.Field] == "" {
+			f.Errors[pv.Field] = pv.Error
 		}
 	}
 	return render(c, http.StatusOK, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
@@ -360,6 +360,29 @@ func statusBar(m map[string]int64) views.Bar {
 	return barOf(c)
 }
 
+// formPreview is the preview panel of form f: what the backfill would do,
+// or the error that refuses it (Field is the form's input name). The
+// Preview button and a prefilled /backfills/new both show it. The error is
+// one the form cannot show only when it is not the user's.
+func (h *Handler) formPreview(c echo.Context, f views.NewBackfillForm) (views.PreviewView, error) {
+	req, g, err := h.requestFromForm(c, f)
+	var pv views.PreviewView
+	if err != nil {
+		var ue *UserError
+		if !errors.As(err, &ue) {
+			return pv, err
+		}
+		pv = views.PreviewView{Error: formMessage(f, ue), Field: formField(ue.Field)}
+	} else {
+		pv = h.preview(c, f, req)
+	}
+	pv.Gaps = gapsPreview(g)
+	if pv.Error != "" {
+		pv.Field = formField(pv.Field) // "form" for an error of no field
+	}
+	return pv, nil
+}
+
 // BackfillPreview answers the form's live preview: the panel alone for htmx,
 // the whole form with the preview otherwise.
 func (h *Handler) BackfillPreview(c echo.Context) error {
@@ -367,25 +390,17 @@ func (h *Handler) BackfillPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, g, rerr := h.requestFromForm(c, f)
-	var pv views.PreviewView
-	if rerr != nil {
-		var ue *UserError
-		if !errors.As(rerr, &ue) {
-			return rerr
-		}
-		pv = views.PreviewView{Error: ue.Message, Field: ue.Field}
-	} else {
-		pv = h.preview(c, f, req)
+	pv, err := h.formPreview(c, f)
+	if err != nil {
+		return err
 	}
-	pv.Gaps = gapsPreview(g)
 	if c.Request().Header.Get("HX-Request") != "" {
 		return render(c, http.StatusOK, views.PreviewPanel(pv))
 	}
 	f.Preview = &pv
 	status := http.StatusOK
 	if pv.Error != "" {
-		f.Errors[formField(pv.Field)] = pv.Error
+		f.Errors[pv.Field] = pv.Error
 		status = http.StatusBadRequest
 	}
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))

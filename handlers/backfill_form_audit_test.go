@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -118,4 +119,69 @@ func TestNewBackfillUnknownSelector(t *testing.T) {
 	}
 	listsChoices("POST", msg)
 	ticked("POST", doc2)
+}
+
+// TestNewBackfillPrefilledShowsThePreview: a /backfills/new address that
+// names assets shows on load the same preview panel, error included, as
+// pressing Preview on the form it renders (the live preview and the plain
+// form post); two assets with "Fill gaps" showed nothing until then.
+func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	cases := []struct {
+		query      string
+		field, msg string // the error expected, "" when the preview counts partitions
+	}{
+		{"asset=t.daily&asset=t.flaky&selector=gaps", "assets", "one asset"},
+		{"asset=t.daily&selector=gaps", "selector", "no watermark"},
+		{"asset=t.daily&start=2025-13-45", "start", "2025-13-45"},
+		{"asset=t.daily&start=2025-01-01&end=2025-01-03&chunk_size=0", "chunk_size", "0"},
+		{"asset=t.daily&selector=explicit&keys=" + url.QueryEscape("2025-01-01\nnot-a-day"), "keys", "not-a-day"},
+		{"asset=t.daily&start=2025-01-01&end=2025-01-03", "", ""},
+	}
+	for _, tc := range cases {
+		_, doc := pgGet(t, env, c, "/backfills/new?"+tc.query)
+		form := doc.Find(`form[data-testid="backfill-form"]`)
+		onLoad := norm(doc.Find(`[data-testid="preview"]`).Text())
+		if tc.msg != "" {
+			pe := doc.Find(`[data-testid="preview-error"]`)
+			if !strings.Contains(pe.Text(), tc.msg) || pe.AttrOr("data-field", "") != tc.field {
+				t.Errorf("%s: preview error %q on %q, want %q on %s", tc.query, pe.Text(), pe.AttrOr("data-field", ""), tc.msg, tc.field)
+			}
+			if msg := doc.Find(`[data-testid="error-` + tc.field + `"]`).Text(); !strings.Contains(msg, tc.msg) {
+				t.Errorf("%s: no message next to %s (%q)", tc.query, tc.field, msg)
+			}
+		} else if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "3" {
+			t.Errorf("%s: preview of %q partitions, want 3", tc.query, n)
+		}
+		// Press Preview on the rendered form: the same panel.
+		vals := url.Values{}
+		form.Find("input[name]").Each(func(_ int, in *goquery.Selection) {
+			if typ := in.AttrOr("type", ""); (typ == "checkbox" || typ == "radio") && in.AttrOr("checked", "-") == "-" {
+				return
+			}
+			vals.Add(in.AttrOr("name", ""), in.AttrOr("value", ""))
+		})
+		vals.Set("keys", form.Find(`textarea[name="keys"]`).Text())
+		req, err := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(vals.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("HX-Request", "true")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := norm(pgDoc(t, resp).Text())
+		resp.Body.Close()
+		if live != onLoad {
+			t.Errorf("%s: on load the preview says\n%s\nPreview says\n%s", tc.query, onLoad, live)
+		}
+		plain := pgDoc(t, env.SessionPost(t, c, "/backfills/preview", vals))
+		if got := norm(plain.Find(`[data-testid="preview"]`).Text()); got != onLoad {
+			t.Errorf("%s: on load the preview says\n%s\nthe posted form's says\n%s", tc.query, onLoad, got)
+		}
+	}
 }
