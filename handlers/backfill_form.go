@@ -379,8 +379,52 @@ func (h *Handler) formPreview(c echo.Context, f views.NewBackfillForm) (views.Pr
 	pv.Gaps = gapsPreview(g)
 	if pv.Error != "" {
 		pv.Field = formField(pv.Field) // "form" for an error of no field
+	} else if f.Selector == "explicit" {
+		pv.Duplicates, pv.DuplicateNote = duplicateKeys(f.Keys)
 	}
 	return pv, nil
+}
+
+// duplicateKeys counts the lines of a pasted key list that repeat a key of
+// an earlier line, and says which keys, on which lines (as the textarea
+// numbers them, blank lines included; the first 10 keys).
+func duplicateKeys(list string) (int, string) {
+	lines := map[string][]int{}
+	var order []string
+	n := 0
+	for i, line := range strings.Split(list, "\n") {
+		k := strings.TrimSpace(line)
+		if k == "" {
+			continue
+		}
+		if len(lines[k]) == 1 {
+			order = append(order, k)
+		}
+		if len(lines[k]) > 0 {
+			n++
+		}
+		lines[k] = append(lines[k], i+1)
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	const shown = 10
+	parts := make([]string, 0, min(len(order), shown))
+	for _, k := range order[:min(len(order), shown)] {
+		nums := make([]string, len(lines[k]))
+		for j, l := range lines[k] {
+			nums[j] = strconv.Itoa(l)
+		}
+		parts = append(parts, fmt.Sprintf("%s (lines %s and %s)", k, strings.Join(nums[:len(nums)-1], ", "), nums[len(nums)-1]))
+	}
+	if len(order) > shown {
+		parts = append(parts, fmt.Sprintf("and %d more", len(order)-shown))
+	}
+	what := "1 duplicate key ignored"
+	if n > 1 {
+		what = fmt.Sprintf("%d duplicate keys ignored", n)
+	}
+	return n, what + ", each partition is built once: " + strings.Join(parts, ", ")
 }
 
 // BackfillPreview answers the form's live preview: the panel alone for htmx,

@@ -185,3 +185,37 @@ func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 		}
 	}
 }
+
+// TestNewBackfillDuplicateKeysNoted: repeated keys of a pasted list are
+// built once, and the preview says how many lines it ignored, naming the
+// keys and their lines (3 lines became 2 partitions without a word).
+func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	cases := []struct {
+		keys, partitions, dups string
+		says                   []string
+	}{
+		{"2025-01-01\n2025-01-02\n\n2025-01-01", "2", "1", []string{"1 duplicate key ignored", "2025-01-01 (lines 1 and 4)"}},
+		{"2025-01-03\n 2025-01-03\n2025-01-03 \n2025-01-05\n2025-01-05", "2", "3", []string{"3 duplicate keys ignored", "2025-01-03 (lines 1, 2 and 3)", "2025-01-05 (lines 4 and 5)"}},
+		{"2025-01-01\n2025-01-02", "2", "", nil},
+	}
+	for _, tc := range cases {
+		form := url.Values{"asset": {"t.daily"}, "selector": {"explicit"}, "keys": {tc.keys}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+		_, onLoad := pgGet(t, env, c, "/backfills/new?"+form.Encode())
+		for where, doc := range map[string]*goquery.Document{"POST": pgDoc(t, env.SessionPost(t, c, "/backfills/preview", form)), "GET": onLoad} {
+			if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != tc.partitions {
+				t.Errorf("%s %q: %q partitions, want %s (%s)", where, tc.keys, n, tc.partitions, doc.Find(`[data-testid="preview-error"]`).Text())
+			}
+			note := doc.Find(`[data-testid="preview-duplicates"]`)
+			if got := note.AttrOr("data-n", ""); got != tc.dups {
+				t.Errorf("%s %q: duplicates %q, want %q (%q)", where, tc.keys, got, tc.dups, note.Text())
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(note.Text(), s) {
+					t.Errorf("%s %q: the note %q does not say %q", where, tc.keys, note.Text(), s)
+				}
+			}
+		}
+	}
+}

@@ -213,6 +213,11 @@ type PreviewView struct {
 	Skipped      []KV
 	Estimate     string
 	Gaps         *GapsModel // the ranges a "Fill gaps" selection fills
+	// Duplicates counts the lines of an explicit list that repeat an
+	// earlier key (each partition is built once); DuplicateNote says so,
+	// naming them with their lines.
+	Duplicates    int
+	DuplicateNote string
 }
 
 // PreviewAsset is one asset of a preview.
