@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -121,27 +122,27 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	if err := unknownAssets(f); err != nil {
 		return req, err
 	}
-	num := func(field, v string) (int64, error) {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return 0, BadRequest(field, "%s must be a whole number, got %q", strings.ReplaceAll(field, "_", " "), v)
+	// num reads a whole number of the field labelled label within [lo, hi];
+	// one too large for int64 is a whole number out of range too.
+	num := func(field, label, v string, lo, hi int64) (int64, error) {
+		v = strings.TrimSpace(v)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, BadRequest(field, "%s must be a whole number, got %q", label, v)
+		}
+		if err != nil || n < lo || n > hi {
+			return 0, BadRequest(field, "%s must be at least %s and at most %s, got %s", label, views.Num(lo), views.Num(hi), v)
 		}
 		return n, nil
 	}
 	var err error
-	if req.ChunkSize, err = num("chunk_size", f.ChunkSize); err != nil {
+	if req.ChunkSize, err = num("chunk_size", "chunk size", f.ChunkSize, 1, jobs.MaxChunkSize); err != nil {
 		return req, err
 	}
-	if req.ChunkSize < 1 {
-		return req, BadRequest("chunk_size", "chunk size must be at least 1, got %d", req.ChunkSize)
-	}
-	if req.MaxConcurrentRuns, err = num("max_concurrent_runs", f.MaxConcurrent); err != nil {
+	if req.MaxConcurrentRuns, err = num("max_concurrent_runs", "max concurrent runs", f.MaxConcurrent, 1, jobs.MaxConcurrentRunsCap); err != nil {
 		return req, err
 	}
-	if req.MaxConcurrentRuns < 1 {
-		return req, BadRequest("max_concurrent_runs", "max concurrent runs must be at least 1, got %d", req.MaxConcurrentRuns)
-	}
-	if req.Priority, err = num("priority", f.Priority); err != nil {
+	if req.Priority, err = num("priority", "priority", f.Priority, math.MinInt64, math.MaxInt64); err != nil {
 		return req, err
 	}
 	sel := jobs.Selector{Start: f.Start, End: f.End}

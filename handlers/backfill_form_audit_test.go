@@ -219,3 +219,32 @@ func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
 		}
 	}
 }
+
+// TestNewBackfillNumberOutOfRange: a whole number too large (or small) for
+// its field gets the allowed range, not "must be a whole number", which it
+// is; a value that is no number still gets that.
+func TestNewBackfillNumberOutOfRange(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	base := url.Values{"asset": {"t.daily"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
+	cases := []struct{ field, value, want string }{
+		{"priority", "99999999999999999999", "priority must be at least -9,223,372,036,854,775,808 and at most 9,223,372,036,854,775,807, got 99999999999999999999"},
+		{"priority", "-99999999999999999999", "priority must be at least -9,223,372,036,854,775,808 and at most 9,223,372,036,854,775,807, got -99999999999999999999"},
+		{"chunk_size", "99999999999999999999", "chunk size must be at least 1 and at most 100,000, got 99999999999999999999"},
+		{"max_concurrent_runs", "99999999999999999999", "max concurrent runs must be at least 1 and at most 10,000, got 99999999999999999999"},
+		{"priority", "high", `priority must be a whole number, got "high"`},
+	}
+	for _, tc := range cases {
+		form := url.Values{}
+		for k, v := range base {
+			form[k] = v
+		}
+		form.Set(tc.field, tc.value)
+		_, onLoad := pgGet(t, env, c, "/backfills/new?"+form.Encode())
+		for where, doc := range map[string]*goquery.Document{"POST": pgDoc(t, env.SessionPost(t, c, "/backfills/preview", form)), "GET": onLoad} {
+			if got := strings.TrimSpace(doc.Find(`[data-testid="error-` + tc.field + `"]`).Text()); got != tc.want {
+				t.Errorf("%s %s=%s: %q, want %q", where, tc.field, tc.value, got, tc.want)
+			}
+		}
+	}
+}
