@@ -85,10 +85,11 @@ func (h *Handler) requestFromForm(c echo.Context, f views.NewBackfillForm) (jobs
 	if err != nil {
 		var ue *UserError
 		if errors.As(err, &ue) && ue.Field == "from" {
-			ue.Field = "start"
+			ue.Field, ue.Message = "start", gapsFormWords(ue.Message)
 		}
 		return req, nil, err
 	}
+	g.Note = gapsFormWords(g.Note)
 	switch {
 	case g.Skipped:
 		return req, &g, BadRequest("selector", "%s", g.Warning)
@@ -97,7 +98,7 @@ func (h *Handler) requestFromForm(c echo.Context, f views.NewBackfillForm) (jobs
 	case g.Total == 0:
 		return req, &g, BadRequest("selector", "no gaps to fill: nothing is missing below the watermark %s", g.Watermark)
 	case g.Total > MaxFormKeys:
-		return req, &g, BadRequest("selector", "%d missing partitions below the watermark; the form fills at most %d at once (set From to a later key, or use the API)", g.Total, MaxFormKeys)
+		return req, &g, BadRequest("selector", "%d missing partitions below the watermark; the form fills at most %d at once (set Start to a later key, or use the API)", g.Total, MaxFormKeys)
 	}
 	a, err := h.asset(c.Request().Context(), req.Assets[0])
 	if err != nil {
@@ -111,6 +112,18 @@ func (h *Handler) requestFromForm(c echo.Context, f views.NewBackfillForm) (jobs
 	return req, &g, nil
 }
 
+// gapsFormWords says a message of the gap search (whose from is the
+// form's Start) in the form's words: the search's API and CLI name "from"
+// and "--from KEY".
+func gapsFormWords(msg string) string {
+	msg = strings.Replace(msg, "use --from KEY to fill from a start", "fill in Start to fill from that key on", 1)
+	msg = strings.Replace(msg, "pick a from ", "pick a Start ", 1)
+	if rest, ok := strings.CutPrefix(msg, "from "); ok {
+		msg = "start " + rest
+	}
+	return msg
+}
+
 // requestFromForm reads every field but the gap search.
 func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	req := jobs.Request{Title: f.Title}
@@ -121,6 +134,9 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	}
 	if err := unknownAssets(f); err != nil {
 		return req, err
+	}
+	if len(req.Assets) == 0 {
+		return req, BadRequest("assets", "tick at least one asset under Assets")
 	}
 	// num reads a whole number of the field labelled label within [lo, hi];
 	// one too large for int64 is a whole number out of range too.
@@ -474,13 +490,27 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 	if ierr != nil {
 		return ierr
 	}
-	if f.Errors["form"] != "" && strings.Contains(f.Errors["form"], "Idempotency-Key") {
-		// The same key with a different form: start a fresh key, keep the values.
+	var ue *UserError
+	if errors.As(engineErr(err), &ue) && ue.Field == "Idempotency-Key" && ue.Status == http.StatusConflict {
+		// The same key with a different form (a page reloaded or gone back
+		// to after a launch, then changed): start a fresh key, keep the
+		// values, and say it in the form's words (the key is hidden).
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
+		f.Errors["form"] = "this form was launched already, with other values" + launchedAs(ue.Message) + "; press Launch again to launch a new backfill with these values"
 	}
 	// Refused: the address stays the form's (hx-push-url is for a launch).
 	c.Response().Header().Set("HX-Push-Url", "false")
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
+}
+
+// launchedAs is " (backfill ID)" when msg, the engine's refusal of a reused
+// idempotency key, names the backfill it launched.
+func launchedAs(msg string) string {
+	_, after, ok := strings.Cut(msg, "(backfill ")
+	if id, _, ok2 := strings.Cut(after, ")"); ok && ok2 && id != "" {
+		return " (backfill " + id + ")"
+	}
+	return ""
 }
 
 // BackfillSelectionCount counts the asset grid's selection (htmx). A plain

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -245,6 +246,102 @@ func TestNewBackfillNumberOutOfRange(t *testing.T) {
 			if got := strings.TrimSpace(doc.Find(`[data-testid="error-` + tc.field + `"]`).Text()); got != tc.want {
 				t.Errorf("%s %s=%s: %q, want %q", where, tc.field, tc.value, got, tc.want)
 			}
+		}
+	}
+}
+
+// TestNewBackfillFormWords: the form's messages name its fields as the form
+// labels them, never as the API or the CLI does (chunk_size, "assets is
+// required", the gap search's from and --from, the Idempotency-Key header);
+// the JSON API keeps its field names.
+func TestNewBackfillFormWords(t *testing.T) {
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, handlers.RoleOperator)
+	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"}]`); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	for _, a := range []string{"t.daily", "t.flaky"} {
+		if r := env.Post(t, "/api/v1/assets/"+a+"/watermark", `{"partition":"2025-01-05"}`); r.StatusCode != 200 {
+			t.Fatalf("watermark %s: %d", a, r.StatusCode)
+		}
+	}
+	apiWords := []string{"_", "selector.", "assets is required", `from "`, "a from", "--from", "From", "Idempotency-Key", "leave it out"}
+	base := url.Values{"asset": {"t.daily"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
+	cases := []struct {
+		set       url.Values
+		field     string
+		say, says string // the message starts with say and holds says
+	}{
+		{url.Values{"chunk_size": {"0"}}, "chunk_size", "chunk size must be at least 1 and at most 100,000", ""},
+		{url.Values{"chunk_size": {"200000"}}, "chunk_size", "chunk size must be at least 1 and at most 100,000", ""},
+		{url.Values{"max_concurrent_runs": {"0"}}, "max_concurrent_runs", "max concurrent runs must be at least 1 and at most 10,000", ""},
+		{url.Values{"max_concurrent_runs": {"20000"}}, "max_concurrent_runs", "max concurrent runs must be at least 1 and at most 10,000", ""},
+		{url.Values{"asset": nil}, "assets", "tick at least one asset under Assets", ""},
+		{url.Values{"selector": {"gaps"}, "start": {"nope"}}, "start", `start "nope" is not a partition of t.daily`, ""},
+		{url.Values{"selector": {"gaps"}, "start": {"2025-01-09"}}, "start", "start 2025-01-09 is after the watermark", "pick a Start at or before the watermark"},
+		{url.Values{"asset": {"t.flaky"}, "selector": {"gaps"}, "start": nil}, "selector", "no gaps to fill", "fill in Start"},
+	}
+	for _, tc := range cases {
+		form := url.Values{}
+		for k, v := range base {
+			form[k] = v
+		}
+		for k, v := range tc.set {
+			if v == nil {
+				form.Del(k)
+			} else {
+				form[k] = v
+			}
+		}
+		resp := env.SessionPost(t, c, "/backfills/preview", form)
+		docs := map[string]*goquery.Document{"POST": pgDoc(t, resp)}
+		if form.Get("asset") != "" {
+			_, docs["GET"] = pgGet(t, env, c, "/backfills/new?"+form.Encode())
+		}
+		for where, doc := range docs {
+			msg := strings.TrimSpace(doc.Find(`[data-testid="error-` + tc.field + `"]`).Text())
+			if !strings.HasPrefix(msg, tc.say) || !strings.Contains(msg, tc.says) {
+				t.Errorf("%s %v: %q, want %q … %q", where, tc.set, msg, tc.say, tc.says)
+			}
+			// The whole preview panel (the gap list's note included).
+			panel := doc.Find(`[data-testid="preview"]`).Text()
+			for _, w := range apiWords {
+				if strings.Contains(msg, w) || strings.Contains(panel, w) {
+					t.Errorf("%s %v: %q says %q", where, tc.set, strings.Join(strings.Fields(panel), " "), w)
+				}
+			}
+		}
+	}
+
+	// A form launched again with other values (its page reloaded, changed):
+	// said in the form's words, with a new key for the next launch.
+	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "idempotency_key": {"bfk_words"}}
+	if r := env.SessionPost(t, c, "/backfills", form); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("launch: %d", r.StatusCode)
+	}
+	form.Set("chunk_size", "2")
+	resp := env.SessionPost(t, c, "/backfills", form)
+	doc := pgDoc(t, resp)
+	msg := doc.Find(`[data-testid="error-form"]`).Text()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(msg, "launched already") || !strings.Contains(msg, "(backfill bf_") || strings.Contains(msg, "Idempotency-Key") {
+		t.Errorf("relaunch: %d %q", resp.StatusCode, msg)
+	}
+	if k := doc.Find(`[data-testid="idempotency-key"]`).AttrOr("value", ""); k == "bfk_words" || k == "" {
+		t.Errorf("relaunch: the key stays %q", k)
+	}
+	if n := pgCountBackfills(t, env); n != 1 {
+		t.Errorf("%d backfills", n)
+	}
+
+	// The JSON API keeps its field names.
+	for body, want := range map[string]string{
+		`{"assets":["t.daily"],"selector":{"type":"range"},"chunk_size":0}`: "chunk_size must be between",
+		`{"assets":[],"selector":{"type":"range"}}`:                         "assets is required",
+	} {
+		r := env.Post(t, "/api/v1/backfills/preview", body)
+		b, _ := io.ReadAll(r.Body)
+		if r.StatusCode != 400 || !strings.Contains(string(b), want) {
+			t.Errorf("API %s: %d %s", body, r.StatusCode, b)
 		}
 	}
 }
