@@ -341,18 +341,6 @@ func progressText(b Bar) string {
 
 func bfN(n int64) string { return strconv.FormatInt(n, 10) }
 
-// Selection is the asset grid's range selection bar.
-type Selection struct {
-	Asset, Start, End string
-	FirstKey, LastKey string
-	Multi             bool // offer a dimension filter
-}
-
-// SelectionFor builds the selection bar of an asset page.
-func SelectionFor(a AssetPage) Selection {
-	return Selection{Asset: a.Key, FirstKey: a.FirstKey, LastKey: a.LastKey, Multi: strings.Contains(a.FirstKey, "|")}
-}
-
 // RunLogHref is a run page showing attempt n's log.
 func RunLogHref(runID string, n int64) string {
 	return "/runs/" + url.PathEscape(runID) + "?attempt=" + strconv.FormatInt(n, 10) + "#log"
