@@ -81,12 +81,22 @@ func newReportCmd() *cobra.Command {
   tessera report raw.events 2025-01-01-02:00 --status failed --error "source file missing"
   tessera report raw.events --watermark 2025-01-01-02:00
 
-Everything is validated by the server before anything is written.`,
+Everything is validated by the server before anything is written.
+--watermark records only the last partition your pipeline has processed:
+the other flags describe reported partitions and are refused with it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asset, parts := args[0], args[1:]
+			if cmd.Flags().Changed("watermark") && watermark == "" {
+				return usageErr("--watermark needs a KEY, the last partition your pipeline has processed: tessera report %s --watermark KEY", shellQuote(asset))
+			}
 			if watermark != "" && len(parts) > 0 {
 				return usageErr("report either partitions or --watermark, not both")
+			}
+			if watermark != "" {
+				if err := refuseReportFlagsWithWatermark(cmd, asset, watermark); err != nil {
+					return err
+				}
 			}
 			if watermark == "" && len(parts) == 0 {
 				return usageErr("name the partitions you built (tessera report ASSET PARTITION...) or give --watermark KEY")
@@ -170,9 +180,57 @@ Everything is validated by the server before anything is written.`,
 	f.StringVar(&runID, "run-id", "", "your pipeline's run id (the same run reporting again is a no-op)")
 	f.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
 	f.StringVar(&errText, "error", "", "the error of a failed partition")
-	f.StringVar(&watermark, "watermark", "", "record KEY as the last partition the pipeline has processed, instead")
+	f.StringVar(&watermark, "watermark", "", "record KEY as the last partition your pipeline has processed, instead of reporting partitions (no other report flag goes with it)")
 	f.StringVar(&idem, "idempotency-key", "", "repeat-safe request id")
 	return cmd
+}
+
+// reportOnlyFlags describe reported partitions; a watermark is only a key.
+var reportOnlyFlags = []string{"status", "error", "metadata", "run-id", "at", "code-version", "idempotency-key"}
+
+// refuseReportFlagsWithWatermark is the usage error of a report flag given
+// with --watermark: the watermark API takes a key only, so the flag would be
+// dropped without a word (a --status failed --error would record nothing).
+// It names the flags and gives both commands to run instead.
+func refuseReportFlagsWithWatermark(cmd *cobra.Command, asset, watermark string) error {
+	var names, given []string
+	for _, name := range reportOnlyFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		names = append(names, "--"+name)
+		given = append(given, "--"+name+" "+shellQuote(f.Value.String()))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	verb := "do"
+	if len(names) == 1 {
+		verb = "does"
+	}
+	return usageErr("%s %s not go with --watermark, which records only the last partition your pipeline has processed; nothing was reported. "+
+		"Record the watermark without %s: tessera report %s --watermark %s, and report a partition's outcome on its own: tessera report %s PARTITION %s",
+		joinWords(names), verb, map[bool]string{true: "it", false: "them"}[len(names) == 1],
+		shellQuote(asset), shellQuote(watermark), shellQuote(asset), strings.Join(given, " "))
+}
+
+// joinWords joins a, b and c as "a, b and c".
+func joinWords(w []string) string {
+	if len(w) <= 1 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,:/=+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // newStatusCmd prints the stakeholders' status board.
