@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +265,113 @@ func TestBrowserNarrowViewport(t *testing.T) {
 	narrowJS(t, ctx, "backfill at 820 px", narrowFits)
 	narrowJS(t, ctx, "backfill at 820 px, counts", narrowOneLine)
 	narrowJS(t, ctx, "backfill at 820 px, chunk table", narrowChunkColumns)
+}
+
+// longErrorExec fails every attempt with one long error: a path of 300
+// characters with no space or other break opportunity in it.
+type longErrorExec struct{ msg string }
+
+func (x longErrorExec) Execute(ctx context.Context, w jobs.Work) jobs.Result {
+	return jobs.Result{Err: errors.New(x.msg)}
+}
+
+// narrowRunErrors returns "" when the run page's attempts and partitions
+// tables do not scroll sideways (their .scroll box is as wide as its
+// content) and every Error cell shows the whole message: its text holds
+// want and every line of it lies inside the cell and inside the window.
+// Where the header is hidden (one labelled block per row on a phone), each
+// cell's label (CSS ::before) must be its column's header ("Attempt" for "#").
+const narrowRunErrors = `((want) => {
+  const bad = [], W = window.innerWidth;
+  for (const id of ["attempts", "run-partition-table"]) {
+    const t = document.querySelector('[data-testid="' + id + '"]');
+    if (!t) { bad.push("no " + id + " table"); continue; }
+    const box = t.parentElement;
+    if (box.scrollWidth > box.clientWidth + 1) bad.push(id + "'s box scrolls sideways (" + box.scrollWidth + " px of content in " + box.clientWidth + " px)");
+    const heads = [...t.querySelectorAll("thead th")].map(h => h.textContent.trim());
+    const col = heads.indexOf("Error");
+    if (col < 0) { bad.push(id + " has no Error column: " + heads.join(", ")); continue; }
+    const rows = [...t.querySelectorAll("tbody tr")];
+    if (!rows.length) bad.push(id + " has no rows");
+    for (const row of rows) {
+      const c = row.cells[col], cb = c.getBoundingClientRect();
+      if (!c.textContent.includes(want)) { bad.push(id + " row " + (row.sectionRowIndex + 1) + ": the error cell lacks the message: " + JSON.stringify(c.textContent.slice(0, 60))); continue; }
+      if (!c.getClientRects().length || cb.width === 0) { bad.push(id + " row " + (row.sectionRowIndex + 1) + ": the error cell is hidden"); continue; }
+      if (c.scrollWidth > c.clientWidth + 1) bad.push(id + " row " + (row.sectionRowIndex + 1) + ": the error cell is " + c.scrollWidth + " px wide inside, " + c.clientWidth + " px outside");
+      const r = document.createRange();
+      r.selectNodeContents(c);
+      const lines = [...r.getClientRects()].filter(x => x.width > 0);
+      const out = lines.filter(x => x.left < Math.max(cb.left, 0) - 0.5 || x.right > Math.min(cb.right, W) + 0.5);
+      if (out.length) bad.push(id + " row " + (row.sectionRowIndex + 1) + ": " + out.length + " of " + lines.length + " lines of the error are outside the cell (" +
+        Math.round(cb.left) + "–" + Math.round(cb.right) + " px) or the window, e.g. " + Math.round(out[0].left) + "–" + Math.round(out[0].right) + " px");
+      if (cb.left < -0.5 || cb.right > W + 0.5) bad.push(id + " row " + (row.sectionRowIndex + 1) + ": the error cell is at " + Math.round(cb.left) + "–" + Math.round(cb.right) + " px in a " + W + " px window");
+    }
+    if (rows.length && !t.tHead.getClientRects().length) {
+      const alias = {"#": "attempt"};
+      heads.forEach((h, i) => {
+        const label = getComputedStyle(rows[0].cells[i], "::before").content.replace(/^"|"$/g, "").toLowerCase();
+        const wantLabel = alias[h] || h.toLowerCase();
+        if (label !== wantLabel) bad.push(id + " column " + (i + 1) + " is labelled " + JSON.stringify(label) + ", its header is " + JSON.stringify(h));
+      });
+    }
+  }
+  return bad.slice(0, 6).join("; ");
+})`
+
+// TestBrowserNarrowRunLongError: a failed run whose error is a long path
+// with no break in it (300 characters, as a missing file's absolute path
+// is) shows the whole message on the run page at 390 px without sideways
+// scrolling: not of the page, nor of the attempts or partitions table's
+// box (before, the Error column made the attempts box scroll sideways and
+// the message could only be read by scrolling it). The same at 820 and
+// 1280 px.
+func TestBrowserNarrowRunLongError(t *testing.T) {
+	path := "/mnt/warehouse/landing/"
+	for i := 0; len(path) < 290; i++ {
+		path += fmt.Sprintf("segment_%02d/", i)
+	}
+	path += "events.parquet"
+	path = path[len(path)-300:]
+	if len(path) != 300 || strings.ContainsAny(path, " \t\n") {
+		t.Fatalf("the message is %d characters: %q", len(path), path)
+	}
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
+  r.daily:
+    partitions: {daily: {start: 2025-01-01}}
+    retries: {max_attempts: 2, backoff: 1ms}
+    executor: {demo: {duration: 1ms}}
+`})
+	eng := env.StartEngine(t, jobs.Options{Executor: longErrorExec{msg: path}})
+	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}}, "", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := env.Store.Backfill(context.Background(), cr.Backfill.ID)
+		if err == nil && b.State == db.BackfillFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backfill %s did not fail: %s %v", cr.Backfill.ID, b.State, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)
+	}
+	ctx := testkit.Browser(t)
+	env.BrowserSignIn(t, ctx, handlers.RoleViewer)
+	check := narrowRunErrors + "(" + strconv.Quote(path) + ")"
+	for _, w := range []int64{390, 820, 1280} {
+		what := fmt.Sprintf("run page with a %d-character error at %d px", len(path), w)
+		narrowLoad(t, ctx, env, handlers.RunHref(runs[0].ID), w, `[data-testid="attempt"]`)
+		testkit.Screenshot(t, ctx, fmt.Sprintf("narrow-%d-run-long-error", w))
+		narrowJS(t, ctx, what, narrowFits)
+		narrowJS(t, ctx, what+", scroll boxes", narrowScrollBoxes)
+		narrowJS(t, ctx, what+", table cells", narrowInCells)
+		narrowJS(t, ctx, what+", error cells", check)
+	}
 }
