@@ -41,6 +41,18 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 	if f.IdempotencyKey == "" {
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
 	}
+	// The statuses of "Only partitions that are", in the form's order,
+	// each once; unknown ones are kept to be refused (statusFilter).
+	for _, st := range list("status") {
+		if st = strings.TrimSpace(st); st != "" && !slices.Contains(f.Statuses, st) {
+			f.Statuses = append(f.Statuses, st)
+		}
+	}
+	slices.SortStableFunc(f.Statuses, func(a, b string) int { return statusOrder(a) - statusOrder(b) })
+	if f.Selector == "" && len(f.Statuses) > 0 {
+		// An address with status= and no selector= means the statuses.
+		f.Selector = "statuses"
+	}
 	checked := map[string]bool{}
 	for _, a := range list("asset") {
 		checked[a] = true
@@ -182,6 +194,12 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 		sel.Type, sel.Statuses = "filter", []string{"stale"}
 	case "missing_stale":
 		sel.Type, sel.Statuses = "filter", []string{"missing", "stale"}
+	case "statuses":
+		st, err := statusFilter(f.Statuses)
+		if err != nil {
+			return req, err
+		}
+		sel.Type, sel.Statuses = "filter", st
 	case "gaps":
 		sel.Type = "explicit" // resolved by Handler.requestFromForm
 	case "explicit":
@@ -202,6 +220,48 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	}
 	req.Selector = sel
 	return req, nil
+}
+
+// statusOrder is the position of status v among views.StatusChoices
+// (unknown ones last).
+func statusOrder(v string) int {
+	for i, c := range views.StatusChoices {
+		if c.Value == v {
+			return i
+		}
+	}
+	return len(views.StatusChoices)
+}
+
+// statusFilter checks the statuses ticked under "Only partitions that are":
+// at least one, each one of views.StatusChoices (the filter statuses of
+// the API). The messages say it in the form's words.
+func statusFilter(ticked []string) ([]string, error) {
+	values := make([]string, 0, len(views.StatusChoices))
+	words := make([]string, 0, len(views.StatusChoices))
+	for _, c := range views.StatusChoices {
+		values = append(values, c.Value)
+		words = append(words, fmt.Sprintf("%s (%s)", c.Value, c.Hint))
+	}
+	if len(ticked) == 0 {
+		return nil, BadRequest("status", "tick at least one status under %q: %s", choiceLabel("statuses"), strings.Join(words, ", "))
+	}
+	for _, st := range ticked {
+		if !slices.Contains(values, st) {
+			return nil, BadRequest("status", "unknown status %q%s; the statuses are %s", st, catalog.Suggest(st, values), strings.Join(words, ", "))
+		}
+	}
+	return slices.Clone(ticked), nil
+}
+
+// choiceLabel is what the form calls selection v.
+func choiceLabel(v string) string {
+	for _, c := range views.SelectorChoices {
+		if c.Value == v {
+			return c.Label
+		}
+	}
+	return v
 }
 
 // unknownSelector says that selection v is none of the form's (then what
@@ -258,7 +318,7 @@ func formField(field string) string {
 	case strings.HasPrefix(field, "selector"):
 		return "selector"
 	case field == "chunk_size", field == "max_concurrent_runs", field == "priority", field == "title",
-		field == "start", field == "end", field == "keys", field == "dimension", field == "form":
+		field == "start", field == "end", field == "keys", field == "dimension", field == "status", field == "form":
 		return field
 	}
 	return "form"

@@ -97,6 +97,16 @@ document.addEventListener("click", function (e) {
     markAll();
   });
 })();
+// New-backfill form: ticking a status under "Only partitions that are"
+// picks that choice, before htmx reads the form for the live preview (the
+// capture phase runs ahead of the form's own change listener). The statuses
+// apply only to that choice, as the keys apply only to the explicit list.
+document.addEventListener("change", function (e) {
+  var t = e.target;
+  if (!t || t.name !== "status" || !t.checked || !t.form || t.form.getAttribute("data-testid") !== "backfill-form") { return; }
+  var r = t.form.querySelector('input[name="selector"][value="statuses"]');
+  if (r) { r.checked = true; }
+}, true);
 // A refused launch (400, 409) answers with the form and its errors: show it.
 // htmx swaps only 2xx answers by default, so the refusal used to go unseen.
 document.addEventListener("htmx:beforeSwap", function (e) {

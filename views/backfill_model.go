@@ -132,8 +132,12 @@ type ChartPoint struct {
 
 // NewBackfillForm is the new-backfill form with its values and errors.
 type NewBackfillForm struct {
-	Assets         []AssetChoice
-	Selector       string // range, explicit, missing_failed, stale, missing_stale, gaps
+	Assets   []AssetChoice
+	Selector string // range, explicit, missing_failed, stale, missing_stale, statuses, gaps
+	// Statuses are the statuses ticked under "Only partitions that are"
+	// (selector statuses): values of StatusChoices, as posted (unknown
+	// ones are refused, not dropped).
+	Statuses       []string
 	Start, End     string
 	Keys           string
 	Dimension      string // name=value for multi-dimensional assets
@@ -164,8 +168,34 @@ var SelectorChoices = []SelectorChoice{
 	{"missing_failed", "Only missing and failed", ", within the range"},
 	{"stale", "Only stale", ", within the range"},
 	{"missing_stale", "Missing and stale", ", within the range"},
+	{"statuses", "Only partitions that are", " (tick one or more below), within the range"},
 	{"gaps", "Fill gaps up to the watermark", " (one asset; Start = fill from that key, empty = only holes inside the materialized range)"},
 	{"explicit", "Explicit list", ""},
+}
+
+// StatusChoice is one status of the form's "Only partitions that are"
+// choice: Value is its status= (the API's filter status), Hint says it in
+// the form's words.
+type StatusChoice struct {
+	Value, Hint string
+}
+
+// StatusChoices are the statuses the form filters on, in the API's order.
+var StatusChoices = []StatusChoice{
+	{"missing", "never materialized"},
+	{"failed", "the last attempt failed"},
+	{"stale", "materialized, but out of date"},
+	{"tainted", "marked invalid by a user"},
+}
+
+// StatusTicked says whether status v is ticked under "Only partitions that are".
+func (f NewBackfillForm) StatusTicked(v string) bool {
+	for _, s := range f.Statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
 }
 
 // KnownSelector says whether v is one of SelectorChoices.
