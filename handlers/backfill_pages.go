@@ -258,6 +258,9 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if canOperate(c) {
 		d.Actions = actionsFor(b, len(kids) > 0)
 		d.RetryRequestID = "rr_" + strings.ToLower(ulid.Make().String())
+		if d.Relaunch, err = h.relaunchFor(ctx, b); err != nil {
+			return d, err
+		}
 	}
 	if parts&detailSummary != 0 {
 		if err := h.detailSummary(ctx, &d, b, now); err != nil {

@@ -46,6 +46,7 @@ type BackfillDetail struct {
 	Chart                                          Chart
 	Actions                                        []Action
 	RetryRequestID                                 string
+	Relaunch                                       *Relaunch // a canceled or failed backfill's "Backfill what it did not build…" (operators)
 	Children                                       []Link
 	Parent                                         *Link
 	Message                                        string // conflict or refusal, shown on top
@@ -55,6 +56,19 @@ type BackfillDetail struct {
 	Live                                           bool // not terminal: the page subscribes to updates
 	Countdown                                      bool // the ETA counts down to a retry: refresh it every few seconds
 	CSRF                                           string
+}
+
+// Relaunch is the backfill page's "Backfill what it did not build…": the
+// new-backfill form prefilled with what a canceled or failed backfill left,
+// opened by the link Href or, when that address would be too long (a long
+// key list), by posting Fields to the form's preview. Note says what the
+// form will hold (or that nothing is left); Unavailable why the form cannot
+// take it, with the CLI and API alternative.
+type Relaunch struct {
+	Href        string
+	Fields      []KV
+	Note        string
+	Unavailable string
 }
 
 // ChunkGrid is one asset's selection coloured by this backfill's outcome:

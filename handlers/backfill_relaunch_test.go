@@ -1,0 +1,229 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+const relaunchWorkspace = pgWorkspace + `  t.multi:
+    partitions:
+      multi:
+        date: {daily: {start: "2025-01-01"}}
+        region: {static: [eu, us]}
+    code_version: v1
+    executor: {demo: {duration: 5ms}}
+`
+
+// TestBackfillRelaunchWhatItDidNotBuild: a canceled or failed backfill's
+// page offers operators "Backfill what it did not build…", which opens the
+// new-backfill form prefilled with its assets, range, dimension filter,
+// chunk size and concurrency and "Only missing and failed" (a key list: the
+// keys still missing or failed), so that the preview counts only what is
+// left; viewers and other states get nothing, and a selection the form
+// cannot hold says so with the CLI and API alternative.
+func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
+	env, eng := pgEnvWith(t, relaunchWorkspace, false)
+	ctx := context.Background()
+	op, viewer := env.Client(t, handlers.RoleOperator), env.Client(t, handlers.RoleViewer)
+	setState := func(id, state string, materialized, failed int64) {
+		t.Helper()
+		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,
+			state, materialized, failed, min(failed, 1), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(req jobs.Request) db.Backfill {
+		t.Helper()
+		cr, err := eng.Create(ctx, req, "", "tester")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cr.Backfill
+	}
+	// 01-03 materialized (by the backfill, say), 04 failed, the rest never run.
+	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
+		{"asset":"t.daily","partition":"2025-01-02","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"},
+		{"asset":"t.daily","partition":"2025-01-04","status":"failed","error":"boom"}]`); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	b := create(jobs.Request{Assets: []string{"t.daily"}, Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"},
+		ChunkSize: 3, MaxConcurrentRuns: 2, Priority: 5, Title: "january"})
+
+	for _, tc := range []struct {
+		state string
+		want  bool
+	}{
+		{db.BackfillPending, false}, {db.BackfillRunning, false}, {db.BackfillPaused, false}, {db.BackfillCanceling, false},
+		{db.BackfillSucceeded, false}, {db.BackfillCanceled, true}, {db.BackfillFailed, true},
+	} {
+		setState(b.ID, tc.state, 3, 1)
+		_, doc := pgGet(t, env, op, "/backfills/"+b.ID)
+		if got := doc.Find(`[data-testid="action-relaunch"]`).Length() == 1; got != tc.want {
+			t.Errorf("%s: relaunch offered %v, want %v", tc.state, got, tc.want)
+		}
+		_, vdoc := pgGet(t, env, viewer, "/backfills/"+b.ID)
+		if vdoc.Find(`[data-testid="action-relaunch"]`).Length() != 0 || vdoc.Find(`[data-testid="relaunch-note"]`).Length() != 0 {
+			t.Errorf("%s: a viewer is offered the relaunch", tc.state)
+		}
+	}
+	// Everything built: nothing to offer.
+	setState(b.ID, db.BackfillCanceled, 10, 0)
+	if _, doc := pgGet(t, env, op, "/backfills/"+b.ID); doc.Find(`[data-testid="relaunch"], [data-testid="action-relaunch"]`).Length() != 0 {
+		t.Error("a backfill that built everything offers the relaunch")
+	}
+
+	// FAILED: both buttons, which read differently.
+	setState(b.ID, db.BackfillFailed, 3, 1)
+	_, doc := pgGet(t, env, op, "/backfills/"+b.ID)
+	retry := doc.Find(`[data-testid="action-retry-failed"]`)
+	relaunch := doc.Find(`[data-testid="action-relaunch"]`)
+	if retry.Length() != 1 || relaunch.Length() != 1 || strings.TrimSpace(retry.Text()) == strings.TrimSpace(relaunch.Text()) {
+		t.Fatalf("failed backfill: retry %q, relaunch %q", retry.Text(), relaunch.Text())
+	}
+	if !strings.Contains(relaunch.Text(), "did not build") {
+		t.Errorf("relaunch reads %q", relaunch.Text())
+	}
+
+	// CANCELED: the link opens the form prefilled; its preview counts what is left.
+	setState(b.ID, db.BackfillCanceled, 3, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
+	href, _ := doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	u, err := url.Parse(href)
+	if err != nil || u.Path != "/backfills/new" {
+		t.Fatalf("relaunch href %q", href)
+	}
+	want := url.Values{"asset": {"t.daily"}, "selector": {"missing_failed"}, "start": {"2025-01-01"}, "end": {"2025-01-10"},
+		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of " + b.ID + ": january"}}
+	if got := u.Query(); got.Encode() != want.Encode() {
+		t.Errorf("relaunch query\n got %s\nwant %s", got.Encode(), want.Encode())
+	}
+	if note := doc.Find(`[data-testid="relaunch-note"]`).Text(); !strings.Contains(note, "only the missing and failed partitions") || !strings.Contains(note, "2025-01-01 … 2025-01-10") {
+		t.Errorf("relaunch note %q", note)
+	}
+	_, form := pgGet(t, env, op, href)
+	checkForm(t, form, "range", map[string]string{"start": "2025-01-01", "end": "2025-01-10", "chunk-size": "3", "max-concurrent": "2", "priority": "5"})
+	if !form.Find(`input[data-testid="selector-missing_failed"]`).Is("[checked]") || !form.Find(`input[data-testid="asset-t.daily"]`).Is("[checked]") {
+		t.Error("range: the form does not tick t.daily and Only missing and failed")
+	}
+	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "7" {
+		t.Errorf("range: the preview counts %q partitions, want 7 (04 failed, 05-10 missing)", n)
+	}
+
+	// A filter with one dimension value and a status: the same, plus failed.
+	fb := create(jobs.Request{Assets: []string{"t.multi"}, ChunkSize: 1, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "filter", Start: "2025-01-01", End: "2025-01-05", Statuses: []string{"missing"}, Dimensions: map[string][]string{"region": {"eu"}}}})
+	setState(fb.ID, db.BackfillCanceled, 0, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+fb.ID)
+	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	u, _ = url.Parse(href)
+	if q := u.Query(); q.Get("selector") != "missing_failed" || q.Get("dimension") != "region=eu" || q.Get("start") != "2025-01-01" || q.Get("end") != "2025-01-05" {
+		t.Errorf("filter relaunch query %s", u.RawQuery)
+	}
+	_, form = pgGet(t, env, op, href)
+	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "5" {
+		t.Errorf("filter: the preview counts %q, want 5 (%s)", n, form.Find(`[data-testid="preview-error"]`).Text())
+	}
+	tb := create(jobs.Request{Assets: []string{"t.daily"}, ChunkSize: 1, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "filter", Start: "2025-01-01", End: "2025-01-10", Statuses: []string{"failed", "stale"}}})
+	setState(tb.ID, db.BackfillCanceled, 0, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+tb.ID)
+	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	u, _ = url.Parse(href)
+	if q := u.Query(); q.Get("selector") != "statuses" || strings.Join(q["status"], ",") != "failed,stale" {
+		t.Errorf("stale filter relaunch query %s", u.RawQuery)
+	}
+	// Two dimension values: the form's filter takes one; the page says so.
+	mb := create(jobs.Request{Assets: []string{"t.multi"}, ChunkSize: 1, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "filter", Start: "2025-01-01", End: "2025-01-02", Dimensions: map[string][]string{"region": {"eu", "us"}}}})
+	setState(mb.ID, db.BackfillCanceled, 0, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+mb.ID)
+	if doc.Find(`[data-testid="action-relaunch"]`).Length() != 0 {
+		t.Error("two dimension values: a relaunch the form cannot hold is offered")
+	}
+	if msg := doc.Find(`[data-testid="relaunch-unavailable"]`).Text(); !strings.Contains(msg, "region = eu or us") || !strings.Contains(msg, "tessera backfill create t.multi") ||
+		!strings.Contains(msg, "POST /api/v1/backfills") || doc.Find(`[data-testid="relaunch-api"]`).AttrOr("href", "") != "/api/v1/openapi.json" {
+		t.Errorf("two dimension values: %q", msg)
+	}
+
+	// An explicit list: the keys still missing or failed.
+	eb := create(jobs.Request{Assets: []string{"t.daily"}, ChunkSize: 2, MaxConcurrentRuns: 3,
+		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-02", "2025-01-04", "2025-01-20", "2025-01-21"}}})
+	setState(eb.ID, db.BackfillCanceled, 1, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+eb.ID)
+	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	u, _ = url.Parse(href)
+	if q := u.Query(); q.Get("selector") != "explicit" || q.Get("keys") != "2025-01-04\n2025-01-20\n2025-01-21" || q.Get("chunk_size") != "2" || q.Get("max_concurrent_runs") != "3" {
+		t.Errorf("explicit relaunch query %q", u.RawQuery)
+	}
+	if note := doc.Find(`[data-testid="relaunch-note"]`).Text(); !strings.Contains(note, "the 3 keys of its list that are missing or failed now (1 of its 4 is materialized)") {
+		t.Errorf("explicit relaunch note %q", note)
+	}
+	_, form = pgGet(t, env, op, href)
+	if keys := form.Find(`textarea[data-testid="keys"]`).Text(); keys != "2025-01-04\n2025-01-20\n2025-01-21" || !form.Find(`input[data-testid="selector-explicit"]`).Is("[checked]") {
+		t.Errorf("explicit: form keys %q", keys)
+	}
+	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "3" {
+		t.Errorf("explicit: the preview counts %q, want 3", n)
+	}
+
+	// A long list: too long for an address, posted to the form's preview.
+	var long []string
+	day := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 400 {
+		long = append(long, day.AddDate(0, 0, i).Format("2006-01-02"))
+	}
+	lb := create(jobs.Request{Assets: []string{"t.daily"}, ChunkSize: 50, MaxConcurrentRuns: 2, Selector: jobs.Selector{Type: "explicit", Keys: long}})
+	setState(lb.ID, db.BackfillCanceled, 0, 0)
+	_, doc = pgGet(t, env, op, "/backfills/"+lb.ID)
+	rf := doc.Find(`form[data-testid="relaunch-form"]`)
+	if rf.Length() != 1 || rf.AttrOr("action", "") != "/backfills/preview" || rf.AttrOr("method", "") != "post" {
+		t.Fatalf("long list: no form posting to the preview: %d", rf.Length())
+	}
+	posted := url.Values{}
+	rf.Find("input[type=hidden]").Each(func(_ int, s *goquery.Selection) {
+		posted.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
+	})
+	if posted.Get("_csrf") == "" || posted.Get("keys") != strings.Join(long, "\n") {
+		t.Fatalf("long list: posted fields %d keys, csrf %q", len(strings.Split(posted.Get("keys"), "\n")), posted.Get("_csrf"))
+	}
+	resp := env.SessionPost(t, op, "/backfills/preview", posted)
+	form = pgDoc(t, resp)
+	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); resp.StatusCode != 200 || n != "400" ||
+		form.Find(`input[data-testid="chunk-size"]`).AttrOr("value", "") != "50" {
+		t.Errorf("long list: status %d, preview counts %q, chunk size %q", resp.StatusCode, n, form.Find(`input[data-testid="chunk-size"]`).AttrOr("value", ""))
+	}
+
+	// More keys than the form takes: said, with the CLI and the API.
+	if _, err := env.Store.W.Exec(`UPDATE backfill_segments SET partitions=? WHERE backfill_id=?`, handlers.MaxFormKeys+1, lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, op, "/backfills/"+lb.ID)
+	msg := doc.Find(`[data-testid="relaunch-unavailable"]`).Text()
+	if doc.Find(`[data-testid="action-relaunch"]`).Length() != 0 || !strings.Contains(msg, fmt.Sprintf("holds %s keys", "100,001")) ||
+		!strings.Contains(msg, "form takes (100,000)") || !strings.Contains(msg, "tessera backfill create t.daily --partitions-file FILE --chunk-size 50 --concurrency 2") {
+		t.Errorf("over the form's keys: %q", msg)
+	}
+	if n := pgCountBackfills(t, env); n != 6 {
+		t.Errorf("%d backfills: opening the relaunch form launched something", n)
+	}
+}
+
+// checkForm checks the values of the new-backfill form's inputs by data-testid.
+func checkForm(t *testing.T, doc *goquery.Document, what string, want map[string]string) {
+	t.Helper()
+	for id, v := range want {
+		if got := doc.Find(`input[data-testid="`+id+`"]`).AttrOr("value", ""); got != v {
+			t.Errorf("%s: form %s = %q, want %q", what, id, got, v)
+		}
+	}
+}
