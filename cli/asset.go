@@ -105,7 +105,7 @@ func newAssetCmd() *cobra.Command {
 				}
 			}
 			if o.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})
 			}
 			// Each row tells the partition's last attempt (for a materialized
 			// partition, the materialization): when, in which run, the code
@@ -168,11 +168,14 @@ func newAssetCmd() *cobra.Command {
 			if cut {
 				fmt.Fprintf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
 			}
+			if cursor != "" {
+				fmt.Fprintf(w, "(the first %d partitions; later ones left out: --limit N shows more)\n", len(rows))
+			}
 			return nil
 		},
 	}
 	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
-	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to print")
+	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")
 	cmd.AddCommand(list, partitions)
 	return cmd
 }

@@ -53,11 +53,11 @@ type selectorFlags struct {
 
 func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f := cmd.Flags()
-	f.StringVar(&s.start, "start", "", "first partition key of a range")
-	f.StringVar(&s.end, "end", "", "last partition key of a range (inclusive)")
+	f.StringVar(&s.start, "start", "", "first partition `KEY` of a range")
+	f.StringVar(&s.end, "end", "", "last partition `KEY` of a range (inclusive)")
 	f.Var(&keysFlag{s, true}, "partitions", "explicit partition keys, comma-separated (repeatable)")
 	f.Var(&keysFlag{s, false}, "partition", "one explicit partition key, taken as written, commas included (repeatable)")
-	f.StringVar(&s.partitionsFile, "partitions-file", "", "file with one partition key per line (- for stdin)")
+	f.StringVar(&s.partitionsFile, "partitions-file", "", "`FILE` with one partition key per line (- for stdin)")
 	f.BoolVar(&s.missing, "missing", false, "only partitions never materialized")
 	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
 	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
@@ -169,6 +169,24 @@ func (s *selectorFlags) keys() ([]string, error) {
 	return keys, nil
 }
 
+// selectorHelp is how preview and create choose partitions.
+const selectorHelp = `Choose the partitions with one of:
+
+  --start KEY --end KEY          a range of keys (both inclusive)
+  --partitions KEY,KEY...        explicit keys (repeatable; --partition KEY takes
+                                 one key as written, commas included)
+  --partitions-file FILE         explicit keys, one a line (- reads standard input)
+  --missing, --failed, --stale, --tainted
+                                 only partitions in any of the statuses given
+                                 (--missing --failed: missing or failed), within
+                                 --start/--end when given, and of a multi-dimensional
+                                 asset only the --dimension NAME=VALUE[,VALUE] given
+
+An explicit list cannot be combined with a range or a status filter. A status
+filter is resolved once, when the backfill is created. Several assets make one
+backfill; an upstream's partitions are built before the downstream ones that
+read them.`
+
 func newBackfillCmd() *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{Use: "backfill", Short: "Preview, launch and steer backfills on a Tessera server"}
@@ -178,6 +196,14 @@ func newBackfillCmd() *cobra.Command {
 	preview := &cobra.Command{
 		Use:   "preview ASSET...",
 		Short: "Show what a backfill would do, without creating it",
+		Long: `Show what a backfill would do, without creating it (writes nothing):
+partitions and chunk runs per asset, the selection's statuses, partitions
+another run is building now, and an estimate of how long it will take.
+
+` + selectorHelp + `
+
+  tessera backfill preview analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7
+  tessera backfill preview ml.features --missing --failed --dimension region=eu`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := pf.request(cmd.CommandPath(), args)
 			if err != nil {
@@ -204,6 +230,14 @@ func newBackfillCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create ASSET...",
 		Short: "Launch a backfill (--wait to follow it to the end)",
+		Long: `Launch a backfill and print it; "tessera backfill preview" with the same
+flags shows first what it will do. With --wait, follow it to the end with a
+progress line, and exit 1 if it fails.
+
+` + selectorHelp + `
+
+  tessera backfill create analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7 --concurrency 2 --wait
+  tessera backfill create ml.features --missing --failed --dimension region=eu --title "EU catch-up"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := cf.request(cmd.CommandPath(), args)
 			if err != nil {
@@ -238,6 +272,12 @@ func newBackfillCmd() *cobra.Command {
 		Short: "List backfills, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if all && cmd.Flags().Changed("limit") {
+				return usageErr("--limit and --all both say how many backfills to show; use one")
+			}
+			if limit < 1 {
+				return usageErr("--limit must be 1 or more, got %d (--all shows every backfill)", limit)
+			}
 			c, err := o.newClient()
 			if err != nil {
 				return err
@@ -246,8 +286,12 @@ func newBackfillCmd() *cobra.Command {
 			var rows []backfillJSON
 			var raw []json.RawMessage
 			cursor := ""
-			for {
-				q := url.Values{"limit": {fmt.Sprint(limit)}}
+			for all || len(rows) < limit {
+				n := backfillsPageLimit
+				if !all {
+					n = min(limit-len(rows), backfillsPageLimit)
+				}
+				q := url.Values{"limit": {fmt.Sprint(n)}}
 				if state != "" {
 					q.Set("state", state)
 				}
@@ -264,12 +308,14 @@ func newBackfillCmd() *cobra.Command {
 				}
 				raw = append(raw, r...)
 				rows = append(rows, page...)
-				if cursor = next; cursor == "" || !all {
+				if cursor = next; cursor == "" {
 					break
 				}
 			}
 			if o.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"backfills": raw})
+				// next_cursor, as the API sends it: "" when every match is
+				// listed, else where the older ones begin.
+				return printJSON(cmd.OutOrStdout(), map[string]any{"backfills": raw, "next_cursor": cursor})
 			}
 			if len(rows) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "no backfills match")
@@ -282,13 +328,19 @@ func newBackfillCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), done, b.TotalPartitions,
 					strings.Join(b.Assets, ","), b.Title, b.CreatedBy)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if cursor != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d backfills; older ones left out: --limit N shows more, --all shows every backfill)\n", len(rows))
+			}
+			return nil
 		},
 	}
 	list.Flags().StringVar(&state, "state", "", "only these states, comma-separated (PENDING, RUNNING, PAUSED, CANCELING, CANCELED, SUCCEEDED, FAILED)")
 	list.Flags().StringVar(&asset, "asset", "", "only backfills that select this asset")
-	list.Flags().IntVar(&limit, "limit", 50, "backfills per page (1-500)")
-	list.Flags().BoolVar(&all, "all", false, "follow every page")
+	list.Flags().IntVar(&limit, "limit", 50, "most backfills to show, newest first")
+	list.Flags().BoolVar(&all, "all", false, "show every backfill (follows every page)")
 
 	get := &cobra.Command{
 		Use:   "get ID",
@@ -304,42 +356,78 @@ func newBackfillCmd() *cobra.Command {
 	}
 
 	var chunkState string
+	var chunkLimit int
+	var chunkAll bool
 	chunks := &cobra.Command{
 		Use:   "chunks ID",
-		Short: "List a backfill's chunk runs",
+		Short: "List a backfill's chunk runs in chunk order (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if chunkAll && cmd.Flags().Changed("limit") {
+				return usageErr("--limit and --all both say how many chunks to show; use one")
+			}
+			if chunkLimit < 1 {
+				return usageErr("--limit must be 1 or more, got %d (--all shows every chunk)", chunkLimit)
+			}
 			c, err := o.newClient()
 			if err != nil {
 				return err
 			}
 			c.withFlags(backfillChunksFlagNames)
-			q := url.Values{"limit": {"1000"}}
-			if chunkState != "" {
-				q.Set("state", chunkState)
-			}
-			var out struct {
-				Chunks []map[string]any `json:"chunks"`
-			}
-			if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(args[0])+"/chunks?"+q.Encode(), nil, nil, &out); err != nil {
-				return err
+			var rows []map[string]any
+			var raw []json.RawMessage
+			cursor := ""
+			for chunkAll || len(rows) < chunkLimit {
+				n := chunksPageLimit
+				if !chunkAll {
+					n = min(chunkLimit-len(rows), chunksPageLimit)
+				}
+				q := url.Values{"limit": {fmt.Sprint(n)}}
+				if chunkState != "" {
+					q.Set("state", chunkState)
+				}
+				if cursor != "" {
+					q.Set("cursor", cursor)
+				}
+				var page []map[string]any
+				r, next, err := c.getPage(cmd.Context(), "/api/v1/backfills/"+url.PathEscape(args[0])+"/chunks?"+q.Encode(), "chunks", &page)
+				if err != nil {
+					return err
+				}
+				raw = append(raw, r...)
+				rows = append(rows, page...)
+				if cursor = next; cursor == "" {
+					break
+				}
 			}
 			if o.json {
-				return printJSON(cmd.OutOrStdout(), out)
+				if raw == nil {
+					raw = []json.RawMessage{}
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"chunks": raw, "next_cursor": cursor})
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
-			for _, r := range out.Chunks {
+			for _, r := range rows {
 				span := fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
 				if r["first_key"] == r["last_key"] {
 					span = fmt.Sprint(r["first_key"])
 				}
 				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], span, r["attempts"], r["id"])
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if cursor != "" {
+				fmt.Fprintf(w, "(the first %d chunks; later ones left out: --limit N shows more, --all shows every chunk)\n", len(rows))
+			}
+			return nil
 		},
 	}
-	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states (queued, running, succeeded, failed, canceled)")
+	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states, comma-separated (queued, running, succeeded, failed, canceled)")
+	chunks.Flags().IntVar(&chunkLimit, "limit", 1000, "most chunks to show, in chunk order")
+	chunks.Flags().BoolVar(&chunkAll, "all", false, "show every chunk (follows every page)")
 
 	events := eventsCmd(&o)
 
@@ -694,6 +782,13 @@ func canceledNote(n int64) string {
 // eventsPageLimit is the most events the API answers in one page.
 const eventsPageLimit = 1000
 
+// backfillsPageLimit and chunksPageLimit are the most backfills and chunks
+// the server sends in one page.
+const (
+	backfillsPageLimit = 500
+	chunksPageLimit    = 1000
+)
+
 // eventsCmd shows a backfill's timeline, newest first: the newest --limit
 // events (following next_cursor across pages), or every one with --all,
 // saying so when older events were left out.
@@ -893,7 +988,7 @@ func runCmd(o *clientOpts) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&maxParts, "partitions", 50, "partitions to list (0: none)")
-	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the latest attempt's log to show (0: none)")
+	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the log to show, of the latest attempt or of --attempt N (0: none)")
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "show this attempt's log instead of the latest one")
 	return cmd
 }

@@ -35,8 +35,9 @@ func newGapsCmd() *cobra.Command {
 		Use:   "gaps ASSET...",
 		Short: "List missing partition ranges of an asset up to its watermark",
 		Long: `List the missing (never materialized) partitions of ASSET as ranges with
-counts, never past the asset's watermark (the last partition the live
-pipeline has processed; record it with POST /api/v1/assets/ASSET/watermark).
+counts, never past the asset's watermark: the last partition the live
+pipeline has processed, which it records with
+"tessera report ASSET --watermark KEY" (or POST /api/v1/assets/ASSET/watermark).
 
 Without --from, only holes inside the materialized range are listed
 (catch-up); with --from KEY, everything missing from KEY on. An asset without
@@ -87,7 +88,7 @@ in turn (--json prints an array).`,
 		},
 	}
 	addClientFlags(cmd, &o)
-	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition key (default: only holes inside the materialized range)")
+	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition `KEY` on (default: only holes inside the materialized range)")
 	return cmd
 }
 

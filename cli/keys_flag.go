@@ -26,9 +26,9 @@ func (f *keysFlag) Set(v string) error {
 
 func (f *keysFlag) Type() string {
 	if f.split {
-		return "keys"
+		return "KEY,KEY..."
 	}
-	return "key"
+	return "KEY"
 }
 
 func (f *keysFlag) String() string { return "" }

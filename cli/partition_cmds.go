@@ -180,7 +180,7 @@ the other flags describe reported partitions and are refused with it.`,
 	f.StringVar(&runID, "run-id", "", "your pipeline's run id (the same run reporting again is a no-op)")
 	f.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
 	f.StringVar(&errText, "error", "", "the error of a failed partition")
-	f.StringVar(&watermark, "watermark", "", "record KEY as the last partition your pipeline has processed, instead of reporting partitions (no other report flag goes with it)")
+	f.StringVar(&watermark, "watermark", "", "record `KEY` as the last partition your pipeline has processed, instead of reporting partitions (no other report flag goes with it)")
 	f.StringVar(&idem, "idempotency-key", "", "repeat-safe request id")
 	return cmd
 }

@@ -121,7 +121,7 @@ func newTokenCmd() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&user, "user", "", "only this user's tokens")
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
 
 	revoke := &cobra.Command{
 		Use:   "revoke ID",

@@ -173,7 +173,7 @@ func newUserCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
 
 	setRole := &cobra.Command{
 		Use:   "set-role NAME ROLE",
