@@ -81,6 +81,25 @@ type PartRef struct {
 	// partition (it was tainted or failed since); its new build is not
 	// counted again.
 	Again bool `json:"a,omitempty"`
+	// derived caches the instance id DeriveInstanceIDs computed, for an
+	// attempt's parts that the engine keeps from its start to its finish:
+	// not part of events.
+	derived string
+}
+
+// DeriveInstanceIDs computes the instance ids of an attempt's parts once,
+// in place and outside their events (PartRef.derived): its start and its
+// finish then do not hash every partition again.
+func DeriveInstanceIDs(parts []PartRef, runID string, attempt int64, asset string) {
+	if asset == "" {
+		return
+	}
+	id := AttemptInstanceIDs(runID, attempt, asset)
+	for i := range parts {
+		if parts[i].InstanceID == "" {
+			parts[i].derived = id(parts[i].Key)
+		}
+	}
 }
 
 // AttemptStart is one attempt in attempts.started.
@@ -119,6 +138,12 @@ func withIDs(parts []PartRef, runID string, attempt int64, asset string) []PartR
 		}
 		if out == nil {
 			out = slices.Clone(parts)
+		}
+		if pr.derived != "" {
+			out[i].InstanceID = pr.derived
+			continue
+		}
+		if id == nil {
 			id = AttemptInstanceIDs(runID, attempt, asset)
 		}
 		out[i].InstanceID = id(pr.Key)
@@ -284,7 +309,7 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 	for i, k := range p.Keys {
 		args = append(args, b.ID, i, k)
 		if len(args) == cap(args) || i == len(p.Keys)-1 {
-			if err := batchExec(ctx, tx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES `, `(?,?,?)`, ``, 3, args); err != nil {
+			if err := batchExec(ctx, tx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES `, nil, `(?,?,?)`, ``, 3, args); err != nil {
 				return err
 			}
 			args = args[:0]
@@ -365,7 +390,7 @@ func applyPlanned(ctx context.Context, tx *sqlx.Tx, p RunsPlanned) error {
 }
 
 type stmts struct {
-	insInst, updStatus, insStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
+	insInst, updStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
 }
 
 func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
@@ -378,8 +403,7 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 	}
 	p(&s.insInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
 		VALUES (?,?,?,?,'in_progress',?,'backfill',?,?) ON CONFLICT DO NOTHING`)
-	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', updated_at=? WHERE asset_id=? AND partition_key=?`)
-	p(&s.insStatus, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (?,?,?,'in_progress',0,?)`)
+	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', lease_instance_id=?, updated_at=? WHERE asset_id=? AND partition_key=?`)
 	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
 	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE asset_id=? AND partition_key=? AND id=?`)
 	// A materialized last attempt is the last materialization: its ids are
@@ -387,9 +411,9 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
 		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
 		last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
-		tainted_at=NULL, taint_reason=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
+		tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
 	p(&s.failStatus, `UPDATE partition_status SET status='failed', last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3,
-		last_attempt_status='failed', last_attempt_error=?4, updated_at=?3 WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
+		last_attempt_status='failed', last_attempt_error=?4, lease_instance_id=NULL, updated_at=?3 WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
 	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
 		ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
 	if err != nil {
@@ -400,7 +424,7 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sqlx.Stmt{s.insInst, s.updStatus, s.insStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
+	for _, st := range []*sqlx.Stmt{s.insInst, s.updStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
 		if st != nil {
 			st.Close()
 		}
@@ -415,7 +439,14 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	defer st.close()
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
-	var insts, news []any
+	// Rows to insert, by what they have in common (bound once a statement).
+	type instKey struct {
+		asset int64
+		code  string
+	}
+	insts, news := map[instKey][]any{}, map[int64][]any{}
+	var instOrder []instKey
+	var newsOrder []int64
 	for _, a := range p.Attempts {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
 			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
@@ -429,12 +460,19 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		c[0]++
 		c[1] += int64(len(a.UpstreamFailed))
 		perBackfill[a.BackfillID] = c
+		ik := instKey{a.AssetID, a.CodeVersion}
 		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
-			insts = append(insts, pr.InstanceID, a.AssetID, pr.Key, a.RunID, a.CodeVersion, p.At, p.At)
+			if _, ok := insts[ik]; !ok {
+				instOrder = append(instOrder, ik)
+			}
+			insts[ik] = append(insts[ik], pr.InstanceID, pr.Key, a.RunID)
 			if pr.Prev == "" {
-				news = append(news, a.AssetID, pr.Key, pr.Idx, p.At)
+				if _, ok := news[a.AssetID]; !ok {
+					newsOrder = append(newsOrder, a.AssetID)
+				}
+				news[a.AssetID] = append(news[a.AssetID], pr.Key, pr.Idx, pr.InstanceID)
 			} else {
-				if _, err := st.updStatus.ExecContext(ctx, p.At, a.AssetID, pr.Key); err != nil {
+				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, p.At, a.AssetID, pr.Key); err != nil {
 					return err
 				}
 				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
@@ -447,13 +485,21 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 			}
 		}
 	}
-	if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at) VALUES `,
-		`(?,?,?,?,'in_progress',?,'backfill',?,?)`, ` ON CONFLICT DO NOTHING`, 7, insts); err != nil {
-		return err
+	// What the rows of a statement share is bound once: a million bound
+	// values fewer per million partitions.
+	for _, k := range instOrder {
+		if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
+			SELECT column1, ?, column2, column3, 'in_progress', ?, 'backfill', ?, ? FROM (VALUES `, []any{k.asset, k.code, p.At, p.At},
+			`(?,?,?)`, `) WHERE true ON CONFLICT DO NOTHING`, 3, insts[k]); err != nil {
+			return err
+		}
 	}
-	if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES `,
-		`(?,?,?,'in_progress',0,?)`, ``, 4, news); err != nil {
-		return err
+	for _, asset := range newsOrder {
+		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, updated_at)
+			SELECT ?, column1, column2, 'in_progress', 0, column3, ? FROM (VALUES `, []any{asset, p.At},
+			`(?,?,?)`, `)`, 3, news[asset]); err != nil {
+			return err
+		}
 	}
 	for id, c := range perBackfill {
 		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
@@ -545,7 +591,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				if pr.Prev == "" {
 					_, err = st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
 				} else {
-					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, updated_at=? WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
+					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, updated_at=? WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
 					roll.add(a.AssetID, pr.Idx, pr.Prev, 1)
 				}
 				if err != nil {
@@ -631,10 +677,9 @@ type plainMat struct {
 }
 
 // finishMaterialized records partitions materialized without metadata or
-// error in a few statements for all attempts of an event: instances by id
-// list, status rows by one UPDATE ... FROM (VALUES ...) per asset guarded by
-// the lease; rows someone else changed meanwhile go through updateFromLease
-// one by one.
+// error in two statements per attempt (its instances, its status rows
+// guarded by the lease); rows someone else changed meanwhile go through
+// updateFromLease one by one.
 func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
 	byAsset := map[[2]string][]plainMat{}
 	var order [][2]string
@@ -650,49 +695,64 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 		assetID, code := group[0].asset, group[0].code
 		for off := 0; off < len(group); off += batchRows {
 			chunk := group[off:min(off+batchRows, len(group))]
-			// The instances, found by their key (asset, partition, id).
-			args := make([]any, 0, 2*len(chunk)+3)
-			args = append(args, StatusMaterialized, at, assetID)
-			for _, it := range chunk {
-				args = append(args, it.part.Key)
-			}
-			for _, it := range chunk {
-				args = append(args, it.part.InstanceID)
-			}
-			marks := strings.Repeat(",?", len(chunk)-1)
-			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=?
-				WHERE asset_id=? AND partition_key IN (?`+marks+`) AND +id IN (?`+marks+`)`, args...); err != nil { // +id: seek by partition, then filter (not keys × ids seeks)
-				return err
-			}
-			args = make([]any, 0, 3*len(chunk)+5)
-			args = append(args, at, code, at, at)
-			var b strings.Builder
-			for i, it := range chunk {
-				if i > 0 {
-					b.WriteByte(',')
+			// One attempt's partitions at a time: their instance ids share
+			// their first 14 characters (attemptPrefix), which finds the
+			// attempt's instance of each partition, and each status row
+			// takes its instance id from the lease it holds
+			// (lease_instance_id), so every row gets the same values. Status
+			// rows whose lease is not this attempt's (someone reported the
+			// partition meanwhile) go one by one below.
+			var rest []plainMat
+			for lo := 0; lo < len(chunk); {
+				hi := lo + 1
+				for hi < len(chunk) && chunk[hi].run == chunk[lo].run && attemptPrefix(chunk[hi].part.InstanceID) == attemptPrefix(chunk[lo].part.InstanceID) {
+					hi++
 				}
-				b.WriteString("(?,?,?)")
-				args = append(args, it.part.Key, it.part.InstanceID, it.run)
-			}
-			args = append(args, assetID)
-			res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
-				last_mat_instance_id=v.column2, last_mat_run_id=v.column3, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
-				last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
-				tainted_at=NULL, taint_reason=NULL, updated_at=?
-				FROM (VALUES `+b.String()+`) AS v
-				WHERE partition_status.asset_id=? AND partition_status.partition_key=v.column1 AND partition_status.status='in_progress'`, args...)
-			if err != nil {
-				return err
-			}
-			n, _ := res.RowsAffected()
-			if int(n) == len(chunk) {
-				for _, it := range chunk {
-					roll.add(assetID, it.part.Idx, StatusInProgress, -1)
-					roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+				part := chunk[lo:hi]
+				lo = hi
+				prefix := attemptPrefix(part[0].part.InstanceID)
+				marks := strings.Repeat(",?", len(part)-1)
+				args := make([]any, 0, len(part)+8)
+				args = append(args, StatusMaterialized, at, assetID, prefix)
+				for _, it := range part {
+					args = append(args, it.part.Key)
 				}
-				continue
+				res, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=?
+					WHERE asset_id=? AND substr(id, 1, 14)=? AND partition_key IN (?`+marks+`)`, args...)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); int(n) != len(part) {
+					// Ids not derived by InstanceIDs (events of older versions
+					// carry theirs): by id, one by one.
+					for _, it := range part {
+						if _, err := st.finInst.ExecContext(ctx, StatusMaterialized, nil, nil, at, assetID, it.part.Key, it.part.InstanceID); err != nil {
+							return err
+						}
+					}
+				}
+				args = append(args[:0], part[0].run, at, code, at, at, assetID, prefix)
+				for _, it := range part {
+					args = append(args, it.part.Key)
+				}
+				res, err = tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
+					last_mat_instance_id=lease_instance_id, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
+					last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
+					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, updated_at=?
+					WHERE asset_id=? AND status='in_progress' AND substr(lease_instance_id, 1, 14)=? AND partition_key IN (?`+marks+`)`, args...)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); int(n) == len(part) {
+					for _, it := range part {
+						roll.add(assetID, it.part.Idx, StatusInProgress, -1)
+						roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+					}
+					continue
+				}
+				rest = append(rest, part...)
 			}
-			for _, it := range chunk {
+			for _, it := range rest {
 				pr := it.part
 				var cur struct {
 					Status string  `db:"status"`
@@ -721,12 +781,19 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 	return nil
 }
 
+// attemptPrefix is what the instance ids of one attempt's partitions have
+// in common: "pi_" and the 11 characters derived from the run, attempt and
+// asset alone (InstanceIDs).
+func attemptPrefix(instanceID string) string {
+	return instanceID[:min(14, len(instanceID))]
+}
+
 // batchRows is how many rows one multi-row statement carries.
 const batchRows = 500
 
-// batchExec runs prefix + row,row,... + suffix over args (n per row), in
-// statements of at most batchRows rows.
-func batchExec(ctx context.Context, tx *sqlx.Tx, prefix, row, suffix string, n int, args []any) error {
+// batchExec runs prefix + row,row,... + suffix over head (the arguments of
+// prefix) and args (n per row), in statements of at most batchRows rows.
+func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) error {
 	for len(args) > 0 {
 		k := min(len(args)/n, batchRows)
 		var b strings.Builder
@@ -739,7 +806,11 @@ func batchExec(ctx context.Context, tx *sqlx.Tx, prefix, row, suffix string, n i
 			b.WriteString(row)
 		}
 		b.WriteString(suffix)
-		if _, err := tx.ExecContext(ctx, b.String(), args[:k*n]...); err != nil {
+		stmtArgs := args[:k*n]
+		if len(head) > 0 {
+			stmtArgs = append(slices.Clip(head), stmtArgs...)
+		}
+		if _, err := tx.ExecContext(ctx, b.String(), stmtArgs...); err != nil {
 			return err
 		}
 		args = args[k*n:]

@@ -51,6 +51,9 @@ type PartitionStatus struct {
 	TaintedAt           *int64  `db:"tainted_at"`
 	TaintReason         *string `db:"taint_reason"`
 	UpdatedAt           int64   `db:"updated_at"`
+	// LeaseInstanceID is the instance building the partition while Status
+	// is in_progress (the lease); nil otherwise.
+	LeaseInstanceID *string `db:"lease_instance_id" json:"-"`
 }
 
 // fill restores the ids a status row does not store twice (see

@@ -1039,6 +1039,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r d
 		pr := db.PartRef{Key: k, Idx: idx[j], Prev: statuses[k], Again: cp.Built[k]}
 		st.Parts = append(st.Parts, pr)
 	}
+	db.DeriveInstanceIDs(st.Parts, r.ID, attempt, r.Asset)
 	a.parts = st.Parts
 	a.upFailed = len(st.UpstreamFailed)
 	a.run.UpstreamFailed += int64(a.upFailed)

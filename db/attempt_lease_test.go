@@ -1,0 +1,170 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// emit applies one engine event in its own transaction.
+func emit(t *testing.T, s *db.Store, typ string, payload any, now time.Time) {
+	t.Helper()
+	if err := s.Tx(context.Background(), func(tx *sqlx.Tx) error {
+		return db.Emit(context.Background(), tx, typ, "backfill:bf_test", "controller", payload, "", now)
+	}); err != nil {
+		t.Fatalf("%s: %v", typ, err)
+	}
+}
+
+type leaseRow struct {
+	Key    string  `db:"partition_key"`
+	Status string  `db:"status"`
+	Lease  *string `db:"lease_instance_id"`
+	Mat    *string `db:"last_mat_instance_id"`
+	Run    *string `db:"last_mat_run_id"`
+}
+
+func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
+	t.Helper()
+	var rows []leaseRow
+	if err := s.R.Select(&rows, `SELECT partition_key, status, lease_instance_id, last_mat_instance_id, last_mat_run_id FROM partition_status WHERE asset_id=?`, assetID); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]leaseRow{}
+	for _, r := range rows {
+		out[r.Key] = r
+	}
+	return out
+}
+
+// An attempt's in-progress rows hold its instance as their lease; its
+// finish records each row's own instance from that lease, one statement per
+// attempt. Two attempts of one asset in one event, the first only
+// rebuilding partitions that have a row, the second only new ones, start
+// without a duplicate row (the new rows were once inserted twice: "UNIQUE
+// constraint failed"). A partition an external report took over while the
+// attempt ran keeps the report's instance until the attempt's own result
+// is applied over it, and the rollup stays equal to the rows.
+func TestAttemptLeaseInstance(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	asset := f.ids["t.hourly"]
+	t0 := f.now.Add(-time.Hour)
+	// Partitions 0 and 1 were materialized before: rows with a status.
+	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "old", t0), f.mat(1, db.StatusMaterialized, "old", t0)}, "test", "", f.now); err != nil {
+		t.Fatal(err)
+	}
+	for i, run := range []string{"run_a", "run_b"} {
+		if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+			VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',?,'queued',3,0,0)`, run, "key:"+run, i, asset, 2+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	part := func(i int64, prev string) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i, Prev: prev} }
+	at := db.Millis(f.now)
+	started := db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
+			Parts: []db.PartRef{part(0, db.StatusMaterialized), part(1, db.StatusMaterialized)}},
+		{RunID: "run_b", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
+			Parts: []db.PartRef{part(2, ""), part(3, ""), part(4, "")}},
+	}}
+	emit(t, f.store, db.EvAttemptsStarted, started, f.now)
+	idA := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+	idB := db.AttemptInstanceIDs("run_b", 1, "t.hourly")
+	rows := leaseRows(t, f.store, asset)
+	for i, want := range map[int64]string{0: idA(f.sp.Key(0)), 1: idA(f.sp.Key(1)), 2: idB(f.sp.Key(2)), 3: idB(f.sp.Key(3)), 4: idB(f.sp.Key(4))} {
+		r := rows[f.sp.Key(i)]
+		if r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != want {
+			t.Fatalf("partition %d after the start: %+v, want in progress with lease %s", i, r, want)
+		}
+	}
+	checkRollup(t, f.store)
+
+	// An external report materializes partition 3 while run_b builds it.
+	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(3, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if r := leaseRows(t, f.store, asset)[f.sp.Key(3)]; r.Lease != nil {
+		t.Fatalf("a report ended the lease but left it on the row: %+v", r)
+	}
+
+	fin := func(run string, idx ...int64) db.AttemptEnd {
+		e := db.AttemptEnd{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+			RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
+		for _, i := range idx {
+			p := part(i, "")
+			p.Status = db.StatusMaterialized
+			e.Parts = append(e.Parts, p)
+		}
+		return e
+	}
+	later := f.now.Add(2 * time.Second)
+	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{fin("run_a", 0, 1), fin("run_b", 2, 3, 4)}}, later)
+	rows = leaseRows(t, f.store, asset)
+	for i := int64(0); i < 5; i++ {
+		r := rows[f.sp.Key(i)]
+		run, id := "run_a", idA(f.sp.Key(i))
+		if i >= 2 {
+			run, id = "run_b", idB(f.sp.Key(i))
+		}
+		if r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id || r.Run == nil || *r.Run != run {
+			t.Fatalf("partition %d after the finish: %+v, want materialized by %s (%s), no lease", i, r, run, id)
+		}
+	}
+	var open int
+	if err := f.store.R.Get(&open, `SELECT COUNT(*) FROM partition_instances WHERE status='in_progress'`); err != nil || open != 0 {
+		t.Fatalf("%d instances still in progress (%v)", open, err)
+	}
+	checkRollup(t, f.store)
+}
+
+// Migration 10 gives the in-progress rows of a database from before it the
+// lease of their in-progress instance (the newest one), and no other row a
+// lease.
+func TestMigrationLeaseInstance(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	d, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goose.SetBaseFS(db.Migrations)
+	if err := goose.SetDialect("sqlite3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := goose.UpTo(d, "migrations", 9); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO assets (id, key, scheme_kind, scheme_description, scheme_signature, definition, created_at, updated_at) VALUES (1,'t.a','static','x','x','{}',0,0)`,
+		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (1,'a',0,'in_progress',0,5)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_old',1,'a','run_1','failed',1)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_now',1,'a','run_1','in_progress',5)`,
+		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_instance_id, last_mat_run_id, last_mat_at, updated_at)
+			VALUES (1,'b',1,'materialized',1,'pi_b','run_b',5,5)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_b',1,'b','run_b','materialized',5)`,
+	} {
+		if _, err := d.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	s, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := leaseRows(t, s, 1)
+	if r := rows["a"]; r.Lease == nil || *r.Lease != "pi_now" {
+		t.Fatalf("in-progress row after migration: %+v, want lease pi_now", r)
+	}
+	if r := rows["b"]; r.Lease != nil {
+		t.Fatalf("materialized row got a lease: %+v", r)
+	}
+}
