@@ -996,7 +996,7 @@ func BackfillNewPage(p Page, f NewBackfillForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if sc.Value == "statuses" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "<div class=\"row\" role=\"group\" aria-label=\"Statuses (ticking one picks Only partitions that are)\" data-testid=\"status-choices\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "<div class=\"row sub-choices\" role=\"group\" aria-label=\"Statuses (ticking one picks Only partitions that are)\" data-testid=\"status-choices\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
