@@ -60,7 +60,7 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.StringVar(&s.partitionsFile, "partitions-file", "", "`FILE` with one partition key per line (- for stdin)")
 	f.BoolVar(&s.missing, "missing", false, "only partitions never materialized")
 	f.BoolVar(&s.failed, "failed", false, "only partitions whose last attempt failed")
-	f.BoolVar(&s.stale, "stale", false, "only stale partitions")
+	f.BoolVar(&s.stale, "stale", false, "only stale partitions: materialized, but tainted, built by an older code version, older than an upstream partition they read, or past the freshness policy")
 	f.BoolVar(&s.tainted, "tainted", false, "only partitions marked tainted")
 	f.Var(&dimensionFlag{s, true}, "dimension", "dimension filter NAME=VALUE[,VALUE] for multi-dimensional assets (repeatable)")
 	f.Var(&dimensionFlag{s, false}, "dimension-value", "dimension filter NAME=VALUE with one value taken as written, commas included (repeatable)")

@@ -33,6 +33,12 @@ func addClientFlags(cmd *cobra.Command, o *clientOpts) {
 	f.BoolVar(&o.json, "json", false, "print exact JSON instead of a table")
 }
 
+// answerJSON rewords --json for a command that answers with a sentence, not
+// a table.
+func answerJSON(cmd *cobra.Command) {
+	cmd.PersistentFlags().Lookup("json").Usage = "print the server's answer as exact JSON instead of a sentence"
+}
+
 // clientConfig is what `tessera login` stores.
 type clientConfig struct {
 	Server string `json:"server"`

@@ -305,6 +305,12 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 	if code, _, _ := run(t, "login", "--server", s.URL, "--token", "tsr_wrong"); code != 3 {
 		t.Fatalf("login with a bad token: exit %d", code)
 	}
+	// --json answers with what was stored, as JSON (it printed the sentence).
+	code, out, errOut = run(t, "login", "--server", s.URL, "--token", s.Token, "--json")
+	var got map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got["user"] != "ops" || got["role"] != "operator" || got["server"] != s.URL || got["config"] != cfg {
+		t.Fatalf("login --json: %d %q %q", code, out, errOut)
+	}
 }
 
 // TestAPIPaginationAndIdempotentCreates: walking 1,000 backfills page by page

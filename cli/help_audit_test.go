@@ -182,6 +182,13 @@ func TestHelpFlagPlaceholdersAndWording(t *testing.T) {
 		{[]string{"backfill", "list", "--help"}, []string{"most backfills to show", "show every backfill"}},
 		{[]string{"token", "list", "--help"}, []string{"--json          print exact JSON instead of a table"}},
 		{[]string{"user", "list", "--help"}, []string{"--json   print exact JSON instead of a table"}},
+		// Commands that answer with a sentence say so of --json.
+		{[]string{"report", "--help"}, []string{"print the server's answer as exact JSON instead of a sentence", "the same report sent again with it records nothing twice"}},
+		{[]string{"backfill", "preview", "--help"}, []string{"only stale partitions: materialized, but tainted, built by an older code version"}},
+		{[]string{"taint", "--help"}, []string{"print the server's answer as exact JSON instead of a sentence"}},
+		{[]string{"login", "--help"}, []string{"print the server's answer as exact JSON instead of a sentence"}},
+		{[]string{"workspace", "reload", "--help"}, []string{"print the server's answer as exact JSON instead of a sentence"}},
+		{[]string{"asset", "list", "--help"}, []string{"print exact JSON instead of a table"}},
 	}
 	for _, tc := range cases {
 		code, out, errOut := run(t, tc.args...)

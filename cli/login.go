@@ -49,10 +49,14 @@ TESSERA_URL / TESSERA_TOKEN variables override it.`,
 			if err != nil {
 				return &exitError{ExitServer, fmt.Errorf("write config: %w", err)}
 			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"server": c.base, "user": me.Name, "role": me.Role, "config": p})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "signed in to %s as %s (%s); saved to %s\n", c.base, me.Name, me.Role, p)
 			return nil
 		},
 	}
 	addClientFlags(cmd, &o)
+	answerJSON(cmd)
 	return cmd
 }

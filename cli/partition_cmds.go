@@ -62,6 +62,7 @@ func newTaintCmd() *cobra.Command {
 		},
 	}
 	addClientFlags(cmd, &o)
+	answerJSON(cmd)
 	cmd.Flags().StringVar(&reason, "reason", "", "why this partition's data is wrong")
 	cmd.Flags().BoolVar(&clear, "clear", false, "clear the taint instead")
 	return cmd
@@ -173,6 +174,7 @@ the other flags describe reported partitions and are refused with it.`,
 		},
 	}
 	addClientFlags(cmd, &o)
+	answerJSON(cmd)
 	f := cmd.Flags()
 	f.StringVar(&status, "status", "materialized", "materialized or failed")
 	f.StringVar(&codeVersion, "code-version", "", "code version that built them (default: the asset's current one)")
@@ -181,7 +183,7 @@ the other flags describe reported partitions and are refused with it.`,
 	f.StringVar(&at, "at", "", "when it happened (RFC 3339; default now)")
 	f.StringVar(&errText, "error", "", "the error of a failed partition")
 	f.StringVar(&watermark, "watermark", "", "record `KEY` as the last partition your pipeline has processed, instead of reporting partitions (no other report flag goes with it)")
-	f.StringVar(&idem, "idempotency-key", "", "repeat-safe request id")
+	f.StringVar(&idem, "idempotency-key", "", "a request id of yours: the same report sent again with it records nothing twice; the same id with other partitions is refused")
 	return cmd
 }
 

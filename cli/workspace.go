@@ -51,6 +51,7 @@ func newWorkspaceCmd() *cobra.Command {
 		},
 	}
 	addClientFlags(reload, &o)
+	answerJSON(reload)
 	cmd.AddCommand(validate, reload)
 	return cmd
 }
