@@ -557,6 +557,16 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 				return false, nil
 			}
 			p.queued = p.queued[1:]
+			if r.Seg > 0 && asset != nil && int(r.Seg) < len(p.segs) {
+				up, err := e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, &p.segs[r.Seg], asset, r.Chunk)
+				if err != nil {
+					return false, err
+				}
+				if up.Wait {
+					p.waiting++
+					continue // its upstream chunks have not finished: try the next one
+				}
+			}
 			a, st, ok, err := e.prepareAttempt(ctx, tx, p, r, asset, claimed, now)
 			if err != nil {
 				return false, err
@@ -585,14 +595,18 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 		if !canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
 			return false, nil
 		}
+		var upstream upWait
 		if seg.Pos > 0 && asset != nil {
 			// A downstream chunk waits until every upstream chunk holding a
-			// partition it reads has finished.
-			wait, err := e.upstreamPending(ctx, tx, ws, p, seg, asset)
-			if err != nil {
+			// partition it reads has finished. Found through the mappings,
+			// it is planned and queued, so that the chunks after it, whose
+			// upstream may have finished, are not held behind it; waiting
+			// for whole upstream segments, planning stops here.
+			var err error
+			if upstream, err = e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, seg, asset, p.next); err != nil {
 				return false, err
 			}
-			if wait {
+			if upstream.Wait && !upstream.PerChunk {
 				p.blocked = true
 				return false, nil
 			}
@@ -606,6 +620,10 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 			return true, nil // planned before: a no-op
 		}
 		p.planned = append(p.planned, *r)
+		if upstream.Wait {
+			p.waiting++
+			return true, nil // planned, waits for its upstream chunks
+		}
 		a, st, ok, err := e.prepareAttempt(ctx, tx, p, *r, asset, claimed, now)
 		if err != nil {
 			return false, err
@@ -689,26 +707,37 @@ func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
 	return nil
 }
 
-// upstreamPending reports whether chunk p.next (of segment seg, asset) must
-// wait for upstream chunks of the backfill: those holding a partition that a
-// partition of the chunk reads, found through the dependency mappings, that
-// are still queued or running. Where partitions cannot be mapped to chunks
-// (an explicit upstream list, an upstream selected only transitively), the
-// chunk waits, as the whole segment's first chunk did before, for every
-// upstream segment to finish.
-func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.Workspace, p *bfPlan, seg *db.Segment, asset *catalog.Asset) (bool, error) {
-	ups := upstreamSegs(ws, asset, p.segs)
+// upWait is what a downstream chunk waits for: upstream chunks of its
+// backfill still queued or running. PerChunk is true when the wait was found
+// through the dependency mappings (other downstream chunks may be ready);
+// false when the chunk waits for whole upstream segments.
+type upWait struct {
+	Wait        bool
+	PerChunk    bool
+	Asset       string // the upstream asset waited for
+	First, Last int64  // its chunks (backfill chunk numbers) in that range
+}
+
+// upstreamPending reports whether chunk (of segment seg, asset) of backfill b
+// must wait for upstream chunks of the backfill: those holding a partition
+// that a partition of the chunk reads, found through the dependency
+// mappings, that are still queued or running (or in planned, chunks planned
+// in this round and not in the runs table yet). Where partitions cannot be
+// mapped to chunks (an explicit upstream list, an upstream selected only
+// transitively), the chunk waits for every upstream segment to finish.
+func (e *Engine) upstreamPending(ctx context.Context, q dbq, ws *catalog.Workspace, b *db.Backfill, segs []db.Segment, planned []db.Run, seg *db.Segment, asset *catalog.Asset, chunk int64) (upWait, error) {
+	ups := upstreamSegs(ws, asset, segs)
 	if len(ups) == 0 {
-		return false, nil
+		return upWait{}, nil
 	}
 	direct := map[string]bool{}
 	for _, d := range asset.Deps {
 		direct[d.Asset] = true
 	}
 	segAt := func(pos int64) *db.Segment {
-		for i := range p.segs {
-			if p.segs[i].Pos == pos {
-				return &p.segs[i]
+		for i := range segs {
+			if segs[i].Pos == pos {
+				return &segs[i]
 			}
 		}
 		return nil
@@ -718,36 +747,36 @@ func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.W
 		s := segAt(pos)
 		mapped = mapped && s != nil && direct[s.Asset] && !s.Explicit
 	}
-	// Chunks planned in this round are not in the runs table yet.
 	pendingIn := func(lo, hi int64) (bool, error) {
-		for _, r := range p.planned {
-			if r.Chunk >= lo && r.Chunk <= hi {
+		for _, r := range planned {
+			if r.BackfillID == b.ID && r.Chunk >= lo && r.Chunk <= hi {
 				return true, nil
 			}
 		}
 		var n int
-		err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running')`, p.b.ID, lo, hi)
+		err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running')`, b.ID, lo, hi)
 		return n > 0, err
 	}
 	if !mapped {
 		for _, pos := range ups {
 			up := segAt(pos)
 			if up == nil {
-				return true, nil
+				return upWait{Wait: true}, nil
 			}
-			if wait, err := pendingIn(up.FirstChunk, up.FirstChunk+up.Chunks-1); err != nil || wait {
-				return wait, err
+			first, last := up.FirstChunk, up.FirstChunk+up.Chunks-1
+			if wait, err := pendingIn(first, last); err != nil || wait {
+				return upWait{Wait: wait, Asset: up.Asset, First: first, Last: last}, err
 			}
 		}
-		return false, nil
+		return upWait{}, nil
 	}
-	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, p.next)
+	keys, _, err := e.chunkKeys(ctx, q, b, seg, chunk)
 	if err != nil {
-		return false, err
+		return upWait{}, err
 	}
 	downSp, err := e.space(ctx, asset.Key)
 	if err != nil {
-		return false, err
+		return upWait{}, err
 	}
 	for _, d := range asset.Deps {
 		for _, pos := range ups {
@@ -758,11 +787,11 @@ func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.W
 			}
 			upSp, err := e.space(ctx, up.Asset)
 			if err != nil {
-				return false, err
+				return upWait{}, err
 			}
-			rs, err := e.segmentRanges(ctx, tx, p.b.ID, up.Pos, 0, up.Partitions)
+			rs, err := e.segmentRanges(ctx, q, b.ID, up.Pos, 0, up.Partitions)
 			if err != nil {
-				return false, err
+				return upWait{}, err
 			}
 			// The upstream chunks holding the partitions the chunk reads.
 			first, last := int64(-1), int64(-1)
@@ -776,8 +805,8 @@ func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.W
 					for j := sort.Search(len(rs), func(j int) bool { return rs[j].Hi >= ir.Lo }); j < len(rs) && rs[j].Lo <= ir.Hi; j++ {
 						r := rs[j]
 						lo, hi := max(ir.Lo, r.Lo), min(ir.Hi, r.Hi)
-						c0 := up.FirstChunk + (r.Start+lo-r.Lo)/p.b.ChunkSize
-						c1 := up.FirstChunk + (r.Start+hi-r.Lo)/p.b.ChunkSize
+						c0 := up.FirstChunk + (r.Start+lo-r.Lo)/b.ChunkSize
+						c1 := up.FirstChunk + (r.Start+hi-r.Lo)/b.ChunkSize
 						if first < 0 || c0 < first {
 							first = c0
 						}
@@ -789,11 +818,11 @@ func (e *Engine) upstreamPending(ctx context.Context, tx *sqlx.Tx, ws *catalog.W
 				continue
 			}
 			if wait, err := pendingIn(first, last); err != nil || wait {
-				return wait, err
+				return upWait{Wait: wait, PerChunk: true, Asset: up.Asset, First: first, Last: last}, err
 			}
 		}
 	}
-	return false, nil
+	return upWait{}, nil
 }
 
 // upstreamSegs returns the positions of the segments whose asset is a

@@ -642,3 +642,88 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDownstreamChunksPassOneWaitingForItsUpstream: a downstream chunk whose
+// upstream chunk waits an hour to retry no longer holds back the downstream
+// chunks after it. It is planned and queued with the reason it waits, and
+// the chunks after it run as soon as their own upstream chunks finished.
+// Before, planning stopped at the first waiting downstream chunk: days 03 to
+// 05 of down.d waited the hour behind day 02.
+func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
+	const ws = `
+assets:
+  up.d:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 2, backoff: 1h}
+    executor: {demo: {duration: 1ms}}
+  down.d:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    deps: [up.d]
+    executor: {demo: {duration: 1ms}}
+`
+	var mu sync.Mutex
+	var built []string
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		defer mu.Unlock()
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if w.Asset == "up.d" && p == "2025-01-02" {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
+				res.Err = errors.New("flaky")
+				continue
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+			built = append(built, w.Asset+" "+p)
+		}
+		return res
+	})
+	env := newTestEnv(t, ws, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	want := []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		got := slices.Clone(built)
+		mu.Unlock()
+		n := 0
+		for _, w := range want {
+			if slices.Contains(got, w) {
+				n++
+			}
+		}
+		if n == len(want) {
+			if slices.Contains(got, "down.d 2025-01-02") {
+				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("downstream days 01, 03, 04 and 05 not built while upstream 02 waits to retry; built %v", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx := context.Background()
+	f, err := env.store.Backfill(ctx, b.ID)
+	if err != nil || f.State != db.BackfillRunning {
+		t.Fatalf("backfill %+v %v, want still RUNNING (a retry is due in an hour)", f, err)
+	}
+	runs, err := env.store.Runs(ctx, b.ID, nil, -1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting *db.Run
+	for i := range runs {
+		if runs[i].Asset == "down.d" && runs[i].FirstKey == "2025-01-02" {
+			waiting = &runs[i]
+		}
+	}
+	if waiting == nil || waiting.State != db.RunQueued || waiting.Attempts != 0 {
+		t.Fatalf("down.d 2025-01-02: %+v, want planned, queued, never attempted", waiting)
+	}
+	w, err := env.eng.WaitReason(ctx, f, *waiting)
+	if err != nil || w == nil || !strings.Contains(w.Reason, "waits for upstream up.d") || !strings.Contains(w.Reason, "2025-01-02") {
+		t.Fatalf("wait reason %+v %v", w, err)
+	}
+}

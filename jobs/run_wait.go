@@ -13,16 +13,18 @@ import (
 )
 
 // RunWait says why a queued run has not started, in words for the chunk
-// table, the run page and the API. HolderRunID names the run whose lease
-// the run waits for, when that is the reason.
+// table, the run page and the API. HolderRunID names the run it waits for,
+// when that is the reason: one holding the lease on some of its partitions,
+// or the upstream chunk holding partitions it reads.
 type RunWait struct {
 	Reason      string `json:"reason"`
 	HolderRunID string `json:"holder_run_id,omitempty"`
 }
 
 // WaitReason explains why run r of backfill b is queued: the backfill is
-// paused or canceling, a retry waits out its backoff, another run holds the
-// lease on some of its partitions, or no slot is free. It returns nil for a
+// paused or canceling, a retry waits out its backoff, an upstream chunk of
+// the backfill it reads has not finished, another run holds the lease on
+// some of its partitions, or no slot is free. It returns nil for a
 // run that is not queued. It reads the store as the controller would and
 // writes nothing.
 func (e *Engine) WaitReason(ctx context.Context, b db.Backfill, r db.Run) (*RunWait, error) {
@@ -72,6 +74,9 @@ func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segmen
 		return &RunWait{Reason: fmt.Sprintf("retry backoff: attempt %d of %d starts at %s UTC (in %s)",
 			r.Attempts+1, r.MaxAttempts, at.UTC().Format("15:04:05"), catalog.HumanDuration(at.Sub(now).Round(time.Second)))}, nil
 	}
+	if w, err := e.upstreamWait(ctx, b, segs, r); err != nil || w != nil {
+		return w, err
+	}
 	if w, err := e.leaseWait(ctx, b, segs, r); err != nil || w != nil {
 		return w, err
 	}
@@ -93,6 +98,42 @@ func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segmen
 		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d attempts at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns)}, nil
 	}
 	return &RunWait{Reason: "starts at the controller's next step"}, nil
+}
+
+// upstreamWait finds the upstream chunk of the backfill that downstream run
+// r waits for, as the controller would.
+func (e *Engine) upstreamWait(ctx context.Context, b db.Backfill, segs []db.Segment, r db.Run) (*RunWait, error) {
+	if r.Seg <= 0 || int(r.Seg) >= len(segs) {
+		return nil, nil
+	}
+	ws, _ := e.workspace()
+	asset := assetOf(ws, r.Asset)
+	if asset == nil {
+		return nil, nil
+	}
+	up, err := e.upstreamPending(ctx, e.Store.R, ws, &b, segs, nil, &segs[r.Seg], asset, r.Chunk)
+	if err != nil || !up.Wait {
+		return nil, err
+	}
+	var holder []db.Run
+	if err := e.Store.R.SelectContext(ctx, &holder, `SELECT * FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running') ORDER BY chunk LIMIT 1`,
+		b.ID, up.First, up.Last); err != nil {
+		return nil, err
+	}
+	if len(holder) == 0 {
+		return &RunWait{Reason: fmt.Sprintf("waits for upstream %s: its chunks have not all finished", up.Asset)}, nil
+	}
+	h := holder[0]
+	span := h.FirstKey
+	if h.LastKey != h.FirstKey {
+		span += " … " + h.LastKey
+	}
+	what := h.State
+	if h.State == db.RunQueued && h.Attempts > 0 {
+		what = "waiting to retry"
+	}
+	return &RunWait{Reason: fmt.Sprintf("waits for upstream %s: its chunk %d (%s) holds partitions this chunk reads and is %s", up.Asset, h.Chunk, span, what),
+		HolderRunID: h.ID}, nil
 }
 
 // leaseWait finds the runs building some of r's partitions now (their

@@ -153,7 +153,7 @@ func runSchema() map[string]any {
 		"attempt": map[string]any{"type": "integer", "description": "the attempt that reported it (absent when none did)"},
 		"error":   str}, "partition", "status"))
 	props["log_tail"] = str
-	props["waiting"] = object(map[string]any{"reason": str, "holder_run_id": map[string]any{"type": "string", "description": "the run building some of this run's partitions, when that is the reason"}}, "reason")
+	props["waiting"] = object(map[string]any{"reason": str, "holder_run_id": map[string]any{"type": "string", "description": "the run this run waits for, when that is the reason: one building some of its partitions, or the upstream chunk holding partitions it reads"}}, "reason")
 	props["waiting"].(map[string]any)["description"] = "why a queued run has not started (absent otherwise)"
 	return object(props, append(req, "attempt_list", "partition_list", "log_tail")...)
 }
