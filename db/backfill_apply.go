@@ -390,7 +390,7 @@ func applyPlanned(ctx context.Context, tx *sqlx.Tx, p RunsPlanned) error {
 }
 
 type stmts struct {
-	insInst, updStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
+	updStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
 }
 
 func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
@@ -401,19 +401,24 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 			*dst, err = tx.PreparexContext(ctx, q)
 		}
 	}
-	p(&s.insInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
-		VALUES (?,?,?,?,'in_progress',?,'backfill',?,?) ON CONFLICT DO NOTHING`)
-	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', lease_instance_id=?, updated_at=? WHERE asset_id=? AND partition_key=?`)
+	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', lease_instance_id=?, lease_run_id=?, lease_code_version=?, updated_at=?
+		WHERE asset_id=? AND partition_key=?`)
 	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
-	p(&s.finInst, `UPDATE partition_instances SET status=?, metadata=?, error=?, finished_at=? WHERE asset_id=? AND partition_key=? AND id=?`)
+	// An attempt's instances are recorded when it ends (instances recorded
+	// in progress by earlier versions are completed in place).
+	p(&s.finInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, created_at)
+		VALUES (?1,?2,?3,?4,?5,?6,?7,?8,'backfill',?9,?10,?9)
+		ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status=excluded.status, metadata=excluded.metadata, error=excluded.error, finished_at=excluded.finished_at`)
 	// A materialized last attempt is the last materialization: its ids are
 	// stored once (PartitionStatus.fill).
 	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
 		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
 		last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
-		tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, updated_at=?3 WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
+		tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?3
+		WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
 	p(&s.failStatus, `UPDATE partition_status SET status='failed', last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3,
-		last_attempt_status='failed', last_attempt_error=?4, lease_instance_id=NULL, updated_at=?3 WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
+		last_attempt_status='failed', last_attempt_error=?4, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?3
+		WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
 	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
 		ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
 	if err != nil {
@@ -424,7 +429,7 @@ func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sqlx.Stmt{s.insInst, s.updStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
+	for _, st := range []*sqlx.Stmt{s.updStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
 		if st != nil {
 			st.Close()
 		}
@@ -439,14 +444,6 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	defer st.close()
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
-	// Rows to insert, by what they have in common (bound once a statement).
-	type instKey struct {
-		asset int64
-		code  string
-	}
-	insts, news := map[instKey][]any{}, map[int64][]any{}
-	var instOrder []instKey
-	var newsOrder []int64
 	for _, a := range p.Attempts {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
 			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
@@ -460,45 +457,31 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		c[0]++
 		c[1] += int64(len(a.UpstreamFailed))
 		perBackfill[a.BackfillID] = c
-		ik := instKey{a.AssetID, a.CodeVersion}
+		// The lease: the status row of each partition says the attempt's
+		// instance, run and code version build it (its instance is recorded
+		// when the attempt ends). New rows in one statement per attempt,
+		// what they share bound once.
+		var news []any
 		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
-			if _, ok := insts[ik]; !ok {
-				instOrder = append(instOrder, ik)
-			}
-			insts[ik] = append(insts[ik], pr.InstanceID, pr.Key, a.RunID)
 			if pr.Prev == "" {
-				if _, ok := news[a.AssetID]; !ok {
-					newsOrder = append(newsOrder, a.AssetID)
-				}
-				news[a.AssetID] = append(news[a.AssetID], pr.Key, pr.Idx, pr.InstanceID)
+				news = append(news, pr.Key, pr.Idx, pr.InstanceID)
 			} else {
-				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, p.At, a.AssetID, pr.Key); err != nil {
+				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, a.RunID, a.CodeVersion, p.At, a.AssetID, pr.Key); err != nil {
 					return err
 				}
 				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
 			}
 			roll.add(a.AssetID, pr.Idx, StatusInProgress, 1)
 		}
+		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
+			SELECT ?, column1, column2, 'in_progress', 0, column3, ?, ?, ? FROM (VALUES `, []any{a.AssetID, a.RunID, a.CodeVersion, p.At},
+			`(?,?,?)`, `)`, 3, news); err != nil {
+			return err
+		}
 		for _, pr := range a.UpstreamFailed {
 			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "upstream_failed", a.RunID); err != nil {
 				return err
 			}
-		}
-	}
-	// What the rows of a statement share is bound once: a million bound
-	// values fewer per million partitions.
-	for _, k := range instOrder {
-		if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at)
-			SELECT column1, ?, column2, column3, 'in_progress', ?, 'backfill', ?, ? FROM (VALUES `, []any{k.asset, k.code, p.At, p.At},
-			`(?,?,?)`, `) WHERE true ON CONFLICT DO NOTHING`, 3, insts[k]); err != nil {
-			return err
-		}
-	}
-	for _, asset := range newsOrder {
-		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, updated_at)
-			SELECT ?, column1, column2, 'in_progress', 0, column3, ? FROM (VALUES `, []any{asset, p.At},
-			`(?,?,?)`, `)`, 3, news[asset]); err != nil {
-			return err
 		}
 	}
 	for id, c := range perBackfill {
@@ -536,6 +519,13 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			a.State, ended, nullIfEmpty(a.Error), a.RunID, a.Attempt); err != nil {
 			return err
 		}
+		started := a.Started
+		if started == 0 {
+			// Events written before they carried it: the attempt row has it.
+			if err := tx.GetContext(ctx, &started, `SELECT started_at FROM attempts WHERE run_id=? AND attempt=?`, a.RunID, a.Attempt); err != nil {
+				return err
+			}
+		}
 		var mat, failed int64
 		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
 			var meta *string
@@ -545,7 +535,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 			}
 			if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 				// The common case, written in batches below.
-				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, part: pr})
+				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr})
 				lastMat[a.AssetID] = p.At
 				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
 				if !pr.Again {
@@ -553,7 +543,7 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				}
 				continue
 			}
-			if _, err := st.finInst.ExecContext(ctx, pr.Status, meta, nullIfEmpty(pr.Error), p.At, a.AssetID, pr.Key, pr.InstanceID); err != nil {
+			if _, err := st.finInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, pr.Status, a.CodeVersion, meta, nullIfEmpty(pr.Error), started, p.At); err != nil {
 				return err
 			}
 			switch pr.Status {
@@ -591,7 +581,8 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 				if pr.Prev == "" {
 					_, err = st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
 				} else {
-					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, updated_at=? WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
+					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
+						WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
 					roll.add(a.AssetID, pr.Idx, pr.Prev, 1)
 				}
 				if err != nil {
@@ -673,13 +664,14 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 type plainMat struct {
 	asset     int64
 	code, run string
+	started   int64 // when its attempt started
 	part      PartRef
 }
 
 // finishMaterialized records partitions materialized without metadata or
-// error in two statements per attempt (its instances, its status rows
-// guarded by the lease); rows someone else changed meanwhile go through
-// updateFromLease one by one.
+// error in two statements per attempt (inserts its instances, updates its
+// status rows guarded by the lease); rows someone else changed meanwhile go
+// through updateFromLease one by one.
 func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
 	byAsset := map[[2]string][]plainMat{}
 	var order [][2]string
@@ -712,33 +704,26 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 				lo = hi
 				prefix := attemptPrefix(part[0].part.InstanceID)
 				marks := strings.Repeat(",?", len(part)-1)
-				args := make([]any, 0, len(part)+8)
-				args = append(args, StatusMaterialized, at, assetID, prefix)
+				args := make([]any, 0, 2*len(part)+8)
 				for _, it := range part {
-					args = append(args, it.part.Key)
+					args = append(args, it.part.InstanceID, it.part.Key)
 				}
-				res, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, metadata=NULL, error=NULL, finished_at=?
-					WHERE asset_id=? AND substr(id, 1, 14)=? AND partition_key IN (?`+marks+`)`, args...)
-				if err != nil {
+				// Instances recorded in progress by earlier versions are
+				// completed in place.
+				if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
+					SELECT column1, ?, column2, ?, 'materialized', ?, 'backfill', ?, ?, ? FROM (VALUES `, []any{assetID, part[0].run, code, part[0].started, at, part[0].started},
+					`(?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
+					2, args); err != nil {
 					return err
-				}
-				if n, _ := res.RowsAffected(); int(n) != len(part) {
-					// Ids not derived by InstanceIDs (events of older versions
-					// carry theirs): by id, one by one.
-					for _, it := range part {
-						if _, err := st.finInst.ExecContext(ctx, StatusMaterialized, nil, nil, at, assetID, it.part.Key, it.part.InstanceID); err != nil {
-							return err
-						}
-					}
 				}
 				args = append(args[:0], part[0].run, at, code, at, at, assetID, prefix)
 				for _, it := range part {
 					args = append(args, it.part.Key)
 				}
-				res, err = tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
+				res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
 					last_mat_instance_id=lease_instance_id, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
 					last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
-					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, updated_at=?
+					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
 					WHERE asset_id=? AND status='in_progress' AND substr(lease_instance_id, 1, 14)=? AND partition_key IN (?`+marks+`)`, args...)
 				if err != nil {
 					return err
@@ -948,7 +933,8 @@ func keysWhere(ctx context.Context, q getter, query string, assetID int64, keys 
 }
 
 // InProgressInstances returns which of the instances ids[i] of partitions
-// keys[i] of an asset are still in progress.
+// keys[i] of an asset are still in progress: their status row holds the
+// lease for them.
 func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for len(ids) > 0 {
@@ -963,8 +949,8 @@ func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids
 		}
 		marks := strings.Repeat(",?", k-1)
 		var got []string
-		if err := q.SelectContext(ctx, &got, `SELECT id FROM partition_instances WHERE asset_id=? AND partition_key IN (?`+marks+`)
-			AND +id IN (?`+marks+`) AND status='in_progress'`, args...); err != nil { // +id: see finishMaterialized
+		if err := q.SelectContext(ctx, &got, `SELECT lease_instance_id FROM partition_status WHERE asset_id=? AND partition_key IN (?`+marks+`)
+			AND status='in_progress' AND lease_instance_id IN (?`+marks+`)`, args...); err != nil {
 			return nil, err
 		}
 		for _, g := range got {

@@ -154,17 +154,21 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 	if len(runIDs) == 0 || len(keys) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, 1+len(keys)+len(runIDs))
-	args = append(args, assetID)
-	for _, k := range keys {
-		args = append(args, k)
+	args := make([]any, 0, 2*(1+len(keys)+len(runIDs)))
+	for range 2 {
+		args = append(args, assetID)
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		for _, r := range runIDs {
+			args = append(args, r)
+		}
 	}
-	for _, r := range runIDs {
-		args = append(args, r)
-	}
+	inKeys, inRuns := `(?`+strings.Repeat(",?", len(keys)-1)+`)`, `(?`+strings.Repeat(",?", len(runIDs)-1)+`)`
 	var out []RunInstance
-	err := s.R.SelectContext(ctx, &out, `SELECT id, run_id, partition_key, status, error FROM partition_instances
-		WHERE asset_id = ? AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`) AND run_id IN (?`+strings.Repeat(",?", len(runIDs)-1)+`)
+	err := s.R.SelectContext(ctx, &out, `SELECT id, run_id, partition_key, status, error FROM (
+		SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
+		UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
 		ORDER BY created_at, COALESCE(finished_at, created_at)`, args...)
 	return out, err
 }

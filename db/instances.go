@@ -52,13 +52,33 @@ func (i Instance) Pos() InstancePos {
 	return p
 }
 
+// instanceCols are partition_instances' columns, in the order
+// inProgressInstances selects them.
+const instanceCols = `id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at`
+
+// inProgressInstances selects, as partition_instances rows, the instances
+// in progress of the partition_status rows ps that match where: the engine
+// records an instance when its attempt ends, and meanwhile the status row
+// holding the lease says which instance, run and code version build the
+// partition (an instance recorded in progress by an earlier version is in
+// partition_instances already, and left out here). Their start is their
+// run's running attempt's.
+func inProgressInstances(where string) string {
+	const start = `COALESCE((SELECT a.started_at FROM attempts a WHERE a.run_id = ps.lease_run_id AND a.state = 'running'), ps.updated_at)`
+	return `SELECT ps.lease_instance_id, ps.asset_id, ps.partition_key, ps.lease_run_id, 'in_progress', COALESCE(ps.lease_code_version, ''),
+		NULL, NULL, 'backfill', ` + start + `, NULL, NULL, ` + start + `
+		FROM partition_status ps WHERE ps.status = 'in_progress' AND ps.lease_run_id IS NOT NULL AND ` + where + `
+		AND NOT EXISTS (SELECT 1 FROM partition_instances i WHERE i.asset_id = ps.asset_id AND i.partition_key = ps.partition_key AND i.id = ps.lease_instance_id)`
+}
+
 // InstancesBefore lists a partition's instances newest first, those after
-// (older than) before when it is not nil.
+// (older than) before when it is not nil; an instance in progress is first.
 func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, before *InstancePos, limit int) ([]Instance, error) {
-	q := `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=?`
-	args := []any{assetID, key}
+	q := `SELECT * FROM (SELECT ` + instanceCols + ` FROM partition_instances WHERE asset_id=? AND partition_key=?
+		UNION ALL ` + inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`) + `)`
+	args := []any{assetID, key, assetID, key}
 	if before != nil {
-		q += ` AND (created_at, COALESCE(finished_at, created_at), id) < (?, ?, ?)`
+		q += ` WHERE (created_at, COALESCE(finished_at, created_at), id) < (?, ?, ?)`
 		args = append(args, before.CreatedAt, before.SortAt, before.ID)
 	}
 	q += ` ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC, id DESC LIMIT ?`

@@ -211,7 +211,7 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 					last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
 					last_attempt_instance_id=NULL, last_attempt_run_id=NULL,
 					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
-					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, updated_at=excluded.updated_at`,
+					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=excluded.updated_at`,
 				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, at, m.Status, Millis(now))
 		} else {
 			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
@@ -220,7 +220,7 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status,
 					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
 					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status,
-					last_attempt_error=excluded.last_attempt_error, lease_instance_id=NULL, updated_at=excluded.updated_at`,
+					last_attempt_error=excluded.last_attempt_error, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=excluded.updated_at`,
 				m.AssetID, m.Partition, m.Idx, m.Status, id, m.RunID, at, m.Status, nullIfEmpty(m.Error), Millis(now))
 		}
 		if err != nil {

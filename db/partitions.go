@@ -54,6 +54,11 @@ type PartitionStatus struct {
 	// LeaseInstanceID is the instance building the partition while Status
 	// is in_progress (the lease); nil otherwise.
 	LeaseInstanceID *string `db:"lease_instance_id" json:"-"`
+	// LeaseRunID and LeaseCodeVersion: the run building the partition and
+	// its code version, while it is in progress (its instance is recorded
+	// when the attempt ends).
+	LeaseRunID       *string `db:"lease_run_id" json:"-"`
+	LeaseCodeVersion *string `db:"lease_code_version" json:"-"`
 }
 
 // fill restores the ids a status row does not store twice (see

@@ -1169,8 +1169,9 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 		return h, err
 	}
 	var l Instance
-	err = s.R.GetContext(ctx, &l, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND COALESCE(started_at, created_at) <= ?
-		ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, ms)
+	err = s.R.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
+		UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) WHERE COALESCE(started_at, created_at) <= ?
+		ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, assetID, key, ms)
 	switch {
 	case err == nil:
 		if l.FinishedAt != nil && *l.FinishedAt > ms {

@@ -178,8 +178,8 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 		return nil, nil
 	}
 	sort.Strings(held)
-	q, args, err := sqlx.In(`SELECT partition_key, run_id FROM partition_instances
-		WHERE asset_id=? AND partition_key IN (?) AND status='in_progress' AND run_id != ? ORDER BY partition_key`, r.AssetID, held, r.ID)
+	q, args, err := sqlx.In(`SELECT partition_key, lease_run_id AS run_id FROM partition_status
+		WHERE asset_id=? AND partition_key IN (?) AND status='in_progress' AND lease_run_id != ? ORDER BY partition_key`, r.AssetID, held, r.ID)
 	if err != nil {
 		return nil, err
 	}
