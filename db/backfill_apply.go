@@ -444,6 +444,13 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	defer st.close()
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
+	// New status rows, by what they have in common (bound once a statement).
+	type newsKey struct {
+		asset int64
+		code  string
+	}
+	news := map[newsKey][]any{}
+	var newsOrder []newsKey
 	for _, a := range p.Attempts {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
 			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
@@ -459,12 +466,14 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		perBackfill[a.BackfillID] = c
 		// The lease: the status row of each partition says the attempt's
 		// instance, run and code version build it (its instance is recorded
-		// when the attempt ends). New rows in one statement per attempt,
-		// what they share bound once.
-		var news []any
+		// when the attempt ends).
+		nk := newsKey{a.AssetID, a.CodeVersion}
 		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
 			if pr.Prev == "" {
-				news = append(news, pr.Key, pr.Idx, pr.InstanceID)
+				if _, ok := news[nk]; !ok {
+					newsOrder = append(newsOrder, nk)
+				}
+				news[nk] = append(news[nk], pr.Key, pr.Idx, pr.InstanceID, a.RunID)
 			} else {
 				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, a.RunID, a.CodeVersion, p.At, a.AssetID, pr.Key); err != nil {
 					return err
@@ -473,15 +482,19 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 			}
 			roll.add(a.AssetID, pr.Idx, StatusInProgress, 1)
 		}
-		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
-			SELECT ?, column1, column2, 'in_progress', 0, column3, ?, ?, ? FROM (VALUES `, []any{a.AssetID, a.RunID, a.CodeVersion, p.At},
-			`(?,?,?)`, `)`, 3, news); err != nil {
-			return err
-		}
 		for _, pr := range a.UpstreamFailed {
 			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "upstream_failed", a.RunID); err != nil {
 				return err
 			}
+		}
+	}
+	// New rows of all attempts in statements of batchRows, what they share
+	// bound once.
+	for _, k := range newsOrder {
+		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
+			SELECT ?, column1, column2, 'in_progress', 0, column3, column4, ?, ? FROM (VALUES `, []any{k.asset, k.code, p.At},
+			`(?,?,?,?)`, `)`, 4, news[k]); err != nil {
+			return err
 		}
 	}
 	for id, c := range perBackfill {
@@ -685,6 +698,18 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 	for _, k := range order {
 		group := byAsset[k]
 		assetID, code := group[0].asset, group[0].code
+		// The instances, in statements of batchRows rows. Instances recorded
+		// in progress by earlier versions are completed in place.
+		inst := make([]any, 0, 4*len(group))
+		for _, it := range group {
+			inst = append(inst, it.part.InstanceID, it.part.Key, it.run, it.started)
+		}
+		if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
+			SELECT column1, ?, column2, column3, 'materialized', ?, 'backfill', column4, ?, column4 FROM (VALUES `, []any{assetID, code, at},
+			`(?,?,?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
+			4, inst); err != nil {
+			return err
+		}
 		for off := 0; off < len(group); off += batchRows {
 			chunk := group[off:min(off+batchRows, len(group))]
 			// One attempt's partitions at a time: their instance ids share
@@ -704,19 +729,8 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 				lo = hi
 				prefix := attemptPrefix(part[0].part.InstanceID)
 				marks := strings.Repeat(",?", len(part)-1)
-				args := make([]any, 0, 2*len(part)+8)
-				for _, it := range part {
-					args = append(args, it.part.InstanceID, it.part.Key)
-				}
-				// Instances recorded in progress by earlier versions are
-				// completed in place.
-				if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
-					SELECT column1, ?, column2, ?, 'materialized', ?, 'backfill', ?, ?, ? FROM (VALUES `, []any{assetID, part[0].run, code, part[0].started, at, part[0].started},
-					`(?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
-					2, args); err != nil {
-					return err
-				}
-				args = append(args[:0], part[0].run, at, code, at, at, assetID, prefix)
+				args := make([]any, 0, len(part)+8)
+				args = append(args, part[0].run, at, code, at, at, assetID, prefix)
 				for _, it := range part {
 					args = append(args, it.part.Key)
 				}
