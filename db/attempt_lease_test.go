@@ -129,6 +129,29 @@ func TestAttemptLeaseInstance(t *testing.T) {
 // lease of their in-progress instance (the newest one), and no other row a
 // lease.
 func TestMigrationLeaseInstance(t *testing.T) {
+	s := storeFrom(t, 9,
+		`INSERT INTO assets (id, key, scheme_kind, scheme_description, scheme_signature, definition, created_at, updated_at) VALUES (1,'t.a','static','x','x','{}',0,0)`,
+		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (1,'a',0,'in_progress',0,5)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_old',1,'a','run_1','failed',1)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_now',1,'a','run_1','in_progress',5)`,
+		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_instance_id, last_mat_run_id, last_mat_at, updated_at)
+			VALUES (1,'b',1,'materialized',1,'pi_b','run_b',5,5)`,
+		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_b',1,'b','run_b','materialized',5)`,
+	)
+	rows := leaseRows(t, s, 1)
+	if r := rows["a"]; r.Lease == nil || *r.Lease != "pi_now" {
+		t.Fatalf("in-progress row after migration: %+v, want lease pi_now", r)
+	}
+	if r := rows["b"]; r.Lease != nil {
+		t.Fatalf("materialized row got a lease: %+v", r)
+	}
+}
+
+// storeFrom opens a database built up to schema version, with rows written
+// by stmts at that version, through db.Open (which applies the migrations
+// after it).
+func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	d, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1")
 	if err != nil {
@@ -138,18 +161,10 @@ func TestMigrationLeaseInstance(t *testing.T) {
 	if err := goose.SetDialect("sqlite3"); err != nil {
 		t.Fatal(err)
 	}
-	if err := goose.UpTo(d, "migrations", 9); err != nil {
+	if err := goose.UpTo(d, "migrations", version); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{
-		`INSERT INTO assets (id, key, scheme_kind, scheme_description, scheme_signature, definition, created_at, updated_at) VALUES (1,'t.a','static','x','x','{}',0,0)`,
-		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (1,'a',0,'in_progress',0,5)`,
-		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_old',1,'a','run_1','failed',1)`,
-		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_now',1,'a','run_1','in_progress',5)`,
-		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_instance_id, last_mat_run_id, last_mat_at, updated_at)
-			VALUES (1,'b',1,'materialized',1,'pi_b','run_b',5,5)`,
-		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, created_at) VALUES ('pi_b',1,'b','run_b','materialized',5)`,
-	} {
+	for _, q := range stmts {
 		if _, err := d.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -159,12 +174,6 @@ func TestMigrationLeaseInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	rows := leaseRows(t, s, 1)
-	if r := rows["a"]; r.Lease == nil || *r.Lease != "pi_now" {
-		t.Fatalf("in-progress row after migration: %+v, want lease pi_now", r)
-	}
-	if r := rows["b"]; r.Lease != nil {
-		t.Fatalf("materialized row got a lease: %+v", r)
-	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

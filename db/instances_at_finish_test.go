@@ -2,12 +2,8 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -89,33 +85,11 @@ func TestInProgressInstanceFromLease(t *testing.T) {
 // progress: the history shows that instance once, and finishing the
 // attempt completes it in place.
 func TestMigrationInstancesAtFinish(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	d, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goose.SetBaseFS(db.Migrations)
-	if err := goose.SetDialect("sqlite3"); err != nil {
-		t.Fatal(err)
-	}
-	if err := goose.UpTo(d, "migrations", 10); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	s := storeFrom(t, 10,
 		`INSERT INTO assets (id, key, scheme_kind, scheme_description, scheme_signature, definition, created_at, updated_at) VALUES (1,'t.a','static','x','x','{}',0,0)`,
 		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, updated_at) VALUES (1,'a',0,'in_progress',0,'pi_now',5)`,
 		`INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, created_at) VALUES ('pi_now',1,'a','run_1','in_progress','v1','backfill',5,5)`,
-	} {
-		if _, err := d.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.Close()
-	s, err := db.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	var lease struct {
 		Run  *string `db:"lease_run_id"`
 		Code *string `db:"lease_code_version"`

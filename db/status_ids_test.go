@@ -2,13 +2,10 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
-	"github.com/pressly/goose/v3"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -59,19 +56,7 @@ func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
 // Migration 9 drops the duplicated ids of existing rows without losing what
 // readers see.
 func TestMigrationStatusIdsOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	d, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goose.SetBaseFS(db.Migrations)
-	if err := goose.SetDialect("sqlite3"); err != nil {
-		t.Fatal(err)
-	}
-	if err := goose.UpTo(d, "migrations", 8); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	s := storeFrom(t, 8,
 		`INSERT INTO assets (id, key, scheme_kind, scheme_description, scheme_signature, definition, created_at, updated_at) VALUES (1,'t.a','static','x','x','{}',0,0)`,
 		// materialized by its last attempt: ids three times
 		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_instance_id, last_mat_run_id, last_mat_at,
@@ -81,17 +66,7 @@ func TestMigrationStatusIdsOnce(t *testing.T) {
 		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_instance_id, last_mat_run_id, last_mat_at,
 			last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, canonical_instance_id, updated_at)
 			VALUES (1,'b',1,'failed',1,'pi_b1','run_b1',5,'pi_b2','run_b2',6,'failed','boom','pi_b1',6)`,
-	} {
-		if _, err := d.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.Close()
-	s, err := db.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	var stored int
 	if err := s.R.Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE last_attempt_instance_id IS NOT NULL`); err != nil || stored != 1 {
 		t.Fatalf("rows still storing last-attempt ids: %d (want only the failed one) %v", stored, err)

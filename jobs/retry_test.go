@@ -563,6 +563,14 @@ assets:
 // day waits an hour to retry, the downstream days before it are built; the
 // downstream day that reads it waits.
 func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
+	env, b := flakyUpstream(t, "2025-01-04", "2025-01-01", "2025-01-04")
+	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}, "down.d 2025-01-04")
+}
+
+// flakyUpstream runs a backfill of up.d and down.d (daily, down.d reads the
+// same day of up.d) over start..end in chunks of one day, at most two at
+// once, where building up.d's day failDay fails and waits an hour to retry.
+func flakyUpstream(t *testing.T, failDay, start, end string) (*builtEnv, db.Backfill) {
 	const ws = `
 assets:
   up.d:
@@ -574,32 +582,45 @@ assets:
     deps: [up.d]
     executor: {demo: {duration: 1ms}}
 `
-	var mu sync.Mutex
-	var built []string
+	be := &builtEnv{}
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		defer mu.Unlock()
+		be.mu.Lock()
+		defer be.mu.Unlock()
 		res := Result{Parts: map[string]PartResult{}}
 		for _, p := range w.Partitions {
-			if w.Asset == "up.d" && p == "2025-01-04" {
+			if w.Asset == "up.d" && p == failDay {
 				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
 				res.Err = errors.New("flaky")
 				continue
 			}
 			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-			built = append(built, w.Asset+" "+p)
+			be.built = append(be.built, w.Asset+" "+p)
 		}
 		return res
 	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
-	b := env.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	want := []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}
+	be.testEnv = newTestEnv(t, ws, Options{Executor: ex})
+	be.start()
+	return be, be.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: start, End: end}, ChunkSize: 1, MaxConcurrentRuns: 2})
+}
+
+// builtEnv is a test engine whose executor records what it built
+// ("asset partition").
+type builtEnv struct {
+	*testEnv
+	mu    sync.Mutex
+	built []string
+}
+
+// waitBuilt waits until every one of want is built, then checks that not
+// was not, and that backfill b still runs (a retry is due in an hour).
+func (be *builtEnv) waitBuilt(b db.Backfill, want []string, not string) {
+	t := be.t
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
-		got := slices.Clone(built)
-		mu.Unlock()
+		be.mu.Lock()
+		got := slices.Clone(be.built)
+		be.mu.Unlock()
 		n := 0
 		for _, w := range want {
 			if slices.Contains(got, w) {
@@ -607,17 +628,17 @@ assets:
 			}
 		}
 		if n == len(want) {
-			if slices.Contains(got, "down.d 2025-01-04") {
+			if slices.Contains(got, not) {
 				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("downstream days 01..03 not built while upstream 04 waits to retry; built %v", got)
+			t.Fatalf("%v not all built while an upstream day waits to retry; built %v", want, got)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	f, err := env.store.Backfill(context.Background(), b.ID)
+	f, err := be.store.Backfill(context.Background(), b.ID)
 	if err != nil || f.State != db.BackfillRunning {
 		t.Fatalf("backfill %+v %v, want still RUNNING (a retry is due in an hour)", f, err)
 	}
@@ -650,64 +671,12 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 // Before, planning stopped at the first waiting downstream chunk: days 03 to
 // 05 of down.d waited the hour behind day 02.
 func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
-	const ws = `
-assets:
-  up.d:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 1h}
-    executor: {demo: {duration: 1ms}}
-  down.d:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    deps: [up.d]
-    executor: {demo: {duration: 1ms}}
-`
-	var mu sync.Mutex
-	var built []string
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		defer mu.Unlock()
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if w.Asset == "up.d" && p == "2025-01-02" {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
-				res.Err = errors.New("flaky")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-			built = append(built, w.Asset+" "+p)
-		}
-		return res
-	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
-	b := env.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	want := []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		got := slices.Clone(built)
-		mu.Unlock()
-		n := 0
-		for _, w := range want {
-			if slices.Contains(got, w) {
-				n++
-			}
-		}
-		if n == len(want) {
-			if slices.Contains(got, "down.d 2025-01-02") {
-				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("downstream days 01, 03, 04 and 05 not built while upstream 02 waits to retry; built %v", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-05")
+	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}, "down.d 2025-01-02")
 	ctx := context.Background()
 	f, err := env.store.Backfill(ctx, b.ID)
-	if err != nil || f.State != db.BackfillRunning {
-		t.Fatalf("backfill %+v %v, want still RUNNING (a retry is due in an hour)", f, err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	runs, err := env.store.Runs(ctx, b.ID, nil, -1, 100)
 	if err != nil {
