@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -257,7 +256,10 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	}
 	if canOperate(c) {
 		d.Actions = actionsFor(b, len(kids) > 0)
-		d.RetryRequestID = "rr_" + strings.ToLower(ulid.Make().String())
+		// The same for every page showing the backfill with as many
+		// children: a second tab's (or a resubmitted form's) press lands on
+		// the child the first one launched instead of launching another.
+		d.RetryRequestID = fmt.Sprintf("rr_page_%d", len(kids))
 		if d.Relaunch, err = h.relaunchFor(ctx, b); err != nil {
 			return d, err
 		}

@@ -921,3 +921,65 @@ func TestErrorPageLeadsBackToItsSection(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryFailedFromTwoTabsLaunchesOneChild: two pages of a failed backfill
+// open before either retries carry the same retry request, so pressing
+// "Retry failed" in the second lands on the child the first launched
+// instead of building the failed partitions a second time. Before, every
+// page render had a request id of its own: the second tab made a duplicate
+// child.
+func TestRetryFailedFromTwoTabsLaunchesOneChild(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  f.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	id := b["id"].(string)
+	apiWaitState(t, env, tok, id, "FAILED")
+	op := env.Client(t, handlers.RoleOperator)
+	form := func() url.Values {
+		_, doc := pgGet(t, env, op, "/backfills/"+id)
+		f := url.Values{}
+		doc.Find(`form:has([data-testid="action-retry-failed"]) input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+			f.Set(s.AttrOr("name", ""), s.AttrOr("value", ""))
+		})
+		if f.Get("retry_request_id") == "" {
+			t.Fatalf("no Retry failed form on the page")
+		}
+		f.Del("_csrf") // SessionPost adds the session's
+		return f
+	}
+	tabA, tabB := form(), form()
+	press := func(f url.Values) string {
+		r := env.SessionPost(t, op, "/backfills/"+id+"/retry-failed", f)
+		if r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/backfills/bf_") {
+			t.Fatalf("retry failed: %d → %q", r.StatusCode, r.Header.Get("Location"))
+		}
+		return r.Header.Get("Location")
+	}
+	first := press(tabA)
+	if second := press(tabB); second != first {
+		t.Fatalf("the second tab launched %s beside %s", second, first)
+	}
+	children := func() (n int) {
+		env.Store.R.Get(&n, `SELECT COUNT(*) FROM backfills WHERE parent_backfill_id=?`, id)
+		return n
+	}
+	if n := children(); n != 1 {
+		t.Fatalf("%d children after two presses of one retry, want 1", n)
+	}
+	// A reloaded page links the child instead of offering the button.
+	if _, doc := pgGet(t, env, op, "/backfills/"+id); doc.Find(`[data-testid="action-retry-failed"]`).Length() != 0 ||
+		!strings.Contains(doc.Text(), strings.TrimPrefix(first, "/backfills/")) {
+		t.Fatalf("the parent's page after the retry still offers it, or does not link %s", first)
+	}
+}
