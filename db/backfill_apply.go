@@ -528,8 +528,17 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 		if a.Finished > 0 && a.Finished < ended {
 			ended = a.Finished
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=? WHERE run_id=? AND attempt=?`,
-			a.State, ended, nullIfEmpty(a.Error), a.RunID, a.Attempt); err != nil {
+		var built, broke int64 // this attempt's outcomes, for the throughput chart
+		for _, pr := range a.Parts {
+			switch pr.Status {
+			case StatusMaterialized:
+				built++
+			case StatusFailed:
+				broke++
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=? WHERE run_id=? AND attempt=?`,
+			a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
 			return err
 		}
 		started := a.Started

@@ -14,17 +14,20 @@ type ThroughputPoint struct {
 }
 
 // BackfillThroughput buckets a backfill's finished attempts by finish time
-// into buckets of width ms starting at from: materialized partitions and
-// failed partitions per bucket, oldest first. Its cost is bounded by the
+// into buckets of width ms starting at from: the partitions they
+// materialized and failed per bucket, oldest first (partitions of a
+// canceled or interrupted attempt are neither). Its cost is bounded by the
 // backfill's attempts (one per chunk run attempt), never by partitions.
+// Attempts recorded before their outcomes were counted count as a whole:
+// built when they succeeded, failed when they failed.
 func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from, width int64) ([]ThroughputPoint, error) {
 	if width <= 0 {
 		width = 1
 	}
 	var out []ThroughputPoint
 	err := s.R.SelectContext(ctx, &out, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
-		SUM(CASE WHEN a.state = 'succeeded' THEN a.partitions ELSE 0 END) AS done,
-		SUM(CASE WHEN a.state = 'succeeded' THEN 0 ELSE a.partitions END) AS failed
+		SUM(COALESCE(a.materialized, CASE WHEN a.state = 'succeeded' THEN a.partitions ELSE 0 END)) AS done,
+		SUM(COALESCE(a.failed, CASE WHEN a.state IN ('failed', 'timeout') THEN a.partitions ELSE 0 END)) AS failed
 		FROM runs r JOIN attempts a ON a.run_id = r.id
 		WHERE r.backfill_id = ? AND a.finished_at IS NOT NULL AND a.finished_at >= ?
 		GROUP BY 1 ORDER BY 1`, from, from, width, width, backfillID, from)

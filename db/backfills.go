@@ -132,6 +132,11 @@ type Attempt struct {
 	StartedAt  int64   `db:"started_at" json:"started_at"`
 	FinishedAt *int64  `db:"finished_at" json:"finished_at"`
 	Error      *string `db:"error" json:"error"`
+	// Materialized and Failed count the partitions the attempt built and
+	// failed, once it ended (nil while it runs, and for attempts recorded
+	// before they were counted).
+	Materialized *int64 `db:"materialized" json:"materialized,omitempty"`
+	Failed       *int64 `db:"failed" json:"failed,omitempty"`
 }
 
 // Attempt states.
