@@ -97,14 +97,19 @@ func withFailures(b db.Backfill) int64 { return b.RunsFailed + b.PartitionsFaile
 func failures(b db.Backfill) int64 { return b.PartitionsFailed + b.PartitionsUpstreamFailed }
 
 // progressBar lays a backfill's partitions out as succeeded / failed /
-// running / pending.
+// running / pending — canceled instead of pending once the backfill is
+// being canceled (notRunLabel).
 func progressBar(b db.Backfill, runningParts int64) views.Bar {
 	done, failed := b.PartitionsMaterialized, failures(b)
 	running := max(min(runningParts, b.TotalPartitions-done-failed), 0)
 	pending := max(b.TotalPartitions-done-failed-running, 0)
+	notRun := db.StatusMissing
+	if notRunLabel(b.State) == "canceled" {
+		notRun = views.OutcomeCanceled
+	}
 	return views.Bar{Total: b.TotalPartitions, Segs: []views.Seg{
 		{Status: db.StatusMaterialized, N: done}, {Status: db.StatusFailed, N: failed},
-		{Status: db.StatusInProgress, N: running}, {Status: db.StatusMissing, N: pending}}}
+		{Status: db.StatusInProgress, N: running}, {Status: notRun, N: pending}}}
 }
 
 // runningParts estimates the partitions of running runs from the projection
@@ -314,10 +319,15 @@ func (h *Handler) detailSummary(ctx context.Context, d *views.BackfillDetail, b 
 	if queued > 0 && !db.BackfillTerminal(b.State) {
 		d.Counts = append(d.Counts, views.KV{K: "queued", V: views.Num(queued)})
 	}
-	finishedChunks := b.RunsSucceeded + b.RunsFailed + b.RunsCanceled
+	chunks := views.Num(b.RunsSucceeded+b.RunsFailed+b.RunsCanceled) + " of " + views.Num(b.TotalChunks) + " finished"
+	if notRunLabel(b.State) == "canceled" {
+		// Chunks never planned will not run: canceled, as the API counts them.
+		chunks = views.Num(b.RunsSucceeded+b.RunsFailed) + " of " + views.Num(b.TotalChunks) + " finished, " +
+			views.Num(ToBackfillJSON(b).Counts["canceled"]) + " canceled"
+	}
 	d.Counts = append(d.Counts,
 		views.KV{K: notRunLabel(b.State), V: views.Num(d.Progress.Segs[3].N - queued)},
-		views.KV{K: "chunks", V: views.Num(finishedChunks) + " of " + views.Num(b.TotalChunks) + " finished"})
+		views.KV{K: "chunks", V: chunks})
 	if err := h.throughput(ctx, d, b, now); err != nil {
 		return err
 	}

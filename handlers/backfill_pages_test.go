@@ -983,3 +983,40 @@ assets:
 		t.Fatalf("the parent's page after the retry still offers it, or does not link %s", first)
 	}
 }
+
+// TestCanceledBackfillPageSaysCanceled: once a backfill is canceled, its
+// progress bar names the partitions it will never build "Canceled" (it
+// said "Pending", beside a counter reading "canceled"), and the chunk count
+// says how many chunks were canceled instead of "3 of 10 finished" as if 7
+// were still to come.
+func TestCanceledBackfillPageSaysCanceled(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  slow.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    executor: {demo: {duration: 30s}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+		`{"assets":["slow.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-10"},"chunk_size":1,"max_concurrent_runs":3}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	id := b["id"].(string)
+	apiWaitState(t, env, tok, id, "RUNNING")
+	if code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", `{"terminate":true}`); code != http.StatusOK {
+		t.Fatalf("cancel %d %v", code, e)
+	}
+	final := apiWaitState(t, env, tok, id, "CANCELED")
+	counts := final["counts"].(map[string]any)
+	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+id)
+	bar := doc.Find(`[data-testid="progress-bar"]`).AttrOr("aria-label", "")
+	if !strings.Contains(bar, "Canceled 10 (100%)") || strings.Contains(bar, "Pending") {
+		t.Errorf("progress bar %q, want its 10 partitions canceled, none pending", bar)
+	}
+	chunks := doc.Find(`[data-testid="count-chunks"]`).Text()
+	if want := fmt.Sprintf("0 of 10 finished, %v canceled", counts["canceled"]); !strings.Contains(chunks, want) || counts["canceled"] != float64(10) {
+		t.Errorf("chunk count %q (API counts %v), want %q", chunks, counts, want)
+	}
+}

@@ -368,6 +368,8 @@ func ProgressLabel(status string) string {
 		return "Running"
 	case "missing":
 		return "Pending"
+	case OutcomeCanceled:
+		return "Canceled"
 	}
 	return StatusLabel(status)
 }
