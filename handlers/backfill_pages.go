@@ -762,6 +762,9 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 			row.Error = truncateText(*r.Error, 200)
 		}
 		row.Wait, row.WaitHref = waitText(waits[r.ID])
+		if b.State == db.BackfillRunning && r.State == db.RunQueued && r.NotBefore != nil && *r.NotBefore > db.Millis(h.Now()) {
+			t.Countdown = true // its "in …" counts down
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	if after >= 0 {

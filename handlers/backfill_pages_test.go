@@ -896,12 +896,20 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	if trig := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
 		t.Errorf("summary hx-trigger %q while waiting for a retry, want sse:update, every 5s", trig)
 	}
+	// So does the chunk table, whose waiting row says "(in …)" too (it
+	// stayed frozen while the ETA above it counted down).
+	if trig := doc.Find(`[data-testid="chunk-section"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
+		t.Errorf("chunk table hx-trigger %q while a chunk waits for its retry, want sse:update, every 5s", trig)
+	}
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+b.ID)
 	if trig := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("hx-trigger", ""); trig != "sse:update" {
 		t.Errorf("summary hx-trigger %q of a paused backfill, want sse:update", trig)
+	}
+	if trig := doc.Find(`[data-testid="chunk-section"]`).AttrOr("hx-trigger", ""); trig != "sse:update" {
+		t.Errorf("chunk table hx-trigger %q of a paused backfill, want sse:update", trig)
 	}
 }
 

@@ -122,6 +122,7 @@ type ChunkTable struct {
 	States            []string
 	Next, First, Base string
 	Planned, Total    int64
+	Countdown         bool // a row waits out a retry's backoff: refresh it every few seconds
 }
 
 // EventRow is one timeline entry.
