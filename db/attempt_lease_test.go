@@ -49,9 +49,10 @@ func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 // attempt. Two attempts of one asset in one event, the first only
 // rebuilding partitions that have a row, the second only new ones, start
 // without a duplicate row (the new rows were once inserted twice: "UNIQUE
-// constraint failed"). A partition an external report took over while the
-// attempt ran keeps the report's instance until the attempt's own result
-// is applied over it, and the rollup stays equal to the rows.
+// constraint failed"). A partition reported by an external pipeline while
+// the attempt builds it records the report but stays in progress under the
+// attempt's lease until the attempt's own result is applied over it, and
+// the rollup stays equal to the rows.
 func TestAttemptLeaseInstance(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -91,9 +92,13 @@ func TestAttemptLeaseInstance(t *testing.T) {
 	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(3, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if r := leaseRows(t, f.store, asset)[f.sp.Key(3)]; r.Lease != nil {
-		t.Fatalf("a report ended the lease but left it on the row: %+v", r)
+	// It is recorded, but the partition stays in progress under run_b's
+	// lease: no other run may build it meanwhile.
+	if r := leaseRows(t, f.store, asset)[f.sp.Key(3)]; r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != idB(f.sp.Key(3)) ||
+		r.Mat == nil || *r.Run != "ext" {
+		t.Fatalf("after a report during the lease: %+v, want in progress under run_b's lease, materialized by the report", r)
 	}
+	checkRollup(t, f.store)
 
 	fin := func(run string, idx ...int64) db.AttemptEnd {
 		e := db.AttemptEnd{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
@@ -176,4 +181,55 @@ func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A report that arrives while an attempt builds the partition does not end
+// the attempt's lease (another run would build the partition beside it);
+// if the attempt then ends without a result of its own (canceled,
+// interrupted), the partition takes what was reported: materialized or
+// failed, not its status from before the attempt (for a partition never
+// built before, its row was deleted, and the report with it).
+func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	asset := f.ids["t.hourly"]
+	if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',3,'queued',3,0,0)`, asset); err != nil {
+		t.Fatal(err)
+	}
+	part := func(i int64) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i} }
+	at := db.Millis(f.now)
+	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{part(0), part(1), part(2)}},
+	}}, f.now)
+	// Partition 0 is reported materialized and 1 failed while run_a builds them; 2 is not reported.
+	reportAt := f.now.Add(time.Second)
+	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "ext", reportAt), f.mat(1, db.StatusFailed, "ext", reportAt)}, "test", "", reportAt); err != nil {
+		t.Fatal(err)
+	}
+	rows := leaseRows(t, f.store, asset)
+	for i := int64(0); i < 3; i++ {
+		if r := rows[f.sp.Key(i)]; r.Status != db.StatusInProgress || r.Lease == nil {
+			t.Fatalf("partition %d after a report during the lease: %+v, want still in progress and leased", i, r)
+		}
+	}
+	checkRollup(t, f.store)
+	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
+		RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{part(0), part(1), part(2)}}
+	for i := range end.Parts {
+		end.Parts[i].Status = db.AttemptCanceled
+	}
+	later := f.now.Add(2 * time.Second)
+	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+	rows = leaseRows(t, f.store, asset)
+	if r := rows[f.sp.Key(0)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Run == nil || *r.Run != "ext" {
+		t.Errorf("partition 0 after the canceled attempt: %+v, want materialized by the report, no lease", r)
+	}
+	if r := rows[f.sp.Key(1)]; r.Status != db.StatusFailed || r.Lease != nil {
+		t.Errorf("partition 1 after the canceled attempt: %+v, want failed as reported, no lease", r)
+	}
+	if r, ok := rows[f.sp.Key(2)]; ok {
+		t.Errorf("partition 2, never built nor reported: %+v, want no row again", r)
+	}
+	checkRollup(t, f.store)
 }

@@ -595,17 +595,28 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 					roll.add(a.AssetID, pr.Idx, StatusFailed, 1)
 				}
 			default: // interrupted or canceled: give the partition back its previous status
-				var cur string
-				if err := tx.GetContext(ctx, &cur, `SELECT status FROM partition_status WHERE asset_id=? AND partition_key=?`, a.AssetID, pr.Key); err != nil || cur != StatusInProgress {
-					continue // someone reported the partition meanwhile: keep that
+				var cur struct {
+					Status      string  `db:"status"`
+					LastAttempt *string `db:"last_attempt_status"`
+					UpdatedAt   int64   `db:"updated_at"`
+				}
+				if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_status, updated_at FROM partition_status WHERE asset_id=? AND partition_key=?`,
+					a.AssetID, pr.Key); err != nil || cur.Status != StatusInProgress {
+					continue
+				}
+				back := pr.Prev
+				if cur.UpdatedAt > started && cur.LastAttempt != nil {
+					// Reported while the lease held (leasedStatus): what was
+					// reported is its status now.
+					back = *cur.LastAttempt
 				}
 				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
-				if pr.Prev == "" {
+				if back == "" {
 					_, err = st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
 				} else {
 					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
-						WHERE asset_id=? AND partition_key=?`, pr.Prev, p.At, a.AssetID, pr.Key)
-					roll.add(a.AssetID, pr.Idx, pr.Prev, 1)
+						WHERE asset_id=? AND partition_key=?`, back, p.At, a.AssetID, pr.Key)
+					roll.add(a.AssetID, pr.Idx, back, 1)
 				}
 				if err != nil {
 					return err

@@ -206,25 +206,28 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error,
 					tainted_at, taint_reason, updated_at)
 				VALUES (?,?,?,?,1, ?,?,?,?,?, NULL,NULL,?,?,NULL, NULL,NULL,?)
-				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status, materialized=1,
+				ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`, materialized=1,
 					last_mat_instance_id=excluded.last_mat_instance_id, last_mat_run_id=excluded.last_mat_run_id, last_mat_at=excluded.last_mat_at,
 					last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
 					last_attempt_instance_id=NULL, last_attempt_run_id=NULL,
 					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
-					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=excluded.updated_at`,
+					tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
 				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, at, m.Status, Millis(now))
 		} else {
 			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
 					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)
 				VALUES (?,?,?,?,0, ?,?,?,?,?,?)
-				ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status,
+				ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`,
 					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
 					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status,
-					last_attempt_error=excluded.last_attempt_error, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=excluded.updated_at`,
+					last_attempt_error=excluded.last_attempt_error, updated_at=excluded.updated_at`,
 				m.AssetID, m.Partition, m.Idx, m.Status, id, m.RunID, at, m.Status, nullIfEmpty(m.Error), Millis(now))
 		}
 		if err != nil {
 			return res, err
+		}
+		if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil {
+			continue // still in progress: its lease holds (leasedStatus)
 		}
 		if exists {
 			roll.add(m.AssetID, prev.Idx, prev.Status, -1)
@@ -255,6 +258,18 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 	}
 	return res, nil
 }
+
+// leasedStatus sets a reported partition's status, unless a run of the
+// engine builds it now (its lease): then the report is recorded (its
+// instance, and as the last materialization or attempt) but the partition
+// stays in progress and leased, so that no other run builds it meanwhile.
+// When the run ends, its result applies over the report; when it ends
+// without one (canceled, interrupted), the partition takes the reported
+// status (applyFinished).
+const leasedStatus = `status=IIF(status='in_progress' AND lease_instance_id IS NOT NULL, status, excluded.status),
+	lease_instance_id=IIF(status='in_progress', lease_instance_id, NULL),
+	lease_run_id=IIF(status='in_progress', lease_run_id, NULL),
+	lease_code_version=IIF(status='in_progress', lease_code_version, NULL)`
 
 func nullIfEmpty(s string) *string {
 	if s == "" {

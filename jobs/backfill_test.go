@@ -510,3 +510,79 @@ assets:
 		t.Errorf("consecutive part %v", pe.Status)
 	}
 }
+
+// TestReportDuringBuildKeepsTheLease: an external pipeline reporting a
+// partition while a backfill's run builds it does not let another backfill
+// build it beside that run. Before, the report ended the lease: backfill B
+// started its chunk while A's command still ran (found by the API audit).
+func TestReportDuringBuildKeepsTheLease(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	active, most, calls := 0, 0, 0
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		active++
+		calls++
+		most = max(most, active)
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		mu.Lock()
+		active--
+		mu.Unlock()
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+		}
+		return res
+	})
+	env := newTestEnv(t, dailyWS, Options{Executor: ex})
+	env.start()
+	a := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("backfill A's run never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx := context.Background()
+	asset := env.ids["a.daily"]
+	if _, err := env.store.RecordMaterializations(ctx, []db.Materialization{{AssetID: asset, AssetKey: "a.daily", Partition: "2025-01-10", Idx: 9,
+		Status: db.StatusMaterialized, CodeVersion: "v1", RunID: "external-1", Source: "api", At: time.Now()}}, "test", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	time.Sleep(300 * time.Millisecond) // many controller steps
+	mu.Lock()
+	n := calls
+	mu.Unlock()
+	if n != 1 {
+		t.Fatalf("backfill B's run started while A's builds the partition (%d runs started)", n)
+	}
+	runs, err := env.store.Runs(ctx, b.ID, nil, -1, 10)
+	if err != nil || len(runs) != 1 || runs[0].State != db.RunQueued {
+		t.Fatalf("backfill B's runs %+v %v, want one queued", runs, err)
+	}
+	bf, _ := env.store.Backfill(ctx, b.ID)
+	if w, err := env.eng.WaitReason(ctx, bf, runs[0]); err != nil || w == nil || !strings.Contains(w.Reason, "which is building this chunk's") {
+		t.Fatalf("B's wait reason %+v %v, want the lease A holds", w, err)
+	}
+	close(release)
+	env.wait(a.ID, db.BackfillSucceeded)
+	env.wait(b.ID, db.BackfillSucceeded)
+	if most != 1 {
+		t.Fatalf("%d runs built the partition at once, want 1", most)
+	}
+}
