@@ -37,6 +37,7 @@ type backfillJSON struct {
 	CreatedBy          string           `json:"created_by"`
 	CreatedAt          string           `json:"created_at"`
 	FinishedAt         *string          `json:"finished_at"`
+	Waiting            *jobs.RunWait    `json:"waiting"`
 }
 
 // selectorFlags are the ways to choose partitions.
@@ -653,6 +654,9 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *bac
 		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
 	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d queued, %d pending%s\n", b.TotalChunks,
 		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["queued"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
+	if b.Waiting != nil {
+		fmt.Fprintf(tw, "waiting\t%s\n", b.Waiting.Reason)
+	}
 	if b.ParentBackfillID != nil {
 		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var tesseraBin string
@@ -475,5 +476,45 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 	var parts struct{ Partitions []map[string]any }
 	if code != 0 || json.Unmarshal([]byte(out), &parts) != nil || len(parts.Partitions) != 4 {
 		t.Fatalf("bad input wrote partitions: %d %q", code, out)
+	}
+}
+
+// TestCLIBackfillGetSaysWhatItWaitsFor: backfill get prints what a running
+// backfill's next chunk waits for when none of its runs runs (here its
+// pool's throttle), as the API's waiting does.
+func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	s := startServerWith(t, `
+pools:
+  wh: {max_concurrent_runs: 4, throttle: 1/h}
+assets:
+  t.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    pool: wh
+    executor: {demo: {duration: 1ms}}
+`)
+	code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-03", "--chunk-size", "1", "--json")
+	if code != 0 {
+		t.Fatalf("create: exit %d %q %q", code, out, errOut)
+	}
+	var b struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, out, errOut = s.cli(t, "backfill", "get", b.ID)
+		if code == 0 && strings.Contains(out, "waiting") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backfill get never says what it waits for: exit %d %q %q", code, out, errOut)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(out, "chunk 1 waits for pool wh: its throttle (1 run per 1 h 0 min) has no run left") {
+		t.Fatalf("backfill get:\n%s", out)
 	}
 }

@@ -182,6 +182,9 @@ func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string
 		eta = "ETA " + secondsText(time.Duration(float64(b.TotalPartitions-done)/rate*float64(time.Second)))
 	case b.State == "RUNNING" && done < b.TotalPartitions:
 		eta = "ETA unknown yet"
+		if b.Waiting != nil {
+			eta += " (" + b.Waiting.Reason + ")"
+		}
 	}
 	line = head + ", " + catalog.HumanRate(rate, "")
 	key = head

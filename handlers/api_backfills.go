@@ -42,6 +42,10 @@ type BackfillJSON struct {
 	UpdatedAt          string           `json:"updated_at"`
 	StartedAt          *string          `json:"started_at"`
 	FinishedAt         *string          `json:"finished_at"`
+	// Waiting says why a running backfill with no run running plans no
+	// chunk (GET of one backfill only): its upstream, its pool's cap or
+	// throttle, or the server's cap.
+	Waiting *jobs.RunWait `json:"waiting,omitempty"`
 }
 
 // msTime writes a stored time (Unix milliseconds) as the API writes every
@@ -268,7 +272,13 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 	if err != nil {
 		return engineErr(err)
 	}
-	return c.JSON(http.StatusOK, ToBackfillJSON(b))
+	out := ToBackfillJSON(b)
+	if h.Engine != nil {
+		if out.Waiting, err = h.Engine.NextChunkWait(c.Request().Context(), b); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // ChunkJSON is a chunk run as the API shows it: its times are RFC 3339

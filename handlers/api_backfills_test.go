@@ -589,3 +589,52 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// TestBackfillSaysWhatItsNextChunkWaitsFor: a running backfill none of
+// whose runs runs, held by its pool's throttle, says so — in the API's
+// waiting, and on its page instead of a bare "ETA unknown yet", which then
+// refreshes itself. Before, it read RUNNING with 0 running, 0 queued and
+// chunks pending, and nothing said why (found by the API audit).
+func TestBackfillSaysWhatItsNextChunkWaitsFor(t *testing.T) {
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+pools:
+  wh: {max_concurrent_runs: 4, throttle: 1/h}
+assets:
+  t.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    pool: wh
+    executor: {demo: {duration: 1ms}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	id := b["id"].(string)
+	var got map[string]any
+	apiWaitFor(t, "the first chunk to succeed and the throttle to hold the next", func() bool {
+		_, got = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
+		return got["counts"].(map[string]any)["succeeded"] == float64(1)
+	})
+	w, _ := got["waiting"].(map[string]any)
+	if reason, _ := w["reason"].(string); !strings.Contains(reason, "chunk 1 waits for pool wh: its throttle (1 run per 1 h 0 min) has no run left") {
+		t.Fatalf("waiting %v, want chunk 1 held by pool wh's throttle", got["waiting"])
+	}
+	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+id)
+	if eta := doc.Find(`[data-testid="eta"]`).Text(); !strings.Contains(eta, "unknown yet: chunk 1 waits for pool wh") {
+		t.Errorf("page ETA %q, want what the next chunk waits for", eta)
+	}
+	if trig := doc.Find(`[data-testid="backfill-summary"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
+		t.Errorf("summary hx-trigger %q while held by the throttle, want sse:update, every 5s", trig)
+	}
+	// A backfill that runs says nothing of the kind.
+	code, b = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", "")
+	if code != http.StatusOK {
+		t.Fatalf("pause %d %v", code, b)
+	}
+	if _, got = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, ""); got["waiting"] != nil {
+		t.Errorf("a paused backfill's waiting: %v, want none", got["waiting"])
+	}
+}

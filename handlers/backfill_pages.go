@@ -426,6 +426,19 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	default:
 		d.ETA = "unknown yet"
 	}
+	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
+		// Nothing runs and no retry is due: say what the next chunk waits
+		// for (a throttled pool sends nothing over the stream meanwhile, so
+		// the page refreshes itself).
+		w, err := h.Engine.NextChunkWait(ctx, b)
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			d.ETA = "unknown yet: " + w.Reason
+			d.Countdown = true
+		}
+	}
 	width := max((span+chartBars-1)/chartBars, 1000)
 	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
 	if err != nil || len(pts) == 0 {

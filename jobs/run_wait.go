@@ -80,24 +80,66 @@ func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segmen
 	if w, err := e.leaseWait(ctx, b, segs, r); err != nil || w != nil {
 		return w, err
 	}
+	if w := e.slotWait(b, r.Asset); w != nil {
+		return w, nil
+	}
+	return &RunWait{Reason: "starts at the controller's next step"}, nil
+}
+
+// NextChunkWait says why running backfill b, none of whose runs is running,
+// does not plan its next chunk: its upstream has not finished, its pool is
+// full or throttled, or the server runs all it may. It returns nil when the
+// backfill is not in that case or the chunk is planned at the next step. It
+// writes nothing.
+func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, error) {
+	if b.State != db.BackfillRunning || b.RunsRunning > 0 || b.NextChunk >= b.TotalChunks {
+		return nil, nil
+	}
+	segs, err := db.Segments(ctx, e.Store.R, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	seg := segmentOf(segs, b.NextChunk)
+	if seg == nil {
+		return nil, nil
+	}
+	next := db.Run{BackfillID: b.ID, Chunk: b.NextChunk, Seg: seg.Pos, Asset: seg.Asset}
+	if w, err := e.upstreamWait(ctx, b, segs, next); err != nil || w != nil {
+		if w != nil {
+			w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
+		}
+		return w, err
+	}
+	if w := e.slotWait(b, seg.Asset); w != nil {
+		w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
+		return w, nil
+	}
+	return nil, nil
+}
+
+// slotWait is why a run of backfill b for asset would not start now for
+// want of a slot: the backfill's, its pool's (full or throttled) or the
+// server's; nil when one is free.
+func (e *Engine) slotWait(b db.Backfill, asset string) *RunWait {
+	now := e.Now()
 	if b.RunsRunning >= b.MaxConcurrentRuns {
-		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: %d of the backfill's %d concurrent runs are running", b.RunsRunning, b.MaxConcurrentRuns)}, nil
+		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: %d of the backfill's %d concurrent runs are running", b.RunsRunning, b.MaxConcurrentRuns)}
 	}
 	ws, _ := e.workspace()
-	if a := assetOf(ws, r.Asset); a != nil && a.Pool != "" {
+	if a := assetOf(ws, asset); a != nil && a.Pool != "" {
 		if def, ok := ws.Pools[a.Pool]; ok {
 			if def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
-				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}, nil
+				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}
 			}
 			if why := e.pools.holding(a.Pool, now); why != "" {
-				return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}, nil
+				return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}
 			}
 		}
 	}
 	if n := e.activeCount(); n >= e.opts.MaxConcurrentRuns {
-		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d attempts at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns)}, nil
+		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d attempts at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns)}
 	}
-	return &RunWait{Reason: "starts at the controller's next step"}, nil
+	return nil
 }
 
 // upstreamWait finds the upstream chunk of the backfill that downstream run

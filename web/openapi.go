@@ -174,6 +174,8 @@ func backfillSchema() map[string]any {
 	req := keys(props)
 	props["terminate"] = map[string]any{"type": "boolean", "description": "present (true) once a cancel asked to kill active runs"}
 	props["retry_request_id"] = map[string]any{"type": "string", "description": "the retry request that created this child (absent otherwise)"}
+	props["waiting"] = described(object(map[string]any{"reason": str, "holder_run_id": str}, "reason"),
+		"GET of one backfill: why a running backfill none of whose runs is running plans no chunk — its upstream, its pool's cap or throttle, the server's cap (absent otherwise)")
 	return object(props, req...)
 }
 
