@@ -124,7 +124,7 @@ func Explain(f PartitionFacts, codeVersion string, fr *Freshness, now time.Time)
 		case "failed":
 			s.Evidence = "never materialized: the last attempt failed"
 		case "in_progress":
-			s.Evidence = "never materialized: a first attempt is in progress"
+			s.Evidence = "never materialized: an attempt is in progress"
 		default:
 			s.Evidence = "never materialized (last attempt: " + f.LastAttempt + ")"
 		}

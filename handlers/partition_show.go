@@ -23,7 +23,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	if _, err := a.Space.Index(key); err != nil {
 		return NotFound("%s", err.Error())
 	}
-	v := views.PartitionPage{AssetKey: a.Def.Key, AssetHref: AssetHref(a.Def.Key), Key: key, Status: db.StatusMissing}
+	v := views.PartitionPage{AssetKey: a.Def.Key, AssetHref: AssetHref(a.Def.Key), Key: key, Status: db.StatusMissing, Href: PartitionHref(a.Def.Key, key)}
 	st, err := h.Store.Partition(ctx, a.ID, key)
 	switch {
 	case errors.Is(err, db.ErrNotFound):

@@ -139,6 +139,7 @@ type InstanceRow struct {
 // PartitionPage is one partition.
 type PartitionPage struct {
 	AssetKey, AssetHref, Key, Status string
+	Href                             string // the page itself, which refreshes while the partition is in progress
 	LastMaterialization              []KV
 	LastAttempt                      []KV
 	Instances                        []InstanceRow

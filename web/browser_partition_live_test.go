@@ -1,0 +1,63 @@
+package web_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// Flow: a partition's page opened while a backfill builds it says so, then
+// follows the build without a reload: its status turns Materialized and its
+// history shows the finished instance, while what the user typed in the
+// taint form stays. Before, the page stayed "In progress" until reloaded.
+func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
+	s := startBinaryServer(t, `defaults:
+  retries: {max_attempts: 1}
+assets:
+  live.daily:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 4s}}
+`)
+	// An admin, who sees the taint form.
+	if out, err := exec.Command(tesseraBinary(t), "user", "set-role", "op", "admin", "--db", s.DB).CombinedOutput(); err != nil {
+		t.Fatalf("set-role: %v\n%s", err, out)
+	}
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),
+		chromedp.WaitVisible(bfCSS(`[data-testid="partition-status"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := bfJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.trim()`); !strings.Contains(st, "In progress") {
+		t.Fatalf("the partition of a running backfill reads %q, want In progress", st)
+	}
+	if note := bfJS(t, ctx, `(document.querySelector('[data-testid="partition-live-note"]')||{}).innerText||""`); !strings.Contains(note, "follows the build") {
+		t.Errorf("live note %q", note)
+	}
+	if got := bfJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].map(r => r.innerText).join(" | ")`); !strings.Contains(got, "In progress") {
+		t.Errorf("history while building: %q, want the instance in progress", got)
+	}
+	testkit.Screenshot(t, ctx, "partition-building")
+	if err := chromedp.Do(ctx, chromedp.SendKeys(bfCSS(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
+		t.Fatal(err)
+	}
+	bfWaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")
+	bfWaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 10*time.Second, "the finished instance in the history")
+	if got := bfJS(t, ctx, `document.querySelector('[data-testid="taint-form"] input[name="reason"]').value`); got != "half typed" {
+		t.Errorf("the taint reason being typed became %q", got)
+	}
+	if live := bfJS(t, ctx, `String(document.querySelector('[data-testid="partition-live"]').hasAttribute("hx-trigger"))`); live != "false" {
+		t.Errorf("the page still polls after the build ended")
+	}
+	testkit.Screenshot(t, ctx, "partition-built")
+}
