@@ -905,9 +905,9 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 }
 
 // MaterializedByOthers returns which of keys (partitions of asset) someone
-// other than run materialized since the run started (at since, ms), and not
-// tainted since: key → the run id that built it.
-func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID string, since int64, keys []string) (map[string]string, error) {
+// other than run materialized while the run lasted (from since to until,
+// ms), and not tainted since: key → the run id that built it.
+func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID string, since, until int64, keys []string) (map[string]string, error) {
 	out := map[string]string{}
 	for len(keys) > 0 {
 		k := min(len(keys), batchRows)
@@ -921,7 +921,7 @@ func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID s
 		}
 		if err := s.R.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
 			WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
-			AND last_mat_at>=? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, runID)...); err != nil {
+			AND last_mat_at BETWEEN ? AND ? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, until, runID)...); err != nil {
 			return nil, err
 		}
 		for _, g := range got {

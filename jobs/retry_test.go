@@ -696,3 +696,53 @@ func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
 		t.Fatalf("wait reason %+v %v", w, err)
 	}
 }
+
+// TestFailedRunKeepsItsOutcomeAfterRetry: the partitions of a failed run,
+// rebuilt later by a Retry failed, still read failed with their error on
+// that run (what the run did), not materialized "built by" the retry, as if
+// they had been built while it ran. Before, the run's header said "0
+// materialized · 2 failed" above a list of materialized partitions (found
+// by the UI audit).
+func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			if first {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "disk full"}
+				res.Err = errors.New("disk full")
+				continue
+			}
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+		}
+		return res
+	})
+	env := newTestEnv(t, dailyWS, Options{Executor: ex})
+	env.start()
+	ctx := context.Background()
+	parent := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+	env.wait(parent.ID, db.BackfillFailed)
+	child, err := env.eng.RetryFailed(ctx, parent.ID, RetryOptions{}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.wait(child.Backfill.ID, db.BackfillSucceeded)
+	runs, err := env.store.Runs(ctx, parent.ID, nil, -1, 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("parent runs %+v %v", runs, err)
+	}
+	parts, _, err := env.eng.RunPartitions(ctx, runs[0], 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if p.Status != db.StatusFailed || p.Error != "disk full" || p.BuiltBy != "" {
+			t.Errorf("the failed run's partition after the retry: %+v, want failed with its error", p)
+		}
+	}
+}

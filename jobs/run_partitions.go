@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -72,7 +73,14 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 		}
 	}
 	if run.StartedAt != nil {
-		others, err := e.Store.MaterializedByOthers(ctx, run.AssetID, run.ID, *run.StartedAt, keys)
+		// Built by others while the run lasted (it then counted them as
+		// materialized); what was rebuilt after it ended (a Retry failed)
+		// leaves the run's own outcome.
+		until := int64(math.MaxInt64)
+		if run.FinishedAt != nil {
+			until = *run.FinishedAt
+		}
+		others, err := e.Store.MaterializedByOthers(ctx, run.AssetID, run.ID, *run.StartedAt, until, keys)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -92,7 +100,7 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	asset := assetOf(ws, run.Asset)
 	for k := range skipped {
 		o := &out[pos[k]]
-		o.Status, o.Error = "upstream_failed", "not attempted: an upstream partition failed in this backfill"
+		o.Status, o.Error, o.BuiltBy = "upstream_failed", "not attempted: an upstream partition failed in this backfill", ""
 		if asset == nil {
 			continue
 		}
