@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -34,7 +35,12 @@ func (h *Handler) BackfillStream(c echo.Context) error {
 	if err != nil {
 		return engineErr(err)
 	}
-	return h.stream(c, b.ID)
+	// Once the backfill is finished the page needs no more updates: the
+	// stream says "done" (the page's sse-close) after the last one.
+	return h.stream(c, b.ID, func(ctx context.Context) bool {
+		b, err := h.Store.Backfill(ctx, b.ID)
+		return err == nil && db.BackfillTerminal(b.State)
+	})
 }
 
 // RunStream is the stream of a run's page (it follows the run's backfill).
@@ -43,13 +49,15 @@ func (h *Handler) RunStream(c echo.Context) error {
 	if err != nil {
 		return engineErr(err)
 	}
-	return h.stream(c, r.BackfillID)
+	return h.stream(c, r.BackfillID, nil)
 }
 
 // OverviewStream streams every backfill change (overview progress bars).
-func (h *Handler) OverviewStream(c echo.Context) error { return h.stream(c, jobs.TopicAll) }
+func (h *Handler) OverviewStream(c echo.Context) error { return h.stream(c, jobs.TopicAll, nil) }
 
-func (h *Handler) stream(c echo.Context, topic string) error {
+// stream sends an "update" event whenever topic changes; when done (if not
+// nil) holds after an update, it sends "done" and ends.
+func (h *Handler) stream(c echo.Context, topic string, done func(context.Context) bool) error {
 	eng, err := h.pageEngine()
 	if err != nil {
 		return err
@@ -74,11 +82,28 @@ func (h *Handler) stream(c echo.Context, topic string) error {
 		return nil
 	}
 	ctx := c.Request().Context()
+	finished := func() bool {
+		if done == nil || !done(ctx) {
+			return false
+		}
+		_, _ = fmt.Fprint(w, "event: done\ndata: finished\n\n")
+		w.Flush()
+		return true
+	}
+	if finished() {
+		return nil
+	}
 	beat := time.NewTicker(StreamHeartbeat)
 	defer beat.Stop()
 	life := time.NewTimer(StreamMaxLifetime)
 	defer life.Stop()
-	var last time.Time
+	// The first event counts for the coalescing too: a change right after
+	// it waits StreamMinInterval, so that the partials it made the page
+	// fetch have been swapped in by then. Sent at once, it fell while they
+	// were in flight, and htmx, whose swap replaces the element that had
+	// queued it, dropped it: a pause right after the page loaded left the
+	// badge on Running beside a Resume button.
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,6 +128,9 @@ func (h *Handler) stream(c echo.Context, topic string) error {
 				return nil
 			}
 			w.Flush()
+			if finished() {
+				return nil
+			}
 		}
 	}
 }

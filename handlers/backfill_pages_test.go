@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -1026,5 +1027,75 @@ assets:
 	chunks := doc.Find(`[data-testid="count-chunks"]`).Text()
 	if want := fmt.Sprintf("0 of 10 finished, %v canceled", counts["canceled"]); !strings.Contains(chunks, want) || counts["canceled"] != float64(10) {
 		t.Errorf("chunk count %q (API counts %v), want %q", chunks, counts, want)
+	}
+}
+
+// TestStreamCoalescesAfterItsFirstEvent: a change right after a page's
+// stream connected comes StreamMinInterval after the stream's first event,
+// not on its heels, when the partials that first event made the page fetch
+// would still be in flight (htmx then loses it: the UI audit saw a pause
+// made right after the page loaded leave the badge on Running).
+func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/backfills/"+b.ID+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	next := func(want string) time.Time {
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read stream: %v", err)
+			}
+			if strings.TrimSpace(line) == want {
+				return time.Now()
+			}
+		}
+	}
+	first := next("data: connected")
+	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	if gap := next("data: changed").Sub(first); gap < handlers.StreamMinInterval-20*time.Millisecond {
+		t.Fatalf("the change came %s after the first event, want at least %s", gap, handlers.StreamMinInterval)
+	}
+}
+
+// TestStreamEndsWhenTheBackfillIsDone: a backfill page's stream says "done"
+// (the page's sse-close) once the backfill has finished, after its last
+// update, and ends, so that a page left open on a finished backfill holds
+// no stream; the summary it then fetches takes away "the page updates by
+// itself". Before, the stream stayed open (30 min, then reconnected).
+func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
+	env, eng := pgEnv(t, true)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/backfills/"+b.ID+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body) // ends when the stream does
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(body), "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(string(body), "data: connected\n\nevent: done\ndata: finished\n\n") {
+		t.Fatalf("the stream ended with %q, want an update then done", body)
+	}
+	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
+	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID+"/summary")
+	if p := doc.Find(`#bf-refresh[hx-swap-oob]`); p.Length() != 1 || strings.TrimSpace(p.Text()) != "" {
+		t.Errorf("the finished backfill's summary does not clear the page's 'updates by itself' line")
+	}
+	// A finished backfill's page has no stream nor that line to begin with.
+	_, doc = pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID)
+	if doc.Find(`[sse-connect]`).Length() != 0 || doc.Find(`[data-testid="refresh"]`).Length() != 0 {
+		t.Errorf("a finished backfill's page streams or says it updates by itself")
 	}
 }

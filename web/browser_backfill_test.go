@@ -263,6 +263,9 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="materialized"]').length)`); n != "7" {
 		t.Errorf("%s materialized partition tiles, want 7", n)
 	}
+	// Finished, the page no longer says it updates by itself (its stream
+	// said "done" and closed).
+	bfWaitJS(t, ctx, `!document.querySelector('[data-testid="refresh"]')`, 10*time.Second, "the 'updates by itself' line to go once finished")
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
 	// Readable at phone width: nothing wider than the screen but scroll boxes.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(bfCSS(`[data-testid="progress-bar"]`))); err != nil {
