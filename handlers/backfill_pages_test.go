@@ -1099,3 +1099,45 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 		t.Errorf("a finished backfill's page streams or says it updates by itself")
 	}
 }
+
+// TestQueuedChunkLooksQueued: a chunk that waits for another run's lease
+// is drawn as queued (the legend's Q swatch) in the chunk table, not with
+// the running pattern; its run page, no attempt started, says there is no
+// log yet instead of "Log attempt 0" over an empty box; and the preview of
+// a backfill over partitions another run builds says they will wait, not
+// that they are skipped (they are built, after). Found by the UI audit.
+func TestQueuedChunkLooksQueued(t *testing.T) {
+	env, eng := pgEnvWith(t, `assets:
+  s.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    executor: {demo: {duration: 30s}}
+`, true)
+	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
+	apiWaitFor(t, "backfill A's run to start", func() bool {
+		b, _ := env.Store.Backfill(context.Background(), a.ID)
+		return b.RunsRunning == 1
+	})
+	op := env.Client(t, handlers.RoleOperator)
+	doc := pgDoc(t, env.SessionPost(t, op, "/backfills/preview", url.Values{"asset": {"s.daily"}, "selector": {"range"},
+		"start": {"2025-01-01"}, "end": {"2025-01-02"}, "chunk_size": {"1"}, "max_concurrent_runs": {"2"}}))
+	if h := doc.Find(`h3:has([data-testid="preview-skipped"])`).Text(); !strings.Contains(h, "Will wait for another run: 1") {
+		t.Errorf("preview heading %q, want Will wait for another run: 1", h)
+	}
+	b := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
+	var run db.Run
+	apiWaitFor(t, "backfill B's chunk to be planned and wait", func() bool {
+		runs, _ := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
+		if len(runs) == 1 {
+			run = runs[0]
+		}
+		return len(runs) == 1 && runs[0].State == db.RunQueued
+	})
+	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
+	if cls := doc.Find(`[data-testid="chunk-row"][data-state="queued"] .sw`).AttrOr("class", ""); !strings.Contains(cls, "s-q") {
+		t.Errorf("queued chunk swatch class %q, want s-q", cls)
+	}
+	_, doc = pgGet(t, env, op, "/runs/"+run.ID)
+	if doc.Find(`[data-testid="log-attempt"]`).Length() != 0 || !strings.Contains(doc.Find(`[data-testid="run-log-none"]`).Text(), "No attempt has started yet") {
+		t.Errorf("the run page of a chunk never started shows a log of attempt 0")
+	}
+}

@@ -323,8 +323,10 @@ func RunStateClass(state string) string {
 		return "s-f"
 	case "upstream_failed":
 		return "s-u"
-	case "running", "RUNNING", "queued", "in_progress":
+	case "running", "RUNNING", "in_progress":
 		return "s-r"
+	case "queued":
+		return "s-q" // as the outcome grid and its legend draw a queued chunk
 	case "pending", "PENDING", "", "not_run":
 		return "s-x"
 	}
@@ -343,7 +345,7 @@ func RunStateLetter(state string) string {
 	case "running", "in_progress":
 		return "▶"
 	case "queued":
-		return "…"
+		return "Q"
 	case "pending", "not_run":
 		return "·"
 	case "canceled", "canceling":
