@@ -402,11 +402,14 @@ func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Requ
 	pv := views.PreviewView{Partitions: p.TotalPartitions, Chunks: p.TotalChunks, Runs: p.TotalRuns,
 		FirstChunk: p.FirstChunk.Keys, FirstAsset: p.FirstChunk.Asset, Status: statusBar(p.Status),
 		SkippedCount: p.SkippedCount, Estimate: p.Estimate, Stale: p.Status["stale"]}
+	// Drawn with stale partitions in the stale colour, as the overview and
+	// the asset grid draw them.
+	pv.StatusBar = withStale(pv.Status, pv.Stale)
 	if len(pv.FirstChunk) > 20 {
 		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
 	}
 	for _, a := range p.Assets {
-		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: statusBar(a.Status)}
+		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: withStale(statusBar(a.Status), a.Status["stale"])}
 		if req.Selector.Type == "range" && len(p.Assets) <= 8 {
 			pa.Grid = h.previewGrid(c, a.Asset, req.Selector.Start, req.Selector.End)
 		}

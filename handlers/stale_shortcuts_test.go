@@ -2,7 +2,10 @@ package handlers_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/handlers"
 )
@@ -69,5 +72,30 @@ func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
 	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/assets/sc.never?view=staleness")
 	if doc.Find(`[data-testid="backfill-missing-stale"], [data-testid="backfill-stale-none"]`).Length() != 0 {
 		t.Error("viewer sees backfill shortcuts")
+	}
+}
+
+// TestPreviewDrawsStaleAsStale: the preview's status bars draw materialized
+// partitions that are stale in the stale colour and label ("Materialized,
+// stale 3"), as the overview and the asset grid do; before, they were solid
+// "materialized" green under a small "of the materialized, 3 stale" (found
+// by the UI audit).
+func TestPreviewDrawsStaleAsStale(t *testing.T) {
+	env, _ := pgEnvWith(t, staleShortcutsWS, true)
+	for _, k := range []string{"a", "b", "c"} {
+		mat(t, env, "sc.code", k, "v1", T0) // built with v1, the code is at v2
+	}
+	_, doc := pgGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills/new?asset=sc.code&selector=range")
+	bars := doc.Find(`#preview [data-testid="health-bar"]`)
+	if bars.Length() < 2 {
+		t.Fatalf("%d status bars in the preview, want the selection's and the asset's", bars.Length())
+	}
+	bars.Each(func(i int, s *goquery.Selection) {
+		if label := s.AttrOr("aria-label", ""); !strings.Contains(label, "Materialized, stale 3") {
+			t.Errorf("preview bar %d: %q, want its 3 stale partitions drawn as stale", i, label)
+		}
+	})
+	if got := doc.Find(`[data-testid="preview-status-stale"]`).Text(); !strings.Contains(got, "3") {
+		t.Errorf("the preview's stale count %q", got)
 	}
 }

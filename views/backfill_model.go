@@ -252,7 +252,8 @@ type PreviewView struct {
 	Assets       []PreviewAsset
 	FirstChunk   []string
 	FirstAsset   string
-	Status       Bar
+	Status       Bar   // the selection's status counts (the legend)
+	StatusBar    Bar   // the same, materialized split into fresh and stale, as drawn
 	Stale        int64 // of the materialized partitions, how many are stale now
 	SkippedCount int64
 	Skipped      []KV

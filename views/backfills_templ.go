@@ -1467,7 +1467,7 @@ func PreviewPanel(pv PreviewView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = HealthBar(pv.Status, 300).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = HealthBar(pv.StatusBar, 300).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
