@@ -456,7 +456,11 @@ func (h *Handler) formPreview(c echo.Context, f views.NewBackfillForm) (views.Pr
 	} else {
 		pv = h.preview(c, f, req)
 	}
-	pv.Gaps = gapsPreview(g)
+	if pv.Error == "" || (g != nil && g.Total > 0) {
+		// A refused gap search (no watermark, nothing missing) says so
+		// once in the preview, as its error, not again as its gaps.
+		pv.Gaps = gapsPreview(g)
+	}
 	if pv.Error != "" {
 		pv.Field = formField(pv.Field) // "form" for an error of no field
 	} else if f.Selector == "explicit" {

@@ -32,6 +32,11 @@ func TestNewBackfillFillGaps(t *testing.T) {
 	if msg := doc.Find(`[data-testid="error-selector"]`).Text(); !strings.Contains(msg, "no watermark") || !strings.Contains(msg, "/watermark") {
 		t.Fatalf("no-watermark message %q", msg)
 	}
+	// Said once beside the choice and once in the preview, not three times
+	// (the preview repeated it as its gaps' warning; found by the UI audit).
+	if n := strings.Count(doc.Text(), "has no watermark"); n != 2 {
+		t.Errorf("the no-watermark message appears %d times, want 2", n)
+	}
 	if n := pgCountBackfills(t, env); n != 0 {
 		t.Fatalf("%d backfills after a refused preview", n)
 	}
