@@ -289,6 +289,12 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if r := doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`); r.Length() != 1 || r.AttrOr("data-id", "") != flaky.ID {
 		t.Errorf("t.flaky's page lists %d active backfills", r.Length())
 	}
+	// Beside them, the page says its grid does not follow them and offers a
+	// refresh (the UI audit took the grid for live: it was as of the load).
+	if n := doc.Find(`[data-testid="grid-snapshot"] a[data-testid="grid-refresh"][href=""]`).Length(); n != 1 ||
+		!strings.Contains(doc.Find(`[data-testid="grid-snapshot"]`).Text(), "as of when the page was loaded") {
+		t.Errorf("t.flaky's page does not say its grid is as of its load")
+	}
 	if _, doc = pgGet(t, env, c, "/assets/t.daily"); doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`).Length() != 10 {
 		t.Errorf("t.daily's page lists %d active backfills, want 10", doc.Find(`[data-testid="asset-active-backfills"] [data-testid="backfill-row"]`).Length())
 	}
