@@ -388,17 +388,21 @@ func (s *Store) Conflicts(ctx context.Context, limit int) ([]Conflict, error) {
 	return out, err
 }
 
-// RecentRunMillis returns the mean duration per partition (ms) of an asset's
-// recent successful backfill attempts, and how many attempts it averaged.
-func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartition float64, n int, err error) {
+// RecentRunMillis describes an asset's up to 200 latest succeeded attempts:
+// their mean duration per partition and per run (ms), their mean size
+// (partitions), and how many there were.
+func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartition, perRun, size float64, n int, err error) {
 	var row struct {
-		Ms sql.NullFloat64 `db:"ms"`
-		N  int             `db:"n"`
+		Ms    sql.NullFloat64 `db:"ms"`
+		RunMs sql.NullFloat64 `db:"run_ms"`
+		Size  sql.NullFloat64 `db:"size"`
+		N     int             `db:"n"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms, COUNT(*) AS n FROM (
+	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms,
+		AVG(CAST(finished_at - started_at AS REAL)) AS run_ms, AVG(MAX(partitions, 1)) AS size, COUNT(*) AS n FROM (
 		SELECT a.finished_at, a.started_at, a.partitions FROM attempts a JOIN runs r ON r.id = a.run_id
 		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200)`, assetID)
-	return row.Ms.Float64, row.N, err
+	return row.Ms.Float64, row.RunMs.Float64, row.Size.Float64, row.N, err
 }
 
 // ReportedMillis is the mean time per partition of up to 200 materialized

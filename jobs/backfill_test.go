@@ -586,3 +586,40 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 		t.Fatalf("%d runs built the partition at once, want 1", most)
 	}
 }
+
+// TestPreviewEstimateOfAnotherRunSize: when recent runs had another size
+// than the chunks asked for, the estimate is a range — time per partition
+// (the bottom) to time per run (the top) — and says why; with the same
+// size it is one figure. Before, 100 one-partition runs of an asset whose
+// runs of 24 took a second each were estimated at a tenth of their time
+// (found by the UI audit).
+func TestPreviewEstimateOfAnotherRunSize(t *testing.T) {
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		time.Sleep(40 * time.Millisecond) // a fixed cost per run
+		res := Result{Parts: map[string]PartResult{}}
+		for _, p := range w.Partitions {
+			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+		}
+		return res
+	})
+	env := newTestEnv(t, dailyWS, Options{Executor: ex})
+	env.start()
+	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-16"}, ChunkSize: 8, MaxConcurrentRuns: 1})
+	env.wait(b.ID, db.BackfillSucceeded)
+	ctx := context.Background()
+	req := Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-08"}, ChunkSize: 1, MaxConcurrentRuns: 1}
+	pv, err := env.eng.Preview(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.EstimateSeconds == nil || pv.EstimateRange == nil || pv.EstimateRange[0] != *pv.EstimateSeconds || pv.EstimateRange[1] < 4*pv.EstimateRange[0] {
+		t.Fatalf("estimate %v, range %v (%q), want a range from time per partition to 8 runs of ~40 ms, about 8 times more", pv.EstimateSeconds, pv.EstimateRange, pv.Estimate)
+	}
+	if !strings.Contains(pv.Estimate, "a.daily had about 8 partitions a run, these have 1") {
+		t.Errorf("estimate %q does not say why it is a range", pv.Estimate)
+	}
+	req.ChunkSize = 8
+	if pv, err = env.eng.Preview(ctx, req); err != nil || pv.EstimateSeconds == nil || pv.EstimateRange != nil {
+		t.Fatalf("same size: %v %v %q %v, want one figure", pv.EstimateSeconds, pv.EstimateRange, pv.Estimate, err)
+	}
+}

@@ -40,7 +40,11 @@ type Preview struct {
 	SkippedCount    int64            `json:"skipped_count"`
 	Skipped         []Skipped        `json:"skipped"`
 	EstimateSeconds *float64         `json:"estimated_seconds"`
-	Estimate        string           `json:"estimate"`
+	// EstimateRange, when set, is what the estimate may be when recent runs
+	// had another size than these chunks: from time per partition
+	// (estimated_seconds) to each run as long as a recent one, lowest first.
+	EstimateRange *[2]float64 `json:"estimated_range_seconds,omitempty"`
+	Estimate      string      `json:"estimate"`
 }
 
 // Preview resolves req like Create and describes the result.
@@ -50,8 +54,8 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		return nil, err
 	}
 	pv := &Preview{TotalPartitions: r.total, TotalChunks: r.chunks, TotalRuns: r.chunks, Status: map[string]int64{}, Skipped: []Skipped{}}
-	var estMs float64
-	var noHistory, fromReports []string
+	var estMs, otherMs float64
+	var noHistory, fromReports, sizes []string
 	ws, _ := e.workspace()
 	for _, seg := range r.segments {
 		a := r.assets[seg.Pos]
@@ -87,7 +91,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 				}
 			}
 		}
-		perPart, runs, err := e.Store.RecentRunMillis(ctx, seg.AssetID)
+		perPart, perRun, size, runs, err := e.Store.RecentRunMillis(ctx, seg.AssetID)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +120,16 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 				throttleMs = float64(seg.Chunks-int64(t.Runs)) * float64(t.Per.Milliseconds()) / float64(t.Runs)
 			}
 		}
-		estMs += max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
+		byPart := max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
+		estMs += byPart
+		// Runs of another size: whether a run's time follows its size (work
+		// per partition) or not (a fixed cost per run) is not known, so the
+		// estimate is the range between the two.
+		if perRun > 0 && size > 0 && (float64(r.req.ChunkSize) > 2*size || 2*float64(r.req.ChunkSize) < size) {
+			byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
+			otherMs += byRun - byPart
+			sizes = append(sizes, fmt.Sprintf("%s had about %s partitions a run", seg.Asset, roundCount(size)))
+		}
 	}
 	source := "recent runs"
 	switch {
@@ -132,6 +145,16 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		s := estMs / 1000
 		pv.EstimateSeconds = &s
 		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from %s at this concurrency", roundDuration(s), strings.Join(noHistory, ", "), source)
+	case len(sizes) > 0:
+		s := estMs / 1000
+		pv.EstimateSeconds = &s
+		lo, hi := s, (estMs+otherMs)/1000
+		if hi < lo {
+			lo, hi = hi, lo
+		}
+		pv.EstimateRange = &[2]float64{lo, hi}
+		pv.Estimate = fmt.Sprintf("%s to %s from %s of these assets at this concurrency (%s, these have %d: how long a run takes for its size is not known)",
+			roundDuration(lo), roundDuration(hi), source, strings.Join(sizes, ", "), r.req.ChunkSize)
 	default:
 		s := estMs / 1000
 		pv.EstimateSeconds = &s
@@ -291,4 +314,12 @@ func (e *Engine) countRange(ctx context.Context, assetID, lo, hi int64) (map[str
 		}
 	}
 	return out, nil
+}
+
+// roundCount writes a mean count: whole above 10, one decimal below.
+func roundCount(x float64) string {
+	if x >= 10 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", x), ".0")
 }
