@@ -770,6 +770,11 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		row := views.ChunkRow{Chunk: r.Chunk, RunID: r.ID, RunHref: RunHref(r.ID), Asset: r.Asset, State: r.State,
 			Partitions: r.Partitions, Materialized: r.Materialized, Failed: r.Failed, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
 			Duration: durBetween(r.StartedAt, r.FinishedAt, h.Now()), Interrupted: interrupted[r.ID]}
+		if r.StartedAt != nil && r.FinishedAt == nil {
+			// Not finished: when it started, which stays true between the
+			// table's updates (a duration so far froze until the next).
+			row.Duration = "since " + db.FromMillis(*r.StartedAt).UTC().Format("15:04:05 UTC")
+		}
 		row.Keys = h.chunkKeysText(ctx, r.Asset, r.FirstKey, r.LastKey, r.Partitions, spaces)
 		if r.Error != nil {
 			row.Error = truncateText(*r.Error, 200)

@@ -1124,6 +1124,12 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 		return b.RunsRunning == 1
 	})
 	op := env.Client(t, handlers.RoleOperator)
+	// A running chunk says since when it runs (a duration so far froze
+	// between the table's updates; found by the UI audit).
+	_, page := pgGet(t, env, op, "/backfills/"+a.ID)
+	if d := page.Find(`[data-testid="chunk-row"][data-state="running"] td`).Eq(5).Text(); !strings.HasPrefix(d, "since ") || !strings.HasSuffix(d, " UTC") {
+		t.Errorf("running chunk's duration cell %q, want since HH:MM:SS UTC", d)
+	}
 	doc := pgDoc(t, env.SessionPost(t, op, "/backfills/preview", url.Values{"asset": {"s.daily"}, "selector": {"range"},
 		"start": {"2025-01-01"}, "end": {"2025-01-02"}, "chunk_size": {"1"}, "max_concurrent_runs": {"2"}}))
 	if h := doc.Find(`h3:has([data-testid="preview-skipped"])`).Text(); !strings.Contains(h, "Will wait for another run: 1") {
