@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -46,8 +48,33 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	q := url.Values{}
 	q["asset"] = assets
 	r := &views.Relaunch{}
+	tail := "what it built is left out"
 	switch sel.Type {
 	case "range", "filter":
+		if sel.Type == "range" && b.State == db.BackfillCanceled && len(assets) == 1 && len(sel.Dimensions) == 0 {
+			// A canceled range: the rest of it, from the first chunk it
+			// did not finish. "Only missing and failed" would leave out the
+			// partitions it never reached that were built before (a
+			// canceled rebuild).
+			from, rerun, err := h.resumeKey(ctx, b)
+			if err != nil {
+				return nil, err
+			}
+			if from != "" {
+				q.Set("selector", "range")
+				q.Set("start", from)
+				if sel.End != "" {
+					q.Set("end", sel.End)
+				}
+				r.Note = "the rest of its range, from the first chunk it did not finish: " + rangeWords(from, sel.End) + " of the same asset"
+				if rerun > 0 {
+					tail = fmt.Sprintf("what it built before %s is left out (the %s chunk%s it finished after that point run again)", from, views.Num(rerun), plural(rerun))
+				} else {
+					tail = "what it built before " + from + " is left out"
+				}
+				break
+			}
+		}
 		statuses, ok := relaunchStatuses(sel.Statuses)
 		if !ok {
 			r.Unavailable = fmt.Sprintf("Its selection (%s) is not one the new-backfill form makes. %s", describeSelection(b), relaunchElsewhere(b, assets, "--missing --failed"))
@@ -93,7 +120,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	}
 	q.Set("title", relaunchTitle(b))
 	r.Note = "Opens the new-backfill form with " + r.Note + ", with its chunk size (" + views.Num(b.ChunkSize) +
-		") and concurrency (" + views.Num(b.MaxConcurrentRuns) + "): what it built is left out. Preview, then launch."
+		") and concurrency (" + views.Num(b.MaxConcurrentRuns) + "): " + tail + ". Preview, then launch."
 	if href := "/backfills/new?" + q.Encode(); len(href) <= RelaunchLinkMax {
 		r.Href = href
 		return r, nil
@@ -286,4 +313,53 @@ func dimsWords(dims map[string][]string) string {
 		parts[i] = n + " = " + strings.Join(dims[n], " or ")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// resumeKey is where canceled backfill b (one asset, one range) stopped: the
+// first key of its first chunk not finished successfully, and how many
+// chunks after it did finish (they would run again). "" when it cannot be
+// told (no such chunk).
+func (h *Handler) resumeKey(ctx context.Context, b db.Backfill) (string, int64, error) {
+	var first struct {
+		Chunk    sql.NullInt64  `db:"chunk"`
+		FirstKey sql.NullString `db:"first_key"`
+	}
+	if err := h.Store.R.GetContext(ctx, &first, `SELECT chunk, first_key FROM runs WHERE backfill_id=? AND state != 'succeeded' ORDER BY chunk LIMIT 1`, b.ID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", 0, err
+	}
+	chunk, key := b.NextChunk, ""
+	if first.Chunk.Valid && first.Chunk.Int64 < chunk {
+		chunk, key = first.Chunk.Int64, first.FirstKey.String
+	}
+	if chunk >= b.TotalChunks {
+		return "", 0, nil
+	}
+	if key == "" {
+		// Never planned: its first key from the selection's ranges.
+		rs, err := db.AllSegmentRanges(ctx, h.Store.R, b.ID, 0)
+		if err != nil {
+			return "", 0, err
+		}
+		a, err := h.asset(ctx, assetList(b)[0])
+		if err != nil {
+			return "", 0, nil
+		}
+		pos := chunk * b.ChunkSize
+		for _, r := range rs {
+			if pos >= r.Start && pos <= r.Start+r.Hi-r.Lo {
+				if i := r.Lo + pos - r.Start; i < a.Space.Len() {
+					key = a.Space.Key(i)
+				}
+				break
+			}
+		}
+		if key == "" {
+			return "", 0, nil
+		}
+	}
+	var rerun int64
+	if err := h.Store.R.GetContext(ctx, &rerun, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk > ? AND state = 'succeeded'`, b.ID, chunk); err != nil {
+		return "", 0, err
+	}
+	return key, rerun, nil
 }

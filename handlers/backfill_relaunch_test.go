@@ -94,29 +94,72 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 		t.Errorf("relaunch reads %q", relaunch.Text())
 	}
 
-	// CANCELED: the link opens the form prefilled; its preview counts what is left.
-	setState(b.ID, db.BackfillCanceled, 3, 0)
+	// CANCELED: the link opens the form prefilled with the rest of its
+	// range, from the first chunk it did not finish; its preview counts
+	// what is left. Chunk 0 (01-03) succeeded, chunk 1 (04-06) was
+	// canceled, chunk 2 (07-09) succeeded before the cancel, chunk 3 (10)
+	// was never planned. ("Only missing and failed" would leave out what it
+	// never reached that was built before: a canceled rebuild.)
+	setState(b.ID, db.BackfillCanceled, 6, 0)
+	for i, r := range []struct{ state, first, last string }{{"succeeded", "2025-01-01", "2025-01-03"}, {"canceled", "2025-01-04", "2025-01-06"}, {"succeeded", "2025-01-07", "2025-01-09"}} {
+		if _, err := env.Store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+			VALUES (?,?,?,?,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,?,?,?,3,0,0)`, fmt.Sprintf("run_r%d", i), fmt.Sprintf("k%d", i), b.ID, i, r.first, r.last, r.state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
+		t.Fatal(err)
+	}
 	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
 	href, _ := doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
 	u, err := url.Parse(href)
 	if err != nil || u.Path != "/backfills/new" {
 		t.Fatalf("relaunch href %q", href)
 	}
-	want := url.Values{"asset": {"t.daily"}, "selector": {"missing_failed"}, "start": {"2025-01-01"}, "end": {"2025-01-10"},
+	want := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-04"}, "end": {"2025-01-10"},
 		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of " + b.ID + ": january"}}
 	if got := u.Query(); got.Encode() != want.Encode() {
 		t.Errorf("relaunch query\n got %s\nwant %s", got.Encode(), want.Encode())
 	}
-	if note := doc.Find(`[data-testid="relaunch-note"]`).Text(); !strings.Contains(note, "only the missing and failed partitions") || !strings.Contains(note, "2025-01-01 … 2025-01-10") {
+	if note := doc.Find(`[data-testid="relaunch-note"]`).Text(); !strings.Contains(note, "the rest of its range, from the first chunk it did not finish: range 2025-01-04 … 2025-01-10") ||
+		!strings.Contains(note, "what it built before 2025-01-04 is left out (the 1 chunk it finished after that point run again)") {
 		t.Errorf("relaunch note %q", note)
 	}
 	_, form := pgGet(t, env, op, href)
-	checkForm(t, form, "range", map[string]string{"start": "2025-01-01", "end": "2025-01-10", "chunk-size": "3", "max-concurrent": "2", "priority": "5"})
-	if !form.Find(`input[data-testid="selector-missing_failed"]`).Is("[checked]") || !form.Find(`input[data-testid="asset-t.daily"]`).Is("[checked]") {
-		t.Error("range: the form does not tick t.daily and Only missing and failed")
+	checkForm(t, form, "range", map[string]string{"start": "2025-01-04", "end": "2025-01-10", "chunk-size": "3", "max-concurrent": "2", "priority": "5"})
+	if !form.Find(`input[data-testid="selector-range"]`).Is("[checked]") || !form.Find(`input[data-testid="asset-t.daily"]`).Is("[checked]") {
+		t.Error("range: the form does not tick t.daily and Range")
 	}
 	if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "7" {
-		t.Errorf("range: the preview counts %q partitions, want 7 (04 failed, 05-10 missing)", n)
+		t.Errorf("range: the preview counts %q partitions, want 7 (04-10)", n)
+	}
+	// Nothing planned yet: the whole range again.
+	if _, err := env.Store.W.Exec(`DELETE FROM runs WHERE backfill_id=?`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=0 WHERE id=?`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
+	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	if u, _ := url.Parse(href); u.Query().Get("start") != "2025-01-01" || u.Query().Get("selector") != "range" {
+		t.Errorf("relaunch of a backfill canceled before its first chunk: %s", href)
+	}
+	// A backfill canceled after its last planned chunk succeeded, with
+	// chunks never planned: from the first of those (2025-01-10).
+	if _, err := env.Store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+		VALUES ('run_s0','s0',?,0,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-01','2025-01-03','succeeded',3,0,0),
+		       ('run_s1','s1',?,1,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-04','2025-01-06','succeeded',3,0,0),
+		       ('run_s2','s2',?,2,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-07','2025-01-09','succeeded',3,0,0)`, b.ID, b.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
+	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+	if u, _ := url.Parse(href); u.Query().Get("start") != "2025-01-10" || u.Query().Get("end") != "2025-01-10" {
+		t.Errorf("relaunch from the first chunk never planned: %s", href)
 	}
 
 	// A filter with one dimension value and a status: the same, plus failed.

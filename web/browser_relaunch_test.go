@@ -15,8 +15,8 @@ import (
 // Flow: launch a backfill → cancel it with terminate part way → the page,
 // updating live, offers "Backfill what it did not build…" (not to be taken
 // for Retry failed) → it opens the new-backfill form prefilled with the same
-// asset, range, chunk size, concurrency and "Only missing and failed", whose
-// preview counts exactly the partitions the canceled backfill did not build
+// asset, chunk size and concurrency and the rest of its range from where it
+// stopped, whose preview counts exactly the partitions it did not build
 // → Launch creates that backfill. Then, on the form, ticking a status under
 // "Only partitions that are" picks that choice and the live preview follows.
 func TestBrowserRelaunchCanceled(t *testing.T) {
@@ -46,13 +46,15 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	if label != "Backfill what it did not build…" {
 		t.Errorf("the relaunch reads %q", label)
 	}
-	note := bfJS(t, ctx, `document.querySelector('[data-testid="relaunch-note"]').innerText`)
-	if !strings.Contains(note, "only the missing and failed partitions") || !strings.Contains(note, "Preview, then launch") {
-		t.Errorf("relaunch note %q", note)
-	}
 	built, err := strconv.Atoi(bfJS(t, ctx, `document.querySelector('[data-testid="count-succeeded"] b').innerText`))
 	if err != nil || built < 2 || built >= 20 {
 		t.Fatalf("the canceled backfill built %d of 20 (%v)", built, err)
+	}
+	// One chunk at a time, 2 days each: it stopped at the day after the last it built.
+	from := fmt.Sprintf("2025-01-%02d", built+1)
+	note := bfJS(t, ctx, `document.querySelector('[data-testid="relaunch-note"]').innerText`)
+	if !strings.Contains(note, "the rest of its range, from the first chunk it did not finish: range "+from+" … 2025-01-20") || !strings.Contains(note, "Preview, then launch") {
+		t.Errorf("relaunch note %q", note)
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
@@ -60,11 +62,11 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
-	got := bfJS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-missing_failed"]').checked,
+	got := bfJS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,
 		document.querySelector('[data-testid="chunk-size"]').value, document.querySelector('[data-testid="max-concurrent"]').value].join("|")`)
-	if got != "true|true|2025-01-01|2025-01-20|2|1" {
-		t.Errorf("prefilled form: %s, want true|true|2025-01-01|2025-01-20|2|1", got)
+	if want := "true|true|" + from + "|2025-01-20|2|1"; got != want {
+		t.Errorf("prefilled form: %s, want %s", got, want)
 	}
 	want := strconv.Itoa(20 - built)
 	if n := bfJS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').dataset.n`); n != want {
@@ -75,7 +77,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
-	if sel := bfJS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "only missing, failed within 2025-01-01 … 2025-01-20" {
+	if sel := bfJS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
 		t.Errorf("the new backfill selects %q", sel)
 	}
 	if title := bfJS(t, ctx, `document.querySelector('#bf-summary h1').innerText`); !strings.Contains(title, "Rest of "+strings.TrimPrefix(parent, "/backfills/")) {
