@@ -390,20 +390,14 @@ func TestBackfillMetrics(t *testing.T) {
 // out of range and a stale expected_state_version, writing nothing; the
 // chunk counts of every backfill add up to total_chunks.
 func TestRetryFailedAPIValidatesAndCountsAddUp(t *testing.T) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+	env, tok, b := apiBackfillEnv(t, `
 assets:
   f.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     retries: {max_attempts: 1}
     executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
-	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+`,
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-06"},"chunk_size":2,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
 	apiCountsAddUp(t, b)
 	id := b["id"].(string)
 	parent := apiWaitState(t, env, tok, id, "FAILED")
@@ -596,7 +590,7 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 // refreshes itself. Before, it read RUNNING with 0 running, 0 queued and
 // chunks pending, and nothing said why (found by the API audit).
 func TestBackfillSaysWhatItsNextChunkWaitsFor(t *testing.T) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+	env, tok, b := apiBackfillEnv(t, `
 pools:
   wh: {max_concurrent_runs: 4, throttle: 1/h}
 assets:
@@ -604,14 +598,8 @@ assets:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     pool: wh
     executor: {demo: {duration: 1ms}}
-`})
-	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+`,
 		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
 	id := b["id"].(string)
 	var got map[string]any
 	apiWaitFor(t, "the first chunk to succeed and the throttle to hold the next", func() bool {
@@ -630,11 +618,25 @@ assets:
 		t.Errorf("summary hx-trigger %q while held by the throttle, want sse:update, every 5s", trig)
 	}
 	// A backfill that runs says nothing of the kind.
-	code, b = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", "")
-	if code != http.StatusOK {
+	if code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/pause", ""); code != http.StatusOK {
 		t.Fatalf("pause %d %v", code, b)
 	}
 	if _, got = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, ""); got["waiting"] != nil {
 		t.Errorf("a paused backfill's waiting: %v, want none", got["waiting"])
 	}
+}
+
+// apiBackfillEnv starts a server with workspace and its engine, and creates
+// a backfill with body through the API as an operator: the env, the
+// operator's token and the backfill's answer.
+func apiBackfillEnv(t *testing.T, workspace, body string) (*testkit.Env, string, map[string]any) {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, handlers.RoleOperator)
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
+	if code != http.StatusCreated {
+		t.Fatalf("create %d %v", code, b)
+	}
+	return env, tok, b
 }

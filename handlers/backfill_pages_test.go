@@ -944,20 +944,14 @@ func TestErrorPageLeadsBackToItsSection(t *testing.T) {
 // page render had a request id of its own: the second tab made a duplicate
 // child.
 func TestRetryFailedFromTwoTabsLaunchesOneChild(t *testing.T) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+	env, tok, b := apiBackfillEnv(t, `
 assets:
   f.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     retries: {max_attempts: 1}
     executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
-	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+`,
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
 	id := b["id"].(string)
 	apiWaitState(t, env, tok, id, "FAILED")
 	op := env.Client(t, handlers.RoleOperator)
@@ -1005,19 +999,13 @@ assets:
 // says how many chunks were canceled instead of "3 of 10 finished" as if 7
 // were still to come.
 func TestCanceledBackfillPageSaysCanceled(t *testing.T) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+	env, tok, b := apiBackfillEnv(t, `
 assets:
   slow.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     executor: {demo: {duration: 30s}}
-`})
-	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
+`,
 		`{"assets":["slow.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-10"},"chunk_size":1,"max_concurrent_runs":3}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
 	id := b["id"].(string)
 	apiWaitState(t, env, tok, id, "RUNNING")
 	if code, e := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", `{"terminate":true}`); code != http.StatusOK {
@@ -1044,12 +1032,7 @@ assets:
 func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
-	req, _ := http.NewRequest(http.MethodGet, env.URL+"/backfills/"+b.ID+"/stream", nil)
-	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, env, b.ID)
 	defer resp.Body.Close()
 	r := bufio.NewReader(resp.Body)
 	next := func(want string) time.Time {
@@ -1080,12 +1063,7 @@ func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
-	req, _ := http.NewRequest(http.MethodGet, env.URL+"/backfills/"+b.ID+"/stream", nil)
-	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, env, b.ID)
 	body, err := io.ReadAll(resp.Body) // ends when the stream does
 	resp.Body.Close()
 	if err != nil {
@@ -1152,4 +1130,19 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	if doc.Find(`[data-testid="log-attempt"]`).Length() != 0 || !strings.Contains(doc.Find(`[data-testid="run-log-none"]`).Text(), "No attempt has started yet") {
 		t.Errorf("the run page of a chunk never started shows a log of attempt 0")
 	}
+}
+
+// openStream opens backfill id's live stream as an admin.
+func openStream(t *testing.T, env *testkit.Env, id string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/backfills/"+id+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream of %s: %d", id, resp.StatusCode)
+	}
+	return resp
 }
