@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,4 +233,63 @@ func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
 		t.Errorf("partition 2, never built nor reported: %+v, want no row again", r)
 	}
 	checkRollup(t, f.store)
+}
+
+// A report naming the run that builds the partition (a command calling
+// tessera report --run-id $TESSERA_RUN_ID) is an instance of its own beside
+// the attempt's, which is recorded when the attempt ends under the id the
+// report would have taken: after the attempt is canceled the partition is
+// materialized by the report's instance, whose history entry says so with
+// its metadata, and the attempt's instance says canceled. Before, the two
+// were one row, which the attempt's end overwrote to canceled (found by the
+// regression audit).
+func TestReportUnderTheBuildingRunsID(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	asset := f.ids["t.hourly"]
+	if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',1,'queued',3,0,0)`, asset); err != nil {
+		t.Fatal(err)
+	}
+	k := f.sp.Key(0)
+	at := db.Millis(f.now)
+	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{{Key: k, Idx: 0}}},
+	}}, f.now)
+	attemptID := db.AttemptInstanceIDs("run_a", 1, "t.hourly")(k)
+	m := f.mat(0, db.StatusMaterialized, "run_a", f.now.Add(time.Second))
+	m.Metadata = []byte(`{"rows": 7}`)
+	res, err := f.store.RecordMaterializations(ctx, []db.Materialization{m}, "test", "", f.now.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reportID := db.ReportInstanceID("run_a", "t.hourly", k)
+	if len(res.Instances) != 1 || res.Instances[0] != reportID || reportID == attemptID {
+		t.Fatalf("the report's instance %v, want %s beside the attempt's %s", res.Instances, reportID, attemptID)
+	}
+	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
+		RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{{Key: k, Idx: 0, Status: db.AttemptCanceled}}}
+	later := f.now.Add(2 * time.Second)
+	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+	if r := leaseRows(t, f.store, asset)[k]; r.Status != db.StatusMaterialized || r.Mat == nil || *r.Mat != reportID {
+		t.Fatalf("after the canceled attempt: %+v, want materialized by the report's instance %s", r, reportID)
+	}
+	insts, err := f.store.Instances(ctx, asset, k, 10)
+	if err != nil || len(insts) != 2 {
+		t.Fatalf("history %+v %v, want the report's and the attempt's instances", insts, err)
+	}
+	for _, i := range insts {
+		switch i.ID {
+		case reportID:
+			if i.Status != db.StatusMaterialized || i.Metadata == nil || !strings.Contains(*i.Metadata, `"rows": 7`) {
+				t.Errorf("the report's instance %+v, want materialized with its metadata", i)
+			}
+		case attemptID:
+			if i.Status != db.AttemptCanceled {
+				t.Errorf("the attempt's instance %+v, want canceled", i)
+			}
+		default:
+			t.Errorf("unexpected instance %+v", i)
+		}
+	}
 }

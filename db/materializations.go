@@ -155,6 +155,13 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 			return res, err
 		}
 		prev.fill()
+		if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil && *prev.LeaseInstanceID == id {
+			// The run building the partition reports it under its own run
+			// id (a command calling tessera report --run-id
+			// $TESSERA_RUN_ID): its attempt records its own instance, with
+			// that id, when it ends; the report is an instance of its own.
+			id = ReportInstanceID(m.RunID, m.AssetKey, m.Partition)
+		}
 		var oldInstanceStatus string
 		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
 		switch {
@@ -270,6 +277,14 @@ const leasedStatus = `status=IIF(status='in_progress' AND lease_instance_id IS N
 	lease_instance_id=IIF(status='in_progress', lease_instance_id, NULL),
 	lease_run_id=IIF(status='in_progress', lease_run_id, NULL),
 	lease_code_version=IIF(status='in_progress', lease_code_version, NULL)`
+
+// ReportInstanceID is the instance id of a report that names the run
+// building the partition while its attempt holds the lease (whose instance
+// has InstanceID's id): another one, so that the report and the attempt
+// are two instances.
+func ReportInstanceID(runID, asset, partition string) string {
+	return InstanceID(runID+"/report", asset, partition)
+}
 
 func nullIfEmpty(s string) *string {
 	if s == "" {

@@ -62,6 +62,9 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 		return nil, 0, err
 	}
 	for _, in := range insts { // oldest first: the latest attempt wins
+		if in.ID == db.ReportInstanceID(run.ID, run.Asset, in.Key) {
+			continue // reported under the run's id while it built: not what the run did
+		}
 		o := &out[pos[in.Key]]
 		o.Status, o.Attempt, o.Error = in.Status, attemptOf[in.ID], ""
 		if in.Error != nil {
