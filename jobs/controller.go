@@ -485,6 +485,10 @@ type bfPlan struct {
 	// holds: they count against its max_concurrent_runs when planning new
 	// chunks, so an overlapping backfill plans chunk rows one slot at a time.
 	waiting int64
+	// upWaiting counts its runs planned while their upstream chunks have
+	// not finished: at most max_concurrent_runs of them, beside the running
+	// ones (they take no slot, so that the chunks after them run).
+	upWaiting int64
 }
 
 // plan starts queued runs that are due and plans new chunks, rotating
@@ -563,7 +567,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 					return false, err
 				}
 				if up.Wait {
-					p.waiting++
+					p.upWaiting++
 					continue // its upstream chunks have not finished: try the next one
 				}
 			}
@@ -606,7 +610,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 			if upstream, err = e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, seg, asset, p.next); err != nil {
 				return false, err
 			}
-			if upstream.Wait && !upstream.PerChunk {
+			if upstream.Wait && (!upstream.PerChunk || p.upWaiting >= p.b.MaxConcurrentRuns) {
 				p.blocked = true
 				return false, nil
 			}
@@ -621,7 +625,7 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 		}
 		p.planned = append(p.planned, *r)
 		if upstream.Wait {
-			p.waiting++
+			p.upWaiting++
 			return true, nil // planned, waits for its upstream chunks
 		}
 		a, st, ok, err := e.prepareAttempt(ctx, tx, p, *r, asset, claimed, now)

@@ -563,14 +563,15 @@ assets:
 // day waits an hour to retry, the downstream days before it are built; the
 // downstream day that reads it waits.
 func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
-	env, b := flakyUpstream(t, "2025-01-04", "2025-01-01", "2025-01-04")
+	env, b := flakyUpstream(t, "2025-01-04", "2025-01-01", "2025-01-04", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}, "down.d 2025-01-04")
 }
 
 // flakyUpstream runs a backfill of up.d and down.d (daily, down.d reads the
 // same day of up.d) over start..end in chunks of one day, at most two at
-// once, where building up.d's day failDay fails and waits an hour to retry.
-func flakyUpstream(t *testing.T, failDay, start, end string) (*builtEnv, db.Backfill) {
+// once (conc), where building up.d's day failDay fails and waits an hour to
+// retry.
+func flakyUpstream(t *testing.T, failDay, start, end string, conc int64) (*builtEnv, db.Backfill) {
 	const ws = `
 assets:
   up.d:
@@ -600,7 +601,7 @@ assets:
 	})
 	be.testEnv = newTestEnv(t, ws, Options{Executor: ex})
 	be.start()
-	return be, be.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: start, End: end}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	return be, be.create(Request{Assets: []string{"down.d", "up.d"}, Selector: Selector{Type: "range", Start: start, End: end}, ChunkSize: 1, MaxConcurrentRuns: conc})
 }
 
 // builtEnv is a test engine whose executor records what it built
@@ -671,7 +672,7 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 // Before, planning stopped at the first waiting downstream chunk: days 03 to
 // 05 of down.d waited the hour behind day 02.
 func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
-	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-05")
+	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-05", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}, "down.d 2025-01-02")
 	ctx := context.Background()
 	f, err := env.store.Backfill(ctx, b.ID)
@@ -744,5 +745,36 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 		if p.Status != db.StatusFailed || p.Error != "disk full" || p.BuiltBy != "" {
 			t.Errorf("the failed run's partition after the retry: %+v, want failed with its error", p)
 		}
+	}
+}
+
+// TestDownstreamChunkWaitingTakesNoSlot: at one run at a time, a downstream
+// chunk waiting for its upstream's retry does not take the backfill's only
+// slot: the downstream chunks after it run, and once nothing is left but
+// waiting, the backfill says what it waits for (its first queued chunk).
+// Before, the waiting chunk held the slot, so the chunks after it waited the
+// whole backoff, and GET of the backfill said nothing (found by the
+// regression audit of 522c8d7).
+func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
+	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-04", 1)
+	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04"}, "down.d 2025-01-02")
+	ctx := context.Background()
+	var w *RunWait
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f, err := env.store.Backfill(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, err = env.eng.NextChunkWait(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		if w != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if w == nil || !strings.Contains(w.Reason, "retry backoff: attempt 2 of 2") {
+		t.Fatalf("the backfill's wait %+v, want its first queued chunk's retry backoff", w)
 	}
 }

@@ -83,38 +83,51 @@ func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segmen
 	if w := e.slotWait(b, r.Asset); w != nil {
 		return w, nil
 	}
-	return &RunWait{Reason: "starts at the controller's next step"}, nil
+	return &RunWait{Reason: startsNextStep}, nil
 }
 
+// startsNextStep is the wait reason of a run nothing holds.
+const startsNextStep = "starts at the controller's next step"
+
 // NextChunkWait says why running backfill b, none of whose runs is running,
-// does not plan its next chunk: its upstream has not finished, its pool is
-// full or throttled, or the server runs all it may. It returns nil when the
-// backfill is not in that case or the chunk is planned at the next step. It
-// writes nothing.
+// does not go on: its next chunk's upstream has not finished, its pool is
+// full or throttled, or the server runs all it may; else what its first
+// queued chunk waits for (a retry's backoff, its upstream, a lease). It
+// returns nil when the backfill is not in that case or goes on at the next
+// step. It writes nothing.
 func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, error) {
-	if b.State != db.BackfillRunning || b.RunsRunning > 0 || b.NextChunk >= b.TotalChunks {
+	if b.State != db.BackfillRunning || b.RunsRunning > 0 {
 		return nil, nil
 	}
 	segs, err := db.Segments(ctx, e.Store.R, b.ID)
 	if err != nil {
 		return nil, err
 	}
-	seg := segmentOf(segs, b.NextChunk)
-	if seg == nil {
-		return nil, nil
-	}
-	next := db.Run{BackfillID: b.ID, Chunk: b.NextChunk, Seg: seg.Pos, Asset: seg.Asset}
-	if w, err := e.upstreamWait(ctx, b, segs, next); err != nil || w != nil {
-		if w != nil {
-			w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
+	if seg := segmentOf(segs, b.NextChunk); seg != nil && b.NextChunk < b.TotalChunks {
+		next := db.Run{BackfillID: b.ID, Chunk: b.NextChunk, Seg: seg.Pos, Asset: seg.Asset}
+		if w, err := e.upstreamWait(ctx, b, segs, next); err != nil || w != nil {
+			if w != nil {
+				w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
+			}
+			return w, err
 		}
-		return w, err
+		if w := e.slotWait(b, seg.Asset); w != nil {
+			w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
+			return w, nil
+		}
 	}
-	if w := e.slotWait(b, seg.Asset); w != nil {
-		w.Reason = fmt.Sprintf("chunk %d %s", b.NextChunk, w.Reason)
-		return w, nil
+	// Its next chunk would start, or every chunk is planned: what its first
+	// queued chunk waits for (a retry's backoff, its upstream, a lease).
+	var queued []db.Run
+	if err := e.Store.R.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' ORDER BY chunk LIMIT 1`, b.ID); err != nil || len(queued) == 0 {
+		return nil, err
 	}
-	return nil, nil
+	w, err := e.waitReason(ctx, b, segs, queued[0])
+	if err != nil || w == nil || w.Reason == startsNextStep {
+		return nil, err
+	}
+	w.Reason = fmt.Sprintf("chunk %d %s", queued[0].Chunk, w.Reason)
+	return w, nil
 }
 
 // slotWait is why a run of backfill b for asset would not start now for
