@@ -178,13 +178,14 @@ func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string
 			wait = fmt.Sprintf("%d runs waiting for retry, the first until %s UTC", waiting, first.UTC().Format("15:04:05"))
 		}
 		countdown = " (in " + secondsText(first.Sub(now)) + ")"
+	case b.State == "RUNNING" && b.Waiting != nil && done < b.TotalPartitions:
+		// Nothing runs, held (a throttle, an upstream): a rate-based ETA
+		// would promise seconds while it waits a minute.
+		eta = "waiting: " + b.Waiting.Reason
 	case b.State == "RUNNING" && rate > 0 && done < b.TotalPartitions:
 		eta = "ETA " + secondsText(time.Duration(float64(b.TotalPartitions-done)/rate*float64(time.Second)))
 	case b.State == "RUNNING" && done < b.TotalPartitions:
 		eta = "ETA unknown yet"
-		if b.Waiting != nil {
-			eta += " (" + b.Waiting.Reason + ")"
-		}
 	}
 	line = head + ", " + catalog.HumanRate(rate, "")
 	key = head

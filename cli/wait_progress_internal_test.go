@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/jobs"
 )
 
 // Off a terminal, a --wait prints a line when it changed (at most one per
@@ -30,5 +33,23 @@ func TestPlainLinesChangeAndHeartbeat(t *testing.T) {
 		if got := p.due(s.key, t0.Add(s.after), s.final); got != s.want {
 			t.Errorf("step %d (%q at %v, final %v): due %v, want %v", i, s.key, s.after, s.final, got, s.want)
 		}
+	}
+}
+
+// A backfill held while nothing runs (its pool's throttle) shows what it
+// waits for instead of an ETA from its rate so far, which promised seconds
+// while the throttle held it a minute (found by the regression audit).
+func TestWaitLineSaysWhatItWaitsFor(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &backfillProgress{began: true, busy: 2 * time.Second}
+	b := backfillJSON{State: "RUNNING", TotalPartitions: 2, Partitions: map[string]int64{"materialized": 1},
+		Waiting: &jobs.RunWait{Reason: "chunk 1 waits for pool p: its throttle (1 run per 1 min) has no run left; the next in about 48 s"}}
+	line, _ := p.line(b, t0)
+	if !strings.Contains(line, "waiting: chunk 1 waits for pool p") || strings.Contains(line, "ETA") {
+		t.Errorf("progress line %q, want what it waits for and no ETA", line)
+	}
+	b.Waiting = nil
+	if line, _ = p.line(b, t0); !strings.Contains(line, "ETA ") {
+		t.Errorf("progress line %q without a wait, want an ETA from the rate", line)
 	}
 }
