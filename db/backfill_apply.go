@@ -702,9 +702,10 @@ type plainMat struct {
 }
 
 // finishMaterialized records partitions materialized without metadata or
-// error in two statements per attempt (inserts its instances, updates its
-// status rows guarded by the lease); rows someone else changed meanwhile go
-// through updateFromLease one by one.
+// error: their instances inserted in statements of batchRows across
+// attempts, their status rows updated in one statement per attempt, guarded
+// by the lease; rows someone else changed meanwhile go through
+// updateFromLease one by one.
 func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
 	byAsset := map[[2]string][]plainMat{}
 	var order [][2]string

@@ -335,26 +335,13 @@ func (h *Handler) resumeKey(ctx context.Context, b db.Backfill) (string, int64, 
 		return "", 0, nil
 	}
 	if key == "" {
-		// Never planned: its first key from the selection's ranges.
-		rs, err := db.AllSegmentRanges(ctx, h.Store.R, b.ID, 0)
-		if err != nil {
+		// Never planned: its first key as the engine cuts the selection.
+		if h.Engine == nil {
+			return "", 0, nil
+		}
+		var err error
+		if key, err = h.Engine.ChunkFirstKey(ctx, b, chunk); err != nil || key == "" {
 			return "", 0, err
-		}
-		a, err := h.asset(ctx, assetList(b)[0])
-		if err != nil {
-			return "", 0, nil
-		}
-		pos := chunk * b.ChunkSize
-		for _, r := range rs {
-			if pos >= r.Start && pos <= r.Start+r.Hi-r.Lo {
-				if i := r.Lo + pos - r.Start; i < a.Space.Len() {
-					key = a.Space.Key(i)
-				}
-				break
-			}
-		}
-		if key == "" {
-			return "", 0, nil
 		}
 	}
 	var rerun int64

@@ -175,8 +175,8 @@ func (e *Engine) upstreamWait(ctx context.Context, b db.Backfill, segs []db.Segm
 		b.ID, up.First, up.Last); err != nil {
 		return nil, err
 	}
-	if len(holder) == 0 {
-		return &RunWait{Reason: fmt.Sprintf("waits for upstream %s: its chunks have not all finished", up.Asset)}, nil
+	if len(holder) == 0 || up.Asset == "" {
+		return &RunWait{Reason: "waits for its upstream chunks in this backfill to finish"}, nil
 	}
 	h := holder[0]
 	span := h.FirstKey
