@@ -121,7 +121,18 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG; below it Chromium encodes JPEG
+	var png []byte
+	var err error
+	for try := 0; ; try++ {
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG; below it Chromium encodes JPEG
+		// Chromium measures the page for a full screenshot; caught while it
+		// lays out a swap, it answers "Cannot take screenshot with 0
+		// width" (seen on a loaded machine): a moment later it can.
+		if err == nil || try == 10 || !strings.Contains(err.Error(), "with 0 ") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
