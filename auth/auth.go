@@ -1,5 +1,6 @@
 // Package auth holds the pure security primitives of accounts: argon2id
-// password hashes, API token secrets and the failed-login limiter. It imports
+// password hashes, API token secrets, the sign-in limit and the bound on
+// password checks running at once. It imports
 // nothing from the web or the database.
 package auth
 

@@ -66,7 +66,13 @@ func TestSessionKeyFile(t *testing.T) {
 	if err != nil || len(cfg.SessionKeys) != 2 || cfg.LoginLimit.Failures != 5 {
 		t.Fatalf("config: %+v %v", cfg, err)
 	}
-	for _, bad := range []authFlags{{Idle: "soon", Max: "7d", Secure: "auto", LoginLimit: "5/15m"}, {Idle: "1h", Max: "7d", Secure: "maybe", LoginLimit: "5/15m"}, {Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "five"}} {
+	good := authFlags{Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", LoginTrust: "off", HashSlots: "3"}
+	if cfg, err := good.settings(); err != nil || cfg.LoginTrust >= 0 || cfg.HashSlots != 3 {
+		t.Fatalf("--login-trust off --login-hash-slots 3: %+v %v", cfg, err)
+	}
+	for _, bad := range []authFlags{{Idle: "soon", Max: "7d", Secure: "auto", LoginLimit: "5/15m"}, {Idle: "1h", Max: "7d", Secure: "maybe", LoginLimit: "5/15m"}, {Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "five"},
+		{Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", LoginTrust: "forever"}, {Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", LoginTrust: "-3d"},
+		{Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", HashSlots: "0"}, {Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", HashSlots: "many"}, {Idle: "1h", Max: "7d", Secure: "auto", LoginLimit: "5/15m", HashSlots: "1000"}} {
 		if _, err := bad.config(filepath.Join(t.TempDir(), "x.db")); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%+v accepted: %v", bad, err)
 		}

@@ -24,6 +24,8 @@ type authFlags struct {
 	Secure        string
 	TrustProxy    bool
 	LoginLimit    string
+	LoginTrust    string
+	HashSlots     string
 	AnonymousView bool
 	// bools are the boolean flags above, to report an invalid environment
 	// value the flag did not override.
@@ -106,6 +108,8 @@ func addAuthFlags(cmd *cobra.Command, a *authFlags) {
 	f.StringVar(&a.Secure, "secure-cookies", envOr("TESSERA_SECURE_COOKIES", "auto"), "Secure cookie flag: auto (over TLS, or behind a trusted proxy sending X-Forwarded-Proto: https), always, never (env TESSERA_SECURE_COOKIES)")
 	a.bools = append(a.bools, envBoolFlag(cmd, &a.TrustProxy, "trust-proxy", "TESSERA_TRUST_PROXY", "trust X-Forwarded-For and X-Forwarded-Proto from a reverse proxy (env TESSERA_TRUST_PROXY: 1/0, true/false, yes/no, on/off)"))
 	f.StringVar(&a.LoginLimit, "login-limit", envOr("TESSERA_LOGIN_LIMIT", "5/15m"), "failed sign-ins allowed per account and per address: FAILURES/WINDOW, or off (env TESSERA_LOGIN_LIMIT)")
+	f.StringVar(&a.LoginTrust, "login-trust", envOr("TESSERA_LOGIN_TRUST", "30d"), "an account locked by failed sign-ins stays open to addresses that signed in to it within this long, or off (env TESSERA_LOGIN_TRUST)")
+	f.StringVar(&a.HashSlots, "login-hash-slots", envOr("TESSERA_LOGIN_HASH_SLOTS", "auto"), "password checks running at once, 19 MiB each: a number, or auto (sized from memory and cores) (env TESSERA_LOGIN_HASH_SLOTS)")
 	a.bools = append(a.bools, envBoolFlag(cmd, &a.AnonymousView, "anonymous-viewer", "TESSERA_ANONYMOUS_VIEWER", "let anyone read every page without signing in (viewer role) (env TESSERA_ANONYMOUS_VIEWER: 1/0, true/false, yes/no, on/off)"))
 }
 
@@ -143,6 +147,22 @@ func (a authFlags) settings() (handlers.AuthConfig, error) {
 	}
 	if cfg.LoginLimit, err = auth.ParseLimit(a.LoginLimit, catalog.ParseDuration); err != nil {
 		return cfg, usageErr("--login-limit: %v", err)
+	}
+	switch t := strings.TrimSpace(a.LoginTrust); t {
+	case "off", "0":
+		cfg.LoginTrust = -1
+	case "": // NewAuth's default
+	default:
+		if cfg.LoginTrust, err = catalog.ParseDuration(t); err != nil || cfg.LoginTrust <= 0 {
+			return cfg, usageErr("--login-trust %q is not a positive duration (for example 30d) or off", a.LoginTrust)
+		}
+	}
+	if s := strings.TrimSpace(a.HashSlots); s != "auto" && s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 256 {
+			return cfg, usageErr("--login-hash-slots %q is not auto or a number from 1 to 256 (each check holds 19 MiB while it runs)", a.HashSlots)
+		}
+		cfg.HashSlots = n
 	}
 	cfg.TrustProxy, cfg.AnonymousViewer = a.TrustProxy, a.AnonymousView
 	if keys := os.Getenv("TESSERA_SESSION_KEYS"); keys != "" {

@@ -91,7 +91,7 @@ func passwordHash(cmd *cobra.Command, file, usage string) (string, error) {
 
 func newUserCmd() *cobra.Command {
 	var path string
-	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, set-password, disable, enable)"}
+	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, set-password, disable, enable, unlock)"}
 	dbFlag(cmd, &path)
 
 	var role, pwFile string
@@ -227,7 +227,23 @@ func newUserCmd() *cobra.Command {
 	}
 	setPassword.Flags().StringVar(&newPwFile, "password-file", "", "read the password from this file (first line)")
 
-	cmd.AddCommand(add, list, setRole, setPassword,
+	unlock := &cobra.Command{
+		Use:   "unlock NAME",
+		Short: "Lift an account's sign-in lock: forget its failed sign-ins from every address (a running server sees it at once)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+				n, err := s.UnlockUser(ctx, u.ID, "cli", time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "unlocked %s (forgot %d failed sign-ins)\n", u.Name, n)
+				return nil
+			})
+		},
+	}
+
+	cmd.AddCommand(add, list, setRole, setPassword, unlock,
 		setDisabled("disable", "Disable an account: its sessions and tokens stop working at once", true),
 		setDisabled("enable", "Enable a disabled account", false))
 	return cmd

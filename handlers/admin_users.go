@@ -59,11 +59,15 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 	if err != nil {
 		return err
 	}
+	locks, err := h.Auth.LoginLocks(ctx)
+	if err != nil {
+		return err
+	}
 	self := CurrentPrincipal(c)
 	for _, u := range us {
 		created := u.CreatedAt
 		v.Users = append(v.Users, views.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled,
-			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID})
+			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID, Locked: lockText(locks[db.LoginAccountKey(u.Name)], h.Now())})
 	}
 	v.Tokens = TokenRows(ts)
 	v.Roles = RoleNames
@@ -178,6 +182,17 @@ func (h *Handler) AdminEnable(c echo.Context) error {
 	}
 	err = h.Store.SetUserDisabled(c.Request().Context(), u.ID, false, Actor(c), h.Now())
 	return h.formResult(c, err, "Enabled "+u.Name+".", views.AdminUsersView{})
+}
+
+// AdminUnlock forgets the failed sign-ins that lock an account
+// (POST /admin/users/:id/unlock).
+func (h *Handler) AdminUnlock(c echo.Context) error {
+	u, err := h.userParam(c)
+	if err != nil {
+		return err
+	}
+	n, err := h.Store.UnlockUser(c.Request().Context(), u.ID, Actor(c), h.Now())
+	return h.formResult(c, err, fmt.Sprintf("Unlocked %s (forgot %d failed sign-ins).", u.Name, n), views.AdminUsersView{})
 }
 
 // AdminResetPassword sets a new password and ends the user's sessions

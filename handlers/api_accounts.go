@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,10 +22,28 @@ type UserJSON struct {
 	Role      string `json:"role"`
 	Disabled  bool   `json:"disabled"`
 	CreatedAt string `json:"created_at"`
+	// Locked is set while failed sign-ins close the account to addresses
+	// that did not sign in to it before; {"unlock": true} lifts it.
+	Locked *LockJSON `json:"locked,omitempty"`
+}
+
+// LockJSON is an account's sign-in lock.
+type LockJSON struct {
+	Failures  int    `json:"failures"`
+	Addresses int    `json:"addresses"`
+	Until     string `json:"until"`
 }
 
 func userJSON(u db.User) UserJSON {
 	return UserJSON{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: msTime(u.CreatedAt)}
+}
+
+// withLock adds the account's sign-in lock, if any, to its JSON.
+func withLock(j UserJSON, locks map[string]db.LoginLock) UserJSON {
+	if l, ok := locks[db.LoginAccountKey(j.Name)]; ok {
+		j.Locked = &LockJSON{Failures: l.Failures, Addresses: l.Addresses, Until: l.Until.UTC().Format(time.RFC3339)}
+	}
+	return j
 }
 
 // TokenJSON is an API token in API answers (the secret only once, at creation).
@@ -72,6 +91,10 @@ func (h *Handler) APIUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	locks, err := h.Auth.LoginLocks(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	out := []UserJSON{}
 	next := ""
 	for _, u := range users {
@@ -82,7 +105,7 @@ func (h *Handler) APIUsers(c echo.Context) error {
 			next = encodeCursor("id", out[len(out)-1].ID)
 			break
 		}
-		out = append(out, userJSON(u))
+		out = append(out, withLock(userJSON(u), locks))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"users": out, "next_cursor": next})
 }
@@ -145,12 +168,16 @@ func (h *Handler) APIUpdateUser(c echo.Context) error {
 		Role     *string `json:"role"`
 		Disabled *bool   `json:"disabled"`
 		Password *string `json:"password"`
+		Unlock   *bool   `json:"unlock"`
 	}
 	if err := decodeStrict(c, &body, false); err != nil {
 		return err
 	}
-	if body.Role == nil && body.Disabled == nil && body.Password == nil {
-		return BadRequest("", "nothing to change: send role, disabled or password")
+	if body.Role == nil && body.Disabled == nil && body.Password == nil && body.Unlock == nil {
+		return BadRequest("", "nothing to change: send role, disabled, password or unlock")
+	}
+	if body.Unlock != nil && !*body.Unlock {
+		return BadRequest("unlock", "unlock takes true (forget the account's failed sign-ins); leave it out to keep them")
 	}
 	p := CurrentPrincipal(c)
 	self := p != nil && p.UserID == u.ID
@@ -191,11 +218,20 @@ func (h *Handler) APIUpdateUser(c echo.Context) error {
 			return err
 		}
 	}
+	if body.Unlock != nil {
+		if _, err := h.Store.UnlockUser(ctx, u.ID, actor, now); err != nil {
+			return err
+		}
+	}
 	u, err = h.Store.UserByID(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, userJSON(u))
+	locks, err := h.Auth.LoginLocks(ctx)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, withLock(userJSON(u), locks))
 }
 
 // APITokens lists API tokens: every user's for admins (?user=NAME to narrow),

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -32,8 +31,17 @@ type AuthConfig struct {
 	// TrustProxy trusts X-Forwarded-For and X-Forwarded-Proto.
 	TrustProxy bool
 	LoginLimit auth.Limit
+	// LoginTrust is how long a sign-in from an address keeps its account
+	// open to that address while failures from elsewhere lock it (default
+	// 30 days; negative: never).
+	LoginTrust time.Duration
 	// FailureDelay slows every failed sign-in (default 250ms).
 	FailureDelay time.Duration
+	// HashSlots bounds the password checks running at once (0: sized from
+	// the machine's memory, auth.DefaultHashSlots); HashWait is how long a
+	// sign-in waits for one before it is answered 503 (default 3s).
+	HashSlots int
+	HashWait  time.Duration
 	// AnonymousViewer lets anyone read every viewer page and endpoint.
 	AnonymousViewer bool
 }
@@ -46,8 +54,8 @@ var DefaultLoginLimit = auth.Limit{Failures: 5, Window: 15 * time.Minute}
 type Auth struct {
 	Cfg     AuthConfig
 	Store   *db.Store
-	Limiter *auth.Limiter
 	Log     *slog.Logger
+	slots   *auth.HashSlots
 	cookies *sessions.CookieStore
 	now     func() time.Time
 	flash   flashes // one-time notices for the page a form redirects to (flash.go)
@@ -71,6 +79,15 @@ func NewAuth(store *db.Store, cfg AuthConfig) *Auth {
 	} else if cfg.FailureDelay == 0 {
 		cfg.FailureDelay = 250 * time.Millisecond
 	}
+	if cfg.LoginTrust == 0 {
+		cfg.LoginTrust = 30 * 24 * time.Hour
+	}
+	if cfg.HashSlots <= 0 {
+		cfg.HashSlots = auth.DefaultHashSlots()
+	}
+	if cfg.HashWait <= 0 {
+		cfg.HashWait = 3 * time.Second
+	}
 	keys := cfg.SessionKeys
 	if len(keys) == 0 {
 		keys = []string{auth.RandomString(32)}
@@ -83,7 +100,7 @@ func NewAuth(store *db.Store, cfg AuthConfig) *Auth {
 	}
 	cs := sessions.NewCookieStore(pairs...)
 	cs.MaxAge(int(cfg.MaxLifetime / time.Second))
-	return &Auth{Cfg: cfg, Store: store, Limiter: auth.NewLimiter(cfg.LoginLimit), cookies: cs, now: time.Now}
+	return &Auth{Cfg: cfg, Store: store, slots: auth.NewHashSlots(cfg.HashSlots), cookies: cs, now: time.Now}
 }
 
 // Principal is who a request acts as.
@@ -322,44 +339,6 @@ func (a *Auth) EndSession(c echo.Context) error {
 		}
 	}
 	return a.writeCookie(c, "", -1)
-}
-
-// CheckLogin verifies a name and password with limiting; it returns the user
-// or a user error (401 bad credentials, 429 locked out).
-func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.User, error) {
-	now := a.now()
-	userKey, ipKey := "user:"+strings.ToLower(name), "ip:"+ip
-	if blocked, wait := a.Limiter.Blocked(now, userKey, ipKey); blocked {
-		return db.User{}, &UserError{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
-			Message: "too many failed sign-ins; try again in " + wait.Round(time.Second).String()}
-	}
-	u, err := a.Store.UserByName(ctx, name)
-	if err != nil && !errors.Is(err, db.ErrNotFound) {
-		return db.User{}, err
-	}
-	ok := false
-	if err == nil {
-		ok = auth.CheckPassword(u.PasswordHash, password) && !u.Disabled
-	} else {
-		auth.BurnPasswordCheck(password)
-	}
-	if !ok {
-		for _, k := range a.Limiter.Fail(now, userKey, ipKey) {
-			a.logLockout(k)
-		}
-		if a.Cfg.FailureDelay > 0 {
-			time.Sleep(a.Cfg.FailureDelay)
-		}
-		return db.User{}, &UserError{Status: http.StatusUnauthorized, Code: "bad_credentials", Message: "wrong user name or password, or the account is disabled"}
-	}
-	a.Limiter.Succeed(userKey)
-	return u, nil
-}
-
-func (a *Auth) logLockout(key string) {
-	if a.Log != nil {
-		a.Log.Warn("sign-in locked out after repeated failures", "key", key, "limit", a.Cfg.LoginLimit.String())
-	}
 }
 
 // tokenRole is what a token may do: its user's role, or less when the token

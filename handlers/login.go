@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +46,14 @@ func (h *Handler) Login(c echo.Context) error {
 	}
 	u, err := h.Auth.CheckLogin(c.Request().Context(), name, pw, c.RealIP())
 	if err != nil {
+		var refused *LoginRefused
+		if errors.As(err, &refused) {
+			h.Log.Info("sign-in refused", "user", name, "ip", c.RealIP(), "reason", refused.Code, "scope", refused.Scope)
+			c.Response().Header().Set("Retry-After", refused.RetryAfterHeader())
+			ue := refused.UserError()
+			v.Error = ue.Message
+			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
+		}
 		if ue, ok := err.(*UserError); ok {
 			h.Log.Info("sign-in refused", "user", name, "ip", c.RealIP(), "reason", ue.Code)
 			v.Error = ue.Message

@@ -3,7 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -81,9 +81,15 @@ func (h *Handler) changeOwnPassword(c echo.Context, p *Principal, current, next,
 		if errors.As(err, &ue) && ue.Code == "bad_credentials" {
 			return BadRequest("current_password", "your current password is not right")
 		}
-		if errors.As(err, &ue) && ue.Code == "too_many_attempts" {
-			return &UserError{Status: ue.Status, Code: ue.Code, Field: "current_password",
-				Message: strings.Replace(ue.Message, "too many failed sign-ins", "too many wrong passwords for this account", 1)}
+		var refused *LoginRefused
+		if errors.As(err, &refused) {
+			c.Response().Header().Set("Retry-After", refused.RetryAfterHeader())
+			ue := refused.UserError()
+			if refused.Code == "too_many_attempts" {
+				ue.Message = "too many wrong passwords; try again in " + max(time.Second, refused.RetryAfter.Round(time.Second)).String()
+			}
+			ue.Field = "current_password"
+			return ue
 		}
 		return err
 	}

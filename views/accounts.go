@@ -41,6 +41,9 @@ type UserRow struct {
 	Disabled bool
 	Created  string
 	Self     bool
+	// Locked says why the account is closed by failed sign-ins ("" when
+	// it is not): how many, from how many addresses, until when.
+	Locked string
 }
 
 // AdminUsersView is /admin/users.

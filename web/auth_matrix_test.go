@@ -47,6 +47,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /admin/users/:id/disable":          {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/disable"},
 	"POST /admin/users/:id/enable":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/enable"},
 	"POST /admin/users/:id/password":         {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/password"},
+	"POST /admin/users/:id/unlock":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/unlock"},
 	"POST /admin/workspace/reload":           {role: handlers.RoleAdmin},
 	"GET /":                                  {role: handlers.RoleViewer},
 	"GET /assets/:key":                       {role: handlers.RoleViewer, sample: "/assets/raw.events"},

@@ -353,14 +353,15 @@ var schemas = map[string]any{
 		"id", "run_key", "backfill_id", "existing_fingerprint", "requested_fingerprint", "at"),
 	"ConflictList": object(map[string]any{"conflicts": arrayOf(ref("Conflict")), "next_cursor": str}, "conflicts", "next_cursor"),
 	"Watermark":    object(map[string]any{"partition": str}, "partition"),
-	"User":         object(map[string]any{"id": integer, "name": str, "role": str, "disabled": map[string]any{"type": "boolean"}, "created_at": str}),
-	"UserPage":     object(map[string]any{"users": arrayOf(ref("User")), "next_cursor": str}),
-	"NewUser":      object(map[string]any{"name": str, "role": map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "password": str}, "name", "role", "password"),
-	"UserChange":   object(map[string]any{"role": str, "disabled": map[string]any{"type": "boolean"}, "password": str}),
-	"Token":        object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "token": str}),
-	"TokenPage":    object(map[string]any{"tokens": arrayOf(ref("Token")), "next_cursor": str}),
-	"NewToken":     object(map[string]any{"name": str, "role": str, "user": str}, "name"),
-	"Taint":        object(map[string]any{"reason": str}, "reason"),
+	"User": object(map[string]any{"id": integer, "name": str, "role": str, "disabled": map[string]any{"type": "boolean"}, "created_at": str,
+		"locked": object(map[string]any{"failures": integer, "addresses": integer, "until": str})}),
+	"UserPage":   object(map[string]any{"users": arrayOf(ref("User")), "next_cursor": str}),
+	"NewUser":    object(map[string]any{"name": str, "role": map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "password": str}, "name", "role", "password"),
+	"UserChange": object(map[string]any{"role": str, "disabled": map[string]any{"type": "boolean"}, "password": str, "unlock": map[string]any{"type": "boolean"}}),
+	"Token":      object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "token": str}),
+	"TokenPage":  object(map[string]any{"tokens": arrayOf(ref("Token")), "next_cursor": str}),
+	"NewToken":   object(map[string]any{"name": str, "role": str, "user": str}, "name"),
+	"Taint":      object(map[string]any{"reason": str}, "reason"),
 }
 
 func init() { maps.Copy(schemas, stalenessSchemas()) }

@@ -114,6 +114,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/admin/users/:id/disable", handlers.RoleAdmin, h.AdminDisable},
 		{post, "/admin/users/:id/enable", handlers.RoleAdmin, h.AdminEnable},
 		{post, "/admin/users/:id/password", handlers.RoleAdmin, h.AdminResetPassword},
+		{post, "/admin/users/:id/unlock", handlers.RoleAdmin, h.AdminUnlock},
 		{post, "/admin/workspace/reload", handlers.RoleAdmin, h.AdminReloadWorkspace},
 		{get, "/api/v1/me", handlers.RoleViewer, h.APIMe},
 
