@@ -1,7 +1,3 @@
-// Package auth holds the pure security primitives of accounts: argon2id
-// password hashes, API token secrets, the sign-in limit and the bound on
-// password checks running at once. It imports
-// nothing from the web or the database.
 package auth
 
 import (

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -82,27 +81,13 @@ func newAssetCmd() *cobra.Command {
 				LastMaterialization *outcome `json:"last_materialization"`
 				LastAttempt         *outcome `json:"last_attempt"`
 			}
-			var rows []part
-			var raw []json.RawMessage
-			cursor := ""
-			for len(rows) < limit {
-				q := url.Values{"limit": {fmt.Sprint(min(limit-len(rows), 1000))}}
-				if status != "" {
-					q.Set("status", status)
-				}
-				if cursor != "" {
-					q.Set("cursor", cursor)
-				}
-				var page []part
-				r, next, err := c.getPage(cmd.Context(), "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions?"+q.Encode(), "partitions", &page)
-				if err != nil {
-					return err
-				}
-				raw = append(raw, r...)
-				rows = append(rows, page...)
-				if cursor = next; cursor == "" {
-					break
-				}
+			q := url.Values{}
+			if status != "" {
+				q.Set("status", status)
+			}
+			rows, raw, cursor, err := fetchPages[part](cmd.Context(), c, "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions", q, "partitions", pageFlags{limit: limit}, 1000)
+			if err != nil {
+				return err
 			}
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})

@@ -106,7 +106,7 @@ func benchBackfill(ctx context.Context, n, chunk int64, conc int, prof *os.File)
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	raw, err := rawCeiling(ctx, filepath.Join(dir, "raw.db"), n)
+	raw, err := db.RawCeiling(ctx, filepath.Join(dir, "raw.db"), n)
 	if err != nil {
 		return out, err
 	}
@@ -203,45 +203,6 @@ func benchBackfill(ctx context.Context, n, chunk int64, conc int, prof *os.File)
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}
 	return out, nil
-}
-
-// rawCeiling upserts n status rows into a bare table, 1,000 per transaction,
-// and returns rows per second.
-func rawCeiling(ctx context.Context, path string, n int64) (float64, error) {
-	store, err := db.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer store.Close()
-	if _, err := store.W.ExecContext(ctx, `CREATE TABLE raw_status (asset_id INTEGER NOT NULL, partition_key TEXT NOT NULL, idx INTEGER NOT NULL,
-		status TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (asset_id, partition_key)) WITHOUT ROWID`); err != nil {
-		return 0, err
-	}
-	t := time.Now()
-	base := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	for lo := int64(0); lo < n; lo += 1000 {
-		tx, err := store.W.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, err
-		}
-		st, err := tx.PrepareContext(ctx, `INSERT INTO raw_status (asset_id, partition_key, idx, status, updated_at) VALUES (1,?,?,'materialized',?)
-			ON CONFLICT (asset_id, partition_key) DO UPDATE SET status=excluded.status, updated_at=excluded.updated_at`)
-		if err != nil {
-			_ = tx.Rollback()
-			return 0, err
-		}
-		for i := lo; i < min(lo+1000, n); i++ {
-			if _, err := st.ExecContext(ctx, base.Add(time.Duration(i)*time.Hour).Format("2006-01-02-15:04"), i, i); err != nil {
-				_ = tx.Rollback()
-				return 0, err
-			}
-		}
-		st.Close()
-		if err := tx.Commit(); err != nil {
-			return 0, err
-		}
-	}
-	return float64(n) / time.Since(t).Seconds(), nil
 }
 
 // peakRSSMB reads the process's peak resident set size (Linux).

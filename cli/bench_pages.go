@@ -142,21 +142,7 @@ func seedBenchRuns(ctx context.Context, store *db.Store, eng *jobs.Engine, b db.
 	half := b.TotalChunks / 2
 	started := db.Millis(now.Add(-2 * time.Hour))
 	var mat, failed, succ, fail, running int64
-	tx, err := store.W.BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	runStmt, err := tx.PreparexContext(ctx, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key,
-		state, attempts, max_attempts, materialized, failed, error, created_at, updated_at, started_at, finished_at)
-		VALUES (?,?,?,?,0,?,?,?,?,?,?,?,?,3,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	attStmt, err := tx.PreparexContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, finished_at, error) VALUES (?,1,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
+	var runs []db.FixtureRun
 	span := db.Millis(now) - started
 	for ch := int64(0); ch < half; ch++ {
 		lo := ch * size
@@ -184,20 +170,11 @@ func seedBenchRuns(ctx context.Context, store *db.Store, eng *jobs.Engine, b db.
 		if st != db.RunRunning {
 			fin = &end
 		}
-		if _, err := runStmt.ExecContext(ctx, id, key, b.ID, ch, asset, assetID, fmt.Sprintf("fp%d", ch), parts, sp.Key(lo), sp.Key(hi),
-			st, 1, m, f, errMsg, at, end, at, fin); err != nil {
-			return err
-		}
-		if _, err := attStmt.ExecContext(ctx, id, st, "bench", parts, at, fin, errMsg); err != nil {
-			return err
-		}
+		runs = append(runs, db.FixtureRun{ID: id, RunKey: key, Asset: asset, Fingerprint: fmt.Sprintf("fp%d", ch), FirstKey: sp.Key(lo), LastKey: sp.Key(hi),
+			Chunk: ch, Partitions: parts, Materialized: m, Failed: f, State: st, Error: errMsg, At: at, End: end, FinishedAt: fin})
 		mat += m
 		failed += f
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE backfills SET state='RUNNING', state_version=2, next_chunk=?, runs_active=?, runs_running=?, runs_succeeded=?, runs_failed=?,
-		partitions_materialized=?, partitions_failed=?, started_at=? WHERE id=?`, half, running, running, succ, fail, mat, failed, started, b.ID); err != nil {
-		return err
-	}
-	_ = assetID
-	return tx.Commit()
+	return store.SeedRunsFixture(ctx, b.ID, assetID, runs, db.FixtureProgress{NextChunk: half, Running: running, Succeeded: succ, Failed: fail,
+		PartitionsMaterialized: mat, PartitionsFailed: failed, StartedAt: started})
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -160,12 +159,7 @@ func benchStaleness(ctx context.Context, big, chains, per, requests, batch int) 
 	}
 	// Full cold: an event of unknown effect before each request invalidates
 	// every memoized fact (as after a restart).
-	bump := func() error {
-		return store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, "bench.write", "bench", "bench", map[string]any{}, "", time.Now())
-			return err
-		})
-	}
+	bump := func() error { return store.AppendBenchEvent(ctx, time.Now()) }
 	// After a write: one partition of an asset reported materialized before
 	// each request; only that asset and its downstreams are recomputed.
 	seq := 0
@@ -306,65 +300,41 @@ func bulkStatus(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids
 		const batch = 200_000
 		for lo := int64(0); lo < n; lo += batch {
 			hi := min(lo+batch, n)
-			err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-				stmt, err := tx.PreparexContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, last_mat_at, last_mat_code_version,
-					last_attempt_at, last_attempt_status, tainted_at, taint_reason, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
-				if err != nil {
-					return err
+			rows := make([]db.FixtureStatus, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				r := rng.Float64()
+				if r < 0.05 {
+					continue
 				}
-				defer stmt.Close()
-				for i := lo; i < hi; i++ {
-					r := rng.Float64()
-					if r < 0.05 {
-						continue
+				status, mat := db.StatusMaterialized, true
+				code := a.CodeVersion
+				at := nowMs - rng.Int64N(72*3600*1000)
+				row := db.FixtureStatus{AssetID: id, Key: sp.Key(i), Idx: i, AttemptAt: at, UpdatedAt: nowMs}
+				switch {
+				case r < 0.08:
+					status = db.StatusFailed
+					if rng.IntN(2) == 0 {
+						mat = false
 					}
-					status, mat := db.StatusMaterialized, 1
-					code := a.CodeVersion
-					at := nowMs - rng.Int64N(72*3600*1000)
-					var tainted, reason any
-					switch {
-					case r < 0.08:
-						status = db.StatusFailed
-						if rng.IntN(2) == 0 {
-							mat = 0
-						}
-					case r < 0.16:
-						code = "v0"
-					case r < 0.161:
-						tainted, reason = nowMs-1000, "bench taint"
-					}
-					var matAt, matCode any
-					if mat == 1 {
-						matAt, matCode = at, code
-					}
-					if _, err := stmt.ExecContext(ctx, id, sp.Key(i), i, status, mat, matAt, matCode, at, status, tainted, reason, nowMs); err != nil {
-						return err
-					}
-					total++
+				case r < 0.16:
+					code = "v0"
+				case r < 0.161:
+					tainted, reason := nowMs-1000, "bench taint"
+					row.TaintedAt, row.TaintReason = &tainted, &reason
 				}
-				return nil
-			})
+				row.Status, row.Materialized = status, mat
+				if mat {
+					row.MatAt, row.MatCode = &at, &code
+				}
+				rows = append(rows, row)
+			}
+			total += int64(len(rows))
+			err := store.InsertStatusFixtures(ctx, rows)
 			if err != nil {
 				return 0, err
 			}
 		}
 	}
-	err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup`); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
-			SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE idx >= 0 GROUP BY asset_id, idx >> ?, status`, db.RollupShift, db.RollupShift); err != nil {
-			return err
-		}
-		if err := db.RecomputeLastAttempts(ctx, tx); err != nil {
-			return err
-		}
-		_, err := db.AppendEvent(ctx, tx, "bench.loaded", "bench", "bench", map[string]any{"rows": total}, "", now)
-		return err
-	})
-	if err == nil {
-		_, err = store.W.ExecContext(ctx, `ANALYZE`)
-	}
+	err := store.FinishStatusFixtures(ctx, total, now)
 	return total, err
 }

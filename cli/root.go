@@ -1,5 +1,3 @@
-// Package cli is the tessera command line: the server, workspace checks,
-// benchmarks and the administrative commands, built with cobra.
 package cli
 
 import (

@@ -1,6 +1,3 @@
-// Package db is Tessera's store: SQLite through sqlx, embedded numbered
-// migrations, one writer connection and a pool of readers. Every command runs
-// in one transaction that appends its event and updates the projections.
 package db
 
 import (

@@ -2,9 +2,7 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -320,16 +318,13 @@ func dimsWords(dims map[string][]string) string {
 // chunks after it did finish (they would run again). "" when it cannot be
 // told (no such chunk).
 func (h *Handler) resumeKey(ctx context.Context, b db.Backfill) (string, int64, error) {
-	var first struct {
-		Chunk    sql.NullInt64  `db:"chunk"`
-		FirstKey sql.NullString `db:"first_key"`
-	}
-	if err := h.Store.R.GetContext(ctx, &first, `SELECT chunk, first_key FROM runs WHERE backfill_id=? AND state != 'succeeded' ORDER BY chunk LIMIT 1`, b.ID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	firstChunk, firstKey, ok, err := h.Store.FirstUnfinishedRun(ctx, b.ID)
+	if err != nil {
 		return "", 0, err
 	}
 	chunk, key := b.NextChunk, ""
-	if first.Chunk.Valid && first.Chunk.Int64 < chunk {
-		chunk, key = first.Chunk.Int64, first.FirstKey.String
+	if ok && firstChunk < chunk {
+		chunk, key = firstChunk, firstKey
 	}
 	if chunk >= b.TotalChunks {
 		return "", 0, nil
@@ -339,13 +334,12 @@ func (h *Handler) resumeKey(ctx context.Context, b db.Backfill) (string, int64, 
 		if h.Engine == nil {
 			return "", 0, nil
 		}
-		var err error
 		if key, err = h.Engine.ChunkFirstKey(ctx, b, chunk); err != nil || key == "" {
 			return "", 0, err
 		}
 	}
-	var rerun int64
-	if err := h.Store.R.GetContext(ctx, &rerun, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk > ? AND state = 'succeeded'`, b.ID, chunk); err != nil {
+	rerun, err := h.Store.SucceededRunsAfter(ctx, b.ID, chunk)
+	if err != nil {
 		return "", 0, err
 	}
 	return key, rerun, nil

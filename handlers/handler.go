@@ -1,6 +1,3 @@
-// Package handlers holds one small file per page or API action, all methods
-// of Handler. Handlers parse input, call the catalog and the store, and render
-// views; errors go back to web's single error mapper.
 package handlers
 
 import (

@@ -1,5 +1,3 @@
-// Package jobs runs work in the background: the demo history seeder, and the
-// backfill controller, dispatcher and executors.
 package jobs
 
 import (

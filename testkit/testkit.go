@@ -1,6 +1,3 @@
-// Package testkit builds real test environments: a SQLite file in the test's
-// temporary directory, the embedded (or a given) workspace, the real router
-// behind an httptest server. Only tests import it.
 package testkit
 
 import (

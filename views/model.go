@@ -1,5 +1,3 @@
-// Package views holds the templ components and the view models they render.
-// Handlers fill the models; components never query anything.
 package views
 
 import (

@@ -1,5 +1,3 @@
-// Package web assembles the HTTP server: echo, middleware, routes, the error
-// mapper, static files and metrics.
 package web
 
 import (

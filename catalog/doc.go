@@ -1,0 +1,10 @@
+// Package catalog is Tessera's pure domain: the workspace file and its
+// parser, assets and their partition schemes (time windows, static,
+// dynamic, multi-dimensional), partition spaces counted and indexed by
+// arithmetic (never by listing a range), dependency mappings, selectors and
+// the staleness rules.
+//
+// It imports nothing of Tessera's and does no I/O beyond reading the
+// workspace bytes it is given: no SQL, no HTTP, no clock other than the
+// "now" its callers pass in.
+package catalog

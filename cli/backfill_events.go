@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// eventsPageLimit is the most events the API answers in one page.
+const eventsPageLimit = 1000
+
+// eventsCmd shows a backfill's timeline, newest first: the newest --limit
+// events (following next_cursor across pages), or every one with --all,
+// saying so when older events were left out.
+func eventsCmd(o *clientOpts) *cobra.Command {
+	var pages pageFlags
+	cmd := &cobra.Command{
+		Use:   "events ID",
+		Short: "Show a backfill's event timeline, newest first (--limit N, --all)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pages.check(cmd); err != nil {
+				return err
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			type event struct {
+				ID                                int64
+				Type, Subject, Actor, At, Summary string
+			}
+			rows, raw, cursor, err := fetchPages[event](cmd.Context(), c, "/api/v1/backfills/"+url.PathEscape(args[0])+"/events", nil, "events", pages, eventsPageLimit)
+			if err != nil {
+				return err
+			}
+			if o.json {
+				// next_cursor, as the API sends it: "" when every event
+				// is listed, else where the older ones begin.
+				return printJSON(cmd.OutOrStdout(), map[string]any{"events": raw, "next_cursor": cursor})
+			}
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
+			for _, e := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if cursor != "" {
+				fmt.Fprintf(w, "(the newest %d events; older ones left out: --limit N shows more, --all shows every event)\n", len(rows))
+			}
+			return nil
+		},
+	}
+	addPageFlags(cmd, &pages, "events", 100, "newest first")
+	return cmd
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func stateLabel(b backfillJSON) string {
+	if b.PausedWithFailures {
+		return "PAUSED (with failures)"
+	}
+	return b.State
+}
+
+func pct(done, total int64) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", done*100/total)
+}
+
+// printBackfill prints b (fetching it when nil) as a table or exact JSON.
+func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *backfillJSON) error {
+	if asJSON {
+		var raw map[string]any
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &raw); err != nil {
+			return err
+		}
+		return printJSON(cmd.OutOrStdout(), raw)
+	}
+	if b == nil {
+		b = &backfillJSON{}
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, b); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%s\n", b.ID)
+	if b.Title != "" {
+		fmt.Fprintf(tw, "title\t%s\n", b.Title)
+	}
+	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
+	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
+	fmt.Fprintf(tw, "selection\t%s, chunks of %d, at most %d at once\n", b.Selection, b.ChunkSize, b.MaxConcurrentRuns)
+	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending%s\n", b.TotalPartitions,
+		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
+	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d queued, %d pending%s\n", b.TotalChunks,
+		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["queued"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
+	if b.Waiting != nil {
+		fmt.Fprintf(tw, "waiting\t%s\n", b.Waiting.Reason)
+	}
+	if b.ParentBackfillID != nil {
+		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
+	}
+	fmt.Fprintf(tw, "created\t%s by %s\n", b.CreatedAt, b.CreatedBy)
+	return tw.Flush()
+}
+
+// backfillGetCmd shows one backfill.
+func backfillGetCmd(o *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one backfill",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			return printBackfill(cmd, o.json, c, args[0], nil)
+		},
+	}
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func printPreview(w io.Writer, p map[string]any) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "partitions\t%v\n", p["total_partitions"])
+	fmt.Fprintf(tw, "chunks (runs)\t%v\n", p["total_chunks"])
+	if st, ok := p["status"].(map[string]any); ok {
+		fmt.Fprintf(tw, "current status\t%s\n", statusLine(st))
+	}
+	if assets, ok := p["assets"].([]any); ok && len(assets) > 1 {
+		for _, a := range assets {
+			if m, ok := a.(map[string]any); ok {
+				st, _ := m["status"].(map[string]any)
+				fmt.Fprintf(tw, "  %v\t%v partitions in %v chunks: %s\n", m["asset"], m["partitions"], m["chunks"], statusLine(st))
+			}
+		}
+	}
+	if fc, ok := p["first_chunk"].(map[string]any); ok {
+		keys, _ := fc["keys"].([]any)
+		fmt.Fprintf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8))
+	}
+	fmt.Fprintf(tw, "skipped\t%v\n", p["skipped_count"])
+	if sk, ok := p["skipped"].([]any); ok {
+		for i, s := range sk {
+			if i == 5 {
+				break
+			}
+			if m, ok := s.(map[string]any); ok {
+				fmt.Fprintf(tw, "  %v %v\t%v\n", m["asset"], m["partition"], m["reason"])
+			}
+		}
+	}
+	fmt.Fprintf(tw, "estimate\t%v\n", p["estimate"])
+	return tw.Flush()
+}
+
+// statusLine writes a preview's status counts as words.
+func statusLine(st map[string]any) string {
+	n := func(k string) int64 { f, _ := st[k].(float64); return int64(f) }
+	return fmt.Sprintf("%d materialized (%d of them stale), %d failed, %d in progress, %d missing",
+		n("materialized"), n("stale"), n("failed"), n("in_progress"), n("missing"))
+}
+
+// keyList writes up to max keys, then how many more there are.
+func keyList(keys []any, max int) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i == max {
+			fmt.Fprintf(&b, " … (%d more)", len(keys)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, k)
+	}
+	return b.String()
+}
+
+// backfillPreviewCmd shows what a backfill would do, writing nothing.
+func backfillPreviewCmd(o *clientOpts) *cobra.Command {
+	var pf selectorFlags
+	preview := &cobra.Command{
+		Use:   "preview ASSET...",
+		Short: "Show what a backfill would do, without creating it",
+		Long: `Show what a backfill would do, without creating it (writes nothing):
+partitions and chunk runs per asset, the selection's statuses, partitions
+another run is building now, and an estimate of how long it will take.
+
+` + selectorHelp + `
+
+  tessera backfill preview analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7
+  tessera backfill preview ml.features --missing --failed --dimension region=eu`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := pf.request(cmd.CommandPath(), args)
+			if err != nil {
+				return err
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			c.withFlags(selectorFlagNames)
+			var out map[string]any
+			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/preview", body, nil, &out); err != nil {
+				return err
+			}
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			return printPreview(cmd.OutOrStdout(), out)
+		},
+	}
+	pf.add(preview, false)
+	return preview
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// runCmd shows one chunk run: its partitions with their outcomes, its
+// attempts and the end of the latest attempt's log.
+func runCmd(o *clientOpts) *cobra.Command {
+	var maxParts, logLines, attempt int
+	cmd := &cobra.Command{
+		Use:   "run RUN_ID",
+		Short: "Show a chunk run: its partitions and outcomes, attempts and log tail",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxParts < 0 || logLines < 0 {
+				return usageErr("--partitions and --log-lines must be 0 or more")
+			}
+			if attempt < 0 {
+				return usageErr("--attempt must be an attempt's number, 1 or more (without it: the latest attempt)")
+			}
+			c, err := o.newClient()
+			if err != nil {
+				return err
+			}
+			c.withFlags(backfillRunFlagNames)
+			path := "/api/v1/runs/" + url.PathEscape(args[0])
+			if attempt > 0 {
+				path += fmt.Sprintf("?attempt=%d", attempt)
+			}
+			if o.json {
+				var raw map[string]any
+				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var r struct {
+				ID          string  `json:"id"`
+				RunKey      string  `json:"run_key"`
+				Asset       string  `json:"asset"`
+				State       string  `json:"state"`
+				Partitions  int64   `json:"partitions"`
+				Attempts    int64   `json:"attempts"`
+				Error       *string `json:"error"`
+				AttemptList []struct {
+					Attempt    int64      `json:"attempt"`
+					StartedAt  time.Time  `json:"started_at"`
+					FinishedAt *time.Time `json:"finished_at"`
+					State      string     `json:"state"`
+					Error      *string    `json:"error"`
+				} `json:"attempt_list"`
+				PartitionList []struct {
+					Partition string `json:"partition"`
+					Status    string `json:"status"`
+					Error     string `json:"error"`
+					Attempt   int64  `json:"attempt"`
+					BuiltBy   string `json:"built_by"`
+				} `json:"partition_list"`
+				LogTail string `json:"log_tail"`
+				Waiting *struct {
+					Reason string `json:"reason"`
+				} `json:"waiting"`
+			}
+			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
+			fmt.Fprintf(tw, "state\t%s\n", r.State)
+			fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
+			if r.Error != nil && *r.Error != "" {
+				fmt.Fprintf(tw, "error\t%s\n", *r.Error)
+			}
+			if r.Waiting != nil {
+				fmt.Fprintf(tw, "waiting\t%s\n", r.Waiting.Reason)
+			}
+			tw.Flush()
+			fmt.Fprintln(w)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
+			for _, a := range r.AttemptList {
+				d := "-"
+				if a.FinishedAt != nil {
+					d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
+				}
+				e := ""
+				if a.Error != nil {
+					e = *a.Error
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
+			}
+			tw.Flush()
+			if maxParts > 0 && len(r.PartitionList) > 0 {
+				fmt.Fprintln(w)
+				tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
+				for i, p := range r.PartitionList {
+					if i == maxParts {
+						break
+					}
+					att := ""
+					if p.Attempt > 0 {
+						att = fmt.Sprint(p.Attempt)
+					}
+					e := p.Error
+					if p.BuiltBy != "" {
+						e = "built by " + p.BuiltBy + " after this run started"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
+				}
+				tw.Flush()
+				if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
+					fmt.Fprintf(w, "(%d of %d partitions; --partitions N shows more, --json lists up to 1,000)\n", shown, r.Partitions)
+				}
+			}
+			if logLines > 0 && r.LogTail != "" {
+				lines := strings.Split(strings.TrimRight(r.LogTail, "\n"), "\n")
+				shown := r.Attempts
+				if attempt > 0 {
+					shown = int64(attempt)
+				}
+				fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
+				for _, l := range lines[max(0, len(lines)-logLines):] {
+					fmt.Fprintln(w, "  "+l)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&maxParts, "partitions", 50, "partitions to list (0: none)")
+	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the log to show, of the latest attempt or of --attempt N (0: none)")
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "show this attempt's log instead of the latest one")
+	return cmd
+}

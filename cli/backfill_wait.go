@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELED": true}
+
+// waitBackfill polls until the backfill is terminal: a live progress line
+// on a terminal, otherwise a plain line each time it changed (see
+// plainLines). FAILED and CANCELED end with exit code 1.
+func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
+	out := cmd.OutOrStdout()
+	tty := isTerminal(out)
+	prog := backfillProgress{c: c, id: id}
+	var plain plainLines
+	var b backfillJSON
+	for {
+		b = backfillJSON{}
+		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &b); err != nil {
+			return err
+		}
+		final := terminalStates[b.State]
+		if !asJSON {
+			now := time.Now()
+			if err := prog.poll(cmd.Context(), b, now); err != nil {
+				return err
+			}
+			line, key := prog.line(b, now)
+			if tty {
+				fmt.Fprintf(out, "\r\033[K%s", line)
+			} else if plain.due(key, now, final) {
+				fmt.Fprintln(out, line)
+			}
+		}
+		if final {
+			break
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	if tty && !asJSON {
+		fmt.Fprintln(out)
+	}
+	if asJSON {
+		if err := printBackfill(cmd, true, c, id, nil); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "backfill %s %s\n", b.ID, b.State)
+	}
+	if b.State != "SUCCEEDED" {
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %d partitions failed, %d upstream failed", b.ID, b.State, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+	}
+	return nil
+}
+
+// canceledNote is ", N canceled" when N > 0.
+func canceledNote(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d canceled", n)
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/spf13/cobra"
+)
+
+// pageFlags are a listing command's --limit N and --all: how many rows to
+// show, following the API's next_cursor across pages.
+type pageFlags struct {
+	limit int
+	all   bool
+	noun  string // "backfills", "chunks", "events"
+}
+
+// addPageFlags adds --limit (default def) and --all; order says how rows
+// come ("newest first", "in chunk order").
+func addPageFlags(cmd *cobra.Command, p *pageFlags, noun string, def int, order string) {
+	p.noun = noun
+	cmd.Flags().IntVar(&p.limit, "limit", def, fmt.Sprintf("most %s to show, %s", noun, order))
+	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("show every %s (follows every page)", singular(noun)))
+}
+
+func singular(noun string) string {
+	if len(noun) > 1 && noun[len(noun)-1] == 's' {
+		return noun[:len(noun)-1]
+	}
+	return noun
+}
+
+// check refuses --limit with --all, and a --limit below 1.
+func (p pageFlags) check(cmd *cobra.Command) error {
+	if p.all && cmd.Flags().Changed("limit") {
+		return usageErr("--limit and --all both say how many %s to show; use one", p.noun)
+	}
+	if p.limit < 1 {
+		return usageErr("--limit must be 1 or more, got %d (--all shows every %s)", p.limit, singular(p.noun))
+	}
+	return nil
+}
+
+// fetchPages reads the list endpoint path (with the query q) page by page,
+// pageMax rows at a time at most, until it holds p.limit rows or, with
+// p.all, every one. It returns the rows decoded (for tables) and as sent
+// (for --json), and the cursor where the rows it left out begin ("" when it
+// has them all).
+func fetchPages[T any](ctx context.Context, c *client, path string, q url.Values, field string, p pageFlags, pageMax int) (rows []T, raw []json.RawMessage, cursor string, err error) {
+	if q == nil {
+		q = url.Values{}
+	}
+	for p.all || len(rows) < p.limit {
+		n := pageMax
+		if !p.all {
+			n = min(p.limit-len(rows), pageMax)
+		}
+		q.Set("limit", fmt.Sprint(n))
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page []T
+		r, next, err := c.getPage(ctx, path+"?"+q.Encode(), field, &page)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		raw = append(raw, r...)
+		rows = append(rows, page...)
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	return rows, raw, cursor, nil
+}

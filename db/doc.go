@@ -1,0 +1,10 @@
+// Package db is Tessera's store and the only place that holds SQL: SQLite
+// through sqlx, embedded numbered migrations, one writer connection and a
+// pool of readers (WAL). Every command runs in one transaction that appends
+// its event and updates the projections; Rebuild replays the engine's
+// events into fresh projections.
+//
+// One file per entity or concern (backfills, runs, partitions, staleness,
+// users, sessions, tokens, sign-in attempts, ...). It knows nothing of HTTP
+// or wording: errors are values (ErrNotFound, *NotFoundError, ...).
+package db

@@ -1,0 +1,410 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+)
+
+// StaleInput is what the store needs to compute an asset's staleness: the
+// workspace (for upstream definitions), asset ids and partition spaces.
+type StaleInput struct {
+	WS      *catalog.Workspace
+	IDs     map[string]int64
+	SpaceOf func(a *catalog.Asset) catalog.Space
+}
+
+type baseEntry struct {
+	version int64
+	code    string
+	facts   *baseFacts
+}
+
+type factsEntry struct {
+	version int64
+	asset   *catalog.Asset
+	n       int64
+	upN     []int64
+	facts   *StaleFacts
+}
+
+// staleCache memoizes facts per asset. It follows the event log to know
+// which assets changed since an entry was computed: events about an asset
+// (subject "asset:KEY") and backfill attempts (payload asset ids) dirty
+// those assets only, events known not to touch partitions (accounts,
+// backfill bookkeeping) dirty nothing, and any other event dirties every
+// asset. An entry is valid while neither its asset nor its upstreams are
+// dirty after the entry's version.
+type staleCache struct {
+	mu       sync.Mutex
+	locks    map[string]*sync.Mutex
+	base     map[int64]baseEntry
+	facts    map[string]factsEntry
+	refresh  sync.Mutex
+	scanned  int64           // newest event id looked at
+	dirtyAll int64           // newest event id that may have changed any asset
+	dirty    map[int64]int64 // asset id -> newest event id that changed it
+	// Partition keys changed per asset (event id, key), so that a base entry
+	// can be patched instead of reloaded; full[id] is the newest event that
+	// changed the asset in a way that needs a full reload.
+	changes map[int64][]keyChange
+	full    map[int64]int64
+	reloads atomic.Int64 // full reloads of a base entry (tests)
+}
+
+type keyChange struct {
+	event int64
+	key   string
+}
+
+// maxPatchKeys bounds the partitions patched into a base entry of a small
+// asset; beyond patchLimit the entry is reloaded.
+const maxPatchKeys = 5000
+
+// patchLimit is how many changed partitions are patched into a base entry of
+// rows rows before a full reload is cheaper: a patch reads about the rows
+// it changed (one index seek per run of neighbours), a reload every row. It
+// grows with the asset, so that a backfill writing thousands of partitions
+// a second between two page views of a million-partition asset costs a
+// patch, not a reload of the million rows on every view.
+func patchLimit(rows int) int { return max(maxPatchKeys, rows/8) }
+
+var caches sync.Map // *Store -> *staleCache
+
+func (s *Store) staleCache() *staleCache {
+	if c, ok := caches.Load(s); ok {
+		return c.(*staleCache)
+	}
+	c, _ := caches.LoadOrStore(s, &staleCache{locks: map[string]*sync.Mutex{}, base: map[int64]baseEntry{},
+		facts: map[string]factsEntry{}, dirty: map[int64]int64{}, changes: map[int64][]keyChange{}, full: map[int64]int64{}})
+	return c.(*staleCache)
+}
+
+func (c *staleCache) lock(key string) func() {
+	c.mu.Lock()
+	l := c.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		c.locks[key] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// DataVersion is the newest event id: it changes with every command.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	err := s.R.GetContext(ctx, &v, `SELECT MAX(id) FROM events`)
+	return v.Int64, err
+}
+
+// maxEventScan bounds the events read to find what changed; beyond it
+// every asset is recomputed.
+const maxEventScan = 20000
+
+// eventIgnored lists event types that never change partition status rows.
+func eventIgnored(typ, subject string) bool {
+	switch typ {
+	case "materializations.batch", // its partitions.reported events name the assets
+		EvBackfillCreated, EvBackfillState, EvRunsPlanned, EvConflict:
+		return true
+	}
+	return strings.HasPrefix(subject, "user:") || strings.HasPrefix(typ, "session.") ||
+		strings.HasPrefix(typ, "token.") || strings.HasPrefix(typ, "user.")
+}
+
+// sync reads the events written since the last call and returns the current
+// data version.
+func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (int64, error) {
+	v, err := s.DataVersion(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.refresh.Lock()
+	defer c.refresh.Unlock()
+	if v <= c.scanned {
+		return v, nil
+	}
+	c.mu.Lock()
+	first := c.scanned == 0
+	c.mu.Unlock()
+	if first || v-c.scanned > maxEventScan {
+		c.mu.Lock()
+		c.dirtyAll, c.scanned = v, v
+		c.mu.Unlock()
+		return v, nil
+	}
+	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
+		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, c.scanned, v)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	all := int64(0)
+	dirty := map[int64]int64{}
+	full := map[int64]int64{}
+	var changed []struct {
+		asset int64
+		keyChange
+	}
+	addKey := func(asset, id int64, key string) {
+		changed = append(changed, struct {
+			asset int64
+			keyChange
+		}{asset, keyChange{id, key}})
+	}
+	for rows.Next() {
+		var id int64
+		var typ, subject, payload string
+		if err := rows.Scan(&id, &typ, &subject, &payload); err != nil {
+			return 0, err
+		}
+		switch {
+		case eventIgnored(typ, subject):
+		case typ == "asset.watermark":
+		case strings.HasPrefix(subject, "asset:"):
+			aid, ok := ids[strings.TrimPrefix(subject, "asset:")]
+			if !ok {
+				continue
+			}
+			dirty[aid] = id
+			var p struct {
+				Partition string `json:"partition"`
+				Items     []struct {
+					Partition string `json:"partition"`
+				} `json:"items"`
+			}
+			switch {
+			case payload == "" || json.Unmarshal([]byte(payload), &p) != nil:
+				full[aid] = id
+			case p.Partition != "":
+				addKey(aid, id, p.Partition)
+			default:
+				for _, it := range p.Items {
+					addKey(aid, id, it.Partition)
+				}
+			}
+		case payload != "":
+			type ref struct {
+				Key string `json:"k"`
+			}
+			var p struct {
+				Attempts []struct {
+					AssetID        int64 `json:"asset_id"`
+					Parts          []ref `json:"parts"`
+					Failures       []ref `json:"failures"`
+					UpstreamFailed []ref `json:"upstream_failed"`
+				} `json:"attempts"`
+			}
+			if json.Unmarshal([]byte(payload), &p) != nil {
+				all = id
+				continue
+			}
+			for _, a := range p.Attempts {
+				dirty[a.AssetID] = id
+				for _, refs := range [][]ref{a.Parts, a.Failures, a.UpstreamFailed} {
+					for _, r := range refs {
+						addKey(a.AssetID, id, r.Key)
+					}
+				}
+			}
+		default:
+			all = id
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if all > c.dirtyAll {
+		c.dirtyAll = all
+	}
+	for k, id := range dirty {
+		c.dirty[k] = id
+	}
+	for k, id := range full {
+		c.full[k] = id
+	}
+	for _, ch := range changed {
+		// A partition usually changes twice per attempt (started,
+		// finished): the log holds up to twice the keys a patch takes.
+		switch e, cached := c.base[ch.asset]; {
+		case !cached:
+			// Not loaded: any entry made meanwhile, at an older version,
+			// must be reloaded in full rather than patched.
+			c.full[ch.asset] = ch.event
+		case len(c.changes[ch.asset]) < 2*patchLimit(len(e.facts.Idx)):
+			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
+		default:
+			c.full[ch.asset] = ch.event
+			c.changes[ch.asset] = nil
+		}
+	}
+	c.scanned = v
+	return v, nil
+}
+
+// cleanSince reports whether asset id is unchanged after version.
+func (c *staleCache) cleanSince(id, version int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dirtyAll <= version && c.dirty[id] <= version
+}
+
+// StaleFacts returns (memoized) the staleness facts of asset a.
+func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset) (*StaleFacts, error) {
+	v, err := s.SyncStaleness(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.staleFactsAt(ctx, in, a, v)
+}
+
+// SyncStaleness catches the memoized facts up with the event log and
+// returns the data version to pass to StaleFactsAt (one sync per request
+// that reads many assets).
+func (s *Store) SyncStaleness(ctx context.Context, in StaleInput) (int64, error) {
+	return s.staleCache().sync(ctx, s, in.IDs)
+}
+
+// StaleFactsAt is StaleFacts at a version returned by SyncStaleness.
+func (s *Store) StaleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asset, version int64) (*StaleFacts, error) {
+	return s.staleFactsAt(ctx, in, a, version)
+}
+
+func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asset, version int64) (*StaleFacts, error) {
+	c := s.staleCache()
+	sp := in.SpaceOf(a)
+	n := sp.Len()
+	ups := make([]*catalog.Asset, len(a.Deps))
+	upSp := make([]catalog.Space, len(a.Deps))
+	upN := make([]int64, len(a.Deps))
+	for i, d := range a.Deps {
+		ups[i] = in.WS.Asset(d.Asset)
+		if ups[i] == nil {
+			return nil, fmt.Errorf("asset %s depends on undeclared asset %s", a.Key, d.Asset)
+		}
+		upSp[i] = in.SpaceOf(ups[i])
+		upN[i] = upSp[i].Len()
+	}
+	id := in.IDs[a.Key]
+	unlock := c.lock("facts:" + a.Key)
+	defer unlock()
+	c.mu.Lock()
+	e, ok := c.facts[a.Key]
+	c.mu.Unlock()
+	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) && c.cleanSince(id, e.version) {
+		clean := true
+		for _, d := range a.Deps {
+			clean = clean && c.cleanSince(in.IDs[d.Asset], e.version)
+		}
+		if clean {
+			return e.facts, nil
+		}
+	}
+	base, err := s.baseFactsAt(ctx, id, a.CodeVersion, sp, version)
+	if err != nil {
+		return nil, err
+	}
+	f := &StaleFacts{Asset: a, ID: id, N: n, base: base, upSpaces: upSp}
+	rows := len(base.Idx)
+	f.UpAt = make([]int64, rows)
+	f.upDep = make([]int16, rows)
+	f.upIdx = make([]int64, rows)
+	for j := range f.upDep {
+		f.upDep[j] = -1
+	}
+	for d, dep := range a.Deps {
+		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], ups[d].CodeVersion, upSp[d], version)
+		if err != nil {
+			return nil, err
+		}
+		f.applyUpstream(int16(d), catalog.NewIndexMapper(dep, a.Scheme, sp, ups[d].Scheme, upSp[d]), ub, upN[d])
+	}
+	f.StaleFrom = make([]int64, rows)
+	ends, hasWin := catalog.WindowEnds(a.Scheme, sp)
+	for j := range rows {
+		if base.Flags[j]&factMaterialized == 0 || a.Freshness == nil {
+			f.StaleFrom[j] = catalog.NeverStale
+			continue
+		}
+		var end time.Time
+		if hasWin {
+			end = ends(base.Idx[j])
+		}
+		f.StaleFrom[j] = a.Freshness.StaleFrom(end, hasWin, base.MatAt[j])
+	}
+	c.mu.Lock()
+	c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, facts: f}
+	c.mu.Unlock()
+	return f, nil
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// applyUpstream folds one dependency's upstream materializations into UpAt:
+// each materialized upstream row is mapped to the downstream ranges that read
+// it (O(1) arithmetic for time windows) and the newest time kept per row.
+func (f *StaleFacts) applyUpstream(dep int16, m catalog.IndexMapper, ub *baseFacts, upN int64) {
+	idx := f.base.Idx
+	set := func(j int, at, u int64) {
+		if at > f.UpAt[j] {
+			f.UpAt[j], f.upDep[j], f.upIdx[j] = at, dep, u
+		}
+	}
+	if m.All {
+		best, bu := int64(0), int64(-1)
+		for k, u := range ub.Idx {
+			if u < upN && ub.Flags[k]&factMaterialized != 0 && ub.MatAt[k] > best {
+				best, bu = ub.MatAt[k], u
+			}
+		}
+		if bu >= 0 {
+			for j := range idx {
+				set(j, best, bu)
+			}
+		}
+		return
+	}
+	var last []catalog.IndexRange
+	lastU := int64(-2)
+	for k, u := range ub.Idx {
+		if u >= upN || ub.Flags[k]&factMaterialized == 0 {
+			continue
+		}
+		at := ub.MatAt[k]
+		var rs []catalog.IndexRange
+		if u == lastU {
+			rs = last
+		} else {
+			rs = m.Map(u)
+			last, lastU = rs, u
+		}
+		for _, r := range rs {
+			j := sort.Search(len(idx), func(i int) bool { return idx[i] >= r.Lo })
+			for ; j < len(idx) && idx[j] <= r.Hi; j++ {
+				set(j, at, u)
+			}
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/tessera-dev/tessera/catalog"
+)
+
+func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp catalog.Space, version int64) (*baseFacts, error) {
+	c := s.staleCache()
+	unlock := c.lock(fmt.Sprint("base:", assetID))
+	defer unlock()
+	c.mu.Lock()
+	e, ok := c.base[assetID]
+	var keys []string
+	patchable := ok && e.code == code && c.dirtyAll <= e.version && c.full[assetID] <= e.version
+	if patchable {
+		seen := map[string]bool{}
+		for _, ch := range c.changes[assetID] {
+			if ch.event > e.version && !seen[ch.key] {
+				seen[ch.key] = true
+				keys = append(keys, ch.key)
+			}
+		}
+		patchable = len(keys) <= patchLimit(len(e.facts.Idx))
+	}
+	c.mu.Unlock()
+	if patchable && c.cleanSince(assetID, e.version) {
+		return e.facts, nil
+	}
+	var b *baseFacts
+	var err error
+	if patchable {
+		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
+	} else {
+		c.reloads.Add(1)
+		b, err = s.loadBaseFacts(ctx, assetID, code)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.base[assetID] = baseEntry{version: version, code: code, facts: b}
+	// Changes up to version are in this entry now.
+	kept := c.changes[assetID][:0:0]
+	for _, ch := range c.changes[assetID] {
+		if ch.event > version {
+			kept = append(kept, ch)
+		}
+	}
+	c.changes[assetID] = kept
+	c.mu.Unlock()
+	return b, nil
+}
+
+// patchBaseFacts returns a copy of old with the rows of keys re-read from
+// the store (updated, inserted or removed). The changed indexes are read as
+// ranges (neighbours merged, a few unchanged rows in between read again)
+// through the covering staleness index, in one query per few thousand
+// ranges: a backfill changes runs of consecutive partitions, so a patch
+// costs about the rows it changed, not a lookup per key.
+func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int64, code string, sp catalog.Space, keys []string) (*baseFacts, error) {
+	idxs := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if i, err := sp.Index(k); err == nil {
+			idxs = append(idxs, i)
+		}
+	}
+	slices.Sort(idxs)
+	ranges := idxRanges(slices.Compact(idxs), patchGap)
+	fresh := &baseFacts{}
+	intern := map[string]string{code: code}
+	for start := 0; start < len(ranges); start += patchRangesPerQuery {
+		part := ranges[start:min(start+patchRangesPerQuery, len(ranges))]
+		js, err := json.Marshal(part)
+		if err != nil {
+			return nil, err
+		}
+		// CROSS JOIN keeps the ranges the outer loop: one index seek each.
+		rows, err := s.R.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
+				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
+				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
+			FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
+			WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, string(js), assetID)
+		if err != nil {
+			return nil, err
+		}
+		var packed, at int64
+		var cv sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&packed, &at, &cv); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			c, ok := intern[string(cv)]
+			if !ok {
+				c = string(cv)
+				intern[c] = c
+			}
+			fresh.push(packed, at, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if !slices.IsSorted(fresh.Idx) {
+		sort.Sort(byIdx{fresh})
+	}
+	// Merge: the old rows outside every range, and the rows read.
+	n := len(old.Idx) + len(fresh.Idx)
+	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
+		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+	take := func(f *baseFacts, k int) {
+		b.Idx = append(b.Idx, f.Idx[k])
+		b.Status = append(b.Status, f.Status[k])
+		b.Flags = append(b.Flags, f.Flags[k])
+		b.MatAt = append(b.MatAt, f.MatAt[k])
+		b.Code = append(b.Code, f.Code[k])
+	}
+	r, j := 0, 0
+	for k, i := range old.Idx {
+		for j < len(fresh.Idx) && fresh.Idx[j] < i {
+			take(fresh, j)
+			j++
+		}
+		for r < len(ranges) && ranges[r][1] < i {
+			r++
+		}
+		if r < len(ranges) && ranges[r][0] <= i {
+			continue // re-read: kept if still there, from fresh
+		}
+		take(old, k)
+	}
+	for ; j < len(fresh.Idx); j++ {
+		take(fresh, j)
+	}
+	return b, nil
+}
+
+// patchGap is how many unchanged rows between two changed ones are read
+// again rather than seek twice; patchRangesPerQuery bounds a query's ranges.
+const (
+	patchGap            = 16
+	patchRangesPerQuery = 4096
+)
+
+// idxRanges merges sorted, distinct indexes into [lo, hi] ranges, joining
+// neighbours at most gap apart.
+func idxRanges(idxs []int64, gap int64) [][2]int64 {
+	var out [][2]int64
+	for _, i := range idxs {
+		if n := len(out); n > 0 && i-out[n-1][1] <= gap+1 {
+			out[n-1][1] = i
+			continue
+		}
+		out = append(out, [2]int64{i, i})
+	}
+	return out
+}
+
+// byIdx sorts baseFacts rows by index.
+type byIdx struct{ f *baseFacts }
+
+func (s byIdx) Len() int { return len(s.f.Idx) }
+
+func (s byIdx) Less(a, b int) bool { return s.f.Idx[a] < s.f.Idx[b] }
+
+func (s byIdx) Swap(a, b int) {
+	f := s.f
+	f.Idx[a], f.Idx[b] = f.Idx[b], f.Idx[a]
+	f.Status[a], f.Status[b] = f.Status[b], f.Status[a]
+	f.Flags[a], f.Flags[b] = f.Flags[b], f.Flags[a]
+	f.MatAt[a], f.MatAt[b] = f.MatAt[b], f.MatAt[a]
+	f.Code[a], f.Code[b] = f.Code[b], f.Code[a]
+}
+
+// loadBaseFacts reads an asset's facts; large assets are read in a few
+// index ranges of about equal row counts (from the rollup), concurrently.
+func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
+	var blocks []struct {
+		Block int64 `db:"block"`
+		N     int64 `db:"n"`
+	}
+	if err := s.R.SelectContext(ctx, &blocks, `SELECT block, SUM(n) AS n FROM partition_rollup WHERE asset_id=? GROUP BY block ORDER BY block`, assetID); err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, b := range blocks {
+		total += b.N
+	}
+	parts := int64(min(runtime.NumCPU(), 4))
+	if total < 200_000 || parts < 2 {
+		return s.loadRange(ctx, assetID, code, 0, math.MaxInt64, total)
+	}
+	type span struct{ lo, hi, n int64 }
+	var spans []span
+	cur := span{lo: 0}
+	for i, b := range blocks {
+		cur.n += b.N
+		if cur.n >= total/parts && int64(len(spans)) < parts-1 && i < len(blocks)-1 {
+			cur.hi = (b.Block+1)<<RollupShift - 1
+			spans = append(spans, cur)
+			cur = span{lo: cur.hi + 1}
+		}
+	}
+	cur.hi = math.MaxInt64
+	spans = append(spans, cur)
+	out := make([]*baseFacts, len(spans))
+	errs := make([]error, len(spans))
+	var wg sync.WaitGroup
+	for i, sp := range spans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = s.loadRange(ctx, assetID, code, sp.lo, sp.hi, sp.n)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b := &baseFacts{Idx: make([]int64, 0, total), Status: make([]uint8, 0, total), Flags: make([]uint8, 0, total),
+		MatAt: make([]int64, 0, total), Code: make([]string, 0, total)}
+	for _, p := range out {
+		b.Idx = append(b.Idx, p.Idx...)
+		b.Status = append(b.Status, p.Status...)
+		b.Flags = append(b.Flags, p.Flags...)
+		b.MatAt = append(b.MatAt, p.MatAt...)
+		b.Code = append(b.Code, p.Code...)
+	}
+	return b, nil
+}
+
+// push appends one row read as idx*32 + materialized + tainted*2 +
+// failed*4 + in_progress*8 (the packed column of loadRange and
+// patchBaseFacts), its materialization time and code version.
+func (b *baseFacts) push(packed, at int64, code string) {
+	var fl, sc uint8
+	if packed&1 != 0 {
+		fl |= factMaterialized
+	}
+	if packed&2 != 0 {
+		fl |= factTainted
+	}
+	switch {
+	case packed&4 != 0:
+		sc = stFailed
+	case packed&8 != 0:
+		sc = stInProgress
+	}
+	b.Idx = append(b.Idx, packed>>5)
+	b.Status = append(b.Status, sc)
+	b.Flags = append(b.Flags, fl)
+	b.MatAt = append(b.MatAt, at)
+	b.Code = append(b.Code, code)
+}
+
+// loadRange reads the facts of the rows with index in [lo, hi].
+func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, hi, n int64) (*baseFacts, error) {
+	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
+		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+	// Three columns per row (each column costs cgo calls): the index and
+	// flags packed in one integer, the materialization time, and the code
+	// version only where it differs from the asset's current one.
+	rows, err := s.R.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
+			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
+			COALESCE(last_mat_at, 0),
+			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE COALESCE(last_mat_code_version, '') END
+		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, code, assetID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	intern := map[string]string{}
+	var packed, at int64
+	var cv sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&packed, &at, &cv); err != nil {
+			return nil, err
+		}
+		c := code
+		if cv != nil {
+			var ok bool
+			if c, ok = intern[string(cv)]; !ok {
+				c = string(cv)
+				intern[c] = c
+			}
+		}
+		b.push(packed, at, c)
+	}
+	return b, rows.Err()
+}
