@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // fillStore makes the server's database full for its writer: packed pages
@@ -180,5 +184,69 @@ assets:
 	_ = json.NewDecoder(resp.Body).Decode(&created)
 	if created.ID != "" {
 		t.Cleanup(func() { _, _ = eng.Transition(ctx, created.ID, jobs.ActCancel, 0, true, "tester") })
+	}
+}
+
+// TestEngineWaitsOutAStoreThatCannotWrite: an attempt that ends while the
+// database is full cannot be recorded; the engine says so once in the log
+// (a warning, not an error a tick), retries each second, and records it
+// when space returns: the backfill finishes by itself.
+func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  w.big:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      shell: true
+      command:
+        - |
+          sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"
+`})
+	ctx := context.Background()
+	logs := &lockedBuffer{}
+	h := env.Handler
+	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
+	eng, err := jobs.NewEngine(ctx, env.Store, wsf, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Engine = eng
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(runCtx, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
+	waitUntil(t, "the chunk to run", func() bool {
+		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
+		return len(runs) == 1 && runs[0].State == db.RunRunning
+	})
+	free := fillStore(t, env.Store)
+	waitUntil(t, "the engine to retry recording the attempt a few times", func() bool {
+		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
+	})
+	if b, _ := env.Store.Backfill(ctx, a.ID); b.State != db.BackfillRunning || b.PartitionsMaterialized != 0 {
+		t.Fatalf("while full the backfill is %s with %d materialized, want RUNNING with none recorded", b.State, b.PartitionsMaterialized)
+	}
+	l := logs.String()
+	if n := strings.Count(l, "the store cannot write"); n != 1 || !strings.Contains(l, "cause=disk_full") {
+		t.Errorf("the log says the store cannot write %d times (want once, with the cause):\n%s", n, l)
+	}
+	if strings.Contains(l, "controller step") {
+		t.Errorf("the log has controller step errors while the store is full:\n%s", l)
+	}
+
+	free()
+	waitUntil(t, "the backfill to finish after space returned", func() bool {
+		b, err := env.Store.Backfill(ctx, a.ID)
+		return err == nil && db.BackfillTerminal(b.State)
+	})
+	if b, _ := env.Store.Backfill(ctx, a.ID); b.PartitionsMaterialized != 1 {
+		t.Errorf("after space returned: %s with %d materialized, want the attempt's partition recorded", b.State, b.PartitionsMaterialized)
+	}
+	if !strings.Contains(logs.String(), "the store writes again") {
+		t.Errorf("the log does not say the store writes again:\n%s", logs.String())
 	}
 }
