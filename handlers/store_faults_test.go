@@ -250,3 +250,34 @@ assets:
 		t.Errorf("the log does not say the store writes again:\n%s", logs.String())
 	}
 }
+
+// TestOpenAPIDocumentsStoreUnwritable: every mutating operation documents
+// the 503 of a database that cannot be written, with its Retry-After.
+func TestOpenAPIDocumentsStoreUnwritable(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	getJSON(t, env.Anon(), env.URL+"/api/v1/openapi.json", &doc)
+	n := 0
+	for p, ops := range doc.Paths {
+		for m, op := range ops {
+			r, ok := op.Responses["503"]
+			if m == "get" {
+				continue
+			}
+			n++
+			if !ok || r.Headers["Retry-After"] == nil {
+				t.Errorf("%s %s does not document the 503 with Retry-After", m, p)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no mutating operation in the document")
+	}
+}
