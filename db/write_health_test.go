@@ -144,4 +144,21 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 	if err := bigWrite(ctx, s, "unlocked"); err != nil {
 		t.Fatalf("write after the lock was released: %v", err)
 	}
+
+	// Read-only (query_only makes SQLite answer SQLITE_READONLY, as for a
+	// read-only file, which root would still write).
+	if _, err := s.W.Exec(`PRAGMA query_only = 1`); err != nil {
+		t.Fatal(err)
+	}
+	err = bigWrite(ctx, s, "readonly")
+	if !errors.As(err, &we) || we.Cause != db.CauseReadOnly {
+		t.Fatalf("a write to a read-only database failed with %v (%T), want a *db.WriteError with cause read_only", err, err)
+	}
+	if _, err := s.W.Exec(`PRAGMA query_only = 0`); err != nil {
+		t.Fatal(err)
+	}
+	waitWritable(t, s)
+	if got := s.WriteFailures(); got[db.CauseReadOnly] != 1 || got[db.CauseDiskFull] != 2 || got[db.CauseLocked] != 1 {
+		t.Fatalf("WriteFailures = %v, want read_only 1, disk_full 2, locked 1", got)
+	}
 }
