@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -26,13 +28,27 @@ type Store struct {
 	W    *sqlx.DB
 	R    *sqlx.DB
 	Path string
+
+	health    writeHealth // see WriteHealth
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
-func dsn(path string, readOnly bool) string {
+// Options tune OpenWith.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write
+	// lock before it fails as CauseLocked (default DefaultBusyTimeout).
+	BusyTimeout time.Duration
+}
+
+// DefaultBusyTimeout is how long a write waits for another process's lock.
+const DefaultBusyTimeout = 10 * time.Second
+
+func dsn(path string, readOnly bool, busy time.Duration) string {
 	q := url.Values{}
 	q.Set("_foreign_keys", "on")
 	q.Set("_journal_mode", "WAL")
-	q.Set("_busy_timeout", "10000")
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
 	if readOnly {
@@ -48,13 +64,20 @@ func dsn(path string, readOnly bool) string {
 
 // Open opens (creating if needed) the database file at path and applies every
 // pending migration.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(path string, opt Options) (*Store, error) {
+	busy := opt.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	w, err := sqlx.Open("sqlite3", dsn(path, false))
+	w, err := sqlx.Open("sqlite3", dsn(path, false, busy))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +92,7 @@ func Open(path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sqlx.Open("sqlite3", dsn(path, true))
+	r, err := sqlx.Open("sqlite3", dsn(path, true, busy))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -77,7 +100,7 @@ func Open(path string) (*Store, error) {
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{W: w, R: r, Path: path}, nil
+	return &Store{W: w, R: r, Path: path, closed: make(chan struct{})}, nil
 }
 
 func migrate(d *sql.DB) error {
@@ -100,6 +123,7 @@ func (s *Store) MigrationVersion() (int64, error) {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
 	return errors.Join(s.R.Close(), s.W.Close())
 }
 
@@ -109,17 +133,23 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.R.GetContext(ctx, &one, "SELECT 1")
 }
 
-// Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
+// Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it. A
+// write the database refuses (disk full, locked, read-only, I/O error) is
+// returned as a *WriteError and recorded in WriteHealth; the transaction is
+// rolled back, so nothing of the command is written.
 func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	tx, err := s.W.BeginTxx(ctx, nil)
 	if err != nil {
-		return err
+		return s.writeFailed(err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.writeFailed(err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return s.writeFailed(err)
+	}
+	return nil
 }
 
 // Millis converts a time to the stored representation (Unix milliseconds).
@@ -139,7 +169,7 @@ const WriterAutoCheckpoint = 16384
 // or readers). It raises the writer's auto-checkpoint threshold meanwhile;
 // stop restores it and waits for the goroutine.
 func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err error) {
-	c, err := sql.Open("sqlite3", dsn(s.Path, false))
+	c, err := sql.Open("sqlite3", dsn(s.Path, false, DefaultBusyTimeout))
 	if err != nil {
 		return nil, err
 	}

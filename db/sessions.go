@@ -45,9 +45,14 @@ func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
 
 // TouchSession records activity (no event: it is not a state change anyone
 // audits).
+// While writes fail it is skipped: reading pages must not wait for the
+// writer (a locked database would hold every page for the busy timeout).
 func (s *Store) TouchSession(ctx context.Context, id string, now time.Time) error {
+	if s.WriteHealth().Failing {
+		return nil
+	}
 	_, err := s.W.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
-	return err
+	return s.writeFailed(err)
 }
 
 // DeleteSession ends a session; signedOut records a sign-out event (expiry

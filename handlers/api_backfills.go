@@ -273,7 +273,11 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 		return engineErr(err)
 	}
 	out := ToBackfillJSON(b)
-	if h.Engine != nil {
+	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
+		// Nothing it does can be recorded: that is what it waits for,
+		// whatever runs.
+		out.Waiting = w
+	} else if h.Engine != nil {
 		if out.Waiting, err = h.Engine.NextChunkWait(c.Request().Context(), b); err != nil {
 			return err
 		}

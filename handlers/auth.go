@@ -223,7 +223,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		}
 		role := tokenRole(t)
 		if t.LastUsedAt == nil || now.Sub(db.FromMillis(*t.LastUsedAt)) > time.Minute {
-			if err := a.Store.TouchToken(ctx, t.ID, now); err != nil {
+			if err := a.Store.TouchToken(ctx, t.ID, now); err != nil && !isWriteFault(err) {
 				return nil, err
 			}
 		}
@@ -251,7 +251,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		return nil, a.Store.DeleteSession(ctx, id, false, now)
 	}
 	if now.Sub(last) > min(a.Cfg.IdleTimeout/20, time.Minute) {
-		if err := a.Store.TouchSession(ctx, id, now); err != nil {
+		if err := a.Store.TouchSession(ctx, id, now); err != nil && !isWriteFault(err) {
 			return nil, err
 		}
 	}

@@ -439,6 +439,12 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 			d.Countdown = true
 		}
 	}
+	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
+		// Nothing it does can be recorded until the store writes again
+		// (the page refreshes itself to see that).
+		d.ETA = "unknown yet: " + w.Reason
+		d.Countdown = true
+	}
 	width := max((span+chartBars-1)/chartBars, 1000)
 	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
 	if err != nil || len(pts) == 0 {

@@ -19,6 +19,8 @@ type UserError struct {
 	// Page, when set, is what a page shows instead of Message (which then
 	// points API clients at an endpoint).
 	Page string `json:"-"`
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter int `json:"-"`
 }
 
 func (e *UserError) Error() string { return e.Message }

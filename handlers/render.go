@@ -27,6 +27,7 @@ func page(c echo.Context, title, nav string) views.Page {
 	}
 	// Signed in, or anonymous-viewer mode: the pages behind the nav are readable.
 	p.Browse = p.User != "" || CurrentPrincipal(c) != nil
+	p.Banner, _ = c.Get(ctxStoreBanner).(string)
 	return p
 }
 

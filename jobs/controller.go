@@ -82,6 +82,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	defer tick.Stop()
 	var lastRecover time.Time
 	var comps []completion
+	storeFault := false // the last step failed for a store that cannot write
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,13 +105,36 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			if ctx.Err() != nil {
 				continue
 			}
+			var we *db.WriteError
+			if errors.As(err, &we) {
+				// The store cannot write (full disk, lock, …): say so once
+				// a spell and retry each second, not each tick; the
+				// completions are kept for the step that can write.
+				if !storeFault {
+					e.Log.Warn("the store cannot write; the engine retries until it can", "cause", we.Cause, "since", we.Since, "err", err)
+				}
+				storeFault = true
+				select {
+				case <-ctx.Done():
+				case <-time.After(storeFaultRetry):
+				}
+				continue
+			}
 			e.Log.Error("controller step", "err", err)
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
+		if storeFault {
+			e.Log.Info("the store writes again; the engine goes on")
+			storeFault = false
+		}
 		comps = comps[:0]
 	}
 }
+
+// storeFaultRetry is how often the controller retries a step the store
+// refused to write.
+const storeFaultRetry = time.Second
 
 func (e *Engine) drain(comps []completion) []completion {
 	for {

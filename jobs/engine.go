@@ -73,6 +73,8 @@ type Engine struct {
 	spacesAt time.Time
 	spacesWS *catalog.Workspace       // the workspace spaces were computed from
 	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
+
+	recovery recoveryHealth // see CrashRecoveryHealth
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates

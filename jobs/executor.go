@@ -37,6 +37,16 @@ type Work struct {
 	// ReportPath is where a command may write one JSON line per partition.
 	ReportPath string         `json:"-"`
 	Def        *catalog.Asset `json:"-"`
+	// recovery, when set, is told whether the files crash recovery reads
+	// (see CommandExecutor) could be written: err nil when they were.
+	recovery func(w Work, what string, err error)
+}
+
+// noteRecovery passes on whether the crash-recovery files were written.
+func (w Work) noteRecovery(what string, err error) {
+	if w.recovery != nil {
+		w.recovery(w, what, err)
+	}
 }
 
 // PartResult is the outcome of one partition.
@@ -126,7 +136,7 @@ func (e *Engine) execute(a *active) {
 	defer cancel()
 	w := Work{RunID: a.run.ID, RunKey: a.run.RunKey, BackfillID: a.run.BackfillID, Attempt: a.attempt, Asset: a.run.Asset,
 		RangeStart: a.rangeStart, RangeEnd: a.rangeEnd, IdempotencyKey: fmt.Sprintf("%s:%d", a.run.ID, a.attempt),
-		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset}
+		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset, recovery: e.noteRecovery}
 	if a.asset != nil {
 		w.CodeVersion = a.asset.CodeVersion
 	}

@@ -56,9 +56,12 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	// The output is also kept in a file beside the report while the command
 	// runs, so that after a crash the interrupted attempt still has its log
 	// (recovery reads it: crashLog).
-	if f, err := os.Create(outputPath(w.ReportPath)); err == nil {
+	outFile := outputPath(w.ReportPath)
+	defer os.Remove(outFile) // also what a failed create may have left
+	f, outErr := os.Create(outFile)
+	if outErr == nil {
 		out.file = f
-		defer func() { f.Close(); os.Remove(f.Name()) }()
+		defer f.Close() // (runs before the remove)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Wait returns at most this long after the main process exited, even if
@@ -72,10 +75,17 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	}
 	pgid := cmd.Process.Pid
 	procFile := procPath(w.ReportPath)
-	if err := writeProcFile(procFile, pgid); err != nil {
-		fmt.Fprintf(out, "tessera: cannot record the process group for crash recovery: %v\n", err)
-	}
 	defer os.Remove(procFile)
+	switch err := writeProcFile(procFile, pgid); {
+	case err != nil:
+		fmt.Fprintf(out, "tessera: cannot record the process group for crash recovery: %v\n", err)
+		w.noteRecovery("record the attempt's process group", err)
+	case outErr != nil:
+		fmt.Fprintf(out, "tessera: cannot keep the output for crash recovery: %v\n", outErr)
+		w.noteRecovery("keep the attempt's output", outErr)
+	default:
+		w.noteRecovery("", nil)
+	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	known := make(map[string]bool, len(w.Partitions))
@@ -214,10 +224,14 @@ func writeProcFile(path string, pgid int) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%d %d %d\n", pgid, st.session, st.startTime), 0o644); err != nil {
-		return err
+	err = os.WriteFile(tmp, fmt.Appendf(nil, "%d %d %d\n", pgid, st.session, st.startTime), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return os.Rename(tmp, path)
+	if err != nil {
+		_ = os.Remove(tmp) // a short write (full disk) or a failed rename leaves it
+	}
+	return err
 }
 
 // killOrphans kills what is left of the process group an attempt's command
@@ -231,6 +245,7 @@ func writeProcFile(path string, pgid int) error {
 // processes it killed.
 func killOrphans(reportPath string) (int, error) {
 	path := procPath(reportPath)
+	_ = os.Remove(path + ".tmp") // a write the crash cut short
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil

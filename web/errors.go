@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -28,6 +29,12 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		ue := toUserError(err)
+		if ue != nil && ue.Code == "store_unwritable" {
+			log.Warn("request refused: the database cannot be written", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		}
+		if ue != nil && ue.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(ue.RetryAfter))
+		}
 		if ue == nil {
 			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 			ue = &handlers.UserError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; the server log has the details"}
@@ -63,6 +70,9 @@ const StatusClientClosedRequest = 499
 func toUserError(err error) *handlers.UserError {
 	var ue *handlers.UserError
 	if errors.As(err, &ue) {
+		return ue
+	}
+	if ue := handlers.StoreUnwritable(err); ue != nil {
 		return ue
 	}
 	if errors.Is(err, db.ErrNotFound) {

@@ -20,7 +20,8 @@ type Metrics struct {
 	attempts *prometheus.HistogramVec
 }
 
-// NewMetrics registers HTTP, backfill, database pool, Go and process metrics.
+// NewMetrics registers HTTP, backfill, database pool and write-fault, Go and
+// process metrics.
 func NewMetrics(store *db.Store) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
@@ -40,7 +41,7 @@ func NewMetrics(store *db.Store) *Metrics {
 	reg.MustRegister(m.requests, m.duration, m.attempts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"),
-		newBackfillCollector(store))
+		newBackfillCollector(store), newStoreCollector(store))
 	return m
 }
 

@@ -461,6 +461,12 @@ func OpenAPI(routes []Route) map[string]any {
 				"default": errResp,
 			},
 		}
+		if method != http.MethodGet {
+			o["responses"].(map[string]any)["503"] = map[string]any{
+				"description": "the database cannot be written (code store_unwritable: disk full, locked, read-only, I/O error); nothing was changed, retry after Retry-After seconds",
+				"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "seconds"}},
+				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+		}
 		if role == handlers.RolePublic {
 			o["security"] = []any{}
 		}

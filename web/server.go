@@ -54,6 +54,7 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	doc = openAPIHandler(routes)
 	e.Use(staticMethodGuard(routes))
 	e.Use(identify(h.Auth))
+	e.Use(h.StoreHealth)
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
 		e.Add(r.Method, r.Path, r.Handler, requireRole(r.Role))

@@ -1,0 +1,283 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// fillStore makes the server's database full for its writer: packed pages
+// (VACUUM) and max_page_count at the current size (a per-connection pragma;
+// the store's writer has one connection), so that any write that needs a
+// new page fails with SQLITE_FULL, as on a full disk. free raises the limit.
+func fillStore(t *testing.T, s *db.Store) (free func()) {
+	t.Helper()
+	if _, err := s.W.Exec(`VACUUM`); err != nil {
+		t.Fatal(err)
+	}
+	var pages int64
+	if err := s.W.Get(&pages, `PRAGMA page_count`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.W.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := s.W.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func getJSON(t *testing.T, c *http.Client, url string, v any) (int, http.Header) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: decode: %v", url, err)
+	}
+	return resp.StatusCode, resp.Header
+}
+
+var writeFailuresMetric = regexp.MustCompile(`(?m)^tessera_db_write_failures_total\{cause="disk_full"\} (\d+)$`)
+
+// TestStoreThatCannotWriteSaysSo: on a full database a mutating API call
+// answers 503 with Retry-After and a message naming the cause and writes
+// nothing; /readyz answers 503 with the reason; every page shows a banner;
+// the metric counts the failure; a running backfill's waiting says the
+// store cannot write. When space returns, all of it goes by itself.
+func TestStoreThatCannotWriteSaysSo(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnvWith(t, `
+assets:
+  w.slow:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      command: ['sleep 30']
+      shell: true
+`, true)
+	ctx := context.Background()
+	viewer := env.Client(t, handlers.RoleViewer)
+	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
+	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
+	waitUntil(t, "the backfill's first chunk to run", func() bool {
+		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
+		return len(runs) == 1 && runs[0].State == db.RunRunning
+	})
+	before, err := env.Store.Backfills(ctx, nil, "", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := fillStore(t, env.Store)
+
+	// A mutating call: 503, Retry-After, the cause named, nothing written.
+	body := `{"assets":["w.slow"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-03"},"chunk_size":1,"title":"while full"}`
+	resp := env.Post(t, "/api/v1/backfills", body)
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("POST /api/v1/backfills on a full database: %d %s, want 503", resp.StatusCode, raw)
+	}
+	if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra <= 0 {
+		t.Errorf("Retry-After = %q, want a number of seconds", resp.Header.Get("Retry-After"))
+	}
+	var eb struct {
+		Error handlers.UserError `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &eb); err != nil {
+		t.Fatal(err)
+	}
+	if eb.Error.Code != "store_unwritable" || !strings.Contains(eb.Error.Message, "the database cannot be written: disk full") {
+		t.Errorf("error = %+v, want code store_unwritable and a message naming the cause", eb.Error)
+	}
+	if strings.Contains(strings.ToLower(eb.Error.Message), "sqlite") || strings.Contains(eb.Error.Message, "database or disk is full") {
+		t.Errorf("the message leaks the driver's text: %q", eb.Error.Message)
+	}
+	after, err := env.Store.Backfills(ctx, nil, "", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the refused call wrote a backfill: %d backfills, %d before", len(after), len(before))
+	}
+
+	// /readyz: 503 with the reason.
+	var rd handlers.Readiness
+	code, _ := getJSON(t, env.Anon(), env.URL+"/readyz", &rd)
+	if code != http.StatusServiceUnavailable || !strings.Contains(rd.Reason, "disk full") || rd.Database == nil || rd.Database.Writable || rd.Database.Cause != "disk_full" || rd.Database.Since == "" {
+		t.Errorf("/readyz on a full database: %d %+v %+v, want 503 with the reason", code, rd, rd.Database)
+	}
+
+	// Every page: the banner.
+	for _, p := range []string{"/", "/backfills", "/status"} {
+		_, doc := pgGet(t, env, viewer, p)
+		if b := doc.Find(`[data-testid="store-banner"]`).Text(); !strings.Contains(b, "cannot be written") || !strings.Contains(b, "disk full") {
+			t.Errorf("%s banner = %q, want it to say the database cannot be written: disk full", p, b)
+		}
+	}
+
+	// The metric.
+	mr, err := env.Get("/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mraw, _ := io.ReadAll(mr.Body)
+	mr.Body.Close()
+	if m := writeFailuresMetric.FindSubmatch(mraw); m == nil || string(m[1]) == "0" {
+		t.Errorf("/metrics: tessera_db_write_failures_total{cause=\"disk_full\"} missing or 0: %s", m)
+	}
+
+	// The running backfill waits for the store: API and page.
+	var bj struct {
+		Waiting *jobs.RunWait `json:"waiting"`
+	}
+	getJSON(t, viewer, env.URL+"/api/v1/backfills/"+a.ID, &bj)
+	if bj.Waiting == nil || !strings.Contains(bj.Waiting.Reason, "cannot be written since") || !strings.Contains(bj.Waiting.Reason, "disk full") {
+		t.Errorf("GET /api/v1/backfills/%s waiting = %+v, want the store's fault", a.ID, bj.Waiting)
+	}
+	_, doc := pgGet(t, env, viewer, "/backfills/"+a.ID)
+	if eta := doc.Find(`[data-testid="eta"]`).Text(); !strings.Contains(eta, "cannot be written since") {
+		t.Errorf("backfill page ETA = %q, want the store's fault", eta)
+	}
+
+	// Space returns: ready again, no banner, no store wait, writes work.
+	free()
+	waitUntil(t, "/readyz to answer 200 after space returned", func() bool {
+		var rd handlers.Readiness
+		code, _ := getJSON(t, env.Anon(), env.URL+"/readyz", &rd)
+		return code == http.StatusOK && rd.Database != nil && rd.Database.Writable
+	})
+	_, doc = pgGet(t, env, viewer, "/")
+	if n := doc.Find(`[data-testid="store-banner"]`).Length(); n != 0 {
+		t.Errorf("the banner stays after space returned: %q", doc.Find(`[data-testid="store-banner"]`).Text())
+	}
+	bj.Waiting = nil
+	getJSON(t, viewer, env.URL+"/api/v1/backfills/"+a.ID, &bj)
+	if bj.Waiting != nil && strings.Contains(bj.Waiting.Reason, "cannot be written") {
+		t.Errorf("waiting after space returned: %+v", bj.Waiting)
+	}
+	resp = env.Post(t, "/api/v1/backfills", body)
+	if resp.StatusCode != http.StatusCreated {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /api/v1/backfills after space returned: %d %s", resp.StatusCode, raw)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&created)
+	if created.ID != "" {
+		t.Cleanup(func() { _, _ = eng.Transition(ctx, created.ID, jobs.ActCancel, 0, true, "tester") })
+	}
+}
+
+// TestEngineWaitsOutAStoreThatCannotWrite: an attempt that ends while the
+// database is full cannot be recorded; the engine says so once in the log
+// (a warning, not an error a tick), retries each second, and records it
+// when space returns: the backfill finishes by itself.
+func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  w.big:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      shell: true
+      command:
+        - |
+          sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"
+`})
+	ctx := context.Background()
+	logs := &lockedBuffer{}
+	h := env.Handler
+	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
+	eng, err := jobs.NewEngine(ctx, env.Store, wsf, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Engine = eng
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(runCtx, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
+	waitUntil(t, "the chunk to run", func() bool {
+		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
+		return len(runs) == 1 && runs[0].State == db.RunRunning
+	})
+	free := fillStore(t, env.Store)
+	waitUntil(t, "the engine to retry recording the attempt a few times", func() bool {
+		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
+	})
+	if b, _ := env.Store.Backfill(ctx, a.ID); b.State != db.BackfillRunning || b.PartitionsMaterialized != 0 {
+		t.Fatalf("while full the backfill is %s with %d materialized, want RUNNING with none recorded", b.State, b.PartitionsMaterialized)
+	}
+	l := logs.String()
+	if n := strings.Count(l, "the store cannot write"); n != 1 || !strings.Contains(l, "cause=disk_full") {
+		t.Errorf("the log says the store cannot write %d times (want once, with the cause):\n%s", n, l)
+	}
+	if strings.Contains(l, "controller step") {
+		t.Errorf("the log has controller step errors while the store is full:\n%s", l)
+	}
+
+	free()
+	waitUntil(t, "the backfill to finish after space returned", func() bool {
+		b, err := env.Store.Backfill(ctx, a.ID)
+		return err == nil && db.BackfillTerminal(b.State)
+	})
+	if b, _ := env.Store.Backfill(ctx, a.ID); b.PartitionsMaterialized != 1 {
+		t.Errorf("after space returned: %s with %d materialized, want the attempt's partition recorded", b.State, b.PartitionsMaterialized)
+	}
+	if !strings.Contains(logs.String(), "the store writes again") {
+		t.Errorf("the log does not say the store writes again:\n%s", logs.String())
+	}
+}
+
+// TestOpenAPIDocumentsStoreUnwritable: every mutating operation documents
+// the 503 of a database that cannot be written, with its Retry-After.
+func TestOpenAPIDocumentsStoreUnwritable(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	getJSON(t, env.Anon(), env.URL+"/api/v1/openapi.json", &doc)
+	n := 0
+	for p, ops := range doc.Paths {
+		for m, op := range ops {
+			r, ok := op.Responses["503"]
+			if m == "get" {
+				continue
+			}
+			n++
+			if !ok || r.Headers["Retry-After"] == nil {
+				t.Errorf("%s %s does not document the 503 with Retry-After", m, p)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no mutating operation in the document")
+	}
+}

@@ -1,0 +1,116 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+// isWriteFault reports whether err is a write the database refused (disk
+// full, locked, read-only, I/O error).
+func isWriteFault(err error) bool {
+	var we *db.WriteError
+	return errors.As(err, &we)
+}
+
+// writeCauseText words a write fault's cause for users.
+func writeCauseText(c db.WriteCause) string {
+	switch c {
+	case db.CauseDiskFull:
+		return "disk full"
+	case db.CauseLocked:
+		return "locked by another process"
+	case db.CauseReadOnly:
+		return "read-only"
+	case db.CauseIOError:
+		return "I/O error"
+	}
+	return string(c)
+}
+
+// writeCauseFix says what makes the store writable again.
+func writeCauseFix(c db.WriteCause) string {
+	switch c {
+	case db.CauseDiskFull:
+		return "free space on the database's disk"
+	case db.CauseLocked:
+		return "end the other process that holds the database"
+	case db.CauseReadOnly:
+		return "make the database file and its directory writable"
+	}
+	return "check the disk; the server log has the details"
+}
+
+// retryAfter is the Retry-After (seconds) of a write fault: a lock is
+// usually short, a full or read-only disk needs an operator.
+func retryAfter(c db.WriteCause) int {
+	if c == db.CauseLocked {
+		return 5
+	}
+	return 30
+}
+
+// StoreUnwritable is the 503 of a command the database refused to write:
+// it names the cause (never the driver's text) and when writes began to
+// fail; nothing of the command was written.
+func StoreUnwritable(err error) *UserError {
+	var we *db.WriteError
+	if !errors.As(err, &we) {
+		return nil
+	}
+	msg := fmt.Sprintf("the database cannot be written: %s (since %s); nothing was changed. %s: writes resume by themselves, then retry",
+		writeCauseText(we.Cause), we.Since.UTC().Format(time.RFC3339), upperFirst(writeCauseFix(we.Cause)))
+	return &UserError{Status: http.StatusServiceUnavailable, Code: "store_unwritable", Message: msg, RetryAfter: retryAfter(we.Cause)}
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// storeReason is the store's write fault as one line ("" while it writes).
+func storeReason(h db.WriteHealth) string {
+	if !h.Failing {
+		return ""
+	}
+	return fmt.Sprintf("the database cannot be written since %s: %s", h.Since.UTC().Format("2006-01-02 15:04:05 UTC"), writeCauseText(h.Cause))
+}
+
+// storeBanner is what every page says while the store cannot write.
+func storeBanner(h db.WriteHealth) string {
+	if !h.Failing {
+		return ""
+	}
+	return upperFirst(storeReason(h)) + ". Changes fail and backfills do not progress. " + upperFirst(writeCauseFix(h.Cause)) + "; everything resumes by itself."
+}
+
+// storeWait is what a running backfill waits for while the store cannot
+// write (nil while it writes).
+func storeWait(h db.WriteHealth) *jobs.RunWait {
+	if !h.Failing {
+		return nil
+	}
+	return &jobs.RunWait{Reason: storeReason(h)}
+}
+
+// ctxStoreBanner carries the banner from StoreHealth to page.
+const ctxStoreBanner = "store_banner"
+
+// StoreHealth puts the store's write fault, if any, where every page's
+// frame finds it (the banner).
+func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if b := storeBanner(h.Store.WriteHealth()); b != "" {
+			c.Set(ctxStoreBanner, b)
+		}
+		return next(c)
+	}
+}
