@@ -262,6 +262,13 @@ func (a *Auth) secure(r *http.Request) bool {
 	case "never":
 		return false
 	}
+	return a.HTTPSRequest(r)
+}
+
+// HTTPSRequest reports whether r reached Tessera over HTTPS: TLS here, or a
+// trusted proxy's X-Forwarded-Proto: https. Unlike SecureRequest it ignores
+// --secure-cookies, so it is the rule for Strict-Transport-Security.
+func (a *Auth) HTTPSRequest(r *http.Request) bool {
 	return r.TLS != nil || (a.Cfg.TrustProxy && strings.EqualFold(r.Header.Get(echo.HeaderXForwardedProto), "https"))
 }
 

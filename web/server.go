@@ -25,6 +25,10 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(log)
+	if h.Auth == nil {
+		h.Auth = handlers.NewAuth(h.Store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit})
+	}
+	h.Auth.Log = log
 	metrics := NewMetrics(h.Store)
 	h.SetAttemptObserver(metrics.ObserveAttempt)
 
@@ -39,11 +43,8 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		ReferrerPolicy:        "same-origin",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
 	}))
+	e.Use(hsts(h.Auth))
 
-	if h.Auth == nil {
-		h.Auth = handlers.NewAuth(h.Store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit})
-	}
-	h.Auth.Log = log
 	if h.Auth.Cfg.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	} else {
@@ -196,6 +197,25 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "route", c.Path(),
 				"status", status, "ms", time.Since(start).Milliseconds())
 			return err
+		}
+	}
+}
+
+// HSTS is the Strict-Transport-Security header of answers over HTTPS: a
+// browser that saw it asks this host over HTTPS only, for a year, its
+// subdomains included.
+const HSTS = "max-age=31536000; includeSubDomains"
+
+// hsts sends HSTS on requests that came over HTTPS (TLS here, or a trusted
+// proxy's X-Forwarded-Proto: https), never over plain HTTP: a browser
+// ignores it there, and a man in the middle could forge or strip it anyway.
+func hsts(a *handlers.Auth) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if a.HTTPSRequest(c.Request()) {
+				c.Response().Header().Set("Strict-Transport-Security", HSTS)
+			}
+			return next(c)
 		}
 	}
 }
