@@ -19,8 +19,31 @@ import (
 	"github.com/tessera-dev/tessera/static"
 )
 
-// New builds the router for h.
+// Options are how the server is assembled beyond its handlers.
+type Options struct {
+	// MetricsPublic serves /metrics to anyone (TESSERA_METRICS_PUBLIC=true);
+	// otherwise it needs the viewer role: a token, a session, or the
+	// anonymous viewer mode.
+	MetricsPublic bool
+	// MetricsElsewhere leaves /metrics off this router: Server.Metrics is
+	// served on a listener of its own (--metrics-addr).
+	MetricsElsewhere bool
+}
+
+// Server is the router and the Prometheus handler of its metrics.
+type Server struct {
+	Echo *echo.Echo
+	// Metrics answers a Prometheus scrape (for a --metrics-addr listener).
+	Metrics http.Handler
+}
+
+// New builds the router for h, with /metrics for viewers.
 func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
+	return NewServer(h, log, Options{}).Echo
+}
+
+// NewServer builds the router for h as opt says.
+func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -50,7 +73,14 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 	} else {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
+	scrape := promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
 	routes := Routes(h, metrics)
+	routes = slices.DeleteFunc(routes, func(r Route) bool { return r.Path == MetricsPath && opt.MetricsElsewhere })
+	for i, r := range routes {
+		if r.Path == MetricsPath && opt.MetricsPublic {
+			routes[i].Role = handlers.RolePublic
+		}
+	}
 	// The API document describes the routes, itself included.
 	var doc echo.HandlerFunc
 	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
@@ -76,8 +106,11 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		}
 		return handlers.NotFound("no API endpoint %s %s; GET /api/v1/openapi.json lists them", r.Method, r.URL.Path)
 	})
-	return e
+	return &Server{Echo: e, Metrics: scrape}
 }
+
+// MetricsPath is where Prometheus scrapes.
+const MetricsPath = "/metrics"
 
 // Route is one endpoint with the least role that may use it.
 type Route struct {
@@ -97,7 +130,9 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 	routes := []Route{
 		{get, "/healthz", handlers.RolePublic, h.Healthz},
 		{get, "/readyz", handlers.RolePublic, h.Readyz},
-		{get, "/metrics", handlers.RolePublic, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
+		// Viewers only: the metrics name every asset (Options.MetricsPublic
+		// and MetricsElsewhere change that).
+		{get, MetricsPath, handlers.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
 		{get, "/static/*", handlers.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
 		{get, "/favicon.ico", handlers.RolePublic, favicon},
 
