@@ -201,6 +201,9 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := tokenExpired(t, now); err != nil {
+			return nil, err
+		}
 		if t.Disabled {
 			return nil, Unauthorized("the account %q of this API token is disabled; an admin can enable it again on /admin/users", t.UserName)
 		}
