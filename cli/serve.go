@@ -32,6 +32,7 @@ type serveConfig struct {
 	Auth      authFlags
 	Engine    engineFlags
 	Metrics   metricsFlags
+	Streams   streamFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -66,18 +67,20 @@ empty database, seeds believable history so the grid is alive at once.`,
 	addAuthFlags(cmd, &cfg.Auth)
 	addEngineFlags(cmd, &cfg.Engine)
 	addMetricsFlags(cmd, &cfg.Metrics)
+	addStreamFlags(cmd, &cfg.Streams)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
 	return cmd
 }
 
 // serveSettings are serve's validated settings.
 type serveSettings struct {
-	ws     *catalog.Workspace
-	source string
-	auth   handlers.AuthConfig
-	engine engineSettings
-	certs  *certStore // nil: plain HTTP
-	web    web.Options
+	ws      *catalog.Workspace
+	source  string
+	auth    handlers.AuthConfig
+	engine  engineSettings
+	certs   *certStore // nil: plain HTTP
+	web     web.Options
+	streams streamSettings
 }
 
 // settings checks every flag and environment setting, and reads the
@@ -93,6 +96,9 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	}
 	var err error
 	if s.web, err = cfg.Metrics.settings(cfg.Addr); err != nil {
+		return s, err
+	}
+	if s.streams, err = cfg.Streams.settings(changed); err != nil {
 		return s, err
 	}
 	if s.certs, err = cfg.TLS.settings(); err != nil {
@@ -196,6 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, acfg)
+	h.MaxStreams, h.MaxStreamsPerPrincipal = set.streams.total, set.streams.perSession
 	scheme := "http://"
 	if set.certs != nil {
 		scheme = "https://"
@@ -204,6 +211,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	if err != nil {
 		return err
 	}
+	h.Engine.Broker().SetMax(set.streams.total)
 	if err := ensureFirstAdmin(ctx, store, log, scheme+cfg.Addr+"/"); err != nil {
 		stopEngine()
 		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
