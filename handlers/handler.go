@@ -38,7 +38,7 @@ type Handler struct {
 	// either) address; 0: DefaultMaxStreams, DefaultMaxStreamsPerPrincipal.
 	MaxStreams, MaxStreamsPerPrincipal int
 	streams                            streamSlots
-	ws     atomic.Pointer[Workspace]
+	ws                                 atomic.Pointer[Workspace]
 	// attempts receives finished attempts for the metrics (set by the router).
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.
