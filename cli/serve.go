@@ -31,6 +31,8 @@ type serveConfig struct {
 	TLS       tlsFlags
 	Auth      authFlags
 	Engine    engineFlags
+	Metrics   metricsFlags
+	Streams   streamFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -64,17 +66,21 @@ empty database, seeds believable history so the grid is alive at once.`,
 	addTLSFlags(cmd, &cfg.TLS)
 	addAuthFlags(cmd, &cfg.Auth)
 	addEngineFlags(cmd, &cfg.Engine)
+	addMetricsFlags(cmd, &cfg.Metrics)
+	addStreamFlags(cmd, &cfg.Streams)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
 	return cmd
 }
 
 // serveSettings are serve's validated settings.
 type serveSettings struct {
-	ws     *catalog.Workspace
-	source string
-	auth   handlers.AuthConfig
-	engine engineSettings
-	certs  *certStore // nil: plain HTTP
+	ws      *catalog.Workspace
+	source  string
+	auth    handlers.AuthConfig
+	engine  engineSettings
+	certs   *certStore // nil: plain HTTP
+	web     web.Options
+	streams streamSettings
 }
 
 // settings checks every flag and environment setting, and reads the
@@ -85,10 +91,16 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	if cfg.Seed != "auto" && cfg.Seed != "always" && cfg.Seed != "never" {
 		return s, usageErr("--seed-demo must be auto, always or never, got %q", cfg.Seed)
 	}
-	if err := checkListenAddr(cfg.Addr); err != nil {
+	if err := checkListenAddr("--addr", cfg.Addr); err != nil {
 		return s, err
 	}
 	var err error
+	if s.web, err = cfg.Metrics.settings(cfg.Addr); err != nil {
+		return s, err
+	}
+	if s.streams, err = cfg.Streams.settings(changed); err != nil {
+		return s, err
+	}
 	if s.certs, err = cfg.TLS.settings(); err != nil {
 		return s, err
 	}
@@ -108,21 +120,23 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	return s, nil
 }
 
-// checkListenAddr refuses an --addr that can never be listened on.
-func checkListenAddr(addr string) error {
+// checkListenAddr refuses a listen address (flag name) that can never be
+// listened on.
+func checkListenAddr(name, addr string) error {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageErr("--addr %q is not HOST:PORT (for example 127.0.0.1:8080): %v", addr, err)
+		return usageErr("%s %q is not HOST:PORT (for example 127.0.0.1:8080): %v", name, addr, err)
 	}
 	if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
-		return usageErr("--addr %q: port %d is not between 0 and 65535", addr, n)
+		return usageErr("%s %q: port %d is not between 0 and 65535", name, addr, n)
 	}
 	return nil
 }
 
-// listen binds addr. An address that cannot be resolved or parsed is a
-// usage error; one that is taken or not allowed is a server error.
-func listen(addr string) (net.Listener, error) {
+// listen binds addr (of the flag name). An address that cannot be
+// resolved or parsed is a usage error; one that is taken or not allowed is
+// a server error.
+func listen(name, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
 		return ln, nil
@@ -130,10 +144,10 @@ func listen(addr string) (net.Listener, error) {
 	var ae *net.AddrError
 	var de *net.DNSError
 	if errors.As(err, &ae) || (errors.As(err, &de) && !de.IsTimeout && !de.IsTemporary) {
-		return nil, usageErr("--addr %q: %v", addr, err)
+		return nil, usageErr("%s %q: %v", name, addr, err)
 	}
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, &exitError{ExitServer, fmt.Errorf("listen on %s: %w (another server is using this port; choose another with --addr)", addr, err)}
+		return nil, &exitError{ExitServer, fmt.Errorf("listen on %s: %w (another server is using this port; choose another with %s)", addr, err, name)}
 	}
 	return nil, &exitError{ExitServer, fmt.Errorf("listen on %s: %w", addr, err)}
 }
@@ -142,11 +156,18 @@ func listen(addr string) (net.Listener, error) {
 // engine; the first admin (whose password is printed once) is created last,
 // so a start that fails never consumes that one-time password.
 func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Logger) error {
-	ln, err := listen(cfg.Addr)
+	ln, err := listen("--addr", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.Metrics.Addr != "" {
+		if metricsLn, err = listen("--metrics-addr", cfg.Metrics.Addr); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
 	ws, source := set.ws, set.source
 	store, err := db.Open(cfg.DB)
 	if err != nil {
@@ -181,6 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, acfg)
+	h.MaxStreams, h.MaxStreamsPerPrincipal = set.streams.total, set.streams.perSession
 	scheme := "http://"
 	if set.certs != nil {
 		scheme = "https://"
@@ -189,12 +211,13 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	if err != nil {
 		return err
 	}
+	h.Engine.Broker().SetMax(set.streams.total)
 	if err := ensureFirstAdmin(ctx, store, log, scheme+cfg.Addr+"/"); err != nil {
 		stopEngine()
 		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
 	}
-	e := web.New(h, log)
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	built := web.NewServer(h, log, set.web)
+	srv := &http.Server{Handler: built.Echo, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
 	if set.certs != nil {
@@ -205,6 +228,11 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 		go func() { errc <- srv.ServeTLS(ln, "", "") }()
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
+	}
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		metricsSrv = serveMetrics(metricsLn, built.Metrics, errc)
+		log.Info("serving metrics", "url", "http://"+metricsLn.Addr().String()+web.MetricsPath)
 	}
 	// Staleness facts load in the background, so the first pages after a
 	// start are not the ones to load them (0.6–1.6 s on a million partitions).
@@ -248,6 +276,9 @@ wait:
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("shutdown", "err", err)
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(sctx)
 	}
 	stopEngine()
 	log.Info("stopped")

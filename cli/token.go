@@ -21,9 +21,9 @@ func newTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens in the database (create, list, revoke)"}
 	dbFlag(cmd, &path)
 
-	var user, name, role string
+	var user, name, role, expiresIn string
 	create := &cobra.Command{
-		Use:   "create --user NAME --name LABEL [--role ROLE]",
+		Use:   "create --user NAME --name LABEL [--role ROLE] [--expires 90d]",
 		Short: "Create an API token and print it once (only its hash is stored)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,6 +39,15 @@ func newTokenCmd() *cobra.Command {
 					return usageErr("--name: %s", ue.Message)
 				}
 				return userError(err)
+			}
+			var expires *time.Time
+			if cmd.Flags().Changed("expires") {
+				d, err := handlers.ParseTokenLifetime(expiresIn)
+				if err != nil {
+					return usageErr("--expires: %v", err)
+				}
+				at := time.Now().Add(d)
+				expires = &at
 			}
 			var want handlers.Role
 			if role != "" {
@@ -69,17 +78,22 @@ func newTokenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := store.CreateToken(cmd.Context(), u.ID, strings.TrimSpace(name), prefix, hash, role, "cli", time.Now()); err != nil {
+			if _, err := store.CreateToken(cmd.Context(), u.ID, strings.TrimSpace(name), prefix, hash, role, expires, "cli", time.Now()); err != nil {
 				return &exitError{ExitServer, err}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once")
+			until := "; it never expires"
+			if expires != nil {
+				until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
 			return nil
 		},
 	}
 	create.Flags().StringVar(&user, "user", "", "owner of the token")
 	create.Flags().StringVar(&name, "name", "", "label shown in token lists")
 	create.Flags().StringVar(&role, "role", "", "a role lower than the user's (default: the user's role)")
+	create.Flags().StringVar(&expiresIn, "expires", "", "the token stops working after this long, e.g. 90d or 12h (at most 3650d; default: never)")
 
 	var asJSON bool
 	list := &cobra.Command{
@@ -104,18 +118,20 @@ func newTokenCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
-			rows := handlers.TokenRows(ts)
+			rows := handlers.TokenRows(ts, time.Now())
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tSTATUS")
+			fmt.Fprintln(w, "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tEXPIRES\tSTATUS")
 			for _, r := range rows {
 				st := "active"
 				if r.Revoked {
 					st = "revoked"
+				} else if r.Expired {
+					st = "expired"
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, st)
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
 			}
 			return w.Flush()
 		},

@@ -55,11 +55,11 @@ func RawCeiling(ctx context.Context, path string, n int64) (float64, error) {
 // written by SeedRunsFixture.
 type FixtureRun struct {
 	ID, RunKey, Asset, Fingerprint, FirstKey, LastKey string
-	Chunk, Partitions, Materialized, Failed          int64
-	State                                            string
-	Error                                            *string
-	At, End                                          int64
-	FinishedAt                                       *int64
+	Chunk, Partitions, Materialized, Failed           int64
+	State                                             string
+	Error                                             *string
+	At, End                                           int64
+	FinishedAt                                        *int64
 }
 
 // FixtureProgress is the backfill's counters after SeedRunsFixture.

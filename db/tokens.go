@@ -21,26 +21,34 @@ type Token struct {
 	CreatedAt  int64   `db:"created_at"`
 	LastUsedAt *int64  `db:"last_used_at"`
 	RevokedAt  *int64  `db:"revoked_at"`
+	ExpiresAt  *int64  `db:"expires_at"` // nil: never
 	UserName   string  `db:"user_name"`
 	UserRole   string  `db:"user_role"`
 	Disabled   bool    `db:"disabled"`
 }
 
-const tokenSelect = `SELECT t.id, t.user_id, t.name, t.prefix, t.hash, t.role, t.created_at, t.last_used_at, t.revoked_at,
+const tokenSelect = `SELECT t.id, t.user_id, t.name, t.prefix, t.hash, t.role, t.created_at, t.last_used_at, t.revoked_at, t.expires_at,
 	u.name AS user_name, u.role AS user_role, u.disabled FROM api_tokens t JOIN users u ON u.id = t.user_id`
 
-// CreateToken stores a token's hash; role may be empty for the user's role.
-func (s *Store) CreateToken(ctx context.Context, userID int64, name, prefix, hash, role, actor string, now time.Time) (Token, error) {
-	return s.CreateTokenKeyed(ctx, userID, name, prefix, hash, role, actor, "", now)
+// CreateToken stores a token's hash; role may be empty for the user's role,
+// expires nil for a token that never expires.
+func (s *Store) CreateToken(ctx context.Context, userID int64, name, prefix, hash, role string, expires *time.Time, actor string, now time.Time) (Token, error) {
+	return s.CreateTokenKeyed(ctx, userID, name, prefix, hash, role, expires, actor, "", now)
 }
 
 // CreateTokenKeyed is CreateToken with an idempotency key (API creates).
-func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix, hash, role, actor, idemKey string, now time.Time) (Token, error) {
+func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix, hash, role string, expires *time.Time, actor, idemKey string, now time.Time) (Token, error) {
 	var r *string
 	if role != "" {
 		r = &role
 	}
 	t := Token{UserID: userID, Name: name, Prefix: prefix, Hash: hash, Role: r, CreatedAt: Millis(now)}
+	payload := map[string]any{"name": name, "role": role}
+	if expires != nil {
+		ms := Millis(*expires)
+		t.ExpiresAt = &ms
+		payload["expires_at"] = expires.UTC().Format(time.RFC3339)
+	}
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &t.UserName, `SELECT name FROM users WHERE id = ?`, userID); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -48,15 +56,16 @@ func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix
 			}
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, prefix, hash, role, created_at) VALUES (?,?,?,?,?,?)`,
-			userID, name, prefix, hash, r, t.CreatedAt)
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, prefix, hash, role, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`,
+			userID, name, prefix, hash, r, t.CreatedAt, t.ExpiresAt)
 		if err != nil {
 			return err
 		}
 		if t.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		_, err = AppendEvent(ctx, tx, "token.created", userSubject(t.UserName), actor, map[string]any{"token_id": t.ID, "name": name, "role": role}, idemKey, now)
+		payload["token_id"] = t.ID
+		_, err = AppendEvent(ctx, tx, "token.created", userSubject(t.UserName), actor, payload, idemKey, now)
 		return err
 	})
 	return t, err

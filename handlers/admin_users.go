@@ -69,7 +69,7 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 		v.Users = append(v.Users, views.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled,
 			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID, Locked: lockText(locks[db.LoginAccountKey(u.Name)], h.Now())})
 	}
-	v.Tokens = TokenRows(ts)
+	v.Tokens = TokenRows(ts, h.Now())
 	v.Roles = RoleNames
 	v.MinPass = auth.MinPasswordLength
 	ws := h.Workspace()

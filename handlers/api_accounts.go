@@ -56,16 +56,19 @@ type TokenJSON struct {
 	CreatedAt  string  `json:"created_at"`
 	LastUsedAt *string `json:"last_used_at"`
 	RevokedAt  *string `json:"revoked_at"`
+	ExpiresAt  *string `json:"expires_at"` // null: never
+	Expired    bool    `json:"expired"`
 	Token      string  `json:"token,omitempty"`
 }
 
-func tokenJSON(t db.Token) TokenJSON {
+func tokenJSON(t db.Token, now time.Time) TokenJSON {
 	role := t.UserRole
 	if t.Role != nil {
 		role = *t.Role
 	}
 	return TokenJSON{ID: t.ID, User: t.UserName, Name: t.Name, Prefix: t.Prefix, Role: role, CreatedAt: msTime(t.CreatedAt),
-		LastUsedAt: msTimePtr(t.LastUsedAt), RevokedAt: msTimePtr(t.RevokedAt)}
+		LastUsedAt: msTimePtr(t.LastUsedAt), RevokedAt: msTimePtr(t.RevokedAt), ExpiresAt: msTimePtr(t.ExpiresAt),
+		Expired: t.ExpiresAt != nil && !now.Before(db.FromMillis(*t.ExpiresAt))}
 }
 
 // idPage pages a list ordered by id: ?cursor= is the last id seen.
@@ -277,7 +280,7 @@ func (h *Handler) APITokens(c echo.Context) error {
 			next = encodeCursor("id", out[len(out)-1].ID)
 			break
 		}
-		out = append(out, tokenJSON(t))
+		out = append(out, tokenJSON(t, h.Now()))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"tokens": out, "next_cursor": next})
 }
@@ -292,11 +295,17 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		return err
 	}
 	var body struct {
-		Name string `json:"name"`
-		Role string `json:"role"`
-		User string `json:"user"`
+		Name      string `json:"name"`
+		Role      string `json:"role"`
+		User      string `json:"user"`
+		ExpiresIn string `json:"expires_in"`
+		ExpiresAt string `json:"expires_at"`
 	}
 	if err := decodeStrict(c, &body, false); err != nil {
+		return err
+	}
+	expires, err := tokenExpiry(h.Now(), body.ExpiresIn, body.ExpiresAt)
+	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -323,7 +332,7 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 		}
 	}
-	secret, t, err := h.createToken(c, u, body.Name, body.Role, max, Actor(c), key)
+	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, max, Actor(c), key)
 	if errors.Is(err, db.ErrDuplicateEvent) {
 		return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 	}
@@ -334,7 +343,7 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	j := tokenJSON(t)
+	j := tokenJSON(t, h.Now())
 	j.Token = secret
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusCreated, j)
@@ -367,7 +376,7 @@ func (h *Handler) APIRevokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, tokenJSON(t))
+	return c.JSON(http.StatusOK, tokenJSON(t, h.Now()))
 }
 
 // APIStatus is the status board as JSON under the API (same as /status.json).

@@ -64,6 +64,13 @@ func decodeReport(body []byte) ([]MaterializationJSON, error) {
 		}
 		return nil
 	}
+	root := ""
+	if trimmed[0] == '[' {
+		root = "materializations"
+	}
+	if err := invalidUTF8(body, root); err != nil {
+		return nil, err
+	}
 	var items []MaterializationJSON
 	var err error
 	switch trimmed[0] {

@@ -218,6 +218,9 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := tokenExpired(t, now); err != nil {
+			return nil, err
+		}
 		if t.Disabled {
 			return nil, Unauthorized("the account %q of this API token is disabled; an admin can enable it again on /admin/users", t.UserName)
 		}
@@ -279,6 +282,13 @@ func (a *Auth) secure(r *http.Request) bool {
 	case "never":
 		return false
 	}
+	return a.HTTPSRequest(r)
+}
+
+// HTTPSRequest reports whether r reached Tessera over HTTPS: TLS here, or a
+// trusted proxy's X-Forwarded-Proto: https. Unlike SecureRequest it ignores
+// --secure-cookies, so it is the rule for Strict-Transport-Security.
+func (a *Auth) HTTPSRequest(r *http.Request) bool {
 	return r.TLS != nil || (a.Cfg.TrustProxy && strings.EqualFold(r.Header.Get(echo.HeaderXForwardedProto), "https"))
 }
 

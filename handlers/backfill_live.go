@@ -28,8 +28,9 @@ var (
 
 // BackfillStream is the server-sent event stream of one backfill's page: an
 // "update" event whenever the backfill changes (htmx then re-fetches the
-// partials). Subscribers are bounded by the broker and removed on
-// disconnect, heartbeat failure or the maximum lifetime.
+// partials). Streams are bounded per session, token or address and in all
+// (takeStreamSlot: 429 or 503, which the page's app.js shows), and removed
+// on disconnect, heartbeat failure or the maximum lifetime.
 func (h *Handler) BackfillStream(c echo.Context) error {
 	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
 	if err != nil {
@@ -62,6 +63,11 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 	if err != nil {
 		return err
 	}
+	release, err := h.takeStreamSlot(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ch, cancel, err := eng.Broker().Subscribe(topic)
 	if err != nil {
 		return &UserError{Status: http.StatusServiceUnavailable, Code: "busy", Message: err.Error()}

@@ -30,7 +30,12 @@ type Handler struct {
 	Auth  *Auth // accounts; web.New fills a default when nil
 	// Engine creates and steers backfills (nil: backfill pages answer 503).
 	Engine *jobs.Engine
-	ws     atomic.Pointer[Workspace]
+	// MaxStreams bounds the live-update event streams open at once, and
+	// MaxStreamsPerPrincipal those of one session, API token or (without
+	// either) address; 0: DefaultMaxStreams, DefaultMaxStreamsPerPrincipal.
+	MaxStreams, MaxStreamsPerPrincipal int
+	streams                            streamSlots
+	ws                                 atomic.Pointer[Workspace]
 	// attempts receives finished attempts for the metrics (set by the router).
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.

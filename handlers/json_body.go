@@ -37,6 +37,9 @@ func decodeStrict(c echo.Context, v any, allowEmpty bool) error {
 	if string(trimmed) == "null" {
 		return BadRequest("", "the body must be a JSON object, not null")
 	}
+	if err := invalidUTF8(body, ""); err != nil {
+		return err
+	}
 	// The body as sent (leading blank lines included), so that the byte,
 	// line and column of an error are where the client's editor shows them.
 	d := json.NewDecoder(bytes.NewReader(body))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,8 +31,9 @@ func fmtAccountTime(ms *int64) string {
 	return db.FromMillis(*ms).Format("2006-01-02 15:04 UTC")
 }
 
-// TokenRows converts tokens for display.
-func TokenRows(ts []db.Token) []views.TokenRow {
+// TokenRows converts tokens for display; those whose expiry is not after
+// now are marked expired.
+func TokenRows(ts []db.Token, now time.Time) []views.TokenRow {
 	out := make([]views.TokenRow, 0, len(ts))
 	for _, t := range ts {
 		role := t.UserRole + " (user's)"
@@ -39,8 +41,13 @@ func TokenRows(ts []db.Token) []views.TokenRow {
 			role = *t.Role
 		}
 		created := t.CreatedAt
+		expires := fmtAccountTime(t.ExpiresAt)
+		if t.ExpiresAt == nil {
+			expires = "never"
+		}
 		out = append(out, views.TokenRow{ID: t.ID, Name: t.Name, Owner: t.UserName, Prefix: t.Prefix, Role: role,
-			Created: fmtAccountTime(&created), LastUsed: fmtAccountTime(t.LastUsedAt), Revoked: t.RevokedAt != nil})
+			Created: fmtAccountTime(&created), LastUsed: fmtAccountTime(t.LastUsedAt), Revoked: t.RevokedAt != nil,
+			Expires: expires, Expired: t.ExpiresAt != nil && !now.Before(db.FromMillis(*t.ExpiresAt))})
 	}
 	return out
 }
@@ -56,7 +63,7 @@ func (h *Handler) tokensView(c echo.Context, p *Principal) (views.TokensView, er
 			roles = append(roles, r)
 		}
 	}
-	return views.TokensView{Tokens: TokenRows(ts), Roles: roles}, nil
+	return views.TokensView{Tokens: TokenRows(ts, h.Now()), Roles: roles}, nil
 }
 
 // Tokens lists the user's tokens (GET /settings/tokens).
@@ -79,14 +86,29 @@ func (h *Handler) Tokens(c echo.Context) error {
 
 const tokensPath = "/settings/tokens"
 
+// formTokenExpiry is when a token made on the form at now expires: its
+// expires_in field (e.g. 90d), nil when left empty.
+func formTokenExpiry(now time.Time, expiresIn string) (*time.Time, error) {
+	if strings.TrimSpace(expiresIn) == "" {
+		return nil, nil
+	}
+	d, err := ParseTokenLifetime(expiresIn)
+	if err != nil {
+		return nil, BadRequest("expires_in", "Expires in: %v", err)
+	}
+	at := now.Add(d)
+	return &at, nil
+}
+
 // CreateTokenFor validates and creates a token for user u at most at role
 // max; it returns the secret (shown once).
-func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, max Role, actor string) (string, db.Token, error) {
-	return h.createToken(c, u, name, role, max, actor, "")
+// expires is when it expires (nil: never).
+func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, expires *time.Time, max Role, actor string) (string, db.Token, error) {
+	return h.createToken(c, u, name, role, expires, max, actor, "")
 }
 
 // createToken is CreateTokenFor with an optional idempotency key (API).
-func (h *Handler) createToken(c echo.Context, u db.User, name, role string, max Role, actor, idemKey string) (string, db.Token, error) {
+func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expires *time.Time, max Role, actor, idemKey string) (string, db.Token, error) {
 	name = strings.TrimSpace(name)
 	if err := ValidateTokenName(name); err != nil {
 		return "", db.Token{}, err
@@ -112,7 +134,7 @@ func (h *Handler) createToken(c echo.Context, u db.User, name, role string, max 
 	if err != nil {
 		return "", db.Token{}, err
 	}
-	t, err := h.Store.CreateTokenKeyed(c.Request().Context(), u.ID, name, prefix, hash, role, actor, idemKey, h.Now())
+	t, err := h.Store.CreateTokenKeyed(c.Request().Context(), u.ID, name, prefix, hash, role, expires, actor, idemKey, h.Now())
 	return secret, t, err
 }
 
@@ -130,7 +152,11 @@ func (h *Handler) CreateToken(c echo.Context) error {
 		return err
 	}
 	name := c.FormValue("name")
-	secret, _, err := h.CreateTokenFor(c, u, name, c.FormValue("role"), p.Role, Actor(c))
+	var secret string
+	expires, err := formTokenExpiry(h.Now(), c.FormValue("expires_in"))
+	if err == nil {
+		secret, _, err = h.CreateTokenFor(c, u, name, c.FormValue("role"), expires, p.Role, Actor(c))
+	}
 	if err == nil && h.Auth.SetFlash(p, Flash{Page: tokensPath, NewSecret: secret, NewName: strings.TrimSpace(name)}) {
 		return c.Redirect(http.StatusSeeOther, tokensPath)
 	}

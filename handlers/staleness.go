@@ -369,6 +369,9 @@ func inputValue(c echo.Context, field string) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "", BadRequest("body", "the request body is empty; send a JSON object like {%q: \"...\"}", field)
 	}
+	if err := invalidUTF8(raw, ""); err != nil {
+		return "", err
+	}
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&body); err != nil {
 		return "", BadRequest("body", "the body must be a JSON object like {%q: \"...\"}: %s", field, jsonBodyErr(raw, err))
 	}

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,10 +36,7 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 		return Result{Err: errors.New("the asset has no http executor")}
 	}
 	cfg := w.Def.Executor.HTTP
-	client := h.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := sameHostRedirects(h.Client)
 	parent := ctx
 	if cfg.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -77,6 +77,10 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			req.Header.Set("Authorization", "Bearer "+tok.(string))
 		}
 		resp, err := client.Do(req)
+		var away *crossHostRedirect
+		if errors.As(err, &away) {
+			return Result{Err: fmt.Errorf("POST %s: redirected to %s, on another host; Tessera does not follow redirects to another host, which would receive the executor's token and headers: set the asset's executor url to the address that answers", cfg.URL, away.to)}
+		}
 		if err != nil {
 			return timedOut(Result{Err: fmt.Errorf("POST %s: %w", cfg.URL, err)})
 		}
@@ -142,6 +146,51 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			return res
 		}
 	}
+}
+
+// crossHostRedirect is why a redirect was not followed: it leaves the
+// origin (scheme, host and port) of the first request.
+type crossHostRedirect struct{ to string }
+
+func (e *crossHostRedirect) Error() string {
+	return "redirect to another host (" + e.to + ") not followed"
+}
+
+// sameHostRedirects is a copy of c (http.DefaultClient when nil) that
+// follows redirects only within the first request's origin: scheme, host
+// and port. The executor's requests carry its bearer token, its custom
+// headers and the work itself, and net/http would forward the custom
+// headers (and, on the same host name with another port, the token) to
+// wherever a redirect points. A redirect elsewhere fails the request.
+func sameHostRedirects(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	cp := *c
+	prev := c.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin(req.URL) != origin(via[0].URL) {
+			return &crossHostRedirect{to: req.URL.String()}
+		}
+		if prev != nil {
+			return prev(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cp
+}
+
+// origin is scheme://host:port of u, the port spelled out when u leaves
+// the scheme's default implied.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // defaultRateLimitWait is how long a pool pauses after a 429 that does not

@@ -143,3 +143,28 @@ document.addEventListener("visibilitychange", function () {
     htmx.swap(el, copy.outerHTML, { swapStyle: "outerHTML" });
   });
 });
+// A live section whose stream the server refused (429: this session holds
+// its most streams; 503: the server does) says so instead of going stale
+// without a word. EventSource cannot read a refusal's body, so the note asks
+// once with ?once=1 for the server's message. The sse extension keeps
+// retrying (backing off to a minute); the note goes when a stream opens.
+document.addEventListener("htmx:sseError", function (e) {
+  var el = e.target, src = e.detail && e.detail.source;
+  if (!el || !el.querySelector || !src || src.readyState !== EventSource.CLOSED || el.querySelector(":scope > .live-note")) { return; }
+  var note = document.createElement("p");
+  note.className = "live-note";
+  note.setAttribute("role", "status");
+  note.setAttribute("data-testid", "live-note");
+  note.textContent = "Live updates are off for now: reload the page to see changes.";
+  el.insertBefore(note, el.firstChild);
+  fetch(src.url + (src.url.indexOf("?") < 0 ? "?" : "&") + "once=1", { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    .then(function (r) { return r.ok ? null : r.json(); })
+    .then(function (b) {
+      if (b && b.error && b.error.message) { note.textContent = "Live updates are off: " + b.error.message + "."; }
+    })
+    .catch(function () {});
+});
+document.addEventListener("htmx:sseOpen", function (e) {
+  var n = e.target && e.target.querySelector && e.target.querySelector(":scope > .live-note");
+  if (n) { n.remove(); }
+});

@@ -150,7 +150,7 @@ func (e *Env) TokenFor(t testing.TB, userID int64, role string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.CreateToken(context.Background(), userID, "test", prefix, hash, role, "test", time.Now()); err != nil {
+	if _, err := e.Store.CreateToken(context.Background(), userID, "test", prefix, hash, role, nil, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return secret

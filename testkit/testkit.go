@@ -26,6 +26,7 @@ type Env struct {
 	Store   *db.Store
 	Handler *handlers.Handler
 	Echo    *echo.Echo
+	Metrics http.Handler // the Prometheus scrape handler (a --metrics-addr listener serves it)
 	Server  *httptest.Server
 	URL     string
 	WS      *handlers.Workspace
@@ -38,6 +39,8 @@ type Options struct {
 	Seed          bool   // seed demo history
 	// Auth configures accounts (nil: defaults, without the failed-login delay).
 	Auth *handlers.AuthConfig
+	// Web assembles the router (metrics access).
+	Web web.Options
 }
 
 // New starts a server on a fresh database file in t.TempDir().
@@ -75,10 +78,11 @@ func New(t testing.TB, opt Options) *Env {
 		acfg = *opt.Auth
 	}
 	h.Auth = handlers.NewAuth(store, acfg)
-	e := web.New(h, log)
+	built := web.NewServer(h, log, opt.Web)
+	e := built.Echo
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	env := &Env{T: t, Store: store, Handler: h, Echo: e, Server: srv, URL: srv.URL, WS: loaded}
+	env := &Env{T: t, Store: store, Handler: h, Echo: e, Metrics: built.Metrics, Server: srv, URL: srv.URL, WS: loaded}
 	env.AdminToken() // created up front, so that tests counting rows see no surprise writes
 	return env
 }

@@ -20,6 +20,8 @@ type TokenRow struct {
 	Created  string
 	LastUsed string
 	Revoked  bool
+	Expires  string // "never" or when
+	Expired  bool
 }
 
 // TokensView is /settings/tokens.

@@ -21,13 +21,15 @@ type routeExpectation struct {
 	logout bool   // ends the session: run on a throwaway one, a redirect to /login is its success
 	// sessionOnly: API tokens are refused (403) whatever their role.
 	sessionOnly bool
+	// scrape: a machine's endpoint that answers 401, not a sign-in page.
+	scrape bool
 }
 
 var routeTable = map[string]routeExpectation{
 	"GET /healthz":             {role: handlers.RolePublic},
 	"GET /api/v1/openapi.json": {role: handlers.RolePublic},
 	"GET /readyz":              {role: handlers.RolePublic},
-	"GET /metrics":             {role: handlers.RolePublic},
+	"GET /metrics":             {role: handlers.RoleViewer, scrape: true},
 	"GET /static/*":            {role: handlers.RolePublic, sample: "/static/app.css"},
 	"GET /favicon.ico":         {role: handlers.RolePublic},
 	"GET /login":               {role: handlers.RolePublic},
@@ -186,7 +188,7 @@ func expected(exp routeExpectation, id identity, mode, path string) string {
 	switch {
 	case exp.role == handlers.RolePublic:
 		return "allowed"
-	case id.role == handlers.RolePublic && (mode == "bearer" || strings.HasPrefix(path, "/api/")):
+	case id.role == handlers.RolePublic && (mode == "bearer" || exp.scrape || strings.HasPrefix(path, "/api/")):
 		return "401"
 	case id.role == handlers.RolePublic:
 		return "login"

@@ -100,7 +100,7 @@ func toUserError(err error) *handlers.UserError {
 
 func wantsJSON(c echo.Context) bool {
 	p := c.Request().URL.Path
-	if strings.HasPrefix(p, "/api/") {
+	if strings.HasPrefix(p, "/api/") || p == MetricsPath { // a scraper follows no sign-in page
 		return true
 	}
 	return strings.Contains(c.Request().Header.Get("Accept"), "application/json") &&

@@ -358,9 +358,9 @@ var schemas = map[string]any{
 	"UserPage":   object(map[string]any{"users": arrayOf(ref("User")), "next_cursor": str}),
 	"NewUser":    object(map[string]any{"name": str, "role": map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "password": str}, "name", "role", "password"),
 	"UserChange": object(map[string]any{"role": str, "disabled": map[string]any{"type": "boolean"}, "password": str, "unlock": map[string]any{"type": "boolean"}}),
-	"Token":      object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "token": str}),
+	"Token":      object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "expires_at": str, "expired": boolean, "token": str}),
 	"TokenPage":  object(map[string]any{"tokens": arrayOf(ref("Token")), "next_cursor": str}),
-	"NewToken":   object(map[string]any{"name": str, "role": str, "user": str}, "name"),
+	"NewToken":   object(map[string]any{"name": str, "role": str, "user": str, "expires_in": str, "expires_at": str}, "name"),
 	"Taint":      object(map[string]any{"reason": str}, "reason"),
 }
 

@@ -17,12 +17,39 @@ import (
 	"github.com/tessera-dev/tessera/static"
 )
 
-// New builds the router for h.
+// Options are how the server is assembled beyond its handlers.
+type Options struct {
+	// MetricsPublic serves /metrics to anyone (TESSERA_METRICS_PUBLIC=true);
+	// otherwise it needs the viewer role: a token, a session, or the
+	// anonymous viewer mode.
+	MetricsPublic bool
+	// MetricsElsewhere leaves /metrics off this router: Server.Metrics is
+	// served on a listener of its own (--metrics-addr).
+	MetricsElsewhere bool
+}
+
+// Server is the router and the Prometheus handler of its metrics.
+type Server struct {
+	Echo *echo.Echo
+	// Metrics answers a Prometheus scrape (for a --metrics-addr listener).
+	Metrics http.Handler
+}
+
+// New builds the router for h, with /metrics for viewers.
 func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
+	return NewServer(h, log, Options{}).Echo
+}
+
+// NewServer builds the router for h as opt says.
+func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(log)
+	if h.Auth == nil {
+		h.Auth = handlers.NewAuth(h.Store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit})
+	}
+	h.Auth.Log = log
 	metrics := NewMetrics(h.Store)
 	h.SetAttemptObserver(metrics.ObserveAttempt)
 
@@ -37,17 +64,21 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		ReferrerPolicy:        "same-origin",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
 	}))
+	e.Use(hsts(h.Auth))
 
-	if h.Auth == nil {
-		h.Auth = handlers.NewAuth(h.Store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit})
-	}
-	h.Auth.Log = log
 	if h.Auth.Cfg.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	} else {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
+	scrape := promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
 	routes := Routes(h, metrics)
+	routes = slices.DeleteFunc(routes, func(r Route) bool { return r.Path == MetricsPath && opt.MetricsElsewhere })
+	for i, r := range routes {
+		if r.Path == MetricsPath && opt.MetricsPublic {
+			routes[i].Role = handlers.RolePublic
+		}
+	}
 	// The API document describes the routes, itself included.
 	var doc echo.HandlerFunc
 	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
@@ -74,8 +105,11 @@ func New(h *handlers.Handler, log *slog.Logger) *echo.Echo {
 		}
 		return handlers.NotFound("no API endpoint %s %s; GET /api/v1/openapi.json lists them", r.Method, r.URL.Path)
 	})
-	return e
+	return &Server{Echo: e, Metrics: scrape}
 }
+
+// MetricsPath is where Prometheus scrapes.
+const MetricsPath = "/metrics"
 
 // Route is one endpoint with the least role that may use it.
 type Route struct {
@@ -95,7 +129,9 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 	routes := []Route{
 		{get, "/healthz", handlers.RolePublic, h.Healthz},
 		{get, "/readyz", handlers.RolePublic, h.Readyz},
-		{get, "/metrics", handlers.RolePublic, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
+		// Viewers only: the metrics name every asset (Options.MetricsPublic
+		// and MetricsElsewhere change that).
+		{get, MetricsPath, handlers.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
 		{get, "/static/*", handlers.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
 		{get, "/favicon.ico", handlers.RolePublic, favicon},
 
@@ -196,6 +232,25 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "route", c.Path(),
 				"status", status, "ms", time.Since(start).Milliseconds())
 			return err
+		}
+	}
+}
+
+// HSTS is the Strict-Transport-Security header of answers over HTTPS: a
+// browser that saw it asks this host over HTTPS only, for a year, its
+// subdomains included.
+const HSTS = "max-age=31536000; includeSubDomains"
+
+// hsts sends HSTS on requests that came over HTTPS (TLS here, or a trusted
+// proxy's X-Forwarded-Proto: https), never over plain HTTP: a browser
+// ignores it there, and a man in the middle could forge or strip it anyway.
+func hsts(a *handlers.Auth) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if a.HTTPSRequest(c.Request()) {
+				c.Response().Header().Set("Strict-Transport-Security", HSTS)
+			}
+			return next(c)
 		}
 	}
 }

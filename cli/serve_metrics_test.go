@@ -1,0 +1,70 @@
+package cli_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/cli"
+)
+
+// TestServeMetricsAccess: serve keeps /metrics for viewers unless told
+// otherwise: --metrics-addr serves it on a listener of its own (and not on
+// --addr), TESSERA_METRICS_PUBLIC=true to anyone on --addr.
+func TestServeMetricsAccess(t *testing.T) {
+	t.Parallel()
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	maddr := freeAddr(t)
+	url, _ := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "m.db"), "--seed-demo", "never", "--metrics-addr", maddr)
+	if code, _ := get(url); code != http.StatusNotFound {
+		t.Errorf("--addr's /metrics with --metrics-addr: HTTP %d, want 404", code)
+	}
+	if code, body := get("http://" + maddr); code != http.StatusOK || !strings.Contains(body, "tessera_http_requests_total") {
+		t.Errorf("--metrics-addr's /metrics: HTTP %d %.200q, want the metrics", code, body)
+	}
+	url, _ = serveBinary(t, []string{"TESSERA_METRICS_PUBLIC=true"}, "--db", filepath.Join(t.TempDir(), "p.db"), "--seed-demo", "never")
+	if code, body := get(url); code != http.StatusOK || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("TESSERA_METRICS_PUBLIC=true: anonymous /metrics: HTTP %d %.200q, want the metrics", code, body)
+	}
+}
+
+// TestServeMetricsSettingsRefused: a broken or contradictory metrics
+// setting is a usage error naming it, before anything is created.
+func TestServeMetricsSettingsRefused(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "refused.db")
+	busy := busyAddr(t)
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--metrics-addr", "nowhere"}, `--metrics-addr "nowhere" is not HOST:PORT`},
+		{nil, []string{"--metrics-addr", busy}, "--metrics-addr " + `"` + busy + `" is --addr too`},
+		{nil, []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "--metrics-public and --metrics-addr exclude each other"},
+		{[]string{"TESSERA_METRICS_PUBLIC=sometimes"}, nil, `TESSERA_METRICS_PUBLIC="sometimes"`},
+	} {
+		for _, e := range tc.env {
+			k, v, _ := strings.Cut(e, "=")
+			t.Setenv(k, v)
+		}
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v %v: exit %d %q, want 2 with %q", tc.env, tc.args, code, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
+}

@@ -1,0 +1,73 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/cli"
+)
+
+// TestTokenCreateExpires: `token create --expires` refuses a negative,
+// zero, unparseable or absurdly long lifetime naming the flag, and creates
+// nothing; a good one is listed under EXPIRES, and once past it the token
+// is listed as expired.
+func TestTokenCreateExpires(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "tok.db")
+	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	pw := writeFile(t, "pw", "correct-horse-battery\n")
+	if code, _, errOut := run(t, "user", "add", "ci", "--password-file", pw, "--db", dbPath); code != 0 {
+		t.Fatalf("user add: %s", errOut)
+	}
+	for _, tc := range []struct{ value, want string }{
+		{"-3d", "negative"},
+		{"0s", "more than 0"},
+		{"", "empty duration"},
+		{"quarterly", `"quarterly" is not a duration`},
+		{"90", "has no unit"},
+		{"4000d", "longer than the most a token may live"},
+		{"9999999999999h", "is not a duration"},
+	} {
+		code, out, errOut := run(t, "token", "create", "--user", "ci", "--name", "x", "--expires", tc.value, "--db", dbPath)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "--expires") || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("--expires %q: exit %d %q %q, want 2 naming --expires and saying %q", tc.value, code, out, errOut, tc.want)
+		}
+	}
+	if _, out, _ := run(t, "token", "list", "--db", dbPath); strings.Count(out, "\n") != 1 {
+		t.Fatalf("refused creates made tokens:\n%s", out)
+	}
+	code, _, errOut := run(t, "token", "create", "--user", "ci", "--name", "quarter", "--expires", "90d", "--db", dbPath)
+	want := time.Now().Add(90 * 24 * time.Hour).UTC().Format("2006-01-02")
+	if code != 0 || !strings.Contains(errOut, "it expires at "+want) {
+		t.Fatalf("--expires 90d: exit %d %q", code, errOut)
+	}
+	if code, _, errOut = run(t, "token", "create", "--user", "ci", "--name", "blink", "--expires", "1s", "--db", dbPath); code != 0 {
+		t.Fatalf("--expires 1s: exit %d %q", code, errOut)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, out, _ := run(t, "token", "list", "--db", dbPath)
+		var quarter, blink string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, " quarter ") {
+				quarter = line
+			}
+			if strings.Contains(line, " blink ") {
+				blink = line
+			}
+		}
+		if !strings.Contains(out, "EXPIRES") || !strings.Contains(quarter, want) || !strings.HasSuffix(strings.TrimSpace(quarter), "active") {
+			t.Fatalf("token list does not show the expiry of the 90d token:\n%s", out)
+		}
+		if strings.HasSuffix(strings.TrimSpace(blink), "expired") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the 1s token is not listed as expired:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

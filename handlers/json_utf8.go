@@ -1,0 +1,120 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// invalidUTF8 is the 400 for a JSON body with bytes that are not UTF-8 in a
+// string, key or value (encoding/json would turn them into U+FFFD without a
+// word, and the replacement would be stored): it names the value's path
+// (selector.keys[3], under root for a bare array) or the object whose field
+// name it is, and where the byte is. nil when the body is UTF-8.
+func invalidUTF8(body []byte, root string) *UserError {
+	off := firstInvalidUTF8(body)
+	if off < 0 {
+		return nil
+	}
+	where := fmt.Sprintf("byte 0x%02x at %s", body[off], bodyPos(body, off))
+	path, key := utf8Path(body, off, root)
+	switch {
+	case key && path == "":
+		return BadRequest("", "the request body is not valid: a field name holds invalid UTF-8 (%s); send the body in UTF-8", where)
+	case key:
+		return BadRequest(path, "the request body is not valid: a field name in %s holds invalid UTF-8 (%s); send the body in UTF-8", path, where)
+	case path == "":
+		return BadRequest("", "the request body is not valid: it holds invalid UTF-8 (%s); send the body in UTF-8", where)
+	}
+	return BadRequest(path, "the request body is not valid: %s holds invalid UTF-8 (%s); send text in UTF-8 (escape other characters as \\uXXXX)", path, where)
+}
+
+// firstInvalidUTF8 is the offset of the first byte of b that does not start
+// a valid UTF-8 sequence, -1 when there is none.
+func firstInvalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// utf8Path is the path of the JSON token of body that holds byte off, and
+// whether that token is an object's key (then path is the object's).
+func utf8Path(body []byte, off int, root string) (path string, key bool) {
+	type level struct {
+		obj    bool
+		path   string
+		expect bool // an object's next token is a key
+		index  int
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var stack []*level
+	var lastKey string
+	child := func() string { // the path of the value that starts now
+		if len(stack) == 0 {
+			return root
+		}
+		top := stack[len(stack)-1]
+		if !top.obj {
+			p := fmt.Sprintf("%s[%d]", top.path, top.index)
+			top.index++
+			return p
+		}
+		if top.path == "" {
+			return lastKey
+		}
+		return top.path + "." + lastKey
+	}
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.expect {
+			if s, ok := tok.(string); ok {
+				if d.InputOffset() > int64(off) {
+					return top.path, true
+				}
+				lastKey, top.expect = s, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &level{obj: true, path: child(), expect: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &level{path: child()})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", false
+			}
+		default:
+			p := child()
+			if d.InputOffset() > int64(off) {
+				return p, false
+			}
+			if len(stack) == 0 {
+				return "", false
+			}
+		}
+		if top := stack[len(stack)-1]; top.obj {
+			top.expect = true
+		}
+	}
+}

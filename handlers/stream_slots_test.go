@@ -1,0 +1,111 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/handlers"
+)
+
+// TestStreamCapPerPrincipal: one viewer cannot hold every live stream. With
+// N streams per principal, the N+1st of one token is refused with 429, a
+// Retry-After and a message saying why and what to do; another viewer (a
+// session) still gets one; a stream closed gives its slot back. The server's
+// own bound answers 503.
+func TestStreamCapPerPrincipal(t *testing.T) {
+	t.Parallel()
+	env, _ := pgEnv(t, false)
+	const per = 3
+	env.Handler.MaxStreamsPerPrincipal = per
+	env.Handler.MaxStreams = per + 2
+	viewer := env.Token(t, handlers.RoleViewer)
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	// open opens a stream that ends with the test (or when ctx is done).
+	open := func(ctx context.Context, c *http.Client, token string) *http.Response {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		cancels = append(cancels, cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.URL+"/backfills/stream", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	message := func(resp *http.Response) string {
+		defer resp.Body.Close()
+		var body struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &body); err != nil {
+			return string(b)
+		}
+		return body.Error.Message
+	}
+	first := make([]context.CancelFunc, per)
+	defer func() {
+		for _, c := range first {
+			c()
+		}
+	}()
+	for i := range per {
+		var ctx context.Context
+		ctx, first[i] = context.WithCancel(context.Background())
+		if resp := open(ctx, http.DefaultClient, viewer); resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d of %d: HTTP %d %s", i+1, per, resp.StatusCode, message(resp))
+		}
+	}
+	resp := open(context.Background(), http.DefaultClient, viewer)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("stream %d of one token: HTTP %d (Retry-After %q), want 429 with Retry-After", per+1, resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	msg := message(resp)
+	for _, want := range []string{"too many live pages", "this API token already holds 3 live update streams", "close other tabs"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("refusal %q lacks %q", msg, want)
+		}
+	}
+	// Another viewer, signed in with a session, still gets a stream.
+	other := env.Client(t, handlers.RoleViewer)
+	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another viewer's stream: HTTP %d %s", resp.StatusCode, message(resp))
+	}
+	// The server's bound (per+2): one more, then 503.
+	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another viewer's second stream: HTTP %d %s", resp.StatusCode, message(resp))
+	}
+	third := env.Token(t, handlers.RoleViewer)
+	if resp := open(context.Background(), http.DefaultClient, third); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a stream beyond the server's bound: HTTP %d, want 503", resp.StatusCode)
+	} else if m := message(resp); !strings.Contains(m, "the most live update streams it may (5)") {
+		t.Errorf("server bound refusal %q", m)
+	}
+	// Closing one of the first viewer's streams frees its slot.
+	first[0]()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp := open(context.Background(), http.DefaultClient, viewer)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		msg := message(resp)
+		if resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("after closing a stream: HTTP %d %s", resp.StatusCode, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

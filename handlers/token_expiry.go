@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// MaxTokenLifetime is the longest expiry a token may be given (ten years):
+// anything longer is a typo, and a token that should never expire is made
+// without one.
+const MaxTokenLifetime = 3650 * 24 * time.Hour
+
+// ParseTokenLifetime reads a token's lifetime (90d, 12h): more than 0 and at
+// most MaxTokenLifetime. The error says what is wrong, without naming the
+// field (the caller does: --expires, expires_in).
+func ParseTokenLifetime(s string) (time.Duration, error) {
+	d, err := catalog.ParseDuration(s)
+	if err != nil {
+		if strings.HasPrefix(strings.TrimSpace(s), "-") {
+			return 0, fmt.Errorf("%q is negative; give how long the token lives, e.g. 90d (leave it out for a token that never expires)", s)
+		}
+		return 0, fmt.Errorf("%v (a token's lifetime, e.g. 90d; leave it out for a token that never expires)", err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is no lifetime; give more than 0, e.g. 90d (leave it out for a token that never expires)", s)
+	}
+	if d > MaxTokenLifetime {
+		return 0, fmt.Errorf("%q is longer than the most a token may live, %s (3650d); leave it out for a token that never expires", s, fmtLifetime(MaxTokenLifetime))
+	}
+	return d, nil
+}
+
+// fmtLifetime spells a lifetime in days when it is whole days.
+func fmtLifetime(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// tokenExpiry is when a token made at now expires, from the API's
+// expires_in (a lifetime) or expires_at (an RFC 3339 time); nil when
+// neither is given.
+func tokenExpiry(now time.Time, expiresIn, expiresAt string) (*time.Time, error) {
+	switch {
+	case expiresIn != "" && expiresAt != "":
+		return nil, BadRequest("expires_in", "give expires_in (a lifetime, e.g. \"90d\") or expires_at (a time, e.g. %q), not both", now.Add(90*24*time.Hour).UTC().Format(time.RFC3339))
+	case expiresIn != "":
+		d, err := ParseTokenLifetime(expiresIn)
+		if err != nil {
+			return nil, BadRequest("expires_in", "expires_in: %v", err)
+		}
+		at := now.Add(d)
+		return &at, nil
+	case expiresAt != "":
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(expiresAt))
+		if err != nil {
+			return nil, BadRequest("expires_at", "expires_at %q is not an RFC 3339 time such as %q", expiresAt, now.Add(90*24*time.Hour).UTC().Format(time.RFC3339))
+		}
+		if !at.After(now) {
+			return nil, BadRequest("expires_at", "expires_at %s is not in the future; give a later time, or leave it out for a token that never expires", at.UTC().Format(time.RFC3339))
+		}
+		if at.Sub(now) > MaxTokenLifetime {
+			return nil, BadRequest("expires_at", "expires_at %s is more than %s away, the most a token may live; leave it out for a token that never expires", at.UTC().Format(time.RFC3339), fmtLifetime(MaxTokenLifetime))
+		}
+		return &at, nil
+	}
+	return nil, nil
+}
+
+// tokenExpired is the 401 of a token past its expiry (nil when it is not).
+func tokenExpired(t db.Token, now time.Time) error {
+	if t.ExpiresAt == nil || now.Before(db.FromMillis(*t.ExpiresAt)) {
+		return nil
+	}
+	return &UserError{Status: http.StatusUnauthorized, Code: "unauthorized",
+		Message: fmt.Sprintf("token expired: the API token %q (%s…) expired at %s; create a new one on /settings/tokens or with `tessera token create --user %s --name NAME --expires 90d`",
+			t.Name, t.Prefix, db.FromMillis(*t.ExpiresAt).UTC().Format(time.RFC3339), t.UserName)}
+}

@@ -1,0 +1,161 @@
+package handlers_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestTokenExpiry: a token made with expires_in works until then, is listed
+// with its expiry, and is then refused with 401 "token expired" saying when
+// and how to make a new one; the list marks it expired.
+func TestTokenExpiry(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	viewer := env.Token(t, handlers.RoleViewer)
+	before := time.Now()
+	code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"short-lived","expires_in":"1s"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: HTTP %d %v", code, out)
+	}
+	secret, _ := out["token"].(string)
+	at, err := time.Parse(time.RFC3339, strings.TrimSpace(out["expires_at"].(string)))
+	if err != nil || at.Before(before.Add(-time.Second)) || at.After(time.Now().Add(2*time.Second)) || out["expired"] != false {
+		t.Fatalf("created token: expires_at %v (%v), expired %v", out["expires_at"], err, out["expired"])
+	}
+	code, _ = apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"forever"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create without expiry: HTTP %d", code)
+	}
+	_, list := apiCall(t, env, viewer, "GET", "/api/v1/tokens", "")
+	found := 0
+	for _, it := range list["tokens"].([]any) {
+		tk := it.(map[string]any)
+		switch tk["name"] {
+		case "short-lived":
+			found++
+			if tk["expires_at"] == nil {
+				t.Errorf("listed without expires_at: %v", tk)
+			}
+		case "forever":
+			found++
+			if tk["expires_at"] != nil || tk["expired"] != false {
+				t.Errorf("a token without expiry listed as %v", tk)
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("list %v lacks the new tokens", list)
+	}
+	// Works until it expires, then 401 with when and how to make another.
+	var msg string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp := env.BearerDo(t, "GET", "/api/v1/me", secret, "", "")
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusUnauthorized {
+			msg = string(b)
+			break
+		}
+		if resp.StatusCode != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("GET /api/v1/me with the token: HTTP %d %s", resp.StatusCode, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{"token expired", `\"short-lived\"`, "expired at " + at.UTC().Format(time.RFC3339), "/settings/tokens", "tessera token create", "--expires"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("401 %s lacks %q", msg, want)
+		}
+	}
+	_, list = apiCall(t, env, viewer, "GET", "/api/v1/tokens", "")
+	for _, it := range list["tokens"].([]any) {
+		if tk := it.(map[string]any); tk["name"] == "short-lived" && tk["expired"] != true {
+			t.Errorf("an expired token listed as %v", tk)
+		}
+	}
+	// The admin's page of every token lists the expiry and says expired.
+	c := env.Client(t, handlers.RoleAdmin)
+	resp, err := c.Get(env.URL + "/admin/users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "short-lived") || !strings.Contains(string(page), `data-testid="token-expired"`) || !strings.Contains(string(page), at.UTC().Format("2006-01-02 15:04 UTC")) {
+		t.Errorf("the tokens page does not show the token's expiry and that it expired")
+	}
+}
+
+// TestTokenExpiryBadInput: an expiry that is negative, zero, unparseable,
+// absurdly long, in the past or given twice is a 400 naming the field, on
+// the API and on the form, and creates no token.
+func TestTokenExpiryBadInput(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	viewer := env.Token(t, handlers.RoleViewer)
+	countTokens := func() int {
+		ts, err := env.Store.ListTokens(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ts)
+	}
+	c := env.Client(t, handlers.RoleViewer)
+	tokensBefore, eventsBefore := countTokens(), apiCountEvents(t, env)
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	far := time.Now().Add(20 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	cases := []struct{ body, field, want string }{
+		{`{"name":"x","expires_in":"-5d"}`, "expires_in", "negative"},
+		{`{"name":"x","expires_in":"0"}`, "expires_in", "more than 0"},
+		{`{"name":"x","expires_in":"soon"}`, "expires_in", `"soon" is not a duration`},
+		{`{"name":"x","expires_in":"90"}`, "expires_in", "has no unit"},
+		{`{"name":"x","expires_in":"5000d"}`, "expires_in", "longer than the most a token may live, 3650 days"},
+		{`{"name":"x","expires_in":"99999999999999d"}`, "expires_in", "is not a duration"},
+		{`{"name":"x","expires_in":"90d","expires_at":"` + far + `"}`, "expires_in", "not both"},
+		{`{"name":"x","expires_at":"next week"}`, "expires_at", "is not an RFC 3339 time"},
+		{`{"name":"x","expires_at":"` + past + `"}`, "expires_at", "is not in the future"},
+		{`{"name":"x","expires_at":"` + far + `"}`, "expires_at", "the most a token may live"},
+		{`{"name":"x","expires_in":90}`, "expires_in", "must be a string"},
+	}
+	for _, tc := range cases {
+		code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", tc.body)
+		e, _ := out["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusBadRequest || e["field"] != tc.field || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: HTTP %d %v, want 400 on %s saying %q", tc.body, code, out, tc.field, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1d", "forever", "100000d"} {
+		resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"form-token"}, "expires_in": {bad}})
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Expires in:") {
+			t.Errorf("form with expires_in %q: HTTP %d, want 400 saying what is wrong with Expires in", bad, resp.StatusCode)
+		}
+	}
+	if n := countTokens(); n != tokensBefore {
+		t.Errorf("bad expiries created %d tokens", n-tokensBefore)
+	}
+	if n := apiCountEvents(t, env); n != eventsBefore {
+		t.Errorf("bad expiries wrote %d events", n-eventsBefore)
+	}
+	// A good one on the form is listed with its date.
+	resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"form-token"}, "expires_in": {"30d"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("form with expires_in 30d: HTTP %d", resp.StatusCode)
+	}
+	resp, err := c.Get(env.URL + "/settings/tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := time.Now().Add(30 * 24 * time.Hour).UTC().Format("2006-01-02")
+	if !strings.Contains(string(page), want) {
+		t.Errorf("the tokens page does not show the expiry date %s", want)
+	}
+}
