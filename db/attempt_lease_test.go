@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/pressly/goose/v3"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -163,11 +162,7 @@ func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goose.SetBaseFS(db.Migrations)
-	if err := goose.SetDialect("sqlite3"); err != nil {
-		t.Fatal(err)
-	}
-	if err := goose.UpTo(d, "migrations", version); err != nil {
+	if err := db.MigrateTo(d, version); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range stmts {

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -103,13 +104,24 @@ func OpenWith(path string, opt Options) (*Store, error) {
 	return &Store{W: w, R: r, Path: path, closed: make(chan struct{})}, nil
 }
 
+// migrator applies the embedded migrations to d. It is goose's Provider,
+// which holds no global state: stores opened at once (parallel tests, a
+// server and a CLI command in one process) do not race on goose's package
+// settings.
+func migrator(d *sql.DB) (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectSQLite3, d, fsys)
+}
+
 func migrate(d *sql.DB) error {
-	goose.SetBaseFS(migrations)
-	goose.SetLogger(goose.NopLogger())
-	if err := goose.SetDialect("sqlite3"); err != nil {
+	p, err := migrator(d)
+	if err != nil {
 		return err
 	}
-	if err := goose.Up(d, "migrations"); err != nil {
+	if _, err := p.Up(context.Background()); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
 	}
 	return nil
@@ -117,8 +129,11 @@ func migrate(d *sql.DB) error {
 
 // MigrationVersion reports the applied schema version.
 func (s *Store) MigrationVersion() (int64, error) {
-	goose.SetBaseFS(migrations)
-	return goose.GetDBVersion(s.W.DB)
+	p, err := migrator(s.W.DB)
+	if err != nil {
+		return 0, err
+	}
+	return p.GetDBVersion(context.Background())
 }
 
 // Close closes both pools.
