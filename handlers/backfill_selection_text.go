@@ -1,0 +1,90 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// describeSelection words a backfill's selector for people: "range A … B",
+// "missing, failed within A … B, region = eu", "explicit list of 3 keys".
+func describeSelection(b db.Backfill) string {
+	parent := "its parent"
+	if b.ParentBackfillID != nil {
+		parent = *b.ParentBackfillID
+	}
+	return describeSelectorOf(b.Selector, parent)
+}
+
+// describeSelectorOf words a stored selector; parent names the backfill a
+// retry selector takes its failed partitions from.
+func describeSelectorOf(stored, parent string) string {
+	var sel struct {
+		Type       string              `json:"type"`
+		Start      string              `json:"start"`
+		End        string              `json:"end"`
+		Statuses   []string            `json:"statuses"`
+		Dimensions map[string][]string `json:"dimensions"`
+		Count      int64               `json:"count"`
+		Keys       []string            `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(stored), &sel); err != nil {
+		return stored
+	}
+	within := ""
+	switch {
+	case sel.Start != "" && sel.End != "":
+		within = sel.Start + " … " + sel.End
+	case sel.Start != "":
+		within = "from " + sel.Start
+	case sel.End != "":
+		within = "up to " + sel.End
+	}
+	var out string
+	switch sel.Type {
+	case "range":
+		out = "range " + within
+		if within == "" {
+			out = "every partition"
+		}
+	case "explicit":
+		n := sel.Count
+		if n == 0 {
+			n = int64(len(sel.Keys))
+		}
+		out = fmt.Sprintf("explicit list of %s keys", views.Num(n))
+	case "retry":
+		out = "the failed and upstream-failed partitions of " + parent
+	case "filter":
+		out = "only " + strings.Join(sel.Statuses, ", ")
+		if len(sel.Statuses) == 0 {
+			out = "every partition"
+		}
+		if within != "" {
+			out += " within " + within
+		}
+	default:
+		return stored
+	}
+	names := make([]string, 0, len(sel.Dimensions))
+	for name := range sel.Dimensions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out += ", " + name + " = " + strings.Join(sel.Dimensions[name], " or ")
+	}
+	return out
+}
+
+func failedCount(rfs []db.RunFailures) int {
+	n := 0
+	for _, rf := range rfs {
+		n += len(rf.Parts)
+	}
+	return n
+}

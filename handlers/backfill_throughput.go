@@ -1,0 +1,119 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// throughput fills rate, ETA and the chart from finished attempts.
+func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.Backfill, now time.Time) error {
+	d.Throughput, d.ETA = "—", "—"
+	d.Chart = views.Chart{Empty: true, Width: 600, Height: 120, XLabel: "time", YLabel: "partitions finished"}
+	if b.StartedAt == nil {
+		switch {
+		case b.State == db.BackfillCanceled:
+			d.ETA = "canceled"
+		case !db.BackfillTerminal(b.State):
+			d.ETA = "not started"
+		}
+		return nil
+	}
+	end := db.Millis(now)
+	if b.FinishedAt != nil {
+		end = *b.FinishedAt
+	}
+	span := max(end-*b.StartedAt, 1)
+	finished := b.PartitionsMaterialized + failures(b)
+	rate := float64(finished) / (float64(span) / 1000) // partitions per second
+	d.Throughput = catalog.HumanRate(rate, " partitions")
+	remaining := b.TotalPartitions - finished
+	var retryN, retryAt int64
+	if b.State == db.BackfillRunning && b.RunsRunning == 0 && remaining > 0 {
+		var err error
+		if retryN, retryAt, err = h.Store.BackfillRetryWait(ctx, b.ID, db.Millis(now)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case b.State == db.BackfillCanceled:
+		d.ETA = "canceled"
+	case b.State == db.BackfillCanceling:
+		d.ETA = "canceling"
+	case db.BackfillTerminal(b.State):
+		d.ETA = "finished"
+	case b.State == db.BackfillPaused:
+		d.ETA = "paused"
+	case remaining <= 0:
+		d.ETA = "finishing"
+	case b.RunsRunning == 0 && retryN > 0:
+		// Nothing runs: the backfill waits out a retry's backoff, and
+		// a rate-based ETA would only grow meanwhile.
+		retries := "1 retry"
+		if retryN > 1 {
+			retries = fmt.Sprintf("%d retries", retryN)
+		}
+		d.ETA = fmt.Sprintf("waiting for %s, the first at %s (in %s)", retries,
+			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
+		// Nothing changes until the retry starts, so no update would come
+		// over the stream: the page refreshes the countdown itself.
+		d.Countdown = true
+	case rate > 0:
+		d.ETA = fmtDur(time.Duration(float64(remaining)/rate*1000) * time.Millisecond)
+	default:
+		d.ETA = "unknown yet"
+	}
+	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
+		// Nothing runs and no retry is due: say what the next chunk waits
+		// for (a throttled pool sends nothing over the stream meanwhile, so
+		// the page refreshes itself).
+		w, err := h.Engine.NextChunkWait(ctx, b)
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			d.ETA = "unknown yet: " + w.Reason
+			d.Countdown = true
+		}
+	}
+	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
+		// Nothing it does can be recorded until the store writes again
+		// (the page refreshes itself to see that).
+		d.ETA = "unknown yet: " + w.Reason
+		d.Countdown = true
+	}
+	width := max((span+chartBars-1)/chartBars, 1000)
+	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
+	if err != nil || len(pts) == 0 {
+		return err
+	}
+	n := (span + width - 1) / width
+	n = max(n, 1)
+	var peak int64
+	for _, p := range pts {
+		peak = max(peak, p.Done+p.Failed)
+	}
+	if peak == 0 {
+		return nil
+	}
+	c := &d.Chart
+	c.Empty, c.Max = false, peak
+	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtTime(b.StartedAt))
+	bw := float64(c.Width) / float64(n)
+	for _, p := range pts {
+		i := (p.At - *b.StartedAt) / width
+		hgt := float64(p.Done+p.Failed) * float64(c.Height-4) / float64(peak)
+		c.Points = append(c.Points, views.ChartPoint{
+			X: ftoa(float64(i) * bw), W: ftoa(math.Max(bw-1, 1)), Y: ftoa(float64(c.Height) - hgt), H: ftoa(hgt),
+			Title: fmt.Sprintf("%s: %d succeeded, %d failed", db.FromMillis(p.At).UTC().Format("15:04:05"), p.Done, p.Failed)})
+	}
+	return nil
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
