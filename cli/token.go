@@ -33,12 +33,8 @@ func newTokenCmd() *cobra.Command {
 			if strings.TrimSpace(name) == "" {
 				return usageErr("the token needs a name: add --name NAME, a label that tells it apart in `tessera token list` (e.g. --name nightly-export)")
 			}
-			if err := handlers.ValidateTokenName(name); err != nil {
-				var ue *handlers.UserError
-				if errors.As(err, &ue) {
-					return usageErr("--name: %s", ue.Message)
-				}
-				return userError(err)
+			if err := auth.ValidateTokenName(name); err != nil {
+				return usageErr("--name: %v", err)
 			}
 			var expires *time.Time
 			if cmd.Flags().Changed("expires") {
@@ -49,9 +45,9 @@ func newTokenCmd() *cobra.Command {
 				at := time.Now().Add(d)
 				expires = &at
 			}
-			var want handlers.Role
+			var want auth.Role
 			if role != "" {
-				r, err := handlers.ParseRole(role)
+				r, err := auth.ParseRole(role)
 				if err != nil {
 					return usageErr("--role: %v", err)
 				}
@@ -71,7 +67,7 @@ func newTokenCmd() *cobra.Command {
 			if u.Disabled {
 				return usageErr("user %q is disabled", user)
 			}
-			if ur, _ := handlers.ParseRole(u.Role); role != "" && want > ur {
+			if ur, _ := auth.ParseRole(u.Role); role != "" && want > ur {
 				return usageErr("a token cannot have a higher role (%s) than its user %s (%s)", want, u.Name, ur)
 			}
 			secret, prefix, hash, err := auth.NewToken()

@@ -39,8 +39,12 @@ func openStore(path string) (*db.Store, error) {
 // userError turns a validation error into a usage error (exit 2).
 func userError(err error) error {
 	var ue *handlers.UserError
-	if errors.As(err, &ue) {
+	var fe *auth.FieldError
+	switch {
+	case errors.As(err, &ue):
 		return usageErr("%s", ue.Message)
+	case errors.As(err, &fe):
+		return usageErr("%s", fe.Message)
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		return usageErr("%v", err)
@@ -101,10 +105,10 @@ func newUserCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := handlers.ValidateUserName(name); err != nil {
+			if err := auth.ValidateUserName(name); err != nil {
 				return userError(err)
 			}
-			if _, err := handlers.ParseRole(role); err != nil {
+			if _, err := auth.ParseRole(role); err != nil {
 				return usageErr("--role: %v", err)
 			}
 			hash, err := passwordHash(cmd, pwFile, name+" ...")
@@ -180,7 +184,7 @@ func newUserCmd() *cobra.Command {
 		Short: "Change an account's role (applies to its sessions and tokens at once)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := handlers.ParseRole(args[1]); err != nil {
+			if _, err := auth.ParseRole(args[1]); err != nil {
 				return usageErr("%v", err)
 			}
 			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/cli"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -19,7 +19,7 @@ import (
 // longer does, and the account's sessions are signed out.
 func TestCLIUserSetPassword(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	env.CreateUser(t, "root", handlers.RoleAdmin, testkit.TestPassword)
+	env.CreateUser(t, "root", auth.RoleAdmin, testkit.TestPassword)
 	session := env.Login(t, "root", testkit.TestPassword)
 
 	dir := t.TempDir()

@@ -20,7 +20,7 @@ import (
 func TestCLIUserUnlock(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Hour}, FailureDelay: -1}})
-	env.CreateUser(t, "ivy", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "ivy", auth.RoleViewer, testkit.TestPassword)
 	signIn := func(pw string) int {
 		r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"ivy"}, "password": {pw}})
 		r.Body.Close()

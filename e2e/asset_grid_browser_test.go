@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -65,7 +65,7 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gridWorkspace})
 	env.StartEngine(t, jobs.Options{})
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleOperator)
+	env.BrowserSignIn(t, ctx, auth.RoleOperator)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/g.multi"),

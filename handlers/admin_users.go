@@ -18,10 +18,10 @@ import (
 // CreateUser validates and creates an account (shared by /admin/users and
 // the CLI's checks).
 func (h *Handler) CreateUser(c echo.Context, name, role, password, actor string) (db.User, error) {
-	if err := ValidateUserName(name); err != nil {
-		return db.User{}, err
+	if err := auth.ValidateUserName(name); err != nil {
+		return db.User{}, fieldBadRequest(err)
 	}
-	if _, err := ParseRole(role); err != nil {
+	if _, err := auth.ParseRole(role); err != nil {
 		return db.User{}, BadRequest("role", "%v", err)
 	}
 	if err := auth.CheckPasswordPolicy(password); err != nil {
@@ -70,7 +70,7 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID, Locked: lockText(locks[db.LoginAccountKey(u.Name)], h.Now())})
 	}
 	v.Tokens = TokenRows(ts, h.Now())
-	v.Roles = RoleNames
+	v.Roles = auth.RoleNames
 	v.MinPass = auth.MinPasswordLength
 	ws := h.Workspace()
 	v.Workspace.Source, v.Workspace.File, v.Workspace.Assets = ws.Source, ws.Path, len(ws.Assets)
@@ -150,7 +150,7 @@ func (h *Handler) AdminSetRole(c echo.Context) error {
 		return err
 	}
 	role := c.FormValue("role")
-	if _, perr := ParseRole(role); perr != nil {
+	if _, perr := auth.ParseRole(role); perr != nil {
 		return h.formResult(c, BadRequest("role", "%v", perr), "", views.AdminUsersView{})
 	}
 	if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID && role != "admin" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -15,8 +15,8 @@ import (
 // why "OP1" counts as taken.
 func TestCreateUserNameTakenInAnotherCase(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
-	env.CreateUser(t, "op1", handlers.RoleOperator, testkit.TestPassword)
-	admin := env.Client(t, handlers.RoleAdmin)
+	env.CreateUser(t, "op1", auth.RoleOperator, testkit.TestPassword)
+	admin := env.Client(t, auth.RoleAdmin)
 	for _, c := range []struct{ name, want, not string }{
 		{"OP1", `a user named "op1" already exists; user names are case-insensitive, so "OP1" is the same name`, `"OP1" already exists`},
 		{"op1", `a user named "op1" already exists`, "case-insensitive"},

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -17,7 +17,7 @@ import (
 // is shown with its problems and changes nothing; operators may not.
 func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
+	admin := env.Client(t, auth.RoleAdmin)
 	_, doc := pgGet(t, env, admin, "/admin/users")
 	if doc.Find(`[data-testid="workspace-no-file"]`).Length() != 1 || doc.Find(`[data-testid="reload-workspace"]`).Length() != 0 {
 		t.Fatal("the embedded workspace offers a reload")
@@ -57,7 +57,7 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 	if env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatal("a refused reload changed the workspace")
 	}
-	if r := env.SessionPost(t, env.Client(t, handlers.RoleOperator), "/admin/workspace/reload", url.Values{}); r.StatusCode != http.StatusForbidden {
+	if r := env.SessionPost(t, env.Client(t, auth.RoleOperator), "/admin/workspace/reload", url.Values{}); r.StatusCode != http.StatusForbidden {
 		t.Fatalf("operator reload: %d", r.StatusCode)
 	}
 }

@@ -124,10 +124,10 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 	if err := decodeStrict(c, &body, false); err != nil {
 		return err
 	}
-	if err := ValidateUserName(body.Name); err != nil {
-		return err
+	if err := auth.ValidateUserName(body.Name); err != nil {
+		return fieldBadRequest(err)
 	}
-	if _, err := ParseRole(body.Role); err != nil {
+	if _, err := auth.ParseRole(body.Role); err != nil {
 		return BadRequest("role", "%v", err)
 	}
 	if err := auth.CheckPasswordPolicy(body.Password); err != nil {
@@ -187,7 +187,7 @@ func (h *Handler) APIUpdateUser(c echo.Context) error {
 	ctx, now, actor := c.Request().Context(), h.Now(), Actor(c)
 	// Validate everything before writing anything.
 	if body.Role != nil {
-		if _, err := ParseRole(*body.Role); err != nil {
+		if _, err := auth.ParseRole(*body.Role); err != nil {
 			return BadRequest("role", "%v", err)
 		}
 		if self && *body.Role != "admin" {
@@ -250,12 +250,12 @@ func (h *Handler) APITokens(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	var userID int64 = p.UserID
-	if name := c.QueryParam("user"); name != "" && p.Role < RoleAdmin && !strings.EqualFold(name, p.Name) {
+	if name := c.QueryParam("user"); name != "" && p.Role < auth.RoleAdmin && !strings.EqualFold(name, p.Name) {
 		// Not silently your own list under another user's name.
 		return &UserError{Status: http.StatusForbidden, Code: "forbidden", Field: "user",
 			Message: fmt.Sprintf("only admins list other users' tokens; leave out user (or use user=%s) to list your own", p.Name)}
 	}
-	if p.Role >= RoleAdmin {
+	if p.Role >= auth.RoleAdmin {
 		userID = 0
 		if name := c.QueryParam("user"); name != "" {
 			u, err := h.Store.UserByName(ctx, name)
@@ -314,7 +314,7 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		return err
 	}
 	if body.User != "" && !strings.EqualFold(body.User, u.Name) {
-		if p.Role < RoleAdmin {
+		if p.Role < auth.RoleAdmin {
 			return &UserError{Status: http.StatusForbidden, Code: "forbidden", Field: "user", Message: "only admins create tokens for other users"}
 		}
 		if u, err = h.Store.UserByName(ctx, body.User); err != nil {
@@ -322,7 +322,7 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		}
 	}
 	max := p.Role
-	if r, err := ParseRole(u.Role); err == nil && u.ID != p.UserID {
+	if r, err := auth.ParseRole(u.Role); err == nil && u.ID != p.UserID {
 		max = r
 	}
 	key := c.Request().Header.Get("Idempotency-Key")
@@ -361,7 +361,7 @@ func (h *Handler) APIRevokeToken(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	t, err := h.Store.TokenByID(ctx, id)
-	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
+	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
 		return NotFound("no token %d; GET /api/v1/tokens lists your tokens (their id field)", id)
 	}
 	if err := canRevoke(p, t); err != nil {

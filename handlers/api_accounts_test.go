@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -106,7 +106,7 @@ func TestAccountsAPI(t *testing.T) {
 
 	// Tokens: an operator makes its own, lists it, cannot make one for others
 	// or above its role; a revoked token stops at once.
-	op := env.Token(t, handlers.RoleOperator)
+	op := env.Token(t, auth.RoleOperator)
 	code, tok := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1")
 	secret, _ := tok["token"].(string)
 	if code != 201 || !strings.HasPrefix(secret, "tsr_") || tok["role"] != "viewer" {
@@ -161,7 +161,7 @@ func nilIfEmpty(s string) any {
 // if it were the other user's.
 func TestTokensListUserFilter(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	viewer := env.Token(t, handlers.RoleViewer)
+	viewer := env.Token(t, auth.RoleViewer)
 	code, me := bearerJSON(t, env, "GET", "/api/v1/me", viewer, "")
 	if code != http.StatusOK {
 		t.Fatalf("me: %d %v", code, me)
@@ -209,7 +209,7 @@ func TestTokensListUserFilter(t *testing.T) {
 // role, and cannot revoke the user's more powerful tokens.
 func TestScopedTokenCannotEscalate(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Token(t, handlers.RoleAdmin)
+	admin := env.Token(t, auth.RoleAdmin)
 	code, scoped := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"read-only","role":"viewer"}`)
 	if code != 201 {
 		t.Fatalf("scoped token: %d %v", code, scoped)

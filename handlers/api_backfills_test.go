@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -26,7 +26,7 @@ assets:
 func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: apiBackfillWS})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	return env, env.Token(t, handlers.RoleOperator)
+	return env, env.Token(t, auth.RoleOperator)
 }
 
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
@@ -187,7 +187,7 @@ func TestBackfillAPILifecycle(t *testing.T) {
 		t.Fatalf("refused requests wrote %d events", after-before)
 	}
 	// Keys are scoped to their sender: another user's req-1 is a new request.
-	other := env.Token(t, handlers.RoleOperator)
+	other := env.Token(t, auth.RoleOperator)
 	code, theirs := apiCall(t, env, other, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "req-1")
 	if code != http.StatusCreated || theirs["id"] == id {
 		t.Fatalf("another user's key: %d %v", code, theirs)
@@ -281,7 +281,7 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 	// Chunks of about a second, one at a time: the cancel lands while the first runs.
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(apiBackfillWS, "duration: 1ms", "duration: 150ms", 1)})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, b)
@@ -313,7 +313,7 @@ assets:
     executor: {demo: {duration: 1ms, failure_rate: 1}}
 `})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, b)
@@ -495,7 +495,7 @@ assets:
     executor: {demo: {duration: 1ms}}
 `})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, b)
@@ -610,7 +610,7 @@ assets:
 	if reason, _ := w["reason"].(string); !strings.Contains(reason, "chunk 1 waits for pool wh: its throttle (1 run per 1 h 0 min) has no run left") {
 		t.Fatalf("waiting %v, want chunk 1 held by pool wh's throttle", got["waiting"])
 	}
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+id)
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+id)
 	if eta := doc.Find(`[data-testid="eta"]`).Text(); !strings.Contains(eta, "unknown yet: chunk 1 waits for pool wh") {
 		t.Errorf("page ETA %q, want what the next chunk waits for", eta)
 	}
@@ -633,7 +633,7 @@ func apiBackfillEnv(t *testing.T, workspace, body string) (*testkit.Env, string,
 	t.Helper()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
 	if code != http.StatusCreated {
 		t.Fatalf("create %d %v", code, b)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -27,7 +27,7 @@ assets:
     executor: {demo: {duration: 1ms, failure_rate: 1}}
 `})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	const body = `{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`
 	check := func(name, path, body, key string, status int) string {
 		t.Helper()
@@ -86,7 +86,7 @@ func apiTimes(v any, path string, out map[string]string) {
 // the order they happened. "…:45.98Z" sorted after "…:45.981Z" before.
 func TestAPITimesHaveOneShape(t *testing.T) {
 	env, tok := apiBFEnv(t)
-	admin := env.Token(t, handlers.RoleAdmin)
+	admin := env.Token(t, auth.RoleAdmin)
 	_, b := apiRaw(t, env.URL, tok, "POST", "/api/v1/backfills", apiFeb)
 	id := b.(map[string]any)["id"].(string)
 	apiWaitState(t, env, tok, id, "SUCCEEDED")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -72,7 +72,7 @@ func TestAPINotFoundSaysWhereToLook(t *testing.T) {
 // to look among pages, not API endpoints.
 func TestPageNotFoundPointsAtPages(t *testing.T) {
 	env, _ := apiBFEnv(t)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	resp, err := c.Get(env.URL + "/backfills/bf_nope")
 	if err != nil {
 		t.Fatal(err)

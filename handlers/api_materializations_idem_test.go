@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -21,7 +21,7 @@ assets:
     partitions: {static: [a, b, c]}
     executor: {demo: {duration: 1ms}}
 `})
-	op := env.Token(t, handlers.RoleOperator)
+	op := env.Token(t, auth.RoleOperator)
 	post := func(tok, key, body string) (int, map[string]any) {
 		t.Helper()
 		return apiCall(t, env, tok, "POST", "/api/v1/materializations", body, "Idempotency-Key", key)
@@ -45,7 +45,7 @@ assets:
 		t.Fatalf("the refused batch wrote %d events", after-before)
 	}
 	// Another user's k2 is another request.
-	other := env.Token(t, handlers.RoleOperator)
+	other := env.Token(t, auth.RoleOperator)
 	if code, res := post(other, "k2", `[{"asset":"m.static","partition":"b","status":"materialized"}]`); code != http.StatusCreated || res["recorded"].(float64) != 1 {
 		t.Fatalf("another user's key: %d %v", code, res)
 	}

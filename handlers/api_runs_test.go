@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -26,7 +26,7 @@ assets:
     executor: {http: {url: %q}}
 `, remote.URL)})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
 		`{"assets":["a.remote"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
 	if code != http.StatusCreated {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 )
 
 // selWorkspace is a small daily × region asset: 9 days (the end is
@@ -33,7 +33,7 @@ assets:
 // message (it used to ignore the filter: 6 selected, a preview of 2).
 func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
 	env, _ := pgEnvWith(t, selWorkspace, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	count := func(q url.Values) (n, msg string) {
 		t.Helper()
 		_, doc := pgGet(t, env, c, "/backfills/selection?"+q.Encode())
@@ -130,7 +130,7 @@ func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
 	record(t, env, "t.long", "2024-06-02", db.StatusMaterialized, "v1", T0)
 	record(t, env, "t.long", "2024-06-03", db.StatusMaterialized, "v1", T0)
 	record(t, env, "t.long", "2021-01-01", db.StatusFailed, "v1", T0) // outside the window
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	const first, last, window = "2022-05-01", "2024-12-31", 976
 	cases := []struct {
 		query       string
@@ -193,7 +193,7 @@ func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
 // to the page without a range, the default window of 976 days).
 func TestZoomOutNeverZoomsIn(t *testing.T) {
 	env, _ := pgEnvWith(t, longWorkspace, false)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	cases := []struct{ from, to, want string }{
 		{"2020-01-01", "2024-12-31", ""}, // the whole history
 		{"2022-01-01", "2024-12-31", "?from=2020-01-01&to=2024-12-31"},
@@ -223,7 +223,7 @@ func TestZoomOutNeverZoomsIn(t *testing.T) {
 // the grid" but says why, and how to get tiles.
 func TestSelectOnTheGridOnlyWithTiles(t *testing.T) {
 	env, _ := pgEnvWith(t, longWorkspace, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	for _, tc := range []struct {
 		query string
 		tiles bool

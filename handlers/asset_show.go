@@ -99,12 +99,8 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	for _, d := range a.Def.Deps {
 		v.Deps = append(v.Deps, views.Link{Label: d.Asset, Href: AssetHref(d.Asset)})
 	}
-	for _, other := range h.Workspace().Assets {
-		for _, d := range other.Deps {
-			if d.Asset == a.Def.Key {
-				v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
-			}
-		}
+	for _, other := range h.Workspace().Dependents(a.Def.Key) {
+		v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
 	}
 	status := http.StatusOK
 	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}

@@ -107,7 +107,7 @@ func NewAuth(store *db.Store, cfg AuthConfig) *Auth {
 type Principal struct {
 	UserID    int64
 	Name      string
-	Role      Role
+	Role      auth.Role
 	Via       string // "session", "token" or "anonymous"
 	SessionID string // hash of the session secret
 	TokenID   int64
@@ -174,7 +174,7 @@ func (a *Auth) Identify(c echo.Context) {
 		return
 	}
 	if p == nil && a.Cfg.AnonymousViewer {
-		p = &Principal{Role: RoleViewer, Via: "anonymous"}
+		p = &Principal{Role: auth.RoleViewer, Via: "anonymous"}
 	}
 	if p != nil {
 		c.Set(ctxPrincipal, p)
@@ -258,7 +258,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 			return nil, err
 		}
 	}
-	role, err := ParseRole(s.UserRole)
+	role, err := auth.ParseRole(s.UserRole)
 	if err != nil {
 		return nil, err
 	}
@@ -353,10 +353,10 @@ func (a *Auth) EndSession(c echo.Context) error {
 
 // tokenRole is what a token may do: its user's role, or less when the token
 // was made with a lower role.
-func tokenRole(t db.Token) Role {
-	role, _ := ParseRole(t.UserRole)
+func tokenRole(t db.Token) auth.Role {
+	role, _ := auth.ParseRole(t.UserRole)
 	if t.Role != nil {
-		if r, err := ParseRole(*t.Role); err == nil && r < role {
+		if r, err := auth.ParseRole(*t.Role); err == nil && r < role {
 			role = r
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/views"
@@ -16,7 +17,7 @@ import (
 // canOperate reports whether the request may launch and steer backfills.
 func canOperate(c echo.Context) bool {
 	p := CurrentPrincipal(c)
-	return p != nil && p.Role >= RoleOperator
+	return p != nil && p.Role >= auth.RoleOperator
 }
 
 // actionsFor lists the buttons allowed in b's state (for an operator).
@@ -25,24 +26,27 @@ func actionsFor(b db.Backfill, hasChild bool) []views.Action {
 	var out []views.Action
 	switch b.State {
 	case db.BackfillPending, db.BackfillRunning:
-		out = append(out, views.Action{Name: jobs.ActPause, Label: "Pause", Href: href + "/pause"})
+		out = append(out, views.Action{Name: views.ActionPause, Label: "Pause", Href: href + "/pause"})
 	case db.BackfillPaused:
-		out = append(out, views.Action{Name: jobs.ActResume, Label: "Resume", Href: href + "/resume"})
+		out = append(out, views.Action{Name: views.ActionResume, Label: "Resume", Href: href + "/resume"})
 	}
 	switch b.State {
 	case db.BackfillPending, db.BackfillRunning, db.BackfillPaused:
-		out = append(out, views.Action{Name: jobs.ActCancel, Label: "Cancel", Href: href + "/cancel"})
+		out = append(out, views.Action{Name: views.ActionCancel, Label: "Cancel", Href: href + "/cancel"})
 	case db.BackfillCanceling:
 		if !b.Terminate {
 			// A graceful cancel waits for the running chunks; this ends them.
-			out = append(out, views.Action{Name: "terminate", Label: "Terminate running chunks", Href: href + "/cancel"})
+			out = append(out, views.Action{Name: views.ActionTerminate, Label: "Terminate running chunks", Href: href + "/cancel"})
 		}
 	}
 	if failures(b) > 0 && !hasChild && (db.BackfillTerminal(b.State) || b.State == db.BackfillPaused) {
-		out = append(out, views.Action{Name: "retry-failed", Label: "Retry failed", Href: href + "/retry-failed"})
+		out = append(out, views.Action{Name: views.ActionRetryFailed, Label: "Retry failed", Href: href + "/retry-failed"})
 	}
 	return out
 }
+
+// transitions are the engine's state changes behind the page's buttons.
+var transitions = map[views.ActionName]string{views.ActionPause: jobs.ActPause, views.ActionResume: jobs.ActResume, views.ActionCancel: jobs.ActCancel}
 
 // BackfillAction handles the Pause, Resume, Cancel and Retry-failed buttons.
 // A stale expected_state_version re-renders the page with a conflict message.
@@ -61,10 +65,10 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 		}
 		expected = n
 	}
-	switch action {
-	case jobs.ActPause, jobs.ActResume, jobs.ActCancel:
-		_, err = eng.Transition(ctx, id, action, expected, c.FormValue("terminate") != "", actor(c))
-	case "retry-failed":
+	switch views.ActionName(action) {
+	case views.ActionPause, views.ActionResume, views.ActionCancel:
+		_, err = eng.Transition(ctx, id, transitions[views.ActionName(action)], expected, c.FormValue("terminate") != "", actor(c))
+	case views.ActionRetryFailed:
 		var cr jobs.Created
 		cr, err = eng.RetryFailed(ctx, id, jobs.RetryOptions{RequestID: c.FormValue("retry_request_id"), ExpectedStateVersion: expected}, actor(c))
 		if err == nil {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -61,7 +61,7 @@ assets:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID)
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID)
 	count := func(k string) string {
 		return strings.TrimSpace(doc.Find(`[data-testid="count-` + k + `"] b`).Text())
 	}

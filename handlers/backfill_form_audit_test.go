@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 )
 
 // TestNewBackfillUnknownAsset: an asset the workspace does not declare, in
@@ -18,7 +17,7 @@ import (
 // being dropped and answered with "assets is required".
 func TestNewBackfillUnknownAsset(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 
 	check := func(where, msg, name, suggestion string) {
 		t.Helper()
@@ -72,7 +71,7 @@ func TestNewBackfillUnknownAsset(t *testing.T) {
 // same list, the default ticked.
 func TestNewBackfillUnknownSelector(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	choices := []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"}
 	listsChoices := func(where, msg string) {
 		t.Helper()
@@ -128,7 +127,7 @@ func TestNewBackfillUnknownSelector(t *testing.T) {
 // form post); two assets with "Fill gaps" showed nothing until then.
 func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	cases := []struct {
 		query      string
@@ -192,7 +191,7 @@ func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 // keys and their lines (3 lines became 2 partitions without a word).
 func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	cases := []struct {
 		keys, partitions, dups string
 		says                   []string
@@ -226,7 +225,7 @@ func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
 // is; a value that is no number still gets that.
 func TestNewBackfillNumberOutOfRange(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
 	cases := []struct{ field, value, want string }{
 		{"priority", "99999999999999999999", "priority must be at least -9,223,372,036,854,775,808 and at most 9,223,372,036,854,775,807, got 99999999999999999999"},
@@ -256,7 +255,7 @@ func TestNewBackfillNumberOutOfRange(t *testing.T) {
 // the JSON API keeps its field names.
 func TestNewBackfillFormWords(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"}]`); r.StatusCode != 201 {
 		t.Fatalf("report: %d", r.StatusCode)
 	}

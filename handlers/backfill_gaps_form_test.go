@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 )
 
 // TestNewBackfillFillGaps: "Fill gaps" on the new-backfill page shows the
@@ -16,7 +16,7 @@ import (
 // nothing.
 func TestNewBackfillFillGaps(t *testing.T) {
 	env, eng := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	// Materialize 2025-01-01 … 2025-01-10 except the 4th and the 7th-8th.
 	var items []string
 	for _, d := range []string{"01", "02", "03", "05", "06", "09", "10"} {
@@ -77,7 +77,7 @@ func TestNewBackfillFillGaps(t *testing.T) {
 
 func TestNewBackfillMissingAndStale(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized","code_version":"v0"},
 		{"asset":"t.daily","partition":"2025-01-02","status":"materialized"}]`)
 	if r.StatusCode != 201 {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
 
@@ -20,7 +21,7 @@ func TestBackfillsLiveListKeepsPager(t *testing.T) {
 		d := fmt.Sprintf("2025-02-%02d", i%28+1)
 		ids = append(ids, pgCreateBF(t, eng, "t.daily", d, d, 1).ID)
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	_, doc := pgGet(t, env, c, "/backfills")
 	if doc.Find(`[data-testid="next-page"]`).Length() != 0 {
 		t.Fatal("a full single page links to an older one")

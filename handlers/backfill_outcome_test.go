@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -111,7 +112,7 @@ func TestBackfillOutcomeGridPerPartition(t *testing.T) {
 	bad := ogCreate(t, eng, []string{"o.flaky", "o.down"}, jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-03"}, 2)
 	pgWaitState(t, env, ok.ID, db.BackfillSucceeded)
 	pgWaitState(t, env, bad.ID, db.BackfillFailed)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 
 	_, doc := pgGet(t, env, c, "/backfills/"+ok.ID)
 	g := ogGrid(t, doc, "o.ok")
@@ -149,7 +150,7 @@ func TestBackfillOutcomeGridPerPartition(t *testing.T) {
 // chunk (one tile per chunk when at most 1,000, else the bucket strip).
 func TestBackfillOutcomeGridLayouts(t *testing.T) {
 	env, eng := pgEnvWith(t, outcomeWorkspace, false)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 
 	ex := ogCreate(t, eng, []string{"o.ok"}, jobs.Selector{Type: "explicit", Keys: []string{"2025-01-09", "2025-01-02", "2025-01-05"}}, 2)
 	_, doc := pgGet(t, env, c, "/backfills/"+ex.ID)

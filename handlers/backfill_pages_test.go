@@ -16,6 +16,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
@@ -109,7 +110,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	clients := map[string]*http.Client{
-		"viewer": env.Client(t, handlers.RoleViewer), "operator": env.Client(t, handlers.RoleOperator), "admin": env.Client(t, handlers.RoleAdmin)}
+		"viewer": env.Client(t, auth.RoleViewer), "operator": env.Client(t, auth.RoleOperator), "admin": env.Client(t, auth.RoleAdmin)}
 	cases := []struct {
 		state     string
 		failed    int64
@@ -166,7 +167,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 func TestBackfillPageParts(t *testing.T) {
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	status, doc := pgGet(t, env, c, "/backfills/"+b.ID)
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
@@ -228,7 +229,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if _, err := eng.Transition(context.Background(), ids[0], jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	_, doc := pgGet(t, env, c, "/backfills")
 	rows := doc.Find(`[data-testid="backfill-row"]`)
 	if rows.Length() != handlers.BackfillPageSize {
@@ -321,7 +322,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 	if status, frag := pgGet(t, env, c, live); status != http.StatusOK || frag.Find(`[data-testid="nav-main"]`).Length() != 0 || frag.Find(`[data-testid="backfill-row"]`).Length() != 5 {
 		t.Errorf("list fragment %s: %d, %d rows", live, status, frag.Find(`[data-testid="backfill-row"]`).Length())
 	}
-	tok := env.Token(t, handlers.RoleViewer)
+	tok := env.Token(t, auth.RoleViewer)
 	for _, tc := range []struct {
 		query string
 		code  int
@@ -343,7 +344,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 			t.Errorf("GET /api/v1/backfills?%s: %d, %d backfills, error %+v", tc.query, resp.StatusCode, len(body.Backfills), body.Error)
 		}
 	}
-	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills")
+	_, doc = pgGet(t, env, env.Client(t, auth.RoleOperator), "/backfills")
 	if doc.Find(`[data-testid="new-backfill"]`).Length() != 1 {
 		t.Error("an operator is not offered New backfill")
 	}
@@ -351,7 +352,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 
 func TestNewBackfillPrefillAndPreview(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	status, doc := pgGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
@@ -393,7 +394,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 		t.Error("the htmx preview renders the page frame")
 	}
 	// Viewers may preview but are not offered Launch.
-	_, vdoc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/new?asset=t.daily")
+	_, vdoc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/new?asset=t.daily")
 	if vdoc.Find(`[data-testid="launch"]`).Length() != 0 || vdoc.Find(`[data-testid="launch-not-allowed"]`).Length() != 1 {
 		t.Error("a viewer is offered Launch")
 	}
@@ -410,7 +411,7 @@ func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"k-bad"}}
 	cases := []struct{ set, value, field string }{
 		{"chunk_size", "zero", "chunk_size"},
@@ -467,7 +468,7 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 	for k, v := range base {
 		good[k] = v
 	}
-	if resp := env.SessionPost(t, env.Client(t, handlers.RoleViewer), "/backfills", good); resp.StatusCode != http.StatusForbidden {
+	if resp := env.SessionPost(t, env.Client(t, auth.RoleViewer), "/backfills", good); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("viewer launch: status %d", resp.StatusCode)
 	}
 	for _, tok := range []string{"", "forged-token"} {
@@ -502,7 +503,7 @@ func pgWithCSRF(f url.Values, tok string) url.Values {
 
 func TestLaunchIsIdempotent(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"bfk_double"}}
 	var locs []string
 	var mu sync.Mutex
@@ -534,7 +535,7 @@ func TestLaunchIsIdempotent(t *testing.T) {
 func TestTransitionConflictAndRefusal(t *testing.T) {
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	// Another tab pauses and resumes: the version moves on.
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
 		t.Fatal(err)
@@ -575,7 +576,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 		t.Error("a refused transition changed the version")
 	}
 	// Viewer: refused; cancel with terminate from an operator: canceled.
-	if resp := env.SessionPost(t, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID+"/cancel", url.Values{}); resp.StatusCode != http.StatusForbidden {
+	if resp := env.SessionPost(t, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID+"/cancel", url.Values{}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("viewer cancel: status %d", resp.StatusCode)
 	}
 	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/cancel", url.Values{"expected_state_version": {fmt.Sprint(after.StateVersion)}, "terminate": {"1"}})
@@ -597,7 +598,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	bad := pgCreateBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
 	pgWaitState(t, env, ok.ID, db.BackfillSucceeded)
 	pgWaitState(t, env, bad.ID, db.BackfillFailed)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	_, doc := pgGet(t, env, c, "/backfills/"+ok.ID)
 	if got := doc.Find(`[data-testid="progress-pct"]`).Text(); got != "100%" {
 		t.Errorf("finished backfill shows %q", got)
@@ -656,7 +657,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	var rj struct {
 		PartitionList []jobs.PartitionOutcome `json:"partition_list"`
 	}
-	tok := env.Token(t, handlers.RoleViewer)
+	tok := env.Token(t, auth.RoleViewer)
 	req, _ := http.NewRequest("GET", env.URL+"/api/v1"+failHref, nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if resp, err := http.DefaultClient.Do(req); err != nil || json.NewDecoder(resp.Body).Decode(&rj) != nil || len(rj.PartitionList) != 1 ||
@@ -782,7 +783,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 
 func TestOverviewAndAssetSelection(t *testing.T) {
 	env, eng := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	// No active backfill: no section, but the live container waits for one.
 	_, doc := pgGet(t, env, c, "/")
 	if doc.Find(`[data-testid="active-backfills"]`).Length() != 0 || doc.Find(`[data-testid="active-backfills-live"] [hx-get="/backfills/active"]`).Length() != 1 {
@@ -801,7 +802,7 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 	if status != http.StatusOK || doc.Find(`[data-testid="active-backfills"] [data-testid="backfill-row"]`).Length() != 1 {
 		t.Errorf("active partial: %d", status)
 	}
-	_, doc = pgGet(t, env, env.Client(t, handlers.RoleOperator), "/assets/t.daily") // viewers cannot launch: no bar
+	_, doc = pgGet(t, env, env.Client(t, auth.RoleOperator), "/assets/t.daily") // viewers cannot launch: no bar
 	bar := doc.Find(`form[data-testid="selection-bar"]`)
 	if bar.Length() != 1 || bar.AttrOr("action", "") != "/backfills/new" || bar.Find(`input[name="asset"]`).AttrOr("value", "") != "t.daily" {
 		t.Fatal("the asset page has no selection bar opening the new-backfill page")
@@ -822,7 +823,7 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 func TestRunPageTailsTheLiveLog(t *testing.T) {
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
@@ -859,7 +860,7 @@ assets:
     executor: {demo: {duration: 1ms, failure_rate: 1}}
 `, true)
 	b := pgCreateBF(t, eng, "q.flaky", "2025-01-01", "2025-01-04", 2)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
@@ -888,7 +889,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
     executor: {demo: {duration: 1ms, failure_rate: 1}}
 `, true)
 	b := pgCreateBF(t, eng, "r.flaky", "2025-01-01", "2025-01-01", 1)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	var eta string
 	apiWaitFor(t, "the page to say it waits for the retry", func() bool {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
@@ -925,7 +926,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 // backfill to the backfills, not to the assets.
 func TestErrorPageLeadsBackToItsSection(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	for path, want := range map[string]string{
 		"/backfills/bf_doesnotexist": "/backfills",
 		"/runs/run_doesnotexist":     "/backfills",
@@ -955,7 +956,7 @@ assets:
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
 	id := b["id"].(string)
 	apiWaitState(t, env, tok, id, "FAILED")
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	form := func() url.Values {
 		_, doc := pgGet(t, env, op, "/backfills/"+id)
 		f := url.Values{}
@@ -1014,7 +1015,7 @@ assets:
 	}
 	final := apiWaitState(t, env, tok, id, "CANCELED")
 	counts := final["counts"].(map[string]any)
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+id)
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+id)
 	bar := doc.Find(`[data-testid="progress-bar"]`).AttrOr("aria-label", "")
 	if !strings.Contains(bar, "Canceled 10 (100%)") || strings.Contains(bar, "Pending") {
 		t.Errorf("progress bar %q, want its 10 partitions canceled, none pending", bar)
@@ -1074,12 +1075,12 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 		t.Fatalf("the stream ended with %q, want an update then done", body)
 	}
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID+"/summary")
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID+"/summary")
 	if p := doc.Find(`#bf-refresh[hx-swap-oob]`); p.Length() != 1 || strings.TrimSpace(p.Text()) != "" {
 		t.Errorf("the finished backfill's summary does not clear the page's 'updates by itself' line")
 	}
 	// A finished backfill's page has no stream nor that line to begin with.
-	_, doc = pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID)
+	_, doc = pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID)
 	if doc.Find(`[sse-connect]`).Length() != 0 || doc.Find(`[data-testid="refresh"]`).Length() != 0 {
 		t.Errorf("a finished backfill's page streams or says it updates by itself")
 	}
@@ -1102,7 +1103,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 		b, _ := env.Store.Backfill(context.Background(), a.ID)
 		return b.RunsRunning == 1
 	})
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	// A running chunk says since when it runs (a duration so far froze
 	// between the table's updates; found by the UI audit).
 	_, page := pgGet(t, env, op, "/backfills/"+a.ID)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -34,7 +35,7 @@ const relaunchWorkspace = pgWorkspace + `  t.multi:
 func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	env, eng := pgEnvWith(t, relaunchWorkspace, false)
 	ctx := context.Background()
-	op, viewer := env.Client(t, handlers.RoleOperator), env.Client(t, handlers.RoleViewer)
+	op, viewer := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleViewer)
 	setState := func(id, state string, materialized, failed int64) {
 		t.Helper()
 		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,

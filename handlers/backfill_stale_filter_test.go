@@ -8,7 +8,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -56,7 +56,7 @@ assets:
 		t.Fatalf("stale filter selects %d partitions (status %v), want 2", pv.TotalPartitions, pv.Status)
 	}
 	// The form's preview says how many of the materialized are stale.
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	form := url.Values{"asset": {"s.down"}, "selector": {"stale"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
 	resp := env.SessionPost(t, c, "/backfills/preview", form)
 	doc, err := goquery.NewDocumentFromReader(resp.Body)

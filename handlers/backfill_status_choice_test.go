@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 )
 
 // TestNewBackfillStatusChoice: the new-backfill form's "Only partitions
@@ -21,7 +20,7 @@ import (
 // nothing.
 func TestNewBackfillStatusChoice(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	// 01 materialized, 02 failed, 03 materialized then tainted, 04 and 05 missing.
 	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
 		{"asset":"t.daily","partition":"2025-01-02","status":"failed","error":"boom"},
@@ -141,7 +140,7 @@ func TestNewBackfillStatusChoice(t *testing.T) {
 // of the preview above the list's own.
 func TestFillGapsPreviewSaysGapsOnce(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	c := env.Client(t, handlers.RoleOperator)
+	c := env.Client(t, auth.RoleOperator)
 	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
 		{"asset":"t.daily","partition":"2025-01-04","status":"materialized"}]`)
 	if r.StatusCode != 201 {

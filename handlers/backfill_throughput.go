@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -110,10 +109,8 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 		i := (p.At - *b.StartedAt) / width
 		hgt := float64(p.Done+p.Failed) * float64(c.Height-4) / float64(peak)
 		c.Points = append(c.Points, views.ChartPoint{
-			X: ftoa(float64(i) * bw), W: ftoa(math.Max(bw-1, 1)), Y: ftoa(float64(c.Height) - hgt), H: ftoa(hgt),
+			X: float64(i) * bw, W: math.Max(bw-1, 1), Y: float64(c.Height) - hgt, H: hgt,
 			Title: fmt.Sprintf("%s: %d succeeded, %d failed", db.FromMillis(p.At).UTC().Format("15:04:05"), p.Done, p.Failed)})
 	}
 	return nil
 }
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }

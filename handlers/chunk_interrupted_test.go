@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -50,7 +50,7 @@ assets:
 	t.Cleanup(func() { cancel(); <-done })
 	b := pgCreateBF(t, eng, "i.daily", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillFailed)
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/backfills/"+b.ID)
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID)
 	cell := doc.Find(`[data-testid="chunk-row"]`).Children().Eq(4).Text()
 	if !strings.Contains(cell, "3/2") || !strings.Contains(cell, "1 interrupted, not counted") {
 		t.Errorf("attempts cell %q, want 3/2 with 1 interrupted, not counted", strings.Join(strings.Fields(cell), " "))

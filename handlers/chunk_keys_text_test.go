@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -30,7 +30,7 @@ assets:
 	ranged := pgCreateBF(t, eng, "k.daily", "2025-01-01", "2025-01-03", 3)
 	pgWaitState(t, env, cr.Backfill.ID, db.BackfillSucceeded)
 	pgWaitState(t, env, ranged.ID, db.BackfillSucceeded)
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	for id, want := range map[string][]string{
 		cr.Backfill.ID: {"2025-01-01, …, 2025-01-09 (not contiguous) (3)", "2025-01-10 … 2025-01-11 (2)"},
 		ranged.ID:      {"2025-01-01 … 2025-01-03 (3)"},

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -32,7 +32,7 @@ assets:
     executor: {demo: {duration: 1ms, failure_rate: 1}}
 `, true)
 	ctx := context.Background()
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)
 	var holder db.Run
 	waitUntil(t, "the first backfill's chunk to run", func() bool {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -19,8 +19,8 @@ import (
 // to users, and a failed taint goes back to its partition.
 func TestErrorPageBackLinkIsReachable(t *testing.T) {
 	env, _ := pgEnv(t, false)
-	viewer := env.Client(t, handlers.RoleViewer)
-	admin := env.Client(t, handlers.RoleAdmin)
+	viewer := env.Client(t, auth.RoleViewer)
+	admin := env.Client(t, auth.RoleAdmin)
 	back := func(resp *http.Response) (int, string, string) {
 		t.Helper()
 		defer resp.Body.Close()
@@ -74,7 +74,7 @@ func TestErrorPageBackLinkIsReachable(t *testing.T) {
 // button no longer quotes "send its state_version".
 func TestErrorPagesSayTheBrowserWay(t *testing.T) {
 	env, eng := pgEnv(t, false)
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	code, doc := pgGet(t, env, viewer, "/backfills?asset=nope")
 	msg := doc.Find(`[data-testid="error-message"]`).Text()
 	if code != http.StatusBadRequest || !strings.Contains(msg, `unknown asset "nope"; the Assets page lists the declared assets`) || strings.Contains(msg, "/api/") {
@@ -95,7 +95,7 @@ func TestErrorPagesSayTheBrowserWay(t *testing.T) {
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
 		t.Fatal(err)
 	}
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	r := env.SessionPost(t, op, "/backfills/"+b.ID+"/resume", url.Values{"expected_state_version": {fmt.Sprint(b.StateVersion)}})
 	doc = pgDoc(t, r)
 	r.Body.Close()

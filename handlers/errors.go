@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 )
 
@@ -81,4 +82,15 @@ func assetNotFound(key, source string) *UserError {
 	return &UserError{Status: http.StatusNotFound, Code: "not_found",
 		Message: fmt.Sprintf("asset %q is not declared in the workspace (%s); GET /api/v1/assets lists the declared assets", key, source),
 		Page:    fmt.Sprintf("asset %q is not declared in the workspace (%s); the overview lists the declared assets", key, source)}
+}
+
+// fieldBadRequest is the 400 of a value the auth package refused (a
+// *auth.FieldError), worded as its message says, about its field; other
+// errors pass through.
+func fieldBadRequest(err error) error {
+	var fe *auth.FieldError
+	if errors.As(err, &fe) {
+		return BadRequest(fe.Field, "%s", fe.Message)
+	}
+	return err
 }

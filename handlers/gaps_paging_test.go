@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -59,7 +60,7 @@ func TestGapsEveryRangeReachable(t *testing.T) {
 	if len(holes) != 182 {
 		t.Fatalf("fixture: %d holes", len(holes))
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	_, doc := pgGet(t, env, c, "/assets/gp.daily?view=staleness")
 	gaps := doc.Find(`[data-testid="gaps"]`)
 	if n := gaps.Find(`[data-testid="gap-range"]`).Length(); n != handlers.AssetPageGaps {
@@ -138,7 +139,7 @@ func TestGapsPagesOf200(t *testing.T) {
 	if r := env.Post(t, "/api/v1/assets/gp.daily/watermark", `{"partition":"`+last+`"}`); r.StatusCode != http.StatusOK {
 		t.Fatalf("watermark: %d", r.StatusCode)
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	var seen []string
 	path, pages := "/assets/gp.daily/gaps?from=2024-01-01", 0
 	for path != "" {
@@ -180,14 +181,14 @@ func TestGapsPagesOf200(t *testing.T) {
 // it opens previews exactly the missing partitions; viewers do not.
 func TestBackfillTheseGaps(t *testing.T) {
 	env, holes := gapsPagingEnv(t)
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	want := "/backfills/new?asset=gp.daily&selector=gaps"
 	for _, path := range []string{"/assets/gp.daily?view=staleness", "/assets/gp.daily/gaps"} {
 		_, doc := pgGet(t, env, op, path)
 		if href := doc.Find(`[data-testid="gaps"] [data-testid="backfill-gaps"]`).AttrOr("href", ""); href != want {
 			t.Fatalf("%s: backfill-gaps href %q, want %q", path, href, want)
 		}
-		_, vdoc := pgGet(t, env, env.Client(t, handlers.RoleViewer), path)
+		_, vdoc := pgGet(t, env, env.Client(t, auth.RoleViewer), path)
 		if vdoc.Find(`[data-testid="backfill-gaps"]`).Length() != 0 {
 			t.Fatalf("%s offers a viewer to backfill", path)
 		}

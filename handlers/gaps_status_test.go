@@ -13,6 +13,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
@@ -103,7 +104,7 @@ func TestGapsToTheWatermark(t *testing.T) {
 	if n != 0 || events() != e0 {
 		t.Fatalf("bad watermarks wrote %d rows, %d events", n, events()-e0)
 	}
-	viewerTok := env.Token(t, handlers.RoleViewer)
+	viewerTok := env.Token(t, auth.RoleViewer)
 	if resp := env.BearerDo(t, http.MethodPost, "/api/v1/assets/gaps.daily/watermark", viewerTok, "application/json", `{"partition":"2025-01-11"}`); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("viewer sets a watermark: %s", resp.Status)
 	}
@@ -306,7 +307,7 @@ func TestStatusBoardAccess(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
 		t.Fatalf("anonymous /status without anonymous viewers: %s", resp.Status)
 	}
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	for _, p := range []string{"/status", "/status.json", "/status.csv", "/status/s.static/badge.svg"} {
 		resp, err := viewer.Get(env.URL + p)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -80,7 +80,7 @@ func TestMalformedJSONBodySaysWhere(t *testing.T) {
 // still shows the body to send.
 func TestPartitionKeysMalformedJSONSaysWhere(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	for body, want := range map[string][]string{
 		`{"keys":["p-1",`:    {"the body ended early", "the [ opened at byte offset 8 (line 1, column 9) is not closed with ]", `send {"keys": ["key-a", "key-b"]}`},
 		`{"keys":["p-1" 2]}`: {"malformed JSON at byte offset 15 (line 1, column 16)", `send {"keys": ["key-a", "key-b"]}`},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -18,7 +18,7 @@ func TestAssetLegendSaysStaleIsMaterialized(t *testing.T) {
 	env.Handler.Now = func() time.Time { return now }
 	mat(t, env, "s.static", "a", "v2", T0) // fresh
 	mat(t, env, "s.static", "b", "v1", T0) // code changed: stale
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/assets/s.static")
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/assets/s.static")
 	legend := strings.Join(strings.Fields(doc.Find(`[data-testid="legend"]`).First().Text()), " ")
 	for _, want := range []string{"Materialized, fresh 1", "Materialized, stale 1"} {
 		if !strings.Contains(legend, want) {

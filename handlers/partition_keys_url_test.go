@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -35,8 +36,8 @@ assets:
 	if r := env.Post(t, "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); r.StatusCode != 201 {
 		t.Fatalf("report: %d", r.StatusCode)
 	}
-	c := env.Client(t, handlers.RoleViewer)
-	tok := env.Token(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
+	tok := env.Token(t, auth.RoleViewer)
 	for _, k := range keys {
 		href := handlers.PartitionHref("d.feeds", k)
 		status, doc := pgGet(t, env, c, href)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -15,7 +15,7 @@ import (
 // secret.
 func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	count := func() (n int) {
 		env.Store.R.Get(&n, `SELECT COUNT(*) FROM api_tokens WHERE name = 'ci'`)
 		return n
@@ -49,7 +49,7 @@ func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
 // The admin users forms redirect on success too, with their notice once.
 func TestAdminUserFormsRedirect(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
+	admin := env.Client(t, auth.RoleAdmin)
 	r := env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/admin/users" {
 		t.Fatalf("create user: %d → %q, want 303 → /admin/users", r.StatusCode, r.Header.Get("Location"))

@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/views"
 )
 
@@ -92,7 +93,7 @@ func errorBack(c echo.Context, status int) views.Link {
 		return views.Link{Href: "/backfills", Label: "Back to all backfills"}
 	case strings.HasPrefix(path, "/status"):
 		return views.Link{Href: "/status", Label: "Back to the status board"}
-	case strings.HasPrefix(path, "/admin/") && account && p.Role >= RoleAdmin:
+	case strings.HasPrefix(path, "/admin/") && account && p.Role >= auth.RoleAdmin:
 		return views.Link{Href: "/admin/users", Label: "Back to users"}
 	case strings.HasPrefix(path, "/settings/tokens") && account:
 		return views.Link{Href: "/settings/tokens", Label: "Back to API tokens"}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 )
 
 // TestRunPageShowsEachAttemptsLog: after a retry succeeded, the failed
@@ -32,7 +32,7 @@ assets:
 		t.Fatalf("runs %+v %v", runs, err)
 	}
 	id := runs[0].ID
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	_, doc := pgGet(t, env, c, "/runs/"+id)
 	if l := doc.Find(`[data-testid="run-log"]`).Text(); !strings.Contains(l, "output of attempt 2") {
 		t.Fatalf("default log: %q", l)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -40,7 +40,7 @@ assets:
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	partErr := func(runID, key string) (string, string) {
 		resp, err := c.Get(env.URL + "/api/v1/runs/" + runID)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -48,7 +48,7 @@ func selectorRefused(t *testing.T, env *testkit.Env, tok, body, field string) st
 func TestSelectorUnknownDimensionListsDimensions(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	for _, tc := range []struct {
 		dims    string
 		want    []string
@@ -84,7 +84,7 @@ func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
     executor: {demo: {duration: 1ms}}
 `})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	for asset, example := range map[string]string{
 		"d.daily":  `{"type": "explicit", "keys": ["2025-01-01"]}`,
 		"s.static": `{"type": "explicit", "keys": ["north"]}`,
@@ -116,7 +116,7 @@ func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
 func TestSelectorEmptyDimensionValues(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	body := `{"assets":["m.multi"],"selector":{"type":"filter","statuses":["missing"],"dimensions":{"region":[]}},"chunk_size":1,"max_concurrent_runs":1}`
 	msg := selectorRefused(t, env, tok, body, "selector.dimensions.region")
 	if want := "dimension region lists no value: name at least one, or leave region out to take all of its values"; !strings.Contains(msg, want) {

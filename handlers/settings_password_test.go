@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -17,7 +17,7 @@ import (
 // password signs in afterwards.
 func TestChangeOwnPassword(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	veraID := env.CreateUser(t, "vera", handlers.RoleViewer, testkit.TestPassword)
+	veraID := env.CreateUser(t, "vera", auth.RoleViewer, testkit.TestPassword)
 	here := env.Login(t, "vera", testkit.TestPassword)
 	elsewhere := env.Login(t, "vera", testkit.TestPassword)
 	const next = "a much better secret"

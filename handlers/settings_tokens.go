@@ -58,8 +58,8 @@ func (h *Handler) tokensView(c echo.Context, p *Principal) (views.TokensView, er
 		return views.TokensView{}, err
 	}
 	var roles []string
-	for _, r := range RoleNames {
-		if rr, _ := ParseRole(r); rr <= p.Role {
+	for _, r := range auth.RoleNames {
+		if rr, _ := auth.ParseRole(r); rr <= p.Role {
 			roles = append(roles, r)
 		}
 	}
@@ -103,19 +103,19 @@ func formTokenExpiry(now time.Time, expiresIn string) (*time.Time, error) {
 // CreateTokenFor validates and creates a token for user u at most at role
 // max; it returns the secret (shown once).
 // expires is when it expires (nil: never).
-func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, expires *time.Time, max Role, actor string) (string, db.Token, error) {
+func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, expires *time.Time, max auth.Role, actor string) (string, db.Token, error) {
 	return h.createToken(c, u, name, role, expires, max, actor, "")
 }
 
 // createToken is CreateTokenFor with an optional idempotency key (API).
-func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expires *time.Time, max Role, actor, idemKey string) (string, db.Token, error) {
+func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expires *time.Time, max auth.Role, actor, idemKey string) (string, db.Token, error) {
 	name = strings.TrimSpace(name)
-	if err := ValidateTokenName(name); err != nil {
-		return "", db.Token{}, err
+	if err := auth.ValidateTokenName(name); err != nil {
+		return "", db.Token{}, fieldBadRequest(err)
 	}
-	userRole, _ := ParseRole(u.Role)
+	userRole, _ := auth.ParseRole(u.Role)
 	if role != "" {
-		r, err := ParseRole(role)
+		r, err := auth.ParseRole(role)
 		if err != nil {
 			return "", db.Token{}, BadRequest("role", "%v", err)
 		}
@@ -189,7 +189,7 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 		return NotFound("no token %q", c.Param("id"))
 	}
 	t, err := h.Store.TokenByID(c.Request().Context(), id)
-	if err != nil || (t.UserID != p.UserID && p.Role < RoleAdmin) {
+	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
 		return NotFound("no token %d", id)
 	}
 	if err := h.Store.RevokeToken(c.Request().Context(), id, Actor(c), h.Now()); err != nil {

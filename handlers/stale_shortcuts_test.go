@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 )
 
 const staleShortcutsWS = `assets:
@@ -37,7 +36,7 @@ func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
 		mat(t, env, "sc.code", k, "v1", T0) // built with v1, the code is at v2
 		mat(t, env, "sc.fresh", k, "v1", T0)
 	}
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	for _, c := range []struct {
 		asset                string
 		stale, missing, none bool
@@ -69,7 +68,7 @@ func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
 		}
 	}
 	// Viewers get no shortcut and no reason.
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleViewer), "/assets/sc.never?view=staleness")
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/assets/sc.never?view=staleness")
 	if doc.Find(`[data-testid="backfill-missing-stale"], [data-testid="backfill-stale-none"]`).Length() != 0 {
 		t.Error("viewer sees backfill shortcuts")
 	}
@@ -85,7 +84,7 @@ func TestPreviewDrawsStaleAsStale(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		mat(t, env, "sc.code", k, "v1", T0) // built with v1, the code is at v2
 	}
-	_, doc := pgGet(t, env, env.Client(t, handlers.RoleOperator), "/backfills/new?asset=sc.code&selector=range")
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleOperator), "/backfills/new?asset=sc.code&selector=range")
 	bars := doc.Find(`#preview [data-testid="health-bar"]`)
 	if bars.Length() < 2 {
 		t.Fatalf("%d status bars in the preview, want the selection's and the asset's", bars.Length())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/views"
@@ -344,7 +345,7 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 		}
 		v.Taints = append(v.Taints, row)
 	}
-	if p := CurrentPrincipal(c); p != nil && p.Role >= RoleAdmin {
+	if p := CurrentPrincipal(c); p != nil && p.Role >= auth.RoleAdmin {
 		v.CanTaint = true
 	}
 	base := PartitionHref(a.Def.Key, key)

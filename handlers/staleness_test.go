@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -256,9 +256,9 @@ func TestTaintFormsAndBadInput(t *testing.T) {
 		return
 	}
 	path := "/assets/down.daily/partitions/2025-01-01/taint"
-	admin := env.Client(t, handlers.RoleAdmin)
-	operator := env.Client(t, handlers.RoleOperator)
-	opTok := env.Token(t, handlers.RoleOperator)
+	admin := env.Client(t, auth.RoleAdmin)
+	operator := env.Client(t, auth.RoleOperator)
+	opTok := env.Token(t, auth.RoleOperator)
 	env.AdminToken()
 	t0, e0 := count()
 	resp := env.SessionPost(t, admin, path, url.Values{"reason": {"   "}})
@@ -306,7 +306,7 @@ func TestTaintFormsAndBadInput(t *testing.T) {
 		t.Fatal("the tainted instance is no longer shown as current")
 	}
 	// A viewer sees no taint form.
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	vr, err := viewer.Get(env.URL + "/assets/down.daily/partitions/2025-01-01")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
@@ -75,7 +76,7 @@ assets:
       shell: true
 `, true)
 	ctx := context.Background()
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
 	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
 	waitUntil(t, "the backfill's first chunk to run", func() bool {

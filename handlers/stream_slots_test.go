@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 )
 
 // TestStreamCapPerPrincipal: one viewer cannot hold every live stream. With
@@ -23,7 +23,7 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 	const per = 3
 	env.Handler.MaxStreamsPerPrincipal = per
 	env.Handler.MaxStreams = per + 2
-	viewer := env.Token(t, handlers.RoleViewer)
+	viewer := env.Token(t, auth.RoleViewer)
 	var cancels []context.CancelFunc
 	defer func() {
 		for _, c := range cancels {
@@ -81,7 +81,7 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 		}
 	}
 	// Another viewer, signed in with a session, still gets a stream.
-	other := env.Client(t, handlers.RoleViewer)
+	other := env.Client(t, auth.RoleViewer)
 	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("another viewer's stream: HTTP %d %s", resp.StatusCode, message(resp))
 	}
@@ -89,7 +89,7 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("another viewer's second stream: HTTP %d %s", resp.StatusCode, message(resp))
 	}
-	third := env.Token(t, handlers.RoleViewer)
+	third := env.Token(t, auth.RoleViewer)
 	if resp := open(context.Background(), http.DefaultClient, third); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a stream beyond the server's bound: HTTP %d, want 503", resp.StatusCode)
 	} else if m := message(resp); !strings.Contains(m, "the most live update streams it may (5)") {

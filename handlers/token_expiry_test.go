@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestTokenExpiry(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
-	viewer := env.Token(t, handlers.RoleViewer)
+	viewer := env.Token(t, auth.RoleViewer)
 	before := time.Now()
 	code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"short-lived","expires_in":"1s"}`)
 	if code != http.StatusCreated {
@@ -79,7 +79,7 @@ func TestTokenExpiry(t *testing.T) {
 		}
 	}
 	// The admin's page of every token lists the expiry and says expired.
-	c := env.Client(t, handlers.RoleAdmin)
+	c := env.Client(t, auth.RoleAdmin)
 	resp, err := c.Get(env.URL + "/admin/users")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestTokenExpiry(t *testing.T) {
 func TestTokenExpiryBadInput(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
-	viewer := env.Token(t, handlers.RoleViewer)
+	viewer := env.Token(t, auth.RoleViewer)
 	countTokens := func() int {
 		ts, err := env.Store.ListTokens(t.Context(), 0)
 		if err != nil {
@@ -105,7 +105,7 @@ func TestTokenExpiryBadInput(t *testing.T) {
 		}
 		return len(ts)
 	}
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	tokensBefore, eventsBefore := countTokens(), apiCountEvents(t, env)
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	far := time.Now().Add(20 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -58,9 +59,9 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 func TestAssetPageBackfillControlsNeedOperator(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	for _, c := range []struct {
-		role handlers.Role
+		role auth.Role
 		want int
-	}{{handlers.RoleViewer, 0}, {handlers.RoleOperator, 1}} {
+	}{{auth.RoleViewer, 0}, {auth.RoleOperator, 1}} {
 		cl := env.Client(t, c.role)
 		_, doc := pgGet(t, env, cl, "/assets/raw.events")
 		if n := doc.Find(`[data-testid="backfill-selection"]`).Length(); n != c.want {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -17,7 +17,7 @@ import (
 // to get one; with a file, the reload reads it again.
 func TestWorkspaceReloadAPI(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Token(t, handlers.RoleAdmin)
+	admin := env.Token(t, auth.RoleAdmin)
 	code, e := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
 	if code != http.StatusConflict || !strings.Contains(e["error"].(map[string]any)["message"].(string), "--workspace FILE") {
 		t.Fatalf("reload without a file: %d %v", code, e)
@@ -33,7 +33,7 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 	if code != http.StatusOK || out["assets"].(float64) != 1 || env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatalf("reload: %d %v", code, out)
 	}
-	if code, _ := apiCall(t, env, env.Token(t, handlers.RoleOperator), "POST", "/api/v1/workspace/reload", ""); code != http.StatusForbidden {
+	if code, _ := apiCall(t, env, env.Token(t, auth.RoleOperator), "POST", "/api/v1/workspace/reload", ""); code != http.StatusForbidden {
 		t.Fatalf("operator reload: %d", code)
 	}
 

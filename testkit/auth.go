@@ -4,9 +4,9 @@ package testkit
 // endpoint needs credentials:
 //
 //	env.Get(path) / env.Post(t, path, body)  act as an admin (bearer token)
-//	env.Client(t, handlers.RoleOperator)     an *http.Client holding a real
+//	env.Client(t, auth.RoleOperator)     an *http.Client holding a real
 //	                                         session (signed in through /login)
-//	env.Token(t, handlers.RoleViewer)        a bearer token of a user with that role
+//	env.Token(t, auth.RoleViewer)        a bearer token of a user with that role
 //	env.Anon()                               a client with a cookie jar and no credentials
 //	env.CreateUser(t, name, role, password)  a user written directly in the store
 //	env.Login(t, name, password)             session client for an existing user
@@ -31,7 +31,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/handlers"
 )
 
 // TestPassword is the password of users made by Client and Token.
@@ -51,7 +50,7 @@ func (e *Env) AdminToken() string {
 	if tok != "" {
 		return tok
 	}
-	tok = e.Token(e.T, handlers.RoleAdmin)
+	tok = e.Token(e.T, auth.RoleAdmin)
 	e.acct.mu.Lock()
 	defer e.acct.mu.Unlock()
 	if e.acct.adminToken == "" {
@@ -61,7 +60,7 @@ func (e *Env) AdminToken() string {
 }
 
 // CreateUser writes a user directly into the store.
-func (e *Env) CreateUser(t testing.TB, name string, role handlers.Role, password string) int64 {
+func (e *Env) CreateUser(t testing.TB, name string, role auth.Role, password string) int64 {
 	t.Helper()
 	hash, err := auth.HashPassword(password)
 	if err != nil {
@@ -74,7 +73,7 @@ func (e *Env) CreateUser(t testing.TB, name string, role handlers.Role, password
 	return u.ID
 }
 
-func (e *Env) nextName(role handlers.Role) string {
+func (e *Env) nextName(role auth.Role) string {
 	e.acct.mu.Lock()
 	defer e.acct.mu.Unlock()
 	e.acct.n++
@@ -128,7 +127,7 @@ func (e *Env) Login(t testing.TB, name, password string) *http.Client {
 }
 
 // Client returns a signed-in session client of a new user with role.
-func (e *Env) Client(t testing.TB, role handlers.Role) *http.Client {
+func (e *Env) Client(t testing.TB, role auth.Role) *http.Client {
 	t.Helper()
 	name := e.nextName(role)
 	e.CreateUser(t, name, role, TestPassword)
@@ -136,7 +135,7 @@ func (e *Env) Client(t testing.TB, role handlers.Role) *http.Client {
 }
 
 // Token returns a bearer token of a new user with role.
-func (e *Env) Token(t testing.TB, role handlers.Role) string {
+func (e *Env) Token(t testing.TB, role auth.Role) string {
 	t.Helper()
 	name := e.nextName(role)
 	id := e.CreateUser(t, name, role, TestPassword)
@@ -195,7 +194,7 @@ func (e *Env) BearerDo(t testing.TB, method, path, token, contentType, body stri
 
 // BrowserSignIn signs a new user with role in through the /login page of the
 // chromedp browser ctx (from Browser) and returns the user name.
-func (e *Env) BrowserSignIn(t testing.TB, ctx context.Context, role handlers.Role) string {
+func (e *Env) BrowserSignIn(t testing.TB, ctx context.Context, role auth.Role) string {
 	t.Helper()
 	name := e.nextName(role)
 	e.CreateUser(t, name, role, TestPassword)

@@ -29,8 +29,23 @@ type BackfillsPage struct {
 
 // Action is a transition button.
 type Action struct {
-	Name, Label, Href string
+	Name        ActionName
+	Label, Href string
 }
+
+// ActionName is a button of the backfill page; the handler that lists the
+// buttons and the one that takes their forms share these names (the last
+// part of the form's path, except terminate, which posts to cancel).
+type ActionName string
+
+// The backfill page's buttons.
+const (
+	ActionPause       ActionName = "pause"
+	ActionResume      ActionName = "resume"
+	ActionCancel      ActionName = "cancel"
+	ActionTerminate   ActionName = "terminate" // cancel, ending the running chunks
+	ActionRetryFailed ActionName = "retry-failed"
+)
 
 // BackfillDetail is the backfill page.
 type BackfillDetail struct {
@@ -141,7 +156,7 @@ type Chart struct {
 
 // ChartPoint is one bar of the chart.
 type ChartPoint struct {
-	X, W, Y, H string
+	X, W, Y, H float64 // SVG user units, drawn with one decimal
 	Title      string
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -17,7 +17,7 @@ import (
 func TestAPIContentTypeAndMethods(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	do := func(method, path, ctype, body string) (*http.Response, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
@@ -85,7 +85,7 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 func TestAPIHeadAndOptions(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	env.StartEngine(t, jobs.Options{})
-	tok := env.Token(t, handlers.RoleViewer)
+	tok := env.Token(t, auth.RoleViewer)
 	do := func(method, path, token string) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, env.URL+path, nil)

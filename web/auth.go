@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
 
@@ -95,9 +96,9 @@ func setRequestCookie(r *http.Request, name, value string) {
 // requireRole refuses requests whose principal lacks role: no or bad
 // credentials → 401 for the API (and for bad bearer tokens), a redirect to
 // /login for pages; too low a role → 403.
-func requireRole(role handlers.Role) echo.MiddlewareFunc {
+func requireRole(role auth.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if role == handlers.RolePublic {
+		if role == auth.RolePublic {
 			return next
 		}
 		return func(c echo.Context) error {
@@ -153,7 +154,7 @@ func displayName(p *handlers.Principal) string {
 func publicUnsafe(routes []Route) map[string]bool {
 	m := map[string]bool{}
 	for _, r := range routes {
-		if r.Role == handlers.RolePublic && r.Method != http.MethodGet && !strings.HasPrefix(r.Path, "/static") {
+		if r.Role == auth.RolePublic && r.Method != http.MethodGet && !strings.HasPrefix(r.Path, "/static") {
 			m[r.Method+" "+r.Path] = true
 		}
 	}

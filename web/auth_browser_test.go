@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -15,7 +15,7 @@ import (
 // header, and signing out (a CSRF-protected form) returns to /login.
 func TestBrowserLoginOverviewLogout(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
-	env.CreateUser(t, "grace", handlers.RoleOperator, testkit.TestPassword)
+	env.CreateUser(t, "grace", auth.RoleOperator, testkit.TestPassword)
 	ctx := testkit.Browser(t)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
@@ -64,7 +64,7 @@ func TestBrowserLoginOverviewLogout(t *testing.T) {
 // change is confirmed, and the next sign-in takes the new password.
 func TestBrowserChangeOwnPassword(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	env.CreateUser(t, "hedy", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "hedy", auth.RoleViewer, testkit.TestPassword)
 	ctx := testkit.Browser(t)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	const next = "frequency hopping spread"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -16,7 +16,7 @@ import (
 // its parameters. Every route of the router must be listed here: a new route
 // without an entry fails TestRouteMatrix.
 type routeExpectation struct {
-	role   handlers.Role
+	role   auth.Role
 	sample string // concrete path; "" = the route path itself
 	logout bool   // ends the session: run on a throwaway one, a redirect to /login is its success
 	// sessionOnly: API tokens are refused (403) whatever their role.
@@ -26,81 +26,81 @@ type routeExpectation struct {
 }
 
 var routeTable = map[string]routeExpectation{
-	"GET /healthz":             {role: handlers.RolePublic},
-	"GET /api/v1/openapi.json": {role: handlers.RolePublic},
-	"GET /readyz":              {role: handlers.RolePublic},
-	"GET /metrics":             {role: handlers.RoleViewer, scrape: true},
-	"GET /static/*":            {role: handlers.RolePublic, sample: "/static/app.css"},
-	"GET /favicon.ico":         {role: handlers.RolePublic},
-	"GET /login":               {role: handlers.RolePublic},
-	"POST /login":              {role: handlers.RolePublic},
-	"POST /logout":             {role: handlers.RolePublic, logout: true},
-	"GET /api/v1/me":           {role: handlers.RoleViewer},
+	"GET /healthz":             {role: auth.RolePublic},
+	"GET /api/v1/openapi.json": {role: auth.RolePublic},
+	"GET /readyz":              {role: auth.RolePublic},
+	"GET /metrics":             {role: auth.RoleViewer, scrape: true},
+	"GET /static/*":            {role: auth.RolePublic, sample: "/static/app.css"},
+	"GET /favicon.ico":         {role: auth.RolePublic},
+	"GET /login":               {role: auth.RolePublic},
+	"POST /login":              {role: auth.RolePublic},
+	"POST /logout":             {role: auth.RolePublic, logout: true},
+	"GET /api/v1/me":           {role: auth.RoleViewer},
 
-	"GET /settings/tokens":                   {role: handlers.RoleViewer},
-	"POST /settings/tokens":                  {role: handlers.RoleViewer},
-	"POST /settings/tokens/:id/revoke":       {role: handlers.RoleViewer, sample: "/settings/tokens/999999/revoke"},
-	"GET /assets/:key/active-backfills":      {role: handlers.RoleViewer, sample: "/assets/raw.events/active-backfills"},
-	"GET /settings/password":                 {role: handlers.RoleViewer},
-	"POST /settings/password":                {role: handlers.RoleViewer, sessionOnly: true},
-	"GET /admin/users":                       {role: handlers.RoleAdmin},
-	"POST /admin/users":                      {role: handlers.RoleAdmin},
-	"POST /admin/users/:id/role":             {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/role"},
-	"POST /admin/users/:id/disable":          {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/disable"},
-	"POST /admin/users/:id/enable":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/enable"},
-	"POST /admin/users/:id/password":         {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/password"},
-	"POST /admin/users/:id/unlock":           {role: handlers.RoleAdmin, sample: "/admin/users/VICTIM/unlock"},
-	"POST /admin/workspace/reload":           {role: handlers.RoleAdmin},
-	"GET /":                                  {role: handlers.RoleViewer},
-	"GET /assets/:key":                       {role: handlers.RoleViewer, sample: "/assets/raw.events"},
-	"GET /assets/:key/partitions/:partition": {role: handlers.RoleViewer, sample: "/assets/crm.accounts_snapshot/partitions/acme"},
+	"GET /settings/tokens":                   {role: auth.RoleViewer},
+	"POST /settings/tokens":                  {role: auth.RoleViewer},
+	"POST /settings/tokens/:id/revoke":       {role: auth.RoleViewer, sample: "/settings/tokens/999999/revoke"},
+	"GET /assets/:key/active-backfills":      {role: auth.RoleViewer, sample: "/assets/raw.events/active-backfills"},
+	"GET /settings/password":                 {role: auth.RoleViewer},
+	"POST /settings/password":                {role: auth.RoleViewer, sessionOnly: true},
+	"GET /admin/users":                       {role: auth.RoleAdmin},
+	"POST /admin/users":                      {role: auth.RoleAdmin},
+	"POST /admin/users/:id/role":             {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/role"},
+	"POST /admin/users/:id/disable":          {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/disable"},
+	"POST /admin/users/:id/enable":           {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/enable"},
+	"POST /admin/users/:id/password":         {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/password"},
+	"POST /admin/users/:id/unlock":           {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/unlock"},
+	"POST /admin/workspace/reload":           {role: auth.RoleAdmin},
+	"GET /":                                  {role: auth.RoleViewer},
+	"GET /assets/:key":                       {role: auth.RoleViewer, sample: "/assets/raw.events"},
+	"GET /assets/:key/partitions/:partition": {role: auth.RoleViewer, sample: "/assets/crm.accounts_snapshot/partitions/acme"},
 
 	// Backfill pages (issue 5).
-	"GET /backfills":              {role: handlers.RoleViewer},
-	"GET /backfills/new":          {role: handlers.RoleViewer},
-	"POST /backfills/preview":     {role: handlers.RoleViewer},
-	"POST /backfills":             {role: handlers.RoleOperator},
-	"GET /backfills/stream":       {role: handlers.RoleViewer, sample: "/backfills/stream?once=1"},
-	"GET /backfills/active":       {role: handlers.RoleViewer},
-	"GET /backfills/selection":    {role: handlers.RoleViewer, sample: "/backfills/selection?asset=raw.events"},
-	"GET /backfills/:id":          {role: handlers.RoleViewer, sample: "/backfills/nope"},
-	"GET /backfills/:id/summary":  {role: handlers.RoleViewer, sample: "/backfills/nope/summary"},
-	"GET /backfills/:id/chunks":   {role: handlers.RoleViewer, sample: "/backfills/nope/chunks"},
-	"GET /backfills/:id/grid":     {role: handlers.RoleViewer, sample: "/backfills/nope/grid"},
-	"GET /backfills/:id/events":   {role: handlers.RoleViewer, sample: "/backfills/nope/events"},
-	"GET /backfills/:id/actions":  {role: handlers.RoleViewer, sample: "/backfills/nope/actions"},
-	"GET /backfills/:id/stream":   {role: handlers.RoleViewer, sample: "/backfills/nope/stream"},
-	"POST /backfills/:id/:action": {role: handlers.RoleOperator, sample: "/backfills/nope/pause"},
-	"GET /runs/:id":               {role: handlers.RoleViewer, sample: "/runs/nope"},
-	"GET /runs/:id/live":          {role: handlers.RoleViewer, sample: "/runs/nope/live"},
-	"GET /runs/:id/stream":        {role: handlers.RoleViewer, sample: "/runs/nope/stream"},
+	"GET /backfills":              {role: auth.RoleViewer},
+	"GET /backfills/new":          {role: auth.RoleViewer},
+	"POST /backfills/preview":     {role: auth.RoleViewer},
+	"POST /backfills":             {role: auth.RoleOperator},
+	"GET /backfills/stream":       {role: auth.RoleViewer, sample: "/backfills/stream?once=1"},
+	"GET /backfills/active":       {role: auth.RoleViewer},
+	"GET /backfills/selection":    {role: auth.RoleViewer, sample: "/backfills/selection?asset=raw.events"},
+	"GET /backfills/:id":          {role: auth.RoleViewer, sample: "/backfills/nope"},
+	"GET /backfills/:id/summary":  {role: auth.RoleViewer, sample: "/backfills/nope/summary"},
+	"GET /backfills/:id/chunks":   {role: auth.RoleViewer, sample: "/backfills/nope/chunks"},
+	"GET /backfills/:id/grid":     {role: auth.RoleViewer, sample: "/backfills/nope/grid"},
+	"GET /backfills/:id/events":   {role: auth.RoleViewer, sample: "/backfills/nope/events"},
+	"GET /backfills/:id/actions":  {role: auth.RoleViewer, sample: "/backfills/nope/actions"},
+	"GET /backfills/:id/stream":   {role: auth.RoleViewer, sample: "/backfills/nope/stream"},
+	"POST /backfills/:id/:action": {role: auth.RoleOperator, sample: "/backfills/nope/pause"},
+	"GET /runs/:id":               {role: auth.RoleViewer, sample: "/runs/nope"},
+	"GET /runs/:id/live":          {role: auth.RoleViewer, sample: "/runs/nope/live"},
+	"GET /runs/:id/stream":        {role: auth.RoleViewer, sample: "/runs/nope/stream"},
 
-	"GET /api/v1/assets":                      {role: handlers.RoleViewer},
-	"GET /api/v1/assets/:key/partitions":      {role: handlers.RoleViewer, sample: "/api/v1/assets/raw.events/partitions"},
-	"POST /api/v1/assets/:key/partition-keys": {role: handlers.RoleOperator, sample: "/api/v1/assets/partners.feeds/partition-keys"},
-	"POST /api/v1/materializations":           {role: handlers.RoleOperator},
+	"GET /api/v1/assets":                      {role: auth.RoleViewer},
+	"GET /api/v1/assets/:key/partitions":      {role: auth.RoleViewer, sample: "/api/v1/assets/raw.events/partitions"},
+	"POST /api/v1/assets/:key/partition-keys": {role: auth.RoleOperator, sample: "/api/v1/assets/partners.feeds/partition-keys"},
+	"POST /api/v1/materializations":           {role: auth.RoleOperator},
 
-	"POST /api/v1/backfills/preview":          {role: handlers.RoleViewer},
-	"POST /api/v1/backfills":                  {role: handlers.RoleOperator},
-	"GET /api/v1/backfills":                   {role: handlers.RoleViewer},
-	"GET /api/v1/backfills/:id":               {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999"},
-	"GET /api/v1/backfills/:id/chunks":        {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999/chunks"},
-	"GET /api/v1/backfills/:id/events":        {role: handlers.RoleViewer, sample: "/api/v1/backfills/999999/events"},
-	"POST /api/v1/backfills/:id/pause":        {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/pause"},
-	"POST /api/v1/backfills/:id/resume":       {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/resume"},
-	"POST /api/v1/backfills/:id/cancel":       {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/cancel"},
-	"POST /api/v1/backfills/:id/retry-failed": {role: handlers.RoleOperator, sample: "/api/v1/backfills/999999/retry-failed"},
-	"GET /api/v1/runs/:id":                    {role: handlers.RoleViewer, sample: "/api/v1/runs/nope"},
-	"POST /api/v1/runs/:id/complete":          {role: handlers.RoleOperator, sample: "/api/v1/runs/nope/complete"},
-	"GET /api/v1/conflicts":                   {role: handlers.RoleViewer},
-	"GET /api/v1/status":                      {role: handlers.RoleViewer},
-	"POST /api/v1/workspace/reload":           {role: handlers.RoleAdmin},
-	"GET /api/v1/users":                       {role: handlers.RoleAdmin},
-	"POST /api/v1/users":                      {role: handlers.RoleAdmin},
-	"POST /api/v1/users/:id":                  {role: handlers.RoleAdmin, sample: "/api/v1/users/999999"},
-	"GET /api/v1/tokens":                      {role: handlers.RoleViewer},
-	"POST /api/v1/tokens":                     {role: handlers.RoleViewer},
-	"POST /api/v1/tokens/:id/revoke":          {role: handlers.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
+	"POST /api/v1/backfills/preview":          {role: auth.RoleViewer},
+	"POST /api/v1/backfills":                  {role: auth.RoleOperator},
+	"GET /api/v1/backfills":                   {role: auth.RoleViewer},
+	"GET /api/v1/backfills/:id":               {role: auth.RoleViewer, sample: "/api/v1/backfills/999999"},
+	"GET /api/v1/backfills/:id/chunks":        {role: auth.RoleViewer, sample: "/api/v1/backfills/999999/chunks"},
+	"GET /api/v1/backfills/:id/events":        {role: auth.RoleViewer, sample: "/api/v1/backfills/999999/events"},
+	"POST /api/v1/backfills/:id/pause":        {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/pause"},
+	"POST /api/v1/backfills/:id/resume":       {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/resume"},
+	"POST /api/v1/backfills/:id/cancel":       {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/cancel"},
+	"POST /api/v1/backfills/:id/retry-failed": {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/retry-failed"},
+	"GET /api/v1/runs/:id":                    {role: auth.RoleViewer, sample: "/api/v1/runs/nope"},
+	"POST /api/v1/runs/:id/complete":          {role: auth.RoleOperator, sample: "/api/v1/runs/nope/complete"},
+	"GET /api/v1/conflicts":                   {role: auth.RoleViewer},
+	"GET /api/v1/status":                      {role: auth.RoleViewer},
+	"POST /api/v1/workspace/reload":           {role: auth.RoleAdmin},
+	"GET /api/v1/users":                       {role: auth.RoleAdmin},
+	"POST /api/v1/users":                      {role: auth.RoleAdmin},
+	"POST /api/v1/users/:id":                  {role: auth.RoleAdmin, sample: "/api/v1/users/999999"},
+	"GET /api/v1/tokens":                      {role: auth.RoleViewer},
+	"POST /api/v1/tokens":                     {role: auth.RoleViewer},
+	"POST /api/v1/tokens/:id/revoke":          {role: auth.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
 }
 
 // The API's catch-all 404 answers every method and needs no role.
@@ -108,7 +108,7 @@ const apiFallback = "/api/v1/*"
 
 type identity struct {
 	name string
-	role handlers.Role // RolePublic = anonymous
+	role auth.Role // RolePublic = anonymous
 }
 
 // TestRouteMatrix checks every route of the router for anonymous, viewer,
@@ -117,11 +117,11 @@ type identity struct {
 // 403 below the route's role, anything else at or above it.
 func TestRouteMatrix(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	victim := env.CreateUser(t, "victim", handlers.RoleViewer, testkit.TestPassword)
+	victim := env.CreateUser(t, "victim", auth.RoleViewer, testkit.TestPassword)
 
-	ids := []identity{{"anonymous", handlers.RolePublic}, {"viewer", handlers.RoleViewer}, {"operator", handlers.RoleOperator}, {"admin", handlers.RoleAdmin}}
-	sessions := map[handlers.Role]*http.Client{handlers.RolePublic: env.Anon()}
-	tokens := map[handlers.Role]string{handlers.RolePublic: "tsr_" + strings.Repeat("A", 43)} // well-formed, unknown
+	ids := []identity{{"anonymous", auth.RolePublic}, {"viewer", auth.RoleViewer}, {"operator", auth.RoleOperator}, {"admin", auth.RoleAdmin}}
+	sessions := map[auth.Role]*http.Client{auth.RolePublic: env.Anon()}
+	tokens := map[auth.Role]string{auth.RolePublic: "tsr_" + strings.Repeat("A", 43)} // well-formed, unknown
 	for _, id := range ids[1:] {
 		sessions[id.role] = env.Client(t, id.role)
 		tokens[id.role] = env.Token(t, id.role)
@@ -155,7 +155,7 @@ func TestRouteMatrix(t *testing.T) {
 				var token string
 				if mode == "session" {
 					client = sessions[id.role]
-					if exp.logout && id.role != handlers.RolePublic {
+					if exp.logout && id.role != auth.RolePublic {
 						client = env.Client(t, id.role)
 					}
 				} else {
@@ -186,11 +186,11 @@ func TestRouteMatrix(t *testing.T) {
 
 func expected(exp routeExpectation, id identity, mode, path string) string {
 	switch {
-	case exp.role == handlers.RolePublic:
+	case exp.role == auth.RolePublic:
 		return "allowed"
-	case id.role == handlers.RolePublic && (mode == "bearer" || exp.scrape || strings.HasPrefix(path, "/api/")):
+	case id.role == auth.RolePublic && (mode == "bearer" || exp.scrape || strings.HasPrefix(path, "/api/")):
 		return "401"
-	case id.role == handlers.RolePublic:
+	case id.role == auth.RolePublic:
 		return "login"
 	case id.role < exp.role, exp.sessionOnly && mode == "bearer":
 		return "403"

@@ -48,7 +48,7 @@ func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
 // browser does not count.
 func TestCSRF(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
+	admin := env.Client(t, auth.RoleAdmin)
 	u0, _, e0 := countAccounts(t, env)
 	form := url.Values{"name": {"mallory"}, "role": {"admin"}, "password": {"long enough password"}}
 	resp, err := admin.Post(env.URL+"/admin/users", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
@@ -75,7 +75,7 @@ func TestCSRF(t *testing.T) {
 		t.Fatalf("user not created: %v", err)
 	}
 	// A session-cookie POST to the API needs the token too (header); bearer does not.
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	req, _ := http.NewRequest(http.MethodPost, env.URL+"/api/v1/materializations", strings.NewReader(`{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`))
 	req.Header.Set("Content-Type", "application/json")
 	r, err := op.Do(req)
@@ -93,7 +93,7 @@ func TestCSRF(t *testing.T) {
 		t.Fatalf("session API POST with CSRF header: %v %v", r.StatusCode, err)
 	}
 	r.Body.Close()
-	tok := env.Token(t, handlers.RoleOperator)
+	tok := env.Token(t, auth.RoleOperator)
 	if r := env.BearerDo(t, "POST", "/api/v1/materializations", tok, "application/json", `{"asset":"raw.events","partition":"2025-01-01-01:00","status":"materialized"}`); r.StatusCode != http.StatusCreated {
 		t.Fatalf("bearer POST: %d", r.StatusCode)
 	}
@@ -114,12 +114,12 @@ func assertEscaped(t *testing.T, where, html string) {
 // and attribute-breaking payloads render escaped on every page showing them.
 func TestXSSEscaped(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
+	admin := env.Client(t, auth.RoleAdmin)
 	for i, p := range xssPayloads {
 		// Names are validated by the forms and the CLI; write them directly
 		// to prove the pages escape whatever the store holds.
 		name := "u" + string(rune('0'+i)) + p
-		env.CreateUser(t, name, handlers.RoleOperator, testkit.TestPassword)
+		env.CreateUser(t, name, auth.RoleOperator, testkit.TestPassword)
 		c := env.Login(t, name, testkit.TestPassword)
 		if r := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"tok" + p}}); r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("create token: %d", r.StatusCode)
@@ -169,7 +169,7 @@ func TestXSSEscaped(t *testing.T) {
 // (even with the right password) and the lockout is answered 429.
 func TestLoginLimit(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Minute}, FailureDelay: -1}})
-	env.CreateUser(t, "carol", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "carol", auth.RoleViewer, testkit.TestPassword)
 	c := env.Anon()
 	for i := range 3 {
 		r := env.SessionPost(t, c, "/login", url.Values{"name": {"carol"}, "password": {"wrong password!"}})
@@ -195,7 +195,7 @@ func TestLoginLimit(t *testing.T) {
 // ends; pages redirect to /login saying so, the API answers 401.
 func TestSessionIdleExpiry(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{IdleTimeout: 700 * time.Millisecond, LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}})
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	if st, _ := sessionGet(t, env, c, "/"); st != 200 {
 		t.Fatalf("fresh session: %d", st)
 	}
@@ -222,8 +222,8 @@ func TestSessionIdleExpiry(t *testing.T) {
 // change applies at once; logout ends the session server-side.
 func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
-	id := env.CreateUser(t, "dave", handlers.RoleOperator, testkit.TestPassword)
+	admin := env.Client(t, auth.RoleAdmin)
+	id := env.CreateUser(t, "dave", auth.RoleOperator, testkit.TestPassword)
 	dave := env.Login(t, "dave", testkit.TestPassword)
 	tok := env.TokenFor(t, id, "")
 	if st, _ := sessionGet(t, env, dave, "/"); st != 200 {
@@ -256,7 +256,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	}
 
 	// Revoking a token through the page stops it at once.
-	op := env.Client(t, handlers.RoleOperator)
+	op := env.Client(t, auth.RoleOperator)
 	r = env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {"ci"}})
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("create token: %d", r.StatusCode)
@@ -279,7 +279,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 		t.Fatalf("revoked token still works: %d", r.StatusCode)
 	}
 	// Another user cannot revoke (or see) someone else's token.
-	if r := env.SessionPost(t, env.Client(t, handlers.RoleOperator), "/settings/tokens/"+itoa(tid)+"/revoke", nil); r.StatusCode != http.StatusNotFound {
+	if r := env.SessionPost(t, env.Client(t, auth.RoleOperator), "/settings/tokens/"+itoa(tid)+"/revoke", nil); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("foreign revoke: %d", r.StatusCode)
 	}
 
@@ -302,8 +302,8 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // password, malformed bearer headers → a clear error and nothing written.
 func TestBadAccountInput(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
-	env.CreateUser(t, "erin", handlers.RoleViewer, testkit.TestPassword)
+	admin := env.Client(t, auth.RoleAdmin)
+	env.CreateUser(t, "erin", auth.RoleViewer, testkit.TestPassword)
 	u0, t0, e0 := countAccounts(t, env)
 	cases := []struct {
 		name string
@@ -327,7 +327,7 @@ func TestBadAccountInput(t *testing.T) {
 	if r := env.SessionPost(t, admin, "/settings/tokens", url.Values{"name": {" "}}); r.StatusCode != 400 {
 		t.Errorf("empty token name: %d", r.StatusCode)
 	}
-	viewer := env.Client(t, handlers.RoleViewer)
+	viewer := env.Client(t, auth.RoleViewer)
 	if r := env.SessionPost(t, viewer, "/settings/tokens", url.Values{"name": {"x"}, "role": {"admin"}}); r.StatusCode != 400 {
 		t.Errorf("token above the user's role: %d", r.StatusCode)
 	}
@@ -352,13 +352,13 @@ func TestBadAccountInput(t *testing.T) {
 // where to create one; a disabled account's token names the account.
 func TestBearerTokenErrorsSayWhatIsWrong(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, handlers.RoleAdmin)
-	id := env.CreateUser(t, "erin", handlers.RoleOperator, testkit.TestPassword)
+	admin := env.Client(t, auth.RoleAdmin)
+	id := env.CreateUser(t, "erin", auth.RoleOperator, testkit.TestPassword)
 	disabled := env.TokenFor(t, id, "")
 	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/disable", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("disable: %d", r.StatusCode)
 	}
-	revoked := env.Token(t, handlers.RoleViewer)
+	revoked := env.Token(t, auth.RoleViewer)
 	// Revoked the way the API and the tokens page revoke it.
 	if r := env.BearerDo(t, "GET", "/api/v1/me", revoked, "", ""); r.StatusCode != 200 {
 		t.Fatalf("token before revoking: %d", r.StatusCode)

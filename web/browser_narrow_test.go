@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -166,7 +167,7 @@ func TestBrowserNarrowViewport(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
+	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
 
 	// The form with a preview (a range selection draws a strip per asset),
 	// launched from the phone.
@@ -363,7 +364,7 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)
 	}
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleViewer)
+	env.BrowserSignIn(t, ctx, auth.RoleViewer)
 	check := narrowRunErrors + "(" + strconv.Quote(path) + ")"
 	for _, w := range []int64{390, 820, 1280} {
 		what := fmt.Sprintf("run page with a %d-character error at %d px", len(path), w)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -102,7 +102,7 @@ const fitsScript = `(() => {
 func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 	env, ids := phoneEnv(t)
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
+	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
 		"/assets/raw.events/partitions/2025-01-01-00:00", "/backfills", "/backfills/" + ids["long"], "/status",
 		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users", "/runs/" + ids["run"]} {
@@ -152,7 +152,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 func TestBrowserPhoneAssetGrid(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleViewer)
+	env.BrowserSignIn(t, ctx, auth.RoleViewer)
 	const headsApart = `(() => {
   const spans = [...document.querySelectorAll('[data-testid="grid"] .gh span:not(.rl)')].filter(s => getComputedStyle(s).visibility !== "hidden" && s.textContent);
   if (spans.length < 3) return "only " + spans.length + " headers";
@@ -203,7 +203,7 @@ func TestBrowserPhoneAssetGrid(t *testing.T) {
 func TestBrowserBackfillTitleAndPills(t *testing.T) {
 	env, ids := phoneEnv(t)
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleOperator)
+	env.BrowserSignIn(t, ctx, auth.RoleOperator)
 	const titleScript = `(() => {
   const h = document.querySelector('#bf-summary h1');
   const text = [...h.childNodes].find(n => n.nodeType === 3 && n.textContent.trim());
@@ -254,7 +254,7 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleOperator)
+	env.BrowserSignIn(t, ctx, auth.RoleOperator)
 	at(t, ctx, env.URL+"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00", 1280)
 	const marked = `(() => {
   const f = document.querySelector('[data-testid="backfill-form"] input[name="chunk_size"]');

@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestBrowserStalenessTaintStatus(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
+	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),

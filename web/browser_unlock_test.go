@@ -19,7 +19,7 @@ import (
 func TestBrowserUnlock(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Hour}, FailureDelay: -1, TrustProxy: true}})
-	env.CreateUser(t, "jo", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "jo", auth.RoleViewer, testkit.TestPassword)
 	for i := range 3 {
 		signInFrom(t, env, "198.51.100."+itoa(int64(i+1)), "jo", "wrong password!", nil)
 	}
@@ -27,7 +27,7 @@ func TestBrowserUnlock(t *testing.T) {
 		t.Fatalf("jo before the unlock: %d", st)
 	}
 	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, handlers.RoleAdmin)
+	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
 	row := `tr[data-user="jo"] [data-testid="locked"]`
 	for _, w := range []int64{1280, 390} {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 844), chromedp.Navigate(env.URL+"/admin/users"), chromedp.WaitVisible(row)); err != nil {

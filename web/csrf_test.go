@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -15,7 +16,7 @@ import (
 // behind TLS the _csrf cookie is Secure like the session cookie.
 func TestCSRFTokenBoundToSession(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{TrustProxy: true}})
-	c := env.Client(t, handlers.RoleViewer)
+	c := env.Client(t, auth.RoleViewer)
 	u, _ := url.Parse(env.URL + "/")
 	var session string
 	for _, ck := range c.Jar.Cookies(u) {
@@ -24,7 +25,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 		}
 	}
 	_, tokensBefore, _ := countAccounts(t, env)
-	for _, planted := range []string{"anything1234", env.CSRF(t, env.Client(t, handlers.RoleViewer))} { // made up, or another session's
+	for _, planted := range []string{"anything1234", env.CSRF(t, env.Client(t, auth.RoleViewer))} { // made up, or another session's
 		form := url.Values{"name": {"planted"}, "_csrf": {planted}}
 		req, _ := http.NewRequest("POST", env.URL+"/settings/tokens", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -31,7 +31,7 @@ func TestFavicon(t *testing.T) {
 		return resp, string(b)
 	}
 	const link = `<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">`
-	for path, c := range map[string]*http.Client{"/login": env.Anon(), "/": env.Client(t, handlers.RoleViewer)} {
+	for path, c := range map[string]*http.Client{"/login": env.Anon(), "/": env.Client(t, auth.RoleViewer)} {
 		if resp, page := get(c, "GET", path, ""); resp.StatusCode != 200 || !strings.Contains(page, link) {
 			t.Errorf("%s: %d, link to the favicon: %v", path, resp.StatusCode, strings.Contains(page, link))
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -17,7 +17,7 @@ import (
 // land on a bare, unstyled /backfills?fragment=rows table.
 func TestHtmxSignInReturnsToThePage(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
-	env.CreateUser(t, "ida", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "ida", auth.RoleViewer, testkit.TestPassword)
 	stale := env.Login(t, "ida", testkit.TestPassword)
 	other := env.Login(t, "ida", testkit.TestPassword)
 	const next = "a brand new passphrase"

@@ -80,7 +80,7 @@ func storm(t *testing.T, env *testkit.Env, n int, wrong func(i int) (addr, name 
 func TestConcurrentSignInsCountEach(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 5, Window: time.Minute}, FailureDelay: -1, HashSlots: 2}})
-	env.CreateUser(t, "carol", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "carol", auth.RoleViewer, testkit.TestPassword)
 	statuses, st, page := storm(t, env, 40, func(int) (string, string) { return "", "carol" }, func() (string, string, string) { return "", "carol", testkit.TestPassword })
 	if statuses[http.StatusUnauthorized] != 5 || statuses[http.StatusTooManyRequests] != 34 {
 		t.Fatalf("39 wrong sign-ins at once under a limit of 5 answered %v, want 5 × 401 and 34 × 429", statuses)
@@ -96,8 +96,8 @@ func TestConcurrentSignInsCountEach(t *testing.T) {
 func TestConcurrentSignInsCountPerAddressAndAccount(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 5, Window: time.Minute}, FailureDelay: -1, TrustProxy: true, HashSlots: 2}})
-	env.CreateUser(t, "dora", handlers.RoleViewer, testkit.TestPassword)
-	env.CreateUser(t, "erin", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "dora", auth.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "erin", auth.RoleViewer, testkit.TestPassword)
 
 	// One address, a different unknown name each time, then dora.
 	statuses, st, page := storm(t, env, 30, func(i int) (string, string) { return "192.0.2.1", "nobody" + string(rune('a'+i)) },
@@ -121,7 +121,7 @@ func TestConcurrentSignInsCountPerAddressAndAccount(t *testing.T) {
 func TestAccountLockSparesItsOwner(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 5, Window: time.Hour}, FailureDelay: -1, TrustProxy: true}})
-	id := env.CreateUser(t, "fay", handlers.RoleOperator, testkit.TestPassword)
+	id := env.CreateUser(t, "fay", auth.RoleOperator, testkit.TestPassword)
 	if st, _, _ := signInFrom(t, env, "192.0.2.10", "fay", testkit.TestPassword, nil); st != http.StatusSeeOther {
 		t.Fatalf("fay's first sign-in: %d", st)
 	}
@@ -141,7 +141,7 @@ func TestAccountLockSparesItsOwner(t *testing.T) {
 		t.Fatalf("fay from a new address: %d, want 429 until unlocked", st)
 	}
 
-	admin := env.Client(t, handlers.RoleAdmin)
+	admin := env.Client(t, auth.RoleAdmin)
 	_, html := sessionGet(t, env, admin, "/admin/users")
 	if !strings.Contains(html, `data-testid="locked"`) || !strings.Contains(html, "5 failed sign-ins from 5 addresses") || !strings.Contains(html, "/admin/users/"+itoa(id)+"/unlock") {
 		t.Fatalf("the Users page does not show fay's lock with an Unlock button")
@@ -169,7 +169,7 @@ func TestAccountLockSparesItsOwner(t *testing.T) {
 func TestAPIUnlock(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 2, Window: time.Hour}, FailureDelay: -1, TrustProxy: true}})
-	id := env.CreateUser(t, "gus", handlers.RoleViewer, testkit.TestPassword)
+	id := env.CreateUser(t, "gus", auth.RoleViewer, testkit.TestPassword)
 	for i := range 2 {
 		signInFrom(t, env, "198.51.100."+itoa(int64(i+1)), "gus", "wrong password!", nil)
 	}
@@ -200,7 +200,7 @@ func TestAPIUnlock(t *testing.T) {
 func TestBusyPasswordChecksAnswer503(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 2, Window: time.Hour}, FailureDelay: -1, HashSlots: 1, HashWait: 50 * time.Millisecond}})
-	env.CreateUser(t, "hal", handlers.RoleViewer, testkit.TestPassword)
+	env.CreateUser(t, "hal", auth.RoleViewer, testkit.TestPassword)
 	if n := env.Handler.Auth.HashSlots(); n != 1 {
 		t.Fatalf("hash slots %d, want 1", n)
 	}

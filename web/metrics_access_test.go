@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/web"
@@ -43,11 +44,11 @@ func TestMetricsAccess(t *testing.T) {
 		if code != http.StatusUnauthorized || strings.Contains(body, "tessera_") || !strings.Contains(body, "Bearer") {
 			t.Errorf("anonymous: HTTP %d %.200q, want 401 saying to send a bearer token", code, body)
 		}
-		code, body = get(t, http.DefaultClient, env.URL, env.Token(t, handlers.RoleViewer))
+		code, body = get(t, http.DefaultClient, env.URL, env.Token(t, auth.RoleViewer))
 		if code != http.StatusOK || !strings.Contains(body, "tessera_http_requests_total") {
 			t.Errorf("viewer token: HTTP %d %.300q, want the metrics", code, body)
 		}
-		code, body = get(t, env.Client(t, handlers.RoleViewer), env.URL, "")
+		code, body = get(t, env.Client(t, auth.RoleViewer), env.URL, "")
 		if code != http.StatusOK || !strings.Contains(body, "tessera_http_requests_total") {
 			t.Errorf("viewer session: HTTP %d %.300q, want the metrics", code, body)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
@@ -419,7 +420,7 @@ func OpenAPIPath(p string) string { return paramRe.ReplaceAllString(p, "{$1}") }
 
 // OpenAPI builds the document from apiDocs and the roles in routes.
 func OpenAPI(routes []Route) map[string]any {
-	roles := map[string]handlers.Role{}
+	roles := map[string]auth.Role{}
 	for _, r := range routes {
 		roles[r.Method+" "+r.Path] = r.Role
 	}
@@ -433,7 +434,7 @@ func OpenAPI(routes []Route) map[string]any {
 		method, path, _ := strings.Cut(k, " ")
 		role, ok := roles[k]
 		if !ok {
-			role = handlers.RoleAdmin // documented but not routed: the router test fails
+			role = auth.RoleAdmin // documented but not routed: the router test fails
 		}
 		op := apiDocs[k]
 		var params []any
@@ -467,7 +468,7 @@ func OpenAPI(routes []Route) map[string]any {
 				"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "seconds"}},
 				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
 		}
-		if role == handlers.RolePublic {
+		if role == auth.RolePublic {
 			o["security"] = []any{}
 		}
 		if len(params) > 0 {

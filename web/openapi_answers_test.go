@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -201,7 +202,7 @@ assets:
     executor: {demo: {duration: 1h}}
 `})
 	env.StartEngine(t, jobs.Options{})
-	call, answer := apiAnswerer(t, env.URL, env.Token(t, handlers.RoleOperator))
+	call, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	waitState := func(id string, states ...string) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -469,7 +470,7 @@ assets:
     executor: {http: {url: %q}}
 `, remote.URL)})
 	env.StartEngine(t, jobs.Options{})
-	_, answer := apiAnswerer(t, env.URL, env.Token(t, handlers.RoleOperator))
+	_, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	answer("POST", "/api/v1/backfills", "/api/v1/backfills", `{"assets":["a.remote"],"selector":{"type":"explicit","keys":["2025-01-01"]}}`)
 	work := remote.Next(t)
 	out := answer("POST", "/api/v1/runs/"+work.RunID+"/complete", "/api/v1/runs/{id}/complete",

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
 
@@ -16,19 +17,19 @@ func stalenessRoutes(h *handlers.Handler) []Route {
 		post = http.MethodPost
 	)
 	return []Route{
-		{get, "/status", handlers.RoleViewer, h.StatusBoard},
-		{get, "/status.json", handlers.RoleViewer, h.StatusJSON},
-		{get, "/status.csv", handlers.RoleViewer, h.StatusCSV},
-		{get, "/status/:key/badge.svg", handlers.RoleViewer, h.StatusBadge},
-		{get, "/assets/:key/gaps", handlers.RoleViewer, h.AssetGaps},
-		{post, "/assets/:key/partitions/:partition/taint", handlers.RoleAdmin, h.TaintPartition},
-		{post, "/assets/:key/partitions/:partition/clear-taint", handlers.RoleAdmin, h.ClearTaint},
-		{get, "/api/v1/assets/:key/staleness", handlers.RoleViewer, h.APIAssetStaleness},
-		{get, "/api/v1/assets/:key/partitions/:partition/history", handlers.RoleViewer, h.APIPartitionHistory},
-		{post, "/api/v1/assets/:key/partitions/:partition/taint", handlers.RoleAdmin, h.TaintPartition},
-		{post, "/api/v1/assets/:key/partitions/:partition/clear-taint", handlers.RoleAdmin, h.ClearTaint},
-		{get, "/api/v1/assets/:key/watermark", handlers.RoleViewer, h.APIGetWatermark},
-		{post, "/api/v1/assets/:key/watermark", handlers.RoleOperator, h.APISetWatermark},
-		{get, "/api/v1/assets/:key/gaps", handlers.RoleViewer, h.APIGaps},
+		{get, "/status", auth.RoleViewer, h.StatusBoard},
+		{get, "/status.json", auth.RoleViewer, h.StatusJSON},
+		{get, "/status.csv", auth.RoleViewer, h.StatusCSV},
+		{get, "/status/:key/badge.svg", auth.RoleViewer, h.StatusBadge},
+		{get, "/assets/:key/gaps", auth.RoleViewer, h.AssetGaps},
+		{post, "/assets/:key/partitions/:partition/taint", auth.RoleAdmin, h.TaintPartition},
+		{post, "/assets/:key/partitions/:partition/clear-taint", auth.RoleAdmin, h.ClearTaint},
+		{get, "/api/v1/assets/:key/staleness", auth.RoleViewer, h.APIAssetStaleness},
+		{get, "/api/v1/assets/:key/partitions/:partition/history", auth.RoleViewer, h.APIPartitionHistory},
+		{post, "/api/v1/assets/:key/partitions/:partition/taint", auth.RoleAdmin, h.TaintPartition},
+		{post, "/api/v1/assets/:key/partitions/:partition/clear-taint", auth.RoleAdmin, h.ClearTaint},
+		{get, "/api/v1/assets/:key/watermark", auth.RoleViewer, h.APIGetWatermark},
+		{post, "/api/v1/assets/:key/watermark", auth.RoleOperator, h.APISetWatermark},
+		{get, "/api/v1/assets/:key/gaps", auth.RoleViewer, h.APIGaps},
 	}
 }

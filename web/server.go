@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/static"
 )
@@ -76,12 +77,12 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	routes = slices.DeleteFunc(routes, func(r Route) bool { return r.Path == MetricsPath && opt.MetricsElsewhere })
 	for i, r := range routes {
 		if r.Path == MetricsPath && opt.MetricsPublic {
-			routes[i].Role = handlers.RolePublic
+			routes[i].Role = auth.RolePublic
 		}
 	}
 	// The API document describes the routes, itself included.
 	var doc echo.HandlerFunc
-	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", handlers.RolePublic, func(c echo.Context) error { return doc(c) }})
+	routes = append(routes, Route{http.MethodGet, "/api/v1/openapi.json", auth.RolePublic, func(c echo.Context) error { return doc(c) }})
 	doc = openAPIHandler(routes)
 	e.Use(staticMethodGuard(routes))
 	e.Use(identify(h.Auth))
@@ -115,7 +116,7 @@ const MetricsPath = "/metrics"
 type Route struct {
 	Method  string
 	Path    string
-	Role    handlers.Role
+	Role    auth.Role
 	Handler echo.HandlerFunc
 }
 
@@ -127,83 +128,83 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		post = http.MethodPost
 	)
 	routes := []Route{
-		{get, "/healthz", handlers.RolePublic, h.Healthz},
-		{get, "/readyz", handlers.RolePublic, h.Readyz},
+		{get, "/healthz", auth.RolePublic, h.Healthz},
+		{get, "/readyz", auth.RolePublic, h.Readyz},
 		// Viewers only: the metrics name every asset (Options.MetricsPublic
 		// and MetricsElsewhere change that).
-		{get, MetricsPath, handlers.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
-		{get, "/static/*", handlers.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
-		{get, "/favicon.ico", handlers.RolePublic, favicon},
+		{get, MetricsPath, auth.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
+		{get, "/static/*", auth.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
+		{get, "/favicon.ico", auth.RolePublic, favicon},
 
-		{get, "/login", handlers.RolePublic, h.LoginForm},
-		{post, "/login", handlers.RolePublic, h.Login},
-		{post, "/logout", handlers.RolePublic, h.Logout},
-		{get, "/settings/tokens", handlers.RoleViewer, h.Tokens},
-		{post, "/settings/tokens", handlers.RoleViewer, h.CreateToken},
-		{post, "/settings/tokens/:id/revoke", handlers.RoleViewer, h.RevokeToken},
-		{get, "/settings/password", handlers.RoleViewer, h.PasswordForm},
-		{post, "/settings/password", handlers.RoleViewer, h.ChangePassword},
-		{get, "/admin/users", handlers.RoleAdmin, h.AdminUsers},
-		{post, "/admin/users", handlers.RoleAdmin, h.AdminCreateUser},
-		{post, "/admin/users/:id/role", handlers.RoleAdmin, h.AdminSetRole},
-		{post, "/admin/users/:id/disable", handlers.RoleAdmin, h.AdminDisable},
-		{post, "/admin/users/:id/enable", handlers.RoleAdmin, h.AdminEnable},
-		{post, "/admin/users/:id/password", handlers.RoleAdmin, h.AdminResetPassword},
-		{post, "/admin/users/:id/unlock", handlers.RoleAdmin, h.AdminUnlock},
-		{post, "/admin/workspace/reload", handlers.RoleAdmin, h.AdminReloadWorkspace},
-		{get, "/api/v1/me", handlers.RoleViewer, h.APIMe},
+		{get, "/login", auth.RolePublic, h.LoginForm},
+		{post, "/login", auth.RolePublic, h.Login},
+		{post, "/logout", auth.RolePublic, h.Logout},
+		{get, "/settings/tokens", auth.RoleViewer, h.Tokens},
+		{post, "/settings/tokens", auth.RoleViewer, h.CreateToken},
+		{post, "/settings/tokens/:id/revoke", auth.RoleViewer, h.RevokeToken},
+		{get, "/settings/password", auth.RoleViewer, h.PasswordForm},
+		{post, "/settings/password", auth.RoleViewer, h.ChangePassword},
+		{get, "/admin/users", auth.RoleAdmin, h.AdminUsers},
+		{post, "/admin/users", auth.RoleAdmin, h.AdminCreateUser},
+		{post, "/admin/users/:id/role", auth.RoleAdmin, h.AdminSetRole},
+		{post, "/admin/users/:id/disable", auth.RoleAdmin, h.AdminDisable},
+		{post, "/admin/users/:id/enable", auth.RoleAdmin, h.AdminEnable},
+		{post, "/admin/users/:id/password", auth.RoleAdmin, h.AdminResetPassword},
+		{post, "/admin/users/:id/unlock", auth.RoleAdmin, h.AdminUnlock},
+		{post, "/admin/workspace/reload", auth.RoleAdmin, h.AdminReloadWorkspace},
+		{get, "/api/v1/me", auth.RoleViewer, h.APIMe},
 
-		{get, "/", handlers.RoleViewer, h.Overview},
-		{get, "/assets/:key", handlers.RoleViewer, h.AssetShow},
-		{get, "/assets/:key/partitions/:partition", handlers.RoleViewer, h.PartitionShow},
-		{get, "/assets/:key/active-backfills", handlers.RoleViewer, h.AssetActiveBackfillsPartial},
+		{get, "/", auth.RoleViewer, h.Overview},
+		{get, "/assets/:key", auth.RoleViewer, h.AssetShow},
+		{get, "/assets/:key/partitions/:partition", auth.RoleViewer, h.PartitionShow},
+		{get, "/assets/:key/active-backfills", auth.RoleViewer, h.AssetActiveBackfillsPartial},
 
 		// Backfill pages (issue 5).
-		{get, "/backfills", handlers.RoleViewer, h.BackfillsList},
-		{get, "/backfills/new", handlers.RoleViewer, h.BackfillNew},
-		{post, "/backfills/preview", handlers.RoleViewer, h.BackfillPreview},
-		{post, "/backfills", handlers.RoleOperator, h.BackfillLaunch},
-		{get, "/backfills/stream", handlers.RoleViewer, h.OverviewStream},
-		{get, "/backfills/active", handlers.RoleViewer, h.ActiveBackfillsPartial},
-		{get, "/backfills/selection", handlers.RoleViewer, h.BackfillSelectionCount},
-		{get, "/backfills/:id", handlers.RoleViewer, h.BackfillShow},
-		{get, "/backfills/:id/summary", handlers.RoleViewer, h.BackfillSummaryPartial},
-		{get, "/backfills/:id/chunks", handlers.RoleViewer, h.BackfillChunksPartial},
-		{get, "/backfills/:id/grid", handlers.RoleViewer, h.BackfillGridPartial},
-		{get, "/backfills/:id/events", handlers.RoleViewer, h.BackfillEventsPartial},
-		{get, "/backfills/:id/actions", handlers.RoleViewer, h.BackfillActionsPartial},
-		{get, "/backfills/:id/stream", handlers.RoleViewer, h.BackfillStream},
-		{post, "/backfills/:id/:action", handlers.RoleOperator, h.BackfillAction},
-		{get, "/runs/:id", handlers.RoleViewer, h.RunShow},
-		{get, "/runs/:id/live", handlers.RoleViewer, h.RunLivePartial},
-		{get, "/runs/:id/stream", handlers.RoleViewer, h.RunStream},
+		{get, "/backfills", auth.RoleViewer, h.BackfillsList},
+		{get, "/backfills/new", auth.RoleViewer, h.BackfillNew},
+		{post, "/backfills/preview", auth.RoleViewer, h.BackfillPreview},
+		{post, "/backfills", auth.RoleOperator, h.BackfillLaunch},
+		{get, "/backfills/stream", auth.RoleViewer, h.OverviewStream},
+		{get, "/backfills/active", auth.RoleViewer, h.ActiveBackfillsPartial},
+		{get, "/backfills/selection", auth.RoleViewer, h.BackfillSelectionCount},
+		{get, "/backfills/:id", auth.RoleViewer, h.BackfillShow},
+		{get, "/backfills/:id/summary", auth.RoleViewer, h.BackfillSummaryPartial},
+		{get, "/backfills/:id/chunks", auth.RoleViewer, h.BackfillChunksPartial},
+		{get, "/backfills/:id/grid", auth.RoleViewer, h.BackfillGridPartial},
+		{get, "/backfills/:id/events", auth.RoleViewer, h.BackfillEventsPartial},
+		{get, "/backfills/:id/actions", auth.RoleViewer, h.BackfillActionsPartial},
+		{get, "/backfills/:id/stream", auth.RoleViewer, h.BackfillStream},
+		{post, "/backfills/:id/:action", auth.RoleOperator, h.BackfillAction},
+		{get, "/runs/:id", auth.RoleViewer, h.RunShow},
+		{get, "/runs/:id/live", auth.RoleViewer, h.RunLivePartial},
+		{get, "/runs/:id/stream", auth.RoleViewer, h.RunStream},
 
-		{get, "/api/v1/assets", handlers.RoleViewer, h.APIAssets},
-		{get, "/api/v1/assets/:key/partitions", handlers.RoleViewer, h.APIPartitions},
-		{post, "/api/v1/assets/:key/partition-keys", handlers.RoleOperator, h.APIAddPartitionKeys},
-		{post, "/api/v1/materializations", handlers.RoleOperator, h.APIReportMaterializations},
+		{get, "/api/v1/assets", auth.RoleViewer, h.APIAssets},
+		{get, "/api/v1/assets/:key/partitions", auth.RoleViewer, h.APIPartitions},
+		{post, "/api/v1/assets/:key/partition-keys", auth.RoleOperator, h.APIAddPartitionKeys},
+		{post, "/api/v1/materializations", auth.RoleOperator, h.APIReportMaterializations},
 
-		{post, "/api/v1/backfills/preview", handlers.RoleViewer, h.APIBackfillPreview},
-		{post, "/api/v1/backfills", handlers.RoleOperator, h.APIBackfillCreate},
-		{get, "/api/v1/backfills", handlers.RoleViewer, h.APIBackfillList},
-		{get, "/api/v1/backfills/:id", handlers.RoleViewer, h.APIBackfillGet},
-		{get, "/api/v1/backfills/:id/chunks", handlers.RoleViewer, h.APIBackfillChunks},
-		{get, "/api/v1/backfills/:id/events", handlers.RoleViewer, h.APIBackfillEvents},
-		{post, "/api/v1/backfills/:id/pause", handlers.RoleOperator, h.APIBackfillPause},
-		{post, "/api/v1/backfills/:id/resume", handlers.RoleOperator, h.APIBackfillResume},
-		{post, "/api/v1/backfills/:id/cancel", handlers.RoleOperator, h.APIBackfillCancel},
-		{post, "/api/v1/backfills/:id/retry-failed", handlers.RoleOperator, h.APIBackfillRetryFailed},
-		{get, "/api/v1/runs/:id", handlers.RoleViewer, h.APIRunGet},
-		{post, "/api/v1/runs/:id/complete", handlers.RoleOperator, h.APIRunComplete},
-		{get, "/api/v1/conflicts", handlers.RoleViewer, h.APIConflicts},
-		{get, "/api/v1/status", handlers.RoleViewer, h.APIStatus},
-		{post, "/api/v1/workspace/reload", handlers.RoleAdmin, h.APIWorkspaceReload},
-		{get, "/api/v1/users", handlers.RoleAdmin, h.APIUsers},
-		{post, "/api/v1/users", handlers.RoleAdmin, h.APICreateUser},
-		{post, "/api/v1/users/:id", handlers.RoleAdmin, h.APIUpdateUser},
-		{get, "/api/v1/tokens", handlers.RoleViewer, h.APITokens},
-		{post, "/api/v1/tokens", handlers.RoleViewer, h.APICreateToken},
-		{post, "/api/v1/tokens/:id/revoke", handlers.RoleViewer, h.APIRevokeToken},
+		{post, "/api/v1/backfills/preview", auth.RoleViewer, h.APIBackfillPreview},
+		{post, "/api/v1/backfills", auth.RoleOperator, h.APIBackfillCreate},
+		{get, "/api/v1/backfills", auth.RoleViewer, h.APIBackfillList},
+		{get, "/api/v1/backfills/:id", auth.RoleViewer, h.APIBackfillGet},
+		{get, "/api/v1/backfills/:id/chunks", auth.RoleViewer, h.APIBackfillChunks},
+		{get, "/api/v1/backfills/:id/events", auth.RoleViewer, h.APIBackfillEvents},
+		{post, "/api/v1/backfills/:id/pause", auth.RoleOperator, h.APIBackfillPause},
+		{post, "/api/v1/backfills/:id/resume", auth.RoleOperator, h.APIBackfillResume},
+		{post, "/api/v1/backfills/:id/cancel", auth.RoleOperator, h.APIBackfillCancel},
+		{post, "/api/v1/backfills/:id/retry-failed", auth.RoleOperator, h.APIBackfillRetryFailed},
+		{get, "/api/v1/runs/:id", auth.RoleViewer, h.APIRunGet},
+		{post, "/api/v1/runs/:id/complete", auth.RoleOperator, h.APIRunComplete},
+		{get, "/api/v1/conflicts", auth.RoleViewer, h.APIConflicts},
+		{get, "/api/v1/status", auth.RoleViewer, h.APIStatus},
+		{post, "/api/v1/workspace/reload", auth.RoleAdmin, h.APIWorkspaceReload},
+		{get, "/api/v1/users", auth.RoleAdmin, h.APIUsers},
+		{post, "/api/v1/users", auth.RoleAdmin, h.APICreateUser},
+		{post, "/api/v1/users/:id", auth.RoleAdmin, h.APIUpdateUser},
+		{get, "/api/v1/tokens", auth.RoleViewer, h.APITokens},
+		{post, "/api/v1/tokens", auth.RoleViewer, h.APICreateToken},
+		{post, "/api/v1/tokens/:id/revoke", auth.RoleViewer, h.APIRevokeToken},
 	}
 	return append(routes, stalenessRoutes(h)...) // issue 6: web/routes_staleness.go
 }

@@ -1,4 +1,4 @@
-package handlers
+package auth
 
 import "fmt"
 
@@ -40,3 +40,6 @@ func ParseRole(s string) (Role, error) {
 	}
 	return 0, fmt.Errorf("unknown role %q; use viewer, operator or admin", s)
 }
+
+// RoleNames lists every assignable role name, lowest first.
+var RoleNames = []string{"viewer", "operator", "admin"}
