@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -40,4 +41,20 @@ func ParseLimit(s string, parseDur func(string) (time.Duration, error)) (Limit, 
 		return Limit{}, fmt.Errorf("login limit %q: window must be a positive duration such as 15m", s)
 	}
 	return Limit{Failures: f, Window: d}, nil
+}
+
+// AddressKey is the key a client address counts under for the sign-in
+// limit: the address itself for IPv4, its /64 network for IPv6 (one
+// subscriber holds a whole /64, so counting its addresses one by one would
+// give it 2^64 tries).
+func AddressKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return addr
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }

@@ -153,7 +153,21 @@ func (s *Store) Ping(ctx context.Context) error {
 // returned as a *WriteError and recorded in WriteHealth; the transaction is
 // rolled back, so nothing of the command is written.
 func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.W.BeginTxx(ctx, nil)
+	if err := s.refusing(); err != nil {
+		return err
+	}
+	// The writer's one connection first, then the check again: writes
+	// queued behind one that found the database locked are refused at once
+	// instead of each waiting the busy timeout in turn.
+	conn, err := s.W.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := s.refusing(); err != nil {
+		return err
+	}
+	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return s.writeFailed(err)
 	}

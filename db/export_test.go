@@ -28,3 +28,6 @@ func MigrateTo(d *sql.DB, version int64) error {
 	_, err = p.UpTo(context.Background(), version)
 	return err
 }
+
+// Probes counts the probe writes a failing store has tried.
+func (s *Store) Probes() int64 { return s.health.probes.Load() }

@@ -58,23 +58,27 @@ func (s *Store) ReserveLogin(ctx context.Context, account, addr string, p LoginP
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE at <= ?`, since); err != nil {
 			return err
 		}
-		if until, err := loginBlockedUntil(ctx, tx, "addr", addr, p, now); err != nil || !until.IsZero() {
-			if err == nil {
-				err = &LoginBlockedError{Scope: LoginScopeAddress, Until: until}
-			}
-			return err
-		}
 		var err error
 		trusted, err = loginTrusted(ctx, tx, account, addr, p, now)
 		if err != nil {
 			return err
 		}
-		if !trusted {
-			if until, err := loginBlockedUntil(ctx, tx, "account", account, p, now); err != nil || !until.IsZero() {
-				if err == nil {
-					err = &LoginBlockedError{Scope: LoginScopeAccount, Until: until}
-				}
+		// An address the account signed in from answers only for its own
+		// failures on that account: others' typos at a shared address, or
+		// a lock on the account from elsewhere, do not shut its owner out.
+		checks := []struct{ scope, where string }{{LoginScopeAddress, "addr = ?"}, {LoginScopeAccount, "account = ?"}}
+		args := [][]any{{addr}, {account}}
+		if trusted {
+			checks, args = checks[:1], [][]any{{addr, account}}
+			checks[0].where = "addr = ? AND account = ?"
+		}
+		for i, c := range checks {
+			until, err := loginBlockedUntil(ctx, tx, c.where, args[i], p, now)
+			if err != nil {
 				return err
+			}
+			if !until.IsZero() {
+				return &LoginBlockedError{Scope: c.scope, Until: until}
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO login_failures (account, addr, at, pending) VALUES (?,?,?,1)`, account, addr, Millis(now))
@@ -87,13 +91,13 @@ func (s *Store) ReserveLogin(ctx context.Context, account, addr string, p LoginP
 	return id, trusted, err
 }
 
-// loginBlockedUntil is when the key's Failures-th newest failure within the
-// window ages out, or zero when it has fewer.
-func loginBlockedUntil(ctx context.Context, tx *sqlx.Tx, column, key string, p LoginPolicy, now time.Time) (time.Time, error) {
+// loginBlockedUntil is when the Failures-th newest failure matching where
+// (one of ReserveLogin's fixed conditions, never user input) within the
+// window ages out, or zero when there are fewer.
+func loginBlockedUntil(ctx context.Context, tx *sqlx.Tx, where string, args []any, p LoginPolicy, now time.Time) (time.Time, error) {
 	var at int64
-	// column is one of two constants, never user input.
-	err := tx.GetContext(ctx, &at, `SELECT at FROM login_failures WHERE `+column+` = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
-		key, Millis(now.Add(-p.Window)), p.Failures-1)
+	err := tx.GetContext(ctx, &at, `SELECT at FROM login_failures WHERE `+where+` AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
+		append(args, Millis(now.Add(-p.Window)), p.Failures-1)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil
 	}
@@ -130,7 +134,11 @@ func (s *Store) LoginFailed(ctx context.Context, id int64, account, addr string,
 			return err
 		}
 		since := Millis(now.Add(-p.Window))
-		for _, k := range []LoginLockout{{LoginScopeAddress, addr}, {LoginScopeAccount, account}} {
+		keys := []LoginLockout{{LoginScopeAddress, addr}, {LoginScopeAccount, account}}
+		if account == "" { // a name no account can have: counted for its address only
+			keys = keys[:1]
+		}
+		for _, k := range keys {
 			column := "addr"
 			if k.Scope == LoginScopeAccount {
 				column = "account"

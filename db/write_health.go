@@ -75,10 +75,31 @@ type WriteHealth struct {
 // fails for a WriteCause, cleared by a probe write that succeeds (a probe
 // runs every probeEvery while failing).
 type writeHealth struct {
-	mu       sync.Mutex
-	state    WriteHealth
-	probing  bool
+	mu      sync.Mutex
+	state   WriteHealth
+	probing bool
+	hold    time.Duration // 0: DefaultFaultHold
+	// refuse makes writes fail at once, without waiting: set while another
+	// process holds the lock (each write would wait the busy timeout, one
+	// after another on the single writer), until a probe gets through.
+	refuse   bool
 	failures [4]atomic.Uint64 // by index in WriteCauses
+	probes   atomic.Int64     // probe writes tried (tests watch them)
+}
+
+// DefaultFaultHold is how long a store that failed a write stays reported
+// failing after its last failed write, even when probe writes succeed: a
+// nearly full disk has room for a probe (it reuses the space of the WAL)
+// but not for the next real command, and readiness and the banner must not
+// flap between the two.
+const DefaultFaultHold = 30 * time.Second
+
+// SetFaultHold changes DefaultFaultHold for this store (tests that watch a
+// recovery).
+func (s *Store) SetFaultHold(d time.Duration) {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	s.health.hold = d
 }
 
 // probeEvery is how often a failing store tries a probe write.
@@ -125,6 +146,7 @@ func (s *Store) noteFault(cause WriteCause, err error) *WriteError {
 		h.state = WriteHealth{Failing: true, Since: now}
 	}
 	h.state.Cause, h.state.Last = cause, now
+	h.refuse = cause == CauseLocked
 	if !h.probing {
 		h.probing = true
 		go s.probeUntilWritable()
@@ -133,7 +155,8 @@ func (s *Store) noteFault(cause WriteCause, err error) *WriteError {
 }
 
 // probeUntilWritable tries a probe write every probeEvery until one
-// succeeds, then clears the failing state: writes resume by themselves when
+// succeeds at least the fault hold after the last failed write, then clears
+// the failing state: writes resume by themselves when
 // the cause goes (space freed, the other process's lock released), and what
 // reports the state (readiness, the page banner) follows without waiting for
 // a command to succeed. It stops when the store is closed.
@@ -148,17 +171,48 @@ func (s *Store) probeUntilWritable() {
 		}
 		err := s.probeWrite(context.Background())
 		h := &s.health
+		h.probes.Add(1)
 		h.mu.Lock()
-		if err == nil {
-			h.state, h.probing = WriteHealth{}, false
+		hold := h.hold
+		if hold == 0 {
+			hold = DefaultFaultHold
+		}
+		if err == nil && time.Since(h.state.Last) >= hold {
+			h.state, h.probing, h.refuse = WriteHealth{}, false, false
 			h.mu.Unlock()
 			return
+		}
+		if err == nil {
+			// The lock (if that was it) is gone: writes are tried again
+			// (see Tx), though the spell is reported until the hold ends.
+			h.refuse = false
 		}
 		if cause := classifyWrite(err); cause != "" {
 			h.state.Cause = cause
 		}
 		h.mu.Unlock()
 	}
+}
+
+// refusing is the *WriteError of a write refused at once while the
+// database is locked by another process (nil otherwise).
+func (s *Store) refusing() error {
+	h := &s.health
+	h.mu.Lock()
+	refuse, state := h.refuse, h.state
+	h.mu.Unlock()
+	if !refuse {
+		return nil
+	}
+	for i, c := range WriteCauses {
+		if c == CauseLocked {
+			h.failures[i].Add(1)
+		}
+	}
+	h.mu.Lock()
+	h.state.Last = time.Now()
+	h.mu.Unlock()
+	return &WriteError{Cause: CauseLocked, Since: state.Since, Err: errors.New("another process holds the database's write lock")}
 }
 
 // probeMaxPages bounds the probe's size.

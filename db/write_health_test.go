@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // fillDatabase makes the store's database full for its writer connection:
@@ -68,6 +70,7 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.SetFaultHold(time.Hour) // until the hold is checked below
 
 	// An ordinary error is not a write fault.
 	plain := errors.New("bad input")
@@ -108,10 +111,17 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 		t.Fatalf("second write to the full database: %v", err)
 	}
 	free()
-	waitWritable(t, s)
-	if err := bigWrite(ctx, s, "after"); err != nil {
-		t.Fatalf("write after space returned: %v", err)
+	// Space is back and writes go through, but the spell is reported for
+	// the fault hold after its last failure (a probe fits where the next
+	// command may not: readiness must not flap).
+	testkit.Eventually(t, 20*time.Second, "a write to go through after space returned", func() bool { return bigWrite(ctx, s, "after") == nil })
+	probes := s.Probes()
+	testkit.Eventually(t, 20*time.Second, "two more probe writes", func() bool { return s.Probes() >= probes+2 })
+	if h := s.WriteHealth(); !h.Failing {
+		t.Fatalf("the store reported writable at once after a disk-full spell, within its fault hold")
 	}
+	s.SetFaultHold(10 * time.Millisecond)
+	waitWritable(t, s)
 
 	// Locked by another process's write transaction.
 	other, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=100")
@@ -137,6 +147,14 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 	if got := s.WriteFailures()[db.CauseLocked]; got != 1 {
 		t.Fatalf("WriteFailures[locked] = %d, want 1", got)
 	}
+	// While it is locked, writes are refused at once: not one busy timeout
+	// after another on the single writer.
+	if err := bigWrite(ctx, s, "locked-again"); !errors.As(err, &we) || we.Cause != db.CauseLocked || !strings.Contains(err.Error(), "another process holds the database's write lock") {
+		t.Fatalf("a write while the store knows it is locked: %v, want refused at once", err)
+	}
+	if got := s.WriteFailures()[db.CauseLocked]; got != 2 {
+		t.Fatalf("WriteFailures[locked] = %d after a refused write, want 2", got)
+	}
 	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +176,7 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitWritable(t, s)
-	if got := s.WriteFailures(); got[db.CauseReadOnly] != 1 || got[db.CauseDiskFull] != 2 || got[db.CauseLocked] != 1 {
-		t.Fatalf("WriteFailures = %v, want read_only 1, disk_full 2, locked 1", got)
+	if got := s.WriteFailures(); got[db.CauseReadOnly] != 1 || got[db.CauseDiskFull] != 2 || got[db.CauseLocked] != 2 {
+		t.Fatalf("WriteFailures = %v, want read_only 1, disk_full 2, locked 2", got)
 	}
 }

@@ -48,14 +48,14 @@ func (h *Handler) Login(c echo.Context) error {
 	if err != nil {
 		var refused *LoginRefused
 		if errors.As(err, &refused) {
-			h.Log.Info("sign-in refused", "user", name, "ip", c.RealIP(), "reason", refused.Code, "scope", refused.Scope)
+			h.Log.Info("sign-in refused", "user", logName(name), "ip", c.RealIP(), "reason", refused.Code, "scope", refused.Scope)
 			c.Response().Header().Set("Retry-After", refused.RetryAfterHeader())
 			ue := refused.UserError()
 			v.Error = ue.Message
 			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
 		}
 		if ue, ok := err.(*UserError); ok {
-			h.Log.Info("sign-in refused", "user", name, "ip", c.RealIP(), "reason", ue.Code)
+			h.Log.Info("sign-in refused", "user", logName(name), "ip", c.RealIP(), "reason", ue.Code)
 			v.Error = ue.Message
 			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
 		}
@@ -90,4 +90,14 @@ func (h *Handler) APIMe(c echo.Context) error {
 		return Unauthorized("not signed in")
 	}
 	return c.JSON(http.StatusOK, MeJSON{Name: p.Name, Role: p.Role.String(), Via: p.Via})
+}
+
+// logName is a typed sign-in name as the log shows it: at most 64
+// characters (the longest user name), so that a megabyte of name costs the
+// log no more than a short one.
+func logName(name string) string {
+	if r := []rune(name); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return name
 }

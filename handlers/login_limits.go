@@ -73,10 +73,17 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 	now := a.now()
 	limited := a.Cfg.LoginLimit.Failures > 0
 	policy := a.loginPolicy()
+	// A name no account can have (too long, odd characters) is counted for
+	// its address only and never stored: it names nothing to lock.
+	account := name
+	if auth.ValidateUserName(name) != nil {
+		account = ""
+	}
+	addr := auth.AddressKey(ip)
 	var resv int64
 	trusted := false
 	if limited {
-		id, tr, err := a.Store.ReserveLogin(ctx, name, ip, policy, now)
+		id, tr, err := a.Store.ReserveLogin(ctx, account, addr, policy, now)
 		var blocked *db.LoginBlockedError
 		if errors.As(err, &blocked) {
 			return db.User{}, &LoginRefused{Code: "too_many_attempts", Scope: blocked.Scope, RetryAfter: blocked.Until.Sub(now)}
@@ -89,6 +96,9 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 	// Settle the reservation whatever happens to the request from here on.
 	settleCtx := context.WithoutCancel(ctx)
 	u, err := a.Store.UserByName(ctx, name)
+	if account == "" {
+		u, err = db.User{}, db.ErrNotFound
+	}
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		if limited {
 			_ = a.Store.ReleaseLogin(settleCtx, resv)
@@ -119,7 +129,7 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 	release()
 	if !ok {
 		if limited {
-			locks, err := a.Store.LoginFailed(settleCtx, resv, name, ip, policy, a.now())
+			locks, err := a.Store.LoginFailed(settleCtx, resv, account, addr, policy, a.now())
 			if err != nil {
 				return db.User{}, err
 			}
@@ -133,7 +143,7 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 		return db.User{}, &UserError{Status: http.StatusUnauthorized, Code: "bad_credentials", Message: "wrong user name or password, or the account is disabled"}
 	}
 	if limited {
-		if err := a.Store.LoginSucceeded(settleCtx, resv, name, ip, a.now()); err != nil {
+		if err := a.Store.LoginSucceeded(settleCtx, resv, account, addr, a.now()); err != nil {
 			return db.User{}, err
 		}
 	}

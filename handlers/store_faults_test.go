@@ -76,6 +76,7 @@ assets:
       shell: true
 `, true)
 	ctx := context.Background()
+	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
 	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
@@ -206,6 +207,7 @@ assets:
           sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"
 `})
 	ctx := context.Background()
+	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
 	h := env.Handler
 	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }

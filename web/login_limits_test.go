@@ -44,9 +44,10 @@ func signInFrom(t *testing.T, env *testkit.Env, addr, name, password string, wro
 }
 
 // storm sends n-1 wrong sign-ins at once and, once they are all on the
-// wire, the right one; it returns the wrong ones' statuses and the right
+// wire and the server has counted the limit's worth of them (reserved
+// holds), the right one; it returns the wrong ones' statuses and the right
 // one's answer.
-func storm(t *testing.T, env *testkit.Env, n int, wrong func(i int) (addr, name string), right func() (addr, name, pw string)) (map[int]int, int, string) {
+func storm(t *testing.T, env *testkit.Env, n, reserved int, wrong func(i int) (addr, name string), right func() (addr, name, pw string)) (map[int]int, int, string) {
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var sent, done sync.WaitGroup
@@ -65,6 +66,10 @@ func storm(t *testing.T, env *testkit.Env, n int, wrong func(i int) (addr, name 
 		}()
 	}
 	sent.Wait()
+	testkit.Eventually(t, 10*time.Second, "the limit's sign-ins to be counted", func() bool {
+		var c int
+		return env.Store.R.Get(&c, `SELECT COUNT(*) FROM login_failures`) == nil && c >= reserved
+	})
 	addr, name, pw := right()
 	st, page, _ := signInFrom(t, env, addr, name, pw, nil)
 	done.Wait()
@@ -81,7 +86,7 @@ func TestConcurrentSignInsCountEach(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 5, Window: time.Minute}, FailureDelay: -1, HashSlots: 2}})
 	env.CreateUser(t, "carol", auth.RoleViewer, testkit.TestPassword)
-	statuses, st, page := storm(t, env, 40, func(int) (string, string) { return "", "carol" }, func() (string, string, string) { return "", "carol", testkit.TestPassword })
+	statuses, st, page := storm(t, env, 40, 5, func(int) (string, string) { return "", "carol" }, func() (string, string, string) { return "", "carol", testkit.TestPassword })
 	if statuses[http.StatusUnauthorized] != 5 || statuses[http.StatusTooManyRequests] != 34 {
 		t.Fatalf("39 wrong sign-ins at once under a limit of 5 answered %v, want 5 × 401 and 34 × 429", statuses)
 	}
@@ -100,13 +105,13 @@ func TestConcurrentSignInsCountPerAddressAndAccount(t *testing.T) {
 	env.CreateUser(t, "erin", auth.RoleViewer, testkit.TestPassword)
 
 	// One address, a different unknown name each time, then dora.
-	statuses, st, page := storm(t, env, 30, func(i int) (string, string) { return "192.0.2.1", "nobody" + string(rune('a'+i)) },
+	statuses, st, page := storm(t, env, 30, 5, func(i int) (string, string) { return "192.0.2.1", "nobody" + string(rune('a'+i)) },
 		func() (string, string, string) { return "192.0.2.1", "dora", testkit.TestPassword })
 	if statuses[http.StatusUnauthorized] != 5 || st != http.StatusTooManyRequests || !strings.Contains(page, "from your address") {
 		t.Fatalf("one address, many names: %v then %d, want 5 × 401 then 429 for the address", statuses, st)
 	}
 	// One account from many addresses, then the right password from a new one.
-	statuses, st, page = storm(t, env, 30, func(i int) (string, string) { return "198.51.100." + itoa(int64(i+1)), "erin" },
+	statuses, st, page = storm(t, env, 30, 10, func(i int) (string, string) { return "198.51.100." + itoa(int64(i+1)), "erin" },
 		func() (string, string, string) { return "203.0.113.9", "erin", testkit.TestPassword })
 	if statuses[http.StatusUnauthorized] != 5 || st != http.StatusTooManyRequests || !strings.Contains(page, "for this account") {
 		t.Fatalf("one account, many addresses: %v then %d, want 5 × 401 then 429 for the account", statuses, st)
@@ -218,5 +223,90 @@ func TestBusyPasswordChecksAnswer503(t *testing.T) {
 	release()
 	if st, _, _ := signInFrom(t, env, "", "hal", testkit.TestPassword, nil); st != http.StatusSeeOther {
 		t.Fatalf("sign-in once a slot is free: %d, want 303 (refusals for a busy server must not count as failures)", st)
+	}
+}
+
+// TestSignInAddressIsTheProxys: behind a trusted proxy the address is the
+// last X-Forwarded-For entry (the one the proxy appends), in one spelling
+// per address, and IPv6 counts per /64: a client that writes the owner's
+// address first in the header cannot spend the owner's limit, nor get more
+// tries by spelling or rotating addresses.
+func TestSignInAddressIsTheProxys(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Hour}, FailureDelay: -1, TrustProxy: true}})
+	env.CreateUser(t, "kim", auth.RoleViewer, testkit.TestPassword)
+	if st, _, _ := signInFrom(t, env, "10.0.0.7", "kim", testkit.TestPassword, nil); st != http.StatusSeeOther {
+		t.Fatalf("kim from 10.0.0.7: %d", st)
+	}
+	// An attacker at 10.66.0.1 claims 10.0.0.7 (the proxy appends its own view).
+	for range 3 {
+		signInFrom(t, env, "10.0.0.7, 10.66.0.1", "nobody", "wrong password!", nil)
+	}
+	if st, page, _ := signInFrom(t, env, "10.0.0.7, 10.66.0.1", "nobody", "wrong password!", nil); st != http.StatusTooManyRequests || !strings.Contains(page, "from your address") {
+		t.Fatalf("the attacker's 4th try: %d, want 429 for its own address", st)
+	}
+	if st, _, _ := signInFrom(t, env, "10.0.0.7", "kim", testkit.TestPassword, nil); st != http.StatusSeeOther {
+		t.Fatalf("kim after the attacker wrote her address first: %d, want 303", st)
+	}
+	// One IPv6 /64, spelt and rotated three ways: one address for the limit.
+	for i, a := range []string{"2001:db8:1:2::1", "2001:DB8:1:2:0::1", "[2001:db8:1:2:0:0:0:9]"} {
+		if st, _, _ := signInFrom(t, env, a, "v6guess"+itoa(int64(i)), "wrong password!", nil); st == http.StatusTooManyRequests {
+			t.Fatalf("blocked before the limit at %s", a)
+		}
+	}
+	if st, _, _ := signInFrom(t, env, "2001:db8:1:2::42", "v6guess9", "wrong password!", nil); st != http.StatusTooManyRequests {
+		t.Fatalf("another address of the same /64: %d, want 429 (the /64 had 3 failures, the limit)", st)
+	}
+}
+
+// TestSharedAddressSparesItsOwner: at an address shared by many (an office
+// behind NAT), others' typos on other accounts do not lock out an owner who
+// signed in from it; the owner's own failures there still count.
+func TestSharedAddressSparesItsOwner(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 3, Window: time.Hour}, FailureDelay: -1, TrustProxy: true}})
+	env.CreateUser(t, "bob", auth.RoleViewer, testkit.TestPassword)
+	const office = "192.0.2.200"
+	if st, _, _ := signInFrom(t, env, office, "bob", testkit.TestPassword, nil); st != http.StatusSeeOther {
+		t.Fatalf("bob: %d", st)
+	}
+	for _, who := range []string{"ann", "cy", "dee"} {
+		signInFrom(t, env, office, who, "wrong password!", nil)
+	}
+	if st, _, _ := signInFrom(t, env, office, "eve", "wrong password!", nil); st != http.StatusTooManyRequests {
+		t.Fatalf("a colleague without a sign-in there after 3 failures: %d, want 429", st)
+	}
+	if st, _, _ := signInFrom(t, env, office, "bob", testkit.TestPassword, nil); st != http.StatusSeeOther {
+		t.Fatalf("bob after colleagues' typos: %d, want 303", st)
+	}
+	for range 3 {
+		signInFrom(t, env, office, "bob", "wrong password!", nil)
+	}
+	if st, _, _ := signInFrom(t, env, office, "bob", testkit.TestPassword, nil); st != http.StatusTooManyRequests {
+		t.Fatalf("bob after 3 failures of his own there: %d, want 429", st)
+	}
+}
+
+// TestLongSignInNamesAreNotStored: a name no account can have (a megabyte
+// of it) is refused like a wrong password and counted for its address, but
+// neither stored nor logged in full.
+func TestLongSignInNamesAreNotStored(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: auth.Limit{Failures: 2, Window: time.Hour}, FailureDelay: -1}})
+	long := strings.Repeat("n", 1<<20)
+	for range 2 {
+		if st, _, _ := signInFrom(t, env, "", long, "wrong password!", nil); st != http.StatusUnauthorized {
+			t.Fatalf("long name: %d", st)
+		}
+	}
+	if st, _, _ := signInFrom(t, env, "", long, "wrong password!", nil); st != http.StatusTooManyRequests {
+		t.Fatalf("long names must count for their address: %d", st)
+	}
+	var biggest int
+	if err := env.Store.R.Get(&biggest, `SELECT MAX(n) FROM (SELECT COALESCE(MAX(LENGTH(account)), 0) AS n FROM login_failures UNION ALL SELECT COALESCE(MAX(LENGTH(payload)), 0) FROM events)`); err != nil {
+		t.Fatal(err)
+	}
+	if biggest > 1000 {
+		t.Fatalf("a %d-byte value was stored for a 1 MiB sign-in name", biggest)
 	}
 }

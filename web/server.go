@@ -67,11 +67,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	}))
 	e.Use(hsts(h.Auth))
 
-	if h.Auth.Cfg.TrustProxy {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	} else {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
+	e.IPExtractor = clientAddr(h.Auth.Cfg.TrustProxy)
 	scrape := promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
 	routes := Routes(h, metrics)
 	routes = slices.DeleteFunc(routes, func(r Route) bool { return r.Path == MetricsPath && opt.MetricsElsewhere })
