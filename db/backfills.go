@@ -282,6 +282,18 @@ func UpstreamFailedIn(ctx context.Context, q getter, backfillID string, assetID,
 	return n > 0, err
 }
 
+// FirstFailureIn returns the failure backfill backfillID recorded for asset
+// assetID with the lowest index in [lo, hi] (index backfill_failures_by_idx);
+// ok is false when it recorded none there. Only Key and Reason are read.
+func (s *Store) FirstFailureIn(ctx context.Context, backfillID string, assetID, lo, hi int64) (f Failure, ok bool, err error) {
+	var out []Failure
+	if err := s.R.SelectContext(ctx, &out, `SELECT partition_key, reason FROM backfill_failures
+		WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx LIMIT 1`, backfillID, assetID, lo, hi); err != nil || len(out) == 0 {
+		return f, false, err
+	}
+	return out[0], true, nil
+}
+
 // Runs lists a backfill's runs by chunk number, after chunk `after`.
 func (s *Store) Runs(ctx context.Context, backfillID string, states []string, after int64, limit int) ([]Run, error) {
 	q := `SELECT * FROM runs WHERE backfill_id=? AND chunk > ?`

@@ -152,6 +152,19 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return nil
 }
 
+// EngineWriterCache is the writer's page cache while the backfill engine
+// runs (KiB; SQLite's default is 2 MB).
+const EngineWriterCache = 128 << 10
+
+// EnlargeWriterCache gives the writer connection a page cache of
+// EngineWriterCache KiB: the engine writes partition instances and status
+// rows at random places of large indexes, and the default cache turns that
+// into disk reads. The writer has one connection, so the setting sticks.
+func (s *Store) EnlargeWriterCache(ctx context.Context) error {
+	_, err := s.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
+	return err
+}
+
 // Millis converts a time to the stored representation (Unix milliseconds).
 func Millis(t time.Time) int64 { return t.UnixMilli() }
 

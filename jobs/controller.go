@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -148,10 +147,7 @@ func (e *Engine) drain(comps []completion) []completion {
 }
 
 func (e *Engine) heartbeat(ctx context.Context) error {
-	now := db.Millis(e.Now())
-	_, err := e.Store.W.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
-		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, e.owner, now, now)
-	return err
+	return e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
 }
 
 func (e *Engine) shutdown(grace time.Duration) error {
@@ -188,7 +184,7 @@ func (e *Engine) shutdown(grace time.Duration) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	_, err := e.Store.W.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, e.owner)
+	err := e.Store.RemoveWorker(ctx, e.owner)
 	if e.activeCount() > 0 {
 		// Left for the next start to interrupt (its lease expires).
 		e.Log.Warn("attempts still running at shutdown", "n", e.activeCount())
@@ -207,22 +203,14 @@ func (e *Engine) activeCount() int {
 // already reported (checkpoint).
 func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 	cut := db.Millis(e.Now().Add(-e.opts.LeaseTTL))
-	var atts []db.Attempt
-	if err := e.Store.R.SelectContext(ctx, &atts, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
-		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, e.owner, cut); err != nil {
+	atts, err := e.Store.ExpiredAttempts(ctx, e.owner, cut)
+	if err != nil {
 		return nil, err
 	}
 	lastSeen := map[string]int64{} // each owner's last heartbeat
 	if len(atts) > 0 {
-		var ws []struct {
-			Owner string `db:"owner"`
-			At    int64  `db:"heartbeat_at"`
-		}
-		if err := e.Store.R.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
+		if lastSeen, err = e.Store.LastHeartbeats(ctx); err != nil {
 			return nil, err
-		}
-		for _, w := range ws {
-			lastSeen[w.Owner] = w.At
 		}
 	}
 	ws, _ := e.workspace()
@@ -457,8 +445,8 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 	case state == db.AttemptInterrupted:
 		end.RunState = db.RunQueued
 	default:
-		var failures int64
-		if err := tx.GetContext(ctx, &failures, `SELECT COUNT(*) FROM attempts WHERE run_id=? AND state IN ('failed','timeout') AND attempt != ?`, run.ID, a.attempt); err != nil {
+		failures, err := db.FailedAttemptsBesides(ctx, tx, run.ID, a.attempt)
+		if err != nil {
 			return end, err
 		}
 		failures++
@@ -482,8 +470,7 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 		}
 	}
 	if res.Log != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT DO UPDATE SET log=excluded.log`,
-			run.ID, a.attempt, res.Log); err != nil {
+		if err := db.SaveAttemptLog(ctx, tx, run.ID, a.attempt, res.Log); err != nil {
 			return end, err
 		}
 	}
@@ -549,8 +536,8 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 		byID[b.ID] = p
 	}
 	// Queued runs that are due (retries, runs that waited for a lease).
-	var queued []db.Run
-	if err := tx.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, nowMs); err != nil {
+	queued, err := db.DueQueuedRuns(ctx, tx, nowMs)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range queued {
@@ -781,9 +768,7 @@ func (e *Engine) upstreamPending(ctx context.Context, q dbq, ws *catalog.Workspa
 				return true, nil
 			}
 		}
-		var n int
-		err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running')`, b.ID, lo, hi)
-		return n > 0, err
+		return db.UnfinishedRunsIn(ctx, q, b.ID, lo, hi)
 	}
 	if !mapped {
 		for _, pos := range ups {
@@ -896,8 +881,7 @@ func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Seg
 	fp := hex.EncodeToString(h.Sum(nil)[:12])
 	key := RunKey(p.b.ID, chunk)
 	id := e.RunID(key)
-	var existing string
-	if err := tx.GetContext(ctx, &existing, `SELECT fingerprint FROM runs WHERE run_key=?`, key); err == nil {
+	if existing, err := db.RunFingerprint(ctx, tx, key); err == nil {
 		if existing != fp {
 			c := db.Conflict{RunKey: key, BackfillID: p.b.ID, ExistingFingerprint: existing, RequestedFingerprint: fp, At: db.Millis(now)}
 			if err := db.Emit(ctx, tx, db.EvConflict, "backfill:"+p.b.ID, "controller", db.ConflictRecorded{Conflict: c}, "", now); err != nil {
@@ -1144,14 +1128,11 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		if !live[ids[i]] {
 			continue
 		}
-		var prev *string
-		if err := e.Store.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, run.AssetID, k); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		prev, err := e.Store.LastAttemptStatus(ctx, run.AssetID, k)
+		if err != nil {
 			return nil, err
 		}
-		p := db.PartRef{Key: k, Idx: idx[i], Again: built[k]} // id derived when applied (AttemptEnd.Asset)
-		if prev != nil {
-			p.Prev = *prev
-		}
+		p := db.PartRef{Key: k, Idx: idx[i], Prev: prev, Again: built[k]} // id derived when applied (AttemptEnd.Asset)
 		out = append(out, p)
 	}
 	return out, nil
@@ -1196,8 +1177,8 @@ func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Wo
 // once the backfill is canceled those runs never retry, and the partitions
 // count as failed (retry-failed then takes them).
 func (e *Engine) queuedRunFailures(ctx context.Context, tx *sqlx.Tx, b *db.Backfill) ([]db.RunFailures, error) {
-	var runs []db.Run
-	if err := tx.SelectContext(ctx, &runs, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' AND attempts > 0 ORDER BY chunk`, b.ID); err != nil {
+	runs, err := db.RunsAwaitingRetry(ctx, tx, b.ID)
+	if err != nil {
 		return nil, err
 	}
 	if len(runs) == 0 {

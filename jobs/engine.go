@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
@@ -99,10 +98,7 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
-	// The writer's page cache: partition instances and status rows are
-	// written at random places of large indexes; SQLite's default 2 MB cache
-	// turns that into disk reads. (One writer connection: the pragma sticks.)
-	if _, err := store.W.ExecContext(ctx, `PRAGMA cache_size = -131072`); err != nil {
+	if err := store.EnlargeWriterCache(ctx); err != nil {
 		return nil, err
 	}
 	secret, err := runSecret(ctx, store)
@@ -117,17 +113,13 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 func (e *Engine) Broker() *Broker { return e.broker }
 
 func runSecret(ctx context.Context, store *db.Store) ([]byte, error) {
-	var v string
-	err := store.R.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
-	if errors.Is(err, sql.ErrNoRows) {
+	v, ok, err := store.RunIDSecret(ctx)
+	if err == nil && !ok {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
-		if _, err := store.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, hex.EncodeToString(b)); err != nil {
-			return nil, err
-		}
-		err = store.W.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+		v, err = store.KeepRunIDSecret(ctx, hex.EncodeToString(b))
 	}
 	if err != nil {
 		return nil, err
