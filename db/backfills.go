@@ -154,10 +154,7 @@ func (s *Store) Backfill(ctx context.Context, id string) (Backfill, error) {
 	return getBackfill(ctx, s.R, id)
 }
 
-type getter interface {
-	GetContext(ctx context.Context, dest any, q string, args ...any) error
-	SelectContext(ctx context.Context, dest any, q string, args ...any) error
-}
+type getter = Querier
 
 func getBackfill(ctx context.Context, q getter, id string) (Backfill, error) {
 	var b Backfill

@@ -34,6 +34,22 @@ type Store struct {
 	closeOnce sync.Once
 }
 
+// Querier reads: the reader pool (Store.Reader) or a write transaction
+// (Tx). The functions of this package that take one answer the same
+// question inside the engine's transaction or outside it.
+type Querier interface {
+	GetContext(ctx context.Context, dest any, q string, args ...any) error
+	SelectContext(ctx context.Context, dest any, q string, args ...any) error
+}
+
+// Tx is the write transaction Store.Tx runs its function in; pass it to
+// this package's functions that take a transaction or a Querier.
+type Tx = sqlx.Tx
+
+// Reader is the read-only pool, for this package's functions that take a
+// Querier.
+func (s *Store) Reader() Querier { return s.R }
+
 // Options tune OpenWith.
 type Options struct {
 	// BusyTimeout is how long a write waits for another process's write

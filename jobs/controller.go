@@ -10,17 +10,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
-
-// dbq is a read interface of both *sqlx.Tx and *sqlx.DB.
-type dbq interface {
-	GetContext(ctx context.Context, dest any, q string, args ...any) error
-	SelectContext(ctx context.Context, dest any, q string, args ...any) error
-}
 
 // active is a running attempt owned by this process.
 type active struct {
@@ -256,7 +248,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	touched := map[string]bool{}
 	finished := map[string]bool{}
 	var ended []db.AttemptEnd
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		launch, terminate, ended = nil, nil, nil
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
@@ -371,7 +363,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 }
 
 // finish decides what a completed attempt means for its run.
-func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
+func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
 	a, res := c.act, c.res
 	run := a.run // kept up to date by prepareAttempt (upstream failures) or read at recovery
 	state := res.State
@@ -504,7 +496,7 @@ type bfPlan struct {
 
 // plan starts queued runs that are due and plans new chunks, rotating
 // between backfills, within the global, pool, backfill and throttle limits.
-func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
+func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
 	e.mu.Lock()
 	runningNow := 0
 	for id := range e.running {
@@ -740,7 +732,7 @@ type upWait struct {
 // in this round and not in the runs table yet). Where partitions cannot be
 // mapped to chunks (an explicit upstream list, an upstream selected only
 // transitively), the chunk waits for every upstream segment to finish.
-func (e *Engine) upstreamPending(ctx context.Context, q dbq, ws *catalog.Workspace, b *db.Backfill, segs []db.Segment, planned []db.Run, seg *db.Segment, asset *catalog.Asset, chunk int64) (upWait, error) {
+func (e *Engine) upstreamPending(ctx context.Context, q db.Querier, ws *catalog.Workspace, b *db.Backfill, segs []db.Segment, planned []db.Run, seg *db.Segment, asset *catalog.Asset, chunk int64) (upWait, error) {
 	ups := upstreamSegs(ws, asset, segs)
 	if len(ups) == 0 {
 		return upWait{}, nil
@@ -866,7 +858,7 @@ func upstreamSegs(ws *catalog.Workspace, asset *catalog.Asset, segs []db.Segment
 // newRun plans chunk p.next. A run key planned before with the same
 // partitions is a no-op (nil); with different partitions it is recorded as a
 // conflict and not run again.
-func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
+func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
 	chunk := p.next
 	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
 	if err != nil {
@@ -904,12 +896,12 @@ func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Seg
 
 // chunkKeys returns chunk i's partition keys and indexes (computed from the
 // segment's ranges or explicit keys, never from the whole selection).
-func (e *Engine) chunkKeys(ctx context.Context, tx dbq, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
+func (e *Engine) chunkKeys(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
 	return e.chunkKeysUpTo(ctx, tx, b, seg, chunk, b.ChunkSize)
 }
 
 // chunkKeysUpTo is chunkKeys for the first limit partitions of the chunk.
-func (e *Engine) chunkKeysUpTo(ctx context.Context, tx dbq, b *db.Backfill, seg *db.Segment, chunk, limit int64) ([]string, []int64, error) {
+func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk, limit int64) ([]string, []int64, error) {
 	p0 := (chunk - seg.FirstChunk) * b.ChunkSize
 	p1 := min(p0+b.ChunkSize, seg.Partitions, p0+limit)
 	sp, err := e.space(ctx, seg.Asset)
@@ -953,7 +945,7 @@ func (e *Engine) chunkKeysUpTo(ctx context.Context, tx dbq, b *db.Backfill, seg 
 
 // segmentRanges returns the ranges of a segment overlapping selection
 // positions [p0, p1). A segment's ranges never change: they are read once.
-func (e *Engine) segmentRanges(ctx context.Context, q dbq, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
+func (e *Engine) segmentRanges(ctx context.Context, q db.Querier, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
 	key := fmt.Sprintf("%s/%d", backfillID, pos)
 	e.spaceMu.Lock()
 	all, ok := e.ranges[key]
@@ -1008,7 +1000,7 @@ func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error)
 // minus those this run already materialized (checkpoint), minus those whose
 // upstream failed in this backfill. ok is false when another run holds the
 // lease on one of the partitions: the run then waits.
-func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
+func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
 	seg := &p.segs[r.Seg]
 	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
 	if err != nil {
@@ -1098,11 +1090,11 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	if err != nil {
 		return nil, err
 	}
-	segs, err := db.Segments(ctx, e.Store.R, run.BackfillID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), run.BackfillID)
 	if err != nil || int(run.Seg) >= len(segs) {
 		return nil, fmt.Errorf("segments of %s: %v", run.BackfillID, err)
 	}
-	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk)
+	keys, idx, err := e.chunkKeys(ctx, e.Store.Reader(), &b, &segs[run.Seg], run.Chunk)
 	if err != nil {
 		return nil, err
 	}
@@ -1111,13 +1103,13 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	for i, k := range keys {
 		ids[i] = instanceID(k)
 	}
-	live, err := db.InProgressInstances(ctx, e.Store.R, run.AssetID, keys, ids)
+	live, err := db.InProgressInstances(ctx, e.Store.Reader(), run.AssetID, keys, ids)
 	if err != nil {
 		return nil, err
 	}
 	var built map[string]bool
 	if attempt > 1 {
-		cp, err := db.RunCheckpointOf(ctx, e.Store.R, run.AssetID, run.ID, math.MaxInt64, keys)
+		cp, err := db.RunCheckpointOf(ctx, e.Store.Reader(), run.AssetID, run.ID, math.MaxInt64, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -1140,7 +1132,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 
 // upstreamFailed reports whether an upstream partition that key reads failed
 // (or was skipped) in this backfill.
-func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Workspace, ids map[string]int64, p *bfPlan, asset *catalog.Asset, key string) (bool, error) {
+func (e *Engine) upstreamFailed(ctx context.Context, tx *db.Tx, ws *catalog.Workspace, ids map[string]int64, p *bfPlan, asset *catalog.Asset, key string) (bool, error) {
 	downSp, err := e.space(ctx, asset.Key)
 	if err != nil {
 		return false, err
@@ -1176,7 +1168,7 @@ func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Wo
 // (queued after a failed attempt), the partitions its last attempt failed:
 // once the backfill is canceled those runs never retry, and the partitions
 // count as failed (retry-failed then takes them).
-func (e *Engine) queuedRunFailures(ctx context.Context, tx *sqlx.Tx, b *db.Backfill) ([]db.RunFailures, error) {
+func (e *Engine) queuedRunFailures(ctx context.Context, tx *db.Tx, b *db.Backfill) ([]db.RunFailures, error) {
 	runs, err := db.RunsAwaitingRetry(ctx, tx, b.ID)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -234,7 +233,7 @@ func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, pare
 	// the creating transaction: the controller may plan it the moment it
 	// commits.
 	var created db.Backfill
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		if err := db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
 			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now); err != nil {
 			return err
@@ -262,7 +261,7 @@ const (
 func (e *Engine) Transition(ctx context.Context, id, action string, expected int64, terminate bool, actor string) (db.Backfill, error) {
 	now := e.Now()
 	var after db.Backfill
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		b, err := db.BackfillTx(ctx, tx, id)
 		if err != nil {
 			return notFound(err)

@@ -32,14 +32,14 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	if err != nil {
 		return nil, 0, err
 	}
-	segs, err := db.Segments(ctx, e.Store.R, run.BackfillID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), run.BackfillID)
 	if err != nil {
 		return nil, 0, err
 	}
 	if int(run.Seg) >= len(segs) {
 		return nil, 0, fmt.Errorf("run %s: segment %d of backfill %s is missing", run.ID, run.Seg, run.BackfillID)
 	}
-	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk, int64(limit))
+	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.Reader(), &b, &segs[run.Seg], run.Chunk, int64(limit))
 	if err != nil {
 		return nil, 0, err
 	}

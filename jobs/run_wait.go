@@ -42,7 +42,7 @@ func (e *Engine) WaitReasons(ctx context.Context, b db.Backfill, runs []db.Run) 
 		}
 		if segs == nil {
 			var err error
-			if segs, err = db.Segments(ctx, e.Store.R, b.ID); err != nil {
+			if segs, err = db.Segments(ctx, e.Store.Reader(), b.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -97,7 +97,7 @@ func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, er
 	if b.State != db.BackfillRunning || b.RunsRunning > 0 {
 		return nil, nil
 	}
-	segs, err := db.Segments(ctx, e.Store.R, b.ID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), b.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (e *Engine) upstreamWait(ctx context.Context, b db.Backfill, segs []db.Segm
 	if asset == nil {
 		return nil, nil
 	}
-	up, err := e.upstreamPending(ctx, e.Store.R, ws, &b, segs, nil, &segs[r.Seg], asset, r.Chunk)
+	up, err := e.upstreamPending(ctx, e.Store.Reader(), ws, &b, segs, nil, &segs[r.Seg], asset, r.Chunk)
 	if err != nil || !up.Wait {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 	if int(r.Seg) >= len(segs) {
 		return nil, nil
 	}
-	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[r.Seg], r.Chunk)
+	keys, idx, err := e.chunkKeys(ctx, e.Store.Reader(), &b, &segs[r.Seg], r.Chunk)
 	if err != nil {
 		return nil, err
 	}
