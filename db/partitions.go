@@ -348,10 +348,13 @@ func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, 
 func (s *Store) LastAttemptStatus(ctx context.Context, assetID int64, key string) (string, error) {
 	var prev *string
 	err := s.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
-	if errors.Is(err, sql.ErrNoRows) || prev == nil {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
-	return *prev, err
+	if err != nil || prev == nil {
+		return "", err
+	}
+	return *prev, nil
 }
 
 // SelectionRow is what a backfill selection filter needs of a stored status

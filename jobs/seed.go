@@ -19,7 +19,7 @@ import (
 // nothing when any partition status exists, and returns how many partitions
 // it recorded. The same seed gives the same history.
 func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
-	if any, err := store.AnyPartitionStatus(ctx); err != nil || any {
+	if seeded, err := store.AnyPartitionStatus(ctx); err != nil || seeded {
 		return 0, err
 	}
 	dyn := db.DynamicKeys{}
