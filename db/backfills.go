@@ -154,10 +154,7 @@ func (s *Store) Backfill(ctx context.Context, id string) (Backfill, error) {
 	return getBackfill(ctx, s.R, id)
 }
 
-type getter interface {
-	GetContext(ctx context.Context, dest any, q string, args ...any) error
-	SelectContext(ctx context.Context, dest any, q string, args ...any) error
-}
+type getter = Querier
 
 func getBackfill(ctx context.Context, q getter, id string) (Backfill, error) {
 	var b Backfill
@@ -280,6 +277,18 @@ func UpstreamFailedIn(ctx context.Context, q getter, backfillID string, assetID,
 	var n int
 	err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM backfill_failures WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? LIMIT 1)`, backfillID, assetID, lo, hi)
 	return n > 0, err
+}
+
+// FirstFailureIn returns the failure backfill backfillID recorded for asset
+// assetID with the lowest index in [lo, hi] (index backfill_failures_by_idx);
+// ok is false when it recorded none there. Only Key and Reason are read.
+func (s *Store) FirstFailureIn(ctx context.Context, backfillID string, assetID, lo, hi int64) (f Failure, ok bool, err error) {
+	var out []Failure
+	if err := s.R.SelectContext(ctx, &out, `SELECT partition_key, reason FROM backfill_failures
+		WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx LIMIT 1`, backfillID, assetID, lo, hi); err != nil || len(out) == 0 {
+		return f, false, err
+	}
+	return out[0], true, nil
 }
 
 // Runs lists a backfill's runs by chunk number, after chunk `after`.

@@ -35,6 +35,22 @@ type Store struct {
 	closeOnce sync.Once
 }
 
+// Querier reads: the reader pool (Store.Reader) or a write transaction
+// (Tx). The functions of this package that take one answer the same
+// question inside the engine's transaction or outside it.
+type Querier interface {
+	GetContext(ctx context.Context, dest any, q string, args ...any) error
+	SelectContext(ctx context.Context, dest any, q string, args ...any) error
+}
+
+// Tx is the write transaction Store.Tx runs its function in; pass it to
+// this package's functions that take a transaction or a Querier.
+type Tx = sqlx.Tx
+
+// Reader is the read-only pool, for this package's functions that take a
+// Querier.
+func (s *Store) Reader() Querier { return s.R }
+
 // Options tune OpenWith.
 type Options struct {
 	// BusyTimeout is how long a write waits for another process's write
@@ -179,6 +195,19 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return s.writeFailed(err)
 	}
 	return nil
+}
+
+// EngineWriterCache is the writer's page cache while the backfill engine
+// runs (KiB; SQLite's default is 2 MB).
+const EngineWriterCache = 128 << 10
+
+// EnlargeWriterCache gives the writer connection a page cache of
+// EngineWriterCache KiB: the engine writes partition instances and status
+// rows at random places of large indexes, and the default cache turns that
+// into disk reads. The writer has one connection, so the setting sticks.
+func (s *Store) EnlargeWriterCache(ctx context.Context) error {
+	_, err := s.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
+	return err
 }
 
 // Millis converts a time to the stored representation (Unix milliseconds).

@@ -7,4 +7,8 @@
 // One file per entity or concern (backfills, runs, partitions, staleness,
 // users, sessions, tokens, sign-in attempts, ...). It knows nothing of HTTP
 // or wording: errors are values (ErrNotFound, *NotFoundError, ...).
+//
+// Other packages ask in domain terms (Store methods, and functions taking a
+// Tx or Querier for the engine's transaction); TestSQLLivesInDB fails on an
+// SQL string literal in a non-test Go file outside db/.
 package db

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // RollupShift: partition_rollup counts rows per block of 1<<RollupShift indexes.
@@ -259,4 +261,127 @@ func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]
 		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// StatusCountsInRange counts the stored statuses of asset assetID's
+// partitions with index in [lo, hi] (a partition without a row is missing
+// and not counted). Whole rollup blocks (RollupBlock indexes each) are read
+// from partition_rollup, so the cost does not grow with the range; the
+// partial blocks at its edges are counted from the status rows (index
+// partition_status_staleness, which begins with (asset_id, idx)). At most
+// three statements.
+func (s *Store) StatusCountsInRange(ctx context.Context, assetID, lo, hi int64) (Counts, error) {
+	out := Counts{}
+	add := func(q string, args ...any) error {
+		rows, err := s.R.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st string
+			var n int64
+			if err := rows.Scan(&st, &n); err != nil {
+				return err
+			}
+			out[st] += n
+		}
+		return rows.Err()
+	}
+	const rowsIn = `SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`
+	firstFull := (lo + RollupBlock - 1) >> RollupShift
+	lastFull := (hi+1)>>RollupShift - 1
+	if firstFull > lastFull {
+		return out, add(rowsIn, assetID, lo, hi)
+	}
+	if err := add(`SELECT status, SUM(n) FROM partition_rollup WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY status`, assetID, firstFull, lastFull); err != nil {
+		return nil, err
+	}
+	if lo < firstFull<<RollupShift {
+		if err := add(rowsIn, assetID, lo, firstFull<<RollupShift-1); err != nil {
+			return nil, err
+		}
+	}
+	if hi >= (lastFull+1)<<RollupShift {
+		if err := add(rowsIn, assetID, (lastFull+1)<<RollupShift, hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// InProgressKeys lists the keys of asset assetID's partitions with index in
+// [lo, hi] that some run is building now (status in_progress: the row is
+// that run's lease), in index order, at most limit of them (limit <= 0: all).
+func (s *Store) InProgressKeys(ctx context.Context, assetID, lo, hi int64, limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	var out []string
+	err := s.R.SelectContext(ctx, &out, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT ?`,
+		assetID, lo, hi, limit)
+	return out, err
+}
+
+// LeaseHolder is a partition in progress and the run that holds its lease.
+type LeaseHolder struct {
+	Key   string `db:"partition_key"`
+	RunID string `db:"run_id"`
+}
+
+// LeaseHolders lists which run, other than exceptRun, holds the lease of
+// each of asset assetID's partitions keys that is in progress, by key.
+func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, exceptRun string) ([]LeaseHolder, error) {
+	q, args, err := sqlx.In(`SELECT partition_key, lease_run_id AS run_id FROM partition_status
+		WHERE asset_id=? AND partition_key IN (?) AND status='in_progress' AND lease_run_id != ? ORDER BY partition_key`, assetID, keys, exceptRun)
+	if err != nil {
+		return nil, err
+	}
+	var out []LeaseHolder
+	err = s.R.SelectContext(ctx, &out, q, args...)
+	return out, err
+}
+
+// LastAttemptStatus is the state of the last attempt at asset assetID's
+// partition key, as its status row records it: "" when the partition has
+// no row (never attempted) or the row records none.
+func (s *Store) LastAttemptStatus(ctx context.Context, assetID int64, key string) (string, error) {
+	var prev *string
+	err := s.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil || prev == nil {
+		return "", err
+	}
+	return *prev, nil
+}
+
+// SelectionRow is what a backfill selection filter needs of a stored status
+// row.
+type SelectionRow struct {
+	Idx         int64   `db:"idx"`
+	Status      string  `db:"status"`
+	Mat         bool    `db:"materialized"`
+	CodeVersion *string `db:"last_mat_code_version"`
+	TaintedAt   *int64  `db:"tainted_at"`
+}
+
+// SelectionRows lists asset assetID's stored status rows with index in
+// [lo, hi], in index order, with the columns a selection filter (missing,
+// failed, tainted, stale, materialized) reads.
+func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]SelectionRow, error) {
+	var out []SelectionRow
+	err := s.R.SelectContext(ctx, &out, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
+		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
+	return out, err
+}
+
+// AnyPartitionStatus reports whether any partition of any asset has a
+// status row (was ever attempted): the demo seed writes history only into a
+// database without.
+func (s *Store) AnyPartitionStatus(ctx context.Context) (bool, error) {
+	var n int
+	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`)
+	return n > 0, err
 }

@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,17 +10,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
-
-// dbq is a read interface of both *sqlx.Tx and *sqlx.DB.
-type dbq interface {
-	GetContext(ctx context.Context, dest any, q string, args ...any) error
-	SelectContext(ctx context.Context, dest any, q string, args ...any) error
-}
 
 // active is a running attempt owned by this process.
 type active struct {
@@ -148,10 +139,7 @@ func (e *Engine) drain(comps []completion) []completion {
 }
 
 func (e *Engine) heartbeat(ctx context.Context) error {
-	now := db.Millis(e.Now())
-	_, err := e.Store.W.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
-		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, e.owner, now, now)
-	return err
+	return e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
 }
 
 func (e *Engine) shutdown(grace time.Duration) error {
@@ -188,7 +176,7 @@ func (e *Engine) shutdown(grace time.Duration) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	_, err := e.Store.W.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, e.owner)
+	err := e.Store.RemoveWorker(ctx, e.owner)
 	if e.activeCount() > 0 {
 		// Left for the next start to interrupt (its lease expires).
 		e.Log.Warn("attempts still running at shutdown", "n", e.activeCount())
@@ -207,22 +195,14 @@ func (e *Engine) activeCount() int {
 // already reported (checkpoint).
 func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 	cut := db.Millis(e.Now().Add(-e.opts.LeaseTTL))
-	var atts []db.Attempt
-	if err := e.Store.R.SelectContext(ctx, &atts, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
-		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, e.owner, cut); err != nil {
+	atts, err := e.Store.ExpiredAttempts(ctx, e.owner, cut)
+	if err != nil {
 		return nil, err
 	}
 	lastSeen := map[string]int64{} // each owner's last heartbeat
 	if len(atts) > 0 {
-		var ws []struct {
-			Owner string `db:"owner"`
-			At    int64  `db:"heartbeat_at"`
-		}
-		if err := e.Store.R.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
+		if lastSeen, err = e.Store.LastHeartbeats(ctx); err != nil {
 			return nil, err
-		}
-		for _, w := range ws {
-			lastSeen[w.Owner] = w.At
 		}
 	}
 	ws, _ := e.workspace()
@@ -268,7 +248,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	touched := map[string]bool{}
 	finished := map[string]bool{}
 	var ended []db.AttemptEnd
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		launch, terminate, ended = nil, nil, nil
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
@@ -383,7 +363,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 }
 
 // finish decides what a completed attempt means for its run.
-func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
+func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState string, now time.Time) (db.AttemptEnd, error) {
 	a, res := c.act, c.res
 	run := a.run // kept up to date by prepareAttempt (upstream failures) or read at recovery
 	state := res.State
@@ -457,8 +437,8 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 	case state == db.AttemptInterrupted:
 		end.RunState = db.RunQueued
 	default:
-		var failures int64
-		if err := tx.GetContext(ctx, &failures, `SELECT COUNT(*) FROM attempts WHERE run_id=? AND state IN ('failed','timeout') AND attempt != ?`, run.ID, a.attempt); err != nil {
+		failures, err := db.FailedAttemptsBesides(ctx, tx, run.ID, a.attempt)
+		if err != nil {
 			return end, err
 		}
 		failures++
@@ -482,8 +462,7 @@ func (e *Engine) finish(ctx context.Context, tx *sqlx.Tx, c completion, bfState 
 		}
 	}
 	if res.Log != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT DO UPDATE SET log=excluded.log`,
-			run.ID, a.attempt, res.Log); err != nil {
+		if err := db.SaveAttemptLog(ctx, tx, run.ID, a.attempt, res.Log); err != nil {
 			return end, err
 		}
 	}
@@ -517,7 +496,7 @@ type bfPlan struct {
 
 // plan starts queued runs that are due and plans new chunks, rotating
 // between backfills, within the global, pool, backfill and throttle limits.
-func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
+func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
 	e.mu.Lock()
 	runningNow := 0
 	for id := range e.running {
@@ -549,8 +528,8 @@ func (e *Engine) plan(ctx context.Context, tx *sqlx.Tx, bfs []*db.Backfill, ws *
 		byID[b.ID] = p
 	}
 	// Queued runs that are due (retries, runs that waited for a lease).
-	var queued []db.Run
-	if err := tx.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, nowMs); err != nil {
+	queued, err := db.DueQueuedRuns(ctx, tx, nowMs)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range queued {
@@ -753,7 +732,7 @@ type upWait struct {
 // in this round and not in the runs table yet). Where partitions cannot be
 // mapped to chunks (an explicit upstream list, an upstream selected only
 // transitively), the chunk waits for every upstream segment to finish.
-func (e *Engine) upstreamPending(ctx context.Context, q dbq, ws *catalog.Workspace, b *db.Backfill, segs []db.Segment, planned []db.Run, seg *db.Segment, asset *catalog.Asset, chunk int64) (upWait, error) {
+func (e *Engine) upstreamPending(ctx context.Context, q db.Querier, ws *catalog.Workspace, b *db.Backfill, segs []db.Segment, planned []db.Run, seg *db.Segment, asset *catalog.Asset, chunk int64) (upWait, error) {
 	ups := upstreamSegs(ws, asset, segs)
 	if len(ups) == 0 {
 		return upWait{}, nil
@@ -781,9 +760,7 @@ func (e *Engine) upstreamPending(ctx context.Context, q dbq, ws *catalog.Workspa
 				return true, nil
 			}
 		}
-		var n int
-		err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running')`, b.ID, lo, hi)
-		return n > 0, err
+		return db.UnfinishedRunsIn(ctx, q, b.ID, lo, hi)
 	}
 	if !mapped {
 		for _, pos := range ups {
@@ -881,7 +858,7 @@ func upstreamSegs(ws *catalog.Workspace, asset *catalog.Asset, segs []db.Segment
 // newRun plans chunk p.next. A run key planned before with the same
 // partitions is a no-op (nil); with different partitions it is recorded as a
 // conflict and not run again.
-func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
+func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
 	chunk := p.next
 	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
 	if err != nil {
@@ -896,8 +873,7 @@ func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Seg
 	fp := hex.EncodeToString(h.Sum(nil)[:12])
 	key := RunKey(p.b.ID, chunk)
 	id := e.RunID(key)
-	var existing string
-	if err := tx.GetContext(ctx, &existing, `SELECT fingerprint FROM runs WHERE run_key=?`, key); err == nil {
+	if existing, err := db.RunFingerprint(ctx, tx, key); err == nil {
 		if existing != fp {
 			c := db.Conflict{RunKey: key, BackfillID: p.b.ID, ExistingFingerprint: existing, RequestedFingerprint: fp, At: db.Millis(now)}
 			if err := db.Emit(ctx, tx, db.EvConflict, "backfill:"+p.b.ID, "controller", db.ConflictRecorded{Conflict: c}, "", now); err != nil {
@@ -920,12 +896,12 @@ func (e *Engine) newRun(ctx context.Context, tx *sqlx.Tx, p *bfPlan, seg *db.Seg
 
 // chunkKeys returns chunk i's partition keys and indexes (computed from the
 // segment's ranges or explicit keys, never from the whole selection).
-func (e *Engine) chunkKeys(ctx context.Context, tx dbq, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
+func (e *Engine) chunkKeys(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
 	return e.chunkKeysUpTo(ctx, tx, b, seg, chunk, b.ChunkSize)
 }
 
 // chunkKeysUpTo is chunkKeys for the first limit partitions of the chunk.
-func (e *Engine) chunkKeysUpTo(ctx context.Context, tx dbq, b *db.Backfill, seg *db.Segment, chunk, limit int64) ([]string, []int64, error) {
+func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk, limit int64) ([]string, []int64, error) {
 	p0 := (chunk - seg.FirstChunk) * b.ChunkSize
 	p1 := min(p0+b.ChunkSize, seg.Partitions, p0+limit)
 	sp, err := e.space(ctx, seg.Asset)
@@ -969,7 +945,7 @@ func (e *Engine) chunkKeysUpTo(ctx context.Context, tx dbq, b *db.Backfill, seg 
 
 // segmentRanges returns the ranges of a segment overlapping selection
 // positions [p0, p1). A segment's ranges never change: they are read once.
-func (e *Engine) segmentRanges(ctx context.Context, q dbq, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
+func (e *Engine) segmentRanges(ctx context.Context, q db.Querier, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
 	key := fmt.Sprintf("%s/%d", backfillID, pos)
 	e.spaceMu.Lock()
 	all, ok := e.ranges[key]
@@ -1024,7 +1000,7 @@ func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error)
 // minus those this run already materialized (checkpoint), minus those whose
 // upstream failed in this backfill. ok is false when another run holds the
 // lease on one of the partitions: the run then waits.
-func (e *Engine) prepareAttempt(ctx context.Context, tx *sqlx.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
+func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
 	seg := &p.segs[r.Seg]
 	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
 	if err != nil {
@@ -1114,11 +1090,11 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	if err != nil {
 		return nil, err
 	}
-	segs, err := db.Segments(ctx, e.Store.R, run.BackfillID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), run.BackfillID)
 	if err != nil || int(run.Seg) >= len(segs) {
 		return nil, fmt.Errorf("segments of %s: %v", run.BackfillID, err)
 	}
-	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk)
+	keys, idx, err := e.chunkKeys(ctx, e.Store.Reader(), &b, &segs[run.Seg], run.Chunk)
 	if err != nil {
 		return nil, err
 	}
@@ -1127,13 +1103,13 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	for i, k := range keys {
 		ids[i] = instanceID(k)
 	}
-	live, err := db.InProgressInstances(ctx, e.Store.R, run.AssetID, keys, ids)
+	live, err := db.InProgressInstances(ctx, e.Store.Reader(), run.AssetID, keys, ids)
 	if err != nil {
 		return nil, err
 	}
 	var built map[string]bool
 	if attempt > 1 {
-		cp, err := db.RunCheckpointOf(ctx, e.Store.R, run.AssetID, run.ID, math.MaxInt64, keys)
+		cp, err := db.RunCheckpointOf(ctx, e.Store.Reader(), run.AssetID, run.ID, math.MaxInt64, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -1144,14 +1120,11 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 		if !live[ids[i]] {
 			continue
 		}
-		var prev *string
-		if err := e.Store.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, run.AssetID, k); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		prev, err := e.Store.LastAttemptStatus(ctx, run.AssetID, k)
+		if err != nil {
 			return nil, err
 		}
-		p := db.PartRef{Key: k, Idx: idx[i], Again: built[k]} // id derived when applied (AttemptEnd.Asset)
-		if prev != nil {
-			p.Prev = *prev
-		}
+		p := db.PartRef{Key: k, Idx: idx[i], Prev: prev, Again: built[k]} // id derived when applied (AttemptEnd.Asset)
 		out = append(out, p)
 	}
 	return out, nil
@@ -1159,7 +1132,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 
 // upstreamFailed reports whether an upstream partition that key reads failed
 // (or was skipped) in this backfill.
-func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Workspace, ids map[string]int64, p *bfPlan, asset *catalog.Asset, key string) (bool, error) {
+func (e *Engine) upstreamFailed(ctx context.Context, tx *db.Tx, ws *catalog.Workspace, ids map[string]int64, p *bfPlan, asset *catalog.Asset, key string) (bool, error) {
 	downSp, err := e.space(ctx, asset.Key)
 	if err != nil {
 		return false, err
@@ -1195,9 +1168,9 @@ func (e *Engine) upstreamFailed(ctx context.Context, tx *sqlx.Tx, ws *catalog.Wo
 // (queued after a failed attempt), the partitions its last attempt failed:
 // once the backfill is canceled those runs never retry, and the partitions
 // count as failed (retry-failed then takes them).
-func (e *Engine) queuedRunFailures(ctx context.Context, tx *sqlx.Tx, b *db.Backfill) ([]db.RunFailures, error) {
-	var runs []db.Run
-	if err := tx.SelectContext(ctx, &runs, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' AND attempts > 0 ORDER BY chunk`, b.ID); err != nil {
+func (e *Engine) queuedRunFailures(ctx context.Context, tx *db.Tx, b *db.Backfill) ([]db.RunFailures, error) {
+	runs, err := db.RunsAwaitingRetry(ctx, tx, b.ID)
+	if err != nil {
 		return nil, err
 	}
 	if len(runs) == 0 {

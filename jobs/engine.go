@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -99,10 +97,7 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
-	// The writer's page cache: partition instances and status rows are
-	// written at random places of large indexes; SQLite's default 2 MB cache
-	// turns that into disk reads. (One writer connection: the pragma sticks.)
-	if _, err := store.W.ExecContext(ctx, `PRAGMA cache_size = -131072`); err != nil {
+	if err := store.EnlargeWriterCache(ctx); err != nil {
 		return nil, err
 	}
 	secret, err := runSecret(ctx, store)
@@ -117,17 +112,13 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 func (e *Engine) Broker() *Broker { return e.broker }
 
 func runSecret(ctx context.Context, store *db.Store) ([]byte, error) {
-	var v string
-	err := store.R.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
-	if errors.Is(err, sql.ErrNoRows) {
+	v, ok, err := store.RunIDSecret(ctx)
+	if err == nil && !ok {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
-		if _, err := store.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, hex.EncodeToString(b)); err != nil {
-			return nil, err
-		}
-		err = store.W.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+		v, err = store.KeepRunIDSecret(ctx, hex.EncodeToString(b))
 	}
 	if err != nil {
 		return nil, err
@@ -242,7 +233,7 @@ func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, pare
 	// the creating transaction: the controller may plan it the moment it
 	// commits.
 	var created db.Backfill
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		if err := db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
 			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now); err != nil {
 			return err
@@ -270,7 +261,7 @@ const (
 func (e *Engine) Transition(ctx context.Context, id, action string, expected int64, terminate bool, actor string) (db.Backfill, error) {
 	now := e.Now()
 	var after db.Backfill
-	err := e.Store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		b, err := db.BackfillTx(ctx, tx, id)
 		if err != nil {
 			return notFound(err)

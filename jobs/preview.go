@@ -233,7 +233,7 @@ func (e *Engine) previewKeys(ctx context.Context, pv *Preview, ap *AssetPreview,
 func (e *Engine) previewRanges(ctx context.Context, pv *Preview, ap *AssetPreview, seg db.Segment, a *catalog.Asset, ranges []db.SelRange) (int64, error) {
 	stored := int64(0)
 	for _, rg := range ranges {
-		c, err := e.countRange(ctx, seg.AssetID, rg.Lo, rg.Hi)
+		c, err := e.Store.StatusCountsInRange(ctx, seg.AssetID, rg.Lo, rg.Hi)
 		if err != nil {
 			return 0, err
 		}
@@ -242,9 +242,8 @@ func (e *Engine) previewRanges(ctx context.Context, pv *Preview, ap *AssetPrevie
 			stored += n
 		}
 		if c[db.StatusInProgress] > 0 {
-			var keys []string
-			if err := e.Store.R.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT 20`,
-				seg.AssetID, rg.Lo, rg.Hi); err != nil {
+			keys, err := e.Store.InProgressKeys(ctx, seg.AssetID, rg.Lo, rg.Hi, 20)
+			if err != nil {
 				return 0, err
 			}
 			for _, k := range keys {
@@ -273,47 +272,6 @@ func (e *Engine) addSkipped(pv *Preview, asset, key string) {
 	if len(pv.Skipped) < 20 {
 		pv.Skipped = append(pv.Skipped, Skipped{Asset: asset, Partition: key, Reason: "already being built by another run; waits for it"})
 	}
-}
-
-// countRange counts stored statuses in [lo, hi]: whole rollup blocks from the
-// rollup table, the partial blocks at the edges from the status rows.
-func (e *Engine) countRange(ctx context.Context, assetID, lo, hi int64) (map[string]int64, error) {
-	out := map[string]int64{}
-	add := func(q string, args ...any) error {
-		rows, err := e.Store.R.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var st string
-			var n int64
-			if err := rows.Scan(&st, &n); err != nil {
-				return err
-			}
-			out[st] += n
-		}
-		return rows.Err()
-	}
-	firstFull := (lo + db.RollupBlock - 1) >> db.RollupShift
-	lastFull := (hi+1)>>db.RollupShift - 1
-	if firstFull > lastFull {
-		return out, add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, lo, hi)
-	}
-	if err := add(`SELECT status, SUM(n) FROM partition_rollup WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY status`, assetID, firstFull, lastFull); err != nil {
-		return nil, err
-	}
-	if lo < firstFull<<db.RollupShift {
-		if err := add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, lo, firstFull<<db.RollupShift-1); err != nil {
-			return nil, err
-		}
-	}
-	if hi >= (lastFull+1)<<db.RollupShift {
-		if err := add(`SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`, assetID, (lastFull+1)<<db.RollupShift, hi); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // roundCount writes a mean count: whole above 10, one decimal below.

@@ -32,14 +32,14 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 	if err != nil {
 		return nil, 0, err
 	}
-	segs, err := db.Segments(ctx, e.Store.R, run.BackfillID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), run.BackfillID)
 	if err != nil {
 		return nil, 0, err
 	}
 	if int(run.Seg) >= len(segs) {
 		return nil, 0, fmt.Errorf("run %s: segment %d of backfill %s is missing", run.ID, run.Seg, run.BackfillID)
 	}
-	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.R, &b, &segs[run.Seg], run.Chunk, int64(limit))
+	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.Reader(), &b, &segs[run.Seg], run.Chunk, int64(limit))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -139,21 +139,17 @@ func (e *Engine) upstreamCulprit(ctx context.Context, ws *catalog.Workspace, ids
 			continue
 		}
 		for _, r := range rs {
-			var f []struct {
-				Key    string `db:"partition_key"`
-				Reason string `db:"reason"`
-			}
-			if err := e.Store.R.SelectContext(ctx, &f, `SELECT partition_key, reason FROM backfill_failures
-				WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx LIMIT 1`, backfillID, ids[up.Key], r.Lo, r.Hi); err != nil {
+			f, ok, err := e.Store.FirstFailureIn(ctx, backfillID, ids[up.Key], r.Lo, r.Hi)
+			if err != nil {
 				return "", err
 			}
-			if len(f) == 0 {
+			if !ok {
 				continue
 			}
-			if f[0].Reason == "upstream_failed" {
-				return fmt.Sprintf("upstream %s %s was not attempted either (its own upstream failed)", up.Key, f[0].Key), nil
+			if f.Reason == "upstream_failed" {
+				return fmt.Sprintf("upstream %s %s was not attempted either (its own upstream failed)", up.Key, f.Key), nil
 			}
-			return fmt.Sprintf("upstream %s %s failed; Retry failed rebuilds both", up.Key, f[0].Key), nil
+			return fmt.Sprintf("upstream %s %s failed; Retry failed rebuilds both", up.Key, f.Key), nil
 		}
 	}
 	return "", nil

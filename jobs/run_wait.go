@@ -6,8 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
@@ -44,7 +42,7 @@ func (e *Engine) WaitReasons(ctx context.Context, b db.Backfill, runs []db.Run) 
 		}
 		if segs == nil {
 			var err error
-			if segs, err = db.Segments(ctx, e.Store.R, b.ID); err != nil {
+			if segs, err = db.Segments(ctx, e.Store.Reader(), b.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -99,7 +97,7 @@ func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, er
 	if b.State != db.BackfillRunning || b.RunsRunning > 0 {
 		return nil, nil
 	}
-	segs, err := db.Segments(ctx, e.Store.R, b.ID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), b.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -118,15 +116,15 @@ func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, er
 	}
 	// Its next chunk would start, or every chunk is planned: what its first
 	// queued chunk waits for (a retry's backoff, its upstream, a lease).
-	var queued []db.Run
-	if err := e.Store.R.SelectContext(ctx, &queued, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' ORDER BY chunk LIMIT 1`, b.ID); err != nil || len(queued) == 0 {
+	queued, ok, err := e.Store.FirstQueuedRun(ctx, b.ID)
+	if err != nil || !ok {
 		return nil, err
 	}
-	w, err := e.waitReason(ctx, b, segs, queued[0])
+	w, err := e.waitReason(ctx, b, segs, queued)
 	if err != nil || w == nil || w.Reason == startsNextStep {
 		return nil, err
 	}
-	w.Reason = fmt.Sprintf("chunk %d %s", queued[0].Chunk, w.Reason)
+	w.Reason = fmt.Sprintf("chunk %d %s", queued.Chunk, w.Reason)
 	return w, nil
 }
 
@@ -166,19 +164,17 @@ func (e *Engine) upstreamWait(ctx context.Context, b db.Backfill, segs []db.Segm
 	if asset == nil {
 		return nil, nil
 	}
-	up, err := e.upstreamPending(ctx, e.Store.R, ws, &b, segs, nil, &segs[r.Seg], asset, r.Chunk)
+	up, err := e.upstreamPending(ctx, e.Store.Reader(), ws, &b, segs, nil, &segs[r.Seg], asset, r.Chunk)
 	if err != nil || !up.Wait {
 		return nil, err
 	}
-	var holder []db.Run
-	if err := e.Store.R.SelectContext(ctx, &holder, `SELECT * FROM runs WHERE backfill_id=? AND chunk BETWEEN ? AND ? AND state IN ('queued','running') ORDER BY chunk LIMIT 1`,
-		b.ID, up.First, up.Last); err != nil {
+	h, ok, err := e.Store.FirstUnfinishedRunIn(ctx, b.ID, up.First, up.Last)
+	if err != nil {
 		return nil, err
 	}
-	if len(holder) == 0 || up.Asset == "" {
+	if !ok || up.Asset == "" {
 		return &RunWait{Reason: "waits for its upstream chunks in this backfill to finish"}, nil
 	}
-	h := holder[0]
 	span := h.FirstKey
 	if h.LastKey != h.FirstKey {
 		span += " … " + h.LastKey
@@ -197,7 +193,7 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 	if int(r.Seg) >= len(segs) {
 		return nil, nil
 	}
-	keys, idx, err := e.chunkKeys(ctx, e.Store.R, &b, &segs[r.Seg], r.Chunk)
+	keys, idx, err := e.chunkKeys(ctx, e.Store.Reader(), &b, &segs[r.Seg], r.Chunk)
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +207,8 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 	if lo < 0 {
 		return nil, nil
 	}
-	var busy []string
-	if err := e.Store.R.SelectContext(ctx, &busy, `SELECT partition_key FROM partition_status
-		WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress'`, r.AssetID, lo, hi); err != nil {
+	busy, err := e.Store.InProgressKeys(ctx, r.AssetID, lo, hi, 0)
+	if err != nil {
 		return nil, err
 	}
 	if len(busy) == 0 {
@@ -233,16 +228,8 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 		return nil, nil
 	}
 	sort.Strings(held)
-	q, args, err := sqlx.In(`SELECT partition_key, lease_run_id AS run_id FROM partition_status
-		WHERE asset_id=? AND partition_key IN (?) AND status='in_progress' AND lease_run_id != ? ORDER BY partition_key`, r.AssetID, held, r.ID)
+	rows, err := e.Store.LeaseHolders(ctx, r.AssetID, held, r.ID)
 	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		Key   string `db:"partition_key"`
-		RunID string `db:"run_id"`
-	}
-	if err := e.Store.R.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {

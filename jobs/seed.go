@@ -19,12 +19,8 @@ import (
 // nothing when any partition status exists, and returns how many partitions
 // it recorded. The same seed gives the same history.
 func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
-	var n int
-	if err := store.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`); err != nil {
+	if seeded, err := store.AnyPartitionStatus(ctx); err != nil || seeded {
 		return 0, err
-	}
-	if n > 0 {
-		return 0, nil
 	}
 	dyn := db.DynamicKeys{}
 	for _, a := range ws.Assets {

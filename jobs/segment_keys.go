@@ -19,13 +19,13 @@ func (e *Engine) SegmentKeys(ctx context.Context, b db.Backfill, seg db.Segment)
 	}
 	whole := b
 	whole.ChunkSize = seg.Partitions
-	return e.chunkKeys(ctx, e.Store.R, &whole, &seg, seg.FirstChunk)
+	return e.chunkKeys(ctx, e.Store.Reader(), &whole, &seg, seg.FirstChunk)
 }
 
 // ChunkFirstKey is the first partition key of chunk of backfill b, planned
 // or not ("" when the backfill has no such chunk).
 func (e *Engine) ChunkFirstKey(ctx context.Context, b db.Backfill, chunk int64) (string, error) {
-	segs, err := db.Segments(ctx, e.Store.R, b.ID)
+	segs, err := db.Segments(ctx, e.Store.Reader(), b.ID)
 	if err != nil {
 		return "", err
 	}
@@ -33,7 +33,7 @@ func (e *Engine) ChunkFirstKey(ctx context.Context, b db.Backfill, chunk int64) 
 	if seg == nil {
 		return "", nil
 	}
-	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.R, &b, seg, chunk, 1)
+	keys, _, err := e.chunkKeysUpTo(ctx, e.Store.Reader(), &b, seg, chunk, 1)
 	if err != nil || len(keys) == 0 {
 		return "", err
 	}

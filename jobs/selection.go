@@ -338,16 +338,8 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		ms = m
 	}
 	// Stored rows of the range, in index order.
-	type row struct {
-		Idx     int64   `db:"idx"`
-		Status  string  `db:"status"`
-		Mat     bool    `db:"materialized"`
-		Code    *string `db:"last_mat_code_version"`
-		Tainted *int64  `db:"tainted_at"`
-	}
-	var rows []row
-	if err := e.Store.R.SelectContext(ctx, &rows, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
-		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
+	rows, err := e.Store.SelectionRows(ctx, assetID, lo, hi)
+	if err != nil {
 		return nil, 0, err
 	}
 	// "stale" means what the staleness view shows: any reason but
@@ -361,14 +353,14 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 		}
 	}
 	isStale := func(i int64) bool { return inRanges(stale, i) }
-	matchRow := func(r row) bool {
+	matchRow := func(r db.SelectionRow) bool {
 		if len(want) == 0 {
 			return r.Status != db.StatusInProgress
 		}
 		switch {
 		case want["failed"] && r.Status == db.StatusFailed:
 			return true
-		case want["tainted"] && r.Tainted != nil:
+		case want["tainted"] && r.TaintedAt != nil:
 			return true
 		case want["stale"] && r.Mat && isStale(r.Idx):
 			return true

@@ -1,0 +1,53 @@
+package db
+
+import "context"
+
+// Workers: every server process that runs attempts heartbeats a row of the
+// workers table; a running attempt is leased by its owner until the owner
+// stops heartbeating (0003_backfills.sql). These are the engine's lease
+// statements.
+
+// Heartbeat records that worker owner is alive at (Unix ms), registering it
+// on its first beat. It runs on the writer, outside the controller's step
+// transaction, once per heartbeat interval.
+func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
+	_, err := s.W.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
+	return err
+}
+
+// RemoveWorker forgets worker owner at a clean shutdown: its attempts that
+// are still running then count as expired at once for the next server,
+// whatever the lease TTL.
+func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
+	_, err := s.W.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
+	return err
+}
+
+// ExpiredAttempts lists the running attempts whose lease has expired: owned
+// by another worker than self that never heartbeated or last did before cut
+// (Unix ms). The partial index attempts_running (state = 'running') keeps
+// this scan to the running attempts, however long the history.
+func (s *Store) ExpiredAttempts(ctx context.Context, self string, cut int64) ([]Attempt, error) {
+	var out []Attempt
+	err := s.R.SelectContext(ctx, &out, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, self, cut)
+	return out, err
+}
+
+// LastHeartbeats returns each known worker's last heartbeat (Unix ms), by
+// owner: when an expired attempt's server actually stopped.
+func (s *Store) LastHeartbeats(ctx context.Context) (map[string]int64, error) {
+	var ws []struct {
+		Owner string `db:"owner"`
+		At    int64  `db:"heartbeat_at"`
+	}
+	if err := s.R.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(ws))
+	for _, w := range ws {
+		out[w.Owner] = w.At
+	}
+	return out, nil
+}
