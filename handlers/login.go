@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -51,6 +52,14 @@ func (h *Handler) Login(c echo.Context) error {
 			h.Log.Info("sign-in refused", "user", logName(name), "ip", c.RealIP(), "reason", refused.Code, "scope", refused.Scope)
 			c.Response().Header().Set("Retry-After", refused.RetryAfterHeader())
 			ue := refused.UserError()
+			v.Error = ue.Message
+			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
+		}
+		if ue := StoreUnwritable(err); ue != nil {
+			// Signing in writes (the attempt, the session): say why it
+			// cannot, on the sign-in page.
+			h.Log.Warn("sign-in refused: the database cannot be written", "user", logName(name), "err", err)
+			c.Response().Header().Set("Retry-After", strconv.Itoa(ue.RetryAfter))
 			v.Error = ue.Message
 			return render(c, ue.Status, views.LoginPage(page(c, "Sign in", "login"), v))
 		}

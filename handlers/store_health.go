@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
 )
 
 // isWriteFault reports whether err is a write the database refused (disk
@@ -113,4 +114,10 @@ func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// FaultBannerPartial is the banner alone (GET /fault-banner), which every
+// page asks for again every few seconds.
+func (h *Handler) FaultBannerPartial(c echo.Context) error {
+	return render(c, http.StatusOK, views.FaultBanner(storeBanner(h.Store.WriteHealth())))
 }

@@ -115,6 +115,14 @@ document.addEventListener("htmx:beforeSwap", function (e) {
   if ((st === 400 || st === 409) && elt && elt.closest && elt.closest('[data-testid="backfill-form"]')) {
     e.detail.shouldSwap = true;
     e.detail.isError = false;
+    return;
+  }
+  // A request that replaces the whole page (Launch) shows the error page the
+  // server answered (403, 429, 503 when the database cannot be written…):
+  // htmx leaves the page as it was on an error, and nothing said why.
+  if (st >= 400 && e.detail.target === document.body) {
+    e.detail.shouldSwap = true;
+    e.detail.isError = false;
   }
 });
 // A tab that is hidden gives its live stream back and takes it again when

@@ -32,6 +32,7 @@ var routeTable = map[string]routeExpectation{
 	"GET /metrics":             {role: auth.RoleViewer, scrape: true},
 	"GET /static/*":            {role: auth.RolePublic, sample: "/static/app.css"},
 	"GET /favicon.ico":         {role: auth.RolePublic},
+	"GET /fault-banner":        {role: auth.RolePublic},
 	"GET /login":               {role: auth.RolePublic},
 	"POST /login":              {role: auth.RolePublic},
 	"POST /logout":             {role: auth.RolePublic, logout: true},

@@ -131,6 +131,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{get, MetricsPath, auth.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
 		{get, "/static/*", auth.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
 		{get, "/favicon.ico", auth.RolePublic, favicon},
+		{get, "/fault-banner", auth.RolePublic, h.FaultBannerPartial},
 
 		{get, "/login", auth.RolePublic, h.LoginForm},
 		{post, "/login", auth.RolePublic, h.Login},

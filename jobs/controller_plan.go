@@ -1,0 +1,425 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+type bfPlan struct {
+	b       *db.Backfill
+	segs    []db.Segment
+	running int64
+	planned []db.Run
+	next    int64
+	blocked bool
+	queued  []db.Run
+	// waiting counts this backfill's runs that wait for a lease another run
+	// holds: they count against its max_concurrent_runs when planning new
+	// chunks, so an overlapping backfill plans chunk rows one slot at a time.
+	waiting int64
+	// upWaiting counts its runs planned while their upstream chunks have
+	// not finished: at most max_concurrent_runs of them, beside the running
+	// ones (they take no slot, so that the chunks after them run).
+	upWaiting int64
+}
+
+// plan starts queued runs that are due and plans new chunks, rotating
+// between backfills, within the global, pool, backfill and throttle limits.
+func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
+	e.mu.Lock()
+	runningNow := 0
+	for id := range e.running {
+		if !finished[id] {
+			runningNow++
+		}
+	}
+	poolUse := e.pools.snapshot()
+	for id, a := range e.running {
+		if finished[id] && a.pool != "" {
+			poolUse[a.pool]--
+		}
+	}
+	e.mu.Unlock()
+	slots := e.opts.MaxConcurrentRuns - runningNow
+	if slots <= 0 {
+		return nil, nil
+	}
+	nowMs := db.Millis(now)
+	plans := make([]*bfPlan, 0, len(bfs))
+	byID := map[string]*bfPlan{}
+	for _, b := range bfs {
+		segs, err := db.Segments(ctx, tx, b.ID)
+		if err != nil {
+			return nil, err
+		}
+		p := &bfPlan{b: b, segs: segs, running: b.RunsRunning, next: b.NextChunk}
+		plans = append(plans, p)
+		byID[b.ID] = p
+	}
+	// Queued runs that are due (retries, runs that waited for a lease).
+	queued, err := db.DueQueuedRuns(ctx, tx, nowMs)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range queued {
+		if p := byID[r.BackfillID]; p != nil {
+			p.queued = append(p.queued, r)
+		}
+	}
+	// Rotation: priority tiers first, round-robin inside a tier from a
+	// rotating start so that no backfill waits behind another.
+	e.rr++
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
+	claimed := map[int64]map[string]bool{}
+	var launch []*active
+	var starts []db.AttemptStart
+	canStart := func(p *bfPlan, asset *catalog.Asset) bool {
+		if slots <= 0 || p.running >= p.b.MaxConcurrentRuns {
+			return false
+		}
+		if asset != nil && asset.Pool != "" {
+			if !e.pools.admit(ws, asset.Pool, poolUse[asset.Pool], now) {
+				return false
+			}
+		}
+		return true
+	}
+	tryOne := func(p *bfPlan) (bool, error) {
+		// A queued run first.
+		for len(p.queued) > 0 {
+			r := p.queued[0]
+			asset := assetOf(ws, r.Asset)
+			if !canStart(p, asset) {
+				return false, nil
+			}
+			p.queued = p.queued[1:]
+			if r.Seg > 0 && asset != nil && int(r.Seg) < len(p.segs) {
+				up, err := e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, &p.segs[r.Seg], asset, r.Chunk)
+				if err != nil {
+					return false, err
+				}
+				if up.Wait {
+					p.upWaiting++
+					continue // its upstream chunks have not finished: try the next one
+				}
+			}
+			a, st, ok, err := e.prepareAttempt(ctx, tx, p, r, asset, claimed, now)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				p.waiting++
+				continue // still leased: try the next one
+			}
+			if asset != nil && asset.Pool != "" {
+				poolUse[asset.Pool]++
+				e.pools.take(asset.Pool)
+			}
+			launch, starts = append(launch, a), append(starts, st)
+			slots--
+			p.running++
+			return true, nil
+		}
+		if p.blocked || p.next >= p.b.TotalChunks {
+			return false, nil
+		}
+		seg := segmentOf(p.segs, p.next)
+		if seg == nil {
+			return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
+		}
+		asset := assetOf(ws, seg.Asset)
+		if !canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
+			return false, nil
+		}
+		var upstream upWait
+		if seg.Pos > 0 && asset != nil {
+			// A downstream chunk waits until every upstream chunk holding a
+			// partition it reads has finished. Found through the mappings,
+			// it is planned and queued, so that the chunks after it, whose
+			// upstream may have finished, are not held behind it; waiting
+			// for whole upstream segments, planning stops here.
+			var err error
+			if upstream, err = e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, seg, asset, p.next); err != nil {
+				return false, err
+			}
+			if upstream.Wait && (!upstream.PerChunk || p.upWaiting >= p.b.MaxConcurrentRuns) {
+				p.blocked = true
+				return false, nil
+			}
+		}
+		r, err := e.newRun(ctx, tx, p, seg, asset, now)
+		if err != nil {
+			return false, err
+		}
+		p.next++
+		if r == nil {
+			return true, nil // planned before: a no-op
+		}
+		p.planned = append(p.planned, *r)
+		if upstream.Wait {
+			p.upWaiting++
+			return true, nil // planned, waits for its upstream chunks
+		}
+		a, st, ok, err := e.prepareAttempt(ctx, tx, p, *r, asset, claimed, now)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			p.waiting++
+			return true, nil // planned, waits for a lease
+		}
+		if asset != nil && asset.Pool != "" {
+			poolUse[asset.Pool]++
+			e.pools.take(asset.Pool)
+		}
+		launch, starts = append(launch, a), append(starts, st)
+		slots--
+		p.running++
+		return true, nil
+	}
+	for lo := 0; lo < len(plans) && slots > 0; {
+		hi := lo
+		for hi < len(plans) && plans[hi].b.Priority == plans[lo].b.Priority {
+			hi++
+		}
+		tier := plans[lo:hi]
+		off := e.rr % len(tier)
+		for progress := true; progress && slots > 0; {
+			progress = false
+			for k := range tier {
+				p := tier[(k+off)%len(tier)]
+				ok, err := tryOne(p)
+				if err != nil {
+					return nil, err
+				}
+				progress = progress || ok
+				if slots <= 0 {
+					break
+				}
+			}
+		}
+		lo = hi
+	}
+	for _, p := range plans {
+		if len(p.planned) == 0 && p.next == p.b.NextChunk {
+			continue
+		}
+		ev := db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs}
+		if err := db.Emit(ctx, tx, db.EvRunsPlanned, "backfill:"+p.b.ID, "controller", ev, "", now); err != nil {
+			return nil, err
+		}
+	}
+	for _, grp := range groupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
+		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs}, "", now); err != nil {
+			return nil, err
+		}
+	}
+	return launch, nil
+}
+
+// groupBy splits items into groups of equal key, in order of first appearance.
+func groupBy[T any](items []T, key func(T) string) [][]T {
+	idx := map[string]int{}
+	var out [][]T
+	for _, it := range items {
+		k := key(it)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
+}
+
+func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
+	for i := range segs {
+		if chunk >= segs[i].FirstChunk && chunk < segs[i].FirstChunk+segs[i].Chunks {
+			return &segs[i]
+		}
+	}
+	return nil
+}
+
+// newRun plans chunk p.next. A run key planned before with the same
+// partitions is a no-op (nil); with different partitions it is recorded as a
+// conflict and not run again.
+func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
+	chunk := p.next
+	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	h.Write([]byte(seg.Asset))
+	for _, k := range keys {
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+	}
+	fp := hex.EncodeToString(h.Sum(nil)[:12])
+	key := RunKey(p.b.ID, chunk)
+	id := e.RunID(key)
+	if existing, err := db.RunFingerprint(ctx, tx, key); err == nil {
+		if existing != fp {
+			c := db.Conflict{RunKey: key, BackfillID: p.b.ID, ExistingFingerprint: existing, RequestedFingerprint: fp, At: db.Millis(now)}
+			if err := db.Emit(ctx, tx, db.EvConflict, "backfill:"+p.b.ID, "controller", db.ConflictRecorded{Conflict: c}, "", now); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	maxAtt := int64(1)
+	if asset != nil && asset.Retries.MaxAttempts > 0 {
+		maxAtt = int64(asset.Retries.MaxAttempts)
+	}
+	r := &db.Run{ID: id, RunKey: key, BackfillID: p.b.ID, Chunk: chunk, Seg: seg.Pos, Asset: seg.Asset, AssetID: seg.AssetID, Fingerprint: fp,
+		Partitions: int64(len(keys)), State: db.RunQueued, MaxAttempts: maxAtt, CreatedAt: db.Millis(now), UpdatedAt: db.Millis(now)}
+	if len(keys) > 0 {
+		r.FirstKey, r.LastKey = keys[0], keys[len(keys)-1]
+	}
+	return r, nil
+}
+
+// prepareAttempt builds the next attempt of run r: the chunk's partitions
+// minus those this run already materialized (checkpoint), minus those whose
+// upstream failed in this backfill. ok is false when another run holds the
+// lease on one of the partitions: the run then waits.
+func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
+	seg := &p.segs[r.Seg]
+	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
+	if err != nil {
+		return nil, db.AttemptStart{}, false, err
+	}
+	var cp db.RunCheckpoint
+	if r.Attempts > 0 {
+		since := int64(math.MaxInt64)
+		if r.StartedAt != nil {
+			since = *r.StartedAt
+		}
+		if cp, err = db.RunCheckpointOf(ctx, tx, r.AssetID, r.ID, since, keys); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+	}
+	done := cp.Done
+	var lo, hi int64 = -1, -1
+	for _, i := range idx {
+		if i >= 0 && (lo < 0 || i < lo) {
+			lo = i
+		}
+		hi = max(hi, i)
+	}
+	statuses := map[string]string{}
+	if lo >= 0 {
+		if statuses, err = db.StatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+	}
+	cl := claimed[r.AssetID]
+	if cl == nil {
+		cl = map[string]bool{}
+		claimed[r.AssetID] = cl
+	}
+	for _, k := range keys {
+		if done[k] {
+			continue
+		}
+		if statuses[k] == db.StatusInProgress || cl[k] {
+			return nil, db.AttemptStart{}, false, nil
+		}
+	}
+	attempt := r.Attempts + 1
+	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID, Asset: r.Asset}
+	if asset != nil {
+		st.CodeVersion = asset.CodeVersion
+	}
+	ws, ids := e.workspace()
+	a := &active{run: r, attempt: attempt, asset: asset, started: now}
+	if asset != nil {
+		a.pool = asset.Pool
+	}
+	for j, k := range keys {
+		if done[k] {
+			continue
+		}
+		if asset != nil && r.Seg > 0 {
+			failed, err := e.upstreamFailed(ctx, tx, ws, ids, p, asset, k)
+			if err != nil {
+				return nil, db.AttemptStart{}, false, err
+			}
+			if failed {
+				st.UpstreamFailed = append(st.UpstreamFailed, db.PartRef{Key: k, Idx: idx[j]})
+				continue
+			}
+		}
+		cl[k] = true
+		// The instance id is derived from the attempt when applied (st.Asset).
+		pr := db.PartRef{Key: k, Idx: idx[j], Prev: statuses[k], Again: cp.Built[k]}
+		st.Parts = append(st.Parts, pr)
+	}
+	db.DeriveInstanceIDs(st.Parts, r.ID, attempt, r.Asset)
+	a.parts = st.Parts
+	a.upFailed = len(st.UpstreamFailed)
+	a.run.UpstreamFailed += int64(a.upFailed)
+	if len(st.Parts) > 0 {
+		a.rangeStart, a.rangeEnd = st.Parts[0].Key, st.Parts[len(st.Parts)-1].Key
+	}
+	return a, st, true, nil
+}
+
+// inProgressParts recomputes an attempt's partitions from its chunk and
+// returns those whose instance is still in progress, with the status each
+// had before (the row's last attempt status; none: it had no row).
+func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64) ([]db.PartRef, error) {
+	b, err := e.Store.Backfill(ctx, run.BackfillID)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := db.Segments(ctx, e.Store.Reader(), run.BackfillID)
+	if err != nil || int(run.Seg) >= len(segs) {
+		return nil, fmt.Errorf("segments of %s: %v", run.BackfillID, err)
+	}
+	keys, idx, err := e.chunkKeys(ctx, e.Store.Reader(), &b, &segs[run.Seg], run.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(keys))
+	instanceID := db.AttemptInstanceIDs(run.ID, attempt, run.Asset)
+	for i, k := range keys {
+		ids[i] = instanceID(k)
+	}
+	live, err := db.InProgressInstances(ctx, e.Store.Reader(), run.AssetID, keys, ids)
+	if err != nil {
+		return nil, err
+	}
+	var built map[string]bool
+	if attempt > 1 {
+		cp, err := db.RunCheckpointOf(ctx, e.Store.Reader(), run.AssetID, run.ID, math.MaxInt64, keys)
+		if err != nil {
+			return nil, err
+		}
+		built = cp.Built
+	}
+	var out []db.PartRef
+	for i, k := range keys {
+		if !live[ids[i]] {
+			continue
+		}
+		prev, err := e.Store.LastAttemptStatus(ctx, run.AssetID, k)
+		if err != nil {
+			return nil, err
+		}
+		p := db.PartRef{Key: k, Idx: idx[i], Prev: prev, Again: built[k]} // id derived when applied (AttemptEnd.Asset)
+		out = append(out, p)
+	}
+	return out, nil
+}
