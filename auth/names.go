@@ -19,13 +19,16 @@ func invalid(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// MaxUserNameLength is the longest user name, in bytes.
+const MaxUserNameLength = 64
+
 // ValidateUserName reports why a user name is not acceptable: 1–64
 // characters of letters, digits, '.', '_', '-' and '@'.
 func ValidateUserName(name string) error {
 	if name == "" {
 		return invalid("name", "the user name is empty")
 	}
-	if len(name) > 64 {
+	if len(name) > MaxUserNameLength {
 		return invalid("name", "the user name is longer than 64 characters")
 	}
 	for _, r := range name {

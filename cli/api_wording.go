@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"regexp"
+	"fmt"
 	"strings"
 )
 
@@ -67,30 +67,56 @@ var (
 	taintFlagNames     = fieldFlags{"reason": "--reason", "partition": ""}
 )
 
-// apiHints rewrite the API's pointers (an endpoint to call, a field to send)
-// as the CLI command or flag that does the same. Applied in order, before
-// field names become flags.
-var apiHints = []struct {
-	api *regexp.Regexp
-	cli string
-}{
-	{regexp.MustCompile(`GET /api/v1/backfills/(\S+) and, if the action still applies, send its state_version`),
-		"`tessera backfill get $1` shows its state and version; if the action still applies, pass that version with --expected-state-version"},
-	{regexp.MustCompile(`\(the state_version you last saw\)`), "(the version `tessera backfill get ID` shows)"},
-	{regexp.MustCompile(`\bat state_version\b`), "at version"},
-	{regexp.MustCompile(`GET /api/v1/backfills/\{id\}/chunks \(each chunk's id is its run id;`),
-		"`tessera backfill chunks ID` (the RUN column;"},
-	{regexp.MustCompile(`GET /api/v1/backfills\b`), "`tessera backfill list`"},
-	{regexp.MustCompile(`GET /api/v1/assets/(\S+)/partitions lists`), "`tessera asset partitions $1` lists"},
-	{regexp.MustCompile(`GET /api/v1/assets lists`), "`tessera asset list` lists"},
-	{regexp.MustCompile(`; give at least one partition key in selector\.keys.*$`),
-		"; give at least one key with --partition, --partitions or --partitions-file, or choose partitions with --start/--end or --missing/--failed/--stale/--tainted"},
-	{regexp.MustCompile(`\bthe Idempotency-Key header is\b`), "Idempotency-Key is"},
-	{regexp.MustCompile(`\brepeat the original body unchanged\b`), "repeat the original command unchanged"},
+// cliHint words the server's hint (where to look next after an error;
+// handlers/error_hints.go lists the kinds) as the CLI command or flag that
+// does it; ok is false for a kind it does not know, whose message is then
+// shown as the server wrote it.
+func cliHint(kind string, p map[string]string) (string, bool) {
+	switch kind {
+	case "asset_list":
+		return "`tessera asset list` lists the declared assets", true
+	case "asset_partitions":
+		return fmt.Sprintf("`tessera asset partitions %s` lists its partitions", p["asset"]), true
+	case "backfill_list":
+		return "list backfills with `tessera backfill list`", true
+	case "run_list":
+		return "a backfill's runs are the chunks listed by `tessera backfill chunks ID` (the RUN column; list backfills with `tessera backfill list`)", true
+	case "reread_backfill":
+		return fmt.Sprintf("`tessera backfill get %s` shows its state and version; if the action still applies, pass that version with --expected-state-version", p["backfill"]), true
+	case "expected_version":
+		return "pass the version `tessera backfill get ID` shows, or leave --expected-state-version out to skip the check", true
+	case "user_list":
+		return "`tessera user list` lists the accounts", true
+	case "token_list":
+		return "`tessera token list` lists the tokens (the ID column)", true
+	case "empty_keys":
+		return "give at least one key with --partition, --partitions or --partitions-file, or choose partitions with --start/--end or --missing/--failed/--stale/--tainted", true
+	case "idempotency_conflict":
+		return "send a new --idempotency-key for a new request, or repeat the original command unchanged to get its answer again", true
+	}
+	return "", false
 }
 
-// indexRe matches a list index in an API field: keys[3], dimensions.region[0].
-var indexRe = regexp.MustCompile(`\[\d+\]`)
+// withoutIndexes writes every list index of an API field as "[]":
+// selector.keys[3] → selector.keys[], dimensions.region[0] →
+// dimensions.region[].
+func withoutIndexes(field string) string {
+	var b strings.Builder
+	for i := 0; i < len(field); i++ {
+		b.WriteByte(field[i])
+		if field[i] != '[' {
+			continue
+		}
+		j := i + 1
+		for j < len(field) && field[j] >= '0' && field[j] <= '9' {
+			j++
+		}
+		if j > i+1 && j < len(field) && field[j] == ']' {
+			i = j - 1 // the loop writes the ']'
+		}
+	}
+	return b.String()
+}
 
 // lookup returns what sets an API error's field: the field itself, or the
 // nearest enclosing one, so that an item of a list or map
@@ -98,7 +124,7 @@ var indexRe = regexp.MustCompile(`\[\d+\]`)
 // the list ("--partitions", "--dimension"); ok is false when the command
 // does not know the field.
 func (ff fieldFlags) lookup(field string) (flag string, ok bool) {
-	for f := indexRe.ReplaceAllString(field, "[]"); f != ""; {
+	for f := withoutIndexes(field); f != ""; {
 		if flag, ok := ff[f]; ok {
 			return flag, true
 		}
@@ -112,13 +138,10 @@ func (ff fieldFlags) lookup(field string) (flag string, ok bool) {
 }
 
 // cliMessage is an API error message (about field, "" when none) in the
-// CLI's words: pointers to endpoints become CLI commands, the field names
-// the command knows become its flags, and the error's own field is named
-// as the flag (or argument) that set it.
+// CLI's words: the field names the command knows become its flags, and the
+// error's own field is named as the flag (or argument) that set it. Where
+// to look next comes from the error's hint (cliHint), not from its text.
 func (ff fieldFlags) cliMessage(msg, field string) string {
-	for _, h := range apiHints {
-		msg = h.api.ReplaceAllString(msg, h.cli)
-	}
 	// A field written as an identifier (chunk_size, selector.keys,
 	// Idempotency-Key) is the field wherever it appears in the text; a
 	// plain word (state, title) only where the message starts with it.

@@ -18,10 +18,28 @@ func TestCLIMessageReplacesWholeFieldNames(t *testing.T) {
 		{"item 2: at is in the future", "materializations[2].at", "--at: item 2: at is in the future"},
 		{"the selection is empty", "selector", "the selection is empty (chosen by --start/--end)"},
 		{"what is this", "frobnicate", "what is this (field frobnicate)"},
-		{"list backfills with GET /api/v1/backfills", "", "list backfills with `tessera backfill list`"},
 	} {
 		if got := ff.cliMessage(tc.msg, tc.field); got != tc.want {
 			t.Errorf("cliMessage(%q, %q) = %q, want %q", tc.msg, tc.field, got, tc.want)
+		}
+	}
+}
+
+// The server's hint (where to look next) is worded by the CLI from its kind
+// and parameters; an error without a hint the CLI knows keeps the server's
+// message.
+func TestAPIErrorWordsItsHint(t *testing.T) {
+	for _, tc := range []struct {
+		e    apiError
+		want string
+	}{
+		{apiError{Status: 404, Message: `backfill "bf_x" not found; list backfills with GET /api/v1/backfills`, Reason: `backfill "bf_x" not found`, Hint: "backfill_list"},
+			"server answered 404: backfill \"bf_x\" not found; list backfills with `tessera backfill list`"},
+		{apiError{Status: 404, Message: "gone; GET /api/v1/somewhere", Reason: "gone", Hint: "a_new_kind"}, "server answered 404: gone; GET /api/v1/somewhere"},
+		{apiError{Status: 400, Message: "plain", Field: "selector.keys[3]", flags: fieldFlags{"selector.keys": "--partitions"}}, "server answered 400: --partitions: plain"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v\n got %q\nwant %q", tc.e, got, tc.want)
 		}
 	}
 }

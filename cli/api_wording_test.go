@@ -52,7 +52,7 @@ func TestServerErrorsInCLIWords(t *testing.T) {
 		{[]string{"backfill", "retry-failed", id, "--expected-state-version", stale}, cli.ExitUsage,
 			"`tessera backfill get " + id + "` shows its state and version; if the action still applies, pass that version with --expected-state-version"},
 		{[]string{"backfill", "cancel", id, "--expected-state-version", "0"}, cli.ExitUsage,
-			"--expected-state-version must be a positive number (the version `tessera backfill get ID` shows), got 0"},
+			"--expected-state-version must be a positive number, got 0; pass the version `tessera backfill get ID` shows, or leave --expected-state-version out to skip the check"},
 		{[]string{"backfill", "run", "run_nope"}, cli.ExitUsage,
 			"run \"run_nope\" not found; a backfill's runs are the chunks listed by `tessera backfill chunks ID` (the RUN column; list backfills with `tessera backfill list`)"},
 		{[]string{"backfill", "run", runID, "--attempt", "9"}, cli.ExitUsage, "--attempt must be the number of one of this run's attempts (1 to 1), got \"9\""},

@@ -139,13 +139,22 @@ type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field"`
+	// Reason, Hint and Params: what went wrong, and where to look next as
+	// a kind the CLI words itself (api_wording.go), when the server says.
+	Reason string            `json:"reason"`
+	Hint   string            `json:"hint"`
+	Params map[string]string `json:"params"`
 	// flags are the command's names for the API's fields.
 	flags fieldFlags
 }
 
-// Error is the server's message in the CLI's words (see api_wording.go).
+// Error is the server's error in the CLI's words (see api_wording.go).
 func (e *apiError) Error() string {
-	return fmt.Sprintf("server answered %d: %s", e.Status, e.flags.cliMessage(e.Message, e.Field))
+	msg := e.Message
+	if h, ok := cliHint(e.Hint, e.Params); ok && e.Reason != "" {
+		msg = e.Reason + "; " + h
+	}
+	return fmt.Sprintf("server answered %d: %s", e.Status, e.flags.cliMessage(msg, e.Field))
 }
 
 // do sends a request and decodes a 2xx JSON answer into out. Errors carry exit

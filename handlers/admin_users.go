@@ -138,9 +138,7 @@ func (h *Handler) userParam(c echo.Context) (db.User, error) {
 // userNotFound is the 404 of a user id in a path: the API points at the
 // list of accounts and their ids, the page at the Users page.
 func userNotFound(id string) *UserError {
-	ue := NotFound("no user with id %q; GET /api/v1/users lists the accounts (their id field)", id)
-	ue.Page = fmt.Sprintf("no user with id %q; the Users page lists the accounts", id)
-	return ue
+	return withHint(NotFound(""), fmt.Sprintf("no user with id %q", id), HintUserList, nil)
 }
 
 // AdminSetRole changes a role (POST /admin/users/:id/role).

@@ -260,7 +260,7 @@ func (h *Handler) APITokens(c echo.Context) error {
 		if name := c.QueryParam("user"); name != "" {
 			u, err := h.Store.UserByName(ctx, name)
 			if err != nil {
-				return NotFound("no user %q; GET /api/v1/users lists the accounts", name)
+				return withHint(NotFound(""), fmt.Sprintf("no user %q", name), HintUserList, nil)
 			}
 			userID = u.ID
 		}
@@ -357,12 +357,12 @@ func (h *Handler) APIRevokeToken(c echo.Context) error {
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return NotFound("no token %q; GET /api/v1/tokens lists your tokens (their id field)", c.Param("id"))
+		return withHint(NotFound(""), fmt.Sprintf("no token %q", c.Param("id")), HintTokenList, nil)
 	}
 	ctx := c.Request().Context()
 	t, err := h.Store.TokenByID(ctx, id)
 	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
-		return NotFound("no token %d; GET /api/v1/tokens lists your tokens (their id field)", id)
+		return withHint(NotFound(""), fmt.Sprintf("no token %d", id), HintTokenList, nil)
 	}
 	if err := canRevoke(p, t); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
 )
 
 // BackfillJSON is a backfill as the API shows it.
@@ -107,17 +108,34 @@ func ToBackfillJSON(b db.Backfill) BackfillJSON {
 func engineErr(err error) error {
 	var ie *jobs.InputError
 	if errors.As(err, &ie) {
+		var ue *UserError
 		switch {
 		case ie.NotFound && errors.Is(err, db.ErrNotFound):
 			return StoreNotFound(err)
 		case ie.NotFound:
-			return NotFound("%s", ie.Msg)
+			ue = NotFound("%s", ie.Msg)
 		case ie.Conflict:
-			ue := Conflict("%s", ie.Msg)
+			ue = Conflict("%s", ie.Msg)
 			ue.Field = ie.Field
+		default:
+			ue = BadRequest(ie.Field, "%s", ie.Msg)
+		}
+		switch ie.Code {
+		case jobs.CodeUnknownAsset:
+			return withHint(ue, ie.Msg, HintAssetList, ie.Params)
+		case jobs.CodeEmptyKeyList:
+			return withHint(ue, ie.Msg, HintEmptyKeys, ie.Params)
+		case jobs.CodeInvalidExpectedVersion:
+			return withHint(ue, ie.Msg, HintExpectedVersion, ie.Params)
+		case jobs.CodeVersionConflict:
+			withHint(ue, ie.Msg, HintRereadBackfill, ie.Params)
+			// A page says it without versions, which it never shows.
+			ue.Page = joinHint(fmt.Sprintf("backfill %s changed since you read it: it is now %s", ie.Params["backfill"],
+				strings.ToLower(views.BackfillStateLabel(ie.Params["state"], 0))), pageHint(HintRereadBackfill, ie.Params))
 			return ue
 		}
-		return BadRequest(ie.Field, "%s", ie.Msg)
+		ue.Params = ie.Params
+		return ue
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		return StoreNotFound(err)
@@ -162,9 +180,10 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 	res, err := eng.Create(c.Request().Context(), req, c.Request().Header.Get("Idempotency-Key"), Actor(c))
 	if err != nil {
 		uerr := engineErr(err)
-		if ue := (*UserError)(nil); errors.As(uerr, &ue) && ue.Status == http.StatusConflict && ue.Field == "Idempotency-Key" {
+		var ie *jobs.InputError
+		if ue := (*UserError)(nil); errors.As(uerr, &ue) && errors.As(err, &ie) && ie.Code == jobs.CodeKeyReused {
 			// The form makes a new key itself; an API client has to.
-			ue.Message += "; send a new Idempotency-Key for a new request, or repeat the original body unchanged to get that backfill again"
+			withHint(ue, ie.Msg, HintIdempotencyConflict, map[string]string{"what": "request", "backfill": ie.Params["backfill"]})
 		}
 		return uerr
 	}
@@ -252,7 +271,7 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 func (h *Handler) assetFilter(c echo.Context) (string, error) {
 	asset := strings.TrimSpace(c.QueryParam("asset"))
 	if asset != "" && h.Workspace().Workspace.Asset(asset) == nil {
-		return "", BadRequest("asset", "unknown asset %q; GET /api/v1/assets lists the declared assets", asset)
+		return "", withHint(BadRequest("asset", ""), fmt.Sprintf("unknown asset %q", asset), HintAssetList, map[string]string{"asset": asset})
 	}
 	return asset, nil
 }
@@ -435,7 +454,7 @@ func expectedVersion(v *int64) (int64, error) {
 		return 0, nil
 	}
 	if *v < 1 {
-		return 0, BadRequest("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d; leave it out to skip the check", *v)
+		return 0, withHint(BadRequest("expected_state_version", ""), fmt.Sprintf("expected_state_version must be a positive number, got %d", *v), HintExpectedVersion, nil)
 	}
 	return *v, nil
 }

@@ -134,9 +134,9 @@ func (h *Handler) APIReportMaterializations(c echo.Context) error {
 	}
 	res, err := h.Store.RecordMaterializationsOnce(ctx, ms, Actor(c), idem, now)
 	if errors.Is(err, db.ErrIdempotencyConflict) {
-		ue := Conflict("Idempotency-Key %q was used for a different batch of materializations; send a new Idempotency-Key for a new batch, or repeat the original batch unchanged to get its answer again", idem.Key)
+		ue := Conflict("")
 		ue.Field = "Idempotency-Key"
-		return ue
+		return withHint(ue, fmt.Sprintf("Idempotency-Key %q was used for a different batch of materializations", idem.Key), HintIdempotencyConflict, map[string]string{"what": "batch"})
 	}
 	if err != nil {
 		return err
@@ -157,12 +157,15 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		fail := func(f, format string, args ...any) error {
 			return BadRequest(field(f), "item %d (asset %q, partition %q): %s", i, it.Asset, it.Partition, fmt.Sprintf(format, args...))
 		}
+		itemReason := func(what string) string {
+			return fmt.Sprintf("item %d (asset %q, partition %q): %s", i, it.Asset, it.Partition, what)
+		}
 		a := ws.Asset(it.Asset)
 		if it.Asset == "" {
 			return nil, fail("asset", "asset is required")
 		}
 		if a == nil {
-			return nil, fail("asset", "unknown asset; GET /api/v1/assets lists the declared assets")
+			return nil, withHint(BadRequest(field("asset"), ""), itemReason("unknown asset"), HintAssetList, map[string]string{"asset": it.Asset})
 		}
 		sp, ok := spaces[a.Key]
 		if !ok {

@@ -92,7 +92,7 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 			// page has done so already.
 			d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again.", views.BackfillStateLabel(d.State, 0))
 		} else {
-			d.Message = "Not done: " + PageMessage(ue.Message) + ". The page has been reloaded."
+			d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
 		}
 		return render(c, http.StatusConflict, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 	}

@@ -22,6 +22,13 @@ type UserError struct {
 	Page string `json:"-"`
 	// RetryAfter, when set, is sent as the Retry-After header (seconds).
 	RetryAfter int `json:"-"`
+	// Reason is the message without where to look next, and Hint says
+	// where (a HintKind) with Params: each surface words the hint its own
+	// way (an endpoint for the API, a page, a CLI command). Message and
+	// Page are Reason with the API's and the page's wording of Hint.
+	Reason string            `json:"reason,omitempty"`
+	Hint   string            `json:"hint,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
 }
 
 func (e *UserError) Error() string { return e.Message }
@@ -52,36 +59,35 @@ func Forbidden(format string, args ...any) *UserError {
 }
 
 // StoreNotFound is the 404 of a store error that wraps db.ErrNotFound: it
-// says what was not found and where the valid ids are listed — an API
-// endpoint in Message, a page in Page. The store's own text
-// (`backfill "bf_x": not found`) names the id but not where to look.
+// says what was not found, and its hint where the valid ids are listed
+// (each surface words it). The store's own text (`backfill "bf_x": not
+// found`) names the id but not where to look.
 func StoreNotFound(err error) *UserError {
 	var nf *db.NotFoundError
 	if !errors.As(err, &nf) {
 		return &UserError{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 	}
-	var api, page string
+	ue := &UserError{Status: http.StatusNotFound, Code: "not_found"}
+	reason := fmt.Sprintf("%s %q not found", nf.Kind, nf.ID)
+	params := map[string]string{"kind": nf.Kind, "id": nf.ID}
 	switch nf.Kind {
 	case "backfill":
-		api = fmt.Sprintf("backfill %q not found; list backfills with GET /api/v1/backfills", nf.ID)
-		page = fmt.Sprintf("backfill %q not found; the Backfills page lists every backfill", nf.ID)
+		return withHint(ue, reason, HintBackfillList, params)
 	case "run":
-		api = fmt.Sprintf("run %q not found; a backfill's runs are the chunks listed by GET /api/v1/backfills/{id}/chunks (each chunk's id is its run id; list backfills with GET /api/v1/backfills)", nf.ID)
-		page = fmt.Sprintf("run %q not found; a backfill's page lists its runs", nf.ID)
+		return withHint(ue, reason, HintRunList, params)
 	case "asset":
-		api = fmt.Sprintf("asset %q not found; GET /api/v1/assets lists the declared assets", nf.ID)
-		page = fmt.Sprintf("asset %q not found; the overview lists the declared assets", nf.ID)
-	default:
-		api = fmt.Sprintf("%s %q not found", nf.Kind, nf.ID)
+		ue.Page = reason + "; the overview lists the declared assets"
+		return withHint(ue, reason, HintAssetList, params)
 	}
-	return &UserError{Status: http.StatusNotFound, Code: "not_found", Message: api, Page: page}
+	return withHint(ue, reason, "", params)
 }
 
 // assetNotFound is the 404 of an asset key the workspace does not declare.
 func assetNotFound(key, source string) *UserError {
-	return &UserError{Status: http.StatusNotFound, Code: "not_found",
-		Message: fmt.Sprintf("asset %q is not declared in the workspace (%s); GET /api/v1/assets lists the declared assets", key, source),
-		Page:    fmt.Sprintf("asset %q is not declared in the workspace (%s); the overview lists the declared assets", key, source)}
+	ue := &UserError{Status: http.StatusNotFound, Code: "not_found"}
+	reason := fmt.Sprintf("asset %q is not declared in the workspace (%s)", key, source)
+	ue.Page = reason + "; the overview lists the declared assets"
+	return withHint(ue, reason, HintAssetList, map[string]string{"asset": key})
 }
 
 // fieldBadRequest is the 400 of a value the auth package refused (a

@@ -73,10 +73,11 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 	now := a.now()
 	limited := a.Cfg.LoginLimit.Failures > 0
 	policy := a.loginPolicy()
-	// A name no account can have (too long, odd characters) is counted for
-	// its address only and never stored: it names nothing to lock.
+	// A name longer than any account's is counted for its address only and
+	// never stored: it names nothing to lock, and a megabyte of it would
+	// cost the database and the log a megabyte.
 	account := name
-	if auth.ValidateUserName(name) != nil {
+	if len(name) > auth.MaxUserNameLength {
 		account = ""
 	}
 	addr := auth.AddressKey(ip)

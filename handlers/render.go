@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -40,41 +38,18 @@ func render(c echo.Context, status int, comp templ.Component) error {
 }
 
 // RenderError renders the browser's error page (used by web's error mapper).
-// The message is said for a browser (PageMessage): the error mapper hands
-// over the API's message when an error has no page wording of its own.
+// The error mapper hands over PageText: the page's wording of the error.
 func RenderError(c echo.Context, status int, title, message string) error {
-	return render(c, status, views.Error(page(c, title, ""), views.ErrorPage{Status: status, Title: title, Message: PageMessage(message), Back: errorBack(c, status)}))
+	return render(c, status, views.Error(page(c, title, ""), views.ErrorPage{Status: status, Title: title, Message: message, Back: errorBack(c, status)}))
 }
 
-// pageHints turn the API's pointers in an error message (an endpoint to
-// call, a field to send) into what a browser user does instead.
-var pageHints = []struct {
-	re   *regexp.Regexp
-	repl func(m []string) string
-}{
-	{regexp.MustCompile(`backfill (\S+) is at state_version \d+ \(state (\w+)\), not \d+: it changed since you read it; GET /api/v1/backfills/\S+ and, if the action still applies, send its state_version`),
-		func(m []string) string {
-			return fmt.Sprintf("backfill %s changed since you read it: it is now %s; reload the page to see the current state and, if the action still applies, try again",
-				m[1], strings.ToLower(views.BackfillStateLabel(m[2], 0)))
-		}},
-	{regexp.MustCompile(`GET /api/v1/assets lists the declared assets`), fixed("the Assets page lists the declared assets")},
-	{regexp.MustCompile(`GET /api/v1/assets/\S+/partitions lists its partitions`), fixed("the asset's page shows its partitions")},
-	{regexp.MustCompile(`list backfills with GET /api/v1/backfills`), fixed("the Backfills page lists every backfill")},
-	{regexp.MustCompile(`GET /api/v1/users lists the accounts( \(their id field\))?`), fixed("the Users page lists the accounts")},
-	{regexp.MustCompile(`GET /api/v1/tokens lists your tokens( \(their id field\))?`), fixed("the API tokens page lists your tokens")},
-}
-
-func fixed(s string) func([]string) string { return func([]string) string { return s } }
-
-// PageMessage is an error message as a page says it: the API's pointers
-// ("GET /api/v1/assets lists the declared assets", "send its
-// state_version") become the browser's ("the Assets page lists…", "reload
-// the page…"). The JSON API keeps the message as it is.
-func PageMessage(msg string) string {
-	for _, h := range pageHints {
-		msg = h.re.ReplaceAllStringFunc(msg, func(s string) string { return h.repl(h.re.FindStringSubmatch(s)) })
+// PageText is what a page shows of a user error: its Page wording when it
+// has one (its hint said for a browser), else its message.
+func PageText(ue *UserError) string {
+	if ue.Page != "" {
+		return ue.Page
 	}
-	return msg
+	return ue.Message
 }
 
 // errorBack leads out of an error page to the section the request was in,

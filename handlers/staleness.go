@@ -395,9 +395,9 @@ func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
 	}
 	key := pathParam(c, "partition")
 	if _, err := a.Space.Index(key); err != nil {
-		ue := NotFound("%s; GET /api/v1/assets/%s/partitions lists its partitions", err.Error(), url.PathEscape(a.Def.Key))
+		ue := NotFound("")
 		ue.Page = err.Error()
-		return a, "", ue
+		return a, "", withHint(ue, err.Error(), HintAssetPartitions, map[string]string{"asset": a.Def.Key})
 	}
 	return a, key, nil
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -168,7 +169,7 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 	stored := ""
 	if idemKey != "" {
 		if len(idemKey) > MaxRequestIDLen {
-			return Created{}, bad("Idempotency-Key", "the Idempotency-Key header is longer than %d characters", MaxRequestIDLen)
+			return Created{}, bad("Idempotency-Key", "the idempotency key is longer than %d characters", MaxRequestIDLen)
 		}
 		stored = actor + "\x1f" + idemKey
 		if b, err := e.Store.BackfillByRequestKey(ctx, stored); err == nil {
@@ -207,7 +208,8 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 
 // keyReused is the conflict of an Idempotency-Key sent again with another body.
 func keyReused(idemKey, backfillID string) error {
-	return &InputError{Field: "Idempotency-Key", Conflict: true, Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, backfillID)}
+	return &InputError{Field: "Idempotency-Key", Conflict: true, Code: CodeKeyReused, Params: map[string]string{"backfill": backfillID},
+		Msg: fmt.Sprintf("Idempotency-Key %q was used for a different request (backfill %s)", idemKey, backfillID)}
 }
 
 func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, parent, retryID *string, actor string) (db.Backfill, error) {
@@ -267,11 +269,10 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 			return notFound(err)
 		}
 		if expected < 0 {
-			return bad("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d", expected)
+			return invalidExpected(expected)
 		}
 		if expected > 0 && expected != b.StateVersion {
-			return &InputError{Conflict: true, Field: "expected_state_version",
-				Msg: staleVersion(id, b.StateVersion, b.State, expected)}
+			return staleVersion(id, b.StateVersion, b.State, expected)
 		}
 		var to string
 		switch action {
@@ -356,11 +357,18 @@ const MaxRequestIDLen = 200
 // RetryFailed creates a child backfill holding the failed and upstream-failed
 // partitions of a terminal or paused parent. The same request id returns the
 // same child.
-// staleVersion is the 409 message of an expected_state_version that is not
-// the backfill's: what it is now, and how to act on the current state.
-func staleVersion(id string, version int64, state string, expected int64) string {
-	return fmt.Sprintf("backfill %s is at state_version %d (state %s), not %d: it changed since you read it; GET /api/v1/backfills/%s and, if the action still applies, send its state_version",
-		id, version, state, expected, id)
+// staleVersion is the 409 of an expected_state_version that is not the
+// backfill's: what it is now.
+func staleVersion(id string, version int64, state string, expected int64) *InputError {
+	return &InputError{Conflict: true, Field: "expected_state_version", Code: CodeVersionConflict,
+		Msg:    fmt.Sprintf("backfill %s is at version %d (state %s), not %d: it changed since you read it", id, version, state, expected),
+		Params: map[string]string{"backfill": id, "state": state, "version": strconv.FormatInt(version, 10), "expected": strconv.FormatInt(expected, 10)}}
+}
+
+// invalidExpected is the 400 of an expected_state_version below 1.
+func invalidExpected(got int64) *InputError {
+	return &InputError{Field: "expected_state_version", Code: CodeInvalidExpectedVersion,
+		Msg: fmt.Sprintf("expected_state_version must be a positive number, got %d", got), Params: map[string]string{"got": strconv.FormatInt(got, 10)}}
 }
 
 func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOptions, actor string) (Created, error) {
@@ -373,7 +381,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	case maxConc < 0 || maxConc > MaxConcurrentRunsCap:
 		return Created{}, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, maxConc)
 	case o.ExpectedStateVersion < 0:
-		return Created{}, bad("expected_state_version", "expected_state_version must be a positive number (the state_version you last saw), got %d", o.ExpectedStateVersion)
+		return Created{}, invalidExpected(o.ExpectedStateVersion)
 	}
 	p, err := e.Store.Backfill(ctx, parentID)
 	if err != nil {
@@ -392,8 +400,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 		}
 	}
 	if o.ExpectedStateVersion > 0 && o.ExpectedStateVersion != p.StateVersion {
-		return Created{}, &InputError{Conflict: true, Field: "expected_state_version",
-			Msg: staleVersion(parentID, p.StateVersion, p.State, o.ExpectedStateVersion)}
+		return Created{}, staleVersion(parentID, p.StateVersion, p.State, o.ExpectedStateVersion)
 	}
 	if !db.BackfillTerminal(p.State) && p.State != db.BackfillPaused {
 		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s is %s; retry-failed needs it finished or paused", parentID, p.State)}

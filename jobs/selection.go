@@ -61,12 +61,26 @@ type Request struct {
 }
 
 // InputError is a request error the user can fix; Field names the input.
+// Msg says what is wrong in terms of the request, never where to look
+// next or through which surface: Code and Params say what happened, for
+// the API, the pages and the CLI to word what to do about it.
 type InputError struct {
 	Field, Msg string
 	Conflict   bool // 409 rather than 400
 	NotFound   bool
 	Err        error // the cause, when it is the store's (a *db.NotFoundError)
+	Code       string
+	Params     map[string]string
 }
+
+// Input error codes (InputError.Code) with the Params each carries.
+const (
+	CodeUnknownAsset           = "unknown_asset"            // asset
+	CodeEmptyKeyList           = "empty_key_list"           // example: a JSON selector with one key, or ""
+	CodeVersionConflict        = "version_conflict"         // backfill, state, version, expected
+	CodeInvalidExpectedVersion = "invalid_expected_version" // got
+	CodeKeyReused              = "key_reused"               // backfill
+)
 
 func (e *InputError) Error() string { return e.Msg }
 
@@ -116,7 +130,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	for i, k := range req.Assets {
 		a := assetOf(ws, k)
 		if a == nil {
-			return nil, bad(fmt.Sprintf("assets[%d]", i), "unknown asset %q; GET /api/v1/assets lists the declared assets", k)
+			return nil, &InputError{Field: fmt.Sprintf("assets[%d]", i), Msg: fmt.Sprintf("unknown asset %q", k), Code: CodeUnknownAsset, Params: map[string]string{"asset": k}}
 		}
 		if seen[k] {
 			return nil, bad(fmt.Sprintf("assets[%d]", i), "asset %q is listed twice", k)
@@ -159,7 +173,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 				k, _ := json.Marshal([]string{sp.Key(0)})
 				example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
 			}
-			return nil, bad("selector.keys", `the explicit key list is empty; give at least one partition key in selector.keys%s, or select partitions by range ({"type": "range", "start": ..., "end": ...}) or by status ({"type": "filter", "statuses": ["missing"]})`, example)
+			return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
 		}
 		if len(sel.Keys) > MaxExplicitKeys {
 			return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)

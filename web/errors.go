@@ -51,11 +51,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			// A bad bearer token stays a 401: signing in would not fix it.
 			werr = c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(signInNext(c.Request(), false)))
 		} else {
-			msg := ue.Message
-			if ue.Page != "" {
-				msg = ue.Page // the message without the API's hints
-			}
-			werr = handlers.RenderError(c, ue.Status, handlers.StatusTitle(ue.Status), msg)
+			werr = handlers.RenderError(c, ue.Status, handlers.StatusTitle(ue.Status), handlers.PageText(ue))
 		}
 		if werr != nil {
 			log.Error("writing error response", "err", werr)

@@ -287,7 +287,7 @@ func TestSharedAddressSparesItsOwner(t *testing.T) {
 	}
 }
 
-// TestLongSignInNamesAreNotStored: a name no account can have (a megabyte
+// TestLongSignInNamesAreNotStored: a name longer than any account's (a megabyte
 // of it) is refused like a wrong password and counted for its address, but
 // neither stored nor logged in full.
 func TestLongSignInNamesAreNotStored(t *testing.T) {
