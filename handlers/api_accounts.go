@@ -134,7 +134,10 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 		return BadRequest("password", "%v", err)
 	}
 	ctx := c.Request().Context()
-	key := c.Request().Header.Get("Idempotency-Key")
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	if key != "" {
 		key = "api:user.create:" + key
 		if e, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
@@ -325,7 +328,10 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if r, err := auth.ParseRole(u.Role); err == nil && u.ID != p.UserID {
 		max = r
 	}
-	key := c.Request().Header.Get("Idempotency-Key")
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	if key != "" {
 		key = "api:token.create:" + key
 		if _, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
