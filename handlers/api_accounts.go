@@ -298,11 +298,11 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		return err
 	}
 	var body struct {
-		Name      string `json:"name"`
-		Role      string `json:"role"`
-		User      string `json:"user"`
-		ExpiresIn string `json:"expires_in"`
-		ExpiresAt string `json:"expires_at"`
+		Name      string  `json:"name"`
+		Role      string  `json:"role"`
+		User      string  `json:"user"`
+		ExpiresIn *string `json:"expires_in"`
+		ExpiresAt *string `json:"expires_at"`
 	}
 	if err := decodeStrict(c, &body, false); err != nil {
 		return err
