@@ -338,7 +338,11 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 		}
 	}
-	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, max, Actor(c), key)
+	expiryField := "expires_at" // also when neither is given
+	if body.ExpiresIn != nil {
+		expiryField = "expires_in"
+	}
+	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, expiryField, max, Actor(c), key)
 	if errors.Is(err, db.ErrDuplicateEvent) {
 		return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 	}

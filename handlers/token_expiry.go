@@ -100,3 +100,22 @@ func tokenExpired(t db.Token, now time.Time) error {
 		Message: fmt.Sprintf("token expired: the API token %q (%s…) expired at %s; create a new one on /settings/tokens or with `tessera token create --user %s --name NAME --expires 90d`",
 			t.Name, t.Prefix, db.FromMillis(*t.ExpiresAt).UTC().Format(time.RFC3339), t.UserName)}
 }
+
+// expiryWithinToken refuses a token expiring later than the token p is
+// signed in with (or never, expires nil): a leaked short-lived token must
+// not mint one that outlives it. field is the expiry field the request
+// gave (expires_in or expires_at; expires_at when it gave none).
+func expiryWithinToken(p *Principal, expires *time.Time, field string) error {
+	if p == nil || p.Via != "token" || p.TokenExpires == nil {
+		return nil
+	}
+	limit := p.TokenExpires.UTC().Format(time.RFC3339)
+	how := "sign in with a password, or use a token without expiry, to create a token that lives longer"
+	if expires == nil {
+		return BadRequest(field, "the token you are signed in with expires at %s, so the tokens it creates must expire by then: give expires_at (at latest %s) or expires_in; sign in with a password, or use a token without expiry, to create a token that never expires", limit, limit)
+	}
+	if expires.After(*p.TokenExpires) {
+		return BadRequest(field, "%s is after %s, when the token you are signed in with expires at %s; the tokens it creates must expire by then: give an earlier expiry, or %s", field, expires.UTC().Format(time.RFC3339), limit, how)
+	}
+	return nil
+}
