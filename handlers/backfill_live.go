@@ -28,7 +28,7 @@ var (
 
 // BackfillStream is the server-sent event stream of one backfill's page: an
 // "update" event whenever the backfill changes (htmx then re-fetches the
-// partials). Streams are bounded per session, token or address and in all
+// partials). Streams are bounded per user (or anonymous address) and in all
 // (takeStreamSlot: 429 or 503, which the page's app.js shows), and removed
 // on disconnect, heartbeat failure or the maximum lifetime.
 func (h *Handler) BackfillStream(c echo.Context) error {
