@@ -35,8 +35,11 @@ type Handler struct {
 	// together) or, for anonymous viewers, one address; 0: DefaultMaxStreams,
 	// DefaultMaxStreamsPerUser.
 	MaxStreams, MaxStreamsPerUser int
-	streams                       streamSlots
-	ws                            atomic.Pointer[Workspace]
+	// StreamCredentialCheck is how often an open event stream checks its
+	// credential still holds (0: DefaultStreamCredentialCheck).
+	StreamCredentialCheck time.Duration
+	streams               streamSlots
+	ws                    atomic.Pointer[Workspace]
 	// attempts receives finished attempts for the metrics (set by the router).
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.
