@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,6 +57,15 @@ func TestTokenExpiryBoundByCreatingToken(t *testing.T) {
 			if !strings.Contains(msg, want) {
 				t.Errorf("%s: message %q lacks %q", tc.body, msg, want)
 			}
+		}
+	}
+	// The form, posted with the token, is held to the same bound.
+	for _, form := range []string{"name=form-forever", "name=form-long&expires_in=2h"} {
+		resp := env.BearerDo(t, "POST", "/settings/tokens", ci, "application/x-www-form-urlencoded", form)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "expires at "+at.UTC().Format(time.RFC3339)) {
+			t.Errorf("form %s with a token expiring at %s: HTTP %d, want 400 saying the limit", form, limit, resp.StatusCode)
 		}
 	}
 	if n := countTokens(); n != before {
