@@ -202,7 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, acfg)
-	h.MaxStreams, h.MaxStreamsPerPrincipal = set.streams.total, set.streams.perSession
+	h.MaxStreams, h.MaxStreamsPerUser = set.streams.total, set.streams.perUser
 	scheme := "http://"
 	if set.certs != nil {
 		scheme = "https://"

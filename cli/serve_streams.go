@@ -12,26 +12,43 @@ import (
 
 // streamFlags bound the live pages' event streams.
 type streamFlags struct {
-	Total, PerSession int
+	Total, PerUser int
+	// PerSession is --max-streams-per-session, the old name of
+	// --max-streams-per-user (the bound was per session and per token, so
+	// more tokens or sign-ins were more streams); kept as a deprecated alias.
+	PerSession int
 }
 
 func addStreamFlags(cmd *cobra.Command, f *streamFlags) {
 	fs := cmd.Flags()
 	fs.IntVar(&f.Total, "max-streams", handlers.DefaultMaxStreams, "live-update event streams open at once, in all; at least 1 (env TESSERA_MAX_STREAMS)")
-	fs.IntVar(&f.PerSession, "max-streams-per-session", handlers.DefaultMaxStreamsPerPrincipal, "live-update event streams one session, API token or (without either) address may hold; at least 1 (env TESSERA_MAX_STREAMS_PER_SESSION)")
+	fs.IntVar(&f.PerUser, "max-streams-per-user", handlers.DefaultMaxStreamsPerUser, "live-update event streams one user (all its browser sessions and API tokens together) or, for anonymous viewers, one address may hold; at least 1 (env TESSERA_MAX_STREAMS_PER_USER)")
+	fs.IntVar(&f.PerSession, "max-streams-per-session", handlers.DefaultMaxStreamsPerUser, "old name of --max-streams-per-user")
+	_ = fs.MarkDeprecated("max-streams-per-session", "use --max-streams-per-user (the bound is per user)")
 }
 
 // streamSettings are the validated stream bounds.
-type streamSettings struct{ total, perSession int }
+type streamSettings struct{ total, perUser int }
 
 // settings validates the stream flags, falling back to the environment for
-// a flag not given; a flag beats its variable.
+// a flag not given; a flag beats its variable. The per-user bound may be
+// given by its old names (--max-streams-per-session,
+// TESSERA_MAX_STREAMS_PER_SESSION) when the new ones are not.
 func (f streamFlags) settings(changed func(string) bool) (streamSettings, error) {
-	s := streamSettings{f.Total, f.PerSession}
+	s := streamSettings{f.Total, f.PerUser}
+	perFlag, perEnv := "max-streams-per-user", "TESSERA_MAX_STREAMS_PER_USER"
+	if !changed(perFlag) {
+		switch {
+		case changed("max-streams-per-session"):
+			perFlag, s.perUser = "max-streams-per-session", f.PerSession
+		case os.Getenv(perEnv) == "" && os.Getenv("TESSERA_MAX_STREAMS_PER_SESSION") != "":
+			perEnv = "TESSERA_MAX_STREAMS_PER_SESSION"
+		}
+	}
 	for _, it := range []struct {
 		flag, env string
 		v         *int
-	}{{"max-streams", "TESSERA_MAX_STREAMS", &s.total}, {"max-streams-per-session", "TESSERA_MAX_STREAMS_PER_SESSION", &s.perSession}} {
+	}{{"max-streams", "TESSERA_MAX_STREAMS", &s.total}, {perFlag, perEnv, &s.perUser}} {
 		if !changed(it.flag) {
 			if v := os.Getenv(it.env); v != "" {
 				n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -44,8 +61,8 @@ func (f streamFlags) settings(changed func(string) bool) (streamSettings, error)
 			return s, usageErr("--%s must be a positive number, got %d", it.flag, *it.v)
 		}
 	}
-	if s.perSession > s.total {
-		return s, usageErr("--max-streams-per-session (%d) is more than --max-streams (%d): one session could hold every stream; lower it or raise --max-streams", s.perSession, s.total)
+	if s.perUser > s.total {
+		return s, usageErr("--%s (%d) is more than --max-streams (%d): one user could hold every stream; lower it or raise --max-streams", perFlag, s.perUser, s.total)
 	}
 	return s, nil
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // TestServeStreamBoundsRefused: a stream bound that is not a positive
-// number, or a per-session bound above the total, is a usage error naming
-// the flag or variable, before anything is created.
+// number, or a per-user bound above the total, is a usage error naming
+// the flag or variable (the old per-session names too), before anything is
+// created.
 func TestServeStreamBoundsRefused(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "streams.db")
 	busy := busyAddr(t)
@@ -25,6 +26,10 @@ func TestServeStreamBoundsRefused(t *testing.T) {
 		{nil, []string{"--max-streams", "8", "--max-streams-per-session", "9"}, "--max-streams-per-session (9) is more than --max-streams (8)"},
 		{[]string{"TESSERA_MAX_STREAMS", "lots"}, nil, `TESSERA_MAX_STREAMS must be a positive number, got "lots"`},
 		{[]string{"TESSERA_MAX_STREAMS_PER_SESSION", "0"}, nil, `TESSERA_MAX_STREAMS_PER_SESSION must be a positive number, got "0"`},
+		// The bound is per user; the per-session names remain as aliases.
+		{nil, []string{"--max-streams-per-user", "-2"}, "--max-streams-per-user must be a positive number, got -2"},
+		{nil, []string{"--max-streams", "8", "--max-streams-per-user", "9"}, "--max-streams-per-user (9) is more than --max-streams (8): one user could hold every stream"},
+		{[]string{"TESSERA_MAX_STREAMS_PER_USER", "0"}, nil, `TESSERA_MAX_STREAMS_PER_USER must be a positive number, got "0"`},
 	} {
 		if tc.env != nil {
 			t.Setenv(tc.env[0], tc.env[1])

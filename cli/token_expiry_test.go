@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/db"
 )
 
 // TestTokenCreateExpires: `token create --expires` refuses a negative,
@@ -31,6 +32,8 @@ func TestTokenCreateExpires(t *testing.T) {
 		{"90", "has no unit"},
 		{"4000d", "longer than the most a token may live"},
 		{"9999999999999h", "is not a duration"},
+		{"1s", `"1s" is shorter than 1 minute, the least a token may live`},
+		{"1ms", "shorter than 1 minute"},
 	} {
 		code, out, errOut := run(t, "token", "create", "--user", "ci", "--name", "x", "--expires", tc.value, "--db", dbPath)
 		if code != cli.ExitUsage || !strings.Contains(errOut, "--expires") || !strings.Contains(errOut, tc.want) || out != "" {
@@ -45,9 +48,21 @@ func TestTokenCreateExpires(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "it expires at "+want) {
 		t.Fatalf("--expires 90d: exit %d %q", code, errOut)
 	}
-	if code, _, errOut = run(t, "token", "create", "--user", "ci", "--name", "blink", "--expires", "1s", "--db", dbPath); code != 0 {
-		t.Fatalf("--expires 1s: exit %d %q", code, errOut)
+	// A token past its expiry (the least lifetime --expires gives is a
+	// minute: this one is made in the store, expiring a second from now).
+	s, err := db.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
 	}
+	u, err := s.UserByName(t.Context(), "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon := time.Now().Add(time.Second)
+	if _, err := s.CreateToken(t.Context(), u.ID, "blink", "tsr_blink0", "blink-hash", "", &soon, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		_, out, _ := run(t, "token", "list", "--db", dbPath)
 		var quarter, blink string

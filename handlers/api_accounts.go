@@ -134,7 +134,10 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 		return BadRequest("password", "%v", err)
 	}
 	ctx := c.Request().Context()
-	key := c.Request().Header.Get("Idempotency-Key")
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	if key != "" {
 		key = "api:user.create:" + key
 		if e, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
@@ -295,11 +298,11 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		return err
 	}
 	var body struct {
-		Name      string `json:"name"`
-		Role      string `json:"role"`
-		User      string `json:"user"`
-		ExpiresIn string `json:"expires_in"`
-		ExpiresAt string `json:"expires_at"`
+		Name      string  `json:"name"`
+		Role      string  `json:"role"`
+		User      string  `json:"user"`
+		ExpiresIn *string `json:"expires_in"`
+		ExpiresAt *string `json:"expires_at"`
 	}
 	if err := decodeStrict(c, &body, false); err != nil {
 		return err
@@ -325,14 +328,21 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if r, err := auth.ParseRole(u.Role); err == nil && u.ID != p.UserID {
 		max = r
 	}
-	key := c.Request().Header.Get("Idempotency-Key")
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	if key != "" {
 		key = "api:token.create:" + key
 		if _, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
 			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 		}
 	}
-	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, max, Actor(c), key)
+	expiryField := "expires_at" // also when neither is given
+	if body.ExpiresIn != nil {
+		expiryField = "expires_in"
+	}
+	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, expiryField, max, Actor(c), key)
 	if errors.Is(err, db.ErrDuplicateEvent) {
 		return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 	}

@@ -177,7 +177,11 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 	if err := decodeStrict(c, &req, false); err != nil {
 		return err
 	}
-	res, err := eng.Create(c.Request().Context(), req, c.Request().Header.Get("Idempotency-Key"), Actor(c))
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Create(c.Request().Context(), req, key, Actor(c))
 	if err != nil {
 		uerr := engineErr(err)
 		var ie *jobs.InputError
@@ -510,7 +514,10 @@ func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
 	}
 	// The request id comes from the body or the Idempotency-Key header: one
 	// of them, or both the same.
-	reqID := c.Request().Header.Get("Idempotency-Key")
+	reqID, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
 	if r := body.RetryRequestID; r != nil {
 		switch {
 		case *r == "":

@@ -122,10 +122,11 @@ func (h *Handler) APIReportMaterializations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	idem := db.Idempotency{Key: c.Request().Header.Get("Idempotency-Key")}
-	if len(idem.Key) > 200 {
-		return BadRequest("Idempotency-Key", "the Idempotency-Key header is longer than 200 characters")
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return err
 	}
+	idem := db.Idempotency{Key: key}
 	if idem.Key != "" {
 		// The request as sent (not the times and run ids filled in for it).
 		b, _ := json.Marshal(items)

@@ -111,6 +111,9 @@ type Principal struct {
 	Via       string // "session", "token" or "anonymous"
 	SessionID string // hash of the session secret
 	TokenID   int64
+	// TokenExpires is when the token signed in with expires (nil: never,
+	// or not signed in with a token): the tokens it creates expire by then.
+	TokenExpires *time.Time
 }
 
 // Anonymous reports whether nobody signed in (anonymous viewer mode).
@@ -230,7 +233,12 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 				return nil, err
 			}
 		}
-		return &Principal{UserID: t.UserID, Name: t.UserName, Role: role, Via: "token", TokenID: t.ID}, nil
+		p := &Principal{UserID: t.UserID, Name: t.UserName, Role: role, Via: "token", TokenID: t.ID}
+		if t.ExpiresAt != nil {
+			at := db.FromMillis(*t.ExpiresAt)
+			p.TokenExpires = &at
+		}
+		return p, nil
 	}
 	sid := a.sessionSecret(c)
 	if sid == "" {

@@ -28,9 +28,10 @@ var (
 
 // BackfillStream is the server-sent event stream of one backfill's page: an
 // "update" event whenever the backfill changes (htmx then re-fetches the
-// partials). Streams are bounded per session, token or address and in all
+// partials). Streams are bounded per user (or anonymous address) and in all
 // (takeStreamSlot: 429 or 503, which the page's app.js shows), and removed
-// on disconnect, heartbeat failure or the maximum lifetime.
+// on disconnect, heartbeat failure, the maximum lifetime or once their
+// credential no longer holds (Auth.StillValid, every StreamCredentialCheck).
 func (h *Handler) BackfillStream(c echo.Context) error {
 	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
 	if err != nil {
@@ -103,6 +104,12 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 	defer beat.Stop()
 	life := time.NewTimer(StreamMaxLifetime)
 	defer life.Stop()
+	// The credential the stream was opened with is checked again now and
+	// then: a revoked or expired token, an ended session or a disabled
+	// user ends the stream (the page's reconnect then gets the 401).
+	principal := CurrentPrincipal(c)
+	recheck := time.NewTicker(h.streamCredentialCheck())
+	defer recheck.Stop()
 	// The first event counts for the coalescing too: a change right after
 	// it waits StreamMinInterval, so that the partials it made the page
 	// fetch have been swapped in by then. Sent at once, it fell while they
@@ -116,6 +123,14 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 			return nil
 		case <-life.C:
 			return nil
+		case <-recheck.C:
+			ok, err := h.Auth.StillValid(ctx, principal, h.Now())
+			if err != nil && ctx.Err() == nil {
+				h.Log.Warn("live stream: checking its credential", "err", err)
+			}
+			if !ok {
+				return nil
+			}
 		case <-beat.C:
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return nil

@@ -726,7 +726,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	br := eng.Broker()
 	br.SetMax(40)
-	env.Handler.MaxStreamsPerPrincipal = 100 // one token opens them all
+	env.Handler.MaxStreamsPerUser = 100 // one token opens them all
 	token := env.AdminToken()
 	ctx, cancel := context.WithCancel(context.Background())
 	var bodies []io.ReadCloser

@@ -31,11 +31,15 @@ type Handler struct {
 	// Engine creates and steers backfills (nil: backfill pages answer 503).
 	Engine *jobs.Engine
 	// MaxStreams bounds the live-update event streams open at once, and
-	// MaxStreamsPerPrincipal those of one session, API token or (without
-	// either) address; 0: DefaultMaxStreams, DefaultMaxStreamsPerPrincipal.
-	MaxStreams, MaxStreamsPerPrincipal int
-	streams                            streamSlots
-	ws                                 atomic.Pointer[Workspace]
+	// MaxStreamsPerUser those of one user (all its sessions and API tokens
+	// together) or, for anonymous viewers, one address; 0: DefaultMaxStreams,
+	// DefaultMaxStreamsPerUser.
+	MaxStreams, MaxStreamsPerUser int
+	// StreamCredentialCheck is how often an open event stream checks its
+	// credential still holds (0: DefaultStreamCredentialCheck).
+	StreamCredentialCheck time.Duration
+	streams               streamSlots
+	ws                    atomic.Pointer[Workspace]
 	// attempts receives finished attempts for the metrics (set by the router).
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.

@@ -103,12 +103,15 @@ func formTokenExpiry(now time.Time, expiresIn string) (*time.Time, error) {
 // CreateTokenFor validates and creates a token for user u at most at role
 // max; it returns the secret (shown once).
 // expires is when it expires (nil: never).
+// Signed in with a token that expires, the new token must expire by then
+// (expiryWithinToken).
 func (h *Handler) CreateTokenFor(c echo.Context, u db.User, name, role string, expires *time.Time, max auth.Role, actor string) (string, db.Token, error) {
-	return h.createToken(c, u, name, role, expires, max, actor, "")
+	return h.createToken(c, u, name, role, expires, "expires_in", max, actor, "")
 }
 
-// createToken is CreateTokenFor with an optional idempotency key (API).
-func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expires *time.Time, max auth.Role, actor, idemKey string) (string, db.Token, error) {
+// createToken is CreateTokenFor with an optional idempotency key (API);
+// expiryField names the field expires came from, for its errors.
+func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expires *time.Time, expiryField string, max auth.Role, actor, idemKey string) (string, db.Token, error) {
 	name = strings.TrimSpace(name)
 	if err := auth.ValidateTokenName(name); err != nil {
 		return "", db.Token{}, fieldBadRequest(err)
@@ -129,6 +132,9 @@ func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expi
 		// Created with a token scoped below its user's role: the new token
 		// gets that scope, never more than the credential that made it.
 		role = max.String()
+	}
+	if err := expiryWithinToken(CurrentPrincipal(c), expires, expiryField); err != nil {
+		return "", db.Token{}, err
 	}
 	secret, prefix, hash, err := auth.NewToken()
 	if err != nil {

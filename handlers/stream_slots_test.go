@@ -10,20 +10,24 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestStreamCapPerPrincipal: one viewer cannot hold every live stream. With
-// N streams per principal, the N+1st of one token is refused with 429, a
-// Retry-After and a message saying why and what to do; another viewer (a
-// session) still gets one; a stream closed gives its slot back. The server's
-// own bound answers 503.
+// N streams per user, the user's streams count together whatever holds them
+// (several API tokens, a browser session): the N+1st, from a fresh token or
+// a fresh sign-in, is refused with 429, a Retry-After and a message saying
+// why and what to do; another viewer still gets one; a stream closed gives
+// its slot back. The server's own bound answers 503.
 func TestStreamCapPerPrincipal(t *testing.T) {
 	t.Parallel()
 	env, _ := pgEnv(t, false)
 	const per = 3
-	env.Handler.MaxStreamsPerPrincipal = per
+	env.Handler.MaxStreamsPerUser = per
 	env.Handler.MaxStreams = per + 2
-	viewer := env.Token(t, auth.RoleViewer)
+	uid := env.CreateUser(t, "streamer", auth.RoleViewer, testkit.TestPassword)
+	tokA, tokB := env.TokenFor(t, uid, ""), env.TokenFor(t, uid, "")
+	session := env.Login(t, "streamer", testkit.TestPassword)
 	var cancels []context.CancelFunc
 	defer func() {
 		for _, c := range cancels {
@@ -63,22 +67,32 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 			c()
 		}
 	}()
+	// The user's streams: two tokens and a browser session.
+	holders := []struct {
+		c     *http.Client
+		token string
+	}{{http.DefaultClient, tokA}, {http.DefaultClient, tokB}, {session, ""}}
 	for i := range per {
 		var ctx context.Context
 		ctx, first[i] = context.WithCancel(context.Background())
-		if resp := open(ctx, http.DefaultClient, viewer); resp.StatusCode != http.StatusOK {
+		if resp := open(ctx, holders[i].c, holders[i].token); resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream %d of %d: HTTP %d %s", i+1, per, resp.StatusCode, message(resp))
 		}
 	}
+	// A fresh token, or a fresh sign-in, of the same user gets no more.
+	viewer := env.TokenFor(t, uid, "")
 	resp := open(context.Background(), http.DefaultClient, viewer)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("stream %d of one token: HTTP %d (Retry-After %q), want 429 with Retry-After", per+1, resp.StatusCode, resp.Header.Get("Retry-After"))
+		t.Fatalf("stream %d of one user, from a new token: HTTP %d (Retry-After %q), want 429 with Retry-After", per+1, resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	msg := message(resp)
-	for _, want := range []string{"too many live pages", "this API token already holds 3 live update streams", "close other tabs"} {
+	for _, want := range []string{"too many live pages", "your account already holds 3 live update streams", "all its browser sessions and API tokens together", "close other tabs"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal %q lacks %q", msg, want)
 		}
+	}
+	if resp := open(context.Background(), env.Login(t, "streamer", testkit.TestPassword), ""); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("stream %d of one user, from a new sign-in: HTTP %d %s, want 429", per+1, resp.StatusCode, message(resp))
 	}
 	// Another viewer, signed in with a session, still gets a stream.
 	other := env.Client(t, auth.RoleViewer)

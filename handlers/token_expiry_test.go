@@ -20,14 +20,20 @@ func TestTokenExpiry(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	viewer := env.Token(t, auth.RoleViewer)
 	before := time.Now()
-	code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"short-lived","expires_in":"1s"}`)
+	code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"short-lived","expires_in":"1m"}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create: HTTP %d %v", code, out)
 	}
 	secret, _ := out["token"].(string)
 	at, err := time.Parse(time.RFC3339, strings.TrimSpace(out["expires_at"].(string)))
-	if err != nil || at.Before(before.Add(-time.Second)) || at.After(time.Now().Add(2*time.Second)) || out["expired"] != false {
+	if err != nil || at.Before(before.Add(time.Minute-time.Second)) || at.After(time.Now().Add(time.Minute+time.Second)) || out["expired"] != false {
 		t.Fatalf("created token: expires_at %v (%v), expired %v", out["expires_at"], err, out["expired"])
+	}
+	// Rather than wait the minute, the token's expiry is brought to a
+	// second from now (the least lifetime the API gives is a minute).
+	at = time.Now().Add(time.Second).Truncate(time.Second)
+	if _, err := env.Store.W.Exec(`UPDATE api_tokens SET expires_at = ? WHERE id = ?`, at.UnixMilli(), int64(out["id"].(float64))); err != nil {
+		t.Fatal(err)
 	}
 	code, _ = apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"forever"}`)
 	if code != http.StatusCreated {
@@ -109,6 +115,7 @@ func TestTokenExpiryBadInput(t *testing.T) {
 	tokensBefore, eventsBefore := countTokens(), apiCountEvents(t, env)
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	far := time.Now().Add(20 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	soon := time.Now().Add(30 * time.Second).UTC().Format(time.RFC3339)
 	cases := []struct{ body, field, want string }{
 		{`{"name":"x","expires_in":"-5d"}`, "expires_in", "negative"},
 		{`{"name":"x","expires_in":"0"}`, "expires_in", "more than 0"},
@@ -121,6 +128,16 @@ func TestTokenExpiryBadInput(t *testing.T) {
 		{`{"name":"x","expires_at":"` + past + `"}`, "expires_at", "is not in the future"},
 		{`{"name":"x","expires_at":"` + far + `"}`, "expires_at", "the most a token may live"},
 		{`{"name":"x","expires_in":90}`, "expires_in", "must be a string"},
+		// Empty is not "never": that is leaving the field out.
+		{`{"name":"x","expires_in":""}`, "expires_in", "expires_in is empty; give a lifetime such as \"90d\", or leave the field out for a token that never expires"},
+		{`{"name":"x","expires_in":"  "}`, "expires_in", "expires_in is empty"},
+		{`{"name":"x","expires_at":""}`, "expires_at", "expires_at is empty; give a time such as"},
+		{`{"name":"x","expires_at":""}`, "expires_at", "leave the field out for a token that never expires"},
+		// A lifetime under a minute makes a token that is all but expired.
+		{`{"name":"x","expires_in":"1ms"}`, "expires_in", `"1ms" is shorter than 1 minute, the least a token may live`},
+		{`{"name":"x","expires_in":"1s"}`, "expires_in", "shorter than 1 minute"},
+		{`{"name":"x","expires_in":"59s"}`, "expires_in", "shorter than 1 minute"},
+		{`{"name":"x","expires_at":"` + soon + `"}`, "expires_at", "less than 1 minute away, the least a token may live"},
 	}
 	for _, tc := range cases {
 		code, out := apiCall(t, env, viewer, "POST", "/api/v1/tokens", tc.body)
@@ -130,11 +147,11 @@ func TestTokenExpiryBadInput(t *testing.T) {
 			t.Errorf("%s: HTTP %d %v, want 400 on %s saying %q", tc.body, code, out, tc.field, tc.want)
 		}
 	}
-	for _, bad := range []string{"-1d", "forever", "100000d"} {
+	for bad, want := range map[string]string{"-1d": "negative", "forever": "not a duration", "100000d": "longer than the most", "1s": "shorter than 1 minute", "1ms": "shorter than 1 minute"} {
 		resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"form-token"}, "expires_in": {bad}})
 		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Expires in:") {
-			t.Errorf("form with expires_in %q: HTTP %d, want 400 saying what is wrong with Expires in", bad, resp.StatusCode)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Expires in:") || !strings.Contains(string(b), want) {
+			t.Errorf("form with expires_in %q: HTTP %d, want 400 saying what is wrong with Expires in (%q)", bad, resp.StatusCode, want)
 		}
 	}
 	if n := countTokens(); n != tokensBefore {

@@ -9,14 +9,14 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-// TestBrowserRefusedStreamSaysSo: with one live stream per session, a
-// second live page of the same session is refused (429); the page says so
+// TestBrowserRefusedStreamSaysSo: with one live stream per user, a
+// second live page of the same user is refused (429); the page says so
 // in its live section with the server's message, instead of going stale
 // without a word, and the note goes once the first page is left and the
 // stream connects.
 func TestBrowserRefusedStreamSaysSo(t *testing.T) {
 	t.Parallel()
-	s := startBinaryServer(t, flowWS(t.TempDir()), "--max-streams-per-session", "1")
+	s := startBinaryServer(t, flowWS(t.TempDir()), "--max-streams-per-user", "1")
 	ctx := testkit.Browser(t)
 	bfSignIn(t, ctx, s)
 	first := ctx // the signed-in tab
@@ -29,7 +29,7 @@ func TestBrowserRefusedStreamSaysSo(t *testing.T) {
 	if err := chromedp.Do(second, chromedp.Navigate(s.URL+"/backfills"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, second, `(function () { var n = document.querySelector('[data-testid="live-note"]'); return n !== null && n.textContent.indexOf("too many live pages") >= 0 && n.textContent.indexOf("this browser session already holds 1") >= 0; })()`,
+	bfWaitJS(t, second, `(function () { var n = document.querySelector('[data-testid="live-note"]'); return n !== null && n.textContent.indexOf("too many live pages") >= 0 && n.textContent.indexOf("your account already holds 1") >= 0; })()`,
 		15*time.Second, "a note with the server's reason on the refused page")
 	// The page itself still works: its content is there.
 	if got := bfJS(t, second, `document.querySelector('[data-testid="backfills-live"]') !== null ? "yes" : "no"`); got != "yes" {
