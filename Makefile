@@ -46,10 +46,10 @@ lint:
 	$(GO) tool staticcheck ./...
 
 test: $(VENDOR) check-generated lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 10m ./...
 	# The packages where goroutines share state (store, engine, handlers and
 	# their streams) once more under the race detector.
-	$(GO) test -race -count=1 ./db ./jobs ./handlers
+	$(GO) test -race -count=1 -timeout 10m ./db ./jobs ./handlers
 
 clean:
 	rm -rf bin static/vendor
