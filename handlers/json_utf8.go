@@ -14,10 +14,16 @@ import (
 // name it is, and where the byte is. nil when the body is UTF-8.
 func invalidUTF8(body []byte, root string) *UserError {
 	off := firstInvalidUTF8(body)
-	if off < 0 {
+	var where string
+	if off >= 0 {
+		where = fmt.Sprintf("byte 0x%02x at %s", body[off], bodyPos(body, off))
+	} else if off = firstLoneSurrogate(body); off >= 0 {
+		// \ud800 alone is valid JSON text but no character: decoding
+		// would store U+FFFD in its place.
+		where = fmt.Sprintf("the escape %s, half of a UTF-16 surrogate pair, at %s", body[off:off+6], bodyPos(body, off))
+	} else {
 		return nil
 	}
-	where := fmt.Sprintf("byte 0x%02x at %s", body[off], bodyPos(body, off))
 	path, key := utf8Path(body, off, root)
 	switch {
 	case key && path == "":
@@ -117,4 +123,50 @@ func utf8Path(body []byte, off int, root string) (path string, key bool) {
 			top.expect = true
 		}
 	}
+}
+
+// firstLoneSurrogate is the offset of the first \uXXXX escape inside a JSON
+// string of b that is half of a UTF-16 surrogate pair without its other
+// half, -1 when there is none.
+func firstLoneSurrogate(b []byte) int {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case '0' <= c && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			r, ok := hex4(i)
+			switch {
+			case ok && 0xD800 <= r && r <= 0xDBFF:
+				if lo, ok := hex4(i + 6); ok && 0xDC00 <= lo && lo <= 0xDFFF {
+					i += 11
+					continue
+				}
+				return i
+			case ok && 0xDC00 <= r && r <= 0xDFFF:
+				return i
+			}
+			i++ // the escaped character (\" does not end the string)
+		}
+	}
+	return -1
 }

@@ -35,6 +35,12 @@ func TestInvalidUTF8BodyIsRefused(t *testing.T) {
 		{"materialization metadata key", "/api/v1/materializations",
 			"{\"materializations\":[{\"asset\":\"a.daily\",\"partition\":\"2025-01-01\",\"status\":\"materialized\",\"metadata\":{\"r\xffows\":1}}]}",
 			"materializations[0].metadata", []string{"a field name in materializations[0].metadata holds invalid UTF-8"}},
+		{"lone surrogate escape", "/api/v1/materializations",
+			`{"asset":"a.daily","partition":"2025-01-01","status":"failed","error":"disk \\ \" \ud800 full"}`,
+			"error", []string{"error holds invalid UTF-8", `the escape \ud800, half of a UTF-16 surrogate pair`}},
+		{"lone low surrogate in a key", "/api/v1/backfills/preview",
+			`{"assets":["a.daily"],"selector":{"type":"explicit","keys":["\udc00"]}}`,
+			"selector.keys[0]", []string{"selector.keys[0] holds invalid UTF-8", `\udc00`}},
 	}
 	before := apiCountEvents(t, env)
 	for _, tc := range cases {
