@@ -174,6 +174,7 @@ func (h *Handler) CreateToken(c echo.Context) error {
 	var ue *UserError
 	if errors.As(err, &ue) {
 		v.Error, v.Field, status = ue.Message, ue.Field, ue.Status
+		v.Form.Name, v.Form.Role, v.Form.ExpiresIn = name, c.FormValue("role"), c.FormValue("expires_in")
 	} else if err != nil {
 		return err
 	} else {

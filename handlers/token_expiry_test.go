@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -152,6 +153,10 @@ func TestTokenExpiryBadInput(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Expires in:") || !strings.Contains(string(b), want) {
 			t.Errorf("form with expires_in %q: HTTP %d, want 400 saying what is wrong with Expires in (%q)", bad, resp.StatusCode, want)
+		}
+		// The form keeps what was typed, to correct it (found by the UI audit).
+		if !strings.Contains(string(b), `value="form-token"`) || !strings.Contains(string(b), `value="`+html.EscapeString(bad)+`"`) {
+			t.Errorf("form with expires_in %q: the refused form lost its name or expiry", bad)
 		}
 	}
 	if n := countTokens(); n != tokensBefore {

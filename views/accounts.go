@@ -33,6 +33,8 @@ type TokensView struct {
 	Field     string
 	Roles     []string // roles the user may give a token
 	ShowOwner bool
+	// Form is what a refused create asked for, shown again to correct.
+	Form struct{ Name, Role, ExpiresIn string }
 }
 
 // UserRow is one account on /admin/users.
