@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,4 +45,27 @@ func TestBrowserFaultBannerFollowsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 30*time.Second, "the open page to lose the banner", func() bool { return !shown() })
+}
+
+// TestBrowserLaunchShowsTheErrorItGot: Launch replaces the page through
+// htmx; when the server refuses with something else than a form error
+// (here 503: this server runs no backfill engine; a full disk answers the
+// same way), the page shows the server's error page instead of staying as
+// it was with nothing said (found by the UI audit).
+func TestBrowserLaunchShowsTheErrorItGot(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{}) // no engine: launching is refused with 503
+	ctx := testkit.Browser(t)
+	env.BrowserSignIn(t, ctx, auth.RoleOperator)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(env.URL+"/backfills/new?asset=crm.accounts_snapshot&chunk_size=1&max_concurrent_runs=1"),
+		chromedp.WaitVisible(`[data-testid="launch"]`),
+		chromedp.Click(`[data-testid="launch"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "the error page Launch got", func() bool {
+		txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('[data-testid="error-message"]')||{}).innerText||""`))
+		return err == nil && strings.Contains(txt, "the backfill engine is not running on this server")
+	})
 }
