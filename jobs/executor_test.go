@@ -19,6 +19,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 func commandAsset(argv []string, shell bool) *catalog.Asset {
@@ -78,11 +79,21 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			if mode == "cancel" {
 				ctx, cancel = context.WithCancel(context.Background())
-				go func() { time.Sleep(300 * time.Millisecond); cancel() }()
 			}
 			defer cancel()
 			start := time.Now()
-			res := CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r"), Def: def})
+			done := make(chan Result, 1)
+			go func() {
+				done <- CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r"), Def: def})
+			}()
+			if mode == "cancel" { // cancel once the command and its child run
+				poll.Eventually(t, 5*time.Second, "the command's child to start", func() bool {
+					b, _ := os.ReadFile(pidFile)
+					return strings.HasSuffix(string(b), "\n")
+				})
+				cancel()
+			}
+			res := <-done
 			if res.Err == nil || time.Since(start) > 5*time.Second {
 				t.Fatalf("err %v after %s", res.Err, time.Since(start))
 			}
@@ -91,11 +102,10 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			time.Sleep(50 * time.Millisecond)
-			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err := syscall.Kill(pid, 0); err == nil && !strings.Contains(string(stat), ") Z ") {
-				t.Fatalf("child %d still alive: %s", pid, stat)
-			}
+			poll.Eventually(t, 5*time.Second, fmt.Sprintf("child %d to die", pid), func() bool {
+				stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				return syscall.Kill(pid, 0) != nil || strings.Contains(string(stat), ") Z ")
+			})
 		})
 	}
 }
@@ -190,8 +200,8 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	// Async: 202, then the remote engine calls back.
 	mode.Store("async")
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-05", End: "2025-01-06"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
-	time.Sleep(20 * time.Millisecond)
+	poll.Eventually(t, 20*time.Second, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
+	env.steps(3) // a 202 must not end the run: give the controller the steps that would
 	if got := env.wait(b.ID, db.BackfillRunning); got.RunsRunning != 2 {
 		t.Fatalf("async runs should still run: %+v", got)
 	}
@@ -214,7 +224,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 1 || f.PartitionsFailed != 1 {
 		t.Fatalf("async %+v", f)
 	}
-	waitFor(t, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
+	poll.Eventually(t, 20*time.Second, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
 	if err := env.eng.Complete(ctx, w0.RunID, nil, ""); err == nil {
 		t.Fatal("complete of a finished run accepted")
 	}
@@ -230,7 +240,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	}
 	mode.Store("sync")
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-11", End: "2025-01-11"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	time.Sleep(300 * time.Millisecond)
+	env.steps(10) // the steps that would start a run, were the pool not slowed down
 	if got, _ := env.store.Backfill(ctx, b.ID); got.RunsRunning+got.RunsSucceeded != 0 {
 		t.Fatalf("a run started while the pool was slowed down: %+v", got)
 	}

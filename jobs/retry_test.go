@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
@@ -223,7 +224,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 	g := newGate()
 	sw.set(g)
 	d := env.create(Request{Assets: []string{"feat"}, Selector: Selector{Type: "range"}, ChunkSize: 2, MaxConcurrentRuns: 2})
-	waitFor(t, "gate", func() bool { return g.started.Load() >= 2 })
+	poll.Eventually(t, 20*time.Second, "gate", func() bool { return g.started.Load() >= 2 })
 	if _, err := env.eng.Transition(ctx, d.ID, ActPause, 0, false, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -395,28 +396,16 @@ assets:
 		ctx := context.Background()
 		b := env.create(Request{Assets: []string{"c.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 2})
 		// Wait for chunk 0 to be queued for its retry (and chunk 1 to run).
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		poll.Eventually(t, 10*time.Second, "chunk 0 to wait for its retry while chunk 1 runs", func() bool {
 			runs, err := env.store.Runs(ctx, b.ID, nil, -1, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(runs) == 2 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("chunk 0 never waited for its retry: %+v", runs)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return len(runs) == 2 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning
+		})
 		if !whileRunning {
 			close(release)
-			for bf, _ := env.store.Backfill(ctx, b.ID); bf.RunsRunning > 0; bf, _ = env.store.Backfill(ctx, b.ID) {
-				if time.Now().After(deadline) {
-					t.Fatalf("chunk 1 never finished: %+v", bf)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			poll.Eventually(t, 10*time.Second, "chunk 1 to finish", func() bool { bf, _ := env.store.Backfill(ctx, b.ID); return bf.RunsRunning == 0 })
 		}
 		if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t"); err != nil {
 			t.Fatal(err)
@@ -617,27 +606,20 @@ type builtEnv struct {
 func (be *builtEnv) waitBuilt(b db.Backfill, want []string, not string) {
 	t := be.t
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got []string
+	poll.Eventually(t, 10*time.Second, fmt.Sprintf("%v all built while an upstream day waits to retry", want), func() bool {
 		be.mu.Lock()
-		got := slices.Clone(be.built)
+		got = slices.Clone(be.built)
 		be.mu.Unlock()
-		n := 0
 		for _, w := range want {
-			if slices.Contains(got, w) {
-				n++
+			if !slices.Contains(got, w) {
+				return false
 			}
 		}
-		if n == len(want) {
-			if slices.Contains(got, not) {
-				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v not all built while an upstream day waits to retry; built %v", want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	})
+	if slices.Contains(got, not) {
+		t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
 	}
 	f, err := be.store.Backfill(context.Background(), b.ID)
 	if err != nil || f.State != db.BackfillRunning {
@@ -649,20 +631,15 @@ func (be *builtEnv) waitBuilt(b db.Backfill, want []string, not string) {
 // first attempt and waits for its retry's backoff, and returns its id.
 func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runs, err := env.store.Runs(context.Background(), id, nil, -1, 1)
-		if err != nil {
+	var runs []db.Run
+	poll.Eventually(t, 10*time.Second, "attempt 1 to be recorded and its run queued for the retry", func() bool {
+		var err error
+		if runs, err = env.store.Runs(context.Background(), id, nil, -1, 1); err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
-			return runs[0].ID
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("attempt 1 not recorded: %+v", runs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued
+	})
+	return runs[0].ID
 }
 
 // TestDownstreamChunksPassOneWaitingForItsUpstream: a downstream chunk whose
@@ -760,8 +737,7 @@ func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04"}, "down.d 2025-01-02")
 	ctx := context.Background()
 	var w *RunWait
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Eventually(t, 5*time.Second, "the backfill to say what its next chunk waits for", func() bool {
 		f, err := env.store.Backfill(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -769,12 +745,9 @@ func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
 		if w, err = env.eng.NextChunkWait(ctx, f); err != nil {
 			t.Fatal(err)
 		}
-		if w != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if w == nil || !strings.Contains(w.Reason, "retry backoff: attempt 2 of 2") {
+		return w != nil
+	})
+	if !strings.Contains(w.Reason, "retry backoff: attempt 2 of 2") {
 		t.Fatalf("the backfill's wait %+v, want its first queued chunk's retry backoff", w)
 	}
 }

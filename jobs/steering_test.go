@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 // An asynchronous (202) attempt keeps its timeout and can be terminated: a
@@ -55,12 +56,12 @@ assets:
 	// A graceful cancel waits for the running attempt; escalating it with
 	// terminate ends the attempt even though it waits for a callback.
 	b = env.create(Request{Assets: []string{"a.patient"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "two async runs running", func() bool { g, _ := env.store.Backfill(ctx, b.ID); return g.RunsRunning == 2 })
+	poll.Eventually(t, 20*time.Second, "two async runs running", func() bool { g, _ := env.store.Backfill(ctx, b.ID); return g.RunsRunning == 2 })
 	c, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t")
 	if err != nil || c.State != db.BackfillCanceling {
 		t.Fatalf("cancel: %+v %v", c, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	env.steps(5) // the steps that would end the runs, were the cancel not graceful
 	if g, _ := env.store.Backfill(ctx, b.ID); g.State != db.BackfillCanceling || g.RunsRunning != 2 {
 		t.Fatalf("a graceful cancel should wait for the runs: %+v", g)
 	}
@@ -102,10 +103,10 @@ func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 	env.start()
 	ctx := context.Background()
 	holder := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 20, MaxConcurrentRuns: 1})
-	waitFor(t, "the holder's run started", func() bool { return g.started.Load() == 1 })
+	poll.Eventually(t, 20*time.Second, "the holder's run started", func() bool { return g.started.Load() == 1 })
 	waiter := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "the waiter planned", func() bool { b, _ := env.store.Backfill(ctx, waiter.ID); return b.NextChunk > 0 })
-	time.Sleep(200 * time.Millisecond) // ten ticks of the controller
+	poll.Eventually(t, 20*time.Second, "the waiter planned", func() bool { b, _ := env.store.Backfill(ctx, waiter.ID); return b.NextChunk > 0 })
+	env.steps(10) // ten steps of the controller, any of which would plan more were the cap not kept
 	w, _ := env.store.Backfill(ctx, waiter.ID)
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs WHERE backfill_id=?`, waiter.ID); n != 2 || w.NextChunk != 2 || w.RunsRunning != 0 {
 		t.Fatalf("waiting backfill planned %d runs (next chunk %d, running %d), want 2 waiting", n, w.NextChunk, w.RunsRunning)
