@@ -49,19 +49,13 @@ func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
 
 func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, b := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
-		for _, s := range states {
-			if b["state"] == s {
-				return b
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill %s is %v, want %v", id, b["state"], states)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var b map[string]any
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+		_, b = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
+		state, _ := b["state"].(string)
+		return slices.Contains(states, state)
+	})
+	return b
 }
 
 const apiFeb = `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-28"},"chunk_size":7,"max_concurrent_runs":2,"title":"February"}`
@@ -361,18 +355,15 @@ func TestBackfillMetrics(t *testing.T) {
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	testkit.Eventually(t, 5*time.Second, "the 4 attempts in /metrics", func() bool {
 		r, err := env.Get("/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ = io.ReadAll(r.Body)
 		r.Body.Close()
-		if strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`)
+	})
 	for _, want := range []string{
 		`tessera_backfills{state="SUCCEEDED"} 1`, `tessera_backfills{state="RUNNING"} 0`,
 		`tessera_runs_active{state="running"} 0`, `tessera_runs_active{state="queued"} 0`,
@@ -602,7 +593,7 @@ assets:
 		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
 	id := b["id"].(string)
 	var got map[string]any
-	apiWaitFor(t, "the first chunk to succeed and the throttle to hold the next", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the first chunk to succeed and the throttle to hold the next", func() bool {
 		_, got = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
 		return got["counts"].(map[string]any)["succeeded"] == float64(1)
 	})

@@ -707,16 +707,10 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 
 func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+state, func() bool {
 		b, err := env.Store.Backfill(context.Background(), id)
-		if err == nil && b.State == state {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	b, _ := env.Store.Backfill(context.Background(), id)
-	t.Fatalf("backfill %s is %s, want %s", id, b.State, state)
+		return err == nil && b.State == state
+	})
 }
 
 // TestStreamSubscribersReturnToZero opens many live streams, closes them and
@@ -772,13 +766,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	for _, b := range bodies {
 		b.Close()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for br.Count() != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := br.Count(); n != 0 {
-		t.Fatalf("%d subscribers left after every stream closed", n)
-	}
+	testkit.Eventually(t, 5*time.Second, "no subscriber left after every stream closed", func() bool { return br.Count() == 0 })
 }
 
 func TestOverviewAndAssetSelection(t *testing.T) {
@@ -824,25 +812,20 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
 	c := env.Client(t, auth.RoleViewer)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var doc *goquery.Document
+	testkit.Eventually(t, 10*time.Second, "the run page to show the running attempt's output", func() bool {
 		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 1 && runs[0].State == db.RunRunning {
-			_, doc := pgGet(t, env, c, "/runs/"+runs[0].ID+"/live")
-			if strings.Contains(doc.Find(`[data-testid="run-log"]`).Text(), "tail me x") {
-				if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
-					t.Error("a running run's page does not poll its log")
-				}
-				break
-			}
+		if len(runs) != 1 || runs[0].State != db.RunRunning {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run page never showed the running attempt's output")
-		}
-		time.Sleep(50 * time.Millisecond)
+		_, doc = pgGet(t, env, c, "/runs/"+runs[0].ID+"/live")
+		return strings.Contains(doc.Find(`[data-testid="run-log"]`).Text(), "tail me x")
+	})
+	if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
+		t.Error("a running run's page does not poll its log")
 	}
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
 		t.Fatal(err)
@@ -861,20 +844,14 @@ assets:
 `, true)
 	b := pgCreateBF(t, eng, "q.flaky", "2025-01-01", "2025-01-04", 2)
 	c := env.Client(t, auth.RoleViewer)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var count func(k string) string
+	testkit.Eventually(t, 15*time.Second, "4 queued partitions", func() bool {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
-		count := func(k string) string { return doc.Find(`[data-testid="count-` + k + `"] b`).Text() }
-		if count("queued") == "4" {
-			if count("running") != "0" || count("pending") != "0" || count("chunks") != "0 of 2 finished" {
-				t.Fatalf("running %q pending %q chunks %q, want 0, 0 and 0 of 2 finished", count("running"), count("pending"), count("chunks"))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never 4 queued partitions: running %q queued %q pending %q", count("running"), count("queued"), count("pending"))
-		}
-		time.Sleep(20 * time.Millisecond)
+		count = func(k string) string { return doc.Find(`[data-testid="count-` + k + `"] b`).Text() }
+		return count("queued") == "4"
+	})
+	if count("running") != "0" || count("pending") != "0" || count("chunks") != "0 of 2 finished" {
+		t.Fatalf("running %q pending %q chunks %q, want 0, 0 and 0 of 2 finished", count("running"), count("pending"), count("chunks"))
 	}
 }
 
@@ -891,7 +868,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	b := pgCreateBF(t, eng, "r.flaky", "2025-01-01", "2025-01-01", 1)
 	c := env.Client(t, auth.RoleViewer)
 	var eta string
-	apiWaitFor(t, "the page to say it waits for the retry", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the page to say it waits for the retry", func() bool {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
 		eta = strings.TrimSpace(doc.Find(`[data-testid="eta"]`).Text())
 		return strings.Contains(eta, "waiting for 1 retry, the first at ")
@@ -1099,7 +1076,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
     executor: {demo: {duration: 30s}}
 `, true)
 	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
-	apiWaitFor(t, "backfill A's run to start", func() bool {
+	testkit.Eventually(t, 20*time.Second, "backfill A's run to start", func() bool {
 		b, _ := env.Store.Backfill(context.Background(), a.ID)
 		return b.RunsRunning == 1
 	})
@@ -1117,7 +1094,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	}
 	b := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	var run db.Run
-	apiWaitFor(t, "backfill B's chunk to be planned and wait", func() bool {
+	testkit.Eventually(t, 20*time.Second, "backfill B's chunk to be planned and wait", func() bool {
 		runs, _ := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
 		if len(runs) == 1 {
 			run = runs[0]
