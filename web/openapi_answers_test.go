@@ -205,17 +205,10 @@ assets:
 	call, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	waitState := func(id string, states ...string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
 			_, b := call("GET", "/api/v1/backfills/"+id, "")
-			if slices.Contains(states, fmt.Sprint(b.(map[string]any)["state"])) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("backfill %s is %v, want %v", id, b.(map[string]any)["state"], states)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return slices.Contains(states, fmt.Sprint(b.(map[string]any)["state"]))
+		})
 	}
 
 	answer("POST", "/api/v1/backfills/preview", "/api/v1/backfills/preview", `{"assets":["ok.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`)
