@@ -61,6 +61,7 @@ assets:
 `
 
 func TestSelectorResolutionAndPreview(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS+multiWS[strings.Index(multiWS, "assets:\n")+len("assets:\n"):], Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	id := env.ids["a.daily"]
@@ -149,6 +150,7 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	before := countRows(t, env.store, `SELECT COUNT(*) FROM events`)
@@ -243,6 +245,7 @@ func (g *gate) open() {
 }
 
 func TestStateTransitions(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	g.fail = func(w Work) bool { return w.Partitions[0] == "2025-01-01" }
 	env := newTestEnv(t, dailyWS, Options{Executor: g})
@@ -306,6 +309,7 @@ func TestStateTransitions(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	sw := newSwap(g)
 	env := newTestEnv(t, dailyWS, Options{Executor: sw})
@@ -353,6 +357,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestLeaseOverlappingBackfills(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	building := map[string]bool{}
 	var violations atomic.Int64
@@ -399,6 +404,7 @@ func TestLeaseOverlappingBackfills(t *testing.T) {
 }
 
 func TestFairnessBetweenBackfills(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result { time.Sleep(3 * time.Millisecond); return Result{} })
 	env := newTestEnv(t, dailyWS, Options{Executor: ex, MaxConcurrentRuns: 2})
 	env.start()
@@ -436,6 +442,7 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 // is counted whole, its consecutive runs by range and the scattered keys one
 // by one, and both give the same counts as a range preview would.
 func TestExplicitPreviewCountsEveryKey(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, `
 assets:
   big.hourly:
@@ -506,6 +513,7 @@ assets:
 // build it beside that run. Before, the report ended the lease: backfill B
 // started its chunk while A's command still ran (found by the API audit).
 func TestReportDuringBuildKeepsTheLease(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var mu sync.Mutex
 	active, most, calls := 0, 0, 0
@@ -572,6 +580,7 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 // runs of 24 took a second each were estimated at a tenth of their time
 // (found by the UI audit).
 func TestPreviewEstimateOfAnotherRunSize(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		time.Sleep(40 * time.Millisecond) // a fixed cost per run
 		res := Result{Parts: map[string]PartResult{}}

@@ -117,6 +117,7 @@ assets:
 `
 
 func TestBackfillRunsToSuccess(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	env.start()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})

@@ -27,6 +27,7 @@ func commandAsset(argv []string, shell bool) *catalog.Asset {
 }
 
 func TestCommandExecutorEnvironmentAndReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "job.sh")
 	os.WriteFile(script, []byte(`#!/bin/sh
@@ -70,6 +71,7 @@ echo '{"partition":"2025-01-01","status":"materialized","metadata":{"rows":12}}'
 }
 
 func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"timeout", "cancel"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
@@ -111,6 +113,7 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 }
 
 func TestCommandExecutorThroughTheEngine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := fmt.Sprintf(`
 assets:
@@ -259,6 +262,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 }
 
 func TestPoolCapAndThrottle(t *testing.T) {
+	t.Parallel()
 	const ws = `
 pools:
   small: {max_concurrent_runs: 2}
@@ -315,6 +319,7 @@ assets:
 // status fails its partition, a line that names no partition of the attempt
 // fails the partitions left unreported, and both say what was wrong.
 func TestCommandReportProblemsFailPartitions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(t *testing.T, lines ...string) Result {
 		t.Helper()
@@ -367,6 +372,7 @@ func TestCommandReportProblemsFailPartitions(t *testing.T) {
 
 // Through the engine: a misspelled status on exit 0 fails the partition and the backfill.
 func TestCommandReportMisspelledStatusFailsTheBackfill(t *testing.T) {
+	t.Parallel()
 	ws := `
 assets:
   a.daily:
@@ -422,6 +428,7 @@ func TestCommandExecutorDropsServerSettings(t *testing.T) {
 // A 2xx answer whose results hold a status Tessera does not know fails
 // those partitions (and a foreign partition fails the unreported ones).
 func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
+	t.Parallel()
 	var answer atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, answer.Load().(string))
@@ -447,6 +454,7 @@ func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
 
 // A request that hits the http executor's timeout is a timeout, not a failure.
 func TestHTTPExecutorTimeoutIsRecordedAsTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -483,6 +491,7 @@ assets:
 // An attempt that outlives the asset's timeout is recorded as timeout, and
 // its error says which setting stopped it.
 func TestAttemptTimeoutNamesTheSetting(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		<-ctx.Done()
 		return Result{Err: ctx.Err()}
@@ -508,6 +517,7 @@ assets:
 // A command's output file (kept for crash recovery) stays bounded however
 // much the command writes, and always holds the tail.
 func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
+	t.Parallel()
 	f, err := os.Create(filepath.Join(t.TempDir(), "a.out"))
 	if err != nil {
 		t.Fatal(err)
@@ -535,6 +545,7 @@ func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
 // A pool's wait reason names what holds it: its throttle only when it has
 // no run left, a remote slow-down with its end, nothing otherwise.
 func TestPoolHoldingReason(t *testing.T) {
+	t.Parallel()
 	ws := &catalog.Workspace{Pools: map[string]catalog.Pool{"p": {Throttle: &catalog.Throttle{Runs: 1, Per: time.Hour}}}}
 	p := newPoolState()
 	now := time.Now()

@@ -18,6 +18,7 @@ import (
 )
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
+	t.Parallel()
 	failHour := "2025-01-01-05:00"
 	var failing atomic.Bool
 	failing.Store(true)
@@ -120,6 +121,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 }
 
 func TestRetriesWithBackoffKeepCheckpoint(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -194,6 +196,7 @@ func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
 // failures, retries, upstream failures, pause, cancel, terminate, retry-failed,
 // overlapping backfills) and rebuilds every projection from the events.
 func TestReplayRebuildsProjections(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		n := int(calls.Add(1))
@@ -288,6 +291,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 // that failed and the tainted one (not what was reported since the run
 // started), and the run and backfill count each partition once.
 func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -366,6 +370,7 @@ func dayIdx(t *testing.T, day string) int64 {
 // the cancel ends the backfill at once or, after a running chunk finished,
 // the controller does.
 func TestCancelCountsFailuresOfRunsWaitingForRetry(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   c.daily:
@@ -429,6 +434,7 @@ assets:
 // the partitions it built failed; a retry, which builds only what earlier
 // attempts left, also says what became of the rest of the chunk.
 func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -467,6 +473,7 @@ assets:
 // title (before, the two ran together: "Retry failed of bf_x retry test"),
 // cut to 200 characters without splitting a character.
 func TestRetryTitle(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 300)
 	for _, tc := range []struct{ title, want string }{
 		{"", "Retry failed of bf_1"},
@@ -486,6 +493,7 @@ func TestRetryTitle(t *testing.T) {
 // does not build it again, and it counts as materialized: the backfill ends
 // SUCCEEDED with nothing pending, and the run says who built it.
 func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -552,6 +560,7 @@ assets:
 // day waits an hour to retry, the downstream days before it are built; the
 // downstream day that reads it waits.
 func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-04", "2025-01-01", "2025-01-04", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}, "down.d 2025-01-04")
 }
@@ -649,6 +658,7 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 // Before, planning stopped at the first waiting downstream chunk: days 03 to
 // 05 of down.d waited the hour behind day 02.
 func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-05", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}, "down.d 2025-01-02")
 	ctx := context.Background()
@@ -682,6 +692,7 @@ func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
 // materialized · 2 failed" above a list of materialized partitions (found
 // by the UI audit).
 func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := 0
 	ex := funcExec(func(ctx context.Context, w Work) Result {
@@ -733,6 +744,7 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 // whole backoff, and GET of the backfill said nothing (found by the
 // regression audit of 522c8d7).
 func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-04", 1)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04"}, "down.d 2025-01-02")
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // An asynchronous (202) attempt keeps its timeout and can be terminated: a
 // remote engine that never calls back cannot leave a run running for ever.
 func TestAsyncAttemptTimeoutAndTerminate(t *testing.T) {
+	t.Parallel()
 	var posts atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		posts.Add(1)
@@ -97,6 +98,7 @@ assets:
 // A backfill whose partitions another run is building plans its chunk rows
 // one free slot at a time (its max_concurrent_runs), not all at once.
 func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	sw := newSwap(g)
 	env := newTestEnv(t, dailyWS, Options{Executor: sw})
@@ -127,6 +129,7 @@ func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 // planning was lost (the planning cursor rewound), so chunk 0 of the same
 // backfill now stands for other keys.
 func TestConflictRecordedForAChangedChunk(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	env.start()
 	ctx := context.Background()
@@ -172,6 +175,7 @@ func TestConflictRecordedForAChangedChunk(t *testing.T) {
 // Rate-limit headers slow the pool also when the answer was a success, and a
 // 429 without Retry-After still pauses the pool.
 func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
+	t.Parallel()
 	var mode atomic.Value
 	mode.Store("quota")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -214,6 +218,7 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 // the backfill will really get (its cap, the pool's cap, the throttle), and
 // says which assets have no history.
 func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
+	t.Parallel()
 	const ws = `
 pools:
   narrow: {max_concurrent_runs: 2}
@@ -294,6 +299,7 @@ assets:
 }
 
 func TestRoundDuration(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    float64
 		want string
