@@ -11,6 +11,7 @@ import (
 // TestBackfillEventsAndConflictsPages: the timeline walks page by page with
 // next_cursor, newest first, with no duplicate and no gap; bad cursors are 400.
 func TestBackfillEventsAndConflictsPages(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-06", 1)
 	testkit.Eventually(t, 20*time.Second, "the backfill to end", func() bool {

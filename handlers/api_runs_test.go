@@ -16,6 +16,7 @@ import (
 // A remote engine answers 202 and later reports through the real callback
 // route, POST /api/v1/runs/{id}/complete, with its own operator token.
 func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
+	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:

@@ -38,6 +38,7 @@ func (f failDay) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // 2 partitions and waits to retry the third counts 2 succeeded and 1 queued,
 // not 2 succeeded and 3 queued (which left pending 2 short).
 func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   r.daily:

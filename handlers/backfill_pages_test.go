@@ -107,6 +107,7 @@ func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
 }
 
 func TestBackfillButtonsPerStateAndRole(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	clients := map[string]*http.Client{
@@ -165,6 +166,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 }
 
 func TestBackfillPageParts(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
 	c := env.Client(t, auth.RoleViewer)
@@ -220,6 +222,7 @@ func TestBackfillPageParts(t *testing.T) {
 }
 
 func TestBackfillsListFilterAndPages(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	var ids []string
 	for i := range handlers.BackfillPageSize + 5 {
@@ -351,6 +354,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 }
 
 func TestNewBackfillPrefillAndPreview(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	status, doc := pgGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
@@ -410,6 +414,7 @@ func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 }
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"k-bad"}}
@@ -502,6 +507,7 @@ func pgWithCSRF(f url.Values, tok string) url.Values {
 }
 
 func TestLaunchIsIdempotent(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"bfk_double"}}
@@ -533,6 +539,7 @@ func TestLaunchIsIdempotent(t *testing.T) {
 }
 
 func TestTransitionConflictAndRefusal(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, auth.RoleOperator)
@@ -593,6 +600,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 }
 
 func TestRunPageAndRetryFailed(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	ok := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
 	bad := pgCreateBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
@@ -716,6 +724,7 @@ func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 // TestStreamSubscribersReturnToZero opens many live streams, closes them and
 // checks the broker forgets every one; beyond the bound, streams are refused.
 func TestStreamSubscribersReturnToZero(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	br := eng.Broker()
@@ -770,6 +779,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 }
 
 func TestOverviewAndAssetSelection(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	c := env.Client(t, auth.RoleViewer)
 	// No active backfill: no section, but the live container waits for one.
@@ -809,6 +819,7 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 }
 
 func TestRunPageTailsTheLiveLog(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
 	c := env.Client(t, auth.RoleViewer)
@@ -835,6 +846,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 // TestBackfillPageQueuedIsNotRunning: chunks waiting for a retry's backoff
 // are counted as queued, not running; the counts add up to the selection.
 func TestBackfillPageQueuedIsNotRunning(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   q.flaky:
@@ -859,6 +871,7 @@ assets:
 // backfill page says so and when the first retry starts, instead of an ETA
 // from the rate so far that only grows meanwhile.
 func TestBackfillPageETAWaitingForRetry(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `assets:
   r.flaky:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
@@ -902,6 +915,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 // An error page leads back to the section it was asked in: an unknown
 // backfill to the backfills, not to the assets.
 func TestErrorPageLeadsBackToItsSection(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleViewer)
 	for path, want := range map[string]string{
@@ -923,6 +937,7 @@ func TestErrorPageLeadsBackToItsSection(t *testing.T) {
 // page render had a request id of its own: the second tab made a duplicate
 // child.
 func TestRetryFailedFromTwoTabsLaunchesOneChild(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 assets:
   f.daily:
@@ -978,6 +993,7 @@ assets:
 // says how many chunks were canceled instead of "3 of 10 finished" as if 7
 // were still to come.
 func TestCanceledBackfillPageSaysCanceled(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 assets:
   slow.daily:
@@ -1009,6 +1025,7 @@ assets:
 // would still be in flight (htmx then loses it: the UI audit saw a pause
 // made right after the page loaded leave the badge on Running).
 func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
@@ -1040,6 +1057,7 @@ func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 // no stream; the summary it then fetches takes away "the page updates by
 // itself". Before, the stream stayed open (30 min, then reconnected).
 func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
@@ -1070,6 +1088,7 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 // a backfill over partitions another run builds says they will wait, not
 // that they are skipped (they are built, after). Found by the UI audit.
 func TestQueuedChunkLooksQueued(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `assets:
   s.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}

@@ -19,6 +19,7 @@ import (
 // waiting out its backoff says when it starts; a paused backfill's retry
 // says it waits for Resume.
 func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   w.slow:

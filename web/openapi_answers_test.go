@@ -188,6 +188,7 @@ func apiAnswerer(t *testing.T, url, tok string) (call func(method, path, body st
 // The documented schemas of the backfill, preview, run, chunk and conflict
 // answers describe what the handlers answer, key by key.
 func TestOpenAPISchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   ok.daily:
@@ -268,6 +269,7 @@ assets:
 // numbers are integers within the handler's bounds, status and state are
 // comma-separated lists of their values; only free text stays a string.
 func TestOpenAPIQueryParameterTypes(t *testing.T) {
+	t.Parallel()
 	doc := web.OpenAPI(nil)
 	paths := doc["paths"].(map[string]map[string]any)
 	param := func(path, name string) map[string]any {
@@ -326,6 +328,7 @@ func TestOpenAPIQueryParameterTypes(t *testing.T) {
 // gaps, staleness (with and without ?partition), watermark, status board and
 // taint answers describe what the handlers answer, key by key.
 func TestOpenAPIStalenessSchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   up.daily:
@@ -426,6 +429,7 @@ assets:
 // The documented answers of adding dynamic partition keys and of a
 // workspace reload describe what the handlers answer, key by key.
 func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   d.feeds:
@@ -454,6 +458,7 @@ assets:
 // The callback of an asynchronous (HTTP 202) executor answers the documented
 // RunCompleteAccepted shape.
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
+	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
