@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 var tesseraBin string
@@ -503,17 +505,10 @@ assets:
 	if err := json.Unmarshal([]byte(out), &b); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, "backfill get to say what it waits for", func() bool {
 		code, out, errOut = s.cli(t, "backfill", "get", b.ID)
-		if code == 0 && strings.Contains(out, "waiting") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill get never says what it waits for: exit %d %q %q", code, out, errOut)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 0 && strings.Contains(out, "waiting")
+	})
 	if !strings.Contains(out, "chunk 1 waits for pool wh: its throttle (1 run per 1 h 0 min) has no run left") {
 		t.Fatalf("backfill get:\n%s", out)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestLogLevelDebugLogsAttempts: TESSERA_LOG_LEVEL=debug (README: "debug for
@@ -40,17 +42,15 @@ func TestLogLevelDebugLogsAttempts(t *testing.T) {
 		}
 		json.NewDecoder(resp.Body).Decode(&bf)
 		resp.Body.Close()
-		for deadline := time.Now().Add(20 * time.Second); bf.State != "SUCCEEDED" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		testkit.Eventually(t, 20*time.Second, "backfill "+bf.ID+" to succeed", func() bool {
 			req, _ := http.NewRequest("GET", url+"/api/v1/backfills/"+bf.ID, nil)
 			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(out)))
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				json.NewDecoder(resp.Body).Decode(&bf)
 				resp.Body.Close()
 			}
-		}
-		if bf.State != "SUCCEEDED" {
-			t.Fatalf("backfill %s: %s", bf.ID, bf.State)
-		}
+			return bf.State == "SUCCEEDED"
+		})
 		b, _ := os.ReadFile(logPath)
 		log := string(b)
 		started := strings.Contains(log, `msg="attempt started"`) && strings.Contains(log, "asset=dbg.static") && strings.Contains(log, "first=a")

@@ -83,33 +83,24 @@ func TestServeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	roots.AddCert(cert2)
-	var serial string
-	for i := 0; i < 200; i++ {
+	testkit.Eventually(t, 10*time.Second, "the server to serve the new certificate after SIGHUP", func() bool {
 		client.Transport.(*http.Transport).CloseIdleConnections()
-		if resp, err = client.Get(url + "/healthz"); err == nil {
-			resp.Body.Close()
-			if serial = resp.TLS.PeerCertificates[0].SerialNumber.String(); serial == cert2.SerialNumber.String() {
-				break
-			}
+		if resp, err = client.Get(url + "/healthz"); err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if serial != cert2.SerialNumber.String() {
-		t.Fatalf("after SIGHUP the server still serves certificate %s", serial)
-	}
+		resp.Body.Close()
+		return resp.TLS.PeerCertificates[0].SerialNumber.String() == cert2.SerialNumber.String()
+	})
 	if err := os.WriteFile(keyPath, []byte("not a key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 200 && !strings.Contains(string(b), "TLS certificate not reloaded"); i++ {
-		time.Sleep(50 * time.Millisecond)
+	testkit.Eventually(t, 10*time.Second, "the log to report the broken key on SIGHUP", func() bool {
 		b, _ = os.ReadFile(logPath)
-	}
-	if !strings.Contains(string(b), "TLS certificate not reloaded") {
-		t.Fatalf("a broken key on SIGHUP was not reported:\n%s", b)
-	}
+		return strings.Contains(string(b), "TLS certificate not reloaded")
+	})
 	client.Transport.(*http.Transport).CloseIdleConnections()
 	if resp, err = client.Get(url + "/healthz"); err != nil || resp.TLS.PeerCertificates[0].SerialNumber.String() != cert2.SerialNumber.String() {
 		t.Fatalf("after a broken reload the previous certificate is not served: %v", err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestServePreloadsStaleness: after a start, the staleness facts of every
@@ -14,12 +16,11 @@ import (
 func TestServePreloadsStaleness(t *testing.T) {
 	_, logPath := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "t.db"))
 	var log string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testkit.Eventually(t, 20*time.Second, "the log to say the staleness facts are preloaded", func() bool {
 		b, _ := os.ReadFile(logPath)
-		if log = string(b); strings.Contains(log, "staleness facts preloaded") {
-			break
-		}
-	}
+		log = string(b)
+		return strings.Contains(log, "staleness facts preloaded")
+	})
 	if !strings.Contains(log, `msg="staleness facts preloaded" assets=6`) {
 		t.Fatalf("no preload of the demo workspace's 6 assets in the log:\n%s", log)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestUnknownSubcommandsAreUsageErrors: a mistyped subcommand of any
@@ -139,20 +140,24 @@ func startServe(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, logP
 // waitReady waits until the server at url answers /readyz with 200.
 func waitReady(t *testing.T, client *http.Client, url, logPath string) *http.Response {
 	t.Helper()
-	for i := 0; ; i++ {
-		resp, err := client.Get(url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return resp
-			}
-		}
-		if i > 300 {
+	var resp *http.Response
+	ready := false
+	defer func() {
+		if !ready { // say why it did not start
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("server did not start (%v): %s", err, b)
+			t.Logf("the server's log:\n%s", b)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}()
+	testkit.Eventually(t, 15*time.Second, url+"/readyz to answer 200", func() bool {
+		var err error
+		if resp, err = client.Get(url + "/readyz"); err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	ready = true
+	return resp
 }
 
 var adminPasswordLine = regexp.MustCompile(`created first admin account.* user=admin password=(\S+)`)
@@ -198,16 +203,10 @@ func TestServeChecksEverythingBeforeCreatingTheFirstAdmin(t *testing.T) {
 	}
 	// The first start that succeeds prints the first admin's password.
 	_, logPath := serveBinary(t, nil, "--db", dbPath, "--seed-demo", "never")
-	var m []string
-	for i := 0; i < 100 && m == nil; i++ {
+	testkit.Eventually(t, 10*time.Second, "the first successful start to print the admin password", func() bool {
 		b, _ := os.ReadFile(logPath)
-		m = adminPasswordLine.FindStringSubmatch(string(b))
-		time.Sleep(20 * time.Millisecond)
-	}
-	if m == nil {
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("the first successful start did not print the admin password:\n%s", b)
-	}
+		return adminPasswordLine.Match(b)
+	})
 }
 
 // TestServeRejectsZeroEngineSettings: --max-concurrent-runs 0 and
@@ -356,15 +355,7 @@ func TestBackfillTransitionsWait(t *testing.T) {
 		}
 		return g.State, g.Counts["running"]
 	}
-	for i := 0; ; i++ {
-		if _, running := get(); running > 0 {
-			break
-		}
-		if i > 200 {
-			t.Fatal("no run of the backfill started")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, "a run of the backfill to start", func() bool { _, running := get(); return running > 0 })
 
 	code, out, errOut = s.cli(t, "backfill", "pause", id, "--wait")
 	if code != 0 || !strings.Contains(out, "PAUSED: 0 running") {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // A running server reads its workspace file again on `tessera workspace
@@ -93,13 +95,7 @@ func TestWorkspaceReload(t *testing.T) {
 	if err := s.Proc.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !has("w.hup") {
-		if time.Now().After(deadline) {
-			t.Fatalf("SIGHUP did not reload: assets %v", assets())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, "SIGHUP to reload the workspace (w.hup served)", func() bool { return has("w.hup") })
 	if has("w.new") {
 		t.Errorf("w.new is still served after it left the file: %v", assets())
 	}
@@ -147,13 +143,7 @@ func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
 	if err := s.Proc.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for processAlive(s.Proc.Pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not stop")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(t, 30*time.Second, "the server to stop", func() bool { return !processAlive(s.Proc.Pid) })
 	if err := os.WriteFile(s.WS, []byte(clientWorkspace), 0o644); err != nil {
 		t.Fatal(err)
 	}

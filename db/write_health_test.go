@@ -52,13 +52,7 @@ func bigWrite(ctx context.Context, s *db.Store, name string) error {
 
 func waitWritable(t *testing.T, s *db.Store) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for s.WriteHealth().Failing {
-		if time.Now().After(deadline) {
-			t.Fatalf("the store still reports failing writes after the cause went: %+v", s.WriteHealth())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 20*time.Second, "the store to stop reporting failing writes after the cause went", func() bool { return !s.WriteHealth().Failing })
 }
 
 func TestWriteFaultsAreClassified(t *testing.T) {

@@ -30,18 +30,20 @@ assets:
 
 func gridWait(t *testing.T, ctx context.Context, expr, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
+	var err error
+	held := false
+	defer func() {
+		if !held { // testkit.Eventually failed: show the page
 			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
-			t.Fatalf("timed out waiting for %s (%v); page:\n%s", what, err, page)
+			t.Logf("last evaluation error: %v; page:\n%s", err, page)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	}()
+	testkit.Eventually(t, 20*time.Second, what, func() bool {
+		var ok bool
+		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		return err == nil && ok
+	})
+	held = true
 }
 
 func gridJS(t *testing.T, ctx context.Context, expr string) string {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 func buildBinary(t *testing.T) string {
@@ -60,15 +61,21 @@ func (s *server) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + s.addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			return
+	up := false
+	defer func() {
+		if !up {
+			s.t.Logf("the server's log:\n%s", s.tail())
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	s.t.Fatalf("server did not start:\n%s", s.tail())
+	}()
+	testkit.Eventually(s.t, 20*time.Second, "the server to answer /healthz", func() bool {
+		resp, err := http.Get("http://" + s.addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	up = true
 }
 
 func (s *server) tail() string {
@@ -138,6 +145,7 @@ assets:
 		args: []string{"serve", "--addr", addr, "--db", dbPath, "--workspace", ws},
 		env:  []string{"TESSERA_LEASE_TTL=1s", "TESSERA_MAX_CONCURRENT_RUNS=8", "TESSERA_LOG_LEVEL=info"}}
 	srv.start()
+	t.Cleanup(srv.kill) // when the test fails before it stops the server
 	tok, err := exec.Command(bin, "token", "create", "--db", dbPath, "--user", "admin", "--name", "crash").Output()
 	if err != nil {
 		t.Fatalf("token create: %v\n%s", err, srv.tail())
@@ -153,6 +161,7 @@ assets:
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	kills := 0
 	for kills < 4 {
+		// A sleep: killing at a random point of the run is the scenario, not a wait for a state.
 		time.Sleep(time.Duration(200+rng.IntN(1200)) * time.Millisecond)
 		_, cur := api(t, http.MethodGet, base+"/backfills/"+id, token, nil)
 		if cur["state"] == db.BackfillSucceeded {
@@ -162,15 +171,12 @@ assets:
 		kills++
 		srv.start()
 	}
-	deadline := time.Now().Add(3 * time.Minute)
 	var cur map[string]any
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, 3*time.Minute, "the backfill to end", func() bool {
 		_, cur = api(t, http.MethodGet, base+"/backfills/"+id, token, nil)
-		if s, _ := cur["state"].(string); db.BackfillTerminal(s) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		s, _ := cur["state"].(string)
+		return db.BackfillTerminal(s)
+	})
 	srv.stop()
 	t.Logf("killed %d times; final %v", kills, cur["state"])
 	if cur["state"] != db.BackfillSucceeded {

@@ -49,24 +49,19 @@ func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
 
 func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, b := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
-		for _, s := range states {
-			if b["state"] == s {
-				return b
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill %s is %v, want %v", id, b["state"], states)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var b map[string]any
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+		_, b = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
+		state, _ := b["state"].(string)
+		return slices.Contains(states, state)
+	})
+	return b
 }
 
 const apiFeb = `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-28"},"chunk_size":7,"max_concurrent_runs":2,"title":"February"}`
 
 func TestBackfillAPILifecycle(t *testing.T) {
+	t.Parallel()
 	env, tok := apiBFEnv(t)
 	code, pv := apiCall(t, env, tok, "POST", "/api/v1/backfills/preview", apiFeb)
 	if code != 200 || pv["total_partitions"].(float64) != 28 || pv["total_chunks"].(float64) != 4 {
@@ -196,6 +191,7 @@ func TestBackfillAPILifecycle(t *testing.T) {
 }
 
 func TestBackfillAPIBadInput(t *testing.T) {
+	t.Parallel()
 	env, tok := apiBFEnv(t)
 	keys := make([]string, jobs.MaxExplicitKeys+1)
 	for i := range keys {
@@ -278,6 +274,7 @@ func apiNilIfEmpty(s string) any {
 // TestCanceledBackfillCountsNothingPending: once canceled, chunks and
 // partitions that will never run are counted as canceled, not pending.
 func TestCanceledBackfillCountsNothingPending(t *testing.T) {
+	t.Parallel()
 	// Chunks of about a second, one at a time: the cancel lands while the first runs.
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(apiBackfillWS, "duration: 1ms", "duration: 150ms", 1)})
 	env.StartEngine(t, jobs.Options{})
@@ -305,6 +302,7 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 // sentence: what was created, planned, started, how attempts ended (with
 // retries queued and the first error) and the transitions.
 func TestBackfillEventsSaySummaries(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   a.broken:
@@ -353,6 +351,7 @@ assets:
 // TestBackfillMetrics: /metrics reports backfills by state, active runs, the
 // runs and partitions backfills finished, and attempt durations.
 func TestBackfillMetrics(t *testing.T) {
+	t.Parallel()
 	env, tok := apiBFEnv(t)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb)
 	if code != http.StatusCreated {
@@ -361,18 +360,15 @@ func TestBackfillMetrics(t *testing.T) {
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	testkit.Eventually(t, 5*time.Second, "the 4 attempts in /metrics", func() bool {
 		r, err := env.Get("/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ = io.ReadAll(r.Body)
 		r.Body.Close()
-		if strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`)
+	})
 	for _, want := range []string{
 		`tessera_backfills{state="SUCCEEDED"} 1`, `tessera_backfills{state="RUNNING"} 0`,
 		`tessera_runs_active{state="running"} 0`, `tessera_runs_active{state="queued"} 0`,
@@ -390,6 +386,7 @@ func TestBackfillMetrics(t *testing.T) {
 // out of range and a stale expected_state_version, writing nothing; the
 // chunk counts of every backfill add up to total_chunks.
 func TestRetryFailedAPIValidatesAndCountsAddUp(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 assets:
   f.daily:
@@ -488,6 +485,7 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 // An event too big for the API (an attempts event of a big chunk) answers
 // {"truncated": true} with its summary; small ones keep their payload.
 func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   a.daily:
@@ -530,6 +528,7 @@ assets:
 // create: they take the documented defaults (the form's). A value that is
 // sent, 0 included, is still checked, and a refused one writes nothing.
 func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
+	t.Parallel()
 	const sel = `"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-10"}`
 	for _, c := range []struct {
 		name, extra     string
@@ -590,6 +589,7 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 // refreshes itself. Before, it read RUNNING with 0 running, 0 queued and
 // chunks pending, and nothing said why (found by the API audit).
 func TestBackfillSaysWhatItsNextChunkWaitsFor(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 pools:
   wh: {max_concurrent_runs: 4, throttle: 1/h}
@@ -602,7 +602,7 @@ assets:
 		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
 	id := b["id"].(string)
 	var got map[string]any
-	apiWaitFor(t, "the first chunk to succeed and the throttle to hold the next", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the first chunk to succeed and the throttle to hold the next", func() bool {
 		_, got = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
 		return got["counts"].(map[string]any)["succeeded"] == float64(1)
 	})

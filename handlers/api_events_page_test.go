@@ -4,27 +4,23 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestBackfillEventsAndConflictsPages: the timeline walks page by page with
 // next_cursor, newest first, with no duplicate and no gap; bad cursors are 400.
 func TestBackfillEventsAndConflictsPages(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-06", 1)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "the backfill to end", func() bool {
 		got, err := env.Store.Backfill(t.Context(), b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State == "SUCCEEDED" || got.State == "FAILED" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill still %s", got.State)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got.State == "SUCCEEDED" || got.State == "FAILED"
+	})
 	type page struct {
 		Events     []struct{ ID int64 }
 		NextCursor string `json:"next_cursor"`

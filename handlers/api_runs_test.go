@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/jobs"
@@ -17,6 +16,7 @@ import (
 // A remote engine answers 202 and later reports through the real callback
 // route, POST /api/v1/runs/{id}/complete, with its own operator token.
 func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
+	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
@@ -102,16 +102,5 @@ assets:
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("second callback answered %d", resp.StatusCode)
-	}
-}
-
-func apiWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -38,6 +38,7 @@ func (f failDay) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // 2 partitions and waits to retry the third counts 2 succeeded and 1 queued,
 // not 2 succeeded and 3 queued (which left pending 2 short).
 func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   r.daily:
@@ -47,20 +48,14 @@ assets:
 `})
 	eng := env.StartEngine(t, jobs.Options{Executor: failDay("2025-01-02")})
 	b := pgCreateBF(t, eng, "r.daily", "2025-01-01", "2025-01-30", 3)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time).
+	testkit.Eventually(t, 10*time.Second, "chunk 0 to wait for its retry while chunks 1 and 2 run", func() bool {
 		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 3 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning && runs[2].State == db.RunRunning {
-			break // chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("runs never settled: %+v", runs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(runs) == 3 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning && runs[2].State == db.RunRunning
+	})
 	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID)
 	count := func(k string) string {
 		return strings.TrimSpace(doc.Find(`[data-testid="count-` + k + `"] b`).Text())

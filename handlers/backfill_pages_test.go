@@ -107,6 +107,7 @@ func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
 }
 
 func TestBackfillButtonsPerStateAndRole(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	clients := map[string]*http.Client{
@@ -165,6 +166,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 }
 
 func TestBackfillPageParts(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
 	c := env.Client(t, auth.RoleViewer)
@@ -220,6 +222,7 @@ func TestBackfillPageParts(t *testing.T) {
 }
 
 func TestBackfillsListFilterAndPages(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	var ids []string
 	for i := range handlers.BackfillPageSize + 5 {
@@ -351,6 +354,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 }
 
 func TestNewBackfillPrefillAndPreview(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	status, doc := pgGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
@@ -410,6 +414,7 @@ func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 }
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"k-bad"}}
@@ -502,6 +507,7 @@ func pgWithCSRF(f url.Values, tok string) url.Values {
 }
 
 func TestLaunchIsIdempotent(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}, "idempotency_key": {"bfk_double"}}
@@ -533,6 +539,7 @@ func TestLaunchIsIdempotent(t *testing.T) {
 }
 
 func TestTransitionConflictAndRefusal(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, auth.RoleOperator)
@@ -593,6 +600,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 }
 
 func TestRunPageAndRetryFailed(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	ok := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
 	bad := pgCreateBF(t, eng, "t.flaky", "2025-01-01", "2025-01-03", 1)
@@ -707,21 +715,16 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 
 func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+state, func() bool {
 		b, err := env.Store.Backfill(context.Background(), id)
-		if err == nil && b.State == state {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	b, _ := env.Store.Backfill(context.Background(), id)
-	t.Fatalf("backfill %s is %s, want %s", id, b.State, state)
+		return err == nil && b.State == state
+	})
 }
 
 // TestStreamSubscribersReturnToZero opens many live streams, closes them and
 // checks the broker forgets every one; beyond the bound, streams are refused.
 func TestStreamSubscribersReturnToZero(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	br := eng.Broker()
@@ -772,16 +775,11 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	for _, b := range bodies {
 		b.Close()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for br.Count() != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := br.Count(); n != 0 {
-		t.Fatalf("%d subscribers left after every stream closed", n)
-	}
+	testkit.Eventually(t, 5*time.Second, "no subscriber left after every stream closed", func() bool { return br.Count() == 0 })
 }
 
 func TestOverviewAndAssetSelection(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	c := env.Client(t, auth.RoleViewer)
 	// No active backfill: no section, but the live container waits for one.
@@ -821,28 +819,24 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 }
 
 func TestRunPageTailsTheLiveLog(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
 	c := env.Client(t, auth.RoleViewer)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var doc *goquery.Document
+	testkit.Eventually(t, 10*time.Second, "the run page to show the running attempt's output", func() bool {
 		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 1 && runs[0].State == db.RunRunning {
-			_, doc := pgGet(t, env, c, "/runs/"+runs[0].ID+"/live")
-			if strings.Contains(doc.Find(`[data-testid="run-log"]`).Text(), "tail me x") {
-				if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
-					t.Error("a running run's page does not poll its log")
-				}
-				break
-			}
+		if len(runs) != 1 || runs[0].State != db.RunRunning {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run page never showed the running attempt's output")
-		}
-		time.Sleep(50 * time.Millisecond)
+		_, doc = pgGet(t, env, c, "/runs/"+runs[0].ID+"/live")
+		return strings.Contains(doc.Find(`[data-testid="run-log"]`).Text(), "tail me x")
+	})
+	if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
+		t.Error("a running run's page does not poll its log")
 	}
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
 		t.Fatal(err)
@@ -852,6 +846,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 // TestBackfillPageQueuedIsNotRunning: chunks waiting for a retry's backoff
 // are counted as queued, not running; the counts add up to the selection.
 func TestBackfillPageQueuedIsNotRunning(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   q.flaky:
@@ -861,20 +856,14 @@ assets:
 `, true)
 	b := pgCreateBF(t, eng, "q.flaky", "2025-01-01", "2025-01-04", 2)
 	c := env.Client(t, auth.RoleViewer)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var count func(k string) string
+	testkit.Eventually(t, 15*time.Second, "4 queued partitions", func() bool {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
-		count := func(k string) string { return doc.Find(`[data-testid="count-` + k + `"] b`).Text() }
-		if count("queued") == "4" {
-			if count("running") != "0" || count("pending") != "0" || count("chunks") != "0 of 2 finished" {
-				t.Fatalf("running %q pending %q chunks %q, want 0, 0 and 0 of 2 finished", count("running"), count("pending"), count("chunks"))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never 4 queued partitions: running %q queued %q pending %q", count("running"), count("queued"), count("pending"))
-		}
-		time.Sleep(20 * time.Millisecond)
+		count = func(k string) string { return doc.Find(`[data-testid="count-` + k + `"] b`).Text() }
+		return count("queued") == "4"
+	})
+	if count("running") != "0" || count("pending") != "0" || count("chunks") != "0 of 2 finished" {
+		t.Fatalf("running %q pending %q chunks %q, want 0, 0 and 0 of 2 finished", count("running"), count("pending"), count("chunks"))
 	}
 }
 
@@ -882,6 +871,7 @@ assets:
 // backfill page says so and when the first retry starts, instead of an ETA
 // from the rate so far that only grows meanwhile.
 func TestBackfillPageETAWaitingForRetry(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `assets:
   r.flaky:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
@@ -891,7 +881,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	b := pgCreateBF(t, eng, "r.flaky", "2025-01-01", "2025-01-01", 1)
 	c := env.Client(t, auth.RoleViewer)
 	var eta string
-	apiWaitFor(t, "the page to say it waits for the retry", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the page to say it waits for the retry", func() bool {
 		_, doc := pgGet(t, env, c, "/backfills/"+b.ID)
 		eta = strings.TrimSpace(doc.Find(`[data-testid="eta"]`).Text())
 		return strings.Contains(eta, "waiting for 1 retry, the first at ")
@@ -925,6 +915,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 // An error page leads back to the section it was asked in: an unknown
 // backfill to the backfills, not to the assets.
 func TestErrorPageLeadsBackToItsSection(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleViewer)
 	for path, want := range map[string]string{
@@ -946,6 +937,7 @@ func TestErrorPageLeadsBackToItsSection(t *testing.T) {
 // page render had a request id of its own: the second tab made a duplicate
 // child.
 func TestRetryFailedFromTwoTabsLaunchesOneChild(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 assets:
   f.daily:
@@ -1001,6 +993,7 @@ assets:
 // says how many chunks were canceled instead of "3 of 10 finished" as if 7
 // were still to come.
 func TestCanceledBackfillPageSaysCanceled(t *testing.T) {
+	t.Parallel()
 	env, tok, b := apiBackfillEnv(t, `
 assets:
   slow.daily:
@@ -1032,6 +1025,7 @@ assets:
 // would still be in flight (htmx then loses it: the UI audit saw a pause
 // made right after the page loaded leave the badge on Running).
 func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
@@ -1063,6 +1057,7 @@ func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 // no stream; the summary it then fetches takes away "the page updates by
 // itself". Before, the stream stayed open (30 min, then reconnected).
 func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
@@ -1093,13 +1088,14 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 // a backfill over partitions another run builds says they will wait, not
 // that they are skipped (they are built, after). Found by the UI audit.
 func TestQueuedChunkLooksQueued(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `assets:
   s.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     executor: {demo: {duration: 30s}}
 `, true)
 	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
-	apiWaitFor(t, "backfill A's run to start", func() bool {
+	testkit.Eventually(t, 20*time.Second, "backfill A's run to start", func() bool {
 		b, _ := env.Store.Backfill(context.Background(), a.ID)
 		return b.RunsRunning == 1
 	})
@@ -1117,7 +1113,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	}
 	b := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	var run db.Run
-	apiWaitFor(t, "backfill B's chunk to be planned and wait", func() bool {
+	testkit.Eventually(t, 20*time.Second, "backfill B's chunk to be planned and wait", func() bool {
 		runs, _ := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
 		if len(runs) == 1 {
 			run = runs[0]

@@ -11,6 +11,7 @@ import (
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestQueuedChunksSayWhyTheyWait: a chunk that waits for partitions another
@@ -18,6 +19,7 @@ import (
 // waiting out its backoff says when it starts; a paused backfill's retry
 // says it waits for Resume.
 func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   w.slow:
@@ -35,7 +37,7 @@ assets:
 	c := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)
 	var holder db.Run
-	waitUntil(t, "the first backfill's chunk to run", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the first backfill's chunk to run", func() bool {
 		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
 		if len(runs) == 1 && runs[0].State == db.RunRunning {
 			holder = runs[0]
@@ -46,7 +48,7 @@ assets:
 	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
 	b := pgCreateBF(t, eng, "w.slow", "2025-01-02", "2025-01-03", 2)
 	var waiting db.Run
-	waitUntil(t, "the overlapping chunk to be planned", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the overlapping chunk to be planned", func() bool {
 		runs, _ := env.Store.Runs(ctx, b.ID, nil, -1, 1)
 		if len(runs) == 1 {
 			waiting = runs[0]
@@ -88,7 +90,7 @@ assets:
 
 	// A retry waiting out its backoff, then held by a pause.
 	f := pgCreateBF(t, eng, "w.flaky", "2025-01-01", "2025-01-01", 1)
-	waitUntil(t, "the failed chunk to wait for its retry", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the failed chunk to wait for its retry", func() bool {
 		runs, _ := env.Store.Runs(ctx, f.ID, nil, -1, 1)
 		return len(runs) == 1 && runs[0].State == db.RunQueued && runs[0].Attempts == 1
 	})
@@ -102,16 +104,5 @@ assets:
 	_, doc = pgGet(t, env, c, "/backfills/"+f.ID)
 	if why := doc.Find(`[data-testid="chunk-wait"]`).Text(); !strings.Contains(why, "paused") || !strings.Contains(why, "resumed") {
 		t.Errorf("paused: %q", why)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -122,7 +122,7 @@ assets:
 			return err == nil && db.BackfillTerminal(b.State)
 		}
 	}
-	waitUntil(t, "the backfill to finish", finished(a.ID))
+	testkit.Eventually(t, 15*time.Second, "the backfill to finish", finished(a.ID))
 	if b, _ := env.Store.Backfill(ctx, a.ID); b.PartitionsMaterialized != 1 {
 		t.Errorf("the attempt did not run to its end without its process-group file: %+v", b)
 	}
@@ -142,7 +142,7 @@ assets:
 
 	// A later attempt whose files are written: whole again, nothing left.
 	b := pgCreateBF(t, eng, "c.cmd", "2025-01-02", "2025-01-02", 1)
-	waitUntil(t, "the second backfill to finish", finished(b.ID))
+	testkit.Eventually(t, 15*time.Second, "the second backfill to finish", finished(b.ID))
 	if cr := readyz().CrashRecovery; cr.Degraded || cr.Failures != 1 {
 		t.Errorf("/readyz crash_recovery after an attempt whose files were written = %+v, want not degraded (one failure so far)", cr)
 	}

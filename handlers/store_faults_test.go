@@ -80,7 +80,7 @@ assets:
 	viewer := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
 	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
-	waitUntil(t, "the backfill's first chunk to run", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the backfill's first chunk to run", func() bool {
 		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
 		return len(runs) == 1 && runs[0].State == db.RunRunning
 	})
@@ -161,7 +161,7 @@ assets:
 
 	// Space returns: ready again, no banner, no store wait, writes work.
 	free()
-	waitUntil(t, "/readyz to answer 200 after space returned", func() bool {
+	testkit.Eventually(t, 15*time.Second, "/readyz to answer 200 after space returned", func() bool {
 		var rd handlers.Readiness
 		code, _ := getJSON(t, env.Anon(), env.URL+"/readyz", &rd)
 		return code == http.StatusOK && rd.Database != nil && rd.Database.Writable
@@ -222,12 +222,12 @@ assets:
 	t.Cleanup(func() { cancel(); <-done })
 
 	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
-	waitUntil(t, "the chunk to run", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
 		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
 		return len(runs) == 1 && runs[0].State == db.RunRunning
 	})
 	free := fillStore(t, env.Store)
-	waitUntil(t, "the engine to retry recording the attempt a few times", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the engine to retry recording the attempt a few times", func() bool {
 		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
 	})
 	if b, _ := env.Store.Backfill(ctx, a.ID); b.State != db.BackfillRunning || b.PartitionsMaterialized != 0 {
@@ -242,7 +242,7 @@ assets:
 	}
 
 	free()
-	waitUntil(t, "the backfill to finish after space returned", func() bool {
+	testkit.Eventually(t, 15*time.Second, "the backfill to finish after space returned", func() bool {
 		b, err := env.Store.Backfill(ctx, a.ID)
 		return err == nil && db.BackfillTerminal(b.State)
 	})

@@ -111,15 +111,14 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 	}
 	// Closing one of the first viewer's streams frees its slot.
 	first[0]()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testkit.Eventually(t, 10*time.Second, "a stream slot to be free after closing a stream", func() bool {
 		resp := open(context.Background(), http.DefaultClient, viewer)
 		if resp.StatusCode == http.StatusOK {
-			break
+			return true
 		}
-		msg := message(resp)
-		if resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if msg := message(resp); resp.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("after closing a stream: HTTP %d %s", resp.StatusCode, msg)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 // funcExec adapts a function to Executor.
@@ -60,6 +61,7 @@ assets:
 `
 
 func TestSelectorResolutionAndPreview(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS+multiWS[strings.Index(multiWS, "assets:\n")+len("assets:\n"):], Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	id := env.ids["a.daily"]
@@ -148,6 +150,7 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 }
 
 func TestBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	before := countRows(t, env.store, `SELECT COUNT(*) FROM events`)
@@ -241,25 +244,15 @@ func (g *gate) open() {
 	g.mu.Unlock()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestStateTransitions(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	g.fail = func(w Work) bool { return w.Partitions[0] == "2025-01-01" }
 	env := newTestEnv(t, dailyWS, Options{Executor: g})
 	env.start()
 	ctx := context.Background()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "two runs started", func() bool { return g.started.Load() == 2 })
+	poll.Eventually(t, 20*time.Second, "two runs started", func() bool { return g.started.Load() == 2 })
 	b = env.wait(b.ID, db.BackfillRunning)
 	if b.StateVersion != 2 {
 		t.Fatalf("running at version %d", b.StateVersion)
@@ -280,11 +273,11 @@ func TestStateTransitions(t *testing.T) {
 	inputErr(t, err, "state", true)
 	// Active runs finish while paused, one fails: still paused, failure counted, nothing new planned.
 	g.open()
-	waitFor(t, "active runs finished", func() bool {
+	poll.Eventually(t, 20*time.Second, "active runs finished", func() bool {
 		b, _ := env.store.Backfill(ctx, b.ID)
 		return b.RunsActive == 0 && b.RunsFailed == 1
 	})
-	time.Sleep(50 * time.Millisecond)
+	env.steps(3) // the steps that would plan more, were the pause not kept
 	p, _ = env.store.Backfill(ctx, b.ID)
 	if p.State != db.BackfillPaused || p.NextChunk != 2 || p.RunsSucceeded != 1 {
 		t.Fatalf("paused with failures: %+v", p)
@@ -316,6 +309,7 @@ func TestStateTransitions(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	sw := newSwap(g)
 	env := newTestEnv(t, dailyWS, Options{Executor: sw})
@@ -323,12 +317,12 @@ func TestCancel(t *testing.T) {
 	ctx := context.Background()
 	// Cancel lets active runs finish: CANCELING until they do.
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "runs started", func() bool { return g.started.Load() == 2 })
+	poll.Eventually(t, 20*time.Second, "runs started", func() bool { return g.started.Load() == 2 })
 	c, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t")
 	if err != nil || c.State != db.BackfillCanceling {
 		t.Fatalf("cancel %+v %v", c, err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	env.steps(3) // the steps that would end or plan it, were the cancel not graceful
 	if b2, _ := env.store.Backfill(ctx, b.ID); b2.State != db.BackfillCanceling || b2.NextChunk != 2 {
 		t.Fatalf("canceling %+v", b2)
 	}
@@ -341,7 +335,7 @@ func TestCancel(t *testing.T) {
 	g2 := newGate()
 	sw.set(g2)
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-10"}, ChunkSize: 1, MaxConcurrentRuns: 3})
-	waitFor(t, "runs started", func() bool { return g2.started.Load() == 3 })
+	poll.Eventually(t, 20*time.Second, "runs started", func() bool { return g2.started.Load() == 3 })
 	if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, true, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +357,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestLeaseOverlappingBackfills(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	building := map[string]bool{}
 	var violations atomic.Int64
@@ -409,12 +404,13 @@ func TestLeaseOverlappingBackfills(t *testing.T) {
 }
 
 func TestFairnessBetweenBackfills(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result { time.Sleep(3 * time.Millisecond); return Result{} })
 	env := newTestEnv(t, dailyWS, Options{Executor: ex, MaxConcurrentRuns: 2})
 	env.start()
 	ctx := context.Background()
 	big := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-03-10"}, ChunkSize: 1, MaxConcurrentRuns: 10})
-	waitFor(t, "big started", func() bool {
+	poll.Eventually(t, 20*time.Second, "big started", func() bool {
 		b, _ := env.store.Backfill(ctx, big.ID)
 		return b.NextChunk >= 5
 	})
@@ -446,6 +442,7 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 // is counted whole, its consecutive runs by range and the scattered keys one
 // by one, and both give the same counts as a range preview would.
 func TestExplicitPreviewCountsEveryKey(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, `
 assets:
   big.hourly:
@@ -516,6 +513,7 @@ assets:
 // build it beside that run. Before, the report ended the lease: backfill B
 // started its chunk while A's command still ran (found by the API audit).
 func TestReportDuringBuildKeepsTheLease(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var mu sync.Mutex
 	active, most, calls := 0, 0, 0
@@ -544,19 +542,7 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 	env := newTestEnv(t, dailyWS, Options{Executor: ex})
 	env.start()
 	a := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := calls
-		mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("backfill A's run never started")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, "backfill A's run to start", func() bool { mu.Lock(); defer mu.Unlock(); return calls == 1 })
 	ctx := context.Background()
 	asset := env.ids["a.daily"]
 	if _, err := env.store.RecordMaterializations(ctx, []db.Materialization{{AssetID: asset, AssetKey: "a.daily", Partition: "2025-01-10", Idx: 9,
@@ -564,7 +550,7 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	time.Sleep(300 * time.Millisecond) // many controller steps
+	env.steps(10) // many controller steps, any of which would start B's run were A's lease not respected
 	mu.Lock()
 	n := calls
 	mu.Unlock()
@@ -594,6 +580,7 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 // runs of 24 took a second each were estimated at a tenth of their time
 // (found by the UI audit).
 func TestPreviewEstimateOfAnotherRunSize(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		time.Sleep(40 * time.Millisecond) // a fixed cost per run
 		res := Result{Parts: map[string]PartResult{}}

@@ -88,7 +88,9 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			}
 			comps = append(comps, rc...)
 		}
-		if err := e.step(ctx, comps, true); err != nil {
+		err := e.step(ctx, comps, true)
+		e.steps.Add(1)
+		if err != nil {
 			if ctx.Err() != nil {
 				continue
 			}

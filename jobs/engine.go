@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -74,6 +75,8 @@ type Engine struct {
 	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
 
 	recovery recoveryHealth // see CrashRecoveryHealth
+
+	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates

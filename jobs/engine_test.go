@@ -2,15 +2,18 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 type testEnv struct {
@@ -78,22 +81,31 @@ func (e *testEnv) create(req Request) db.Backfill {
 
 func (e *testEnv) wait(id string, states ...string) db.Backfill {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := e.store.Backfill(context.Background(), id)
-		if err != nil {
+	var b db.Backfill
+	done := false
+	defer func() {
+		if !done { // poll.Eventually failed: say where the backfill stopped
+			e.t.Logf("backfill %s last seen %s: %+v", id, b.State, b)
+		}
+	}()
+	poll.Eventually(e.t, 30*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+		var err error
+		if b, err = e.store.Backfill(context.Background(), id); err != nil {
 			e.t.Fatal(err)
 		}
-		for _, s := range states {
-			if b.State == s {
-				return b
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	b, _ := e.store.Backfill(context.Background(), id)
-	e.t.Fatalf("backfill %s is %s after 30s, want %v (%+v)", id, b.State, states, b)
+		return slices.Contains(states, b.State)
+	})
+	done = true
 	return b
+}
+
+// steps waits until the controller has finished n more steps, at least n-1
+// of them begun after the call: what a step would do, it has done. Tests
+// that check that something does NOT happen wait with it, not a sleep.
+func (e *testEnv) steps(n int64) {
+	e.t.Helper()
+	from := e.eng.steps.Load()
+	poll.Eventually(e.t, 20*time.Second, fmt.Sprintf("%d controller steps", n), func() bool { return e.eng.steps.Load() >= from+n })
 }
 
 const dailyWS = `
@@ -105,6 +117,7 @@ assets:
 `
 
 func TestBackfillRunsToSuccess(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	env.start()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 // processAlive reports whether pid runs (a zombie does not).
@@ -43,13 +44,14 @@ func readPid(t *testing.T, path string) int {
 
 func waitDead(t *testing.T, what string, pid int) {
 	t.Helper()
-	for i := 0; processAlive(pid); i++ {
-		if i == 200 {
+	ended := false
+	defer func() {
+		if !ended { // it outlived the wait: do not leave it behind
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("%s (pid %d) still runs", what, pid)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	}()
+	poll.Eventually(t, 5*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !processAlive(pid) })
+	ended = true
 }
 
 // The attempt ends when the command's main process exits, whether or not
@@ -90,7 +92,7 @@ func TestKillOrphansChecksTheProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
-		waitFor(t, "the child", func() bool { b, _ := os.ReadFile(dir + "/child"); return len(b) > 0 && b[len(b)-1] == '\n' })
+		poll.Eventually(t, 20*time.Second, "the child", func() bool { b, _ := os.ReadFile(dir + "/child"); return len(b) > 0 && b[len(b)-1] == '\n' })
 		report := filepath.Join(dir, "run-1.jsonl")
 		if err := writeProcFile(procPath(report), cmd.Process.Pid); err != nil {
 			t.Fatal(err)
@@ -227,35 +229,32 @@ assets:
 		t.Fatal(err)
 	}
 	defer func() { _ = server.Process.Kill(); _ = server.Wait() }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the server's output:\n%s", out)
+		}
+	})
 	childFile := filepath.Join(dir, "child")
-	for i := 0; ; i++ {
-		if b, _ := os.ReadFile(childFile); len(b) > 0 && b[len(b)-1] == '\n' {
-			break
-		}
-		if i == 2000 {
-			t.Fatalf("the command did not start:\n%s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, 20*time.Second, "the command to start", func() bool {
+		b, _ := os.ReadFile(childFile)
+		return len(b) > 0 && b[len(b)-1] == '\n'
+	})
 	child := readPid(t, childFile)
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 	// The server copies the command's output into the .out file as it reads
 	// it; kill it once the first line is there (output still in the pipe
 	// when a server dies is lost, and under -race the copy can lag).
-	for i := 0; ; i++ {
+	poll.Eventually(t, 20*time.Second, "the command's output to reach its .out file", func() bool {
 		outs, _ := filepath.Glob(filepath.Join(path+".reports", "*.out"))
-		if len(outs) == 1 {
-			if b, _ := os.ReadFile(outs[0]); strings.Contains(string(b), "building 2025-01-01") {
-				break
-			}
+		if len(outs) != 1 {
+			return false
 		}
-		if i == 2000 {
-			t.Fatalf("the command's output never reached its .out file:\n%s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		b, _ := os.ReadFile(outs[0])
+		return strings.Contains(string(b), "building 2025-01-01")
+	})
 	_ = server.Process.Signal(syscall.SIGKILL)
 	_ = server.Wait()
+	// A sleep: that the child does NOT die with the server shows only as time passing.
 	time.Sleep(50 * time.Millisecond)
 	if !processAlive(child) {
 		t.Fatal("the command's child died with the server: nothing left to recover")
@@ -263,7 +262,7 @@ assets:
 	// A new server on the same database, once the dead one's lease expired.
 	eng, _ := openOrphanEngine(t, path, ws)
 	var comps []completion
-	waitFor(t, "the expired attempt", func() bool {
+	poll.Eventually(t, 20*time.Second, "the expired attempt", func() bool {
 		var err error
 		comps, err = eng.recoverExpired(context.Background())
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 func commandAsset(argv []string, shell bool) *catalog.Asset {
@@ -26,6 +27,7 @@ func commandAsset(argv []string, shell bool) *catalog.Asset {
 }
 
 func TestCommandExecutorEnvironmentAndReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "job.sh")
 	os.WriteFile(script, []byte(`#!/bin/sh
@@ -69,6 +71,7 @@ echo '{"partition":"2025-01-01","status":"materialized","metadata":{"rows":12}}'
 }
 
 func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"timeout", "cancel"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
@@ -78,11 +81,21 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			if mode == "cancel" {
 				ctx, cancel = context.WithCancel(context.Background())
-				go func() { time.Sleep(300 * time.Millisecond); cancel() }()
 			}
 			defer cancel()
 			start := time.Now()
-			res := CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r"), Def: def})
+			done := make(chan Result, 1)
+			go func() {
+				done <- CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r"), Def: def})
+			}()
+			if mode == "cancel" { // cancel once the command and its child run
+				poll.Eventually(t, 5*time.Second, "the command's child to start", func() bool {
+					b, _ := os.ReadFile(pidFile)
+					return strings.HasSuffix(string(b), "\n")
+				})
+				cancel()
+			}
+			res := <-done
 			if res.Err == nil || time.Since(start) > 5*time.Second {
 				t.Fatalf("err %v after %s", res.Err, time.Since(start))
 			}
@@ -91,16 +104,16 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			time.Sleep(50 * time.Millisecond)
-			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err := syscall.Kill(pid, 0); err == nil && !strings.Contains(string(stat), ") Z ") {
-				t.Fatalf("child %d still alive: %s", pid, stat)
-			}
+			poll.Eventually(t, 5*time.Second, fmt.Sprintf("child %d to die", pid), func() bool {
+				stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				return syscall.Kill(pid, 0) != nil || strings.Contains(string(stat), ") Z ")
+			})
 		})
 	}
 }
 
 func TestCommandExecutorThroughTheEngine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := fmt.Sprintf(`
 assets:
@@ -190,8 +203,8 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	// Async: 202, then the remote engine calls back.
 	mode.Store("async")
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-05", End: "2025-01-06"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
-	time.Sleep(20 * time.Millisecond)
+	poll.Eventually(t, 20*time.Second, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
+	env.steps(3) // a 202 must not end the run: give the controller the steps that would
 	if got := env.wait(b.ID, db.BackfillRunning); got.RunsRunning != 2 {
 		t.Fatalf("async runs should still run: %+v", got)
 	}
@@ -214,7 +227,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 1 || f.PartitionsFailed != 1 {
 		t.Fatalf("async %+v", f)
 	}
-	waitFor(t, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
+	poll.Eventually(t, 20*time.Second, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
 	if err := env.eng.Complete(ctx, w0.RunID, nil, ""); err == nil {
 		t.Fatal("complete of a finished run accepted")
 	}
@@ -230,7 +243,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 	}
 	mode.Store("sync")
 	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-11", End: "2025-01-11"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	time.Sleep(300 * time.Millisecond)
+	env.steps(10) // the steps that would start a run, were the pool not slowed down
 	if got, _ := env.store.Backfill(ctx, b.ID); got.RunsRunning+got.RunsSucceeded != 0 {
 		t.Fatalf("a run started while the pool was slowed down: %+v", got)
 	}
@@ -249,6 +262,7 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 }
 
 func TestPoolCapAndThrottle(t *testing.T) {
+	t.Parallel()
 	const ws = `
 pools:
   small: {max_concurrent_runs: 2}
@@ -305,6 +319,7 @@ assets:
 // status fails its partition, a line that names no partition of the attempt
 // fails the partitions left unreported, and both say what was wrong.
 func TestCommandReportProblemsFailPartitions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(t *testing.T, lines ...string) Result {
 		t.Helper()
@@ -357,6 +372,7 @@ func TestCommandReportProblemsFailPartitions(t *testing.T) {
 
 // Through the engine: a misspelled status on exit 0 fails the partition and the backfill.
 func TestCommandReportMisspelledStatusFailsTheBackfill(t *testing.T) {
+	t.Parallel()
 	ws := `
 assets:
   a.daily:
@@ -412,6 +428,7 @@ func TestCommandExecutorDropsServerSettings(t *testing.T) {
 // A 2xx answer whose results hold a status Tessera does not know fails
 // those partitions (and a foreign partition fails the unreported ones).
 func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
+	t.Parallel()
 	var answer atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, answer.Load().(string))
@@ -437,6 +454,7 @@ func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
 
 // A request that hits the http executor's timeout is a timeout, not a failure.
 func TestHTTPExecutorTimeoutIsRecordedAsTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -473,6 +491,7 @@ assets:
 // An attempt that outlives the asset's timeout is recorded as timeout, and
 // its error says which setting stopped it.
 func TestAttemptTimeoutNamesTheSetting(t *testing.T) {
+	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		<-ctx.Done()
 		return Result{Err: ctx.Err()}
@@ -498,6 +517,7 @@ assets:
 // A command's output file (kept for crash recovery) stays bounded however
 // much the command writes, and always holds the tail.
 func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
+	t.Parallel()
 	f, err := os.Create(filepath.Join(t.TempDir(), "a.out"))
 	if err != nil {
 		t.Fatal(err)
@@ -525,6 +545,7 @@ func TestOutputFileStaysBoundedWithTheTail(t *testing.T) {
 // A pool's wait reason names what holds it: its throttle only when it has
 // no run left, a remote slow-down with its end, nothing otherwise.
 func TestPoolHoldingReason(t *testing.T) {
+	t.Parallel()
 	ws := &catalog.Workspace{Pools: map[string]catalog.Pool{"p": {Throttle: &catalog.Throttle{Runs: 1, Per: time.Hour}}}}
 	p := newPoolState()
 	now := time.Now()

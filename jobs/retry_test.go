@@ -14,9 +14,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
+	t.Parallel()
 	failHour := "2025-01-01-05:00"
 	var failing atomic.Bool
 	failing.Store(true)
@@ -119,6 +121,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 }
 
 func TestRetriesWithBackoffKeepCheckpoint(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -193,6 +196,7 @@ func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
 // failures, retries, upstream failures, pause, cancel, terminate, retry-failed,
 // overlapping backfills) and rebuilds every projection from the events.
 func TestReplayRebuildsProjections(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		n := int(calls.Add(1))
@@ -223,7 +227,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 	g := newGate()
 	sw.set(g)
 	d := env.create(Request{Assets: []string{"feat"}, Selector: Selector{Type: "range"}, ChunkSize: 2, MaxConcurrentRuns: 2})
-	waitFor(t, "gate", func() bool { return g.started.Load() >= 2 })
+	poll.Eventually(t, 20*time.Second, "gate", func() bool { return g.started.Load() >= 2 })
 	if _, err := env.eng.Transition(ctx, d.ID, ActPause, 0, false, "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +291,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 // that failed and the tainted one (not what was reported since the run
 // started), and the run and backfill count each partition once.
 func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -365,6 +370,7 @@ func dayIdx(t *testing.T, day string) int64 {
 // the cancel ends the backfill at once or, after a running chunk finished,
 // the controller does.
 func TestCancelCountsFailuresOfRunsWaitingForRetry(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   c.daily:
@@ -395,28 +401,16 @@ assets:
 		ctx := context.Background()
 		b := env.create(Request{Assets: []string{"c.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 2})
 		// Wait for chunk 0 to be queued for its retry (and chunk 1 to run).
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		poll.Eventually(t, 10*time.Second, "chunk 0 to wait for its retry while chunk 1 runs", func() bool {
 			runs, err := env.store.Runs(ctx, b.ID, nil, -1, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(runs) == 2 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("chunk 0 never waited for its retry: %+v", runs)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return len(runs) == 2 && runs[0].State == db.RunQueued && runs[0].Attempts == 1 && runs[1].State == db.RunRunning
+		})
 		if !whileRunning {
 			close(release)
-			for bf, _ := env.store.Backfill(ctx, b.ID); bf.RunsRunning > 0; bf, _ = env.store.Backfill(ctx, b.ID) {
-				if time.Now().After(deadline) {
-					t.Fatalf("chunk 1 never finished: %+v", bf)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			poll.Eventually(t, 10*time.Second, "chunk 1 to finish", func() bool { bf, _ := env.store.Backfill(ctx, b.ID); return bf.RunsRunning == 0 })
 		}
 		if _, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t"); err != nil {
 			t.Fatal(err)
@@ -440,6 +434,7 @@ assets:
 // the partitions it built failed; a retry, which builds only what earlier
 // attempts left, also says what became of the rest of the chunk.
 func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -478,6 +473,7 @@ assets:
 // title (before, the two ran together: "Retry failed of bf_x retry test"),
 // cut to 200 characters without splitting a character.
 func TestRetryTitle(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 300)
 	for _, tc := range []struct{ title, want string }{
 		{"", "Retry failed of bf_1"},
@@ -497,6 +493,7 @@ func TestRetryTitle(t *testing.T) {
 // does not build it again, and it counts as materialized: the backfill ends
 // SUCCEEDED with nothing pending, and the run says who built it.
 func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
+	t.Parallel()
 	const ws = `
 assets:
   a.daily:
@@ -563,6 +560,7 @@ assets:
 // day waits an hour to retry, the downstream days before it are built; the
 // downstream day that reads it waits.
 func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-04", "2025-01-01", "2025-01-04", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-02", "down.d 2025-01-03"}, "down.d 2025-01-04")
 }
@@ -617,27 +615,20 @@ type builtEnv struct {
 func (be *builtEnv) waitBuilt(b db.Backfill, want []string, not string) {
 	t := be.t
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got []string
+	poll.Eventually(t, 10*time.Second, fmt.Sprintf("%v all built while an upstream day waits to retry", want), func() bool {
 		be.mu.Lock()
-		got := slices.Clone(be.built)
+		got = slices.Clone(be.built)
 		be.mu.Unlock()
-		n := 0
 		for _, w := range want {
-			if slices.Contains(got, w) {
-				n++
+			if !slices.Contains(got, w) {
+				return false
 			}
 		}
-		if n == len(want) {
-			if slices.Contains(got, not) {
-				t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v not all built while an upstream day waits to retry; built %v", want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	})
+	if slices.Contains(got, not) {
+		t.Fatalf("the downstream day of the upstream day waiting to retry was built: %v", got)
 	}
 	f, err := be.store.Backfill(context.Background(), b.ID)
 	if err != nil || f.State != db.BackfillRunning {
@@ -649,20 +640,15 @@ func (be *builtEnv) waitBuilt(b db.Backfill, want []string, not string) {
 // first attempt and waits for its retry's backoff, and returns its id.
 func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runs, err := env.store.Runs(context.Background(), id, nil, -1, 1)
-		if err != nil {
+	var runs []db.Run
+	poll.Eventually(t, 10*time.Second, "attempt 1 to be recorded and its run queued for the retry", func() bool {
+		var err error
+		if runs, err = env.store.Runs(context.Background(), id, nil, -1, 1); err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued {
-			return runs[0].ID
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("attempt 1 not recorded: %+v", runs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(runs) == 1 && runs[0].Attempts == 1 && runs[0].State == db.RunQueued
+	})
+	return runs[0].ID
 }
 
 // TestDownstreamChunksPassOneWaitingForItsUpstream: a downstream chunk whose
@@ -672,6 +658,7 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 // Before, planning stopped at the first waiting downstream chunk: days 03 to
 // 05 of down.d waited the hour behind day 02.
 func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-05", 2)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04", "down.d 2025-01-05"}, "down.d 2025-01-02")
 	ctx := context.Background()
@@ -705,6 +692,7 @@ func TestDownstreamChunksPassOneWaitingForItsUpstream(t *testing.T) {
 // materialized · 2 failed" above a list of materialized partitions (found
 // by the UI audit).
 func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls := 0
 	ex := funcExec(func(ctx context.Context, w Work) Result {
@@ -756,12 +744,12 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 // whole backoff, and GET of the backfill said nothing (found by the
 // regression audit of 522c8d7).
 func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
+	t.Parallel()
 	env, b := flakyUpstream(t, "2025-01-02", "2025-01-01", "2025-01-04", 1)
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04"}, "down.d 2025-01-02")
 	ctx := context.Background()
 	var w *RunWait
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Eventually(t, 5*time.Second, "the backfill to say what its next chunk waits for", func() bool {
 		f, err := env.store.Backfill(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -769,12 +757,9 @@ func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
 		if w, err = env.eng.NextChunkWait(ctx, f); err != nil {
 			t.Fatal(err)
 		}
-		if w != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if w == nil || !strings.Contains(w.Reason, "retry backoff: attempt 2 of 2") {
+		return w != nil
+	})
+	if !strings.Contains(w.Reason, "retry backoff: attempt 2 of 2") {
 		t.Fatalf("the backfill's wait %+v, want its first queued chunk's retry backoff", w)
 	}
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 // An asynchronous (202) attempt keeps its timeout and can be terminated: a
 // remote engine that never calls back cannot leave a run running for ever.
 func TestAsyncAttemptTimeoutAndTerminate(t *testing.T) {
+	t.Parallel()
 	var posts atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		posts.Add(1)
@@ -55,12 +57,12 @@ assets:
 	// A graceful cancel waits for the running attempt; escalating it with
 	// terminate ends the attempt even though it waits for a callback.
 	b = env.create(Request{Assets: []string{"a.patient"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "two async runs running", func() bool { g, _ := env.store.Backfill(ctx, b.ID); return g.RunsRunning == 2 })
+	poll.Eventually(t, 20*time.Second, "two async runs running", func() bool { g, _ := env.store.Backfill(ctx, b.ID); return g.RunsRunning == 2 })
 	c, err := env.eng.Transition(ctx, b.ID, ActCancel, 0, false, "t")
 	if err != nil || c.State != db.BackfillCanceling {
 		t.Fatalf("cancel: %+v %v", c, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	env.steps(5) // the steps that would end the runs, were the cancel not graceful
 	if g, _ := env.store.Backfill(ctx, b.ID); g.State != db.BackfillCanceling || g.RunsRunning != 2 {
 		t.Fatalf("a graceful cancel should wait for the runs: %+v", g)
 	}
@@ -96,16 +98,17 @@ assets:
 // A backfill whose partitions another run is building plans its chunk rows
 // one free slot at a time (its max_concurrent_runs), not all at once.
 func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
+	t.Parallel()
 	g := newGate()
 	sw := newSwap(g)
 	env := newTestEnv(t, dailyWS, Options{Executor: sw})
 	env.start()
 	ctx := context.Background()
 	holder := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 20, MaxConcurrentRuns: 1})
-	waitFor(t, "the holder's run started", func() bool { return g.started.Load() == 1 })
+	poll.Eventually(t, 20*time.Second, "the holder's run started", func() bool { return g.started.Load() == 1 })
 	waiter := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	waitFor(t, "the waiter planned", func() bool { b, _ := env.store.Backfill(ctx, waiter.ID); return b.NextChunk > 0 })
-	time.Sleep(200 * time.Millisecond) // ten ticks of the controller
+	poll.Eventually(t, 20*time.Second, "the waiter planned", func() bool { b, _ := env.store.Backfill(ctx, waiter.ID); return b.NextChunk > 0 })
+	env.steps(10) // ten steps of the controller, any of which would plan more were the cap not kept
 	w, _ := env.store.Backfill(ctx, waiter.ID)
 	if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs WHERE backfill_id=?`, waiter.ID); n != 2 || w.NextChunk != 2 || w.RunsRunning != 0 {
 		t.Fatalf("waiting backfill planned %d runs (next chunk %d, running %d), want 2 waiting", n, w.NextChunk, w.RunsRunning)
@@ -126,6 +129,7 @@ func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 // planning was lost (the planning cursor rewound), so chunk 0 of the same
 // backfill now stands for other keys.
 func TestConflictRecordedForAChangedChunk(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
 	env.start()
 	ctx := context.Background()
@@ -171,6 +175,7 @@ func TestConflictRecordedForAChangedChunk(t *testing.T) {
 // Rate-limit headers slow the pool also when the answer was a success, and a
 // 429 without Retry-After still pauses the pool.
 func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
+	t.Parallel()
 	var mode atomic.Value
 	mode.Store("quota")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -213,6 +218,7 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 // the backfill will really get (its cap, the pool's cap, the throttle), and
 // says which assets have no history.
 func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
+	t.Parallel()
 	const ws = `
 pools:
   narrow: {max_concurrent_runs: 2}
@@ -293,6 +299,7 @@ assets:
 }
 
 func TestRoundDuration(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    float64
 		want string

@@ -123,16 +123,13 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	}
 	var png []byte
 	var err error
-	for try := 0; ; try++ {
+	// Chromium measures the page for a full screenshot; caught while it
+	// lays out a swap, it answers "Cannot take screenshot with 0 width"
+	// (seen on a loaded machine): a moment later it can.
+	Eventually(t, 5*time.Second, "a screenshot "+name+" of a laid-out page", func() bool {
 		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG; below it Chromium encodes JPEG
-		// Chromium measures the page for a full screenshot; caught while it
-		// lays out a swap, it answers "Cannot take screenshot with 0
-		// width" (seen on a loaded machine): a moment later it can.
-		if err == nil || try == 10 || !strings.Contains(err.Error(), "with 0 ") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil || !strings.Contains(err.Error(), "with 0 ")
+	})
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}

@@ -117,20 +117,14 @@ func startBinaryServer(t *testing.T, ws string, extra ...string) *liveServer {
 		s.URL = "https://" + addr
 		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the test's own self-signed certificate
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "serve to become healthy", func() bool {
 		resp, err := client.Get(s.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not become healthy: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	return s
 }
 
@@ -161,19 +155,26 @@ func bfSignIn(t *testing.T, ctx context.Context, s *liveServer) {
 // waitJS polls a JavaScript boolean expression until it holds.
 func bfWaitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration, what string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
+	var err error
+	held := false
+	defer func() {
+		if !held { // testkit.Eventually failed: show the page
 			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
-			t.Fatalf("timed out waiting for %s (%v); page:\n%s", what, err, html)
+			t.Logf("last evaluation error: %v; page:\n%s", err, html)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	}()
+	testkit.Eventually(t, timeout, what, func() bool {
+		var ok bool
+		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		return err == nil && ok
+	})
+	held = true
 }
+
+// streamsOpen is true when the page has live sections and every one's
+// EventSource is open (the htmx sse extension keeps it in its internal data).
+const streamsOpen = `(function(){var els=document.querySelectorAll('[sse-connect]');if(!els.length){return false}
+for(var i=0;i<els.length;i++){var d=els[i]['htmx-internal-data'];if(!d||!d.sseEventSource||d.sseEventSource.readyState!==EventSource.OPEN){return false}}return true})()`
 
 func bfJS(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
@@ -355,9 +356,10 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
 	// Paused: active chunks finish, no new chunk is planned.
-	time.Sleep(2 * time.Second)
+	bfWaitJS(t, ctx, `document.querySelector('[data-testid="count-running"] b').innerText.trim() === "0"`, 30*time.Second, "the active chunks to finish")
 	before := bfPlanned(t, ctx)
-	time.Sleep(2 * time.Second)
+	// A sleep: that nothing is planned shows only as time passing (five controller ticks).
+	time.Sleep(time.Second)
 	if after := bfPlanned(t, ctx); after != before {
 		t.Fatalf("planning went on while paused: %s then %s", before, after)
 	}
@@ -403,6 +405,7 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELING"), 20*time.Second, "CANCELING")
 	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="action-terminate"]')`, 20*time.Second, "the Terminate button")
+	// A sleep: that the 60 s chunks are NOT ended shows only as time passing (five controller ticks).
 	time.Sleep(time.Second)
 	if !strings.Contains(bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`), "CANCELING") {
 		t.Fatal("a graceful cancel should wait for the 60 s chunks")
@@ -492,8 +495,10 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	if !strings.Contains(msg, "Someone changed this backfill") {
 		t.Fatalf("message %q", msg)
 	}
-	// The message stays while live updates keep arriving.
-	time.Sleep(2 * time.Second)
+	// The message stays while live updates keep arriving: mark the live
+	// summary, wait until an update replaced it.
+	bfJS(t, ctx, `document.querySelector('#bf-summary').dataset.seen = "1"; ""`)
+	bfWaitJS(t, ctx, `document.querySelector('#bf-summary') !== null && document.querySelector('#bf-summary').dataset.seen !== "1"`, 20*time.Second, "a live update of the summary")
 	if bfJS(t, ctx, `String(!!document.querySelector('[data-testid="message"]'))`) != "true" {
 		t.Fatal("a live update wiped the conflict message")
 	}
@@ -539,9 +544,11 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	if n := bfJS(t, asset, `String(document.querySelectorAll('[data-testid="asset-active-backfills"]').length)`); n != "0" {
 		t.Fatalf("an asset with no backfill shows %s active sections", n)
 	}
-	// Let both tabs' streams connect before the launch.
+	// Let the tabs' streams connect before the launch.
 	bfWaitJS(t, list, `!!document.querySelector('[data-testid="backfills-live"]')`, 10*time.Second, "the live list")
-	time.Sleep(500 * time.Millisecond)
+	for name, tab := range map[string]context.Context{"list": list, "asset page": asset, "overview": overview} {
+		bfWaitJS(t, tab, streamsOpen, 10*time.Second, "the "+name+"'s stream to connect")
+	}
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=2&max_concurrent_runs=1")
 	id := strings.TrimPrefix(path, "/backfills/")
 	row := fmt.Sprintf(`document.querySelector('[data-testid="backfill-row"][data-id=%q]')`, id)

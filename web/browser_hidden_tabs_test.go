@@ -31,7 +31,7 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond) // its stream connects
+		bfWaitJS(t, tab, streamsOpen, 10*time.Second, "its stream to connect")
 		if n := bfJS(t, tab, setHidden+`(true)`); n != "0" {
 			t.Fatalf("a hidden tab keeps %s live streams", n)
 		}
@@ -45,7 +45,7 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 	if n := bfJS(t, tabs[0], setHidden+`(false)`); n != "1" {
 		t.Fatalf("a tab shown again has %s live streams", n)
 	}
-	time.Sleep(500 * time.Millisecond)
+	bfWaitJS(t, tabs[0], streamsOpen, 10*time.Second, "the shown tab's stream to connect again")
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
 	bfWaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 		"the new backfill on the asset page shown again")

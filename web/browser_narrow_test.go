@@ -184,29 +184,16 @@ func TestBrowserNarrowViewport(t *testing.T) {
 		t.Fatalf("launch: %v", err)
 	}
 	var bfPath string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, "the launch to open the backfill page", func() bool {
 		p, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
-		if err == nil && strings.HasPrefix(p, "/backfills/bf_") {
-			bfPath = p
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the launch did not open the backfill page (at %q, %v)", p, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		bfPath = p
+		return err == nil && strings.HasPrefix(p, "/backfills/bf_")
+	})
 	id := strings.TrimPrefix(bfPath, "/backfills/")
-	for {
+	testkit.Eventually(t, 30*time.Second, "backfill "+id+" to succeed", func() bool {
 		b, err := env.Store.Backfill(context.Background(), id)
-		if err == nil && b.State == db.BackfillSucceeded {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill %s did not finish: %s %v", id, b.State, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && b.State == db.BackfillSucceeded
+	})
 	runs, err := env.Store.Runs(context.Background(), id, nil, -1, 1)
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("runs of %s: %d, %v", id, len(runs), err)
@@ -348,17 +335,10 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, "backfill "+cr.Backfill.ID+" to fail", func() bool {
 		b, err := env.Store.Backfill(context.Background(), cr.Backfill.ID)
-		if err == nil && b.State == db.BackfillFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backfill %s did not fail: %s %v", cr.Backfill.ID, b.State, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && b.State == db.BackfillFailed
+	})
 	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)

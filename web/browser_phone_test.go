@@ -42,18 +42,11 @@ func phoneEnv(t *testing.T) (*testkit.Env, map[string]string) {
 		}
 		ids[name] = cr.Backfill.ID
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for _, id := range ids {
-		for {
+		testkit.Eventually(t, 30*time.Second, "backfill "+id+" to succeed", func() bool {
 			b, err := env.Store.Backfill(context.Background(), id)
-			if err == nil && b.State == db.BackfillSucceeded {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("backfill %s did not finish: %s %v", id, b.State, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return err == nil && b.State == db.BackfillSucceeded
+		})
 	}
 	runs, err := env.Store.Runs(context.Background(), ids["audit"], nil, -1, 1)
 	if err != nil || len(runs) == 0 {

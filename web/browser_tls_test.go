@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("asset page %d of 7 did not load with %d live pages open: %v", i+1, i, err)
 		}
-		time.Sleep(300 * time.Millisecond) // its stream connects
+		bfWaitJS(t, tab, streamsOpen, 10*time.Second, fmt.Sprintf("the stream of asset page %d to connect", i+1))
 		if n := bfJS(t, tab, `String(document.querySelectorAll('[sse-connect]').length)`); n != "1" {
 			t.Fatalf("asset page %d has %s live streams", i+1, n)
 		}

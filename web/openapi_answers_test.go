@@ -188,6 +188,7 @@ func apiAnswerer(t *testing.T, url, tok string) (call func(method, path, body st
 // The documented schemas of the backfill, preview, run, chunk and conflict
 // answers describe what the handlers answer, key by key.
 func TestOpenAPISchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   ok.daily:
@@ -205,17 +206,10 @@ assets:
 	call, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	waitState := func(id string, states ...string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
 			_, b := call("GET", "/api/v1/backfills/"+id, "")
-			if slices.Contains(states, fmt.Sprint(b.(map[string]any)["state"])) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("backfill %s is %v, want %v", id, b.(map[string]any)["state"], states)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return slices.Contains(states, fmt.Sprint(b.(map[string]any)["state"]))
+		})
 	}
 
 	answer("POST", "/api/v1/backfills/preview", "/api/v1/backfills/preview", `{"assets":["ok.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`)
@@ -275,6 +269,7 @@ assets:
 // numbers are integers within the handler's bounds, status and state are
 // comma-separated lists of their values; only free text stays a string.
 func TestOpenAPIQueryParameterTypes(t *testing.T) {
+	t.Parallel()
 	doc := web.OpenAPI(nil)
 	paths := doc["paths"].(map[string]map[string]any)
 	param := func(path, name string) map[string]any {
@@ -333,6 +328,7 @@ func TestOpenAPIQueryParameterTypes(t *testing.T) {
 // gaps, staleness (with and without ?partition), watermark, status board and
 // taint answers describe what the handlers answer, key by key.
 func TestOpenAPIStalenessSchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   up.daily:
@@ -433,6 +429,7 @@ assets:
 // The documented answers of adding dynamic partition keys and of a
 // workspace reload describe what the handlers answer, key by key.
 func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   d.feeds:
@@ -461,6 +458,7 @@ assets:
 // The callback of an asynchronous (HTTP 202) executor answers the documented
 // RunCompleteAccepted shape.
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
+	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
