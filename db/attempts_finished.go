@@ -38,191 +38,248 @@ type AttemptsFinished struct {
 	At       int64        `json:"at"`
 }
 
+// applyFinished records the attempts of an attempts.finished event: each
+// attempt's row, its partitions' instances and status rows, its failures and
+// its run; then, once for the event, the partitions materialized plainly (in
+// batches), the backfills' counters, the assets' last materialization and
+// last attempt, and the status rollups.
 func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	st, err := prepare(ctx, tx)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	roll := rollupDelta{}
-	type counts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
-	perBackfill := map[string]*counts{}
-	lastMat := map[int64]int64{}
-	lastAttempt := lastAttempts{}
-	var plain []plainMat
+	f := &finishing{st: st, at: p.At, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
 	for _, a := range p.Attempts {
-		c := perBackfill[a.BackfillID]
-		if c == nil {
-			c = &counts{}
-			perBackfill[a.BackfillID] = c
-		}
-		ended := p.At
-		if a.Finished > 0 && a.Finished < ended {
-			ended = a.Finished
-		}
-		var built, broke int64 // this attempt's outcomes, for the throughput chart
-		for _, pr := range a.Parts {
-			switch pr.Status {
-			case StatusMaterialized:
-				built++
-			case StatusFailed:
-				broke++
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=? WHERE run_id=? AND attempt=?`,
-			a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
-			return err
-		}
-		started := a.Started
-		if started == 0 {
-			// Events written before they carried it: the attempt row has it.
-			if err := tx.GetContext(ctx, &started, `SELECT started_at FROM attempts WHERE run_id=? AND attempt=?`, a.RunID, a.Attempt); err != nil {
-				return err
-			}
-		}
-		var mat, failed int64
-		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
-			var meta *string
-			if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
-				s := string(pr.Metadata)
-				meta = &s
-			}
-			if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
-				// The common case, written in batches below.
-				plain = append(plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr})
-				lastMat[a.AssetID] = p.At
-				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
-				if !pr.Again {
-					mat++
-				}
-				continue
-			}
-			if _, err := st.finInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, pr.Status, a.CodeVersion, meta, nullIfEmpty(pr.Error), started, p.At); err != nil {
-				return err
-			}
-			switch pr.Status {
-			case StatusMaterialized:
-				if !pr.Again {
-					mat++
-				}
-				lastAttempt.add(a.AssetID, p.At, StatusMaterialized)
-				prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, a.CodeVersion, meta, a.AssetID, pr.Key)
-				if err != nil {
-					return err
-				}
-				if prev != "" {
-					roll.add(a.AssetID, pr.Idx, prev, -1)
-					roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
-				}
-				lastMat[a.AssetID] = p.At
-			case StatusFailed:
-				failed++
-				lastAttempt.add(a.AssetID, p.At, StatusFailed)
-				prev, err := updateFromLease(ctx, tx, st.failStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, p.At, nullIfEmpty(pr.Error), a.AssetID, pr.Key)
-				if err != nil {
-					return err
-				}
-				if prev != "" {
-					roll.add(a.AssetID, pr.Idx, prev, -1)
-					roll.add(a.AssetID, pr.Idx, StatusFailed, 1)
-				}
-			default: // interrupted or canceled: give the partition back its previous status
-				var cur struct {
-					Status      string  `db:"status"`
-					LastAttempt *string `db:"last_attempt_status"`
-					UpdatedAt   int64   `db:"updated_at"`
-				}
-				if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_status, updated_at FROM partition_status WHERE asset_id=? AND partition_key=?`,
-					a.AssetID, pr.Key); err != nil || cur.Status != StatusInProgress {
-					continue
-				}
-				back := pr.Prev
-				if cur.UpdatedAt > started && cur.LastAttempt != nil {
-					// Reported while the lease held (leasedStatus): what was
-					// reported is its status now.
-					back = *cur.LastAttempt
-				}
-				roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
-				if back == "" {
-					_, err = st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
-				} else {
-					_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
-						WHERE asset_id=? AND partition_key=?`, back, p.At, a.AssetID, pr.Key)
-					roll.add(a.AssetID, pr.Idx, back, 1)
-				}
-				if err != nil {
-					return err
-				}
-			}
-		}
-		for _, pr := range a.Failures {
-			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
-				return err
-			}
-		}
-		c.running--
-		final := a.RunState != RunQueued
-		if a.RunState == RunSucceeded || (a.RunState == RunFailed && a.State != AttemptCanceled && a.State != AttemptInterrupted) {
-			// A retry skips partitions someone else materialized while the
-			// run waited (RunCheckpoint.Done): they count as materialized for
-			// the run and its backfill when it ends, so that a finished
-			// backfill has no partition left pending.
-			var r struct {
-				Partitions     int64 `db:"partitions"`
-				Materialized   int64 `db:"materialized"`
-				UpstreamFailed int64 `db:"upstream_failed"`
-			}
-			if err := tx.GetContext(ctx, &r, `SELECT partitions, materialized, upstream_failed FROM runs WHERE id=?`, a.RunID); err != nil {
-				return err
-			}
-			if extra := r.Partitions - r.UpstreamFailed - int64(len(a.Failures)) - r.Materialized - mat; extra > 0 {
-				mat += extra
-			}
-		}
-		c.mat += mat
-		var finished *int64
-		var notBefore *int64
-		if final {
-			at := p.At
-			finished = &at
-			c.active--
-			switch a.RunState {
-			case RunSucceeded:
-				c.succ++
-			case RunFailed:
-				c.failed++
-				c.pfailed += int64(len(a.Failures))
-			case RunCanceled:
-				c.canceled++
-			}
-		} else if a.NotBefore > 0 {
-			nb := a.NotBefore
-			notBefore = &nb
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state=?, materialized=materialized+?, failed=?, error=?, not_before=?, finished_at=?, updated_at=? WHERE id=?`,
-			a.RunState, mat, int64(len(a.Failures)), nullIfEmpty(a.Error), notBefore, finished, p.At, a.RunID); err != nil {
+		if err := f.attempt(ctx, tx, a); err != nil {
 			return err
 		}
 	}
-	if err := finishMaterialized(ctx, tx, st, plain, p.At, roll); err != nil {
+	if err := finishMaterialized(ctx, tx, st, f.plain, p.At, f.roll); err != nil {
 		return err
 	}
-	for id, c := range perBackfill {
-		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
-			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
-			updated_at=? WHERE id=?`, c.running, c.active, c.succ, c.failed, c.canceled, c.mat, c.pfailed, p.At, id); err != nil {
+	return f.flush(ctx, tx)
+}
+
+// finishing is what applyFinished gathers across the attempts of one event
+// to write once, at the end.
+type finishing struct {
+	st          *stmts
+	at          int64 // the event's time
+	roll        rollupDelta
+	perBackfill map[string]*runCounts
+	lastMat     map[int64]int64
+	lastAttempt lastAttempts
+	plain       []plainMat
+}
+
+// runCounts are the changes to a backfill's run and partition counters.
+type runCounts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
+
+// attempt records one finished attempt: its attempts row, its partitions,
+// the partitions it failed for good, and its run.
+func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) error {
+	c := f.perBackfill[a.BackfillID]
+	if c == nil {
+		c = &runCounts{}
+		f.perBackfill[a.BackfillID] = c
+	}
+	ended := f.at
+	if a.Finished > 0 && a.Finished < ended {
+		ended = a.Finished
+	}
+	var built, broke int64 // this attempt's outcomes, for the throughput chart
+	for _, pr := range a.Parts {
+		switch pr.Status {
+		case StatusMaterialized:
+			built++
+		case StatusFailed:
+			broke++
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=? WHERE run_id=? AND attempt=?`,
+		a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
+		return err
+	}
+	started := a.Started
+	if started == 0 {
+		// Events written before they carried it: the attempt row has it.
+		if err := tx.GetContext(ctx, &started, `SELECT started_at FROM attempts WHERE run_id=? AND attempt=?`, a.RunID, a.Attempt); err != nil {
 			return err
 		}
 	}
-	for id, at := range lastMat {
+	mat, err := f.parts(ctx, tx, a, started)
+	if err != nil {
+		return err
+	}
+	for _, pr := range a.Failures {
+		if _, err := f.st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
+			return err
+		}
+	}
+	c.running--
+	return f.run(ctx, tx, a, c, mat)
+}
+
+// parts records the partitions of attempt a, started at started: plainly
+// materialized ones are kept for finishMaterialized, the others get their
+// instance and status row now. It returns how many the attempt
+// materialized for its run (not counting those materialized again).
+func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64) (int64, error) {
+	st, roll := f.st, f.roll
+	var mat, failed int64
+	for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
+		var meta *string
+		if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
+			s := string(pr.Metadata)
+			meta = &s
+		}
+		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
+			// The common case, written in batches below.
+			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr})
+			f.lastMat[a.AssetID] = f.at
+			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
+			if !pr.Again {
+				mat++
+			}
+			continue
+		}
+		if _, err := st.finInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, pr.Status, a.CodeVersion, meta, nullIfEmpty(pr.Error), started, f.at); err != nil {
+			return 0, err
+		}
+		switch pr.Status {
+		case StatusMaterialized:
+			if !pr.Again {
+				mat++
+			}
+			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
+			prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, f.at, a.CodeVersion, meta, a.AssetID, pr.Key)
+			if err != nil {
+				return 0, err
+			}
+			if prev != "" {
+				roll.add(a.AssetID, pr.Idx, prev, -1)
+				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+			}
+			f.lastMat[a.AssetID] = f.at
+		case StatusFailed:
+			failed++
+			f.lastAttempt.add(a.AssetID, f.at, StatusFailed)
+			prev, err := updateFromLease(ctx, tx, st.failStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, f.at, nullIfEmpty(pr.Error), a.AssetID, pr.Key)
+			if err != nil {
+				return 0, err
+			}
+			if prev != "" {
+				roll.add(a.AssetID, pr.Idx, prev, -1)
+				roll.add(a.AssetID, pr.Idx, StatusFailed, 1)
+			}
+		default: // interrupted or canceled: give the partition back its previous status
+			if err := f.giveBack(ctx, tx, a, pr, started); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return mat, nil
+}
+
+// giveBack gives a partition of an interrupted or canceled attempt, started
+// at started, back its status before the attempt, or what was reported for
+// it while the lease held. A partition no longer in progress is left alone.
+func (f *finishing) giveBack(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, pr PartRef, started int64) error {
+	var cur struct {
+		Status      string  `db:"status"`
+		LastAttempt *string `db:"last_attempt_status"`
+		UpdatedAt   int64   `db:"updated_at"`
+	}
+	if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_status, updated_at FROM partition_status WHERE asset_id=? AND partition_key=?`,
+		a.AssetID, pr.Key); err != nil || cur.Status != StatusInProgress {
+		return nil
+	}
+	back := pr.Prev
+	if cur.UpdatedAt > started && cur.LastAttempt != nil {
+		// Reported while the lease held (leasedStatus): what was
+		// reported is its status now.
+		back = *cur.LastAttempt
+	}
+	f.roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+	var err error
+	if back == "" {
+		_, err = f.st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
+			WHERE asset_id=? AND partition_key=?`, back, f.at, a.AssetID, pr.Key)
+		f.roll.add(a.AssetID, pr.Idx, back, 1)
+	}
+	return err
+}
+
+// run updates attempt a's run (its state, counts, retry time or end) and
+// its backfill's counters c; mat is what the attempt materialized.
+func (f *finishing) run(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, c *runCounts, mat int64) error {
+	final := a.RunState != RunQueued
+	if a.RunState == RunSucceeded || (a.RunState == RunFailed && a.State != AttemptCanceled && a.State != AttemptInterrupted) {
+		// A retry skips partitions someone else materialized while the
+		// run waited (RunCheckpoint.Done): they count as materialized for
+		// the run and its backfill when it ends, so that a finished
+		// backfill has no partition left pending.
+		var r struct {
+			Partitions     int64 `db:"partitions"`
+			Materialized   int64 `db:"materialized"`
+			UpstreamFailed int64 `db:"upstream_failed"`
+		}
+		if err := tx.GetContext(ctx, &r, `SELECT partitions, materialized, upstream_failed FROM runs WHERE id=?`, a.RunID); err != nil {
+			return err
+		}
+		if extra := r.Partitions - r.UpstreamFailed - int64(len(a.Failures)) - r.Materialized - mat; extra > 0 {
+			mat += extra
+		}
+	}
+	c.mat += mat
+	var finished *int64
+	var notBefore *int64
+	if final {
+		at := f.at
+		finished = &at
+		c.active--
+		switch a.RunState {
+		case RunSucceeded:
+			c.succ++
+		case RunFailed:
+			c.failed++
+			c.pfailed += int64(len(a.Failures))
+		case RunCanceled:
+			c.canceled++
+		}
+	} else if a.NotBefore > 0 {
+		nb := a.NotBefore
+		notBefore = &nb
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state=?, materialized=materialized+?, failed=?, error=?, not_before=?, finished_at=?, updated_at=? WHERE id=?`,
+		a.RunState, mat, int64(len(a.Failures)), nullIfEmpty(a.Error), notBefore, finished, f.at, a.RunID); err != nil {
+		return err
+	}
+	return nil
+}
+
+// flush writes what the event's attempts gathered: the backfills' counters,
+// the assets' last materialization and last attempt, the status rollups.
+func (f *finishing) flush(ctx context.Context, tx *sqlx.Tx) error {
+	for id, c := range f.perBackfill {
+		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
+			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
+			updated_at=? WHERE id=?`, c.running, c.active, c.succ, c.failed, c.canceled, c.mat, c.pfailed, f.at, id); err != nil {
+			return err
+		}
+	}
+	for id, at := range f.lastMat {
 		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
 			return err
 		}
 	}
-	if err := lastAttempt.apply(ctx, tx); err != nil {
+	if err := f.lastAttempt.apply(ctx, tx); err != nil {
 		return err
 	}
-	return roll.apply(ctx, tx)
+	return f.roll.apply(ctx, tx)
 }
 
 // plainMat is a partition materialized without metadata or error.
