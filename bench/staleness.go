@@ -72,21 +72,7 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 	}
 	defer store.Close()
 	now := time.Now().UTC()
-	hourStart := now.Truncate(time.Hour).Add(-time.Duration(big) * time.Hour)
-	dayStart := time.Date(hourStart.Year(), hourStart.Month(), hourStart.Day(), 0, 0, 0, 0, time.UTC)
-	chainStart := now.Truncate(24*time.Hour).AddDate(0, 0, -per)
-	monthStart := time.Date(chainStart.Year(), chainStart.Month()+1, 1, 0, 0, 0, 0, time.UTC)
-	var y strings.Builder
-	y.WriteString("assets:\n")
-	fmt.Fprintf(&y, "  big.src:\n    group: big\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", dayStart.Format("2006-01-02"))
-	fmt.Fprintf(&y, "  big.hourly:\n    group: big\n    partitions: {hourly: {start: %q}}\n    deps: [big.src]\n    code_version: v2\n    freshness: {max_lag: 2h}\n    executor: {demo: {duration: 1s}}\n", hourStart.Format("2006-01-02-15:04"))
-	for c := range chains {
-		g := fmt.Sprintf("team%02d", c%12)
-		fmt.Fprintf(&y, "  c%03d.raw:\n    group: %s\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    freshness: {max_lag: 30h}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"))
-		fmt.Fprintf(&y, "  c%03d.agg:\n    group: %s\n    partitions: {daily: {start: %s}}\n    deps: [c%03d.raw]\n    code_version: v2\n    freshness: {by: \"09:00\", timezone: Europe/Berlin}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"), c)
-		fmt.Fprintf(&y, "  c%03d.monthly:\n    group: %s\n    partitions: {monthly: {start: %s}}\n    deps: [c%03d.agg]\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", c, g, monthStart.Format("2006-01-02"), c)
-	}
-	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(y.String()))
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(stalenessYAML(now, big, chains, per)))
 	if err != nil {
 		return StalenessResult{}, err
 	}
@@ -120,18 +106,7 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 	bump := func() error { return store.AppendBenchEvent(ctx, time.Now()) }
 	// After a write: one partition of an asset reported materialized before
 	// each request; only that asset and its downstreams are recomputed.
-	seq := 0
-	write := func(asset string) func() error {
-		return func() error {
-			seq++
-			a := ws.Asset(asset)
-			sp := a.Scheme.Space(now, nil)
-			i := sp.Len() - 1 - int64(seq%100)
-			_, err := store.RecordMaterializations(ctx, []db.Materialization{{AssetID: loaded.IDs[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i,
-				Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-write-%d", seq), Source: "bench", At: time.Now()}}, "bench", "", time.Now())
-			return err
-		}
-	}
+	rep := &reporter{ctx: ctx, store: store, ws: ws, ids: loaded.IDs, now: now, batch: batch}
 	cold := max(requests/4, 3)
 	if res.StatusFullP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, bump); err != nil {
 		return res, err
@@ -142,37 +117,22 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 	if res.JSONFullP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, bump); err != nil {
 		return res, err
 	}
-	if res.StatusColdP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, write("c000.raw")); err != nil {
+	if res.StatusColdP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, rep.one("c000.raw")); err != nil {
 		return res, err
 	}
-	if res.AssetColdP50, _, _, err = timeGetsAfter(assetURL, cold, write("big.hourly")); err != nil {
+	if res.AssetColdP50, _, _, err = timeGetsAfter(assetURL, cold, rep.one("big.hourly")); err != nil {
 		return res, err
 	}
-	if res.JSONColdP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, write("c001.agg")); err != nil {
+	if res.JSONColdP50, _, _, err = timeGetsAfter(srv.URL+"/status.json", cold, rep.one("c001.agg")); err != nil {
 		return res, err
 	}
 	// After a batch: --batch consecutive partitions of the big asset
 	// reported before each request, as a backfill running at full speed
 	// writes them between two page views.
-	next := int64(0)
-	batchWrite := func() error {
-		a := ws.Asset("big.hourly")
-		sp := a.Scheme.Space(now, nil)
-		ms := make([]db.Materialization, 0, batch)
-		at := time.Now()
-		for range batch {
-			i := next % sp.Len()
-			next++
-			ms = append(ms, db.Materialization{AssetID: loaded.IDs["big.hourly"], AssetKey: "big.hourly", Partition: sp.Key(i), Idx: i,
-				Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-batch-%d", next), Source: "bench", At: at})
-		}
-		_, err := store.RecordMaterializations(ctx, ms, "bench", "", at)
-		return err
-	}
-	if res.AssetBatchP50, _, _, err = timeGetsAfter(assetURL, cold, batchWrite); err != nil {
+	if res.AssetBatchP50, _, _, err = timeGetsAfter(assetURL, cold, rep.bigBatch); err != nil {
 		return res, err
 	}
-	if res.StatusBatchP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, batchWrite); err != nil {
+	if res.StatusBatchP50, _, _, err = timeGetsAfter(srv.URL+"/status", cold, rep.bigBatch); err != nil {
 		return res, err
 	}
 	if res.StatusP50, res.StatusP95, res.StatusBytes, err = timeGets(srv.URL+"/status", requests); err != nil {
@@ -189,9 +149,85 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 		return res, err
 	}
 	// Sanity: the big asset has every reason.
-	resp, err := http.Get(srv.URL + "/api/v1/assets/big.hourly/staleness")
-	if err != nil {
+	if res.StaleOfBig, res.StaleReasonsOK, err = staleReasons(srv.URL + "/api/v1/assets/big.hourly/staleness"); err != nil {
 		return res, err
+	}
+	return res, nil
+}
+
+// reporter reports partitions materialized between timed requests, through
+// the store's ingest path.
+type reporter struct {
+	ctx   context.Context
+	store *db.Store
+	ws    *catalog.Workspace
+	ids   map[string]int64
+	now   time.Time
+	batch int   // partitions of the big asset per bigBatch
+	seq   int   // reports of one so far
+	next  int64 // the big asset's next partition to report in a batch
+}
+
+// one returns a write of one partition of asset (one of its newest hundred,
+// in turn) reported materialized: only that asset and its downstreams are
+// then recomputed.
+func (r *reporter) one(asset string) func() error {
+	return func() error {
+		r.seq++
+		a := r.ws.Asset(asset)
+		sp := a.Scheme.Space(r.now, nil)
+		i := sp.Len() - 1 - int64(r.seq%100)
+		_, err := r.store.RecordMaterializations(r.ctx, []db.Materialization{{AssetID: r.ids[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i,
+			Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-write-%d", r.seq), Source: "bench", At: time.Now()}}, "bench", "", time.Now())
+		return err
+	}
+}
+
+// bigBatch reports the big asset's next batch partitions (consecutive,
+// wrapping around) materialized, in one batch.
+func (r *reporter) bigBatch() error {
+	a := r.ws.Asset("big.hourly")
+	sp := a.Scheme.Space(r.now, nil)
+	ms := make([]db.Materialization, 0, r.batch)
+	at := time.Now()
+	for range r.batch {
+		i := r.next % sp.Len()
+		r.next++
+		ms = append(ms, db.Materialization{AssetID: r.ids["big.hourly"], AssetKey: "big.hourly", Partition: sp.Key(i), Idx: i,
+			Status: db.StatusMaterialized, CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("bench-batch-%d", r.next), Source: "bench", At: at})
+	}
+	_, err := r.store.RecordMaterializations(r.ctx, ms, "bench", "", at)
+	return err
+}
+
+// stalenessYAML is the staleness benchmark's workspace: big.hourly (big
+// hourly partitions ending now) reading big.src (daily), and chains chains
+// of a daily raw asset and a daily aggregate of per partitions each and a
+// monthly rollup, in twelve groups.
+func stalenessYAML(now time.Time, big, chains, per int) string {
+	hourStart := now.Truncate(time.Hour).Add(-time.Duration(big) * time.Hour)
+	dayStart := time.Date(hourStart.Year(), hourStart.Month(), hourStart.Day(), 0, 0, 0, 0, time.UTC)
+	chainStart := now.Truncate(24*time.Hour).AddDate(0, 0, -per)
+	monthStart := time.Date(chainStart.Year(), chainStart.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	var y strings.Builder
+	y.WriteString("assets:\n")
+	fmt.Fprintf(&y, "  big.src:\n    group: big\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", dayStart.Format("2006-01-02"))
+	fmt.Fprintf(&y, "  big.hourly:\n    group: big\n    partitions: {hourly: {start: %q}}\n    deps: [big.src]\n    code_version: v2\n    freshness: {max_lag: 2h}\n    executor: {demo: {duration: 1s}}\n", hourStart.Format("2006-01-02-15:04"))
+	for c := range chains {
+		g := fmt.Sprintf("team%02d", c%12)
+		fmt.Fprintf(&y, "  c%03d.raw:\n    group: %s\n    partitions: {daily: {start: %s}}\n    code_version: v1\n    freshness: {max_lag: 30h}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"))
+		fmt.Fprintf(&y, "  c%03d.agg:\n    group: %s\n    partitions: {daily: {start: %s}}\n    deps: [c%03d.raw]\n    code_version: v2\n    freshness: {by: \"09:00\", timezone: Europe/Berlin}\n    executor: {demo: {duration: 1s}}\n", c, g, chainStart.Format("2006-01-02"), c)
+		fmt.Fprintf(&y, "  c%03d.monthly:\n    group: %s\n    partitions: {monthly: {start: %s}}\n    deps: [c%03d.agg]\n    code_version: v1\n    executor: {demo: {duration: 1s}}\n", c, g, monthStart.Format("2006-01-02"), c)
+	}
+	return y.String()
+}
+
+// staleReasons reads an asset's staleness from the API at url: how many of
+// its partitions are stale, and whether every reason is among them.
+func staleReasons(url string) (stale int64, everyReason bool, err error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, false, err
 	}
 	var st struct {
 		Stale    int64            `json:"stale"`
@@ -200,16 +236,15 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 	err = json.NewDecoder(resp.Body).Decode(&st)
 	resp.Body.Close()
 	if err != nil {
-		return res, err
+		return 0, false, err
 	}
-	res.StaleOfBig = st.Stale
-	res.StaleReasonsOK = true
+	everyReason = true
 	for _, r := range catalog.StaleReasons {
 		if st.ByReason[string(r)] == 0 {
-			res.StaleReasonsOK = false
+			everyReason = false
 		}
 	}
-	return res, nil
+	return st.Stale, everyReason, nil
 }
 
 // timeGetsAfter is timeGets with fn run (untimed) before each request.
