@@ -108,26 +108,84 @@ type resolved struct {
 
 // resolve validates req and computes its segments without enumerating ranges.
 func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	ws, ids := e.workspace()
+	ordered, err := selectAssets(ws, req.Assets)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := e.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
+	sel := req.Selector
+	switch sel.Type {
+	case "range", "explicit", "filter":
+	case "":
+		return nil, bad("selector.type", "selector.type is required: range, explicit or filter")
+	default:
+		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
+	}
+	if err := selectorFieldsFit(sel); err != nil {
+		return nil, err
+	}
+	if sel.Type == "explicit" {
+		if r.keys, err = explicitKeys(sel, ordered[0], now, dyn); err != nil {
+			return nil, err
+		}
+	}
+	var chunk int64
+	for pos, a := range ordered {
+		sp := a.Scheme.Space(now, dyn)
+		r.spaces[a.Key] = sp
+		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
+		if err := e.selectIn(ctx, r, &seg, a, sp, ordered); err != nil {
+			return nil, err
+		}
+		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
+		chunk += seg.Chunks
+		r.total += seg.Partitions
+		r.segments = append(r.segments, seg)
+	}
+	r.chunks = chunk
+	if r.total == 0 {
+		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
+	}
+	return r, nil
+}
+
+// checkRequest checks a request's limits (chunk size, concurrent runs), its
+// title (length, one line) and that it names assets.
+func checkRequest(req Request) error {
 	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
-		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
+		return bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
 	}
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
-		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
+		return bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	}
 	if n := utf8.RuneCountInString(req.Title); n > MaxTitleLen {
-		return nil, bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)
+		return bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)
 	}
 	if i := strings.IndexFunc(req.Title, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(req.Title[i:])
-		return nil, bad("title", "title holds a control character (%U at byte %d); a title is one line of plain text", r, i)
+		return bad("title", "title holds a control character (%U at byte %d); a title is one line of plain text", r, i)
 	}
 	if len(req.Assets) == 0 {
-		return nil, bad("assets", "assets is required: name at least one asset")
+		return bad("assets", "assets is required: name at least one asset")
 	}
-	ws, ids := e.workspace()
+	return nil
+}
+
+// selectAssets looks up the requested assets, in dependency order
+// (upstreams first); unknown or repeated assets are input errors.
+func selectAssets(ws *catalog.Workspace, keys []string) ([]*catalog.Asset, error) {
 	seen := map[string]bool{}
 	var selected []*catalog.Asset
-	for i, k := range req.Assets {
+	for i, k := range keys {
 		a := assetOf(ws, k)
 		if a == nil {
 			return nil, &InputError{Field: fmt.Sprintf("assets[%d]", i), Msg: fmt.Sprintf("unknown asset %q", k), Code: CodeUnknownAsset, Params: map[string]string{"asset": k}}
@@ -148,88 +206,70 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if len(ordered) != len(selected) {
 		ordered = selected
 	}
-	dyn, err := e.Store.LoadDynamicKeys(ctx)
-	if err != nil {
-		return nil, err
+	return ordered, nil
+}
+
+// explicitKeys checks an explicit selector's key list (first is the first
+// asset selected, for the example of an empty list) and returns it without
+// duplicates, in the caller's order.
+func explicitKeys(sel Selector, first *catalog.Asset, now time.Time, dyn db.DynamicKeys) ([]string, error) {
+	if len(sel.Keys) == 0 {
+		// The example is a key of the first asset, when it has one.
+		example := ""
+		if sp := first.Scheme.Space(now, dyn); sp.Len() > 0 {
+			k, _ := json.Marshal([]string{sp.Key(0)})
+			example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
+		}
+		return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
 	}
-	now := e.Now()
-	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
-	sel := req.Selector
+	if len(sel.Keys) > MaxExplicitKeys {
+		return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
+	}
+	dedup := make(map[string]bool, len(sel.Keys))
+	keys := make([]string, 0, len(sel.Keys))
+	for _, k := range sel.Keys {
+		if !dedup[k] {
+			dedup[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// selectIn computes what the request's selector selects of asset a (its
+// space sp) as segment seg: its partitions and, for a range or a filter,
+// its index ranges (r.ranges); ordered are the assets selected.
+func (e *Engine) selectIn(ctx context.Context, r *resolved, seg *db.Segment, a *catalog.Asset, sp catalog.Space, ordered []*catalog.Asset) error {
+	sel := r.req.Selector
 	switch sel.Type {
-	case "range", "explicit", "filter":
-	case "":
-		return nil, bad("selector.type", "selector.type is required: range, explicit or filter")
-	default:
-		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
-	}
-	if err := selectorFieldsFit(sel); err != nil {
-		return nil, err
-	}
-	if sel.Type == "explicit" {
-		if len(sel.Keys) == 0 {
-			// The example is a key of the first asset, when it has one.
-			example := ""
-			if sp := ordered[0].Scheme.Space(now, dyn); sp.Len() > 0 {
-				k, _ := json.Marshal([]string{sp.Key(0)})
-				example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
-			}
-			return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
+	case "range":
+		lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
+		if err != nil {
+			return err
 		}
-		if len(sel.Keys) > MaxExplicitKeys {
-			return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
-		}
-		dedup := make(map[string]bool, len(sel.Keys))
-		r.keys = make([]string, 0, len(sel.Keys))
-		for _, k := range sel.Keys {
-			if !dedup[k] {
-				dedup[k] = true
-				r.keys = append(r.keys, k)
+		r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
+		seg.Partitions = hi - lo + 1
+	case "explicit":
+		for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
+			if _, err := sp.Index(k); err != nil {
+				return bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
 			}
 		}
-	}
-	var chunk int64
-	for pos, a := range ordered {
-		sp := a.Scheme.Space(now, dyn)
-		r.spaces[a.Key] = sp
-		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
-		switch sel.Type {
-		case "range":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
-			if err != nil {
-				return nil, err
-			}
-			r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
-			seg.Partitions = hi - lo + 1
-		case "explicit":
-			for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
-				if _, err := sp.Index(k); err != nil {
-					return nil, bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
-				}
-			}
-			seg.Explicit = true
-			seg.Partitions = int64(len(r.keys))
-		case "filter":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
-			if err != nil {
-				return nil, err
-			}
-			rs, n, err := e.snapshotFilter(ctx, a, ids[a.Key], sp, lo, hi, sel)
-			if err != nil {
-				return nil, err
-			}
-			r.ranges[seg.Pos] = rs
-			seg.Partitions = n
+		seg.Explicit = true
+		seg.Partitions = int64(len(r.keys))
+	case "filter":
+		lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
+		if err != nil {
+			return err
 		}
-		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
-		chunk += seg.Chunks
-		r.total += seg.Partitions
-		r.segments = append(r.segments, seg)
+		rs, n, err := e.snapshotFilter(ctx, a, seg.AssetID, sp, lo, hi, sel)
+		if err != nil {
+			return err
+		}
+		r.ranges[seg.Pos] = rs
+		seg.Partitions = n
 	}
-	r.chunks = chunk
-	if r.total == 0 {
-		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
-	}
-	return r, nil
+	return nil
 }
 
 func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
