@@ -350,46 +350,15 @@ var filterStatuses = []string{"missing", "failed", "stale", "tainted", "material
 // Its cost is bounded by the stored rows of the range (plus one key per
 // partition when dimensions are filtered).
 func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID int64, sp catalog.Space, lo, hi int64, sel Selector) ([]db.SelRange, int64, error) {
-	want := map[string]bool{}
-	for i, s := range sel.Statuses {
-		if !slices.Contains(filterStatuses, s) {
-			return nil, 0, bad(fmt.Sprintf("selector.statuses[%d]", i), "unknown status %q; use missing, failed, stale or tainted", s)
-		}
-		want[s] = true
-	}
-	if len(want) == 0 && len(sel.Dimensions) == 0 {
-		return nil, 0, bad("selector.statuses", "a filter needs statuses or dimensions")
+	want, err := filterWant(sel)
+	if err != nil {
+		return nil, 0, err
 	}
 	var ms catalog.MultiScheme
 	if len(sel.Dimensions) > 0 {
-		m, ok := a.Scheme.(catalog.MultiScheme)
-		if !ok {
-			return nil, 0, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
+		if ms, err = filterDimensions(a, sel.Dimensions); err != nil {
+			return nil, 0, err
 		}
-		// In name order, so that of several wrong names the same one is named.
-		for _, name := range slices.Sorted(maps.Keys(sel.Dimensions)) {
-			values := sel.Dimensions[name]
-			var dim *catalog.Dimension
-			var names []string
-			for _, d := range m.Dimensions() {
-				names = append(names, d.Name)
-				if d.Name == name {
-					dim = &d
-				}
-			}
-			if dim == nil {
-				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
-			}
-			if len(values) == 0 {
-				return nil, 0, bad("selector.dimensions."+name, "dimension %s lists no value: name at least one, or leave %s out to take all of its values", name, name)
-			}
-			for i, v := range values {
-				if err := dim.Scheme.ValidateKey(v); err != nil {
-					return nil, 0, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
-				}
-			}
-		}
-		ms = m
 	}
 	// Stored rows of the range, in index order.
 	rows, err := e.Store.SelectionRows(ctx, assetID, lo, hi)
@@ -406,68 +375,132 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 			return nil, 0, err
 		}
 	}
-	isStale := func(i int64) bool { return inRanges(stale, i) }
-	matchRow := func(r db.SelectionRow) bool {
-		if len(want) == 0 {
-			return r.Status != db.StatusInProgress
-		}
-		switch {
-		case want["failed"] && r.Status == db.StatusFailed:
-			return true
-		case want["tainted"] && r.TaintedAt != nil:
-			return true
-		case want["stale"] && r.Mat && isStale(r.Idx):
-			return true
-		case want["materialized"] && r.Status == db.StatusMaterialized:
-			return true
-		}
-		return false
-	}
 	missing := want["missing"] || len(want) == 0
-	var out []db.SelRange
-	var n int64
-	add := func(i int64) {
-		if ms != nil && !ms.MatchDims(sp.Key(i), sel.Dimensions) {
-			return
-		}
-		if l := len(out); l > 0 && out[l-1].Hi == i-1 {
-			out[l-1].Hi = i
-		} else {
-			out = append(out, db.SelRange{Start: n, Lo: i, Hi: i})
-		}
-		n++
-	}
-	addRange := func(from, to int64) {
-		if from > to {
-			return
-		}
-		if ms == nil {
-			if l := len(out); l > 0 && out[l-1].Hi == from-1 {
-				out[l-1].Hi = to
-			} else {
-				out = append(out, db.SelRange{Start: n, Lo: from, Hi: to})
-			}
-			n += to - from + 1
-			return
-		}
-		for i := from; i <= to; i++ {
-			add(i)
-		}
-	}
+	b := &selBuilder{ms: ms, sp: sp, dims: sel.Dimensions}
 	next := lo
 	for _, r := range rows {
 		if missing {
-			addRange(next, r.Idx-1)
+			b.addRange(next, r.Idx-1)
 		}
-		if matchRow(r) {
-			add(r.Idx)
+		if filterMatches(want, stale, r) {
+			b.add(r.Idx)
 		}
 		next = r.Idx + 1
 	}
 	if missing {
-		addRange(next, hi)
+		b.addRange(next, hi)
 	}
-	return out, n, nil
+	return b.out, b.n, nil
+}
+
+// filterWant checks a filter's statuses and returns them as a set; a filter
+// names statuses or dimensions.
+func filterWant(sel Selector) (map[string]bool, error) {
+	want := map[string]bool{}
+	for i, s := range sel.Statuses {
+		if !slices.Contains(filterStatuses, s) {
+			return nil, bad(fmt.Sprintf("selector.statuses[%d]", i), "unknown status %q; use missing, failed, stale or tainted", s)
+		}
+		want[s] = true
+	}
+	if len(want) == 0 && len(sel.Dimensions) == 0 {
+		return nil, bad("selector.statuses", "a filter needs statuses or dimensions")
+	}
+	return want, nil
+}
+
+// filterDimensions checks a filter's dimension values against asset a,
+// which must be multi-dimensional, and returns its scheme.
+func filterDimensions(a *catalog.Asset, dims map[string][]string) (catalog.MultiScheme, error) {
+	m, ok := a.Scheme.(catalog.MultiScheme)
+	if !ok {
+		return nil, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
+	}
+	// In name order, so that of several wrong names the same one is named.
+	for _, name := range slices.Sorted(maps.Keys(dims)) {
+		values := dims[name]
+		var dim *catalog.Dimension
+		var names []string
+		for _, d := range m.Dimensions() {
+			names = append(names, d.Name)
+			if d.Name == name {
+				dim = &d
+			}
+		}
+		if dim == nil {
+			return nil, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
+		}
+		if len(values) == 0 {
+			return nil, bad("selector.dimensions."+name, "dimension %s lists no value: name at least one, or leave %s out to take all of its values", name, name)
+		}
+		for i, v := range values {
+			if err := dim.Scheme.ValidateKey(v); err != nil {
+				return nil, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// filterMatches reports whether a stored row matches the statuses wanted
+// (stale: the stale ranges); with none wanted, whether it is not in
+// progress.
+func filterMatches(want map[string]bool, stale []catalog.IndexRange, r db.SelectionRow) bool {
+	if len(want) == 0 {
+		return r.Status != db.StatusInProgress
+	}
+	switch {
+	case want["failed"] && r.Status == db.StatusFailed:
+		return true
+	case want["tainted"] && r.TaintedAt != nil:
+		return true
+	case want["stale"] && r.Mat && inRanges(stale, r.Idx):
+		return true
+	case want["materialized"] && r.Status == db.StatusMaterialized:
+		return true
+	}
+	return false
+}
+
+// selBuilder collects the selected indexes, in increasing order, as
+// ranges (out) numbered from 0 across them (n selected so far); with a
+// multi-dimensional scheme ms, only the keys matching dims.
+type selBuilder struct {
+	ms   catalog.MultiScheme
+	sp   catalog.Space
+	dims map[string][]string
+	out  []db.SelRange
+	n    int64
+}
+
+func (b *selBuilder) add(i int64) {
+	if b.ms != nil && !b.ms.MatchDims(b.sp.Key(i), b.dims) {
+		return
+	}
+	if l := len(b.out); l > 0 && b.out[l-1].Hi == i-1 {
+		b.out[l-1].Hi = i
+	} else {
+		b.out = append(b.out, db.SelRange{Start: b.n, Lo: i, Hi: i})
+	}
+	b.n++
+}
+
+func (b *selBuilder) addRange(from, to int64) {
+	if from > to {
+		return
+	}
+	if b.ms == nil {
+		if l := len(b.out); l > 0 && b.out[l-1].Hi == from-1 {
+			b.out[l-1].Hi = to
+		} else {
+			b.out = append(b.out, db.SelRange{Start: b.n, Lo: from, Hi: to})
+		}
+		b.n += to - from + 1
+		return
+	}
+	for i := from; i <= to; i++ {
+		b.add(i)
+	}
 }
 
 // staleRanges lists the stale (not merely never materialized) partitions of
