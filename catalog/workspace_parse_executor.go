@@ -39,108 +39,126 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 	}
 	switch ex.Kind {
 	case ExecutorCommand:
-		if v, ok := f["shell"]; ok {
-			ex.Shell, _ = p.boolean(v, join(field, "shell"))
-		}
-		if v, ok := f["env"]; ok {
-			var entries []kv
-			ex.Env, entries = p.stringMap(v, join(field, "env"), "env")
-			p.checkEnvNames(entries, join(field, "env"))
-		}
-		if v, ok := f["dir"]; ok {
-			ex.Dir, _ = p.str(v, join(field, "dir"))
-		}
-		v := f["command"]
-		cf := join(field, "command")
-		switch {
-		case v.Kind == yaml.SequenceNode:
-			for _, item := range v.Content {
-				if s, ok := p.str(item, cf); ok {
-					ex.Command = append(ex.Command, s)
-				}
-			}
-			if len(ex.Command) > 0 && strings.TrimSpace(ex.Command[0]) == "" {
-				p.add(v, cf, "the program (the first item) is empty; give the program and its arguments, e.g. [python3, job.py]")
-			} else if len(ex.Command) == 0 {
-				p.add(v, cf, "command is empty; give the program and its arguments, e.g. [python3, job.py]")
-			} else if ex.Shell && len(ex.Command) != 1 {
-				p.add(v, cf, "with shell: true, command is a single script string, e.g. command: \"make load\"")
-			}
-		case v.Kind == yaml.ScalarNode && !isNull(v):
-			if !ex.Shell {
-				p.add(v, cf, "command must be a list of arguments (no shell), e.g. [python3, job.py]; set shell: true to run a shell script")
-			}
-			ex.Command = []string{v.Value}
-		default:
-			p.add(v, cf, "command must be a list of arguments, e.g. [python3, job.py]")
-		}
+		p.parseCommand(&ex, f, field)
 	case ExecutorHTTP:
-		hf := join(field, "http")
-		h := &HTTPExecutor{}
-		hv, hk := p.fields(f["http"], hf, "an http executor", httpFields)
-		if v, ok := hv["url"]; ok {
-			if s, ok := p.str(v, join(hf, "url")); ok {
-				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					p.add(v, join(hf, "url"), "url %q must be an absolute http or https URL, e.g. https://etl.example/materialize", s)
-				}
-				h.URL = s
-			}
-		} else {
-			at := fk["http"]
-			if k, ok := hk["url"]; ok {
-				at = k
-			}
-			p.add(at, join(hf, "url"), "missing url, e.g. http: {url: \"https://etl.example/materialize\"}")
-		}
-		if v, ok := hv["timeout"]; ok {
-			if d, ok := p.duration(v, join(hf, "timeout")); ok {
-				if d == 0 {
-					p.add(v, join(hf, "timeout"), "timeout must be positive, e.g. 30m; leave it out to use the asset's timeout")
-				}
-				h.Timeout = d
-			}
-		}
-		if v, ok := hv["token_url"]; ok {
-			if s, ok := p.str(v, join(hf, "token_url")); ok {
-				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					p.add(v, join(hf, "token_url"), "token_url %q must be an absolute http or https URL, e.g. https://auth.example/token", s)
-				}
-				h.TokenURL = s
-			}
-		}
-		if v, ok := hv["headers"]; ok {
-			var entries []kv
-			h.Headers, entries = p.stringMap(v, join(hf, "headers"), "headers")
-			p.checkHeaders(entries, join(hf, "headers"))
-		}
-		ex.HTTP = h
+		ex.HTTP = p.parseHTTPExecutor(f, fk, field)
 	case ExecutorDemo:
-		df := join(field, "demo")
-		d := &DemoExecutor{MinDuration: 200 * time.Millisecond, MaxDuration: 2 * time.Second}
-		dv, _ := p.fields(f["demo"], df, "a demo executor", demoFields)
-		if v, ok := dv["duration"]; ok {
-			if s, ok := p.str(v, join(df, "duration")); ok {
-				lo, hi, err := parseDurationRange(s)
-				if err != nil {
-					p.add(v, join(df, "duration"), "%v", err)
-				} else {
-					d.MinDuration, d.MaxDuration = lo, hi
-				}
-			}
-		}
-		if v, ok := dv["failure_rate"]; ok {
-			var r float64
-			if v.Kind != yaml.ScalarNode || v.Decode(&r) != nil {
-				p.add(v, join(df, "failure_rate"), "failure_rate must be a number between 0 and 1, e.g. 0.05")
-			} else if r < 0 || r > 1 {
-				p.add(v, join(df, "failure_rate"), "failure_rate %v is outside [0, 1]; use e.g. 0.05 for 5%%", r)
-			} else {
-				d.FailureRate = r
-			}
-		}
-		ex.Demo = d
+		ex.Demo = p.parseDemoExecutor(f, field)
 	}
 	return ex
+}
+
+// parseCommand reads a command executor's fields f (command, shell, env,
+// dir) into ex.
+func (p *wsParser) parseCommand(ex *Executor, f map[string]*yaml.Node, field string) {
+	if v, ok := f["shell"]; ok {
+		ex.Shell, _ = p.boolean(v, join(field, "shell"))
+	}
+	if v, ok := f["env"]; ok {
+		var entries []kv
+		ex.Env, entries = p.stringMap(v, join(field, "env"), "env")
+		p.checkEnvNames(entries, join(field, "env"))
+	}
+	if v, ok := f["dir"]; ok {
+		ex.Dir, _ = p.str(v, join(field, "dir"))
+	}
+	v := f["command"]
+	cf := join(field, "command")
+	switch {
+	case v.Kind == yaml.SequenceNode:
+		for _, item := range v.Content {
+			if s, ok := p.str(item, cf); ok {
+				ex.Command = append(ex.Command, s)
+			}
+		}
+		if len(ex.Command) > 0 && strings.TrimSpace(ex.Command[0]) == "" {
+			p.add(v, cf, "the program (the first item) is empty; give the program and its arguments, e.g. [python3, job.py]")
+		} else if len(ex.Command) == 0 {
+			p.add(v, cf, "command is empty; give the program and its arguments, e.g. [python3, job.py]")
+		} else if ex.Shell && len(ex.Command) != 1 {
+			p.add(v, cf, "with shell: true, command is a single script string, e.g. command: \"make load\"")
+		}
+	case v.Kind == yaml.ScalarNode && !isNull(v):
+		if !ex.Shell {
+			p.add(v, cf, "command must be a list of arguments (no shell), e.g. [python3, job.py]; set shell: true to run a shell script")
+		}
+		ex.Command = []string{v.Value}
+	default:
+		p.add(v, cf, "command must be a list of arguments, e.g. [python3, job.py]")
+	}
+}
+
+// parseHTTPExecutor reads an http executor (url, timeout, token_url,
+// headers); fk are the executor's keys, where a missing url is reported.
+func (p *wsParser) parseHTTPExecutor(f, fk map[string]*yaml.Node, field string) *HTTPExecutor {
+	hf := join(field, "http")
+	h := &HTTPExecutor{}
+	hv, hk := p.fields(f["http"], hf, "an http executor", httpFields)
+	if v, ok := hv["url"]; ok {
+		if s, ok := p.str(v, join(hf, "url")); ok {
+			if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				p.add(v, join(hf, "url"), "url %q must be an absolute http or https URL, e.g. https://etl.example/materialize", s)
+			}
+			h.URL = s
+		}
+	} else {
+		at := fk["http"]
+		if k, ok := hk["url"]; ok {
+			at = k
+		}
+		p.add(at, join(hf, "url"), "missing url, e.g. http: {url: \"https://etl.example/materialize\"}")
+	}
+	if v, ok := hv["timeout"]; ok {
+		if d, ok := p.duration(v, join(hf, "timeout")); ok {
+			if d == 0 {
+				p.add(v, join(hf, "timeout"), "timeout must be positive, e.g. 30m; leave it out to use the asset's timeout")
+			}
+			h.Timeout = d
+		}
+	}
+	if v, ok := hv["token_url"]; ok {
+		if s, ok := p.str(v, join(hf, "token_url")); ok {
+			if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				p.add(v, join(hf, "token_url"), "token_url %q must be an absolute http or https URL, e.g. https://auth.example/token", s)
+			}
+			h.TokenURL = s
+		}
+	}
+	if v, ok := hv["headers"]; ok {
+		var entries []kv
+		h.Headers, entries = p.stringMap(v, join(hf, "headers"), "headers")
+		p.checkHeaders(entries, join(hf, "headers"))
+	}
+	return h
+}
+
+// parseDemoExecutor reads a demo executor (duration, failure_rate), which
+// takes 200ms to 2s by default.
+func (p *wsParser) parseDemoExecutor(f map[string]*yaml.Node, field string) *DemoExecutor {
+	df := join(field, "demo")
+	d := &DemoExecutor{MinDuration: 200 * time.Millisecond, MaxDuration: 2 * time.Second}
+	dv, _ := p.fields(f["demo"], df, "a demo executor", demoFields)
+	if v, ok := dv["duration"]; ok {
+		if s, ok := p.str(v, join(df, "duration")); ok {
+			lo, hi, err := parseDurationRange(s)
+			if err != nil {
+				p.add(v, join(df, "duration"), "%v", err)
+			} else {
+				d.MinDuration, d.MaxDuration = lo, hi
+			}
+		}
+	}
+	if v, ok := dv["failure_rate"]; ok {
+		var r float64
+		if v.Kind != yaml.ScalarNode || v.Decode(&r) != nil {
+			p.add(v, join(df, "failure_rate"), "failure_rate must be a number between 0 and 1, e.g. 0.05")
+		} else if r < 0 || r > 1 {
+			p.add(v, join(df, "failure_rate"), "failure_rate %v is outside [0, 1]; use e.g. 0.05 for 5%%", r)
+		} else {
+			d.FailureRate = r
+		}
+	}
+	return d
 }
 
 var (

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +16,13 @@ func newAssetCmd() *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{Use: "asset", Short: "List assets and their partitions on a Tessera server"}
 	addClientFlags(cmd, &o)
-	list := &cobra.Command{
+	cmd.AddCommand(newAssetListCmd(&o), newAssetPartitionsCmd(&o))
+	return cmd
+}
+
+// newAssetListCmd is `asset list`; o holds the parent's client flags.
+func newAssetListCmd(o *clientOpts) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "Every asset with its partition counts",
 		Args:  cobra.NoArgs,
@@ -52,6 +59,30 @@ func newAssetCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// partitionOutcome is a partition's last materialization or last attempt,
+// as the partitions API returns it.
+type partitionOutcome struct {
+	At          string `json:"at"`
+	RunID       string `json:"run_id"`
+	InstanceID  string `json:"instance_id"`
+	Status      string `json:"status"`
+	CodeVersion string `json:"code_version"`
+	Error       string `json:"error"`
+}
+
+// assetPartition is one row of the partitions API.
+type assetPartition struct {
+	Partition           string            `json:"partition"`
+	Status              string            `json:"status"`
+	LastMaterialization *partitionOutcome `json:"last_materialization"`
+	LastAttempt         *partitionOutcome `json:"last_attempt"`
+}
+
+// newAssetPartitionsCmd is `asset partitions KEY`; o holds the parent's
+// client flags.
+func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 	var status string
 	var limit int
 	partitions := &cobra.Command{
@@ -67,102 +98,92 @@ func newAssetCmd() *cobra.Command {
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
-			type outcome struct {
-				At          string `json:"at"`
-				RunID       string `json:"run_id"`
-				InstanceID  string `json:"instance_id"`
-				Status      string `json:"status"`
-				CodeVersion string `json:"code_version"`
-				Error       string `json:"error"`
-			}
-			type part struct {
-				Partition           string   `json:"partition"`
-				Status              string   `json:"status"`
-				LastMaterialization *outcome `json:"last_materialization"`
-				LastAttempt         *outcome `json:"last_attempt"`
-			}
 			q := url.Values{}
 			if status != "" {
 				q.Set("status", status)
 			}
-			rows, raw, cursor, err := fetchPages[part](cmd.Context(), c, "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions", q, "partitions", pageFlags{limit: limit}, 1000)
+			rows, raw, cursor, err := fetchPages[assetPartition](cmd.Context(), c, "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions", q, "partitions", pageFlags{limit: limit}, 1000)
 			if err != nil {
 				return err
 			}
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})
 			}
-			// Each row tells the partition's last attempt (for a materialized
-			// partition, the materialization): when, in which run, the code
-			// version of its data and, when it failed, the error. A partition
-			// whose data is older than its last attempt (it failed since) also
-			// gets the time of that data, in a column shown only then.
-			olderData := func(p part) *outcome {
-				m, a := p.LastMaterialization, p.LastAttempt
-				if m == nil || a == nil || a.InstanceID == m.InstanceID {
-					return nil
-				}
-				return m
-			}
-			showOlder := false
-			for _, p := range rows {
-				showOlder = showOlder || olderData(p) != nil
-			}
-			w := cmd.OutOrStdout()
-			var table bytes.Buffer
-			tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-			if showOlder {
-				fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tMATERIALIZED (UTC)\tCODE\tERROR")
-			} else {
-				fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tCODE\tERROR")
-			}
-			cut := false
-			for _, p := range rows {
-				at, run, code, errText := "-", "-", "-", ""
-				last := p.LastAttempt
-				if last == nil {
-					last = p.LastMaterialization
-				}
-				if last != nil {
-					at, run = tableTime(last.At), orDash(last.RunID)
-					if last.Status == "failed" {
-						var c bool
-						errText, c = shortError(last.Error, partitionErrorWidth)
-						cut = cut || c
-					}
-				}
-				if m := p.LastMaterialization; m != nil {
-					code = orDash(m.CodeVersion)
-				}
-				if showOlder {
-					older := "-"
-					if m := olderData(p); m != nil {
-						older = tableTime(m.At)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, older, code, errText)
-				} else {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, code, errText)
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
-				fmt.Fprintln(w, strings.TrimRight(l, " ")) // no padding after the last cell that has text
-			}
-			if cut {
-				fmt.Fprintf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
-			}
-			if cursor != "" {
-				fmt.Fprintf(w, "(the first %d partitions; later ones left out: --limit N shows more)\n", len(rows))
-			}
-			return nil
+			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
 		},
 	}
 	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")
-	cmd.AddCommand(list, partitions)
-	return cmd
+	return partitions
+}
+
+// writePartitionsTable writes the partitions table of `asset partitions`,
+// then notes on errors cut short and on partitions left out (cursor set).
+func writePartitionsTable(w io.Writer, rows []assetPartition, cursor string) error {
+	// Each row tells the partition's last attempt (for a materialized
+	// partition, the materialization): when, in which run, the code
+	// version of its data and, when it failed, the error. A partition
+	// whose data is older than its last attempt (it failed since) also
+	// gets the time of that data, in a column shown only then.
+	olderData := func(p assetPartition) *partitionOutcome {
+		m, a := p.LastMaterialization, p.LastAttempt
+		if m == nil || a == nil || a.InstanceID == m.InstanceID {
+			return nil
+		}
+		return m
+	}
+	showOlder := false
+	for _, p := range rows {
+		showOlder = showOlder || olderData(p) != nil
+	}
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
+	if showOlder {
+		fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tMATERIALIZED (UTC)\tCODE\tERROR")
+	} else {
+		fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tCODE\tERROR")
+	}
+	cut := false
+	for _, p := range rows {
+		at, run, code, errText := "-", "-", "-", ""
+		last := p.LastAttempt
+		if last == nil {
+			last = p.LastMaterialization
+		}
+		if last != nil {
+			at, run = tableTime(last.At), orDash(last.RunID)
+			if last.Status == "failed" {
+				var c bool
+				errText, c = shortError(last.Error, partitionErrorWidth)
+				cut = cut || c
+			}
+		}
+		if m := p.LastMaterialization; m != nil {
+			code = orDash(m.CodeVersion)
+		}
+		if showOlder {
+			older := "-"
+			if m := olderData(p); m != nil {
+				older = tableTime(m.At)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, older, code, errText)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, code, errText)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+		fmt.Fprintln(w, strings.TrimRight(l, " ")) // no padding after the last cell that has text
+	}
+	if cut {
+		fmt.Fprintf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
+	}
+	if cursor != "" {
+		fmt.Fprintf(w, "(the first %d partitions; later ones left out: --limit N shows more)\n", len(rows))
+	}
+	return nil
 }
 
 // partitionErrorWidth is how much of an error a partitions table shows.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"text/tabwriter"
@@ -41,97 +42,11 @@ func runCmd(o *clientOpts) *cobra.Command {
 				}
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			var r struct {
-				ID          string  `json:"id"`
-				RunKey      string  `json:"run_key"`
-				Asset       string  `json:"asset"`
-				State       string  `json:"state"`
-				Partitions  int64   `json:"partitions"`
-				Attempts    int64   `json:"attempts"`
-				Error       *string `json:"error"`
-				AttemptList []struct {
-					Attempt    int64      `json:"attempt"`
-					StartedAt  time.Time  `json:"started_at"`
-					FinishedAt *time.Time `json:"finished_at"`
-					State      string     `json:"state"`
-					Error      *string    `json:"error"`
-				} `json:"attempt_list"`
-				PartitionList []struct {
-					Partition string `json:"partition"`
-					Status    string `json:"status"`
-					Error     string `json:"error"`
-					Attempt   int64  `json:"attempt"`
-					BuiltBy   string `json:"built_by"`
-				} `json:"partition_list"`
-				LogTail string `json:"log_tail"`
-				Waiting *struct {
-					Reason string `json:"reason"`
-				} `json:"waiting"`
-			}
+			var r runJSON
 			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
-			fmt.Fprintf(tw, "state\t%s\n", r.State)
-			fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
-			if r.Error != nil && *r.Error != "" {
-				fmt.Fprintf(tw, "error\t%s\n", *r.Error)
-			}
-			if r.Waiting != nil {
-				fmt.Fprintf(tw, "waiting\t%s\n", r.Waiting.Reason)
-			}
-			tw.Flush()
-			fmt.Fprintln(w)
-			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
-			for _, a := range r.AttemptList {
-				d := "-"
-				if a.FinishedAt != nil {
-					d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
-				}
-				e := ""
-				if a.Error != nil {
-					e = *a.Error
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
-			}
-			tw.Flush()
-			if maxParts > 0 && len(r.PartitionList) > 0 {
-				fmt.Fprintln(w)
-				tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
-				for i, p := range r.PartitionList {
-					if i == maxParts {
-						break
-					}
-					att := ""
-					if p.Attempt > 0 {
-						att = fmt.Sprint(p.Attempt)
-					}
-					e := p.Error
-					if p.BuiltBy != "" {
-						e = "built by " + p.BuiltBy + " after this run started"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
-				}
-				tw.Flush()
-				if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
-					fmt.Fprintf(w, "(%d of %d partitions; --partitions N shows more, --json lists up to 1,000)\n", shown, r.Partitions)
-				}
-			}
-			if logLines > 0 && r.LogTail != "" {
-				lines := strings.Split(strings.TrimRight(r.LogTail, "\n"), "\n")
-				shown := r.Attempts
-				if attempt > 0 {
-					shown = int64(attempt)
-				}
-				fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
-				for _, l := range lines[max(0, len(lines)-logLines):] {
-					fmt.Fprintln(w, "  "+l)
-				}
-			}
+			printRun(cmd.OutOrStdout(), r, maxParts, logLines, attempt)
 			return nil
 		},
 	}
@@ -139,4 +54,116 @@ func runCmd(o *clientOpts) *cobra.Command {
 	cmd.Flags().IntVar(&logLines, "log-lines", 20, "last lines of the log to show, of the latest attempt or of --attempt N (0: none)")
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "show this attempt's log instead of the latest one")
 	return cmd
+}
+
+// runJSON is the part of GET /api/v1/runs/{id} that `backfill run` shows.
+type runJSON struct {
+	ID          string  `json:"id"`
+	RunKey      string  `json:"run_key"`
+	Asset       string  `json:"asset"`
+	State       string  `json:"state"`
+	Partitions  int64   `json:"partitions"`
+	Attempts    int64   `json:"attempts"`
+	Error       *string `json:"error"`
+	AttemptList []struct {
+		Attempt    int64      `json:"attempt"`
+		StartedAt  time.Time  `json:"started_at"`
+		FinishedAt *time.Time `json:"finished_at"`
+		State      string     `json:"state"`
+		Error      *string    `json:"error"`
+	} `json:"attempt_list"`
+	PartitionList []struct {
+		Partition string `json:"partition"`
+		Status    string `json:"status"`
+		Error     string `json:"error"`
+		Attempt   int64  `json:"attempt"`
+		BuiltBy   string `json:"built_by"`
+	} `json:"partition_list"`
+	LogTail string `json:"log_tail"`
+	Waiting *struct {
+		Reason string `json:"reason"`
+	} `json:"waiting"`
+}
+
+// printRun writes a run as `backfill run` shows it: the run, its attempts,
+// up to maxParts of its partitions and the last logLines lines of the log
+// of attempt (0: the latest).
+func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
+	fmt.Fprintf(tw, "state\t%s\n", r.State)
+	fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
+	if r.Error != nil && *r.Error != "" {
+		fmt.Fprintf(tw, "error\t%s\n", *r.Error)
+	}
+	if r.Waiting != nil {
+		fmt.Fprintf(tw, "waiting\t%s\n", r.Waiting.Reason)
+	}
+	tw.Flush()
+	printRunAttempts(w, r)
+	printRunPartitions(w, r, maxParts)
+	printRunLog(w, r, logLines, attempt)
+}
+
+// printRunAttempts writes a run's attempts table, after a blank line.
+func printRunAttempts(w io.Writer, r runJSON) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
+	for _, a := range r.AttemptList {
+		d := "-"
+		if a.FinishedAt != nil {
+			d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
+		}
+		e := ""
+		if a.Error != nil {
+			e = *a.Error
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
+	}
+	tw.Flush()
+}
+
+// printRunPartitions writes up to maxParts of a run's partitions with
+// their outcomes, after a blank line, and how many were left out.
+func printRunPartitions(w io.Writer, r runJSON, maxParts int) {
+	if maxParts > 0 && len(r.PartitionList) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
+		for i, p := range r.PartitionList {
+			if i == maxParts {
+				break
+			}
+			att := ""
+			if p.Attempt > 0 {
+				att = fmt.Sprint(p.Attempt)
+			}
+			e := p.Error
+			if p.BuiltBy != "" {
+				e = "built by " + p.BuiltBy + " after this run started"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
+		}
+		tw.Flush()
+		if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
+			fmt.Fprintf(w, "(%d of %d partitions; --partitions N shows more, --json lists up to 1,000)\n", shown, r.Partitions)
+		}
+	}
+}
+
+// printRunLog writes the last logLines lines of the log of attempt (0:
+// the latest), after a blank line.
+func printRunLog(w io.Writer, r runJSON, logLines, attempt int) {
+	if logLines > 0 && r.LogTail != "" {
+		lines := strings.Split(strings.TrimRight(r.LogTail, "\n"), "\n")
+		shown := r.Attempts
+		if attempt > 0 {
+			shown = int64(attempt)
+		}
+		fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
+		for _, l := range lines[max(0, len(lines)-logLines):] {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 }

@@ -1,45 +1,14 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
-	"strconv"
-	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tessera-dev/tessera/catalog"
-	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/bench"
 	"github.com/tessera-dev/tessera/jobs"
 )
-
-// BackfillBench is the result line of `tessera bench backfill`.
-type BackfillBench struct {
-	Bench             string  `json:"bench"`
-	Partitions        int64   `json:"partitions"`
-	Chunks            int64   `json:"chunks"`
-	ChunkSize         int64   `json:"chunk_size"`
-	Concurrency       int     `json:"concurrency"`
-	Executor          string  `json:"executor"`
-	State             string  `json:"state"`
-	WallS             float64 `json:"wall_s"`
-	RunsPerS          float64 `json:"runs_per_s"`
-	PartitionsPerS    float64 `json:"partitions_per_s"`
-	RawPartitionsPerS float64 `json:"raw_partitions_per_s"`
-	RatioToRaw        float64 `json:"ratio_to_raw"`
-	CreateMs          float64 `json:"create_ms"`
-	PreviewMs         float64 `json:"preview_ms"`
-	CompletionLagMs   float64 `json:"completion_lag_ms"`
-	PeakRSSMB         float64 `json:"peak_rss_mb"`
-}
 
 func newBenchBackfillCmd() *cobra.Command {
 	var partitions, chunk int64
@@ -75,7 +44,7 @@ bare SQLite table. Prints one JSON line.`,
 				defer f.Close()
 				prof = f
 			}
-			res, err := benchBackfill(cmd.Context(), partitions, chunk, conc, prof)
+			res, err := bench.Backfill(cmd.Context(), partitions, chunk, conc, prof)
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
@@ -89,136 +58,4 @@ bare SQLite table. Prints one JSON line.`,
 	f.StringVar(&executor, "executor", "noop", "executor: noop (returns at once)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the backfill (not the raw ceiling) to this file")
 	return cmd
-}
-
-// lastReturn is a noop executor that remembers when the last run returned.
-type lastReturn struct{ at atomic.Int64 }
-
-func (l *lastReturn) Execute(ctx context.Context, w jobs.Work) jobs.Result {
-	l.at.Store(time.Now().UnixNano())
-	return jobs.Result{}
-}
-
-func benchBackfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (BackfillBench, error) {
-	out := BackfillBench{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}
-	dir, err := os.MkdirTemp("", "tessera-bench-")
-	if err != nil {
-		return out, err
-	}
-	defer os.RemoveAll(dir)
-	raw, err := db.RawCeiling(ctx, filepath.Join(dir, "raw.db"), n)
-	if err != nil {
-		return out, err
-	}
-	out.RawPartitionsPerS = round(raw)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return out, err
-	}
-	defer store.Close()
-	now := time.Now().UTC()
-	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
-	yaml := fmt.Sprintf(`assets:
-  bench.events:
-    partitions: {hourly: {start: %q}}
-    code_version: v1
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`, start.Format("2006-01-02-15:04"))
-	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
-	if err != nil {
-		return out, err
-	}
-	if err := store.SyncWorkspace(ctx, ws, "bench", now); err != nil {
-		return out, err
-	}
-	ids, err := store.AssetIDs(ctx)
-	if err != nil {
-		return out, err
-	}
-	ex := &lastReturn{}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := jobs.NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, log,
-		jobs.Options{MaxConcurrentRuns: conc, Executor: ex, Tick: 50 * time.Millisecond})
-	if err != nil {
-		return out, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
-	defer func() { cancel(); <-done }()
-
-	req := jobs.Request{Assets: []string{"bench.events"}, Selector: jobs.Selector{Type: "range"}, ChunkSize: chunk, MaxConcurrentRuns: int64(conc)}
-	t0 := time.Now()
-	if _, err := eng.Preview(ctx, req); err != nil {
-		return out, err
-	}
-	out.PreviewMs = round(float64(time.Since(t0).Microseconds()) / 1000)
-	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
-	if err != nil {
-		return out, err
-	}
-	defer unsub()
-	if prof != nil {
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return out, err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	t1 := time.Now()
-	c, err := eng.Create(ctx, req, "", "bench")
-	if err != nil {
-		return out, err
-	}
-	out.CreateMs = round(float64(time.Since(t1).Microseconds()) / 1000)
-	out.Chunks = c.Backfill.TotalChunks
-	var b db.Backfill
-	for {
-		select {
-		case <-sub:
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-		b, err = store.Backfill(ctx, c.Backfill.ID)
-		if err != nil {
-			return out, err
-		}
-		if db.BackfillTerminal(b.State) {
-			break
-		}
-	}
-	wall := time.Since(t1)
-	out.State = b.State
-	out.WallS = round(wall.Seconds())
-	out.RunsPerS = round(float64(out.Chunks) / wall.Seconds())
-	out.PartitionsPerS = round(float64(n) / wall.Seconds())
-	out.RatioToRaw = float64(int64(out.PartitionsPerS/out.RawPartitionsPerS*10000+0.5)) / 10000
-	if b.FinishedAt != nil {
-		lag := float64(*b.FinishedAt) - float64(ex.at.Load())/1e6
-		out.CompletionLagMs = round(max(lag, 0))
-	}
-	out.PeakRSSMB = peakRSSMB()
-	if b.State != db.BackfillSucceeded {
-		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
-	}
-	return out, nil
-}
-
-// peakRSSMB reads the process's peak resident set size (Linux).
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				kb, _ := strconv.ParseFloat(f[1], 64)
-				return round(kb / 1024)
-			}
-		}
-	}
-	return 0
 }

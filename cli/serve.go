@@ -17,8 +17,8 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/demo"
 	"github.com/tessera-dev/tessera/handlers"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/web"
 )
 
@@ -188,7 +188,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	loaded.Path = cfg.Workspace // what a reload (API, SIGHUP) reads again
 	if cfg.Seed == "always" || (cfg.Seed == "auto" && cfg.Workspace == "") {
-		seeded, err := jobs.SeedDemo(ctx, store, loaded.Workspace, loaded.IDs, now)
+		seeded, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now)
 		if err != nil {
 			return &exitError{ExitServer, fmt.Errorf("seed demo history: %w", err)}
 		}

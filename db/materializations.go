@@ -118,144 +118,26 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 	eventKey := ""
 	if idem.Key != "" {
 		eventKey = "ingest:" + actor + "\x1f" + idem.Key
-		var payload string
-		err := tx.GetContext(ctx, &payload, `SELECT payload FROM events WHERE idempotency_key=?`, eventKey)
-		switch {
-		case err == nil:
-			var first ingestEvent
-			if err := json.Unmarshal([]byte(payload), &first); err != nil {
-				return res, err
-			}
+		first, found, err := ingestedBefore(ctx, tx, eventKey)
+		if err != nil {
+			return res, err
+		}
+		if found {
 			if first.Fingerprint != idem.Fingerprint {
 				return res, ErrIdempotencyConflict
 			}
 			res.Replayed, res.Instances = len(items), first.Instances
 			return res, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return res, err
 		}
 	}
-	roll := rollupDelta{}
-	lastMat := map[int64]int64{}
-	lastAttempt := lastAttempts{}
-	perAsset := map[string][]reportedItem{}
-	var assetOrder []string
+	in := &ingest{roll: rollupDelta{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}, perAsset: map[string][]reportedItem{}}
 	for _, m := range items {
-		id := InstanceID(m.RunID, m.AssetKey, m.Partition)
-		at := Millis(m.At)
-		var meta *string
-		if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
-			s := string(m.Metadata)
-			meta = &s
-		}
-		var prev PartitionStatus
-		err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
-		exists := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := in.record(ctx, tx, &res, m, now); err != nil {
 			return res, err
 		}
-		prev.fill()
-		if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil && *prev.LeaseInstanceID == id {
-			// The run building the partition reports it under its own run
-			// id (a command calling tessera report --run-id
-			// $TESSERA_RUN_ID): its attempt records its own instance, with
-			// that id, when it ends; the report is an instance of its own.
-			id = ReportInstanceID(m.RunID, m.AssetKey, m.Partition)
-		}
-		var oldInstanceStatus string
-		err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
-		switch {
-		case err == nil && oldInstanceStatus != StatusInProgress:
-			res.Replayed++
-			continue
-		case err == nil:
-			if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=?
-				WHERE asset_id=? AND partition_key=? AND id=?`, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, m.AssetID, m.Partition, id); err != nil {
-				return res, err
-			}
-		case errors.Is(err, sql.ErrNoRows):
-			var supersedes *string
-			// A report older than the current build is history: it does not
-			// supersede what came after it.
-			if m.Status == StatusMaterialized && exists && (prev.LastMatAt == nil || *prev.LastMatAt <= at) {
-				supersedes = prev.CanonicalInstanceID
-			}
-			started := at
-			if !m.StartedAt.IsZero() {
-				started = Millis(m.StartedAt)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, id, m.AssetID, m.Partition, m.RunID, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), m.Source, started, at, supersedes, at); err != nil {
-				return res, err
-			}
-		default:
-			return res, err
-		}
-		res.Recorded++
-		res.Instances = append(res.Instances, id)
-		if _, ok := perAsset[m.AssetKey]; !ok {
-			assetOrder = append(assetOrder, m.AssetKey)
-		}
-		perAsset[m.AssetKey] = append(perAsset[m.AssetKey], reportedItem{m.Partition, m.Status, id, m.RunID, m.CodeVersion, m.Metadata, m.Error, at})
-
-		// A report older than the partition's last attempt is kept as history
-		// but does not move the projection backwards.
-		if exists && prev.LastAttemptAt != nil && *prev.LastAttemptAt > at {
-			continue
-		}
-		lastAttempt.add(m.AssetID, at, m.Status)
-		if m.Status == StatusMaterialized {
-			if at > lastMat[m.AssetID] {
-				lastMat[m.AssetID] = at
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
-					last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_mat_metadata,
-					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error,
-					tainted_at, taint_reason, updated_at)
-				VALUES (?,?,?,?,1, ?,?,?,?,?, NULL,NULL,?,?,NULL, NULL,NULL,?)
-				ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`, materialized=1,
-					last_mat_instance_id=excluded.last_mat_instance_id, last_mat_run_id=excluded.last_mat_run_id, last_mat_at=excluded.last_mat_at,
-					last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
-					last_attempt_instance_id=NULL, last_attempt_run_id=NULL,
-					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
-					tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
-				m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, at, m.Status, Millis(now))
-		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
-					last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)
-				VALUES (?,?,?,?,0, ?,?,?,?,?,?)
-				ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`,
-					last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
-					last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status,
-					last_attempt_error=excluded.last_attempt_error, updated_at=excluded.updated_at`,
-				m.AssetID, m.Partition, m.Idx, m.Status, id, m.RunID, at, m.Status, nullIfEmpty(m.Error), Millis(now))
-		}
-		if err != nil {
-			return res, err
-		}
-		if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil {
-			continue // still in progress: its lease holds (leasedStatus)
-		}
-		if exists {
-			roll.add(m.AssetID, prev.Idx, prev.Status, -1)
-		}
-		roll.add(m.AssetID, m.Idx, m.Status, 1)
 	}
-	if err := roll.apply(ctx, tx); err != nil {
+	if err := in.flush(ctx, tx, actor, now); err != nil {
 		return res, err
-	}
-	for id, at := range lastMat {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
-			return res, err
-		}
-	}
-	if err := lastAttempt.apply(ctx, tx); err != nil {
-		return res, err
-	}
-	for _, key := range assetOrder {
-		if _, err := AppendEvent(ctx, tx, "partitions.reported", "asset:"+key, actor, map[string]any{"items": perAsset[key]}, "", now); err != nil {
-			return res, err
-		}
 	}
 	if eventKey != "" {
 		ev := ingestEvent{Items: len(items), Fingerprint: idem.Fingerprint, Instances: res.Instances}
@@ -264,6 +146,187 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 		}
 	}
 	return res, nil
+}
+
+// ingestedBefore reads the batch first recorded under the idempotency event
+// key eventKey; found is false when there is none.
+func ingestedBefore(ctx context.Context, tx *sqlx.Tx, eventKey string) (first ingestEvent, found bool, err error) {
+	var payload string
+	err = tx.GetContext(ctx, &payload, `SELECT payload FROM events WHERE idempotency_key=?`, eventKey)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal([]byte(payload), &first); err != nil {
+			return first, false, err
+		}
+		return first, true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return first, false, err
+	}
+	return first, false, nil
+}
+
+// ingest is what recordMaterializationsTx gathers across a batch's items to
+// write once, at the end.
+type ingest struct {
+	roll        rollupDelta
+	lastMat     map[int64]int64
+	lastAttempt lastAttempts
+	perAsset    map[string][]reportedItem
+	assetOrder  []string
+}
+
+// record records one reported item: its instance (res.Replayed counts it
+// when that instance was recorded before) and, unless the partition has
+// had a later attempt, its status row.
+func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m Materialization, now time.Time) error {
+	id := InstanceID(m.RunID, m.AssetKey, m.Partition)
+	at := Millis(m.At)
+	var meta *string
+	if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
+		s := string(m.Metadata)
+		meta = &s
+	}
+	var prev PartitionStatus
+	err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	prev.fill()
+	if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil && *prev.LeaseInstanceID == id {
+		// The run building the partition reports it under its own run
+		// id (a command calling tessera report --run-id
+		// $TESSERA_RUN_ID): its attempt records its own instance, with
+		// that id, when it ends; the report is an instance of its own.
+		id = ReportInstanceID(m.RunID, m.AssetKey, m.Partition)
+	}
+	replayed, err := writeReportedInstance(ctx, tx, m, id, at, meta, prev, exists)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		res.Replayed++
+		return nil
+	}
+	res.Recorded++
+	res.Instances = append(res.Instances, id)
+	if _, ok := in.perAsset[m.AssetKey]; !ok {
+		in.assetOrder = append(in.assetOrder, m.AssetKey)
+	}
+	in.perAsset[m.AssetKey] = append(in.perAsset[m.AssetKey], reportedItem{m.Partition, m.Status, id, m.RunID, m.CodeVersion, m.Metadata, m.Error, at})
+
+	// A report older than the partition's last attempt is kept as history
+	// but does not move the projection backwards.
+	if exists && prev.LastAttemptAt != nil && *prev.LastAttemptAt > at {
+		return nil
+	}
+	in.lastAttempt.add(m.AssetID, at, m.Status)
+	if m.Status == StatusMaterialized {
+		if at > in.lastMat[m.AssetID] {
+			in.lastMat[m.AssetID] = at
+		}
+	}
+	if err := upsertReportedStatus(ctx, tx, m, id, at, meta, now); err != nil {
+		return err
+	}
+	if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil {
+		return nil // still in progress: its lease holds (leasedStatus)
+	}
+	if exists {
+		in.roll.add(m.AssetID, prev.Idx, prev.Status, -1)
+	}
+	in.roll.add(m.AssetID, m.Idx, m.Status, 1)
+	return nil
+}
+
+// writeReportedInstance records the instance id of a reported item, at its
+// time at, over prev (the partition's status row, when it exists): it
+// finishes the instance when it is in progress, inserts it when new, and
+// reports replayed, writing nothing, when it was recorded finished before.
+func writeReportedInstance(ctx context.Context, tx *sqlx.Tx, m Materialization, id string, at int64, meta *string, prev PartitionStatus, exists bool) (replayed bool, err error) {
+	var oldInstanceStatus string
+	err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
+	switch {
+	case err == nil && oldInstanceStatus != StatusInProgress:
+		return true, nil
+	case err == nil:
+		if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=?
+			WHERE asset_id=? AND partition_key=? AND id=?`, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, m.AssetID, m.Partition, id); err != nil {
+			return false, err
+		}
+	case errors.Is(err, sql.ErrNoRows):
+		var supersedes *string
+		// A report older than the current build is history: it does not
+		// supersede what came after it.
+		if m.Status == StatusMaterialized && exists && (prev.LastMatAt == nil || *prev.LastMatAt <= at) {
+			supersedes = prev.CanonicalInstanceID
+		}
+		started := at
+		if !m.StartedAt.IsZero() {
+			started = Millis(m.StartedAt)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, id, m.AssetID, m.Partition, m.RunID, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), m.Source, started, at, supersedes, at); err != nil {
+			return false, err
+		}
+	default:
+		return false, err
+	}
+	return false, nil
+}
+
+// upsertReportedStatus writes a reported item's status row, as its last
+// materialization (materialized) or its last attempt, unless the engine
+// leases the partition (leasedStatus).
+func upsertReportedStatus(ctx context.Context, tx *sqlx.Tx, m Materialization, id string, at int64, meta *string, now time.Time) error {
+	var err error
+	if m.Status == StatusMaterialized {
+		_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+				last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_mat_metadata,
+				last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error,
+				tainted_at, taint_reason, updated_at)
+			VALUES (?,?,?,?,1, ?,?,?,?,?, NULL,NULL,?,?,NULL, NULL,NULL,?)
+			ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`, materialized=1,
+				last_mat_instance_id=excluded.last_mat_instance_id, last_mat_run_id=excluded.last_mat_run_id, last_mat_at=excluded.last_mat_at,
+				last_mat_code_version=excluded.last_mat_code_version, last_mat_metadata=excluded.last_mat_metadata,
+				last_attempt_instance_id=NULL, last_attempt_run_id=NULL,
+				last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status, last_attempt_error=NULL,
+				tainted_at=NULL, taint_reason=NULL, updated_at=excluded.updated_at`,
+			m.AssetID, m.Partition, m.Idx, StatusMaterialized, id, m.RunID, at, m.CodeVersion, meta, at, m.Status, Millis(now))
+	} else {
+		_, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+				last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)
+			VALUES (?,?,?,?,0, ?,?,?,?,?,?)
+			ON CONFLICT (asset_id, partition_key) DO UPDATE SET `+leasedStatus+`,
+				last_attempt_instance_id=excluded.last_attempt_instance_id, last_attempt_run_id=excluded.last_attempt_run_id,
+				last_attempt_at=excluded.last_attempt_at, last_attempt_status=excluded.last_attempt_status,
+				last_attempt_error=excluded.last_attempt_error, updated_at=excluded.updated_at`,
+			m.AssetID, m.Partition, m.Idx, m.Status, id, m.RunID, at, m.Status, nullIfEmpty(m.Error), Millis(now))
+	}
+	return err
+}
+
+// flush writes what the batch gathered: the status rollups, the assets'
+// last materialization and last attempt, and a partitions.reported event
+// per asset, in the order the assets first came.
+func (in *ingest) flush(ctx context.Context, tx *sqlx.Tx, actor string, now time.Time) error {
+	if err := in.roll.apply(ctx, tx); err != nil {
+		return err
+	}
+	for id, at := range in.lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return err
+		}
+	}
+	if err := in.lastAttempt.apply(ctx, tx); err != nil {
+		return err
+	}
+	for _, key := range in.assetOrder {
+		if _, err := AppendEvent(ctx, tx, "partitions.reported", "asset:"+key, actor, map[string]any{"items": in.perAsset[key]}, "", now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // leasedStatus sets a reported partition's status, unless a run of the

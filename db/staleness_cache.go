@@ -143,115 +143,144 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		c.mu.Unlock()
 		return v, nil
 	}
-	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
-		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, c.scanned, v)
+	ch, err := scanEvents(ctx, s, c.scanned, v, ids)
 	if err != nil {
 		return 0, err
 	}
+	c.merge(ch, v)
+	return v, nil
+}
+
+// assetKeyChange is a partition key of an asset changed by an event.
+type assetKeyChange struct {
+	asset int64
+	keyChange
+}
+
+// eventChanges is what a run of events changed: every asset (all, the
+// last such event), assets (dirty), assets to reload in full (full), and
+// partition keys (changed); each with the id of the event.
+type eventChanges struct {
+	all     int64
+	dirty   map[int64]int64
+	full    map[int64]int64
+	changed []assetKeyChange
+}
+
+// scanEvents reads the events after id from up to id to (ids: the assets'
+// ids by key) and what they changed.
+func scanEvents(ctx context.Context, s *Store, from, to int64, ids map[string]int64) (*eventChanges, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
+		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, from, to)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	all := int64(0)
-	dirty := map[int64]int64{}
-	full := map[int64]int64{}
-	var changed []struct {
-		asset int64
-		keyChange
-	}
-	addKey := func(asset, id int64, key string) {
-		changed = append(changed, struct {
-			asset int64
-			keyChange
-		}{asset, keyChange{id, key}})
-	}
+	ch := &eventChanges{dirty: map[int64]int64{}, full: map[int64]int64{}}
 	for rows.Next() {
 		var id int64
 		var typ, subject, payload string
 		if err := rows.Scan(&id, &typ, &subject, &payload); err != nil {
-			return 0, err
+			return nil, err
 		}
-		switch {
-		case eventIgnored(typ, subject):
-		case typ == "asset.watermark":
-		case strings.HasPrefix(subject, "asset:"):
-			aid, ok := ids[strings.TrimPrefix(subject, "asset:")]
-			if !ok {
-				continue
-			}
-			dirty[aid] = id
-			var p struct {
-				Partition string `json:"partition"`
-				Items     []struct {
-					Partition string `json:"partition"`
-				} `json:"items"`
-			}
-			switch {
-			case payload == "" || json.Unmarshal([]byte(payload), &p) != nil:
-				full[aid] = id
-			case p.Partition != "":
-				addKey(aid, id, p.Partition)
-			default:
-				for _, it := range p.Items {
-					addKey(aid, id, it.Partition)
-				}
-			}
-		case payload != "":
-			type ref struct {
-				Key string `json:"k"`
-			}
-			var p struct {
-				Attempts []struct {
-					AssetID        int64 `json:"asset_id"`
-					Parts          []ref `json:"parts"`
-					Failures       []ref `json:"failures"`
-					UpstreamFailed []ref `json:"upstream_failed"`
-				} `json:"attempts"`
-			}
-			if json.Unmarshal([]byte(payload), &p) != nil {
-				all = id
-				continue
-			}
-			for _, a := range p.Attempts {
-				dirty[a.AssetID] = id
-				for _, refs := range [][]ref{a.Parts, a.Failures, a.UpstreamFailed} {
-					for _, r := range refs {
-						addKey(a.AssetID, id, r.Key)
-					}
-				}
-			}
-		default:
-			all = id
-		}
+		ch.add(id, typ, subject, payload, ids)
 	}
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
+	return ch, nil
+}
+
+func (ch *eventChanges) addKey(asset, id int64, key string) {
+	ch.changed = append(ch.changed, assetKeyChange{asset, keyChange{id, key}})
+}
+
+// add records what event id (its type, subject and, for the events that
+// name partitions, payload) changed.
+func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[string]int64) {
+	switch {
+	case eventIgnored(typ, subject):
+	case typ == "asset.watermark":
+	case strings.HasPrefix(subject, "asset:"):
+		aid, ok := ids[strings.TrimPrefix(subject, "asset:")]
+		if !ok {
+			return
+		}
+		ch.dirty[aid] = id
+		var p struct {
+			Partition string `json:"partition"`
+			Items     []struct {
+				Partition string `json:"partition"`
+			} `json:"items"`
+		}
+		switch {
+		case payload == "" || json.Unmarshal([]byte(payload), &p) != nil:
+			ch.full[aid] = id
+		case p.Partition != "":
+			ch.addKey(aid, id, p.Partition)
+		default:
+			for _, it := range p.Items {
+				ch.addKey(aid, id, it.Partition)
+			}
+		}
+	case payload != "":
+		type ref struct {
+			Key string `json:"k"`
+		}
+		var p struct {
+			Attempts []struct {
+				AssetID        int64 `json:"asset_id"`
+				Parts          []ref `json:"parts"`
+				Failures       []ref `json:"failures"`
+				UpstreamFailed []ref `json:"upstream_failed"`
+			} `json:"attempts"`
+		}
+		if json.Unmarshal([]byte(payload), &p) != nil {
+			ch.all = id
+			return
+		}
+		for _, a := range p.Attempts {
+			ch.dirty[a.AssetID] = id
+			for _, refs := range [][]ref{a.Parts, a.Failures, a.UpstreamFailed} {
+				for _, r := range refs {
+					ch.addKey(a.AssetID, id, r.Key)
+				}
+			}
+		}
+	default:
+		ch.all = id
+	}
+}
+
+// merge records the changes ch of the events up to version v in the cache.
+func (c *staleCache) merge(ch *eventChanges, v int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if all > c.dirtyAll {
-		c.dirtyAll = all
+	if ch.all > c.dirtyAll {
+		c.dirtyAll = ch.all
 	}
-	for k, id := range dirty {
+	for k, id := range ch.dirty {
 		c.dirty[k] = id
 	}
-	for k, id := range full {
+	for k, id := range ch.full {
 		c.full[k] = id
 	}
-	for _, ch := range changed {
+	for _, kc := range ch.changed {
 		// A partition usually changes twice per attempt (started,
 		// finished): the log holds up to twice the keys a patch takes.
-		switch e, cached := c.base[ch.asset]; {
+		switch e, cached := c.base[kc.asset]; {
 		case !cached:
 			// Not loaded: any entry made meanwhile, at an older version,
 			// must be reloaded in full rather than patched.
-			c.full[ch.asset] = ch.event
-		case len(c.changes[ch.asset]) < 2*patchLimit(len(e.facts.Idx)):
-			c.changes[ch.asset] = append(c.changes[ch.asset], ch.keyChange)
+			c.full[kc.asset] = kc.event
+		case len(c.changes[kc.asset]) < 2*patchLimit(len(e.facts.Idx)):
+			c.changes[kc.asset] = append(c.changes[kc.asset], kc.keyChange)
 		default:
-			c.full[ch.asset] = ch.event
-			c.changes[ch.asset] = nil
+			c.full[kc.asset] = kc.event
+			c.changes[kc.asset] = nil
 		}
 	}
 	c.scanned = v
-	return v, nil
 }
 
 // cleanSince reports whether asset id is unchanged after version.

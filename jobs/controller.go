@@ -239,7 +239,6 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	// watcher goroutine per statement, and a step is short anyway.
 	ctx = context.WithoutCancel(ctx)
 	now := e.Now()
-	nowMs := db.Millis(now)
 	ws, ids := e.workspace()
 	var launch []*active
 	var terminate []string
@@ -257,60 +256,16 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 			bfState[b.ID] = b.State
 		}
 		if len(comps) > 0 {
-			var ends []db.AttemptEnd
-			for _, c := range comps {
-				end, err := e.finish(ctx, tx, c, bfState[c.act.run.BackfillID], now)
-				if err != nil {
-					return err
-				}
-				ends = append(ends, end)
-				ended = append(ended, end)
-				touched[c.act.run.BackfillID] = true
-				finished[c.act.run.ID] = true
-			}
-			// One event per backfill, so that its timeline shows its runs.
-			for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
-				if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
-					return err
-				}
+			if ended, err = e.finishCompleted(ctx, tx, comps, bfState, now, touched, finished); err != nil {
+				return err
 			}
 			if bfs, err = db.ActiveBackfills(ctx, tx); err != nil {
 				return err
 			}
 		}
 		var running []*db.Backfill
-		for i := range bfs {
-			b := &bfs[i]
-			to := ""
-			switch {
-			case b.State == db.BackfillCanceling && b.RunsRunning == 0:
-				to = db.BackfillCanceled
-			case b.State == db.BackfillCanceling && b.Terminate:
-				terminate = append(terminate, b.ID)
-			case b.State == db.BackfillRunning && b.NextChunk >= b.TotalChunks && b.RunsActive == 0:
-				to = db.BackfillSucceeded
-				if b.RunsFailed > 0 || b.PartitionsFailed > 0 || b.PartitionsUpstreamFailed > 0 {
-					to = db.BackfillFailed
-				}
-			case b.State == db.BackfillPending && plan:
-				to = db.BackfillRunning
-			}
-			if to != "" {
-				ev := db.BackfillStateChanged{ID: b.ID, From: b.State, To: to, Version: b.StateVersion + 1, At: nowMs}
-				if to == db.BackfillCanceled {
-					if ev.Failures, err = e.queuedRunFailures(ctx, tx, b); err != nil {
-						return err
-					}
-				}
-				if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+b.ID, "controller", ev, "", now); err != nil {
-					return err
-				}
-				touched[b.ID] = true
-				b.State, b.StateVersion = to, b.StateVersion+1
-			}
-			if b.State == db.BackfillRunning {
-				running = append(running, b)
-			}
+		if running, terminate, err = e.advanceBackfills(ctx, tx, bfs, plan, now, touched); err != nil {
+			return err
 		}
 		if !plan || len(running) == 0 {
 			return nil
@@ -330,6 +285,87 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 			obs(comps[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
 		}
 	}
+	e.track(comps, terminate, launch)
+	for _, a := range launch {
+		go e.execute(a)
+	}
+	for id := range touched {
+		e.broker.Publish(id)
+	}
+	return nil
+}
+
+// finishCompleted records the completed attempts comps (bfState holds their
+// backfills' states) and emits one attempts.finished event per backfill;
+// it marks their backfills touched and their runs finished.
+func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, error) {
+	nowMs := db.Millis(now)
+	var ends []db.AttemptEnd
+	for _, c := range comps {
+		end, err := e.finish(ctx, tx, c, bfState[c.act.run.BackfillID], now)
+		if err != nil {
+			return nil, err
+		}
+		ends = append(ends, end)
+		touched[c.act.run.BackfillID] = true
+		finished[c.act.run.ID] = true
+	}
+	// One event per backfill, so that its timeline shows its runs.
+	for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
+		if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
+			return nil, err
+		}
+	}
+	return ends, nil
+}
+
+// advanceBackfills moves each active backfill to its next state when it is
+// due (canceling to canceled, running to succeeded or failed, pending to
+// running when planning), marking it touched. It returns the running
+// backfills and the canceling ones whose runs are to be terminated.
+func (e *Engine) advanceBackfills(ctx context.Context, tx *db.Tx, bfs []db.Backfill, plan bool, now time.Time, touched map[string]bool) (running []*db.Backfill, terminate []string, err error) {
+	nowMs := db.Millis(now)
+	for i := range bfs {
+		b := &bfs[i]
+		to := ""
+		switch {
+		case b.State == db.BackfillCanceling && b.RunsRunning == 0:
+			to = db.BackfillCanceled
+		case b.State == db.BackfillCanceling && b.Terminate:
+			terminate = append(terminate, b.ID)
+		case b.State == db.BackfillRunning && b.NextChunk >= b.TotalChunks && b.RunsActive == 0:
+			to = db.BackfillSucceeded
+			if b.RunsFailed > 0 || b.PartitionsFailed > 0 || b.PartitionsUpstreamFailed > 0 {
+				to = db.BackfillFailed
+			}
+		case b.State == db.BackfillPending && plan:
+			to = db.BackfillRunning
+		}
+		if to != "" {
+			ev := db.BackfillStateChanged{ID: b.ID, From: b.State, To: to, Version: b.StateVersion + 1, At: nowMs}
+			if to == db.BackfillCanceled {
+				if ev.Failures, err = e.queuedRunFailures(ctx, tx, b); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := db.Emit(ctx, tx, db.EvBackfillState, "backfill:"+b.ID, "controller", ev, "", now); err != nil {
+				return nil, nil, err
+			}
+			touched[b.ID] = true
+			b.State, b.StateVersion = to, b.StateVersion+1
+		}
+		if b.State == db.BackfillRunning {
+			running = append(running, b)
+		}
+	}
+	return running, terminate, nil
+}
+
+// track updates the running set after a step's transaction: the completed
+// attempts leave it (and give back their pool slot), the runs of the
+// backfills to terminate are canceled, the launched attempts join it (and
+// take theirs).
+func (e *Engine) track(comps []completion, terminate []string, launch []*active) {
 	e.mu.Lock()
 	for _, c := range comps {
 		if cur, ok := e.running[c.act.run.ID]; ok && cur == c.act {
@@ -351,11 +387,4 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 		e.pools.acquire(a.pool)
 	}
 	e.mu.Unlock()
-	for _, a := range launch {
-		go e.execute(a)
-	}
-	for id := range touched {
-		e.broker.Publish(id)
-	}
-	return nil
 }

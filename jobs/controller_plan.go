@@ -34,6 +34,32 @@ type bfPlan struct {
 // plan starts queued runs that are due and plans new chunks, rotating
 // between backfills, within the global, pool, backfill and throttle limits.
 func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
+	slots, poolUse := e.freeSlots(finished)
+	if slots <= 0 {
+		return nil, nil
+	}
+	nowMs := db.Millis(now)
+	plans, err := loadPlans(ctx, tx, bfs, nowMs)
+	if err != nil {
+		return nil, err
+	}
+	// Rotation: priority tiers first, round-robin inside a tier from a
+	// rotating start so that no backfill waits behind another.
+	e.rr++
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
+	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, poolUse: poolUse, claimed: map[int64]map[string]bool{}}
+	if err := r.rotate(plans); err != nil {
+		return nil, err
+	}
+	if err := e.emitPlanned(ctx, tx, plans, r.starts, now); err != nil {
+		return nil, err
+	}
+	return r.launch, nil
+}
+
+// freeSlots returns the global run slots left and each pool's use, not
+// counting the runs that have just finished.
+func (e *Engine) freeSlots(finished map[string]bool) (int, map[string]int) {
 	e.mu.Lock()
 	runningNow := 0
 	for id := range e.running {
@@ -48,11 +74,11 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 		}
 	}
 	e.mu.Unlock()
-	slots := e.opts.MaxConcurrentRuns - runningNow
-	if slots <= 0 {
-		return nil, nil
-	}
-	nowMs := db.Millis(now)
+	return e.opts.MaxConcurrentRuns - runningNow, poolUse
+}
+
+// loadPlans reads each backfill's segments and its queued runs that are due.
+func loadPlans(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, nowMs int64) ([]*bfPlan, error) {
 	plans := make([]*bfPlan, 0, len(bfs))
 	byID := map[string]*bfPlan{}
 	for _, b := range bfs {
@@ -74,155 +100,203 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 			p.queued = append(p.queued, r)
 		}
 	}
-	// Rotation: priority tiers first, round-robin inside a tier from a
-	// rotating start so that no backfill waits behind another.
-	e.rr++
-	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
-	claimed := map[int64]map[string]bool{}
-	var launch []*active
-	var starts []db.AttemptStart
-	canStart := func(p *bfPlan, asset *catalog.Asset) bool {
-		if slots <= 0 || p.running >= p.b.MaxConcurrentRuns {
-			return false
-		}
-		if asset != nil && asset.Pool != "" {
-			if !e.pools.admit(ws, asset.Pool, poolUse[asset.Pool], now) {
-				return false
-			}
-		}
-		return true
-	}
-	tryOne := func(p *bfPlan) (bool, error) {
-		// A queued run first.
-		for len(p.queued) > 0 {
-			r := p.queued[0]
-			asset := assetOf(ws, r.Asset)
-			if !canStart(p, asset) {
-				return false, nil
-			}
-			p.queued = p.queued[1:]
-			if r.Seg > 0 && asset != nil && int(r.Seg) < len(p.segs) {
-				up, err := e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, &p.segs[r.Seg], asset, r.Chunk)
-				if err != nil {
-					return false, err
-				}
-				if up.Wait {
-					p.upWaiting++
-					continue // its upstream chunks have not finished: try the next one
-				}
-			}
-			a, st, ok, err := e.prepareAttempt(ctx, tx, p, r, asset, claimed, now)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				p.waiting++
-				continue // still leased: try the next one
-			}
-			if asset != nil && asset.Pool != "" {
-				poolUse[asset.Pool]++
-				e.pools.take(asset.Pool)
-			}
-			launch, starts = append(launch, a), append(starts, st)
-			slots--
-			p.running++
-			return true, nil
-		}
-		if p.blocked || p.next >= p.b.TotalChunks {
-			return false, nil
-		}
-		seg := segmentOf(p.segs, p.next)
-		if seg == nil {
-			return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
-		}
-		asset := assetOf(ws, seg.Asset)
-		if !canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
-			return false, nil
-		}
-		var upstream upWait
-		if seg.Pos > 0 && asset != nil {
-			// A downstream chunk waits until every upstream chunk holding a
-			// partition it reads has finished. Found through the mappings,
-			// it is planned and queued, so that the chunks after it, whose
-			// upstream may have finished, are not held behind it; waiting
-			// for whole upstream segments, planning stops here.
-			var err error
-			if upstream, err = e.upstreamPending(ctx, tx, ws, p.b, p.segs, p.planned, seg, asset, p.next); err != nil {
-				return false, err
-			}
-			if upstream.Wait && (!upstream.PerChunk || p.upWaiting >= p.b.MaxConcurrentRuns) {
-				p.blocked = true
-				return false, nil
-			}
-		}
-		r, err := e.newRun(ctx, tx, p, seg, asset, now)
-		if err != nil {
-			return false, err
-		}
-		p.next++
-		if r == nil {
-			return true, nil // planned before: a no-op
-		}
-		p.planned = append(p.planned, *r)
-		if upstream.Wait {
-			p.upWaiting++
-			return true, nil // planned, waits for its upstream chunks
-		}
-		a, st, ok, err := e.prepareAttempt(ctx, tx, p, *r, asset, claimed, now)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			p.waiting++
-			return true, nil // planned, waits for a lease
-		}
-		if asset != nil && asset.Pool != "" {
-			poolUse[asset.Pool]++
-			e.pools.take(asset.Pool)
-		}
-		launch, starts = append(launch, a), append(starts, st)
-		slots--
-		p.running++
-		return true, nil
-	}
-	for lo := 0; lo < len(plans) && slots > 0; {
+	return plans, nil
+}
+
+// planRound is the state of one plan call: the global slots left, each
+// pool's use, the partitions claimed so far and the attempts to launch.
+type planRound struct {
+	e       *Engine
+	ctx     context.Context
+	tx      *db.Tx
+	ws      *catalog.Workspace
+	now     time.Time
+	slots   int
+	poolUse map[string]int
+	claimed map[int64]map[string]bool
+	launch  []*active
+	starts  []db.AttemptStart
+}
+
+// rotate walks the priority tiers of plans (sorted by priority), each
+// round-robin from the engine's rotating start, until no backfill can
+// start or plan anything more or the slots are used up.
+func (r *planRound) rotate(plans []*bfPlan) error {
+	for lo := 0; lo < len(plans) && r.slots > 0; {
 		hi := lo
 		for hi < len(plans) && plans[hi].b.Priority == plans[lo].b.Priority {
 			hi++
 		}
 		tier := plans[lo:hi]
-		off := e.rr % len(tier)
-		for progress := true; progress && slots > 0; {
+		off := r.e.rr % len(tier)
+		for progress := true; progress && r.slots > 0; {
 			progress = false
 			for k := range tier {
 				p := tier[(k+off)%len(tier)]
-				ok, err := tryOne(p)
+				ok, err := r.tryOne(p)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				progress = progress || ok
-				if slots <= 0 {
+				if r.slots <= 0 {
 					break
 				}
 			}
 		}
 		lo = hi
 	}
+	return nil
+}
+
+// canStart reports whether a run of p for asset may start now: a global
+// slot, a slot of the backfill and one of the asset's pool are free.
+func (r *planRound) canStart(p *bfPlan, asset *catalog.Asset) bool {
+	if r.slots <= 0 || p.running >= p.b.MaxConcurrentRuns {
+		return false
+	}
+	if asset != nil && asset.Pool != "" {
+		if !r.e.pools.admit(r.ws, asset.Pool, r.poolUse[asset.Pool], r.now) {
+			return false
+		}
+	}
+	return true
+}
+
+// tryOne starts one of p's queued runs or else plans p's next chunk; it
+// reports whether it did either.
+func (r *planRound) tryOne(p *bfPlan) (bool, error) {
+	started, done, err := r.startQueued(p)
+	if err != nil {
+		return false, err
+	}
+	if done {
+		return started, nil
+	}
+	return r.planChunk(p)
+}
+
+// startQueued starts the first of p's queued runs whose upstream chunks
+// have finished and whose partitions are free. done reports that p's turn
+// is over: a run started (started), or none may start now; when p's queue
+// runs out it is not done, and its next chunk may be planned.
+func (r *planRound) startQueued(p *bfPlan) (started, done bool, err error) {
+	for len(p.queued) > 0 {
+		run := p.queued[0]
+		asset := assetOf(r.ws, run.Asset)
+		if !r.canStart(p, asset) {
+			return false, true, nil
+		}
+		p.queued = p.queued[1:]
+		if run.Seg > 0 && asset != nil && int(run.Seg) < len(p.segs) {
+			up, err := r.e.upstreamPending(r.ctx, r.tx, r.ws, p.b, p.segs, p.planned, &p.segs[run.Seg], asset, run.Chunk)
+			if err != nil {
+				return false, true, err
+			}
+			if up.Wait {
+				p.upWaiting++
+				continue // its upstream chunks have not finished: try the next one
+			}
+		}
+		a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, run, asset, r.claimed, r.now)
+		if err != nil {
+			return false, true, err
+		}
+		if !ok {
+			p.waiting++
+			continue // still leased: try the next one
+		}
+		r.take(p, asset, a, st)
+		return true, true, nil
+	}
+	return false, false, nil
+}
+
+// planChunk plans p's next chunk as a run and starts it unless it waits
+// for its upstream chunks or for a lease; it reports whether it planned.
+func (r *planRound) planChunk(p *bfPlan) (bool, error) {
+	if p.blocked || p.next >= p.b.TotalChunks {
+		return false, nil
+	}
+	seg := segmentOf(p.segs, p.next)
+	if seg == nil {
+		return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
+	}
+	asset := assetOf(r.ws, seg.Asset)
+	if !r.canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
+		return false, nil
+	}
+	var upstream upWait
+	if seg.Pos > 0 && asset != nil {
+		// A downstream chunk waits until every upstream chunk holding a
+		// partition it reads has finished. Found through the mappings,
+		// it is planned and queued, so that the chunks after it, whose
+		// upstream may have finished, are not held behind it; waiting
+		// for whole upstream segments, planning stops here.
+		var err error
+		if upstream, err = r.e.upstreamPending(r.ctx, r.tx, r.ws, p.b, p.segs, p.planned, seg, asset, p.next); err != nil {
+			return false, err
+		}
+		if upstream.Wait && (!upstream.PerChunk || p.upWaiting >= p.b.MaxConcurrentRuns) {
+			p.blocked = true
+			return false, nil
+		}
+	}
+	run, err := r.e.newRun(r.ctx, r.tx, p, seg, asset, r.now)
+	if err != nil {
+		return false, err
+	}
+	p.next++
+	if run == nil {
+		return true, nil // planned before: a no-op
+	}
+	p.planned = append(p.planned, *run)
+	if upstream.Wait {
+		p.upWaiting++
+		return true, nil // planned, waits for its upstream chunks
+	}
+	a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, *run, asset, r.claimed, r.now)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		p.waiting++
+		return true, nil // planned, waits for a lease
+	}
+	r.take(p, asset, a, st)
+	return true, nil
+}
+
+// take records a started attempt: it takes a global slot, one of the
+// backfill's and one of its asset's pool.
+func (r *planRound) take(p *bfPlan, asset *catalog.Asset, a *active, st db.AttemptStart) {
+	if asset != nil && asset.Pool != "" {
+		r.poolUse[asset.Pool]++
+		r.e.pools.take(asset.Pool)
+	}
+	r.launch, r.starts = append(r.launch, a), append(r.starts, st)
+	r.slots--
+	p.running++
+}
+
+// emitPlanned records, in tx, each backfill's newly planned runs and next
+// chunk, then the attempts started, grouped by backfill.
+func (e *Engine) emitPlanned(ctx context.Context, tx *db.Tx, plans []*bfPlan, starts []db.AttemptStart, now time.Time) error {
+	nowMs := db.Millis(now)
 	for _, p := range plans {
 		if len(p.planned) == 0 && p.next == p.b.NextChunk {
 			continue
 		}
 		ev := db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs}
 		if err := db.Emit(ctx, tx, db.EvRunsPlanned, "backfill:"+p.b.ID, "controller", ev, "", now); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, grp := range groupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
 		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs}, "", now); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return launch, nil
+	return nil
 }
 
 // groupBy splits items into groups of equal key, in order of first appearance.

@@ -54,8 +54,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		return nil, err
 	}
 	pv := &Preview{TotalPartitions: r.total, TotalChunks: r.chunks, TotalRuns: r.chunks, Status: map[string]int64{}, Skipped: []Skipped{}}
-	var estMs, otherMs float64
-	var noHistory, fromReports, sizes []string
+	est := &estimate{}
 	ws, _ := e.workspace()
 	for _, seg := range r.segments {
 		a := r.assets[seg.Pos]
@@ -77,90 +76,121 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 			pv.Status[st] += ap.Status[st]
 		}
 		pv.Assets = append(pv.Assets, ap)
-		if pv.FirstChunk.Keys == nil {
-			pv.FirstChunk.Asset = seg.Asset
-			n := min(seg.Partitions, req.ChunkSize, 1000)
-			if seg.Explicit {
-				pv.FirstChunk.Keys = r.keys[:n]
-			} else {
-				for _, rg := range r.ranges[seg.Pos] {
-					if int64(len(pv.FirstChunk.Keys)) >= n {
-						break
-					}
-					pv.FirstChunk.Keys = append(pv.FirstChunk.Keys, sp.Keys(rg.Lo, min(rg.Hi-rg.Lo+1, n-int64(len(pv.FirstChunk.Keys))))...)
-				}
-			}
-		}
-		perPart, perRun, size, runs, err := e.Store.RecentRunMillis(ctx, seg.AssetID)
-		if err != nil {
+		previewFirstChunk(pv, r, seg, sp, req.ChunkSize)
+		if err := e.estimateSegment(ctx, est, r, seg, a, ws); err != nil {
 			return nil, err
 		}
-		if runs == 0 {
-			// No run yet: the durations a pipeline reported, if it did.
-			if perPart, runs, err = e.Store.ReportedMillis(ctx, seg.AssetID); err != nil {
-				return nil, err
+	}
+	est.describe(pv, len(r.segments), r.req.ChunkSize)
+	return pv, nil
+}
+
+// previewFirstChunk sets the preview's first chunk, from the first segment:
+// its asset and up to 1,000 of its keys.
+func previewFirstChunk(pv *Preview, r *resolved, seg db.Segment, sp catalog.Space, chunkSize int64) {
+	if pv.FirstChunk.Keys == nil {
+		pv.FirstChunk.Asset = seg.Asset
+		n := min(seg.Partitions, chunkSize, 1000)
+		if seg.Explicit {
+			pv.FirstChunk.Keys = r.keys[:n]
+		} else {
+			for _, rg := range r.ranges[seg.Pos] {
+				if int64(len(pv.FirstChunk.Keys)) >= n {
+					break
+				}
+				pv.FirstChunk.Keys = append(pv.FirstChunk.Keys, sp.Keys(rg.Lo, min(rg.Hi-rg.Lo+1, n-int64(len(pv.FirstChunk.Keys))))...)
 			}
-			if runs > 0 {
-				fromReports = append(fromReports, seg.Asset)
-			}
-		}
-		if runs == 0 {
-			noHistory = append(noHistory, seg.Asset)
-			continue
-		}
-		// Runs at once: the backfill's cap, the server's and the pool's.
-		conc := min(r.req.MaxConcurrentRuns, seg.Chunks, int64(e.opts.MaxConcurrentRuns))
-		var throttleMs float64
-		if pool, ok := ws.Pools[a.Pool]; ok && a.Pool != "" {
-			if pool.MaxConcurrentRuns > 0 {
-				conc = min(conc, int64(pool.MaxConcurrentRuns))
-			}
-			if t := pool.Throttle; t != nil && t.Runs > 0 && seg.Chunks > int64(t.Runs) {
-				// The token bucket starts full, then refills at Runs per Per.
-				throttleMs = float64(seg.Chunks-int64(t.Runs)) * float64(t.Per.Milliseconds()) / float64(t.Runs)
-			}
-		}
-		byPart := max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
-		estMs += byPart
-		// Runs of another size: whether a run's time follows its size (work
-		// per partition) or not (a fixed cost per run) is not known, so the
-		// estimate is the range between the two.
-		if perRun > 0 && size > 0 && (float64(r.req.ChunkSize) > 2*size || 2*float64(r.req.ChunkSize) < size) {
-			byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
-			otherMs += byRun - byPart
-			sizes = append(sizes, fmt.Sprintf("%s had about %s partitions a run", seg.Asset, roundCount(size)))
 		}
 	}
+}
+
+// estimate gathers a backfill's duration estimate across its segments: ms
+// from time per partition, otherMs what taking each run as long as a
+// recent one would add or take away, and the assets without history, with
+// durations from reports only, and whose recent runs had another size.
+type estimate struct {
+	ms, otherMs                   float64
+	noHistory, fromReports, sizes []string
+}
+
+// estimateSegment adds segment seg, of asset a, to the estimate: its
+// recent runs (or reported durations) at the concurrency its backfill, the
+// server and a's pool allow, and the pool's throttle.
+func (e *Engine) estimateSegment(ctx context.Context, est *estimate, r *resolved, seg db.Segment, a *catalog.Asset, ws *catalog.Workspace) error {
+	perPart, perRun, size, runs, err := e.Store.RecentRunMillis(ctx, seg.AssetID)
+	if err != nil {
+		return err
+	}
+	if runs == 0 {
+		// No run yet: the durations a pipeline reported, if it did.
+		if perPart, runs, err = e.Store.ReportedMillis(ctx, seg.AssetID); err != nil {
+			return err
+		}
+		if runs > 0 {
+			est.fromReports = append(est.fromReports, seg.Asset)
+		}
+	}
+	if runs == 0 {
+		est.noHistory = append(est.noHistory, seg.Asset)
+		return nil
+	}
+	// Runs at once: the backfill's cap, the server's and the pool's.
+	conc := min(r.req.MaxConcurrentRuns, seg.Chunks, int64(e.opts.MaxConcurrentRuns))
+	var throttleMs float64
+	if pool, ok := ws.Pools[a.Pool]; ok && a.Pool != "" {
+		if pool.MaxConcurrentRuns > 0 {
+			conc = min(conc, int64(pool.MaxConcurrentRuns))
+		}
+		if t := pool.Throttle; t != nil && t.Runs > 0 && seg.Chunks > int64(t.Runs) {
+			// The token bucket starts full, then refills at Runs per Per.
+			throttleMs = float64(seg.Chunks-int64(t.Runs)) * float64(t.Per.Milliseconds()) / float64(t.Runs)
+		}
+	}
+	byPart := max(perPart*float64(seg.Partitions)/float64(max(conc, 1)), throttleMs)
+	est.ms += byPart
+	// Runs of another size: whether a run's time follows its size (work
+	// per partition) or not (a fixed cost per run) is not known, so the
+	// estimate is the range between the two.
+	if perRun > 0 && size > 0 && (float64(r.req.ChunkSize) > 2*size || 2*float64(r.req.ChunkSize) < size) {
+		byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
+		est.otherMs += byRun - byPart
+		est.sizes = append(est.sizes, fmt.Sprintf("%s had about %s partitions a run", seg.Asset, roundCount(size)))
+	}
+	return nil
+}
+
+// describe words the estimate into pv (segments: how many assets;
+// chunkSize: the backfill's).
+func (est *estimate) describe(pv *Preview, segments int, chunkSize int64) {
 	source := "recent runs"
 	switch {
-	case len(fromReports) == len(r.segments)-len(noHistory):
+	case len(est.fromReports) == segments-len(est.noHistory):
 		source = "reported materializations"
-	case len(fromReports) > 0:
-		source = "recent runs (reported materializations for " + strings.Join(fromReports, ", ") + ")"
+	case len(est.fromReports) > 0:
+		source = "recent runs (reported materializations for " + strings.Join(est.fromReports, ", ") + ")"
 	}
 	switch {
-	case len(noHistory) == len(r.segments):
+	case len(est.noHistory) == segments:
 		pv.Estimate = "no history: no finished run or reported duration of these assets yet"
-	case len(noHistory) > 0:
-		s := estMs / 1000
+	case len(est.noHistory) > 0:
+		s := est.ms / 1000
 		pv.EstimateSeconds = &s
-		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from %s at this concurrency", roundDuration(s), strings.Join(noHistory, ", "), source)
-	case len(sizes) > 0:
-		s := estMs / 1000
+		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from %s at this concurrency", roundDuration(s), strings.Join(est.noHistory, ", "), source)
+	case len(est.sizes) > 0:
+		s := est.ms / 1000
 		pv.EstimateSeconds = &s
-		lo, hi := s, (estMs+otherMs)/1000
+		lo, hi := s, (est.ms+est.otherMs)/1000
 		if hi < lo {
 			lo, hi = hi, lo
 		}
 		pv.EstimateRange = &[2]float64{lo, hi}
 		pv.Estimate = fmt.Sprintf("%s to %s from %s of these assets at this concurrency (%s, these have %d: how long a run takes for its size is not known)",
-			roundDuration(lo), roundDuration(hi), source, strings.Join(sizes, ", "), r.req.ChunkSize)
+			roundDuration(lo), roundDuration(hi), source, strings.Join(est.sizes, ", "), chunkSize)
 	default:
-		s := estMs / 1000
+		s := est.ms / 1000
 		pv.EstimateSeconds = &s
 		pv.Estimate = fmt.Sprintf("%s from %s of these assets at this concurrency", roundDuration(s), source)
 	}
-	return pv, nil
 }
 
 // roundDuration writes seconds as every other duration is written.

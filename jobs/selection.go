@@ -108,26 +108,84 @@ type resolved struct {
 
 // resolve validates req and computes its segments without enumerating ranges.
 func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	ws, ids := e.workspace()
+	ordered, err := selectAssets(ws, req.Assets)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := e.Store.LoadDynamicKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
+	sel := req.Selector
+	switch sel.Type {
+	case "range", "explicit", "filter":
+	case "":
+		return nil, bad("selector.type", "selector.type is required: range, explicit or filter")
+	default:
+		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
+	}
+	if err := selectorFieldsFit(sel); err != nil {
+		return nil, err
+	}
+	if sel.Type == "explicit" {
+		if r.keys, err = explicitKeys(sel, ordered[0], now, dyn); err != nil {
+			return nil, err
+		}
+	}
+	var chunk int64
+	for pos, a := range ordered {
+		sp := a.Scheme.Space(now, dyn)
+		r.spaces[a.Key] = sp
+		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
+		if err := e.selectIn(ctx, r, &seg, a, sp, ordered); err != nil {
+			return nil, err
+		}
+		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
+		chunk += seg.Chunks
+		r.total += seg.Partitions
+		r.segments = append(r.segments, seg)
+	}
+	r.chunks = chunk
+	if r.total == 0 {
+		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
+	}
+	return r, nil
+}
+
+// checkRequest checks a request's limits (chunk size, concurrent runs), its
+// title (length, one line) and that it names assets.
+func checkRequest(req Request) error {
 	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
-		return nil, bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
+		return bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
 	}
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
-		return nil, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
+		return bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
 	}
 	if n := utf8.RuneCountInString(req.Title); n > MaxTitleLen {
-		return nil, bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)
+		return bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)
 	}
 	if i := strings.IndexFunc(req.Title, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(req.Title[i:])
-		return nil, bad("title", "title holds a control character (%U at byte %d); a title is one line of plain text", r, i)
+		return bad("title", "title holds a control character (%U at byte %d); a title is one line of plain text", r, i)
 	}
 	if len(req.Assets) == 0 {
-		return nil, bad("assets", "assets is required: name at least one asset")
+		return bad("assets", "assets is required: name at least one asset")
 	}
-	ws, ids := e.workspace()
+	return nil
+}
+
+// selectAssets looks up the requested assets, in dependency order
+// (upstreams first); unknown or repeated assets are input errors.
+func selectAssets(ws *catalog.Workspace, keys []string) ([]*catalog.Asset, error) {
 	seen := map[string]bool{}
 	var selected []*catalog.Asset
-	for i, k := range req.Assets {
+	for i, k := range keys {
 		a := assetOf(ws, k)
 		if a == nil {
 			return nil, &InputError{Field: fmt.Sprintf("assets[%d]", i), Msg: fmt.Sprintf("unknown asset %q", k), Code: CodeUnknownAsset, Params: map[string]string{"asset": k}}
@@ -148,88 +206,70 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if len(ordered) != len(selected) {
 		ordered = selected
 	}
-	dyn, err := e.Store.LoadDynamicKeys(ctx)
-	if err != nil {
-		return nil, err
+	return ordered, nil
+}
+
+// explicitKeys checks an explicit selector's key list (first is the first
+// asset selected, for the example of an empty list) and returns it without
+// duplicates, in the caller's order.
+func explicitKeys(sel Selector, first *catalog.Asset, now time.Time, dyn db.DynamicKeys) ([]string, error) {
+	if len(sel.Keys) == 0 {
+		// The example is a key of the first asset, when it has one.
+		example := ""
+		if sp := first.Scheme.Space(now, dyn); sp.Len() > 0 {
+			k, _ := json.Marshal([]string{sp.Key(0)})
+			example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
+		}
+		return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
 	}
-	now := e.Now()
-	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
-	sel := req.Selector
+	if len(sel.Keys) > MaxExplicitKeys {
+		return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
+	}
+	dedup := make(map[string]bool, len(sel.Keys))
+	keys := make([]string, 0, len(sel.Keys))
+	for _, k := range sel.Keys {
+		if !dedup[k] {
+			dedup[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// selectIn computes what the request's selector selects of asset a (its
+// space sp) as segment seg: its partitions and, for a range or a filter,
+// its index ranges (r.ranges); ordered are the assets selected.
+func (e *Engine) selectIn(ctx context.Context, r *resolved, seg *db.Segment, a *catalog.Asset, sp catalog.Space, ordered []*catalog.Asset) error {
+	sel := r.req.Selector
 	switch sel.Type {
-	case "range", "explicit", "filter":
-	case "":
-		return nil, bad("selector.type", "selector.type is required: range, explicit or filter")
-	default:
-		return nil, bad("selector.type", "unknown selector type %q; use range, explicit or filter", sel.Type)
-	}
-	if err := selectorFieldsFit(sel); err != nil {
-		return nil, err
-	}
-	if sel.Type == "explicit" {
-		if len(sel.Keys) == 0 {
-			// The example is a key of the first asset, when it has one.
-			example := ""
-			if sp := ordered[0].Scheme.Space(now, dyn); sp.Len() > 0 {
-				k, _ := json.Marshal([]string{sp.Key(0)})
-				example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
-			}
-			return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
+	case "range":
+		lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
+		if err != nil {
+			return err
 		}
-		if len(sel.Keys) > MaxExplicitKeys {
-			return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
-		}
-		dedup := make(map[string]bool, len(sel.Keys))
-		r.keys = make([]string, 0, len(sel.Keys))
-		for _, k := range sel.Keys {
-			if !dedup[k] {
-				dedup[k] = true
-				r.keys = append(r.keys, k)
+		r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
+		seg.Partitions = hi - lo + 1
+	case "explicit":
+		for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
+			if _, err := sp.Index(k); err != nil {
+				return bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
 			}
 		}
-	}
-	var chunk int64
-	for pos, a := range ordered {
-		sp := a.Scheme.Space(now, dyn)
-		r.spaces[a.Key] = sp
-		seg := db.Segment{Pos: int64(pos), Asset: a.Key, AssetID: ids[a.Key], FirstChunk: chunk}
-		switch sel.Type {
-		case "range":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
-			if err != nil {
-				return nil, err
-			}
-			r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
-			seg.Partitions = hi - lo + 1
-		case "explicit":
-			for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
-				if _, err := sp.Index(k); err != nil {
-					return nil, bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
-				}
-			}
-			seg.Explicit = true
-			seg.Partitions = int64(len(r.keys))
-		case "filter":
-			lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
-			if err != nil {
-				return nil, err
-			}
-			rs, n, err := e.snapshotFilter(ctx, a, ids[a.Key], sp, lo, hi, sel)
-			if err != nil {
-				return nil, err
-			}
-			r.ranges[seg.Pos] = rs
-			seg.Partitions = n
+		seg.Explicit = true
+		seg.Partitions = int64(len(r.keys))
+	case "filter":
+		lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
+		if err != nil {
+			return err
 		}
-		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
-		chunk += seg.Chunks
-		r.total += seg.Partitions
-		r.segments = append(r.segments, seg)
+		rs, n, err := e.snapshotFilter(ctx, a, seg.AssetID, sp, lo, hi, sel)
+		if err != nil {
+			return err
+		}
+		r.ranges[seg.Pos] = rs
+		seg.Partitions = n
 	}
-	r.chunks = chunk
-	if r.total == 0 {
-		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
-	}
-	return r, nil
+	return nil
 }
 
 func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
@@ -310,46 +350,15 @@ var filterStatuses = []string{"missing", "failed", "stale", "tainted", "material
 // Its cost is bounded by the stored rows of the range (plus one key per
 // partition when dimensions are filtered).
 func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID int64, sp catalog.Space, lo, hi int64, sel Selector) ([]db.SelRange, int64, error) {
-	want := map[string]bool{}
-	for i, s := range sel.Statuses {
-		if !slices.Contains(filterStatuses, s) {
-			return nil, 0, bad(fmt.Sprintf("selector.statuses[%d]", i), "unknown status %q; use missing, failed, stale or tainted", s)
-		}
-		want[s] = true
-	}
-	if len(want) == 0 && len(sel.Dimensions) == 0 {
-		return nil, 0, bad("selector.statuses", "a filter needs statuses or dimensions")
+	want, err := filterWant(sel)
+	if err != nil {
+		return nil, 0, err
 	}
 	var ms catalog.MultiScheme
 	if len(sel.Dimensions) > 0 {
-		m, ok := a.Scheme.(catalog.MultiScheme)
-		if !ok {
-			return nil, 0, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
+		if ms, err = filterDimensions(a, sel.Dimensions); err != nil {
+			return nil, 0, err
 		}
-		// In name order, so that of several wrong names the same one is named.
-		for _, name := range slices.Sorted(maps.Keys(sel.Dimensions)) {
-			values := sel.Dimensions[name]
-			var dim *catalog.Dimension
-			var names []string
-			for _, d := range m.Dimensions() {
-				names = append(names, d.Name)
-				if d.Name == name {
-					dim = &d
-				}
-			}
-			if dim == nil {
-				return nil, 0, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
-			}
-			if len(values) == 0 {
-				return nil, 0, bad("selector.dimensions."+name, "dimension %s lists no value: name at least one, or leave %s out to take all of its values", name, name)
-			}
-			for i, v := range values {
-				if err := dim.Scheme.ValidateKey(v); err != nil {
-					return nil, 0, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
-				}
-			}
-		}
-		ms = m
 	}
 	// Stored rows of the range, in index order.
 	rows, err := e.Store.SelectionRows(ctx, assetID, lo, hi)
@@ -366,68 +375,132 @@ func (e *Engine) snapshotFilter(ctx context.Context, a *catalog.Asset, assetID i
 			return nil, 0, err
 		}
 	}
-	isStale := func(i int64) bool { return inRanges(stale, i) }
-	matchRow := func(r db.SelectionRow) bool {
-		if len(want) == 0 {
-			return r.Status != db.StatusInProgress
-		}
-		switch {
-		case want["failed"] && r.Status == db.StatusFailed:
-			return true
-		case want["tainted"] && r.TaintedAt != nil:
-			return true
-		case want["stale"] && r.Mat && isStale(r.Idx):
-			return true
-		case want["materialized"] && r.Status == db.StatusMaterialized:
-			return true
-		}
-		return false
-	}
 	missing := want["missing"] || len(want) == 0
-	var out []db.SelRange
-	var n int64
-	add := func(i int64) {
-		if ms != nil && !ms.MatchDims(sp.Key(i), sel.Dimensions) {
-			return
-		}
-		if l := len(out); l > 0 && out[l-1].Hi == i-1 {
-			out[l-1].Hi = i
-		} else {
-			out = append(out, db.SelRange{Start: n, Lo: i, Hi: i})
-		}
-		n++
-	}
-	addRange := func(from, to int64) {
-		if from > to {
-			return
-		}
-		if ms == nil {
-			if l := len(out); l > 0 && out[l-1].Hi == from-1 {
-				out[l-1].Hi = to
-			} else {
-				out = append(out, db.SelRange{Start: n, Lo: from, Hi: to})
-			}
-			n += to - from + 1
-			return
-		}
-		for i := from; i <= to; i++ {
-			add(i)
-		}
-	}
+	b := &selBuilder{ms: ms, sp: sp, dims: sel.Dimensions}
 	next := lo
 	for _, r := range rows {
 		if missing {
-			addRange(next, r.Idx-1)
+			b.addRange(next, r.Idx-1)
 		}
-		if matchRow(r) {
-			add(r.Idx)
+		if filterMatches(want, stale, r) {
+			b.add(r.Idx)
 		}
 		next = r.Idx + 1
 	}
 	if missing {
-		addRange(next, hi)
+		b.addRange(next, hi)
 	}
-	return out, n, nil
+	return b.out, b.n, nil
+}
+
+// filterWant checks a filter's statuses and returns them as a set; a filter
+// names statuses or dimensions.
+func filterWant(sel Selector) (map[string]bool, error) {
+	want := map[string]bool{}
+	for i, s := range sel.Statuses {
+		if !slices.Contains(filterStatuses, s) {
+			return nil, bad(fmt.Sprintf("selector.statuses[%d]", i), "unknown status %q; use missing, failed, stale or tainted", s)
+		}
+		want[s] = true
+	}
+	if len(want) == 0 && len(sel.Dimensions) == 0 {
+		return nil, bad("selector.statuses", "a filter needs statuses or dimensions")
+	}
+	return want, nil
+}
+
+// filterDimensions checks a filter's dimension values against asset a,
+// which must be multi-dimensional, and returns its scheme.
+func filterDimensions(a *catalog.Asset, dims map[string][]string) (catalog.MultiScheme, error) {
+	m, ok := a.Scheme.(catalog.MultiScheme)
+	if !ok {
+		return nil, bad("selector.dimensions", "asset %s is not multi-dimensional", a.Key)
+	}
+	// In name order, so that of several wrong names the same one is named.
+	for _, name := range slices.Sorted(maps.Keys(dims)) {
+		values := dims[name]
+		var dim *catalog.Dimension
+		var names []string
+		for _, d := range m.Dimensions() {
+			names = append(names, d.Name)
+			if d.Name == name {
+				dim = &d
+			}
+		}
+		if dim == nil {
+			return nil, bad("selector.dimensions", "asset %s has no dimension %q%s; its dimensions are %s", a.Key, name, catalog.Suggest(name, names), strings.Join(names, ", "))
+		}
+		if len(values) == 0 {
+			return nil, bad("selector.dimensions."+name, "dimension %s lists no value: name at least one, or leave %s out to take all of its values", name, name)
+		}
+		for i, v := range values {
+			if err := dim.Scheme.ValidateKey(v); err != nil {
+				return nil, bad(fmt.Sprintf("selector.dimensions.%s[%d]", name, i), "asset %s, dimension %s: %v", a.Key, name, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// filterMatches reports whether a stored row matches the statuses wanted
+// (stale: the stale ranges); with none wanted, whether it is not in
+// progress.
+func filterMatches(want map[string]bool, stale []catalog.IndexRange, r db.SelectionRow) bool {
+	if len(want) == 0 {
+		return r.Status != db.StatusInProgress
+	}
+	switch {
+	case want["failed"] && r.Status == db.StatusFailed:
+		return true
+	case want["tainted"] && r.TaintedAt != nil:
+		return true
+	case want["stale"] && r.Mat && inRanges(stale, r.Idx):
+		return true
+	case want["materialized"] && r.Status == db.StatusMaterialized:
+		return true
+	}
+	return false
+}
+
+// selBuilder collects the selected indexes, in increasing order, as
+// ranges (out) numbered from 0 across them (n selected so far); with a
+// multi-dimensional scheme ms, only the keys matching dims.
+type selBuilder struct {
+	ms   catalog.MultiScheme
+	sp   catalog.Space
+	dims map[string][]string
+	out  []db.SelRange
+	n    int64
+}
+
+func (b *selBuilder) add(i int64) {
+	if b.ms != nil && !b.ms.MatchDims(b.sp.Key(i), b.dims) {
+		return
+	}
+	if l := len(b.out); l > 0 && b.out[l-1].Hi == i-1 {
+		b.out[l-1].Hi = i
+	} else {
+		b.out = append(b.out, db.SelRange{Start: b.n, Lo: i, Hi: i})
+	}
+	b.n++
+}
+
+func (b *selBuilder) addRange(from, to int64) {
+	if from > to {
+		return
+	}
+	if b.ms == nil {
+		if l := len(b.out); l > 0 && b.out[l-1].Hi == from-1 {
+			b.out[l-1].Hi = to
+		} else {
+			b.out = append(b.out, db.SelRange{Start: b.n, Lo: from, Hi: to})
+		}
+		b.n += to - from + 1
+		return
+	}
+	for i := from; i <= to; i++ {
+		b.add(i)
+	}
 }
 
 // staleRanges lists the stale (not merely never materialized) partitions of

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/demo"
 	"github.com/tessera-dev/tessera/handlers"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/web"
 )
 
@@ -67,7 +67,7 @@ func New(t testing.TB, opt Options) *Env {
 		t.Fatalf("load workspace: %v", err)
 	}
 	if opt.Seed {
-		if _, err := jobs.SeedDemo(ctx, store, loaded.Workspace, loaded.IDs, now); err != nil {
+		if _, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 // second) and checks what it measures: every page renders and stays under
 // 300 KB. Times are reported by `tessera bench pages`, not asserted here.
 func TestBenchPages(t *testing.T) {
-	res, err := benchPages(context.Background(), 1_000_000, 10_000, 5)
+	t.Parallel()
+	res, err := Pages(context.Background(), 1_000_000, 10_000, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

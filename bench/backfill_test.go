@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 // same code as `tessera bench backfill`), with the raw SQLite ceiling of the
 // same rows measured in the same process:
 //
-//	go test -run '^$' -bench Backfill -benchtime 1x ./cli/
+//	go test -run '^$' -bench Backfill -benchtime 1x ./bench/
 func benchmarkBackfill(b *testing.B, partitions, chunk int64, conc int) {
 	for b.Loop() {
-		res, err := benchBackfill(context.Background(), partitions, chunk, conc, nil)
+		res, err := Backfill(context.Background(), partitions, chunk, conc, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package jobs
+package demo
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/tessera-dev/tessera/db"
 )
 
-// SeedDemo writes believable history for a fresh database: most partitions
+// Seed writes believable history for a fresh database: most partitions
 // materialized, a few failures (some retried successfully), a few gaps, the
 // newest partitions not yet built, and older partitions of assets whose
 // code_version ends in a number built with the previous version, and a
 // watermark at the newest built window of each time-partitioned asset. It does
 // nothing when any partition status exists, and returns how many partitions
 // it recorded. The same seed gives the same history.
-func SeedDemo(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
+func Seed(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, now time.Time) (int, error) {
 	if seeded, err := store.AnyPartitionStatus(ctx); err != nil || seeded {
 		return 0, err
 	}

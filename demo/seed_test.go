@@ -1,16 +1,50 @@
-package jobs
+package demo
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
 )
+
+// seedEnv is a fresh SQLite store holding the workspace yaml.
+type seedEnv struct {
+	store *db.Store
+	ws    *catalog.Workspace
+	ids   map[string]int64
+}
+
+func newSeedEnv(t *testing.T, yaml string) *seedEnv {
+	t.Helper()
+	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &seedEnv{store: store, ws: ws, ids: ids}
+}
 
 // The demo history reports build times like the asset's demo executor's, so
 // that a backfill's estimate (made from them) matches what it then takes;
 // an asset without a demo executor reports minutes.
-func TestSeedDemoReportsExecutorLikeDurations(t *testing.T) {
-	env := newTestEnv(t, `
+func TestSeedReportsExecutorLikeDurations(t *testing.T) {
+	t.Parallel()
+	env := newSeedEnv(t, `
 assets:
   s.fast:
     partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
@@ -18,9 +52,9 @@ assets:
   s.cmd:
     partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
     executor: {command: [/bin/true]}
-`, Options{})
+`)
 	ctx := context.Background()
-	if _, err := SeedDemo(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
+	if _, err := Seed(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ms, n, err := env.store.ReportedMillis(ctx, env.ids["s.fast"])
@@ -36,15 +70,16 @@ assets:
 // A seeded timeout lasted the asset's timeout: its error and its duration
 // agree (before, "timeout after 30m0s" sat on a 625 ms attempt).
 func TestSeedTimeoutsLastTheirTimeout(t *testing.T) {
-	env := newTestEnv(t, `
+	t.Parallel()
+	env := newSeedEnv(t, `
 assets:
   s.fast:
     partitions: {hourly: {start: 2024-01-01-00:00, end: 2025-01-01-00:00}}
     timeout: 5m
     executor: {demo: {duration: 100ms-900ms}}
-`, Options{})
+`)
 	ctx := context.Background()
-	if _, err := SeedDemo(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
+	if _, err := Seed(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var rows []struct {

@@ -1,0 +1,115 @@
+package db
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+type stmts struct {
+	updStatus, delStatus, finInst, matStatus, failStatus, insFailure *sqlx.Stmt
+}
+
+func prepare(ctx context.Context, tx *sqlx.Tx) (*stmts, error) {
+	var s stmts
+	var err error
+	p := func(dst **sqlx.Stmt, q string) {
+		if err == nil {
+			*dst, err = tx.PreparexContext(ctx, q)
+		}
+	}
+	p(&s.updStatus, `UPDATE partition_status SET status='in_progress', lease_instance_id=?, lease_run_id=?, lease_code_version=?, updated_at=?
+		WHERE asset_id=? AND partition_key=?`)
+	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
+	// An attempt's instances are recorded when it ends (instances recorded
+	// in progress by earlier versions are completed in place).
+	p(&s.finInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, created_at)
+		VALUES (?1,?2,?3,?4,?5,?6,?7,?8,'backfill',?9,?10,?9)
+		ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status=excluded.status, metadata=excluded.metadata, error=excluded.error, finished_at=excluded.finished_at`)
+	// A materialized last attempt is the last materialization: its ids are
+	// stored once (PartitionStatus.fill).
+	p(&s.matStatus, `UPDATE partition_status SET status='materialized', materialized=1,
+		last_mat_instance_id=?1, last_mat_run_id=?2, last_mat_at=?3, last_mat_code_version=?4, last_mat_metadata=?5,
+		last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?3, last_attempt_status='materialized', last_attempt_error=NULL,
+		tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?3
+		WHERE asset_id=?6 AND partition_key=?7 AND status=?8`)
+	p(&s.failStatus, `UPDATE partition_status SET status='failed', last_attempt_instance_id=?1, last_attempt_run_id=?2, last_attempt_at=?3,
+		last_attempt_status='failed', last_attempt_error=?4, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?3
+		WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
+	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
+		ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *stmts) close() {
+	for _, st := range []*sqlx.Stmt{s.updStatus, s.delStatus, s.finInst, s.matStatus, s.failStatus, s.insFailure} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// attemptPrefix is what the instance ids of one attempt's partitions have
+// in common: "pi_" and the 11 characters derived from the run, attempt and
+// asset alone (InstanceIDs).
+func attemptPrefix(instanceID string) string {
+	return instanceID[:min(14, len(instanceID))]
+}
+
+// batchRows is how many rows one multi-row statement carries.
+const batchRows = 500
+
+// batchExec runs prefix + row,row,... + suffix over head (the arguments of
+// prefix) and args (n per row), in statements of at most batchRows rows.
+func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) error {
+	for len(args) > 0 {
+		k := min(len(args)/n, batchRows)
+		var b strings.Builder
+		b.Grow(len(prefix) + k*(len(row)+1) + len(suffix))
+		b.WriteString(prefix)
+		for i := range k {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(row)
+		}
+		b.WriteString(suffix)
+		stmtArgs := args[:k*n]
+		if len(head) > 0 {
+			stmtArgs = append(slices.Clip(head), stmtArgs...)
+		}
+		if _, err := tx.ExecContext(ctx, b.String(), stmtArgs...); err != nil {
+			return err
+		}
+		args = args[k*n:]
+	}
+	return nil
+}
+
+// updateFromLease runs a status update guarded by status=in_progress (the
+// lease this attempt holds); when someone else changed the row meanwhile
+// (an external report), it applies the update over that status instead. It
+// returns the status it replaced ("" when there is no row).
+func updateFromLease(ctx context.Context, tx *sqlx.Tx, st *sqlx.Stmt, assetID int64, key string, args ...any) (string, error) {
+	res, err := st.ExecContext(ctx, append(args, StatusInProgress)...)
+	if err != nil {
+		return "", err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return StatusInProgress, nil
+	}
+	var cur string
+	if err := tx.GetContext(ctx, &cur, `SELECT status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key); err != nil {
+		return "", nil
+	}
+	if _, err := st.ExecContext(ctx, append(args, cur)...); err != nil {
+		return "", err
+	}
+	return cur, nil
+}

@@ -1,0 +1,391 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// AttemptEnd is one finished attempt in attempts.finished. RunState is the
+// run's state afterwards: queued (retry at NotBefore) or final.
+type AttemptEnd struct {
+	RunID      string    `json:"run_id"`
+	BackfillID string    `json:"backfill_id"`
+	Attempt    int64     `json:"attempt"`
+	AssetID    int64     `json:"asset_id"`
+	Asset      string    `json:"asset,omitempty"`
+	State      string    `json:"state"`
+	Error      string    `json:"error,omitempty"`
+	Parts      []PartRef `json:"parts"`
+	RunState   string    `json:"run_state"`
+	NotBefore  int64     `json:"not_before,omitempty"`
+	// Failures are the partitions recorded as finally failed when the run
+	// ends failed (reason failed).
+	Failures    []PartRef `json:"failures,omitempty"`
+	CodeVersion string    `json:"code_version"`
+	// Started is when the attempt started (for instances' started_at).
+	Started int64 `json:"started"`
+	// Finished, when set, is when the attempt ended if before the event: an
+	// interrupted attempt ended when its server was last seen.
+	Finished int64 `json:"finished,omitempty"`
+}
+
+// AttemptsFinished is the payload of attempts.finished.
+type AttemptsFinished struct {
+	Attempts []AttemptEnd `json:"attempts"`
+	At       int64        `json:"at"`
+}
+
+// applyFinished records the attempts of an attempts.finished event: each
+// attempt's row, its partitions' instances and status rows, its failures and
+// its run; then, once for the event, the partitions materialized plainly (in
+// batches), the backfills' counters, the assets' last materialization and
+// last attempt, and the status rollups.
+func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	f := &finishing{st: st, at: p.At, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
+	for _, a := range p.Attempts {
+		if err := f.attempt(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	if err := finishMaterialized(ctx, tx, st, f.plain, p.At, f.roll); err != nil {
+		return err
+	}
+	return f.flush(ctx, tx)
+}
+
+// finishing is what applyFinished gathers across the attempts of one event
+// to write once, at the end.
+type finishing struct {
+	st          *stmts
+	at          int64 // the event's time
+	roll        rollupDelta
+	perBackfill map[string]*runCounts
+	lastMat     map[int64]int64
+	lastAttempt lastAttempts
+	plain       []plainMat
+}
+
+// runCounts are the changes to a backfill's run and partition counters.
+type runCounts struct{ running, active, succ, failed, canceled, mat, pfailed int64 }
+
+// attempt records one finished attempt: its attempts row, its partitions,
+// the partitions it failed for good, and its run.
+func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) error {
+	c := f.perBackfill[a.BackfillID]
+	if c == nil {
+		c = &runCounts{}
+		f.perBackfill[a.BackfillID] = c
+	}
+	ended := f.at
+	if a.Finished > 0 && a.Finished < ended {
+		ended = a.Finished
+	}
+	var built, broke int64 // this attempt's outcomes, for the throughput chart
+	for _, pr := range a.Parts {
+		switch pr.Status {
+		case StatusMaterialized:
+			built++
+		case StatusFailed:
+			broke++
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=? WHERE run_id=? AND attempt=?`,
+		a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
+		return err
+	}
+	started := a.Started
+	if started == 0 {
+		// Events written before they carried it: the attempt row has it.
+		if err := tx.GetContext(ctx, &started, `SELECT started_at FROM attempts WHERE run_id=? AND attempt=?`, a.RunID, a.Attempt); err != nil {
+			return err
+		}
+	}
+	mat, err := f.parts(ctx, tx, a, started)
+	if err != nil {
+		return err
+	}
+	for _, pr := range a.Failures {
+		if _, err := f.st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "failed", a.RunID); err != nil {
+			return err
+		}
+	}
+	c.running--
+	return f.run(ctx, tx, a, c, mat)
+}
+
+// parts records the partitions of attempt a, started at started: plainly
+// materialized ones are kept for finishMaterialized, the others get their
+// instance and status row now. It returns how many the attempt
+// materialized for its run (not counting those materialized again).
+func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64) (int64, error) {
+	st, roll := f.st, f.roll
+	var mat, failed int64
+	for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
+		var meta *string
+		if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
+			s := string(pr.Metadata)
+			meta = &s
+		}
+		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
+			// The common case, written in batches below.
+			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr})
+			f.lastMat[a.AssetID] = f.at
+			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
+			if !pr.Again {
+				mat++
+			}
+			continue
+		}
+		if _, err := st.finInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, pr.Status, a.CodeVersion, meta, nullIfEmpty(pr.Error), started, f.at); err != nil {
+			return 0, err
+		}
+		switch pr.Status {
+		case StatusMaterialized:
+			if !pr.Again {
+				mat++
+			}
+			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
+			prev, err := updateFromLease(ctx, tx, st.matStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, f.at, a.CodeVersion, meta, a.AssetID, pr.Key)
+			if err != nil {
+				return 0, err
+			}
+			if prev != "" {
+				roll.add(a.AssetID, pr.Idx, prev, -1)
+				roll.add(a.AssetID, pr.Idx, StatusMaterialized, 1)
+			}
+			f.lastMat[a.AssetID] = f.at
+		case StatusFailed:
+			failed++
+			f.lastAttempt.add(a.AssetID, f.at, StatusFailed)
+			prev, err := updateFromLease(ctx, tx, st.failStatus, a.AssetID, pr.Key, pr.InstanceID, a.RunID, f.at, nullIfEmpty(pr.Error), a.AssetID, pr.Key)
+			if err != nil {
+				return 0, err
+			}
+			if prev != "" {
+				roll.add(a.AssetID, pr.Idx, prev, -1)
+				roll.add(a.AssetID, pr.Idx, StatusFailed, 1)
+			}
+		default: // interrupted or canceled: give the partition back its previous status
+			if err := f.giveBack(ctx, tx, a, pr, started); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return mat, nil
+}
+
+// giveBack gives a partition of an interrupted or canceled attempt, started
+// at started, back its status before the attempt, or what was reported for
+// it while the lease held. A partition no longer in progress is left alone.
+func (f *finishing) giveBack(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, pr PartRef, started int64) error {
+	var cur struct {
+		Status      string  `db:"status"`
+		LastAttempt *string `db:"last_attempt_status"`
+		UpdatedAt   int64   `db:"updated_at"`
+	}
+	if err := tx.GetContext(ctx, &cur, `SELECT status, last_attempt_status, updated_at FROM partition_status WHERE asset_id=? AND partition_key=?`,
+		a.AssetID, pr.Key); err != nil || cur.Status != StatusInProgress {
+		return nil
+	}
+	back := pr.Prev
+	if cur.UpdatedAt > started && cur.LastAttempt != nil {
+		// Reported while the lease held (leasedStatus): what was
+		// reported is its status now.
+		back = *cur.LastAttempt
+	}
+	f.roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+	var err error
+	if back == "" {
+		_, err = f.st.delStatus.ExecContext(ctx, a.AssetID, pr.Key)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE partition_status SET status=?, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
+			WHERE asset_id=? AND partition_key=?`, back, f.at, a.AssetID, pr.Key)
+		f.roll.add(a.AssetID, pr.Idx, back, 1)
+	}
+	return err
+}
+
+// run updates attempt a's run (its state, counts, retry time or end) and
+// its backfill's counters c; mat is what the attempt materialized.
+func (f *finishing) run(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, c *runCounts, mat int64) error {
+	final := a.RunState != RunQueued
+	if a.RunState == RunSucceeded || (a.RunState == RunFailed && a.State != AttemptCanceled && a.State != AttemptInterrupted) {
+		// A retry skips partitions someone else materialized while the
+		// run waited (RunCheckpoint.Done): they count as materialized for
+		// the run and its backfill when it ends, so that a finished
+		// backfill has no partition left pending.
+		var r struct {
+			Partitions     int64 `db:"partitions"`
+			Materialized   int64 `db:"materialized"`
+			UpstreamFailed int64 `db:"upstream_failed"`
+		}
+		if err := tx.GetContext(ctx, &r, `SELECT partitions, materialized, upstream_failed FROM runs WHERE id=?`, a.RunID); err != nil {
+			return err
+		}
+		if extra := r.Partitions - r.UpstreamFailed - int64(len(a.Failures)) - r.Materialized - mat; extra > 0 {
+			mat += extra
+		}
+	}
+	c.mat += mat
+	var finished *int64
+	var notBefore *int64
+	if final {
+		at := f.at
+		finished = &at
+		c.active--
+		switch a.RunState {
+		case RunSucceeded:
+			c.succ++
+		case RunFailed:
+			c.failed++
+			c.pfailed += int64(len(a.Failures))
+		case RunCanceled:
+			c.canceled++
+		}
+	} else if a.NotBefore > 0 {
+		nb := a.NotBefore
+		notBefore = &nb
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state=?, materialized=materialized+?, failed=?, error=?, not_before=?, finished_at=?, updated_at=? WHERE id=?`,
+		a.RunState, mat, int64(len(a.Failures)), nullIfEmpty(a.Error), notBefore, finished, f.at, a.RunID); err != nil {
+		return err
+	}
+	return nil
+}
+
+// flush writes what the event's attempts gathered: the backfills' counters,
+// the assets' last materialization and last attempt, the status rollups.
+func (f *finishing) flush(ctx context.Context, tx *sqlx.Tx) error {
+	for id, c := range f.perBackfill {
+		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
+			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
+			updated_at=? WHERE id=?`, c.running, c.active, c.succ, c.failed, c.canceled, c.mat, c.pfailed, f.at, id); err != nil {
+			return err
+		}
+	}
+	for id, at := range f.lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return err
+		}
+	}
+	if err := f.lastAttempt.apply(ctx, tx); err != nil {
+		return err
+	}
+	return f.roll.apply(ctx, tx)
+}
+
+// plainMat is a partition materialized without metadata or error.
+type plainMat struct {
+	asset     int64
+	code, run string
+	started   int64 // when its attempt started
+	part      PartRef
+}
+
+// finishMaterialized records partitions materialized without metadata or
+// error: their instances inserted in statements of batchRows across
+// attempts, their status rows updated in one statement per attempt, guarded
+// by the lease; rows someone else changed meanwhile go through
+// updateFromLease one by one.
+func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
+	byAsset := map[[2]string][]plainMat{}
+	var order [][2]string
+	for _, it := range items {
+		k := [2]string{fmt.Sprint(it.asset), it.code}
+		if _, ok := byAsset[k]; !ok {
+			order = append(order, k)
+		}
+		byAsset[k] = append(byAsset[k], it)
+	}
+	for _, k := range order {
+		group := byAsset[k]
+		assetID, code := group[0].asset, group[0].code
+		// The instances, in statements of batchRows rows. Instances recorded
+		// in progress by earlier versions are completed in place.
+		inst := make([]any, 0, 4*len(group))
+		for _, it := range group {
+			inst = append(inst, it.part.InstanceID, it.part.Key, it.run, it.started)
+		}
+		if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
+			SELECT column1, ?, column2, column3, 'materialized', ?, 'backfill', column4, ?, column4 FROM (VALUES `, []any{assetID, code, at},
+			`(?,?,?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
+			4, inst); err != nil {
+			return err
+		}
+		for off := 0; off < len(group); off += batchRows {
+			chunk := group[off:min(off+batchRows, len(group))]
+			// One attempt's partitions at a time: their instance ids share
+			// their first 14 characters (attemptPrefix), which finds the
+			// attempt's instance of each partition, and each status row
+			// takes its instance id from the lease it holds
+			// (lease_instance_id), so every row gets the same values. Status
+			// rows whose lease is not this attempt's (someone reported the
+			// partition meanwhile) go one by one below.
+			var rest []plainMat
+			for lo := 0; lo < len(chunk); {
+				hi := lo + 1
+				for hi < len(chunk) && chunk[hi].run == chunk[lo].run && attemptPrefix(chunk[hi].part.InstanceID) == attemptPrefix(chunk[lo].part.InstanceID) {
+					hi++
+				}
+				part := chunk[lo:hi]
+				lo = hi
+				prefix := attemptPrefix(part[0].part.InstanceID)
+				marks := strings.Repeat(",?", len(part)-1)
+				args := make([]any, 0, len(part)+8)
+				args = append(args, part[0].run, at, code, at, at, assetID, prefix)
+				for _, it := range part {
+					args = append(args, it.part.Key)
+				}
+				res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
+					last_mat_instance_id=lease_instance_id, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,
+					last_attempt_instance_id=NULL, last_attempt_run_id=NULL, last_attempt_at=?, last_attempt_status='materialized', last_attempt_error=NULL,
+					tainted_at=NULL, taint_reason=NULL, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?
+					WHERE asset_id=? AND status='in_progress' AND substr(lease_instance_id, 1, 14)=? AND partition_key IN (?`+marks+`)`, args...)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); int(n) == len(part) {
+					for _, it := range part {
+						roll.add(assetID, it.part.Idx, StatusInProgress, -1)
+						roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+					}
+					continue
+				}
+				rest = append(rest, part...)
+			}
+			for _, it := range rest {
+				pr := it.part
+				var cur struct {
+					Status string  `db:"status"`
+					Inst   *string `db:"last_attempt_instance_id"`
+				}
+				if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, IIF(last_attempt_status='materialized', last_mat_instance_id, NULL)) AS last_attempt_instance_id
+					FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
+					continue // no row: nothing to project
+				}
+				if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
+					roll.add(assetID, pr.Idx, StatusInProgress, -1)
+					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+					continue
+				}
+				prev, err := updateFromLease(ctx, tx, st.matStatus, assetID, pr.Key, pr.InstanceID, it.run, at, code, nil, assetID, pr.Key)
+				if err != nil {
+					return err
+				}
+				if prev != "" {
+					roll.add(assetID, pr.Idx, prev, -1)
+					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+				}
+			}
+		}
+	}
+	return nil
+}

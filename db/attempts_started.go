@@ -1,0 +1,178 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// PartRef is one partition of an attempt. Prev is the partition's stored
+// status before the attempt claimed it ("" when it had no row).
+type PartRef struct {
+	Key string `json:"k" db:"k"`
+	Idx int64  `json:"i" db:"i"`
+	// InstanceID is left out when the attempt's Asset derives it
+	// (AttemptInstanceIDs): the engine's events do not carry an id per
+	// partition, about 35 bytes each; events written before they had Asset
+	// carry their ids.
+	InstanceID string          `json:"id,omitempty" db:"id"`
+	Prev       string          `json:"p,omitempty" db:"p"`
+	Status     string          `json:"s,omitempty"`
+	Metadata   json.RawMessage `json:"m,omitempty"`
+	Error      string          `json:"e,omitempty"`
+	// Again: an earlier attempt of the same run had materialized this
+	// partition (it was tainted or failed since); its new build is not
+	// counted again.
+	Again bool `json:"a,omitempty"`
+	// derived caches the instance id DeriveInstanceIDs computed, for an
+	// attempt's parts that the engine keeps from its start to its finish:
+	// not part of events.
+	derived string
+}
+
+// DeriveInstanceIDs computes the instance ids of an attempt's parts once,
+// in place and outside their events (PartRef.derived): its start and its
+// finish then do not hash every partition again.
+func DeriveInstanceIDs(parts []PartRef, runID string, attempt int64, asset string) {
+	if asset == "" {
+		return
+	}
+	id := AttemptInstanceIDs(runID, attempt, asset)
+	for i := range parts {
+		if parts[i].InstanceID == "" {
+			parts[i].derived = id(parts[i].Key)
+		}
+	}
+}
+
+// AttemptStart is one attempt in attempts.started.
+type AttemptStart struct {
+	RunID          string    `json:"run_id"`
+	BackfillID     string    `json:"backfill_id"`
+	Attempt        int64     `json:"attempt"`
+	AssetID        int64     `json:"asset_id"`
+	Asset          string    `json:"asset,omitempty"`
+	CodeVersion    string    `json:"code_version"`
+	Parts          []PartRef `json:"parts"`
+	UpstreamFailed []PartRef `json:"upstream_failed,omitempty"`
+}
+
+// AttemptInstanceIDs derives the instance ids of an attempt's partitions:
+// attempt 1 of run r builds instances of r, a later attempt n instances of
+// "r#n" (each attempt is a new instance).
+func AttemptInstanceIDs(runID string, attempt int64, asset string) func(partition string) string {
+	if attempt > 1 {
+		runID = fmt.Sprintf("%s#%d", runID, attempt)
+	}
+	return InstanceIDs(runID, asset)
+}
+
+// withIDs returns parts with their instance ids, deriving those an event
+// left out (see PartRef.InstanceID). parts itself is not changed.
+func withIDs(parts []PartRef, runID string, attempt int64, asset string) []PartRef {
+	if asset == "" {
+		return parts
+	}
+	var out []PartRef
+	var id func(string) string
+	for i, pr := range parts {
+		if pr.InstanceID != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(parts)
+		}
+		if pr.derived != "" {
+			out[i].InstanceID = pr.derived
+			continue
+		}
+		if id == nil {
+			id = AttemptInstanceIDs(runID, attempt, asset)
+		}
+		out[i].InstanceID = id(pr.Key)
+	}
+	if out == nil {
+		return parts
+	}
+	return out
+}
+
+// AttemptsStarted is the payload of attempts.started.
+type AttemptsStarted struct {
+	Owner    string         `json:"owner"`
+	Attempts []AttemptStart `json:"attempts"`
+	At       int64          `json:"at"`
+}
+
+func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	roll := rollupDelta{}
+	perBackfill := map[string][2]int64{}
+	// New status rows, by what they have in common (bound once a statement).
+	type newsKey struct {
+		asset int64
+		code  string
+	}
+	news := map[newsKey][]any{}
+	var newsOrder []newsKey
+	for _, a := range p.Attempts {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
+			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
+			started_at=COALESCE(started_at, ?), updated_at=? WHERE id=?`, a.Attempt, len(a.UpstreamFailed), p.At, p.At, a.RunID); err != nil {
+			return err
+		}
+		c := perBackfill[a.BackfillID]
+		c[0]++
+		c[1] += int64(len(a.UpstreamFailed))
+		perBackfill[a.BackfillID] = c
+		// The lease: the status row of each partition says the attempt's
+		// instance, run and code version build it (its instance is recorded
+		// when the attempt ends).
+		nk := newsKey{a.AssetID, a.CodeVersion}
+		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
+			if pr.Prev == "" {
+				if _, ok := news[nk]; !ok {
+					newsOrder = append(newsOrder, nk)
+				}
+				news[nk] = append(news[nk], pr.Key, pr.Idx, pr.InstanceID, a.RunID)
+			} else {
+				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, a.RunID, a.CodeVersion, p.At, a.AssetID, pr.Key); err != nil {
+					return err
+				}
+				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
+			}
+			roll.add(a.AssetID, pr.Idx, StatusInProgress, 1)
+		}
+		for _, pr := range a.UpstreamFailed {
+			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "upstream_failed", a.RunID); err != nil {
+				return err
+			}
+		}
+	}
+	// New rows of all attempts in statements of batchRows, what they share
+	// bound once.
+	for _, k := range newsOrder {
+		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
+			SELECT ?, column1, column2, 'in_progress', 0, column3, column4, ?, ? FROM (VALUES `, []any{k.asset, k.code, p.At},
+			`(?,?,?,?)`, `)`, 4, news[k]); err != nil {
+			return err
+		}
+	}
+	for id, c := range perBackfill {
+		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
+			started_at=COALESCE(started_at, ?) WHERE id=?`, c[0], c[1], p.At, p.At, id); err != nil {
+			return err
+		}
+	}
+	return roll.apply(ctx, tx)
+}

@@ -1,0 +1,145 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// StatusRows reads the stored status of partitions of an asset (key → status)
+// inside tx, for keys in [lo, hi] when contiguous, or by key.
+func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT partition_key, status FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ?`, assetID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, s string
+		if err := rows.Scan(&k, &s); err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, rows.Err()
+}
+
+// RunCheckpoint is what a new attempt of a run may skip and what it must
+// not count twice.
+type RunCheckpoint struct {
+	// Done: partitions materialized since the run started, by it or by
+	// anyone else, and not tainted since: a retry does not build them again.
+	Done map[string]bool
+	// Built: partitions an earlier attempt of the run materialized; when one
+	// is built again (tainted or failed since), it is not counted twice.
+	Built map[string]bool
+}
+
+// RunCheckpointOf reads the checkpoint of run (which started at since) over
+// keys, partitions of asset.
+func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
+	var cp RunCheckpoint
+	var err error
+	cp.Done, err = keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
+		AND status='materialized' AND tainted_at IS NULL AND (last_mat_run_id=? OR last_mat_at>=?)`, assetID, keys, runID, since)
+	if err != nil {
+		return cp, err
+	}
+	cp.Built, err = keysWhere(ctx, q, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (%s)
+		AND run_id=? AND status='materialized'`, assetID, keys, runID)
+	return cp, err
+}
+
+// MaterializedByOthers returns which of keys (partitions of asset) someone
+// other than run materialized while the run lasted (from since to until,
+// ms), and not tainted since: key → the run id that built it.
+func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID string, since, until int64, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	for len(keys) > 0 {
+		k := min(len(keys), batchRows)
+		args := []any{assetID}
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		var got []struct {
+			Key string `db:"partition_key"`
+			Run string `db:"last_mat_run_id"`
+		}
+		if err := s.R.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
+			WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
+			AND last_mat_at BETWEEN ? AND ? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, until, runID)...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if g.Run == "" {
+				g.Run = "a report"
+			}
+			out[g.Key] = g.Run
+		}
+		keys = keys[k:]
+	}
+	return out, nil
+}
+
+// FailedByRun returns which of keys (partitions of asset) are failed by the
+// last attempt of run.
+func FailedByRun(ctx context.Context, q getter, assetID int64, runID string, keys []string) (map[string]bool, error) {
+	return keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
+		AND status='failed' AND last_attempt_run_id=?`, assetID, keys, runID)
+}
+
+// keysWhere runs query (one row per partition key it selects) over keys in
+// batches: its placeholders are the asset id, the batch's keys in place of
+// %s, then after.
+func keysWhere(ctx context.Context, q getter, query string, assetID int64, keys []string, after ...any) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(keys) > 0 {
+		k := min(len(keys), batchRows)
+		args := make([]any, 0, k+1+len(after))
+		args = append(args, assetID)
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		var got []string
+		if err := q.SelectContext(ctx, &got, fmt.Sprintf(query, "?"+strings.Repeat(",?", k-1)), append(args, after...)...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g] = true
+		}
+		keys = keys[k:]
+	}
+	return out, nil
+}
+
+// InProgressInstances returns which of the instances ids[i] of partitions
+// keys[i] of an asset are still in progress: their status row holds the
+// lease for them.
+func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		k := min(len(ids), batchRows)
+		args := make([]any, 0, 2*k+1)
+		args = append(args, assetID)
+		for _, key := range keys[:k] {
+			args = append(args, key)
+		}
+		for _, id := range ids[:k] {
+			args = append(args, id)
+		}
+		marks := strings.Repeat(",?", k-1)
+		var got []string
+		if err := q.SelectContext(ctx, &got, `SELECT lease_instance_id FROM partition_status WHERE asset_id=? AND partition_key IN (?`+marks+`)
+			AND status='in_progress' AND lease_instance_id IN (?`+marks+`)`, args...); err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g] = true
+		}
+		keys, ids = keys[k:], ids[k:]
+	}
+	return out, nil
+}
