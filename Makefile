@@ -8,7 +8,7 @@ DB      ?= data/tessera.db
 VENDOR  := static/vendor/htmx.min.js static/vendor/sse.min.js
 TEMPL   := $(wildcard views/*.templ)
 
-.PHONY: run build test static generate check-generated lint clean
+.PHONY: run build test test-all test-race static generate check-generated lint clean
 
 # Human-readable logs for the demo: the first start prints the admin password
 # and the login URL once ("created first admin account").
@@ -46,9 +46,17 @@ lint:
 	$(GO) tool staticcheck ./...
 
 test: $(VENDOR) check-generated lint
+	@$(MAKE) --no-print-directory -j2 test-all test-race
+
+# Every package's tests. The two runs go side by side (make -j2): each
+# leaves the other core idle part of the time (compiling, waiting on
+# browsers and servers), and together they take the two cores.
+test-all:
 	$(GO) test -count=1 -timeout 10m ./...
-	# The packages where goroutines share state (store, engine, handlers and
-	# their streams) once more under the race detector.
+
+# The packages where goroutines share state (store, engine, handlers and
+# their streams) once more under the race detector.
+test-race:
 	$(GO) test -race -count=1 -timeout 10m ./db ./jobs ./handlers
 
 clean:
