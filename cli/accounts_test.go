@@ -35,8 +35,8 @@ func userCount(t *testing.T, dbPath string) (users, tokens int) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.R.Get(&users, `SELECT COUNT(*) FROM users`)
-	s.R.Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	s.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
+	s.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
 	return
 }
 

@@ -32,7 +32,7 @@ func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
 	}
 	count := func(table string) int {
 		var n int
-		if err := env.Store.R.GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+		if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -189,14 +189,14 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 // Assets lists the assets that the current workspace declares.
 func (s *Store) Assets(ctx context.Context) ([]AssetRow, error) {
 	var out []AssetRow
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM assets WHERE removed=0 ORDER BY key`)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM assets WHERE removed=0 ORDER BY key`)
 	return out, err
 }
 
 // AssetByKey returns one asset, or ErrNotFound.
 func (s *Store) AssetByKey(ctx context.Context, key string) (AssetRow, error) {
 	var a AssetRow
-	err := s.R.GetContext(ctx, &a, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
+	err := s.r.GetContext(ctx, &a, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, &NotFoundError{Kind: "asset", ID: key}
 	}

@@ -28,7 +28,7 @@ func TestAttemptEventsWithAndWithoutInstanceIDs(t *testing.T) {
 	}
 	read := func(q string) map[string]string {
 		got := map[string]string{}
-		rows, err := f.store.R.QueryContext(ctx, q, id)
+		rows, err := f.store.RawReader().QueryContext(ctx, q, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ type leaseRow struct {
 func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 	t.Helper()
 	var rows []leaseRow
-	if err := s.R.Select(&rows, `SELECT partition_key, status, lease_instance_id, last_mat_instance_id, last_mat_run_id FROM partition_status WHERE asset_id=?`, assetID); err != nil {
+	if err := s.RawReader().Select(&rows, `SELECT partition_key, status, lease_instance_id, last_mat_instance_id, last_mat_run_id FROM partition_status WHERE asset_id=?`, assetID); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]leaseRow{}
@@ -63,7 +63,7 @@ func TestAttemptLeaseInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, run := range []string{"run_a", "run_b"} {
-		if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 			VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',?,'queued',3,0,0)`, run, "key:"+run, i, asset, 2+i); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestAttemptLeaseInstance(t *testing.T) {
 		}
 	}
 	var open int
-	if err := f.store.R.Get(&open, `SELECT COUNT(*) FROM partition_instances WHERE status='in_progress'`); err != nil || open != 0 {
+	if err := f.store.RawReader().Get(&open, `SELECT COUNT(*) FROM partition_instances WHERE status='in_progress'`); err != nil || open != 0 {
 		t.Fatalf("%d instances still in progress (%v)", open, err)
 	}
 	checkRollup(t, f.store)
@@ -189,7 +189,7 @@ func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',3,'queued',3,0,0)`, asset); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestReportUnderTheBuildingRunsID(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',1,'queued',3,0,0)`, asset); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 		width = 1
 	}
 	var out []ThroughputPoint
-	err := s.R.SelectContext(ctx, &out, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
+	err := s.r.SelectContext(ctx, &out, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
 		SUM(COALESCE(a.materialized, CASE WHEN a.state = 'succeeded' THEN a.partitions ELSE 0 END)) AS done,
 		SUM(COALESCE(a.failed, CASE WHEN a.state IN ('failed', 'timeout') THEN a.partitions ELSE 0 END)) AS failed
 		FROM runs r JOIN attempts a ON a.run_id = r.id
@@ -40,7 +40,7 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 // of this one, whose finished runs the backfill's counters already count.
 func (s *Store) BackfillActiveRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
 	var out []RunStateCount
-	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+	err := s.r.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs INDEXED BY runs_active WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 	return out, err
 }
@@ -61,7 +61,7 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 		N    int64  `db:"n"`
 		Next *int64 `db:"next"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT COUNT(*) AS n, MIN(not_before) AS next FROM runs INDEXED BY runs_active
+	err = s.r.GetContext(ctx, &row, `SELECT COUNT(*) AS n, MIN(not_before) AS next FROM runs INDEXED BY runs_active
 		WHERE state IN ('queued', 'running') AND state = 'queued' AND backfill_id = ? AND not_before > ?`, backfillID, now)
 	if err != nil || row.Next == nil {
 		return 0, 0, err
@@ -72,7 +72,7 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 // BackfillRunStates counts a backfill's planned runs by state.
 func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
 	var out []RunStateCount
-	err := s.R.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+	err := s.r.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs WHERE backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 	return out, err
 }
@@ -92,7 +92,7 @@ func (s *Store) BackfillChunkBuckets(ctx context.Context, backfillID string, lo,
 		size = 1
 	}
 	var out []ChunkBucket
-	err := s.R.SelectContext(ctx, &out, `SELECT (chunk - ?) / ? AS bucket, state, COUNT(*) AS runs, MIN(id) AS first_id
+	err := s.r.SelectContext(ctx, &out, `SELECT (chunk - ?) / ? AS bucket, state, COUNT(*) AS runs, MIN(id) AS first_id
 		FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? GROUP BY 1, 2 ORDER BY 1`, lo, size, backfillID, lo, hi)
 	return out, err
 }
@@ -100,7 +100,7 @@ func (s *Store) BackfillChunkBuckets(ctx context.Context, backfillID string, lo,
 // ChunkRuns returns the runs of chunks [lo, hi] of a backfill (at most hi-lo+1 rows).
 func (s *Store) ChunkRuns(ctx context.Context, backfillID string, lo, hi int64) ([]Run, error) {
 	var out []Run
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk`, backfillID, lo, hi)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk`, backfillID, lo, hi)
 	return out, err
 }
 
@@ -120,21 +120,21 @@ func (s *Store) BackfillCountRuns(ctx context.Context, backfillID string, states
 		q += `)`
 	}
 	var n int64
-	err := s.R.GetContext(ctx, &n, q, args...)
+	err := s.r.GetContext(ctx, &n, q, args...)
 	return n, err
 }
 
 // ChildBackfills lists the retry children of a backfill, oldest first.
 func (s *Store) ChildBackfills(ctx context.Context, parentID string) ([]Backfill, error) {
 	var out []Backfill
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE parent_backfill_id = ? ORDER BY seq LIMIT 20`, parentID)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE parent_backfill_id = ? ORDER BY seq LIMIT 20`, parentID)
 	return out, err
 }
 
 // BackfillSeq returns a backfill's seq (the list's cursor), or 0.
 func (s *Store) BackfillSeq(ctx context.Context, id string) int64 {
 	var n int64
-	_ = s.R.GetContext(ctx, &n, `SELECT seq FROM backfills WHERE id = ?`, id)
+	_ = s.r.GetContext(ctx, &n, `SELECT seq FROM backfills WHERE id = ?`, id)
 	return n
 }
 
@@ -169,7 +169,7 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 	}
 	inKeys, inRuns := `(?`+strings.Repeat(",?", len(keys)-1)+`)`, `(?`+strings.Repeat(",?", len(runIDs)-1)+`)`
 	var out []RunInstance
-	err := s.R.SelectContext(ctx, &out, `SELECT id, run_id, partition_key, status, error FROM (
+	err := s.r.SelectContext(ctx, &out, `SELECT id, run_id, partition_key, status, error FROM (
 		SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
 		UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
 		ORDER BY created_at, COALESCE(finished_at, created_at)`, args...)
@@ -189,7 +189,7 @@ func (s *Store) RunUpstreamFailed(ctx context.Context, backfillID string, assetI
 		args = append(args, k)
 	}
 	var got []string
-	err := s.R.SelectContext(ctx, &got, `SELECT partition_key FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? AND run_id = ?
+	err := s.r.SelectContext(ctx, &got, `SELECT partition_key FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? AND run_id = ?
 		AND reason = 'upstream_failed' AND partition_key IN (?`+strings.Repeat(",?", len(keys)-1)+`)`, args...)
 	for _, k := range got {
 		out[k] = true
@@ -201,7 +201,7 @@ func (s *Store) RunUpstreamFailed(ctx context.Context, backfillID string, assetI
 // build or skipped for a failed upstream (at most the segment's selection).
 func (s *Store) SegmentFailures(ctx context.Context, backfillID string, assetID int64) ([]Failure, error) {
 	var out []Failure
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
 	return out, err
 }
 
@@ -226,7 +226,7 @@ func (s *Store) EngineTotals(ctx context.Context) (EngineTotals, error) {
 			State string `db:"state"`
 			N     int64  `db:"n"`
 		}
-		if err := s.R.SelectContext(ctx, &rows, q); err != nil {
+		if err := s.r.SelectContext(ctx, &rows, q); err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -241,7 +241,7 @@ func (s *Store) EngineTotals(ctx context.Context) (EngineTotals, error) {
 		return t, err
 	}
 	var succ, failed, canceled, mat, pfailed, pup int64
-	if err := s.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(runs_succeeded), 0), COALESCE(SUM(runs_failed), 0), COALESCE(SUM(runs_canceled), 0),
+	if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(runs_succeeded), 0), COALESCE(SUM(runs_failed), 0), COALESCE(SUM(runs_canceled), 0),
 		COALESCE(SUM(partitions_materialized), 0), COALESCE(SUM(partitions_failed), 0), COALESCE(SUM(partitions_upstream_failed), 0) FROM backfills`).
 		Scan(&succ, &failed, &canceled, &mat, &pfailed, &pup); err != nil {
 		return t, err

@@ -151,7 +151,7 @@ const (
 
 // Backfill returns one backfill, or ErrNotFound.
 func (s *Store) Backfill(ctx context.Context, id string) (Backfill, error) {
-	return getBackfill(ctx, s.R, id)
+	return getBackfill(ctx, s.r, id)
 }
 
 type getter = Querier
@@ -173,7 +173,7 @@ func BackfillTx(ctx context.Context, tx *sqlx.Tx, id string) (Backfill, error) {
 // BackfillByRequestKey finds the backfill created with an idempotency key.
 func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill, error) {
 	var b Backfill
-	err := s.R.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
+	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ErrNotFound
 	}
@@ -183,7 +183,7 @@ func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill,
 // BackfillByRetry finds the child created by a retry request.
 func (s *Store) BackfillByRetry(ctx context.Context, parent, requestID string) (Backfill, error) {
 	var b Backfill
-	err := s.R.GetContext(ctx, &b, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
+	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ErrNotFound
 	}
@@ -212,7 +212,7 @@ func (s *Store) Backfills(ctx context.Context, states []string, asset string, be
 	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)
 	var out []Backfill
-	err := s.R.SelectContext(ctx, &out, q, args...)
+	err := s.r.SelectContext(ctx, &out, q, args...)
 	return out, err
 }
 
@@ -267,7 +267,7 @@ type Failure struct {
 // Failures lists a backfill's failed and upstream-failed partitions.
 func (s *Store) Failures(ctx context.Context, backfillID string) ([]Failure, error) {
 	var out []Failure
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id=? ORDER BY asset_id, idx`, backfillID)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id=? ORDER BY asset_id, idx`, backfillID)
 	return out, err
 }
 
@@ -284,7 +284,7 @@ func UpstreamFailedIn(ctx context.Context, q getter, backfillID string, assetID,
 // ok is false when it recorded none there. Only Key and Reason are read.
 func (s *Store) FirstFailureIn(ctx context.Context, backfillID string, assetID, lo, hi int64) (f Failure, ok bool, err error) {
 	var out []Failure
-	if err := s.R.SelectContext(ctx, &out, `SELECT partition_key, reason FROM backfill_failures
+	if err := s.r.SelectContext(ctx, &out, `SELECT partition_key, reason FROM backfill_failures
 		WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx LIMIT 1`, backfillID, assetID, lo, hi); err != nil || len(out) == 0 {
 		return f, false, err
 	}
@@ -304,13 +304,13 @@ func (s *Store) Runs(ctx context.Context, backfillID string, states []string, af
 	q += ` ORDER BY chunk LIMIT ?`
 	args = append(args, limit)
 	var out []Run
-	err := s.R.SelectContext(ctx, &out, q, args...)
+	err := s.r.SelectContext(ctx, &out, q, args...)
 	return out, err
 }
 
 // Run returns one run, or ErrNotFound.
 func (s *Store) Run(ctx context.Context, id string) (Run, error) {
-	return getRun(ctx, s.R, id)
+	return getRun(ctx, s.r, id)
 }
 
 // RunTx reads a run inside a write transaction.
@@ -335,7 +335,7 @@ func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
 // Attempts lists a run's attempts.
 func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
 	var out []Attempt
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
 	return out, err
 }
 
@@ -354,7 +354,7 @@ func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[s
 		RunID string `db:"run_id"`
 		N     int64  `db:"n"`
 	}
-	if err := s.R.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
@@ -373,7 +373,7 @@ func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
 // AttemptLog returns the stored log of an attempt ("" when none).
 func (s *Store) AttemptLog(ctx context.Context, runID string, attempt int64) (string, error) {
 	var l string
-	err := s.R.GetContext(ctx, &l, `SELECT log FROM attempt_logs WHERE run_id=? AND attempt=?`, runID, attempt)
+	err := s.r.GetContext(ctx, &l, `SELECT log FROM attempt_logs WHERE run_id=? AND attempt=?`, runID, attempt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -393,7 +393,7 @@ type Conflict struct {
 // Conflicts lists recorded conflicts, newest first.
 func (s *Store) Conflicts(ctx context.Context, limit int) ([]Conflict, error) {
 	var out []Conflict
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM conflicts ORDER BY id DESC LIMIT ?`, limit)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM conflicts ORDER BY id DESC LIMIT ?`, limit)
 	return out, err
 }
 
@@ -407,7 +407,7 @@ func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartitio
 		Size  sql.NullFloat64 `db:"size"`
 		N     int             `db:"n"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms,
+	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms,
 		AVG(CAST(finished_at - started_at AS REAL)) AS run_ms, AVG(MAX(partitions, 1)) AS size, COUNT(*) AS n FROM (
 		SELECT a.finished_at, a.started_at, a.partitions FROM attempts a JOIN runs r ON r.id = a.run_id
 		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200)`, assetID)
@@ -423,7 +423,7 @@ func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition
 		Ms sql.NullFloat64 `db:"ms"`
 		N  int             `db:"n"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL)) AS ms, COUNT(*) AS n FROM (
+	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL)) AS ms, COUNT(*) AS n FROM (
 		SELECT started_at, finished_at FROM partition_instances
 		WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at
 		ORDER BY partition_key DESC LIMIT 200)`, assetID)
@@ -439,7 +439,7 @@ func (s *Store) UnfinishedBackfillsOf(ctx context.Context) (map[string][]string,
 		ID    string `db:"backfill_id"`
 		Sig   string `db:"scheme_signature"`
 	}
-	if err := s.R.SelectContext(ctx, &rows, `SELECT s.asset, s.backfill_id, COALESCE(a.scheme_signature, '') AS scheme_signature
+	if err := s.r.SelectContext(ctx, &rows, `SELECT s.asset, s.backfill_id, COALESCE(a.scheme_signature, '') AS scheme_signature
 		FROM backfills b JOIN backfill_segments s ON s.backfill_id = b.id LEFT JOIN assets a ON a.key = s.asset
 		WHERE b.state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY b.seq`); err != nil {
 		return nil, nil, err

@@ -20,14 +20,14 @@ func RawCeiling(ctx context.Context, path string, n int64) (float64, error) {
 		return 0, err
 	}
 	defer store.Close()
-	if _, err := store.W.ExecContext(ctx, `CREATE TABLE raw_status (asset_id INTEGER NOT NULL, partition_key TEXT NOT NULL, idx INTEGER NOT NULL,
+	if _, err := store.w.ExecContext(ctx, `CREATE TABLE raw_status (asset_id INTEGER NOT NULL, partition_key TEXT NOT NULL, idx INTEGER NOT NULL,
 		status TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (asset_id, partition_key)) WITHOUT ROWID`); err != nil {
 		return 0, err
 	}
 	t := time.Now()
 	base := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	for lo := int64(0); lo < n; lo += 1000 {
-		tx, err := store.W.BeginTx(ctx, nil)
+		tx, err := store.w.BeginTx(ctx, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -156,7 +156,7 @@ func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.T
 		return err
 	})
 	if err == nil {
-		_, err = s.W.ExecContext(ctx, `ANALYZE`)
+		_, err = s.w.ExecContext(ctx, `ANALYZE`)
 	}
 	return err
 }

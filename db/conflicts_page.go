@@ -9,6 +9,6 @@ func (s *Store) ConflictsBefore(ctx context.Context, before int64, limit int) ([
 		return s.Conflicts(ctx, limit)
 	}
 	var out []Conflict
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM conflicts WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM conflicts WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
 	return out, err
 }

@@ -23,11 +23,12 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Store is the database. W has exactly one connection and serialises writes;
-// R is a pool of read-only connections that never wait on the writer (WAL).
+// Store is the database. w has exactly one connection and serialises writes;
+// r is a pool of read-only connections that never wait on the writer (WAL).
+// Both stay inside db: everything else asks the Store's methods.
 type Store struct {
-	W    *sqlx.DB
-	R    *sqlx.DB
+	w    *sqlx.DB
+	r    *sqlx.DB
 	Path string
 
 	health    writeHealth // see WriteHealth
@@ -49,7 +50,7 @@ type Tx = sqlx.Tx
 
 // Reader is the read-only pool, for this package's functions that take a
 // Querier.
-func (s *Store) Reader() Querier { return s.R }
+func (s *Store) Reader() Querier { return s.r }
 
 // Options tune OpenWith.
 type Options struct {
@@ -117,7 +118,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{W: w, R: r, Path: path, closed: make(chan struct{})}, nil
+	return &Store{w: w, r: r, Path: path, closed: make(chan struct{})}, nil
 }
 
 // migrator applies the embedded migrations to d. It is goose's Provider,
@@ -145,7 +146,7 @@ func migrate(d *sql.DB) error {
 
 // MigrationVersion reports the applied schema version.
 func (s *Store) MigrationVersion() (int64, error) {
-	p, err := migrator(s.W.DB)
+	p, err := migrator(s.w.DB)
 	if err != nil {
 		return 0, err
 	}
@@ -155,13 +156,13 @@ func (s *Store) MigrationVersion() (int64, error) {
 // Close closes both pools.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
-	return errors.Join(s.R.Close(), s.W.Close())
+	return errors.Join(s.r.Close(), s.w.Close())
 }
 
 // Ping checks that the database answers a query.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	return s.R.GetContext(ctx, &one, "SELECT 1")
+	return s.r.GetContext(ctx, &one, "SELECT 1")
 }
 
 // Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it. A
@@ -175,7 +176,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	// The writer's one connection first, then the check again: writes
 	// queued behind one that found the database locked are refused at once
 	// instead of each waiting the busy timeout in turn.
-	conn, err := s.W.Connx(ctx)
+	conn, err := s.w.Connx(ctx)
 	if err != nil {
 		return err
 	}
@@ -206,9 +207,23 @@ const EngineWriterCache = 128 << 10
 // rows at random places of large indexes, and the default cache turns that
 // into disk reads. The writer has one connection, so the setting sticks.
 func (s *Store) EnlargeWriterCache(ctx context.Context) error {
-	_, err := s.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
+	_, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
 	return err
 }
+
+// RawWriter and RawReader are the store's pools, for tests and diagnostics
+// that look at the database's rows themselves. The application asks the
+// Store's methods; TestRawHandlesStayInTests fails when non-test code
+// outside db calls these.
+func (s *Store) RawWriter() *sqlx.DB { return s.w }
+
+// RawReader: see RawWriter.
+func (s *Store) RawReader() *sqlx.DB { return s.r }
+
+// Pools are the writer's and the readers' connection pools, for the
+// metrics of their statistics (a collector takes the *sql.DB); the same
+// rule as RawWriter holds.
+func (s *Store) Pools() (writer, readers *sql.DB) { return s.w.DB, s.r.DB }
 
 // Millis converts a time to the stored representation (Unix milliseconds).
 func Millis(t time.Time) int64 { return t.UnixMilli() }
@@ -236,7 +251,7 @@ func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err erro
 		c.Close()
 		return nil, err
 	}
-	if _, err := s.W.Exec(fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, WriterAutoCheckpoint)); err != nil {
+	if _, err := s.w.Exec(fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, WriterAutoCheckpoint)); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -259,6 +274,6 @@ func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err erro
 		close(quit)
 		<-done
 		c.Close()
-		_, _ = s.W.Exec(`PRAGMA wal_autocheckpoint = 1000`)
+		_, _ = s.w.Exec(`PRAGMA wal_autocheckpoint = 1000`)
 	}, nil
 }

@@ -62,7 +62,7 @@ func (f fixture) mat(i int64, status, run string, at time.Time) db.Materializati
 func checkRollup(t *testing.T, s *db.Store) {
 	t.Helper()
 	var diff int
-	err := s.R.Get(&diff, `SELECT COUNT(*) FROM (
+	err := s.RawReader().Get(&diff, `SELECT COUNT(*) FROM (
 		SELECT asset_id, idx >> 10 AS block, status, COUNT(*) AS n FROM partition_status WHERE idx >= 0 GROUP BY 1,2,3
 		EXCEPT SELECT asset_id, block, status, n FROM partition_rollup
 		UNION ALL
@@ -83,14 +83,14 @@ func TestOpenAppliesMigrationsAndPragmas(t *testing.T) {
 		t.Fatalf("migration version %d, %v", v, err)
 	}
 	var mode string
-	if err := f.store.W.Get(&mode, "PRAGMA journal_mode"); err != nil || mode != "wal" {
+	if err := f.store.RawWriter().Get(&mode, "PRAGMA journal_mode"); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode %q, %v", mode, err)
 	}
 	var fk int
-	if err := f.store.W.Get(&fk, "PRAGMA foreign_keys"); err != nil || fk != 1 {
+	if err := f.store.RawWriter().Get(&fk, "PRAGMA foreign_keys"); err != nil || fk != 1 {
 		t.Fatalf("foreign_keys %d, %v", fk, err)
 	}
-	if _, err := f.store.R.Exec(`INSERT INTO settings (name, value) VALUES ('x','y')`); err == nil {
+	if _, err := f.store.RawReader().Exec(`INSERT INTO settings (name, value) VALUES ('x','y')`); err == nil {
 		t.Fatal("reader pool accepted a write")
 	}
 }
@@ -164,7 +164,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 		t.Fatalf("same idempotency key recorded again: %+v %v", res, err)
 	}
 	var n int
-	f.store.R.Get(&n, `SELECT COUNT(*) FROM partition_instances`)
+	f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`)
 	if n != 2 {
 		t.Fatalf("%d instances, want 2", n)
 	}

@@ -16,7 +16,7 @@ func (d DynamicKeys) DynamicKeys(set string) []string { return d[set] }
 
 // LoadDynamicKeys reads every dynamic partition set.
 func (s *Store) LoadDynamicKeys(ctx context.Context) (DynamicKeys, error) {
-	rows, err := s.R.QueryxContext(ctx, `SELECT set_name, key FROM dynamic_partitions ORDER BY set_name, seq`)
+	rows, err := s.r.QueryxContext(ctx, `SELECT set_name, key FROM dynamic_partitions ORDER BY set_name, seq`)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func AppendEvent(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, p
 // EventsBySubject lists a subject's events, newest first.
 func (s *Store) EventsBySubject(ctx context.Context, subject string, limit int) ([]Event, error) {
 	var out []Event
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
 	return out, err
 }
 
@@ -61,7 +61,7 @@ func (s *Store) EventsBySubject(ctx context.Context, subject string, limit int) 
 // summarized them does not read again (EventPayloads reads the others).
 func (s *Store) EventHeadsBySubject(ctx context.Context, subject string, limit int) ([]Event, error) {
 	var out []Event
-	err := s.R.SelectContext(ctx, &out, `SELECT id, type, subject, actor, '' AS payload, idempotency_key, at
+	err := s.r.SelectContext(ctx, &out, `SELECT id, type, subject, actor, '' AS payload, idempotency_key, at
 		FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
 	return out, err
 }
@@ -74,7 +74,7 @@ func (s *Store) EventPayloads(ctx context.Context, ids []int64) (map[int64]strin
 		if err != nil {
 			return nil, err
 		}
-		rows, err := s.R.QueryContext(ctx, q, args...)
+		rows, err := s.r.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -98,14 +98,14 @@ func (s *Store) EventPayloads(ctx context.Context, ids []int64) (map[int64]strin
 // CountEvents counts every event (used by tests and readiness details).
 func (s *Store) CountEvents(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM events`)
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM events`)
 	return n, err
 }
 
 // EventByIdempotencyKey returns the event written with key, or ErrNotFound.
 func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, error) {
 	var e Event
-	err := s.R.GetContext(ctx, &e, `SELECT * FROM events WHERE idempotency_key = ?`, key)
+	err := s.r.GetContext(ctx, &e, `SELECT * FROM events WHERE idempotency_key = ?`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, ErrNotFound
 	}
@@ -128,7 +128,7 @@ func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, befor
 		before = math.MaxInt64
 	}
 	var out []CappedEvent
-	err := s.R.SelectContext(ctx, &out, `SELECT id, type, subject, actor, idempotency_key, at,
+	err := s.r.SelectContext(ctx, &out, `SELECT id, type, subject, actor, idempotency_key, at,
 		CASE WHEN octet_length(payload) > ? THEN '' ELSE payload END AS payload, octet_length(payload) > ? AS big
 		FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, maxPayload, maxPayload, subject, before, limit)
 	return out, err

@@ -83,6 +83,6 @@ func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, 
 	}
 	q += ` ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC, id DESC LIMIT ?`
 	var out []Instance
-	err := s.R.SelectContext(ctx, &out, q, append(args, limit)...)
+	err := s.r.SelectContext(ctx, &out, q, append(args, limit)...)
 	return out, err
 }

@@ -18,7 +18,7 @@ func TestInProgressInstanceFromLease(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',2,'queued',3,0,0)`, asset); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestInProgressInstanceFromLease(t *testing.T) {
 	id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
 
 	var n int
-	if err := f.store.R.Get(&n, `SELECT COUNT(*) FROM partition_instances`); err != nil || n != 0 {
+	if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`); err != nil || n != 0 {
 		t.Fatalf("%d instance rows written at the start (%v), want none", n, err)
 	}
 	insts, err := f.store.Instances(ctx, asset, k0, 10)
@@ -74,7 +74,7 @@ func TestInProgressInstanceFromLease(t *testing.T) {
 		}
 	}
 	var leases int
-	if err := f.store.R.Get(&leases, `SELECT COUNT(*) FROM partition_status WHERE lease_instance_id IS NOT NULL OR lease_run_id IS NOT NULL OR lease_code_version IS NOT NULL`); err != nil || leases != 0 {
+	if err := f.store.RawReader().Get(&leases, `SELECT COUNT(*) FROM partition_status WHERE lease_instance_id IS NOT NULL OR lease_run_id IS NOT NULL OR lease_code_version IS NOT NULL`); err != nil || leases != 0 {
 		t.Fatalf("%d status rows keep a lease after the attempt (%v)", leases, err)
 	}
 	checkRollup(t, f.store)
@@ -94,7 +94,7 @@ func TestMigrationInstancesAtFinish(t *testing.T) {
 		Run  *string `db:"lease_run_id"`
 		Code *string `db:"lease_code_version"`
 	}
-	if err := s.R.Get(&lease, `SELECT lease_run_id, lease_code_version FROM partition_status WHERE asset_id=1 AND partition_key='a'`); err != nil ||
+	if err := s.RawReader().Get(&lease, `SELECT lease_run_id, lease_code_version FROM partition_status WHERE asset_id=1 AND partition_key='a'`); err != nil ||
 		lease.Run == nil || *lease.Run != "run_1" || lease.Code == nil || *lease.Code != "v1" {
 		t.Fatalf("lease after migration: %+v %v, want run_1 and v1", lease, err)
 	}

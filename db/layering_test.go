@@ -1,6 +1,7 @@
 package db
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -52,5 +53,48 @@ func TestPackagesImportWhatTheMapSays(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRawHandlesStayInTests: the store's pools are unexported; their
+// accessors for tests (RawWriter, RawReader) are not called by non-test
+// code outside db, and Pools only by the metrics.
+func TestRawHandlesStayInTests(t *testing.T) {
+	allowed := map[string]bool{"web/metrics.go:Pools": true}
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "db" || strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				switch name := sel.Sel.Name; name {
+				case "RawWriter", "RawReader", "Pools":
+					if !allowed[rel+":"+name] {
+						t.Errorf("%s calls Store.%s: ask the store's methods (raw pools are for tests)", rel, name)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

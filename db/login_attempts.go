@@ -214,14 +214,14 @@ func (s *Store) LoginLocks(ctx context.Context, p LoginPolicy, now time.Time) (m
 		Addresses int    `db:"addrs"`
 	}
 	since := Millis(now.Add(-p.Window))
-	if err := s.R.SelectContext(ctx, &rows, `SELECT account, COUNT(*) AS n, COUNT(DISTINCT addr) AS addrs FROM login_failures
+	if err := s.r.SelectContext(ctx, &rows, `SELECT account, COUNT(*) AS n, COUNT(DISTINCT addr) AS addrs FROM login_failures
 		WHERE at > ? GROUP BY account HAVING COUNT(*) >= ?`, since, p.Failures); err != nil {
 		return nil, err
 	}
 	out := map[string]LoginLock{}
 	for _, r := range rows {
 		var at int64
-		if err := s.R.GetContext(ctx, &at, `SELECT at FROM login_failures WHERE account = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
+		if err := s.r.GetContext(ctx, &at, `SELECT at FROM login_failures WHERE account = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
 			r.Account, since, p.Failures-1); err != nil {
 			return nil, err
 		}

@@ -99,7 +99,7 @@ func (c Counts) Total() int64 {
 // AssetCounts returns, per asset id, the number of partitions per stored status
 // (missing is the space size minus the total; the caller knows the size).
 func (s *Store) AssetCounts(ctx context.Context) (map[int64]Counts, error) {
-	rows, err := s.R.QueryContext(ctx, `SELECT asset_id, status, SUM(n) FROM partition_rollup GROUP BY asset_id, status`)
+	rows, err := s.r.QueryContext(ctx, `SELECT asset_id, status, SUM(n) FROM partition_rollup GROUP BY asset_id, status`)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +135,13 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 	var rows *sql.Rows
 	var err error
 	if lo%RollupBlock == 0 && size%RollupBlock == 0 && (hi+1)%RollupBlock == 0 {
-		rows, err = s.R.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+		rows, err = s.r.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
 			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2`,
 			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, hi>>RollupShift)
 	} else if lo%RollupBlock == 0 && size%RollupBlock == 0 {
 		// Full blocks from the rollup, the last partial block scanned.
 		lastFull := (hi+1)/RollupBlock - 1
-		rows, err = s.R.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+		rows, err = s.r.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
 			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2
 			UNION ALL
 			SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
@@ -149,7 +149,7 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, lastFull,
 			lo, size, assetID, (lastFull+1)*RollupBlock, hi)
 	} else {
-		rows, err = s.R.QueryContext(ctx, `SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
+		rows, err = s.r.QueryContext(ctx, `SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
 			WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY 1, 2`, lo, size, assetID, lo, hi)
 	}
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 // ordered by index.
 func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]PartitionStatus, error) {
 	var out []PartitionStatus
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
 	return fillAll(out), err
 }
 
@@ -181,7 +181,7 @@ func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]Parti
 // partition was never attempted.
 func (s *Store) Partition(ctx context.Context, assetID int64, key string) (PartitionStatus, error) {
 	var p PartitionStatus
-	err := s.R.GetContext(ctx, &p, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+	err := s.r.GetContext(ctx, &p, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, ErrNotFound
 	}
@@ -203,7 +203,7 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 	q += ` ORDER BY idx LIMIT ?`
 	args = append(args, limit)
 	var out []PartitionStatus
-	err := s.R.SelectContext(ctx, &out, q, args...)
+	err := s.r.SelectContext(ctx, &out, q, args...)
 	return fillAll(out), err
 }
 
@@ -216,7 +216,7 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 	for start := after + 1; start < size && len(out) < limit; start += window {
 		end := min(start+window-1, size-1)
 		var present []int64
-		if err := s.R.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
+		if err := s.r.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
 			return nil, err
 		}
 		j := 0
@@ -255,7 +255,7 @@ func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]
 			args = append(args, i)
 		}
 		var rows []IdxStatus
-		if err := s.R.SelectContext(ctx, &rows, q, args...); err != nil {
+		if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, err
 		}
 		out = append(out, rows...)
@@ -273,7 +273,7 @@ func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]
 func (s *Store) StatusCountsInRange(ctx context.Context, assetID, lo, hi int64) (Counts, error) {
 	out := Counts{}
 	add := func(q string, args ...any) error {
-		rows, err := s.R.QueryContext(ctx, q, args...)
+		rows, err := s.r.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -318,7 +318,7 @@ func (s *Store) InProgressKeys(ctx context.Context, assetID, lo, hi int64, limit
 		limit = -1 // SQLite: no limit
 	}
 	var out []string
-	err := s.R.SelectContext(ctx, &out, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT ?`,
+	err := s.r.SelectContext(ctx, &out, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT ?`,
 		assetID, lo, hi, limit)
 	return out, err
 }
@@ -338,7 +338,7 @@ func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, 
 		return nil, err
 	}
 	var out []LeaseHolder
-	err = s.R.SelectContext(ctx, &out, q, args...)
+	err = s.r.SelectContext(ctx, &out, q, args...)
 	return out, err
 }
 
@@ -347,7 +347,7 @@ func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, 
 // no row (never attempted) or the row records none.
 func (s *Store) LastAttemptStatus(ctx context.Context, assetID int64, key string) (string, error) {
 	var prev *string
-	err := s.R.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+	err := s.r.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -372,7 +372,7 @@ type SelectionRow struct {
 // failed, tainted, stale, materialized) reads.
 func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]SelectionRow, error) {
 	var out []SelectionRow
-	err := s.R.SelectContext(ctx, &out, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
+	err := s.r.SelectContext(ctx, &out, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
 		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
 	return out, err
 }
@@ -382,6 +382,6 @@ func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]Sel
 // database without.
 func (s *Store) AnyPartitionStatus(ctx context.Context) (bool, error) {
 	var n int
-	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`)
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`)
 	return n > 0, err
 }

@@ -24,7 +24,7 @@ func (s *Store) Rebuild(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	var assets []AssetRow
-	if err := s.R.SelectContext(ctx, &assets, `SELECT * FROM assets ORDER BY id`); err != nil {
+	if err := s.r.SelectContext(ctx, &assets, `SELECT * FROM assets ORDER BY id`); err != nil {
 		dst.Close()
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Store) Rebuild(ctx context.Context, path string) (*Store, error) {
 	var last int64
 	for {
 		var evs []Event
-		if err := s.R.SelectContext(ctx, &evs, `SELECT * FROM events WHERE id > ? AND type IN (?,?,?,?,?,?) ORDER BY id LIMIT 500`, last,
+		if err := s.r.SelectContext(ctx, &evs, `SELECT * FROM events WHERE id > ? AND type IN (?,?,?,?,?,?) ORDER BY id LIMIT 500`, last,
 			EvBackfillCreated, EvBackfillState, EvRunsPlanned, EvAttemptsStarted, EvAttemptsFinished, EvConflict); err != nil {
 			dst.Close()
 			return nil, err
@@ -98,7 +98,7 @@ func CompareProjections(ctx context.Context, a, b *Store, ignore ...string) ([]s
 }
 
 func tableRows(ctx context.Context, s *Store, table string, ignore []string) ([]string, error) {
-	rows, err := s.R.QueryxContext(ctx, `SELECT * FROM `+table)
+	rows, err := s.r.QueryxContext(ctx, `SELECT * FROM `+table)
 	if err != nil {
 		return nil, err
 	}

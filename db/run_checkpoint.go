@@ -68,7 +68,7 @@ func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID s
 			Key string `db:"partition_key"`
 			Run string `db:"last_mat_run_id"`
 		}
-		if err := s.R.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
+		if err := s.r.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
 			WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
 			AND last_mat_at BETWEEN ? AND ? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, until, runID)...); err != nil {
 			return nil, err

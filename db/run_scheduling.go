@@ -66,7 +66,7 @@ func (s *Store) FirstUnfinishedRunIn(ctx context.Context, backfillID string, lo,
 
 func firstRun(ctx context.Context, s *Store, query string, args ...any) (Run, bool, error) {
 	var r Run
-	err := s.R.GetContext(ctx, &r, query, args...)
+	err := s.r.GetContext(ctx, &r, query, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

@@ -14,7 +14,7 @@ func (s *Store) FirstUnfinishedRun(ctx context.Context, backfillID string) (chun
 		Chunk    int64  `db:"chunk"`
 		FirstKey string `db:"first_key"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT chunk, first_key FROM runs WHERE backfill_id=? AND state != 'succeeded' ORDER BY chunk LIMIT 1`, backfillID)
+	err = s.r.GetContext(ctx, &row, `SELECT chunk, first_key FROM runs WHERE backfill_id=? AND state != 'succeeded' ORDER BY chunk LIMIT 1`, backfillID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", false, nil
 	}
@@ -28,6 +28,6 @@ func (s *Store) FirstUnfinishedRun(ctx context.Context, backfillID string) (chun
 // succeeded.
 func (s *Store) SucceededRunsAfter(ctx context.Context, backfillID string, chunk int64) (int64, error) {
 	var n int64
-	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk > ? AND state = 'succeeded'`, backfillID, chunk)
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM runs WHERE backfill_id=? AND chunk > ? AND state = 'succeeded'`, backfillID, chunk)
 	return n, err
 }

@@ -35,7 +35,7 @@ func (s *Store) CreateSession(ctx context.Context, id string, u User, ip, userAg
 // SessionByID loads a session with its user, or ErrNotFound.
 func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
 	var out Session
-	err := s.R.GetContext(ctx, &out, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled
+	err := s.r.GetContext(ctx, &out, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return out, ErrNotFound
@@ -51,7 +51,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, now time.Time) erro
 	if s.WriteHealth().Failing {
 		return nil
 	}
-	_, err := s.W.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
+	_, err := s.w.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
 	return s.writeFailed(err)
 }
 

@@ -9,7 +9,7 @@ import (
 // RunIDSecret returns the stored secret that run ids are derived from
 // (hex); ok is false while none is stored.
 func (s *Store) RunIDSecret(ctx context.Context) (secret string, ok bool, err error) {
-	err = s.R.GetContext(ctx, &secret, `SELECT value FROM settings WHERE name='run_id_secret'`)
+	err = s.r.GetContext(ctx, &secret, `SELECT value FROM settings WHERE name='run_id_secret'`)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -20,10 +20,10 @@ func (s *Store) RunIDSecret(ctx context.Context) (secret string, ok bool, err er
 // stored already (another process may have stored its own first), and
 // returns the secret that is stored, read from the writer.
 func (s *Store) KeepRunIDSecret(ctx context.Context, candidate string) (string, error) {
-	if _, err := s.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, candidate); err != nil {
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, candidate); err != nil {
 		return "", err
 	}
 	var v string
-	err := s.W.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+	err := s.w.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
 	return v, err
 }

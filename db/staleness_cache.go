@@ -103,7 +103,7 @@ func (c *staleCache) lock(key string) func() {
 // DataVersion is the newest event id: it changes with every command.
 func (s *Store) DataVersion(ctx context.Context) (int64, error) {
 	var v sql.NullInt64
-	err := s.R.GetContext(ctx, &v, `SELECT MAX(id) FROM events`)
+	err := s.r.GetContext(ctx, &v, `SELECT MAX(id) FROM events`)
 	return v.Int64, err
 }
 
@@ -170,7 +170,7 @@ type eventChanges struct {
 // scanEvents reads the events after id from up to id to (ids: the assets'
 // ids by key) and what they changed.
 func scanEvents(ctx context.Context, s *Store, from, to int64, ids map[string]int64) (*eventChanges, error) {
-	rows, err := s.R.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
+	rows, err := s.r.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
 		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, from, to)
 	if err != nil {
 		return nil, err

@@ -86,7 +86,7 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 			return nil, err
 		}
 		// CROSS JOIN keeps the ranges the outer loop: one index seek each.
-		rows, err := s.R.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
+		rows, err := s.r.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
 				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
 			FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
@@ -191,7 +191,7 @@ func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (
 		Block int64 `db:"block"`
 		N     int64 `db:"n"`
 	}
-	if err := s.R.SelectContext(ctx, &blocks, `SELECT block, SUM(n) AS n FROM partition_rollup WHERE asset_id=? GROUP BY block ORDER BY block`, assetID); err != nil {
+	if err := s.r.SelectContext(ctx, &blocks, `SELECT block, SUM(n) AS n FROM partition_rollup WHERE asset_id=? GROUP BY block ORDER BY block`, assetID); err != nil {
 		return nil, err
 	}
 	var total int64
@@ -272,7 +272,7 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 	// Three columns per row (each column costs cgo calls): the index and
 	// flags packed in one integer, the materialization time, and the code
 	// version only where it differs from the asset's current one.
-	rows, err := s.R.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
+	rows, err := s.r.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
 			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 			COALESCE(last_mat_at, 0),
 			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE COALESCE(last_mat_code_version, '') END

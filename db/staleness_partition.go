@@ -143,7 +143,7 @@ func (s *Store) newestMaterialized(ctx context.Context, assetID int64, rs []cata
 		Idx int64 `db:"idx"`
 		At  int64 `db:"at"`
 	}
-	err = s.R.GetContext(ctx, &row, `SELECT ps.idx AS idx, ps.last_mat_at AS at
+	err = s.r.GetContext(ctx, &row, `SELECT ps.idx AS idx, ps.last_mat_at AS at
 		FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
 		WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')
 			AND ps.materialized = 1 AND ps.last_mat_at > 0
@@ -185,7 +185,7 @@ func (st PartitionStatus) Facts() catalog.PartitionFacts {
 // LastAttemptFailed reports whether the asset's most recent attempt failed.
 func (s *Store) LastAttemptFailed(ctx context.Context, assetID int64) (bool, error) {
 	var st sql.NullString
-	err := s.R.GetContext(ctx, &st, `SELECT last_attempt_status FROM assets WHERE id=?`, assetID)
+	err := s.r.GetContext(ctx, &st, `SELECT last_attempt_status FROM assets WHERE id=?`, assetID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -149,7 +149,7 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 		}
 	}
 	// A running attempt on a materialized partition.
-	if _, err := store.W.Exec(`UPDATE partition_status SET status='in_progress' WHERE asset_id=? AND idx IN (1, 4)`, ids["daily"]); err != nil {
+	if _, err := store.RawWriter().Exec(`UPDATE partition_status SET status='in_progress' WHERE asset_id=? AND idx IN (1, 4)`, ids["daily"]); err != nil {
 		t.Fatal(err)
 	}
 

@@ -105,7 +105,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 
 	// Taint: no rollup change, TAINTED at once, cleared by the next build.
 	var before int
-	store.R.Get(&before, `SELECT SUM(n) FROM partition_rollup`)
+	store.RawReader().Get(&before, `SELECT SUM(n) FROM partition_rollup`)
 	if err := store.Taint(ctx, ids["down"], "down", "2025-01-02", "bad", "admin", now); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 		t.Fatalf("after taint: %s", r)
 	}
 	var after int
-	store.R.Get(&after, `SELECT SUM(n) FROM partition_rollup`)
+	store.RawReader().Get(&after, `SELECT SUM(n) FROM partition_rollup`)
 	if after != before {
 		t.Fatalf("taint changed the rollup: %d -> %d", before, after)
 	}
@@ -129,7 +129,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 	mat("down", "2025-01-07", now.Add(-time.Hour))
 	mat("up", "2025-01-07", now)
 	mat("down", "2025-01-01", now)
-	if _, err := store.W.Exec(`UPDATE partition_status SET status='failed' WHERE asset_id=? AND partition_key='2025-01-01'`, ids["down"]); err != nil {
+	if _, err := store.RawWriter().Exec(`UPDATE partition_status SET status='failed' WHERE asset_id=? AND partition_key='2025-01-01'`, ids["down"]); err != nil {
 		t.Fatal(err)
 	}
 	event("partitions.reported", "asset:down", map[string]any{"items": []map[string]any{{"partition": "2025-01-01"}}})

@@ -23,7 +23,7 @@ func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
 		Inst *string `db:"last_attempt_instance_id"`
 		Run  *string `db:"last_attempt_run_id"`
 	}
-	if err := f.store.R.GetContext(ctx, &raw, `SELECT last_attempt_instance_id, last_attempt_run_id FROM partition_status WHERE asset_id=? AND idx=7`, f.ids["t.hourly"]); err != nil {
+	if err := f.store.RawReader().GetContext(ctx, &raw, `SELECT last_attempt_instance_id, last_attempt_run_id FROM partition_status WHERE asset_id=? AND idx=7`, f.ids["t.hourly"]); err != nil {
 		t.Fatal(err)
 	}
 	if raw.Inst != nil || raw.Run != nil {
@@ -68,7 +68,7 @@ func TestMigrationStatusIdsOnce(t *testing.T) {
 			VALUES (1,'b',1,'failed',1,'pi_b1','run_b1',5,'pi_b2','run_b2',6,'failed','boom','pi_b1',6)`,
 	)
 	var stored int
-	if err := s.R.Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE last_attempt_instance_id IS NOT NULL`); err != nil || stored != 1 {
+	if err := s.RawReader().Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE last_attempt_instance_id IS NOT NULL`); err != nil || stored != 1 {
 		t.Fatalf("rows still storing last-attempt ids: %d (want only the failed one) %v", stored, err)
 	}
 	ctx := context.Background()

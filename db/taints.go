@@ -78,7 +78,7 @@ type Taint struct {
 // Taints lists a partition's taints, newest first.
 func (s *Store) Taints(ctx context.Context, assetID int64, key string) ([]Taint, error) {
 	var out []Taint
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
 	return out, err
 }
 
@@ -97,7 +97,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	ms := Millis(at)
 	h := HistoryAt{At: ms}
 	var c Instance
-	err := s.R.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
+	err := s.r.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
 		ORDER BY COALESCE(finished_at, created_at) DESC, created_at DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
 	switch {
 	case err == nil:
@@ -106,7 +106,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 		return h, err
 	}
 	var l Instance
-	err = s.R.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
+	err = s.r.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
 		UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) WHERE COALESCE(started_at, created_at) <= ?
 		ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, assetID, key, ms)
 	switch {
@@ -121,7 +121,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	}
 	if h.Canonical != nil {
 		var t Taint
-		err = s.R.GetContext(ctx, &t, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? AND instance_id=? AND tainted_at <= ?
+		err = s.r.GetContext(ctx, &t, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? AND instance_id=? AND tainted_at <= ?
 			AND (cleared_at IS NULL OR cleared_at > ?) ORDER BY tainted_at DESC LIMIT 1`, assetID, key, h.Canonical.ID, ms, ms)
 		switch {
 		case err == nil:

@@ -74,7 +74,7 @@ func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix
 // TokenByHash finds a token (revoked ones included) or returns ErrNotFound.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (Token, error) {
 	var t Token
-	err := s.R.GetContext(ctx, &t, tokenSelect+` WHERE t.hash = ?`, hash)
+	err := s.r.GetContext(ctx, &t, tokenSelect+` WHERE t.hash = ?`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, ErrNotFound
 	}
@@ -84,7 +84,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (Token, error) {
 // TokenByID finds a token or returns ErrNotFound.
 func (s *Store) TokenByID(ctx context.Context, id int64) (Token, error) {
 	var t Token
-	err := s.R.GetContext(ctx, &t, tokenSelect+` WHERE t.id = ?`, id)
+	err := s.r.GetContext(ctx, &t, tokenSelect+` WHERE t.id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, fmt.Errorf("token %d: %w", id, ErrNotFound)
 	}
@@ -96,9 +96,9 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]Token, error) {
 	var out []Token
 	var err error
 	if userID == 0 {
-		err = s.R.SelectContext(ctx, &out, tokenSelect+` ORDER BY t.id DESC`)
+		err = s.r.SelectContext(ctx, &out, tokenSelect+` ORDER BY t.id DESC`)
 	} else {
-		err = s.R.SelectContext(ctx, &out, tokenSelect+` WHERE t.user_id = ? ORDER BY t.id DESC`, userID)
+		err = s.r.SelectContext(ctx, &out, tokenSelect+` WHERE t.user_id = ? ORDER BY t.id DESC`, userID)
 	}
 	return out, err
 }
@@ -109,7 +109,7 @@ func (s *Store) TouchToken(ctx context.Context, id int64, now time.Time) error {
 	if s.WriteHealth().Failing {
 		return nil
 	}
-	_, err := s.W.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, Millis(now), id)
+	_, err := s.w.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, Millis(now), id)
 	return s.writeFailed(err)
 }
 

@@ -28,7 +28,7 @@ type User struct {
 // CountUsers counts every account, disabled ones included.
 func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.R.GetContext(ctx, &n, `SELECT COUNT(*) FROM users`)
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM users`)
 	return n, err
 }
 
@@ -86,7 +86,7 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, name, passwordHash string,
 // UserByName finds a user by name (case-insensitive) or returns ErrNotFound.
 func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
 	var u User
-	err := s.R.GetContext(ctx, &u, `SELECT * FROM users WHERE name = ?`, name)
+	err := s.r.GetContext(ctx, &u, `SELECT * FROM users WHERE name = ?`, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
 	}
@@ -96,7 +96,7 @@ func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
 // UserByID finds a user by id or returns ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 	var u User
-	err := s.R.GetContext(ctx, &u, `SELECT * FROM users WHERE id = ?`, id)
+	err := s.r.GetContext(ctx, &u, `SELECT * FROM users WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("user %d: %w", id, ErrNotFound)
 	}
@@ -106,7 +106,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 // ListUsers lists every user by name.
 func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
 	var out []User
-	err := s.R.SelectContext(ctx, &out, `SELECT * FROM users ORDER BY name`)
+	err := s.r.SelectContext(ctx, &out, `SELECT * FROM users ORDER BY name`)
 	return out, err
 }
 

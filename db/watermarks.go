@@ -34,7 +34,7 @@ func (s *Store) SetWatermark(ctx context.Context, assetID int64, assetKey, key s
 // GetWatermark returns the asset's watermark, or ErrNotFound.
 func (s *Store) GetWatermark(ctx context.Context, assetID int64) (Watermark, error) {
 	var w Watermark
-	err := s.R.GetContext(ctx, &w, `SELECT * FROM watermarks WHERE asset_id=?`, assetID)
+	err := s.r.GetContext(ctx, &w, `SELECT * FROM watermarks WHERE asset_id=?`, assetID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, ErrNotFound
 	}

@@ -11,7 +11,7 @@ import "context"
 // on its first beat. It runs on the writer, outside the controller's step
 // transaction, once per heartbeat interval.
 func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
-	_, err := s.W.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
 		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
 	return err
 }
@@ -20,7 +20,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
 // are still running then count as expired at once for the next server,
 // whatever the lease TTL.
 func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
-	_, err := s.W.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
+	_, err := s.w.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
 	return err
 }
 
@@ -30,7 +30,7 @@ func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
 // this scan to the running attempts, however long the history.
 func (s *Store) ExpiredAttempts(ctx context.Context, self string, cut int64) ([]Attempt, error) {
 	var out []Attempt
-	err := s.R.SelectContext(ctx, &out, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+	err := s.r.SelectContext(ctx, &out, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
 		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, self, cut)
 	return out, err
 }
@@ -42,7 +42,7 @@ func (s *Store) LastHeartbeats(ctx context.Context) (map[string]int64, error) {
 		Owner string `db:"owner"`
 		At    int64  `db:"heartbeat_at"`
 	}
-	if err := s.R.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
+	if err := s.r.SelectContext(ctx, &ws, `SELECT owner, heartbeat_at FROM workers`); err != nil {
 		return nil, err
 	}
 	out := make(map[string]int64, len(ws))

@@ -224,14 +224,14 @@ const probeMaxPages = 256
 // leaves nothing behind but free pages.
 func (s *Store) probeWrite(ctx context.Context) error {
 	var free, size int64
-	if err := s.R.GetContext(ctx, &free, `PRAGMA freelist_count`); err != nil {
+	if err := s.r.GetContext(ctx, &free, `PRAGMA freelist_count`); err != nil {
 		return err
 	}
-	if err := s.R.GetContext(ctx, &size, `PRAGMA page_size`); err != nil {
+	if err := s.r.GetContext(ctx, &size, `PRAGMA page_size`); err != nil {
 		return err
 	}
 	n := (min(free, probeMaxPages) + 1) * size
-	tx, err := s.W.BeginTxx(ctx, nil)
+	tx, err := s.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -24,14 +24,14 @@ import (
 func fillDatabase(t *testing.T, s *db.Store) (free func()) {
 	t.Helper()
 	var pages int64
-	if err := s.W.Get(&pages, `PRAGMA page_count`); err != nil {
+	if err := s.RawWriter().Get(&pages, `PRAGMA page_count`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.W.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+	if _, err := s.RawWriter().Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
 		t.Fatal(err)
 	}
 	return func() {
-		if _, err := s.W.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		if _, err := s.RawWriter().Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 		t.Fatalf("WriteHealth = %+v, want failing with disk_full since %v", h, we.Since)
 	}
 	var n int
-	if err := s.R.Get(&n, `SELECT count(*) FROM settings WHERE name LIKE 'full%'`); err != nil || n != 0 {
+	if err := s.RawReader().Get(&n, `SELECT count(*) FROM settings WHERE name LIKE 'full%'`); err != nil || n != 0 {
 		t.Fatalf("the failed command left %d rows (%v), want none", n, err)
 	}
 	if got := s.WriteFailures()[db.CauseDiskFull]; got != 1 {
@@ -159,14 +159,14 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 
 	// Read-only (query_only makes SQLite answer SQLITE_READONLY, as for a
 	// read-only file, which root would still write).
-	if _, err := s.W.Exec(`PRAGMA query_only = 1`); err != nil {
+	if _, err := s.RawWriter().Exec(`PRAGMA query_only = 1`); err != nil {
 		t.Fatal(err)
 	}
 	err = bigWrite(ctx, s, "readonly")
 	if !errors.As(err, &we) || we.Cause != db.CauseReadOnly {
 		t.Fatalf("a write to a read-only database failed with %v (%T), want a *db.WriteError with cause read_only", err, err)
 	}
-	if _, err := s.W.Exec(`PRAGMA query_only = 0`); err != nil {
+	if _, err := s.RawWriter().Exec(`PRAGMA query_only = 0`); err != nil {
 		t.Fatal(err)
 	}
 	waitWritable(t, s)

@@ -86,7 +86,7 @@ assets:
 		Error string `db:"error"`
 		Ms    int64  `db:"ms"`
 	}
-	if err := env.store.R.SelectContext(ctx, &rows, `SELECT error, finished_at - started_at AS ms FROM partition_instances
+	if err := env.store.RawReader().SelectContext(ctx, &rows, `SELECT error, finished_at - started_at AS ms FROM partition_instances
 		WHERE asset_id = ? AND error LIKE 'timeout%'`, env.ids["s.fast"]); err != nil {
 		t.Fatal(err)
 	}

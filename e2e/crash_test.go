@@ -190,7 +190,7 @@ assets:
 	defer store.Close()
 	one := func(q string, args ...any) int64 {
 		var n int64
-		if err := store.R.Get(&n, q, args...); err != nil {
+		if err := store.RawReader().Get(&n, q, args...); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 		return n
@@ -206,7 +206,7 @@ assets:
 		t.Errorf("%d distinct run keys, want 200", n)
 	}
 	var payloads []string
-	if err := store.R.Select(&payloads, `SELECT payload FROM events WHERE type=?`, db.EvRunsPlanned); err != nil {
+	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type=?`, db.EvRunsPlanned); err != nil {
 		t.Fatal(err)
 	}
 	planned := map[string]int{}

@@ -31,9 +31,9 @@ func bearerJSON(t *testing.T, env *testkit.Env, method, path, token, body string
 
 func countAccounts(t *testing.T, env *testkit.Env) string {
 	var users, tokens, events int
-	env.Store.R.Get(&users, `SELECT COUNT(*) FROM users`)
-	env.Store.R.Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
-	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+	env.Store.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
+	env.Store.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
 	return fmt.Sprint(users, tokens, events)
 }
 

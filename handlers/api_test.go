@@ -31,9 +31,9 @@ func decode(t *testing.T, resp *http.Response, v any) {
 
 func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
 	t.Helper()
-	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
-	env.Store.R.Get(&instances, `SELECT COUNT(*) FROM partition_instances`)
-	env.Store.R.Get(&statuses, `SELECT COUNT(*) FROM partition_status`)
+	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
+	env.Store.RawReader().Get(&instances, `SELECT COUNT(*) FROM partition_instances`)
+	env.Store.RawReader().Get(&statuses, `SELECT COUNT(*) FROM partition_status`)
 	return
 }
 

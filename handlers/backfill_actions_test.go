@@ -41,7 +41,7 @@ func TestBackfillButtonsPerStateAndRole(t *testing.T) {
 	}
 	all := []string{"pause", "resume", "cancel", "retry-failed", "terminate"}
 	for _, tc := range cases {
-		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_failed=?, runs_failed=?, terminate=? WHERE id=?`, tc.state, tc.failed, min(tc.failed, 1), tc.terminate, b.ID); err != nil {
+		if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET state=?, partitions_failed=?, runs_failed=?, terminate=? WHERE id=?`, tc.state, tc.failed, min(tc.failed, 1), tc.terminate, b.ID); err != nil {
 			t.Fatal(err)
 		}
 		for role, c := range clients {
@@ -179,7 +179,7 @@ assets:
 		t.Fatalf("the second tab launched %s beside %s", second, first)
 	}
 	children := func() (n int) {
-		env.Store.R.Get(&n, `SELECT COUNT(*) FROM backfills WHERE parent_backfill_id=?`, id)
+		env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills WHERE parent_backfill_id=?`, id)
 		return n
 	}
 	if n := children(); n != 1 {

@@ -66,7 +66,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 	t.Helper()
 	var n int
-	if err := env.Store.R.Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
+	if err := env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
 		t.Fatal(err)
 	}
 	return n

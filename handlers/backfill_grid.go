@@ -22,7 +22,7 @@ var runStates = []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFai
 // worth of partitions; else one tile per chunk (linking to its run) when few,
 // buckets of chunks when many.
 func (h *Handler) outcomeGrids(ctx context.Context, b db.Backfill) ([]views.ChunkGrid, error) {
-	segs, err := db.Segments(ctx, h.Store.R, b.ID)
+	segs, err := db.Segments(ctx, h.Store.Reader(), b.ID)
 	if err != nil {
 		return nil, err
 	}

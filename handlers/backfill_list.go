@@ -139,7 +139,7 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 
 // ActiveBackfillRows is the overview's list of active backfills.
 func (h *Handler) ActiveBackfillRows(ctx context.Context) ([]views.BackfillRow, error) {
-	bs, err := db.ActiveBackfills(ctx, h.Store.R)
+	bs, err := db.ActiveBackfills(ctx, h.Store.Reader())
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 // a retry's failed partitions) that are not materialized now. It answers
 // false when there is no form to open: Note or Unavailable says why.
 func (h *Handler) relaunchKeys(ctx context.Context, b db.Backfill, r *views.Relaunch, q url.Values) (bool, error) {
-	segs, err := db.Segments(ctx, h.Store.R, b.ID)
+	segs, err := db.Segments(ctx, h.Store.Reader(), b.ID)
 	if err != nil {
 		return false, err
 	}

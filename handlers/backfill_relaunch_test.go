@@ -38,7 +38,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	op, viewer := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleViewer)
 	setState := func(id, state string, materialized, failed int64) {
 		t.Helper()
-		if _, err := env.Store.W.Exec(`UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,
+		if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,
 			state, materialized, failed, min(failed, 1), id); err != nil {
 			t.Fatal(err)
 		}
@@ -103,12 +103,12 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	// never reached that was built before: a canceled rebuild.)
 	setState(b.ID, db.BackfillCanceled, 6, 0)
 	for i, r := range []struct{ state, first, last string }{{"succeeded", "2025-01-01", "2025-01-03"}, {"canceled", "2025-01-04", "2025-01-06"}, {"succeeded", "2025-01-07", "2025-01-09"}} {
-		if _, err := env.Store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+		if _, err := env.Store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
 			VALUES (?,?,?,?,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,?,?,?,3,0,0)`, fmt.Sprintf("run_r%d", i), fmt.Sprintf("k%d", i), b.ID, i, r.first, r.last, r.state); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
@@ -135,10 +135,10 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 		t.Errorf("range: the preview counts %q partitions, want 7 (04-10)", n)
 	}
 	// Nothing planned yet: the whole range again.
-	if _, err := env.Store.W.Exec(`DELETE FROM runs WHERE backfill_id=?`, b.ID); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`DELETE FROM runs WHERE backfill_id=?`, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=0 WHERE id=?`, b.ID); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=0 WHERE id=?`, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
@@ -148,13 +148,13 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	}
 	// A backfill canceled after its last planned chunk succeeded, with
 	// chunks never planned: from the first of those (2025-01-10).
-	if _, err := env.Store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+	if _, err := env.Store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
 		VALUES ('run_s0','s0',?,0,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-01','2025-01-03','succeeded',3,0,0),
 		       ('run_s1','s1',?,1,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-04','2025-01-06','succeeded',3,0,0),
 		       ('run_s2','s2',?,2,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-07','2025-01-09','succeeded',3,0,0)`, b.ID, b.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Store.W.Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
@@ -248,7 +248,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	}
 
 	// More keys than the form takes: said, with the CLI and the API.
-	if _, err := env.Store.W.Exec(`UPDATE backfill_segments SET partitions=? WHERE backfill_id=?`, handlers.MaxFormKeys+1, lb.ID); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`UPDATE backfill_segments SET partitions=? WHERE backfill_id=?`, handlers.MaxFormKeys+1, lb.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, op, "/backfills/"+lb.ID)

@@ -59,7 +59,7 @@ func TestTimelineSummarizesEachEventOnce(t *testing.T) {
 	if got := texts(); len(got) != 1 || got[0] != "3 chunks planned (0–2)" {
 		t.Fatalf("timeline %q", got)
 	}
-	if _, err := store.W.ExecContext(ctx, `UPDATE events SET payload = ? WHERE id = ?`, `{"runs":[{"chunk":7}]}`, first); err != nil {
+	if _, err := store.RawWriter().ExecContext(ctx, `UPDATE events SET payload = ? WHERE id = ?`, `{"runs":[{"chunk":7}]}`, first); err != nil {
 		t.Fatal(err)
 	}
 	appendEv(db.EvRunsPlanned, planned(3, 3))

@@ -88,7 +88,7 @@ func TestGapsToTheWatermark(t *testing.T) {
 	}
 
 	// Bad watermarks write nothing.
-	events := func() (n int) { env.Store.R.Get(&n, `SELECT COUNT(*) FROM events`); return }
+	events := func() (n int) { env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM events`); return }
 	env.AdminToken()
 	e0 := events()
 	for _, body := range []string{`{"partition":"2025-13-01"}`, `{"partition":"2024-12-31"}`, `{"partition":"2025-02-01"}`, `{}`, `{"partition":5}`} {
@@ -100,7 +100,7 @@ func TestGapsToTheWatermark(t *testing.T) {
 		}
 	}
 	var n int
-	env.Store.R.Get(&n, `SELECT COUNT(*) FROM watermarks`)
+	env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM watermarks`)
 	if n != 0 || events() != e0 {
 		t.Fatalf("bad watermarks wrote %d rows, %d events", n, events()-e0)
 	}
@@ -342,7 +342,7 @@ func TestStatusBoardAccess(t *testing.T) {
 		t.Fatalf("anonymous taint: %s", resp.Status)
 	}
 	var n int
-	open.Store.R.Get(&n, `SELECT COUNT(*) FROM partition_taints`)
+	open.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_taints`)
 	if n != 0 {
 		t.Fatal("an anonymous taint was written")
 	}

@@ -99,7 +99,7 @@ func TestPartitionKeysMalformedJSONSaysWhere(t *testing.T) {
 		}
 	}
 	var n int
-	if err := env.Store.R.Get(&n, `SELECT COUNT(*) FROM dynamic_partitions`); err != nil {
+	if err := env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM dynamic_partitions`); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {

@@ -60,7 +60,7 @@ func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
 	}
 	// Missing is the scheme's size minus the partitions with a status row.
 	var stored int
-	if err := env.Store.R.Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE asset_id=?`, env.WS.IDs["crm.accounts_snapshot"]); err != nil {
+	if err := env.Store.RawReader().Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE asset_id=?`, env.WS.IDs["crm.accounts_snapshot"]); err != nil {
 		t.Fatal(err)
 	}
 	row := doc.Find(`[data-asset="crm.accounts_snapshot"]`)

@@ -17,7 +17,7 @@ func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	op := env.Client(t, auth.RoleOperator)
 	count := func() (n int) {
-		env.Store.R.Get(&n, `SELECT COUNT(*) FROM api_tokens WHERE name = 'ci'`)
+		env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM api_tokens WHERE name = 'ci'`)
 		return n
 	}
 	r := env.SessionPost(t, op, "/settings/tokens", url.Values{"name": {"ci"}})

@@ -23,7 +23,7 @@ func TestChangeOwnPassword(t *testing.T) {
 	const next = "a much better secret"
 
 	hash := func() (h string) {
-		env.Store.R.Get(&h, `SELECT password_hash FROM users WHERE name = 'vera'`)
+		env.Store.RawReader().Get(&h, `SELECT password_hash FROM users WHERE name = 'vera'`)
 		return h
 	}
 	before := hash()
@@ -86,7 +86,7 @@ func TestChangeOwnPassword(t *testing.T) {
 	}
 	env.Login(t, "vera", next)
 	var n int
-	env.Store.R.Get(&n, `SELECT COUNT(*) FROM events WHERE type = 'user.password_changed' AND subject = 'user:vera' AND actor = 'vera'`)
+	env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM events WHERE type = 'user.password_changed' AND subject = 'user:vera' AND actor = 'vera'`)
 	if n != 1 {
 		t.Fatalf("%d password_changed events", n)
 	}

@@ -175,7 +175,7 @@ func TestStalenessReasonsThroughMappings(t *testing.T) {
 	expectReason(t, env, "down.daily", "2025-01-01", "FRESH")
 	expectReason(t, env, "down.monthly", "2025-01-01", "UPSTREAM_CHANGED", "down.daily partition 2025-01-01")
 	var supersedes string
-	if err := env.Store.R.Get(&supersedes, `SELECT supersedes_id FROM partition_instances WHERE id=?`, second); err != nil || supersedes != first {
+	if err := env.Store.RawReader().Get(&supersedes, `SELECT supersedes_id FROM partition_instances WHERE id=?`, second); err != nil || supersedes != first {
 		t.Fatalf("second instance supersedes %q (%v), want %s", supersedes, err, first)
 	}
 
@@ -251,8 +251,8 @@ func TestTaintFormsAndBadInput(t *testing.T) {
 	env, _ := staleEnv(t)
 	mat(t, env, "down.daily", "2025-01-01", "v2", T0)
 	count := func() (taints, events int) {
-		env.Store.R.Get(&taints, `SELECT COUNT(*) FROM partition_taints`)
-		env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+		env.Store.RawReader().Get(&taints, `SELECT COUNT(*) FROM partition_taints`)
+		env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
 		return
 	}
 	path := "/assets/down.daily/partitions/2025-01-01/taint"

@@ -35,7 +35,7 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	if b := banner(); strings.Contains(b, "store-banner") {
 		t.Fatalf("a banner while the store writes: %s", b)
 	}
-	if _, err := env.Store.W.Exec(`PRAGMA query_only = 1`); err != nil { // every write now fails as SQLITE_READONLY
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 1`); err != nil { // every write now fails as SQLITE_READONLY
 		t.Fatal(err)
 	}
 	r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"lou"}, "password": {testkit.TestPassword}})
@@ -61,7 +61,7 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	if b := banner(); !strings.Contains(b, "store-banner") || !strings.Contains(b, "read-only") {
 		t.Fatalf("no banner while the store cannot write: %s", b)
 	}
-	if _, err := env.Store.W.Exec(`PRAGMA query_only = 0`); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 0`); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 20*time.Second, "the banner to go once the store writes again", func() bool { return !strings.Contains(banner(), "store-banner") })

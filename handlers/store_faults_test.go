@@ -27,18 +27,18 @@ import (
 // new page fails with SQLITE_FULL, as on a full disk. free raises the limit.
 func fillStore(t *testing.T, s *db.Store) (free func()) {
 	t.Helper()
-	if _, err := s.W.Exec(`VACUUM`); err != nil {
+	if _, err := s.RawWriter().Exec(`VACUUM`); err != nil {
 		t.Fatal(err)
 	}
 	var pages int64
-	if err := s.W.Get(&pages, `PRAGMA page_count`); err != nil {
+	if err := s.RawWriter().Get(&pages, `PRAGMA page_count`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.W.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+	if _, err := s.RawWriter().Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
 		t.Fatal(err)
 	}
 	return func() {
-		if _, err := s.W.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		if _, err := s.RawWriter().Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
 			t.Fatal(err)
 		}
 	}

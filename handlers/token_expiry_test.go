@@ -33,7 +33,7 @@ func TestTokenExpiry(t *testing.T) {
 	// Rather than wait the minute, the token's expiry is brought to a
 	// second from now (the least lifetime the API gives is a minute).
 	at = time.Now().Add(time.Second).Truncate(time.Second)
-	if _, err := env.Store.W.Exec(`UPDATE api_tokens SET expires_at = ? WHERE id = ?`, at.UnixMilli(), int64(out["id"].(float64))); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`UPDATE api_tokens SET expires_at = ? WHERE id = ?`, at.UnixMilli(), int64(out["id"].(float64))); err != nil {
 		t.Fatal(err)
 	}
 	code, _ = apiCall(t, env, viewer, "POST", "/api/v1/tokens", `{"name":"forever"}`)

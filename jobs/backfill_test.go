@@ -33,7 +33,7 @@ func inputErr(t *testing.T, err error, field string, conflict bool) {
 func countRows(t *testing.T, s *db.Store, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	if err := s.R.Get(&n, q, args...); err != nil {
+	if err := s.RawReader().Get(&n, q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
@@ -104,7 +104,7 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 	if c.Backfill.TotalPartitions != 26 || c.Backfill.TotalChunks != 3 {
 		t.Fatalf("filter backfill %+v", c.Backfill)
 	}
-	rs, _ := db.AllSegmentRanges(ctx, env.store.R, c.Backfill.ID, 0)
+	rs, _ := db.AllSegmentRanges(ctx, env.store.RawReader(), c.Backfill.ID, 0)
 	if len(rs) != 1 || rs[0].Lo != 5 || rs[0].Hi != 30 {
 		t.Fatalf("ranges %+v", rs)
 	}

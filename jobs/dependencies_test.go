@@ -50,7 +50,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	runOf := func(asset, key string) db.Run {
 		t.Helper()
 		var id string
-		if err := env.store.R.Get(&id, `SELECT id FROM runs WHERE backfill_id=? AND asset=? AND first_key<=? AND last_key>=?`, b.ID, asset, key, key); err != nil {
+		if err := env.store.RawReader().Get(&id, `SELECT id FROM runs WHERE backfill_id=? AND asset=? AND first_key<=? AND last_key>=?`, b.ID, asset, key, key); err != nil {
 			t.Fatalf("run of %s %s: %v", asset, key, err)
 		}
 		r, err := env.store.Run(ctx, id)

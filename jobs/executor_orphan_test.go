@@ -276,14 +276,14 @@ assets:
 	// The attempt ended when its server was last seen, not when the new one
 	// noticed: its duration leaves the downtime out.
 	var lastSeen int64 // the dead server's last heartbeat, or the attempt's start when that came after it
-	if err := eng.Store.R.Get(&lastSeen, `SELECT MAX(w.heartbeat_at, a.started_at) FROM workers w JOIN attempts a ON a.owner = w.owner WHERE a.run_id = ?`, comps[0].act.run.ID); err != nil {
+	if err := eng.Store.RawReader().Get(&lastSeen, `SELECT MAX(w.heartbeat_at, a.started_at) FROM workers w JOIN attempts a ON a.owner = w.owner WHERE a.run_id = ?`, comps[0].act.run.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.step(context.Background(), comps, false); err != nil {
 		t.Fatal(err)
 	}
 	var ended int64
-	if err := eng.Store.R.Get(&ended, `SELECT finished_at FROM attempts WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
+	if err := eng.Store.RawReader().Get(&ended, `SELECT finished_at FROM attempts WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
 		t.Fatal(err)
 	}
 	if ended != lastSeen || time.Since(db.FromMillis(ended)) < 150*time.Millisecond {
@@ -291,7 +291,7 @@ assets:
 	}
 	// Its log is what the command had written before the crash.
 	var log string
-	if err := eng.Store.R.Get(&log, `SELECT log FROM attempt_logs WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
+	if err := eng.Store.RawReader().Get(&log, `SELECT log FROM attempt_logs WHERE run_id = ? AND attempt = 1`, comps[0].act.run.ID); err != nil {
 		t.Fatalf("no log for the interrupted attempt: %v", err)
 	}
 	if !strings.Contains(log, "building 2025-01-01") || !strings.Contains(log, "the server stopped while this attempt ran") {

@@ -147,7 +147,7 @@ func TestConflictRecordedForAChangedChunk(t *testing.T) {
 	if err := env.store.SyncWorkspace(ctx, shifted, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.store.W.Exec(`UPDATE backfills SET state='RUNNING', next_chunk=0, finished_at=NULL WHERE id=?`, b.ID); err != nil {
+	if _, err := env.store.RawWriter().Exec(`UPDATE backfills SET state='RUNNING', next_chunk=0, finished_at=NULL WHERE id=?`, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	env.ws = shifted
@@ -244,11 +244,11 @@ assets:
 	// History: attempts of 4 partitions that took 400 ms, i.e. 100 ms a partition.
 	for i, asset := range []string{"e.narrow", "e.metered"} {
 		run := "run_hist_" + asset
-		if _, err := env.store.W.Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		if _, err := env.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 			VALUES (?, ?, 'bf_hist', ?, 0, ?, ?, 'fp', 4, 'succeeded', 1, 0, 0)`, run, "hist:"+asset, i, asset, env.ids[asset]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.store.W.Exec(`INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, finished_at) VALUES (?, 1, 'succeeded', 'o', 4, 1000, 1400)`, run); err != nil {
+		if _, err := env.store.RawWriter().Exec(`INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, finished_at) VALUES (?, 1, 'succeeded', 'o', 4, 1000, 1400)`, run); err != nil {
 			t.Fatal(err)
 		}
 	}

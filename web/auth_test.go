@@ -37,9 +37,9 @@ func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (in
 
 func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
 	t.Helper()
-	env.Store.R.Get(&users, `SELECT COUNT(*) FROM users`)
-	env.Store.R.Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
-	env.Store.R.Get(&events, `SELECT COUNT(*) FROM events`)
+	env.Store.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
+	env.Store.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
 	return
 }
 
@@ -188,7 +188,7 @@ func TestLoginLimit(t *testing.T) {
 		t.Fatalf("locked account signed in: %d", r.StatusCode)
 	}
 	var sessions int
-	env.Store.R.Get(&sessions, `SELECT COUNT(*) FROM sessions`)
+	env.Store.RawReader().Get(&sessions, `SELECT COUNT(*) FROM sessions`)
 	if sessions != 0 {
 		t.Fatalf("%d sessions after lockout", sessions)
 	}
@@ -277,7 +277,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 		t.Fatalf("new token: %d", r.StatusCode)
 	}
 	var tid int64
-	env.Store.R.Get(&tid, `SELECT id FROM api_tokens WHERE name = 'ci'`)
+	env.Store.RawReader().Get(&tid, `SELECT id FROM api_tokens WHERE name = 'ci'`)
 	if r := env.SessionPost(t, op, "/settings/tokens/"+itoa(tid)+"/revoke", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", r.StatusCode)
 	}

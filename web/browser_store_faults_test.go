@@ -32,7 +32,7 @@ func TestBrowserFaultBannerFollowsTheStore(t *testing.T) {
 	if shown() {
 		t.Fatal("a banner while the store writes")
 	}
-	if _, err := env.Store.W.Exec(`PRAGMA query_only = 1`); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 1`); err != nil {
 		t.Fatal(err)
 	}
 	// A write has to fail for the store to know (the engine's heartbeat, or this one).
@@ -41,7 +41,7 @@ func TestBrowserFaultBannerFollowsTheStore(t *testing.T) {
 	}
 	testkit.Eventually(t, 30*time.Second, "the open page to show the banner", shown)
 	testkit.Screenshot(t, ctx, "fault-banner-live")
-	if _, err := env.Store.W.Exec(`PRAGMA query_only = 0`); err != nil {
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 0`); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 30*time.Second, "the open page to lose the banner", func() bool { return !shown() })

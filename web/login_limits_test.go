@@ -68,7 +68,7 @@ func storm(t *testing.T, env *testkit.Env, n, reserved int, wrong func(i int) (a
 	sent.Wait()
 	testkit.Eventually(t, 10*time.Second, "the limit's sign-ins to be counted", func() bool {
 		var c int
-		return env.Store.R.Get(&c, `SELECT COUNT(*) FROM login_failures`) == nil && c >= reserved
+		return env.Store.RawReader().Get(&c, `SELECT COUNT(*) FROM login_failures`) == nil && c >= reserved
 	})
 	addr, name, pw := right()
 	st, page, _ := signInFrom(t, env, addr, name, pw, nil)
@@ -161,7 +161,7 @@ func TestAccountLockSparesItsOwner(t *testing.T) {
 		t.Fatalf("fay from a new address after the unlock: %d", st)
 	}
 	var types []string
-	if err := env.Store.R.Select(&types, `SELECT type FROM events WHERE subject = 'user:fay' AND type IN ('login.locked_out', 'user.unlocked') ORDER BY id`); err != nil {
+	if err := env.Store.RawReader().Select(&types, `SELECT type FROM events WHERE subject = 'user:fay' AND type IN ('login.locked_out', 'user.unlocked') ORDER BY id`); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(types, ",") != "login.locked_out,user.unlocked" {
@@ -303,7 +303,7 @@ func TestLongSignInNamesAreNotStored(t *testing.T) {
 		t.Fatalf("long names must count for their address: %d", st)
 	}
 	var biggest int
-	if err := env.Store.R.Get(&biggest, `SELECT MAX(n) FROM (SELECT COALESCE(MAX(LENGTH(account)), 0) AS n FROM login_failures UNION ALL SELECT COALESCE(MAX(LENGTH(payload)), 0) FROM events)`); err != nil {
+	if err := env.Store.RawReader().Get(&biggest, `SELECT MAX(n) FROM (SELECT COALESCE(MAX(LENGTH(account)), 0) AS n FROM login_failures UNION ALL SELECT COALESCE(MAX(LENGTH(payload)), 0) FROM events)`); err != nil {
 		t.Fatal(err)
 	}
 	if biggest > 1000 {

@@ -24,6 +24,7 @@ type Metrics struct {
 // process metrics.
 func NewMetrics(store *db.Store) *Metrics {
 	reg := prometheus.NewRegistry()
+	writer, readers := store.Pools()
 	m := &Metrics{
 		Registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,7 +41,7 @@ func NewMetrics(store *db.Store) *Metrics {
 	}, []string{"asset", "state"})
 	reg.MustRegister(m.requests, m.duration, m.attempts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(store.W.DB, "writer"), collectors.NewDBStatsCollector(store.R.DB, "readers"),
+		collectors.NewDBStatsCollector(writer, "writer"), collectors.NewDBStatsCollector(readers, "readers"),
 		newBackfillCollector(store), newStoreCollector(store))
 	return m
 }

@@ -255,7 +255,7 @@ assets:
 
 	// A recorded conflict (the engine records one when a run key comes back
 	// with other partitions; here the row is written as it would).
-	if _, err := env.Store.W.Exec(`INSERT INTO conflicts (run_key, backfill_id, existing_fingerprint, requested_fingerprint, at) VALUES (?,?,?,?,?)`,
+	if _, err := env.Store.RawWriter().Exec(`INSERT INTO conflicts (run_key, backfill_id, existing_fingerprint, requested_fingerprint, at) VALUES (?,?,?,?,?)`,
 		"backfill:"+okID+":chunk:0", okID, "fp-a", "fp-b", time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
