@@ -443,73 +443,18 @@ func nullIn(raw []byte, t reflect.Type, path string, item bool) (string, reflect
 
 // duplicateKey finds the first object key that appears twice in the same
 // object of body and returns its path (selector.start).
-func duplicateKey(body []byte, root string) (string, bool) {
-	type level struct {
-		keys   map[string]bool // nil in an array
-		path   string
-		expect bool // the next token of an object is a key
-		index  int
-	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	var stack []*level
-	var key string
-	child := func() string { // the path of the value that starts now
-		if len(stack) == 0 {
-			return root
+func duplicateKey(body []byte, root string) (dup string, found bool) {
+	seen := map[string]map[string]bool{} // object path → its keys
+	jsonWalk(body, root, func(obj, k string, _ int64) bool {
+		if seen[obj] == nil {
+			seen[obj] = map[string]bool{}
 		}
-		top := stack[len(stack)-1]
-		if top.keys == nil {
-			p := fmt.Sprintf("%s[%d]", top.path, top.index)
-			top.index++
-			return p
+		if seen[obj][k] {
+			dup, found = joinPath(obj, k), true
+			return true
 		}
-		if top.path == "" {
-			return key
-		}
-		return top.path + "." + key
-	}
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return "", false
-		}
-		var top *level
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.keys != nil && top.expect {
-			if s, ok := tok.(string); ok {
-				if top.keys[s] {
-					if top.path == "" {
-						return s, true
-					}
-					return top.path + "." + s, true
-				}
-				top.keys[s] = true
-				key, top.expect = s, false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &level{keys: map[string]bool{}, path: child(), expect: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &level{path: child()})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				return "", false
-			}
-		default:
-			if top != nil && top.keys == nil {
-				top.index++
-			}
-		}
-		if top := stack[len(stack)-1]; top.keys != nil {
-			top.expect = true
-		}
-	}
+		seen[obj][k] = true
+		return false
+	}, func(string, int64) bool { return false })
+	return dup, found
 }

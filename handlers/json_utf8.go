@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 )
@@ -55,74 +53,20 @@ func firstInvalidUTF8(b []byte) int {
 // utf8Path is the path of the JSON token of body that holds byte off, and
 // whether that token is an object's key (then path is the object's).
 func utf8Path(body []byte, off int, root string) (path string, key bool) {
-	type level struct {
-		obj    bool
-		path   string
-		expect bool // an object's next token is a key
-		index  int
-	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	var stack []*level
-	var lastKey string
-	child := func() string { // the path of the value that starts now
-		if len(stack) == 0 {
-			return root
+	jsonWalk(body, root, func(obj, _ string, end int64) bool {
+		if end > int64(off) {
+			path, key = obj, true
+			return true
 		}
-		top := stack[len(stack)-1]
-		if !top.obj {
-			p := fmt.Sprintf("%s[%d]", top.path, top.index)
-			top.index++
-			return p
+		return false
+	}, func(p string, end int64) bool {
+		if end > int64(off) {
+			path = p
+			return true
 		}
-		if top.path == "" {
-			return lastKey
-		}
-		return top.path + "." + lastKey
-	}
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return "", false
-		}
-		var top *level
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.expect {
-			if s, ok := tok.(string); ok {
-				if d.InputOffset() > int64(off) {
-					return top.path, true
-				}
-				lastKey, top.expect = s, false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &level{obj: true, path: child(), expect: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &level{path: child()})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				return "", false
-			}
-		default:
-			p := child()
-			if d.InputOffset() > int64(off) {
-				return p, false
-			}
-			if len(stack) == 0 {
-				return "", false
-			}
-		}
-		if top := stack[len(stack)-1]; top.obj {
-			top.expect = true
-		}
-	}
+		return false
+	})
+	return path, key
 }
 
 // firstLoneSurrogate is the offset of the first \uXXXX escape inside a JSON
