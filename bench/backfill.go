@@ -69,22 +69,7 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	}
 	defer store.Close()
 	now := time.Now().UTC()
-	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
-	yaml := fmt.Sprintf(`assets:
-  bench.events:
-    partitions: {hourly: {start: %q}}
-    code_version: v1
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`, start.Format("2006-01-02-15:04"))
-	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
-	if err != nil {
-		return out, err
-	}
-	if err := store.SyncWorkspace(ctx, ws, "bench", now); err != nil {
-		return out, err
-	}
-	ids, err := store.AssetIDs(ctx)
+	ws, ids, err := benchWorkspace(ctx, store, n, now)
 	if err != nil {
 		return out, err
 	}
@@ -124,21 +109,9 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	}
 	out.CreateMs = round(float64(time.Since(t1).Microseconds()) / 1000)
 	out.Chunks = c.Backfill.TotalChunks
-	var b db.Backfill
-	for {
-		select {
-		case <-sub:
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return out, ctx.Err()
-		}
-		b, err = store.Backfill(ctx, c.Backfill.ID)
-		if err != nil {
-			return out, err
-		}
-		if db.BackfillTerminal(b.State) {
-			break
-		}
+	b, err := waitBackfillEnd(ctx, store, sub, c.Backfill.ID)
+	if err != nil {
+		return out, err
 	}
 	wall := time.Since(t1)
 	out.State = b.State
@@ -155,6 +128,53 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}
 	return out, nil
+}
+
+// benchWorkspace syncs a workspace of one hourly asset, bench.events, of n
+// partitions up to now into store.
+func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time) (*catalog.Workspace, map[string]int64, error) {
+	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
+	yaml := fmt.Sprintf(`assets:
+  bench.events:
+    partitions: {hourly: {start: %q}}
+    code_version: v1
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms}}
+`, start.Format("2006-01-02-15:04"))
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.SyncWorkspace(ctx, ws, "bench", now); err != nil {
+		return nil, nil, err
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ws, ids, nil
+}
+
+// waitBackfillEnd polls backfill id, on each event of sub and at least each
+// second, until it is finished.
+func waitBackfillEnd(ctx context.Context, store *db.Store, sub <-chan struct{}, id string) (db.Backfill, error) {
+	var b db.Backfill
+	var err error
+	for {
+		select {
+		case <-sub:
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return b, ctx.Err()
+		}
+		b, err = store.Backfill(ctx, id)
+		if err != nil {
+			return b, err
+		}
+		if db.BackfillTerminal(b.State) {
+			return b, nil
+		}
+	}
 }
 
 // peakRSSMB reads the process's peak resident set size (Linux).

@@ -64,58 +64,18 @@ func Login(ctx context.Context, concurrency, requests, slots int) (LoginResult, 
 		return LoginResult{}, err
 	}
 	defer store.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ws := catalog.DefaultWorkspace()
-	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", time.Now())
-	if err != nil {
-		return LoginResult{}, err
-	}
-	h := handlers.New(store, loaded, log)
-	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, TrustProxy: true, HashSlots: slots})
 	const password = "bench-password-1"
-	hash, err := auth.HashPassword(password)
+	h, srv, err := startLoginServer(ctx, store, slots, password)
 	if err != nil {
 		return LoginResult{}, err
 	}
-	if _, err := store.CreateUser(ctx, "bench", "viewer", hash, "bench", time.Now()); err != nil {
-		return LoginResult{}, err
-	}
-	srv := httptest.NewServer(web.New(h, log))
 	defer srv.Close()
 	srv.Config.ErrorLog = nil
 
 	transport := &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: 0}
 	defer transport.CloseIdleConnections()
 	signIn := func(i int, name, pw string) (int, time.Duration, error) {
-		jar, _ := cookiejar.New(nil)
-		c := &http.Client{Jar: jar, Transport: transport, Timeout: 5 * time.Minute,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		addr := fmt.Sprintf("10.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/login", nil)
-		req.Header.Set("X-Forwarded-For", addr)
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, 0, err
-		}
-		page, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		m := csrfField.FindSubmatch(page)
-		if m == nil {
-			return 0, 0, fmt.Errorf("no CSRF field on /login (status %d)", resp.StatusCode)
-		}
-		form := url.Values{"name": {name}, "password": {pw}, "_csrf": {string(m[1])}}
-		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/login", nil)
-		req.Header.Set("X-Forwarded-For", addr)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		t0 := time.Now()
-		req.Body = io.NopCloser(strings.NewReader(form.Encode()))
-		resp, err = c.Do(req)
-		if err != nil {
-			return 0, 0, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, time.Since(t0), nil
+		return benchSignIn(ctx, transport, srv.URL, i, name, pw)
 	}
 
 	// The real user signs in once before the storm, as it would have done
@@ -135,22 +95,7 @@ func Login(ctx context.Context, concurrency, requests, slots int) (LoginResult, 
 		stop  = make(chan struct{})
 		peak  float64
 	)
-	go func() { // sample RSS: VmHWM is the process's, this is the storm's
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if r := currentRSSMB(); r > peak {
-					mu.Lock()
-					peak = r
-					mu.Unlock()
-				}
-			}
-		}
-	}()
+	go samplePeakRSS(stop, &mu, &peak) // VmHWM is the process's, this is the storm's
 	t0 := time.Now()
 	for range concurrency {
 		wg.Add(1)
@@ -195,15 +140,94 @@ func Login(ctx context.Context, concurrency, requests, slots int) (LoginResult, 
 		return res, first
 	}
 	slices.Sort(lats)
-	pct := func(p float64) float64 {
-		if len(lats) == 0 {
-			return 0
-		}
-		return round(float64(lats[min(len(lats)-1, int(p*float64(len(lats))))].Microseconds()) / 1000)
-	}
-	res.P50ms, res.P99ms = pct(0.50), pct(0.99)
+	res.P50ms, res.P99ms = percentileMs(lats, 0.50), percentileMs(lats, 0.99)
 	res.PeakRSSMB = max(peak, currentRSSMB())
 	return res, nil
+}
+
+// percentileMs is the p-th percentile of the sorted lats, in milliseconds
+// (0 when there are none).
+func percentileMs(lats []time.Duration, p float64) float64 {
+	if len(lats) == 0 {
+		return 0
+	}
+	return round(float64(lats[min(len(lats)-1, int(p*float64(len(lats))))].Microseconds()) / 1000)
+}
+
+// startLoginServer serves the default workspace behind a trusted proxy, with
+// one user, bench, whose password is password.
+func startLoginServer(ctx context.Context, store *db.Store, slots int, password string) (*handlers.Handler, *httptest.Server, error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ws := catalog.DefaultWorkspace()
+	loaded, err := handlers.LoadWorkspace(ctx, store, ws, "bench", "bench", time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	h := handlers.New(store, loaded, log)
+	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, TrustProxy: true, HashSlots: slots})
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := store.CreateUser(ctx, "bench", "viewer", hash, "bench", time.Now()); err != nil {
+		return nil, nil, err
+	}
+	srv := httptest.NewServer(web.New(h, log))
+	return h, srv, nil
+}
+
+// benchSignIn signs in as name with pw from the i-th address, after reading
+// the form's CSRF token; it returns the answer's status and how long the
+// POST took.
+func benchSignIn(ctx context.Context, transport *http.Transport, baseURL string, i int, name, pw string) (int, time.Duration, error) {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: transport, Timeout: 5 * time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	addr := fmt.Sprintf("10.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/login", nil)
+	req.Header.Set("X-Forwarded-For", addr)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := csrfField.FindSubmatch(page)
+	if m == nil {
+		return 0, 0, fmt.Errorf("no CSRF field on /login (status %d)", resp.StatusCode)
+	}
+	form := url.Values{"name": {name}, "password": {pw}, "_csrf": {string(m[1])}}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/login", nil)
+	req.Header.Set("X-Forwarded-For", addr)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	t0 := time.Now()
+	req.Body = io.NopCloser(strings.NewReader(form.Encode()))
+	resp, err = c.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(t0), nil
+}
+
+// samplePeakRSS records the process's largest resident set size in peak
+// until stop is closed.
+func samplePeakRSS(stop <-chan struct{}, mu *sync.Mutex, peak *float64) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if r := currentRSSMB(); r > *peak {
+				mu.Lock()
+				*peak = r
+				mu.Unlock()
+			}
+		}
+	}
 }
 
 // currentRSSMB reads the process's resident set size now (Linux).

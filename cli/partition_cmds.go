@@ -88,38 +88,9 @@ the other flags describe reported partitions and are refused with it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asset, parts := args[0], args[1:]
-			if cmd.Flags().Changed("watermark") && watermark == "" {
-				return usageErr("--watermark needs a KEY, the last partition your pipeline has processed: tessera report %s --watermark KEY", shellQuote(asset))
-			}
-			if watermark != "" && len(parts) > 0 {
-				return usageErr("report either partitions or --watermark, not both")
-			}
-			if watermark != "" {
-				if err := refuseReportFlagsWithWatermark(cmd, asset, watermark); err != nil {
-					return err
-				}
-			}
-			if watermark == "" && len(parts) == 0 {
-				return usageErr("name the partitions you built (tessera report ASSET PARTITION...) or give --watermark KEY")
-			}
-			if status != "materialized" && status != "failed" {
-				return usageErr("--status must be materialized or failed, got %q", status)
-			}
-			if errText != "" && status != "failed" {
-				// Recorded as a success, the text would be dropped.
-				return usageErr("--error goes with --status failed: add --status failed to report a failure, or leave --error out to report a success")
-			}
-			var meta json.RawMessage
-			if metadata != "" {
-				if !json.Valid([]byte(metadata)) || !strings.HasPrefix(strings.TrimSpace(metadata), "{") {
-					return usageErr("--metadata must be a JSON object such as '{\"rows\": 1200}'")
-				}
-				meta = json.RawMessage(metadata)
-			}
-			if at != "" {
-				if _, err := time.Parse(time.RFC3339, at); err != nil {
-					return usageErr("--at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", at)
-				}
+			meta, err := checkReportArgs(cmd, asset, parts, status, metadata, at, errText, watermark)
+			if err != nil {
+				return err
 			}
 			c, err := o.newClient()
 			if err != nil {
@@ -127,37 +98,9 @@ the other flags describe reported partitions and are refused with it.`,
 			}
 			var out map[string]any
 			if watermark != "" {
-				c.withFlags(watermarkFlagNames)
-				path := "/api/v1/assets/" + url.PathEscape(asset) + "/watermark"
-				if err := c.do(cmd.Context(), "POST", path, map[string]any{"partition": watermark}, nil, &out); err != nil {
-					return err
-				}
-				if o.json {
-					return printJSON(cmd.OutOrStdout(), out)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "watermark of %s is now %s\n", asset, watermark)
-				return nil
+				return reportWatermark(cmd, c, &o, asset, watermark, &out)
 			}
-			items := make([]map[string]any, 0, len(parts))
-			for _, p := range parts {
-				it := map[string]any{"asset": asset, "partition": p, "status": status}
-				if codeVersion != "" {
-					it["code_version"] = codeVersion
-				}
-				if meta != nil {
-					it["metadata"] = meta
-				}
-				if runID != "" {
-					it["run_id"] = runID
-				}
-				if at != "" {
-					it["at"] = at
-				}
-				if errText != "" {
-					it["error"] = errText
-				}
-				items = append(items, it)
-			}
+			items := reportItems(asset, parts, status, codeVersion, meta, runID, at, errText)
 			headers := map[string]string{}
 			if idem != "" {
 				headers["Idempotency-Key"] = idem
@@ -185,6 +128,86 @@ the other flags describe reported partitions and are refused with it.`,
 	f.StringVar(&watermark, "watermark", "", "record `KEY` as the last partition your pipeline has processed, instead of reporting partitions (no other report flag goes with it)")
 	f.StringVar(&idem, "idempotency-key", "", "a request id of yours: the same report sent again with it records nothing twice; the same id with other partitions is refused")
 	return cmd
+}
+
+// checkReportArgs is the usage error of a report's arguments and flags, if
+// any, checked before anything is sent; it returns the parsed --metadata.
+func checkReportArgs(cmd *cobra.Command, asset string, parts []string, status, metadata, at, errText, watermark string) (json.RawMessage, error) {
+	if cmd.Flags().Changed("watermark") && watermark == "" {
+		return nil, usageErr("--watermark needs a KEY, the last partition your pipeline has processed: tessera report %s --watermark KEY", shellQuote(asset))
+	}
+	if watermark != "" && len(parts) > 0 {
+		return nil, usageErr("report either partitions or --watermark, not both")
+	}
+	if watermark != "" {
+		if err := refuseReportFlagsWithWatermark(cmd, asset, watermark); err != nil {
+			return nil, err
+		}
+	}
+	if watermark == "" && len(parts) == 0 {
+		return nil, usageErr("name the partitions you built (tessera report ASSET PARTITION...) or give --watermark KEY")
+	}
+	if status != "materialized" && status != "failed" {
+		return nil, usageErr("--status must be materialized or failed, got %q", status)
+	}
+	if errText != "" && status != "failed" {
+		// Recorded as a success, the text would be dropped.
+		return nil, usageErr("--error goes with --status failed: add --status failed to report a failure, or leave --error out to report a success")
+	}
+	var meta json.RawMessage
+	if metadata != "" {
+		if !json.Valid([]byte(metadata)) || !strings.HasPrefix(strings.TrimSpace(metadata), "{") {
+			return nil, usageErr("--metadata must be a JSON object such as '{\"rows\": 1200}'")
+		}
+		meta = json.RawMessage(metadata)
+	}
+	if at != "" {
+		if _, err := time.Parse(time.RFC3339, at); err != nil {
+			return nil, usageErr("--at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", at)
+		}
+	}
+	return meta, nil
+}
+
+// reportWatermark records watermark as the last partition of asset the
+// pipeline has processed.
+func reportWatermark(cmd *cobra.Command, c *client, o *clientOpts, asset, watermark string, out *map[string]any) error {
+	c.withFlags(watermarkFlagNames)
+	path := "/api/v1/assets/" + url.PathEscape(asset) + "/watermark"
+	if err := c.do(cmd.Context(), "POST", path, map[string]any{"partition": watermark}, nil, out); err != nil {
+		return err
+	}
+	if o.json {
+		return printJSON(cmd.OutOrStdout(), *out)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "watermark of %s is now %s\n", asset, watermark)
+	return nil
+}
+
+// reportItems is the body of a report: one item per partition, with only
+// the fields given.
+func reportItems(asset string, parts []string, status, codeVersion string, meta json.RawMessage, runID, at, errText string) []map[string]any {
+	items := make([]map[string]any, 0, len(parts))
+	for _, p := range parts {
+		it := map[string]any{"asset": asset, "partition": p, "status": status}
+		if codeVersion != "" {
+			it["code_version"] = codeVersion
+		}
+		if meta != nil {
+			it["metadata"] = meta
+		}
+		if runID != "" {
+			it["run_id"] = runID
+		}
+		if at != "" {
+			it["at"] = at
+		}
+		if errText != "" {
+			it["error"] = errText
+		}
+		items = append(items, it)
+	}
+	return items
 }
 
 // reportOnlyFlags describe reported partitions; a watermark is only a key.

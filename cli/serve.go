@@ -175,26 +175,9 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	defer store.Close()
 	now := time.Now()
-	if err := handlers.CheckUnfinishedBackfills(ctx, store, ws); err != nil {
-		var ue *handlers.UserError
-		if errors.As(err, &ue) {
-			return usageErr("workspace %s was not loaded: %s (start with the previous workspace to do that)", source, ue.Message)
-		}
-		return &exitError{ExitServer, err}
-	}
-	loaded, err := handlers.LoadWorkspace(ctx, store, ws, source, "system", now)
+	loaded, err := loadServeWorkspace(ctx, store, cfg, set, log, now)
 	if err != nil {
-		return &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}
-	}
-	loaded.Path = cfg.Workspace // what a reload (API, SIGHUP) reads again
-	if cfg.Seed == "always" || (cfg.Seed == "auto" && cfg.Workspace == "") {
-		seeded, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now)
-		if err != nil {
-			return &exitError{ExitServer, fmt.Errorf("seed demo history: %w", err)}
-		}
-		if seeded > 0 {
-			log.Info("seeded demo history", "partitions", seeded)
-		}
+		return err
 	}
 	acfg := set.auth
 	if err := loadSessionKey(&acfg, cfg.DB); err != nil {
@@ -234,8 +217,50 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 		metricsSrv = serveMetrics(metricsLn, built.Metrics, errc)
 		log.Info("serving metrics", "url", "http://"+metricsLn.Addr().String()+web.MetricsPath)
 	}
-	// Staleness facts load in the background, so the first pages after a
-	// start are not the ones to load them (0.6–1.6 s on a million partitions).
+	warmStalenessInBackground(ctx, h, ws, log)
+	// SIGHUP reloads the workspace file, like POST /api/v1/workspace/reload.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if err := serveUntilDone(ctx, h, set, log, errc, hup, stopEngine); err != nil {
+		return err
+	}
+	shutdownServers(srv, metricsSrv, stopEngine, log)
+	return nil
+}
+
+// loadServeWorkspace refuses a workspace that would strand unfinished
+// backfills, syncs it into the store and seeds the demo history if asked.
+func loadServeWorkspace(ctx context.Context, store *db.Store, cfg serveConfig, set serveSettings, log *slog.Logger, now time.Time) (*handlers.Workspace, error) {
+	ws, source := set.ws, set.source
+	if err := handlers.CheckUnfinishedBackfills(ctx, store, ws); err != nil {
+		var ue *handlers.UserError
+		if errors.As(err, &ue) {
+			return nil, usageErr("workspace %s was not loaded: %s (start with the previous workspace to do that)", source, ue.Message)
+		}
+		return nil, &exitError{ExitServer, err}
+	}
+	loaded, err := handlers.LoadWorkspace(ctx, store, ws, source, "system", now)
+	if err != nil {
+		return nil, &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}
+	}
+	loaded.Path = cfg.Workspace // what a reload (API, SIGHUP) reads again
+	if cfg.Seed == "always" || (cfg.Seed == "auto" && cfg.Workspace == "") {
+		seeded, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now)
+		if err != nil {
+			return nil, &exitError{ExitServer, fmt.Errorf("seed demo history: %w", err)}
+		}
+		if seeded > 0 {
+			log.Info("seeded demo history", "partitions", seeded)
+		}
+	}
+	return loaded, nil
+}
+
+// warmStalenessInBackground loads the staleness facts in the background, so
+// the first pages after a start are not the ones to load them (0.6–1.6 s on
+// a million partitions).
+func warmStalenessInBackground(ctx context.Context, h *handlers.Handler, ws *catalog.Workspace, log *slog.Logger) {
 	go func() {
 		start := time.Now()
 		if err := h.WarmStaleness(ctx); err != nil {
@@ -246,11 +271,12 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 		}
 		log.Info("staleness facts preloaded", "assets", len(ws.Assets), "duration", time.Since(start).Round(time.Millisecond).String())
 	}()
-	// SIGHUP reloads the workspace file, like POST /api/v1/workspace/reload.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-wait:
+}
+
+// serveUntilDone waits for ctx to end, reloading the workspace (and the TLS
+// certificate) on each SIGHUP; a server that stops serving stops the engine
+// and is the error returned.
+func serveUntilDone(ctx context.Context, h *handlers.Handler, set serveSettings, log *slog.Logger, errc <-chan error, hup <-chan os.Signal, stopEngine func()) error {
 	for {
 		select {
 		case err := <-errc:
@@ -268,9 +294,14 @@ wait:
 				}
 			}
 		case <-ctx.Done():
-			break wait
+			return nil
 		}
 	}
+}
+
+// shutdownServers gives the servers 15 s to finish their requests, then
+// stops the engine.
+func shutdownServers(srv, metricsSrv *http.Server, stopEngine func(), log *slog.Logger) {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -282,5 +313,4 @@ wait:
 	}
 	stopEngine()
 	log.Info("stopped")
-	return nil
 }

@@ -20,7 +20,11 @@ func newTokenCmd() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens in the database (create, list, revoke)"}
 	dbFlag(cmd, &path)
+	cmd.AddCommand(newTokenCreateCmd(&path), newTokenListCmd(&path), newTokenRevokeCmd(&path))
+	return cmd
+}
 
+func newTokenCreateCmd(path *string) *cobra.Command {
 	var user, name, role, expiresIn string
 	create := &cobra.Command{
 		Use:   "create --user NAME --name LABEL [--role ROLE] [--expires 90d]",
@@ -53,7 +57,7 @@ func newTokenCmd() *cobra.Command {
 				}
 				want = r
 			}
-			store, err := openStore(path)
+			store, err := openStore(*path)
 			if err != nil {
 				return err
 			}
@@ -90,14 +94,18 @@ func newTokenCmd() *cobra.Command {
 	create.Flags().StringVar(&name, "name", "", "label shown in token lists")
 	create.Flags().StringVar(&role, "role", "", "a role lower than the user's (default: the user's role)")
 	create.Flags().StringVar(&expiresIn, "expires", "", "the token stops working after this long, e.g. 90d or 12h (at most 3650d; default: never)")
+	return create
+}
 
+func newTokenListCmd(path *string) *cobra.Command {
+	var user string
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list [--user NAME]",
 		Short: "List API tokens (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(path)
+			store, err := openStore(*path)
 			if err != nil {
 				return err
 			}
@@ -134,7 +142,10 @@ func newTokenCmd() *cobra.Command {
 	}
 	list.Flags().StringVar(&user, "user", "", "only this user's tokens")
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
+	return list
+}
 
+func newTokenRevokeCmd(path *string) *cobra.Command {
 	revoke := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a token (see `token list` for ids); it stops working at once",
@@ -144,7 +155,7 @@ func newTokenCmd() *cobra.Command {
 			if err != nil {
 				return usageErr("token id %q is not a number (see `tessera token list`)", args[0])
 			}
-			store, err := openStore(path)
+			store, err := openStore(*path)
 			if err != nil {
 				return err
 			}
@@ -156,6 +167,5 @@ func newTokenCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, revoke)
-	return cmd
+	return revoke
 }

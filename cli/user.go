@@ -97,7 +97,13 @@ func newUserCmd() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{Use: "user", Short: "Manage accounts in the database (add, list, set-role, set-password, disable, enable, unlock)"}
 	dbFlag(cmd, &path)
+	cmd.AddCommand(newUserAddCmd(&path), newUserListCmd(&path), newUserSetRoleCmd(&path), newUserSetPasswordCmd(&path), newUserUnlockCmd(&path),
+		newUserSetDisabledCmd(&path, "disable", "Disable an account: its sessions and tokens stop working at once", true),
+		newUserSetDisabledCmd(&path, "enable", "Enable a disabled account", false))
+	return cmd
+}
 
+func newUserAddCmd(path *string) *cobra.Command {
 	var role, pwFile string
 	add := &cobra.Command{
 		Use:   "add NAME",
@@ -115,7 +121,7 @@ func newUserCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := openStore(path)
+			store, err := openStore(*path)
 			if err != nil {
 				return err
 			}
@@ -136,14 +142,17 @@ func newUserCmd() *cobra.Command {
 	}
 	add.Flags().StringVar(&role, "role", "viewer", "viewer, operator or admin")
 	add.Flags().StringVar(&pwFile, "password-file", "", "read the password from this file (first line)")
+	return add
+}
 
+func newUserListCmd(path *string) *cobra.Command {
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List accounts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(path)
+			store, err := openStore(*path)
 			if err != nil {
 				return err
 			}
@@ -178,7 +187,10 @@ func newUserCmd() *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
+	return list
+}
 
+func newUserSetRoleCmd(path *string) *cobra.Command {
 	setRole := &cobra.Command{
 		Use:   "set-role NAME ROLE",
 		Short: "Change an account's role (applies to its sessions and tokens at once)",
@@ -187,7 +199,7 @@ func newUserCmd() *cobra.Command {
 			if _, err := auth.ParseRole(args[1]); err != nil {
 				return usageErr("%v", err)
 			}
-			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
 				if err := s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now()); err != nil {
 					return err
 				}
@@ -196,20 +208,25 @@ func newUserCmd() *cobra.Command {
 			})
 		},
 	}
-	setDisabled := func(use, short string, disabled bool) *cobra.Command {
-		return &cobra.Command{
-			Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
-					if err := s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now()); err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%sd %s\n", use, u.Name)
-					return nil
-				})
-			},
-		}
+	return setRole
+}
+
+func newUserSetDisabledCmd(path *string, use, short string, disabled bool) *cobra.Command {
+	return &cobra.Command{
+		Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+				if err := s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%sd %s\n", use, u.Name)
+				return nil
+			})
+		},
 	}
+}
+
+func newUserSetPasswordCmd(path *string) *cobra.Command {
 	var newPwFile string
 	setPassword := &cobra.Command{
 		Use:   "set-password NAME",
@@ -220,7 +237,7 @@ func newUserCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
 				if err := s.SetUserPassword(ctx, u.ID, hash, "cli", time.Now()); err != nil {
 					return err
 				}
@@ -230,13 +247,16 @@ func newUserCmd() *cobra.Command {
 		},
 	}
 	setPassword.Flags().StringVar(&newPwFile, "password-file", "", "read the password from this file (first line)")
+	return setPassword
+}
 
+func newUserUnlockCmd(path *string) *cobra.Command {
 	unlock := &cobra.Command{
 		Use:   "unlock NAME",
 		Short: "Lift an account's sign-in lock: forget its failed sign-ins from every address (a running server sees it at once)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withUser(cmd, path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
+			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
 				n, err := s.UnlockUser(ctx, u.ID, "cli", time.Now())
 				if err != nil {
 					return err
@@ -246,11 +266,7 @@ func newUserCmd() *cobra.Command {
 			})
 		},
 	}
-
-	cmd.AddCommand(add, list, setRole, setPassword, unlock,
-		setDisabled("disable", "Disable an account: its sessions and tokens stop working at once", true),
-		setDisabled("enable", "Enable a disabled account", false))
-	return cmd
+	return unlock
 }
 
 func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context, s *db.Store, u db.User) error) error {

@@ -196,39 +196,12 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		if err := validText("error", "error", it.Error, 4000); err != nil {
 			return nil, fail("error", "%s", err.(*UserError).Message)
 		}
-		at := now
-		if it.At != "" {
-			t, err := time.Parse(time.RFC3339Nano, it.At)
-			if err != nil {
-				return nil, fail("at", "at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", it.At)
-			}
-			if t.After(now.Add(5 * time.Minute)) {
-				return nil, fail("at", "at %s is in the future", it.At)
-			}
-			at = t
+		at, started, err := reportTimes(it, now, fail)
+		if err != nil {
+			return nil, err
 		}
-		var started time.Time
-		if it.StartedAt != "" {
-			t, err := time.Parse(time.RFC3339Nano, it.StartedAt)
-			if err != nil {
-				return nil, fail("started_at", "started_at %q is not an RFC 3339 time such as 2025-01-31T11:45:00Z", it.StartedAt)
-			}
-			if t.After(at) {
-				return nil, fail("started_at", "started_at %s is after at %s: send when the build began, no later than when it finished (at; now when left out)", it.StartedAt, at.UTC().Format(time.RFC3339Nano))
-			}
-			started = t
-		}
-		if len(it.Metadata) > 0 && string(it.Metadata) != "null" && !bytes.HasPrefix(bytes.TrimSpace(it.Metadata), []byte("{")) {
-			return nil, fail("metadata", "metadata must be a JSON object such as {\"rows\": 1200}")
-		}
-		if len(it.Metadata) > 16<<10 {
-			return nil, fail("metadata", "metadata is %d bytes; keep it under 16 KiB", len(it.Metadata))
-		}
-		if len(it.Metadata) > 0 && string(it.Metadata) != "null" {
-			var m map[string]any
-			if err := json.Unmarshal(it.Metadata, &m); err != nil {
-				return nil, fail("metadata", "metadata is not portable JSON (%s); numbers must fit a 64-bit float", jsonErr(err))
-			}
+		if err := checkReportMetadata(it, fail); err != nil {
+			return nil, err
 		}
 		code := a.CodeVersion
 		if it.CodeVersion != nil {
@@ -249,4 +222,50 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 			Status: it.Status, CodeVersion: code, Metadata: it.Metadata, Error: it.Error, RunID: rid, Source: "api", StartedAt: started, At: at})
 	}
 	return out, nil
+}
+
+// reportTimes is when a reported item was built (at; now when left out) and
+// began (started_at; zero when left out).
+func reportTimes(it MaterializationJSON, now time.Time, fail func(f, format string, args ...any) error) (time.Time, time.Time, error) {
+	at := now
+	if it.At != "" {
+		t, err := time.Parse(time.RFC3339Nano, it.At)
+		if err != nil {
+			return time.Time{}, time.Time{}, fail("at", "at %q is not an RFC 3339 time such as 2025-01-31T12:00:00Z", it.At)
+		}
+		if t.After(now.Add(5 * time.Minute)) {
+			return time.Time{}, time.Time{}, fail("at", "at %s is in the future", it.At)
+		}
+		at = t
+	}
+	var started time.Time
+	if it.StartedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, it.StartedAt)
+		if err != nil {
+			return time.Time{}, time.Time{}, fail("started_at", "started_at %q is not an RFC 3339 time such as 2025-01-31T11:45:00Z", it.StartedAt)
+		}
+		if t.After(at) {
+			return time.Time{}, time.Time{}, fail("started_at", "started_at %s is after at %s: send when the build began, no later than when it finished (at; now when left out)", it.StartedAt, at.UTC().Format(time.RFC3339Nano))
+		}
+		started = t
+	}
+	return at, started, nil
+}
+
+// checkReportMetadata refuses a reported item's metadata unless it is a
+// portable JSON object under 16 KiB.
+func checkReportMetadata(it MaterializationJSON, fail func(f, format string, args ...any) error) error {
+	if len(it.Metadata) > 0 && string(it.Metadata) != "null" && !bytes.HasPrefix(bytes.TrimSpace(it.Metadata), []byte("{")) {
+		return fail("metadata", "metadata must be a JSON object such as {\"rows\": 1200}")
+	}
+	if len(it.Metadata) > 16<<10 {
+		return fail("metadata", "metadata is %d bytes; keep it under 16 KiB", len(it.Metadata))
+	}
+	if len(it.Metadata) > 0 && string(it.Metadata) != "null" {
+		var m map[string]any
+		if err := json.Unmarshal(it.Metadata, &m); err != nil {
+			return fail("metadata", "metadata is not portable JSON (%s); numbers must fit a 64-bit float", jsonErr(err))
+		}
+	}
+	return nil
 }

@@ -32,13 +32,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	if (b.State != db.BackfillCanceled && b.State != db.BackfillFailed) || b.PartitionsMaterialized >= b.TotalPartitions {
 		return nil, nil
 	}
-	var sel struct {
-		Type       string              `json:"type"`
-		Start      string              `json:"start"`
-		End        string              `json:"end"`
-		Statuses   []string            `json:"statuses"`
-		Dimensions map[string][]string `json:"dimensions"`
-	}
+	var sel relaunchSelector
 	if err := json.Unmarshal([]byte(b.Selector), &sel); err != nil {
 		return nil, nil
 	}
@@ -49,60 +43,13 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	tail := "what it built is left out"
 	switch sel.Type {
 	case "range", "filter":
-		if sel.Type == "range" && b.State == db.BackfillCanceled && len(assets) == 1 && len(sel.Dimensions) == 0 {
-			// A canceled range: the rest of it, from the first chunk it
-			// did not finish. "Only missing and failed" would leave out the
-			// partitions it never reached that were built before (a
-			// canceled rebuild).
-			from, rerun, err := h.resumeKey(ctx, b)
-			if err != nil {
-				return nil, err
-			}
-			if from != "" {
-				q.Set("selector", "range")
-				q.Set("start", from)
-				if sel.End != "" {
-					q.Set("end", sel.End)
-				}
-				r.Note = "the rest of its range, from the first chunk it did not finish: " + rangeWords(from, sel.End) + " of the same asset"
-				if rerun > 0 {
-					tail = fmt.Sprintf("what it built before %s is left out (the %s chunk%s it finished after that point run again)", from, views.Num(rerun), plural(rerun))
-				} else {
-					tail = "what it built before " + from + " is left out"
-				}
-				break
-			}
+		stop, err := h.relaunchRange(ctx, b, sel, assets, r, q, &tail)
+		if err != nil {
+			return nil, err
 		}
-		statuses, ok := relaunchStatuses(sel.Statuses)
-		if !ok {
-			r.Unavailable = fmt.Sprintf("Its selection (%s) is not one the new-backfill form makes. %s", describeSelection(b), relaunchElsewhere(b, assets, "--missing --failed"))
+		if stop {
 			return r, nil
 		}
-		if len(statuses) == 2 && statuses[0] == "missing" && statuses[1] == "failed" {
-			q.Set("selector", "missing_failed")
-			r.Note = "only the missing and failed partitions"
-		} else {
-			q.Set("selector", "statuses")
-			q["status"] = statuses
-			r.Note = "only the partitions that are " + orList(statuses) + " (as it selected " + orList(sel.Statuses) + " ones)"
-		}
-		if sel.Start != "" {
-			q.Set("start", sel.Start)
-		}
-		if sel.End != "" {
-			q.Set("end", sel.End)
-		}
-		if len(sel.Dimensions) > 0 {
-			name, value, ok := oneDimension(sel.Dimensions)
-			if !ok {
-				r.Unavailable = fmt.Sprintf("Its dimension filter (%s) has more than the one name=value the new-backfill form takes. %s",
-					dimsWords(sel.Dimensions),
-					relaunchElsewhere(b, assets, "--missing --failed --dimension NAME=VALUE,VALUE"))
-				return r, nil
-			}
-			q.Set("dimension", name+"="+value)
-		}
-		r.Note += " of the same assets, " + rangeWords(sel.Start, sel.End)
 	case "explicit", "retry":
 		ok, err := h.relaunchKeys(ctx, b, r, q)
 		if err != nil || !ok {
@@ -111,6 +58,83 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	default:
 		return nil, nil
 	}
+	return relaunchLink(b, r, q, tail), nil
+}
+
+// relaunchSelector is what relaunchFor reads of a backfill's selector.
+type relaunchSelector struct {
+	Type       string              `json:"type"`
+	Start      string              `json:"start"`
+	End        string              `json:"end"`
+	Statuses   []string            `json:"statuses"`
+	Dimensions map[string][]string `json:"dimensions"`
+}
+
+// relaunchRange prefills q with b's range or filter selection: the rest of a
+// canceled range, or its missing and failed partitions. It answers true when
+// there is no form to open (Unavailable says why).
+func (h *Handler) relaunchRange(ctx context.Context, b db.Backfill, sel relaunchSelector, assets []string, r *views.Relaunch, q url.Values, tail *string) (bool, error) {
+	if sel.Type == "range" && b.State == db.BackfillCanceled && len(assets) == 1 && len(sel.Dimensions) == 0 {
+		// A canceled range: the rest of it, from the first chunk it
+		// did not finish. "Only missing and failed" would leave out the
+		// partitions it never reached that were built before (a
+		// canceled rebuild).
+		from, rerun, err := h.resumeKey(ctx, b)
+		if err != nil {
+			return false, err
+		}
+		if from != "" {
+			q.Set("selector", "range")
+			q.Set("start", from)
+			if sel.End != "" {
+				q.Set("end", sel.End)
+			}
+			r.Note = "the rest of its range, from the first chunk it did not finish: " + rangeWords(from, sel.End) + " of the same asset"
+			if rerun > 0 {
+				*tail = fmt.Sprintf("what it built before %s is left out (the %s chunk%s it finished after that point run again)", from, views.Num(rerun), plural(rerun))
+			} else {
+				*tail = "what it built before " + from + " is left out"
+			}
+			return false, nil
+		}
+	}
+	statuses, ok := relaunchStatuses(sel.Statuses)
+	if !ok {
+		r.Unavailable = fmt.Sprintf("Its selection (%s) is not one the new-backfill form makes. %s", describeSelection(b), relaunchElsewhere(b, assets, "--missing --failed"))
+		return true, nil
+	}
+	if len(statuses) == 2 && statuses[0] == "missing" && statuses[1] == "failed" {
+		q.Set("selector", "missing_failed")
+		r.Note = "only the missing and failed partitions"
+	} else {
+		q.Set("selector", "statuses")
+		q["status"] = statuses
+		r.Note = "only the partitions that are " + orList(statuses) + " (as it selected " + orList(sel.Statuses) + " ones)"
+	}
+	if sel.Start != "" {
+		q.Set("start", sel.Start)
+	}
+	if sel.End != "" {
+		q.Set("end", sel.End)
+	}
+	if len(sel.Dimensions) > 0 {
+		name, value, ok := oneDimension(sel.Dimensions)
+		if !ok {
+			r.Unavailable = fmt.Sprintf("Its dimension filter (%s) has more than the one name=value the new-backfill form takes. %s",
+				dimsWords(sel.Dimensions),
+				relaunchElsewhere(b, assets, "--missing --failed --dimension NAME=VALUE,VALUE"))
+			return true, nil
+		}
+		q.Set("dimension", name+"="+value)
+	}
+	r.Note += " of the same assets, " + rangeWords(sel.Start, sel.End)
+	return false, nil
+}
+
+// relaunchLink adds b's chunk size, concurrency, priority and title to q
+// and makes r the link (or, too long for one, the fields to post) to the
+// new-backfill form.
+func relaunchLink(b db.Backfill, r *views.Relaunch, q url.Values, tail string) *views.Relaunch {
 	q.Set("chunk_size", strconv.FormatInt(b.ChunkSize, 10))
 	q.Set("max_concurrent_runs", strconv.FormatInt(b.MaxConcurrentRuns, 10))
 	if b.Priority != 0 {
@@ -121,7 +145,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 		") and concurrency (" + views.Num(b.MaxConcurrentRuns) + "): " + tail + ". Preview, then launch."
 	if href := "/backfills/new?" + q.Encode(); len(href) <= RelaunchLinkMax {
 		r.Href = href
-		return r, nil
+		return r
 	}
 	// Too long an address for a link: the same values, posted to the
 	// form's preview, which renders the form with them.
@@ -130,7 +154,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 			r.Fields = append(r.Fields, views.KV{K: k, V: v})
 		}
 	}
-	return r, nil
+	return r
 }
 
 // relaunchKeys prefills q with the keys of b's key list (an explicit list or

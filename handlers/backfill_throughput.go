@@ -40,6 +40,32 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 			return err
 		}
 	}
+	setETA(d, b, remaining, retryN, retryAt, rate, now)
+	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
+		// Nothing runs and no retry is due: say what the next chunk waits
+		// for (a throttled pool sends nothing over the stream meanwhile, so
+		// the page refreshes itself).
+		w, err := h.Engine.NextChunkWait(ctx, b)
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			d.ETA = "unknown yet: " + w.Reason
+			d.Countdown = true
+		}
+	}
+	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
+		// Nothing it does can be recorded until the store writes again
+		// (the page refreshes itself to see that).
+		d.ETA = "unknown yet: " + w.Reason
+		d.Countdown = true
+	}
+	return h.throughputChart(ctx, d, b, span)
+}
+
+// setETA is the ETA of a started backfill from its state, what remains, the
+// retries it waits for and its rate.
+func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt int64, rate float64, now time.Time) {
 	switch {
 	case b.State == db.BackfillCanceled:
 		d.ETA = "canceled"
@@ -68,25 +94,11 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 	default:
 		d.ETA = "unknown yet"
 	}
-	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
-		// Nothing runs and no retry is due: say what the next chunk waits
-		// for (a throttled pool sends nothing over the stream meanwhile, so
-		// the page refreshes itself).
-		w, err := h.Engine.NextChunkWait(ctx, b)
-		if err != nil {
-			return err
-		}
-		if w != nil {
-			d.ETA = "unknown yet: " + w.Reason
-			d.Countdown = true
-		}
-	}
-	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
-		// Nothing it does can be recorded until the store writes again
-		// (the page refreshes itself to see that).
-		d.ETA = "unknown yet: " + w.Reason
-		d.Countdown = true
-	}
+}
+
+// throughputChart is the chart of partitions finished per bar since b
+// started, over span milliseconds.
+func (h *Handler) throughputChart(ctx context.Context, d *views.BackfillDetail, b db.Backfill, span int64) error {
 	width := max((span+chartBars-1)/chartBars, 1000)
 	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
 	if err != nil || len(pts) == 0 {

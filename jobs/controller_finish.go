@@ -32,30 +32,7 @@ func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState st
 	if a.asset != nil {
 		end.CodeVersion = a.asset.CodeVersion
 	}
-	restore := state == db.AttemptInterrupted || state == db.AttemptCanceled
-	allOK := true
-	var failedParts []db.PartRef
-	for _, p := range a.parts {
-		pr, reported := res.Parts[p.Key]
-		switch {
-		case reported && (pr.Status == db.StatusMaterialized || pr.Status == db.StatusFailed):
-			p.Status, p.Metadata, p.Error = pr.Status, pr.Metadata, pr.Error
-		case restore:
-			p.Status = state
-		case res.Err == nil && state == db.AttemptSucceeded:
-			p.Status = db.StatusMaterialized
-		default:
-			p.Status = db.StatusFailed
-			p.Error = errMsg
-		}
-		if p.Status != db.StatusMaterialized {
-			allOK = false
-		}
-		if p.Status == db.StatusFailed {
-			failedParts = append(failedParts, db.PartRef{Key: p.Key, Idx: p.Idx})
-		}
-		end.Parts = append(end.Parts, p)
-	}
+	allOK, failedParts := settleParts(&end, a, res, state, errMsg)
 	if state == db.AttemptSucceeded && !allOK {
 		end.State = db.AttemptFailed
 		if end.Error == "" {
@@ -91,18 +68,7 @@ func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState st
 		failures++
 		if failures < run.MaxAttempts {
 			end.RunState = db.RunQueued
-			backoff := time.Second
-			if a.asset != nil && a.asset.Retries.Backoff > 0 {
-				backoff = a.asset.Retries.Backoff
-			}
-			d := backoff << min(failures-1, 16)
-			if d > time.Hour || d <= 0 {
-				d = time.Hour
-			}
-			if res.RetryAfter > d {
-				d = res.RetryAfter
-			}
-			end.NotBefore = db.Millis(now.Add(d))
+			end.NotBefore = db.Millis(now.Add(retryDelay(a.asset, failures, res.RetryAfter)))
 		} else {
 			end.RunState = db.RunFailed
 			end.Failures = failedParts
@@ -114,6 +80,55 @@ func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState st
 		}
 	}
 	return end, nil
+}
+
+// settleParts sets the status of each partition of the attempt from what
+// the executor reported, appending them to end.Parts; it returns whether
+// all were materialized and which failed.
+func settleParts(end *db.AttemptEnd, a *active, res Result, state, errMsg string) (bool, []db.PartRef) {
+	restore := state == db.AttemptInterrupted || state == db.AttemptCanceled
+	allOK := true
+	var failedParts []db.PartRef
+	for _, p := range a.parts {
+		pr, reported := res.Parts[p.Key]
+		switch {
+		case reported && (pr.Status == db.StatusMaterialized || pr.Status == db.StatusFailed):
+			p.Status, p.Metadata, p.Error = pr.Status, pr.Metadata, pr.Error
+		case restore:
+			p.Status = state
+		case res.Err == nil && state == db.AttemptSucceeded:
+			p.Status = db.StatusMaterialized
+		default:
+			p.Status = db.StatusFailed
+			p.Error = errMsg
+		}
+		if p.Status != db.StatusMaterialized {
+			allOK = false
+		}
+		if p.Status == db.StatusFailed {
+			failedParts = append(failedParts, db.PartRef{Key: p.Key, Idx: p.Idx})
+		}
+		end.Parts = append(end.Parts, p)
+	}
+	return allOK, failedParts
+}
+
+// retryDelay is how long a failed run waits before its next attempt: the
+// asset's backoff (1 s by default) doubled per failure, at most an hour,
+// and never less than the executor's Retry-After.
+func retryDelay(asset *catalog.Asset, failures int64, retryAfter time.Duration) time.Duration {
+	backoff := time.Second
+	if asset != nil && asset.Retries.Backoff > 0 {
+		backoff = asset.Retries.Backoff
+	}
+	d := backoff << min(failures-1, 16)
+	if d > time.Hour || d <= 0 {
+		d = time.Hour
+	}
+	if retryAfter > d {
+		d = retryAfter
+	}
+	return d
 }
 
 func truncate(s string, n int) string {

@@ -376,15 +376,8 @@ func invalidExpected(got int64) *InputError {
 
 func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOptions, actor string) (Created, error) {
 	requestID, chunkSize, maxConc := o.RequestID, o.ChunkSize, o.MaxConcurrentRuns
-	switch {
-	case len(requestID) > MaxRequestIDLen:
-		return Created{}, bad("retry_request_id", "retry_request_id is %d characters long; use at most %d", len(requestID), MaxRequestIDLen)
-	case chunkSize < 0 || chunkSize > MaxChunkSize:
-		return Created{}, bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, chunkSize)
-	case maxConc < 0 || maxConc > MaxConcurrentRunsCap:
-		return Created{}, bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, maxConc)
-	case o.ExpectedStateVersion < 0:
-		return Created{}, invalidExpected(o.ExpectedStateVersion)
+	if err := checkRetryOptions(o); err != nil {
+		return Created{}, err
 	}
 	p, err := e.Store.Backfill(ctx, parentID)
 	if err != nil {
@@ -428,6 +421,48 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: p.Priority,
 		Title: retryTitle(p.ID, p.Title)}
+	r := resolveRetry(ws, ids, fails, req, chunkSize)
+	if r.total == 0 {
+		return Created{}, &InputError{Conflict: true, Msg: "the failed partitions' assets are no longer declared"}
+	}
+	var rid *string
+	if requestID != "" {
+		rid = &requestID
+	}
+	parent := parentID
+	b, err := e.insert(ctx, r, requestHash(req), nil, &parent, rid, actor)
+	if err != nil {
+		if requestID != "" && strings.Contains(err.Error(), "UNIQUE") {
+			if c, err2 := e.Store.BackfillByRetry(ctx, parentID, requestID); err2 == nil {
+				return Created{Backfill: c, Replayed: true}, nil
+			}
+		}
+		return Created{}, err
+	}
+	e.Wake()
+	return Created{Backfill: b}, nil
+}
+
+// checkRetryOptions is the 400 of a retry-failed option out of range.
+func checkRetryOptions(o RetryOptions) error {
+	requestID, chunkSize, maxConc := o.RequestID, o.ChunkSize, o.MaxConcurrentRuns
+	switch {
+	case len(requestID) > MaxRequestIDLen:
+		return bad("retry_request_id", "retry_request_id is %d characters long; use at most %d", len(requestID), MaxRequestIDLen)
+	case chunkSize < 0 || chunkSize > MaxChunkSize:
+		return bad("chunk_size", "chunk_size must be between 1 and %d, got %d", MaxChunkSize, chunkSize)
+	case maxConc < 0 || maxConc > MaxConcurrentRunsCap:
+		return bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d", MaxConcurrentRunsCap, maxConc)
+	case o.ExpectedStateVersion < 0:
+		return invalidExpected(o.ExpectedStateVersion)
+	}
+	return nil
+}
+
+// resolveRetry lays out the failed partitions of a backfill as the segments
+// and ranges of its retry, in topological order of their assets, chunkSize
+// partitions a chunk.
+func resolveRetry(ws *catalog.Workspace, ids map[string]int64, fails []db.Failure, req Request, chunkSize int64) *resolved {
 	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}}
 	perAsset := map[int64][]int64{}
 	var order []int64
@@ -463,25 +498,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	_ = order
 	r.chunks = chunk
-	if r.total == 0 {
-		return Created{}, &InputError{Conflict: true, Msg: "the failed partitions' assets are no longer declared"}
-	}
-	var rid *string
-	if requestID != "" {
-		rid = &requestID
-	}
-	parent := parentID
-	b, err := e.insert(ctx, r, requestHash(req), nil, &parent, rid, actor)
-	if err != nil {
-		if requestID != "" && strings.Contains(err.Error(), "UNIQUE") {
-			if c, err2 := e.Store.BackfillByRetry(ctx, parentID, requestID); err2 == nil {
-				return Created{Backfill: c, Replayed: true}, nil
-			}
-		}
-		return Created{}, err
-	}
-	e.Wake()
-	return Created{Backfill: b}, nil
+	return r
 }
 
 // retryTitle names a retry-failed child after its parent: "Retry failed of

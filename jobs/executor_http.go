@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
 
@@ -55,26 +56,12 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 	body, _ := json.Marshal(w)
 	refreshed := false
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+		req, err := newWorkRequest(ctx, cfg, w, body)
 		if err != nil {
 			return Result{Err: err}
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", w.IdempotencyKey)
-		for k, v := range cfg.Headers {
-			req.Header.Set(k, v)
-		}
-		if cfg.TokenURL != "" {
-			tok, ok := tokens.Load(cfg.TokenURL)
-			if !ok {
-				t, err := fetchToken(ctx, client, cfg.TokenURL)
-				if err != nil {
-					return timedOut(Result{Err: err})
-				}
-				tokens.Store(cfg.TokenURL, t)
-				tok = t
-			}
-			req.Header.Set("Authorization", "Bearer "+tok.(string))
+		if err := setBearerToken(ctx, client, cfg, req); err != nil {
+			return timedOut(Result{Err: err})
 		}
 		resp, err := client.Do(req)
 		var away *crossHostRedirect
@@ -92,14 +79,7 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 		}
 		// Rate-limit headers slow the whole pool whatever the answer was;
 		// Retry-After only on the answers that mean "not now".
-		limited := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
-		wait := rateLimitReset(resp.Header)
-		if limited {
-			wait = max(wait, retryAfter(resp.Header))
-			if wait <= 0 && resp.StatusCode == http.StatusTooManyRequests {
-				wait = defaultRateLimitWait
-			}
-		}
+		limited, wait := rateLimitWait(resp)
 		if wait > 0 && h.Pools != nil {
 			h.Pools.SlowDown(w.Def.Pool, time.Now().Add(wait))
 		}
@@ -115,29 +95,7 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 		case resp.StatusCode == http.StatusAccepted:
 			return Result{Async: true, AsyncTimeout: cfg.Timeout, Log: logLine}
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			res := Result{Log: logLine}
-			var out struct {
-				Results []PartResult `json:"results"`
-				Error   string       `json:"error"`
-			}
-			if len(bytes.TrimSpace(b)) > 0 {
-				if err := json.Unmarshal(b, &out); err != nil {
-					return Result{Err: fmt.Errorf("answer is not JSON: %v", err), Log: logLine}
-				}
-			}
-			if out.Error != "" {
-				res.Err = errors.New(out.Error)
-			}
-			known := make(map[string]bool, len(w.Partitions))
-			for _, p := range w.Partitions {
-				known[p] = true
-			}
-			c := newCheckedResults()
-			for i, p := range out.Results {
-				c.add(fmt.Sprintf("results[%d]", i), p, known)
-			}
-			c.apply(&res, w.Partitions)
-			return res
+			return workAnswer(b, w, logLine)
 		default:
 			res := Result{Err: fmt.Errorf("POST %s: %s", cfg.URL, resp.Status), Log: logLine}
 			if limited {
@@ -146,6 +104,82 @@ func (h *HTTPExecutor) Execute(ctx context.Context, w Work) Result {
 			return res
 		}
 	}
+}
+
+// newWorkRequest is the POST of the work to the executor's URL, with its
+// headers.
+func newWorkRequest(ctx context.Context, cfg *catalog.HTTPExecutor, w Work, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", w.IdempotencyKey)
+	for k, v := range cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+// setBearerToken authorizes req with the token from the executor's
+// token_url, fetched once and then remembered.
+func setBearerToken(ctx context.Context, client *http.Client, cfg *catalog.HTTPExecutor, req *http.Request) error {
+	if cfg.TokenURL != "" {
+		tok, ok := tokens.Load(cfg.TokenURL)
+		if !ok {
+			t, err := fetchToken(ctx, client, cfg.TokenURL)
+			if err != nil {
+				return err
+			}
+			tokens.Store(cfg.TokenURL, t)
+			tok = t
+		}
+		req.Header.Set("Authorization", "Bearer "+tok.(string))
+	}
+	return nil
+}
+
+// rateLimitWait is whether the answer means "not now" (429 or 503) and how
+// long the pool should slow down for: X-RateLimit-Reset on any answer,
+// Retry-After on those (a 429 without either waits defaultRateLimitWait).
+func rateLimitWait(resp *http.Response) (bool, time.Duration) {
+	limited := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+	wait := rateLimitReset(resp.Header)
+	if limited {
+		wait = max(wait, retryAfter(resp.Header))
+		if wait <= 0 && resp.StatusCode == http.StatusTooManyRequests {
+			wait = defaultRateLimitWait
+		}
+	}
+	return limited, wait
+}
+
+// workAnswer is the result of a 2xx answer b: its {"results": [...]}
+// checked against the work's partitions, and its "error".
+func workAnswer(b []byte, w Work, logLine string) Result {
+	res := Result{Log: logLine}
+	var out struct {
+		Results []PartResult `json:"results"`
+		Error   string       `json:"error"`
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &out); err != nil {
+			return Result{Err: fmt.Errorf("answer is not JSON: %v", err), Log: logLine}
+		}
+	}
+	if out.Error != "" {
+		res.Err = errors.New(out.Error)
+	}
+	known := make(map[string]bool, len(w.Partitions))
+	for _, p := range w.Partitions {
+		known[p] = true
+	}
+	c := newCheckedResults()
+	for i, p := range out.Results {
+		c.add(fmt.Sprintf("results[%d]", i), p, known)
+	}
+	c.apply(&res, w.Partitions)
+	return res
 }
 
 // crossHostRedirect is why a redirect was not followed: it leaves the
