@@ -206,26 +206,38 @@ type LoginLock struct {
 }
 
 // LoginLocks lists the accounts that had at least Failures failed sign-ins
-// within the window, by account key.
+// within the window, by account key: one read of the window's failures
+// (pruned to it on every sign-in, so few rows).
 func (s *Store) LoginLocks(ctx context.Context, p LoginPolicy, now time.Time) (map[string]LoginLock, error) {
 	var rows []struct {
-		Account   string `db:"account"`
-		N         int    `db:"n"`
-		Addresses int    `db:"addrs"`
+		Account string `db:"account"`
+		Addr    string `db:"addr"`
+		At      int64  `db:"at"`
 	}
-	since := Millis(now.Add(-p.Window))
-	if err := s.r.SelectContext(ctx, &rows, `SELECT account, COUNT(*) AS n, COUNT(DISTINCT addr) AS addrs FROM login_failures
-		WHERE at > ? GROUP BY account HAVING COUNT(*) >= ?`, since, p.Failures); err != nil {
+	if err := s.r.SelectContext(ctx, &rows, `SELECT account, addr, at FROM login_failures WHERE at > ? AND account != '' ORDER BY account, at DESC`,
+		Millis(now.Add(-p.Window))); err != nil {
 		return nil, err
 	}
 	out := map[string]LoginLock{}
+	addrs := map[string]map[string]bool{}
 	for _, r := range rows {
-		var at int64
-		if err := s.r.GetContext(ctx, &at, `SELECT at FROM login_failures WHERE account = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
-			r.Account, since, p.Failures-1); err != nil {
-			return nil, err
+		l := out[r.Account]
+		l.Account = r.Account
+		l.Failures++
+		if l.Failures == p.Failures { // newest first: the Failures-th newest ages out last
+			l.Until = FromMillis(r.At).Add(p.Window)
 		}
-		out[r.Account] = LoginLock{Account: r.Account, Failures: r.N, Addresses: r.Addresses, Until: FromMillis(at).Add(p.Window)}
+		if addrs[r.Account] == nil {
+			addrs[r.Account] = map[string]bool{}
+		}
+		addrs[r.Account][r.Addr] = true
+		l.Addresses = len(addrs[r.Account])
+		out[r.Account] = l
+	}
+	for k, l := range out {
+		if l.Failures < p.Failures {
+			delete(out, k)
+		}
 	}
 	return out, nil
 }

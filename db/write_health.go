@@ -129,12 +129,17 @@ func (s *Store) writeFailed(err error) error {
 	if cause == "" {
 		return err
 	}
+	s.countFailure(cause)
+	return s.noteFault(cause, err)
+}
+
+// countFailure counts a write refused for cause (WriteFailures).
+func (s *Store) countFailure(cause WriteCause) {
 	for i, c := range WriteCauses {
 		if c == cause {
 			s.health.failures[i].Add(1)
 		}
 	}
-	return s.noteFault(cause, err)
 }
 
 func (s *Store) noteFault(cause WriteCause, err error) *WriteError {
@@ -199,20 +204,13 @@ func (s *Store) probeUntilWritable() {
 func (s *Store) refusing() error {
 	h := &s.health
 	h.mu.Lock()
-	refuse, state := h.refuse, h.state
-	h.mu.Unlock()
-	if !refuse {
+	defer h.mu.Unlock()
+	if !h.refuse {
 		return nil
 	}
-	for i, c := range WriteCauses {
-		if c == CauseLocked {
-			h.failures[i].Add(1)
-		}
-	}
-	h.mu.Lock()
+	s.countFailure(CauseLocked)
 	h.state.Last = time.Now()
-	h.mu.Unlock()
-	return &WriteError{Cause: CauseLocked, Since: state.Since, Err: errors.New("another process holds the database's write lock")}
+	return &WriteError{Cause: CauseLocked, Since: h.state.Since, Err: errors.New("another process holds the database's write lock")}
 }
 
 // probeMaxPages bounds the probe's size.

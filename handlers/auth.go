@@ -256,8 +256,8 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 	if s.Disabled {
 		return nil, nil
 	}
-	last, created := db.FromMillis(s.LastSeenAt), db.FromMillis(s.CreatedAt)
-	if now.Sub(last) > a.Cfg.IdleTimeout || now.Sub(created) > a.Cfg.MaxLifetime {
+	last := db.FromMillis(s.LastSeenAt)
+	if a.sessionEnded(s, now) {
 		c.Set(ctxExpired, true)
 		return nil, a.Store.DeleteSession(ctx, id, false, now)
 	}
@@ -364,6 +364,12 @@ func (a *Auth) EndSession(c echo.Context) error {
 		}
 	}
 	return a.writeCookie(c, "", -1)
+}
+
+// sessionEnded reports whether session s is past its idle timeout or its
+// lifetime at now.
+func (a *Auth) sessionEnded(s db.Session, now time.Time) bool {
+	return now.Sub(db.FromMillis(s.LastSeenAt)) > a.Cfg.IdleTimeout || now.Sub(db.FromMillis(s.CreatedAt)) > a.Cfg.MaxLifetime
 }
 
 // tokenRole is what a token may do: its user's role, or less when the token

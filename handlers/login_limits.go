@@ -96,9 +96,9 @@ func (a *Auth) CheckLogin(ctx context.Context, name, password, ip string) (db.Us
 	}
 	// Settle the reservation whatever happens to the request from here on.
 	settleCtx := context.WithoutCancel(ctx)
-	u, err := a.Store.UserByName(ctx, name)
-	if account == "" {
-		u, err = db.User{}, db.ErrNotFound
+	u, err := db.User{}, error(db.ErrNotFound)
+	if account != "" {
+		u, err = a.Store.UserByName(ctx, name)
 	}
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		if limited {

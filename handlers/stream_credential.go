@@ -47,8 +47,7 @@ func (a *Auth) StillValid(ctx context.Context, p *Principal, now time.Time) (boo
 		if err != nil {
 			return true, err
 		}
-		last, created := db.FromMillis(s.LastSeenAt), db.FromMillis(s.CreatedAt)
-		return !s.Disabled && now.Sub(last) <= a.Cfg.IdleTimeout && now.Sub(created) <= a.Cfg.MaxLifetime, nil
+		return !s.Disabled && !a.sessionEnded(s, now), nil
 	}
 	return true, nil
 }
