@@ -44,11 +44,7 @@ type AttemptsFinished struct {
 // batches), the backfills' counters, the assets' last materialization and
 // last attempt, and the status rollups.
 func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
-	st, err := prepare(ctx, tx)
-	if err != nil {
-		return err
-	}
-	defer st.close()
+	st := prepare(tx)
 	f := &finishing{st: st, at: p.At, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
 	for _, a := range p.Attempts {
 		if err := f.attempt(ctx, tx, a); err != nil {
@@ -338,11 +334,17 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 				part := chunk[lo:hi]
 				lo = hi
 				prefix := attemptPrefix(part[0].part.InstanceID)
-				marks := strings.Repeat(",?", len(part)-1)
-				args := make([]any, 0, len(part)+8)
+				// The key list padded to a power of two (repeating the
+				// last key) so that few statement texts are cached.
+				keys := padPow2(len(part))
+				marks := strings.Repeat(",?", keys-1)
+				args := make([]any, 0, keys+8)
 				args = append(args, part[0].run, at, code, at, at, assetID, prefix)
 				for _, it := range part {
 					args = append(args, it.part.Key)
+				}
+				for range keys - len(part) {
+					args = append(args, part[len(part)-1].part.Key)
 				}
 				res, err := tx.ExecContext(ctx, `UPDATE partition_status SET status='materialized', materialized=1,
 					last_mat_instance_id=lease_instance_id, last_mat_run_id=?, last_mat_at=?, last_mat_code_version=?, last_mat_metadata=NULL,

@@ -108,11 +108,7 @@ type AttemptsStarted struct {
 }
 
 func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
-	st, err := prepare(ctx, tx)
-	if err != nil {
-		return err
-	}
-	defer st.close()
+	st := prepare(tx)
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
 	// New status rows, by what they have in common (bound once a statement).

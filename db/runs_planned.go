@@ -22,23 +22,22 @@ type RunsPlanned struct {
 }
 
 func applyPlanned(ctx context.Context, tx *sqlx.Tx, p RunsPlanned) error {
-	st, err := tx.PrepareNamedContext(ctx, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key,
+	// One statement text for every run, executed through the writer's
+	// statement cache (an explicit Prepare would parse it every time).
+	const q = `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key,
 		state, attempts, max_attempts, created_at, updated_at)
-		VALUES (:id, :run_key, :backfill_id, :chunk, :seg, :asset, :asset_id, :fingerprint, :partitions, :first_key, :last_key, 'queued', 0, :max_attempts, :created_at, :updated_at)
-		ON CONFLICT (run_key) DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+		VALUES (?,?,?,?,?,?,?,?,?,?,?, 'queued', 0, ?,?,?)
+		ON CONFLICT (run_key) DO NOTHING`
 	var n int64
 	for _, r := range p.Runs {
-		res, err := st.ExecContext(ctx, r)
+		res, err := tx.ExecContext(ctx, q, r.ID, r.RunKey, r.BackfillID, r.Chunk, r.Seg, r.Asset, r.AssetID, r.Fingerprint, r.Partitions,
+			r.FirstKey, r.LastKey, r.MaxAttempts, r.CreatedAt, r.UpdatedAt)
 		if err != nil {
 			return err
 		}
 		k, _ := res.RowsAffected()
 		n += k
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=MAX(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
+	_, err := tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=MAX(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
 	return err
 }
