@@ -184,7 +184,7 @@ func (e *Engine) queuedRunFailures(ctx context.Context, tx *db.Tx, b *db.Backfil
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	segs, err := db.Segments(ctx, tx, b.ID)
+	segs, err := e.segments(ctx, tx, b.ID)
 	if err != nil {
 		return nil, err
 	}

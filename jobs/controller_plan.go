@@ -39,7 +39,7 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 		return nil, nil
 	}
 	nowMs := db.Millis(now)
-	plans, err := loadPlans(ctx, tx, bfs, nowMs)
+	plans, err := e.loadPlans(ctx, tx, bfs, nowMs)
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +78,11 @@ func (e *Engine) freeSlots(finished map[string]bool) (int, map[string]int) {
 }
 
 // loadPlans reads each backfill's segments and its queued runs that are due.
-func loadPlans(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, nowMs int64) ([]*bfPlan, error) {
+func (e *Engine) loadPlans(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, nowMs int64) ([]*bfPlan, error) {
 	plans := make([]*bfPlan, 0, len(bfs))
 	byID := map[string]*bfPlan{}
 	for _, b := range bfs {
-		segs, err := db.Segments(ctx, tx, b.ID)
+		segs, err := e.segments(ctx, tx, b.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -75,6 +75,7 @@ type Engine struct {
 	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
 
 	recovery recoveryHealth // see CrashRecoveryHealth
+	segCache segmentCache   // segments of the backfills being planned
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
