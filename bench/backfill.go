@@ -69,23 +69,18 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	}
 	defer store.Close()
 	now := time.Now().UTC()
-	ws, ids, err := benchWorkspace(ctx, store, n, now)
+	ws, ids, err := benchWorkspace(ctx, store, n, now, "")
 	if err != nil {
 		return out, err
 	}
 	ex := &lastReturn{}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := jobs.NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, log,
-		jobs.Options{MaxConcurrentRuns: conc, Executor: ex, Tick: 50 * time.Millisecond})
+	eng, stop, err := startBenchEngine(ctx, store, ws, ids, conc, ex)
 	if err != nil {
 		return out, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
-	defer func() { cancel(); <-done }()
+	defer stop()
 
-	req := jobs.Request{Assets: []string{"bench.events"}, Selector: jobs.Selector{Type: "range"}, ChunkSize: chunk, MaxConcurrentRuns: int64(conc)}
+	req := benchRequest(chunk, conc)
 	t0 := time.Now()
 	if _, err := eng.Preview(ctx, req); err != nil {
 		return out, err
@@ -130,9 +125,31 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	return out, nil
 }
 
+// benchRequest is the benchmark backfill: every partition of bench.events,
+// in chunks of chunk, conc runs at a time.
+func benchRequest(chunk int64, conc int) jobs.Request {
+	return jobs.Request{Assets: []string{"bench.events"}, Selector: jobs.Selector{Type: "range"}, ChunkSize: chunk, MaxConcurrentRuns: int64(conc)}
+}
+
+// startBenchEngine starts the real controller on store for ws, with
+// executor ex and at most conc runs at a time; stop stops it and waits.
+func startBenchEngine(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, conc int, ex jobs.Executor) (eng *jobs.Engine, stop func(), err error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng, err = jobs.NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, log,
+		jobs.Options{MaxConcurrentRuns: conc, Executor: ex, Tick: 50 * time.Millisecond})
+	if err != nil {
+		return nil, nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
+	return eng, func() { cancel(); <-done }, nil
+}
+
 // benchWorkspace syncs a workspace of one hourly asset, bench.events, of n
-// partitions up to now into store.
-func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time) (*catalog.Workspace, map[string]int64, error) {
+// partitions up to now, and the assets of the YAML extra (indented under
+// assets:), into store.
+func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time, extra string) (*catalog.Workspace, map[string]int64, error) {
 	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
 	yaml := fmt.Sprintf(`assets:
   bench.events:
@@ -140,7 +157,7 @@ func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time
     code_version: v1
     retries: {max_attempts: 1}
     executor: {demo: {duration: 1ms}}
-`, start.Format("2006-01-02-15:04"))
+`, start.Format("2006-01-02-15:04")) + extra
 	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
 	if err != nil {
 		return nil, nil, err

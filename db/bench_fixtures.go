@@ -156,7 +156,7 @@ func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.T
 		return err
 	})
 	if err == nil {
-		_, err = s.w.ExecContext(ctx, `ANALYZE`)
+		_, err = s.writer(ctx).ExecContext(ctx, `ANALYZE`)
 	}
 	return err
 }

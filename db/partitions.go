@@ -207,32 +207,6 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 	return fillAll(out), err
 }
 
-// MissingAfter returns up to limit indexes in (after, size) that have no status
-// row, in order. It reads the stored indexes window by window, so its cost is
-// bounded by the rows it walks past, never by the size of the space.
-func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, limit int) ([]int64, error) {
-	const window = 8192
-	var out []int64
-	for start := after + 1; start < size && len(out) < limit; start += window {
-		end := min(start+window-1, size-1)
-		var present []int64
-		if err := s.r.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
-			return nil, err
-		}
-		j := 0
-		for i := start; i <= end && len(out) < limit; i++ {
-			for j < len(present) && present[j] < i {
-				j++
-			}
-			if j < len(present) && present[j] == i {
-				continue
-			}
-			out = append(out, i)
-		}
-	}
-	return out, nil
-}
-
 // IdxStatus is a partition's index with its stored status.
 type IdxStatus struct {
 	Idx          int64  `db:"idx"`

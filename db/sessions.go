@@ -51,7 +51,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, now time.Time) erro
 	if s.WriteHealth().Failing {
 		return nil
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
+	_, err := s.writer(ctx).ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
 	return s.writeFailed(err)
 }
 

@@ -109,7 +109,7 @@ func (s *Store) TouchToken(ctx context.Context, id int64, now time.Time) error {
 	if s.WriteHealth().Failing {
 		return nil
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, Millis(now), id)
+	_, err := s.writer(ctx).ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, Millis(now), id)
 	return s.writeFailed(err)
 }
 

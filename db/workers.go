@@ -11,7 +11,7 @@ import "context"
 // on its first beat. It runs on the writer, outside the controller's step
 // transaction, once per heartbeat interval.
 func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+	_, err := s.writer(ctx).ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
 		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
 	return err
 }
@@ -20,7 +20,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
 // are still running then count as expired at once for the next server,
 // whatever the lease TTL.
 func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
+	_, err := s.writer(ctx).ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
 	return err
 }
 

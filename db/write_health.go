@@ -229,7 +229,7 @@ func (s *Store) probeWrite(ctx context.Context) error {
 		return err
 	}
 	n := (min(free, probeMaxPages) + 1) * size
-	tx, err := s.w.BeginTxx(ctx, nil)
+	tx, err := s.writer(ctx).BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(middleware.Recover())
+	e.Use(markReads)
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
 	e.Use(middleware.BodyLimit("32M"))
