@@ -14,7 +14,7 @@ var (
 )
 
 var (
-	topFields      = []string{"pools", "defaults", "assets"}
+	topFields      = []string{"pools", "defaults", "assets", "schedules"}
 	poolFields     = []string{"max_concurrent_runs", "throttle"}
 	defaultsFields = []string{"retries", "timeout"}
 	retryFields    = []string{"max_attempts", "backoff"}
@@ -88,6 +88,9 @@ func (p *wsParser) parse(data []byte) *Workspace {
 		p.parseAssets(w, n, topKeys["assets"])
 	} else if root.Kind == yaml.MappingNode && !misspelled(root, "assets") {
 		p.add(root, "assets", "missing assets section; declare at least one asset")
+	}
+	if n, ok := top["schedules"]; ok {
+		p.parseSchedules(w, n)
 	}
 	return w
 }
