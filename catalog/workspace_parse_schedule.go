@@ -175,7 +175,20 @@ func (p *wsParser) scheduleTarget(w *Workspace, s *Schedule, f map[string]*yaml.
 		return false
 	case len(untimed) > 0:
 		s.Target = TargetAll
-	case s.Target == "":
+		return true
+	}
+	// Time assets: a tick targets whole windows, so they must be windows of
+	// one length in one zone.
+	first := w.Asset(timed[0]).Scheme.(TimeScheme)
+	for _, key := range timed[1:] {
+		ts := w.Asset(key).Scheme.(TimeScheme)
+		if ts.Unit() != first.Unit() || ts.Location().String() != first.Location().String() {
+			p.add(at, join(field, "assets"), "assets %s (%s, %s) and %s (%s, %s) have different windows: a tick targets the windows that closed, of one length in one time zone; split them into two schedules",
+				timed[0], first.Unit(), first.Location(), key, ts.Unit(), ts.Location())
+			return false
+		}
+	}
+	if s.Target == "" {
 		s.Target = TargetClosedWindows
 	}
 	return true

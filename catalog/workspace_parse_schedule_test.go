@@ -84,6 +84,7 @@ func TestScheduleProblems(t *testing.T) {
 		{"empty assets", "  s:\n    cron: \"0 * * * *\"\n    assets: []\n", 14, "schedules.s.assets", "list of asset keys"},
 		{"asset twice", "  s:\n    cron: \"0 * * * *\"\n    assets: [raw.events, raw.events]\n", 14, "schedules.s.assets", "listed twice"},
 		{"mixed targets", "  s:\n    cron: \"0 * * * *\"\n    assets: [raw.events, ref.regions]\n", 14, "schedules.s.assets", "split them into two schedules"},
+		{"mixed units", "  s:\n    cron: \"0 * * * *\"\n    assets: [raw.events, daily.report]\n", 14, "schedules.s.assets", "have different windows"},
 		{"missing_within static", "  s:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n    missing_within: 7d\n", 15, "schedules.s.missing_within", "needs time-partitioned assets"},
 		{"missing_within zero", "  s:\n    cron: \"0 * * * *\"\n    assets: [raw.events]\n    missing_within: 0s\n", 15, "schedules.s.missing_within", "must be positive"},
 		{"catchup window zero", "  s:\n    cron: \"0 * * * *\"\n    assets: [raw.events]\n    catchup: {window: 0s}\n", 15, "schedules.s.catchup.window", "must be positive"},

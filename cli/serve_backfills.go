@@ -104,6 +104,7 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 		return nil, &exitError{ExitServer, fmt.Errorf("start the backfill engine: %w", err)}
 	}
 	h.Engine = eng
+	h.Scheduler = jobs.NewScheduler(eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -112,5 +113,10 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 			log.Error("backfill controller stopped", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done }, nil
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		h.Scheduler.Run(ctx)
+	}()
+	return func() { cancel(); <-done; <-schedDone }, nil
 }

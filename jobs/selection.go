@@ -77,6 +77,9 @@ type InputError struct {
 const (
 	CodeUnknownAsset           = "unknown_asset"            // asset
 	CodeEmptyKeyList           = "empty_key_list"           // example: a JSON selector with one key, or ""
+	CodeEmptySelection         = "empty_selection"          // none: no partition of the assets matches the selector
+	CodeUnknownSchedule        = "unknown_schedule"         // schedule, known (comma-separated names)
+	CodeScheduleState          = "schedule_state"           // schedule, state (paused or running): already so
 	CodeVersionConflict        = "version_conflict"         // backfill, state, version, expected
 	CodeInvalidExpectedVersion = "invalid_expected_version" // got
 	CodeKeyReused              = "key_reused"               // backfill
@@ -153,7 +156,8 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	}
 	r.chunks = chunk
 	if r.total == 0 {
-		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
+		return nil, &InputError{Field: "selector", Code: CodeEmptySelection,
+			Msg: fmt.Sprintf("the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))}
 	}
 	return r, nil
 }
