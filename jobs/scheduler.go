@@ -99,24 +99,52 @@ func (s *Scheduler) nextDue(now time.Time) (time.Time, bool) {
 // skipped while it is paused) and its queued ticks.
 func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 	ws, _ := s.e.workspace()
+	// One read of every state; a schedule is only written to when it owes
+	// something (a thousand schedules cost a query, not a thousand writes).
+	states, err := s.e.Store.ScheduleStates(ctx)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]db.ScheduleState, len(states))
+	for _, st := range states {
+		byName[st.Name] = st
+	}
 	var errs []error
 	for _, sc := range ws.Schedules {
-		if err := s.evaluate(ctx, sc, now); err != nil {
+		st, ok := byName[sc.Name]
+		if !ok {
+			if st, err = s.e.Store.EnsureScheduleState(ctx, sc.Name, db.Millis(now)); err != nil {
+				errs = append(errs, fmt.Errorf("schedule %s: %w", sc.Name, err))
+				continue
+			}
+		}
+		if err := s.evaluateState(ctx, sc, st, now); err != nil {
 			errs = append(errs, fmt.Errorf("schedule %s: %w", sc.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// evaluate evaluates one schedule at now, reading its state.
 func (s *Scheduler) evaluate(ctx context.Context, sc *catalog.Schedule, now time.Time) error {
 	st, err := s.e.Store.EnsureScheduleState(ctx, sc.Name, db.Millis(now))
 	if err != nil {
 		return err
 	}
+	return s.evaluateState(ctx, sc, st, now)
+}
+
+func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st db.ScheduleState, now time.Time) error {
+	last := db.FromMillis(st.LastTickAt)
 	if !sc.Enabled {
+		if next, ok := sc.Cron.Next(last); !ok || next.After(now) {
+			return nil // nothing fell since: no write
+		}
 		return s.e.Store.AdvanceSchedule(ctx, sc.Name, db.Millis(now))
 	}
-	last := db.FromMillis(st.LastTickAt)
+	if next, ok := sc.Cron.Next(last); (!ok || next.After(now)) && st.Paused {
+		return nil
+	}
 	// The oldest owed tick may have launched its backfill before a crash
 	// kept it from being recorded: record it as launched.
 	if first, ok := sc.Cron.Next(last); ok && !first.After(now) {
