@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
@@ -131,18 +128,7 @@ assets:
     retries: {max_attempts: 2, backoff: 1ms}
     executor: {demo: {duration: 1ms}}
 `})
-	h := env.Handler
-	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
-	eng, err := jobs.NewEngine(context.Background(), env.Store, wsf, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		jobs.Options{Tick: 20 * time.Millisecond, Executor: interruptFirst{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Engine = eng
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(ctx, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	eng := env.StartEngine(t, jobs.Options{Executor: interruptFirst{}})
 	b := pgCreateBF(t, eng, "i.daily", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillFailed)
 	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID)

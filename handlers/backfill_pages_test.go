@@ -3,8 +3,6 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
@@ -50,21 +47,12 @@ func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
 func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.Engine) {
 	t.Helper()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
-	h := env.Handler
-	if h.Engine != nil { // testkit may start one already
-		return env, h.Engine
+	if env.Handler.Engine != nil { // testkit may start one already
+		return env, env.Handler.Engine
 	}
-	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
-	eng, err := jobs.NewEngine(context.Background(), env.Store, wsf, slog.New(slog.NewTextHandler(io.Discard, nil)), jobs.Options{Tick: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Engine = eng
+	eng := env.NewEngine(t, nil, jobs.Options{})
 	if run {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = eng.Run(ctx, time.Second) }()
-		t.Cleanup(func() { cancel(); <-done })
+		testkit.RunEngine(t, eng)
 	}
 	return env, eng
 }

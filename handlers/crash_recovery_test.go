@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -77,15 +76,8 @@ assets:
 `})
 	ctx := context.Background()
 	logs := &lockedBuffer{}
-	h := env.Handler
 	reports := filepath.Join(t.TempDir(), "reports")
-	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
-	eng, err := jobs.NewEngine(ctx, env.Store, wsf, slog.New(slog.NewTextHandler(logs, nil)),
-		jobs.Options{Tick: 20 * time.Millisecond, ReportDir: reports})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Engine = eng
+	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{ReportDir: reports})
 	readyz := func() handlers.Readiness {
 		var rd handlers.Readiness
 		if code, _ := getJSON(t, env.Anon(), env.URL+"/readyz", &rd); code != http.StatusOK {
@@ -111,10 +103,7 @@ assets:
 	if err := os.WriteFile(filepath.Join(proc, "occupied"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(runCtx, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	testkit.RunEngine(t, eng)
 
 	finished := func(id string) func() bool {
 		return func() bool {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -210,17 +209,8 @@ assets:
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
-	h := env.Handler
-	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
-	eng, err := jobs.NewEngine(ctx, env.Store, wsf, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{Tick: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Engine = eng
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(runCtx, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{})
+	testkit.RunEngine(t, eng)
 
 	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
 	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
