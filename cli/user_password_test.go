@@ -18,6 +18,7 @@ import (
 // once, is lost): the new one signs in on the running server, the old one no
 // longer does, and the account's sessions are signed out.
 func TestCLIUserSetPassword(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.CreateUser(t, "root", auth.RoleAdmin, testkit.TestPassword)
 	session := env.Login(t, "root", testkit.TestPassword)

@@ -14,6 +14,7 @@ import (
 // creating "OP1" when "op1" exists names the account as stored and says
 // why "OP1" counts as taken.
 func TestCreateUserNameTakenInAnotherCase(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
 	env.CreateUser(t, "op1", auth.RoleOperator, testkit.TestPassword)
 	admin := env.Client(t, auth.RoleAdmin)

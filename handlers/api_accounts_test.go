@@ -38,6 +38,7 @@ func countAccounts(t *testing.T, env *testkit.Env) string {
 }
 
 func TestAccountsAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.AdminToken()
 
@@ -160,6 +161,7 @@ func nilIfEmpty(s string) any {
 // naming another user is refused (403), not answered with their own list as
 // if it were the other user's.
 func TestTokensListUserFilter(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	viewer := env.Token(t, auth.RoleViewer)
 	code, me := bearerJSON(t, env, "GET", "/api/v1/me", viewer, "")
@@ -208,6 +210,7 @@ func TestTokensListUserFilter(t *testing.T) {
 // A token scoped below its user's role makes tokens with at most its own
 // role, and cannot revoke the user's more powerful tokens.
 func TestScopedTokenCannotEscalate(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Token(t, auth.RoleAdmin)
 	code, scoped := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"read-only","role":"viewer"}`)

@@ -19,6 +19,7 @@ var apiRaw = testkit.APIRequest
 // A 201 (and the 200 of a replay) names the backfill's API address in
 // Location, for create and retry-failed alike, and that address answers it.
 func TestBackfillAPICreatedHasLocation(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   f.daily:

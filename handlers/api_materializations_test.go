@@ -15,6 +15,7 @@ import (
 // batch with the same run, or metadata that is not portable JSON, is a 400;
 // an out-of-order report does not supersede the newer build.
 func TestMaterializationsIdempotencyAndBatchRules(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   m.static:

@@ -13,6 +13,7 @@ import (
 // and stale, says both are materialized: its numbers then add up to the
 // materialized count the backfill preview and the API give.
 func TestAssetLegendSaysStaleIsMaterialized(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	now := T0.Add(10 * time.Hour)
 	env.Handler.Now = func() time.Time { return now }

@@ -121,6 +121,7 @@ func (interruptFirst) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // count against max_attempts, so a run may show more attempts than its
 // maximum ("3/2"); the chunk table says how many were interrupted.
 func TestChunkTableExplainsInterruptedAttempts(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   i.daily:

@@ -206,6 +206,7 @@ func TestLaunchIsIdempotent(t *testing.T) {
 // partitions; without a watermark it says how to record one and creates
 // nothing.
 func TestNewBackfillFillGaps(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	// Materialize 2025-01-01 … 2025-01-10 except the 4th and the 7th-8th.
@@ -267,6 +268,7 @@ func TestNewBackfillFillGaps(t *testing.T) {
 }
 
 func TestNewBackfillMissingAndStale(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized","code_version":"v0"},
@@ -289,6 +291,7 @@ func TestNewBackfillMissingAndStale(t *testing.T) {
 // unknown status is refused next to the statuses with a 400 that writes
 // nothing.
 func TestNewBackfillStatusChoice(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	// 01 materialized, 02 failed, 03 materialized then tainted, 04 and 05 missing.
@@ -409,6 +412,7 @@ func TestNewBackfillStatusChoice(t *testing.T) {
 // list once ("Gaps up to the watermark …"); it said "Gaps" twice, a heading
 // of the preview above the list's own.
 func TestFillGapsPreviewSaysGapsOnce(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},

@@ -191,6 +191,7 @@ func TestOverviewAndAssetSelection(t *testing.T) {
 // holds that row (the pager outside the live table kept the old "Older"
 // link, or none, and the pushed row was on no page until a reload).
 func TestBackfillsLiveListKeepsPager(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	var ids []string
 	for i := range handlers.BackfillPageSize {

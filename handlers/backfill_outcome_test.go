@@ -107,6 +107,7 @@ func ogCheckTiles(t *testing.T, g *goquery.Selection, asset string, keys []strin
 // draws one tile per selected partition, laid out as a calendar, coloured by
 // this backfill's outcome and linking to the run of the partition's chunk.
 func TestBackfillOutcomeGridPerPartition(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, outcomeWorkspace, true)
 	ok := ogCreate(t, eng, []string{"o.ok"}, jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, 2)
 	bad := ogCreate(t, eng, []string{"o.flaky", "o.down"}, jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-03"}, 2)
@@ -149,6 +150,7 @@ func TestBackfillOutcomeGridPerPartition(t *testing.T) {
 // partitions are canceled; a selection above the tile limit is drawn by
 // chunk (one tile per chunk when at most 1,000, else the bucket strip).
 func TestBackfillOutcomeGridLayouts(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, outcomeWorkspace, false)
 	c := env.Client(t, auth.RoleViewer)
 

@@ -17,6 +17,7 @@ import (
 // what the staleness view calls stale — here UPSTREAM_CHANGED and FRESHNESS
 // too, not only code changes and taints — and never the missing ones.
 func TestStaleFilterMatchesStalenessView(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   s.up:

@@ -18,6 +18,7 @@ import (
 // to the users page that refused them), an admin's error there goes back
 // to users, and a failed taint goes back to its partition.
 func TestErrorPageBackLinkIsReachable(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	viewer := env.Client(t, auth.RoleViewer)
 	admin := env.Client(t, auth.RoleAdmin)
@@ -73,6 +74,7 @@ func TestErrorPageBackLinkIsReachable(t *testing.T) {
 // endpoints, while the JSON API keeps its own words; a stale backfill
 // button no longer quotes "send its state_version".
 func TestErrorPagesSayTheBrowserWay(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnv(t, false)
 	viewer := env.Client(t, auth.RoleViewer)
 	code, doc := pgGet(t, env, viewer, "/backfills?asset=nope")

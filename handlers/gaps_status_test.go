@@ -72,6 +72,7 @@ func rangesString(g gapsJSON) string {
 }
 
 func TestGapsToTheWatermark(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
 	for _, d := range []string{"03", "04", "05", "08", "10", "11", "12"} {
 		mat(t, env, "gaps.daily", "2025-01-"+d, "", T0)
@@ -189,6 +190,7 @@ const statusWS = `assets:
 `
 
 func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	now := T0.Add(10 * time.Hour)
 	env.Handler.Now = func() time.Time { return now }
@@ -297,6 +299,7 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 }
 
 func TestStatusBoardAccess(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	anon := env.Anon()
 	resp, err := anon.Get(env.URL + "/status")
@@ -360,6 +363,7 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // A "by HH:MM" policy is over policy once the window after the latest fresh
 // one has passed its deadline without being built.
 func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
   s.monthly:
     partitions: {monthly: {start: 2024-10-01, end: 2025-01-01}}
@@ -391,6 +395,7 @@ func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
 // got a "Sign in required" page with no way to sign in. The API still
 // answers 401 with its JSON error.
 func TestAnonymousViewerAccountPagesGoToSignIn(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS, Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
 	anon := env.Anon()
 	for _, p := range []string{"/settings/tokens", "/settings/password", "/admin/users"} {

@@ -124,6 +124,7 @@ func TestGapsEveryRangeReachable(t *testing.T) {
 // TestGapsPagesOf200: more than 200 ranges are listed 200 a page, with
 // previous and next links that keep from; every range is on exactly one page.
 func TestGapsPagesOf200(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, gapsPagingWS, false)
 	var items, holes []string
 	d := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -218,6 +219,7 @@ func TestBackfillTheseGaps(t *testing.T) {
 // into a shell with TESSERA_URL and TESSERA_TOKEN set, it must record the
 // watermark (the token must be expanded, so not inside single quotes).
 func TestNoWatermarkWarningCommandWorksInAShell(t *testing.T) {
+	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")

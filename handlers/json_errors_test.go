@@ -79,6 +79,7 @@ func TestMalformedJSONBodySaysWhere(t *testing.T) {
 // The partition-keys endpoint places a malformed body the same way, and
 // still shows the body to send.
 func TestPartitionKeysMalformedJSONSaysWhere(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	for body, want := range map[string][]string{

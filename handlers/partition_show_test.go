@@ -12,6 +12,7 @@ import (
 // The partition page writes an instance's duration as every other page does
 // ("1 min 0 s"), not in Go's notation ("1m0s").
 func TestPartitionHistoryDurationReadsLikeOtherPages(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	env.Handler.Now = func() time.Time { return T0.Add(time.Hour) }
 	mat(t, env, "s.static", "a", "v2", T0) // started a minute before T0

@@ -14,6 +14,7 @@ import (
 // leads to shows the secret once. Reloading it creates nothing and shows no
 // secret.
 func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	op := env.Client(t, auth.RoleOperator)
 	count := func() (n int) {
@@ -48,6 +49,7 @@ func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
 
 // The admin users forms redirect on success too, with their notice once.
 func TestAdminUserFormsRedirect(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
 	r := env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})

@@ -160,6 +160,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 // attempt's log (the one that explains the failure) is still one click away
 // on the run page, and in the API with ?attempt=N.
 func TestRunPageShowsEachAttemptsLog(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   l.retry:
@@ -219,6 +220,7 @@ assets:
 // failed without a message, and a downstream partition skipped for it, both
 // carry a reason on the run page and in the API (they had an empty error).
 func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, `
 assets:
   e.up:

@@ -384,6 +384,7 @@ func TestHistoryAtTime(t *testing.T) {
 // ended is fresh until 09:00 Berlin the next day, FRESHNESS from then on; a
 // partition built after its day ended meets the deadline.
 func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
   d.berlin:
     partitions: {daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}
@@ -407,6 +408,7 @@ func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 // Every asset of the default workspace renders its staleness view, with and
 // without history (empty dynamic sets, multi-dimensional, static).
 func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []bool{false, true} {
 		env := testkit.New(t, testkit.Options{Seed: seed})
 		for _, a := range env.WS.Assets {
@@ -432,6 +434,7 @@ func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
 // parts showed only its max lag); and the stored definition changes when
 // the timezone does, so the change is versioned.
 func TestFreshnessPolicyWording(t *testing.T) {
+	t.Parallel()
 	ws := `assets:
   m.monthly:
     partitions: {monthly: {start: 2025-01-01}}
@@ -476,6 +479,7 @@ func TestFreshnessPolicyWording(t *testing.T) {
 // A taint reason is checked in characters, and control characters other
 // than line breaks are refused; a refused taint writes nothing.
 func TestTaintReasonText(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	mat(t, env, "s.static", "a", "v2", T0)
 	const path = "/api/v1/assets/s.static/partitions/a/taint"

@@ -19,6 +19,7 @@ import (
 // A server without a workspace file has nothing to reload: 409 saying how
 // to get one; with a file, the reload reads it again.
 func TestWorkspaceReloadAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Token(t, auth.RoleAdmin)
 	code, e := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
@@ -82,6 +83,7 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 // Admins reload the workspace file from /admin/users; a file with problems
 // is shown with its problems and changes nothing; operators may not.
 func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
 	_, doc := pgGet(t, env, admin, "/admin/users")

@@ -164,6 +164,7 @@ func narrowLoad(t *testing.T, ctx context.Context, env *testkit.Env, path string
 // backfill is launched through the new-backfill form, as a user would. At
 // 1280 px the same pages fit as well. Screenshots go to TESSERA_SCREENSHOTS.
 func TestBrowserNarrowViewport(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)
@@ -314,6 +315,7 @@ const narrowRunErrors = `((want) => {
 // the message could only be read by scrolling it). The same at 820 and
 // 1280 px.
 func TestBrowserNarrowRunLongError(t *testing.T) {
+	t.Parallel()
 	path := "/mnt/warehouse/landing/"
 	for i := 0; len(path) < 290; i++ {
 		path += fmt.Sprintf("segment_%02d/", i)

@@ -143,6 +143,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 // apart (hours thinned out, matrix values upright); the last column can be
 // scrolled into view with its day label still showing.
 func TestBrowserPhoneAssetGrid(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleViewer)
@@ -244,6 +245,7 @@ func TestBrowserBackfillTitleAndPills(t *testing.T) {
 // field (aria-invalid, outline) and puts the message next to it; fixing the
 // value clears both. A refused launch marks its field the same way.
 func TestBrowserBackfillFormFieldErrors(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)

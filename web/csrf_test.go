@@ -15,6 +15,7 @@ import (
 // _csrf cookie with the matching form field is refused and writes nothing;
 // behind TLS the _csrf cookie is Secure like the session cookie.
 func TestCSRFTokenBoundToSession(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{TrustProxy: true}})
 	c := env.Client(t, auth.RoleViewer)
 	u, _ := url.Parse(env.URL + "/")

@@ -14,6 +14,7 @@ import (
 // which browsers ask for on their own, redirects to it instead of a 404,
 // for anyone (no session, a bad token) and for HEAD too.
 func TestFavicon(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	noRedirect := func(req *http.Request, via []*http.Request) error { return http.ErrUseLastResponse }
 	get := func(c *http.Client, method, path, token string) (*http.Response, string) {

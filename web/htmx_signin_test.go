@@ -16,6 +16,7 @@ import (
 // it shows (HX-Current-URL), not the fragment: signing in again used to
 // land on a bare, unstyled /backfills?fragment=rows table.
 func TestHtmxSignInReturnsToThePage(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.CreateUser(t, "ida", auth.RoleViewer, testkit.TestPassword)
 	stale := env.Login(t, "ida", testkit.TestPassword)

@@ -15,6 +15,7 @@ import (
 // TestOpenAPIMatchesRouter: every /api/v1 route of the router is in the
 // served OpenAPI document, and every documented operation is a real route.
 func TestOpenAPIMatchesRouter(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	resp, err := http.Get(env.URL + "/api/v1/openapi.json") // public: no token
 	if err != nil || resp.StatusCode != 200 {
