@@ -3,13 +3,13 @@ package db_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 const testWorkspace = `
@@ -33,23 +33,8 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(testWorkspace))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(context.Background(), ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ws, ids := teststore.WithWorkspace(t, testWorkspace, now)
 	return fixture{store, ws, ids, ws.Asset("t.hourly").Scheme.Space(now, nil), now}
 }
 
