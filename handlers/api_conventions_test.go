@@ -20,13 +20,7 @@ var apiRaw = testkit.APIRequest
 // Location, for create and retry-failed alike, and that address answers it.
 func TestBackfillAPICreatedHasLocation(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: failingDailyWS})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	const body = `{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,15 +47,7 @@ func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
 		for k, v := range q {
 			f[k] = v
 		}
-		req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(f.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("HX-Request", "true")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		doc := pgDoc(t, resp)
+		_, doc := pgLivePreview(t, env, c, f)
 		return doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), strings.TrimSpace(doc.Find(`[data-testid="preview-error"]`).Text())
 	}
 	cases := []struct {

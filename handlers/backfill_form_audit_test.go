@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 )
 
@@ -167,18 +168,8 @@ func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 			vals.Add(in.AttrOr("name", ""), in.AttrOr("value", ""))
 		})
 		vals.Set("keys", form.Find(`textarea[name="keys"]`).Text())
-		req, err := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(vals.Encode()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("HX-Request", "true")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		live := norm(pgDoc(t, resp).Text())
-		resp.Body.Close()
+		_, liveDoc := pgLivePreview(t, env, c, vals)
+		live := norm(liveDoc.Text())
 		if live != onLoad {
 			t.Errorf("%s: on load the preview says\n%s\nPreview says\n%s", tc.query, onLoad, live)
 		}

@@ -45,17 +45,9 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 	// The live preview (htmx) answers the panel alone.
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"2"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
 	form.Set("_csrf", env.CSRF(t, c))
-	req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	pdoc := pgDoc(t, resp)
-	if resp.StatusCode != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
-		t.Errorf("htmx preview: status %d, partitions %q chunks %q", resp.StatusCode, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
+	code, pdoc := pgLivePreview(t, env, c, form)
+	if code != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
+		t.Errorf("htmx preview: status %d, partitions %q chunks %q", code, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
 	}
 	if pdoc.Find("header.top").Length() != 0 {
 		t.Error("the htmx preview renders the page frame")
@@ -336,15 +328,7 @@ func TestNewBackfillStatusChoice(t *testing.T) {
 	// The live preview (htmx) answers the panel alone with the same count.
 	live := form("failed", "tainted")
 	live.Set("_csrf", env.CSRF(t, c))
-	req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(live.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("HX-Request", "true")
-	req.Header.Set("X-CSRF-Token", env.CSRF(t, c))
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := pgDoc(t, resp)
+	_, doc := pgLivePreview(t, env, c, live, "X-CSRF-Token", env.CSRF(t, c))
 	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" || doc.Find("form").Length() != 0 {
 		t.Fatalf("live preview of failed and tainted: %q partitions, %d forms", n, doc.Find("form").Length())
 	}
@@ -446,4 +430,26 @@ func TestFillGapsPreviewSaysGapsOnce(t *testing.T) {
 	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" {
 		t.Fatalf("fill gaps preview counts %q, want 2", n)
 	}
+}
+
+// pgLivePreview asks for the preview panel as the form's live preview
+// (htmx) does: the form values as they are, _csrf included, and hdr name,
+// value pairs besides HX-Request. It returns the status and the panel.
+func pgLivePreview(t *testing.T, env *testkit.Env, c *http.Client, form url.Values, hdr ...string) (int, *goquery.Document) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, pgDoc(t, resp)
 }

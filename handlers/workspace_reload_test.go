@@ -26,13 +26,7 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 	if code != http.StatusConflict || !strings.Contains(e["error"].(map[string]any)["message"].(string), "--workspace FILE") {
 		t.Fatalf("reload without a file: %d %v", code, e)
 	}
-	file := filepath.Join(t.TempDir(), "ws.yaml")
-	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur := *env.Handler.Workspace()
-	cur.Path = file
-	env.Handler.SetWorkspace(&cur)
+	file := useWorkspaceFile(t, env)
 	code, out := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
 	if code != http.StatusOK || out["assets"].(float64) != 1 || env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatalf("reload: %d %v", code, out)
@@ -90,13 +84,7 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 	if doc.Find(`[data-testid="workspace-no-file"]`).Length() != 1 || doc.Find(`[data-testid="reload-workspace"]`).Length() != 0 {
 		t.Fatal("the embedded workspace offers a reload")
 	}
-	file := filepath.Join(t.TempDir(), "ws.yaml")
-	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur := *env.Handler.Workspace()
-	cur.Path = file
-	env.Handler.SetWorkspace(&cur)
+	file := useWorkspaceFile(t, env)
 	_, doc = pgGet(t, env, admin, "/admin/users")
 	if doc.Find(`[data-testid="reload-workspace"]`).Length() != 1 {
 		t.Fatal("no reload button with a workspace file")
@@ -128,4 +116,18 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 	if r := env.SessionPost(t, env.Client(t, auth.RoleOperator), "/admin/workspace/reload", url.Values{}); r.StatusCode != http.StatusForbidden {
 		t.Fatalf("operator reload: %d", r.StatusCode)
 	}
+}
+
+// useWorkspaceFile writes a workspace file of one asset (r.one) and makes
+// it the file the server reloads; it returns its path.
+func useWorkspaceFile(t *testing.T, env *testkit.Env) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "ws.yaml")
+	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur := *env.Handler.Workspace()
+	cur.Path = file
+	env.Handler.SetWorkspace(&cur)
+	return file
 }
