@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // the code version; a partition that failed after it was materialized also
 // shows when its data was built. --json is as the API answers.
 func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServer(t)
 	// A backfill run that fails (t.flaky fails every attempt, 1 attempt).
 	if code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partition", "2025-03-01", "--wait"); code != 1 {

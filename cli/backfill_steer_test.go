@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // chunk_size and max_concurrent_runs; the server checks a value given
 // (errors name the flag), and a setting left out keeps the parent's.
 func TestRetryFailedFlags(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServer(t)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--start", "2025-03-01", "--end", "2025-03-04", "--concurrency", "2", "--wait")
 	if code != cli.ExitFailed {

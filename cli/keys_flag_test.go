@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 // last --partitions won and the others were dropped without a word).
 // Errors the server reports about one key or dimension value name the flag.
 func TestCLIExplicitKeysRepeatableAndWithCommas(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServerWith(t, `
 assets:
   t.regions:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ import (
 // never recorded. Each is now a usage error (exit 2) that names the flags
 // given and the two commands to run instead, and nothing reaches the store.
 func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
-	t.Setenv("TESSERA_URL", "")
-	t.Setenv("TESSERA_TOKEN", "")
+	noConfig(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
   w.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
@@ -99,7 +96,7 @@ func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
 // page does ("206 days 6 h"), not as a Go duration ("4950h38m4s"); --json
 // keeps lag_seconds.
 func TestStatusLagReadsLikeTheWebPage(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServerWith(t, `
 assets:
   t.daily:
