@@ -43,6 +43,29 @@ func (f fixture) mat(i int64, status, run string, at time.Time) db.Materializati
 		Status: status, CodeVersion: "v2", RunID: run, Source: "test", At: at}
 }
 
+// recordSpread records the first 5,000 partitions of t.hourly but every
+// 7th (missing), every 11th failed, the rest materialized, checks the
+// rollup, and returns what it recorded.
+func (f fixture) recordSpread(t *testing.T) []db.Materialization {
+	t.Helper()
+	var batch []db.Materialization
+	for i := int64(0); i < 5000; i++ {
+		if i%7 == 0 {
+			continue
+		}
+		st := db.StatusMaterialized
+		if i%11 == 0 {
+			st = db.StatusFailed
+		}
+		batch = append(batch, f.mat(i, st, "r", f.now))
+	}
+	if _, err := f.store.RecordMaterializations(context.Background(), batch, "test", "", f.now); err != nil {
+		t.Fatal(err)
+	}
+	checkRollup(t, f.store)
+	return batch
+}
+
 // checkRollup asserts the rollup equals a GROUP BY over partition_status.
 func checkRollup(t *testing.T, s *db.Store) {
 	t.Helper()
@@ -158,21 +181,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	var batch []db.Materialization
-	for i := int64(0); i < 5000; i++ {
-		if i%7 == 0 {
-			continue
-		}
-		st := db.StatusMaterialized
-		if i%11 == 0 {
-			st = db.StatusFailed
-		}
-		batch = append(batch, f.mat(i, st, "r", f.now))
-	}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	checkRollup(t, f.store)
+	batch := f.recordSpread(t)
 	id := f.ids["t.hourly"]
 	viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
 	if err != nil {

@@ -17,21 +17,7 @@ func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	var batch []db.Materialization
-	for i := int64(0); i < 5000; i++ {
-		if i%7 == 0 {
-			continue
-		}
-		st := db.StatusMaterialized
-		if i%11 == 0 {
-			st = db.StatusFailed
-		}
-		batch = append(batch, f.mat(i, st, "r", f.now))
-	}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	checkRollup(t, f.store)
+	batch := f.recordSpread(t)
 	count := func(lo, hi int64) db.Counts {
 		c := db.Counts{}
 		for _, m := range batch {
