@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -12,9 +13,62 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
+
+const gapsWS = `assets:
+  gaps.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    executor: {demo: {duration: 1s}}
+  gaps.multi:
+    partitions:
+      multi:
+        date: {daily: {start: 2025-01-01, end: 2025-01-06}}
+        region: {static: [eu, us]}
+    executor: {demo: {duration: 1s}}
+`
+
+type gapsJSON struct {
+	Mode, Watermark, Warning, Note string
+	Skipped                        bool
+	Total                          int64
+	Ranges                         []struct {
+		Start, End string
+		Count      int64
+	}
+}
+
+func gapsOf(t *testing.T, env *testkit.Env, asset, from string) (int, gapsJSON, apiError) {
+	t.Helper()
+	path := "/api/v1/assets/" + asset + "/gaps"
+	if from != "" {
+		path += "?from=" + from
+	}
+	resp, err := env.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var g gapsJSON
+	var e apiError
+	if resp.StatusCode == http.StatusOK {
+		decodeBytes(t, b, &g)
+	} else {
+		decodeBytes(t, b, &e)
+	}
+	return resp.StatusCode, g, e
+}
+
+func rangesString(g gapsJSON) string {
+	var parts []string
+	for _, r := range g.Ranges {
+		parts = append(parts, r.Start+".."+r.End+"="+itoa64(r.Count))
+	}
+	return strings.Join(parts, " ")
+}
 
 const gapsPagingWS = `assets:
   gp.daily:
@@ -287,5 +341,98 @@ func TestNoWatermarkWarningCommandWorksInAShell(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&wm); err != nil || wm.Partition != "2025-01-20" {
 		t.Fatalf("watermark after the suggested command: %+v %v", wm, err)
+	}
+}
+
+func TestGapsToTheWatermark(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: gapsWS})
+	for _, d := range []string{"03", "04", "05", "08", "10", "11", "12"} {
+		mat(t, env, "gaps.daily", "2025-01-"+d, "", T0)
+	}
+	record(t, env, "gaps.daily", "2025-01-09", db.StatusFailed, "", T0) // failed is still a gap
+
+	// No watermark: skipped, with a warning that says how to record one.
+	code, g, _ := gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || !g.Skipped || !strings.Contains(g.Warning, "no watermark") || !strings.Contains(g.Warning, "/api/v1/assets/gaps.daily/watermark") {
+		t.Fatalf("no watermark: %d %+v", code, g)
+	}
+	if _, doc := get(t, env, "/assets/gaps.daily?view=staleness"); !strings.Contains(doc.Find(`[data-testid="gaps-warning"]`).Text(), "no watermark") {
+		t.Fatal("the asset page does not warn about the missing watermark")
+	}
+
+	// Bad watermarks write nothing.
+	events := func() (n int) { env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM events`); return }
+	env.AdminToken()
+	e0 := events()
+	for _, body := range []string{`{"partition":"2025-13-01"}`, `{"partition":"2024-12-31"}`, `{"partition":"2025-02-01"}`, `{}`, `{"partition":5}`} {
+		resp := env.Post(t, "/api/v1/assets/gaps.daily/watermark", body)
+		var e apiError
+		decode(t, resp, &e)
+		if resp.StatusCode != http.StatusBadRequest || e.Error.Field == "" || e.Error.Message == "" {
+			t.Fatalf("watermark %s: %s %+v", body, resp.Status, e)
+		}
+	}
+	var n int
+	env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM watermarks`)
+	if n != 0 || events() != e0 {
+		t.Fatalf("bad watermarks wrote %d rows, %d events", n, events()-e0)
+	}
+	viewerTok := env.Token(t, auth.RoleViewer)
+	if resp := env.BearerDo(t, http.MethodPost, "/api/v1/assets/gaps.daily/watermark", viewerTok, "application/json", `{"partition":"2025-01-11"}`); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("viewer sets a watermark: %s", resp.Status)
+	}
+
+	if resp := env.Post(t, "/api/v1/assets/gaps.daily/watermark", `{"partition":"2025-01-11"}`); resp.StatusCode != 200 {
+		t.Fatalf("watermark: %s", resp.Status)
+	}
+	// Catch-up: holes inside the materialized range, never past the watermark.
+	code, g, _ = gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || g.Skipped || g.Mode != "catch-up" || rangesString(g) != "2025-01-06..2025-01-07=2 2025-01-09..2025-01-09=1" || g.Total != 3 {
+		t.Fatalf("catch-up: %d %+v", code, g)
+	}
+	// --from: everything missing from that key up to the watermark.
+	code, g, _ = gapsOf(t, env, "gaps.daily", "2025-01-01")
+	if code != 200 || rangesString(g) != "2025-01-01..2025-01-02=2 2025-01-06..2025-01-07=2 2025-01-09..2025-01-09=1" || g.Total != 5 {
+		t.Fatalf("from: %d %+v", code, g)
+	}
+	// The same ranges as HTML, for the asset page and the new-backfill page.
+	code, doc := get(t, env, "/assets/gaps.daily/gaps?from=2025-01-01")
+	if code != 200 || doc.Find(`[data-testid="gap-range"]`).Length() != 3 || !strings.Contains(doc.Find(`[data-testid="gaps-total"]`).Text(), "5") {
+		t.Fatalf("gaps fragment: %d %q", code, doc.Text())
+	}
+	_, doc = get(t, env, "/assets/gaps.daily?view=staleness")
+	if doc.Find(`[data-testid="gaps"] [data-testid="gap-range"]`).Length() != 2 {
+		t.Fatalf("asset page gaps: %q", doc.Find(`[data-testid="gaps"]`).Text())
+	}
+	// --from after the watermark, or outside the scheme: a clear error.
+	code, _, e := gapsOf(t, env, "gaps.daily", "2025-01-20")
+	if code != http.StatusBadRequest || e.Error.Field != "from" || !strings.Contains(e.Error.Message, "after the watermark 2025-01-11") {
+		t.Fatalf("from after watermark: %d %+v", code, e)
+	}
+	if code, _, e = gapsOf(t, env, "gaps.daily", "2025-99-01"); code != http.StatusBadRequest || e.Error.Field != "from" {
+		t.Fatalf("from outside the scheme: %d %+v", code, e)
+	}
+	// A watermark below the materialized range yields nothing.
+	env.Post(t, "/api/v1/assets/gaps.daily/watermark", `{"partition":"2025-01-02"}`)
+	code, g, _ = gapsOf(t, env, "gaps.daily", "")
+	if code != 200 || len(g.Ranges) != 0 || g.Total != 0 || !strings.Contains(g.Note, "below the materialized range") {
+		t.Fatalf("watermark below data: %d %+v", code, g)
+	}
+
+	// Multi-dimensional: time-major index order, a time-part watermark
+	// covers every region of that day.
+	for _, k := range []string{"2025-01-01|eu", "2025-01-01|us", "2025-01-02|eu", "2025-01-04|us", "2025-01-05|eu"} {
+		mat(t, env, "gaps.multi", k, "", T0)
+	}
+	if resp := env.Post(t, "/api/v1/assets/gaps.multi/watermark", `{"partition":"2025-01-04"}`); resp.StatusCode != 200 {
+		t.Fatalf("multi watermark: %s", resp.Status)
+	}
+	code, g, _ = gapsOf(t, env, "gaps.multi", "")
+	if code != 200 || rangesString(g) != "2025-01-02|us..2025-01-04|eu=4" {
+		t.Fatalf("multi catch-up: %d %+v", code, g)
+	}
+	if resp := env.Post(t, "/api/v1/assets/gaps.multi/watermark", `{"partition":"2025-01-04|mars"}`); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("multi watermark outside the scheme: %s", resp.Status)
 	}
 }

@@ -46,26 +46,3 @@ func TestCreateTokenRedirectsAndShowsTheSecretOnce(t *testing.T) {
 		t.Fatalf("empty name: %d", r.StatusCode)
 	}
 }
-
-// The admin users forms redirect on success too, with their notice once.
-func TestAdminUserFormsRedirect(t *testing.T) {
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{})
-	admin := env.Client(t, auth.RoleAdmin)
-	r := env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})
-	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/admin/users" {
-		t.Fatalf("create user: %d → %q, want 303 → /admin/users", r.StatusCode, r.Header.Get("Location"))
-	}
-	_, doc := pgGet(t, env, admin, "/admin/users")
-	if got := doc.Find(`[data-testid="notice"]`).Text(); got != "Created user frank." {
-		t.Fatalf("notice %q", got)
-	}
-	if _, doc := pgGet(t, env, admin, "/admin/users"); doc.Find(`[data-testid="notice"]`).Length() != 0 {
-		t.Fatalf("the notice shows again on reload")
-	}
-	// Errors are answered directly, with the form's values.
-	r = env.SessionPost(t, admin, "/admin/users", url.Values{"name": {"frank"}, "role": {"viewer"}, "password": {testkit.TestPassword}})
-	if r.StatusCode != http.StatusConflict {
-		t.Fatalf("duplicate user: %d", r.StatusCode)
-	}
-}
