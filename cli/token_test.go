@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/cli"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
@@ -80,4 +82,61 @@ func TestTokenCreateExpires(t *testing.T) {
 		}
 		return strings.HasSuffix(strings.TrimSpace(blink), "expired")
 	})
+}
+
+// TestCLITokenCommands: create prints the token once (only its hash is
+// stored), list never shows secrets, revoke stops it; bad input exits 2.
+func TestCLITokenCommands(t *testing.T) {
+	dbp, pw := accountsDB(t)
+	run(t, "user", "add", "ci", "--role", "operator", "--password-file", pw, "--db", dbp)
+	code, out, errs := run(t, "token", "create", "--user", "ci", "--name", "nightly", "--role", "viewer", "--db", dbp)
+	secret := strings.TrimSpace(out)
+	if code != 0 || !auth.WellFormedToken(secret) || !strings.Contains(errs, "shown only once") {
+		t.Fatalf("token create: %d %q %q", code, out, errs)
+	}
+	s, err := db.Open(dbp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.TokenByHash(context.Background(), auth.HashSecret(secret))
+	s.Close()
+	if err != nil || tok.Role == nil || *tok.Role != "viewer" || tok.Name != "nightly" {
+		t.Fatalf("stored token: %+v %v", tok, err)
+	}
+	for _, b := range [][]string{
+		{"token", "create", "--user", "ci", "--name", "x", "--role", "admin"},
+		{"token", "create", "--user", "nobody", "--name", "x"},
+		{"token", "create", "--user", "ci", "--name", ""},
+		{"token", "create", "--name", "x"},
+		{"token", "create", "--user", "ci", "--name", "x", "--role", "boss"},
+		{"token", "revoke", "abc"},
+		{"token", "revoke", "999"},
+	} {
+		if code, _, errs := run(t, append(b, "--db", dbp)...); code != cli.ExitUsage || errs == "" {
+			t.Errorf("%v: exit %d %q", b, code, errs)
+		}
+	}
+	// Without --name (or with a blank one), the error says how to fix it.
+	for _, b := range [][]string{{"--user", "ci"}, {"--user", "ci", "--name", "  "}} {
+		code, _, errs := run(t, append(append([]string{"token", "create"}, b...), "--db", dbp)...)
+		if code != cli.ExitUsage || !strings.Contains(errs, "the token needs a name: add --name NAME") {
+			t.Errorf("token create %v: exit %d %q", b, code, errs)
+		}
+	}
+	if code, _, errs := run(t, "token", "create", "--user", "ci", "--name", "a\tb", "--db", dbp); code != cli.ExitUsage || !strings.Contains(errs, "--name: the token name holds control characters") {
+		t.Errorf("token create --name with a tab: exit %d %q", code, errs)
+	}
+	if _, n := userCount(t, dbp); n != 1 {
+		t.Fatalf("bad input wrote tokens: %d", n)
+	}
+	code, out, _ = run(t, "token", "list", "--db", dbp)
+	if code != 0 || !strings.Contains(out, "nightly") || strings.Contains(out, secret) || !strings.Contains(out, "active") {
+		t.Fatalf("token list: %d %q", code, out)
+	}
+	if code, out, _ := run(t, "token", "revoke", "1", "--db", dbp); code != 0 || !strings.Contains(out, "revoked token 1") {
+		t.Fatalf("revoke: %d %q", code, out)
+	}
+	if _, out, _ := run(t, "token", "list", "--user", "ci", "--db", dbp); !strings.Contains(out, "revoked") {
+		t.Fatalf("list after revoke: %q", out)
+	}
 }

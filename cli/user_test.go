@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -106,4 +107,84 @@ func TestCLIUserUnlock(t *testing.T) {
 	if s := strings.Join(seen, " "); !strings.Contains(s, "user.unlocked/cli") || !strings.Contains(s, "login.locked_out/") {
 		t.Fatalf("events of ivy: %s", s)
 	}
+}
+
+// TestCLIUserCommands: add, list, set-role, disable with exit codes and
+// clear errors; bad input writes nothing.
+func TestCLIUserCommands(t *testing.T) {
+	dbp, pw := accountsDB(t)
+	if code, out, errs := run(t, "user", "add", "alice", "--role", "operator", "--password-file", pw, "--db", dbp); code != 0 || !strings.Contains(out, "created user alice (operator)") {
+		t.Fatalf("user add: %d %q %q", code, out, errs)
+	}
+	short := filepath.Join(t.TempDir(), "short")
+	os.WriteFile(short, []byte("short\n"), 0o600)
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, nil, 0o600)
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"user", "add", "alice", "--password-file", pw}, "already exists"},
+		{[]string{"user", "add", "ALICE", "--password-file", pw}, `a user named "alice" already exists; user names are case-insensitive, so "ALICE" is the same name`},
+		{[]string{"user", "add", "bob", "--role", "owner", "--password-file", pw}, "unknown role"},
+		{[]string{"user", "add", "bob", "--password-file", short}, "too short"},
+		{[]string{"user", "add", "bob", "--password-file", empty}, "empty"},
+		{[]string{"user", "add", "bo b", "--password-file", pw}, "may only hold"},
+		{[]string{"user", "set-role", "alice", "root"}, "unknown role"},
+		{[]string{"user", "set-role", "nobody", "viewer"}, "no user named"},
+		{[]string{"user", "disable", "nobody"}, "no user named"},
+	}
+	for _, b := range bad {
+		code, _, errs := run(t, append(b.args, "--db", dbp)...)
+		if code != cli.ExitUsage || !strings.Contains(errs, b.want) {
+			t.Errorf("%v: exit %d %q, want %d with %q", b.args, code, errs, cli.ExitUsage, b.want)
+		}
+	}
+	if u, _ := userCount(t, dbp); u != 1 {
+		t.Fatalf("bad input wrote users: %d", u)
+	}
+	if code, out, _ := run(t, "user", "set-role", "alice", "admin", "--db", dbp); code != 0 || !strings.Contains(out, "alice is now admin") {
+		t.Fatalf("set-role: %d %q", code, out)
+	}
+	if code, out, _ := run(t, "user", "disable", "alice", "--db", dbp); code != 0 || !strings.Contains(out, "disabled alice") {
+		t.Fatalf("disable: %d %q", code, out)
+	}
+	code, out, _ := run(t, "user", "list", "--db", dbp)
+	if code != 0 || !strings.Contains(out, "alice") || !strings.Contains(out, "admin") || !strings.Contains(out, "disabled") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+	if code, out, _ := run(t, "user", "list", "--json", "--db", dbp); code != 0 || !strings.Contains(out, `"name":"alice"`) {
+		t.Fatalf("list --json: %d %q", code, out)
+	}
+	if code, _, errs := run(t, "user", "list", "--db", filepath.Join(t.TempDir(), "missing.db")); code != cli.ExitServer || !strings.Contains(errs, "missing.db") {
+		t.Fatalf("missing database: %d %q", code, errs)
+	}
+}
+
+func accountsDB(t *testing.T) (dbPath, pwFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	dbPath = filepath.Join(dir, "t.db")
+	s, err := db.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	pwFile = filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte("a long enough password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dbPath, pwFile
+}
+
+func userCount(t *testing.T, dbPath string) (users, tokens int) {
+	t.Helper()
+	s, err := db.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
+	s.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
+	return
 }
