@@ -66,6 +66,18 @@ func (f fixture) recordSpread(t *testing.T) []db.Materialization {
 	return batch
 }
 
+// countsIn counts the statuses of the partitions of batch with an index in
+// [lo, hi].
+func countsIn(batch []db.Materialization, lo, hi int64) db.Counts {
+	c := db.Counts{}
+	for _, m := range batch {
+		if m.Idx >= lo && m.Idx <= hi {
+			c[m.Status]++
+		}
+	}
+	return c
+}
+
 // checkRollup asserts the rollup equals a GROUP BY over partition_status.
 func checkRollup(t *testing.T, s *db.Store) {
 	t.Helper()
@@ -195,15 +207,7 @@ func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(lo, hi int64) db.Counts {
-		c := db.Counts{}
-		for _, m := range batch {
-			if m.Idx >= lo && m.Idx <= hi {
-				c[m.Status]++
-			}
-		}
-		return c
-	}
+	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
 	eq := func(a, b db.Counts) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 	if !eq(viaRollup[0], count(0, 2047)) || !eq(viaRollup[1], count(2048, 4095)) {
 		t.Fatalf("rollup buckets %v", viaRollup)

@@ -21,15 +21,7 @@ func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	batch := f.recordSpread(t)
-	count := func(lo, hi int64) db.Counts {
-		c := db.Counts{}
-		for _, m := range batch {
-			if m.Idx >= lo && m.Idx <= hi {
-				c[m.Status]++
-			}
-		}
-		return c
-	}
+	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
 	b := int64(db.RollupBlock)
 	for _, r := range [][2]int64{
 		{5, 900},            // inside one block
