@@ -168,12 +168,8 @@ func (p *wsParser) parseDefaults(w *Workspace, n *yaml.Node) {
 		p.parseRetries(v, "defaults.retries", &w.Defaults.Retries)
 	}
 	if v, ok := f["timeout"]; ok {
-		if d, ok := p.duration(v, "defaults.timeout"); ok {
-			if d == 0 {
-				p.add(v, "defaults.timeout", "timeout must be positive, e.g. 1h")
-			} else {
-				w.Defaults.Timeout = d
-			}
+		if d, ok := p.positiveDuration(v, "defaults.timeout", "e.g. 1h"); ok {
+			w.Defaults.Timeout = d
 		}
 	}
 }
@@ -333,12 +329,8 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 		p.parseRetries(n, join(field, "retries"), &a.Retries)
 	}
 	if n, ok := f["timeout"]; ok {
-		if d, ok := p.duration(n, join(field, "timeout")); ok {
-			if d == 0 {
-				p.add(n, join(field, "timeout"), "timeout must be positive, e.g. 1h")
-			} else {
-				a.Timeout = d
-			}
+		if d, ok := p.positiveDuration(n, join(field, "timeout"), "e.g. 1h"); ok {
+			a.Timeout = d
 		}
 	}
 	if n, ok := f["executor"]; ok {

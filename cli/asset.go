@@ -26,11 +26,7 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 		Use:   "list",
 		Short: "Every asset with its partition counts",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var out struct {
 				Assets []struct {
 					Key         string           `json:"key"`
@@ -57,7 +53,7 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 					a.Counts["materialized"], a.Counts["failed"], a.Counts["in_progress"], a.Counts["missing"])
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -89,12 +85,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 		Use:   "partitions KEY",
 		Short: "An asset's partitions in order (--status failed,missing to filter)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(assetPartitionsFlagNames)
+		RunE: o.withClient(assetPartitionsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
@@ -110,7 +101,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})
 			}
 			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
-		},
+		}),
 	}
 	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")

@@ -18,15 +18,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 		Use:   "chunks ID",
 		Short: "List a backfill's chunk runs in chunk order (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(backfillChunksFlagNames)
+		RunE: o.withPages(&pages, backfillChunksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			q := url.Values{}
 			if chunkState != "" {
 				q.Set("state", chunkState)
@@ -58,7 +50,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(w, "(the first %d chunks; later ones left out: --limit N shows more, --all shows every chunk)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states, comma-separated (queued, running, succeeded, failed, canceled)")
 	addPageFlags(chunks, &pages, "chunks", 1000, "in chunk order")

@@ -20,14 +20,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 		Use:   "events ID",
 		Short: "Show a backfill's event timeline, newest first (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withPages(&pages, nil, func(cmd *cobra.Command, args []string, c *client) error {
 			type event struct {
 				ID                                int64
 				Type, Subject, Actor, At, Summary string
@@ -54,7 +47,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(w, "(the newest %d events; older ones left out: --limit N shows more, --all shows every event)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	addPageFlags(cmd, &pages, "events", 100, "newest first")
 	return cmd

@@ -25,15 +25,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 		Use:   "list",
 		Short: "List backfills, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(backfillListFlagNames)
+		RunE: o.withPages(&pages, backfillListFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			q := url.Values{}
 			if state != "" {
 				q.Set("state", state)
@@ -68,7 +60,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d backfills; older ones left out: --limit N shows more, --all shows every backfill)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	list.Flags().StringVar(&state, "state", "", "only these states, comma-separated (PENDING, RUNNING, PAUSED, CANCELING, CANCELED, SUCCEEDED, FAILED)")
 	list.Flags().StringVar(&asset, "asset", "", "only backfills that select this asset")

@@ -124,6 +124,22 @@ func (o *clientOpts) newClient() (*client, error) {
 	return &client{base: strings.TrimRight(server, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
 }
 
+// withClient is a command's RunE that first resolves the API client (as
+// newClient does, naming the command's flags in the server's error messages
+// when flags is not nil) and then runs run with it.
+func (o *clientOpts) withClient(flags fieldFlags, run func(cmd *cobra.Command, args []string, c *client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := o.newClient()
+		if err != nil {
+			return err
+		}
+		if flags != nil {
+			c.withFlags(flags)
+		}
+		return run(cmd, args, c)
+	}
+}
+
 func firstNonEmpty(vs ...string) string {
 	for _, v := range vs {
 		if v != "" {

@@ -44,12 +44,7 @@ Without --from, only holes inside the materialized range are listed
 a watermark is skipped with a warning. With several assets, each is listed
 in turn (--json prints an array).`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(gapsFlagNames)
+		RunE: o.withClient(gapsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			var raws []json.RawMessage
 			for i, asset := range args {
 				path := "/api/v1/assets/" + url.PathEscape(asset) + "/gaps"
@@ -85,7 +80,7 @@ in turn (--json prints an array).`,
 				return printJSON(cmd.OutOrStdout(), raws[0])
 			}
 			return printJSON(cmd.OutOrStdout(), raws)
-		},
+		}),
 	}
 	addClientFlags(cmd, &o)
 	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition `KEY` on (default: only holes inside the materialized range)")

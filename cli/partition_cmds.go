@@ -265,11 +265,7 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "The status board as a table: freshness of every asset, worst first within groups",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			if o.json {
 				var raw any
 				if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &raw); err != nil {
@@ -319,7 +315,7 @@ func newStatusCmd() *cobra.Command {
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	addClientFlags(cmd, &o)
 	return cmd

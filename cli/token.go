@@ -104,12 +104,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 		Use:   "list [--user NAME]",
 		Short: "List API tokens (never their secrets)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(*path)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: withStore(path, func(cmd *cobra.Command, args []string, store *db.Store) error {
 			var uid int64
 			if user != "" {
 				u, err := store.UserByName(cmd.Context(), user)
@@ -138,7 +133,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	list.Flags().StringVar(&user, "user", "", "only this user's tokens")
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")

@@ -36,6 +36,19 @@ func openStore(path string) (*db.Store, error) {
 	return s, nil
 }
 
+// withStore is a command's RunE that opens the database at *path (see
+// openStore), runs run with it and closes it.
+func withStore(path *string, run func(cmd *cobra.Command, args []string, store *db.Store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		store, err := openStore(*path)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return run(cmd, args, store)
+	}
+}
+
 // userError turns a validation error into a usage error (exit 2).
 func userError(err error) error {
 	var ue *handlers.UserError
@@ -151,12 +164,7 @@ func newUserListCmd(path *string) *cobra.Command {
 		Use:   "list",
 		Short: "List accounts",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(*path)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: withStore(path, func(cmd *cobra.Command, args []string, store *db.Store) error {
 			us, err := store.ListUsers(cmd.Context())
 			if err != nil {
 				return &exitError{ExitServer, err}
@@ -184,7 +192,7 @@ func newUserListCmd(path *string) *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
 	return list

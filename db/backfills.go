@@ -203,12 +203,7 @@ func (s *Store) Backfills(ctx context.Context, states []string, asset string, be
 		q += ` AND seq < ?`
 		args = append(args, before)
 	}
-	if len(states) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
-		for _, st := range states {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "state", states)
 	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)
 	var out []Backfill
@@ -295,12 +290,7 @@ func (s *Store) FirstFailureIn(ctx context.Context, backfillID string, assetID, 
 func (s *Store) Runs(ctx context.Context, backfillID string, states []string, after int64, limit int) ([]Run, error) {
 	q := `SELECT * FROM runs WHERE backfill_id=? AND chunk > ?`
 	args := []any{backfillID, after}
-	if len(states) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
-		for _, st := range states {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "state", states)
 	q += ` ORDER BY chunk LIMIT ?`
 	args = append(args, limit)
 	var out []Run
@@ -450,4 +440,17 @@ func (s *Store) UnfinishedBackfillsOf(ctx context.Context) (map[string][]string,
 		sigs[r.Asset] = r.Sig
 	}
 	return ids, sigs, nil
+}
+
+// andIn adds " AND col IN (?,…)" for values to the query q and values to its
+// args; with no values it adds nothing (every value).
+func andIn(q string, args []any, col string, values []string) (string, []any) {
+	if len(values) == 0 {
+		return q, args
+	}
+	q += ` AND ` + col + ` IN (?` + strings.Repeat(",?", len(values)-1) + `)`
+	for _, v := range values {
+		args = append(args, v)
+	}
+	return q, args
 }

@@ -3,13 +3,13 @@ package db_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 const testWorkspace = `
@@ -33,29 +33,49 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(testWorkspace))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(context.Background(), ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ws, ids := teststore.WithWorkspace(t, testWorkspace, now)
 	return fixture{store, ws, ids, ws.Asset("t.hourly").Scheme.Space(now, nil), now}
 }
 
 func (f fixture) mat(i int64, status, run string, at time.Time) db.Materialization {
 	return db.Materialization{AssetID: f.ids["t.hourly"], AssetKey: "t.hourly", Partition: f.sp.Key(i), Idx: i,
 		Status: status, CodeVersion: "v2", RunID: run, Source: "test", At: at}
+}
+
+// recordSpread records the first 5,000 partitions of t.hourly but every
+// 7th (missing), every 11th failed, the rest materialized, checks the
+// rollup, and returns what it recorded.
+func (f fixture) recordSpread(t *testing.T) []db.Materialization {
+	t.Helper()
+	var batch []db.Materialization
+	for i := int64(0); i < 5000; i++ {
+		if i%7 == 0 {
+			continue
+		}
+		st := db.StatusMaterialized
+		if i%11 == 0 {
+			st = db.StatusFailed
+		}
+		batch = append(batch, f.mat(i, st, "r", f.now))
+	}
+	if _, err := f.store.RecordMaterializations(context.Background(), batch, "test", "", f.now); err != nil {
+		t.Fatal(err)
+	}
+	checkRollup(t, f.store)
+	return batch
+}
+
+// countsIn counts the statuses of the partitions of batch with an index in
+// [lo, hi].
+func countsIn(batch []db.Materialization, lo, hi int64) db.Counts {
+	c := db.Counts{}
+	for _, m := range batch {
+		if m.Idx >= lo && m.Idx <= hi {
+			c[m.Status]++
+		}
+	}
+	return c
 }
 
 // checkRollup asserts the rollup equals a GROUP BY over partition_status.
@@ -173,21 +193,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	var batch []db.Materialization
-	for i := int64(0); i < 5000; i++ {
-		if i%7 == 0 {
-			continue
-		}
-		st := db.StatusMaterialized
-		if i%11 == 0 {
-			st = db.StatusFailed
-		}
-		batch = append(batch, f.mat(i, st, "r", f.now))
-	}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	checkRollup(t, f.store)
+	batch := f.recordSpread(t)
 	id := f.ids["t.hourly"]
 	viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
 	if err != nil {
@@ -201,15 +207,7 @@ func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(lo, hi int64) db.Counts {
-		c := db.Counts{}
-		for _, m := range batch {
-			if m.Idx >= lo && m.Idx <= hi {
-				c[m.Status]++
-			}
-		}
-		return c
-	}
+	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
 	eq := func(a, b db.Counts) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 	if !eq(viaRollup[0], count(0, 2047)) || !eq(viaRollup[1], count(2048, 4095)) {
 		t.Fatalf("rollup buckets %v", viaRollup)

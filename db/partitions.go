@@ -194,12 +194,7 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
 	q := `SELECT * FROM partition_status WHERE asset_id=? AND idx > ?`
 	args := []any{assetID, after}
-	if len(statuses) > 0 {
-		q += ` AND status IN (?` + strings.Repeat(",?", len(statuses)-1) + `)`
-		for _, st := range statuses {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "status", statuses)
 	q += ` ORDER BY idx LIMIT ?`
 	args = append(args, limit)
 	var out []PartitionStatus

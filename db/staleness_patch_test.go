@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // A backfill at full speed writes thousands of partitions between two page
@@ -20,25 +20,13 @@ import (
 // scattered single keys included.
 func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
   big:
     partitions: {hourly: {start: "2016-01-01-00:00", end: "2025-02-15-08:00"}}
     code_version: v2
     executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ := store.AssetIDs(ctx)
+`, now)
 	a := ws.Asset("big")
 	sp := a.Scheme.Space(now, nil)
 	if sp.Len() != 80_000 {

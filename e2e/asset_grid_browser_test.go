@@ -64,6 +64,7 @@ const selN = `(document.querySelector('[data-testid="selection-n"]')||{dataset:{
 // at the whole history (a bucket strip) it offers no grid selection and no
 // Zoom out.
 func TestBrowserGridSelectionBar(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gridWorkspace})
 	env.StartEngine(t, jobs.Options{})
 	ctx := testkit.Browser(t)

@@ -29,6 +29,16 @@ func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 	return env, env.Token(t, auth.RoleOperator)
 }
 
+// failingDailyWS is one daily asset of January 2025 whose every attempt
+// fails, without retries.
+const failingDailyWS = `
+assets:
+  f.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`
+
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
 	resp, out := testkit.APIRequest(t, env.URL, tok, method, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
@@ -387,13 +397,7 @@ func TestBackfillMetrics(t *testing.T) {
 // chunk counts of every backfill add up to total_chunks.
 func TestRetryFailedAPIValidatesAndCountsAddUp(t *testing.T) {
 	t.Parallel()
-	env, tok, b := apiBackfillEnv(t, `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`,
+	env, tok, b := apiBackfillEnv(t, failingDailyWS,
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-06"},"chunk_size":2,"max_concurrent_runs":1}`)
 	apiCountsAddUp(t, b)
 	id := b["id"].(string)

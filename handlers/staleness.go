@@ -288,11 +288,7 @@ func plural(n int64) string {
 // the partition page.
 func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *views.PartitionPage) error {
 	ctx := c.Request().Context()
-	sc, err := h.staleSpaces(ctx)
-	if err != nil {
-		return err
-	}
-	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	s, sc, err := h.partitionStalenessNow(ctx, a, key)
 	if err != nil {
 		return err
 	}
@@ -456,16 +452,22 @@ func (h *Handler) afterTaint(c echo.Context, a assetCtx, key string) error {
 // partitionStalenessJSON answers one partition's staleness, read from the
 // store (no sync of the memoized facts: see staleSpaces).
 func (h *Handler) partitionStalenessJSON(c echo.Context, a assetCtx, key string) error {
-	ctx := c.Request().Context()
-	sc, err := h.staleSpaces(ctx)
-	if err != nil {
-		return err
-	}
-	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	s, _, err := h.partitionStalenessNow(c.Request().Context(), a, key)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "staleness": s})
+}
+
+// partitionStalenessNow reads one partition's staleness from the store as
+// of now, with the spaces it was read in (see staleSpaces).
+func (h *Handler) partitionStalenessNow(ctx context.Context, a assetCtx, key string) (catalog.Staleness, *staleCtx, error) {
+	sc, err := h.staleSpaces(ctx)
+	if err != nil {
+		return catalog.Staleness{}, nil, err
+	}
+	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	return s, sc, err
 }
 
 // InstanceJSON is a partition instance in the API.

@@ -14,6 +14,7 @@ import (
 // sent to /login, signing in lands on the overview with the user in the
 // header, and signing out (a CSRF-protected form) returns to /login.
 func TestBrowserLoginOverviewLogout(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.CreateUser(t, "grace", auth.RoleOperator, testkit.TestPassword)
 	ctx := testkit.Browser(t)
@@ -63,6 +64,7 @@ func TestBrowserLoginOverviewLogout(t *testing.T) {
 // changes their password; a mistyped confirmation is shown at its field, the
 // change is confirmed, and the next sign-in takes the new password.
 func TestBrowserChangeOwnPassword(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.CreateUser(t, "hedy", auth.RoleViewer, testkit.TestPassword)
 	ctx := testkit.Browser(t)

@@ -211,15 +211,23 @@ assets:
       env: {FLOW_FAIL: "%s"}
 `
 
+// bfFlowSession starts the binary on the flow workspace (extra: more
+// flags) and signs a fresh browser in; it returns both.
+func bfFlowSession(t *testing.T, extra ...string) (*liveServer, context.Context) {
+	t.Helper()
+	s := startBinaryServer(t, flowWS(t.TempDir()), extra...)
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	return s, ctx
+}
+
 func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join(dir, "fail")) }
 
 // Flow 1: select a range on the grid → new backfill with the range → the
 // preview shows the right count → launch → progress reaches 100% without
 // reloading.
 func TestBrowserBackfillFromGridSelection(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31"),
 		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
@@ -284,9 +292,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 // bad1 selects good2..bad1 (before, "bad1" < "good2" made it an inverted,
 // refused range), and every tile of the range is marked.
 func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	shiftClick := func(key string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="/`+key+`"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
@@ -346,9 +352,7 @@ func bfPlanned(t *testing.T, ctx context.Context) string {
 // Flow 2: launch a long backfill → pause → it stops planning → resume →
 // cancel with terminate → canceled.
 func TestBrowserPauseResumeCancel(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
@@ -368,16 +372,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
 	bfWaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
-	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
+	bfCancelTerminate(t, ctx)
 	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
 		t.Errorf("a canceled backfill still shows %s buttons", n)
 	}
@@ -390,9 +385,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 // Flow 2b: a graceful cancel waits for the running chunks (CANCELING); the
 // "Terminate running chunks" button escalates it and ends them.
 func TestBrowserCancelThenTerminate(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	err := chromedp.Do(ctx,
@@ -460,9 +453,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 // Flow 4: a stale page clicking Pause after another tab paused and resumed
 // gets the conflict message, and nothing changes.
 func TestBrowserStalePauseConflict(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	// Tab A: a static copy of the page (no live updates), as a laptop back from sleep.
@@ -523,9 +514,7 @@ func atoi(s string) int {
 // themselves: a backfill launched from another tab appears in both, and its
 // end shows (the list row turns SUCCEEDED; the asset page's section goes).
 func TestBrowserListsUpdateLive(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	list, cancelList := chromedp.NewContext(ctx)
 	defer cancelList()
 	asset, cancelAsset := chromedp.NewContext(ctx)
@@ -560,4 +549,20 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	if got := bfJS(t, list, `location.pathname + location.search`); got != "/backfills?asset=flow.slow" {
 		t.Fatalf("the list tab moved to %s", got)
 	}
+}
+
+// bfCancelTerminate cancels the backfill on the page with "terminate running
+// chunks" ticked, confirms, and waits for CANCELED.
+func bfCancelTerminate(t *testing.T, ctx context.Context) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
+		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
+		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
 }

@@ -14,6 +14,7 @@ import (
 // follow an asset to its grid, zoom with the range form, open a tile's
 // partition page and see its history.
 func TestBrowserOverviewGridPartition(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleViewer)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // setHidden makes the tab's page believe it was hidden or shown (headless
@@ -21,9 +19,7 @@ document.dispatchEvent(new Event('visibilitychange'));return String(document.que
 // never loaded. Hidden tabs now close their stream, and take it again (and
 // catch up) when shown.
 func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	var tabs []context.Context
 	for range 6 {
 		tab, cancel := chromedp.NewContext(ctx)
@@ -55,9 +51,7 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 // live section is rebuilt to close and reopen the stream) keeps an open
 // Cancel confirmation and its ticked "terminate" box.
 func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(bfCSS(`[data-testid="action-cancel"]`)),
 		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)), chromedp.Click(bfCSS(`[data-testid="terminate"]`))); err != nil {

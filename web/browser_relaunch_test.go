@@ -20,25 +20,14 @@ import (
 // → Launch creates that backfill. Then, on the form, ticking a status under
 // "Only partitions that are" picks that choice and the live preview follows.
 func TestBrowserRelaunchCanceled(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-20&chunk_size=2&max_concurrent_runs=1")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	bfWaitJS(t, ctx, `+((document.querySelector('[data-testid="count-succeeded"] b')||{}).innerText||0) >= 2`, 30*time.Second, "a first chunk built")
 	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="action-relaunch"]').length)`); n != "0" {
 		t.Fatal("a running backfill offers Backfill what it did not build")
 	}
-	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
+	bfCancelTerminate(t, ctx)
 	// The buttons update live: the relaunch appears without a reload.
 	bfWaitJS(t, ctx, `!!document.querySelector('a[data-testid="action-relaunch"]')`, 15*time.Second, "Backfill what it did not build… on the canceled page")
 	parent := bfJS(t, ctx, `location.pathname`)

@@ -14,6 +14,7 @@ import (
 // grid to the staleness view, open a partition, taint it with the form as an
 // admin, see it TAINTED, then read the status board and its badge.
 func TestBrowserStalenessTaintStatus(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleAdmin)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestBrowserRefusedStreamSaysSo: with one live stream per user, a
@@ -16,9 +14,7 @@ import (
 // stream connects.
 func TestBrowserRefusedStreamSaysSo(t *testing.T) {
 	t.Parallel()
-	s := startBinaryServer(t, flowWS(t.TempDir()), "--max-streams-per-user", "1")
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t, "--max-streams-per-user", "1")
 	first := ctx // the signed-in tab
 	if err := chromedp.Do(first, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
 		t.Fatal(err)
