@@ -169,3 +169,27 @@ func (s *Store) AppendBenchEvent(ctx context.Context, now time.Time) error {
 		return err
 	})
 }
+
+// TickLag is a launched schedule tick: when it was due and when its
+// backfill was created (bench automation).
+type TickLag struct {
+	ScheduledFor int64 `db:"scheduled_for"`
+	CreatedAt    int64 `db:"created_at"`
+}
+
+// TickLags lists the launched ticks of every schedule with their
+// backfill's creation time.
+func (s *Store) TickLags(ctx context.Context) ([]TickLag, error) {
+	var out []TickLag
+	err := s.r.SelectContext(ctx, &out, `SELECT t.scheduled_for, b.created_at FROM schedule_ticks t JOIN backfills b ON b.id = t.backfill_id
+		WHERE t.outcome = 'launched' ORDER BY t.scheduled_for`)
+	return out, err
+}
+
+// ScheduledBackfills counts the backfills schedules created (created_by
+// "schedule:…"): one per launched tick, or some tick launched twice.
+func (s *Store) ScheduledBackfills(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM backfills WHERE created_by LIKE 'schedule:%'`)
+	return n, err
+}
