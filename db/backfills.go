@@ -172,8 +172,17 @@ func BackfillTx(ctx context.Context, tx *sqlx.Tx, id string) (Backfill, error) {
 
 // BackfillByRequestKey finds the backfill created with an idempotency key.
 func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill, error) {
+	return backfillByRequestKey(ctx, s.r, key)
+}
+
+// BackfillByRequestKeyTx is BackfillByRequestKey in tx.
+func BackfillByRequestKeyTx(ctx context.Context, tx *sqlx.Tx, key string) (Backfill, error) {
+	return backfillByRequestKey(ctx, tx, key)
+}
+
+func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
 	var b Backfill
-	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
+	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ErrNotFound
 	}

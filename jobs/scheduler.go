@@ -110,6 +110,7 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 		byName[st.Name] = st
 	}
 	var errs []error
+	p := &pass{}
 	for _, sc := range ws.Schedules {
 		st, ok := byName[sc.Name]
 		if !ok {
@@ -118,11 +119,31 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 				continue
 			}
 		}
-		if err := s.evaluateState(ctx, sc, st, now); err != nil {
+		if err := s.evaluateState(ctx, sc, st, now, p); err != nil {
 			errs = append(errs, fmt.Errorf("schedule %s: %w", sc.Name, err))
 		}
 	}
+	// The first tick of each schedule that launches, all in one
+	// transaction; the ticks after it (catching up), one by one after.
+	if err := s.launchBatch(ctx, p.first, now); err != nil {
+		errs = append(errs, err)
+	}
+	for _, l := range p.rest {
+		if _, err := s.tick(ctx, l.sc, l.at, l.id, false, scheduleActor(l.sc.Name), now); err != nil {
+			errs = append(errs, fmt.Errorf("schedule %s: %w", l.sc.Name, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// pass gathers the ticks one evaluation launches: the first of each
+// schedule (batched) and the rest.
+type pass struct{ first, rest []launchTick }
+
+type launchTick struct {
+	sc *catalog.Schedule
+	at time.Time
+	id string
 }
 
 // evaluate evaluates one schedule at now, reading its state.
@@ -131,10 +152,21 @@ func (s *Scheduler) evaluate(ctx context.Context, sc *catalog.Schedule, now time
 	if err != nil {
 		return err
 	}
-	return s.evaluateState(ctx, sc, st, now)
+	p := &pass{}
+	if err := s.evaluateState(ctx, sc, st, now, p); err != nil {
+		return err
+	}
+	for _, l := range append(p.first, p.rest...) {
+		if _, err := s.tick(ctx, l.sc, l.at, l.id, false, scheduleActor(l.sc.Name), now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st db.ScheduleState, now time.Time) error {
+// evaluateState evaluates sc, whose state is st, at now: it records the
+// ticks skipped and adds those to launch to p (queued ticks launch at once).
+func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st db.ScheduleState, now time.Time, p *pass) error {
 	last := db.FromMillis(st.LastTickAt)
 	if !sc.Enabled {
 		if next, ok := sc.Cron.Next(last); !ok || next.After(now) {
@@ -164,12 +196,108 @@ func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st 
 	if err := s.skipMany(ctx, sc, owed.Missed, owed.MissedMore, owed.MissedLast, catalog.MissedOutsideWindow, now); err != nil {
 		return err
 	}
-	for _, at := range owed.Launch {
-		if _, err := s.tick(ctx, sc, at, catalog.TickID(sc.Name, at), false, scheduleActor(sc.Name), now); err != nil {
-			return err
+	for i, at := range owed.Launch {
+		l := launchTick{sc: sc, at: at, id: catalog.TickID(sc.Name, at)}
+		if i == 0 {
+			p.first = append(p.first, l)
+		} else {
+			p.rest = append(p.rest, l)
 		}
 	}
+	if len(owed.Launch) > 0 {
+		return nil // queued ticks wait for the next pass
+	}
 	return s.launchQueued(ctx, sc, now)
+}
+
+// batchSize bounds the backfills one transaction of launchBatch creates.
+const batchSize = 250
+
+// launchBatch evaluates ticks (one per schedule) as tick does, creating
+// the backfills of those that launch and recording every tick in
+// transactions of batchSize: a tick is recorded in the transaction that
+// creates its backfill.
+func (s *Scheduler) launchBatch(ctx context.Context, ticks []launchTick, now time.Time) error {
+	var items []BatchItem
+	var owners []launchTick
+	var errs []error
+	for _, l := range ticks {
+		actor := scheduleActor(l.sc.Name)
+		outcome, reason, err := s.overlap(ctx, l.sc, false)
+		if err != nil {
+			errs = append(errs, err) // evaluated again next pass
+			continue
+		}
+		if outcome == "" {
+			req, skip, terr := s.e.TickRequest(ctx, l.sc, l.at)
+			switch {
+			case terr != nil:
+				outcome, reason = db.TickFailed, terr.Error()
+			case skip != "":
+				outcome, reason = db.TickSkipped, skip
+			default:
+				items = append(items, BatchItem{Req: req, IdemKey: l.id, Actor: actor})
+				owners = append(owners, l)
+				continue
+			}
+		}
+		if _, err := s.record(ctx, l.sc, l.at, l.id, outcome, reason, nil, false, actor, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for lo := 0; lo < len(items); lo += batchSize {
+		hi := min(lo+batchSize, len(items))
+		refused, err := s.createTicks(ctx, items[lo:hi], owners[lo:hi], now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i, rerr := range refused {
+			if rerr != nil {
+				if _, err := s.refused(ctx, owners[lo+i], rerr, now); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// createTicks creates the backfills of items (the ticks owners) in one
+// transaction and records each tick launched in it; it answers the
+// engine's refusals by item.
+func (s *Scheduler) createTicks(ctx context.Context, items []BatchItem, owners []launchTick, now time.Time) ([]error, error) {
+	var launched []string
+	refused, err := s.e.CreateBatch(ctx, items, func(tx *db.Tx, i int, c Created) error {
+		l := owners[i]
+		id := c.Backfill.ID
+		t := db.Tick{ID: l.id, Schedule: l.sc.Name, ScheduledFor: db.Millis(l.at), EvaluatedAt: db.Millis(now), Outcome: db.TickLaunched,
+			DefinitionHash: l.sc.Hash(), BackfillID: &id, Actor: scheduleActor(l.sc.Name)}
+		if _, err := db.RecordTickTx(ctx, tx, t); err != nil {
+			return err
+		}
+		if !c.Replayed {
+			launched = append(launched, l.id)
+		}
+		return nil
+	})
+	if err == nil && len(launched) > 0 {
+		s.log.Info("schedule ticks launched", "ticks", len(launched), "first", launched[0])
+	}
+	return refused, err
+}
+
+// refused records a tick whose backfill the engine refused.
+func (s *Scheduler) refused(ctx context.Context, l launchTick, err error, now time.Time) (TickResult, error) {
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Code == CodeEmptySelection {
+		return s.record(ctx, l.sc, l.at, l.id, db.TickSkipped, SkipNothingToBuild+": "+ie.Msg, nil, false, scheduleActor(l.sc.Name), now)
+	}
+	msg := err.Error()
+	if errors.As(err, &ie) {
+		msg = ie.Msg
+	}
+	return s.record(ctx, l.sc, l.at, l.id, db.TickFailed, msg, nil, false, scheduleActor(l.sc.Name), now)
 }
 
 func (s *Scheduler) skipMany(ctx context.Context, sc *catalog.Schedule, listed []time.Time, more int64, moreLast time.Time, reason string, now time.Time) error {
@@ -196,19 +324,31 @@ type TickResult struct {
 // or skipped, or failed with the engine's refusal. A store error is
 // returned and nothing recorded, so that the tick is evaluated again.
 func (s *Scheduler) tick(ctx context.Context, sc *catalog.Schedule, at time.Time, id string, manual bool, actor string, now time.Time) (TickResult, error) {
-	if !manual && sc.Overlap != catalog.OverlapAllow {
-		running, prev, err := s.previousRunning(ctx, sc.Name)
-		if err != nil {
-			return TickResult{}, err
-		}
-		if running {
-			if sc.Overlap == catalog.OverlapQueue {
-				return s.record(ctx, sc, at, id, db.TickQueued, fmt.Sprintf("waits for %s to end", prev), nil, manual, actor, now)
-			}
-			return s.record(ctx, sc, at, id, db.TickSkipped, fmt.Sprintf("%s (%s)", SkipPreviousRunning, prev), nil, manual, actor, now)
-		}
+	outcome, reason, err := s.overlap(ctx, sc, manual)
+	if err != nil {
+		return TickResult{}, err
+	}
+	if outcome != "" {
+		return s.record(ctx, sc, at, id, outcome, reason, nil, manual, actor, now)
 	}
 	return s.launch(ctx, sc, at, id, manual, actor, now)
+}
+
+// overlap says what a tick of sc does while the previous tick's backfill
+// still runs: "" (launch), queued or skipped, with the reason. A manual
+// tick and overlap allow always launch.
+func (s *Scheduler) overlap(ctx context.Context, sc *catalog.Schedule, manual bool) (outcome, reason string, err error) {
+	if manual || sc.Overlap == catalog.OverlapAllow {
+		return "", "", nil
+	}
+	running, prev, err := s.previousRunning(ctx, sc.Name)
+	switch {
+	case err != nil || !running:
+		return "", "", err
+	case sc.Overlap == catalog.OverlapQueue:
+		return db.TickQueued, fmt.Sprintf("waits for %s to end", prev), nil
+	}
+	return db.TickSkipped, fmt.Sprintf("%s (%s)", SkipPreviousRunning, prev), nil
 }
 
 // launch creates the tick's backfill and records the tick.

@@ -333,3 +333,35 @@ func TestScheduleNothingToBuild(t *testing.T) {
 		t.Fatalf("ticks:\n%s", tickSummary(ts))
 	}
 }
+
+// TestScheduleBurstLaunchesEachOnce: 300 schedules due at the same second
+// (more than one batch) launch one backfill each, recorded with its tick in
+// the same transaction; evaluating the same instant again launches nothing.
+func TestScheduleBurstLaunchesEachOnce(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 300 {
+		b.WriteString("  s" + strconv.Itoa(i) + ":\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n")
+	}
+	e := newSchedEnv(t, b.String())
+	e.eval(at(t, "2026-03-01 09:30:00"))
+	e.eval(at(t, "2026-03-01 10:00:01"))
+	e.eval(at(t, "2026-03-01 10:00:01"))
+	bs := e.backfills()
+	if len(bs) != 300 {
+		t.Fatalf("%d backfills, want 300", len(bs))
+	}
+	seen := map[string]bool{}
+	for _, bf := range bs {
+		if bf.RequestKey == nil || seen[*bf.RequestKey] {
+			t.Fatalf("backfill %s: request key %v twice or missing", bf.ID, bf.RequestKey)
+		}
+		seen[*bf.RequestKey] = true
+	}
+	for i := range 300 {
+		ts := e.ticks("s" + strconv.Itoa(i))
+		if len(ts) != 1 || ts[0].Outcome != db.TickLaunched || ts[0].BackfillID == nil {
+			t.Fatalf("s%d ticks:\n%s", i, tickSummary(ts))
+		}
+	}
+}
