@@ -28,7 +28,9 @@ type Workspace struct {
 	Assets   []*Asset // file order
 	// Schedules launch backfills as time passes (file order).
 	Schedules []*Schedule
-	byKey     map[string]*Asset
+	// Sensors launch backfills when something outside happens (file order).
+	Sensors []*Sensor
+	byKey   map[string]*Asset
 }
 
 // Pool is a shared concurrency limit.

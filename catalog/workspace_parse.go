@@ -14,7 +14,7 @@ var (
 )
 
 var (
-	topFields      = []string{"pools", "defaults", "assets", "schedules"}
+	topFields      = []string{"pools", "defaults", "assets", "schedules", "sensors"}
 	poolFields     = []string{"max_concurrent_runs", "throttle"}
 	defaultsFields = []string{"retries", "timeout"}
 	retryFields    = []string{"max_attempts", "backoff"}
@@ -91,6 +91,9 @@ func (p *wsParser) parse(data []byte) *Workspace {
 	}
 	if n, ok := top["schedules"]; ok {
 		p.parseSchedules(w, n)
+	}
+	if n, ok := top["sensors"]; ok {
+		p.parseSensors(w, n)
 	}
 	return w
 }

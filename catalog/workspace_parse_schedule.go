@@ -71,7 +71,8 @@ func (p *wsParser) parseSchedule(w *Workspace, k, v *yaml.Node, field string) *S
 		p.add(k, join(field, "cron"), "missing cron, e.g. %s: {cron: \"5 * * * *\", assets: [ASSET]}", s.Name)
 		ok = false
 	}
-	if !p.scheduleAssets(w, s, k, v, f, field) {
+	var good bool
+	if s.Assets, good = p.assetList(w, k, v, f, field); !good {
 		ok = false
 	}
 	if n, has := f["missing_within"]; has {
@@ -98,15 +99,15 @@ func (p *wsParser) parseSchedule(w *Workspace, k, v *yaml.Node, field string) *S
 	return s
 }
 
-// scheduleAssets reads the assets a schedule builds: a non-empty list of
-// declared assets, each once.
-func (p *wsParser) scheduleAssets(w *Workspace, s *Schedule, k, v *yaml.Node, f map[string]*yaml.Node, field string) bool {
+// assetList reads the assets a schedule or sensor (key k, mapping v,
+// fields f) builds: a non-empty list of declared assets, each once.
+func (p *wsParser) assetList(w *Workspace, k, v *yaml.Node, f map[string]*yaml.Node, field string) ([]string, bool) {
 	n, has := f["assets"]
 	if !has {
 		if !misspelled(deref(v), "assets") {
-			p.add(k, join(field, "assets"), "missing assets: the assets each tick builds, e.g. assets: [%s]", firstAssetKey(w))
+			p.add(k, join(field, "assets"), "missing assets: the assets it builds, e.g. assets: [%s]", firstAssetKey(w))
 		}
-		return false
+		return nil, false
 	}
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
@@ -114,13 +115,14 @@ func (p *wsParser) scheduleAssets(w *Workspace, s *Schedule, k, v *yaml.Node, f 
 	}
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		p.add(n, join(field, "assets"), "assets is a list of asset keys, e.g. assets: [%s]", firstAssetKey(w))
-		return false
+		return nil, false
 	}
 	keys := make([]string, len(w.Assets))
 	for i, a := range w.Assets {
 		keys[i] = a.Key
 	}
 	ok, seen := true, map[string]bool{}
+	var out []string
 	for i, item := range n.Content {
 		key, good := p.str(item, join(field, "assets"))
 		if !good {
@@ -136,10 +138,10 @@ func (p *wsParser) scheduleAssets(w *Workspace, s *Schedule, k, v *yaml.Node, f 
 			ok = false
 		default:
 			seen[key] = true
-			s.Assets = append(s.Assets, key)
+			out = append(out, key)
 		}
 	}
-	return ok
+	return out, ok
 }
 
 func firstAssetKey(w *Workspace) string {
@@ -199,19 +201,8 @@ func (p *wsParser) scheduleTarget(w *Workspace, s *Schedule, f map[string]*yaml.
 func (p *wsParser) scheduleLimits(s *Schedule, f map[string]*yaml.Node, field string) bool {
 	ok := true
 	bounded := func(m map[string]*yaml.Node, prefix, name string, lo, hi int64, into *int64) {
-		n, has := m[name]
-		if !has {
-			return
-		}
-		v, good := p.integer(n, join(prefix, name))
-		switch {
-		case !good:
+		if !p.boundedInt(m, prefix, name, lo, hi, into) {
 			ok = false
-		case v < lo || v > hi:
-			p.add(n, join(prefix, name), "%s must be between %d and %d, got %d", name, lo, hi, v)
-			ok = false
-		default:
-			*into = v
 		}
 	}
 	bounded(f, field, "chunk_size", 1, MaxScheduleChunkSize, &s.ChunkSize)
@@ -253,4 +244,23 @@ func (p *wsParser) scheduleLimits(s *Schedule, f map[string]*yaml.Node, field st
 		}
 	}
 	return ok
+}
+
+// boundedInt reads the whole number m[name], if present, into into when it
+// is within [lo, hi]; false when it is present and wrong (reported).
+func (p *wsParser) boundedInt(m map[string]*yaml.Node, prefix, name string, lo, hi int64, into *int64) bool {
+	n, has := m[name]
+	if !has {
+		return true
+	}
+	v, good := p.integer(n, join(prefix, name))
+	switch {
+	case !good:
+		return false
+	case v < lo || v > hi:
+		p.add(n, join(prefix, name), "%s must be between %d and %d, got %d", name, lo, hi, v)
+		return false
+	}
+	*into = v
+	return true
 }
