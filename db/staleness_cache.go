@@ -58,6 +58,8 @@ type staleCache struct {
 	changes map[int64][]keyChange
 	full    map[int64]int64
 	reloads atomic.Int64 // full reloads of a base entry (tests)
+	persist stalePersister
+	decoded atomic.Int64 // stored blocks decoded by full loads (tests)
 }
 
 type keyChange struct {
