@@ -298,9 +298,14 @@ func NewIndexMapper(dep Dep, down Scheme, downSpace Space, up Scheme, upSpace Sp
 			off := dts.IndexAt(uts.WindowStart(0))
 			return IndexMapper{Map: func(u int64) []IndexRange { return clampRange(u+off, u+off, n) }}
 		}
+		if days, ok := dayMapper(down, up); ok {
+			return IndexMapper{Map: func(u int64) []IndexRange {
+				lo, hi := days(u)
+				return clampRange(lo, hi, n)
+			}}
+		}
 		return IndexMapper{Map: func(u int64) []IndexRange {
-			lo := dts.IndexAt(uts.WindowStart(u))
-			hi := dts.IndexAt(uts.WindowStart(u + 1).Add(-time.Nanosecond))
+			lo, hi := timeWindowMap(dts, uts, u)
 			return clampRange(lo, hi, n)
 		}}
 	}
@@ -315,6 +320,12 @@ func NewIndexMapper(dep Dep, down Scheme, downSpace Space, up Scheme, upSpace Sp
 		}
 		return rs
 	}}
+}
+
+// timeWindowMap returns the downstream windows (dts) overlapping upstream
+// window u (uts): those of its first and last instants.
+func timeWindowMap(dts, uts TimeScheme, u int64) (lo, hi int64) {
+	return dts.IndexAt(uts.WindowStart(u)), dts.IndexAt(uts.WindowStart(u + 1).Add(-time.Nanosecond))
 }
 
 // FormatDuration words a duration compactly: 26h, 3h30m, 2d, 45s.

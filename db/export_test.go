@@ -77,3 +77,7 @@ func (s *Store) CheckStaleBlocks(ctx context.Context) (diffs []string, stored in
 	}
 	return diffs, len(blocks), nil
 }
+
+// StaleRevalidated counts the base entries found unchanged by their
+// blocks' gens instead of reloaded.
+func (s *Store) StaleRevalidated() int64 { return s.staleCache().revalidated.Load() }

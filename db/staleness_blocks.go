@@ -7,7 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -157,36 +157,48 @@ func decodeBlock(data []byte, block int64, b *baseFacts, intern map[string]strin
 		return errBadBlock
 	}
 	k := len(b.Idx)
+	b.grow(int(n))
 	prev := block<<staleBlockShift - 1
 	var at int64
-	for range n {
-		gap := uv()
-		if p < 0 || p >= len(data) {
+	for j := k; j < k+int(n); j++ {
+		gap, g := binary.Uvarint(data[p:])
+		if g <= 0 || p+g >= len(data) {
 			b.truncate(k)
 			return errBadBlock
 		}
+		p += g
 		sf := data[p]
 		p++
-		ci := uv()
-		d, m := binary.Varint(data[max(p, 0):])
-		if p < 0 || m <= 0 || ci >= nd || sf&3 > stInProgress {
+		ci, c := binary.Uvarint(data[p:])
+		if c <= 0 {
+			b.truncate(k)
+			return errBadBlock
+		}
+		p += c
+		d, m := binary.Varint(data[p:])
+		if m <= 0 || ci >= nd || sf&3 > stInProgress {
 			b.truncate(k)
 			return errBadBlock
 		}
 		p += m
 		prev += int64(gap) + 1
 		at += d
-		b.Idx = append(b.Idx, prev)
-		b.Status = append(b.Status, sf&3)
-		b.Flags = append(b.Flags, sf>>2)
-		b.MatAt = append(b.MatAt, at)
-		b.Code = append(b.Code, dict[ci])
+		b.Idx[j], b.Status[j], b.Flags[j], b.MatAt[j], b.Code[j] = prev, sf&3, sf>>2, at, dict[ci]
 	}
 	if p != len(data) || (n > 0 && b.Idx[len(b.Idx)-1]>>staleBlockShift != block) {
 		b.truncate(k)
 		return errBadBlock
 	}
 	return nil
+}
+
+// grow extends b by n rows (zero until set).
+func (b *baseFacts) grow(n int) {
+	b.Idx = slices.Grow(b.Idx, n)[:len(b.Idx)+n]
+	b.Status = slices.Grow(b.Status, n)[:len(b.Status)+n]
+	b.Flags = slices.Grow(b.Flags, n)[:len(b.Flags)+n]
+	b.MatAt = slices.Grow(b.MatAt, n)[:len(b.MatAt)+n]
+	b.Code = slices.Grow(b.Code, n)[:len(b.Code)+n]
 }
 
 func (b *baseFacts) truncate(n int) {
@@ -200,77 +212,131 @@ type staleBlockWrite struct {
 }
 
 // loadBaseFacts reads an asset's facts: the blocks whose facts are stored
-// from staleness_blocks, the others from their status rows (whose encoded
-// facts are then stored in the background).
-func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
+// from staleness_blocks, the blocks marked since from their status rows
+// (their facts then stored in the background). Every block with status
+// rows has a row in staleness_blocks (the marks, and migration 16 for rows
+// from before); as a check, the rows found must number what the rollup
+// (kept in the same transactions) counts, or every status row is read.
+func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, *blockGens, error) {
 	// The gens first, then the rows: see the rule at the top of the file.
-	known, covered, gens, err := s.readStaleBlocks(ctx, assetID, code)
+	sb, err := s.readStaleBlocks(ctx, assetID, code)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// The rows of every index not covered.
-	var rest *baseFacts
-	if len(covered) == 0 {
-		rest, err = s.loadRows(ctx, assetID, code)
-	} else {
-		rest, err = s.loadRanges(ctx, assetID, code, uncovered(covered))
+	s.staleCache().decoded.Add(int64(sb.covered))
+	if sb.covered == 0 {
+		rows, err := s.loadRows(ctx, assetID, code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(sb.gens) > 0 {
+			s.persistStaleBlocks(assetID, rows, sb.gens)
+		}
+		if int64(len(rows.Idx)) != sb.all.total {
+			return rows, nil, nil
+		}
+		return rows, &sb.all, nil
 	}
-	if err != nil {
-		return nil, err
+	rest := &baseFacts{}
+	if len(sb.gens) > 0 {
+		blocks := slices.Sorted(maps.Keys(sb.gens))
+		rs := make([][2]int64, 0, len(blocks))
+		for _, b := range blocks {
+			lo, hi := b<<staleBlockShift, (b+1)<<staleBlockShift-1
+			if n := len(rs); n > 0 && rs[n-1][1]+1 == lo {
+				rs[n-1][1] = hi
+				continue
+			}
+			rs = append(rs, [2]int64{lo, hi})
+		}
+		if rest, err = s.loadRanges(ctx, assetID, code, rs); err != nil {
+			return nil, nil, err
+		}
 	}
-	if len(gens) > 0 {
-		s.persistStaleBlocks(assetID, rest, gens)
+	if int64(len(sb.known.Idx)+len(rest.Idx)) != sb.all.total {
+		// Rows written meanwhile, or a block never marked: the rows.
+		rows, err := s.loadRows(ctx, assetID, code)
+		return rows, nil, err
 	}
-	s.staleCache().decoded.Add(int64(len(covered)))
-	if len(covered) == 0 {
-		return rest, nil
+	if len(sb.gens) > 0 {
+		s.persistStaleBlocks(assetID, rest, sb.gens)
 	}
-	return mergeFacts(known, rest), nil
+	return mergeFacts(sb.known, rest), &sb.all, nil
 }
 
-// readStaleBlocks decodes the stored blocks of an asset: their rows
-// (known), the blocks decoded (covered, in order) and the gens of the
-// others (block -> gen).
-func (s *Store) readStaleBlocks(ctx context.Context, assetID int64, code string) (known *baseFacts, covered []int64, gens map[int64]int64, err error) {
-	var total int64
-	if err := s.r.GetContext(ctx, &total, `SELECT COALESCE(SUM(n), 0) FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
-		return nil, nil, nil, err
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT block, gen, facts FROM staleness_blocks WHERE asset_id=? AND block >= 0 ORDER BY block`, assetID)
+// blockGens are the gens of an asset's stored blocks (block -> gen) and
+// the rollup's count of its rows, read in one snapshot: while they are
+// the same, no status row of the asset was written.
+type blockGens struct {
+	gens  map[int64]int64
+	total int64
+}
+
+// unchangedSince reports whether the asset's blocks still have the gens
+// g (and its rows the count), that is, whether none of its status rows was
+// written since g was read.
+func (s *Store) unchangedSince(ctx context.Context, assetID int64, g *blockGens) bool {
+	rows, err := s.r.QueryContext(ctx, `SELECT (SELECT COALESCE(SUM(n), 0) FROM partition_rollup WHERE asset_id=?1), block, gen
+		FROM staleness_blocks WHERE asset_id=?1 AND block >= 0`, assetID)
 	if err != nil {
-		return nil, nil, nil, err
+		return false
 	}
 	defer rows.Close()
-	known = &baseFacts{Idx: make([]int64, 0, total), Status: make([]uint8, 0, total), Flags: make([]uint8, 0, total),
-		MatAt: make([]int64, 0, total), Code: make([]string, 0, total)}
-	gens = map[int64]int64{}
-	intern := map[string]string{code: code}
-	var block, gen int64
-	var facts sql.RawBytes
+	n := 0
 	for rows.Next() {
-		if err := rows.Scan(&block, &gen, &facts); err != nil {
-			return nil, nil, nil, err
+		var total, block, gen int64
+		if err := rows.Scan(&total, &block, &gen); err != nil || total != g.total {
+			return false
 		}
-		if facts != nil && decodeBlock(facts, block, known, intern) == nil {
-			covered = append(covered, block)
-			continue
+		if was, ok := g.gens[block]; !ok || was != gen {
+			return false
 		}
-		gens[block] = gen
+		n++
 	}
-	return known, covered, gens, rows.Err()
+	return rows.Err() == nil && n == len(g.gens)
 }
 
-// uncovered returns the index ranges, from 0 up, outside the sorted blocks.
-func uncovered(blocks []int64) [][2]int64 {
-	var out [][2]int64
-	next := int64(0)
-	for _, b := range blocks {
-		if lo := b << staleBlockShift; lo > next {
-			out = append(out, [2]int64{next, lo - 1})
-		}
-		next = (b + 1) << staleBlockShift
+// storedBlocks is what readStaleBlocks read of an asset's stored blocks:
+// the rows of those it decoded (known; covered blocks), the gens of the
+// others (block -> gen), and the rollup's count of the asset's rows.
+type storedBlocks struct {
+	known   *baseFacts
+	covered int
+	gens    map[int64]int64 // of the blocks not decoded
+	all     blockGens       // every block's gen, the rollup's count
+}
+
+// readStaleBlocks decodes the stored blocks of an asset.
+func (s *Store) readStaleBlocks(ctx context.Context, assetID int64, code string) (*storedBlocks, error) {
+	// One statement, one snapshot: the rollup's count (a scalar subquery,
+	// computed once) and the blocks.
+	rows, err := s.r.QueryContext(ctx, `SELECT (SELECT COALESCE(SUM(n), 0) FROM partition_rollup WHERE asset_id=?1), block, gen, facts
+		FROM staleness_blocks WHERE asset_id=?1 AND block >= 0 ORDER BY block`, assetID)
+	if err != nil {
+		return nil, err
 	}
-	return append(out, [2]int64{next, math.MaxInt64})
+	defer rows.Close()
+	sb := &storedBlocks{known: &baseFacts{}, gens: map[int64]int64{}, all: blockGens{gens: map[int64]int64{}, total: -1}}
+	intern := map[string]string{code: code}
+	var block, gen, total int64
+	var facts sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&total, &block, &gen, &facts); err != nil {
+			return nil, err
+		}
+		if sb.all.total < 0 {
+			sb.all.total = total
+			sb.known.grow(int(total))
+			sb.known.truncate(0)
+		}
+		sb.all.gens[block] = gen
+		if facts != nil && decodeBlock(facts, block, sb.known, intern) == nil {
+			sb.covered++
+			continue
+		}
+		sb.gens[block] = gen
+	}
+	return sb, rows.Err()
 }
 
 // mergeFacts merges two sets of rows with disjoint indexes, each in order.

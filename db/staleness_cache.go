@@ -26,6 +26,7 @@ type baseEntry struct {
 	version int64
 	code    string
 	facts   *baseFacts
+	gens    *blockGens // the stored blocks' gens facts was loaded at; nil once patched
 }
 
 type factsEntry struct {
@@ -60,6 +61,9 @@ type staleCache struct {
 	reloads atomic.Int64 // full reloads of a base entry (tests)
 	persist stalePersister
 	decoded atomic.Int64 // stored blocks decoded by full loads (tests)
+	// base entries found unchanged by their blocks' gens instead of
+	// reloaded (tests)
+	revalidated atomic.Int64
 }
 
 type keyChange struct {

@@ -305,3 +305,60 @@ func TestMigrationStoresStalenessBlocks(t *testing.T) {
 		t.Fatalf("after the migration: %d blocks stored (want 3), differences from the rows: %v", stored, diffs)
 	}
 }
+
+// After an event of unknown effect, an asset's facts loaded from the store
+// are kept if none of its status rows was written since (their blocks'
+// gens and the rollup's count say so), and reloaded if one was, even when
+// the write's own event is read in the same sync.
+func TestUnknownEventRevalidatesByGens(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	var ms []db.Materialization
+	for i := int64(0); i < 3000; i++ {
+		ms = append(ms, f.mat(i, db.StatusMaterialized, fmt.Sprint("r", i), f.now.Add(-time.Hour)))
+	}
+	if _, err := f.store.RecordMaterializations(ctx, ms, "test", "", f.now); err != nil {
+		t.Fatal(err)
+	}
+	in := db.StaleInput{WS: f.ws, IDs: f.ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(f.now, nil) }}
+	a := f.ws.Asset("t.hourly")
+	facts := func() *db.StaleFacts {
+		t.Helper()
+		fa, err := f.store.StaleFacts(ctx, in, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fa
+	}
+	unknown := func() {
+		t.Helper()
+		if err := f.store.AppendBenchEvent(ctx, f.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unknown()
+	facts() // a full load
+	f.store.WaitStaleBlocks()
+	unknown()
+	facts() // a full load from the stored blocks
+	reloads, kept := f.store.StaleReloads(), f.store.StaleRevalidated()
+	unknown()
+	if r := facts().Reason(2500, f.now); r != catalog.Fresh {
+		t.Fatalf("partition 2500: %s", r)
+	}
+	if f.store.StaleReloads() != reloads || f.store.StaleRevalidated() != kept+1 {
+		t.Fatalf("an event of unknown effect, nothing written: %d reloads, %d kept; want 0 and 1",
+			f.store.StaleReloads()-reloads, f.store.StaleRevalidated()-kept)
+	}
+	if err := f.store.Taint(ctx, f.ids["t.hourly"], "t.hourly", f.sp.Key(2500), "bad", "test", f.now); err != nil {
+		t.Fatal(err)
+	}
+	unknown()
+	if r := facts().Reason(2500, f.now); r != catalog.Tainted {
+		t.Fatalf("partition 2500 after its taint and an event of unknown effect: %s", r)
+	}
+	if f.store.StaleReloads() != reloads+1 {
+		t.Fatalf("a taint then an event of unknown effect: %d reloads, want 1", f.store.StaleReloads()-reloads)
+	}
+}

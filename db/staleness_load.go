@@ -37,18 +37,25 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 		return e.facts, nil
 	}
 	var b *baseFacts
+	var gens *blockGens
 	var err error
-	if patchable {
+	switch {
+	case patchable:
 		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
-	} else {
+	case ok && e.code == code && e.gens != nil && s.unchangedSince(ctx, assetID, e.gens):
+		// Nothing written to the asset's rows since its entry was loaded
+		// (an event of unknown effect, say): the entry holds.
+		b, gens = e.facts, e.gens
+		c.revalidated.Add(1)
+	default:
 		c.reloads.Add(1)
-		b, err = s.loadBaseFacts(ctx, assetID, code)
+		b, gens, err = s.loadBaseFacts(ctx, assetID, code)
 	}
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.base[assetID] = baseEntry{version: version, code: code, facts: b}
+	c.base[assetID] = baseEntry{version: version, code: code, facts: b, gens: gens}
 	// Changes up to version are in this entry now.
 	kept := c.changes[assetID][:0:0]
 	for _, ch := range c.changes[assetID] {
