@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ type factsEntry struct {
 	asset   *catalog.Asset
 	n       int64
 	upN     []int64
+	bases   []*baseFacts // the asset's base facts, then each dependency's
 	facts   *StaleFacts
 }
 
@@ -347,10 +349,27 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 			return e.facts, nil
 		}
 	}
-	base, err := s.baseFactsAt(ctx, id, a.CodeVersion, sp, version)
-	if err != nil {
-		return nil, err
+	bases := make([]*baseFacts, 1+len(a.Deps))
+	var err error
+	for d := range bases {
+		bid, code, bsp := id, a.CodeVersion, sp
+		if d > 0 {
+			bid, code, bsp = in.IDs[a.Deps[d-1].Asset], ups[d-1].CodeVersion, upSp[d-1]
+		}
+		if bases[d], err = s.baseFactsAt(ctx, bid, code, bsp, version); err != nil {
+			return nil, err
+		}
 	}
+	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) && slices.Equal(e.bases, bases) {
+		// The same inputs (base facts kept after an event of unknown
+		// effect, their blocks unchanged): the same facts, as a new value.
+		f := *e.facts
+		c.mu.Lock()
+		c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, bases: bases, facts: &f}
+		c.mu.Unlock()
+		return &f, nil
+	}
+	base := bases[0]
 	f := &StaleFacts{Asset: a, ID: id, N: n, base: base, upSpaces: upSp}
 	rows := len(base.Idx)
 	f.UpAt = make([]int64, rows)
@@ -360,11 +379,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		f.upDep[j] = -1
 	}
 	for d, dep := range a.Deps {
-		ub, err := s.baseFactsAt(ctx, in.IDs[dep.Asset], ups[d].CodeVersion, upSp[d], version)
-		if err != nil {
-			return nil, err
-		}
-		f.applyUpstream(int16(d), catalog.NewIndexMapper(dep, a.Scheme, sp, ups[d].Scheme, upSp[d]), ub, upN[d])
+		f.applyUpstream(int16(d), catalog.NewIndexMapper(dep, a.Scheme, sp, ups[d].Scheme, upSp[d]), bases[d+1], upN[d])
 	}
 	f.StaleFrom = make([]int64, rows)
 	ends, hasWin := catalog.WindowEnds(a.Scheme, sp)
@@ -380,7 +395,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		f.StaleFrom[j] = a.Freshness.StaleFrom(end, hasWin, base.MatAt[j])
 	}
 	c.mu.Lock()
-	c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, facts: f}
+	c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, bases: bases, facts: f}
 	c.mu.Unlock()
 	return f, nil
 }
