@@ -49,3 +49,21 @@ func TestDayMapperMatchesTimeWindows(t *testing.T) {
 		t.Fatal("a day mapper across timezones")
 	}
 }
+
+// In UTC, a day-based window starts at the midnight of its first civil
+// day computed by arithmetic: the very Time the calendar gives.
+func TestWindowStartUTCArithmetic(t *testing.T) {
+	for _, p := range []TimeParams{{Unit: KindDaily, Start: "2019-12-30"}, {Unit: KindWeekly, Start: "2020-01-06"}, {Unit: KindMonthly, Start: "2019-11-01"}} {
+		ts, err := NewTimeScheme(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ts.(*timeScheme)
+		for i := int64(-3000); i < 30000; i += 7 {
+			y, m, d := s.civil(i).Date()
+			if got, want := s.WindowStart(i), localMidnight(y, m, d, s.loc); got != want {
+				t.Fatalf("%s window %d starts %v, want %v", p.Unit, i, got, want)
+			}
+		}
+	}
+}

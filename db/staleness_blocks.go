@@ -161,20 +161,35 @@ func decodeBlock(data []byte, block int64, b *baseFacts, intern map[string]strin
 	prev := block<<staleBlockShift - 1
 	var at int64
 	for j := k; j < k+int(n); j++ {
-		gap, g := binary.Uvarint(data[p:])
-		if g <= 0 || p+g >= len(data) {
+		// Most gaps and code numbers take one byte: read those inline.
+		if p+2 >= len(data) {
 			b.truncate(k)
 			return errBadBlock
 		}
-		p += g
+		gap := uint64(data[p])
+		if gap < 0x80 {
+			p++
+		} else {
+			var g int
+			if gap, g = binary.Uvarint(data[p:]); g <= 0 || p+g+1 >= len(data) {
+				b.truncate(k)
+				return errBadBlock
+			}
+			p += g
+		}
 		sf := data[p]
 		p++
-		ci, c := binary.Uvarint(data[p:])
-		if c <= 0 {
-			b.truncate(k)
-			return errBadBlock
+		ci := uint64(data[p])
+		if ci < 0x80 {
+			p++
+		} else {
+			var c int
+			if ci, c = binary.Uvarint(data[p:]); c <= 0 {
+				b.truncate(k)
+				return errBadBlock
+			}
+			p += c
 		}
-		p += c
 		d, m := binary.Varint(data[p:])
 		if m <= 0 || ci >= nd || sf&3 > stInProgress {
 			b.truncate(k)
