@@ -437,24 +437,40 @@ func (f *StaleFacts) applyUpstream(dep int16, m catalog.IndexMapper, ub *baseFac
 		return
 	}
 	var last []catalog.IndexRange
+	var one [1]catalog.IndexRange
 	lastU := int64(-2)
+	next := 0 // where the last range's rows ended
 	for k, u := range ub.Idx {
 		if u >= upN || ub.Flags[k]&factMaterialized == 0 {
 			continue
 		}
 		at := ub.MatAt[k]
 		var rs []catalog.IndexRange
-		if u == lastU {
+		switch {
+		case u == lastU:
 			rs = last
-		} else {
+		case m.One != nil:
+			// No slice per partition.
+			if r, ok := m.One(u); ok {
+				one[0] = r
+				rs = one[:]
+			}
+			last, lastU = rs, u
+		default:
 			rs = m.Map(u)
 			last, lastU = rs, u
 		}
 		for _, r := range rs {
-			j := sort.Search(len(idx), func(i int) bool { return idx[i] >= r.Lo })
+			// Ranges mostly follow each other: the first row of this one is
+			// often where the last one's rows ended.
+			j := next
+			if (j > 0 && idx[j-1] >= r.Lo) || (j < len(idx) && idx[j] < r.Lo) {
+				j = sort.Search(len(idx), func(i int) bool { return idx[i] >= r.Lo })
+			}
 			for ; j < len(idx) && idx[j] <= r.Hi; j++ {
 				set(j, at, u)
 			}
+			next = j
 		}
 	}
 }
