@@ -260,6 +260,11 @@ func (s *timeScheme) WindowStart(i int64) time.Time {
 	if s.unit == KindHourly {
 		return time.Unix(s.startUnix+i*3600, 0).In(s.loc)
 	}
+	if s.loc == time.UTC {
+		// Midnight UTC of the window's first civil day, by arithmetic
+		// (the same Time as localMidnight's, without building a date).
+		return time.Unix(s.firstDay(i)*86400, 0).UTC()
+	}
 	y, m, d := s.civil(i).Date()
 	return localMidnight(y, m, d, s.loc)
 }

@@ -177,6 +177,9 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 			return err
 		}
 	}
+	if err := markAssetStaleBlocks(ctx, tx, assetID); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
 		return err
 	}

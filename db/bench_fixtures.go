@@ -137,8 +137,8 @@ func (s *Store) InsertStatusFixtures(ctx context.Context, rows []FixtureStatus) 
 	})
 }
 
-// FinishStatusFixtures rebuilds the rollup and the assets' last attempts
-// from the status rows, appends a bench.loaded event (so that memoized
+// FinishStatusFixtures rebuilds the rollup, the assets' last attempts and
+// the persisted staleness facts from the status rows, appends a bench.loaded event (so that memoized
 // facts know the data changed) and analyzes the database.
 func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.Time) error {
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
@@ -150,6 +150,14 @@ func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.T
 			return err
 		}
 		if err := RecomputeLastAttempts(ctx, tx); err != nil {
+			return err
+		}
+		// The persisted staleness facts, as migration 16 stores them for a
+		// database written before it.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM staleness_blocks`); err != nil {
+			return err
+		}
+		if err := fillStaleBlocks(ctx, tx); err != nil {
 			return err
 		}
 		_, err := AppendEvent(ctx, tx, "bench.loaded", "bench", "bench", map[string]any{"rows": rows}, "", now)

@@ -133,7 +133,7 @@ func migrator(d *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectSQLite3, d, fsys)
+	return goose.NewProvider(goose.DialectSQLite3, d, fsys, goose.WithGoMigrations(goMigrations()...))
 }
 
 func migrate(d *sql.DB) error {
@@ -159,6 +159,8 @@ func (s *Store) MigrationVersion() (int64, error) {
 // Close closes both pools.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
+	s.waitPersisted()
+	caches.Delete(s)
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 

@@ -28,6 +28,9 @@ func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason,
 			Millis(now), reason, Millis(now), assetID, key); err != nil {
 			return err
 		}
+		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
 			Millis(now), actor, assetID, key); err != nil {
 			return err
@@ -52,6 +55,9 @@ func (s *Store) ClearTaint(ctx context.Context, assetID int64, assetKey, key, ac
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
+		}
+		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
 			Millis(now), actor, assetID, key); err != nil {
