@@ -105,6 +105,7 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 	}
 	h.Engine = eng
 	h.Scheduler = jobs.NewScheduler(eng, log)
+	h.Sensors = jobs.NewSensors(eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -113,10 +114,14 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 			log.Error("backfill controller stopped", "err", err)
 		}
 	}()
-	schedDone := make(chan struct{})
+	schedDone, sensDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(schedDone)
 		h.Scheduler.Run(ctx)
 	}()
-	return func() { cancel(); <-done; <-schedDone }, nil
+	go func() {
+		defer close(sensDone)
+		h.Sensors.Run(ctx)
+	}()
+	return func() { cancel(); <-done; <-schedDone; <-sensDone }, nil
 }

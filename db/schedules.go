@@ -103,7 +103,9 @@ func (s *Store) RecordTick(ctx context.Context, t Tick) (bool, error) {
 }
 
 // RecordTickTx is RecordTick in tx (with the backfill the tick created).
-func RecordTickTx(ctx context.Context, tx *sqlx.Tx, t Tick) (bool, error) { return recordTick(ctx, tx, t) }
+func RecordTickTx(ctx context.Context, tx *sqlx.Tx, t Tick) (bool, error) {
+	return recordTick(ctx, tx, t)
+}
 
 func recordTick(ctx context.Context, tx *sqlx.Tx, t Tick) (bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO schedule_ticks (id, schedule, scheduled_for, evaluated_at, outcome, reason, definition_hash, backfill_id, manual, actor)

@@ -523,8 +523,10 @@ func (p *stalePersister) run(s *Store) {
 // transaction; it returns how many it stored. Failures are left to the next
 // load (nothing depends on them), and not counted in WriteHealth.
 func (s *Store) storeBlocks(ws []staleBlockWrite) (int64, error) {
+	// The background persister's own context: not a read's, though a
+	// page's full load queued the blocks.
 	ctx := context.Background()
-	tx, err := s.w.BeginTxx(ctx, nil)
+	tx, err := s.writer(ctx).BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}

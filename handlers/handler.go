@@ -32,6 +32,8 @@ type Handler struct {
 	Engine *jobs.Engine
 	// Scheduler launches the workspace's schedules' ticks (nil: none run).
 	Scheduler *jobs.Scheduler
+	// Sensors evaluates poll sensors and answers operators (nil: none run).
+	Sensors *jobs.Sensors
 	// MaxStreams bounds the live-update event streams open at once, and
 	// MaxStreamsPerUser those of one user (all its sessions and API tokens
 	// together) or, for anonymous viewers, one address; 0: DefaultMaxStreams,

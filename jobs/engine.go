@@ -275,6 +275,13 @@ type BatchItem struct {
 // engine refuses gets its error in errs[i] and is left out; an error of
 // the store or of then aborts the batch (err).
 func (e *Engine) CreateBatch(ctx context.Context, items []BatchItem, then func(tx *db.Tx, i int, c Created) error) (errs []error, err error) {
+	return e.CreateBatchThen(ctx, items, then, nil)
+}
+
+// CreateBatchThen is CreateBatch with done, when not nil, called last in
+// the transaction (with the refusals so far): what it writes commits with
+// the backfills, and its error aborts them all.
+func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then func(tx *db.Tx, i int, c Created) error, done func(tx *db.Tx, errs []error) error) (errs []error, err error) {
 	errs = make([]error, len(items))
 	rs := make([]*resolved, len(items))
 	for i, it := range items {
@@ -315,6 +322,9 @@ func (e *Engine) CreateBatch(ctx context.Context, items []BatchItem, then func(t
 			if err := then(tx, i, c); err != nil {
 				return err
 			}
+		}
+		if done != nil {
+			return done(tx, errs)
 		}
 		return nil
 	})
