@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,16 +40,11 @@ type AutomationResult struct {
 // duplicate ticks.
 func Automation(ctx context.Context, n int, cron string, d time.Duration) (AutomationResult, error) {
 	out := AutomationResult{Bench: "automation", Schedules: n, Cron: cron, DurationS: d.Seconds(), PushEvents: "not measured: sensors are not built yet"}
-	dir, err := os.MkdirTemp("", "tessera-bench-automation-")
+	store, cleanup, err := tempStore("automation")
 	if err != nil {
 		return out, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return out, err
-	}
-	defer store.Close()
+	defer cleanup()
 	var b strings.Builder
 	b.WriteString("assets:\n  bench.one:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\nschedules:\n")
 	for i := range n {
