@@ -76,6 +76,7 @@ type Engine struct {
 
 	recovery recoveryHealth // see CrashRecoveryHealth
 	segCache segmentCache   // segments of the backfills being planned
+	pushes   pushBatcher    // sensor events committed together
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
@@ -265,6 +266,9 @@ type BatchItem struct {
 	Req     Request
 	IdemKey string
 	Actor   string
+	// resolved, when set, is Req resolved already (by the caller's
+	// goroutine, so that many callers resolve at once).
+	resolved *resolved
 }
 
 // CreateBatch creates the backfills of items in one transaction, each as
@@ -287,6 +291,10 @@ func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then fu
 	for i, it := range items {
 		if len(it.IdemKey) > MaxRequestIDLen {
 			errs[i] = bad("Idempotency-Key", "the idempotency key is longer than %d characters", MaxRequestIDLen)
+			continue
+		}
+		if it.resolved != nil {
+			rs[i] = it.resolved
 			continue
 		}
 		if rs[i], errs[i] = e.resolve(ctx, it.Req); errs[i] != nil {
