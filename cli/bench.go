@@ -31,6 +31,6 @@ func newBenchCmd() *cobra.Command {
 	}
 	grid.Flags().IntVar(&partitions, "partitions", 1_000_000, "partitions of the benchmark asset")
 	grid.Flags().IntVar(&requests, "requests", 30, "page renders to time")
-	cmd.AddCommand(grid, newBenchBackfillCmd(), newBenchPagesCmd(), newBenchStalenessCmd(), newBenchLoginCmd())
+	cmd.AddCommand(grid, newBenchBackfillCmd(), newBenchPagesCmd(), newBenchStalenessCmd(), newBenchLoginCmd(), newBenchKeysCmd())
 	return cmd
 }
