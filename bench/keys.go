@@ -64,8 +64,14 @@ type KeysResult struct {
 	RSSAfterMB     float64 `json:"rss_after_mb"`
 	RSSAfterWaitMB float64 `json:"rss_after_wait_mb"`
 	WaitS          float64 `json:"wait_s"`
-	TargetRatio    float64 `json:"target_ratio"`
-	TargetRSSMB    float64 `json:"target_rss_mb"`
+	// GoHeapInuseMB and GoHeapUnreleasedMB are the server's Go heap in use
+	// and free but not given back to the system (go_memstats_heap_idle_bytes
+	// less go_memstats_heap_released_bytes, from its /metrics), at the end
+	// of the wait: what of the resident set is the Go heap's.
+	GoHeapInuseMB      float64 `json:"go_heap_inuse_mb"`
+	GoHeapUnreleasedMB float64 `json:"go_heap_unreleased_mb"`
+	TargetRatio        float64 `json:"target_ratio"`
+	TargetRSSMB        float64 `json:"target_rss_mb"`
 }
 
 // Keys starts the real server (o.Server serve …, a process of its own) on
@@ -132,6 +138,12 @@ func Keys(ctx context.Context, o KeysOptions) (KeysResult, error) {
 		return res, ctx.Err()
 	}
 	res.RSSAfterWaitMB = procRSSMB(srv.pid(), "VmRSS:")
+	m, err := scrapeMetrics(ctx, srv.url, token, "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes")
+	if err != nil {
+		return res, err
+	}
+	res.GoHeapInuseMB = round(m[0] / 1e6)
+	res.GoHeapUnreleasedMB = round((m[1] - m[2]) / 1e6)
 	res.RSSPeakMB = procRSSMB(srv.pid(), "VmHWM:")
 	res.PreviewMs, res.CreateMs = median(res.PreviewAllMs), median(res.CreateAllMs)
 	if len(pys) > 0 {
@@ -330,6 +342,39 @@ func postBody(ctx context.Context, url, token, body, idem string, want int) (flo
 		return 0, fmt.Errorf("%s answered %d, not %d: %.500s", url, resp.StatusCode, want, out)
 	}
 	return round(ms), nil
+}
+
+// scrapeMetrics reads the values of the named metrics (without labels)
+// from the server's /metrics.
+func scrapeMetrics(ctx context.Context, base, token string, names ...string) ([]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics answered %d: %.300s", resp.StatusCode, text)
+	}
+	out := make([]float64, len(names))
+	for _, line := range strings.Split(string(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if i := slices.Index(names, f[0]); i >= 0 {
+			out[i], _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	return out, nil
 }
 
 // timePython times python's json.load of the file body, interpreter start
