@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -39,11 +38,10 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 	}
 	// Keys go in as JSON arrays that SQLite takes apart (json_each), a batch
 	// a statement: binding three values a key costs more than the insert.
+	var buf []byte
 	for lo := 0; lo < len(p.Keys); lo += keyBatch {
-		batch, err := json.Marshal(p.Keys[lo:min(lo+keyBatch, len(p.Keys))])
-		if err != nil {
-			return err
-		}
+		batch := append(AppendJSONStrings(append(buf[:0], '['), p.Keys[lo:min(lo+keyBatch, len(p.Keys))]), ']')
+		buf = batch
 		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_keys (backfill_id, n, key) SELECT ?, ? + j.key, j.value FROM json_each(?) AS j`, b.ID, lo, string(batch)); err != nil {
 			return err
 		}
