@@ -31,8 +31,10 @@ type KeysOptions struct {
 	// Server is the command that runs `tessera` (its path and any leading
 	// arguments); "serve" and its flags are appended.
 	Server []string
-	// Python is the python3 to time json.load with ("" to skip it).
-	Python string
+	// Python is the python3 to time json.load with ("" to skip it), and
+	// PythonOnPath python3 as PATH finds it, when that is another program
+	// (a version manager's shim, whose own start is then timed too).
+	Python, PythonOnPath string
 }
 
 // KeysResult is the result line of `tessera bench keys`.
@@ -48,10 +50,16 @@ type KeysResult struct {
 	PythonJSONLoadMs *float64  `json:"python_json_load_ms"`
 	Python           string    `json:"python,omitempty"` // the interpreter timed
 	PythonAllMs      []float64 `json:"python_json_load_all_ms,omitempty"`
-	PreviewMs        float64   `json:"preview_ms"` // medians over the rounds
-	CreateMs         float64   `json:"create_ms"`
-	PreviewAllMs     []float64 `json:"preview_all_ms"`
-	CreateAllMs      []float64 `json:"create_all_ms"`
+	// PythonOnPathMs is the median of the same command run as python3 on
+	// PATH, when that is a shim (null otherwise), and the create's and
+	// preview's ratios to it.
+	PythonOnPathMs     *float64  `json:"python3_on_path_json_load_ms,omitempty"`
+	PreviewRatioOnPath *float64  `json:"preview_ratio_to_python3_on_path,omitempty"`
+	CreateRatioOnPath  *float64  `json:"create_ratio_to_python3_on_path,omitempty"`
+	PreviewMs          float64   `json:"preview_ms"` // medians over the rounds
+	CreateMs           float64   `json:"create_ms"`
+	PreviewAllMs       []float64 `json:"preview_all_ms"`
+	CreateAllMs        []float64 `json:"create_all_ms"`
 	// PreviewRatio and CreateRatio are the medians over python's; null
 	// without python3.
 	PreviewRatio *float64 `json:"preview_ratio_to_python"`
@@ -111,7 +119,7 @@ func Keys(ctx context.Context, o KeysOptions) (KeysResult, error) {
 	}
 	defer srv.stop()
 	res.RSSBaseMB = procRSSMB(srv.pid(), "VmRSS:")
-	var pys []float64
+	var pys, paths []float64
 	for round := range o.Rounds {
 		if o.Python != "" {
 			ms, err := timePython(ctx, o.Python, body)
@@ -119,6 +127,13 @@ func Keys(ctx context.Context, o KeysOptions) (KeysResult, error) {
 				return res, err
 			}
 			pys = append(pys, ms)
+		}
+		if o.PythonOnPath != "" {
+			ms, err := timePython(ctx, o.PythonOnPath, body)
+			if err != nil {
+				return res, err
+			}
+			paths = append(paths, ms)
 		}
 		ms, err := postBody(ctx, srv.url+"/api/v1/backfills/preview", token, body, "", http.StatusOK)
 		if err != nil {
@@ -151,6 +166,11 @@ func Keys(ctx context.Context, o KeysOptions) (KeysResult, error) {
 		res.PythonJSONLoadMs, res.PythonAllMs, res.Python = &py, pys, o.Python
 		pr, cr := round(res.PreviewMs/py), round(res.CreateMs/py)
 		res.PreviewRatio, res.CreateRatio = &pr, &cr
+	}
+	if len(paths) > 0 {
+		py := median(paths)
+		pr, cr := round(res.PreviewMs/py), round(res.CreateMs/py)
+		res.PythonOnPathMs, res.PreviewRatioOnPath, res.CreateRatioOnPath = &py, &pr, &cr
 	}
 	return res, nil
 }

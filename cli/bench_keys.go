@@ -24,7 +24,8 @@ func newBenchKeysCmd() *cobra.Command {
 with one hourly asset of --keys partitions, writes a backfill request listing
 every key (about 20 bytes a key) to a file, then, --rounds times, times
 python3's json.load of that file (interpreter start included; skipped without
-python3 on PATH), POST /api/v1/backfills/preview and POST /api/v1/backfills
+python3 on PATH; when python3 on PATH is a version manager's shim, the
+interpreter it runs is timed, and the shim too, apart), POST /api/v1/backfills/preview and POST /api/v1/backfills
 with it. Prints one JSON line: the medians and every figure, each median's
 ratio to python's, and the server's resident set before, at its peak, right
 after the last request and --wait later.`,
@@ -46,6 +47,9 @@ after the last request and --wait later.`,
 			o.Server = []string{self}
 			if !noPython {
 				o.Python = pythonInterpreter(cmd.Context())
+				if p, err := exec.LookPath("python3"); err == nil && p != o.Python {
+					o.PythonOnPath = p
+				}
 			}
 			res, err := bench.Keys(cmd.Context(), o)
 			if err != nil {
