@@ -10,6 +10,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure Tessera on generated data (prints one JSON line)"}
+	cmd.AddCommand(newBenchKeysCmd())
 	var partitions, requests int
 	grid := &cobra.Command{
 		Use:   "grid",
@@ -31,6 +32,6 @@ func newBenchCmd() *cobra.Command {
 	}
 	grid.Flags().IntVar(&partitions, "partitions", 1_000_000, "partitions of the benchmark asset")
 	grid.Flags().IntVar(&requests, "requests", 30, "page renders to time")
-	cmd.AddCommand(grid, newBenchBackfillCmd(), newBenchPagesCmd(), newBenchStalenessCmd(), newBenchLoginCmd(), newBenchKeysCmd())
+	cmd.AddCommand(grid, newBenchBackfillCmd(), newBenchPagesCmd(), newBenchStalenessCmd(), newBenchLoginCmd())
 	return cmd
 }
