@@ -15,14 +15,20 @@ import (
 // hash, not through encoding/json into a 20 MB buffer first.
 func requestHashOf(req Request) string {
 	keys := req.Selector.Keys
+	whole := func() string {
+		req.Selector.Keys = keys
+		b, _ := json.Marshal(req)
+		return hashHead(sha256.Sum256(b))
+	}
+	if len(keys) < 1000 {
+		return whole()
+	}
 	const slot = `"keys":["\u0000"]` // only the field itself reads so: a string's quotes are escaped
 	req.Selector.Keys = []string{"\x00"}
 	b, err := json.Marshal(req)
 	i := bytes.Index(b, []byte(slot))
-	if len(keys) < 1000 || err != nil || i < 0 {
-		req.Selector.Keys = keys
-		b, _ = json.Marshal(req)
-		return hashHead(sha256.Sum256(b))
+	if err != nil || i < 0 {
+		return whole()
 	}
 	h := sha256.New()
 	h.Write(b[:i+len(`"keys":[`)])
