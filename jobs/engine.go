@@ -159,6 +159,9 @@ type Created struct {
 }
 
 func requestHash(v any) string {
+	if req, ok := v.(Request); ok {
+		return requestHashOf(req) // the same hash, faster for a million keys
+	}
 	b, _ := json.Marshal(v)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:12])
@@ -242,9 +245,11 @@ func (e *Engine) insertTx(ctx context.Context, tx *db.Tx, r *resolved, hash stri
 		assets[i] = a.Key
 	}
 	aj, _ := json.Marshal(assets)
-	sj, _ := json.Marshal(r.req.Selector)
-	if r.req.Selector.Type == "explicit" {
+	var sj []byte
+	if r.req.Selector.Type == "explicit" { // its keys are in the event and backfill_keys
 		sj, _ = json.Marshal(map[string]any{"type": "explicit", "count": len(r.keys)})
+	} else {
+		sj, _ = json.Marshal(r.req.Selector)
 	}
 	for i := range r.segments {
 		r.segments[i].BackfillID = id
