@@ -8,7 +8,7 @@ import "context"
 // keys) fills the cache, up to EngineWriterCache, with pages nothing may
 // read again, and leaves the C heap holding what it freed.
 func (s *Store) ReleaseMemory(ctx context.Context) error {
-	_, err := s.w.ExecContext(ctx, `PRAGMA shrink_memory`)
+	_, err := s.writer(ctx).ExecContext(ctx, `PRAGMA shrink_memory`)
 	trimCHeap()
 	return err
 }
