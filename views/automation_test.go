@@ -64,8 +64,8 @@ func TestTickStrip(t *testing.T) {
 func TestSchedulePageView(t *testing.T) {
 	d := ScheduleDetail{ScheduleRow: ScheduleRow{Name: "s", Href: "/schedules/s", State: SchedulePaused, Timezone: "Europe/Berlin"},
 		PausedBy: "by alice at 2026-03-01 10:00 UTC", CSRF: "tok",
-		Buttons: []ScheduleButton{{Name: ScheduleActionResume, Label: "Resume", Href: "/schedules/s/resume"}, {Name: ScheduleActionTrigger, Label: "Run now", Href: "/schedules/s/trigger"}},
-		Preview: TickPreviewView{TickAt: "2026-03-02 00:00 CET (2026-03-01 23:00 UTC)", Skip: "nothing to build: no partitions yet", Note: "the schedule is paused"},
+		Buttons:   []ScheduleButton{{Name: ScheduleActionResume, Label: "Resume", Href: "/schedules/s/resume"}, {Name: ScheduleActionTrigger, Label: "Run now", Href: "/schedules/s/trigger"}},
+		Preview:   TickPreviewView{TickAt: "2026-03-02 00:00 CET (2026-03-01 23:00 UTC)", Skip: "nothing to build: no partitions yet", Note: "the schedule is paused"},
 		NextTicks: []NextTick{{Local: "2026-03-02 00:00 CET", UTC: "2026-03-01 23:00 UTC"}},
 		Ticks:     []TickRow{{ID: "s:1", Outcome: "skipped", Reason: "paused"}},
 		Outcomes:  []string{"launched", "skipped"}, Outcome: "skipped"}
