@@ -142,8 +142,9 @@ func TestSchedulePageBadInput(t *testing.T) {
 	env, _, _ := schedEnv(t)
 	viewer := env.Client(t, auth.RoleViewer)
 	code, doc := getDoc(t, env, viewer, "/schedules/nope")
-	if msg := text(doc.Find(`[data-testid="error-message"]`)); code != 404 || msg != `unknown schedule "nope" (the workspace declares hourly, regions, off); the Automation page lists them` {
-		t.Fatalf("%d %q", code, msg)
+	if msg := text(doc.Find(`[data-testid="error-message"]`)); code != 404 || msg != `unknown schedule "nope" (the workspace declares hourly, regions, off); the Automation page lists them` ||
+		doc.Find(`[data-testid="error-back"]`).AttrOr("href", "") != "/automation" {
+		t.Fatalf("%d %q, back to %q", code, msg, doc.Find(`[data-testid="error-back"]`).AttrOr("href", ""))
 	}
 	code, doc = getDoc(t, env, viewer, "/schedules/hourly?outcome=boom")
 	if msg := text(doc.Find(`[data-testid="error-message"]`)); code != 400 || !strings.Contains(msg, `unknown outcome "boom"`) {
