@@ -53,7 +53,7 @@ type ScheduleStateJSON struct {
 	Paused         bool    `json:"paused"`
 	PausedBy       *string `json:"paused_by"`
 	PausedAt       *string `json:"paused_at"`
-	LastTickAt     *string `json:"last_tick_at"` // the newest scheduled tick evaluated (null: none yet)
+	EvaluatedUntil *string `json:"evaluated_until"` // every scheduled tick up to this instant has been evaluated (null: the scheduler has not seen the schedule yet)
 	LastBackfillID *string `json:"last_backfill_id"`
 	TicksLaunched  int64   `json:"ticks_launched"`
 	TicksSkipped   int64   `json:"ticks_skipped"`
@@ -87,8 +87,8 @@ type TickJSON struct {
 var TickOutcomes = []string{db.TickLaunched, db.TickQueued, db.TickSkipped, db.TickFailed}
 
 // Tick pages: DefaultTickPageLimit ticks unless ?limit= says otherwise, at
-// most MaxPageLimit.
-const DefaultTickPageLimit = 50
+// most MaxPageLimit (as every list but the backfills').
+const DefaultTickPageLimit = 100
 
 func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 	if h.Scheduler == nil {
@@ -231,8 +231,8 @@ func (v scheduleView) json(now time.Time) ScheduleJSON {
 	st := v.State
 	out.State = ScheduleStateJSON{Paused: st.Paused, PausedBy: st.PausedBy, PausedAt: msTimePtr(st.PausedAt), LastBackfillID: st.LastBackfillID,
 		TicksLaunched: st.TicksLaunched, TicksSkipped: st.TicksSkipped, TicksFailed: st.TicksFailed, StateVersion: st.StateVersion}
-	if v.Seen && v.LastTick != nil {
-		out.State.LastTickAt = msTimePtr(&st.LastTickAt)
+	if v.Seen {
+		out.State.EvaluatedUntil = msTimePtr(&st.LastTickAt)
 	}
 	if v.LastTick != nil {
 		t := toTickJSON(*v.LastTick, s.Cron.Location())

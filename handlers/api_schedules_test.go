@@ -94,7 +94,7 @@ func TestScheduleAPIList(t *testing.T) {
 		t.Fatalf("hourly: %v", h)
 	}
 	st := h["state"].(map[string]any)
-	if st["paused"] != false || st["ticks_launched"].(float64) != 0 || st["last_tick_at"] != nil {
+	if st["paused"] != false || st["ticks_launched"].(float64) != 0 || st["evaluated_until"] != nil {
 		t.Fatalf("state of a schedule never evaluated: %v", st)
 	}
 	berlin, _ := time.LoadLocation("Europe/Berlin")
@@ -248,6 +248,10 @@ func TestScheduleAPITicksPages(t *testing.T) {
 	tk := page["ticks"].([]any)[0].(map[string]any)
 	if code != 200 || tk["scheduled_for_local"] != "2026-03-01T07:05:00.000+01:00" || tk["backfill_id"] == nil || tk["reason"] != nil {
 		t.Fatalf("newest tick %v", tk)
+	}
+	code, sc := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly", "")
+	if st := sc["state"].(map[string]any); code != 200 || st["evaluated_until"] != "2026-03-01T06:05:00.000Z" || st["ticks_skipped"].(float64) != 5 || st["ticks_launched"].(float64) != 1 {
+		t.Fatalf("state after the ticks: %v", st)
 	}
 	code, old := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?outcome=skipped&limit=1", "")
 	if r := old["ticks"].([]any)[0].(map[string]any)["reason"]; code != 200 || r != "missed: outside the catch-up window" {

@@ -28,7 +28,7 @@ func init() {
 	tick["required"] = keys(tick["properties"].(map[string]any))
 	next := object(map[string]any{"at": timeStr, "local": described(str, "in the schedule's time zone, RFC 3339 with its offset"), "zone": described(str, "the zone's abbreviation then")}, "at", "local", "zone")
 	state := object(map[string]any{"paused": boolean, "paused_by": nullable(str), "paused_at": nullable(timeStr),
-		"last_tick_at":     described(nullable(timeStr), "the newest scheduled tick evaluated (null before the first)"),
+		"evaluated_until":  described(nullable(timeStr), "every scheduled tick up to this instant has been evaluated (null before the scheduler first saw the schedule: it owes nothing before then)"),
 		"last_backfill_id": nullable(str), "ticks_launched": integer, "ticks_skipped": integer, "ticks_failed": integer,
 		"state_version": integer})
 	state["required"] = keys(state["properties"].(map[string]any))
