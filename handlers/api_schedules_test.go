@@ -356,3 +356,21 @@ func TestScheduleTickCursorIsStable(t *testing.T) {
 	}
 	_ = db.TickLaunched
 }
+
+// TestDemoWorkspaceSchedule: the embedded workspace (`make run`) declares
+// raw.events.hourly, whose next tick builds the hour that ends before it.
+func TestDemoWorkspaceSchedule(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	env.StartScheduler(t)
+	tok := env.Token(t, auth.RoleViewer)
+	code, pv := apiCall(t, env, tok, "GET", "/api/v1/schedules/raw.events.hourly/preview", "")
+	if code != 200 || pv["skip_reason"] != "" || pv["preview"].(map[string]any)["total_partitions"].(float64) != 1 {
+		t.Fatalf("preview: %d %v", code, pv)
+	}
+	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/automation")
+	if code != 200 || doc.Find(`[data-testid="schedule-row"][data-name="raw.events.hourly"]`).Length() != 1 {
+		t.Fatalf("automation: %d", code)
+	}
+}
