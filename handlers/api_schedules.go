@@ -470,8 +470,9 @@ type TriggerResult struct {
 	Backfill *BackfillJSON `json:"backfill"` // null when the tick launched nothing (its outcome and reason say why)
 }
 
-// APIScheduleTrigger runs a schedule now: 201 with the tick and its
-// backfill when it launched one, 200 with the tick when it did not.
+// APIScheduleTrigger runs a schedule now: 201 with the tick it recorded
+// and the backfill it launched (null when it launched none: the tick's
+// outcome and reason say why).
 func (h *Handler) APIScheduleTrigger(c echo.Context) error {
 	sch, err := h.scheduler()
 	if err != nil {
@@ -486,11 +487,10 @@ func (h *Handler) APIScheduleTrigger(c echo.Context) error {
 		return scheduleErr(err)
 	}
 	out := TriggerResult{Tick: toTickJSON(r.Tick, s.Cron.Location())}
-	if r.Backfill == nil {
-		return c.JSON(http.StatusOK, out)
+	if r.Backfill != nil {
+		b := ToBackfillJSON(*r.Backfill)
+		out.Backfill = &b
+		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/backfills/"+url.PathEscape(b.ID))
 	}
-	b := ToBackfillJSON(*r.Backfill)
-	out.Backfill = &b
-	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/backfills/"+url.PathEscape(b.ID))
 	return c.JSON(http.StatusCreated, out)
 }
