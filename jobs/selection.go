@@ -127,7 +127,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := e.Now()
+	now := e.nowFor(ctx) // PreviewAt: jobs/schedule_preview.go
 	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
 	sel := req.Selector
 	switch sel.Type {
