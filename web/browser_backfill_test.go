@@ -221,6 +221,28 @@ func bfFlowSession(t *testing.T, extra ...string) (*liveServer, context.Context)
 	return s, ctx
 }
 
+// bfSelectFrom opens the asset page at url, turns on its selection mode and
+// clicks the tile whose link ends with keyEnd.
+func bfSelectFrom(t *testing.T, ctx context.Context, url, keyEnd string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
+		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
+		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="`+keyEnd+`"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bfShiftClick shift-clicks the grid tile whose link ends with keyEnd.
+func bfShiftClick(t *testing.T, ctx context.Context, keyEnd string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="`+keyEnd+`"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join(dir, "fail")) }
 
 // Flow 1: select a range on the grid → new backfill with the range → the
@@ -228,19 +250,8 @@ func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join
 // reloading.
 func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	s, ctx := bfFlowSession(t)
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
-		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
-		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="2025-01-03"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Shift-click the last tile.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="2025-01-09"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
-		t.Fatal(err)
-	}
+	bfSelectFrom(t, ctx, s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31", "2025-01-03")
+	bfShiftClick(t, ctx, "2025-01-09") // the last tile
 	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 30*time.Second, "the selection count 7")
 	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
@@ -293,22 +304,8 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 // refused range), and every tile of the range is marked.
 func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
 	s, ctx := bfFlowSession(t)
-	shiftClick := func(key string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="/`+key+`"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/assets/flow.cmd"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
-		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
-		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="/good2"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shiftClick("bad1")
+	bfSelectFrom(t, ctx, s.URL+"/assets/flow.cmd", "/good2")
+	bfShiftClick(t, ctx, "/bad1")
 	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "2"`, 30*time.Second, "the selection count 2")
 	bar := `document.querySelector('[data-testid="selection-bar"]')`
 	if got := bfJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good2..bad1" {
@@ -318,7 +315,7 @@ func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
 		t.Fatal(err)
 	}
-	shiftClick("good1")
+	bfShiftClick(t, ctx, "/good1")
 	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "5"`, 30*time.Second, "the selection count 5")
 	if got := bfJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good1..bad2" {
 		t.Fatalf("selection %s, want good1..bad2", got)
