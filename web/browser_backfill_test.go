@@ -135,17 +135,18 @@ func logTail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
-func bfCSS(s string) chromedp.CSS { return chromedp.CSS(s) }
+// css selects by a CSS selector, for the browser tests.
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
 func bfSignIn(t *testing.T, ctx context.Context, s *liveServer) {
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/login"),
-		chromedp.WaitVisible(bfCSS(`input[name="name"]`)),
-		chromedp.SendKeys(bfCSS(`input[name="name"]`), "op"),
-		chromedp.SendKeys(bfCSS(`input[name="password"]`), flowPassword),
-		chromedp.Click(bfCSS(`[data-testid="login-submit"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="current-user"]`)),
+		chromedp.WaitVisible(css(`input[name="name"]`)),
+		chromedp.SendKeys(css(`input[name="name"]`), "op"),
+		chromedp.SendKeys(css(`input[name="password"]`), flowPassword),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
@@ -227,9 +228,9 @@ func bfSelectFrom(t *testing.T, ctx context.Context, url, keyEnd string) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(url),
-		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
-		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
-		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="`+keyEnd+`"]`)),
+		chromedp.WaitVisible(css(`[data-testid="selection-bar"]`)),
+		chromedp.Click(css(`[data-testid="select-mode"]`)),
+		chromedp.Click(css(`[data-testid="grid"] a[href$="`+keyEnd+`"]`)),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(bfCSS(`[data-testid="backfill-form"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(css(`[data-testid="backfill-form"]`))); err != nil {
 		t.Fatal(err)
 	}
 	start := bfJS(t, ctx, `document.querySelector('[data-testid="start"]').value + ".." + document.querySelector('[data-testid="end"]').value`)
@@ -269,11 +270,11 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 30*time.Second, "the preview of 4 chunks")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(bfCSS(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED")+` && document.querySelector('[data-testid="progress-pct"]').innerText === "100%"`, 30*time.Second, "100% and SUCCEEDED")
@@ -288,7 +289,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 	bfWaitJS(t, ctx, `!document.querySelector('[data-testid="refresh"]')`, 10*time.Second, "the 'updates by itself' line to go once finished")
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
 	// Readable at phone width: nothing wider than the screen but scroll boxes.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(bfCSS(`[data-testid="progress-bar"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css(`[data-testid="progress-bar"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 400 {
@@ -312,7 +313,7 @@ func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
 		t.Fatalf("selection %s, want good2..bad1", got)
 	}
 	// Backwards, and every tile between marked: click bad2, shift-click good1.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfShiftClick(t, ctx, "/good1")
@@ -332,8 +333,8 @@ func launchFromURL(t *testing.T, ctx context.Context, s *liveServer, query strin
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/backfills/new?"+query),
-		chromedp.WaitVisible(bfCSS(`[data-testid="launch"]`)),
-		chromedp.Click(bfCSS(`[data-testid="launch"]`)),
+		chromedp.WaitVisible(css(`[data-testid="launch"]`)),
+		chromedp.Click(css(`[data-testid="launch"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +353,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
@@ -364,7 +365,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	if after := bfPlanned(t, ctx); after != before {
 		t.Fatalf("planning went on while paused: %s then %s", before, after)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
@@ -386,9 +387,9 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="confirm-cancel"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(css(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(css(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -401,7 +402,7 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 		t.Fatal("a graceful cancel should wait for the 60 s chunks")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceling")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-terminate"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-terminate"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
@@ -432,7 +433,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := bfJS(t, ctx, `location.pathname`)
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-retry-failed"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-retry-failed"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the child backfill page")
@@ -454,7 +455,7 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
 	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	// Tab A: a static copy of the page (no live updates), as a laptop back from sleep.
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
 	// Tab B pauses and resumes.
@@ -462,20 +463,20 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	defer cancel()
 	err := chromedp.Do(tabB,
 		chromedp.Navigate(s.URL+path),
-		chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`)),
-		chromedp.Click(bfCSS(`[data-testid="action-pause"]`)),
+		chromedp.WaitVisible(css(`[data-testid="action-pause"]`)),
+		chromedp.Click(css(`[data-testid="action-pause"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "tab B: PAUSED")
-	if err := chromedp.Do(tabB, chromedp.WaitVisible(bfCSS(`[data-testid="action-resume"]`)), chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
+	if err := chromedp.Do(tabB, chromedp.WaitVisible(css(`[data-testid="action-resume"]`)), chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "tab B: RUNNING")
 	version := bfJS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
 	// Tab A, stale, clicks Pause.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 30*time.Second, "the conflict message")
@@ -518,13 +519,13 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	defer cancelAsset()
 	overview, cancelOverview := chromedp.NewContext(ctx)
 	defer cancelOverview()
-	if err := chromedp.Do(overview, chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(bfCSS(`[data-testid="active-backfills-live"]`))); err != nil {
+	if err := chromedp.Do(overview, chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(css(`[data-testid="active-backfills-live"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="backfills-empty"]`))); err != nil {
+	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(css(`[data-testid="backfills-empty"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(asset, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+	if err := chromedp.Do(asset, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if n := bfJS(t, asset, `String(document.querySelectorAll('[data-testid="asset-active-backfills"]').length)`); n != "0" {
@@ -553,10 +554,10 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 func bfCancelTerminate(t *testing.T, ctx context.Context) {
 	t.Helper()
 	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(css(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(css(`[data-testid="terminate"]`)),
+		chromedp.Click(css(`[data-testid="terminate"]`)),
+		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 	for range 6 {
 		tab, cancel := chromedp.NewContext(ctx)
 		defer cancel()
-		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 			t.Fatal(err)
 		}
 		bfWaitJS(t, tab, streamsOpen, 10*time.Second, "its stream to connect")
@@ -35,7 +35,7 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 	}
 	seventh, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("a seventh page does not load with six asset pages in background tabs: %v", err)
 	}
 	if n := bfJS(t, tabs[0], setHidden+`(false)`); n != "1" {
@@ -53,8 +53,8 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
 	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)), chromedp.Click(bfCSS(`[data-testid="terminate"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(css(`[data-testid="action-cancel"]`)),
+		chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.Click(css(`[data-testid="terminate"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfJS(t, ctx, setHidden+`(true)`)

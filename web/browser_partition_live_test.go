@@ -33,7 +33,7 @@ assets:
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="partition-status"]`)),
+		chromedp.WaitVisible(css(`[data-testid="partition-status"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ assets:
 		t.Errorf("history while building: %q, want the instance in progress", got)
 	}
 	testkit.Screenshot(t, ctx, "partition-building")
-	if err := chromedp.Do(ctx, chromedp.SendKeys(bfCSS(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")

@@ -47,7 +47,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-relaunch"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-relaunch"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
@@ -62,7 +62,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Errorf("the preview counts %s partitions, want %s (20 less the %d built)", n, want, built)
 	}
 	testkit.Screenshot(t, ctx, "backfill-relaunch-form")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
@@ -76,8 +76,8 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	// Ticking a status picks "Only partitions that are"; the preview follows.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/backfills/new?asset=flow.daily&start=2025-01-01&end=2025-01-10"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="status-missing"]`)),
-		chromedp.Click(bfCSS(`[data-testid="status-missing"]`)),
+		chromedp.WaitVisible(css(`[data-testid="status-missing"]`)),
+		chromedp.Click(css(`[data-testid="status-missing"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	bfWaitJS(t, ctx, `document.querySelector('[data-testid="selector-statuses"]').checked && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "10"`,
 		10*time.Second, "the statuses choice ticked and a preview of the 10 missing days")
 	// Unticked again: refused next to the statuses, in the live preview.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="status-missing"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="status-missing"]`))); err != nil {
 		t.Fatal(err)
 	}
 	bfWaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 10*time.Second, "the no-status message")

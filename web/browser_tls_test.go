@@ -32,7 +32,7 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 			t.Fatal(err)
 		}
 		load, cancelLoad := context.WithTimeout(tab, 15*time.Second)
-		err := chromedp.Do(load, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`)))
+		err := chromedp.Do(load, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`)))
 		cancelLoad()
 		if err != nil {
 			t.Fatalf("asset page %d of 7 did not load with %d live pages open: %v", i+1, i, err)
@@ -45,7 +45,7 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 	}
 	eighth, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("an eighth page does not load beside seven live asset pages: %v", err)
 	}
 	// Every one of them is live: a launch shows up on the first and the last.
