@@ -282,7 +282,7 @@ func TestBackfillAPIBadInput(t *testing.T) {
 			code, e := apiCall(t, env, tok, "POST", path, c.body)
 			er, _ := e["error"].(map[string]any)
 			msg, _ := er["message"].(string)
-			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
+			if code != http.StatusBadRequest || er["field"] != nilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
 				t.Errorf("%s %s: %d %v", c.name, path, code, e)
 			}
 		}
@@ -297,13 +297,6 @@ func TestBackfillAPIBadInput(t *testing.T) {
 	if code, _ := apiCall(t, env, tok, "GET", "/api/v1/backfills?state=DONE", ""); code != 400 {
 		t.Fatalf("bad state filter: %d", code)
 	}
-}
-
-func apiNilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // TestCanceledBackfillCountsNothingPending: once canceled, chunks and
