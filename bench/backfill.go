@@ -18,14 +18,20 @@ import (
 	"github.com/tessera-dev/tessera/jobs"
 )
 
+// BenchBackfill is the backfill a benchmark ran (bench backfill, bench
+// mixed): the first fields of its result line.
+type BenchBackfill struct {
+	Bench       string `json:"bench"`
+	Partitions  int64  `json:"partitions"`
+	Chunks      int64  `json:"chunks"`
+	ChunkSize   int64  `json:"chunk_size"`
+	Concurrency int    `json:"concurrency"`
+	Executor    string `json:"executor"`
+}
+
 // BackfillResult is the result line of `tessera bench backfill`.
 type BackfillResult struct {
-	Bench             string  `json:"bench"`
-	Partitions        int64   `json:"partitions"`
-	Chunks            int64   `json:"chunks"`
-	ChunkSize         int64   `json:"chunk_size"`
-	Concurrency       int     `json:"concurrency"`
-	Executor          string  `json:"executor"`
+	BenchBackfill
 	State             string  `json:"state"`
 	WallS             float64 `json:"wall_s"`
 	RunsPerS          float64 `json:"runs_per_s"`
@@ -52,7 +58,7 @@ func (l *lastReturn) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // SQLite ceiling of the same rows beside it. A non-nil prof receives a CPU
 // profile of the backfill (not of the raw ceiling).
 func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (BackfillResult, error) {
-	out := BackfillResult{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}
+	out := BackfillResult{BenchBackfill: BenchBackfill{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}}
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
 		return out, err
@@ -86,17 +92,11 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 		return out, err
 	}
 	out.PreviewMs = round(float64(time.Since(t0).Microseconds()) / 1000)
-	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+	sub, done, err := watchProfiled(eng, prof)
 	if err != nil {
 		return out, err
 	}
-	defer unsub()
-	if prof != nil {
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return out, err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer done()
 	t1 := time.Now()
 	c, err := eng.Create(ctx, req, "", "bench")
 	if err != nil {
@@ -123,6 +123,24 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}
 	return out, nil
+}
+
+// watchProfiled subscribes to every event of eng (what waitBackfillEnd
+// waits on) and starts the CPU profile on prof (nil: none); done stops the
+// profile and the subscription.
+func watchProfiled(eng *jobs.Engine, prof *os.File) (sub <-chan struct{}, done func(), err error) {
+	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prof == nil {
+		return sub, unsub, nil
+	}
+	if err := pprof.StartCPUProfile(prof); err != nil {
+		unsub()
+		return nil, nil, err
+	}
+	return sub, func() { pprof.StopCPUProfile(); unsub() }, nil
 }
 
 // benchRequest is the benchmark backfill: every partition of bench.events,

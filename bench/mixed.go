@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -18,13 +17,8 @@ import (
 
 // MixedResult is the result line of `tessera bench mixed`.
 type MixedResult struct {
-	Bench       string `json:"bench"`
-	Partitions  int64  `json:"partitions"`
-	Chunks      int64  `json:"chunks"`
-	ChunkSize   int64  `json:"chunk_size"`
-	Concurrency int    `json:"concurrency"`
-	Executor    string `json:"executor"`
-	Readers     int    `json:"readers"`
+	BenchBackfill
+	Readers int `json:"readers"`
 	// The backfill alone, then on a fresh database of the same rows with
 	// Readers clients reading pages and the API all the while.
 	SoloS                float64 `json:"solo_s"`
@@ -67,7 +61,7 @@ const mixedDownstream = `  bench.daily:
 // reads, each as fast as it is answered. A non-nil prof receives a CPU
 // profile of the second, loaded run.
 func Mixed(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (MixedResult, error) {
-	res := MixedResult{Bench: "mixed", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop", Readers: readers,
+	res := MixedResult{BenchBackfill: BenchBackfill{Bench: "mixed", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}, Readers: readers,
 		TargetRatio: 0.7, TargetP99ms: 300}
 	solo, err := mixedRun(ctx, n, chunk, conc, 0, nil)
 	if err != nil {
@@ -126,17 +120,11 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 	defer stop()
 	srv := startPageServer(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)
 	defer srv.Close()
-	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+	sub, done, err := watchProfiled(eng, prof)
 	if err != nil {
 		return out, err
 	}
-	defer unsub()
-	if prof != nil {
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return out, err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer done()
 	t0 := time.Now()
 	c, err := eng.Create(ctx, benchRequest(chunk, conc), "", "bench")
 	if err != nil {

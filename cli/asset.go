@@ -46,8 +46,7 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/api/v1/assets", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
+			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
 			for _, a := range out.Assets {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", a.Key, a.Partitions, a.CodeVersion, a.Total,
 					a.Counts["materialized"], a.Counts["failed"], a.Counts["in_progress"], a.Counts["missing"])

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -35,8 +34,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"events": raw, "next_cursor": cursor})
 			}
 			w := cmd.OutOrStdout()
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
+			tw := newTable(w, "AT\tEVENT\tACTOR\tWHAT")
 			for _, e := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -46,8 +45,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "no backfills match")
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
+			tw := newTable(cmd.OutOrStdout(), "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 			for _, b := range rows {
 				done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), done, b.TotalPartitions,

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
@@ -34,20 +31,13 @@ new store and server on the same database file, after those writes).`,
 			if big < 1 || chains < 1 || per < 1 || requests < 1 || batch < 1 || batch > 10_000 {
 				return usageErr("--big, --chains, --per and --requests must be positive, --batch 1-10000")
 			}
-			var prof *os.File
-			if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
-				if err != nil {
-					return usageErr("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				prof = f
-			}
-			res, err := bench.Staleness(cmd.Context(), big, chains, per, requests, batch, prof)
+			prof, err := openCPUProfile(cpuprofile)
 			if err != nil {
-				return &exitError{ExitServer, err}
+				return err
 			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			defer prof.Close()
+			res, err := bench.Staleness(cmd.Context(), big, chains, per, requests, batch, prof)
+			return printBench(cmd, res, err)
 		},
 	}
 	cmd.Flags().IntVar(&big, "big", 1_000_000, "partitions of the big hourly asset")

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -278,4 +279,12 @@ func (c *client) getPage(ctx context.Context, path, field string, items any) ([]
 		_ = json.Unmarshal(n, &next)
 	}
 	return raw, next, nil
+}
+
+// newTable is the CLI's table on w (columns separated by tabs, aligned with
+// two spaces) with its header line written.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }

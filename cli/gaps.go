@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -105,8 +104,7 @@ func printGaps(out io.Writer, g gapsAnswer) error {
 		fmt.Fprintln(out, "no gaps")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "START\tEND\tPARTITIONS")
+	tw := newTable(out, "START\tEND\tPARTITIONS")
 	for _, r := range g.Ranges {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
 	}

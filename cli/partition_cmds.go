@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -291,8 +290,7 @@ func newStatusCmd() *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "GROUP\tASSET\tFRESH\tSTALE BY REASON\tLATEST FRESH\tLAG\tSTATUS")
+			tw := newTable(cmd.OutOrStdout(), "GROUP\tASSET\tFRESH\tSTALE BY REASON\tLATEST FRESH\tLAG\tSTATUS")
 			for _, a := range out.Assets {
 				var reasons []string
 				for _, r := range []string{"NEVER_MATERIALIZED", "TAINTED", "CODE_CHANGED", "UPSTREAM_CHANGED", "FRESHNESS"} {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -182,8 +181,7 @@ func newUserListCmd(path *string) *cobra.Command {
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tROLE\tSTATUS\tCREATED")
+			w := newTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED")
 			for _, u := range us {
 				st := "active"
 				if u.Disabled {

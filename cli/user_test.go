@@ -55,11 +55,7 @@ func TestCLIUserSetPassword(t *testing.T) {
 	if resp.StatusCode == http.StatusSeeOther {
 		t.Fatal("the old password still signs in")
 	}
-	resp, err := session.Get(env.URL + "/admin/users")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = testkit.GetNoBody(t, session, env.URL+"/admin/users")
 	if resp.StatusCode == http.StatusOK {
 		t.Fatal("the session signed in with the old password still works")
 	}

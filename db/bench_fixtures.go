@@ -188,10 +188,8 @@ type TickLag struct {
 // TickLags lists the launched ticks of every schedule with their
 // backfill's creation time.
 func (s *Store) TickLags(ctx context.Context) ([]TickLag, error) {
-	var out []TickLag
-	err := s.r.SelectContext(ctx, &out, `SELECT t.scheduled_for, b.created_at FROM schedule_ticks t JOIN backfills b ON b.id = t.backfill_id
+	return selectAll[TickLag](ctx, s.r, `SELECT t.scheduled_for, b.created_at FROM schedule_ticks t JOIN backfills b ON b.id = t.backfill_id
 		WHERE t.outcome = 'launched' ORDER BY t.scheduled_for`)
-	return out, err
 }
 
 // ScheduledBackfills counts the backfills schedules created (created_by

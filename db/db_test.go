@@ -59,9 +59,7 @@ func (f fixture) recordSpread(t *testing.T) []db.Materialization {
 		}
 		batch = append(batch, f.mat(i, st, "r", f.now))
 	}
-	if _, err := f.store.RecordMaterializations(context.Background(), batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, batch, f.now)
 	checkRollup(t, f.store)
 	return batch
 }
@@ -148,17 +146,13 @@ func TestRecordMaterializationsHistoryAndSupersede(t *testing.T) {
 		t.Fatalf("r3 should supersede r2: %+v", insts[0])
 	}
 	// A failure after a success keeps the last materialization but shows failed.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, f.now)
 	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
 	if p.Status != db.StatusFailed || *p.LastMatRunID != "r3" || *p.LastAttemptRunID != "r4" {
 		t.Fatalf("after failure: %+v", p)
 	}
 	// A late report of an older attempt is history only.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, f.now)
 	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
 	if p.Status != db.StatusFailed || *p.LastAttemptRunID != "r4" {
 		t.Fatalf("old report moved the projection: %+v", p)
@@ -283,9 +277,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 func TestSyncWorkspaceChangesAndReindex(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
 	// The scheme now starts a day later: partition 48 becomes index 24.
 	changed := `
 assets:

@@ -30,9 +30,7 @@ func TestMissingAfterSkipsFullBlocks(t *testing.T) {
 		batch = append(batch, f.mat(i, st, "r", f.now))
 		present[i] = true
 	}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, batch, f.now)
 	checkRollup(t, f.store)
 	walk := func(after, size int64, limit int) []int64 {
 		var out []int64

@@ -52,9 +52,7 @@ func TestLastAttemptStatus(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(3, db.StatusFailed, "r", f.now)}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(3, db.StatusFailed, "r", f.now)}, f.now)
 	id := f.ids["t.hourly"]
 	if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(3)); err != nil || got != db.StatusFailed {
 		t.Fatalf("attempted partition: %q, %v; want %q", got, err, db.StatusFailed)
@@ -74,9 +72,7 @@ func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	t0 := f.now.Add(-time.Hour)
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(7, db.StatusMaterialized, "r1", t0)}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(7, db.StatusMaterialized, "r1", t0)}, f.now)
 	var raw struct {
 		Inst *string `db:"last_attempt_instance_id"`
 		Run  *string `db:"last_attempt_run_id"`
@@ -98,9 +94,7 @@ func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
 	}
 	// A failed attempt keeps its own ids; the canonical instance stays the
 	// last materialization.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(7, db.StatusFailed, "r2", t0.Add(time.Minute))}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(7, db.StatusFailed, "r2", t0.Add(time.Minute))}, f.now)
 	rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 7, 7)
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("%v %v", rows, err)

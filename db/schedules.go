@@ -2,8 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -51,9 +49,7 @@ type Tick struct {
 
 // ScheduleStates lists the state of every schedule the store has seen.
 func (s *Store) ScheduleStates(ctx context.Context) ([]ScheduleState, error) {
-	var out []ScheduleState
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM schedule_state ORDER BY name`)
-	return out, err
+	return selectAll[ScheduleState](ctx, s.r, `SELECT * FROM schedule_state ORDER BY name`)
 }
 
 // ScheduleStateOf returns one schedule's state (ErrNotFound: never seen).
@@ -62,12 +58,7 @@ func (s *Store) ScheduleStateOf(ctx context.Context, name string) (ScheduleState
 }
 
 func scheduleState(ctx context.Context, q getter, name string) (ScheduleState, error) {
-	var st ScheduleState
-	err := q.GetContext(ctx, &st, `SELECT * FROM schedule_state WHERE name=?`, name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, &NotFoundError{Kind: "schedule", ID: name}
-	}
-	return st, err
+	return getOne[ScheduleState](ctx, q, "schedule", name, `SELECT * FROM schedule_state WHERE name=?`, name)
 }
 
 // EnsureScheduleState returns name's state, creating it with no tick owed
@@ -233,16 +224,12 @@ func (s *Store) ScheduleTicks(ctx context.Context, name string, cursor *TickCurs
 		}
 	}
 	q += ` ORDER BY scheduled_for DESC, id DESC LIMIT ?`
-	var out []Tick
-	err := s.r.SelectContext(ctx, &out, q, append(args, limit)...)
-	return out, err
+	return selectAll[Tick](ctx, s.r, q, append(args, limit)...)
 }
 
 // QueuedTicks lists a schedule's queued ticks, oldest first.
 func (s *Store) QueuedTicks(ctx context.Context, name string) ([]Tick, error) {
-	var out []Tick
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM schedule_ticks WHERE schedule=? AND outcome='queued' ORDER BY scheduled_for, id`, name)
-	return out, err
+	return selectAll[Tick](ctx, s.r, `SELECT * FROM schedule_ticks WHERE schedule=? AND outcome='queued' ORDER BY scheduled_for, id`, name)
 }
 
 // PruneTicks deletes ticks evaluated before before (their schedule's

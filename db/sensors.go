@@ -96,19 +96,12 @@ func (s *Store) EnsureSensorState(ctx context.Context, name string, now int64) (
 }
 
 func sensorState(ctx context.Context, q getter, name string) (SensorState, error) {
-	var st SensorState
-	err := q.GetContext(ctx, &st, `SELECT * FROM sensor_state WHERE name=?`, name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, &NotFoundError{Kind: "sensor", ID: name}
-	}
-	return st, err
+	return getOne[SensorState](ctx, q, "sensor", name, `SELECT * FROM sensor_state WHERE name=?`, name)
 }
 
 // SensorStates lists every sensor state.
 func (s *Store) SensorStates(ctx context.Context) ([]SensorState, error) {
-	var out []SensorState
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM sensor_state ORDER BY name`)
-	return out, err
+	return selectAll[SensorState](ctx, s.r, `SELECT * FROM sensor_state ORDER BY name`)
 }
 
 // SensorStateOf returns one sensor's state.
@@ -161,9 +154,7 @@ func (s *Store) SensorEvents(ctx context.Context, sensor string, before int64, l
 		q += ` AND received_at < ?`
 		args = append(args, before)
 	}
-	var out []SensorEvent
-	err := s.r.SelectContext(ctx, &out, q+` ORDER BY received_at DESC, message_id DESC LIMIT ?`, append(args, limit)...)
-	return out, err
+	return selectAll[SensorEvent](ctx, s.r, q+` ORDER BY received_at DESC, message_id DESC LIMIT ?`, append(args, limit)...)
 }
 
 // UsedRunKeys answers which of keys sensor has launched already.
@@ -199,10 +190,8 @@ func RecordRunKeyTx(ctx context.Context, tx *sqlx.Tx, k SensorRunKey) error {
 // SensorRunKeys lists a sensor's used run keys that start with prefix,
 // after after (in key order), at most limit.
 func (s *Store) SensorRunKeys(ctx context.Context, sensor, prefix, after string, limit int) ([]SensorRunKey, error) {
-	var out []SensorRunKey
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM sensor_run_keys WHERE sensor=? AND run_key > ? AND substr(run_key, 1, length(?)) = ? ORDER BY run_key LIMIT ?`,
+	return selectAll[SensorRunKey](ctx, s.r, `SELECT * FROM sensor_run_keys WHERE sensor=? AND run_key > ? AND substr(run_key, 1, length(?)) = ? ORDER BY run_key LIMIT ?`,
 		sensor, after, prefix, prefix, limit)
-	return out, err
 }
 
 // FinishEvaluationTx ends a successful evaluation in tx: the cursor moves
@@ -300,7 +289,5 @@ func (s *Store) SensorEvaluations(ctx context.Context, sensor string, before int
 		q += ` AND id < ?`
 		args = append(args, before)
 	}
-	var out []SensorEvaluation
-	err := s.r.SelectContext(ctx, &out, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
-	return out, err
+	return selectAll[SensorEvaluation](ctx, s.r, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 }

@@ -164,16 +164,7 @@ func TestColdStalenessEqualsWarm(t *testing.T) {
 			ms = append(ms, db.Materialization{AssetID: ids[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i, Status: status,
 				CodeVersion: code, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: at, Error: map[bool]string{true: "boom"}[status == db.StatusFailed]})
 		}
-		if _, err := store.RecordMaterializations(ctx, ms, "test", "", at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	span := func(lo, hi, step int64) []int64 {
-		var out []int64
-		for i := lo; i < hi; i += step {
-			out = append(out, i)
-		}
-		return out
+		record(t, store, ms, at)
 	}
 
 	// Fresh, stale for every reason, failed, holes, tainted.
@@ -318,10 +309,8 @@ func TestUnknownEventRevalidatesByGens(t *testing.T) {
 	for i := int64(0); i < 3000; i++ {
 		ms = append(ms, f.mat(i, db.StatusMaterialized, fmt.Sprint("r", i), f.now.Add(-time.Hour)))
 	}
-	if _, err := f.store.RecordMaterializations(ctx, ms, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	in := db.StaleInput{WS: f.ws, IDs: f.ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(f.now, nil) }}
+	record(t, f.store, ms, f.now)
+	in := staleInputAt(f.ws, f.ids, f.now)
 	a := f.ws.Asset("t.hourly")
 	facts := func() *db.StaleFacts {
 		t.Helper()

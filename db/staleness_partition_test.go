@@ -93,7 +93,7 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
     freshness: {max_lag: 1h}
     executor: {demo: {duration: 1s}}
 `, now)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	in := staleInputAt(ws, ids, now)
 	rng := rand.New(rand.NewPCG(7, 11))
 	seq := 0
 	// A few times only, so that upstream partitions tie.
@@ -118,9 +118,7 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 			}
 			ms = append(ms, m)
 		}
-		if _, err := store.RecordMaterializations(ctx, ms, "test", "", now); err != nil {
-			t.Fatal(err)
-		}
+		record(t, store, ms, now)
 	}
 	for _, a := range []string{"raw", "lookup", "daily", "shifted", "monthly", "regions", "everything"} {
 		write(a, 0.8)

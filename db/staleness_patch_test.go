@@ -8,7 +8,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
@@ -32,7 +31,7 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 	if sp.Len() != 80_000 {
 		t.Fatalf("space of %d partitions", sp.Len())
 	}
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	in := staleInputAt(ws, ids, now)
 	seq := 0
 	write := func(idxs []int64, status, code string) {
 		t.Helper()
@@ -43,17 +42,8 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 				ms = append(ms, db.Materialization{AssetID: ids["big"], AssetKey: "big", Partition: sp.Key(i), Idx: i, Status: status,
 					CodeVersion: code, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: now.Add(-time.Duration(seq) * time.Second)})
 			}
-			if _, err := store.RecordMaterializations(ctx, ms, "test", "", now); err != nil {
-				t.Fatal(err)
-			}
+			record(t, store, ms, now)
 		}
-	}
-	span := func(lo, hi, step int64) []int64 {
-		var out []int64
-		for i := lo; i < hi; i += step {
-			out = append(out, i)
-		}
-		return out
 	}
 	// Every partition built but odd ones of 20,000-23,000 (holes), some
 	// with an old code version.

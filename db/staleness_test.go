@@ -31,7 +31,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
     partitions: {static: [a, b]}
     executor: {demo: {duration: 1s}}
 `, now)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	in := staleInputAt(ws, ids, now)
 	facts := func(key string) *db.StaleFacts {
 		f, err := store.StaleFacts(ctx, in, ws.Asset(key))
 		if err != nil {
@@ -160,7 +160,7 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
     code_version: v2
     executor: {demo: {duration: 1s}}
 `, now)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	in := staleInputAt(ws, ids, now)
 	done := make(chan struct{})
 	errs := make(chan error, 16)
 	for w := range 3 {

@@ -83,9 +83,7 @@ type Taint struct {
 
 // Taints lists a partition's taints, newest first.
 func (s *Store) Taints(ctx context.Context, assetID int64, key string) ([]Taint, error) {
-	var out []Taint
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
-	return out, err
+	return selectAll[Taint](ctx, s.r, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
 }
 
 // HistoryAt answers "what was this partition's instance at time at": the

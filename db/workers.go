@@ -29,10 +29,8 @@ func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
 // (Unix ms). The partial index attempts_running (state = 'running') keeps
 // this scan to the running attempts, however long the history.
 func (s *Store) ExpiredAttempts(ctx context.Context, self string, cut int64) ([]Attempt, error) {
-	var out []Attempt
-	err := s.r.SelectContext(ctx, &out, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+	return selectAll[Attempt](ctx, s.r, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
 		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, self, cut)
-	return out, err
 }
 
 // LastHeartbeats returns each known worker's last heartbeat (Unix ms), by

@@ -131,6 +131,7 @@ func TestAccountsAPI(t *testing.T) {
 	}
 }
 
+// nilIfEmpty is s as a JSON answer holds it: null when "".
 func nilIfEmpty(s string) any {
 	if s == "" {
 		return nil

@@ -49,6 +49,31 @@ func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr
 	return resp.StatusCode, m
 }
 
+// apiCreate creates a backfill through POST /api/v1/backfills with body
+// (and headers hdr) and returns the answer (t fails unless it is 201).
+func apiCreate(t *testing.T, env *testkit.Env, tok, body string, hdr ...string) map[string]any {
+	t.Helper()
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body, hdr...)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	return b
+}
+
+// apiEventsOfRun creates a backfill with body, waits until it is in state
+// and returns the first page of its events (newest first).
+func apiEventsOfRun(t *testing.T, env *testkit.Env, tok, body, state string) []map[string]any {
+	t.Helper()
+	id := apiCreate(t, env, tok, body)["id"].(string)
+	apiWaitState(t, env, tok, id, state)
+	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
+	var out []map[string]any
+	for _, e := range evs["events"].([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
+}
+
 func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
 	n, err := env.Store.CountEvents(t.Context())
 	if err != nil {
@@ -259,7 +284,7 @@ func TestBackfillAPIBadInput(t *testing.T) {
 			code, e := apiCall(t, env, tok, "POST", path, c.body)
 			er, _ := e["error"].(map[string]any)
 			msg, _ := er["message"].(string)
-			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
+			if code != http.StatusBadRequest || er["field"] != nilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
 				t.Errorf("%s %s: %d %v", c.name, path, code, e)
 			}
 		}
@@ -276,13 +301,6 @@ func TestBackfillAPIBadInput(t *testing.T) {
 	}
 }
 
-func apiNilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // TestCanceledBackfillCountsNothingPending: once canceled, chunks and
 // partitions that will never run are counted as canceled, not pending.
 func TestCanceledBackfillCountsNothingPending(t *testing.T) {
@@ -291,12 +309,9 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(apiBackfillWS, "duration: 1ms", "duration: 150ms", 1)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
 	id := b["id"].(string)
-	if code, b = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", ""); code != http.StatusOK {
+	if code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", ""); code != http.StatusOK {
 		t.Fatalf("cancel: %d %v", code, b)
 	}
 	b = apiWaitState(t, env, tok, id, "CANCELED")
@@ -324,16 +339,8 @@ assets:
 `})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
-	id := b["id"].(string)
-	apiWaitState(t, env, tok, id, "FAILED")
-	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
 	var got []string
-	for _, e := range evs["events"].([]any) {
-		m := e.(map[string]any)
+	for _, m := range apiEventsOfRun(t, env, tok, `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`, "FAILED") {
 		got = append(got, m["type"].(string)+": "+m["summary"].(string))
 	}
 	slices.Reverse(got)
@@ -365,10 +372,7 @@ assets:
 func TestBackfillMetrics(t *testing.T) {
 	t.Parallel()
 	env, tok := apiBFEnv(t)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, apiFeb)
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
@@ -500,16 +504,8 @@ assets:
 `})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
-	id := b["id"].(string)
-	apiWaitState(t, env, tok, id, "SUCCEEDED")
-	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
 	var big, small int
-	for _, e := range evs["events"].([]any) {
-		m := e.(map[string]any)
+	for _, m := range apiEventsOfRun(t, env, tok, `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`, "SUCCEEDED") {
 		p := m["payload"].(map[string]any)
 		// about 30 bytes a partition: 3,000 partitions are over 64 KiB
 		if m["type"] == "attempts.started" && strings.Contains(m["summary"].(string), "(3,000 partitions)") {
@@ -640,9 +636,6 @@ func apiBackfillEnv(t *testing.T, workspace, body string) (*testkit.Env, string,
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, body)
 	return env, tok, b
 }

@@ -125,11 +125,7 @@ func TestBackfillPageParts(t *testing.T) {
 			t.Errorf("partial %s renders the page frame", p.path)
 		}
 	}
-	resp, err := c.Get(env.URL + "/backfills/" + b.ID + "/actions?v=" + fmt.Sprint(b.StateVersion))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, c, env.URL+"/backfills/"+b.ID+"/actions?v="+fmt.Sprint(b.StateVersion))
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("actions partial at the current version: status %d, want 204", resp.StatusCode)
 	}

@@ -325,11 +325,7 @@ func TestNoWatermarkWarningCommandWorksInAShell(t *testing.T) {
 		t.Fatalf("the suggested command is not a request (%q): %v", args, err)
 	}
 	req.Header = header
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.DoNoBody(t, http.DefaultClient, req)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the suggested command %q answered %d (arguments as the shell passes them: %q)", command, resp.StatusCode, args)
 	}

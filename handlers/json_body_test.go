@@ -54,7 +54,7 @@ func TestMalformedJSONBodySaysWhere(t *testing.T) {
 			code, out := apiCall(t, env, tc.tok, "POST", tc.path, tc.body)
 			e, _ := out["error"].(map[string]any)
 			msg, _ := e["message"].(string)
-			if code != http.StatusBadRequest || e["code"] != "invalid" || e["field"] != apiNilIfEmpty(tc.field) {
+			if code != http.StatusBadRequest || e["code"] != "invalid" || e["field"] != nilIfEmpty(tc.field) {
 				t.Fatalf("%d %v, want 400 invalid on field %q", code, out, tc.field)
 			}
 			for _, w := range tc.want {

@@ -93,11 +93,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if status, ldoc := pgGet(t, env, c, runHref+"/live"); status != http.StatusOK || ldoc.Find(`[data-testid="run-live"]`).Length() != 1 || ldoc.Find("header.top").Length() != 0 {
 		t.Errorf("run live partial: status %d", status)
 	}
-	resp0, err := c.Get(env.URL + runHref + "/stream?once=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp0.Body.Close()
+	resp0 := testkit.GetNoBody(t, c, env.URL+runHref+"/stream?once=1")
 	if resp0.StatusCode != http.StatusOK || resp0.Header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("run stream: %d %s", resp0.StatusCode, resp0.Header.Get("Content-Type"))
 	}
@@ -206,11 +202,7 @@ assets:
 	if resp.StatusCode != http.StatusOK || !strings.Contains(rj.LogTail, "output of attempt 1") {
 		t.Errorf("api ?attempt=1: %d %q", resp.StatusCode, rj.LogTail)
 	}
-	resp, err = c.Get(env.URL + "/api/v1/runs/" + id + "?attempt=9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = testkit.GetNoBody(t, c, env.URL+"/api/v1/runs/"+id+"?attempt=9")
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("api ?attempt=9: %d, want 400", resp.StatusCode)
 	}

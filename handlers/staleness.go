@@ -70,15 +70,32 @@ func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset
 	return h.Store.StaleFactsAt(ctx, sc.in, a, sc.version)
 }
 
+// assetFacts is the staleness context of now and asset a's facts in it.
+func (h *Handler) assetFacts(ctx context.Context, a *catalog.Asset) (*staleCtx, *db.StaleFacts, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := h.staleFacts(ctx, sc, a)
+	return sc, f, err
+}
+
+// warmStaleCtx is the staleness context of now with every asset's facts
+// computed (see warmFacts), for pages that list every asset.
+func (h *Handler) warmStaleCtx(ctx context.Context) (*staleCtx, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sc, h.warmFacts(ctx, sc)
+}
+
 // WarmStaleness computes every asset's staleness facts once, so that the
 // first pages after a start (overview, status board, asset pages) do not pay
 // for loading them cold; serve runs it in the background.
 func (h *Handler) WarmStaleness(ctx context.Context) error {
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	return h.warmFacts(ctx, sc)
+	_, err := h.warmStaleCtx(ctx)
+	return err
 }
 
 // warmFacts computes (or finds memoized) the facts of every asset with one
@@ -608,11 +625,7 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 		}
 		return h.partitionStalenessJSON(c, a, key)
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	f, err := h.staleFacts(ctx, sc, a.Def)
+	sc, f, err := h.assetFacts(ctx, a.Def)
 	if err != nil {
 		return err
 	}

@@ -157,21 +157,13 @@ func TestStatusBoardAccess(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	anon := env.Anon()
-	resp, err := anon.Get(env.URL + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, anon, env.URL+"/status")
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
 		t.Fatalf("anonymous /status without anonymous viewers: %s", resp.Status)
 	}
 	viewer := env.Client(t, auth.RoleViewer)
 	for _, p := range []string{"/status", "/status.json", "/status.csv", "/status/s.static/badge.svg"} {
-		resp, err := viewer.Get(env.URL + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := testkit.GetNoBody(t, viewer, env.URL+p)
 		if resp.StatusCode != 200 {
 			t.Fatalf("viewer %s: %s", p, resp.Status)
 		}
@@ -180,18 +172,14 @@ func TestStatusBoardAccess(t *testing.T) {
 	open := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS, Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
 	anon = open.Anon()
 	for _, p := range []string{"/status", "/status.json", "/status.csv", "/status/s.static/badge.svg"} {
-		resp, err := anon.Get(open.URL + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := testkit.GetNoBody(t, anon, open.URL+p)
 		if resp.StatusCode != 200 {
 			t.Fatalf("anonymous viewer %s: %s", p, resp.Status)
 		}
 	}
 	// Anonymous viewers still cannot taint.
 	mat(t, open, "s.static", "a", "v2", T0)
-	resp, err = anon.Post(open.URL+"/api/v1/assets/s.static/partitions/a/taint", "application/json", strings.NewReader(`{"reason":"x"}`))
+	resp, err := anon.Post(open.URL+"/api/v1/assets/s.static/partitions/a/taint", "application/json", strings.NewReader(`{"reason":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,11 +314,7 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-out while the store cannot write: %d, want 303", r.StatusCode)
 	}
-	resp, err := lou.Get(env.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, lou, env.URL+"/")
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
 		t.Fatalf("after signing out the browser still reads pages: %d", resp.StatusCode)
 	}

@@ -105,15 +105,8 @@ func TestTokenExpiryBadInput(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	viewer := env.Token(t, auth.RoleViewer)
-	countTokens := func() int {
-		ts, err := env.Store.ListTokens(t.Context(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(ts)
-	}
 	c := env.Client(t, auth.RoleViewer)
-	tokensBefore, eventsBefore := countTokens(), apiCountEvents(t, env)
+	tokensBefore, eventsBefore := tokenCount(t, env), apiCountEvents(t, env)
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	far := time.Now().Add(20 * 365 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	soon := time.Now().Add(30 * time.Second).UTC().Format(time.RFC3339)
@@ -159,7 +152,7 @@ func TestTokenExpiryBadInput(t *testing.T) {
 			t.Errorf("form with expires_in %q: the refused form lost its name or expiry", bad)
 		}
 	}
-	if n := countTokens(); n != tokensBefore {
+	if n := tokenCount(t, env); n != tokensBefore {
 		t.Errorf("bad expiries created %d tokens", n-tokensBefore)
 	}
 	if n := apiCountEvents(t, env); n != eventsBefore {
@@ -202,14 +195,7 @@ func TestTokenExpiryBoundByCreatingToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ci's expires_at %q: %v", limit, err)
 	}
-	countTokens := func() int {
-		ts, err := env.Store.ListTokens(t.Context(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(ts)
-	}
-	before := countTokens()
+	before := tokenCount(t, env)
 	later := at.Add(time.Minute).UTC().Format(time.RFC3339)
 	for _, tc := range []struct{ body, field string }{
 		{`{"name":"forever"}`, "expires_at"},
@@ -239,7 +225,7 @@ func TestTokenExpiryBoundByCreatingToken(t *testing.T) {
 			t.Errorf("form %s with a token expiring at %s: HTTP %d, want 400 saying the limit", form, limit, resp.StatusCode)
 		}
 	}
-	if n := countTokens(); n != before {
+	if n := tokenCount(t, env); n != before {
 		t.Fatalf("refused creates made %d tokens", n-before)
 	}
 	// Up to the limit is fine: a shorter lifetime, or the same time.
@@ -253,4 +239,14 @@ func TestTokenExpiryBoundByCreatingToken(t *testing.T) {
 	if code, out := apiCall(t, env, forever, "POST", "/api/v1/tokens", `{"name":"forever"}`); code != http.StatusCreated || out["expires_at"] != nil {
 		t.Errorf("a token without expiry creating one without: HTTP %d %v", code, out)
 	}
+}
+
+// tokenCount is how many API tokens the store holds, of every user.
+func tokenCount(t *testing.T, env *testkit.Env) int {
+	t.Helper()
+	ts, err := env.Store.ListTokens(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ts)
 }

@@ -44,10 +44,7 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 		t.Fatalf("reload: %d %v", code, out)
 	}
 	env.StartEngine(t, jobs.Options{})
-	code, b := apiCall(t, env, admin, "POST", "/api/v1/backfills", `{"assets":["r.one"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, admin, `{"assets":["r.one"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`)
 	id := b["id"].(string)
 	for _, ws := range []string{
 		"assets:\n  r.two:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n",

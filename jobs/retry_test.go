@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -29,17 +28,10 @@ assets:
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, w.Partitions)
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
+		return partsResult(w, "flaky", func(p string) (string, bool) {
 			calls[p]++
-			if p == "2025-01-03" && calls[p] < 3 {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed}
-				res.Err = errors.New("flaky")
-			} else {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-			}
-		}
-		return res
+			return "", p == "2025-01-03" && calls[p] < 3
+		})
 	})
 	env := newTestEnv(t, ws, Options{Executor: ex})
 	env.start()
@@ -154,20 +146,12 @@ assets:
 	for _, whileRunning := range []bool{false, true} {
 		release := make(chan struct{})
 		ex := funcExec(func(ctx context.Context, w Work) Result {
-			res := Result{Parts: map[string]PartResult{}}
-			for _, p := range w.Partitions {
-				switch p {
-				case "2025-01-02":
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "bad input file"}
-					res.Err = errors.New("1 failed")
-				case "2025-01-03":
+			return partsResult(w, "1 failed", func(p string) (string, bool) {
+				if p == "2025-01-03" {
 					<-release // the second chunk runs until released
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-				default:
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
 				}
-			}
-			return res
+				return "bad input file", p == "2025-01-02"
+			})
 		})
 		env := newTestEnv(t, ws, Options{Executor: ex})
 		env.start()
@@ -216,15 +200,7 @@ assets:
     executor: {demo: {duration: 1ms}}
 `
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			st := db.StatusMaterialized
-			if p == "2025-01-03" {
-				st = db.StatusFailed
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: st}
-		}
-		return res
+		return partsResult(w, "", func(p string) (string, bool) { return "", p == "2025-01-03" })
 	})
 	env := newTestEnv(t, ws, Options{Executor: ex})
 	env.start()
@@ -330,16 +306,7 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 		calls++
 		first := calls == 1
 		mu.Unlock()
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if first {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "disk full"}
-				res.Err = errors.New("disk full")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
+		return partsResult(w, "disk full", func(string) (string, bool) { return "disk full", first })
 	})
 	env := newTestEnv(t, dailyWS, Options{Executor: ex})
 	env.start()
@@ -392,16 +359,7 @@ assets:
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.seen = append(r.seen, w.Partitions)
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if p == "2025-01-03" && (always || len(r.seen) == 1) {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
-				res.Err = errors.New("flaky")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
+		return partsResult(w, "flaky", func(p string) (string, bool) { return "flaky", p == "2025-01-03" && (always || len(r.seen) == 1) })
 	})
 	r.env = newTestEnv(t, ws, Options{Executor: ex})
 	r.env.start()

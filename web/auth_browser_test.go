@@ -18,7 +18,6 @@ func TestBrowserLoginOverviewLogout(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.CreateUser(t, "grace", auth.RoleOperator, testkit.TestPassword)
 	ctx := testkit.Browser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="login"]`)),
@@ -68,7 +67,6 @@ func TestBrowserChangeOwnPassword(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	env.CreateUser(t, "hedy", auth.RoleViewer, testkit.TestPassword)
 	ctx := testkit.Browser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	const next = "frequency hopping spread"
 	fill := func(cur, nw, again string) []chromedp.Action[chromedp.Void] {
 		return []chromedp.Action[chromedp.Void]{

@@ -79,11 +79,7 @@ func TestCSRF(t *testing.T) {
 	op := env.Client(t, auth.RoleOperator)
 	req, _ := http.NewRequest(http.MethodPost, env.URL+"/api/v1/materializations", strings.NewReader(`{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`))
 	req.Header.Set("Content-Type", "application/json")
-	r, err := op.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
+	r := testkit.DoNoBody(t, op, req)
 	if r.StatusCode != http.StatusForbidden {
 		t.Fatalf("session API POST without CSRF header: %d, want 403", r.StatusCode)
 	}
@@ -205,11 +201,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	}
 	// A sleep: the idle timeout passing is the behaviour; 100 ms past it (the session was last used before the sleep).
 	time.Sleep(800 * time.Millisecond)
-	resp, err := c.Get(env.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, c, env.URL+"/")
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2F") || !strings.Contains(resp.Header.Get("Location"), "expired=1") {
 		t.Fatalf("expired session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -446,11 +438,7 @@ func TestHtmxSignInReturnsToThePage(t *testing.T) {
 		if tc.page != "" {
 			req.Header.Set("HX-Current-URL", env.URL+tc.page)
 		}
-		resp, err := stale.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := testkit.DoNoBody(t, stale, req)
 		loc, err := url.Parse(resp.Header.Get("HX-Redirect"))
 		if resp.StatusCode != http.StatusUnauthorized || err != nil || loc.Path != "/login" {
 			t.Fatalf("%s from a signed-out session: %d, HX-Redirect %q", tc.fragment, resp.StatusCode, resp.Header.Get("HX-Redirect"))

@@ -62,7 +62,7 @@ func at(t *testing.T, ctx context.Context, url string, width int64) {
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(width, 900),
 		chromedp.Navigate(url),
-		chromedp.WaitReady(bfCSS(`main`)),
+		chromedp.WaitReady(css(`main`)),
 	)
 	if err != nil {
 		t.Fatalf("load %s at %d px: %v", url, width, err)
@@ -270,7 +270,7 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 		t.Helper()
 		err := chromedp.Do(ctx,
 			typeChunk("6"),
-			chromedp.WaitVisible(bfCSS(`[data-testid="preview-partitions"]`)),
+			chromedp.WaitVisible(css(`[data-testid="preview-partitions"]`)),
 			chromedp.Sleep(200*time.Millisecond),
 		)
 		if err != nil {
@@ -279,7 +279,7 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	}
 	err := chromedp.Do(ctx,
 		typeChunk("0"),
-		chromedp.WaitVisible(bfCSS(`#preview [data-testid="preview-error"]`)),
+		chromedp.WaitVisible(css(`#preview [data-testid="preview-error"]`)),
 		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {
@@ -294,8 +294,8 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	defer cancel()
 	err = chromedp.Do(lctx,
 		chromedp.Evaluate[chromedp.Void](`(document.querySelector('input[name="chunk_size"]').value = "0", {})`),
-		chromedp.Click(bfCSS(`[data-testid="launch"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="error-chunk_size"]`)),
+		chromedp.Click(css(`[data-testid="launch"]`)),
+		chromedp.WaitVisible(css(`[data-testid="error-chunk_size"]`)),
 		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {

@@ -18,7 +18,6 @@ func TestBrowserStalenessTaintStatus(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
 		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),

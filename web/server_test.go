@@ -84,11 +84,7 @@ func TestStaticDirectoriesAreNotFound(t *testing.T) {
 		}
 	}
 	// Files are still served.
-	resp, err := http.Get(env.URL + "/static/vendor/htmx.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, http.DefaultClient, env.URL+"/static/vendor/htmx.min.js")
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /static/vendor/htmx.min.js: HTTP %d, want 200", resp.StatusCode)
 	}
@@ -110,11 +106,7 @@ func TestHSTSOnlyOverHTTPS(t *testing.T) {
 		if proto != "" {
 			req.Header.Set("X-Forwarded-Proto", proto)
 		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := testkit.DoNoBody(t, c, req)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /login: HTTP %d", resp.StatusCode)
 		}
