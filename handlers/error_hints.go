@@ -21,6 +21,8 @@ const (
 	HintTokenList           = "token_list"
 	HintEmptyKeys           = "empty_keys"           // params: example
 	HintIdempotencyConflict = "idempotency_conflict" // params: what ("request" or "batch")
+	HintSensorList          = "sensor_list"          // params: sensor, known
+	HintSensorState         = "sensor_state"         // params: sensor, state, code (sensorStateHint)
 )
 
 // apiHint words hint kind for an API client: the endpoint or field to use.
@@ -50,6 +52,8 @@ func apiHint(kind string, p map[string]string) string {
 			return "send a new Idempotency-Key for a new batch, or repeat the original batch unchanged to get its answer again"
 		}
 		return "send a new Idempotency-Key for a new request, or repeat the original body unchanged to get that backfill again"
+	case HintSensorList, HintSensorState:
+		return sensorAPIHint(kind, p)
 	}
 	return ""
 }
@@ -78,6 +82,8 @@ func pageHint(kind string, p map[string]string) string {
 		return "give at least one partition key, or choose a range or a status filter"
 	case HintIdempotencyConflict:
 		return "reload the form to send a new request"
+	case HintSensorList, HintSensorState:
+		return sensorPageHint(kind, p)
 	}
 	return ""
 }

@@ -429,7 +429,18 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 		return db.SensorState{}, err
 	}
 	now := db.Millis(s.e.Now())
-	if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {
+	already := func(state string) error {
+		return &InputError{Conflict: true, Field: "state", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": state},
+			Msg: fmt.Sprintf("sensor %s is already %s", name, state)}
+	}
+	if paused {
+		if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {
+			return db.SensorState{}, err
+		}
+	} else if _, err := s.e.Store.SensorStateOf(ctx, name); errors.Is(err, db.ErrNotFound) {
+		// Never paused, so running: the refused resume writes nothing.
+		return db.SensorState{Name: name, Status: db.SensorOK}, already("running")
+	} else if err != nil {
 		return db.SensorState{}, err
 	}
 	st, changed, err := s.e.Store.SetSensorPaused(ctx, name, paused, actor, now)
@@ -438,8 +449,7 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 		if paused {
 			state = "paused"
 		}
-		err = &InputError{Conflict: true, Field: "state", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": state},
-			Msg: fmt.Sprintf("sensor %s is already %s", name, state)}
+		err = already(state)
 	}
 	return st, err
 }
