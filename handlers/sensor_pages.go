@@ -35,7 +35,9 @@ func sensorPageState(v sensorView) string {
 }
 
 // sensorTime writes a stored time for a sensor page: "2026-03-29 03:00:12 UTC".
-func sensorTime(ms int64) string { return db.FromMillis(ms).In(time.UTC).Format("2006-01-02 15:04:05 MST") }
+func sensorTime(ms int64) string {
+	return db.FromMillis(ms).In(time.UTC).Format("2006-01-02 15:04:05 MST")
+}
 
 func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.SensorRow {
 	s, st := v.Def, v.State
