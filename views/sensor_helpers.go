@@ -1,6 +1,9 @@
 package views
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 func joinList(s []string) string { return strings.Join(s, ", ") }
 
@@ -32,4 +35,16 @@ func prefixSuffix(p string) string {
 		return ""
 	}
 	return " starting with " + p
+}
+
+// sensorCountsText is what a sensor did, in numbers.
+func sensorCountsText(s SensorRow) string {
+	if s.Kind == "push" {
+		return fmt.Sprintf("%s events, %s backfills", Num(s.Events), Num(s.Launches))
+	}
+	out := fmt.Sprintf("%s evaluations, %s backfills", Num(s.Evals), Num(s.Launches))
+	if s.Failures > 0 {
+		out += fmt.Sprintf(", %s failing in a row", Num(s.Failures))
+	}
+	return out
 }
