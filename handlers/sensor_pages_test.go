@@ -47,7 +47,9 @@ func TestSensorsPage(t *testing.T) {
 	if rows.Length() != 3 {
 		t.Fatalf("%d rows", rows.Length())
 	}
-	row := func(name string) *goquery.Selection { return doc.Find(`[data-testid="sensor-row"][data-name="` + name + `"]`) }
+	row := func(name string) *goquery.Selection {
+		return doc.Find(`[data-testid="sensor-row"][data-name="` + name + `"]`)
+	}
 	if r := row("arrivals"); r.AttrOr("data-kind", "") != "push" || r.AttrOr("data-state", "") != "OK" ||
 		selText(r.Find(`[data-testid="sensor-last"]`)) == "" || !strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "event m-1: launched") ||
 		selText(r.Find(`[data-testid="sensor-counts"]`)) != "1 events, 1 backfills" {

@@ -38,7 +38,7 @@ func TestSensorViews(t *testing.T) {
 	}
 	poll := doc(t, SensorPageView(Page{}, SensorDetail{SensorRow: rows[1], Cursor: "c9", HasCursor: true, Prefix: "k1",
 		Evaluations: []EvaluationRow{{ID: 5, Kind: "dry_run", CursorBefore: "c9", CursorAfter: "c10", Requests: []EvalRequestRow{{Assets: "x", Selection: "2 partitions (eu, us)", RunKey: "k1", Preview: "would build 2 partitions in 1 chunks"}}, LogTail: "log"}},
-		EvalNext: "/sensors/b%2Fc?evaluations=abc#evaluations"}))
+		EvalNext:    "/sensors/b%2Fc?evaluations=abc#evaluations"}))
 	if text(poll.Find(`[data-testid="cursor"]`)) != "c9" || text(poll.Find(`[data-testid="last-error"]`)) != "Last error: boom" ||
 		text(poll.Find(`[data-testid="evaluation-kind"]`)) != "dry run" || text(poll.Find(`[data-testid="request-preview"]`)) != "would build 2 partitions in 1 chunks" ||
 		poll.Find(`[data-testid="evaluations-next"]`).AttrOr("href", "") != "/sensors/b%2Fc?evaluations=abc#evaluations" ||
