@@ -193,9 +193,9 @@ func printSensor(w io.Writer, s sensorJSON) error {
 		fmt.Fprintf(tw, "cursor\t%s\n", ptrOrDash(s.State.Cursor))
 		fmt.Fprintf(tw, "last evaluation\t%s\n", ptrOrDash(s.State.LastEvaluatedAt))
 		fmt.Fprintf(tw, "next evaluation\t%s\n", ptrOrDash(s.State.NextEvaluationAt))
-		fmt.Fprintf(tw, "counts\t%d evaluations, %d backfills\n", s.State.Evaluations, s.State.Launches)
+		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
 	} else {
-		fmt.Fprintf(tw, "counts\t%d events, %d backfills\n", s.State.EventsAccepted, s.State.Launches)
+		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.EventsAccepted, "event"), nOf(s.State.Launches, "backfill"))
 		if e := s.LastEvent; e != nil {
 			fmt.Fprintf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, e.ReceivedAt, ptrOrDash(e.BackfillID))
 		}
@@ -262,7 +262,7 @@ func describeRequest(r runRequestJSON) string {
 	case r.Skipped != "":
 		out += " -> skipped: " + r.Skipped
 	case r.Preview != nil:
-		out += fmt.Sprintf(" -> would build %d partitions in %d chunks", r.Preview.TotalPartitions, r.Preview.TotalChunks)
+		out += fmt.Sprintf(" -> would build %s in %s", nOf(r.Preview.TotalPartitions, "partition"), nOf(r.Preview.TotalChunks, "chunk"))
 	}
 	return out
 }
@@ -437,4 +437,12 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 		return fmt.Sprintf("`tessera sensor evaluations %s` shows it when it is done", p["sensor"]), true
 	}
 	return "nothing to do", true
+}
+
+// nOf writes "1 event", "2 events".
+func nOf(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -97,7 +97,7 @@ func TestCLISensor(t *testing.T) {
 
 	code, out, errOut = s.cli(t, "sensor", "evaluate", "counter", "--dry-run")
 	if code != 0 || !strings.HasPrefix(out, "dry run ") || !strings.Contains(out, "cursor 1 -> 2") ||
-		!strings.Contains(out, "request every asset: eu (run key k2) -> would build 1 partitions in 1 chunks") || !strings.Contains(out, "    at 1") {
+		!strings.Contains(out, "request every asset: eu (run key k2) -> would build 1 partition in 1 chunk") || !strings.Contains(out, "    at 1") {
 		t.Fatalf("evaluate --dry-run: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = s.cli(t, "sensor", "evaluate", "counter")

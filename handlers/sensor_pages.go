@@ -81,9 +81,9 @@ func evaluationSummary(e db.SensorEvaluation) string {
 	}
 	switch {
 	case e.Kind == db.EvalDryRun:
-		return fmt.Sprintf("%s: %d requests", kind, len(outs))
+		return fmt.Sprintf("%s: %s", kind, countOf(len(outs), "request"))
 	case launched > 0:
-		return fmt.Sprintf("%s: launched %d backfills", kind, launched)
+		return fmt.Sprintf("%s: launched %s", kind, countOf(launched, "backfill"))
 	case e.SkipReason != nil:
 		return kind + ": skipped (" + *e.SkipReason + ")"
 	}
@@ -286,7 +286,7 @@ func evaluationRow(e db.SensorEvaluation) views.EvaluationRow {
 		}
 		switch {
 		case len(o.Partitions) > 0:
-			rr.Selection = fmt.Sprintf("%d partitions (%s)", len(o.Partitions), firstKeys(o.Partitions, 5))
+			rr.Selection = fmt.Sprintf("%s (%s)", countOf(len(o.Partitions), "partition"), firstKeys(o.Partitions, 5))
 		default:
 			rr.Selection = fmt.Sprintf("from %s to %s", o.Start, o.End)
 		}
@@ -294,7 +294,7 @@ func evaluationRow(e db.SensorEvaluation) views.EvaluationRow {
 			rr.Backfill = &views.Link{Label: o.Backfill, Href: BackfillHref(o.Backfill)}
 		}
 		if o.Preview != nil {
-			rr.Preview = fmt.Sprintf("would build %s partitions in %s chunks", views.Num(o.Preview.TotalPartitions), views.Num(o.Preview.TotalChunks))
+			rr.Preview = fmt.Sprintf("would build %s in %s", countOf(int(o.Preview.TotalPartitions), "partition"), countOf(int(o.Preview.TotalChunks), "chunk"))
 		}
 		r.Requests = append(r.Requests, rr)
 	}
@@ -388,7 +388,7 @@ func evaluateNotice(ev jobs.Evaluation) string {
 		return what + " failed: " + *r.Error + "."
 	}
 	if r.Kind == db.EvalDryRun {
-		return fmt.Sprintf("Dry run: the evaluator would request %d backfills (nothing launched, the cursor unchanged); its requests are the newest evaluation below.", len(ev.Outcomes))
+		return fmt.Sprintf("Dry run: the evaluator would request %s (nothing launched, the cursor unchanged); its requests are the newest evaluation below.", countOf(len(ev.Outcomes), "backfill"))
 	}
 	launched := 0
 	for _, o := range ev.Outcomes {
@@ -396,7 +396,7 @@ func evaluateNotice(ev jobs.Evaluation) string {
 			launched++
 		}
 	}
-	return fmt.Sprintf("Evaluation: %d requests, %d backfills launched.", len(ev.Outcomes), launched)
+	return fmt.Sprintf("Evaluation: %s, %s launched.", countOf(len(ev.Outcomes), "request"), countOf(launched, "backfill"))
 }
 
 // SensorCursorAction handles the sensor page's cursor form (admin): set

@@ -52,7 +52,7 @@ func TestSensorsPage(t *testing.T) {
 	}
 	if r := row("arrivals"); r.AttrOr("data-kind", "") != "push" || r.AttrOr("data-state", "") != "OK" ||
 		selText(r.Find(`[data-testid="sensor-last"]`)) == "" || !strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "event m-1: launched") ||
-		selText(r.Find(`[data-testid="sensor-counts"]`)) != "1 events, 1 backfills" {
+		selText(r.Find(`[data-testid="sensor-counts"]`)) != "1 event, 1 backfill" {
 		t.Errorf("arrivals row: %q", selText(r))
 	}
 	if r := row("broken"); r.AttrOr("data-state", "") != "ERROR" || !strings.Contains(selText(r.Find(`[data-testid="sensor-error"]`)), "exited with status 3") ||
@@ -108,8 +108,8 @@ func TestSensorPageDryRunAndEvaluate(t *testing.T) {
 	op := env.Client(t, auth.RoleOperator)
 	status, doc := sensorPost(t, env, op, "/sensors/counter/dry-run", nil)
 	first := doc.Find(`[data-testid="evaluation-row"]`).First()
-	if status != 200 || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), "Dry run: the evaluator would request 1 backfills") ||
-		first.AttrOr("data-kind", "") != "dry_run" || selText(first.Find(`[data-testid="request-preview"]`)) != "would build 1 partitions in 1 chunks" ||
+	if status != 200 || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), "Dry run: the evaluator would request 1 backfill") ||
+		first.AttrOr("data-kind", "") != "dry_run" || selText(first.Find(`[data-testid="request-preview"]`)) != "would build 1 partition in 1 chunk" ||
 		first.Find(`[data-testid="request-backfill"]`).Length() != 0 || !strings.Contains(selText(first), "run key k1") {
 		t.Fatalf("dry run: %d %q", status, selText(doc.Find("main")))
 	}

@@ -40,9 +40,9 @@ func prefixSuffix(p string) string {
 // sensorCountsText is what a sensor did, in numbers.
 func sensorCountsText(s SensorRow) string {
 	if s.Kind == "push" {
-		return fmt.Sprintf("%s events, %s backfills", Num(s.Events), Num(s.Launches))
+		return fmt.Sprintf("%s %s, %s %s", Num(s.Events), plural(s.Events, "event", "events"), Num(s.Launches), plural(s.Launches, "backfill", "backfills"))
 	}
-	out := fmt.Sprintf("%s evaluations, %s backfills", Num(s.Evals), Num(s.Launches))
+	out := fmt.Sprintf("%s %s, %s %s", Num(s.Evals), plural(s.Evals, "evaluation", "evaluations"), Num(s.Launches), plural(s.Launches, "backfill", "backfills"))
 	if s.Failures > 0 {
 		out += fmt.Sprintf(", %s failing in a row", Num(s.Failures))
 	}
