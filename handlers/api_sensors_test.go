@@ -230,6 +230,23 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 			t.Errorf("%s wrote: %s -> %s", tc.name, before+before2, after+after2)
 		}
 	}
+	// A poll sensor disabled in the workspace evaluates nothing (a dry run
+	// still shows what it would).
+	env3 := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(sensorWS(t), "    timeout: 10s\n", "    timeout: 10s\n    enabled: false\n", 1)})
+	env3.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	env3.StartSensors(t)
+	tok3 := env3.Token(t, auth.RoleOperator)
+	before3 := sensorWrites(t, env3)
+	if code, body := apiCall(t, env3, tok3, "POST", "/api/v1/sensors/counter/evaluate", ``); code != 409 ||
+		!strings.Contains(fmt.Sprint(body["error"]), "sensor counter is disabled in the workspace; it launches nothing") || !strings.Contains(fmt.Sprint(body["error"]), "enabled: true") {
+		t.Fatalf("evaluate a disabled sensor: %d %v", code, body)
+	}
+	if after3 := sensorWrites(t, env3); after3 != before3 {
+		t.Fatalf("evaluating a disabled sensor wrote: %s -> %s", before3, after3)
+	}
+	if code, body := apiCall(t, env3, tok3, "POST", "/api/v1/sensors/counter/evaluate", `{"dry_run": true}`); code != 200 || len(body["requests"].([]any)) != 1 {
+		t.Fatalf("dry run of a disabled sensor: %d %v", code, body)
+	}
 	// A viewer may not push: 403, nothing written.
 	before := sensorWrites(t, env)
 	if code, body := apiCall(t, env, env.Token(t, auth.RoleViewer), "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "v", "partitions": ["eu"]}`); code != 403 ||

@@ -136,7 +136,9 @@ func (s *Sensors) release(name string) {
 
 // Evaluate evaluates poll sensor name now (dryRun: shows what it would
 // request, launches nothing and keeps the cursor), one evaluation at a
-// time per sensor (409 while one runs).
+// time per sensor (409 while one runs, and for a sensor disabled in the
+// workspace unless it is a dry run). A paused sensor may be evaluated now:
+// pausing stops its scheduled evaluations and refuses pushed events.
 func (s *Sensors) Evaluate(ctx context.Context, name string, dryRun bool, actor string) (Evaluation, error) {
 	sn, err := s.e.sensorOf(name)
 	if err != nil {
@@ -145,6 +147,12 @@ func (s *Sensors) Evaluate(ctx context.Context, name string, dryRun bool, actor 
 	if !sn.Poll() {
 		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeNotPollSensor, Params: map[string]string{"sensor": name},
 			Msg: fmt.Sprintf("sensor %s has no evaluator: it is pushed events, it does not poll", name)}
+	}
+	if !sn.Enabled && !dryRun {
+		// Disabled in the workspace: it launches nothing; a dry run still
+		// shows what it would.
+		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeSensorPaused, Params: map[string]string{"sensor": name, "state": "disabled in the workspace"},
+			Msg: fmt.Sprintf("sensor %s is disabled in the workspace; it launches nothing (a dry run shows what it would)", name)}
 	}
 	if !s.claim(name) {
 		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": "evaluating"},
