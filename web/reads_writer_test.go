@@ -36,6 +36,8 @@ assets:
     partitions: {daily: {start: 2026-01-01, end: 2026-02-01}}
     deps: [r.hourly]
     executor: {http: {url: %[1]q}}
+sensors:
+  r.sensor: {assets: [r.daily], evaluator: {command: ["true"]}, interval: 1h}
 `, remote.URL)})
 	env.StartEngine(t, jobs.Options{})
 	admin := env.AdminToken()
@@ -89,6 +91,8 @@ assets:
 			path = strings.Replace(path, ":id", work.RunID, 1)
 		case strings.Contains(path, "/backfills/:id"):
 			path = strings.Replace(path, ":id", bf, 1)
+		case strings.Contains(path, "sensors/:name"):
+			path = strings.Replace(path, ":name", "r.sensor", 1)
 		}
 		path = params.Replace(path)
 		switch {
