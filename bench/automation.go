@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -29,9 +28,15 @@ type AutomationResult struct {
 	TickLagMaxMs   float64 `json:"tick_lag_max_ms"`
 	MissedTicks    int     `json:"missed_ticks"`
 	DuplicateTicks int64   `json:"duplicate_ticks"`
-	// PushEvents: sensors (push events) are not built yet; the push half
-	// of the benchmark is not run.
-	PushEvents string `json:"push_events"`
+	// Push events: Pushers clients push Events events (10 % of them a
+	// repeated message id) to one sensor through Engine.Push, the call the
+	// API's events endpoint makes.
+	Pushers           int     `json:"push_clients"`
+	PushEvents        int     `json:"push_events"`
+	PushRepeated      int     `json:"push_repeated"`
+	PushEventsPerS    float64 `json:"push_events_per_s"`
+	PushLaunches      int64   `json:"push_launches"`
+	DuplicateLaunches int64   `json:"duplicate_launches"`
 }
 
 // Automation runs n schedules that all fire at the same seconds (cron, by
@@ -41,19 +46,15 @@ type AutomationResult struct {
 // scheduled_for to its backfill's creation, and counts missed and
 // duplicate ticks.
 func Automation(ctx context.Context, n int, cron string, d time.Duration) (AutomationResult, error) {
-	out := AutomationResult{Bench: "automation", Schedules: n, Cron: cron, DurationS: d.Seconds(), PushEvents: "not measured: sensors are not built yet"}
-	dir, err := os.MkdirTemp("", "tessera-bench-automation-")
+	out := AutomationResult{Bench: "automation", Schedules: n, Cron: cron, DurationS: d.Seconds()}
+	store, cleanup, err := tempStore("automation")
 	if err != nil {
 		return out, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return out, err
-	}
-	defer store.Close()
+	defer cleanup()
 	var b strings.Builder
-	b.WriteString("assets:\n  bench.one:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\nschedules:\n")
+	b.WriteString("assets:\n  bench.one:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\n" +
+		"sensors:\n  bench.push:\n    assets: [bench.one]\nschedules:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  s%04d: {cron: %q, assets: [bench.one], overlap: allow, catchup: {window: 1m, max_ticks: 100}}\n", i, cron)
 	}
@@ -133,5 +134,46 @@ func Automation(ctx context.Context, n int, cron string, d time.Duration) (Autom
 		return out, err
 	}
 	out.DuplicateTicks = made - int64(len(lags))
-	return out, nil
+	return out, pushEvents(ctx, eng, store, &out)
+}
+
+// pushEvents has 16 clients push 250 events each to bench.push, one in
+// ten repeating an earlier message id, and counts the backfills: one per
+// distinct message id, or some launched twice.
+func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *AutomationResult) error {
+	const clients, each = 16, 250
+	out.Pushers, out.PushEvents = clients, clients*each
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("c%d-%d", c, i)
+				if i%10 == 9 {
+					id = fmt.Sprintf("c%d-%d", (c+1)%clients, i-1) // another client's, sent again
+				}
+				if _, err := eng.Push(ctx, "bench.push", jobs.PushEvent{MessageID: id, Partitions: []string{"only"}}, "bench"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	out.PushEventsPerS = round(float64(out.PushEvents) / time.Since(start).Seconds())
+	out.PushRepeated = clients * (each / 10)
+	n, err := store.SensorLaunches(ctx, "bench.push")
+	if err != nil {
+		return err
+	}
+	out.PushLaunches = n
+	out.DuplicateLaunches = n - int64(out.PushEvents-out.PushRepeated)
+	return nil
 }

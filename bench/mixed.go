@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -109,16 +108,11 @@ type mixedOutcome struct {
 // runs the backfill with readers clients reading meanwhile.
 func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (mixedOutcome, error) {
 	var out mixedOutcome
-	dir, err := os.MkdirTemp("", "tessera-bench-mixed-")
+	store, cleanup, err := tempStore("mixed")
 	if err != nil {
 		return out, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return out, err
-	}
-	defer store.Close()
+	defer cleanup()
 	now := time.Now().UTC()
 	first := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
 	ws, ids, err := benchWorkspace(ctx, store, n, now, fmt.Sprintf(mixedDownstream, first.Format("2006-01-02")))

@@ -68,11 +68,7 @@ func TestParseSchedules(t *testing.T) {
 // TestScheduleProblems: each bad schedule is reported at its line and
 // field with what to write instead, and the workspace is refused.
 func TestScheduleProblems(t *testing.T) {
-	tests := []struct {
-		name, src  string
-		line       int
-		field, msg string
-	}{
+	tests := []problemCase{
 		{"cron field", "  s:\n    cron: \"61 * * * *\"\n    assets: [raw.events]\n", 13, "schedules.s.cron", `the minute field "61" is not valid`},
 		{"cron seconds field", "  s:\n    cron: \"*/70 * * * * *\"\n    assets: [raw.events]\n", 13, "schedules.s.cron", `the second field "*/70"`},
 		{"cron fields count", "  s:\n    cron: \"* * *\"\n    assets: [raw.events]\n", 13, "schedules.s.cron", "has 3 fields"},
@@ -99,15 +95,5 @@ func TestScheduleProblems(t *testing.T) {
 		{"name", "  s/1:\n    cron: \"0 * * * *\"\n    assets: [raw.events]\n", 12, "schedules.s/1", "may only use letters"},
 		{"not a mapping", "  s: hourly\n", 12, "schedules.s", ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := problems(t, scheduleWS(tc.src))
-			for _, p := range ps {
-				if p.Line == tc.line && p.Field == tc.field && strings.Contains(p.Message, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("no problem at line %d field %q containing %q; got:\n%s", tc.line, tc.field, tc.msg, (&ValidationError{ps}).Error())
-		})
-	}
+	runProblemCases(t, tests, scheduleWS)
 }

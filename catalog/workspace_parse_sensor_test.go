@@ -35,11 +35,7 @@ func TestParseSensors(t *testing.T) {
 }
 
 func TestSensorProblems(t *testing.T) {
-	tests := []struct {
-		name, src  string
-		line       int
-		field, msg string
-	}{
+	tests := []problemCase{
 		{"unknown asset", "  s:\n    assets: [raw.event]\n", 13, "sensors.s.assets", `unknown asset "raw.event"`},
 		{"missing assets", "  s:\n    interval: 5s\n", 12, "sensors.s.assets", "missing assets"},
 		{"interval on push", "  s:\n    assets: [raw.events]\n    interval: 5s\n", 14, "sensors.s.interval", "only applies to a sensor with an evaluator"},
@@ -50,15 +46,5 @@ func TestSensorProblems(t *testing.T) {
 		{"unknown field", "  s:\n    assets: [raw.events]\n    cursor: x\n", 14, "sensors.s.cursor", "unknown field"},
 		{"name", "  s s:\n    assets: [raw.events]\n", 12, "sensors.s s", "may only use letters"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := problems(t, sensorWS(tc.src))
-			for _, p := range ps {
-				if p.Line == tc.line && p.Field == tc.field && strings.Contains(p.Message, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("no problem at line %d field %q containing %q; got:\n%s", tc.line, tc.field, tc.msg, (&ValidationError{ps}).Error())
-		})
-	}
+	runProblemCases(t, tests, sensorWS)
 }

@@ -10,6 +10,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure Tessera on generated data (prints one JSON line)"}
+	cmd.AddCommand(newBenchKeysCmd())
 	var partitions, requests int
 	grid := &cobra.Command{
 		Use:   "grid",

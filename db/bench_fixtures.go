@@ -201,3 +201,11 @@ func (s *Store) ScheduledBackfills(ctx context.Context) (int64, error) {
 	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM backfills WHERE created_by LIKE 'schedule:%'`)
 	return n, err
 }
+
+// SensorLaunches counts the backfills sensor launched (created_by
+// "sensor:NAME").
+func (s *Store) SensorLaunches(ctx context.Context, sensor string) (int64, error) {
+	var n int64
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM backfills WHERE created_by = ?`, "sensor:"+sensor)
+	return n, err
+}

@@ -60,7 +60,9 @@ func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
 func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...string) map[string]any {
 	t.Helper()
 	var b map[string]any
-	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+	// A generous bound: it returns as soon as the state is reached, and
+	// `make test` runs packages side by side on 2 cores.
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
 		_, b = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
 		state, _ := b["state"].(string)
 		return slices.Contains(states, state)

@@ -76,6 +76,7 @@ type Engine struct {
 
 	recovery recoveryHealth // see CrashRecoveryHealth
 	segCache segmentCache   // segments of the backfills being planned
+	pushes   pushBatcher    // sensor events committed together
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
@@ -158,6 +159,9 @@ type Created struct {
 }
 
 func requestHash(v any) string {
+	if req, ok := v.(Request); ok {
+		return requestHashOf(req) // the same hash, faster for a million keys
+	}
 	b, _ := json.Marshal(v)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:12])
@@ -241,9 +245,11 @@ func (e *Engine) insertTx(ctx context.Context, tx *db.Tx, r *resolved, hash stri
 		assets[i] = a.Key
 	}
 	aj, _ := json.Marshal(assets)
-	sj, _ := json.Marshal(r.req.Selector)
-	if r.req.Selector.Type == "explicit" {
+	var sj []byte
+	if r.req.Selector.Type == "explicit" { // its keys are in the event and backfill_keys
 		sj, _ = json.Marshal(map[string]any{"type": "explicit", "count": len(r.keys)})
+	} else {
+		sj, _ = json.Marshal(r.req.Selector)
 	}
 	for i := range r.segments {
 		r.segments[i].BackfillID = id
@@ -265,6 +271,9 @@ type BatchItem struct {
 	Req     Request
 	IdemKey string
 	Actor   string
+	// resolved, when set, is Req resolved already (by the caller's
+	// goroutine, so that many callers resolve at once).
+	resolved *resolved
 }
 
 // CreateBatch creates the backfills of items in one transaction, each as
@@ -287,6 +296,10 @@ func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then fu
 	for i, it := range items {
 		if len(it.IdemKey) > MaxRequestIDLen {
 			errs[i] = bad("Idempotency-Key", "the idempotency key is longer than %d characters", MaxRequestIDLen)
+			continue
+		}
+		if it.resolved != nil {
+			rs[i] = it.resolved
 			continue
 		}
 		if rs[i], errs[i] = e.resolve(ctx, it.Req); errs[i] != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -95,22 +96,112 @@ func (e *Engine) Push(ctx context.Context, name string, ev PushEvent, actor stri
 	if err != nil {
 		return EventResult{}, err
 	}
-	var out EventResult
-	now := e.Now()
-	refused, err := e.CreateBatch(ctx, []BatchItem{{Req: req, IdemKey: "msg:" + ev.MessageID, Actor: sensorActor(name)}}, func(tx *db.Tx, _ int, c Created) error {
-		id := c.Backfill.ID
-		stored, first, err := db.RecordSensorEventTx(ctx, tx, db.SensorEvent{Sensor: name, MessageID: ev.MessageID, ReceivedAt: db.Millis(now),
-			Outcome: db.EventLaunched, BackfillID: &id, Actor: actor})
-		out = EventResult{Event: stored, Replayed: !first}
-		return err
-	})
+	r, err := e.resolve(ctx, req)
 	if err != nil {
 		return EventResult{}, err
 	}
-	if refused[0] != nil {
-		return EventResult{}, refused[0]
+	reply := make(chan pushReply, 1)
+	e.pushes.start(e)
+	select {
+	case e.pushes.in <- pushItem{ctx: ctx, sensor: name, ev: ev, actor: actor, item: BatchItem{Req: req, IdemKey: "msg:" + ev.MessageID, Actor: sensorActor(name), resolved: r}, reply: reply}:
+	case <-ctx.Done():
+		return EventResult{}, ctx.Err()
 	}
-	return out, nil
+	select {
+	case rep := <-reply:
+		return rep.res, rep.err
+	case <-ctx.Done():
+		return EventResult{}, ctx.Err()
+	}
+}
+
+// pushBatcher records the events pushed at the same time in one
+// transaction (group commit): each push resolves its request in its own
+// goroutine, then waits for the batch it joined to commit.
+type pushBatcher struct {
+	once sync.Once
+	in   chan pushItem
+}
+
+type pushItem struct {
+	ctx    context.Context
+	sensor string
+	ev     PushEvent
+	actor  string
+	item   BatchItem
+	reply  chan pushReply
+}
+
+type pushReply struct {
+	res EventResult
+	err error
+}
+
+// maxPushBatch bounds the events of one transaction.
+const maxPushBatch = 256
+
+func (p *pushBatcher) start(e *Engine) {
+	p.once.Do(func() {
+		p.in = make(chan pushItem, maxPushBatch)
+		go p.run(e)
+	})
+}
+
+// run takes the pushes waiting, up to maxPushBatch, and commits them.
+func (p *pushBatcher) run(e *Engine) {
+	for first := range p.in {
+		batch := []pushItem{first}
+	more:
+		for len(batch) < maxPushBatch {
+			select {
+			case it := <-p.in:
+				batch = append(batch, it)
+			default:
+				break more
+			}
+		}
+		e.commitPushes(batch)
+	}
+}
+
+// commitPushes creates the backfills of batch and records its events in
+// one transaction, and answers each push.
+func (e *Engine) commitPushes(batch []pushItem) {
+	items := make([]BatchItem, len(batch))
+	for i, p := range batch {
+		items[i] = p.item
+	}
+	out := make([]EventResult, len(batch))
+	now := e.Now()
+	// The batch's transaction is not any one request's: it runs to the
+	// end even if a sender goes away.
+	refused, err := e.CreateBatch(context.Background(), items, func(tx *db.Tx, i int, c Created) error {
+		id := c.Backfill.ID
+		p := batch[i]
+		stored, first, err := db.RecordSensorEventTx(context.Background(), tx, db.SensorEvent{Sensor: p.sensor, MessageID: p.ev.MessageID,
+			ReceivedAt: db.Millis(now), Outcome: db.EventLaunched, BackfillID: &id, Actor: p.actor})
+		out[i] = EventResult{Event: stored, Replayed: !first}
+		return err
+	})
+	for i, p := range batch {
+		switch {
+		case err != nil:
+			p.reply <- pushReply{err: err}
+		case refused[i] != nil:
+			// Another push of the same message id with another body
+			// committed first: the first outcome is the answer.
+			var ie *InputError
+			if errors.As(refused[i], &ie) && ie.Code == CodeKeyReused {
+				if first, ferr := e.Store.SensorEventOf(context.Background(), p.sensor, p.ev.MessageID); ferr == nil {
+					p.reply <- pushReply{res: EventResult{Event: first, Replayed: true}}
+					continue
+				}
+			}
+			p.reply <- pushReply{err: refused[i]}
+		default:
+			p.reply <- pushReply{res: out[i]}
+		}
+	}
 }
 
 // eventRequest is the backfill request of a pushed event.

@@ -411,6 +411,8 @@ func queryParam(op, name string) map[string]any {
 		p["description"] = "a partition key: list everything missing from there, not only holes inside the materialized range"
 	case "partition":
 		p["description"] = "a partition key: that partition's reason and evidence"
+	case "outcome":
+		list(handlers.TickOutcomes, "only ticks of these outcomes")
 	}
 	return p
 }

@@ -36,6 +36,8 @@ assets:
     partitions: {daily: {start: 2026-01-01, end: 2026-02-01}}
     deps: [r.hourly]
     executor: {http: {url: %[1]q}}
+schedules:
+  r.sched: {cron: "5 * * * *", assets: [r.daily]}
 sensors:
   r.sensor: {assets: [r.daily], evaluator: {command: ["true"]}, interval: 1h}
 `, remote.URL)})
@@ -77,7 +79,7 @@ sensors:
 			}
 		}
 	}
-	params := strings.NewReplacer(":key", "r.hourly", ":partition", "2026-01-01-05:00", "*", "app.css")
+	params := strings.NewReplacer(":name", "r.sched", ":key", "r.hourly", ":partition", "2026-01-01-05:00", "*", "app.css")
 	swept := 0
 	seen := map[string]bool{}
 	for _, r := range env.Echo.Routes() {
