@@ -54,7 +54,8 @@ sensors:
 	// The loop's first evaluation (cursor 1) is on the page once it ran.
 	bfWaitJS(t, ctx, `location.pathname === "/sensors/files.landed"`, 20*time.Second, "the sensor page")
 	testkit.Eventually(t, 20*time.Second, "the first evaluation", func() bool {
-		if bfJS(t, ctx, `document.querySelector('[data-testid="cursor"]').innerText.trim()`) == "1" {
+		// Null-safe: the previous round's reload may still be loading.
+		if bfJS(t, ctx, `(document.querySelector('[data-testid="cursor"]') || {innerText: ""}).innerText.trim()`) == "1" {
 			return true
 		}
 		_ = chromedp.Do(ctx, chromedp.Reload())
