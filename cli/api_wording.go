@@ -100,6 +100,8 @@ func cliHint(kind string, p map[string]string) (string, bool) {
 			return fmt.Sprintf("`tessera schedule resume %s` resumes it", p["schedule"]), true
 		}
 		return "nothing to do", true
+	case "sensor_list", "sensor_state":
+		return sensorHint(kind, p)
 	}
 	return "", false
 }

@@ -128,6 +128,12 @@ func sensorEvent(ctx context.Context, q getter, sensor, messageID string) (Senso
 // was recorded already, and answers the event stored (the first one) and
 // whether it is this one.
 func RecordSensorEventTx(ctx context.Context, tx *sqlx.Tx, ev SensorEvent) (SensorEvent, bool, error) {
+	// The sensor's state is created with its first event, not before: a
+	// refused event writes nothing.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO sensor_state (name, created_at, updated_at) VALUES (?,?,?) ON CONFLICT (name) DO NOTHING`,
+		ev.Sensor, ev.ReceivedAt, ev.ReceivedAt); err != nil {
+		return ev, false, err
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_events (sensor, message_id, received_at, outcome, reason, backfill_id, actor) VALUES (?,?,?,?,?,?,?)
 		ON CONFLICT (sensor, message_id) DO NOTHING`, ev.Sensor, ev.MessageID, ev.ReceivedAt, ev.Outcome, ev.Reason, ev.BackfillID, ev.Actor)
 	if err != nil {
@@ -146,13 +152,21 @@ func RecordSensorEventTx(ctx context.Context, tx *sqlx.Tx, ev SensorEvent) (Sens
 	return ev, true, err
 }
 
-// SensorEvents lists a sensor's pushed events, newest first, received
-// before before (0: any), at most limit.
-func (s *Store) SensorEvents(ctx context.Context, sensor string, before int64, limit int) ([]SensorEvent, error) {
+// SensorEventCursor is where a page of pushed events ends: the last
+// event's received_at and message_id (events received in the same
+// millisecond are ordered by message id, so none is skipped or repeated).
+type SensorEventCursor struct {
+	ReceivedAt int64
+	MessageID  string
+}
+
+// SensorEvents lists a sensor's pushed events, newest first, after the
+// page that ended at before (nil: from the newest), at most limit.
+func (s *Store) SensorEvents(ctx context.Context, sensor string, before *SensorEventCursor, limit int) ([]SensorEvent, error) {
 	q, args := `SELECT * FROM sensor_events WHERE sensor=?`, []any{sensor}
-	if before > 0 {
-		q += ` AND received_at < ?`
-		args = append(args, before)
+	if before != nil {
+		q += ` AND (received_at < ? OR (received_at = ? AND message_id < ?))`
+		args = append(args, before.ReceivedAt, before.ReceivedAt, before.MessageID)
 	}
 	return selectAll[SensorEvent](ctx, s.r, q+` ORDER BY received_at DESC, message_id DESC LIMIT ?`, append(args, limit)...)
 }

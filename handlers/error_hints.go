@@ -23,6 +23,8 @@ const (
 	HintIdempotencyConflict = "idempotency_conflict" // params: what ("request" or "batch")
 	HintScheduleList        = "schedule_list"        // params: schedule, known
 	HintScheduleState       = "schedule_state"       // params: schedule, state (paused or running)
+	HintSensorList          = "sensor_list"          // params: sensor, known
+	HintSensorState         = "sensor_state"         // params: sensor, state, code (sensorStateHint)
 )
 
 // apiHint words hint kind for an API client: the endpoint or field to use.
@@ -56,6 +58,8 @@ func apiHint(kind string, p map[string]string) string {
 		return "GET /api/v1/schedules lists them"
 	case HintScheduleState:
 		return scheduleStateHint(p, "POST /api/v1/schedules/"+url.PathEscape(p["schedule"])+"/resume resumes it", "nothing to do")
+	case HintSensorList, HintSensorState:
+		return sensorAPIHint(kind, p)
 	}
 	return ""
 }
@@ -88,6 +92,8 @@ func pageHint(kind string, p map[string]string) string {
 		return "the Automation page lists them"
 	case HintScheduleState:
 		return scheduleStateHint(p, "use Resume to resume it", "nothing to do")
+	case HintSensorList, HintSensorState:
+		return sensorPageHint(kind, p)
 	}
 	return ""
 }

@@ -136,7 +136,9 @@ func (s *Sensors) release(name string) {
 
 // Evaluate evaluates poll sensor name now (dryRun: shows what it would
 // request, launches nothing and keeps the cursor), one evaluation at a
-// time per sensor (409 while one runs).
+// time per sensor (409 while one runs, and for a sensor disabled in the
+// workspace unless it is a dry run). A paused sensor may be evaluated now:
+// pausing stops its scheduled evaluations and refuses pushed events.
 func (s *Sensors) Evaluate(ctx context.Context, name string, dryRun bool, actor string) (Evaluation, error) {
 	sn, err := s.e.sensorOf(name)
 	if err != nil {
@@ -145,6 +147,12 @@ func (s *Sensors) Evaluate(ctx context.Context, name string, dryRun bool, actor 
 	if !sn.Poll() {
 		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeNotPollSensor, Params: map[string]string{"sensor": name},
 			Msg: fmt.Sprintf("sensor %s has no evaluator: it is pushed events, it does not poll", name)}
+	}
+	if !sn.Enabled && !dryRun {
+		// Disabled in the workspace: it launches nothing; a dry run still
+		// shows what it would.
+		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeSensorPaused, Params: map[string]string{"sensor": name, "state": "disabled in the workspace"},
+			Msg: fmt.Sprintf("sensor %s is disabled in the workspace; it launches nothing (a dry run shows what it would)", name)}
 	}
 	if !s.claim(name) {
 		return Evaluation{}, &InputError{Conflict: true, Field: "sensor", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": "evaluating"},
@@ -429,7 +437,18 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 		return db.SensorState{}, err
 	}
 	now := db.Millis(s.e.Now())
-	if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {
+	already := func(state string) error {
+		return &InputError{Conflict: true, Field: "state", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": state},
+			Msg: fmt.Sprintf("sensor %s is already %s", name, state)}
+	}
+	if paused {
+		if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {
+			return db.SensorState{}, err
+		}
+	} else if _, err := s.e.Store.SensorStateOf(ctx, name); errors.Is(err, db.ErrNotFound) {
+		// Never paused, so running: the refused resume writes nothing.
+		return db.SensorState{Name: name, Status: db.SensorOK}, already("running")
+	} else if err != nil {
 		return db.SensorState{}, err
 	}
 	st, changed, err := s.e.Store.SetSensorPaused(ctx, name, paused, actor, now)
@@ -438,8 +457,7 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 		if paused {
 			state = "paused"
 		}
-		err = &InputError{Conflict: true, Field: "state", Code: CodeSensorState, Params: map[string]string{"sensor": name, "state": state},
-			Msg: fmt.Sprintf("sensor %s is already %s", name, state)}
+		err = already(state)
 	}
 	return st, err
 }

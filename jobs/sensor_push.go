@@ -78,11 +78,10 @@ func (e *Engine) Push(ctx context.Context, name string, ev PushEvent, actor stri
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return EventResult{}, err
 	}
+	// Read, not created: a refused event writes nothing (the state is
+	// created with the first event recorded).
 	st, err := e.Store.SensorStateOf(ctx, name)
-	if errors.Is(err, db.ErrNotFound) {
-		st, err = e.Store.EnsureSensorState(ctx, name, db.Millis(e.Now()))
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return EventResult{}, err
 	}
 	if st.Paused || !s.Enabled {

@@ -149,6 +149,13 @@ func TestPushEventBadInput(t *testing.T) {
 	if ie := wantInputErr(t, err, CodeUnknownSensor, false); !ie.NotFound || ie.Params["known"] != "arrivals" {
 		t.Fatalf("unknown sensor: %+v", ie)
 	}
+	// Nor a state: the sensor's state is created with its first event
+	// recorded (or a pause), and a resume of a running sensor is refused.
+	_, err = e.sensors.SetPaused(ctx, "arrivals", false, "alice")
+	wantInputErr(t, err, CodeSensorState, true)
+	if n := e.count(`SELECT COUNT(*) FROM sensor_state`); n != 0 {
+		t.Fatalf("refused events and a refused resume created %d sensor states", n)
+	}
 	if _, err := e.sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,8 @@ assets:
     executor: {http: {url: %[1]q}}
 schedules:
   r.sched: {cron: "5 * * * *", assets: [r.daily]}
+sensors:
+  r.sensor: {assets: [r.daily], evaluator: {command: ["true"]}, interval: 1h}
 `, remote.URL)})
 	env.StartEngine(t, jobs.Options{})
 	admin := env.AdminToken()
@@ -91,6 +93,8 @@ schedules:
 			path = strings.Replace(path, ":id", work.RunID, 1)
 		case strings.Contains(path, "/backfills/:id"):
 			path = strings.Replace(path, ":id", bf, 1)
+		case strings.Contains(path, "sensors/:name"):
+			path = strings.Replace(path, ":name", "r.sensor", 1)
 		}
 		path = params.Replace(path)
 		switch {

@@ -205,6 +205,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/tokens/:id/revoke", auth.RoleViewer, h.APIRevokeToken},
 	}
 	routes = append(routes, scheduleRoutes(h)...) // issue 22: web/routes_schedules.go
+	routes = append(routes, sensorRoutes(h)...)   // issue 22: web/routes_sensors.go
 	return append(routes, stalenessRoutes(h)...)  // issue 6: web/routes_staleness.go
 }
 
