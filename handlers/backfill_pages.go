@@ -99,9 +99,6 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if b.ParentBackfillID != nil {
 		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
 	}
-	if name, ok := strings.CutPrefix(b.CreatedBy, views.SensorCreator); ok {
-		d.Sensor = &views.Link{Label: name, Href: views.SensorHref(name)}
-	}
 	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
 		return d, err

@@ -135,8 +135,8 @@ func TestSensorPageDryRunAndEvaluate(t *testing.T) {
 	}
 	// The backfill says who launched it and links back.
 	_, bf := pgGet(t, env, op, link.AttrOr("href", ""))
-	if a := bf.Find(`[data-testid="launched-by-sensor"] a`); a.AttrOr("href", "") != "/sensors/counter" || selText(a) != "counter" {
-		t.Fatalf("backfill page: %q", selText(bf.Find(`[data-testid="launched-by-sensor"]`)))
+	if a := bf.Find(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`); a.AttrOr("href", "") != "/sensors/counter" || selText(a) != "counter" {
+		t.Fatalf("backfill page: %q", selText(bf.Find(`[data-testid="launched-by"]`)))
 	}
 }
 

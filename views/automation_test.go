@@ -25,12 +25,19 @@ func renderDoc(t *testing.T, c templ.Component) *goquery.Document {
 
 func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// A backfill a schedule launched names the schedule and links to it; one
-// a person launched names the person.
+// A backfill a schedule or a sensor launched names it and links to it;
+// one a person launched names the person.
 func TestCreatedByText(t *testing.T) {
 	doc := renderDoc(t, CreatedByText("schedule:nightly.build"))
 	if a := doc.Find(`a[data-testid="created-by-schedule"]`); a.AttrOr("href", "") != "/schedules/nightly.build" || squash(doc.Text()) != "schedule nightly.build" {
 		t.Fatalf("schedule: %q", squash(doc.Text()))
+	}
+	doc = renderDoc(t, CreatedByText("sensor:files.landed"))
+	if a := doc.Find(`a[data-testid="created-by-sensor"]`); a.AttrOr("href", "") != "/sensors/files.landed" || squash(doc.Text()) != "sensor files.landed" {
+		t.Fatalf("sensor: %q", squash(doc.Text()))
+	}
+	if SensorOf("sensors") != "" || SensorOf("alice") != "" || SensorOf("sensor:x") != "x" {
+		t.Fatal("SensorOf")
 	}
 	doc = renderDoc(t, CreatedByText("alice"))
 	if doc.Find(`a`).Length() != 0 || squash(doc.Text()) != "alice" {

@@ -64,7 +64,6 @@ type BackfillDetail struct {
 	Relaunch                                       *Relaunch // a canceled or failed backfill's "Backfill what it did not build…" (operators)
 	Children                                       []Link
 	Parent                                         *Link
-	Sensor                                         *Link  // the sensor that launched it (CreatedBy "sensor:NAME")
 	Message                                        string // conflict or refusal, shown on top
 	Grids                                          []ChunkGrid
 	Chunks                                         ChunkTable

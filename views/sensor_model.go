@@ -1,6 +1,9 @@
 package views
 
-import "net/url"
+import (
+	"net/url"
+	"strings"
+)
 
 // SensorHref is a sensor page's path.
 func SensorHref(name string) string { return "/sensors/" + url.PathEscape(name) }
@@ -8,6 +11,16 @@ func SensorHref(name string) string { return "/sensors/" + url.PathEscape(name) 
 // SensorCreator is the prefix of the CreatedBy of a backfill a sensor
 // launched ("sensor:NAME").
 const SensorCreator = "sensor:"
+
+// SensorOf is the sensor that launched a backfill created by createdBy,
+// or "".
+func SensorOf(createdBy string) string {
+	name, _ := strings.CutPrefix(createdBy, SensorCreator)
+	if name == createdBy {
+		return ""
+	}
+	return name
+}
 
 // Sensor states as the pages show them.
 const (

@@ -85,10 +85,10 @@ sensors:
 	}
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
-	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by-sensor"] a').getAttribute("href")`); got != "/sensors/files.landed" {
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by"] [data-testid="created-by-sensor"]').getAttribute("href")`); got != "/sensors/files.landed" {
 		t.Fatalf("the backfill links back to %q", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="sensor-link"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`))); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed" && !!document.querySelector('[data-testid="run-key-row"][data-key="batch-2"]')`, 20*time.Second, "back on the sensor, with run key batch-2")
