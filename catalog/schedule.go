@@ -77,3 +77,12 @@ func (w *Workspace) Schedule(name string) *Schedule {
 	}
 	return nil
 }
+
+// ScheduleNames lists the names of the workspace's schedules, in file order.
+func (w *Workspace) ScheduleNames() []string {
+	names := make([]string, len(w.Schedules))
+	for i, s := range w.Schedules {
+		names[i] = s.Name
+	}
+	return names
+}

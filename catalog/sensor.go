@@ -39,3 +39,12 @@ func (w *Workspace) Sensor(name string) *Sensor {
 	}
 	return nil
 }
+
+// SensorNames lists the names of the workspace's sensors, in file order.
+func (w *Workspace) SensorNames() []string {
+	names := make([]string, len(w.Sensors))
+	for i, s := range w.Sensors {
+		names[i] = s.Name
+	}
+	return names
+}

@@ -227,6 +227,20 @@ func (s *Store) ScheduleTicks(ctx context.Context, name string, cursor *TickCurs
 	return selectAll[Tick](ctx, s.r, q, append(args, limit)...)
 }
 
+// SchedulesWithQueuedTicks names the schedules that have a queued tick (one
+// query on the partial index of queued ticks, for every schedule).
+func (s *Store) SchedulesWithQueuedTicks(ctx context.Context) (map[string]bool, error) {
+	var names []string
+	if err := s.r.SelectContext(ctx, &names, `SELECT DISTINCT schedule FROM schedule_ticks WHERE outcome='queued'`); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out, nil
+}
+
 // QueuedTicks lists a schedule's queued ticks, oldest first.
 func (s *Store) QueuedTicks(ctx context.Context, name string) ([]Tick, error) {
 	return selectAll[Tick](ctx, s.r, `SELECT * FROM schedule_ticks WHERE schedule=? AND outcome='queued' ORDER BY scheduled_for, id`, name)

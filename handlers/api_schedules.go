@@ -97,25 +97,22 @@ func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 	return h.Scheduler, nil
 }
 
-// scheduleNames lists the workspace's schedules, comma-separated.
-func scheduleNames(ws *catalog.Workspace) string {
-	names := make([]string, len(ws.Schedules))
-	for i, s := range ws.Schedules {
-		names[i] = s.Name
-	}
-	return strings.Join(names, ", ")
-}
-
 // scheduleNotFound is the 404 of a schedule the workspace does not declare:
 // it names the known ones.
 func scheduleNotFound(name, known string) *UserError {
-	reason := fmt.Sprintf("unknown schedule %q", name)
+	return unknownNamed("schedule", name, known, HintScheduleList)
+}
+
+// unknownNamed is the 404 of a schedule or sensor (kind) the workspace does
+// not declare, naming the known ones (comma-separated).
+func unknownNamed(kind, name, known, hint string) *UserError {
+	reason := fmt.Sprintf("unknown %s %q", kind, name)
 	if known == "" {
-		reason += " (the workspace declares no schedule)"
+		reason += " (the workspace declares no " + kind + ")"
 	} else {
 		reason += " (the workspace declares " + known + ")"
 	}
-	return withHint(NotFound(""), reason, HintScheduleList, map[string]string{"schedule": name, "known": known})
+	return withHint(NotFound(""), reason, hint, map[string]string{kind: name, "known": known})
 }
 
 // workspaceSchedule resolves the :name of a schedule route.
@@ -124,7 +121,7 @@ func (h *Handler) workspaceSchedule(c echo.Context) (*catalog.Schedule, error) {
 	name := pathParam(c, "name")
 	s := ws.Schedule(name)
 	if s == nil {
-		return nil, scheduleNotFound(name, scheduleNames(ws))
+		return nil, scheduleNotFound(name, strings.Join(ws.ScheduleNames(), ", "))
 	}
 	return s, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -113,24 +112,10 @@ func (h *Handler) sensors() (*jobs.Sensors, error) {
 	return h.Sensors, nil
 }
 
-func sensorNames(ws *catalog.Workspace) string {
-	names := make([]string, len(ws.Sensors))
-	for i, s := range ws.Sensors {
-		names[i] = s.Name
-	}
-	return strings.Join(names, ", ")
-}
-
 // sensorNotFound is the 404 of a sensor the workspace does not declare: it
 // names the known ones.
 func sensorNotFound(name, known string) *UserError {
-	reason := fmt.Sprintf("unknown sensor %q", name)
-	if known == "" {
-		reason += " (the workspace declares no sensor)"
-	} else {
-		reason += " (the workspace declares " + known + ")"
-	}
-	return withHint(NotFound(""), reason, HintSensorList, map[string]string{"sensor": name, "known": known})
+	return unknownNamed("sensor", name, known, HintSensorList)
 }
 
 // workspaceSensor resolves the :name of a sensor route.
@@ -140,7 +125,7 @@ func (h *Handler) workspaceSensor(c echo.Context) (*catalog.Sensor, error) {
 	if s := ws.Sensor(name); s != nil {
 		return s, nil
 	}
-	return nil, sensorNotFound(name, sensorNames(ws))
+	return nil, sensorNotFound(name, strings.Join(ws.SensorNames(), ", "))
 }
 
 // pushFields are the push body's names of the fields of the backfill

@@ -130,6 +130,19 @@ func definition(s *catalog.Schedule) []views.KV {
 	}
 }
 
+// takeActionNotice takes the flash an action left for the page at href:
+// its notice, and a link to the backfill it launched, if any.
+func (h *Handler) takeActionNotice(c echo.Context, href string) (string, *views.Link) {
+	fl, ok := h.Auth.TakeFlash(CurrentPrincipal(c), href)
+	if !ok {
+		return "", nil
+	}
+	if fl.NewName == "" {
+		return fl.Notice, nil
+	}
+	return fl.Notice, &views.Link{Label: "Open backfill " + fl.NewName, Href: BackfillHref(fl.NewName)}
+}
+
 // SchedulePage renders /schedules/:name (?outcome=&cursor=).
 func (h *Handler) SchedulePage(c echo.Context) error {
 	s, err := h.workspaceSchedule(c)
@@ -140,12 +153,7 @@ func (h *Handler) SchedulePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if fl, ok := h.Auth.TakeFlash(CurrentPrincipal(c), d.Href); ok {
-		d.Notice = fl.Notice
-		if fl.NewName != "" {
-			d.NoticeLink = &views.Link{Label: "Open backfill " + fl.NewName, Href: BackfillHref(fl.NewName)}
-		}
-	}
+	d.Notice, d.NoticeLink = h.takeActionNotice(c, d.Href)
 	return render(c, http.StatusOK, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
 }
 

@@ -145,12 +145,7 @@ func (h *Handler) SensorPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if fl, ok := h.Auth.TakeFlash(CurrentPrincipal(c), d.Href); ok {
-		d.Notice = fl.Notice
-		if fl.NewName != "" {
-			d.NoticeLink = &views.Link{Label: "Open backfill " + fl.NewName, Href: BackfillHref(fl.NewName)}
-		}
-	}
+	d.Notice, d.NoticeLink = h.takeActionNotice(c, d.Href)
 	return render(c, http.StatusOK, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
 }
 

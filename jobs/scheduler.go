@@ -111,6 +111,11 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 	}
 	var errs []error
 	p := &pass{}
+	// One read says which schedules have queued ticks, instead of one per
+	// schedule and pass.
+	if p.queued, err = s.e.Store.SchedulesWithQueuedTicks(ctx); err != nil {
+		return err
+	}
 	for _, sc := range ws.Schedules {
 		st, ok := byName[sc.Name]
 		if !ok {
@@ -138,7 +143,11 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 
 // pass gathers the ticks one evaluation launches: the first of each
 // schedule (batched) and the rest.
-type pass struct{ first, rest []launchTick }
+type pass struct {
+	first, rest []launchTick
+	// queued names the schedules with a queued tick (nil: not read, ask).
+	queued map[string]bool
+}
 
 type launchTick struct {
 	sc *catalog.Schedule
@@ -204,8 +213,8 @@ func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st 
 			p.rest = append(p.rest, l)
 		}
 	}
-	if len(owed.Launch) > 0 {
-		return nil // queued ticks wait for the next pass
+	if len(owed.Launch) > 0 || (p.queued != nil && !p.queued[sc.Name]) {
+		return nil // queued ticks wait for the next pass; or there are none
 	}
 	return s.launchQueued(ctx, sc, now)
 }
@@ -477,10 +486,6 @@ func (s *Scheduler) SetPaused(ctx context.Context, name string, paused bool, act
 
 // unknownSchedule is the 404 of a schedule the workspace does not declare.
 func unknownSchedule(ws *catalog.Workspace, name string) error {
-	names := make([]string, len(ws.Schedules))
-	for i, sc := range ws.Schedules {
-		names[i] = sc.Name
-	}
-	return &InputError{NotFound: true, Field: "schedule", Code: CodeUnknownSchedule, Params: map[string]string{"schedule": name, "known": strings.Join(names, ", ")},
+	return &InputError{NotFound: true, Field: "schedule", Code: CodeUnknownSchedule, Params: map[string]string{"schedule": name, "known": strings.Join(ws.ScheduleNames(), ", ")},
 		Msg: fmt.Sprintf("unknown schedule %q", name)}
 }

@@ -46,11 +46,7 @@ func (e *Engine) sensorOf(name string) (*catalog.Sensor, error) {
 	if s := ws.Sensor(name); s != nil {
 		return s, nil
 	}
-	names := make([]string, len(ws.Sensors))
-	for i, s := range ws.Sensors {
-		names[i] = s.Name
-	}
-	return nil, &InputError{NotFound: true, Field: "sensor", Code: CodeUnknownSensor, Params: map[string]string{"sensor": name, "known": strings.Join(names, ", ")},
+	return nil, &InputError{NotFound: true, Field: "sensor", Code: CodeUnknownSensor, Params: map[string]string{"sensor": name, "known": strings.Join(ws.SensorNames(), ", ")},
 		Msg: fmt.Sprintf("unknown sensor %q", name)}
 }
 
