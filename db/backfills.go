@@ -175,6 +175,29 @@ func BackfillByRequestKeyTx(ctx context.Context, tx *sqlx.Tx, key string) (Backf
 	return backfillByRequestKey(ctx, tx, key)
 }
 
+// BackfillIDsByRequestKeys returns the id of the backfill created under
+// each of keys that has one (request key → backfill id), 500 keys a query.
+func (s *Store) BackfillIDsByRequestKeys(ctx context.Context, keys []string) (map[string]string, error) {
+	out := make(map[string]string, len(keys))
+	for lo := 0; lo < len(keys); lo += 500 {
+		q, args, err := sqlx.In(`SELECT request_key, id FROM backfills WHERE request_key IN (?)`, keys[lo:min(lo+500, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			Key string `db:"request_key"`
+			ID  string `db:"id"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.Key] = r.ID
+		}
+	}
+	return out, nil
+}
+
 func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
 	var b Backfill
 	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)

@@ -37,6 +37,9 @@ type Store struct {
 	readWriterUses atomic.Int64
 	closed         chan struct{}
 	closeOnce      sync.Once
+	// urgent counts the writes waiting that go before the controller's
+	// next step (writer_priority.go).
+	urgent urgency
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction

@@ -392,22 +392,27 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		}
 		hi = max(hi, i)
 	}
+	cl := claimed[r.AssetID]
+	if cl == nil {
+		cl = map[string]bool{}
+		claimed[r.AssetID] = cl
+	}
+	// A partition an attempt started in this step holds is leased: no need
+	// to read the status rows (many runs queued on one partition's lease
+	// are tried in every step).
+	for _, k := range keys {
+		if !done[k] && cl[k] {
+			return nil, db.AttemptStart{}, false, nil
+		}
+	}
 	statuses := map[string]string{}
 	if lo >= 0 {
 		if statuses, err = db.StatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
 			return nil, db.AttemptStart{}, false, err
 		}
 	}
-	cl := claimed[r.AssetID]
-	if cl == nil {
-		cl = map[string]bool{}
-		claimed[r.AssetID] = cl
-	}
 	for _, k := range keys {
-		if done[k] {
-			continue
-		}
-		if statuses[k] == db.StatusInProgress || cl[k] {
+		if !done[k] && statuses[k] == db.StatusInProgress {
 			return nil, db.AttemptStart{}, false, nil
 		}
 	}

@@ -71,11 +71,10 @@ type Engine struct {
 	spaceMu  sync.Mutex
 	spaces   map[string]catalog.Space
 	spacesAt time.Time
-	spacesWS *catalog.Workspace       // the workspace spaces were computed from
-	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
+	spacesWS *catalog.Workspace // the workspace spaces were computed from
 
 	recovery recoveryHealth // see CrashRecoveryHealth
-	segCache segmentCache   // segments of the backfills being planned
+	segCache segmentCache   // segments and ranges of the backfills being planned
 	pushes   pushBatcher    // sensor events committed together
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
@@ -307,6 +306,10 @@ func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then fu
 		}
 	}
 	var made []string
+	// Someone waits for these backfills: the controller's next step waits
+	// for them (writer_priority.go).
+	endUrgent := e.Store.BeginUrgent()
+	defer endUrgent()
 	err = e.Store.Tx(ctx, func(tx *db.Tx) error {
 		made = made[:0]
 		for i, it := range items {
