@@ -9,7 +9,9 @@ import (
 )
 
 // StatusRows reads the stored status of partitions of an asset (key → status)
-// inside tx, for keys in [lo, hi] when contiguous, or by key.
+// inside tx, for keys in [lo, hi] when contiguous, or by key. A partition a
+// running attempt leases without a row is in progress: the planner's lease
+// check.
 func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT partition_key, status FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ?`, assetID, lo, hi)
 	if err != nil {
@@ -24,7 +26,14 @@ func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[st
 		}
 		out[k] = s
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ls, err := loadLeases(ctx, tx, assetID, lo, hi)
+	for _, l := range ls {
+		out[l.Key] = StatusInProgress
+	}
+	return out, err
 }
 
 // RunCheckpoint is what a new attempt of a run may skip and what it must
@@ -117,9 +126,18 @@ func keysWhere(ctx context.Context, q getter, query string, assetID int64, keys 
 
 // InProgressInstances returns which of the instances ids[i] of partitions
 // keys[i] of an asset are still in progress: their status row holds the
-// lease for them.
+// lease for them, or their running attempt leases them without a row.
 func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
+	leased, err := leasesByKey(ctx, q, assetID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if l, ok := leased[k]; ok && i < len(ids) && l.InstanceID() == ids[i] {
+			out[ids[i]] = true
+		}
+	}
 	for len(ids) > 0 {
 		k := min(len(ids), batchRows)
 		args := make([]any, 0, 2*k+1)
