@@ -162,7 +162,8 @@ func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor 
 
 // reindexAsset recomputes every stored partition index of an asset against its
 // new key space; keys that left the space get idx -1 (kept as history, not shown
-// in grids), and the rollup is rebuilt. Running attempts' leases follow.
+// in grids), and the rollup is rebuilt. Running attempts' leases become rows
+// first (reindexLeases).
 func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
 	var keys []string
 	if err := tx.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=?`, assetID); err != nil {
@@ -177,15 +178,16 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 			return err
 		}
 	}
+	if err := reindexLeases(ctx, tx, assetID, sp); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
+	_, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
 		SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx >= 0 GROUP BY idx >> ?, status`,
-		RollupShift, assetID, RollupShift); err != nil {
-		return err
-	}
-	return reindexLeases(ctx, tx, assetID, sp)
+		RollupShift, assetID, RollupShift)
+	return err
 }
 
 // Assets lists the assets that the current workspace declares.

@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -262,34 +260,6 @@ func mergeLeaseRows(assetID int64, rows []PartitionStatus, ls []leasedPart) []Pa
 	return out
 }
 
-// attemptLease reads the lease of a running attempt: its partitions by key
-// (their index), nil when it leases none, and its start.
-func attemptLease(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64) (map[string]int64, int64, error) {
-	var r struct {
-		Started int64   `db:"started_at"`
-		Lease   *string `db:"lease"`
-	}
-	if err := tx.GetContext(ctx, &r, `SELECT started_at, lease FROM attempts WHERE run_id=? AND attempt=?`, runID, attempt); errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, nil
-	} else if err != nil {
-		return nil, 0, err
-	}
-	if r.Lease == nil {
-		return nil, r.Started, nil
-	}
-	var d leaseDoc
-	if err := json.Unmarshal([]byte(*r.Lease), &d); err != nil {
-		return nil, 0, err
-	}
-	out := make(map[string]int64, len(d.K))
-	for j, i := range d.idxs() {
-		if j < len(d.K) {
-			out[d.K[j]] = i
-		}
-	}
-	return out, r.Started, nil
-}
-
 // takeLease turns the lease of a running attempt on asset assetID's
 // partition key, if there is one, into the in-progress status row the
 // lease stands for (the row the engine wrote at an attempt's start before
@@ -312,8 +282,7 @@ func takeLease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) erro
 			if l.Key != key {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
-				VALUES (?,?,?,'in_progress',0,?,?,?,?) ON CONFLICT DO NOTHING`, assetID, l.Key, l.Idx, l.InstanceID(), l.RunID, l.Code, l.Started); err != nil {
+			if err := writeLeaseRow(ctx, tx, assetID, l); err != nil {
 				return err
 			}
 			idxs := d.idxs()
@@ -338,36 +307,47 @@ func writeLease(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, d
 	return err
 }
 
-// reindexLeases moves the leases of asset assetID's running attempts to
-// the asset's new key space (keys that left it get index -1) and counts
-// them in progress in the rollup, which reindexAsset rebuilt from the rows.
+// reindexLeases ends the leases of asset assetID's running attempts on
+// partitions without a status row when the asset is re-indexed: each
+// becomes the in-progress row it stands for (as takeLease writes it), at
+// its index in the new key space sp (-1 for keys that left it), before
+// reindexAsset rebuilds the rollup from the rows. The attempts' ends then
+// find rows, which they update as any leased row.
 func reindexLeases(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
 	var rows []leaseRow
 	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
 		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID); err != nil {
 		return err
 	}
-	roll := rollupDelta{}
 	for _, r := range rows {
-		_, d, err := r.parts(0, -1)
+		ps, _, err := r.parts(math.MinInt64, math.MaxInt64)
 		if err != nil {
 			return err
 		}
-		idxs := make([]int64, len(d.K))
-		for j, k := range d.K {
-			i, err := sp.Index(k)
+		for _, l := range ps {
+			i, err := sp.Index(l.Key)
 			if err != nil {
 				i = -1
 			}
-			idxs[j] = i
-			roll.add(assetID, i, StatusInProgress, 1)
+			l.Idx = i
+			if err := writeLeaseRow(ctx, tx, assetID, l); err != nil {
+				return err
+			}
 		}
-		d.setIdxs(idxs)
-		if err := writeLease(ctx, tx, r.RunID, r.Attempt, d); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET lease_lo=NULL, lease_hi=NULL, lease=NULL WHERE run_id=? AND attempt=?`, r.RunID, r.Attempt); err != nil {
 			return err
 		}
 	}
-	return roll.apply(ctx, tx)
+	return nil
+}
+
+// writeLeaseRow writes the in-progress status row lease l stands for (as
+// the engine wrote it at an attempt's start before leases were kept per
+// attempt).
+func writeLeaseRow(ctx context.Context, tx *sqlx.Tx, assetID int64, l leasedPart) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
+		VALUES (?,?,?,'in_progress',0,?,?,?,?) ON CONFLICT DO NOTHING`, assetID, l.Key, l.Idx, l.InstanceID(), l.RunID, l.Code, l.Started)
+	return err
 }
 
 // leaseFacts adds to an asset's staleness facts b the partitions running

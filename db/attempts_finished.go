@@ -94,12 +94,7 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 			broke++
 		}
 	}
-	// The partitions the attempt leases without a status row (their index
-	// by key), read before the lease ends with the attempt.
-	leased, rowStarted, err := attemptLease(ctx, tx, a.RunID, a.Attempt)
-	if err != nil {
-		return err
-	}
+	// The attempt's lease on partitions without a status row ends with it.
 	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
 		WHERE run_id=? AND attempt=?`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
 		return err
@@ -107,9 +102,11 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 	started := a.Started
 	if started == 0 {
 		// Events written before they carried it: the attempt row has it.
-		started = rowStarted
+		if err := tx.GetContext(ctx, &started, `SELECT started_at FROM attempts WHERE run_id=? AND attempt=?`, a.RunID, a.Attempt); err != nil {
+			return err
+		}
 	}
-	mat, err := f.parts(ctx, tx, a, started, leased)
+	mat, err := f.parts(ctx, tx, a, started)
 	if err != nil {
 		return err
 	}
@@ -126,7 +123,7 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 // materialized ones are kept for finishMaterialized, the others get their
 // instance and status row now. It returns how many the attempt
 // materialized for its run (not counting those materialized again).
-func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64, leased map[string]int64) (int64, error) {
+func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64) (int64, error) {
 	st, roll := f.st, f.roll
 	var mat, failed int64
 	for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
@@ -135,13 +132,9 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 			s := string(pr.Metadata)
 			meta = &s
 		}
-		idx, fresh := leased[pr.Key]
-		if fresh {
-			// Leased without a row: the lease knows its index (reindexLeases
-			// kept it current).
-			pr.Idx = idx
-			delete(leased, pr.Key)
-		}
+		// Leased without a status row (its row, if one appeared meanwhile,
+		// is found when the row is inserted: then it is updated as below).
+		fresh := pr.Prev == ""
 		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 			// The common case, written in batches below.
 			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr, fresh: fresh})
@@ -204,10 +197,6 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 				return 0, err
 			}
 		}
-	}
-	// Partitions of the lease the event does not name: given back.
-	for _, idx := range leased {
-		roll.add(a.AssetID, idx, StatusInProgress, -1)
 	}
 	return mat, nil
 }
