@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"math"
 	"slices"
@@ -235,7 +236,13 @@ func (s *Store) snapshot(ctx context.Context, fn func(q *sqlx.Conn) error) error
 	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
 		return err
 	}
-	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) }()
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); err != nil {
+			// Not back to the pool with its transaction open (it would
+			// hold its snapshot, and the WAL, forever): discarded.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
 	return fn(conn)
 }
 

@@ -259,3 +259,52 @@ func replayEquals(t *testing.T, s *db.Store) {
 		t.Error("replay: " + d)
 	}
 }
+
+// TestReadersNeverLoseALeasedPartition: while a backfill runs, a partition
+// goes from missing to leased to its row, never back; the readers read the
+// rows and the leases in one snapshot, so what they count never shrinks (a
+// partition whose attempt ends between reading the rows and reading the
+// leases would be in neither).
+func TestReadersNeverLoseALeasedPartition(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, `
+assets:
+  a.hourly:
+    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-04-01-00:00"}}
+    executor: {demo: {duration: 0ms-1ms}}
+`, Options{MaxConcurrentRuns: 8})
+	env.start()
+	asset := env.ids["a.hourly"]
+	const n = 2000
+	b := env.create(Request{Assets: []string{"a.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-25-07:00"}, ChunkSize: 10, MaxConcurrentRuns: 8})
+	if b.TotalPartitions != n {
+		t.Fatalf("%d partitions, want %d", b.TotalPartitions, n)
+	}
+	ctx := context.Background()
+	var rowsSeen, countSeen int64
+	reads := 0
+	for done := false; !done; {
+		bf, err := env.store.Backfill(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = bf.State == db.BackfillSucceeded // this read is the last
+		rows, err := env.store.StatusRange(ctx, asset, 0, n-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := env.store.StatusCountsInRange(ctx, asset, 1, n-2) // edges from the rows, the middle from the rollup
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(rows)) < rowsSeen || c.Total() < countSeen {
+			t.Fatalf("read %d: %d partitions in progress or built (counted %d), after %d (%d) before: a partition was neither leased nor written",
+				reads, len(rows), c.Total(), rowsSeen, countSeen)
+		}
+		rowsSeen, countSeen = int64(len(rows)), c.Total()
+		reads++
+	}
+	if rowsSeen != n || reads < 10 {
+		t.Fatalf("%d partitions after %d reads", rowsSeen, reads)
+	}
+}
