@@ -10,9 +10,22 @@ import (
 
 // StatusRows reads the stored status of partitions of an asset (key → status)
 // inside tx, for keys in [lo, hi] when contiguous, or by key. A partition a
-// running attempt leases without a row is in progress: the planner's lease
-// check.
+// running attempt leases without a row is in progress.
 func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
+	out, err := StoredStatusRows(ctx, tx, assetID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := loadLeases(ctx, tx, assetID, lo, hi)
+	for _, l := range ls {
+		out[l.Key] = StatusInProgress
+	}
+	return out, err
+}
+
+// StoredStatusRows is StatusRows without the partitions leased without a
+// row: for the planner, which reads those once a step (LeasedKeys).
+func StoredStatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT partition_key, status FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ?`, assetID, lo, hi)
 	if err != nil {
 		return nil, err
@@ -26,12 +39,16 @@ func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[st
 		}
 		out[k] = s
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	ls, err := loadLeases(ctx, tx, assetID, lo, hi)
+	return out, rows.Err()
+}
+
+// LeasedKeys returns the partitions of asset assetID that running attempts
+// lease without a status row (in progress, as StatusRows reads them).
+func LeasedKeys(ctx context.Context, q Querier, assetID int64) (map[string]bool, error) {
+	ls, err := allLeases(ctx, q, assetID)
+	out := make(map[string]bool, len(ls))
 	for _, l := range ls {
-		out[l.Key] = StatusInProgress
+		out[l.Key] = true
 	}
 	return out, err
 }

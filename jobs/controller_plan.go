@@ -394,13 +394,18 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 	}
 	statuses := map[string]string{}
 	if lo >= 0 {
-		if statuses, err = db.StatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
+		if statuses, err = db.StoredStatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
 			return nil, db.AttemptStart{}, false, err
 		}
 	}
 	cl := claimed[r.AssetID]
 	if cl == nil {
-		cl = map[string]bool{}
+		// The partitions running attempts lease without a status row are
+		// claimed, read once a step (attempts this step starts claim theirs
+		// below).
+		if cl, err = db.LeasedKeys(ctx, tx, r.AssetID); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
 		claimed[r.AssetID] = cl
 	}
 	for _, k := range keys {
