@@ -149,6 +149,8 @@ type leaseRow struct {
 	Attempt int64  `db:"attempt"`
 	Started int64  `db:"started_at"`
 	Lease   string `db:"lease"`
+	Lo      int64  `db:"lease_lo"` // read by ReadLeases only
+	Hi      int64  `db:"lease_hi"`
 }
 
 // parts decodes the lease into its partitions with index in [lo, hi].

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -42,15 +43,56 @@ func StoredStatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (
 	return out, rows.Err()
 }
 
-// LeasedKeys returns the partitions of asset assetID that running attempts
-// lease without a status row (in progress, as StatusRows reads them).
-func LeasedKeys(ctx context.Context, q Querier, assetID int64) (map[string]bool, error) {
-	ls, err := allLeases(ctx, q, assetID)
-	out := make(map[string]bool, len(ls))
-	for _, l := range ls {
-		out[l.Key] = true
+// Leases are the leases of an asset's running attempts on partitions
+// without a status row, read once (ReadLeases) for the planner's step: an
+// attempt's partitions are decoded only when a chunk's index range meets
+// its lease's.
+type Leases struct {
+	rows  []leaseRow
+	parts [][]leasedPart // decoded rows[i], nil until asked for
+}
+
+// ReadLeases reads the leases of asset assetID's running attempts.
+func ReadLeases(ctx context.Context, q Querier, assetID int64) (*Leases, error) {
+	l := &Leases{}
+	if err := q.SelectContext(ctx, &l.rows, `SELECT run_id, attempt, started_at, lease, lease_lo, lease_hi FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID); err != nil {
+		return nil, err
 	}
-	return out, err
+	l.parts = make([][]leasedPart, len(l.rows))
+	return l, nil
+}
+
+// Leased reports which of keys, partitions with index in [lo, hi], a
+// running attempt leases without a status row (in progress, as StatusRows
+// reads them).
+func (l *Leases) Leased(keys []string, lo, hi int64) (map[string]bool, error) {
+	out := map[string]bool{}
+	var want map[string]bool
+	for i, r := range l.rows {
+		if r.Lo > hi || r.Hi < lo {
+			continue
+		}
+		if l.parts[i] == nil {
+			ps, _, err := r.parts(math.MinInt64, math.MaxInt64)
+			if err != nil {
+				return nil, err
+			}
+			l.parts[i] = ps
+		}
+		if want == nil {
+			want = make(map[string]bool, len(keys))
+			for _, k := range keys {
+				want[k] = true
+			}
+		}
+		for _, p := range l.parts[i] {
+			if want[p.Key] {
+				out[p.Key] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // RunCheckpoint is what a new attempt of a run may skip and what it must
