@@ -152,3 +152,20 @@ assets:
 		t.Fatalf("asset's last attempt failed: %v %v", failed, err)
 	}
 }
+
+// Migration 15 gives the attempts recorded before it their asset (which
+// replaying their events gives them too), and no lease.
+func TestMigrationAttemptAsset(t *testing.T) {
+	s := storeFrom(t, 14,
+		`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+			VALUES ('run_1','k1','bf',0,0,'t.a',7,'f',1,'succeeded',1,0,0)`,
+		`INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES ('run_1',1,'succeeded','o',1,5)`,
+	)
+	var got struct {
+		Asset *int64  `db:"asset_id"`
+		Lease *string `db:"lease"`
+	}
+	if err := s.RawReader().Get(&got, `SELECT asset_id, lease FROM attempts WHERE run_id='run_1'`); err != nil || got.Asset == nil || *got.Asset != 7 || got.Lease != nil {
+		t.Fatalf("attempt after the migration: %+v %v, want asset 7 and no lease", got, err)
+	}
+}

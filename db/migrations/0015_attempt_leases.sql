@@ -11,6 +11,9 @@ ALTER TABLE attempts ADD COLUMN asset_id INTEGER;
 ALTER TABLE attempts ADD COLUMN lease_lo INTEGER;
 ALTER TABLE attempts ADD COLUMN lease_hi INTEGER;
 ALTER TABLE attempts ADD COLUMN lease TEXT;
+-- The asset of the attempts recorded before (the events say it: replayed,
+-- they give it too).
+UPDATE attempts SET asset_id = (SELECT r.asset_id FROM runs r WHERE r.id = attempts.run_id);
 
 -- +goose Down
 ALTER TABLE attempts DROP COLUMN lease;
