@@ -20,13 +20,17 @@ import (
 // attempt's result, when the attempt ends (applyFinished). A partition is
 // either a status row or leased by a running attempt, never both: a report
 // during the lease first writes the in-progress row the lease stands for
-// and takes the partition out of the lease (takeLease).
+// and takes the partition out of the lease (takeLease), and a re-index does
+// so for every lease of the asset (reindexLeases). The attempt's end knows
+// its leased partitions from its event (Prev ""); one that has a row by
+// then is updated as a leased row.
 //
 // Every reader of partition statuses sees a leased partition as the
 // in-progress row it stands for, through the functions of this file: they
 // load the leases of an asset's running attempts (loadLeases) in the same
-// snapshot as the rows (Store.snapshot) and merge them in. The rollup counts
-// a leased partition as in progress, as it did the row.
+// snapshot as the rows (Store.snapshot) and merge them in; the planner reads
+// them once a step (Leases). The rollup counts a leased partition as in
+// progress, as it did the row.
 
 // leaseDoc is the lease column of a running attempt: the partitions it
 // leases, as runs of consecutive indexes and their keys.
