@@ -18,14 +18,20 @@ import (
 	"github.com/tessera-dev/tessera/jobs"
 )
 
+// BenchBackfill is the backfill a benchmark ran (bench backfill, bench
+// mixed): the first fields of its result line.
+type BenchBackfill struct {
+	Bench       string `json:"bench"`
+	Partitions  int64  `json:"partitions"`
+	Chunks      int64  `json:"chunks"`
+	ChunkSize   int64  `json:"chunk_size"`
+	Concurrency int    `json:"concurrency"`
+	Executor    string `json:"executor"`
+}
+
 // BackfillResult is the result line of `tessera bench backfill`.
 type BackfillResult struct {
-	Bench             string  `json:"bench"`
-	Partitions        int64   `json:"partitions"`
-	Chunks            int64   `json:"chunks"`
-	ChunkSize         int64   `json:"chunk_size"`
-	Concurrency       int     `json:"concurrency"`
-	Executor          string  `json:"executor"`
+	BenchBackfill
 	State             string  `json:"state"`
 	WallS             float64 `json:"wall_s"`
 	RunsPerS          float64 `json:"runs_per_s"`
@@ -52,7 +58,7 @@ func (l *lastReturn) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // SQLite ceiling of the same rows beside it. A non-nil prof receives a CPU
 // profile of the backfill (not of the raw ceiling).
 func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (BackfillResult, error) {
-	out := BackfillResult{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}
+	out := BackfillResult{BenchBackfill: BenchBackfill{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}}
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
 		return out, err
@@ -69,39 +75,28 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	}
 	defer store.Close()
 	now := time.Now().UTC()
-	ws, ids, err := benchWorkspace(ctx, store, n, now)
+	ws, ids, err := benchWorkspace(ctx, store, n, now, "")
 	if err != nil {
 		return out, err
 	}
 	ex := &lastReturn{}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng, err := jobs.NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, log,
-		jobs.Options{MaxConcurrentRuns: conc, Executor: ex, Tick: 50 * time.Millisecond})
+	eng, stop, err := startBenchEngine(ctx, store, ws, ids, conc, ex)
 	if err != nil {
 		return out, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
-	defer func() { cancel(); <-done }()
+	defer stop()
 
-	req := jobs.Request{Assets: []string{"bench.events"}, Selector: jobs.Selector{Type: "range"}, ChunkSize: chunk, MaxConcurrentRuns: int64(conc)}
+	req := benchRequest(chunk, conc)
 	t0 := time.Now()
 	if _, err := eng.Preview(ctx, req); err != nil {
 		return out, err
 	}
 	out.PreviewMs = round(float64(time.Since(t0).Microseconds()) / 1000)
-	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+	sub, done, err := watchProfiled(eng, prof)
 	if err != nil {
 		return out, err
 	}
-	defer unsub()
-	if prof != nil {
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return out, err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer done()
 	t1 := time.Now()
 	c, err := eng.Create(ctx, req, "", "bench")
 	if err != nil {
@@ -130,9 +125,49 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	return out, nil
 }
 
+// watchProfiled subscribes to every event of eng (what waitBackfillEnd
+// waits on) and starts the CPU profile on prof (nil: none); done stops the
+// profile and the subscription.
+func watchProfiled(eng *jobs.Engine, prof *os.File) (sub <-chan struct{}, done func(), err error) {
+	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prof == nil {
+		return sub, unsub, nil
+	}
+	if err := pprof.StartCPUProfile(prof); err != nil {
+		unsub()
+		return nil, nil, err
+	}
+	return sub, func() { pprof.StopCPUProfile(); unsub() }, nil
+}
+
+// benchRequest is the benchmark backfill: every partition of bench.events,
+// in chunks of chunk, conc runs at a time.
+func benchRequest(chunk int64, conc int) jobs.Request {
+	return jobs.Request{Assets: []string{"bench.events"}, Selector: jobs.Selector{Type: "range"}, ChunkSize: chunk, MaxConcurrentRuns: int64(conc)}
+}
+
+// startBenchEngine starts the real controller on store for ws, with
+// executor ex and at most conc runs at a time; stop stops it and waits.
+func startBenchEngine(ctx context.Context, store *db.Store, ws *catalog.Workspace, ids map[string]int64, conc int, ex jobs.Executor) (eng *jobs.Engine, stop func(), err error) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng, err = jobs.NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, log,
+		jobs.Options{MaxConcurrentRuns: conc, Executor: ex, Tick: 50 * time.Millisecond})
+	if err != nil {
+		return nil, nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
+	return eng, func() { cancel(); <-done }, nil
+}
+
 // benchWorkspace syncs a workspace of one hourly asset, bench.events, of n
-// partitions up to now into store.
-func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time) (*catalog.Workspace, map[string]int64, error) {
+// partitions up to now, and the assets of the YAML extra (indented under
+// assets:), into store.
+func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time, extra string) (*catalog.Workspace, map[string]int64, error) {
 	start := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
 	yaml := fmt.Sprintf(`assets:
   bench.events:
@@ -140,7 +175,7 @@ func benchWorkspace(ctx context.Context, store *db.Store, n int64, now time.Time
     code_version: v1
     retries: {max_attempts: 1}
     executor: {demo: {duration: 1ms}}
-`, start.Format("2006-01-02-15:04"))
+`, start.Format("2006-01-02-15:04")) + extra
 	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(yaml))
 	if err != nil {
 		return nil, nil, err

@@ -3,10 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,7 +11,6 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
-	"github.com/tessera-dev/tessera/web"
 )
 
 // GridResult is the result line of `tessera bench grid`.
@@ -72,9 +68,7 @@ func Grid(ctx context.Context, n, requests int) (GridResult, error) {
 		}
 	}
 	load := time.Since(t0)
-	h := handlers.New(store, loaded, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true}) // the bench reads pages without signing in
-	srv := httptest.NewServer(web.New(h, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := startPageServer(store, loaded, nil)
 	defer srv.Close()
 	p50, p95, size, err := timeGets(srv.URL+handlers.AssetHref(a.Key), requests)
 	if err != nil {

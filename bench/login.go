@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -54,16 +53,11 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // the middle; slots is the password checks allowed at once (0: what serve
 // would choose).
 func Login(ctx context.Context, concurrency, requests, slots int) (LoginResult, error) {
-	dir, err := os.MkdirTemp("", "tessera-bench-login-")
+	store, cleanup, err := tempStore("login")
 	if err != nil {
 		return LoginResult{}, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
-	if err != nil {
-		return LoginResult{}, err
-	}
-	defer store.Close()
+	defer cleanup()
 	const password = "bench-password-1"
 	h, srv, err := startLoginServer(ctx, store, slots, password)
 	if err != nil {

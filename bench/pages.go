@@ -6,14 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
-	"github.com/tessera-dev/tessera/web"
 )
 
 // PagesResult is the result line of `tessera bench pages`.
@@ -77,9 +75,7 @@ func Pages(ctx context.Context, n, chunks int64, requests int) (PagesResult, err
 	}
 	load := time.Since(t0)
 
-	h := handlers.New(store, loaded, log)
-	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
-	srv := httptest.NewServer(web.New(h, log))
+	srv := startPageServer(store, loaded, nil)
 	defer srv.Close()
 	res := PagesResult{Bench: "pages", Partitions: n, Chunks: b.TotalChunks, Requests: requests, LoadS: round(load.Seconds()),
 		TargetP50ms: 100, TargetMaxBytes: 300 << 10}

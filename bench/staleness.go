@@ -46,6 +46,9 @@ type StalenessResult struct {
 	StatusFullP50  float64 `json:"status_full_cold_p50_ms"`
 	AssetFullP50   float64 `json:"asset_staleness_full_cold_p50_ms"`
 	JSONFullP50    float64 `json:"status_json_full_cold_p50_ms"`
+	StatusRestart  float64 `json:"status_restart_p50_ms"`
+	AssetRestart   float64 `json:"asset_staleness_restart_p50_ms"`
+	JSONRestart    float64 `json:"status_json_restart_p50_ms"`
 	StatusBytes    int     `json:"status_html_bytes"`
 	AssetBytes     int     `json:"asset_html_bytes"`
 	LoadS          float64 `json:"load_s"`
@@ -58,8 +61,9 @@ type StalenessResult struct {
 // daily raw, a daily aggregate of per partitions each and a monthly rollup)
 // with mixed status rows, then times the status board, the big asset's
 // staleness and status views and /status.json through the real router:
-// warm, full cold, after a write to one asset and after a batch of batch
-// partitions. A non-nil prof receives a CPU profile of the timed requests.
+// warm, full cold, after a write to one asset, after a batch of batch
+// partitions, and the first request after a restart (a new store and
+// server on the same database file). A non-nil prof receives a CPU profile of the timed requests.
 func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof *os.File) (StalenessResult, error) {
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
@@ -148,11 +152,48 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 	if res.JSONP50, res.JSONP95, _, err = timeGets(srv.URL+"/status.json", requests); err != nil {
 		return res, err
 	}
+	// After a restart: the first request of a new store and server on the
+	// same file, after the writes above.
+	file := filepath.Join(dir, "bench.db")
+	if res.StatusRestart, err = timeRestarts(file, loaded, log, "/status", cold); err != nil {
+		return res, err
+	}
+	if res.AssetRestart, err = timeRestarts(file, loaded, log, handlers.AssetHref("big.hourly")+"?view=staleness", cold); err != nil {
+		return res, err
+	}
+	if res.JSONRestart, err = timeRestarts(file, loaded, log, "/status.json", cold); err != nil {
+		return res, err
+	}
 	// Sanity: the big asset has every reason.
 	if res.StaleOfBig, res.StaleReasonsOK, err = staleReasons(srv.URL + "/api/v1/assets/big.hourly/staleness"); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// timeRestarts times, n times, the first request for path of a new store
+// on file and a new server (opened and started untimed; each closed before
+// the next, its background writes done): the first page after a restart.
+func timeRestarts(file string, ws *handlers.Workspace, log *slog.Logger, path string, n int) (p50 float64, err error) {
+	var ds []float64
+	for range n {
+		store, err := db.Open(file)
+		if err != nil {
+			return 0, err
+		}
+		h := handlers.New(store, ws, log)
+		h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
+		srv := httptest.NewServer(web.New(h, log))
+		d, _, _, err := timeGetsAfter(srv.URL+path, 1, func() error { return nil })
+		srv.Close()
+		store.Close()
+		if err != nil {
+			return 0, err
+		}
+		ds = append(ds, d)
+	}
+	slices.Sort(ds)
+	return round(ds[len(ds)/2]), nil
 }
 
 // reporter reports partitions materialized between timed requests, through

@@ -23,9 +23,7 @@ func TestMappingIdentity(t *testing.T) {
 		t.Fatalf("auto = %s", m)
 	}
 	rs, err := UpstreamOf(dep, b, bsp, a, asp, "2025-01-10")
-	if err != nil || !reflect.DeepEqual(rs, []IndexRange{{9, 9}}) {
-		t.Errorf("UpstreamOf = %v, %v", rs, err)
-	}
+	wantRanges(t, "UpstreamOf", rs, err, []IndexRange{{9, 9}})
 	rs, err = DownstreamOf(dep, b, bsp, a, asp, "2025-01-05")
 	if err != nil || rs != nil {
 		t.Errorf("DownstreamOf before b's start = %v, %v", rs, err)
@@ -35,9 +33,7 @@ func TestMappingIdentity(t *testing.T) {
 	// Static identity.
 	s1, s2 := mustStatic(t, "a", "b", "c"), mustStatic(t, "c", "a")
 	rs, _ = UpstreamOf(dep, s2, s2.Space(now, nil), s1, s1.Space(now, nil), "c")
-	if !reflect.DeepEqual(rs, []IndexRange{{2, 2}}) {
-		t.Errorf("static identity = %v", rs)
-	}
+	wantRanges(t, "static identity", rs, nil, []IndexRange{{2, 2}})
 }
 
 func TestMappingHourlyToDaily(t *testing.T) {
@@ -130,13 +126,9 @@ func TestMappingMulti(t *testing.T) {
 		t.Fatalf("auto = %s", m)
 	}
 	rs, err := UpstreamOf(dep, mr, msp, d, dsp, "2025-01-02|us")
-	if err != nil || !reflect.DeepEqual(rs, []IndexRange{{1, 1}}) {
-		t.Errorf("UpstreamOf = %v, %v", rs, err)
-	}
+	wantRanges(t, "UpstreamOf", rs, err, []IndexRange{{1, 1}})
 	rs, err = DownstreamOf(dep, mr, msp, d, dsp, "2025-01-02")
-	if err != nil || !reflect.DeepEqual(rs, []IndexRange{{3, 5}}) {
-		t.Errorf("DownstreamOf = %v, %v", rs, err)
-	}
+	wantRanges(t, "DownstreamOf", rs, err, []IndexRange{{3, 5}})
 	// Multi hourly×region -> multi daily×region: regions matched by name.
 	h := mustTime(t, TimeParams{Unit: KindHourly, Start: "2025-01-01-00:00"})
 	hr := mustMulti(t, Dimension{"hour", h}, Dimension{"region", mustStatic(t, "eu", "us", "apac")})
@@ -152,9 +144,7 @@ func TestMappingMulti(t *testing.T) {
 	}
 	// Daily asset reading a daily×region asset: every region of that day.
 	rs, _ = UpstreamOf(dep, d, dsp, mr, msp, "2025-01-03")
-	if !reflect.DeepEqual(rs, []IndexRange{{6, 8}}) {
-		t.Errorf("daily reads all regions = %v", rs)
-	}
+	wantRanges(t, "daily reads all regions", rs, nil, []IndexRange{{6, 8}})
 	// Monthly reading hourly×region: all hours of all regions in the month, one range.
 	mo := mustTime(t, TimeParams{Unit: KindMonthly, Start: "2025-01-01"})
 	mosp := mo.Space(at(t, "2025-03-01", "UTC"), nil)
@@ -177,26 +167,18 @@ func TestMappingAll(t *testing.T) {
 		t.Fatalf("auto = %s", m)
 	}
 	rs, err := UpstreamOf(dep, d, dsp, s, ssp, "2025-01-05")
-	if err != nil || !reflect.DeepEqual(rs, []IndexRange{{0, 2}}) {
-		t.Errorf("all = %v, %v", rs, err)
-	}
+	wantRanges(t, "all", rs, err, []IndexRange{{0, 2}})
 	rs, _ = DownstreamOf(dep, d, dsp, s, ssp, "globex")
-	if !reflect.DeepEqual(rs, []IndexRange{{0, 9}}) {
-		t.Errorf("downstream all = %v", rs)
-	}
+	wantRanges(t, "downstream all", rs, nil, []IndexRange{{0, 9}})
 	rs, _ = UpstreamOf(dep, d, dsp, dy, dysp, "2025-01-05")
-	if !reflect.DeepEqual(rs, []IndexRange{{0, 1}}) {
-		t.Errorf("dynamic all = %v", rs)
-	}
+	wantRanges(t, "dynamic all", rs, nil, []IndexRange{{0, 1}})
 	rs, _ = UpstreamOf(dep, d, dsp, dy, dy.Space(now, nil), "2025-01-05")
 	if rs != nil {
 		t.Errorf("empty upstream = %v", rs)
 	}
 	// Explicit mapping overrides auto.
 	rs, _ = UpstreamOf(Dep{Asset: "d", Mapping: MappingAll}, d, dsp, d, dsp, "2025-01-05")
-	if !reflect.DeepEqual(rs, []IndexRange{{0, 9}}) {
-		t.Errorf("explicit all = %v", rs)
-	}
+	wantRanges(t, "explicit all", rs, nil, []IndexRange{{0, 9}})
 	if err := CheckMapping(MappingTimeWindow, d, s); err == nil {
 		t.Error("time_window to static accepted")
 	}
@@ -209,15 +191,17 @@ func TestRectRanges(t *testing.T) {
 	lens := []int64{4, 3, 2}
 	strides := []int64{6, 2, 1}
 	rs, _ := rectRanges(lens, strides, []IndexRange{{1, 2}, {0, 2}, {0, 1}})
-	if !reflect.DeepEqual(rs, []IndexRange{{6, 17}}) {
-		t.Errorf("contiguous = %v", rs)
-	}
+	wantRanges(t, "contiguous", rs, nil, []IndexRange{{6, 17}})
 	rs, _ = rectRanges(lens, strides, []IndexRange{{1, 2}, {1, 1}, {0, 1}})
-	if !reflect.DeepEqual(rs, []IndexRange{{8, 9}, {14, 15}}) {
-		t.Errorf("fixed middle = %v", rs)
-	}
+	wantRanges(t, "fixed middle", rs, nil, []IndexRange{{8, 9}, {14, 15}})
 	rs, _ = rectRanges(lens, strides, []IndexRange{{0, 3}, {0, 2}, {0, 1}})
-	if !reflect.DeepEqual(rs, []IndexRange{{0, 23}}) {
-		t.Errorf("full = %v", rs)
+	wantRanges(t, "full", rs, nil, []IndexRange{{0, 23}})
+}
+
+// wantRanges fails the test, naming what, unless err is nil and rs is want.
+func wantRanges(t testing.TB, what string, rs []IndexRange, err error, want []IndexRange) {
+	t.Helper()
+	if err != nil || !reflect.DeepEqual(rs, want) {
+		t.Errorf("%s = %v, %v; want %v", what, rs, err, want)
 	}
 }

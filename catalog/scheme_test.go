@@ -297,36 +297,32 @@ func TestMultiScheme(t *testing.T) {
 func TestParseRange(t *testing.T) {
 	d := mustTime(t, TimeParams{Unit: KindDaily, Start: "2025-01-01"})
 	dsp := d.Space(at(t, "2025-03-01", "UTC"), nil)
-	lo, hi, err := ParseRange(dsp, d, "2025-01-05", "2025-01-10")
-	if err != nil || lo != 4 || hi != 9 {
-		t.Errorf("range = %d..%d, %v", lo, hi, err)
+	m := dailyRegion(t)
+	msp := m.Space(at(t, "2025-01-11", "UTC"), nil)
+	for _, c := range []struct {
+		name       string
+		sp         Space
+		s          Scheme
+		start, end string
+		lo, hi     int64
+	}{
+		{"range", dsp, d, "2025-01-05", "2025-01-10", 4, 9},
+		{"full range", dsp, d, "", "", 0, 58},
+		{"time-only range", msp, m, "2025-01-02", "2025-01-03", 3, 8},
+		{"mixed range", msp, m, "2025-01-02|us", "2025-01-03", 4, 8},
+		{"single", msp, m, "2025-01-02|us", "2025-01-02|us", 4, 4},
+	} {
+		if lo, hi, err := ParseRange(c.sp, c.s, c.start, c.end); err != nil || lo != c.lo || hi != c.hi {
+			t.Errorf("%s = %d..%d, %v; want %d..%d", c.name, lo, hi, err, c.lo, c.hi)
+		}
 	}
-	lo, hi, err = ParseRange(dsp, d, "", "")
-	if err != nil || lo != 0 || hi != 58 {
-		t.Errorf("full range = %d..%d, %v", lo, hi, err)
-	}
-	_, _, err = ParseRange(dsp, d, "2025-02-01", "2025-01-01")
+	_, _, err := ParseRange(dsp, d, "2025-02-01", "2025-01-01")
 	var re *RangeError
 	if !errors.As(err, &re) || err.Error() != "end 2025-01-01 is before start 2025-02-01" {
 		t.Errorf("got %v", err)
 	}
 	_, _, err = ParseRange(dsp, d, "2025-01-01", "2025-03-01")
 	wantKeyErr(t, err, "after the last partition (2025-02-28)")
-
-	m := dailyRegion(t)
-	msp := m.Space(at(t, "2025-01-11", "UTC"), nil)
-	lo, hi, err = ParseRange(msp, m, "2025-01-02", "2025-01-03")
-	if err != nil || lo != 3 || hi != 8 {
-		t.Errorf("time-only range = %d..%d, %v", lo, hi, err)
-	}
-	lo, hi, err = ParseRange(msp, m, "2025-01-02|us", "2025-01-03")
-	if err != nil || lo != 4 || hi != 8 {
-		t.Errorf("mixed range = %d..%d, %v", lo, hi, err)
-	}
-	lo, hi, err = ParseRange(msp, m, "2025-01-02|us", "2025-01-02|us")
-	if err != nil || lo != 4 || hi != 4 {
-		t.Errorf("single = %d..%d, %v", lo, hi, err)
-	}
 	_, _, err = ParseRange(msp, m, "2025-01-02", "2025-01-20")
 	wantKeyErr(t, err, "dimension date: after the last partition (2025-01-10)")
 	_, _, err = ParseRange(msp, m, "2025-01-03|eu", "2025-01-02|apac")

@@ -35,6 +35,7 @@ type timeScheme struct {
 	endOffset int64
 	layout    string
 	strftime  string
+	digits    *digitLayout // nil: keys are read by the time package only
 	startStr  string
 	endStr    string
 }
@@ -126,6 +127,7 @@ func NewTimeScheme(p TimeParams) (TimeScheme, error) {
 	if err := s.checkRoundTrip(); err != nil {
 		return nil, err
 	}
+	s.digits = compileDigitLayout(s.strftime, s.unit)
 	return s, nil
 }
 
@@ -260,6 +262,11 @@ func (s *timeScheme) WindowStart(i int64) time.Time {
 	if s.unit == KindHourly {
 		return time.Unix(s.startUnix+i*3600, 0).In(s.loc)
 	}
+	if s.loc == time.UTC {
+		// Midnight UTC of the window's first civil day, by arithmetic
+		// (the same Time as localMidnight's, without building a date).
+		return time.Unix(s.firstDay(i)*86400, 0).UTC()
+	}
 	y, m, d := s.civil(i).Date()
 	return localMidnight(y, m, d, s.loc)
 }
@@ -302,6 +309,15 @@ func (s *timeScheme) parseIndex(key string) (int64, error) {
 }
 
 func (s *timeScheme) WindowIndex(key string) (int64, error) {
+	if i, ok := s.digitIndex(key); ok {
+		return i, nil
+	}
+	return s.parsedWindowIndex(key)
+}
+
+// parsedWindowIndex is WindowIndex through the time package's parser and
+// formatter.
+func (s *timeScheme) parsedWindowIndex(key string) (int64, error) {
 	i, err := s.parseIndex(key)
 	if err != nil {
 		return 0, keyErr(key, "expected %s key like %s", withArticle(string(s.unit)), s.key(0))

@@ -275,10 +275,29 @@ func WindowEnds(s Scheme, sp Space) (func(idx int64) time.Time, bool) {
 // IndexMapper maps an upstream partition index to the downstream index
 // ranges that read it, for one dependency. All reports that every
 // downstream partition reads every upstream partition (MappingAll), in which
-// case Map is not needed.
+// case Map is not needed. Mappers of time schemes, which map a partition to
+// at most one range, also have One: the range without a slice (ok false:
+// none).
 type IndexMapper struct {
 	All bool
 	Map func(upIdx int64) []IndexRange
+	One func(upIdx int64) (r IndexRange, ok bool)
+}
+
+// oneRange makes a mapper of one range per upstream index, the range of
+// rng clamped to the n downstream indexes.
+func oneRange(n int64, rng func(u int64) (lo, hi int64)) IndexMapper {
+	one := func(u int64) (IndexRange, bool) {
+		lo, hi := rng(u)
+		lo, hi = max(lo, 0), min(hi, n-1)
+		return IndexRange{Lo: lo, Hi: hi}, lo <= hi
+	}
+	return IndexMapper{One: one, Map: func(u int64) []IndexRange {
+		if r, ok := one(u); ok {
+			return []IndexRange{r}
+		}
+		return nil
+	}}
 }
 
 // NewIndexMapper builds the mapper of dep between the downstream asset
@@ -296,13 +315,12 @@ func NewIndexMapper(dep Dep, down Scheme, downSpace Space, up Scheme, upSpace Sp
 	if dOK && uOK && (kind == MappingTimeWindow || (kind == MappingIdentity && sameShape(down, up))) {
 		if kind == MappingIdentity {
 			off := dts.IndexAt(uts.WindowStart(0))
-			return IndexMapper{Map: func(u int64) []IndexRange { return clampRange(u+off, u+off, n) }}
+			return oneRange(n, func(u int64) (int64, int64) { return u + off, u + off })
 		}
-		return IndexMapper{Map: func(u int64) []IndexRange {
-			lo := dts.IndexAt(uts.WindowStart(u))
-			hi := dts.IndexAt(uts.WindowStart(u + 1).Add(-time.Nanosecond))
-			return clampRange(lo, hi, n)
-		}}
+		if days, ok := dayMapper(down, up); ok {
+			return oneRange(n, days)
+		}
+		return oneRange(n, func(u int64) (int64, int64) { return timeWindowMap(dts, uts, u) })
 	}
 	return IndexMapper{Map: func(u int64) []IndexRange {
 		key := upSpace.Key(u)
@@ -317,18 +335,23 @@ func NewIndexMapper(dep Dep, down Scheme, downSpace Space, up Scheme, upSpace Sp
 	}}
 }
 
+// timeWindowMap returns the downstream windows (dts) overlapping upstream
+// window u (uts): those of its first and last instants.
+func timeWindowMap(dts, uts TimeScheme, u int64) (lo, hi int64) {
+	return dts.IndexAt(uts.WindowStart(u)), dts.IndexAt(uts.WindowStart(u + 1).Add(-time.Nanosecond))
+}
+
 // FormatDuration words a duration compactly: 26h, 3h30m, 2d, 45s.
 func FormatDuration(d time.Duration) string {
 	if d > 0 && d%(24*time.Hour) == 0 {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 	}
 	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "m0s") { // 1m0s -> 1m, never 10s -> 1
+		s = strings.TrimSuffix(s, "0s")
+	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
-	}
-	if s == "" {
-		return "0s"
 	}
 	return s
 }

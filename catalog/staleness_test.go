@@ -198,3 +198,17 @@ func TestStalenessJSONTimes(t *testing.T) {
 		t.Errorf("a fresh partition has a since: %s", b)
 	}
 }
+
+// TestFormatDuration: whole tens of seconds keep their zero (10s, not 1),
+// and zero minutes or seconds after a larger unit are left out.
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second: "10s", 30 * time.Second: "30s", time.Second: "1s", 0: "0s", time.Minute: "1m", 90 * time.Second: "1m30s",
+		20 * time.Minute: "20m", time.Hour: "1h", 26 * time.Hour: "26h", 3*time.Hour + 30*time.Minute: "3h30m", 48 * time.Hour: "2d",
+		time.Hour + 10*time.Second: "1h0m10s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

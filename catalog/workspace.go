@@ -26,7 +26,11 @@ type Workspace struct {
 	Pools    map[string]Pool
 	Defaults Defaults
 	Assets   []*Asset // file order
-	byKey    map[string]*Asset
+	// Schedules launch backfills as time passes (file order).
+	Schedules []*Schedule
+	// Sensors launch backfills when something outside happens (file order).
+	Sensors []*Sensor
+	byKey   map[string]*Asset
 }
 
 // Pool is a shared concurrency limit.

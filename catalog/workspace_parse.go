@@ -14,7 +14,7 @@ var (
 )
 
 var (
-	topFields      = []string{"pools", "defaults", "assets"}
+	topFields      = []string{"pools", "defaults", "assets", "schedules", "sensors"}
 	poolFields     = []string{"max_concurrent_runs", "throttle"}
 	defaultsFields = []string{"retries", "timeout"}
 	retryFields    = []string{"max_attempts", "backoff"}
@@ -88,6 +88,12 @@ func (p *wsParser) parse(data []byte) *Workspace {
 		p.parseAssets(w, n, topKeys["assets"])
 	} else if root.Kind == yaml.MappingNode && !misspelled(root, "assets") {
 		p.add(root, "assets", "missing assets section; declare at least one asset")
+	}
+	if n, ok := top["schedules"]; ok {
+		p.parseSchedules(w, n)
+	}
+	if n, ok := top["sensors"]; ok {
+		p.parseSensors(w, n)
 	}
 	return w
 }
@@ -165,12 +171,8 @@ func (p *wsParser) parseDefaults(w *Workspace, n *yaml.Node) {
 		p.parseRetries(v, "defaults.retries", &w.Defaults.Retries)
 	}
 	if v, ok := f["timeout"]; ok {
-		if d, ok := p.duration(v, "defaults.timeout"); ok {
-			if d == 0 {
-				p.add(v, "defaults.timeout", "timeout must be positive, e.g. 1h")
-			} else {
-				w.Defaults.Timeout = d
-			}
+		if d, ok := p.positiveDuration(v, "defaults.timeout", "e.g. 1h"); ok {
+			w.Defaults.Timeout = d
 		}
 	}
 }
@@ -330,12 +332,8 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 		p.parseRetries(n, join(field, "retries"), &a.Retries)
 	}
 	if n, ok := f["timeout"]; ok {
-		if d, ok := p.duration(n, join(field, "timeout")); ok {
-			if d == 0 {
-				p.add(n, join(field, "timeout"), "timeout must be positive, e.g. 1h")
-			} else {
-				a.Timeout = d
-			}
+		if d, ok := p.positiveDuration(n, join(field, "timeout"), "e.g. 1h"); ok {
+			a.Timeout = d
 		}
 	}
 	if n, ok := f["executor"]; ok {

@@ -109,10 +109,7 @@ func (p *wsParser) parseHTTPExecutor(f, fk map[string]*yaml.Node, field string) 
 		p.add(at, join(hf, "url"), "missing url, e.g. http: {url: \"https://etl.example/materialize\"}")
 	}
 	if v, ok := hv["timeout"]; ok {
-		if d, ok := p.duration(v, join(hf, "timeout")); ok {
-			if d == 0 {
-				p.add(v, join(hf, "timeout"), "timeout must be positive, e.g. 30m; leave it out to use the asset's timeout")
-			}
+		if d, ok := p.positiveDuration(v, join(hf, "timeout"), "e.g. 30m; leave it out to use the asset's timeout"); ok {
 			h.Timeout = d
 		}
 	}

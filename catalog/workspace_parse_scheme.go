@@ -242,10 +242,7 @@ func (p *wsParser) parseFreshness(n *yaml.Node, field string) *Freshness {
 	f, _ := p.fields(n, field, "freshness", freshFields)
 	fr := &Freshness{Location: time.UTC}
 	if v, ok := f["max_lag"]; ok {
-		if d, ok := p.duration(v, join(field, "max_lag")); ok {
-			if d == 0 {
-				p.add(v, join(field, "max_lag"), "max_lag must be positive, e.g. 26h")
-			}
+		if d, ok := p.positiveDuration(v, join(field, "max_lag"), "e.g. 26h"); ok {
 			fr.MaxLag = d
 		}
 	}

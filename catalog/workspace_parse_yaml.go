@@ -250,6 +250,20 @@ func (p *wsParser) duration(n *yaml.Node, field string) (time.Duration, bool) {
 	return d, true
 }
 
+// positiveDuration is duration refusing zero: "NAME must be positive, "
+// and hint (e.g. "e.g. 1h"), NAME the field's last part.
+func (p *wsParser) positiveDuration(n *yaml.Node, field, hint string) (time.Duration, bool) {
+	d, ok := p.duration(n, field)
+	if !ok {
+		return 0, false
+	}
+	if d == 0 {
+		p.add(n, field, "%s must be positive, %s", field[strings.LastIndexByte(field, '.')+1:], hint)
+		return 0, false
+	}
+	return d, true
+}
+
 // stringMap returns a mapping of texts, and its entries.
 func (p *wsParser) stringMap(n *yaml.Node, field, what string) (map[string]string, []kv) {
 	ps, _ := p.pairs(n, field, what)

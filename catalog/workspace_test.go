@@ -118,14 +118,40 @@ func asset(body string) string {
 
 const demoExec = "    executor: {demo: {duration: 1s}}\n"
 
+// problemCase is a workspace (src) and the problem it must report: at
+// line, on field, with msg in its message.
+type problemCase struct {
+	name, src  string
+	line       int
+	field, msg string
+}
+
+// runProblemCases parses each case's src (through wrap, when not nil) and
+// fails when the problem it must report is not among those reported.
+func runProblemCases(t *testing.T, cases []problemCase, wrap func(string) string) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			if wrap != nil {
+				src = wrap(src)
+			}
+			ps := problems(t, src)
+			for _, p := range ps {
+				if p.Line == tc.line && p.Field == tc.field && strings.Contains(p.Message, tc.msg) {
+					if p.File != "workspace.yaml" {
+						t.Errorf("file = %q", p.File)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem at line %d field %q containing %q; got:\n%s", tc.line, tc.field, tc.msg, (&ValidationError{ps}).Error())
+		})
+	}
+}
+
 func TestWorkspaceProblems(t *testing.T) {
-	tests := []struct {
-		name  string
-		src   string
-		line  int
-		field string
-		msg   string
-	}{
+	tests := []problemCase{
 		{"unknown top-level", "asets: {}\n" + asset("    partitions: {static: [a]}\n"+demoExec), 1, "asets", `did you mean "assets"`},
 		{"unknown asset field", asset("    partitions: {static: [a]}\n    code_verison: v1\n" + demoExec), 6, "assets.a.b.code_verison", `did you mean "code_version"`},
 		{"unknown scheme", asset("    partitions: {dayly: {start: 2025-01-01}}\n" + demoExec), 5, "assets.a.b.partitions.dayly", `did you mean "daily"`},
@@ -163,20 +189,7 @@ func TestWorkspaceProblems(t *testing.T) {
 		{"empty", "", 0, "", "empty"},
 		{"time_window to static", "assets:\n  s:\n    partitions: {static: [a]}\n" + demoExec + "  d:\n    partitions: {daily: {start: 2025-01-01}}\n    deps: [{asset: s, mapping: time_window}]\n" + demoExec, 7, "assets.d.deps[0]", "time_window mapping needs time partitions"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := problems(t, tc.src)
-			for _, p := range ps {
-				if p.Line == tc.line && p.Field == tc.field && strings.Contains(p.Message, tc.msg) {
-					if p.File != "workspace.yaml" {
-						t.Errorf("file = %q", p.File)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem at line %d field %q containing %q; got:\n%s", tc.line, tc.field, tc.msg, (&ValidationError{ps}).Error())
-		})
-	}
+	runProblemCases(t, tests, nil)
 }
 
 // A bad timezone does not hide a bad start in the same scheme.

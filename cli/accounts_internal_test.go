@@ -11,18 +11,14 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestFirstAdminIsCreatedOnceAndLoggedOnce: an empty database gets "admin"
 // with a random password printed in one log line; a second start creates
 // nothing and logs no password.
 func TestFirstAdminIsCreatedOnceAndLoggedOnce(t *testing.T) {
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.Open(t)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	if err := ensureFirstAdmin(context.Background(), store, log, "http://127.0.0.1:8080/"); err != nil {

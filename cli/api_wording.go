@@ -93,6 +93,15 @@ func cliHint(kind string, p map[string]string) (string, bool) {
 		return "give at least one key with --partition, --partitions or --partitions-file, or choose partitions with --start/--end or --missing/--failed/--stale/--tainted", true
 	case "idempotency_conflict":
 		return "send a new --idempotency-key for a new request, or repeat the original command unchanged to get its answer again", true
+	case "schedule_list":
+		return "`tessera schedule list` lists them", true
+	case "schedule_state":
+		if p["state"] == "paused" {
+			return fmt.Sprintf("`tessera schedule resume %s` resumes it", p["schedule"]), true
+		}
+		return "nothing to do", true
+	case "sensor_list", "sensor_state":
+		return sensorHint(kind, p)
 	}
 	return "", false
 }

@@ -26,11 +26,7 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 		Use:   "list",
 		Short: "Every asset with its partition counts",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var out struct {
 				Assets []struct {
 					Key         string           `json:"key"`
@@ -50,14 +46,13 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/api/v1/assets", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
+			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
 			for _, a := range out.Assets {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", a.Key, a.Partitions, a.CodeVersion, a.Total,
 					a.Counts["materialized"], a.Counts["failed"], a.Counts["in_progress"], a.Counts["missing"])
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -89,12 +84,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 		Use:   "partitions KEY",
 		Short: "An asset's partitions in order (--status failed,missing to filter)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(assetPartitionsFlagNames)
+		RunE: o.withClient(assetPartitionsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
@@ -110,7 +100,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})
 			}
 			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
-		},
+		}),
 	}
 	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")

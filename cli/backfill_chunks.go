@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -18,15 +17,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 		Use:   "chunks ID",
 		Short: "List a backfill's chunk runs in chunk order (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(backfillChunksFlagNames)
+		RunE: o.withPages(&pages, backfillChunksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			q := url.Values{}
 			if chunkState != "" {
 				q.Set("state", chunkState)
@@ -42,8 +33,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"chunks": raw, "next_cursor": cursor})
 			}
 			w := cmd.OutOrStdout()
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
+			tw := newTable(w, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
 			for _, r := range rows {
 				span := fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
 				if r["first_key"] == r["last_key"] {
@@ -58,7 +48,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(w, "(the first %d chunks; later ones left out: --limit N shows more, --all shows every chunk)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states, comma-separated (queued, running, succeeded, failed, canceled)")
 	addPageFlags(chunks, &pages, "chunks", 1000, "in chunk order")

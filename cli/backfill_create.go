@@ -17,15 +17,10 @@ progress line, and exit 1 if it fails.
   tessera backfill create analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7 --concurrency 2 --wait
   tessera backfill create ml.features --missing --failed --dimension region=eu --title "EU catch-up"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := cf.request(cmd.CommandPath(), args)
+			body, c, err := cf.clientRequest(cmd, args, o)
 			if err != nil {
 				return err
 			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(selectorFlagNames)
 			headers := map[string]string{}
 			if cf.idempotencyKey != "" {
 				headers["Idempotency-Key"] = cf.idempotencyKey

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -20,14 +19,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 		Use:   "events ID",
 		Short: "Show a backfill's event timeline, newest first (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withPages(&pages, nil, func(cmd *cobra.Command, args []string, c *client) error {
 			type event struct {
 				ID                                int64
 				Type, Subject, Actor, At, Summary string
@@ -42,8 +34,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"events": raw, "next_cursor": cursor})
 			}
 			w := cmd.OutOrStdout()
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AT\tEVENT\tACTOR\tWHAT")
+			tw := newTable(w, "AT\tEVENT\tACTOR\tWHAT")
 			for _, e := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
 			}
@@ -54,7 +45,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(w, "(the newest %d events; older ones left out: --limit N shows more, --all shows every event)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	addPageFlags(cmd, &pages, "events", 100, "newest first")
 	return cmd

@@ -66,12 +66,8 @@ func backfillGetCmd(o *clientOpts) *cobra.Command {
 		Use:   "get ID",
 		Short: "Show one backfill",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			return printBackfill(cmd, o.json, c, args[0], nil)
-		},
+		}),
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -25,15 +24,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 		Use:   "list",
 		Short: "List backfills, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(backfillListFlagNames)
+		RunE: o.withPages(&pages, backfillListFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			q := url.Values{}
 			if state != "" {
 				q.Set("state", state)
@@ -54,8 +45,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "no backfills match")
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
+			tw := newTable(cmd.OutOrStdout(), "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 			for _, b := range rows {
 				done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), done, b.TotalPartitions,
@@ -68,7 +58,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d backfills; older ones left out: --limit N shows more, --all shows every backfill)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	list.Flags().StringVar(&state, "state", "", "only these states, comma-separated (PENDING, RUNNING, PAUSED, CANCELING, CANCELED, SUCCEEDED, FAILED)")
 	list.Flags().StringVar(&asset, "asset", "", "only backfills that select this asset")

@@ -81,15 +81,10 @@ another run is building now, and an estimate of how long it will take.
   tessera backfill preview analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7
   tessera backfill preview ml.features --missing --failed --dimension region=eu`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := pf.request(cmd.CommandPath(), args)
+			body, c, err := pf.clientRequest(cmd, args, o)
 			if err != nil {
 				return err
 			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(selectorFlagNames)
 			var out map[string]any
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/preview", body, nil, &out); err != nil {
 				return err

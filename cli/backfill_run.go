@@ -108,8 +108,7 @@ func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
 // printRunAttempts writes a run's attempts table, after a blank line.
 func printRunAttempts(w io.Writer, r runJSON) {
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
+	tw := newTable(w, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
 	for _, a := range r.AttemptList {
 		d := "-"
 		if a.FinishedAt != nil {
@@ -129,8 +128,7 @@ func printRunAttempts(w io.Writer, r runJSON) {
 func printRunPartitions(w io.Writer, r runJSON, maxParts int) {
 	if maxParts > 0 && len(r.PartitionList) > 0 {
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
+		tw := newTable(w, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
 		for i, p := range r.PartitionList {
 			if i == maxParts {
 				break

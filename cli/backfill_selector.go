@@ -115,6 +115,21 @@ func sortedStatuses(in []string) []string {
 	return out
 }
 
+// clientRequest is the request body of the flags for assets and a client
+// (of the flags o) whose errors name the selector's flags.
+func (s *selectorFlags) clientRequest(cmd *cobra.Command, assets []string, o *clientOpts) (map[string]any, *client, error) {
+	body, err := s.request(cmd.CommandPath(), assets)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := o.newClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	c.withFlags(selectorFlagNames)
+	return body, c, nil
+}
+
 func (s *selectorFlags) keys() ([]string, error) {
 	if s.keysGiven {
 		return s.explicitKeys, nil

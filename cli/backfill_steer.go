@@ -18,12 +18,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 		Use:   action + " ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(steerFlagNames)
+		RunE: o.withClient(steerFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]any{}
 			if cmd.Flags().Changed("expected-state-version") {
 				// Sent whenever given, so that the server refuses 0 or a
@@ -41,7 +36,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 				return waitTransition(cmd, c, o.json, action, b)
 			}
 			return printBackfill(cmd, o.json, c, b.ID, &b)
-		},
+		}),
 	}
 	cmd.Flags().Int64Var(&expected, "expected-state-version", 0, "refuse (409) if the backfill changed since this state_version")
 	if action == "cancel" {
@@ -143,12 +138,7 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 		Use:   "retry-failed ID",
 		Short: "Create a child backfill of the failed and upstream-failed partitions",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(steerFlagNames)
+		RunE: o.withClient(steerFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]any{}
 			if requestID != "" {
 				body["retry_request_id"] = requestID
@@ -174,7 +164,7 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 				return waitBackfill(cmd, c, o.json, b.ID)
 			}
 			return printBackfill(cmd, o.json, c, b.ID, &b)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&requestID, "request-id", "", "repeat-safe id: the same id returns the same child")
 	cmd.Flags().Int64Var(&expected, "expected-state-version", 0, "refuse (409) if the backfill changed since this state_version")

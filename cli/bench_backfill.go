@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
-	"github.com/tessera-dev/tessera/jobs"
 )
 
 func newBenchBackfillCmd() *cobra.Command {
@@ -23,32 +19,16 @@ batched upserts (1,000 rows per transaction) of the same status rows into a
 bare SQLite table. Prints one JSON line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if partitions < 1 || partitions > 10_000_000 {
-				return usageErr("--partitions must be between 1 and 10000000, got %d", partitions)
+			if err := checkBackfillBench(partitions, chunk, conc, executor); err != nil {
+				return err
 			}
-			if chunk < 1 || chunk > jobs.MaxChunkSize {
-				return usageErr("--chunk-size must be between 1 and %d, got %d", jobs.MaxChunkSize, chunk)
-			}
-			if conc < 1 || conc > jobs.MaxConcurrentRunsCap {
-				return usageErr("--concurrency must be between 1 and %d, got %d", jobs.MaxConcurrentRunsCap, conc)
-			}
-			if executor != "noop" {
-				return usageErr("--executor must be noop, got %q", executor)
-			}
-			var prof *os.File
-			if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
-				if err != nil {
-					return usageErr("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				prof = f
-			}
-			res, err := bench.Backfill(cmd.Context(), partitions, chunk, conc, prof)
+			prof, err := openCPUProfile(cpuprofile)
 			if err != nil {
-				return &exitError{ExitServer, err}
+				return err
 			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			defer prof.Close()
+			res, err := bench.Backfill(cmd.Context(), partitions, chunk, conc, prof)
+			return printBench(cmd, res, err)
 		},
 	}
 	f := cmd.Flags()

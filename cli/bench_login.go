@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
@@ -34,10 +32,7 @@ answers by HTTP status.`,
 				return usageErr("--hash-slots must be 0 (sized from memory) or more, got %d", slots)
 			}
 			res, err := bench.Login(cmd.Context(), concurrency, requests, slots)
-			if err != nil {
-				return &exitError{ExitServer, err}
-			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			return printBench(cmd, res, err)
 		},
 	}
 	cmd.Flags().IntVar(&concurrency, "concurrency", 200, "sign-ins in flight at once")

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
@@ -26,10 +24,7 @@ func newBenchPagesCmd() *cobra.Command {
 				return usageErr("--requests must be at least 1, got %d", requests)
 			}
 			res, err := bench.Pages(cmd.Context(), partitions, chunks, requests)
-			if err != nil {
-				return &exitError{ExitServer, err}
-			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			return printBench(cmd, res, err)
 		},
 	}
 	cmd.Flags().Int64Var(&partitions, "partitions", 1_000_000, "partitions of the benchmark backfill")

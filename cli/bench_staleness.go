@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
@@ -21,31 +18,26 @@ aggregate → monthly rollup, --per partitions per daily asset) with mixed code
 versions, upstream changes, failures, taints and holes. Then times, through
 the real HTTP handlers, /status, /assets/<big>?view=staleness (and, warm,
 its status view /assets/<big>) and
-/status.json: warm (memoized facts, nothing written in between), cold
-(an event is appended before each request, so every request recomputes the
-facts from the store, "full cold"), after a write to one asset (only
-that asset and its downstreams are recomputed), and after a batch of --batch
-partitions of the big asset (what a backfill running at full speed writes
-between two page views).`,
+/status.json: warm (memoized facts, nothing written in between), "full
+cold" (an event of unknown effect is appended before each request: every
+asset's memoized facts are checked against the store, by the generations of
+its persisted staleness blocks, and recomputed), after a write to one asset
+(only that asset and its downstreams are recomputed), after a batch of
+--batch partitions of the big asset (what a backfill running at full speed
+writes between two page views), and after a restart (the first request of a
+new store and server on the same database file, after those writes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if big < 1 || chains < 1 || per < 1 || requests < 1 || batch < 1 || batch > 10_000 {
 				return usageErr("--big, --chains, --per and --requests must be positive, --batch 1-10000")
 			}
-			var prof *os.File
-			if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
-				if err != nil {
-					return usageErr("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				prof = f
-			}
-			res, err := bench.Staleness(cmd.Context(), big, chains, per, requests, batch, prof)
+			prof, err := openCPUProfile(cpuprofile)
 			if err != nil {
-				return &exitError{ExitServer, err}
+				return err
 			}
-			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			defer prof.Close()
+			res, err := bench.Staleness(cmd.Context(), big, chains, per, requests, batch, prof)
+			return printBench(cmd, res, err)
 		},
 	}
 	cmd.Flags().IntVar(&big, "big", 1_000_000, "partitions of the big hourly asset")

@@ -19,6 +19,15 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// noConfig leaves the CLI in this test nothing but its flags: no config
+// file (TESSERA_CONFIG names one that does not exist), no TESSERA_URL, no
+// TESSERA_TOKEN.
+func noConfig(t *testing.T) {
+	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	t.Setenv("TESSERA_URL", "")
+	t.Setenv("TESSERA_TOKEN", "")
+}
+
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 // error (exit 2) that says what is wrong in the user's words and how to do
 // it right: the command's usage line or the nearest flag, and its --help.
 func TestCLIUsageErrorsSayHowToFix(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	cases := []struct {
 		args []string
 		want []string

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,6 +123,22 @@ func (o *clientOpts) newClient() (*client, error) {
 		return nil, usageErr("server %q is not an http(s) URL such as http://127.0.0.1:8080", server)
 	}
 	return &client{base: strings.TrimRight(server, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
+}
+
+// withClient is a command's RunE that first resolves the API client (as
+// newClient does, naming the command's flags in the server's error messages
+// when flags is not nil) and then runs run with it.
+func (o *clientOpts) withClient(flags fieldFlags, run func(cmd *cobra.Command, args []string, c *client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := o.newClient()
+		if err != nil {
+			return err
+		}
+		if flags != nil {
+			c.withFlags(flags)
+		}
+		return run(cmd, args, c)
+	}
 }
 
 func firstNonEmpty(vs ...string) string {
@@ -262,4 +279,12 @@ func (c *client) getPage(ctx context.Context, path, field string, items any) ([]
 		_ = json.Unmarshal(n, &next)
 	}
 	return raw, next, nil
+}
+
+// newTable is the CLI's table on w (columns separated by tabs, aligned with
+// two spaces) with its header line written.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }

@@ -109,7 +109,7 @@ func (s server) cli(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestCLIBackfillLifecycle(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServer(t)
 
 	code, out, errOut := s.cli(t, "asset", "list")
@@ -230,7 +230,7 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 }
 
 func TestCLIBadInput(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServer(t)
 	cases := []struct {
 		args []string
@@ -402,7 +402,7 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 }
 
 func TestCLIReportTaintStatusGaps(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServer(t)
 	code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--metadata", `{"rows": 12}`, "--run-id", "ext-1")
 	if code != 0 || !strings.Contains(out, "recorded 3 materialized") {
@@ -485,7 +485,7 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 // backfill's next chunk waits for when none of its runs runs (here its
 // pool's throttle), as the API's waiting does.
 func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServerWith(t, `
 pools:
   wh: {max_concurrent_runs: 4, throttle: 1/h}

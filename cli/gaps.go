@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -44,12 +43,7 @@ Without --from, only holes inside the materialized range are listed
 a watermark is skipped with a warning. With several assets, each is listed
 in turn (--json prints an array).`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(gapsFlagNames)
+		RunE: o.withClient(gapsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			var raws []json.RawMessage
 			for i, asset := range args {
 				path := "/api/v1/assets/" + url.PathEscape(asset) + "/gaps"
@@ -85,7 +79,7 @@ in turn (--json prints an array).`,
 				return printJSON(cmd.OutOrStdout(), raws[0])
 			}
 			return printJSON(cmd.OutOrStdout(), raws)
-		},
+		}),
 	}
 	addClientFlags(cmd, &o)
 	cmd.Flags().StringVar(&from, "from", "", "list everything missing from this partition `KEY` on (default: only holes inside the materialized range)")
@@ -110,8 +104,7 @@ func printGaps(out io.Writer, g gapsAnswer) error {
 		fmt.Fprintln(out, "no gaps")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "START\tEND\tPARTITIONS")
+	tw := newTable(out, "START\tEND\tPARTITIONS")
 	for _, r := range g.Ranges {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
 	}

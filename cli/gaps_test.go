@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 )
 
 func TestGapsCommand(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
-	t.Setenv("TESSERA_URL", "")
-	t.Setenv("TESSERA_TOKEN", "")
+	noConfig(t)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
   g.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}

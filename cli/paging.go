@@ -43,6 +43,18 @@ func (p pageFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
+// withPages is withClient for a listing command: --limit and --all are
+// checked first.
+func (o *clientOpts) withPages(pages *pageFlags, flags fieldFlags, run func(cmd *cobra.Command, args []string, c *client) error) func(*cobra.Command, []string) error {
+	withC := o.withClient(flags, run)
+	return func(cmd *cobra.Command, args []string) error {
+		if err := pages.check(cmd); err != nil {
+			return err
+		}
+		return withC(cmd, args)
+	}
+}
+
 // fetchPages reads the list endpoint path (with the query q) page by page,
 // pageMax rows at a time at most, until it holds p.limit rows or, with
 // p.all, every one. It returns the rows decoded (for tables) and as sent

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -265,11 +264,7 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "The status board as a table: freshness of every asset, worst first within groups",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			if o.json {
 				var raw any
 				if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &raw); err != nil {
@@ -295,8 +290,7 @@ func newStatusCmd() *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "GROUP\tASSET\tFRESH\tSTALE BY REASON\tLATEST FRESH\tLAG\tSTATUS")
+			tw := newTable(cmd.OutOrStdout(), "GROUP\tASSET\tFRESH\tSTALE BY REASON\tLATEST FRESH\tLAG\tSTATUS")
 			for _, a := range out.Assets {
 				var reasons []string
 				for _, r := range []string{"NEVER_MATERIALIZED", "TAINTED", "CODE_CHANGED", "UPSTREAM_CHANGED", "FRESHNESS"} {
@@ -319,7 +313,7 @@ func newStatusCmd() *cobra.Command {
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	addClientFlags(cmd, &o)
 	return cmd

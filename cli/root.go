@@ -63,7 +63,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newWorkspaceCmd(), newBenchCmd(), newMigrateCmd(), newUserCmd(), newTokenCmd(), newHealthcheckCmd(),
-		newBackfillCmd(), newAssetCmd(), newLoginCmd(), newTaintCmd(), newReportCmd(), newStatusCmd(), newGapsCmd())
+		newBackfillCmd(), newScheduleCmd(), newSensorCmd(), newAssetCmd(), newLoginCmd(), newTaintCmd(), newReportCmd(), newStatusCmd(), newGapsCmd())
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultCompletionCmd() // now, so that it is checked below too
 	rejectUnknownSubcommands(root)

@@ -104,6 +104,8 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 		return nil, &exitError{ExitServer, fmt.Errorf("start the backfill engine: %w", err)}
 	}
 	h.Engine = eng
+	h.Scheduler = jobs.NewScheduler(eng, log)
+	h.Sensors = jobs.NewSensors(eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -112,5 +114,14 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 			log.Error("backfill controller stopped", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done }, nil
+	schedDone, sensDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		h.Scheduler.Run(ctx)
+	}()
+	go func() {
+		defer close(sensDone)
+		h.Sensors.Run(ctx)
+	}()
+	return func() { cancel(); <-done; <-schedDone; <-sensDone }, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,12 +103,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 		Use:   "list [--user NAME]",
 		Short: "List API tokens (never their secrets)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(*path)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: withStore(path, func(cmd *cobra.Command, args []string, store *db.Store) error {
 			var uid int64
 			if user != "" {
 				u, err := store.UserByName(cmd.Context(), user)
@@ -126,8 +120,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tEXPIRES\tSTATUS")
+			w := newTable(cmd.OutOrStdout(), "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tEXPIRES\tSTATUS")
 			for _, r := range rows {
 				st := "active"
 				if r.Revoked {
@@ -138,7 +131,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	list.Flags().StringVar(&user, "user", "", "only this user's tokens")
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")

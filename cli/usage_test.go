@@ -21,7 +21,7 @@ import (
 // command that only groups others exits 2 naming it, with suggestions,
 // instead of printing help and exiting 0; `workspace check` is validate.
 func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	cases := []struct {
 		args []string
 		want string
@@ -68,7 +68,7 @@ func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
 // TestBackfillPreviewWithoutAssetsNamesPreview: the usage error names the
 // command that was run.
 func TestBackfillPreviewWithoutAssetsNamesPreview(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	code, _, errOut := run(t, "backfill", "preview", "--start", "2025-01-01", "--end", "2025-01-02", "--server", "http://127.0.0.1:1")
 	if code != cli.ExitUsage || !strings.Contains(errOut, "tessera backfill preview ASSET") || strings.Contains(errOut, "create") {
 		t.Fatalf("preview without assets: exit %d %q", code, errOut)
@@ -335,7 +335,7 @@ assets:
 // TestBackfillTransitionsWait: pause --wait returns once no run is running,
 // resume --wait once it is RUNNING, cancel --wait once it is CANCELED.
 func TestBackfillTransitionsWait(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServerWith(t, slowWorkspace)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--start", "2025-01-01", "--end", "2025-01-30", "--chunk-size", "1", "--concurrency", "2", "--json")
 	var b map[string]any

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -34,6 +33,19 @@ func openStore(path string) (*db.Store, error) {
 		return nil, &exitError{ExitServer, err}
 	}
 	return s, nil
+}
+
+// withStore is a command's RunE that opens the database at *path (see
+// openStore), runs run with it and closes it.
+func withStore(path *string, run func(cmd *cobra.Command, args []string, store *db.Store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		store, err := openStore(*path)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return run(cmd, args, store)
+	}
 }
 
 // userError turns a validation error into a usage error (exit 2).
@@ -151,12 +163,7 @@ func newUserListCmd(path *string) *cobra.Command {
 		Use:   "list",
 		Short: "List accounts",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openStore(*path)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: withStore(path, func(cmd *cobra.Command, args []string, store *db.Store) error {
 			us, err := store.ListUsers(cmd.Context())
 			if err != nil {
 				return &exitError{ExitServer, err}
@@ -174,8 +181,7 @@ func newUserListCmd(path *string) *cobra.Command {
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tROLE\tSTATUS\tCREATED")
+			w := newTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED")
 			for _, u := range us {
 				st := "active"
 				if u.Disabled {
@@ -184,7 +190,7 @@ func newUserListCmd(path *string) *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
 	return list

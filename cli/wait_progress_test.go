@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ assets:
 // terminal it prints a line only when the line's content changed (it used
 // to repeat the same line every 2 s).
 func TestBackfillWaitShowsRetryBackoff(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	noConfig(t)
 	s := startServerWith(t, retryWorkspace)
 	t0 := time.Now()
 	code, out, errOut := s.cli(t, "backfill", "create", "t.retry", "--start", "2025-01-01", "--end", "2025-01-04", "--wait")

@@ -31,11 +31,7 @@ func newWorkspaceCmd() *cobra.Command {
 		Use:   "reload",
 		Short: "Make a running server read its workspace file again (admin; the server keeps its workspace if the file has problems)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var out struct {
 				Source string `json:"source"`
 				Assets int    `json:"assets"`
@@ -48,7 +44,7 @@ func newWorkspaceCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "reloaded %s: %d assets\n", out.Source, out.Assets)
 			return nil
-		},
+		}),
 	}
 	addClientFlags(reload, &o)
 	answerJSON(reload)

@@ -3,10 +3,8 @@ package db
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -178,7 +176,12 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 			return err
 		}
 	}
+	// The leases' rows first, so that the blocks they land in are marked
+	// too.
 	if err := reindexLeases(ctx, tx, assetID, sp); err != nil {
+		return err
+	}
+	if err := markAssetStaleBlocks(ctx, tx, assetID); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=?`, assetID); err != nil {
@@ -192,19 +195,12 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 
 // Assets lists the assets that the current workspace declares.
 func (s *Store) Assets(ctx context.Context) ([]AssetRow, error) {
-	var out []AssetRow
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM assets WHERE removed=0 ORDER BY key`)
-	return out, err
+	return selectAll[AssetRow](ctx, s.r, `SELECT * FROM assets WHERE removed=0 ORDER BY key`)
 }
 
 // AssetByKey returns one asset, or ErrNotFound.
 func (s *Store) AssetByKey(ctx context.Context, key string) (AssetRow, error) {
-	var a AssetRow
-	err := s.r.GetContext(ctx, &a, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return a, &NotFoundError{Kind: "asset", ID: key}
-	}
-	return a, err
+	return getOne[AssetRow](ctx, s.r, "asset", key, `SELECT * FROM assets WHERE key=? AND removed=0`, key)
 }
 
 // AssetIDs maps asset keys to ids for the declared assets.

@@ -153,10 +153,10 @@ assets:
 	}
 }
 
-// Migration 15 gives the attempts recorded before it their asset (which
+// Migration 20 gives the attempts recorded before it their asset (which
 // replaying their events gives them too), and no lease.
 func TestMigrationAttemptAsset(t *testing.T) {
-	s := storeFrom(t, 14,
+	s := storeFrom(t, 19,
 		`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 			VALUES ('run_1','k1','bf',0,0,'t.a',7,'f',1,'succeeded',1,0,0)`,
 		`INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES ('run_1',1,'succeeded','o',1,5)`,
@@ -167,5 +167,47 @@ func TestMigrationAttemptAsset(t *testing.T) {
 	}
 	if err := s.RawReader().Get(&got, `SELECT asset_id, lease FROM attempts WHERE run_id='run_1'`); err != nil || got.Asset == nil || *got.Asset != 7 || got.Lease != nil {
 		t.Fatalf("attempt after the migration: %+v %v, want asset 7 and no lease", got, err)
+	}
+}
+
+// A re-index that turns leases without a row into rows marks the staleness
+// blocks those rows land in, also a block that had no row before: the
+// stored blocks stay those of the rows, and a full load of the asset's
+// staleness facts finds the rows the rollup counts (no read of every row).
+func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	startRowless(t, f, 1030, 1031, 1032) // block 1
+	// The scheme now starts two days later: 1030 becomes 982 (block 0).
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`
+assets:
+  t.hourly:
+    partitions: {hourly: {start: "2025-01-03-00:00"}}
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 0, 2000)
+	if err != nil || len(rows) != 3 || rows[0].Idx != 982 || rows[0].Status != db.StatusInProgress {
+		t.Fatalf("leases after the re-index %+v %v, want indexes 982 to 984 in progress", rows, err)
+	}
+	checkRollup(t, f.store)
+	diffs, _, err := f.store.CheckStaleBlocks(ctx)
+	if err != nil || len(diffs) > 0 {
+		t.Fatalf("staleness blocks after the re-index: %v %v", diffs, err)
+	}
+	in := staleInputAt(ws, f.ids, f.now)
+	fa, err := f.store.StaleFacts(ctx, in, ws.Asset("t.hourly"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fa.Rows() != 3 || f.store.StaleMiscounted() != 0 {
+		t.Fatalf("staleness facts after the re-index: %d rows (want 3), %d loads read every row", fa.Rows(), f.store.StaleMiscounted())
 	}
 }

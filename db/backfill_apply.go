@@ -39,7 +39,13 @@ type ConflictRecorded struct {
 // RunsPlanned, AttemptsStarted, AttemptsFinished, ConflictRecorded), a value,
 // not a pointer.
 func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload any, idemKey string, now time.Time) error {
-	b, err := json.Marshal(payload)
+	var b []byte
+	var err error
+	if p, ok := payload.(BackfillCreated); ok {
+		b, err = p.eventJSON() // the same bytes, faster for a million keys
+	} else {
+		b, err = json.Marshal(payload)
+	}
 	if err != nil {
 		return err
 	}

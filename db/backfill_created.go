@@ -14,6 +14,9 @@ type BackfillCreated struct {
 	Keys     []string             `json:"keys,omitempty"`
 }
 
+// keyBatch is how many explicit keys one statement of applyCreated writes.
+const keyBatch = 50_000
+
 func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 	b := p.Backfill
 	if _, err := tx.NamedExecContext(ctx, `INSERT INTO backfills (id, seq, title, state, state_version, assets, selector, chunk_size, max_concurrent_runs, priority,
@@ -33,14 +36,14 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 			}
 		}
 	}
-	args := make([]any, 0, 3*min(len(p.Keys), 100_000))
-	for i, k := range p.Keys {
-		args = append(args, b.ID, i, k)
-		if len(args) == cap(args) || i == len(p.Keys)-1 {
-			if err := batchExec(ctx, tx, `INSERT INTO backfill_keys (backfill_id, n, key) VALUES `, nil, `(?,?,?)`, ``, 3, args); err != nil {
-				return err
-			}
-			args = args[:0]
+	// Keys go in as JSON arrays that SQLite takes apart (json_each), a batch
+	// a statement: binding three values a key costs more than the insert.
+	var buf []byte
+	for lo := 0; lo < len(p.Keys); lo += keyBatch {
+		batch := append(AppendJSONStrings(append(buf[:0], '['), p.Keys[lo:min(lo+keyBatch, len(p.Keys))]), ']')
+		buf = batch
+		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_keys (backfill_id, n, key) SELECT ?, ? + j.key, j.value FROM json_each(?) AS j`, b.ID, lo, string(batch)); err != nil {
+			return err
 		}
 	}
 	return nil

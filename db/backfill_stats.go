@@ -28,14 +28,12 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 	if width <= 0 {
 		width = 1
 	}
-	var out []ThroughputPoint
-	err := s.r.SelectContext(ctx, &out, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
+	return selectAll[ThroughputPoint](ctx, s.r, `SELECT ? + ((a.finished_at - ?) / ?) * ? AS at,
 		SUM(COALESCE(a.materialized, CASE WHEN a.state = 'succeeded' THEN a.partitions ELSE 0 END)) AS done,
 		SUM(COALESCE(a.failed, CASE WHEN a.state IN ('failed', 'timeout') THEN a.partitions ELSE 0 END)) AS failed
 		FROM runs r JOIN attempts a ON a.run_id = r.id
 		WHERE r.backfill_id = ? AND a.finished_at IS NOT NULL AND a.finished_at >= ?
 		GROUP BY 1 ORDER BY 1`, from, from, width, width, backfillID, from)
-	return out, err
 }
 
 // BackfillActiveRunStates is BackfillRunStates of the queued and running
@@ -43,10 +41,8 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 // index, whose condition the query repeats literally) instead of every run
 // of this one, whose finished runs the backfill's counters already count.
 func (s *Store) BackfillActiveRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
-	var out []RunStateCount
-	err := s.r.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs INDEXED BY runs_active WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
-	return out, err
 }
 
 // RunStateCount is how many of a backfill's runs are in State, and how many
@@ -75,10 +71,8 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 
 // BackfillRunStates counts a backfill's planned runs by state.
 func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
-	var out []RunStateCount
-	err := s.r.SelectContext(ctx, &out, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs WHERE backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
-	return out, err
 }
 
 // ChunkBucket counts the runs of chunks [Bucket*size, (Bucket+1)*size) by state.
@@ -95,17 +89,13 @@ func (s *Store) BackfillChunkBuckets(ctx context.Context, backfillID string, lo,
 	if size <= 0 {
 		size = 1
 	}
-	var out []ChunkBucket
-	err := s.r.SelectContext(ctx, &out, `SELECT (chunk - ?) / ? AS bucket, state, COUNT(*) AS runs, MIN(id) AS first_id
+	return selectAll[ChunkBucket](ctx, s.r, `SELECT (chunk - ?) / ? AS bucket, state, COUNT(*) AS runs, MIN(id) AS first_id
 		FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? GROUP BY 1, 2 ORDER BY 1`, lo, size, backfillID, lo, hi)
-	return out, err
 }
 
 // ChunkRuns returns the runs of chunks [lo, hi] of a backfill (at most hi-lo+1 rows).
 func (s *Store) ChunkRuns(ctx context.Context, backfillID string, lo, hi int64) ([]Run, error) {
-	var out []Run
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk`, backfillID, lo, hi)
-	return out, err
+	return selectAll[Run](ctx, s.r, `SELECT * FROM runs WHERE backfill_id = ? AND chunk BETWEEN ? AND ? ORDER BY chunk`, backfillID, lo, hi)
 }
 
 // BackfillCountRuns counts a backfill's runs, optionally only in states.
@@ -130,9 +120,7 @@ func (s *Store) BackfillCountRuns(ctx context.Context, backfillID string, states
 
 // ChildBackfills lists the retry children of a backfill, oldest first.
 func (s *Store) ChildBackfills(ctx context.Context, parentID string) ([]Backfill, error) {
-	var out []Backfill
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE parent_backfill_id = ? ORDER BY seq LIMIT 20`, parentID)
-	return out, err
+	return selectAll[Backfill](ctx, s.r, `SELECT * FROM backfills WHERE parent_backfill_id = ? ORDER BY seq LIMIT 20`, parentID)
 }
 
 // BackfillSeq returns a backfill's seq (the list's cursor), or 0.
@@ -242,9 +230,7 @@ func (s *Store) RunUpstreamFailed(ctx context.Context, backfillID string, assetI
 // SegmentFailures lists the partitions of one asset that a backfill failed to
 // build or skipped for a failed upstream (at most the segment's selection).
 func (s *Store) SegmentFailures(ctx context.Context, backfillID string, assetID int64) ([]Failure, error) {
-	var out []Failure
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
-	return out, err
+	return selectAll[Failure](ctx, s.r, `SELECT * FROM backfill_failures WHERE backfill_id = ? AND asset_id = ? ORDER BY idx`, backfillID, assetID)
 }
 
 // EngineTotals is the backfill engine's state over every backfill (for the

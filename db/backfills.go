@@ -161,12 +161,7 @@ func (s *Store) Backfill(ctx context.Context, id string) (Backfill, error) {
 type getter = Querier
 
 func getBackfill(ctx context.Context, q getter, id string) (Backfill, error) {
-	var b Backfill
-	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE id=?`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, &NotFoundError{Kind: "backfill", ID: id}
-	}
-	return b, err
+	return getOne[Backfill](ctx, q, "backfill", id, `SELECT * FROM backfills WHERE id=?`, id)
 }
 
 // BackfillTx reads a backfill inside a write transaction.
@@ -176,8 +171,17 @@ func BackfillTx(ctx context.Context, tx *sqlx.Tx, id string) (Backfill, error) {
 
 // BackfillByRequestKey finds the backfill created with an idempotency key.
 func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill, error) {
+	return backfillByRequestKey(ctx, s.r, key)
+}
+
+// BackfillByRequestKeyTx is BackfillByRequestKey in tx.
+func BackfillByRequestKeyTx(ctx context.Context, tx *sqlx.Tx, key string) (Backfill, error) {
+	return backfillByRequestKey(ctx, tx, key)
+}
+
+func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
 	var b Backfill
-	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
+	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ErrNotFound
 	}
@@ -207,55 +211,38 @@ func (s *Store) Backfills(ctx context.Context, states []string, asset string, be
 		q += ` AND seq < ?`
 		args = append(args, before)
 	}
-	if len(states) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
-		for _, st := range states {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "state", states)
 	q += ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit)
-	var out []Backfill
-	err := s.r.SelectContext(ctx, &out, q, args...)
-	return out, err
+	return selectAll[Backfill](ctx, s.r, q, args...)
 }
 
 // ActiveBackfills lists the backfills that are not terminal, in seq order.
 func ActiveBackfills(ctx context.Context, q getter) ([]Backfill, error) {
-	var out []Backfill
-	err := q.SelectContext(ctx, &out, `SELECT * FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
-	return out, err
+	return selectAll[Backfill](ctx, q, `SELECT * FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
 }
 
 // Segments returns a backfill's segments in order.
 func Segments(ctx context.Context, q getter, backfillID string) ([]Segment, error) {
-	var out []Segment
-	err := q.SelectContext(ctx, &out, `SELECT * FROM backfill_segments WHERE backfill_id=? ORDER BY pos`, backfillID)
-	return out, err
+	return selectAll[Segment](ctx, q, `SELECT * FROM backfill_segments WHERE backfill_id=? ORDER BY pos`, backfillID)
 }
 
 // SegmentRanges returns the ranges of a segment that overlap selection
 // positions [p0, p1).
 func SegmentRanges(ctx context.Context, q getter, backfillID string, pos, p0, p1 int64) ([]SelRange, error) {
-	var out []SelRange
-	err := q.SelectContext(ctx, &out, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=?
+	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=?
 		AND start >= (SELECT COALESCE(MAX(start), 0) FROM backfill_ranges WHERE backfill_id=? AND pos=? AND start <= ?)
 		AND start < ? ORDER BY start`, backfillID, pos, backfillID, pos, p0, p1)
-	return out, err
 }
 
 // AllSegmentRanges returns every range of a segment.
 func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int64) ([]SelRange, error) {
-	var out []SelRange
-	err := q.SelectContext(ctx, &out, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
-	return out, err
+	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
 }
 
 // BackfillKeys returns explicit keys n in [p0, p1).
 func BackfillKeys(ctx context.Context, q getter, backfillID string, p0, p1 int64) ([]string, error) {
-	var out []string
-	err := q.SelectContext(ctx, &out, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
-	return out, err
+	return selectAll[string](ctx, q, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
 }
 
 // Failure is a partition a backfill failed to build or skipped.
@@ -270,9 +257,7 @@ type Failure struct {
 
 // Failures lists a backfill's failed and upstream-failed partitions.
 func (s *Store) Failures(ctx context.Context, backfillID string) ([]Failure, error) {
-	var out []Failure
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM backfill_failures WHERE backfill_id=? ORDER BY asset_id, idx`, backfillID)
-	return out, err
+	return selectAll[Failure](ctx, s.r, `SELECT * FROM backfill_failures WHERE backfill_id=? ORDER BY asset_id, idx`, backfillID)
 }
 
 // UpstreamFailedIn reports whether backfill b recorded a failure of asset in
@@ -299,17 +284,10 @@ func (s *Store) FirstFailureIn(ctx context.Context, backfillID string, assetID, 
 func (s *Store) Runs(ctx context.Context, backfillID string, states []string, after int64, limit int) ([]Run, error) {
 	q := `SELECT * FROM runs WHERE backfill_id=? AND chunk > ?`
 	args := []any{backfillID, after}
-	if len(states) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(",?", len(states)-1) + `)`
-		for _, st := range states {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "state", states)
 	q += ` ORDER BY chunk LIMIT ?`
 	args = append(args, limit)
-	var out []Run
-	err := s.r.SelectContext(ctx, &out, q, args...)
-	return out, err
+	return selectAll[Run](ctx, s.r, q, args...)
 }
 
 // Run returns one run, or ErrNotFound.
@@ -321,26 +299,17 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 func RunTx(ctx context.Context, tx *sqlx.Tx, id string) (Run, error) { return getRun(ctx, tx, id) }
 
 func getRun(ctx context.Context, q getter, id string) (Run, error) {
-	var r Run
-	err := q.GetContext(ctx, &r, `SELECT * FROM runs WHERE id=?`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, &NotFoundError{Kind: "run", ID: id}
-	}
-	return r, err
+	return getOne[Run](ctx, q, "run", id, `SELECT * FROM runs WHERE id=?`, id)
 }
 
 // QueuedRuns lists every queued run of the active backfills.
 func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
-	var out []Run
-	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' ORDER BY backfill_id, chunk`)
-	return out, err
+	return selectAll[Run](ctx, q, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' ORDER BY backfill_id, chunk`)
 }
 
 // Attempts lists a run's attempts.
 func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
-	var out []Attempt
-	err := s.r.SelectContext(ctx, &out, `SELECT `+attemptCols+` FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
-	return out, err
+	return selectAll[Attempt](ctx, s.r, `SELECT `+attemptCols+` FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
 }
 
 // InterruptedAttempts counts the interrupted attempts of each of runIDs
@@ -369,9 +338,7 @@ func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[s
 
 // RunningAttempts lists every attempt in state running.
 func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
-	var out []Attempt
-	err := q.SelectContext(ctx, &out, `SELECT `+attemptCols+` FROM attempts WHERE state='running' ORDER BY run_id`)
-	return out, err
+	return selectAll[Attempt](ctx, q, `SELECT `+attemptCols+` FROM attempts WHERE state='running' ORDER BY run_id`)
 }
 
 // AttemptLog returns the stored log of an attempt ("" when none).
@@ -396,9 +363,7 @@ type Conflict struct {
 
 // Conflicts lists recorded conflicts, newest first.
 func (s *Store) Conflicts(ctx context.Context, limit int) ([]Conflict, error) {
-	var out []Conflict
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM conflicts ORDER BY id DESC LIMIT ?`, limit)
-	return out, err
+	return selectAll[Conflict](ctx, s.r, `SELECT * FROM conflicts ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // RecentRunMillis describes an asset's up to 200 latest succeeded attempts:
@@ -454,4 +419,17 @@ func (s *Store) UnfinishedBackfillsOf(ctx context.Context) (map[string][]string,
 		sigs[r.Asset] = r.Sig
 	}
 	return ids, sigs, nil
+}
+
+// andIn adds " AND col IN (?,…)" for values to the query q and values to its
+// args; with no values it adds nothing (every value).
+func andIn(q string, args []any, col string, values []string) (string, []any) {
+	if len(values) == 0 {
+		return q, args
+	}
+	q += ` AND ` + col + ` IN (?` + strings.Repeat(",?", len(values)-1) + `)`
+	for _, v := range values {
+		args = append(args, v)
+	}
+	return q, args
 }

@@ -137,8 +137,8 @@ func (s *Store) InsertStatusFixtures(ctx context.Context, rows []FixtureStatus) 
 	})
 }
 
-// FinishStatusFixtures rebuilds the rollup and the assets' last attempts
-// from the status rows, appends a bench.loaded event (so that memoized
+// FinishStatusFixtures rebuilds the rollup, the assets' last attempts and
+// the persisted staleness facts from the status rows, appends a bench.loaded event (so that memoized
 // facts know the data changed) and analyzes the database.
 func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.Time) error {
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
@@ -152,11 +152,19 @@ func (s *Store) FinishStatusFixtures(ctx context.Context, rows int64, now time.T
 		if err := RecomputeLastAttempts(ctx, tx); err != nil {
 			return err
 		}
+		// The persisted staleness facts, as migration 16 stores them for a
+		// database written before it.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM staleness_blocks`); err != nil {
+			return err
+		}
+		if err := fillStaleBlocks(ctx, tx); err != nil {
+			return err
+		}
 		_, err := AppendEvent(ctx, tx, "bench.loaded", "bench", "bench", map[string]any{"rows": rows}, "", now)
 		return err
 	})
 	if err == nil {
-		_, err = s.w.ExecContext(ctx, `ANALYZE`)
+		_, err = s.writer(ctx).ExecContext(ctx, `ANALYZE`)
 	}
 	return err
 }
@@ -168,4 +176,34 @@ func (s *Store) AppendBenchEvent(ctx context.Context, now time.Time) error {
 		_, err := AppendEvent(ctx, tx, "bench.write", "bench", "bench", map[string]any{}, "", now)
 		return err
 	})
+}
+
+// TickLag is a launched schedule tick: when it was due and when its
+// backfill was created (bench automation).
+type TickLag struct {
+	ScheduledFor int64 `db:"scheduled_for"`
+	CreatedAt    int64 `db:"created_at"`
+}
+
+// TickLags lists the launched ticks of every schedule with their
+// backfill's creation time.
+func (s *Store) TickLags(ctx context.Context) ([]TickLag, error) {
+	return selectAll[TickLag](ctx, s.r, `SELECT t.scheduled_for, b.created_at FROM schedule_ticks t JOIN backfills b ON b.id = t.backfill_id
+		WHERE t.outcome = 'launched' ORDER BY t.scheduled_for`)
+}
+
+// ScheduledBackfills counts the backfills schedules created (created_by
+// "schedule:…"): one per launched tick, or some tick launched twice.
+func (s *Store) ScheduledBackfills(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM backfills WHERE created_by LIKE 'schedule:%'`)
+	return n, err
+}
+
+// SensorLaunches counts the backfills sensor launched (created_by
+// "sensor:NAME").
+func (s *Store) SensorLaunches(ctx context.Context, sensor string) (int64, error) {
+	var n int64
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM backfills WHERE created_by = ?`, "sensor:"+sensor)
+	return n, err
 }

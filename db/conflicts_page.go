@@ -8,7 +8,5 @@ func (s *Store) ConflictsBefore(ctx context.Context, before int64, limit int) ([
 	if before <= 0 {
 		return s.Conflicts(ctx, limit)
 	}
-	var out []Conflict
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM conflicts WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
-	return out, err
+	return selectAll[Conflict](ctx, s.r, `SELECT * FROM conflicts WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -31,9 +32,11 @@ type Store struct {
 	r    *sqlx.DB
 	Path string
 
-	health    writeHealth // see WriteHealth
-	closed    chan struct{}
-	closeOnce sync.Once
+	health writeHealth // see WriteHealth
+	// readWriterUses counts writer uses on behalf of reads (writer_uses.go).
+	readWriterUses atomic.Int64
+	closed         chan struct{}
+	closeOnce      sync.Once
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction
@@ -130,7 +133,7 @@ func migrator(d *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectSQLite3, d, fsys)
+	return goose.NewProvider(goose.DialectSQLite3, d, fsys, goose.WithGoMigrations(goMigrations()...))
 }
 
 func migrate(d *sql.DB) error {
@@ -156,6 +159,8 @@ func (s *Store) MigrationVersion() (int64, error) {
 // Close closes both pools.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
+	s.waitPersisted()
+	caches.Delete(s)
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
@@ -176,7 +181,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	// The writer's one connection first, then the check again: writes
 	// queued behind one that found the database locked are refused at once
 	// instead of each waiting the busy timeout in turn.
-	conn, err := s.w.Connx(ctx)
+	conn, err := s.writer(ctx).Connx(ctx)
 	if err != nil {
 		return err
 	}
@@ -207,7 +212,7 @@ const EngineWriterCache = 128 << 10
 // rows at random places of large indexes, and the default cache turns that
 // into disk reads. The writer has one connection, so the setting sticks.
 func (s *Store) EnlargeWriterCache(ctx context.Context) error {
-	_, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
+	_, err := s.writer(ctx).ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
 	return err
 }
 

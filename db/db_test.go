@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 const testWorkspace = `
@@ -34,29 +34,47 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(testWorkspace))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(context.Background(), ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ws, ids := teststore.WithWorkspace(t, testWorkspace, now)
 	return fixture{store, ws, ids, ws.Asset("t.hourly").Scheme.Space(now, nil), now}
 }
 
 func (f fixture) mat(i int64, status, run string, at time.Time) db.Materialization {
 	return db.Materialization{AssetID: f.ids["t.hourly"], AssetKey: "t.hourly", Partition: f.sp.Key(i), Idx: i,
 		Status: status, CodeVersion: "v2", RunID: run, Source: "test", At: at}
+}
+
+// recordSpread records the first 5,000 partitions of t.hourly but every
+// 7th (missing), every 11th failed, the rest materialized, checks the
+// rollup, and returns what it recorded.
+func (f fixture) recordSpread(t *testing.T) []db.Materialization {
+	t.Helper()
+	var batch []db.Materialization
+	for i := int64(0); i < 5000; i++ {
+		if i%7 == 0 {
+			continue
+		}
+		st := db.StatusMaterialized
+		if i%11 == 0 {
+			st = db.StatusFailed
+		}
+		batch = append(batch, f.mat(i, st, "r", f.now))
+	}
+	record(t, f.store, batch, f.now)
+	checkRollup(t, f.store)
+	return batch
+}
+
+// countsIn counts the statuses of the partitions of batch with an index in
+// [lo, hi].
+func countsIn(batch []db.Materialization, lo, hi int64) db.Counts {
+	c := db.Counts{}
+	for _, m := range batch {
+		if m.Idx >= lo && m.Idx <= hi {
+			c[m.Status]++
+		}
+	}
+	return c
 }
 
 // checkRollup asserts the rollup equals the partitions' statuses per block
@@ -155,17 +173,13 @@ func TestRecordMaterializationsHistoryAndSupersede(t *testing.T) {
 		t.Fatalf("r3 should supersede r2: %+v", insts[0])
 	}
 	// A failure after a success keeps the last materialization but shows failed.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, f.now)
 	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
 	if p.Status != db.StatusFailed || *p.LastMatRunID != "r3" || *p.LastAttemptRunID != "r4" {
 		t.Fatalf("after failure: %+v", p)
 	}
 	// A late report of an older attempt is history only.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, f.now)
 	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
 	if p.Status != db.StatusFailed || *p.LastAttemptRunID != "r4" {
 		t.Fatalf("old report moved the projection: %+v", p)
@@ -200,21 +214,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	var batch []db.Materialization
-	for i := int64(0); i < 5000; i++ {
-		if i%7 == 0 {
-			continue
-		}
-		st := db.StatusMaterialized
-		if i%11 == 0 {
-			st = db.StatusFailed
-		}
-		batch = append(batch, f.mat(i, st, "r", f.now))
-	}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	checkRollup(t, f.store)
+	batch := f.recordSpread(t)
 	id := f.ids["t.hourly"]
 	viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
 	if err != nil {
@@ -228,15 +228,7 @@ func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(lo, hi int64) db.Counts {
-		c := db.Counts{}
-		for _, m := range batch {
-			if m.Idx >= lo && m.Idx <= hi {
-				c[m.Status]++
-			}
-		}
-		return c
-	}
+	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
 	eq := func(a, b db.Counts) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 	if !eq(viaRollup[0], count(0, 2047)) || !eq(viaRollup[1], count(2048, 4095)) {
 		t.Fatalf("rollup buckets %v", viaRollup)
@@ -312,9 +304,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 func TestSyncWorkspaceChangesAndReindex(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
+	record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
 	// The scheme now starts a day later: partition 48 becomes index 24.
 	changed := `
 assets:

@@ -50,9 +50,7 @@ func AppendEvent(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, p
 
 // EventsBySubject lists a subject's events, newest first.
 func (s *Store) EventsBySubject(ctx context.Context, subject string, limit int) ([]Event, error) {
-	var out []Event
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
-	return out, err
+	return selectAll[Event](ctx, s.r, `SELECT * FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
 }
 
 // EventHeadsBySubject is EventsBySubject without the payloads (Payload is
@@ -60,10 +58,8 @@ func (s *Store) EventsBySubject(ctx context.Context, subject string, limit int) 
 // attempts, hundreds of kilobytes each, which a timeline that already
 // summarized them does not read again (EventPayloads reads the others).
 func (s *Store) EventHeadsBySubject(ctx context.Context, subject string, limit int) ([]Event, error) {
-	var out []Event
-	err := s.r.SelectContext(ctx, &out, `SELECT id, type, subject, actor, '' AS payload, idempotency_key, at
+	return selectAll[Event](ctx, s.r, `SELECT id, type, subject, actor, '' AS payload, idempotency_key, at
 		FROM events WHERE subject = ? ORDER BY id DESC LIMIT ?`, subject, limit)
-	return out, err
 }
 
 // EventPayloads returns the payloads of the events ids, by id.
@@ -127,9 +123,7 @@ func (s *Store) EventsBySubjectCapped(ctx context.Context, subject string, befor
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	var out []CappedEvent
-	err := s.r.SelectContext(ctx, &out, `SELECT id, type, subject, actor, idempotency_key, at,
+	return selectAll[CappedEvent](ctx, s.r, `SELECT id, type, subject, actor, idempotency_key, at,
 		CASE WHEN octet_length(payload) > ? THEN '' ELSE payload END AS payload, octet_length(payload) > ? AS big
 		FROM events WHERE subject = ? AND id < ? ORDER BY id DESC LIMIT ?`, maxPayload, maxPayload, subject, before, limit)
-	return out, err
 }

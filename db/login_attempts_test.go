@@ -3,12 +3,12 @@ package db_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestReserveLoginIsAtomic: 32 goroutines reserving sign-ins of one account
@@ -16,11 +16,7 @@ import (
 // reservations; the rest are blocked, until a reservation is released.
 func TestReserveLoginIsAtomic(t *testing.T) {
 	t.Parallel()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.Open(t)
 	ctx := context.Background()
 	p := db.LoginPolicy{Failures: 5, Window: time.Minute, TrustFor: time.Hour}
 	now := time.Now()

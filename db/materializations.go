@@ -262,7 +262,8 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 		return err
 	}
 	if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil {
-		return nil // still in progress: its lease holds (leasedStatus)
+		in.roll.add(m.AssetID, prev.Idx, prev.Status, 0) // the row changed, its status did not
+		return nil                                       // still in progress: its lease holds (leasedStatus)
 	}
 	if exists {
 		in.roll.add(m.AssetID, prev.Idx, prev.Status, -1)
@@ -393,7 +394,10 @@ type rollupKey struct {
 	status       string
 }
 
-// rollupDelta accumulates count changes and applies them once per transaction.
+// rollupDelta accumulates count changes and applies them once per
+// transaction. Every status row a transaction writes is added to it (with a
+// zero delta when its status did not change): apply marks the blocks of
+// those rows for the persisted staleness facts (markStaleBlocks).
 type rollupDelta map[rollupKey]int64
 
 func (r rollupDelta) add(asset, idx int64, status string, d int64) {
@@ -404,6 +408,9 @@ func (r rollupDelta) add(asset, idx int64, status string, d int64) {
 }
 
 func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
+	if err := markStaleBlocks(ctx, tx, r.blocks()); err != nil {
+		return err
+	}
 	for k, d := range r {
 		if d == 0 {
 			continue

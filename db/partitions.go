@@ -240,12 +240,7 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
 	q := `SELECT * FROM partition_status WHERE asset_id=? AND idx > ?`
 	args := []any{assetID, after}
-	if len(statuses) > 0 {
-		q += ` AND status IN (?` + strings.Repeat(",?", len(statuses)-1) + `)`
-		for _, st := range statuses {
-			args = append(args, st)
-		}
-	}
+	q, args = andIn(q, args, "status", statuses)
 	q += ` ORDER BY idx LIMIT ?`
 	args = append(args, limit)
 	var out []PartitionStatus
@@ -265,53 +260,6 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 		return err
 	})
 	return out, err
-}
-
-// MissingAfter returns up to limit indexes in (after, size) that have no status
-// row, in order. It reads the stored indexes window by window, so its cost is
-// bounded by the rows it walks past, never by the size of the space.
-func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, limit int) ([]int64, error) {
-	var out []int64
-	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
-		ls, err := loadLeases(ctx, q, assetID, after+1, size-1)
-		if err != nil {
-			return err
-		}
-		out, err = missingAfter(ctx, q, assetID, after, size, limit, ls)
-		return err
-	})
-	return out, err
-}
-
-// missingAfter is MissingAfter in q's snapshot, where ls are the leased
-// partitions after after.
-func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64, limit int, ls []leasedPart) ([]int64, error) {
-	const window = 8192
-	var out []int64
-	for start := after + 1; start < size && len(out) < limit; start += window {
-		end := min(start+window-1, size-1)
-		var present []int64
-		if err := q.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
-			return nil, err
-		}
-		for _, l := range ls {
-			if l.Idx >= start && l.Idx <= end {
-				present = append(present, l.Idx)
-			}
-		}
-		slices.Sort(present)
-		j := 0
-		for i := start; i <= end && len(out) < limit; i++ {
-			for j < len(present) && present[j] < i {
-				j++
-			}
-			if j < len(present) && present[j] == i {
-				continue
-			}
-			out = append(out, i)
-		}
-	}
-	return out, nil
 }
 
 // IdxStatus is a partition's index with its stored status.

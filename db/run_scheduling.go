@@ -18,9 +18,7 @@ import (
 // when the query implies its condition, and with it this scan reads the few
 // active runs instead of every run ever planned, in each controller step.
 func DueQueuedRuns(ctx context.Context, q getter, now int64) ([]Run, error) {
-	var out []Run
-	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, now)
-	return out, err
+	return selectAll[Run](ctx, q, `SELECT * FROM runs WHERE state IN ('queued', 'running') AND state='queued' AND COALESCE(not_before, 0) <= ? ORDER BY chunk`, now)
 }
 
 // UnfinishedRunsIn reports whether backfill backfillID has a run of a chunk
@@ -46,9 +44,7 @@ func RunFingerprint(ctx context.Context, q getter, runKey string) (string, error
 // attempt (waiting for their retry), by chunk: when the backfill is
 // canceled they never retry.
 func RunsAwaitingRetry(ctx context.Context, q getter, backfillID string) ([]Run, error) {
-	var out []Run
-	err := q.SelectContext(ctx, &out, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' AND attempts > 0 ORDER BY chunk`, backfillID)
-	return out, err
+	return selectAll[Run](ctx, q, `SELECT * FROM runs WHERE backfill_id=? AND state='queued' AND attempts > 0 ORDER BY chunk`, backfillID)
 }
 
 // FirstQueuedRun returns backfill backfillID's queued run of the lowest

@@ -48,10 +48,15 @@ func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
 // While writes fail it is skipped: reading pages must not wait for the
 // writer (a locked database would hold every page for the busy timeout).
 func (s *Store) TouchSession(ctx context.Context, id string, now time.Time) error {
+	return s.touch(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, now, id)
+}
+
+// touch runs update (time, then id) unless writes are failing.
+func (s *Store) touch(ctx context.Context, update string, now time.Time, id any) error {
 	if s.WriteHealth().Failing {
 		return nil
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Millis(now), id)
+	_, err := s.writer(ctx).ExecContext(ctx, update, Millis(now), id)
 	return s.writeFailed(err)
 }
 

@@ -20,10 +20,10 @@ func (s *Store) RunIDSecret(ctx context.Context) (secret string, ok bool, err er
 // stored already (another process may have stored its own first), and
 // returns the secret that is stored, read from the writer.
 func (s *Store) KeepRunIDSecret(ctx context.Context, candidate string) (string, error) {
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, candidate); err != nil {
+	if _, err := s.writer(ctx).ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('run_id_secret', ?) ON CONFLICT DO NOTHING`, candidate); err != nil {
 		return "", err
 	}
 	var v string
-	err := s.w.GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
+	err := s.writer(ctx).GetContext(ctx, &v, `SELECT value FROM settings WHERE name='run_id_secret'`)
 	return v, err
 }

@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -43,18 +42,25 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 		return nil, err
 	}
 	var b *baseFacts
-	if patchable {
+	var gens *blockGens
+	switch {
+	case patchable:
 		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
-	} else {
+	case ok && e.code == code && e.gens != nil && s.unchangedSince(ctx, assetID, e.gens):
+		// Nothing written to the asset's rows since its entry was loaded
+		// (an event of unknown effect, say): the entry holds.
+		b, gens = e.facts, e.gens
+		c.revalidated.Add(1)
+	default:
 		c.reloads.Add(1)
-		b, err = s.loadBaseFacts(ctx, assetID, code)
+		b, gens, err = s.loadBaseFacts(ctx, assetID, code)
 	}
 	if err != nil {
 		return nil, err
 	}
 	b = leaseFacts(b, leases)
 	c.mu.Lock()
-	c.base[assetID] = baseEntry{version: version, code: code, facts: b}
+	c.base[assetID] = baseEntry{version: version, code: code, facts: b, gens: gens}
 	// Changes up to version are in this entry now.
 	kept := c.changes[assetID][:0:0]
 	for _, ch := range c.changes[assetID] {
@@ -82,44 +88,9 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 	}
 	slices.Sort(idxs)
 	ranges := idxRanges(slices.Compact(idxs), patchGap)
-	fresh := &baseFacts{}
-	intern := map[string]string{code: code}
-	for start := 0; start < len(ranges); start += patchRangesPerQuery {
-		part := ranges[start:min(start+patchRangesPerQuery, len(ranges))]
-		js, err := json.Marshal(part)
-		if err != nil {
-			return nil, err
-		}
-		// CROSS JOIN keeps the ranges the outer loop: one index seek each.
-		rows, err := s.r.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
-				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
-				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
-			FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
-			WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, string(js), assetID)
-		if err != nil {
-			return nil, err
-		}
-		var packed, at int64
-		var cv sql.RawBytes
-		for rows.Next() {
-			if err := rows.Scan(&packed, &at, &cv); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			c, ok := intern[string(cv)]
-			if !ok {
-				c = string(cv)
-				intern[c] = c
-			}
-			fresh.push(packed, at, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if !slices.IsSorted(fresh.Idx) {
-		sort.Sort(byIdx{fresh})
+	fresh, err := s.loadRanges(ctx, assetID, code, ranges)
+	if err != nil {
+		return nil, err
 	}
 	// Merge: the old rows outside every range, and the rows read.
 	n := len(old.Idx) + len(fresh.Idx)
@@ -189,9 +160,13 @@ func (s byIdx) Swap(a, b int) {
 	f.Code[a], f.Code[b] = f.Code[b], f.Code[a]
 }
 
-// loadBaseFacts reads an asset's facts; large assets are read in a few
-// index ranges of about equal row counts (from the rollup), concurrently.
-func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
+// sortFacts sorts rows by index.
+func sortFacts(b *baseFacts) { sort.Sort(byIdx{b}) }
+
+// loadRows reads an asset's facts from its status rows; large assets are
+// read in a few index ranges of about equal row counts (from the rollup),
+// concurrently.
+func (s *Store) loadRows(ctx context.Context, assetID int64, code string) (*baseFacts, error) {
 	var blocks []struct {
 		Block int64 `db:"block"`
 		N     int64 `db:"n"`
@@ -276,11 +251,13 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
 	// Three columns per row (each column costs cgo calls): the index and
 	// flags packed in one integer, the materialization time, and the code
-	// version only where it differs from the asset's current one.
+	// version only where it differs from the asset's current one, after a
+	// "=" (the driver reads an empty text as NULL: without it a code version
+	// "" read as the current one, unlike in patchBaseFacts).
 	rows, err := s.r.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
 			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 			COALESCE(last_mat_at, 0),
-			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE COALESCE(last_mat_code_version, '') END
+			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE '=' || COALESCE(last_mat_code_version, '') END
 		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, code, assetID, lo, hi)
 	if err != nil {
 		return nil, err
@@ -294,10 +271,10 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 			return nil, err
 		}
 		c := code
-		if cv != nil {
+		if len(cv) > 0 {
 			var ok bool
-			if c, ok = intern[string(cv)]; !ok {
-				c = string(cv)
+			if c, ok = intern[string(cv[1:])]; !ok {
+				c = string(cv[1:])
 				intern[c] = c
 			}
 		}

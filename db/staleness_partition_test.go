@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // partitionStalenessFull is how one partition's staleness was computed
@@ -51,12 +51,8 @@ func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *
 // dependency of mapping all is read from the memoized upstream facts.
 func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+	now := time.Date(2025, 1, 12, 6, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
   raw:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-11-00:00"}}
     code_version: v1
@@ -96,16 +92,8 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
     deps: [{asset: raw, mapping: all}, regions]
     freshness: {max_lag: 1h}
     executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2025, 1, 12, 6, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ := store.AssetIDs(ctx)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+`, now)
+	in := staleInputAt(ws, ids, now)
 	rng := rand.New(rand.NewPCG(7, 11))
 	seq := 0
 	// A few times only, so that upstream partitions tie.
@@ -130,9 +118,7 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 			}
 			ms = append(ms, m)
 		}
-		if _, err := store.RecordMaterializations(ctx, ms, "test", "", now); err != nil {
-			t.Fatal(err)
-		}
+		record(t, store, ms, now)
 	}
 	for _, a := range []string{"raw", "lookup", "daily", "shifted", "monthly", "regions", "everything"} {
 		write(a, 0.8)
@@ -164,6 +150,7 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 				for _, version := range []int64{0, -1} {
 					v := version
 					if v < 0 {
+						var err error
 						if v, err = store.SyncStaleness(ctx, in); err != nil {
 							t.Fatal(err)
 						}

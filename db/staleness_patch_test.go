@@ -3,14 +3,13 @@ package db_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // A backfill at full speed writes thousands of partitions between two page
@@ -20,31 +19,19 @@ import (
 // scattered single keys included.
 func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
   big:
     partitions: {hourly: {start: "2016-01-01-00:00", end: "2025-02-15-08:00"}}
     code_version: v2
     executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ := store.AssetIDs(ctx)
+`, now)
 	a := ws.Asset("big")
 	sp := a.Scheme.Space(now, nil)
 	if sp.Len() != 80_000 {
 		t.Fatalf("space of %d partitions", sp.Len())
 	}
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+	in := staleInputAt(ws, ids, now)
 	seq := 0
 	write := func(idxs []int64, status, code string) {
 		t.Helper()
@@ -55,17 +42,8 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 				ms = append(ms, db.Materialization{AssetID: ids["big"], AssetKey: "big", Partition: sp.Key(i), Idx: i, Status: status,
 					CodeVersion: code, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: now.Add(-time.Duration(seq) * time.Second)})
 			}
-			if _, err := store.RecordMaterializations(ctx, ms, "test", "", now); err != nil {
-				t.Fatal(err)
-			}
+			record(t, store, ms, now)
 		}
-	}
-	span := func(lo, hi, step int64) []int64 {
-		var out []int64
-		for i := lo; i < hi; i += step {
-			out = append(out, i)
-		}
-		return out
 	}
 	// Every partition built but odd ones of 20,000-23,000 (holes), some
 	// with an old code version.

@@ -2,7 +2,6 @@ package db_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The memoized facts follow the event log: events that cannot change
@@ -18,12 +18,8 @@ import (
 // invalidates everything. Taints keep the rollup untouched.
 func TestStaleFactsInvalidation(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
   up:
     partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
     executor: {demo: {duration: 1s}}
@@ -34,16 +30,8 @@ func TestStaleFactsInvalidation(t *testing.T) {
   other:
     partitions: {static: [a, b]}
     executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ := store.AssetIDs(ctx)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+`, now)
+	in := staleInputAt(ws, ids, now)
 	facts := func(key string) *db.StaleFacts {
 		f, err := store.StaleFacts(ctx, in, ws.Asset(key))
 		if err != nil {
@@ -161,12 +149,8 @@ func TestStaleFactsInvalidation(t *testing.T) {
 // (patched) facts end equal to a full reload.
 func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`assets:
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
   up:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-11-00:00"}}
     executor: {demo: {duration: 1s}}
@@ -175,16 +159,8 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
     deps: [up]
     code_version: v2
     executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
-	if err := store.SyncWorkspace(ctx, ws, "test", now); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ := store.AssetIDs(ctx)
-	in := db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+`, now)
+	in := staleInputAt(ws, ids, now)
 	done := make(chan struct{})
 	errs := make(chan error, 16)
 	for w := range 3 {

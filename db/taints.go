@@ -28,6 +28,9 @@ func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason,
 			Millis(now), reason, Millis(now), assetID, key); err != nil {
 			return err
 		}
+		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
 			Millis(now), actor, assetID, key); err != nil {
 			return err
@@ -53,6 +56,9 @@ func (s *Store) ClearTaint(ctx context.Context, assetID int64, assetKey, key, ac
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
+		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
 			Millis(now), actor, assetID, key); err != nil {
 			return err
@@ -77,9 +83,7 @@ type Taint struct {
 
 // Taints lists a partition's taints, newest first.
 func (s *Store) Taints(ctx context.Context, assetID int64, key string) ([]Taint, error) {
-	var out []Taint
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
-	return out, err
+	return selectAll[Taint](ctx, s.r, `SELECT * FROM partition_taints WHERE asset_id=? AND partition_key=? ORDER BY tainted_at DESC, id DESC`, assetID, key)
 }
 
 // HistoryAt answers "what was this partition's instance at time at": the

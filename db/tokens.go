@@ -106,11 +106,7 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]Token, error) {
 // TouchToken records a use.
 // While writes fail it is skipped (see TouchSession).
 func (s *Store) TouchToken(ctx context.Context, id int64, now time.Time) error {
-	if s.WriteHealth().Failing {
-		return nil
-	}
-	_, err := s.w.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, Millis(now), id)
-	return s.writeFailed(err)
+	return s.touch(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, now, id)
 }
 
 // RevokeToken revokes a token at once; revoking twice is a no-op.

@@ -105,9 +105,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 
 // ListUsers lists every user by name.
 func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
-	var out []User
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM users ORDER BY name`)
-	return out, err
+	return selectAll[User](ctx, s.r, `SELECT * FROM users ORDER BY name`)
 }
 
 // SetUserRole changes a user's role; it applies to existing sessions and

@@ -11,7 +11,7 @@ import "context"
 // on its first beat. It runs on the writer, outside the controller's step
 // transaction, once per heartbeat interval.
 func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+	_, err := s.writer(ctx).ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
 		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
 	return err
 }
@@ -20,7 +20,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
 // are still running then count as expired at once for the next server,
 // whatever the lease TTL.
 func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
+	_, err := s.writer(ctx).ExecContext(ctx, `DELETE FROM workers WHERE owner=?`, owner)
 	return err
 }
 
@@ -29,10 +29,8 @@ func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
 // (Unix ms). The partial index attempts_running (state = 'running') keeps
 // this scan to the running attempts, however long the history.
 func (s *Store) ExpiredAttempts(ctx context.Context, self string, cut int64) ([]Attempt, error) {
-	var out []Attempt
-	err := s.r.SelectContext(ctx, &out, `SELECT a.run_id, a.attempt, a.state, a.owner, a.partitions, a.started_at, a.finished_at, a.error, a.materialized, a.failed FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+	return selectAll[Attempt](ctx, s.r, `SELECT a.run_id, a.attempt, a.state, a.owner, a.partitions, a.started_at, a.finished_at, a.error, a.materialized, a.failed FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
 		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, self, cut)
-	return out, err
 }
 
 // LastHeartbeats returns each known worker's last heartbeat (Unix ms), by

@@ -201,6 +201,14 @@ func (s *Store) probeUntilWritable() {
 
 // refusing is the *WriteError of a write refused at once while the
 // database is locked by another process (nil otherwise).
+// writesRefused reports whether writes are refused now, without counting
+// a refusal (for background writes that may be skipped).
+func (s *Store) writesRefused() bool {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	return s.health.refuse
+}
+
 func (s *Store) refusing() error {
 	h := &s.health
 	h.mu.Lock()
@@ -229,7 +237,7 @@ func (s *Store) probeWrite(ctx context.Context) error {
 		return err
 	}
 	n := (min(free, probeMaxPages) + 1) * size
-	tx, err := s.w.BeginTxx(ctx, nil)
+	tx, err := s.writer(ctx).BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,12 @@ package demo
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // seedEnv is a fresh SQLite store holding the workspace yaml.
@@ -19,23 +19,7 @@ type seedEnv struct {
 
 func newSeedEnv(t *testing.T, yaml string) *seedEnv {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ws, ids := teststore.WithWorkspace(t, yaml, time.Now())
 	return &seedEnv{store: store, ws: ws, ids: ids}
 }
 

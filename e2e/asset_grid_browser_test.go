@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net/url"
 	"testing"
 	"time"
@@ -28,33 +27,6 @@ assets:
     executor: {demo: {duration: 5ms}}
 `
 
-func gridWait(t *testing.T, ctx context.Context, expr, what string) {
-	t.Helper()
-	var err error
-	held := false
-	defer func() {
-		if !held { // testkit.Eventually failed: show the page
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
-			t.Logf("last evaluation error: %v; page:\n%s", err, page)
-		}
-	}()
-	testkit.Eventually(t, 20*time.Second, what, func() bool {
-		var ok bool
-		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		return err == nil && ok
-	})
-	held = true
-}
-
-func gridJS(t *testing.T, ctx context.Context, expr string) string {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
 const selN = `(document.querySelector('[data-testid="selection-n"]')||{dataset:{}}).dataset.n`
 
 // TestBrowserGridSelectionBar walks the asset grid's selection bar as the
@@ -64,6 +36,7 @@ const selN = `(document.querySelector('[data-testid="selection-n"]')||{dataset:{
 // at the whole history (a bucket strip) it offers no grid selection and no
 // Zoom out.
 func TestBrowserGridSelectionBar(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gridWorkspace})
 	env.StartEngine(t, jobs.Options{})
 	ctx := testkit.Browser(t)
@@ -77,9 +50,9 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing selected yet: the window shown, 62 days × 3 regions.
-	gridWait(t, ctx, selN+` === "186"`, "the window's count, 186")
+	testkit.WaitJS(t, ctx, selN+` === "186"`, 20*time.Second, "the window's count, 186")
 	bar := `document.querySelector('[data-testid="selection-bar"]')`
-	if got := gridJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-02-08|eu..2025-04-10|apac" {
+	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-02-08|eu..2025-04-10|apac" {
 		t.Errorf("the bar starts out with %s, want the window shown", got)
 	}
 	// Click 2025-03-01|us, shift-click 2025-03-03|eu: 6 partitions.
@@ -91,15 +64,15 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, selN+` === "6"`, "the selection count 6")
-	if got := gridJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-03-01|us..2025-03-03|eu" {
+	testkit.WaitJS(t, ctx, selN+` === "6"`, 20*time.Second, "the selection count 6")
+	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-03-01|us..2025-03-03|eu" {
 		t.Fatalf("selection %s, want 2025-03-01|us..2025-03-03|eu", got)
 	}
 	// Only region=eu: 2 of them, as the form will preview.
 	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="sel-dimension"]`), "region=eu")); err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, selN+` === "2"`, "the selection count 2 with region=eu")
+	testkit.WaitJS(t, ctx, selN+` === "2"`, 20*time.Second, "the selection count 2 with region=eu")
 	// An unknown dimension: the form's refusal, not a count.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="sel-dimension"]').value = ""`),
@@ -108,8 +81,8 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, `(document.querySelector('[data-testid="selection-error"]')||{innerText:""}).innerText.includes('no dimension "zone"')`, "the refusal of zone=xx")
-	if msg := gridJS(t, ctx, `document.querySelector('[data-testid="selection-error"]').innerText`); msg != `asset g.multi has no dimension "zone"; its dimensions are date, region` {
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="selection-error"]')||{innerText:""}).innerText.includes('no dimension "zone"')`, 20*time.Second, "the refusal of zone=xx")
+	if msg := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection-error"]').innerText`); msg != `asset g.multi has no dimension "zone"; its dimensions are date, region` {
 		t.Errorf("zone=xx: %q, want the new-backfill form's message", msg)
 	}
 	// Back to region=eu; Backfill… opens a preview of the 2 counted.
@@ -120,11 +93,11 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, selN+` === "2"`, "the selection count 2 again")
+	testkit.WaitJS(t, ctx, selN+` === "2"`, 20*time.Second, "the selection count 2 again")
 	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`))); err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, "a preview of 2 partitions")
+	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, 20*time.Second, "a preview of 2 partitions")
 
 	// The whole history is a bucket strip: nothing to select on, nothing to
 	// zoom out to.
@@ -132,13 +105,13 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+whole), chromedp.WaitVisible(css(`[data-testid="selection-bar"]`))); err != nil {
 		t.Fatal(err)
 	}
-	gridWait(t, ctx, `!!document.querySelector('[data-testid="select-mode-off"]')`, "the note that there is nothing to select on the grid")
-	if n := gridJS(t, ctx, `String(document.querySelectorAll('[data-testid="select-mode"]').length) + document.querySelector('[data-testid="grid"]').dataset.mode`); n != "0buckets" {
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="select-mode-off"]')`, 20*time.Second, "the note that there is nothing to select on the grid")
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="select-mode"]').length) + document.querySelector('[data-testid="grid"]').dataset.mode`); n != "0buckets" {
 		t.Errorf("whole history: %s select-mode boxes and grid mode, want 0buckets", n)
 	}
-	if n := gridJS(t, ctx, `String(document.querySelectorAll('[data-testid="zoom-out"]').length)`); n != "0" {
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="zoom-out"]').length)`); n != "0" {
 		t.Error("the whole history offers Zoom out")
 	}
-	gridWait(t, ctx, selN+` === "300"`, "the whole history's count, 300")
+	testkit.WaitJS(t, ctx, selN+` === "300"`, 20*time.Second, "the whole history's count, 300")
 	testkit.Screenshot(t, ctx, "asset-grid-whole-history-bar")
 }

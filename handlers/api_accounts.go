@@ -84,6 +84,26 @@ func idPage(c echo.Context) (after int64, limit int, err error) {
 	return after, limit, nil
 }
 
+// idPageOf is the page idPage asked for of rows, in their order: those
+// whose id is above after, at most limit of them, as J; next is the cursor
+// of the page after it ("" when none).
+func idPageOf[R, J any](rows []R, after int64, limit int, id func(R) int64, toJSON func(R) J) (out []J, next string) {
+	out = []J{}
+	var last int64
+	for _, r := range rows {
+		if id(r) <= after {
+			continue
+		}
+		if len(out) == limit {
+			next = encodeCursor("id", last)
+			break
+		}
+		out = append(out, toJSON(r))
+		last = id(r)
+	}
+	return out, next
+}
+
 // APIUsers lists accounts (admin), by id, with cursor pagination.
 func (h *Handler) APIUsers(c echo.Context) error {
 	after, limit, err := idPage(c)
@@ -98,18 +118,8 @@ func (h *Handler) APIUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := []UserJSON{}
-	next := ""
-	for _, u := range users {
-		if u.ID <= after {
-			continue
-		}
-		if len(out) == limit {
-			next = encodeCursor("id", out[len(out)-1].ID)
-			break
-		}
-		out = append(out, withLock(userJSON(u), locks))
-	}
+	out, next := idPageOf(users, after, limit, func(u db.User) int64 { return u.ID },
+		func(u db.User) UserJSON { return withLock(userJSON(u), locks) })
 	return c.JSON(http.StatusOK, map[string]any{"users": out, "next_cursor": next})
 }
 
@@ -273,18 +283,8 @@ func (h *Handler) APITokens(c echo.Context) error {
 		return err
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].ID < ts[j].ID })
-	out := []TokenJSON{}
-	next := ""
-	for _, t := range ts {
-		if t.ID <= after {
-			continue
-		}
-		if len(out) == limit {
-			next = encodeCursor("id", out[len(out)-1].ID)
-			break
-		}
-		out = append(out, tokenJSON(t, h.Now()))
-	}
+	out, next := idPageOf(ts, after, limit, func(t db.Token) int64 { return t.ID },
+		func(t db.Token) TokenJSON { return tokenJSON(t, h.Now()) })
 	return c.JSON(http.StatusOK, map[string]any{"tokens": out, "next_cursor": next})
 }
 

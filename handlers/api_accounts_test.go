@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,24 +9,6 @@ import (
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-func bearerJSON(t *testing.T, env *testkit.Env, method, path, token, body string, headers ...string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
-}
 
 func countAccounts(t *testing.T, env *testkit.Env) string {
 	var users, tokens, events int
@@ -38,20 +19,21 @@ func countAccounts(t *testing.T, env *testkit.Env) string {
 }
 
 func TestAccountsAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.AdminToken()
 
 	// Create, idempotently.
 	body := `{"name":"ada","role":"operator","password":"correct-horse-battery"}`
-	code, u := bearerJSON(t, env, "POST", "/api/v1/users", admin, body, "Idempotency-Key", "u1")
+	code, u := apiCall(t, env, admin, "POST", "/api/v1/users", body, "Idempotency-Key", "u1")
 	if code != 201 || u["name"] != "ada" || u["role"] != "operator" || u["password_hash"] != nil {
 		t.Fatalf("create user: %d %v", code, u)
 	}
-	code, again := bearerJSON(t, env, "POST", "/api/v1/users", admin, body, "Idempotency-Key", "u1")
+	code, again := apiCall(t, env, admin, "POST", "/api/v1/users", body, "Idempotency-Key", "u1")
 	if code != 200 || again["id"] != u["id"] {
 		t.Fatalf("repeat with the same key: %d %v", code, again)
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"bob","role":"viewer","password":"correct-horse-battery"}`, "Idempotency-Key", "u1"); code != 409 {
+	if code, _ := apiCall(t, env, admin, "POST", "/api/v1/users", `{"name":"bob","role":"viewer","password":"correct-horse-battery"}`, "Idempotency-Key", "u1"); code != 409 {
 		t.Fatalf("same key, other user: %d", code)
 	}
 
@@ -65,13 +47,13 @@ func TestAccountsAPI(t *testing.T) {
 		{`{"name":"eve","role":"viewer","password":"correct-horse-battery","admin":true}`, "admin"},
 		{`{"name":`, ""},
 	} {
-		code, e := bearerJSON(t, env, "POST", "/api/v1/users", admin, tc.body)
+		code, e := apiCall(t, env, admin, "POST", "/api/v1/users", tc.body)
 		errObj, _ := e["error"].(map[string]any)
 		if code != 400 || errObj["field"] != nilIfEmpty(tc.field) || errObj["message"] == "" {
 			t.Errorf("%s: %d %v", tc.body, code, e)
 		}
 	}
-	if code, v := bearerJSON(t, env, "POST", "/api/v1/users", admin, `{"name":"ADA","role":"viewer","password":"correct-horse-battery"}`); code != 409 ||
+	if code, v := apiCall(t, env, admin, "POST", "/api/v1/users", `{"name":"ADA","role":"viewer","password":"correct-horse-battery"}`); code != 409 ||
 		!strings.Contains(errMessage(v), `a user named "ada" already exists; user names are case-insensitive, so "ADA" is the same name`) {
 		t.Errorf("duplicate name (case-insensitive): %d %q", code, errMessage(v))
 	}
@@ -81,74 +63,75 @@ func TestAccountsAPI(t *testing.T) {
 
 	// Update: role, then disable; an admin cannot demote or disable itself.
 	id := int(u["id"].(float64))
-	if code, v := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", id), admin, `{"role":"viewer"}`); code != 200 || v["role"] != "viewer" {
+	if code, v := apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/users/%d", id), `{"role":"viewer"}`); code != 200 || v["role"] != "viewer" {
 		t.Fatalf("set role: %d %v", code, v)
 	}
-	code, me := bearerJSON(t, env, "GET", "/api/v1/me", admin, "")
+	code, me := apiCall(t, env, admin, "GET", "/api/v1/me", "")
 	if code != 200 {
 		t.Fatalf("me: %d", code)
 	}
-	code, list := bearerJSON(t, env, "GET", "/api/v1/users?limit=1", admin, "")
+	code, list := apiCall(t, env, admin, "GET", "/api/v1/users?limit=1", "")
 	users, _ := list["users"].([]any)
 	if code != 200 || len(users) != 1 || list["next_cursor"] == "" {
 		t.Fatalf("users page: %d %v", code, list)
 	}
 	var adminID float64
-	_, all := bearerJSON(t, env, "GET", "/api/v1/users", admin, "")
+	_, all := apiCall(t, env, admin, "GET", "/api/v1/users", "")
 	for _, x := range all["users"].([]any) {
 		if m := x.(map[string]any); m["name"] == me["name"] {
 			adminID = m["id"].(float64)
 		}
 	}
-	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", int(adminID)), admin, `{"role":"viewer"}`); code != 400 {
+	if code, _ := apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/users/%d", int(adminID)), `{"role":"viewer"}`); code != 400 {
 		t.Fatalf("self-demotion: %d", code)
 	}
 
 	// Tokens: an operator makes its own, lists it, cannot make one for others
 	// or above its role; a revoked token stops at once.
 	op := env.Token(t, auth.RoleOperator)
-	code, tok := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1")
+	code, tok := apiCall(t, env, op, "POST", "/api/v1/tokens", `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1")
 	secret, _ := tok["token"].(string)
 	if code != 201 || !strings.HasPrefix(secret, "tsr_") || tok["role"] != "viewer" {
 		t.Fatalf("create token: %d %v", code, tok)
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1"); code != 409 {
+	if code, _ := apiCall(t, env, op, "POST", "/api/v1/tokens", `{"name":"ci","role":"viewer"}`, "Idempotency-Key", "t1"); code != 409 {
 		t.Fatalf("token create repeated with its key: %d", code)
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"x","role":"admin"}`); code != 400 {
+	if code, _ := apiCall(t, env, op, "POST", "/api/v1/tokens", `{"name":"x","role":"admin"}`); code != 400 {
 		t.Fatalf("token above the user's role: %d", code)
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/tokens", op, `{"name":"x","user":"ada"}`); code != 403 {
+	if code, _ := apiCall(t, env, op, "POST", "/api/v1/tokens", `{"name":"x","user":"ada"}`); code != 403 {
 		t.Fatalf("operator token for another user: %d", code)
 	}
-	if code, _ := bearerJSON(t, env, "GET", "/api/v1/assets", secret, ""); code != 200 {
+	if code, _ := apiCall(t, env, secret, "GET", "/api/v1/assets", ""); code != 200 {
 		t.Fatalf("new token does not work: %d", code)
 	}
-	code, mine := bearerJSON(t, env, "GET", "/api/v1/tokens", op, "")
+	code, mine := apiCall(t, env, op, "GET", "/api/v1/tokens", "")
 	if code != 200 || len(mine["tokens"].([]any)) != 2 { // the operator's own two tokens
 		t.Fatalf("own tokens: %d %v", code, mine)
 	}
 	tid := int(tok["id"].(float64))
-	if code, r := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", tid), op, ""); code != 200 || r["revoked_at"] == nil {
+	if code, r := apiCall(t, env, op, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", tid), ""); code != 200 || r["revoked_at"] == nil {
 		t.Fatalf("revoke: %d %v", code, r)
 	}
-	if code, _ := bearerJSON(t, env, "GET", "/api/v1/assets", secret, ""); code != 401 {
+	if code, _ := apiCall(t, env, secret, "GET", "/api/v1/assets", ""); code != 401 {
 		t.Fatalf("revoked token still works: %d", code)
 	}
 	// Admin creates a token for ada (a viewer now) and sees everyone's.
-	if code, v := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"for-ada","user":"ada"}`); code != 201 || v["user"] != "ada" || v["role"] != "viewer" {
+	if code, v := apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"for-ada","user":"ada"}`); code != 201 || v["user"] != "ada" || v["role"] != "viewer" {
 		t.Fatalf("admin token for ada: %d %v", code, v)
 	}
 	// Disabling ada stops her token at once.
-	code, adaTokens := bearerJSON(t, env, "GET", "/api/v1/tokens?user=ada", admin, "")
+	code, adaTokens := apiCall(t, env, admin, "GET", "/api/v1/tokens?user=ada", "")
 	if code != 200 || len(adaTokens["tokens"].([]any)) != 1 {
 		t.Fatalf("ada's tokens: %d %v", code, adaTokens)
 	}
-	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/users/%d", id), admin, `{"disabled":true}`); code != 200 {
+	if code, _ := apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/users/%d", id), `{"disabled":true}`); code != 200 {
 		t.Fatalf("disable: %d", code)
 	}
 }
 
+// nilIfEmpty is s as a JSON answer holds it: null when "".
 func nilIfEmpty(s string) any {
 	if s == "" {
 		return nil
@@ -160,9 +143,10 @@ func nilIfEmpty(s string) any {
 // naming another user is refused (403), not answered with their own list as
 // if it were the other user's.
 func TestTokensListUserFilter(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	viewer := env.Token(t, auth.RoleViewer)
-	code, me := bearerJSON(t, env, "GET", "/api/v1/me", viewer, "")
+	code, me := apiCall(t, env, viewer, "GET", "/api/v1/me", "")
 	if code != http.StatusOK {
 		t.Fatalf("me: %d %v", code, me)
 	}
@@ -187,7 +171,7 @@ func TestTokensListUserFilter(t *testing.T) {
 		{"admin, that user", env.AdminToken(), "?user=" + name, http.StatusOK, name, ""},
 		{"admin, an unknown user", env.AdminToken(), "?user=nobody", http.StatusNotFound, "", ""},
 	} {
-		code, out := bearerJSON(t, env, "GET", "/api/v1/tokens"+c.query, c.token, "")
+		code, out := apiCall(t, env, c.token, "GET", "/api/v1/tokens"+c.query, "")
 		if code != c.status {
 			t.Errorf("%s: %d %v, want %d", c.who, code, out, c.status)
 			continue
@@ -208,30 +192,31 @@ func TestTokensListUserFilter(t *testing.T) {
 // A token scoped below its user's role makes tokens with at most its own
 // role, and cannot revoke the user's more powerful tokens.
 func TestScopedTokenCannotEscalate(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Token(t, auth.RoleAdmin)
-	code, scoped := bearerJSON(t, env, "POST", "/api/v1/tokens", admin, `{"name":"read-only","role":"viewer"}`)
+	code, scoped := apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"read-only","role":"viewer"}`)
 	if code != 201 {
 		t.Fatalf("scoped token: %d %v", code, scoped)
 	}
 	ro := scoped["token"].(string)
 	before := countAccounts(t, env)
-	code, v := bearerJSON(t, env, "POST", "/api/v1/tokens", ro, `{"name":"escalate","role":"admin"}`)
+	code, v := apiCall(t, env, ro, "POST", "/api/v1/tokens", `{"name":"escalate","role":"admin"}`)
 	if msg := errMessage(v); code != 400 || !strings.Contains(msg, "than the token you are signed in with (viewer)") {
 		t.Fatalf("a viewer token asking for an admin token: %d %q", code, msg)
 	}
 	if after := countAccounts(t, env); after != before {
 		t.Fatalf("refused token create wrote: %s → %s", before, after)
 	}
-	code, made := bearerJSON(t, env, "POST", "/api/v1/tokens", ro, `{"name":"no-role"}`)
+	code, made := apiCall(t, env, ro, "POST", "/api/v1/tokens", `{"name":"no-role"}`)
 	if code != 201 || made["role"] != "viewer" {
 		t.Fatalf("a token made by a viewer token without a role: %d %v", code, made)
 	}
-	if code, _ := bearerJSON(t, env, "POST", "/api/v1/backfills", made["token"].(string), `{}`); code != 403 {
+	if code, _ := apiCall(t, env, made["token"].(string), "POST", "/api/v1/backfills", `{}`); code != 403 {
 		t.Fatalf("the new token may mutate: %d", code)
 	}
 	// The admin's full token is listed first; the scoped token cannot revoke it.
-	code, list := bearerJSON(t, env, "GET", "/api/v1/tokens", ro, "")
+	code, list := apiCall(t, env, ro, "GET", "/api/v1/tokens", "")
 	if code != 200 {
 		t.Fatalf("list: %d", code)
 	}
@@ -239,15 +224,15 @@ func TestScopedTokenCannotEscalate(t *testing.T) {
 	if first["role"] != "admin" {
 		t.Fatalf("first token: %v", first)
 	}
-	code, v = bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(first["id"].(float64))), ro, "")
+	code, v = apiCall(t, env, ro, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(first["id"].(float64))), "")
 	if msg := errMessage(v); code != 403 || !strings.Contains(msg, "cannot revoke a token that may do more (admin)") {
 		t.Fatalf("viewer token revoking the admin token: %d %q", code, msg)
 	}
-	if code, _ := bearerJSON(t, env, "GET", "/api/v1/me", admin, ""); code != 200 {
+	if code, _ := apiCall(t, env, admin, "GET", "/api/v1/me", ""); code != 200 {
 		t.Fatalf("the admin token stopped working: %d", code)
 	}
 	// It may still revoke a token no stronger than itself.
-	if code, _ := bearerJSON(t, env, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(made["id"].(float64))), ro, ""); code != 200 {
+	if code, _ := apiCall(t, env, ro, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(made["id"].(float64))), ""); code != 200 {
 		t.Fatalf("viewer token revoking a viewer token: %d", code)
 	}
 }

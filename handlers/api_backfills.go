@@ -157,7 +157,9 @@ func (h *Handler) APIBackfillPreview(c echo.Context) error {
 		return err
 	}
 	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
-	if err := decodeStrict(c, &req, false); err != nil {
+	size, err := decodeBackfillRequest(c, &req)
+	defer h.releaseMemory(size)
+	if err != nil {
 		return err
 	}
 	pv, err := eng.Preview(c.Request().Context(), req)
@@ -174,7 +176,9 @@ func (h *Handler) APIBackfillCreate(c echo.Context) error {
 		return err
 	}
 	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
-	if err := decodeStrict(c, &req, false); err != nil {
+	size, err := decodeBackfillRequest(c, &req)
+	defer h.releaseMemory(size)
+	if err != nil {
 		return err
 	}
 	key, err := idempotencyKey(c)

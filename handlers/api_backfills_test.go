@@ -29,6 +29,16 @@ func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 	return env, env.Token(t, auth.RoleOperator)
 }
 
+// failingDailyWS is one daily asset of January 2025 whose every attempt
+// fails, without retries.
+const failingDailyWS = `
+assets:
+  f.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms, failure_rate: 1}}
+`
+
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
 	resp, out := testkit.APIRequest(t, env.URL, tok, method, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
@@ -37,6 +47,31 @@ func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr
 		t.Fatalf("%s %s: %d answered %v, not a JSON object", method, path, resp.StatusCode, out)
 	}
 	return resp.StatusCode, m
+}
+
+// apiCreate creates a backfill through POST /api/v1/backfills with body
+// (and headers hdr) and returns the answer (t fails unless it is 201).
+func apiCreate(t *testing.T, env *testkit.Env, tok, body string, hdr ...string) map[string]any {
+	t.Helper()
+	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body, hdr...)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, b)
+	}
+	return b
+}
+
+// apiEventsOfRun creates a backfill with body, waits until it is in state
+// and returns the first page of its events (newest first).
+func apiEventsOfRun(t *testing.T, env *testkit.Env, tok, body, state string) []map[string]any {
+	t.Helper()
+	id := apiCreate(t, env, tok, body)["id"].(string)
+	apiWaitState(t, env, tok, id, state)
+	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
+	var out []map[string]any
+	for _, e := range evs["events"].([]any) {
+		out = append(out, e.(map[string]any))
+	}
+	return out
 }
 
 func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
@@ -50,7 +85,9 @@ func apiCountEvents(t *testing.T, env *testkit.Env) int64 {
 func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...string) map[string]any {
 	t.Helper()
 	var b map[string]any
-	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+	// A generous bound: it returns as soon as the state is reached, and
+	// `make test` runs packages side by side on 2 cores.
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
 		_, b = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
 		state, _ := b["state"].(string)
 		return slices.Contains(states, state)
@@ -247,7 +284,7 @@ func TestBackfillAPIBadInput(t *testing.T) {
 			code, e := apiCall(t, env, tok, "POST", path, c.body)
 			er, _ := e["error"].(map[string]any)
 			msg, _ := er["message"].(string)
-			if code != http.StatusBadRequest || er["field"] != apiNilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
+			if code != http.StatusBadRequest || er["field"] != nilIfEmpty(c.field) || msg == "" || !strings.Contains(msg, c.msg) {
 				t.Errorf("%s %s: %d %v", c.name, path, code, e)
 			}
 		}
@@ -264,13 +301,6 @@ func TestBackfillAPIBadInput(t *testing.T) {
 	}
 }
 
-func apiNilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // TestCanceledBackfillCountsNothingPending: once canceled, chunks and
 // partitions that will never run are counted as canceled, not pending.
 func TestCanceledBackfillCountsNothingPending(t *testing.T) {
@@ -279,12 +309,9 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(apiBackfillWS, "duration: 1ms", "duration: 150ms", 1)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, strings.Replace(apiFeb, `"max_concurrent_runs":2`, `"max_concurrent_runs":1`, 1))
 	id := b["id"].(string)
-	if code, b = apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", ""); code != http.StatusOK {
+	if code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/cancel", ""); code != http.StatusOK {
 		t.Fatalf("cancel: %d %v", code, b)
 	}
 	b = apiWaitState(t, env, tok, id, "CANCELED")
@@ -312,16 +339,8 @@ assets:
 `})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
-	id := b["id"].(string)
-	apiWaitState(t, env, tok, id, "FAILED")
-	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
 	var got []string
-	for _, e := range evs["events"].([]any) {
-		m := e.(map[string]any)
+	for _, m := range apiEventsOfRun(t, env, tok, `{"assets":["a.broken"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`, "FAILED") {
 		got = append(got, m["type"].(string)+": "+m["summary"].(string))
 	}
 	slices.Reverse(got)
@@ -353,10 +372,7 @@ assets:
 func TestBackfillMetrics(t *testing.T) {
 	t.Parallel()
 	env, tok := apiBFEnv(t)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, apiFeb)
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
@@ -387,13 +403,7 @@ func TestBackfillMetrics(t *testing.T) {
 // chunk counts of every backfill add up to total_chunks.
 func TestRetryFailedAPIValidatesAndCountsAddUp(t *testing.T) {
 	t.Parallel()
-	env, tok, b := apiBackfillEnv(t, `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`,
+	env, tok, b := apiBackfillEnv(t, failingDailyWS,
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-06"},"chunk_size":2,"max_concurrent_runs":1}`)
 	apiCountsAddUp(t, b)
 	id := b["id"].(string)
@@ -494,16 +504,8 @@ assets:
 `})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
-	id := b["id"].(string)
-	apiWaitState(t, env, tok, id, "SUCCEEDED")
-	_, evs := apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id+"/events", "")
 	var big, small int
-	for _, e := range evs["events"].([]any) {
-		m := e.(map[string]any)
+	for _, m := range apiEventsOfRun(t, env, tok, `{"assets":["a.daily"],"selector":{"type":"range","start":"2015-01-01","end":"2024-12-31"},"chunk_size":3000,"max_concurrent_runs":1}`, "SUCCEEDED") {
 		p := m["payload"].(map[string]any)
 		// about 30 bytes a partition: 3,000 partitions are over 64 KiB
 		if m["type"] == "attempts.started" && strings.Contains(m["summary"].(string), "(3,000 partitions)") {
@@ -634,9 +636,6 @@ func apiBackfillEnv(t *testing.T, workspace, body string) (*testkit.Env, string,
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, body)
 	return env, tok, b
 }

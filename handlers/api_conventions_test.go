@@ -19,13 +19,8 @@ var apiRaw = testkit.APIRequest
 // A 201 (and the 200 of a replay) names the backfill's API address in
 // Location, for create and retry-failed alike, and that address answers it.
 func TestBackfillAPICreatedHasLocation(t *testing.T) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: failingDailyWS})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	const body = `{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`

@@ -89,10 +89,7 @@ func TestPageNotFoundPointsAtPages(t *testing.T) {
 // it: a new key for a new request, or the original body again.
 func TestIdempotencyKeyReusedSaysHowToFix(t *testing.T) {
 	env, tok := apiBFEnv(t)
-	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", apiFeb, "Idempotency-Key", "feb")
-	if code != http.StatusCreated {
-		t.Fatalf("create %d %v", code, b)
-	}
+	b := apiCreate(t, env, tok, apiFeb, "Idempotency-Key", "feb")
 	code, out := apiCall(t, env, tok, "POST", "/api/v1/backfills", strings.Replace(apiFeb, `"chunk_size":7`, `"chunk_size":8`, 1), "Idempotency-Key", "feb")
 	e, _ := out["error"].(map[string]any)
 	msg, _ := e["message"].(string)
@@ -121,10 +118,7 @@ func TestListCursorsAreOpaque(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		body := fmt.Sprintf(`{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-05"},"chunk_size":1,"title":"b%d"}`, i)
-		code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills", body)
-		if code != http.StatusCreated {
-			t.Fatalf("create %d %v", code, b)
-		}
+		b := apiCreate(t, env, tok, body)
 		ids = append(ids, b["id"].(string))
 	}
 	for _, id := range ids {

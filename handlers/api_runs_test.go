@@ -74,11 +74,7 @@ assets:
 	req, _ := http.NewRequest(http.MethodPost, work.CallbackURL, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.DoNoBody(t, http.DefaultClient, req)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("callback answered %d", resp.StatusCode)
 	}
@@ -95,11 +91,7 @@ assets:
 	req, _ = http.NewRequest(http.MethodPost, work.CallbackURL, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = testkit.DoNoBody(t, http.DefaultClient, req)
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("second callback answered %d", resp.StatusCode)
 	}

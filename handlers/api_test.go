@@ -38,6 +38,7 @@ func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int)
 }
 
 func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	ok := `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`
 	cases := []struct {
@@ -82,6 +83,7 @@ func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
 }
 
 func TestReportMaterializationsAndListPartitions(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	body := `{"materializations":[
 		{"asset":"crm.accounts_snapshot","partition":"acme","status":"materialized","code_version":"v9","metadata":{"rows":3}},
@@ -163,6 +165,7 @@ func TestReportMaterializationsAndListPartitions(t *testing.T) {
 }
 
 func TestListPartitionsBadInput(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	cases := map[string]int{
 		"/api/v1/assets/nope/partitions":                     404,
@@ -187,6 +190,7 @@ func TestListPartitionsBadInput(t *testing.T) {
 }
 
 func TestDynamicPartitionKeys(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	resp := env.Post(t, "/api/v1/assets/partners.feeds/partition-keys", `{"keys":["p-1","p-2","p-1"]}`)
 	var out struct{ Added int }
@@ -215,6 +219,7 @@ func TestDynamicPartitionKeys(t *testing.T) {
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	for _, p := range []string{"/healthz", "/readyz"} {
 		r, err := env.Get(p)
@@ -257,6 +262,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 // the instance keeps it, and a backfill preview of an asset that has no run
 // yet estimates from those durations, as README says.
 func TestReportMaterializationsStartedAt(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.StartEngine(t, jobs.Options{})
 	resp := env.Post(t, "/api/v1/materializations", `[

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -32,6 +31,7 @@ assets:
 // previews it, and refuses an unknown dimension or value with the form's
 // message (it used to ignore the filter: 6 selected, a preview of 2).
 func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, selWorkspace, false)
 	c := env.Client(t, auth.RoleOperator)
 	count := func(q url.Values) (n, msg string) {
@@ -47,15 +47,7 @@ func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
 		for k, v := range q {
 			f[k] = v
 		}
-		req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(f.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("HX-Request", "true")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		doc := pgDoc(t, resp)
+		_, doc := pgLivePreview(t, env, c, f)
 		return doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), strings.TrimSpace(doc.Find(`[data-testid="preview-error"]`).Text())
 	}
 	cases := []struct {
@@ -125,6 +117,7 @@ func barQuery(bar *goquery.Selection) url.Values {
 // whole history), and on a grid filtered on failed or missing the form's
 // "only missing and failed" too; its tooltip says so.
 func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, longWorkspace, false)
 	record(t, env, "t.long", "2024-06-01", db.StatusFailed, "v1", T0)
 	record(t, env, "t.long", "2024-06-02", db.StatusMaterialized, "v1", T0)
@@ -192,6 +185,7 @@ func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
 // history and is not offered once the page shows all of it (it used to link
 // to the page without a range, the default window of 976 days).
 func TestZoomOutNeverZoomsIn(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, longWorkspace, false)
 	c := env.Client(t, auth.RoleViewer)
 	cases := []struct{ from, to, want string }{
@@ -222,6 +216,7 @@ func TestZoomOutNeverZoomsIn(t *testing.T) {
 // bucket strip, with nothing to click: the bar then offers no "Select on
 // the grid" but says why, and how to get tiles.
 func TestSelectOnTheGridOnlyWithTiles(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, longWorkspace, false)
 	c := env.Client(t, auth.RoleOperator)
 	for _, tc := range []struct {

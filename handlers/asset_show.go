@@ -28,11 +28,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	facts, err := h.staleFacts(ctx, sc, a.Def)
+	sc, facts, err := h.assetFacts(ctx, a.Def)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,8 @@ type Auth struct {
 	slots   *auth.HashSlots
 	cookies *sessions.CookieStore
 	now     func() time.Time
-	flash   flashes // one-time notices for the page a form redirects to (flash.go)
+	flash   flashes     // one-time notices for the page a form redirects to (flash.go)
+	later   laterWrites // uses of sessions and tokens that reads leave to later (auth_touches.go)
 }
 
 const sessionCookie = "tessera_session"
@@ -229,7 +230,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 		}
 		role := tokenRole(t)
 		if t.LastUsedAt == nil || now.Sub(db.FromMillis(*t.LastUsedAt)) > time.Minute {
-			if err := a.Store.TouchToken(ctx, t.ID, now); err != nil && !isWriteFault(err) {
+			if err := a.touchToken(ctx, t.ID, now); err != nil && !isWriteFault(err) {
 				return nil, err
 			}
 		}
@@ -259,10 +260,10 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 	last := db.FromMillis(s.LastSeenAt)
 	if a.sessionEnded(s, now) {
 		c.Set(ctxExpired, true)
-		return nil, a.Store.DeleteSession(ctx, id, false, now)
+		return nil, a.endSession(ctx, id, now)
 	}
 	if now.Sub(last) > min(a.Cfg.IdleTimeout/20, time.Minute) {
-		if err := a.Store.TouchSession(ctx, id, now); err != nil && !isWriteFault(err) {
+		if err := a.touchSession(ctx, id, now); err != nil && !isWriteFault(err) {
 			return nil, err
 		}
 	}

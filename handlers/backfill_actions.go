@@ -57,13 +57,9 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	id, action := c.Param("id"), c.Param("action")
-	var expected int64
-	if v := c.FormValue("expected_state_version"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return BadRequest("expected_state_version", "expected_state_version must be a positive number, got %q", v)
-		}
-		expected = n
+	expected, err := intParam("expected_state_version", c.FormValue("expected_state_version"), 0, 1, "a positive number")
+	if err != nil {
+		return err
 	}
 	switch views.ActionName(action) {
 	case views.ActionPause, views.ActionResume, views.ActionCancel:

@@ -143,13 +143,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 // child.
 func TestRetryFailedFromTwoTabsLaunchesOneChild(t *testing.T) {
 	t.Parallel()
-	env, tok, b := apiBackfillEnv(t, `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`,
+	env, tok, b := apiBackfillEnv(t, failingDailyWS,
 		`{"assets":["f.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)
 	id := b["id"].(string)
 	apiWaitState(t, env, tok, id, "FAILED")

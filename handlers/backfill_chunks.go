@@ -31,13 +31,9 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		}
 		states = []string{state}
 	}
-	after := int64(-1)
-	if v := c.QueryParam("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < -1 {
-			return views.ChunkTable{}, BadRequest("after", "after must be a chunk number, got %q", v)
-		}
-		after = n
+	after, err := intParam("after", c.QueryParam("after"), -1, -1, "a chunk number")
+	if err != nil {
+		return views.ChunkTable{}, err
 	}
 	runs, err := h.Store.Runs(ctx, b.ID, states, after, ChunkPageSize+1)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 )
 
@@ -16,6 +17,7 @@ import (
 // preview (with the closest name, and where to find the assets) instead of
 // being dropped and answered with "assets is required".
 func TestNewBackfillUnknownAsset(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 
@@ -70,6 +72,7 @@ func TestNewBackfillUnknownAsset(t *testing.T) {
 // and the default is ticked and previewed; a posted one is refused with the
 // same list, the default ticked.
 func TestNewBackfillUnknownSelector(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	choices := []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"}
@@ -126,6 +129,7 @@ func TestNewBackfillUnknownSelector(t *testing.T) {
 // pressing Preview on the form it renders (the live preview and the plain
 // form post); two assets with "Fill gaps" showed nothing until then.
 func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -164,18 +168,8 @@ func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 			vals.Add(in.AttrOr("name", ""), in.AttrOr("value", ""))
 		})
 		vals.Set("keys", form.Find(`textarea[name="keys"]`).Text())
-		req, err := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(vals.Encode()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("HX-Request", "true")
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		live := norm(pgDoc(t, resp).Text())
-		resp.Body.Close()
+		_, liveDoc := pgLivePreview(t, env, c, vals)
+		live := norm(liveDoc.Text())
 		if live != onLoad {
 			t.Errorf("%s: on load the preview says\n%s\nPreview says\n%s", tc.query, onLoad, live)
 		}
@@ -190,6 +184,7 @@ func TestNewBackfillPrefilledShowsThePreview(t *testing.T) {
 // built once, and the preview says how many lines it ignored, naming the
 // keys and their lines (3 lines became 2 partitions without a word).
 func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	cases := []struct {
@@ -224,6 +219,7 @@ func TestNewBackfillDuplicateKeysNoted(t *testing.T) {
 // its field gets the allowed range, not "must be a whole number", which it
 // is; a value that is no number still gets that.
 func TestNewBackfillNumberOutOfRange(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
@@ -254,6 +250,7 @@ func TestNewBackfillNumberOutOfRange(t *testing.T) {
 // required", the gap search's from and --from, the Idempotency-Key header);
 // the JSON API keeps its field names.
 func TestNewBackfillFormWords(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
 	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"}]`); r.StatusCode != 201 {

@@ -1,14 +1,21 @@
 package handlers_test
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -41,17 +48,9 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 	// The live preview (htmx) answers the panel alone.
 	form := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"2"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
 	form.Set("_csrf", env.CSRF(t, c))
-	req, _ := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("HX-Request", "true")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	pdoc := pgDoc(t, resp)
-	if resp.StatusCode != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
-		t.Errorf("htmx preview: status %d, partitions %q chunks %q", resp.StatusCode, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
+	code, pdoc := pgLivePreview(t, env, c, form)
+	if code != http.StatusOK || pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", "") != "5" || pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", "") != "3" {
+		t.Errorf("htmx preview: status %d, partitions %q chunks %q", code, pdoc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""), pdoc.Find(`[data-testid="preview-chunks"]`).AttrOr("data-n", ""))
 	}
 	if pdoc.Find("header.top").Length() != 0 {
 		t.Error("the htmx preview renders the page frame")
@@ -194,5 +193,328 @@ func TestLaunchIsIdempotent(t *testing.T) {
 		if l != locs[0] || !strings.HasPrefix(l, "/backfills/bf_") {
 			t.Fatalf("redirects differ: %v", locs)
 		}
+	}
+}
+
+// TestNewBackfillFillGaps: "Fill gaps" on the new-backfill page shows the
+// same ranges as the gaps search and launches a backfill of exactly those
+// partitions; without a watermark it says how to record one and creates
+// nothing.
+func TestNewBackfillFillGaps(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnv(t, false)
+	c := env.Client(t, auth.RoleOperator)
+	// Materialize 2025-01-01 … 2025-01-10 except the 4th and the 7th-8th.
+	var items []string
+	for _, d := range []string{"01", "02", "03", "05", "06", "09", "10"} {
+		items = append(items, `{"asset":"t.daily","partition":"2025-01-`+d+`","status":"materialized"}`)
+	}
+	if r := env.Post(t, "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	form := url.Values{"asset": {"t.daily"}, "selector": {"gaps"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+
+	// No watermark yet: the preview explains, the launch creates nothing.
+	doc := pgDoc(t, env.SessionPost(t, c, "/backfills/preview", form))
+	if msg := doc.Find(`[data-testid="error-selector"]`).Text(); !strings.Contains(msg, "no watermark") || !strings.Contains(msg, "/watermark") {
+		t.Fatalf("no-watermark message %q", msg)
+	}
+	// Said once beside the choice and once in the preview, not three times
+	// (the preview repeated it as its gaps' warning; found by the UI audit).
+	if n := strings.Count(doc.Text(), "has no watermark"); n != 2 {
+		t.Errorf("the no-watermark message appears %d times, want 2", n)
+	}
+	if n := pgCountBackfills(t, env); n != 0 {
+		t.Fatalf("%d backfills after a refused preview", n)
+	}
+	if r := env.Post(t, "/api/v1/assets/t.daily/watermark", `{"partition":"2025-01-09"}`); r.StatusCode != 200 {
+		t.Fatalf("watermark: %d", r.StatusCode)
+	}
+	doc = pgDoc(t, env.SessionPost(t, c, "/backfills/preview", form))
+	gaps := doc.Find(`[data-testid="preview-gaps"]`).Text()
+	if !strings.Contains(gaps, "2025-01-04") || !strings.Contains(gaps, "2025-01-07") || !strings.Contains(gaps, "2025-01-08") {
+		t.Fatalf("preview gaps %q", gaps)
+	}
+	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "3" {
+		t.Fatalf("preview counts %s partitions, want 3", n)
+	}
+	// Launch: a backfill of exactly the three missing days below the watermark.
+	resp := env.SessionPost(t, c, "/backfills", form)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("launch: %d", resp.StatusCode)
+	}
+	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
+	if err != nil || len(bfs) != 1 || bfs[0].TotalPartitions != 3 {
+		t.Fatalf("backfills %+v %v", bfs, err)
+	}
+	if !strings.Contains(bfs[0].Selector, `"explicit"`) {
+		t.Fatalf("selector %s", bfs[0].Selector)
+	}
+	_ = eng
+	// Two assets: refused next to the asset choice.
+	two := url.Values{"asset": {"t.daily", "t.flaky"}, "selector": {"gaps"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	doc = pgDoc(t, env.SessionPost(t, c, "/backfills", two))
+	if msg := doc.Find(`[data-testid="error-assets"]`).Text(); !strings.Contains(msg, "one asset") {
+		t.Fatalf("two assets: %q", doc.Find(".field-error").Text())
+	}
+	if n := pgCountBackfills(t, env); n != 1 {
+		t.Fatalf("%d backfills after a refused launch", n)
+	}
+}
+
+func TestNewBackfillMissingAndStale(t *testing.T) {
+	t.Parallel()
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, auth.RoleOperator)
+	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized","code_version":"v0"},
+		{"asset":"t.daily","partition":"2025-01-02","status":"materialized"}]`)
+	if r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	// 01 is stale (code changed), 02 fresh, 03 missing.
+	form := url.Values{"asset": {"t.daily"}, "selector": {"missing_stale"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	doc := pgDoc(t, env.SessionPost(t, c, "/backfills/preview", form))
+	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" {
+		t.Fatalf("missing and stale counts %s partitions, want 2 (%s)", n, doc.Find(`[data-testid="preview-error"]`).Text())
+	}
+}
+
+// TestNewBackfillStatusChoice: the new-backfill form's "Only partitions
+// that are" choice selects any set of the API's filter statuses (missing,
+// failed, stale, tainted): the preview counts them, the launch creates a
+// filter backfill of them, the address prefills them, and an empty or
+// unknown status is refused next to the statuses with a 400 that writes
+// nothing.
+func TestNewBackfillStatusChoice(t *testing.T) {
+	t.Parallel()
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, auth.RoleOperator)
+	// 01 materialized, 02 failed, 03 materialized then tainted, 04 and 05 missing.
+	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
+		{"asset":"t.daily","partition":"2025-01-02","status":"failed","error":"boom"},
+		{"asset":"t.daily","partition":"2025-01-03","status":"materialized"}]`)
+	if r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	if r := env.Post(t, "/api/v1/assets/t.daily/partitions/2025-01-03/taint", `{"reason":"bad rows"}`); r.StatusCode != 200 {
+		t.Fatalf("taint: %d", r.StatusCode)
+	}
+	form := func(statuses ...string) url.Values {
+		return url.Values{"asset": {"t.daily"}, "selector": {"statuses"}, "status": statuses, "start": {"2025-01-01"}, "end": {"2025-01-05"},
+			"chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	}
+	for _, tc := range []struct {
+		statuses []string
+		want     string
+	}{
+		{[]string{"failed"}, "1"},
+		{[]string{"missing"}, "2"},
+		{[]string{"tainted"}, "1"},
+		{[]string{"tainted", "failed"}, "2"},
+		{[]string{"missing", "failed", "tainted"}, "4"},
+	} {
+		resp := env.SessionPost(t, c, "/backfills/preview", form(tc.statuses...))
+		doc := pgDoc(t, resp)
+		if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); resp.StatusCode != 200 || n != tc.want {
+			t.Errorf("only %v: status %d, preview counts %q partitions, want %s (%s)", tc.statuses, resp.StatusCode, n, tc.want, doc.Find(`[data-testid="preview-error"]`).Text())
+		}
+		for _, st := range []string{"missing", "failed", "stale", "tainted"} {
+			ticked := doc.Find(`input[data-testid="status-` + st + `"]`).Is("[checked]")
+			if want := slices.Contains(tc.statuses, st); ticked != want {
+				t.Errorf("only %v: status %s ticked %v, want %v", tc.statuses, st, ticked, want)
+			}
+		}
+		if !doc.Find(`input[data-testid="selector-statuses"]`).Is("[checked]") {
+			t.Errorf("only %v: the choice 'Only partitions that are' is not ticked", tc.statuses)
+		}
+	}
+	// The live preview (htmx) answers the panel alone with the same count.
+	live := form("failed", "tainted")
+	live.Set("_csrf", env.CSRF(t, c))
+	_, doc := pgLivePreview(t, env, c, live, "X-CSRF-Token", env.CSRF(t, c))
+	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" || doc.Find("form").Length() != 0 {
+		t.Fatalf("live preview of failed and tainted: %q partitions, %d forms", n, doc.Find("form").Length())
+	}
+
+	// The address prefills the statuses (status= alone means this choice).
+	for _, q := range []string{"?asset=t.daily&selector=statuses&status=failed&status=tainted&start=2025-01-01&end=2025-01-05",
+		"?asset=t.daily&status=tainted&status=failed&start=2025-01-01&end=2025-01-05"} {
+		_, doc := pgGet(t, env, c, "/backfills/new"+q)
+		if !doc.Find(`input[data-testid="selector-statuses"]`).Is("[checked]") || !doc.Find(`input[data-testid="status-failed"]`).Is("[checked]") ||
+			!doc.Find(`input[data-testid="status-tainted"]`).Is("[checked]") || doc.Find(`input[data-testid="status-missing"]`).Is("[checked]") {
+			t.Errorf("%s: statuses not prefilled", q)
+		}
+		if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" {
+			t.Errorf("%s: preview on load counts %q, want 2", q, n)
+		}
+	}
+
+	// Launch: a filter backfill of exactly the failed and tainted days.
+	launch := form("failed", "tainted")
+	launch.Set("idempotency_key", "k-statuses")
+	if resp := env.SessionPost(t, c, "/backfills", launch); resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("launch: %d", resp.StatusCode)
+	}
+	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
+	if err != nil || len(bfs) != 1 || bfs[0].TotalPartitions != 2 || !strings.Contains(bfs[0].Selector, `"statuses":["failed","tainted"]`) {
+		t.Fatalf("backfills %+v %v", bfs, err)
+	}
+
+	// Refused, next to the statuses, with a 4xx, writing nothing.
+	for _, tc := range []struct {
+		statuses []string
+		msg      []string
+	}{
+		{nil, []string{"tick at least one status", "Only partitions that are", "tainted (marked invalid by a user)"}},
+		{[]string{"failed", "taintd"}, []string{`unknown status "taintd"`, `did you mean "tainted"`, "missing (never materialized)"}},
+		{[]string{"materialized"}, []string{`unknown status "materialized"`}},
+	} {
+		for _, path := range []string{"/backfills", "/backfills/preview"} {
+			resp := env.SessionPost(t, c, path, form(tc.statuses...))
+			doc := pgDoc(t, resp)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s with statuses %v: status %d, want 400", path, tc.statuses, resp.StatusCode)
+			}
+			msg := doc.Find(`[data-testid="error-status"]`).Text()
+			for _, w := range tc.msg {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%s with statuses %v: message %q lacks %q", path, tc.statuses, msg, w)
+				}
+			}
+		}
+	}
+	if n := pgCountBackfills(t, env); n != 1 {
+		t.Fatalf("refused statuses created backfills: %d in all", n)
+	}
+	// The existing choices keep their values (links elsewhere use them).
+	for _, v := range []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"} {
+		_, doc := pgGet(t, env, c, "/backfills/new?selector="+v)
+		if !doc.Find(`input[data-testid="selector-`+v+`"]`).Is("[checked]") || doc.Find(`[data-testid="error-selector"]`).Length() != 0 {
+			t.Errorf("selector=%s is no longer a choice of the form", v)
+		}
+	}
+}
+
+// TestFillGapsPreviewSaysGapsOnce: the "Fill gaps" preview heads its gap
+// list once ("Gaps up to the watermark …"); it said "Gaps" twice, a heading
+// of the preview above the list's own.
+func TestFillGapsPreviewSaysGapsOnce(t *testing.T) {
+	t.Parallel()
+	env, _ := pgEnv(t, false)
+	c := env.Client(t, auth.RoleOperator)
+	r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
+		{"asset":"t.daily","partition":"2025-01-04","status":"materialized"}]`)
+	if r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	if r := env.Post(t, "/api/v1/assets/t.daily/watermark", `{"partition":"2025-01-04"}`); r.StatusCode != 200 {
+		t.Fatalf("watermark: %d", r.StatusCode)
+	}
+	// As the gaps page's "Backfill these gaps" opens it.
+	_, gp := pgGet(t, env, c, "/assets/t.daily/gaps")
+	href, ok := gp.Find(`[data-testid="backfill-gaps"]`).Attr("href")
+	if !ok {
+		t.Fatal("no Backfill these gaps link")
+	}
+	_, doc := pgGet(t, env, c, href)
+	pv := doc.Find(`[data-testid="preview-gaps"]`)
+	if pv.Length() != 1 {
+		t.Fatalf("no gap list in the preview: %s", doc.Find(`[data-testid="preview"]`).Text())
+	}
+	var heads []string
+	doc.Find(`[data-testid="preview"]`).Find("h1, h2, h3, h4").Each(func(_ int, s *goquery.Selection) {
+		if strings.Contains(strings.ToLower(s.Text()), "gaps") {
+			heads = append(heads, strings.Join(strings.Fields(s.Text()), " "))
+		}
+	})
+	if len(heads) != 1 || !strings.HasPrefix(heads[0], "Gaps up to the watermark 2025-01-04") {
+		t.Fatalf("gap headings in the preview %q, want one: Gaps up to the watermark 2025-01-04", heads)
+	}
+	if n := doc.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n != "2" {
+		t.Fatalf("fill gaps preview counts %q, want 2", n)
+	}
+}
+
+// pgLivePreview asks for the preview panel as the form's live preview
+// (htmx) does: the form values as they are, _csrf included, and hdr name,
+// value pairs besides HX-Request. It returns the status and the panel.
+func pgLivePreview(t *testing.T, env *testkit.Env, c *http.Client, form url.Values, hdr ...string) (int, *goquery.Document) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, env.URL+"/backfills/preview", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, pgDoc(t, resp)
+}
+
+// TestStaleFilterMatchesStalenessView: the backfill filter "stale" selects
+// what the staleness view calls stale — here UPSTREAM_CHANGED and FRESHNESS
+// too, not only code changes and taints — and never the missing ones.
+func TestStaleFilterMatchesStalenessView(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
+assets:
+  s.up:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor: {demo: {duration: 1ms}}
+  s.down:
+    partitions: {daily: {start: "2025-01-01"}}
+    deps: [s.up]
+    code_version: v1
+    executor: {demo: {duration: 1ms}}
+`})
+	env.StartEngine(t, jobs.Options{})
+	t0 := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	// down 01..03 built; up 01 rebuilt after down 01 (UPSTREAM_CHANGED); up 02, 03 before.
+	body := `[
+	 {"asset":"s.up","partition":"2025-01-02","status":"materialized","at":"` + at(0) + `"},
+	 {"asset":"s.up","partition":"2025-01-03","status":"materialized","at":"` + at(0) + `"},
+	 {"asset":"s.down","partition":"2025-01-01","status":"materialized","at":"` + at(time.Hour) + `"},
+	 {"asset":"s.down","partition":"2025-01-02","status":"materialized","at":"` + at(time.Hour) + `"},
+	 {"asset":"s.down","partition":"2025-01-03","status":"materialized","code_version":"v0","at":"` + at(time.Hour) + `"},
+	 {"asset":"s.up","partition":"2025-01-01","status":"materialized","at":"` + at(2*time.Hour) + `"}]`
+	if r := env.Post(t, "/api/v1/materializations", body); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	r := env.Post(t, "/api/v1/backfills/preview", `{"assets":["s.down"],"selector":{"type":"filter","statuses":["stale"],"start":"2025-01-01","end":"2025-01-05"},"chunk_size":1,"max_concurrent_runs":1}`)
+	var pv struct {
+		TotalPartitions int64            `json:"total_partitions"`
+		Status          map[string]int64 `json:"status"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&pv); err != nil || r.StatusCode != 200 {
+		t.Fatalf("preview: %d %v", r.StatusCode, err)
+	}
+	// 01 UPSTREAM_CHANGED and 03 CODE_CHANGED; 02 fresh; 04, 05 missing.
+	if pv.TotalPartitions != 2 || pv.Status["stale"] != 2 {
+		t.Fatalf("stale filter selects %d partitions (status %v), want 2", pv.TotalPartitions, pv.Status)
+	}
+	// The form's preview says how many of the materialized are stale.
+	c := env.Client(t, auth.RoleViewer)
+	form := url.Values{"asset": {"s.down"}, "selector": {"stale"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
+	resp := env.SessionPost(t, c, "/backfills/preview", form)
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Find(`[data-testid="preview-status-stale"] b`).Text(); got != "2" {
+		t.Errorf("form preview stale count %q, want 2 (%s)", got, doc.Find(`[data-testid="preview"]`).Text())
+	}
+	r = env.Post(t, "/api/v1/backfills/preview", `{"assets":["s.down"],"selector":{"type":"filter","statuses":["missing","stale"],"start":"2025-01-01","end":"2025-01-05"},"chunk_size":1,"max_concurrent_runs":1}`)
+	json.NewDecoder(r.Body).Decode(&pv)
+	if pv.TotalPartitions != 4 {
+		t.Fatalf("missing and stale selects %d, want 4", pv.TotalPartitions)
 	}
 }

@@ -80,13 +80,9 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 		}
 		states = []string{state}
 	}
-	var before int64
-	if v := c.QueryParam("before"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return BadRequest("before", "before must be a backfill sequence number, got %q", v)
-		}
-		before = n
+	before, err := intParam("before", c.QueryParam("before"), 0, 0, "a backfill sequence number")
+	if err != nil {
+		return err
 	}
 	asset, err := h.assetFilter(c)
 	if err != nil {

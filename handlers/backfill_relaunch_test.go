@@ -33,6 +33,7 @@ const relaunchWorkspace = pgWorkspace + `  t.multi:
 // left; viewers and other states get nothing, and a selection the form
 // cannot hold says so with the CLI and API alternative.
 func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
+	t.Parallel()
 	env, eng := pgEnvWith(t, relaunchWorkspace, false)
 	ctx := context.Background()
 	op, viewer := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleViewer)

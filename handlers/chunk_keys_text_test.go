@@ -15,6 +15,7 @@ import (
 // A chunk of keys picked apart (an explicit list) does not read as the range
 // between its first and last key; a chunk of a range does.
 func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   k.daily:

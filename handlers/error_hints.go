@@ -21,6 +21,10 @@ const (
 	HintTokenList           = "token_list"
 	HintEmptyKeys           = "empty_keys"           // params: example
 	HintIdempotencyConflict = "idempotency_conflict" // params: what ("request" or "batch")
+	HintScheduleList        = "schedule_list"        // params: schedule, known
+	HintScheduleState       = "schedule_state"       // params: schedule, state (paused or running)
+	HintSensorList          = "sensor_list"          // params: sensor, known
+	HintSensorState         = "sensor_state"         // params: sensor, state, code (sensorStateHint)
 )
 
 // apiHint words hint kind for an API client: the endpoint or field to use.
@@ -50,6 +54,12 @@ func apiHint(kind string, p map[string]string) string {
 			return "send a new Idempotency-Key for a new batch, or repeat the original batch unchanged to get its answer again"
 		}
 		return "send a new Idempotency-Key for a new request, or repeat the original body unchanged to get that backfill again"
+	case HintScheduleList:
+		return "GET /api/v1/schedules lists them"
+	case HintScheduleState:
+		return scheduleStateHint(p, "POST /api/v1/schedules/"+url.PathEscape(p["schedule"])+"/resume resumes it", "nothing to do")
+	case HintSensorList, HintSensorState:
+		return sensorAPIHint(kind, p)
 	}
 	return ""
 }
@@ -78,6 +88,12 @@ func pageHint(kind string, p map[string]string) string {
 		return "give at least one partition key, or choose a range or a status filter"
 	case HintIdempotencyConflict:
 		return "reload the form to send a new request"
+	case HintScheduleList:
+		return "the Automation page lists them"
+	case HintScheduleState:
+		return scheduleStateHint(p, "use Resume to resume it", "nothing to do")
+	case HintSensorList, HintSensorState:
+		return sensorPageHint(kind, p)
 	}
 	return ""
 }
@@ -98,4 +114,13 @@ func joinHint(reason, hint string) string {
 		return reason
 	}
 	return strings.TrimRight(reason, ". ") + "; " + hint
+}
+
+// scheduleStateHint is what to do about a schedule already in the state
+// asked for: resume a paused one; a running one needs nothing.
+func scheduleStateHint(p map[string]string, resume, running string) string {
+	if p["state"] == "paused" {
+		return resume
+	}
+	return running
 }

@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The timeline summarizes each event once: events are never changed, and a
@@ -17,11 +17,7 @@ import (
 // which Tessera never does, to see that it is not read again.)
 func TestTimelineSummarizesEachEventOnce(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.Open(t)
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	appendEv := func(typ string, payload any) int64 {
 		t.Helper()

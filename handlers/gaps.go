@@ -106,11 +106,7 @@ func (h *Handler) FindGaps(ctx context.Context, key, from string) (Gaps, error) 
 		g.Skipped, g.Warning = true, fmt.Sprintf("the watermark %q of %s is no longer a partition of its scheme (%s); record a new one", w.Partition, a.Def.Key, keyReason(err))
 		return g, nil
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return g, err
-	}
-	facts, err := h.staleFacts(ctx, sc, a.Def)
+	_, facts, err := h.assetFacts(ctx, a.Def)
 	if err != nil {
 		return g, err
 	}
@@ -281,14 +277,11 @@ func assetGapsModel(g Gaps, canLaunch bool) *views.GapsModel {
 // page (?page=N): a page of its own, or for htmx the list alone.
 func (h *Handler) AssetGaps(c echo.Context) error {
 	from := strings.TrimSpace(c.QueryParam("from"))
-	pg := 1
-	if v := strings.TrimSpace(c.QueryParam("page")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return BadRequest("page", "page must be a whole number from 1, got %q", v)
-		}
-		pg = n
+	p, err := intParam("page", strings.TrimSpace(c.QueryParam("page")), 1, 1, "a whole number from 1")
+	if err != nil {
+		return err
 	}
+	pg := int(p)
 	g, err := h.FindGaps(c.Request().Context(), pathParam(c, "key"), from)
 	if err != nil {
 		return err

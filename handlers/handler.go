@@ -30,6 +30,10 @@ type Handler struct {
 	Auth  *Auth // accounts; web.New fills a default when nil
 	// Engine creates and steers backfills (nil: backfill pages answer 503).
 	Engine *jobs.Engine
+	// Scheduler launches the workspace's schedules' ticks (nil: none run).
+	Scheduler *jobs.Scheduler
+	// Sensors evaluates poll sensors and answers operators (nil: none run).
+	Sensors *jobs.Sensors
 	// MaxStreams bounds the live-update event streams open at once, and
 	// MaxStreamsPerUser those of one user (all its sessions and API tokens
 	// together) or, for anonymous viewers, one address; 0: DefaultMaxStreams,
@@ -70,8 +74,14 @@ func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
 // Workspace returns the current workspace.
 func (h *Handler) Workspace() *Workspace { return h.ws.Load() }
 
-// SetWorkspace swaps in a reloaded workspace.
-func (h *Handler) SetWorkspace(ws *Workspace) { h.ws.Store(ws) }
+// SetWorkspace swaps in a reloaded workspace (and has the scheduler look
+// at its schedules at once).
+func (h *Handler) SetWorkspace(ws *Workspace) {
+	h.ws.Store(ws)
+	if h.Scheduler != nil {
+		h.Scheduler.Wake()
+	}
+}
 
 // LoadWorkspace syncs ws into the store and returns it with asset ids.
 func LoadWorkspace(ctx context.Context, store *db.Store, ws *catalog.Workspace, source, actor string, now time.Time) (*Workspace, error) {

@@ -18,11 +18,8 @@ func (h *Handler) Overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := h.staleCtx(ctx)
+	sc, err := h.warmStaleCtx(ctx)
 	if err != nil {
-		return err
-	}
-	if err := h.warmFacts(ctx, sc); err != nil {
 		return err
 	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}

@@ -40,6 +40,7 @@ func bigHourly(n int) string {
 }
 
 func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	status, doc := get(t, env, "/")
 	if status != http.StatusOK {
@@ -75,6 +76,7 @@ func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
 // is mostly stale (its code version changed), and before, its grid was all
 // green under a header saying 81% stale.
 func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/ml.features")
 	header, _ := strconv.Atoi(strings.ReplaceAll(doc.Find(`[data-testid="count-stale"]`).Text(), ",", ""))
@@ -94,6 +96,7 @@ func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
 }
 
 func TestAssetPageCalendarMatrixAndList(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	cases := []struct {
 		asset, mode string
@@ -150,6 +153,7 @@ func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 }
 
 func TestAssetPageMillionPartitionsIsBucketed(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: bigHourly(1_000_000)})
 	status, doc := get(t, env, "/assets/big.hourly")
 	if status != http.StatusOK {
@@ -180,6 +184,7 @@ func TestAssetPageMillionPartitionsIsBucketed(t *testing.T) {
 }
 
 func TestAssetPageZoomAndFilter(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/raw.events?from=2025-03-01-00:00&to=2025-03-02-23:00&status=failed")
 	grid := doc.Find(`[data-testid="grid"]`)
@@ -205,6 +210,7 @@ func TestAssetPageZoomAndFilter(t *testing.T) {
 }
 
 func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	body := `[{"asset":"analytics.daily_events","partition":"2025-02-03","status":"materialized","run_id":"run-1","at":"2025-02-04T01:00:00Z","metadata":{"rows":10}},
 	          {"asset":"analytics.daily_events","partition":"2025-02-03","status":"failed","run_id":"run-2","at":"2025-02-05T01:00:00Z","error":"boom"}]`
@@ -237,6 +243,7 @@ func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
 }
 
 func TestUnknownAssetOrPartitionIs404(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	for _, p := range []string{"/assets/nope", "/assets/nope/partitions/x", "/assets/raw.events/partitions/2025-01-01", "/assets/raw.events/partitions/1999-01-01-00:00"} {
 		status, doc := get(t, env, p)

@@ -17,6 +17,7 @@ import (
 // "%", spaces, markup), and "." or ".." are refused as keys (a URL path
 // cannot carry them).
 func TestPartitionKeysRoundTripInURLs(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
 assets:
   d.feeds:

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/url"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 )
@@ -21,4 +22,17 @@ func pathParam(c echo.Context, name string) string {
 		return u
 	}
 	return v
+}
+
+// intParam is the whole number v of parameter name: def when v is "", or a
+// 400 saying that name must be want when v is not a number of at least min.
+func intParam(name, v string, def, min int64, want string) (int64, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min {
+		return 0, BadRequest(name, "%s must be %s, got %q", name, want, v)
+	}
+	return n, nil
 }

@@ -66,6 +66,8 @@ func errorBack(c echo.Context, status int) views.Link {
 		return views.Link{Href: PartitionHref(pathParam(c, "key"), key), Label: "Back to partition " + key}
 	case strings.HasPrefix(path, "/backfills"), strings.HasPrefix(path, "/runs/"):
 		return views.Link{Href: "/backfills", Label: "Back to all backfills"}
+	case strings.HasPrefix(path, "/automation"), strings.HasPrefix(path, "/schedules/"):
+		return views.Link{Href: "/automation", Label: "Back to Automation"}
 	case strings.HasPrefix(path, "/status"):
 		return views.Link{Href: "/status", Label: "Back to the status board"}
 	case strings.HasPrefix(path, "/admin/") && account && p.Role >= auth.RoleAdmin:

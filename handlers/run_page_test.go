@@ -93,11 +93,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if status, ldoc := pgGet(t, env, c, runHref+"/live"); status != http.StatusOK || ldoc.Find(`[data-testid="run-live"]`).Length() != 1 || ldoc.Find("header.top").Length() != 0 {
 		t.Errorf("run live partial: status %d", status)
 	}
-	resp0, err := c.Get(env.URL + runHref + "/stream?once=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp0.Body.Close()
+	resp0 := testkit.GetNoBody(t, c, env.URL+runHref+"/stream?once=1")
 	if resp0.StatusCode != http.StatusOK || resp0.Header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("run stream: %d %s", resp0.StatusCode, resp0.Header.Get("Content-Type"))
 	}
@@ -153,5 +149,126 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	}
 	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunPageShowsEachAttemptsLog: after a retry succeeded, the failed
+// attempt's log (the one that explains the failure) is still one click away
+// on the run page, and in the API with ?attempt=N.
+func TestRunPageShowsEachAttemptsLog(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnvWith(t, `
+assets:
+  l.retry:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 2, backoff: 1ms}
+    executor:
+      command: ['echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1']
+      shell: true
+`, true)
+	ctx := context.Background()
+	b := pgCreateBF(t, eng, "l.retry", "2025-01-01", "2025-01-01", 1)
+	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
+	runs, err := env.Store.Runs(ctx, b.ID, nil, -1, 1)
+	if err != nil || len(runs) != 1 || runs[0].Attempts != 2 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	id := runs[0].ID
+	c := env.Client(t, auth.RoleViewer)
+	_, doc := pgGet(t, env, c, "/runs/"+id)
+	if l := doc.Find(`[data-testid="run-log"]`).Text(); !strings.Contains(l, "output of attempt 2") {
+		t.Fatalf("default log: %q", l)
+	}
+	href, ok := doc.Find(`[data-testid="attempt"][data-state="failed"] [data-testid="attempt-log-link"]`).Attr("href")
+	if !ok {
+		t.Fatal("the failed attempt has no link to its log")
+	}
+	_, doc = pgGet(t, env, c, href)
+	if l := doc.Find(`[data-testid="run-log"]`).Text(); !strings.Contains(l, "output of attempt 1") {
+		t.Errorf("%s: log %q, want attempt 1's", href, l)
+	}
+	if h := doc.Find(`[data-testid="log-attempt"]`).Text(); h != "attempt 1" {
+		t.Errorf("log heading %q", h)
+	}
+	resp, err := c.Get(env.URL + "/api/v1/runs/" + id + "?attempt=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rj struct {
+		LogTail string `json:"log_tail"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&rj)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(rj.LogTail, "output of attempt 1") {
+		t.Errorf("api ?attempt=1: %d %q", resp.StatusCode, rj.LogTail)
+	}
+	resp = testkit.GetNoBody(t, c, env.URL+"/api/v1/runs/"+id+"?attempt=9")
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("api ?attempt=9: %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestRunPartitionsSayWhyTheyFailed: a partition the command reported
+// failed without a message, and a downstream partition skipped for it, both
+// carry a reason on the run page and in the API (they had an empty error).
+func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnvWith(t, `
+assets:
+  e.up:
+    partitions: {daily: {start: "2025-01-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      command: ['for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done']
+      shell: true
+  e.down:
+    partitions: {daily: {start: "2025-01-01"}}
+    deps: [e.up]
+    retries: {max_attempts: 1}
+    executor: {demo: {duration: 1ms}}
+`, true)
+	ctx := context.Background()
+	cr, err := eng.Create(ctx, jobs.Request{Assets: []string{"e.up", "e.down"}, ChunkSize: 2, MaxConcurrentRuns: 2,
+		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}}, "", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgWaitState(t, env, cr.Backfill.ID, db.BackfillFailed)
+	runs, err := env.Store.Runs(ctx, cr.Backfill.ID, nil, -1, 10)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	c := env.Client(t, auth.RoleViewer)
+	partErr := func(runID, key string) (string, string) {
+		resp, err := c.Get(env.URL + "/api/v1/runs/" + runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rj struct {
+			PartitionList []jobs.PartitionOutcome `json:"partition_list"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&rj); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rj.PartitionList {
+			if p.Partition == key {
+				return p.Status, p.Error
+			}
+		}
+		t.Fatalf("run %s has no partition %s", runID, key)
+		return "", ""
+	}
+	st, msg := partErr(runs[0].ID, "2025-01-02")
+	if st != db.StatusFailed || !strings.Contains(msg, "reported failed without an error message") || !strings.Contains(msg, "attempt 1") {
+		t.Errorf("reported failure: %s %q", st, msg)
+	}
+	st, msg = partErr(runs[1].ID, "2025-01-02")
+	if st != "upstream_failed" || !strings.Contains(msg, "upstream e.up 2025-01-02 failed") {
+		t.Errorf("upstream failure: %s %q", st, msg)
+	}
+	_, doc := pgGet(t, env, c, "/runs/"+runs[1].ID)
+	if txt := doc.Find(`[data-testid="run-partition"][data-state="upstream_failed"]`).Text(); !strings.Contains(txt, "upstream e.up 2025-01-02 failed") {
+		t.Errorf("run page row: %q", txt)
 	}
 }

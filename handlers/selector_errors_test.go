@@ -46,6 +46,7 @@ func selectorRefused(t *testing.T, env *testkit.Env, tok, body, field string) st
 // A filter on a dimension the asset does not have lists the dimensions it
 // has, and suggests the closest name when one is a few letters off.
 func TestSelectorUnknownDimensionListsDimensions(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	tok := env.Token(t, auth.RoleOperator)
@@ -76,6 +77,7 @@ func TestSelectorUnknownDimensionListsDimensions(t *testing.T) {
 // An explicit selector with no keys says how to fix it: give a key (an
 // example from the asset's own keys) or select by range or status.
 func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS + `  d.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
     executor: {demo: {duration: 1ms}}
@@ -114,6 +116,7 @@ func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
 // A dimension with an empty list of values is refused, not ignored (which
 // selected every value of it).
 func TestSelectorEmptyDimensionValues(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	tok := env.Token(t, auth.RoleOperator)

@@ -16,6 +16,7 @@ import (
 // a notice, keeps this session, signs the others out, and only the new
 // password signs in afterwards.
 func TestChangeOwnPassword(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	veraID := env.CreateUser(t, "vera", auth.RoleViewer, testkit.TestPassword)
 	here := env.Login(t, "vera", testkit.TestPassword)

@@ -30,6 +30,7 @@ const staleShortcutsWS = `assets:
 // and refused at launch), saying why when it is left out, and offers
 // nothing when every partition is fresh.
 func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, staleShortcutsWS, false)
 	mat(t, env, "sc.never", "a", "v1", T0) // b and c never materialized
 	for _, k := range []string{"a", "b", "c"} {
@@ -80,6 +81,7 @@ func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
 // "materialized" green under a small "of the materialized, 3 stale" (found
 // by the UI audit).
 func TestPreviewDrawsStaleAsStale(t *testing.T) {
+	t.Parallel()
 	env, _ := pgEnvWith(t, staleShortcutsWS, true)
 	for _, k := range []string{"a", "b", "c"} {
 		mat(t, env, "sc.code", k, "v1", T0) // built with v1, the code is at v2

@@ -70,15 +70,32 @@ func (h *Handler) staleFacts(ctx context.Context, sc *staleCtx, a *catalog.Asset
 	return h.Store.StaleFactsAt(ctx, sc.in, a, sc.version)
 }
 
+// assetFacts is the staleness context of now and asset a's facts in it.
+func (h *Handler) assetFacts(ctx context.Context, a *catalog.Asset) (*staleCtx, *db.StaleFacts, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := h.staleFacts(ctx, sc, a)
+	return sc, f, err
+}
+
+// warmStaleCtx is the staleness context of now with every asset's facts
+// computed (see warmFacts), for pages that list every asset.
+func (h *Handler) warmStaleCtx(ctx context.Context) (*staleCtx, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sc, h.warmFacts(ctx, sc)
+}
+
 // WarmStaleness computes every asset's staleness facts once, so that the
 // first pages after a start (overview, status board, asset pages) do not pay
 // for loading them cold; serve runs it in the background.
 func (h *Handler) WarmStaleness(ctx context.Context) error {
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	return h.warmFacts(ctx, sc)
+	_, err := h.warmStaleCtx(ctx)
+	return err
 }
 
 // warmFacts computes (or finds memoized) the facts of every asset with one
@@ -288,11 +305,7 @@ func plural(n int64) string {
 // the partition page.
 func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *views.PartitionPage) error {
 	ctx := c.Request().Context()
-	sc, err := h.staleSpaces(ctx)
-	if err != nil {
-		return err
-	}
-	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	s, sc, err := h.partitionStalenessNow(ctx, a, key)
 	if err != nil {
 		return err
 	}
@@ -456,16 +469,22 @@ func (h *Handler) afterTaint(c echo.Context, a assetCtx, key string) error {
 // partitionStalenessJSON answers one partition's staleness, read from the
 // store (no sync of the memoized facts: see staleSpaces).
 func (h *Handler) partitionStalenessJSON(c echo.Context, a assetCtx, key string) error {
-	ctx := c.Request().Context()
-	sc, err := h.staleSpaces(ctx)
-	if err != nil {
-		return err
-	}
-	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	s, _, err := h.partitionStalenessNow(c.Request().Context(), a, key)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partition": key, "staleness": s})
+}
+
+// partitionStalenessNow reads one partition's staleness from the store as
+// of now, with the spaces it was read in (see staleSpaces).
+func (h *Handler) partitionStalenessNow(ctx context.Context, a assetCtx, key string) (catalog.Staleness, *staleCtx, error) {
+	sc, err := h.staleSpaces(ctx)
+	if err != nil {
+		return catalog.Staleness{}, nil, err
+	}
+	s, err := h.Store.PartitionStalenessAt(ctx, sc.in, a.Def, key, sc.now, sc.version)
+	return s, sc, err
 }
 
 // InstanceJSON is a partition instance in the API.
@@ -606,11 +625,7 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 		}
 		return h.partitionStalenessJSON(c, a, key)
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	f, err := h.staleFacts(ctx, sc, a.Def)
+	sc, f, err := h.assetFacts(ctx, a.Def)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -383,6 +384,7 @@ func TestHistoryAtTime(t *testing.T) {
 // ended is fresh until 09:00 Berlin the next day, FRESHNESS from then on; a
 // partition built after its day ended meets the deadline.
 func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
   d.berlin:
     partitions: {daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}
@@ -406,6 +408,7 @@ func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 // Every asset of the default workspace renders its staleness view, with and
 // without history (empty dynamic sets, multi-dimensional, static).
 func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []bool{false, true} {
 		env := testkit.New(t, testkit.Options{Seed: seed})
 		for _, a := range env.WS.Assets {
@@ -431,6 +434,7 @@ func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
 // parts showed only its max lag); and the stored definition changes when
 // the timezone does, so the change is versioned.
 func TestFreshnessPolicyWording(t *testing.T) {
+	t.Parallel()
 	ws := `assets:
   m.monthly:
     partitions: {monthly: {start: 2025-01-01}}
@@ -469,5 +473,46 @@ func TestFreshnessPolicyWording(t *testing.T) {
 	}
 	if after := version(); after != before+1 {
 		t.Fatalf("definition version %d after the deadline's timezone changed, want %d", after, before+1)
+	}
+}
+
+// A taint reason is checked in characters, and control characters other
+// than line breaks are refused; a refused taint writes nothing.
+func TestTaintReasonText(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
+	mat(t, env, "s.static", "a", "v2", T0)
+	const path = "/api/v1/assets/s.static/partitions/a/taint"
+	body := func(reason string) string {
+		b, _ := json.Marshal(map[string]string{"reason": reason})
+		return string(b)
+	}
+	for _, c := range []struct{ name, reason, msg string }{
+		{"empty", "  ", "a taint needs a reason"},
+		{"too long", strings.Repeat("x", 501), "at most 500 characters (got 501)"},
+		{"terminal escape", "bad \x1b[31mrows", "control character (U+001B at byte 4)"},
+		{"NUL", "bad\x00rows", "control character (U+0000 at byte 3)"},
+	} {
+		resp := env.Post(t, path, body(c.reason))
+		var v struct {
+			Error struct{ Message, Field string }
+		}
+		json.NewDecoder(resp.Body).Decode(&v)
+		if resp.StatusCode != 400 || v.Error.Field != "reason" || !strings.Contains(v.Error.Message, c.msg) {
+			t.Errorf("%s: %d %+v, want 400 on reason saying %q", c.name, resp.StatusCode, v.Error, c.msg)
+		}
+		a, err := env.Store.AssetByKey(t.Context(), "s.static")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := env.Store.Partition(t.Context(), a.ID, "a")
+		if err != nil || p.TaintedAt != nil {
+			t.Fatalf("%s: the refused taint wrote: %+v %v", c.name, p, err)
+		}
+	}
+	// 300 accented letters on two lines (as a browser sends a textarea's,
+	// \r\n) are 300 characters: accepted.
+	if resp := env.Post(t, path, body(strings.Repeat("é", 149)+"\r\n"+strings.Repeat("é", 149))); resp.StatusCode != 200 {
+		t.Fatalf("a 300-character reason on two lines: %d", resp.StatusCode)
 	}
 }

@@ -44,11 +44,8 @@ type AssetStatus struct {
 // statusBoard computes every asset's status, worst first within groups
 // (groups in workspace order).
 func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, error) {
-	sc, err := h.staleCtx(ctx)
+	sc, err := h.warmStaleCtx(ctx)
 	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if err := h.warmFacts(ctx, sc); err != nil {
 		return nil, time.Time{}, err
 	}
 	ws := h.Workspace()

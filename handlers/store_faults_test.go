@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
@@ -209,17 +209,8 @@ assets:
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
-	h := env.Handler
-	wsf := func() (*catalog.Workspace, map[string]int64) { w := h.Workspace(); return w.Workspace, w.IDs }
-	eng, err := jobs.NewEngine(ctx, env.Store, wsf, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{Tick: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Engine = eng
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(runCtx, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
+	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{})
+	testkit.RunEngine(t, eng)
 
 	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
 	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
@@ -283,4 +274,55 @@ func TestOpenAPIDocumentsStoreUnwritable(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no mutating operation in the document")
 	}
+}
+
+// TestSignInAndOutWhileTheStoreCannotWrite: while the database refuses
+// writes, the sign-in page says why (503, Retry-After) instead of a generic
+// error page, signing out still signs the browser out, and the banner that
+// open pages ask for again follows the store: there while it fails, gone
+// once it writes again.
+func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	env.Store.SetFaultHold(50 * time.Millisecond)
+	env.CreateUser(t, "lou", auth.RoleViewer, testkit.TestPassword)
+	lou := env.Login(t, "lou", testkit.TestPassword)
+	banner := func() string {
+		resp, err := env.Anon().Get(env.URL + "/fault-banner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if b := banner(); strings.Contains(b, "store-banner") {
+		t.Fatalf("a banner while the store writes: %s", b)
+	}
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 1`); err != nil { // every write now fails as SQLITE_READONLY
+		t.Fatal(err)
+	}
+	r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"lou"}, "password": {testkit.TestPassword}})
+	page, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(string(page), "the database cannot be written") ||
+		!strings.Contains(string(page), `name="password"`) {
+		t.Fatalf("sign-in while the store cannot write: %d Retry-After %q, want 503 on the sign-in page saying why", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	r = env.SessionPost(t, lou, "/logout", nil)
+	r.Body.Close()
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out while the store cannot write: %d, want 303", r.StatusCode)
+	}
+	resp := testkit.GetNoBody(t, lou, env.URL+"/")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
+		t.Fatalf("after signing out the browser still reads pages: %d", resp.StatusCode)
+	}
+	if b := banner(); !strings.Contains(b, "store-banner") || !strings.Contains(b, "read-only") {
+		t.Fatalf("no banner while the store cannot write: %s", b)
+	}
+	if _, err := env.Store.RawWriter().Exec(`PRAGMA query_only = 0`); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "the banner to go once the store writes again", func() bool { return !strings.Contains(banner(), "store-banner") })
 }

@@ -20,30 +20,27 @@ func isWriteFault(err error) bool {
 	return errors.As(err, &we)
 }
 
+// writeCauses words each write fault's cause for users, and says what makes
+// the store writable again.
+var writeCauses = map[db.WriteCause]struct{ text, fix string }{
+	db.CauseDiskFull: {"disk full", "free space on the database's disk"},
+	db.CauseLocked:   {"locked by another process", "end the other process that holds the database"},
+	db.CauseReadOnly: {"read-only", "make the database file and its directory writable"},
+	db.CauseIOError:  {"I/O error", ""},
+}
+
 // writeCauseText words a write fault's cause for users.
 func writeCauseText(c db.WriteCause) string {
-	switch c {
-	case db.CauseDiskFull:
-		return "disk full"
-	case db.CauseLocked:
-		return "locked by another process"
-	case db.CauseReadOnly:
-		return "read-only"
-	case db.CauseIOError:
-		return "I/O error"
+	if w, ok := writeCauses[c]; ok {
+		return w.text
 	}
 	return string(c)
 }
 
 // writeCauseFix says what makes the store writable again.
 func writeCauseFix(c db.WriteCause) string {
-	switch c {
-	case db.CauseDiskFull:
-		return "free space on the database's disk"
-	case db.CauseLocked:
-		return "end the other process that holds the database"
-	case db.CauseReadOnly:
-		return "make the database file and its directory writable"
+	if w := writeCauses[c]; w.fix != "" {
+		return w.fix
 	}
 	return "check the disk; the server log has the details"
 }

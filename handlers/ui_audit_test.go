@@ -18,6 +18,7 @@ import (
 // is defined by a stylesheet that page loads: the overview's stale segment
 // was solid black because .z-stale lived only in staleness.css.
 func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	css := map[string]string{}
 	for _, path := range []string{"/", "/assets/analytics.daily_events", "/assets/ml.features?view=staleness", "/status"} {
@@ -57,6 +58,7 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 // Viewers cannot launch backfills, so the asset page offers them no
 // "Backfill…" selection and no "Backfill stale" shortcuts; operators get both.
 func TestAssetPageBackfillControlsNeedOperator(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	for _, c := range []struct {
 		role auth.Role
@@ -77,6 +79,7 @@ func TestAssetPageBackfillControlsNeedOperator(t *testing.T) {
 // The sign-in page shows no nav to pages that need a sign-in; in
 // anonymous-viewer mode the pages are readable and the nav is there.
 func TestSignInPageHasNoNav(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	_, doc := pgGet(t, env, env.Anon(), "/login")
 	if n := doc.Find(`nav[aria-label="Main"]`).Length(); n != 0 {
@@ -91,6 +94,7 @@ func TestSignInPageHasNoNav(t *testing.T) {
 
 // A range of one partition names its key once.
 func TestOnePartitionNamedOnce(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/raw.events/partitions/2025-01-01-00:00")
 	got := strings.TrimSpace(doc.Find(`[data-asset="analytics.daily_events"] [data-testid="dep-summary"]`).Text())

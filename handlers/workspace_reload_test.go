@@ -2,10 +2,13 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
@@ -16,19 +19,14 @@ import (
 // A server without a workspace file has nothing to reload: 409 saying how
 // to get one; with a file, the reload reads it again.
 func TestWorkspaceReloadAPI(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Token(t, auth.RoleAdmin)
 	code, e := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
 	if code != http.StatusConflict || !strings.Contains(e["error"].(map[string]any)["message"].(string), "--workspace FILE") {
 		t.Fatalf("reload without a file: %d %v", code, e)
 	}
-	file := filepath.Join(t.TempDir(), "ws.yaml")
-	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur := *env.Handler.Workspace()
-	cur.Path = file
-	env.Handler.SetWorkspace(&cur)
+	file := useWorkspaceFile(t, env)
 	code, out := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", "")
 	if code != http.StatusOK || out["assets"].(float64) != 1 || env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatalf("reload: %d %v", code, out)
@@ -46,10 +44,7 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 		t.Fatalf("reload: %d %v", code, out)
 	}
 	env.StartEngine(t, jobs.Options{})
-	code, b := apiCall(t, env, admin, "POST", "/api/v1/backfills", `{"assets":["r.one"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`)
-	if code != http.StatusCreated {
-		t.Fatalf("create: %d %v", code, b)
-	}
+	b := apiCreate(t, env, admin, `{"assets":["r.one"],"selector":{"type":"range"},"chunk_size":1,"max_concurrent_runs":1}`)
 	id := b["id"].(string)
 	for _, ws := range []string{
 		"assets:\n  r.two:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n",
@@ -74,4 +69,62 @@ func TestWorkspaceReloadAPI(t *testing.T) {
 	if code, out := apiCall(t, env, admin, "POST", "/api/v1/workspace/reload", ""); code != http.StatusOK {
 		t.Fatalf("reload after the cancel: %d %v", code, out)
 	}
+}
+
+// Admins reload the workspace file from /admin/users; a file with problems
+// is shown with its problems and changes nothing; operators may not.
+func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Client(t, auth.RoleAdmin)
+	_, doc := pgGet(t, env, admin, "/admin/users")
+	if doc.Find(`[data-testid="workspace-no-file"]`).Length() != 1 || doc.Find(`[data-testid="reload-workspace"]`).Length() != 0 {
+		t.Fatal("the embedded workspace offers a reload")
+	}
+	file := useWorkspaceFile(t, env)
+	_, doc = pgGet(t, env, admin, "/admin/users")
+	if doc.Find(`[data-testid="reload-workspace"]`).Length() != 1 {
+		t.Fatal("no reload button with a workspace file")
+	}
+	r := env.SessionPost(t, admin, "/admin/workspace/reload", url.Values{})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reload: %d", r.StatusCode)
+	}
+	_, doc = pgGet(t, env, admin, "/admin/users")
+	if got := doc.Find(`[data-testid="notice"]`).Text(); !strings.Contains(got, "Workspace reloaded from "+file+": 1 assets.") || env.Handler.Workspace().Asset("r.one") == nil {
+		t.Fatalf("after the reload: notice %q", got)
+	}
+	// A broken file: its problem (file and line) on the page, the workspace kept.
+	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: []}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = env.SessionPost(t, admin, "/admin/workspace/reload", url.Values{})
+	page, err := goquery.NewDocumentFromReader(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := page.Find(`[data-testid="form-error"]`).Text()
+	if r.StatusCode != http.StatusBadRequest || !strings.Contains(msg, "was not reloaded") || !strings.Contains(msg, "ws.yaml:3") {
+		t.Fatalf("broken file: %d %q", r.StatusCode, msg)
+	}
+	if env.Handler.Workspace().Asset("r.one") == nil {
+		t.Fatal("a refused reload changed the workspace")
+	}
+	if r := env.SessionPost(t, env.Client(t, auth.RoleOperator), "/admin/workspace/reload", url.Values{}); r.StatusCode != http.StatusForbidden {
+		t.Fatalf("operator reload: %d", r.StatusCode)
+	}
+}
+
+// useWorkspaceFile writes a workspace file of one asset (r.one) and makes
+// it the file the server reloads; it returns its path.
+func useWorkspaceFile(t *testing.T, env *testkit.Env) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "ws.yaml")
+	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur := *env.Handler.Workspace()
+	cur.Path = file
+	env.Handler.SetWorkspace(&cur)
+	return file
 }

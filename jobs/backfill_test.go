@@ -19,6 +19,27 @@ type funcExec func(ctx context.Context, w Work) Result
 
 func (f funcExec) Execute(ctx context.Context, w Work) Result { return f(ctx, w) }
 
+// partsResult is the Result of a call that builds w's partitions in order:
+// one for which fail (nil: none) says failed fails with its message, and
+// the call then fails with callErr ("": the call reports no error); the
+// others are materialized.
+func partsResult(w Work, callErr string, fail func(p string) (msg string, failed bool)) Result {
+	res := Result{Parts: map[string]PartResult{}}
+	for _, p := range w.Partitions {
+		if fail != nil {
+			if msg, failed := fail(p); failed {
+				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: msg}
+				if callErr != "" {
+					res.Err = errors.New(callErr)
+				}
+				continue
+			}
+		}
+		res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
+	}
+	return res
+}
+
 func inputErr(t *testing.T, err error, field string, conflict bool) {
 	t.Helper()
 	var ie *InputError
@@ -533,11 +554,7 @@ func TestReportDuringBuildKeepsTheLease(t *testing.T) {
 		mu.Lock()
 		active--
 		mu.Unlock()
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
+		return partsResult(w, "", nil)
 	})
 	env := newTestEnv(t, dailyWS, Options{Executor: ex})
 	env.start()
@@ -583,11 +600,7 @@ func TestPreviewEstimateOfAnotherRunSize(t *testing.T) {
 	t.Parallel()
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		time.Sleep(40 * time.Millisecond) // a fixed cost per run
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
+		return partsResult(w, "", nil)
 	})
 	env := newTestEnv(t, dailyWS, Options{Executor: ex})
 	env.start()

@@ -21,16 +21,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if failing.Load() && p == failHour {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "boom"}
-				res.Err = errors.New("one partition failed")
-			} else {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-			}
-		}
-		return res
+		return partsResult(w, "one partition failed", func(p string) (string, bool) { return "boom", failing.Load() && p == failHour })
 	})
 	sw := newSwap(ex)
 	env := newTestEnv(t, multiWS, Options{Executor: sw})

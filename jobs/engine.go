@@ -76,6 +76,7 @@ type Engine struct {
 
 	recovery recoveryHealth // see CrashRecoveryHealth
 	segCache segmentCache   // segments of the backfills being planned
+	pushes   pushBatcher    // sensor events committed together
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
@@ -158,6 +159,9 @@ type Created struct {
 }
 
 func requestHash(v any) string {
+	if req, ok := v.(Request); ok {
+		return requestHashOf(req) // the same hash, faster for a million keys
+	}
 	b, _ := json.Marshal(v)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:12])
@@ -217,6 +221,23 @@ func keyReused(idemKey, backfillID string) error {
 }
 
 func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, parent, retryID *string, actor string) (db.Backfill, error) {
+	var created db.Backfill
+	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		created, err = e.insertTx(ctx, tx, r, hash, key, parent, retryID, actor)
+		return err
+	})
+	if err != nil {
+		return db.Backfill{}, err
+	}
+	e.broker.Publish(created.ID)
+	return created, nil
+}
+
+// insertTx records the backfill r in tx (PENDING, version 1) and answers
+// it as created, read in tx: the controller may plan it the moment tx
+// commits.
+func (e *Engine) insertTx(ctx context.Context, tx *db.Tx, r *resolved, hash string, key, parent, retryID *string, actor string) (db.Backfill, error) {
 	now := e.Now()
 	id := "bf_" + strings.ToLower(ulid.Make().String())
 	assets := make([]string, len(r.assets))
@@ -224,9 +245,11 @@ func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, pare
 		assets[i] = a.Key
 	}
 	aj, _ := json.Marshal(assets)
-	sj, _ := json.Marshal(r.req.Selector)
-	if r.req.Selector.Type == "explicit" {
+	var sj []byte
+	if r.req.Selector.Type == "explicit" { // its keys are in the event and backfill_keys
 		sj, _ = json.Marshal(map[string]any{"type": "explicit", "count": len(r.keys)})
+	} else {
+		sj, _ = json.Marshal(r.req.Selector)
 	}
 	for i := range r.segments {
 		r.segments[i].BackfillID = id
@@ -235,24 +258,99 @@ func (e *Engine) insert(ctx context.Context, r *resolved, hash string, key, pare
 		ChunkSize: r.req.ChunkSize, MaxConcurrentRuns: r.req.MaxConcurrentRuns, Priority: r.req.Priority,
 		TotalPartitions: r.total, TotalChunks: r.chunks, ParentBackfillID: parent, RetryRequestID: retryID, RequestKey: key, RequestHash: hash,
 		CreatedBy: actor, CreatedAt: db.Millis(now), UpdatedAt: db.Millis(now)}
-	// The answer is the backfill as created (PENDING, version 1), read in
-	// the creating transaction: the controller may plan it the moment it
-	// commits.
-	var created db.Backfill
-	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
-		if err := db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
-			db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now); err != nil {
-			return err
-		}
-		var err error
-		created, err = db.BackfillTx(ctx, tx, id)
-		return err
-	})
-	if err != nil {
+	if err := db.Emit(ctx, tx, db.EvBackfillCreated, "backfill:"+id, actor,
+		db.BackfillCreated{Backfill: b, Segments: r.segments, Ranges: r.ranges, Keys: r.keys}, "", now); err != nil {
 		return db.Backfill{}, err
 	}
-	e.broker.Publish(id)
-	return created, nil
+	return db.BackfillTx(ctx, tx, id)
+}
+
+// BatchItem is one request of CreateBatch, with its idempotency key and
+// who sends it.
+type BatchItem struct {
+	Req     Request
+	IdemKey string
+	Actor   string
+	// resolved, when set, is Req resolved already (by the caller's
+	// goroutine, so that many callers resolve at once).
+	resolved *resolved
+}
+
+// CreateBatch creates the backfills of items in one transaction, each as
+// Create would (an idempotency key its actor used already answers the
+// backfill it created, a different request with it is a conflict), and
+// calls then in that transaction for each backfill created or found, so
+// that what the caller records about it commits with it. An item the
+// engine refuses gets its error in errs[i] and is left out; an error of
+// the store or of then aborts the batch (err).
+func (e *Engine) CreateBatch(ctx context.Context, items []BatchItem, then func(tx *db.Tx, i int, c Created) error) (errs []error, err error) {
+	return e.CreateBatchThen(ctx, items, then, nil)
+}
+
+// CreateBatchThen is CreateBatch with done, when not nil, called last in
+// the transaction (with the refusals so far): what it writes commits with
+// the backfills, and its error aborts them all.
+func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then func(tx *db.Tx, i int, c Created) error, done func(tx *db.Tx, errs []error) error) (errs []error, err error) {
+	errs = make([]error, len(items))
+	rs := make([]*resolved, len(items))
+	for i, it := range items {
+		if len(it.IdemKey) > MaxRequestIDLen {
+			errs[i] = bad("Idempotency-Key", "the idempotency key is longer than %d characters", MaxRequestIDLen)
+			continue
+		}
+		if it.resolved != nil {
+			rs[i] = it.resolved
+			continue
+		}
+		if rs[i], errs[i] = e.resolve(ctx, it.Req); errs[i] != nil {
+			rs[i] = nil
+		}
+	}
+	var made []string
+	err = e.Store.Tx(ctx, func(tx *db.Tx) error {
+		made = made[:0]
+		for i, it := range items {
+			if rs[i] == nil {
+				continue
+			}
+			hash := requestHash(it.Req)
+			stored := it.Actor + "\x1f" + it.IdemKey
+			c := Created{}
+			if b, err := db.BackfillByRequestKeyTx(ctx, tx, stored); err == nil {
+				if b.RequestHash != hash {
+					errs[i] = keyReused(it.IdemKey, b.ID)
+					continue
+				}
+				c = Created{Backfill: b, Replayed: true}
+			} else if !errors.Is(err, db.ErrNotFound) {
+				return err
+			} else {
+				b, err := e.insertTx(ctx, tx, rs[i], hash, &stored, nil, nil, it.Actor)
+				if err != nil {
+					return err
+				}
+				c.Backfill = b
+				made = append(made, b.ID)
+			}
+			if err := then(tx, i, c); err != nil {
+				return err
+			}
+		}
+		if done != nil {
+			return done(tx, errs)
+		}
+		return nil
+	})
+	if err != nil {
+		return errs, err
+	}
+	for _, id := range made {
+		e.broker.Publish(id)
+	}
+	if len(made) > 0 {
+		e.Wake()
+	}
+	return errs, nil
 }
 
 // Transition actions.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 type testEnv struct {
@@ -28,23 +28,8 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ws, ids := teststore.WithWorkspace(t, yaml, time.Now())
 	ctx := context.Background()
-	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if opts.Tick == 0 {
 		opts.Tick = 20 * time.Millisecond
 	}

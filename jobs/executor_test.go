@@ -388,11 +388,7 @@ assets:
 	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 0 || f.PartitionsFailed != 2 {
 		t.Fatalf("final %+v", f)
 	}
-	runs, err := env.store.Runs(context.Background(), b.ID, nil, -1, 10)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v %v", runs, err)
-	}
-	atts, err := env.store.Attempts(context.Background(), runs[0].ID)
+	atts, err := onlyRunAttempts(t, env, b.ID)
 	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptFailed || atts[0].Error == nil ||
 		!strings.Contains(*atts[0].Error, `report line 1: status "FAILED" is not "materialized" or "failed"`) {
 		t.Fatalf("attempts %+v %v", atts, err)
@@ -477,11 +473,7 @@ assets:
 	if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillFailed {
 		t.Fatalf("final %+v", f)
 	}
-	runs, err := env.store.Runs(context.Background(), b.ID, nil, -1, 10)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v %v", runs, err)
-	}
-	atts, err := env.store.Attempts(context.Background(), runs[0].ID)
+	atts, err := onlyRunAttempts(t, env, b.ID)
 	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
 		!strings.Contains(*atts[0].Error, "no answer within 300ms") {
 		t.Fatalf("attempts %+v %v", atts, err)
@@ -564,4 +556,15 @@ func TestPoolHoldingReason(t *testing.T) {
 	if got := q.holding("p", now.Add(2*time.Minute)); got != "" {
 		t.Fatalf("after the slow-down: %q", got)
 	}
+}
+
+// onlyRunAttempts reads the attempts of backfill id's run; t fails unless
+// the backfill has exactly one run.
+func onlyRunAttempts(t *testing.T, env *testEnv, id string) ([]db.Attempt, error) {
+	t.Helper()
+	runs, err := env.store.Runs(context.Background(), id, nil, -1, 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	return env.store.Attempts(context.Background(), runs[0].ID)
 }

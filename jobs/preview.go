@@ -61,7 +61,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 		sp := r.spaces[a.Key]
 		ap := AssetPreview{Asset: seg.Asset, Partitions: seg.Partitions, Chunks: seg.Chunks, Status: map[string]int64{}}
 		if seg.Explicit {
-			if err := e.previewKeys(ctx, pv, &ap, seg, a, sp, r.keys); err != nil {
+			if err := e.previewKeys(ctx, pv, &ap, seg, a, sp, r.idx[seg.Pos]); err != nil {
 				return nil, err
 			}
 		} else {
@@ -202,15 +202,10 @@ func roundDuration(s float64) string {
 // counted as a range (rollup blocks and stale ranges) rather than one by one.
 const explicitRunMin = 64
 
-// previewKeys counts the stored statuses of every key of an explicit list:
-// runs of consecutive partitions as ranges, the scattered rest by index.
-func (e *Engine) previewKeys(ctx context.Context, pv *Preview, ap *AssetPreview, seg db.Segment, a *catalog.Asset, sp catalog.Space, keys []string) error {
-	idxs := make([]int64, 0, len(keys))
-	for _, k := range keys {
-		if i, err := sp.Index(k); err == nil {
-			idxs = append(idxs, i)
-		}
-	}
+// previewKeys counts the stored statuses of every key of an explicit list,
+// whose indexes are idxs (sorted in place): runs of consecutive partitions
+// as ranges, the scattered rest by index.
+func (e *Engine) previewKeys(ctx context.Context, pv *Preview, ap *AssetPreview, seg db.Segment, a *catalog.Asset, sp catalog.Space, idxs []int64) error {
 	slices.Sort(idxs)
 	idxs = slices.Compact(idxs)
 	var runs []db.SelRange

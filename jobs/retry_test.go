@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -29,17 +28,10 @@ assets:
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, w.Partitions)
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
+		return partsResult(w, "flaky", func(p string) (string, bool) {
 			calls[p]++
-			if p == "2025-01-03" && calls[p] < 3 {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed}
-				res.Err = errors.New("flaky")
-			} else {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-			}
-		}
-		return res
+			return "", p == "2025-01-03" && calls[p] < 3
+		})
 	})
 	env := newTestEnv(t, ws, Options{Executor: ex})
 	env.start()
@@ -92,35 +84,9 @@ func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
 // started), and the run and backfill count each partition once.
 func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
 	t.Parallel()
-	const ws = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 3, backoff: 1s}
-    executor: {demo: {duration: 1ms}}
-`
-	var mu sync.Mutex
-	var seen [][]string
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, w.Partitions)
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if p == "2025-01-03" && len(seen) == 1 {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
-				res.Err = errors.New("flaky")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
-	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
+	r := newRetryWaiting(t, false)
+	env, b, runID := r.env, r.b, r.runID
 	ctx := context.Background()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	runID := waitRetryQueued(t, env, b.ID)
 	id := env.ids["a.daily"]
 	var items []db.Materialization
 	for _, p := range []string{"2025-01-01", "2025-01-02"} {
@@ -134,8 +100,7 @@ assets:
 		t.Fatal(err)
 	}
 	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	mu.Lock()
-	defer mu.Unlock()
+	seen := r.calls()
 	if f.State != db.BackfillSucceeded || len(seen) != 2 {
 		t.Fatalf("final %+v after attempts %v", f, seen)
 	}
@@ -181,20 +146,12 @@ assets:
 	for _, whileRunning := range []bool{false, true} {
 		release := make(chan struct{})
 		ex := funcExec(func(ctx context.Context, w Work) Result {
-			res := Result{Parts: map[string]PartResult{}}
-			for _, p := range w.Partitions {
-				switch p {
-				case "2025-01-02":
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "bad input file"}
-					res.Err = errors.New("1 failed")
-				case "2025-01-03":
+			return partsResult(w, "1 failed", func(p string) (string, bool) {
+				if p == "2025-01-03" {
 					<-release // the second chunk runs until released
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-				default:
-					res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
 				}
-			}
-			return res
+				return "bad input file", p == "2025-01-02"
+			})
 		})
 		env := newTestEnv(t, ws, Options{Executor: ex})
 		env.start()
@@ -243,15 +200,7 @@ assets:
     executor: {demo: {duration: 1ms}}
 `
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			st := db.StatusMaterialized
-			if p == "2025-01-03" {
-				st = db.StatusFailed
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: st}
-		}
-		return res
+		return partsResult(w, "", func(p string) (string, bool) { return "", p == "2025-01-03" })
 	})
 	env := newTestEnv(t, ws, Options{Executor: ex})
 	env.start()
@@ -294,35 +243,9 @@ func TestRetryTitle(t *testing.T) {
 // SUCCEEDED with nothing pending, and the run says who built it.
 func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
 	t.Parallel()
-	const ws = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 3, backoff: 1s}
-    executor: {demo: {duration: 1ms}}
-`
-	var mu sync.Mutex
-	var seen [][]string
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, w.Partitions)
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if p == "2025-01-03" {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "flaky"}
-				res.Err = errors.New("flaky")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
-	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
+	r := newRetryWaiting(t, true)
+	env, b, runID := r.env, r.b, r.runID
 	ctx := context.Background()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	runID := waitRetryQueued(t, env, b.ID)
 	id := env.ids["a.daily"]
 	item := db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: "2025-01-03", Idx: dayIdx(t, "2025-01-03"), Status: db.StatusMaterialized,
 		RunID: "external-7", Source: "api", At: time.Now()}
@@ -330,8 +253,7 @@ assets:
 		t.Fatal(err)
 	}
 	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	mu.Lock()
-	defer mu.Unlock()
+	seen := r.calls()
 	if f.State != db.BackfillSucceeded || len(seen) != 1 {
 		t.Fatalf("final %s after executor calls %v; want SUCCEEDED without building again", f.State, seen)
 	}
@@ -384,16 +306,7 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 		calls++
 		first := calls == 1
 		mu.Unlock()
-		res := Result{Parts: map[string]PartResult{}}
-		for _, p := range w.Partitions {
-			if first {
-				res.Parts[p] = PartResult{Partition: p, Status: db.StatusFailed, Error: "disk full"}
-				res.Err = errors.New("disk full")
-				continue
-			}
-			res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized}
-		}
-		return res
+		return partsResult(w, "disk full", func(string) (string, bool) { return "disk full", first })
 	})
 	env := newTestEnv(t, dailyWS, Options{Executor: ex})
 	env.start()
@@ -418,4 +331,46 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 			t.Errorf("the failed run's partition after the retry: %+v, want failed with its error", p)
 		}
 	}
+}
+
+// retryWaiting is a backfill of a.daily 2025-01-01..05 in one chunk whose
+// run failed 2025-01-03 and waits out its retry's backoff (1 s). Its
+// executor fails 2025-01-03 on the first call, or on every call with
+// always, and records the partitions of each call.
+type retryWaiting struct {
+	env   *testEnv
+	b     db.Backfill
+	runID string
+	mu    sync.Mutex
+	seen  [][]string
+}
+
+func newRetryWaiting(t *testing.T, always bool) *retryWaiting {
+	t.Helper()
+	const ws = `
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3, backoff: 1s}
+    executor: {demo: {duration: 1ms}}
+`
+	r := &retryWaiting{}
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.seen = append(r.seen, w.Partitions)
+		return partsResult(w, "flaky", func(p string) (string, bool) { return "flaky", p == "2025-01-03" && (always || len(r.seen) == 1) })
+	})
+	r.env = newTestEnv(t, ws, Options{Executor: ex})
+	r.env.start()
+	r.b = r.env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+	r.runID = waitRetryQueued(t, r.env, r.b.ID)
+	return r
+}
+
+// calls returns the partitions of each executor call so far.
+func (r *retryWaiting) calls() [][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]string(nil), r.seen...)
 }

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -77,6 +76,9 @@ type InputError struct {
 const (
 	CodeUnknownAsset           = "unknown_asset"            // asset
 	CodeEmptyKeyList           = "empty_key_list"           // example: a JSON selector with one key, or ""
+	CodeEmptySelection         = "empty_selection"          // none: no partition of the assets matches the selector
+	CodeUnknownSchedule        = "unknown_schedule"         // schedule, known (comma-separated names)
+	CodeScheduleState          = "schedule_state"           // schedule, state (paused or running): already so
 	CodeVersionConflict        = "version_conflict"         // backfill, state, version, expected
 	CodeInvalidExpectedVersion = "invalid_expected_version" // got
 	CodeKeyReused              = "key_reused"               // backfill
@@ -100,10 +102,15 @@ type resolved struct {
 	segments []db.Segment
 	ranges   map[int64][]db.SelRange
 	keys     []string
-	total    int64
-	chunks   int64
-	spaces   map[string]catalog.Space
-	assets   []*catalog.Asset
+	// keep is the positions of the caller's explicit list that r.keys
+	// keeps (nil: all of them, there is no duplicate), and idx the index
+	// of each of r.keys in each segment's space, by position.
+	keep   []int32
+	idx    map[int64][]int64
+	total  int64
+	chunks int64
+	spaces map[string]catalog.Space
+	assets []*catalog.Asset
 }
 
 // resolve validates req and computes its segments without enumerating ranges.
@@ -120,7 +127,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := e.Now()
+	now := e.nowFor(ctx) // PreviewAt: jobs/schedule_preview.go
 	r := &resolved{req: req, ranges: map[int64][]db.SelRange{}, spaces: map[string]catalog.Space{}, assets: ordered}
 	sel := req.Selector
 	switch sel.Type {
@@ -134,7 +141,7 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 		return nil, err
 	}
 	if sel.Type == "explicit" {
-		if r.keys, err = explicitKeys(sel, ordered[0], now, dyn); err != nil {
+		if err := explicitKeyCount(sel, ordered[0], now, dyn); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +160,8 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	}
 	r.chunks = chunk
 	if r.total == 0 {
-		return nil, bad("selector", "the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))
+		return nil, &InputError{Field: "selector", Code: CodeEmptySelection,
+			Msg: fmt.Sprintf("the selection is empty: no partition of %s matches", strings.Join(req.Assets, ", "))}
 	}
 	return r, nil
 }
@@ -209,33 +217,6 @@ func selectAssets(ws *catalog.Workspace, keys []string) ([]*catalog.Asset, error
 	return ordered, nil
 }
 
-// explicitKeys checks an explicit selector's key list (first is the first
-// asset selected, for the example of an empty list) and returns it without
-// duplicates, in the caller's order.
-func explicitKeys(sel Selector, first *catalog.Asset, now time.Time, dyn db.DynamicKeys) ([]string, error) {
-	if len(sel.Keys) == 0 {
-		// The example is a key of the first asset, when it has one.
-		example := ""
-		if sp := first.Scheme.Space(now, dyn); sp.Len() > 0 {
-			k, _ := json.Marshal([]string{sp.Key(0)})
-			example = fmt.Sprintf(`, e.g. {"type": "explicit", "keys": %s}`, k)
-		}
-		return nil, &InputError{Field: "selector.keys", Msg: "the explicit key list is empty", Code: CodeEmptyKeyList, Params: map[string]string{"example": example}}
-	}
-	if len(sel.Keys) > MaxExplicitKeys {
-		return nil, bad("selector.keys", "%d keys in the explicit list; at most %d", len(sel.Keys), MaxExplicitKeys)
-	}
-	dedup := make(map[string]bool, len(sel.Keys))
-	keys := make([]string, 0, len(sel.Keys))
-	for _, k := range sel.Keys {
-		if !dedup[k] {
-			dedup[k] = true
-			keys = append(keys, k)
-		}
-	}
-	return keys, nil
-}
-
 // selectIn computes what the request's selector selects of asset a (its
 // space sp) as segment seg: its partitions and, for a range or a filter,
 // its index ranges (r.ranges); ordered are the assets selected.
@@ -250,13 +231,9 @@ func (e *Engine) selectIn(ctx context.Context, r *resolved, seg *db.Segment, a *
 		r.ranges[seg.Pos] = []db.SelRange{{Start: 0, Lo: lo, Hi: hi}}
 		seg.Partitions = hi - lo + 1
 	case "explicit":
-		for i, k := range sel.Keys { // the caller's list: its indexes, duplicates included
-			if _, err := sp.Index(k); err != nil {
-				return bad(fmt.Sprintf("selector.keys[%d]", i), "asset %s: %v", a.Key, err)
-			}
+		if err := r.explicitIn(seg, a, sp); err != nil {
+			return err
 		}
-		seg.Explicit = true
-		seg.Partitions = int64(len(r.keys))
 	case "filter":
 		lo, hi, err := e.rangeOf(sp, a, sel.Start, sel.End, ordered)
 		if err != nil {

@@ -100,8 +100,7 @@ assets:
 func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 	t.Parallel()
 	g := newGate()
-	sw := newSwap(g)
-	env := newTestEnv(t, dailyWS, Options{Executor: sw})
+	env := newTestEnv(t, dailyWS, Options{Executor: g})
 	env.start()
 	ctx := context.Background()
 	holder := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 20, MaxConcurrentRuns: 1})

@@ -142,3 +142,34 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	}
 	return p
 }
+
+// WaitJS polls the JavaScript boolean expression expr in the page of ctx
+// until it holds (at most timeout; what names it in the failure, which
+// logs the last evaluation error and the start of the page's text).
+func WaitJS(t testing.TB, ctx context.Context, expr string, timeout time.Duration, what string) {
+	t.Helper()
+	var err error
+	held := false
+	defer func() {
+		if !held { // Eventually failed: show the page
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
+			t.Logf("last evaluation error: %v; page:\n%s", err, page)
+		}
+	}()
+	Eventually(t, timeout, what, func() bool {
+		var ok bool
+		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		return err == nil && ok
+	})
+	held = true
+}
+
+// JS evaluates the JavaScript string expression expr in the page of ctx.
+func JS(t testing.TB, ctx context.Context, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}

@@ -98,6 +98,29 @@ func (e *Env) Get(path string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
+// GetNoBody GETs url with c and returns the answer with its body closed,
+// for its status and headers (t fails when no answer comes).
+func GetNoBody(t testing.TB, c *http.Client, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return DoNoBody(t, c, req)
+}
+
+// DoNoBody sends req with c and returns the answer with its body closed,
+// for its status and headers (t fails when no answer comes).
+func DoNoBody(t testing.TB, c *http.Client, req *http.Request) *http.Response {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
 // Post sends a JSON body to path as an admin (bearer token).
 func (e *Env) Post(t testing.TB, path, body string) *http.Response {
 	t.Helper()

@@ -78,75 +78,47 @@ type StatusBoard struct {
 	Generated string
 }
 
+// reasonLook is how a staleness reason reads: its human label, its CSS
+// class (app.css: any bar may draw one) and its non-colour cue.
+type reasonLook struct{ label, class, letter string }
+
+var reasonLooks = map[string]reasonLook{
+	ReasonFresh:     {"Fresh", "z-ok", "✓"},
+	ReasonNever:     {"Never materialized", "s-x", "·"},
+	ReasonTainted:   {"Tainted", "z-tnt", "T"},
+	ReasonCode:      {"Code changed", "z-code", "C"},
+	ReasonUpstream:  {"Upstream changed", "z-up", "U"},
+	ReasonFreshness: {"Late (freshness)", "z-late", "L"},
+	SegStale:        {"Stale", "z-stale", "S"},
+}
+
 // ReasonLabel is the human label of a staleness reason.
 func ReasonLabel(r string) string {
-	switch r {
-	case ReasonFresh:
-		return "Fresh"
-	case ReasonNever:
-		return "Never materialized"
-	case ReasonTainted:
-		return "Tainted"
-	case ReasonCode:
-		return "Code changed"
-	case ReasonUpstream:
-		return "Upstream changed"
-	case ReasonFreshness:
-		return "Late (freshness)"
-	case SegStale:
-		return "Stale"
+	if l, ok := reasonLooks[r]; ok {
+		return l.label
 	}
 	return StatusLabel(r)
 }
 
 // ReasonClass is the CSS class of a reason (app.css: any bar may draw one).
 func ReasonClass(r string) string {
-	switch r {
-	case ReasonFresh:
-		return "z-ok"
-	case ReasonNever:
-		return "s-x"
-	case ReasonTainted:
-		return "z-tnt"
-	case ReasonCode:
-		return "z-code"
-	case ReasonUpstream:
-		return "z-up"
-	case ReasonFreshness:
-		return "z-late"
-	case SegStale:
-		return "z-stale"
+	if l, ok := reasonLooks[r]; ok {
+		return l.class
 	}
 	return StatusClass(r)
 }
 
 // ReasonLetter is the non-colour cue of a reason.
 func ReasonLetter(r string) string {
-	switch r {
-	case ReasonFresh:
-		return "✓"
-	case ReasonNever:
-		return "·"
-	case ReasonTainted:
-		return "T"
-	case ReasonCode:
-		return "C"
-	case ReasonUpstream:
-		return "U"
-	case ReasonFreshness:
-		return "L"
-	case SegStale:
-		return "S"
+	if l, ok := reasonLooks[r]; ok {
+		return l.letter
 	}
 	return StatusLetter(r)
 }
 
 func isReason(s string) bool {
-	switch s {
-	case ReasonFresh, ReasonNever, ReasonTainted, ReasonCode, ReasonUpstream, ReasonFreshness, SegStale:
-		return true
-	}
-	return false
+	_, ok := reasonLooks[s]
+	return ok
 }
 
 // sparkPoints lays a sparkline out as an SVG polyline (width w, height h).

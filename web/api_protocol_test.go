@@ -15,6 +15,7 @@ import (
 // The API takes JSON bodies only (415 otherwise, nothing written) and answers
 // a known path with the wrong method with 405 and an Allow header.
 func TestAPIContentTypeAndMethods(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
@@ -83,6 +84,7 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 // without a body; OPTIONS on a known API path is a 204 whose Allow header
 // lists its methods.
 func TestAPIHeadAndOptions(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleViewer)

@@ -14,10 +14,10 @@ import (
 // sent to /login, signing in lands on the overview with the user in the
 // header, and signing out (a CSRF-protected form) returns to /login.
 func TestBrowserLoginOverviewLogout(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.CreateUser(t, "grace", auth.RoleOperator, testkit.TestPassword)
 	ctx := testkit.Browser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="login"]`)),
@@ -63,10 +63,10 @@ func TestBrowserLoginOverviewLogout(t *testing.T) {
 // changes their password; a mistyped confirmation is shown at its field, the
 // change is confirmed, and the next sign-in takes the new password.
 func TestBrowserChangeOwnPassword(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.CreateUser(t, "hedy", auth.RoleViewer, testkit.TestPassword)
 	ctx := testkit.Browser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	const next = "frequency hopping spread"
 	fill := func(cur, nw, again string) []chromedp.Action[chromedp.Void] {
 		return []chromedp.Action[chromedp.Void]{

@@ -117,6 +117,7 @@ type identity struct {
 // redirect to /login (pages) or 401 (API, bad tokens) without credentials,
 // 403 below the route's role, anything else at or above it.
 func TestRouteMatrix(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	victim := env.CreateUser(t, "victim", auth.RoleViewer, testkit.TestPassword)
 

@@ -79,11 +79,7 @@ func TestCSRF(t *testing.T) {
 	op := env.Client(t, auth.RoleOperator)
 	req, _ := http.NewRequest(http.MethodPost, env.URL+"/api/v1/materializations", strings.NewReader(`{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized"}`))
 	req.Header.Set("Content-Type", "application/json")
-	r, err := op.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
+	r := testkit.DoNoBody(t, op, req)
 	if r.StatusCode != http.StatusForbidden {
 		t.Fatalf("session API POST without CSRF header: %d, want 403", r.StatusCode)
 	}
@@ -205,11 +201,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	}
 	// A sleep: the idle timeout passing is the behaviour; 100 ms past it (the session was last used before the sleep).
 	time.Sleep(800 * time.Millisecond)
-	resp, err := c.Get(env.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := testkit.GetNoBody(t, c, env.URL+"/")
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2F") || !strings.Contains(resp.Header.Get("Location"), "expired=1") {
 		t.Fatalf("expired session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -418,4 +410,102 @@ func authAnswer(t *testing.T, url, path, header string) (int, handlers.UserError
 		e.Field, _ = m["field"].(string)
 	}
 	return resp.StatusCode, e
+}
+
+// TestHtmxSignInReturnsToThePage: a live section's fragment request from a
+// session that was signed out elsewhere (here by a password change in
+// another session) sends the browser to the login page with next= the page
+// it shows (HX-Current-URL), not the fragment: signing in again used to
+// land on a bare, unstyled /backfills?fragment=rows table.
+func TestHtmxSignInReturnsToThePage(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	env.CreateUser(t, "ida", auth.RoleViewer, testkit.TestPassword)
+	stale := env.Login(t, "ida", testkit.TestPassword)
+	other := env.Login(t, "ida", testkit.TestPassword)
+	const next = "a brand new passphrase"
+	if r := env.SessionPost(t, other, "/settings/password", url.Values{"current_password": {testkit.TestPassword},
+		"new_password": {next}, "confirm_password": {next}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("change password: %d", r.StatusCode)
+	}
+	for _, tc := range []struct{ fragment, page, want string }{
+		{"/backfills?fragment=rows&state=RUNNING", "/backfills?state=RUNNING", "/backfills?state=RUNNING"},
+		{"/assets/raw.events/active-backfills", "/assets/raw.events?view=staleness", "/assets/raw.events?view=staleness"},
+		{"/backfills/active", "", "/"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, env.URL+tc.fragment, nil)
+		req.Header.Set("HX-Request", "true")
+		if tc.page != "" {
+			req.Header.Set("HX-Current-URL", env.URL+tc.page)
+		}
+		resp := testkit.DoNoBody(t, stale, req)
+		loc, err := url.Parse(resp.Header.Get("HX-Redirect"))
+		if resp.StatusCode != http.StatusUnauthorized || err != nil || loc.Path != "/login" {
+			t.Fatalf("%s from a signed-out session: %d, HX-Redirect %q", tc.fragment, resp.StatusCode, resp.Header.Get("HX-Redirect"))
+		}
+		if got := loc.Query().Get("next"); got != tc.want || strings.Contains(got, "fragment") {
+			t.Errorf("%s: after signing in again the browser goes to %q, want %q", tc.fragment, got, tc.want)
+		}
+	}
+}
+
+// The CSRF token of a signed-in session is bound to the session: a planted
+// _csrf cookie with the matching form field is refused and writes nothing;
+// behind TLS the _csrf cookie is Secure like the session cookie.
+func TestCSRFTokenBoundToSession(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{TrustProxy: true}})
+	c := env.Client(t, auth.RoleViewer)
+	u, _ := url.Parse(env.URL + "/")
+	var session string
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name != "_csrf" {
+			session += ck.Name + "=" + ck.Value + "; "
+		}
+	}
+	_, tokensBefore, _ := countAccounts(t, env)
+	for _, planted := range []string{"anything1234", env.CSRF(t, env.Client(t, auth.RoleViewer))} { // made up, or another session's
+		form := url.Values{"name": {"planted"}, "_csrf": {planted}}
+		req, _ := http.NewRequest("POST", env.URL+"/settings/tokens", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", session+"_csrf="+planted)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("planted token %q: %d, want 403", planted, resp.StatusCode)
+		}
+	}
+	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore {
+		t.Fatalf("a planted CSRF token created %d tokens", tokens-tokensBefore)
+	}
+	// The session's own form still works.
+	if resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"mine"}}); resp.StatusCode >= 400 {
+		t.Fatalf("the session's own form: %d", resp.StatusCode)
+	}
+	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore+1 {
+		t.Fatalf("the session's own form created %d tokens, want 1", tokens-tokensBefore)
+	}
+	// Behind a TLS-terminating proxy the CSRF cookie is Secure.
+	req, _ := http.NewRequest("GET", env.URL+"/login", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	found := false
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "_csrf" {
+			found = true
+			if !ck.Secure {
+				t.Error("the _csrf cookie is not Secure behind TLS")
+			}
+		}
+	}
+	if !found {
+		t.Error("no _csrf cookie on the login page")
+	}
 }

@@ -135,55 +135,28 @@ func logTail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
-func bfCSS(s string) chromedp.CSS { return chromedp.CSS(s) }
+// css selects by a CSS selector, for the browser tests.
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
 func bfSignIn(t *testing.T, ctx context.Context, s *liveServer) {
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/login"),
-		chromedp.WaitVisible(bfCSS(`input[name="name"]`)),
-		chromedp.SendKeys(bfCSS(`input[name="name"]`), "op"),
-		chromedp.SendKeys(bfCSS(`input[name="password"]`), flowPassword),
-		chromedp.Click(bfCSS(`[data-testid="login-submit"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="current-user"]`)),
+		chromedp.WaitVisible(css(`input[name="name"]`)),
+		chromedp.SendKeys(css(`input[name="name"]`), "op"),
+		chromedp.SendKeys(css(`input[name="password"]`), flowPassword),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
 }
 
-// waitJS polls a JavaScript boolean expression until it holds.
-func bfWaitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration, what string) {
-	t.Helper()
-	var err error
-	held := false
-	defer func() {
-		if !held { // testkit.Eventually failed: show the page
-			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 1500)`))
-			t.Logf("last evaluation error: %v; page:\n%s", err, html)
-		}
-	}()
-	testkit.Eventually(t, timeout, what, func() bool {
-		var ok bool
-		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		return err == nil && ok
-	})
-	held = true
-}
-
 // streamsOpen is true when the page has live sections and every one's
 // EventSource is open (the htmx sse extension keeps it in its internal data).
 const streamsOpen = `(function(){var els=document.querySelectorAll('[sse-connect]');if(!els.length){return false}
 for(var i=0;i<els.length;i++){var d=els[i]['htmx-internal-data'];if(!d||!d.sseEventSource||d.sseEventSource.readyState!==EventSource.OPEN){return false}}return true})()`
-
-func bfJS(t *testing.T, ctx context.Context, expr string) string {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
 
 const stateIs = `(document.querySelector('[data-testid="state-badge"]')||{}).dataset && document.querySelector('[data-testid="state-badge"]').dataset.state === %q`
 
@@ -211,65 +184,84 @@ assets:
       env: {FLOW_FAIL: "%s"}
 `
 
+// bfFlowSession starts the binary on the flow workspace (extra: more
+// flags) and signs a fresh browser in; it returns both.
+func bfFlowSession(t *testing.T, extra ...string) (*liveServer, context.Context) {
+	t.Helper()
+	s := startBinaryServer(t, flowWS(t.TempDir()), extra...)
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	return s, ctx
+}
+
+// bfSelectFrom opens the asset page at url, turns on its selection mode and
+// clicks the tile whose link ends with keyEnd.
+func bfSelectFrom(t *testing.T, ctx context.Context, url, keyEnd string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(css(`[data-testid="selection-bar"]`)),
+		chromedp.Click(css(`[data-testid="select-mode"]`)),
+		chromedp.Click(css(`[data-testid="grid"] a[href$="`+keyEnd+`"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bfShiftClick shift-clicks the grid tile whose link ends with keyEnd.
+func bfShiftClick(t *testing.T, ctx context.Context, keyEnd string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="`+keyEnd+`"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join(dir, "fail")) }
 
 // Flow 1: select a range on the grid → new backfill with the range → the
 // preview shows the right count → launch → progress reaches 100% without
 // reloading.
 func TestBrowserBackfillFromGridSelection(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
-		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
-		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="2025-01-03"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Shift-click the last tile.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="2025-01-09"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
-		t.Fatal(err)
-	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 30*time.Second, "the selection count 7")
-	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
+	s, ctx := bfFlowSession(t)
+	bfSelectFrom(t, ctx, s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31", "2025-01-03")
+	bfShiftClick(t, ctx, "2025-01-09") // the last tile
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "7"`, 30*time.Second, "the selection count 7")
+	if got := testkit.JS(t, ctx, `location.pathname`); got != "/assets/flow.daily" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(bfCSS(`[data-testid="backfill-form"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`)), chromedp.WaitVisible(css(`[data-testid="backfill-form"]`))); err != nil {
 		t.Fatal(err)
 	}
-	start := bfJS(t, ctx, `document.querySelector('[data-testid="start"]').value + ".." + document.querySelector('[data-testid="end"]').value`)
+	start := testkit.JS(t, ctx, `document.querySelector('[data-testid="start"]').value + ".." + document.querySelector('[data-testid="end"]').value`)
 	if start != "2025-01-03..2025-01-09" {
 		t.Fatalf("new backfill form prefilled with %s", start)
 	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 30*time.Second, "the preview of 7 partitions")
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "7"`, 30*time.Second, "the preview of 7 partitions")
 	// The preview follows the form (debounced htmx request).
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(function(){ var e = document.querySelector('[data-testid="chunk-size"]'); e.value = "2"; e.dispatchEvent(new Event("input", {bubbles: true})); })()`)); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 30*time.Second, "the preview of 4 chunks")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 30*time.Second, "the preview of 4 chunks")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(bfCSS(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
+	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED")+` && document.querySelector('[data-testid="progress-pct"]').innerText === "100%"`, 30*time.Second, "100% and SUCCEEDED")
-	if bfJS(t, ctx, `String(window.__noReload)`) != "1" {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED")+` && document.querySelector('[data-testid="progress-pct"]').innerText === "100%"`, 30*time.Second, "100% and SUCCEEDED")
+	if testkit.JS(t, ctx, `String(window.__noReload)`) != "1" {
 		t.Fatal("the page reloaded instead of updating live")
 	}
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="materialized"]').length)`); n != "7" {
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="outcome-tile"][data-state="materialized"]').length)`); n != "7" {
 		t.Errorf("%s materialized partition tiles, want 7", n)
 	}
 	// Finished, the page no longer says it updates by itself (its stream
 	// said "done" and closed).
-	bfWaitJS(t, ctx, `!document.querySelector('[data-testid="refresh"]')`, 10*time.Second, "the 'updates by itself' line to go once finished")
+	testkit.WaitJS(t, ctx, `!document.querySelector('[data-testid="refresh"]')`, 10*time.Second, "the 'updates by itself' line to go once finished")
 	testkit.Screenshot(t, ctx, "backfill-from-grid")
 	// Readable at phone width: nothing wider than the screen but scroll boxes.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(bfCSS(`[data-testid="progress-bar"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(css(`[data-testid="progress-bar"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 400 {
@@ -284,43 +276,27 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 // bad1 selects good2..bad1 (before, "bad1" < "good2" made it an inverted,
 // refused range), and every tile of the range is marked.
 func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
-	shiftClick := func(key string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="grid"] a[href$="/`+key+`"]').dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, shiftKey: true}))`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/assets/flow.cmd"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="selection-bar"]`)),
-		chromedp.Click(bfCSS(`[data-testid="select-mode"]`)),
-		chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="/good2"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shiftClick("bad1")
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "2"`, 30*time.Second, "the selection count 2")
+	s, ctx := bfFlowSession(t)
+	bfSelectFrom(t, ctx, s.URL+"/assets/flow.cmd", "/good2")
+	bfShiftClick(t, ctx, "/bad1")
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "2"`, 30*time.Second, "the selection count 2")
 	bar := `document.querySelector('[data-testid="selection-bar"]')`
-	if got := bfJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good2..bad1" {
+	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good2..bad1" {
 		t.Fatalf("selection %s, want good2..bad1", got)
 	}
 	// Backwards, and every tile between marked: click bad2, shift-click good1.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
 		t.Fatal(err)
 	}
-	shiftClick("good1")
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "5"`, 30*time.Second, "the selection count 5")
-	if got := bfJS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good1..bad2" {
+	bfShiftClick(t, ctx, "/good1")
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "5"`, 30*time.Second, "the selection count 5")
+	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good1..bad2" {
 		t.Fatalf("selection %s, want good1..bad2", got)
 	}
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="grid"] a.sel').length)`); n != "5" {
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="grid"] a.sel').length)`); n != "5" {
 		t.Errorf("%s tiles marked, want 5", n)
 	}
-	if got := bfJS(t, ctx, `location.pathname`); got != "/assets/flow.cmd" {
+	if got := testkit.JS(t, ctx, `location.pathname`); got != "/assets/flow.cmd" {
 		t.Fatalf("clicking tiles in selection mode navigated to %s", got)
 	}
 }
@@ -329,59 +305,48 @@ func launchFromURL(t *testing.T, ctx context.Context, s *liveServer, query strin
 	t.Helper()
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/backfills/new?"+query),
-		chromedp.WaitVisible(bfCSS(`[data-testid="launch"]`)),
-		chromedp.Click(bfCSS(`[data-testid="launch"]`)),
+		chromedp.WaitVisible(css(`[data-testid="launch"]`)),
+		chromedp.Click(css(`[data-testid="launch"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
-	return bfJS(t, ctx, `location.pathname`)
+	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
+	return testkit.JS(t, ctx, `location.pathname`)
 }
 
 func bfPlanned(t *testing.T, ctx context.Context) string {
-	return bfJS(t, ctx, `document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText`)
+	return testkit.JS(t, ctx, `document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText`)
 }
 
 // Flow 2: launch a long backfill → pause → it stops planning → resume →
 // cancel with terminate → canceled.
 func TestBrowserPauseResumeCancel(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
 	// Paused: active chunks finish, no new chunk is planned.
-	bfWaitJS(t, ctx, `document.querySelector('[data-testid="count-running"] b').innerText.trim() === "0"`, 30*time.Second, "the active chunks to finish")
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="count-running"] b').innerText.trim() === "0"`, 30*time.Second, "the active chunks to finish")
 	before := bfPlanned(t, ctx)
 	// A sleep: that nothing is planned shows only as time passing (five controller ticks).
 	time.Sleep(time.Second)
 	if after := bfPlanned(t, ctx); after != before {
 		t.Fatalf("planning went on while paused: %s then %s", before, after)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
-	bfWaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
-	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
+	bfCancelTerminate(t, ctx)
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
 		t.Errorf("a canceled backfill still shows %s buttons", n)
 	}
-	if !strings.Contains(bfJS(t, ctx, `document.querySelector('[data-testid="timeline"]').innerText`), "terminate") {
+	if !strings.Contains(testkit.JS(t, ctx, `document.querySelector('[data-testid="timeline"]').innerText`), "terminate") {
 		t.Error("the timeline does not show the cancel with terminate")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled")
@@ -390,34 +355,32 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 // Flow 2b: a graceful cancel waits for the running chunks (CANCELING); the
 // "Terminate running chunks" button escalates it and ends them.
 func TestBrowserCancelThenTerminate(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="confirm-cancel"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(css(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(css(`[data-testid="confirm-cancel"]`)),
+		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELING"), 20*time.Second, "CANCELING")
-	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="action-terminate"]')`, 20*time.Second, "the Terminate button")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELING"), 20*time.Second, "CANCELING")
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="action-terminate"]')`, 20*time.Second, "the Terminate button")
 	// A sleep: that the 60 s chunks are NOT ended shows only as time passing (five controller ticks).
 	time.Sleep(time.Second)
-	if !strings.Contains(bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`), "CANCELING") {
+	if !strings.Contains(testkit.JS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`), "CANCELING") {
 		t.Fatal("a graceful cancel should wait for the 60 s chunks")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceling")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-terminate"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-terminate"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
 	// The 8 chunks never planned are counted as canceled, not pending.
-	bfWaitJS(t, ctx, `(document.querySelector('[data-testid="count-canceled"] b')||{}).innerText === "10" && !document.querySelector('[data-testid="count-pending"]')`, 10*time.Second, "10 partitions counted canceled")
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="count-canceled"] b')||{}).innerText === "10" && !document.querySelector('[data-testid="count-pending"]')`, 10*time.Second, "10 partitions counted canceled")
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="actions"] button, [data-testid="actions"] summary').length)`); n != "0" {
 		t.Errorf("a canceled backfill still shows %s buttons", n)
 	}
 }
@@ -434,24 +397,24 @@ func TestBrowserRetryFailed(t *testing.T) {
 	ctx := testkit.Browser(t)
 	bfSignIn(t, ctx, s)
 	launchFromURL(t, ctx, s, "asset=flow.cmd&chunk_size=1&max_concurrent_runs=5")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "FAILED"), 30*time.Second, "FAILED")
-	if got := bfJS(t, ctx, `document.querySelector('[data-testid="count-failed"] b').innerText`); got != "2" {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "FAILED"), 30*time.Second, "FAILED")
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="count-failed"] b').innerText`); got != "2" {
 		t.Fatalf("%s failed partitions, want 2", got)
 	}
 	if err := os.Remove(failFile); err != nil {
 		t.Fatal(err)
 	}
-	parent := bfJS(t, ctx, `location.pathname`)
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-retry-failed"]`))); err != nil {
+	parent := testkit.JS(t, ctx, `location.pathname`)
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-retry-failed"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the child backfill page")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
-	keys := bfJS(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the child backfill page")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
+	keys := testkit.JS(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
 	if keys != "bad1,bad2" {
 		t.Fatalf("the child built %q, want exactly bad1,bad2", keys)
 	}
-	if bfJS(t, ctx, `document.querySelector('[data-testid="parent-link"]').getAttribute("href")`) != parent {
+	if testkit.JS(t, ctx, `document.querySelector('[data-testid="parent-link"]').getAttribute("href")`) != parent {
 		t.Error("the child does not link to its parent")
 	}
 	testkit.Screenshot(t, ctx, "backfill-retry-child")
@@ -460,13 +423,11 @@ func TestBrowserRetryFailed(t *testing.T) {
 // Flow 4: a stale page clicking Pause after another tab paused and resumed
 // gets the conflict message, and nothing changes.
 func TestBrowserStalePauseConflict(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	// Tab A: a static copy of the page (no live updates), as a laptop back from sleep.
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path+"?live=0"), chromedp.WaitVisible(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
 	// Tab B pauses and resumes.
@@ -474,38 +435,38 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	defer cancel()
 	err := chromedp.Do(tabB,
 		chromedp.Navigate(s.URL+path),
-		chromedp.WaitVisible(bfCSS(`[data-testid="action-pause"]`)),
-		chromedp.Click(bfCSS(`[data-testid="action-pause"]`)),
+		chromedp.WaitVisible(css(`[data-testid="action-pause"]`)),
+		chromedp.Click(css(`[data-testid="action-pause"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "tab B: PAUSED")
-	if err := chromedp.Do(tabB, chromedp.WaitVisible(bfCSS(`[data-testid="action-resume"]`)), chromedp.Click(bfCSS(`[data-testid="action-resume"]`))); err != nil {
+	testkit.WaitJS(t, tabB, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "tab B: PAUSED")
+	if err := chromedp.Do(tabB, chromedp.WaitVisible(css(`[data-testid="action-resume"]`)), chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "tab B: RUNNING")
-	version := bfJS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
+	testkit.WaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "tab B: RUNNING")
+	version := testkit.JS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
 	// Tab A, stale, clicks Pause.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-pause"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 30*time.Second, "the conflict message")
-	msg := bfJS(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 30*time.Second, "the conflict message")
+	msg := testkit.JS(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
 	if !strings.Contains(msg, "Someone changed this backfill") {
 		t.Fatalf("message %q", msg)
 	}
 	// The message stays while live updates keep arriving: mark the live
 	// summary, wait until an update replaced it.
-	bfJS(t, ctx, `document.querySelector('#bf-summary').dataset.seen = "1"; ""`)
-	bfWaitJS(t, ctx, `document.querySelector('#bf-summary') !== null && document.querySelector('#bf-summary').dataset.seen !== "1"`, 20*time.Second, "a live update of the summary")
-	if bfJS(t, ctx, `String(!!document.querySelector('[data-testid="message"]'))`) != "true" {
+	testkit.JS(t, ctx, `document.querySelector('#bf-summary').dataset.seen = "1"; ""`)
+	testkit.WaitJS(t, ctx, `document.querySelector('#bf-summary') !== null && document.querySelector('#bf-summary').dataset.seen !== "1"`, 20*time.Second, "a live update of the summary")
+	if testkit.JS(t, ctx, `String(!!document.querySelector('[data-testid="message"]'))`) != "true" {
 		t.Fatal("a live update wiped the conflict message")
 	}
-	if bfJS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
+	if testkit.JS(t, ctx, `document.querySelector('[data-testid="state-badge"]').dataset.state`) != "RUNNING" {
 		t.Error("the stale Pause changed the state")
 	}
-	if got := bfJS(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); atoi(got) < atoi(version) {
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`); atoi(got) < atoi(version) {
 		t.Errorf("the reloaded page shows version %s, older than %s", got, version)
 	}
 	testkit.Screenshot(t, ctx, "backfill-stale-conflict")
@@ -523,41 +484,55 @@ func atoi(s string) int {
 // themselves: a backfill launched from another tab appears in both, and its
 // end shows (the list row turns SUCCEEDED; the asset page's section goes).
 func TestBrowserListsUpdateLive(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	list, cancelList := chromedp.NewContext(ctx)
 	defer cancelList()
 	asset, cancelAsset := chromedp.NewContext(ctx)
 	defer cancelAsset()
 	overview, cancelOverview := chromedp.NewContext(ctx)
 	defer cancelOverview()
-	if err := chromedp.Do(overview, chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(bfCSS(`[data-testid="active-backfills-live"]`))); err != nil {
+	if err := chromedp.Do(overview, chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(css(`[data-testid="active-backfills-live"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="backfills-empty"]`))); err != nil {
+	if err := chromedp.Do(list, chromedp.Navigate(s.URL+"/backfills?asset=flow.slow"), chromedp.WaitVisible(css(`[data-testid="backfills-empty"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(asset, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+	if err := chromedp.Do(asset, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if n := bfJS(t, asset, `String(document.querySelectorAll('[data-testid="asset-active-backfills"]').length)`); n != "0" {
+	if n := testkit.JS(t, asset, `String(document.querySelectorAll('[data-testid="asset-active-backfills"]').length)`); n != "0" {
 		t.Fatalf("an asset with no backfill shows %s active sections", n)
 	}
 	// Let the tabs' streams connect before the launch.
-	bfWaitJS(t, list, `!!document.querySelector('[data-testid="backfills-live"]')`, 10*time.Second, "the live list")
+	testkit.WaitJS(t, list, `!!document.querySelector('[data-testid="backfills-live"]')`, 10*time.Second, "the live list")
 	for name, tab := range map[string]context.Context{"list": list, "asset page": asset, "overview": overview} {
-		bfWaitJS(t, tab, streamsOpen, 10*time.Second, "the "+name+"'s stream to connect")
+		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, "the "+name+"'s stream to connect")
 	}
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=2&max_concurrent_runs=1")
 	id := strings.TrimPrefix(path, "/backfills/")
 	row := fmt.Sprintf(`document.querySelector('[data-testid="backfill-row"][data-id=%q]')`, id)
-	bfWaitJS(t, list, row+` !== null`, 20*time.Second, "the new backfill in the list, without a reload")
-	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the asset page")
-	bfWaitJS(t, overview, `document.querySelector('[data-testid="active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the overview, which had none at load")
-	bfWaitJS(t, list, row+`.dataset.state === "SUCCEEDED"`, 30*time.Second, "the list row to turn SUCCEEDED")
-	bfWaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"]') === null`, 20*time.Second, "the asset page's active section to go")
-	if got := bfJS(t, list, `location.pathname + location.search`); got != "/backfills?asset=flow.slow" {
+	testkit.WaitJS(t, list, row+` !== null`, 20*time.Second, "the new backfill in the list, without a reload")
+	testkit.WaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the asset page")
+	testkit.WaitJS(t, overview, `document.querySelector('[data-testid="active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second, "the new backfill on the overview, which had none at load")
+	testkit.WaitJS(t, list, row+`.dataset.state === "SUCCEEDED"`, 30*time.Second, "the list row to turn SUCCEEDED")
+	testkit.WaitJS(t, asset, `document.querySelector('[data-testid="asset-active-backfills"]') === null`, 20*time.Second, "the asset page's active section to go")
+	if got := testkit.JS(t, list, `location.pathname + location.search`); got != "/backfills?asset=flow.slow" {
 		t.Fatalf("the list tab moved to %s", got)
 	}
+}
+
+// bfCancelTerminate cancels the backfill on the page with "terminate running
+// chunks" ticked, confirms, and waits for CANCELED.
+func bfCancelTerminate(t *testing.T, ctx context.Context) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="action-cancel"]`)),
+		chromedp.WaitVisible(css(`[data-testid="terminate"]`)),
+		chromedp.Click(css(`[data-testid="terminate"]`)),
+		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
 }

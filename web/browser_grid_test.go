@@ -14,10 +14,10 @@ import (
 // follow an asset to its grid, zoom with the range form, open a tile's
 // partition page and see its history.
 func TestBrowserOverviewGridPartition(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleViewer)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="asset-row"]`)),

@@ -21,33 +21,31 @@ document.dispatchEvent(new Event('visibilitychange'));return String(document.que
 // never loaded. Hidden tabs now close their stream, and take it again (and
 // catch up) when shown.
 func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	var tabs []context.Context
 	for range 6 {
 		tab, cancel := chromedp.NewContext(ctx)
 		defer cancel()
-		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 			t.Fatal(err)
 		}
-		bfWaitJS(t, tab, streamsOpen, 10*time.Second, "its stream to connect")
-		if n := bfJS(t, tab, setHidden+`(true)`); n != "0" {
+		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, "its stream to connect")
+		if n := testkit.JS(t, tab, setHidden+`(true)`); n != "0" {
 			t.Fatalf("a hidden tab keeps %s live streams", n)
 		}
 		tabs = append(tabs, tab)
 	}
 	seventh, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("a seventh page does not load with six asset pages in background tabs: %v", err)
 	}
-	if n := bfJS(t, tabs[0], setHidden+`(false)`); n != "1" {
+	if n := testkit.JS(t, tabs[0], setHidden+`(false)`); n != "1" {
 		t.Fatalf("a tab shown again has %s live streams", n)
 	}
-	bfWaitJS(t, tabs[0], streamsOpen, 10*time.Second, "the shown tab's stream to connect again")
+	testkit.WaitJS(t, tabs[0], streamsOpen, 10*time.Second, "the shown tab's stream to connect again")
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
-	bfWaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
+	testkit.WaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 		"the new backfill on the asset page shown again")
 }
 
@@ -55,19 +53,17 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 // live section is rebuilt to close and reopen the stream) keeps an open
 // Cancel confirmation and its ticked "terminate" box.
 func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)), chromedp.Click(bfCSS(`[data-testid="terminate"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(css(`[data-testid="action-cancel"]`)),
+		chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.Click(css(`[data-testid="terminate"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfJS(t, ctx, setHidden+`(true)`)
-	if n := bfJS(t, ctx, setHidden+`(false)`); n != "1" {
+	testkit.JS(t, ctx, setHidden+`(true)`)
+	if n := testkit.JS(t, ctx, setHidden+`(false)`); n != "1" {
 		t.Fatalf("the page shown again has %s live streams", n)
 	}
-	got := bfJS(t, ctx, `String(document.querySelector('[data-testid="cancel-disclosure"]').open) + " " + String(document.querySelector('[data-testid="terminate"]').checked)`)
+	got := testkit.JS(t, ctx, `String(document.querySelector('[data-testid="cancel-disclosure"]').open) + " " + String(document.querySelector('[data-testid="terminate"]').checked)`)
 	if got != "true true" {
 		t.Fatalf("after hiding and showing the tab, Cancel open and terminate ticked: %s", got)
 	}

@@ -132,17 +132,6 @@ const narrowChunkColumns = `(() => {
   return bad.join(", ");
 })()`
 
-func narrowJS(t *testing.T, ctx context.Context, what, script string) {
-	t.Helper()
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](script))
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	if got != "" {
-		t.Errorf("%s: %s", what, got)
-	}
-}
-
 // narrowLoad opens path at width × 844 px and waits for sel (and the fonts).
 func narrowLoad(t *testing.T, ctx context.Context, env *testkit.Env, path string, width int64, sel string) {
 	t.Helper()
@@ -164,6 +153,7 @@ func narrowLoad(t *testing.T, ctx context.Context, env *testkit.Env, path string
 // backfill is launched through the new-backfill form, as a user would. At
 // 1280 px the same pages fit as well. Screenshots go to TESSERA_SCREENSHOTS.
 func TestBrowserNarrowViewport(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)
@@ -176,10 +166,10 @@ func TestBrowserNarrowViewport(t *testing.T) {
 		"&chunk_size=4&max_concurrent_runs=2&title=" + url.QueryEscape("Phone audit: raw events of November 1 and 2")
 	narrowLoad(t, ctx, env, newPath, 390, `[data-testid="preview-grid"]`)
 	testkit.Screenshot(t, ctx, "narrow-390-new-backfill")
-	narrowJS(t, ctx, "new backfill with preview at 390 px", narrowFits)
-	narrowJS(t, ctx, "new backfill with preview at 390 px, counts", narrowOneLine)
-	narrowJS(t, ctx, "new backfill with preview at 390 px, scroll boxes", narrowScrollBoxes)
-	narrowJS(t, ctx, "new backfill with preview at 390 px, strip", narrowPreviewStrip)
+	eval(t, ctx, "new backfill with preview at 390 px", narrowFits)
+	eval(t, ctx, "new backfill with preview at 390 px, counts", narrowOneLine)
+	eval(t, ctx, "new backfill with preview at 390 px, scroll boxes", narrowScrollBoxes)
+	eval(t, ctx, "new backfill with preview at 390 px, strip", narrowPreviewStrip)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="launch"]`))); err != nil {
 		t.Fatalf("launch: %v", err)
 	}
@@ -211,8 +201,8 @@ func TestBrowserNarrowViewport(t *testing.T) {
 		t.Fatalf("create a token: %v", err)
 	}
 	testkit.Screenshot(t, ctx, "narrow-390-new-token")
-	narrowJS(t, ctx, "new token at 390 px", narrowFits)
-	narrowJS(t, ctx, "new token at 390 px, scroll boxes", narrowScrollBoxes)
+	eval(t, ctx, "new token at 390 px", narrowFits)
+	eval(t, ctx, "new token at 390 px, scroll boxes", narrowScrollBoxes)
 
 	pages := []struct{ name, path, wait string }{
 		{"overview", "/", `main table`},
@@ -232,12 +222,12 @@ func TestBrowserNarrowViewport(t *testing.T) {
 			what := fmt.Sprintf("%s (%s) at %d px", p.name, p.path, w)
 			narrowLoad(t, ctx, env, p.path, w, p.wait)
 			testkit.Screenshot(t, ctx, fmt.Sprintf("narrow-%d-%s", w, p.name))
-			narrowJS(t, ctx, what, narrowFits)
-			narrowJS(t, ctx, what+", counts", narrowOneLine)
-			narrowJS(t, ctx, what+", table cells", narrowInCells)
-			narrowJS(t, ctx, what+", scroll boxes", narrowScrollBoxes)
+			eval(t, ctx, what, narrowFits)
+			eval(t, ctx, what+", counts", narrowOneLine)
+			eval(t, ctx, what+", table cells", narrowInCells)
+			eval(t, ctx, what+", scroll boxes", narrowScrollBoxes)
 			if p.name == "backfill" {
-				narrowJS(t, ctx, what+", chunk table", narrowChunkColumns)
+				eval(t, ctx, what+", chunk table", narrowChunkColumns)
 			}
 		}
 	}
@@ -245,14 +235,14 @@ func TestBrowserNarrowViewport(t *testing.T) {
 	// preview is the form's second column, as narrow as on a phone, and the
 	// chunk table is a table again.
 	narrowLoad(t, ctx, env, newPath, 820, `[data-testid="preview-grid"]`)
-	narrowJS(t, ctx, "new backfill at 820 px", narrowFits)
-	narrowJS(t, ctx, "new backfill at 820 px, scroll boxes", narrowScrollBoxes)
-	narrowJS(t, ctx, "new backfill at 820 px, strip", narrowPreviewStrip)
+	eval(t, ctx, "new backfill at 820 px", narrowFits)
+	eval(t, ctx, "new backfill at 820 px, scroll boxes", narrowScrollBoxes)
+	eval(t, ctx, "new backfill at 820 px, strip", narrowPreviewStrip)
 	narrowLoad(t, ctx, env, bfPath, 820, `[data-testid="chunk-row"]`)
 	testkit.Screenshot(t, ctx, "narrow-820-backfill")
-	narrowJS(t, ctx, "backfill at 820 px", narrowFits)
-	narrowJS(t, ctx, "backfill at 820 px, counts", narrowOneLine)
-	narrowJS(t, ctx, "backfill at 820 px, chunk table", narrowChunkColumns)
+	eval(t, ctx, "backfill at 820 px", narrowFits)
+	eval(t, ctx, "backfill at 820 px, counts", narrowOneLine)
+	eval(t, ctx, "backfill at 820 px, chunk table", narrowChunkColumns)
 }
 
 // longErrorExec fails every attempt with one long error: a path of 300
@@ -314,6 +304,7 @@ const narrowRunErrors = `((want) => {
 // the message could only be read by scrolling it). The same at 820 and
 // 1280 px.
 func TestBrowserNarrowRunLongError(t *testing.T) {
+	t.Parallel()
 	path := "/mnt/warehouse/landing/"
 	for i := 0; len(path) < 290; i++ {
 		path += fmt.Sprintf("segment_%02d/", i)
@@ -350,9 +341,9 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 		what := fmt.Sprintf("run page with a %d-character error at %d px", len(path), w)
 		narrowLoad(t, ctx, env, handlers.RunHref(runs[0].ID), w, `[data-testid="attempt"]`)
 		testkit.Screenshot(t, ctx, fmt.Sprintf("narrow-%d-run-long-error", w))
-		narrowJS(t, ctx, what, narrowFits)
-		narrowJS(t, ctx, what+", scroll boxes", narrowScrollBoxes)
-		narrowJS(t, ctx, what+", table cells", narrowInCells)
-		narrowJS(t, ctx, what+", error cells", check)
+		eval(t, ctx, what, narrowFits)
+		eval(t, ctx, what+", scroll boxes", narrowScrollBoxes)
+		eval(t, ctx, what+", table cells", narrowInCells)
+		eval(t, ctx, what+", error cells", check)
 	}
 }

@@ -33,30 +33,30 @@ assets:
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="partition-status"]`)),
+		chromedp.WaitVisible(css(`[data-testid="partition-status"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := bfJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.trim()`); !strings.Contains(st, "In progress") {
+	if st := testkit.JS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.trim()`); !strings.Contains(st, "In progress") {
 		t.Fatalf("the partition of a running backfill reads %q, want In progress", st)
 	}
-	if note := bfJS(t, ctx, `(document.querySelector('[data-testid="partition-live-note"]')||{}).innerText||""`); !strings.Contains(note, "follows the build") {
+	if note := testkit.JS(t, ctx, `(document.querySelector('[data-testid="partition-live-note"]')||{}).innerText||""`); !strings.Contains(note, "follows the build") {
 		t.Errorf("live note %q", note)
 	}
-	if got := bfJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].map(r => r.innerText).join(" | ")`); !strings.Contains(got, "In progress") {
+	if got := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].map(r => r.innerText).join(" | ")`); !strings.Contains(got, "In progress") {
 		t.Errorf("history while building: %q, want the instance in progress", got)
 	}
 	testkit.Screenshot(t, ctx, "partition-building")
-	if err := chromedp.Do(ctx, chromedp.SendKeys(bfCSS(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")
-	bfWaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 10*time.Second, "the finished instance in the history")
-	if got := bfJS(t, ctx, `document.querySelector('[data-testid="taint-form"] input[name="reason"]').value`); got != "half typed" {
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")
+	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 10*time.Second, "the finished instance in the history")
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="taint-form"] input[name="reason"]').value`); got != "half typed" {
 		t.Errorf("the taint reason being typed became %q", got)
 	}
-	if live := bfJS(t, ctx, `String(document.querySelector('[data-testid="partition-live"]').hasAttribute("hx-trigger"))`); live != "false" {
+	if live := testkit.JS(t, ctx, `String(document.querySelector('[data-testid="partition-live"]').hasAttribute("hx-trigger"))`); live != "false" {
 		t.Errorf("the page still polls after the build ended")
 	}
 	testkit.Screenshot(t, ctx, "partition-built")

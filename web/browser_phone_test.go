@@ -62,7 +62,7 @@ func at(t *testing.T, ctx context.Context, url string, width int64) {
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(width, 900),
 		chromedp.Navigate(url),
-		chromedp.WaitReady(bfCSS(`main`)),
+		chromedp.WaitReady(css(`main`)),
 	)
 	if err != nil {
 		t.Fatalf("load %s at %d px: %v", url, width, err)
@@ -143,6 +143,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 // apart (hours thinned out, matrix values upright); the last column can be
 // scrolled into view with its day label still showing.
 func TestBrowserPhoneAssetGrid(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleViewer)
@@ -244,6 +245,7 @@ func TestBrowserBackfillTitleAndPills(t *testing.T) {
 // field (aria-invalid, outline) and puts the message next to it; fixing the
 // value clears both. A refused launch marks its field the same way.
 func TestBrowserBackfillFormFieldErrors(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	ctx := testkit.Browser(t)
@@ -263,9 +265,21 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	typeChunk := func(v string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector('input[name="chunk_size"]'); f.value = ` + strconv.Quote(v) + `; f.dispatchEvent(new Event("input", {bubbles: true})); return {}; })()`)
 	}
+	// fixChunk types a valid chunk size and waits for the preview again.
+	fixChunk := func() {
+		t.Helper()
+		err := chromedp.Do(ctx,
+			typeChunk("6"),
+			chromedp.WaitVisible(css(`[data-testid="preview-partitions"]`)),
+			chromedp.Sleep(200*time.Millisecond),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	err := chromedp.Do(ctx,
 		typeChunk("0"),
-		chromedp.WaitVisible(bfCSS(`#preview [data-testid="preview-error"]`)),
+		chromedp.WaitVisible(css(`#preview [data-testid="preview-error"]`)),
 		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {
@@ -273,22 +287,15 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	}
 	testkit.Screenshot(t, ctx, "bf-field-error")
 	eval(t, ctx, "preview error", marked)
-	err = chromedp.Do(ctx,
-		typeChunk("6"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="preview-partitions"]`)),
-		chromedp.Sleep(200*time.Millisecond),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixChunk()
 	eval(t, ctx, "fixed", `document.querySelectorAll('[aria-invalid="true"], [data-field-msg]').length ? "still marked" : ""`)
 	// A refused launch answers 400 with the form; wait for it at most 20 s.
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	err = chromedp.Do(lctx,
 		chromedp.Evaluate[chromedp.Void](`(document.querySelector('input[name="chunk_size"]').value = "0", {})`),
-		chromedp.Click(bfCSS(`[data-testid="launch"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="error-chunk_size"]`)),
+		chromedp.Click(css(`[data-testid="launch"]`)),
+		chromedp.WaitVisible(css(`[data-testid="error-chunk_size"]`)),
 		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {
@@ -298,13 +305,6 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	// The refused launch left the address on the form (a reload keeps it).
 	eval(t, ctx, "address after a refused launch", `location.pathname === "/backfills/new" ? "" : "address " + location.pathname`)
 	// Fixing the value clears the message the refused launch rendered.
-	err = chromedp.Do(ctx,
-		typeChunk("6"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="preview-partitions"]`)),
-		chromedp.Sleep(200*time.Millisecond),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixChunk()
 	eval(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`)
 }

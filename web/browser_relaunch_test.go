@@ -20,84 +20,73 @@ import (
 // → Launch creates that backfill. Then, on the form, ticking a status under
 // "Only partitions that are" picks that choice and the live preview follows.
 func TestBrowserRelaunchCanceled(t *testing.T) {
-	s := startBinaryServer(t, flowWS(t.TempDir()))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-20&chunk_size=2&max_concurrent_runs=1")
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
-	bfWaitJS(t, ctx, `+((document.querySelector('[data-testid="count-succeeded"] b')||{}).innerText||0) >= 2`, 30*time.Second, "a first chunk built")
-	if n := bfJS(t, ctx, `String(document.querySelectorAll('[data-testid="action-relaunch"]').length)`); n != "0" {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
+	testkit.WaitJS(t, ctx, `+((document.querySelector('[data-testid="count-succeeded"] b')||{}).innerText||0) >= 2`, 30*time.Second, "a first chunk built")
+	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="action-relaunch"]').length)`); n != "0" {
 		t.Fatal("a running backfill offers Backfill what it did not build")
 	}
-	err := chromedp.Do(ctx,
-		chromedp.Click(bfCSS(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="terminate"]`)),
-		chromedp.Click(bfCSS(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bfWaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
+	bfCancelTerminate(t, ctx)
 	// The buttons update live: the relaunch appears without a reload.
-	bfWaitJS(t, ctx, `!!document.querySelector('a[data-testid="action-relaunch"]')`, 15*time.Second, "Backfill what it did not build… on the canceled page")
-	parent := bfJS(t, ctx, `location.pathname`)
-	label := bfJS(t, ctx, `document.querySelector('[data-testid="action-relaunch"]').innerText.trim()`)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('a[data-testid="action-relaunch"]')`, 15*time.Second, "Backfill what it did not build… on the canceled page")
+	parent := testkit.JS(t, ctx, `location.pathname`)
+	label := testkit.JS(t, ctx, `document.querySelector('[data-testid="action-relaunch"]').innerText.trim()`)
 	if label != "Backfill what it did not build…" {
 		t.Errorf("the relaunch reads %q", label)
 	}
-	built, err := strconv.Atoi(bfJS(t, ctx, `document.querySelector('[data-testid="count-succeeded"] b').innerText`))
+	built, err := strconv.Atoi(testkit.JS(t, ctx, `document.querySelector('[data-testid="count-succeeded"] b').innerText`))
 	if err != nil || built < 2 || built >= 20 {
 		t.Fatalf("the canceled backfill built %d of 20 (%v)", built, err)
 	}
 	// One chunk at a time, 2 days each: it stopped at the day after the last it built.
 	from := fmt.Sprintf("2025-01-%02d", built+1)
-	note := bfJS(t, ctx, `document.querySelector('[data-testid="relaunch-note"]').innerText`)
+	note := testkit.JS(t, ctx, `document.querySelector('[data-testid="relaunch-note"]').innerText`)
 	if !strings.Contains(note, "the rest of its range, from the first chunk it did not finish: range "+from+" … 2025-01-20") || !strings.Contains(note, "Preview, then launch") {
 		t.Errorf("relaunch note %q", note)
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="action-relaunch"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-relaunch"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
-	got := bfJS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
+	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
+	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,
 		document.querySelector('[data-testid="chunk-size"]').value, document.querySelector('[data-testid="max-concurrent"]').value].join("|")`)
 	if want := "true|true|" + from + "|2025-01-20|2|1"; got != want {
 		t.Errorf("prefilled form: %s, want %s", got, want)
 	}
 	want := strconv.Itoa(20 - built)
-	if n := bfJS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').dataset.n`); n != want {
+	if n := testkit.JS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').dataset.n`); n != want {
 		t.Errorf("the preview counts %s partitions, want %s (20 less the %d built)", n, want, built)
 	}
 	testkit.Screenshot(t, ctx, "backfill-relaunch-form")
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="launch"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
-	if sel := bfJS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
+	if sel := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
 		t.Errorf("the new backfill selects %q", sel)
 	}
-	if title := bfJS(t, ctx, `document.querySelector('#bf-summary h1').innerText`); !strings.Contains(title, "Rest of "+strings.TrimPrefix(parent, "/backfills/")) {
+	if title := testkit.JS(t, ctx, `document.querySelector('#bf-summary h1').innerText`); !strings.Contains(title, "Rest of "+strings.TrimPrefix(parent, "/backfills/")) {
 		t.Errorf("the new backfill's title %q", title)
 	}
 
 	// Ticking a status picks "Only partitions that are"; the preview follows.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/backfills/new?asset=flow.daily&start=2025-01-01&end=2025-01-10"),
-		chromedp.WaitVisible(bfCSS(`[data-testid="status-missing"]`)),
-		chromedp.Click(bfCSS(`[data-testid="status-missing"]`)),
+		chromedp.WaitVisible(css(`[data-testid="status-missing"]`)),
+		chromedp.Click(css(`[data-testid="status-missing"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `document.querySelector('[data-testid="selector-statuses"]').checked && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "10"`,
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="selector-statuses"]').checked && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "10"`,
 		10*time.Second, "the statuses choice ticked and a preview of the 10 missing days")
 	// Unticked again: refused next to the statuses, in the live preview.
-	if err := chromedp.Do(ctx, chromedp.Click(bfCSS(`[data-testid="status-missing"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="status-missing"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 10*time.Second, "the no-status message")
+	testkit.WaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 10*time.Second, "the no-status message")
 }

@@ -14,10 +14,10 @@ import (
 // grid to the staleness view, open a partition, taint it with the form as an
 // admin, see it TAINTED, then read the status board and its badge.
 func TestBrowserStalenessTaintStatus(t *testing.T) {
+	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	ctx := testkit.Browser(t)
 	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
 		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),

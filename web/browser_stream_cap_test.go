@@ -16,28 +16,26 @@ import (
 // stream connects.
 func TestBrowserRefusedStreamSaysSo(t *testing.T) {
 	t.Parallel()
-	s := startBinaryServer(t, flowWS(t.TempDir()), "--max-streams-per-user", "1")
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s, ctx := bfFlowSession(t, "--max-streams-per-user", "1")
 	first := ctx // the signed-in tab
-	if err := chromedp.Do(first, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`))); err != nil {
+	if err := chromedp.Do(first, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, first, `document.querySelector('[sse-connect]') !== null && !document.querySelector('[data-testid="live-note"]')`, 5*time.Second, "the first page's live section")
+	testkit.WaitJS(t, first, `document.querySelector('[sse-connect]') !== null && !document.querySelector('[data-testid="live-note"]')`, 5*time.Second, "the first page's live section")
 	second, closeSecond := chromedp.NewContext(ctx)
 	defer closeSecond()
-	if err := chromedp.Do(second, chromedp.Navigate(s.URL+"/backfills"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(second, chromedp.Navigate(s.URL+"/backfills"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, second, `(function () { var n = document.querySelector('[data-testid="live-note"]'); return n !== null && n.textContent.indexOf("too many live pages") >= 0 && n.textContent.indexOf("your account already holds 1") >= 0; })()`,
+	testkit.WaitJS(t, second, `(function () { var n = document.querySelector('[data-testid="live-note"]'); return n !== null && n.textContent.indexOf("too many live pages") >= 0 && n.textContent.indexOf("your account already holds 1") >= 0; })()`,
 		15*time.Second, "a note with the server's reason on the refused page")
 	// The page itself still works: its content is there.
-	if got := bfJS(t, second, `document.querySelector('[data-testid="backfills-live"]') !== null ? "yes" : "no"`); got != "yes" {
+	if got := testkit.JS(t, second, `document.querySelector('[data-testid="backfills-live"]') !== null ? "yes" : "no"`); got != "yes" {
 		t.Fatalf("the refused page lacks its live section: %s", got)
 	}
 	// The first page is left for one without a live section.
-	if err := chromedp.Do(first, chromedp.Navigate(s.URL+"/settings/tokens"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(first, chromedp.Navigate(s.URL+"/settings/tokens"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatal(err)
 	}
-	bfWaitJS(t, second, `document.querySelector('[data-testid="live-note"]') === null`, 30*time.Second, "the note gone once the stream connects")
+	testkit.WaitJS(t, second, `document.querySelector('[data-testid="live-note"]') === null`, 30*time.Second, "the note gone once the stream connects")
 }

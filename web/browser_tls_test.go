@@ -21,7 +21,7 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 	s := startBinaryServer(t, flowWS(t.TempDir()), "--tls-cert", cert, "--tls-key", key)
 	ctx := testkit.Browser(t, chromedp.Flag("ignore-certificate-errors", true))
 	bfSignIn(t, ctx, s)
-	if p := bfJS(t, ctx, `performance.getEntriesByType('navigation')[0].nextHopProtocol`); p != "h2" {
+	if p := testkit.JS(t, ctx, `performance.getEntriesByType('navigation')[0].nextHopProtocol`); p != "h2" {
 		t.Fatalf("the page came over %q, want h2", p)
 	}
 	var tabs []context.Context
@@ -32,26 +32,26 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 			t.Fatal(err)
 		}
 		load, cancelLoad := context.WithTimeout(tab, 15*time.Second)
-		err := chromedp.Do(load, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(bfCSS(`[data-testid="asset-key"]`)))
+		err := chromedp.Do(load, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`)))
 		cancelLoad()
 		if err != nil {
 			t.Fatalf("asset page %d of 7 did not load with %d live pages open: %v", i+1, i, err)
 		}
-		bfWaitJS(t, tab, streamsOpen, 10*time.Second, fmt.Sprintf("the stream of asset page %d to connect", i+1))
-		if n := bfJS(t, tab, `String(document.querySelectorAll('[sse-connect]').length)`); n != "1" {
+		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, fmt.Sprintf("the stream of asset page %d to connect", i+1))
+		if n := testkit.JS(t, tab, `String(document.querySelectorAll('[sse-connect]').length)`); n != "1" {
 			t.Fatalf("asset page %d has %s live streams", i+1, n)
 		}
 		tabs = append(tabs, tab)
 	}
 	eighth, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(bfCSS(`h1`))); err != nil {
+	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("an eighth page does not load beside seven live asset pages: %v", err)
 	}
 	// Every one of them is live: a launch shows up on the first and the last.
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
 	for _, tab := range []context.Context{tabs[0], tabs[6]} {
-		bfWaitJS(t, tab, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
+		testkit.WaitJS(t, tab, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 			"the new backfill on a live asset page")
 	}
 }

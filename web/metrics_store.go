@@ -11,6 +11,7 @@ import (
 type storeCollector struct {
 	store             *db.Store
 	failures, failing *prometheus.Desc
+	readWrites        *prometheus.Desc
 }
 
 func newStoreCollector(store *db.Store) *storeCollector {
@@ -20,12 +21,15 @@ func newStoreCollector(store *db.Store) *storeCollector {
 			"Writes the database refused, by cause (disk_full, locked, read_only, io_error); the command wrote nothing.", []string{"cause"}, nil),
 		failing: prometheus.NewDesc("tessera_db_write_failing",
 			"1 while the database cannot be written (since the last refused write, until a probe write succeeds), else 0.", nil, nil),
+		readWrites: prometheus.NewDesc("tessera_db_writer_uses_by_reads_total",
+			"Uses of the database writer on behalf of GET and HEAD requests (0: reads never queue behind the backfill engine for the one writer connection).", nil, nil),
 	}
 }
 
 func (s *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- s.failures
 	ch <- s.failing
+	ch <- s.readWrites
 }
 
 func (s *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -37,4 +41,5 @@ func (s *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		v = 1
 	}
 	ch <- prometheus.MustNewConstMetric(s.failing, prometheus.GaugeValue, v)
+	ch <- prometheus.MustNewConstMetric(s.readWrites, prometheus.CounterValue, float64(s.store.WriterUsesByReads()))
 }

@@ -384,6 +384,10 @@ func queryParam(op, name string) map[string]any {
 			lim["maximum"], lim["default"] = handlers.MaxBackfillPageLimit, handlers.DefaultBackfillPageLimit
 		}
 		p["schema"], p["description"] = lim, "the most items of this page"
+	case "prefix":
+		p["description"] = "only run keys that start with this text"
+	case "after":
+		p["description"] = "the next_after of the previous page: run keys after this one, in key order"
 	case "cursor":
 		p["description"] = "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor"
 	case "status":
@@ -407,6 +411,8 @@ func queryParam(op, name string) map[string]any {
 		p["description"] = "a partition key: list everything missing from there, not only holes inside the materialized range"
 	case "partition":
 		p["description"] = "a partition key: that partition's reason and evidence"
+	case "outcome":
+		list(handlers.TickOutcomes, "only ticks of these outcomes")
 	}
 	return p
 }

@@ -56,6 +56,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(middleware.Recover())
+	e.Use(markReads)
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
 	e.Use(middleware.BodyLimit("32M"))
@@ -203,7 +204,9 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/api/v1/tokens", auth.RoleViewer, h.APICreateToken},
 		{post, "/api/v1/tokens/:id/revoke", auth.RoleViewer, h.APIRevokeToken},
 	}
-	return append(routes, stalenessRoutes(h)...) // issue 6: web/routes_staleness.go
+	routes = append(routes, scheduleRoutes(h)...) // issue 22: web/routes_schedules.go
+	routes = append(routes, sensorRoutes(h)...)   // issue 22: web/routes_sensors.go
+	return append(routes, stalenessRoutes(h)...)  // issue 6: web/routes_staleness.go
 }
 
 // favicon sends browsers that ask for /favicon.ico without reading the

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+// AutomationResult is the JSON line of tessera bench automation.
+type AutomationResult struct {
+	Bench          string  `json:"bench"`
+	Schedules      int     `json:"schedules"`
+	Cron           string  `json:"cron"`
+	DurationS      float64 `json:"duration_s"`
+	ExpectedTicks  int     `json:"expected_ticks"`
+	LaunchedTicks  int     `json:"launched_ticks"`
+	TickLagP50Ms   float64 `json:"tick_lag_p50_ms"`
+	TickLagP99Ms   float64 `json:"tick_lag_p99_ms"`
+	TickLagMaxMs   float64 `json:"tick_lag_max_ms"`
+	MissedTicks    int     `json:"missed_ticks"`
+	DuplicateTicks int64   `json:"duplicate_ticks"`
+	// Push events: Pushers clients push Events events (10 % of them a
+	// repeated message id) to one sensor through Engine.Push, the call the
+	// API's events endpoint makes.
+	Pushers           int     `json:"push_clients"`
+	PushEvents        int     `json:"push_events"`
+	PushRepeated      int     `json:"push_repeated"`
+	PushEventsPerS    float64 `json:"push_events_per_s"`
+	PushLaunches      int64   `json:"push_launches"`
+	DuplicateLaunches int64   `json:"duplicate_launches"`
+}
+
+// Automation runs n schedules that all fire at the same seconds (cron, by
+// default every 10 s) for d through the real scheduler, controller and
+// store in a temporary database, each tick launching a one-partition
+// backfill on a noop executor; it measures the lag from a tick's
+// scheduled_for to its backfill's creation, and counts missed and
+// duplicate ticks.
+func Automation(ctx context.Context, n int, cron string, d time.Duration) (AutomationResult, error) {
+	out := AutomationResult{Bench: "automation", Schedules: n, Cron: cron, DurationS: d.Seconds()}
+	store, cleanup, err := tempStore("automation")
+	if err != nil {
+		return out, err
+	}
+	defer cleanup()
+	var b strings.Builder
+	b.WriteString("assets:\n  bench.one:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\n" +
+		"sensors:\n  bench.push:\n    assets: [bench.one]\nschedules:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  s%04d: {cron: %q, assets: [bench.one], overlap: allow, catchup: {window: 1m, max_ticks: 100}}\n", i, cron)
+	}
+	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(b.String()))
+	if err != nil {
+		return out, err
+	}
+	now := time.Now()
+	if err := store.SyncWorkspace(ctx, ws, "bench", now); err != nil {
+		return out, err
+	}
+	ids, err := store.AssetIDs(ctx)
+	if err != nil {
+		return out, err
+	}
+	eng, stop, err := startBenchEngine(ctx, store, ws, ids, 64, &lastReturn{})
+	if err != nil {
+		return out, err
+	}
+	defer stop()
+	sched := jobs.NewScheduler(eng, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// Every schedule is seen first now, so it owes the ticks in (start, end].
+	start := time.Now()
+	if err := sched.Evaluate(ctx, start); err != nil {
+		return out, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); sched.Run(rctx) }()
+	end := start.Add(d)
+	select {
+	case <-time.After(time.Until(end)):
+	case <-ctx.Done():
+		cancel()
+		<-done
+		return out, ctx.Err()
+	}
+	c, err := catalog.ParseCron(cron, "")
+	if err != nil {
+		cancel()
+		<-done
+		return out, err
+	}
+	due, _ := c.Between(start, end, 0)
+	out.ExpectedTicks = n * len(due)
+	// Let the last burst be launched (each tick is recorded after its
+	// backfill), at most 30 s.
+	var lags []db.TickLag
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if lags, err = store.TickLags(ctx); err != nil {
+			break
+		}
+		if len(lags) >= out.ExpectedTicks {
+			break
+		}
+	}
+	cancel()
+	<-done
+	if err != nil {
+		return out, err
+	}
+	var ms []time.Duration
+	for _, l := range lags {
+		if l.ScheduledFor <= db.Millis(end) {
+			ms = append(ms, time.Duration(l.CreatedAt-l.ScheduledFor)*time.Millisecond)
+		}
+	}
+	slices.Sort(ms)
+	out.LaunchedTicks = len(ms)
+	out.MissedTicks = max(out.ExpectedTicks-len(ms), 0)
+	out.TickLagP50Ms, out.TickLagP99Ms = percentileMs(ms, 0.5), percentileMs(ms, 0.99)
+	if len(ms) > 0 {
+		out.TickLagMaxMs = round(float64(ms[len(ms)-1].Microseconds()) / 1000)
+	}
+	made, err := store.ScheduledBackfills(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.DuplicateTicks = made - int64(len(lags))
+	return out, pushEvents(ctx, eng, store, &out)
+}
+
+// pushEvents has 16 clients push 250 events each to bench.push, one in
+// ten repeating an earlier message id, and counts the backfills: one per
+// distinct message id, or some launched twice.
+func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *AutomationResult) error {
+	const clients, each = 16, 250
+	out.Pushers, out.PushEvents = clients, clients*each
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("c%d-%d", c, i)
+				if i%10 == 9 {
+					id = fmt.Sprintf("c%d-%d", (c+1)%clients, i-1) // another client's, sent again
+				}
+				if _, err := eng.Push(ctx, "bench.push", jobs.PushEvent{MessageID: id, Partitions: []string{"only"}}, "bench"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	out.PushEventsPerS = round(float64(out.PushEvents) / time.Since(start).Seconds())
+	out.PushRepeated = clients * (each / 10)
+	n, err := store.SensorLaunches(ctx, "bench.push")
+	if err != nil {
+		return err
+	}
+	out.PushLaunches = n
+	out.DuplicateLaunches = n - int64(out.PushEvents-out.PushRepeated)
+	return nil
+}

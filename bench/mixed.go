@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
+)
+
+// MixedResult is the result line of `tessera bench mixed`.
+type MixedResult struct {
+	BenchBackfill
+	Readers int `json:"readers"`
+	// The backfill alone, then on a fresh database of the same rows with
+	// Readers clients reading pages and the API all the while.
+	SoloS                float64 `json:"solo_s"`
+	LoadedS              float64 `json:"loaded_s"`
+	SoloPartitionsPerS   float64 `json:"solo_partitions_per_s"`
+	LoadedPartitionsPerS float64 `json:"loaded_partitions_per_s"`
+	ThroughputRatio      float64 `json:"throughput_ratio"`
+	// Reads answered while the loaded backfill ran, by page kind and over
+	// all of them.
+	Reads       int                   `json:"reads"`
+	ReadsPerS   float64               `json:"reads_per_s"`
+	Pages       map[string]PageTiming `json:"pages"`
+	P50ms       float64               `json:"p50_ms"`
+	P99ms       float64               `json:"p99_ms"`
+	TargetRatio float64               `json:"target_ratio"`
+	TargetP99ms float64               `json:"target_p99_ms"`
+}
+
+// PageTiming is the latency of one kind of read under load.
+type PageTiming struct {
+	Requests int     `json:"requests"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+}
+
+// mixedDownstream is a daily asset reading bench.events, so that the status
+// board and the overview derive staleness across a dependency while the
+// backfill writes its upstream.
+const mixedDownstream = `  bench.daily:
+    partitions: {daily: {start: %q}}
+    deps: [bench.events]
+    code_version: v1
+    executor: {demo: {duration: 1ms}}
+`
+
+// Mixed runs a backfill of n partitions (chunks of chunk, conc runs at a
+// time, noop executor) through the real controller and store twice, each
+// time on a fresh temporary database: alone, then with readers clients
+// reading, over real HTTP, the pages and API a user of a running backfill
+// reads, each as fast as it is answered. A non-nil prof receives a CPU
+// profile of the second, loaded run.
+func Mixed(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (MixedResult, error) {
+	res := MixedResult{BenchBackfill: BenchBackfill{Bench: "mixed", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}, Readers: readers,
+		TargetRatio: 0.7, TargetP99ms: 300}
+	solo, err := mixedRun(ctx, n, chunk, conc, 0, nil)
+	if err != nil {
+		return res, err
+	}
+	loaded, err := mixedRun(ctx, n, chunk, conc, readers, prof)
+	if err != nil {
+		return res, err
+	}
+	res.Chunks = solo.chunks
+	res.SoloS, res.LoadedS = round(solo.wall.Seconds()), round(loaded.wall.Seconds())
+	res.SoloPartitionsPerS = round(float64(n) / solo.wall.Seconds())
+	res.LoadedPartitionsPerS = round(float64(n) / loaded.wall.Seconds())
+	res.ThroughputRatio = float64(int64(solo.wall.Seconds()/loaded.wall.Seconds()*1000+0.5)) / 1000
+	res.Pages = map[string]PageTiming{}
+	var all []time.Duration
+	for kind, lats := range loaded.reads {
+		slices.Sort(lats)
+		res.Pages[kind] = PageTiming{Requests: len(lats), P50ms: percentileMs(lats, 0.50), P99ms: percentileMs(lats, 0.99)}
+		all = append(all, lats...)
+	}
+	slices.Sort(all)
+	res.Reads = len(all)
+	res.ReadsPerS = round(float64(len(all)) / loaded.wall.Seconds())
+	res.P50ms, res.P99ms = percentileMs(all, 0.50), percentileMs(all, 0.99)
+	return res, nil
+}
+
+// mixedOutcome is one run of Mixed: the backfill's wall time from create to
+// its end, and the latencies of the reads by kind.
+type mixedOutcome struct {
+	wall   time.Duration
+	chunks int64
+	reads  map[string][]time.Duration
+}
+
+// mixedRun builds a fresh database, starts the engine and the server, and
+// runs the backfill with readers clients reading meanwhile.
+func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (mixedOutcome, error) {
+	var out mixedOutcome
+	store, cleanup, err := tempStore("mixed")
+	if err != nil {
+		return out, err
+	}
+	defer cleanup()
+	now := time.Now().UTC()
+	first := now.Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
+	ws, ids, err := benchWorkspace(ctx, store, n, now, fmt.Sprintf(mixedDownstream, first.Format("2006-01-02")))
+	if err != nil {
+		return out, err
+	}
+	eng, stop, err := startBenchEngine(ctx, store, ws, ids, conc, jobs.NoopExecutor{})
+	if err != nil {
+		return out, err
+	}
+	defer stop()
+	srv := startPageServer(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)
+	defer srv.Close()
+	sub, done, err := watchProfiled(eng, prof)
+	if err != nil {
+		return out, err
+	}
+	defer done()
+	t0 := time.Now()
+	c, err := eng.Create(ctx, benchRequest(chunk, conc), "", "bench")
+	if err != nil {
+		return out, err
+	}
+	out.chunks = c.Backfill.TotalChunks
+	stopReads := make(chan struct{})
+	readsDone := make(chan readOutcome, 1)
+	go func() { readsDone <- readPages(ctx, srv.URL, mixedReads(c.Backfill.ID), readers, stopReads) }()
+	b, err := waitBackfillEnd(ctx, store, sub, c.Backfill.ID)
+	out.wall = time.Since(t0)
+	close(stopReads)
+	reads := <-readsDone
+	if err != nil {
+		return out, err
+	}
+	if reads.err != nil {
+		return out, reads.err
+	}
+	if b.State != db.BackfillSucceeded {
+		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
+	}
+	out.reads = reads.lats
+	return out, nil
+}
+
+// mixedRead is one kind of read and its path.
+type mixedRead struct{ kind, path string }
+
+// mixedReads are what a user watching backfill id reads: the overview, the
+// asset's grid, the backfill page and its live partials, the status board,
+// and the API a script polls.
+func mixedReads(id string) []mixedRead {
+	bf := handlers.BackfillHref(id)
+	return []mixedRead{
+		{"overview", "/"},
+		{"asset_grid", handlers.AssetHref("bench.events")},
+		{"backfill_page", bf},
+		{"backfill_grid", bf + "/grid"},
+		{"backfill_summary", bf + "/summary"},
+		{"status_board", "/status"},
+		{"api_backfill", "/api/v1/backfills/" + id},
+		{"api_partitions", "/api/v1/assets/bench.events/partitions"},
+	}
+}
+
+// readOutcome is the latencies of the reads by kind, or the first failure.
+type readOutcome struct {
+	lats map[string][]time.Duration
+	err  error
+}
+
+// readPages runs readers clients until stop is closed, each GETting the
+// reads in turn (each client starting at a kind of its own), the next as
+// soon as the last is answered.
+func readPages(ctx context.Context, base string, reads []mixedRead, readers int, stop <-chan struct{}) readOutcome {
+	out := readOutcome{lats: map[string][]time.Duration{}}
+	if readers == 0 {
+		return out
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: readers}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: time.Minute}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine, err := readLoop(ctx, client, base, reads, r, stop)
+			mu.Lock()
+			defer mu.Unlock()
+			for k, ds := range mine {
+				out.lats[reads[k].kind] = append(out.lats[reads[k].kind], ds...)
+			}
+			if err != nil && out.err == nil {
+				out.err = err
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// readLoop GETs the reads in turn from the first-th on until stop is
+// closed, and returns the latencies by index of reads.
+func readLoop(ctx context.Context, client *http.Client, base string, reads []mixedRead, first int, stop <-chan struct{}) ([][]time.Duration, error) {
+	lats := make([][]time.Duration, len(reads))
+	for i := first; ; i++ {
+		select {
+		case <-stop:
+			return lats, nil
+		default:
+		}
+		k := i % len(reads)
+		d, err := timedGet(ctx, client, base+reads[k].path)
+		if err != nil {
+			return lats, err
+		}
+		lats[k] = append(lats[k], d)
+	}
+}
+
+// timedGet GETs url and reads the whole answer; it fails unless the answer
+// is 200.
+func timedGet(ctx context.Context, client *http.Client, url string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(t)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %s: %.300s", url, resp.Status, body)
+	}
+	return d, nil
+}

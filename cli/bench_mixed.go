@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/bench"
+)
+
+func newBenchMixedCmd() *cobra.Command {
+	var partitions, chunk int64
+	var conc, readers int
+	var executor, cpuprofile string
+	cmd := &cobra.Command{
+		Use:   "mixed",
+		Short: "Run a backfill alone, then again while concurrent readers request pages and the API; compare",
+		Long: `Run a backfill of one hourly asset through the real controller and store in a
+temporary database, first alone, then again on a fresh database while
+--readers clients request, over real HTTP and as fast as they are answered,
+the overview, the asset's grid, the backfill page with its grid and summary
+partials, the status board, and the API (the backfill's JSON, the asset's
+partitions). Prints one JSON line: the backfill's throughput alone and under
+load and their ratio, and the reads' p50/p99 by page kind and overall.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBackfillBench(partitions, chunk, conc, executor); err != nil {
+				return err
+			}
+			if readers < 1 || readers > 1000 {
+				return usageErr("--readers must be between 1 and 1000, got %d", readers)
+			}
+			prof, err := openCPUProfile(cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer prof.Close()
+			res, err := bench.Mixed(cmd.Context(), partitions, chunk, conc, readers, prof)
+			return printBench(cmd, res, err)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&partitions, "partitions", 200_000, "partitions of the benchmark asset (all selected)")
+	f.Int64Var(&chunk, "chunk-size", 100, "partitions per chunk run")
+	f.IntVar(&conc, "concurrency", 100, "max concurrent runs (global and per backfill)")
+	f.IntVar(&readers, "readers", 16, "concurrent clients reading pages and the API during the second run")
+	f.StringVar(&executor, "executor", "noop", "executor: noop (returns at once)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the run under load to this file")
+	return cmd
+}

@@ -1,0 +1,181 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestReportWatermarkRefusesPartitionFlags: `tessera report ASSET
+// --watermark KEY` records a key only, so a flag that describes reported
+// partitions (--status failed --error ... above all) was dropped without a
+// word: the watermark moved and the failure the user meant to report was
+// never recorded. Each is now a usage error (exit 2) that names the flags
+// given and the two commands to run instead, and nothing reaches the store.
+func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
+	noConfig(t)
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
+  w.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    executor: {demo: {duration: 1s}}
+`})
+	tok := env.AdminToken()
+	report := func(args ...string) (int, string, string) {
+		return run(t, append(append([]string{"report", "w.daily"}, args...), "--server", env.URL, "--token", tok)...)
+	}
+	count := func(table string) int {
+		var n int
+		if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	watermark := func() (int, any) {
+		resp, body := testkit.APIRequest(t, env.URL, tok, "GET", "/api/v1/assets/w.daily/watermark", "")
+		return resp.StatusCode, body
+	}
+	events, statuses := count("events"), count("partition_status")
+
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--watermark", "2025-01-09", "--status", "failed", "--error", "source file missing"}, []string{
+			"--status and --error do not go with --watermark", "nothing was reported",
+			"tessera report w.daily --watermark 2025-01-09,",
+			"tessera report w.daily PARTITION --status failed --error 'source file missing'"}},
+		{[]string{"--watermark", "2025-01-09", "--error", "boom"}, []string{"--error does not go with --watermark", "without it:"}},
+		// Even the default status, given explicitly, is not silently taken.
+		{[]string{"--watermark", "2025-01-09", "--status", "materialized"}, []string{"--status does not go with --watermark"}},
+		{[]string{"--watermark", "2025-01-09", "--metadata", `{"rows": 3}`, "--run-id", "r1", "--at", "2025-01-10T00:00:00Z", "--code-version", "v2", "--idempotency-key", "k1"},
+			[]string{"--metadata, --run-id, --at, --code-version and --idempotency-key do not go with --watermark"}},
+		{[]string{"--watermark", ""}, []string{"--watermark needs a KEY", "tessera report w.daily --watermark KEY"}},
+	}
+	for _, tc := range cases {
+		code, out, errOut := report(tc.args...)
+		if code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (stdout %q, stderr %q)", tc.args, code, cli.ExitUsage, out, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errOut, w)
+			}
+		}
+		if out != "" {
+			t.Errorf("%v: stdout %q on a refusal", tc.args, out)
+		}
+		if code, body := watermark(); code != http.StatusNotFound {
+			t.Fatalf("%v: the refused report set a watermark: %d %v", tc.args, code, body)
+		}
+		if e, s := count("events"), count("partition_status"); e != events || s != statuses {
+			t.Fatalf("%v: the refused report wrote: events %d -> %d, partition status rows %d -> %d", tc.args, events, e, statuses, s)
+		}
+	}
+
+	// The two commands the message gives do what was meant.
+	if code, out, errOut := report("--watermark", "2025-01-09"); code != 0 || !strings.Contains(out, "watermark of w.daily is now 2025-01-09") {
+		t.Fatalf("--watermark alone: exit %d %q %q", code, out, errOut)
+	}
+	if code, body := watermark(); code != http.StatusOK || body.(map[string]any)["partition"] != "2025-01-09" {
+		t.Fatalf("watermark after --watermark alone: %d %v", code, body)
+	}
+	if code, out, errOut := report("2025-01-09", "--status", "failed", "--error", "source file missing"); code != 0 || !strings.Contains(out, "recorded 1 failed partition(s) of w.daily") {
+		t.Fatalf("the failure on its own: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// TestStatusLagReadsLikeTheWebPage: tessera status writes lag as the status
+// page does ("206 days 6 h"), not as a Go duration ("4950h38m4s"); --json
+// keeps lag_seconds.
+func TestStatusLagReadsLikeTheWebPage(t *testing.T) {
+	noConfig(t)
+	s := startServerWith(t, `
+assets:
+  t.daily:
+    partitions: {daily: {start: 2025-01-01}}
+    freshness: {max_lag: 26h}
+    executor: {demo: {duration: 1ms}}
+  t.one:
+    partitions: {static: [only]}
+    executor: {demo: {duration: 1ms}}
+`)
+	for _, args := range [][]string{{"report", "t.daily", "2025-01-01"}, {"report", "t.one", "only"}} {
+		if code, out, errOut := s.cli(t, args...); code != 0 {
+			t.Fatalf("%v: %d %q %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := s.cli(t, "status", "--json")
+	var st struct {
+		Assets []struct {
+			Asset      string `json:"asset"`
+			LagSeconds *int64 `json:"lag_seconds"`
+			Policy     string `json:"freshness_policy"`
+			OverPolicy bool   `json:"over_policy"`
+		} `json:"assets"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != 2 {
+		t.Fatalf("status --json: %d %q %q", code, out, errOut)
+	}
+	lag := map[string]int64{}
+	for _, a := range st.Assets {
+		if a.LagSeconds == nil {
+			t.Fatalf("status --json: %s has no lag_seconds: %s", a.Asset, out)
+		}
+		lag[a.Asset] = *a.LagSeconds
+		if a.Asset == "t.daily" && (!a.OverPolicy || a.Policy == "") {
+			t.Fatalf("status --json: t.daily is not over its policy: %s", out)
+		}
+	}
+	if lag["t.daily"] < 48*3600 {
+		t.Fatalf("t.daily lags %d s; the test wants days", lag["t.daily"])
+	}
+
+	code, out, errOut = s.cli(t, "status")
+	if code != 0 {
+		t.Fatalf("status: %d %q %q", code, out, errOut)
+	}
+	if goDur := regexp.MustCompile(`\d+h\d+m|\d+m\d+(\.\d+)?s`); goDur.MatchString(out) {
+		t.Errorf("status writes a Go duration (%q):\n%s", goDur.FindString(out), out)
+	}
+	// The table was read a moment after the JSON: its lag is the web's text
+	// of the JSON's lag_seconds, or of a few seconds more.
+	wants := func(asset string, note string) []string {
+		var w []string
+		for d := int64(0); d <= 5; d++ {
+			w = append(w, catalog.HumanDuration(time.Duration(lag[asset]+d)*time.Second)+note)
+		}
+		return w
+	}
+	rowOf := func(asset string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == asset {
+				return l
+			}
+		}
+		t.Fatalf("no row for %s:\n%s", asset, out)
+		return ""
+	}
+	for asset, want := range map[string][]string{
+		"t.daily": wants("t.daily", " (over policy: max lag 26h)"),
+		"t.one":   wants("t.one", ""),
+	} {
+		row, ok := rowOf(asset), false
+		for _, w := range want {
+			ok = ok || strings.Contains(row, "  "+w+"  ")
+		}
+		if !ok {
+			t.Errorf("row of %s %q has none of the lags %q", asset, row, want)
+		}
+	}
+	if !regexp.MustCompile(`\s\d+ days \d+ h \(over policy: max lag 26h\)\s`).MatchString(rowOf("t.daily")) {
+		t.Errorf("t.daily's lag is not in days and hours: %q", rowOf("t.daily"))
+	}
+}

@@ -1,0 +1,25 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// selectAll reads every row query returns as a T (nil when none).
+func selectAll[T any](ctx context.Context, q Querier, query string, args ...any) ([]T, error) {
+	var out []T
+	err := q.SelectContext(ctx, &out, query, args...)
+	return out, err
+}
+
+// getOne reads the one row query returns as a T; no row is a
+// *NotFoundError of kind and id.
+func getOne[T any](ctx context.Context, q Querier, kind, id, query string, args ...any) (T, error) {
+	var v T
+	err := q.GetContext(ctx, &v, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, &NotFoundError{Kind: kind, ID: id}
+	}
+	return v, err
+}

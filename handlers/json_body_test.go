@@ -1,0 +1,130 @@
+package handlers_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// A body that is not valid JSON is a 400 that says where: a syntax error
+// gives the byte offset, line and column and the text near it; a body that
+// ends early says it is truncated and what is still open; a value of the
+// wrong type names its field and the type to send; data after the value is
+// placed too. Nothing is written.
+func TestMalformedJSONBodySaysWhere(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	admin := env.AdminToken()
+	cases := []struct {
+		name, tok, path, body, field string
+		want                         []string
+	}{
+		{"truncated object", tok, "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range"`, "",
+			[]string{"the body ended early, after 48 bytes", "truncated",
+				"the { opened at byte offset 33 (line 1, column 34) is not closed with }",
+				"the { opened at byte offset 0 (line 1, column 1) is not closed with }",
+				`check that every {, [ and " is closed`}},
+		{"truncated inside a string", tok, "/api/v1/backfills", "{\n  \"assets\": [\"a.da", "",
+			[]string{"the body ended early", "the string opened at byte offset 15 (line 2, column 14) is not closed with \"",
+				"the [ opened at byte offset 14 (line 2, column 13) is not closed with ]"}},
+		{"stray comma", tok, "/api/v1/backfills", "{\n  \"assets\": [\"a.daily\"],\n  \"chunk_size\": 1,,\n  \"max_concurrent_runs\": 1\n}", "",
+			[]string{"malformed JSON at byte offset 45 (line 3, column 19)", `near "nk_size\": 1,,\n  \"max_con"`, "invalid character ','"}},
+		{"leading blank lines count", tok, "/api/v1/backfills", "\n\n{\"assets\" [\"a.daily\"]}", "",
+			[]string{"malformed JSON at byte offset 12 (line 3, column 11)", "invalid character '['"}},
+		{"wrong type", tok, "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range"},"chunk_size":"7","max_concurrent_runs":1}`, "chunk_size",
+			[]string{"chunk_size must be an integer, not a JSON string"}},
+		{"trailing data", tok, "/api/v1/backfills", "{\"assets\":[\"a.daily\"],\"selector\":{\"type\":\"range\"},\"chunk_size\":1,\"max_concurrent_runs\":1}\n}", "",
+			[]string{"unexpected data after the JSON value at byte offset 90 (line 2, column 1)", "send exactly one JSON value"}},
+		{"materializations truncated", tok, "/api/v1/materializations", `[{"asset":"a.daily","partition":"2025-01-01"`, "",
+			[]string{"the body ended early", "the { opened at byte offset 1 (line 1, column 2)", "the [ opened at byte offset 0 (line 1, column 1) is not closed with ]"}},
+		{"materializations syntax", tok, "/api/v1/materializations", `{"asset":"a.daily" "partition":"2025-01-01"}`, "",
+			[]string{"malformed JSON at byte offset 19 (line 1, column 20)", "invalid character '\"' after object key:value pair"}},
+		{"materializations trailing data", tok, "/api/v1/materializations", `{"asset":"a.daily","partition":"2025-01-01","status":"materialized"} x`, "",
+			[]string{"unexpected data after the JSON value at byte offset 69 (line 1, column 70)"}},
+		{"taint truncated", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", `{"reason":"bad rows"`, "body",
+			[]string{"the body ended early, after 20 bytes", "the { opened at byte offset 0 (line 1, column 1) is not closed with }"}},
+		{"taint empty", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", ``, "body",
+			[]string{"the request body is empty", `send a JSON object like {"reason": "..."}`}},
+	}
+	before := apiCountEvents(t, env)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := apiCall(t, env, tc.tok, "POST", tc.path, tc.body)
+			e, _ := out["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if code != http.StatusBadRequest || e["code"] != "invalid" || e["field"] != nilIfEmpty(tc.field) {
+				t.Fatalf("%d %v, want 400 invalid on field %q", code, out, tc.field)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "unexpected EOF") {
+				t.Errorf("message %q still says only unexpected EOF", msg)
+			}
+		})
+	}
+	if after := apiCountEvents(t, env); after != before {
+		t.Fatalf("bad bodies wrote %d events", after-before)
+	}
+	_, list := apiCall(t, env, tok, "GET", "/api/v1/backfills", "")
+	if n := len(list["backfills"].([]any)); n != 0 {
+		t.Fatalf("bad bodies created %d backfills", n)
+	}
+}
+
+// The partition-keys endpoint places a malformed body the same way, and
+// still shows the body to send.
+func TestPartitionKeysMalformedJSONSaysWhere(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleOperator)
+	for body, want := range map[string][]string{
+		`{"keys":["p-1",`:    {"the body ended early", "the [ opened at byte offset 8 (line 1, column 9) is not closed with ]", `send {"keys": ["key-a", "key-b"]}`},
+		`{"keys":["p-1" 2]}`: {"malformed JSON at byte offset 15 (line 1, column 16)", `send {"keys": ["key-a", "key-b"]}`},
+		`{"keys":"p-1"}`:     {"keys must be an array, not a JSON string"},
+	} {
+		code, out := apiCall(t, env, tok, "POST", "/api/v1/assets/partners.feeds/partition-keys", body)
+		e, _ := out["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusBadRequest {
+			t.Fatalf("%s: %d %v", body, code, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: message %q lacks %q", body, msg, w)
+			}
+		}
+	}
+	var n int
+	if err := env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM dynamic_partitions`); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("bad bodies added %d keys", n)
+	}
+}
+
+// A report array names a field in another case, or twice, by its path, and
+// records nothing.
+func TestMaterializationsExactFieldNames(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	before := apiCountEvents(t, env)
+	for body, want := range map[string]string{
+		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","Partition":"2025-01-02"}]`:                                                                                    `unknown field "materializations[0].Partition" (field names are case-sensitive)`,
+		`[{"asset":"a.daily","partition":"2025-01-01","status":"materialized","partition":"2025-01-02"}]`:                                                                                    `field "materializations[0].partition" appears more than once`,
+		`{"materializations":[{"asset":"a.daily","partition":"2025-01-01","status":"materialized"},{"asset":"a.daily","asset":"a.daily","partition":"2025-01-02","status":"materialized"}]}`: `field "materializations[1].asset" appears more than once`,
+	} {
+		code, out := apiCall(t, env, tok, "POST", "/api/v1/materializations", body)
+		e, _ := out["error"].(map[string]any)
+		if msg, _ := e["message"].(string); code != http.StatusBadRequest || !strings.Contains(msg, want) {
+			t.Errorf("%s: %d %q, want 400 saying %q", body, code, msg, want)
+		}
+	}
+	if after := apiCountEvents(t, env); after != before {
+		t.Fatalf("refused reports wrote %d events", after-before)
+	}
+}

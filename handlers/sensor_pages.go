@@ -1,0 +1,425 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
+)
+
+// SensorPageSize is how many evaluations, events or run keys a sensor
+// page lists at a time.
+const SensorPageSize = 20
+
+func sensorPageState(v sensorView) string {
+	switch {
+	case !v.Def.Enabled:
+		return views.SensorStateDisabled
+	case v.State.Paused:
+		return views.SensorStatePaused
+	case v.State.Status == db.SensorError:
+		return views.SensorStateError
+	}
+	return views.SensorStateOK
+}
+
+// sensorTime writes a stored time for a sensor page: "2026-03-29 03:00:12 UTC".
+func sensorTime(ms int64) string {
+	return db.FromMillis(ms).In(time.UTC).Format("2006-01-02 15:04:05 MST")
+}
+
+func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.SensorRow {
+	s, st := v.Def, v.State
+	r := views.SensorRow{Name: s.Name, Href: views.SensorHref(s.Name), Kind: sensorKind(s), State: sensorPageState(v), Assets: s.Assets,
+		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures}
+	if s.Poll() {
+		r.Evaluator = fmt.Sprintf("%s every %s (timeout %s)", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
+	}
+	if st.Status == db.SensorError && st.LastError != nil {
+		r.LastError = *st.LastError
+	}
+	switch {
+	case last != nil:
+		r.Last, r.LastAt = evaluationSummary(*last), sensorTime(last.StartedAt)
+	case v.LastEvent != nil:
+		e := v.LastEvent
+		r.Last, r.LastAt = fmt.Sprintf("event %s: %s", e.MessageID, e.Outcome), sensorTime(e.ReceivedAt)
+	}
+	return r
+}
+
+// evaluationSummary says in a few words what an evaluation did.
+func evaluationSummary(e db.SensorEvaluation) string {
+	kind := "evaluation"
+	switch e.Kind {
+	case db.EvalDryRun:
+		kind = "dry run"
+	case db.EvalReset:
+		return "cursor reset by " + e.Actor
+	}
+	if e.Error != nil {
+		return kind + " failed"
+	}
+	var outs []jobs.RequestOutcome
+	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	launched := 0
+	for _, o := range outs {
+		if o.Backfill != "" {
+			launched++
+		}
+	}
+	switch {
+	case e.Kind == db.EvalDryRun:
+		return fmt.Sprintf("%s: %s", kind, countOf(len(outs), "request"))
+	case launched > 0:
+		return fmt.Sprintf("%s: launched %s", kind, countOf(launched, "backfill"))
+	case e.SkipReason != nil:
+		return kind + ": skipped (" + *e.SkipReason + ")"
+	}
+	return kind + ": nothing requested"
+}
+
+// SensorsPage renders /sensors: every sensor of the workspace.
+func (h *Handler) SensorsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	vs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors)
+	if err != nil {
+		return err
+	}
+	m := views.SensorsPage{}
+	for _, v := range vs {
+		var last *db.SensorEvaluation
+		if v.Def.Poll() {
+			evs, err := h.Store.SensorEvaluations(ctx, v.Def.Name, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(evs) == 1 {
+				last = &evs[0]
+			}
+		}
+		m.Sensors = append(m.Sensors, h.sensorRow(v, last))
+	}
+	return render(c, http.StatusOK, views.SensorsView(page(c, "Sensors", "sensors"), m))
+}
+
+// sensorDefinition lists a sensor's settings for its page.
+func sensorDefinition(s *catalog.Sensor) []views.KV {
+	chunk, conc := "default", "default"
+	if s.ChunkSize > 0 {
+		chunk = fmt.Sprint(s.ChunkSize)
+	}
+	if s.MaxConcurrent > 0 {
+		conc = fmt.Sprint(s.MaxConcurrent)
+	}
+	enabled := "yes"
+	if !s.Enabled {
+		enabled = "no (enabled: false in the workspace)"
+	}
+	kind := "push: launches a backfill for each event sent to POST /api/v1/sensors/" + url.PathEscape(s.Name) + "/events"
+	if s.Poll() {
+		kind = fmt.Sprintf("poll: its %s evaluator is called every %s, and stopped after %s", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
+	}
+	return []views.KV{{K: "Kind", V: kind}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
+		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)}, {K: "Enabled", V: enabled}}
+}
+
+// SensorPage renders /sensors/:name (?evaluations=&events=&prefix=&after=).
+func (h *Handler) SensorPage(c echo.Context) error {
+	s, err := h.workspaceSensor(c)
+	if err != nil {
+		return err
+	}
+	d, err := h.sensorDetail(c, s)
+	if err != nil {
+		return err
+	}
+	d.Notice, d.NoticeLink = h.takeActionNotice(c, d.Href)
+	return render(c, http.StatusOK, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+}
+
+// sensorQuery is the query of a sensor page's list: its own cursor
+// parameter read as the API's "cursor".
+func sensorQuery(c echo.Context, param string) echo.Context {
+	q := url.Values{"limit": {fmt.Sprint(SensorPageSize)}}
+	if v := c.QueryParam(param); v != "" {
+		q.Set("cursor", v)
+	}
+	for _, k := range []string{"prefix", "after"} {
+		if v := c.QueryParam(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	r := c.Request().Clone(c.Request().Context())
+	r.URL.RawQuery = q.Encode()
+	cc := c.Echo().NewContext(r, c.Response())
+	return cc
+}
+
+func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorDetail, error) {
+	ctx := c.Request().Context()
+	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s})
+	if err != nil {
+		return views.SensorDetail{}, err
+	}
+	v := vs[0]
+	d := views.SensorDetail{Definition: sensorDefinition(s), CSRF: page(c, "", "").CSRF}
+	st := v.State
+	if st.Cursor != nil {
+		d.Cursor, d.HasCursor = *st.Cursor, true
+	}
+	if st.Paused && st.PausedBy != nil && st.PausedAt != nil {
+		d.PausedBy = fmt.Sprintf("by %s at %s", *st.PausedBy, sensorTime(*st.PausedAt))
+	}
+	if s.Poll() && st.NextEvaluationAt != nil && !st.Paused && s.Enabled {
+		d.NextEval = sensorTime(*st.NextEvaluationAt)
+	}
+	var newest *db.SensorEvaluation
+	if s.Poll() {
+		rows, next, err := h.evaluationsPage(sensorQuery(c, "evaluations"), s, SensorPageSize)
+		if err != nil {
+			return d, err
+		}
+		if len(rows) > 0 && c.QueryParam("evaluations") == "" {
+			newest = &rows[0]
+		}
+		for _, e := range rows {
+			d.Evaluations = append(d.Evaluations, evaluationRow(e))
+		}
+		href := views.SensorHref(s.Name)
+		if next != "" {
+			d.EvalNext = href + "?" + url.Values{"evaluations": {next}}.Encode() + "#evaluations"
+		}
+		if c.QueryParam("evaluations") != "" {
+			d.EvalFirst = href + "#evaluations"
+		}
+		keys, knext, err := h.runKeysPage(sensorQuery(c, ""), s, SensorPageSize)
+		if err != nil {
+			return d, err
+		}
+		d.Prefix = c.QueryParam("prefix")
+		for _, k := range keys {
+			d.RunKeys = append(d.RunKeys, views.RunKeyRow{RunKey: k.RunKey, CreatedAt: sensorTime(k.CreatedAt), Backfill: views.Link{Label: k.BackfillID, Href: BackfillHref(k.BackfillID)}})
+		}
+		if knext != "" {
+			q := url.Values{"after": {knext}}
+			if d.Prefix != "" {
+				q.Set("prefix", d.Prefix)
+			}
+			d.KeysNext = href + "?" + q.Encode() + "#run-keys"
+		}
+	} else {
+		rows, next, err := h.eventsPage(sensorQuery(c, "events"), s, SensorPageSize)
+		if err != nil {
+			return d, err
+		}
+		for _, e := range rows {
+			r := views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(e.ReceivedAt), Outcome: e.Outcome, Actor: e.Actor}
+			if e.Reason != nil {
+				r.Reason = *e.Reason
+			}
+			if e.BackfillID != nil {
+				r.Backfill = &views.Link{Label: *e.BackfillID, Href: BackfillHref(*e.BackfillID)}
+			}
+			d.Events = append(d.Events, r)
+		}
+		href := views.SensorHref(s.Name)
+		if next != "" {
+			d.EventsNext = href + "?" + url.Values{"events": {next}}.Encode() + "#events"
+		}
+		if c.QueryParam("events") != "" {
+			d.EventsFirst = href + "#events"
+		}
+	}
+	d.SensorRow = h.sensorRow(v, newest)
+	if canOperate(c) && h.Sensors != nil {
+		href := d.Href
+		if st.Paused {
+			d.Buttons = append(d.Buttons, views.SensorButton{Name: views.SensorActionResume, Label: "Resume", Href: href + "/resume"})
+		} else {
+			d.Buttons = append(d.Buttons, views.SensorButton{Name: views.SensorActionPause, Label: "Pause", Href: href + "/pause"})
+		}
+		if s.Poll() {
+			d.Buttons = append(d.Buttons, views.SensorButton{Name: views.SensorActionEvaluate, Label: "Evaluate now", Href: href + "/evaluate"},
+				views.SensorButton{Name: views.SensorActionDryRun, Label: "Dry run", Href: href + "/dry-run"})
+		}
+		p := CurrentPrincipal(c)
+		d.CanReset = s.Poll() && p != nil && p.Role >= auth.RoleAdmin
+	}
+	return d, nil
+}
+
+func evaluationRow(e db.SensorEvaluation) views.EvaluationRow {
+	r := views.EvaluationRow{ID: e.ID, Kind: e.Kind, StartedAt: sensorTime(e.StartedAt), Duration: fmt.Sprintf("%d ms", e.DurationMs), Actor: e.Actor,
+		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter)}
+	if e.SkipReason != nil {
+		r.SkipReason = *e.SkipReason
+	}
+	if e.Error != nil {
+		r.Error = *e.Error
+	}
+	if e.LogTail != nil {
+		r.LogTail = *e.LogTail
+	}
+	var outs []jobs.RequestOutcome
+	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	for _, o := range outs {
+		rr := views.EvalRequestRow{Assets: "every asset of the sensor", RunKey: o.RunKey, Skipped: o.Skipped}
+		if len(o.Assets) > 0 {
+			rr.Assets = strings.Join(o.Assets, ", ")
+		}
+		switch {
+		case len(o.Partitions) > 0:
+			rr.Selection = fmt.Sprintf("%s (%s)", countOf(len(o.Partitions), "partition"), firstKeys(o.Partitions, 5))
+		default:
+			rr.Selection = fmt.Sprintf("from %s to %s", o.Start, o.End)
+		}
+		if o.Backfill != "" {
+			rr.Backfill = &views.Link{Label: o.Backfill, Href: BackfillHref(o.Backfill)}
+		}
+		if o.Preview != nil {
+			rr.Preview = fmt.Sprintf("would build %s in %s", countOf(int(o.Preview.TotalPartitions), "partition"), countOf(int(o.Preview.TotalChunks), "chunk"))
+		}
+		r.Requests = append(r.Requests, rr)
+	}
+	return r
+}
+
+func firstKeys(keys []string, n int) string {
+	if len(keys) <= n {
+		return strings.Join(keys, ", ")
+	}
+	return strings.Join(keys[:n], ", ") + fmt.Sprintf(", … %d more", len(keys)-n)
+}
+
+func cursorText(c *string) string {
+	if c == nil {
+		return "none"
+	}
+	if len(*c) > 80 {
+		return (*c)[:80] + "…"
+	}
+	return *c
+}
+
+// SensorAction handles the sensor page's Pause, Resume, Evaluate now and
+// Dry run buttons: back to the page with what was done, or the page again
+// with why not (409).
+func (h *Handler) SensorAction(c echo.Context) error {
+	sn, err := h.sensors()
+	if err != nil {
+		return err
+	}
+	s, err := h.workspaceSensor(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	href := views.SensorHref(s.Name)
+	fl := Flash{Page: href}
+	switch a := views.SensorAction(c.Param("action")); a {
+	case views.SensorActionPause, views.SensorActionResume:
+		paused := a == views.SensorActionPause
+		_, err = sn.SetPaused(ctx, s.Name, paused, actor(c))
+		fl.Notice = "Sensor resumed."
+		if paused {
+			fl.Notice = "Sensor paused: it is not evaluated, and pushed events are refused (409) until it is resumed."
+		}
+	case views.SensorActionEvaluate, views.SensorActionDryRun:
+		var ev jobs.Evaluation
+		ev, err = sn.Evaluate(ctx, s.Name, a == views.SensorActionDryRun, actor(c))
+		if err == nil {
+			fl.Notice = evaluateNotice(ev)
+			for _, o := range ev.Outcomes {
+				if o.Backfill != "" {
+					fl.NewName = o.Backfill
+					break
+				}
+			}
+		}
+	default:
+		return NotFound("no sensor action %q; use pause, resume, evaluate or dry-run", c.Param("action"))
+	}
+	if err != nil {
+		return h.sensorRefused(c, s, sensorErr(err))
+	}
+	h.Auth.SetFlash(CurrentPrincipal(c), fl)
+	return c.Redirect(http.StatusSeeOther, href)
+}
+
+// sensorRefused shows the sensor page again with why an action was not
+// done (409), or answers the error.
+func (h *Handler) sensorRefused(c echo.Context, s *catalog.Sensor, uerr error) error {
+	var ue *UserError
+	if !errors.As(uerr, &ue) || (ue.Status != http.StatusConflict && ue.Status != http.StatusBadRequest) {
+		return uerr
+	}
+	d, derr := h.sensorDetail(c, s)
+	if derr != nil {
+		return derr
+	}
+	d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
+	return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+}
+
+func evaluateNotice(ev jobs.Evaluation) string {
+	r := ev.Record
+	what := "Evaluation"
+	if r.Kind == db.EvalDryRun {
+		what = "Dry run"
+	}
+	if r.Error != nil {
+		return what + " failed: " + *r.Error + "."
+	}
+	if r.Kind == db.EvalDryRun {
+		return fmt.Sprintf("Dry run: the evaluator would request %s (nothing launched, the cursor unchanged); its requests are the newest evaluation below.", countOf(len(ev.Outcomes), "backfill"))
+	}
+	launched := 0
+	for _, o := range ev.Outcomes {
+		if o.Backfill != "" {
+			launched++
+		}
+	}
+	return fmt.Sprintf("Evaluation: %s, %s launched.", countOf(len(ev.Outcomes), "request"), countOf(launched, "backfill"))
+}
+
+// SensorCursorAction handles the sensor page's cursor form (admin): set
+// the cursor to the value given, or clear it.
+func (h *Handler) SensorCursorAction(c echo.Context) error {
+	sn, err := h.sensors()
+	if err != nil {
+		return err
+	}
+	s, err := h.workspaceSensor(c)
+	if err != nil {
+		return err
+	}
+	var cur *string
+	if c.FormValue("clear") == "" {
+		v := c.FormValue("cursor")
+		if len(v) > MaxSensorCursor {
+			return h.sensorRefused(c, s, BadRequest("cursor", "the cursor is %d bytes long; at most %d", len(v), MaxSensorCursor))
+		}
+		cur = &v
+	}
+	if _, err := sn.ResetCursor(c.Request().Context(), s.Name, cur, actor(c)); err != nil {
+		return h.sensorRefused(c, s, sensorErr(err))
+	}
+	notice := "Cursor cleared: the next evaluation starts without one."
+	if cur != nil {
+		notice = fmt.Sprintf("Cursor set to %q: the next evaluation starts from it.", *cur)
+	}
+	h.Auth.SetFlash(CurrentPrincipal(c), Flash{Page: views.SensorHref(s.Name), Notice: notice})
+	return c.Redirect(http.StatusSeeOther, views.SensorHref(s.Name))
+}

@@ -1,0 +1,196 @@
+package handlers_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+func selText(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
+
+// sensorPost posts a sensor page's form as c and follows its redirect
+// back to the page (or reads the page answered in its place).
+func sensorPost(t *testing.T, env *testkit.Env, c *http.Client, path string, form url.Values) (int, *goquery.Document) {
+	t.Helper()
+	resp := env.SessionPost(t, c, path, form)
+	if resp.StatusCode == http.StatusSeeOther {
+		return pgGet(t, env, c, resp.Header.Get("Location"))
+	}
+	return resp.StatusCode, pgDoc(t, resp)
+}
+
+// TestSensorsPage: every sensor with its kind, its state (OK, ERROR with
+// the error, PAUSED), its last event or evaluation and its counts.
+func TestSensorsPage(t *testing.T) {
+	t.Parallel()
+	env, sensors, tok := sensorEnv(t)
+	if code, _ := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m-1", "partitions": ["eu"]}`); code != 201 {
+		t.Fatal(code)
+	}
+	if code, _ := apiCall(t, env, tok, "POST", "/api/v1/sensors/broken/evaluate", ``); code != 200 {
+		t.Fatal(code)
+	}
+	if _, err := sensors.SetPaused(t.Context(), "counter", true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	status, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/sensors")
+	if status != 200 || doc.Find(`[data-testid="nav-sensors"][aria-current="page"]`).Length() != 1 {
+		t.Fatalf("status %d, or no current nav link", status)
+	}
+	rows := doc.Find(`[data-testid="sensor-row"]`)
+	if rows.Length() != 3 {
+		t.Fatalf("%d rows", rows.Length())
+	}
+	row := func(name string) *goquery.Selection {
+		return doc.Find(`[data-testid="sensor-row"][data-name="` + name + `"]`)
+	}
+	if r := row("arrivals"); r.AttrOr("data-kind", "") != "push" || r.AttrOr("data-state", "") != "OK" ||
+		selText(r.Find(`[data-testid="sensor-last"]`)) == "" || !strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "event m-1: launched") ||
+		selText(r.Find(`[data-testid="sensor-counts"]`)) != "1 event, 1 backfill" {
+		t.Errorf("arrivals row: %q", selText(r))
+	}
+	if r := row("broken"); r.AttrOr("data-state", "") != "ERROR" || !strings.Contains(selText(r.Find(`[data-testid="sensor-error"]`)), "exited with status 3") ||
+		!strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "evaluation failed") || !strings.Contains(selText(r), "command every 1h (timeout 1m)") {
+		t.Errorf("broken row: %q", selText(r))
+	}
+	if r := row("counter"); r.AttrOr("data-state", "") != "PAUSED" || r.Find(`a[data-testid="sensor-link"]`).AttrOr("href", "") != "/sensors/counter" {
+		t.Errorf("counter row: %q", selText(r))
+	}
+}
+
+// TestSensorPageButtonsPerRole: viewers see no button; operators pause or
+// resume, and evaluate and dry-run a poll sensor; admins also reset its
+// cursor. Every form carries the CSRF token.
+func TestSensorPageButtonsPerRole(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	for _, tc := range []struct {
+		role   auth.Role
+		sensor string
+		want   string
+		reset  bool
+	}{
+		{auth.RoleViewer, "counter", "", false},
+		{auth.RoleOperator, "counter", "pause,evaluate,dry-run", false},
+		{auth.RoleOperator, "arrivals", "pause", false},
+		{auth.RoleAdmin, "counter", "pause,evaluate,dry-run", true},
+		{auth.RoleAdmin, "arrivals", "pause", false},
+	} {
+		status, doc := pgGet(t, env, env.Client(t, tc.role), "/sensors/"+tc.sensor)
+		var got []string
+		doc.Find(`[data-testid="sensor-actions"] button`).Each(func(_ int, b *goquery.Selection) {
+			got = append(got, strings.TrimPrefix(b.AttrOr("data-testid", ""), "action-"))
+		})
+		if status != 200 || strings.Join(got, ",") != tc.want || (doc.Find(`[data-testid="cursor-reset"]`).Length() == 1) != tc.reset {
+			t.Errorf("%s on %s: %d buttons %v, reset form %v", tc.role, tc.sensor, status, got, doc.Find(`[data-testid="cursor-reset"]`).Length())
+		}
+		doc.Find("form[method=post]").Each(func(_ int, f *goquery.Selection) {
+			if f.Find(`input[name="_csrf"]`).AttrOr("value", "") == "" {
+				t.Errorf("%s on %s: a form without a CSRF token: %s", tc.role, tc.sensor, f.AttrOr("action", ""))
+			}
+		})
+	}
+}
+
+// TestSensorPageDryRunAndEvaluate: Dry run shows what the evaluator would
+// request (with what it would build) and launches nothing; Evaluate now
+// launches, links the backfill and records the run key, which the search
+// box finds.
+func TestSensorPageDryRunAndEvaluate(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	op := env.Client(t, auth.RoleOperator)
+	status, doc := sensorPost(t, env, op, "/sensors/counter/dry-run", nil)
+	first := doc.Find(`[data-testid="evaluation-row"]`).First()
+	if status != 200 || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), "Dry run: the evaluator would request 1 backfill") ||
+		first.AttrOr("data-kind", "") != "dry_run" || selText(first.Find(`[data-testid="request-preview"]`)) != "would build 1 partition in 1 chunk" ||
+		first.Find(`[data-testid="request-backfill"]`).Length() != 0 || !strings.Contains(selText(first), "run key k1") {
+		t.Fatalf("dry run: %d %q", status, selText(doc.Find("main")))
+	}
+	if selText(doc.Find(`[data-testid="cursor"]`)) != "none" || strings.Split(sensorWrites(t, env), "|")[3] != "0" {
+		t.Fatalf("a dry run moved the cursor (%q) or launched", selText(doc.Find(`[data-testid="cursor"]`)))
+	}
+	if !strings.Contains(first.Find(`[data-testid="evaluation-log"]`).Text(), "evaluated counter at 0") {
+		t.Fatalf("log tail: %q", first.Find(`[data-testid="evaluation-log"]`).Text())
+	}
+	status, doc = sensorPost(t, env, op, "/sensors/counter/evaluate", nil)
+	link := doc.Find(`[data-testid="notice-link"]`)
+	first = doc.Find(`[data-testid="evaluation-row"]`).First()
+	if status != 200 || !strings.HasPrefix(link.AttrOr("href", ""), "/backfills/") || first.Find(`[data-testid="request-backfill"]`).AttrOr("href", "") != link.AttrOr("href", "") ||
+		selText(doc.Find(`[data-testid="cursor"]`)) != "1" {
+		t.Fatalf("evaluate: %d %q", status, selText(doc.Find("main")))
+	}
+	if keys := doc.Find(`[data-testid="run-key-row"]`); keys.Length() != 1 || keys.AttrOr("data-key", "") != "k1" {
+		t.Fatalf("run keys: %q", selText(doc.Find(`[data-testid="run-keys-table"]`)))
+	}
+	_, doc = pgGet(t, env, op, "/sensors/counter?prefix=zz")
+	if doc.Find(`[data-testid="run-key-row"]`).Length() != 0 || selText(doc.Find(`[data-testid="run-keys-empty"]`)) != "No run key starting with zz yet." {
+		t.Fatalf("search zz: %q", selText(doc.Find(`[data-testid="run-key-search"]`).Parent()))
+	}
+	// The backfill says who launched it and links back.
+	_, bf := pgGet(t, env, op, link.AttrOr("href", ""))
+	if a := bf.Find(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`); a.AttrOr("href", "") != "/sensors/counter" || selText(a) != "counter" {
+		t.Fatalf("backfill page: %q", selText(bf.Find(`[data-testid="launched-by"]`)))
+	}
+}
+
+// TestSensorPageRefusals: an action that does not apply shows the page
+// again (409) with why and what to do; no CSRF token, the wrong role or an
+// unknown action change nothing.
+func TestSensorPageRefusals(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	op, admin := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleAdmin)
+	if status, doc := sensorPost(t, env, op, "/sensors/counter/pause", nil); status != 200 || doc.Find(`[data-testid="sensor-state"]`).AttrOr("data-state", "") != "PAUSED" ||
+		!strings.HasPrefix(selText(doc.Find(`[data-testid="paused-by"]`)), "Paused by test-operator-") {
+		t.Fatalf("pause: %d %q", status, selText(doc.Find("main")))
+	}
+	for _, tc := range []struct {
+		client *http.Client
+		path   string
+		status int
+		msg    string
+	}{
+		{op, "/sensors/counter/pause", 409, "Not done: sensor counter is already paused; use Resume to resume it."},
+		{op, "/sensors/arrivals/dry-run", 409, "Not done: sensor arrivals has no evaluator: it is pushed events, it does not poll; it launches backfills when events are pushed to it."},
+		{op, "/sensors/arrivals/resume", 409, "Not done: sensor arrivals is already running; nothing to do."},
+		{op, "/sensors/counter/launch", 404, ""},
+		{op, "/sensors/nope/pause", 404, ""},
+		{op, "/sensors/counter/cursor", 403, ""},
+	} {
+		before := sensorWrites(t, env)
+		status, doc := sensorPost(t, env, tc.client, tc.path, nil)
+		if status != tc.status || (tc.msg != "" && selText(doc.Find(`[data-testid="message"]`)) != tc.msg+" The page has been reloaded.") {
+			t.Errorf("%s: %d %q; want %d %q", tc.path, status, selText(doc.Find(`[data-testid="message"]`)), tc.status, tc.msg)
+		}
+		if after := sensorWrites(t, env); after != before {
+			t.Errorf("%s wrote: %s -> %s", tc.path, before, after)
+		}
+	}
+	// Without the CSRF token: refused, nothing changes.
+	before := sensorWrites(t, env)
+	resp, err := op.Post(env.URL+"/sensors/counter/resume", "application/x-www-form-urlencoded", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || sensorWrites(t, env) != before {
+		t.Fatalf("no CSRF token: %d", resp.StatusCode)
+	}
+	// Admins set and clear the cursor; each reset is recorded.
+	status, doc := sensorPost(t, env, admin, "/sensors/counter/cursor", url.Values{"cursor": {"7"}, "set": {"1"}})
+	if status != 200 || selText(doc.Find(`[data-testid="cursor"]`)) != "7" || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), `Cursor set to "7"`) {
+		t.Fatalf("set cursor: %d %q", status, selText(doc.Find("main")))
+	}
+	status, doc = sensorPost(t, env, admin, "/sensors/counter/cursor", url.Values{"cursor": {"7"}, "clear": {"1"}})
+	first := doc.Find(`[data-testid="evaluation-row"]`).First()
+	if status != 200 || selText(doc.Find(`[data-testid="cursor"]`)) != "none" || first.AttrOr("data-kind", "") != "reset" || !strings.Contains(selText(first), "7 → none") {
+		t.Fatalf("clear cursor: %d %q", status, selText(doc.Find("main")))
+	}
+}

@@ -1,0 +1,310 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// sensorEnv is a real store and engine (controller not running) with the
+// sensors given, on a static asset ref.regions [eu, us, ap] and an hourly
+// raw.events.
+type sensorEnv struct {
+	*schedEnv
+	sensors *Sensors
+}
+
+func newSensorEnv(t *testing.T, sensors string) *sensorEnv {
+	t.Helper()
+	e := newSchedEnv(t, "")
+	e.reload("sensors:\n" + sensors)
+	return &sensorEnv{schedEnv: e, sensors: NewSensors(e.eng, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+}
+
+func (e *sensorEnv) count(q string, args ...any) int64 {
+	e.t.Helper()
+	var n int64
+	if err := e.store.RawReader().GetContext(context.Background(), &n, q, args...); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func wantInputErr(t *testing.T, err error, code string, conflict bool) *InputError {
+	t.Helper()
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Conflict != conflict || (code != "" && ie.Code != code) {
+		t.Fatalf("want an input error (code %q, conflict %v), got %v", code, conflict, err)
+	}
+	return ie
+}
+
+// TestPushEventOnce: an event launches one backfill; the same message id
+// answers the first outcome and launches nothing, also from 16 concurrent
+// senders and after a restart on the same database file.
+func TestPushEventOnce(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n")
+	ctx := context.Background()
+	r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu", "us"}}, "bot")
+	if err != nil || r.Replayed || r.Event.Outcome != db.EventLaunched || r.Event.BackfillID == nil {
+		t.Fatalf("first push: %+v %v", r, err)
+	}
+	b, _ := e.store.Backfill(ctx, *r.Event.BackfillID)
+	if b.TotalPartitions != 2 || b.CreatedBy != "sensor:arrivals" {
+		t.Fatalf("backfill %+v", b)
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r2, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"ap"}}, "bot")
+			if err != nil || !r2.Replayed || *r2.Event.BackfillID != *r.Event.BackfillID {
+				t.Errorf("repeat: %+v %v", r2, err)
+			}
+		}()
+	}
+	// A new message id from 16 senders at once: one backfill.
+	ids := make(chan string, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r3, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-2", Partitions: []string{"ap"}}, "bot")
+			if err != nil {
+				t.Errorf("m-2: %v", err)
+				return
+			}
+			ids <- *r3.Event.BackfillID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	first := ""
+	for id := range ids {
+		if first == "" {
+			first = id
+		}
+		if id != first {
+			t.Fatalf("m-2 answered two backfills: %s and %s", first, id)
+		}
+	}
+	if n := e.count(`SELECT COUNT(*) FROM backfills`); n != 2 {
+		t.Fatalf("%d backfills, want 2", n)
+	}
+	// Restart: a new store and engine on the same file.
+	path := e.store.Path
+	e.store.Close()
+	store, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return e.ws.Load(), e.ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r4, err := eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu"}}, "bot")
+	if err != nil || !r4.Replayed || *r4.Event.BackfillID != *r.Event.BackfillID {
+		t.Fatalf("after a restart: %+v %v", r4, err)
+	}
+}
+
+// TestPushEventBadInput: each bad event is refused, says what is wrong,
+// and records nothing: no event, no backfill.
+func TestPushEventBadInput(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n")
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		ev    PushEvent
+		field string
+		msg   string
+	}{
+		{"no message id", PushEvent{Partitions: []string{"eu"}}, "message_id", "message_id is required"},
+		{"long message id", PushEvent{MessageID: strings.Repeat("x", 201), Partitions: []string{"eu"}}, "message_id", "at most 200"},
+		{"control character", PushEvent{MessageID: "a\nb", Partitions: []string{"eu"}}, "message_id", "printable"},
+		{"no partitions", PushEvent{MessageID: "m"}, "partitions", "say which partitions"},
+		{"both", PushEvent{MessageID: "m", Partitions: []string{"eu"}, Start: "eu"}, "partitions", "not both"},
+		{"unknown partition", PushEvent{MessageID: "m", Partitions: []string{"mars"}}, "selector.keys[0]", "mars"},
+		{"foreign asset", PushEvent{MessageID: "m", Assets: []string{"raw.events"}, Partitions: []string{"eu"}}, "assets[0]", "not one of sensor arrivals's assets"},
+	}
+	for _, tc := range cases {
+		_, err := e.eng.Push(ctx, "arrivals", tc.ev, "bot")
+		ie := wantInputErr(t, err, "", false)
+		if ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
+			t.Errorf("%s: field %q msg %q; want %q and %q", tc.name, ie.Field, ie.Msg, tc.field, tc.msg)
+		}
+	}
+	_, err := e.eng.Push(ctx, "nope", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
+	if ie := wantInputErr(t, err, CodeUnknownSensor, false); !ie.NotFound || ie.Params["known"] != "arrivals" {
+		t.Fatalf("unknown sensor: %+v", ie)
+	}
+	// Nor a state: the sensor's state is created with its first event
+	// recorded (or a pause), and a resume of a running sensor is refused.
+	_, err = e.sensors.SetPaused(ctx, "arrivals", false, "alice")
+	wantInputErr(t, err, CodeSensorState, true)
+	if n := e.count(`SELECT COUNT(*) FROM sensor_state`); n != 0 {
+		t.Fatalf("refused events and a refused resume created %d sensor states", n)
+	}
+	if _, err := e.sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
+	wantInputErr(t, err, CodeSensorPaused, true)
+	if n := e.count(`SELECT COUNT(*) FROM sensor_events`) + e.count(`SELECT COUNT(*) FROM backfills`); n != 0 {
+		t.Fatalf("bad input wrote %d rows", n)
+	}
+}
+
+// counterEvaluator answers the cursor plus one and a request of eu with
+// run key k{n}; runKey overrides the key.
+func counterEvaluator(runKey string) string {
+	key := `k$n`
+	if runKey != "" {
+		key = runKey
+	}
+	return `'c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1)); echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"` + key + `\"}]}"'`
+}
+
+func pollSensor(name, script string, extra string) string {
+	return "  " + name + ":\n    assets: [ref.regions]\n    evaluator: {command: [sh, -c, " + script + "]}\n    interval: 1s\n" + extra
+}
+
+// TestPollSensorCursorAndRunKeys: each evaluation moves the cursor with
+// the backfills it launched; a run key launches at most once, ever.
+func TestPollSensorCursorAndRunKeys(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, pollSensor("counter", counterEvaluator(""), "")+pollSensor("same", counterEvaluator("always"), ""))
+	ctx := context.Background()
+	for i := 1; i <= 2; i++ {
+		ev, err := e.sensors.Evaluate(ctx, "counter", false, "alice")
+		if err != nil || ev.Record.Error != nil || len(ev.Outcomes) != 1 || ev.Outcomes[0].Backfill == "" {
+			t.Fatalf("evaluation %d: %+v %v", i, ev, err)
+		}
+	}
+	st, _ := e.store.SensorStateOf(ctx, "counter")
+	if st.Cursor == nil || *st.Cursor != "2" || st.Launches != 2 || st.Status != db.SensorOK {
+		t.Fatalf("state %+v", st)
+	}
+	for i := 1; i <= 2; i++ {
+		if _, err := e.sensors.Evaluate(ctx, "same", false, "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ = e.store.SensorStateOf(ctx, "same")
+	keys, _ := e.store.SensorRunKeys(ctx, "same", "", "", 10)
+	if st.Launches != 1 || *st.Cursor != "2" || len(keys) != 1 || keys[0].RunKey != "always" {
+		t.Fatalf("run key 'always' twice: state %+v keys %+v", st, keys)
+	}
+	evs, _ := e.store.SensorEvaluations(ctx, "same", 0, 10)
+	if len(evs) != 2 || !strings.Contains(evs[0].Requests, "launched already") {
+		t.Fatalf("evaluations %+v", evs)
+	}
+}
+
+// TestPollSensorFailuresKeepTheCursor: an evaluator that fails, times out,
+// answers non-JSON or an unknown asset launches nothing, keeps the cursor,
+// and shows ERROR with its message and log.
+func TestPollSensorFailuresKeepTheCursor(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t,
+		pollSensor("fails", `'echo "no upstream" >&2; exit 3'`, "")+
+			pollSensor("slow", `'sleep 5'`, "    timeout: 1s\n")+
+			pollSensor("text", `'echo hello'`, "")+
+			pollSensor("foreign", `'echo "{\"cursor\": \"9\", \"run_requests\": [{\"assets\": [\"raw.events\"], \"partitions\": [\"eu\"]}]}"'`, ""))
+	ctx := context.Background()
+	for _, tc := range []struct{ name, msg, log string }{
+		{"fails", "exited with status 3", "no upstream"},
+		{"slow", "did not answer within its timeout, 1s", ""},
+		{"text", "not the JSON expected", ""},
+		{"foreign", "not one of sensor foreign's assets", ""},
+	} {
+		if _, err := e.store.ResetSensorCursor(ctx, tc.name, ptr("start"), "admin", 1); err != nil {
+			// the state does not exist yet: create it first
+			if _, err := e.store.EnsureSensorState(ctx, tc.name, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.store.ResetSensorCursor(ctx, tc.name, ptr("start"), "admin", 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev, err := e.sensors.Evaluate(ctx, tc.name, false, "alice")
+		if err != nil || ev.Record.Error == nil || !strings.Contains(*ev.Record.Error, tc.msg) {
+			t.Fatalf("%s: %+v %v; want error %q", tc.name, ev.Record, err, tc.msg)
+		}
+		if tc.log != "" && (ev.Record.LogTail == nil || !strings.Contains(*ev.Record.LogTail, tc.log)) {
+			t.Fatalf("%s: log %v, want %q", tc.name, ev.Record.LogTail, tc.log)
+		}
+		st, _ := e.store.SensorStateOf(ctx, tc.name)
+		if st.Cursor == nil || *st.Cursor != "start" || st.Status != db.SensorError || st.Failures != 1 || st.LastError == nil {
+			t.Fatalf("%s: state %+v, want the cursor kept and ERROR", tc.name, st)
+		}
+	}
+	if n := e.count(`SELECT COUNT(*) FROM backfills`); n != 0 {
+		t.Fatalf("failed evaluations launched %d backfills", n)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// TestPollSensorDryRunAndCAS: a dry run shows the requests with a preview
+// and moves nothing; of two evaluations at once (the one-at-a-time guard
+// bypassed), exactly one launches and moves the cursor.
+func TestPollSensorDryRunAndCAS(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, pollSensor("counter", `'sleep 0.3; `+strings.TrimPrefix(counterEvaluator(""), "'"), ""))
+	ctx := context.Background()
+	ev, err := e.sensors.Evaluate(ctx, "counter", true, "alice")
+	if err != nil || ev.Record.Kind != db.EvalDryRun || len(ev.Outcomes) != 1 || ev.Outcomes[0].Preview == nil || ev.Outcomes[0].Backfill != "" {
+		t.Fatalf("dry run: %+v %v", ev, err)
+	}
+	st, _ := e.store.SensorStateOf(ctx, "counter")
+	if st.Cursor != nil || e.count(`SELECT COUNT(*) FROM backfills`) != 0 {
+		t.Fatalf("a dry run moved the cursor (%v) or launched", st.Cursor)
+	}
+	// The guard refuses a second evaluation while one runs.
+	sn := e.ws.Load().Sensor("counter")
+	var wg sync.WaitGroup
+	results := make([]Evaluation, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _ = e.sensors.evaluate(ctx, sn, false, "t")
+		}()
+	}
+	wg.Wait()
+	st, _ = e.store.SensorStateOf(ctx, "counter")
+	if st.Cursor == nil || *st.Cursor != "1" || e.count(`SELECT COUNT(*) FROM backfills`) != 1 {
+		t.Fatalf("two evaluations at once: cursor %v, %d backfills; want 1 and 1", st.Cursor, e.count(`SELECT COUNT(*) FROM backfills`))
+	}
+	lost := 0
+	for _, r := range results {
+		if r.Record.Error != nil && strings.Contains(*r.Record.Error, "cursor moved") {
+			lost++
+		}
+	}
+	if lost != 1 {
+		t.Fatalf("want one evaluation to lose the compare-and-set, got %d: %+v", lost, results)
+	}
+	// Reset is recorded with who did it.
+	if _, err := e.sensors.ResetCursor(ctx, "counter", nil, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := e.store.SensorEvaluations(ctx, "counter", 0, 1)
+	if len(evs) != 1 || evs[0].Kind != db.EvalReset || evs[0].Actor != "admin" || evs[0].CursorBefore == nil || *evs[0].CursorBefore != "1" {
+		t.Fatalf("reset record %+v", evs)
+	}
+	_, err = e.sensors.Evaluate(ctx, "nope", false, "a")
+	wantInputErr(t, err, CodeUnknownSensor, false)
+}

@@ -1,0 +1,79 @@
+package web_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+const scheduleFlowWorkspace = `defaults:
+  retries: {max_attempts: 1}
+assets:
+  auto.regions:
+    partitions: {static: [eu, us, ap]}
+    executor: {demo: {duration: 100ms}}
+schedules:
+  auto.nightly:
+    cron: "0 3 * * *"
+    timezone: Europe/Berlin
+    assets: [auto.regions]
+`
+
+// Flow (issue 22): open Automation from the nav → the schedule's page →
+// Pause (the page then offers Resume and says it is paused) → Run now →
+// open the backfill it launched, which says the schedule launched it and
+// links back; the schedule's history lists the tick with that backfill.
+func TestBrowserSchedulePauseRunNow(t *testing.T) {
+	s := startBinaryServer(t, scheduleFlowWorkspace)
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/"),
+		chromedp.Click(css(`[data-testid="nav-automation"]`)),
+		chromedp.WaitVisible(css(`[data-testid="schedule-row"][data-name="auto.nightly"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := testkit.JS(t, ctx, `document.querySelector('[data-testid="schedule-row"]').dataset.state`); st != "running" {
+		t.Fatalf("state %s", st)
+	}
+	testkit.Screenshot(t, ctx, "automation")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="schedule-link"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelectorAll('[data-testid="next-tick-row"]').length === 5`, 20*time.Second, "the schedule page with its next 5 ticks")
+	if n := testkit.JS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').innerText`); n != "3" {
+		t.Fatalf("the next tick's preview counts %s partitions, want 3", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused" && !!document.querySelector('[data-testid="action-resume"]')`, 20*time.Second, "paused, with Resume")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-trigger"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]')`, 20*time.Second, "the run-now notice with its backfill")
+	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="tick-row"] [data-testid="tick-backfill"]').getAttribute("href")`); got != bf {
+		t.Fatalf("the tick links to %s, the notice to %s", got, bf)
+	}
+	testkit.Screenshot(t, ctx, "schedule-after-run-now")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by"] [data-testid="created-by-schedule"]').getAttribute("href")`); got != "/schedules/auto.nightly" {
+		t.Fatalf("the backfill links back to %q", got)
+	}
+	testkit.Screenshot(t, ctx, "backfill-from-schedule")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="created-by-schedule"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused"`, 20*time.Second, "back on the schedule, still paused")
+}

@@ -1,0 +1,104 @@
+package web_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// Flow (issue 22): open Sensors from the nav → a poll sensor's page → Dry
+// run: its requests are shown with what each would build, nothing launched
+// and the cursor unchanged → Evaluate now → open the backfill it launched,
+// which says the sensor launched it and links back.
+func TestBrowserSensorDryRun(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "eval.sh")
+	if err := os.WriteFile(script, []byte(`#!/bin/sh
+c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\", \"us\"], \"run_key\": \"batch-$n\"}]}"
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Interval 24h: the server's loop evaluates it once, as it starts.
+	s := startBinaryServer(t, fmt.Sprintf(`defaults:
+  retries: {max_attempts: 1}
+assets:
+  auto.regions:
+    partitions: {static: [eu, us, ap]}
+    executor: {demo: {duration: 100ms}}
+sensors:
+  files.landed:
+    assets: [auto.regions]
+    evaluator: {command: [%q]}
+    interval: 24h
+`, script))
+	ctx := testkit.Browser(t)
+	bfSignIn(t, ctx, s)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.URL+"/"),
+		chromedp.Click(css(`[data-testid="nav-sensors"]`)),
+		chromedp.WaitVisible(css(`[data-testid="sensor-row"][data-name="files.landed"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Screenshot(t, ctx, "sensors")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="sensor-link"]`))); err != nil {
+		t.Fatal(err)
+	}
+	// The loop's first evaluation (cursor 1) is on the page once it ran.
+	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed"`, 20*time.Second, "the sensor page")
+	testkit.Eventually(t, 20*time.Second, "the first evaluation", func() bool {
+		// Null-safe: the previous round's reload may still be loading.
+		if testkit.JS(t, ctx, `(document.querySelector('[data-testid="cursor"]') || {innerText: ""}).innerText.trim()`) == "1" {
+			return true
+		}
+		_ = chromedp.Do(ctx, chromedp.Reload())
+		return false
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-dry-run"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice"]') && document.querySelector('[data-testid="evaluation-row"]').dataset.kind === "dry_run"`, 20*time.Second, "the dry run at the top of the evaluations")
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="evaluation-row"] [data-testid="request-preview"]').innerText`); got != "would build 2 partitions in 2 chunks" {
+		t.Fatalf("the dry run's request says %q", got)
+	}
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="evaluation-row"] [data-testid="evaluation-request"]').innerText`); !containsAll(got, "2 partitions (eu, us)", "batch-2") {
+		t.Fatalf("the dry run's request reads %q", got)
+	}
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="cursor"]').innerText.trim() + "|" + document.querySelectorAll('[data-testid="evaluation-row"] [data-testid="request-backfill"]').length`); got != "1|1" {
+		t.Fatalf("after the dry run, cursor|launched links = %s; want 1|1 (the loop's evaluation only)", got)
+	}
+	testkit.Screenshot(t, ctx, "sensor-dry-run")
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-evaluate"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 20*time.Second, "the evaluation's backfill")
+	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
+	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by"] [data-testid="created-by-sensor"]').getAttribute("href")`); got != "/sensors/files.landed" {
+		t.Fatalf("the backfill links back to %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed" && !!document.querySelector('[data-testid="run-key-row"][data-key="batch-2"]')`, 20*time.Second, "back on the sensor, with run key batch-2")
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
