@@ -139,6 +139,10 @@ type Attempt struct {
 	Failed       *int64 `db:"failed" json:"failed,omitempty"`
 }
 
+// attemptCols are the columns of attempts that Attempt holds (not the
+// lease of a running attempt: see attempt_leases.go).
+const attemptCols = `run_id, attempt, state, owner, partitions, started_at, finished_at, error, materialized, failed`
+
 // Attempt states.
 const (
 	AttemptRunning     = "running"
@@ -328,7 +332,7 @@ func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
 
 // Attempts lists a run's attempts.
 func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
-	return selectAll[Attempt](ctx, s.r, `SELECT * FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
+	return selectAll[Attempt](ctx, s.r, `SELECT `+attemptCols+` FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
 }
 
 // InterruptedAttempts counts the interrupted attempts of each of runIDs
@@ -357,7 +361,7 @@ func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[s
 
 // RunningAttempts lists every attempt in state running.
 func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
-	return selectAll[Attempt](ctx, q, `SELECT * FROM attempts WHERE state='running' ORDER BY run_id`)
+	return selectAll[Attempt](ctx, q, `SELECT `+attemptCols+` FROM attempts WHERE state='running' ORDER BY run_id`)
 }
 
 // AttemptLog returns the stored log of an attempt ("" when none).
