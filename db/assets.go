@@ -161,8 +161,17 @@ func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor 
 // reindexAsset recomputes every stored partition index of an asset against its
 // new key space; keys that left the space get idx -1 (kept as history, not shown
 // in grids), and the rollup is rebuilt. Running attempts' leases become rows
-// first (reindexLeases).
+// first (reindexLeases). The asset's instance ranges, which name partitions
+// by index, become rows before (expandInstanceRanges), and its running
+// attempts, which know their partitions by their former indexes, will
+// record theirs as rows.
 func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
+	if err := expandInstanceRanges(ctx, tx, assetID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET reindexed=1 WHERE state='running' AND asset_id=?`, assetID); err != nil {
+		return err
+	}
 	var keys []string
 	if err := tx.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=?`, assetID); err != nil {
 		return err

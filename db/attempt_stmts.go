@@ -38,7 +38,7 @@ func prepare(tx *sqlx.Tx) *stmts {
 	p(&s.delStatus, `DELETE FROM partition_status WHERE asset_id=? AND partition_key=?`)
 	// An attempt's instances are recorded when it ends (instances recorded
 	// in progress by earlier versions are completed in place).
-	p(&s.finInst, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, created_at)
+	p(&s.finInst, `INSERT INTO instance_rows (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, created_at)
 		VALUES (?1,?2,?3,?4,?5,?6,?7,?8,'backfill',?9,?10,?9)
 		ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status=excluded.status, metadata=excluded.metadata, error=excluded.error, finished_at=excluded.finished_at`)
 	// A materialized last attempt is the last materialization: its ids are

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,7 +47,11 @@ type AttemptsFinished struct {
 // last attempt, and the status rollups.
 func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	st := prepare(tx)
-	f := &finishing{st: st, at: p.At, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
+	open, err := openInstanceRows(ctx, tx)
+	if err != nil {
+		return err
+	}
+	f := &finishing{st: st, at: p.At, rowsOnly: open, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
 	for _, a := range p.Attempts {
 		if err := f.attempt(ctx, tx, a); err != nil {
 			return err
@@ -68,6 +73,9 @@ type finishing struct {
 	lastMat     map[int64]int64
 	lastAttempt lastAttempts
 	plain       []plainMat
+	// rowsOnly: instances are recorded as rows, not ranges (an instance
+	// row is still open: openInstanceRows).
+	rowsOnly bool
 }
 
 // runCounts are the changes to a backfill's run and partition counters.
@@ -95,8 +103,9 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 		}
 	}
 	// The attempt's lease on partitions without a status row ends with it.
-	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
-		WHERE run_id=? AND attempt=?`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
+	var reindexed bool
+	if err := tx.GetContext(ctx, &reindexed, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
+		WHERE run_id=? AND attempt=? RETURNING reindexed`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	started := a.Started
@@ -106,7 +115,7 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 			return err
 		}
 	}
-	mat, err := f.parts(ctx, tx, a, started)
+	mat, err := f.parts(ctx, tx, a, started, !reindexed && !f.rowsOnly)
 	if err != nil {
 		return err
 	}
@@ -123,10 +132,12 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 // materialized ones are kept for finishMaterialized, the others get their
 // instance and status row now. It returns how many the attempt
 // materialized for its run (not counting those materialized again).
-func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64) (int64, error) {
+// ranges: plainly materialized partitions whose instance ids are derived
+// may have their instances recorded in ranges (instance_ranges.go).
+func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64, ranges bool) (int64, error) {
 	st, roll := f.st, f.roll
 	var mat, failed int64
-	for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
+	for j, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
 		var meta *string
 		if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
 			s := string(pr.Metadata)
@@ -137,7 +148,9 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 		fresh := pr.Prev == ""
 		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 			// The common case, written in batches below.
-			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr, fresh: fresh})
+			ranged := ranges && a.Asset != "" && a.Parts[j].InstanceID == "" && pr.Idx >= 0
+			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr, fresh: fresh,
+				ranged: ranged, attempt: a.Attempt, assetKey: a.Asset})
 			f.lastMat[a.AssetID] = f.at
 			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
 			if !pr.Again {
@@ -351,6 +364,11 @@ type plainMat struct {
 	// fresh: the attempt leased the partition without a status row; its
 	// row is inserted now.
 	fresh bool
+	// ranged: its instance is recorded in a range of its attempt
+	// (instance_ranges.go), not as a row.
+	ranged   bool
+	attempt  int64
+	assetKey string
 }
 
 // finishMaterialized records partitions materialized without metadata or
@@ -371,13 +389,22 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 	for _, k := range order {
 		group := byAsset[k]
 		assetID, code := group[0].asset, group[0].code
-		// The instances, in statements of batchRows rows. Instances recorded
-		// in progress by earlier versions are completed in place.
-		inst := make([]any, 0, 4*len(group))
+		// The instances: ranges of their attempts where they can, else
+		// rows, in statements of batchRows rows. Instances recorded in
+		// progress by earlier versions are completed in place.
+		var inst []any
+		var ranged []rangedInst
 		for _, it := range group {
+			if it.ranged {
+				ranged = append(ranged, rangedInst{run: it.run, attempt: it.attempt, asset: it.assetKey, started: it.started, idx: it.part.Idx})
+				continue
+			}
 			inst = append(inst, it.part.InstanceID, it.part.Key, it.run, it.started)
 		}
-		if err := batchExec(ctx, tx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
+		if err := insertInstanceRanges(ctx, tx, assetID, code, at, ranged); err != nil {
+			return err
+		}
+		if err := batchExec(ctx, tx, `INSERT INTO instance_rows (id, asset_id, partition_key, run_id, status, code_version, source, started_at, finished_at, created_at)
 			SELECT column1, ?, column2, column3, 'materialized', ?, 'backfill', column4, ?, column4 FROM (VALUES `, []any{assetID, code, at},
 			`(?,?,?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
 			4, inst); err != nil {

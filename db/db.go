@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/mattn/go-sqlite3" // SQLite driver
 	"github.com/pressly/goose/v3"
 )
 
@@ -101,7 +100,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	w, err := sqlx.Open("sqlite3", dsn(path, false, busy))
+	w, err := sqlx.Open(driverName, dsn(path, false, busy))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +115,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sqlx.Open("sqlite3", dsn(path, true, busy))
+	r, err := sqlx.Open(driverName, dsn(path, true, busy))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -250,7 +249,7 @@ const WriterAutoCheckpoint = 16384
 // or readers). It raises the writer's auto-checkpoint threshold meanwhile;
 // stop restores it and waits for the goroutine.
 func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err error) {
-	c, err := sql.Open("sqlite3", dsn(s.Path, false, DefaultBusyTimeout))
+	c, err := sql.Open(driverName, dsn(s.Path, false, DefaultBusyTimeout))
 	if err != nil {
 		return nil, err
 	}

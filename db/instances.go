@@ -71,7 +71,7 @@ func inProgressInstances(where string) string {
 	return `SELECT ps.lease_instance_id, ps.asset_id, ps.partition_key, ps.lease_run_id, 'in_progress', COALESCE(ps.lease_code_version, ''),
 		NULL, NULL, 'backfill', ` + start + `, NULL, NULL, ` + start + `
 		FROM partition_status ps WHERE ps.status = 'in_progress' AND ps.lease_run_id IS NOT NULL AND ` + where + `
-		AND NOT EXISTS (SELECT 1 FROM partition_instances i WHERE i.asset_id = ps.asset_id AND i.partition_key = ps.partition_key AND i.id = ps.lease_instance_id)`
+		AND NOT EXISTS (SELECT 1 FROM instance_rows i WHERE i.asset_id = ps.asset_id AND i.partition_key = ps.partition_key AND i.id = ps.lease_instance_id)`
 }
 
 // InstancesBefore lists a partition's instances newest first, those after

@@ -283,7 +283,7 @@ func writeReportedInstance(ctx context.Context, tx *sqlx.Tx, m Materialization, 
 	case err == nil && oldInstanceStatus != StatusInProgress:
 		return true, nil
 	case err == nil:
-		if _, err := tx.ExecContext(ctx, `UPDATE partition_instances SET status=?, code_version=?, metadata=?, error=?, finished_at=?
+		if _, err := tx.ExecContext(ctx, `UPDATE instance_rows SET status=?, code_version=?, metadata=?, error=?, finished_at=?
 			WHERE asset_id=? AND partition_key=? AND id=?`, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), at, m.AssetID, m.Partition, id); err != nil {
 			return false, err
 		}
@@ -298,7 +298,7 @@ func writeReportedInstance(ctx context.Context, tx *sqlx.Tx, m Materialization, 
 		if !m.StartedAt.IsZero() {
 			started = Millis(m.StartedAt)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_instances (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO instance_rows (id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, id, m.AssetID, m.Partition, m.RunID, m.Status, m.CodeVersion, meta, nullIfEmpty(m.Error), m.Source, started, at, supersedes, at); err != nil {
 			return false, err
 		}
