@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -51,7 +50,11 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	if err != nil {
 		return err
 	}
-	f := &finishing{st: st, at: p.At, rowsOnly: open, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
+	reindexed, err := reindexedAttempts(ctx, tx)
+	if err != nil {
+		return err
+	}
+	f := &finishing{st: st, at: p.At, rowsOnly: open, reindexed: reindexed, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
 	for _, a := range p.Attempts {
 		if err := f.attempt(ctx, tx, a); err != nil {
 			return err
@@ -76,6 +79,9 @@ type finishing struct {
 	// rowsOnly: instances are recorded as rows, not ranges (an instance
 	// row is still open: openInstanceRows).
 	rowsOnly bool
+	// reindexed: running attempts whose asset was re-indexed; they record
+	// their instances as rows.
+	reindexed map[attemptKey]bool
 }
 
 // runCounts are the changes to a backfill's run and partition counters.
@@ -103,9 +109,8 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 		}
 	}
 	// The attempt's lease on partitions without a status row ends with it.
-	var reindexed bool
-	if err := tx.GetContext(ctx, &reindexed, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
-		WHERE run_id=? AND attempt=? RETURNING reindexed`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
+		WHERE run_id=? AND attempt=?`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
 		return err
 	}
 	started := a.Started
@@ -115,7 +120,7 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 			return err
 		}
 	}
-	mat, err := f.parts(ctx, tx, a, started, !reindexed && !f.rowsOnly)
+	mat, err := f.parts(ctx, tx, a, started, !f.rowsOnly && !f.reindexed[attemptKey{a.RunID, a.Attempt}])
 	if err != nil {
 		return err
 	}

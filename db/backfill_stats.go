@@ -166,7 +166,7 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 		if err := c.SelectContext(ctx, &got, `SELECT id, run_id, partition_key, status, error, created_at, COALESCE(finished_at, created_at) AS sort_at FROM (
 			SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
 			UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
-			ORDER BY created_at, COALESCE(finished_at, created_at)`, args...); err != nil {
+			ORDER BY created_at, COALESCE(finished_at, created_at), partition_key, id`, args...); err != nil {
 			return err
 		}
 		// The instances in progress of partitions the runs lease without a

@@ -415,10 +415,16 @@ func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition
 		Ms sql.NullFloat64 `db:"ms"`
 		N  int             `db:"n"`
 	}
+	// The latest 200 of each kind of instance (rows, ranges), then of both:
+	// over the view partition_instances the ranges' partitions would be
+	// sorted all (0.7 s at a million), each kind alone is read in key order.
 	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL)) AS ms, COUNT(*) AS n FROM (
-		SELECT started_at, finished_at FROM partition_instances
-		WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at
-		ORDER BY partition_key DESC LIMIT 200)`, assetID)
+		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_rows
+			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200)
+		UNION ALL
+		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_ranges_expanded
+			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200)
+		ORDER BY partition_key DESC LIMIT 200)`, assetID, assetID)
 	return row.Ms.Float64, row.N, err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // StaleReloads counts the full reloads of memoized base facts (a patch is
@@ -86,3 +88,10 @@ func (s *Store) StaleMiscounted() int64 { return s.staleCache().miscounted.Load(
 // StaleRevalidated counts the base entries found unchanged by their
 // blocks' gens instead of reloaded.
 func (s *Store) StaleRevalidated() int64 { return s.staleCache().revalidated.Load() }
+
+// ExpandInstanceRanges turns asset assetID's instance ranges into instance
+// rows (as a re-index does first), for tests that compare what readers
+// answer from ranges with what they answer from rows.
+func (s *Store) ExpandInstanceRanges(ctx context.Context, assetID int64) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error { return expandInstanceRanges(ctx, tx, assetID) })
+}

@@ -108,6 +108,30 @@ func openInstanceRows(ctx context.Context, tx *sqlx.Tx) (bool, error) {
 	return open, err
 }
 
+// attemptKey is one attempt of a run.
+type attemptKey struct {
+	run     string
+	attempt int64
+}
+
+// reindexedAttempts returns the running attempts whose asset was re-indexed
+// while they ran (reindexAsset), read through the partial index of running
+// attempts: usually none.
+func reindexedAttempts(ctx context.Context, tx *sqlx.Tx) (map[attemptKey]bool, error) {
+	var rows []struct {
+		Run     string `db:"run_id"`
+		Attempt int64  `db:"attempt"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt FROM attempts WHERE state = 'running' AND reindexed = 1`); err != nil {
+		return nil, err
+	}
+	out := make(map[attemptKey]bool, len(rows))
+	for _, r := range rows {
+		out[attemptKey{r.Run, r.Attempt}] = true
+	}
+	return out, nil
+}
+
 // expandInstanceRanges turns asset assetID's instance ranges into instance
 // rows, before a re-index moves its status rows to other indexes.
 func expandInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64) error {

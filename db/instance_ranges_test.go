@@ -1,0 +1,262 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// rangedBackfill records two attempts of t.hourly through their events:
+// run_a's first attempt over indexes 1000..1099 but 1070, crossing the
+// block at 1024 (1050 materialized with metadata, 1060 failed, the rest
+// plainly materialized), then run_b's second attempt over 1090..1109, all
+// plainly materialized (1090..1099 again). It returns the keys around them
+// and the times of the attempts' starts and ends.
+func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) {
+	t.Helper()
+	asset := f.ids["t.hourly"]
+	for chunk, run := range []string{"run_a", "run_b"} {
+		if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+			VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',100,'queued',3,0,0)`, run, "key:"+run, chunk, asset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempt := func(run string, n int64, lo, hi int64, start, end time.Time, status func(i int64) db.PartRef) {
+		var started, finished []db.PartRef
+		for i := lo; i <= hi; i++ {
+			pr := status(i)
+			if pr.Key == "" {
+				continue
+			}
+			started = append(started, db.PartRef{Key: pr.Key, Idx: i, Prev: pr.Prev})
+			finished = append(finished, pr)
+		}
+		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
+			{RunID: run, BackfillID: "bf_test", Attempt: n, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: started}}}, start)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(end), Attempts: []db.AttemptEnd{
+			{RunID: run, BackfillID: "bf_test", Attempt: n, AssetID: asset, Asset: "t.hourly", State: db.AttemptFailed, Error: "1 of 99 failed",
+				RunState: db.RunQueued, CodeVersion: "v2", Started: db.Millis(start), Parts: finished}}}, end)
+	}
+	t0 := f.now
+	attempt("run_a", 1, 1000, 1099, t0, t0.Add(3*time.Second), func(i int64) db.PartRef {
+		pr := db.PartRef{Key: f.sp.Key(i), Idx: i, Status: db.StatusMaterialized}
+		switch i {
+		case 1070:
+			return db.PartRef{}
+		case 1050:
+			pr.Metadata = json.RawMessage(`{"rows":7}`)
+		case 1060:
+			pr.Status, pr.Error = db.StatusFailed, "boom"
+		}
+		return pr
+	})
+	t1 := t0.Add(10 * time.Second)
+	attempt("run_b", 2, 1090, 1109, t1, t1.Add(5*time.Second), func(i int64) db.PartRef {
+		pr := db.PartRef{Key: f.sp.Key(i), Idx: i, Status: db.StatusMaterialized}
+		if i < 1100 {
+			pr.Prev = db.StatusMaterialized
+		}
+		return pr
+	})
+	for i := int64(995); i <= 1115; i++ {
+		keys = append(keys, f.sp.Key(i))
+	}
+	return keys, []time.Time{t0, t0.Add(3 * time.Second), t1, t1.Add(5 * time.Second)}
+}
+
+// instanceAnswers is what every reader of instances answers about keys of
+// asset, as text: a partition's history (all of it, and after its first
+// instance), the runs' instances, run_a's checkpoint, the history at each
+// of times and around them, the reported duration, and the view
+// partition_instances itself.
+func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times []time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	put := func(what string, v any, err error) {
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		j, _ := json.Marshal(v)
+		fmt.Fprintf(&b, "%s: %s\n", what, j)
+	}
+	for _, k := range keys {
+		insts, err := f.store.Instances(ctx, asset, k, 10)
+		put("history "+k, insts, err)
+		if len(insts) > 0 {
+			p := insts[0].Pos()
+			older, err := f.store.InstancesBefore(ctx, asset, k, &p, 10)
+			put("history after the first "+k, older, err)
+		}
+		for _, at := range times {
+			for _, d := range []time.Duration{-time.Millisecond, 0, time.Millisecond} {
+				h, err := f.store.PartitionHistoryAt(ctx, asset, k, at.Add(d))
+				put(fmt.Sprintf("history at %v %s", at.Add(d), k), h, err)
+			}
+		}
+	}
+	ri, err := f.store.RunInstances(ctx, asset, []string{"run_a", "run_b"}, keys)
+	put("run instances", ri, err)
+	for _, run := range []string{"run_a", "run_b"} {
+		cp, err := db.RunCheckpointOf(ctx, f.store.Reader(), asset, run, db.Millis(times[0]), keys)
+		put("checkpoint "+run, cp, err)
+	}
+	ms, n, err := f.store.ReportedMillis(ctx, asset)
+	put("reported millis", []any{ms, n}, err)
+	var all []struct {
+		ID       string  `db:"id"`
+		Key      string  `db:"partition_key"`
+		Run      string  `db:"run_id"`
+		Status   string  `db:"status"`
+		Code     string  `db:"code_version"`
+		Meta     *string `db:"metadata"`
+		Error    *string `db:"error"`
+		Source   string  `db:"source"`
+		Started  *int64  `db:"started_at"`
+		Finished *int64  `db:"finished_at"`
+		Super    *string `db:"supersedes_id"`
+		Created  int64   `db:"created_at"`
+	}
+	err = f.store.RawReader().Select(&all, `SELECT id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at
+		FROM partition_instances ORDER BY asset_id, partition_key, id`)
+	put("partition_instances", all, err)
+	return b.String()
+}
+
+// An attempt's plainly materialized partitions are recorded as index ranges
+// (one row per run of consecutive indexes within a block), its others as
+// rows, and every reader of instances answers exactly what it answers when
+// all of them are rows.
+func TestInstanceRangesReadAsRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	asset := f.ids["t.hourly"]
+	keys, times := rangedBackfill(t, f)
+
+	count := func(q string) int {
+		var n int
+		if err := f.store.RawReader().Get(&n, q); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// run_a: 1000..1023, 1024..1049, 1051..1059, 1061..1069, 1071..1099;
+	// run_b: 1090..1109. Rows: 1050 (metadata) and 1060 (failed).
+	if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 6 {
+		t.Fatalf("%d instance ranges, want 6", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 2 {
+		t.Fatalf("%d instance rows, want 2 (metadata, failed)", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
+		t.Fatalf("%d instances, want %d", n, 99+20)
+	}
+	ranged := instanceAnswers(t, f, asset, keys, times)
+	// Every answer holds what the attempts recorded.
+	for _, want := range []string{
+		`"ID":"` + db.AttemptInstanceIDs("run_a", 1, "t.hourly")(f.sp.Key(1030)) + `"`,
+		`"ID":"` + db.AttemptInstanceIDs("run_b", 2, "t.hourly")(f.sp.Key(1095)) + `"`,
+		`"Built":{"` + f.sp.Key(1000) + `":true`,
+	} {
+		if !strings.Contains(ranged, want) {
+			t.Fatalf("answers lack %s:\n%s", want, ranged)
+		}
+	}
+	// A report of run_a's attempt-1 instance is a replay, as of a row.
+	res, err := f.store.RecordMaterializations(ctx, []db.Materialization{{AssetID: asset, AssetKey: "t.hourly", Partition: f.sp.Key(1030), Idx: 1030,
+		Status: db.StatusMaterialized, CodeVersion: "v2", RunID: "run_a", Source: "test", At: times[1]}}, "test", "", times[3])
+	if err != nil || res.Replayed != 1 {
+		t.Fatalf("report of a ranged instance: %+v %v, want a replay", res, err)
+	}
+
+	if err := f.store.ExpandInstanceRanges(ctx, asset); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 0 {
+		t.Fatalf("%d instance ranges after expanding, want 0", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 99+20 {
+		t.Fatalf("%d instance rows after expanding, want %d", n, 99+20)
+	}
+	if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
+		t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows))
+	}
+}
+
+// lineDiff is the first line where a and b differ.
+func lineDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d\nbefore: %.800s\nafter:  %.800s", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines before, %d after", len(la), len(lb))
+}
+
+// A re-index names partitions by other indexes: the asset's ranges become
+// rows first, so that every partition keeps its history, and an attempt
+// running meanwhile (which knows its partitions by their former indexes)
+// records its instances as rows.
+func TestReindexKeepsRangedInstances(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	asset := f.ids["t.hourly"]
+	keys, times := rangedBackfill(t, f)
+	before := instanceAnswers(t, f, asset, keys, times)
+
+	// An attempt running across the re-index (over 2000..2009).
+	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		VALUES ('run_c','key:run_c','bf_test',2,0,'t.hourly',?,'f',10,'queued',3,0,0)`, asset); err != nil {
+		t.Fatal(err)
+	}
+	var parts []db.PartRef
+	for i := int64(2000); i < 2010; i++ {
+		parts = append(parts, db.PartRef{Key: f.sp.Key(i), Idx: i})
+	}
+	start := times[3].Add(time.Second)
+	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
+		{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: parts}}}, start)
+
+	// The scheme now starts a day later: every index moves down by 24.
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(strings.Replace(testWorkspace, `start: "2025-01-01-00:00"`, `start: "2025-01-02-00:00"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := f.store.Partition(ctx, asset, f.sp.Key(1030)); err != nil || p.Idx != 1030-24 {
+		t.Fatalf("partition after the re-index: %+v %v, want index %d", p, err, 1030-24)
+	}
+	if after := instanceAnswers(t, f, asset, keys, times); after != before {
+		t.Fatalf("instances changed with the re-index:\n%s", lineDiff(before, after))
+	}
+
+	end := start.Add(time.Second)
+	for i := range parts {
+		parts[i].Status = db.StatusMaterialized
+	}
+	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(end), Attempts: []db.AttemptEnd{
+		{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+			RunState: db.RunQueued, CodeVersion: "v2", Started: db.Millis(start), Parts: parts}}}, end)
+	id := db.AttemptInstanceIDs("run_c", 1, "t.hourly")
+	for _, pr := range parts {
+		insts, err := f.store.Instances(ctx, asset, pr.Key, 10)
+		if err != nil || len(insts) != 1 || insts[0].ID != id(pr.Key) || insts[0].Status != db.StatusMaterialized {
+			t.Fatalf("history of %s, built across the re-index: %+v %v", pr.Key, insts, err)
+		}
+	}
+	var n int
+	if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM instance_ranges`); err != nil || n != 0 {
+		t.Fatalf("%d instance ranges after the re-index (%v), want none", n, err)
+	}
+}
