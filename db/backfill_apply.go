@@ -41,9 +41,14 @@ type ConflictRecorded struct {
 func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload any, idemKey string, now time.Time) error {
 	var b []byte
 	var err error
-	if p, ok := payload.(BackfillCreated); ok {
+	switch p := payload.(type) {
+	case BackfillCreated:
 		b, err = p.eventJSON() // the same bytes, faster for a million keys
-	} else {
+	case AttemptsStarted:
+		b, err = p.eventJSON() // the same bytes, faster for every partition
+	case AttemptsFinished:
+		b, err = p.eventJSON()
+	default:
 		b, err = json.Marshal(payload)
 	}
 	if err != nil {

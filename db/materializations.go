@@ -7,7 +7,6 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -50,15 +49,23 @@ func InstanceIDs(runID, asset string) func(partition string) string {
 	h1 := sha256.Sum256([]byte(runID + "\x00" + asset))
 	prefix := runID + "\x00" + asset + "\x00"
 	return func(partition string) string {
+		// One allocation per id (the id itself): the hashed text in a
+		// buffer on the stack when it fits, the id encoded in place.
+		var buf [160]byte
+		h2 := sha256.Sum256(append(append(buf[:0], prefix...), partition...))
 		var b [15]byte
-		h2 := sha256.Sum256([]byte(prefix + partition))
 		copy(b[:7], h1[:7])
 		copy(b[7:], h2[:8])
-		return "pi_" + strings.ToLower(instanceEnc.EncodeToString(b[:]))
+		var id [3 + 24]byte
+		copy(id[:], "pi_")
+		instanceEnc.Encode(id[3:], b[:])
+		return string(id[:])
 	}
 }
 
-var instanceEnc = base32.StdEncoding.WithPadding(base32.NoPadding)
+// instanceEnc is base32 (RFC 4648) in lower case, unpadded: 15 bytes are
+// 24 characters.
+var instanceEnc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // RecordResult says what a batch of materializations changed.
 type RecordResult struct {
