@@ -29,6 +29,11 @@ type bfPlan struct {
 	// not finished: at most max_concurrent_runs of them, beside the running
 	// ones (they take no slot, so that the chunks after them run).
 	upWaiting int64
+	// newKeys are the keys and indexes of chunk newChunk, the chunk newRun
+	// planned last, for its first attempt (prepareAttempt): computed once.
+	newChunk int64
+	newKeys  []string
+	newIdx   []int64
 }
 
 // plan starts queued runs that are due and plans new chunks, rotating
@@ -332,10 +337,11 @@ func segmentOf(segs []db.Segment, chunk int64) *db.Segment {
 // conflict and not run again.
 func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segment, asset *catalog.Asset, now time.Time) (*db.Run, error) {
 	chunk := p.next
-	keys, _, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
+	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, chunk)
 	if err != nil {
 		return nil, err
 	}
+	p.newChunk, p.newKeys, p.newIdx = chunk, keys, idx
 	h := sha256.New()
 	h.Write([]byte(seg.Asset))
 	for _, k := range keys {
@@ -372,10 +378,14 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 // lease on one of the partitions: the run then waits.
 func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, leases map[int64]*db.Leases, now time.Time) (*active, db.AttemptStart, bool, error) {
 	seg := &p.segs[r.Seg]
-	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
-	if err != nil {
-		return nil, db.AttemptStart{}, false, err
+	keys, idx := p.newKeys, p.newIdx
+	var err error
+	if keys == nil || p.newChunk != r.Chunk {
+		if keys, idx, err = e.chunkKeys(ctx, tx, p.b, seg, r.Chunk); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
 	}
+	p.newKeys, p.newIdx = nil, nil // used once: the attempt may keep them
 	var cp db.RunCheckpoint
 	if r.Attempts > 0 {
 		since := int64(math.MaxInt64)
