@@ -30,7 +30,9 @@ CREATE TABLE instance_ranges (
     finished_at  INTEGER NOT NULL,
     PRIMARY KEY (asset_id, block, lo, run_id, attempt)
 ) WITHOUT ROWID;
-CREATE INDEX instance_ranges_by_run ON instance_ranges (run_id, attempt);
+-- No index by run: every reader knows the asset and the partitions, and
+-- finds the ranges by block through the partitions' status rows (an index
+-- by run id, in random order, cost the writer a page per attempt).
 
 -- An attempt running while its asset is re-indexed knows its partitions by
 -- their former indexes: it records its instances as rows.
