@@ -3,7 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -54,7 +54,11 @@ func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	if err != nil {
 		return err
 	}
-	f := &finishing{st: st, at: p.At, rowsOnly: open, reindexed: reindexed, roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
+	n := 0
+	for _, a := range p.Attempts {
+		n += len(a.Parts)
+	}
+	f := &finishing{st: st, at: p.At, rowsOnly: open, reindexed: reindexed, plain: make([]plainMat, 0, n), roll: rollupDelta{}, perBackfill: map[string]*runCounts{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}}
 	for _, a := range p.Attempts {
 		if err := f.attempt(ctx, tx, a); err != nil {
 			return err
@@ -382,23 +386,33 @@ type plainMat struct {
 // by the lease; rows someone else changed meanwhile go through
 // updateFromLease one by one.
 func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []plainMat, at int64, roll rollupDelta) error {
-	byAsset := map[[2]string][]plainMat{}
-	var order [][2]string
-	for _, it := range items {
-		k := [2]string{fmt.Sprint(it.asset), it.code}
-		if _, ok := byAsset[k]; !ok {
-			order = append(order, k)
-		}
-		byAsset[k] = append(byAsset[k], it)
+	type assetCode struct {
+		asset int64
+		code  string
 	}
-	for _, k := range order {
-		group := byAsset[k]
+	var groups [][]plainMat
+	if len(items) > 0 && !slices.ContainsFunc(items, func(it plainMat) bool { return it.asset != items[0].asset || it.code != items[0].code }) {
+		groups = [][]plainMat{items} // one asset and code version: the common case, not copied
+	} else {
+		byAsset := map[assetCode]int{}
+		for _, it := range items {
+			k := assetCode{it.asset, it.code}
+			g, ok := byAsset[k]
+			if !ok {
+				g = len(groups)
+				byAsset[k] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], it)
+		}
+	}
+	for _, group := range groups {
 		assetID, code := group[0].asset, group[0].code
 		// The instances: ranges of their attempts where they can, else
 		// rows, in statements of batchRows rows. Instances recorded in
 		// progress by earlier versions are completed in place.
 		var inst []any
-		var ranged []rangedInst
+		ranged := make([]rangedInst, 0, len(group))
 		for _, it := range group {
 			if it.ranged {
 				ranged = append(ranged, rangedInst{run: it.run, attempt: it.attempt, asset: it.assetKey, started: it.started, idx: it.part.Idx})
@@ -417,13 +431,15 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 		}
 		// Partitions leased without a status row: their row inserted,
 		// written once.
-		held := group[:0:0]
-		var fresh []plainMat
-		for _, it := range group {
-			if it.fresh {
-				fresh = append(fresh, it)
-			} else {
-				held = append(held, it)
+		fresh, held := group, []plainMat(nil)
+		if slices.ContainsFunc(group, func(it plainMat) bool { return !it.fresh }) {
+			fresh = nil
+			for _, it := range group {
+				if it.fresh {
+					fresh = append(fresh, it)
+				} else {
+					held = append(held, it)
+				}
 			}
 		}
 		group = held

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -60,29 +61,27 @@ type rangedInst struct {
 }
 
 // insertInstanceRanges records the instances of items (of one asset and
-// code version, finished at at) as instance_ranges rows: one per run of
-// consecutive indexes of one attempt within one block.
+// code version, finished at at, each attempt's together) as instance_ranges
+// rows: one per run of consecutive indexes of one attempt within one block.
+// It sorts each attempt's items by index, in place.
 func insertInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code string, at int64, items []rangedInst) error {
 	if len(items) == 0 {
 		return nil
 	}
-	items = slices.Clone(items)
-	slices.SortFunc(items, func(a, b rangedInst) int {
-		switch {
-		case a.run != b.run:
-			if a.run < b.run {
-				return -1
-			}
-			return 1
-		case a.attempt != b.attempt:
-			return int(a.attempt - b.attempt)
-		case a.idx < b.idx:
-			return -1
-		case a.idx > b.idx:
-			return 1
+	// One attempt's partitions follow each other (applyFinished gathers
+	// them attempt by attempt), in index order for a chunk of a range; an
+	// attempt's that are not are sorted by index (in place: items is the
+	// caller's own).
+	for lo := 0; lo < len(items); {
+		hi := lo + 1
+		for hi < len(items) && items[hi].run == items[lo].run && items[hi].attempt == items[lo].attempt {
+			hi++
 		}
-		return 0
-	})
+		if part := items[lo:hi]; !slices.IsSortedFunc(part, rangedByIdx) {
+			slices.SortFunc(part, rangedByIdx)
+		}
+		lo = hi
+	}
 	args := make([]any, 0, 7*len(items)/8+7)
 	for lo := 0; lo < len(items); {
 		first := items[lo]
@@ -98,6 +97,9 @@ func insertInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code 
 		SELECT ?, column1, column2, column3, column4, column5, column6, ?, column7, ? FROM (VALUES `, []any{assetID, code, at},
 		`(?,?,?,?,?,?,?)`, `)`, 7, args)
 }
+
+// rangedByIdx orders ranged instances by index.
+func rangedByIdx(a, b rangedInst) int { return cmp.Compare(a.idx, b.idx) }
 
 // openInstanceRows says whether any instance row is still open (recorded in
 // progress by a version before migration 11): an event that could end one

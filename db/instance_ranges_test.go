@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 // run_a's first attempt over indexes 1000..1099 but 1070, crossing the
 // block at 1024 (1050 materialized with metadata, 1060 failed, the rest
 // plainly materialized), then run_b's second attempt over 1090..1109, all
-// plainly materialized (1090..1099 again). It returns the keys around them
+// plainly materialized (1090..1099 again), its partitions listed in reverse
+// index order. It returns the keys around them
 // and the times of the attempts' starts and ends.
 func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) {
 	t.Helper()
@@ -36,6 +38,11 @@ func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) 
 			}
 			started = append(started, db.PartRef{Key: pr.Key, Idx: i, Prev: pr.Prev})
 			finished = append(finished, pr)
+		}
+		if n > 1 {
+			// A chunk of explicit keys need not be in index order.
+			slices.Reverse(started)
+			slices.Reverse(finished)
 		}
 		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
 			{RunID: run, BackfillID: "bf_test", Attempt: n, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: started}}}, start)
