@@ -252,6 +252,25 @@ func (s *timeScheme) civil(i int64) time.Time {
 }
 
 func (s *timeScheme) key(i int64) string {
+	var t time.Time
+	if s.unit == KindHourly {
+		t = time.Unix(s.startUnix+i*3600, 0).In(s.loc)
+	} else {
+		t = s.civil(i)
+	}
+	if s.digits != nil {
+		// Digits written into the layout's template: what Format writes,
+		// without parsing the layout for every key (a backfill formats
+		// every partition's key).
+		if k, ok := s.digits.write(t); ok {
+			return k
+		}
+	}
+	return t.Format(s.layout)
+}
+
+// formattedKey is key through the time package alone.
+func (s *timeScheme) formattedKey(i int64) string {
 	if s.unit == KindHourly {
 		return time.Unix(s.startUnix+i*3600, 0).In(s.loc).Format(s.layout)
 	}

@@ -91,6 +91,28 @@ func compileDigitLayout(f string, unit Kind) *digitLayout {
 	return l
 }
 
+// write returns t's key: the template with t's fields written in (as
+// time.Format writes %Y, %m, %d, %H, %M and %S: zero-padded); ok is false
+// for a year outside 0..9999, which Format writes otherwise.
+func (l *digitLayout) write(t time.Time) (string, bool) {
+	y, m, d := t.Date()
+	if y < 0 || y > 9999 {
+		return "", false
+	}
+	hh, mm, ss := t.Clock()
+	v := [6]int{y, int(m), d, hh, mm, ss}
+	var buf [32]byte
+	b := append(buf[:0], l.template...)
+	for _, f := range l.fields {
+		n := v[f.kind]
+		for j := f.at + f.width - 1; j >= f.at; j-- {
+			b[j] = byte('0' + n%10)
+			n /= 10
+		}
+	}
+	return string(b), true
+}
+
 // read returns the fields of key (month and day 1, the others 0, when the
 // format leaves them out); ok is false unless key fits the template and
 // every field is in range (a day past its month's end is caught by

@@ -82,3 +82,45 @@ func TestDigitLayoutAgreesWithTimeParse(t *testing.T) {
 		}
 	}
 }
+
+// Keys written digit by digit into a digit layout's template are exactly
+// what the time package's formatter writes, in every unit, format and time
+// zone, and past the year 9999, where the
+// formatter writes them itself.
+func TestDigitKeysAgreeWithFormat(t *testing.T) {
+	t.Parallel()
+	for _, p := range []TimeParams{
+		{Unit: KindHourly, Start: "2024-02-27-00:00"},
+		{Unit: KindHourly, Start: "0001-01-01-00:00"},
+		{Unit: KindHourly, Start: "2024-02-27-00:00", KeyFormat: "%Y%m%dT%H"},
+		{Unit: KindHourly, Start: "2024-02-27-00:00", KeyFormat: "%Y/%m/%d %H:%M:%S"},
+		{Unit: KindHourly, Start: "2024-02-27-00:00", Timezone: "Asia/Kolkata"},
+		{Unit: KindHourly, Start: "2025-04-01-00:00", End: "2025-10-01-00:00", Timezone: "Europe/Berlin"},
+		{Unit: KindHourly, Start: "2025-03-01-00:00", Timezone: "Asia/Kolkata", KeyFormat: "%Y-%m-%d %H:%M"},
+		{Unit: KindDaily, Start: "2024-02-27"},
+		{Unit: KindDaily, Start: "2024-02-27", Timezone: "America/New_York"},
+		{Unit: KindDaily, Start: "2024-02-27", KeyFormat: "%d/%m/%Y"},
+		{Unit: KindWeekly, Start: "2024-02-26"},
+		{Unit: KindMonthly, Start: "2023-11-01", KeyFormat: "%Y-%m"},
+		{Unit: KindMonthly, Start: "9990-11-01"},
+	} {
+		s := mustTime(t, p).(*timeScheme)
+		if s.digits == nil {
+			t.Fatalf("%+v: no digit layout", p)
+		}
+		for _, i := range append(span(-30, 24*400), 1e6, 1e7, 1e8, 3e9) {
+			if got, want := s.key(i), s.formattedKey(i); got != want {
+				t.Fatalf("%+v: key(%d) = %q, the time package writes %q", p, i, got, want)
+			}
+		}
+	}
+}
+
+// span is lo, lo+1, …, hi-1.
+func span(lo, hi int64) []int64 {
+	out := make([]int64, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
