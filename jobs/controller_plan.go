@@ -442,7 +442,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		}
 	}
 	attempt := r.Attempts + 1
-	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID, Asset: r.Asset}
+	st := db.AttemptStart{RunID: r.ID, BackfillID: r.BackfillID, Attempt: attempt, AssetID: r.AssetID, Asset: r.Asset, Parts: make([]db.PartRef, 0, len(keys))}
 	if asset != nil {
 		st.CodeVersion = asset.CodeVersion
 	}
@@ -469,6 +469,9 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		// The instance id is derived from the attempt when applied (st.Asset).
 		pr := db.PartRef{Key: k, Idx: idx[j], Prev: statuses[k], Again: cp.Built[k]}
 		st.Parts = append(st.Parts, pr)
+	}
+	if len(st.Parts) == 0 {
+		st.Parts = nil // as before it was sized: "parts":null in the event
 	}
 	db.DeriveInstanceIDs(st.Parts, r.ID, attempt, r.Asset)
 	a.parts = st.Parts
