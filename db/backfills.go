@@ -263,10 +263,6 @@ func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int6
 	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
 }
 
-// BackfillKeys returns explicit keys n in [p0, p1).
-func BackfillKeys(ctx context.Context, q getter, backfillID string, p0, p1 int64) ([]string, error) {
-	return selectAll[string](ctx, q, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
-}
 
 // Failure is a partition a backfill failed to build or skipped.
 type Failure struct {
