@@ -263,7 +263,6 @@ func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int6
 	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
 }
 
-
 // Failure is a partition a backfill failed to build or skipped.
 type Failure struct {
 	BackfillID string `db:"backfill_id" json:"backfill_id"`
