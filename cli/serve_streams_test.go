@@ -83,6 +83,13 @@ func TestServeAutomationRetentionRefused(t *testing.T) {
 			os.Unsetenv(tc.env[0])
 		}
 	}
+	// Good values pass the check: the start goes on to the (busy) port.
+	for _, tc := range [][]string{{"--automation-retention", "36h"}, {"--automation-retention", "1h"}, {"--automation-retention", "1d12h"}} {
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc...)...)
+		if code != cli.ExitServer || !strings.Contains(errOut, "another server is using this port") {
+			t.Errorf("%v: exit %d %q, want the busy port refused, not the retention", tc, code, errOut)
+		}
+	}
 	if _, err := os.Stat(dbPath); err == nil {
 		t.Fatal("a refused start created the database")
 	}
