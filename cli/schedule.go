@@ -26,8 +26,9 @@ type scheduleJSON struct {
 		Window   string `json:"window"`
 		MaxTicks int    `json:"max_ticks"`
 	} `json:"catchup"`
-	Enabled bool `json:"enabled"`
-	State   struct {
+	Enabled   bool   `json:"enabled"`
+	Retention string `json:"retention"`
+	State     struct {
 		Paused         bool    `json:"paused"`
 		PausedBy       *string `json:"paused_by"`
 		PausedAt       *string `json:"paused_at"`
@@ -35,6 +36,7 @@ type scheduleJSON struct {
 		TicksLaunched  int64   `json:"ticks_launched"`
 		TicksSkipped   int64   `json:"ticks_skipped"`
 		TicksFailed    int64   `json:"ticks_failed"`
+		PrunedTicks    int64   `json:"pruned_ticks"`
 	} `json:"state"`
 	LastTick  *tickJSON `json:"last_tick"`
 	NextTicks []struct {
@@ -154,6 +156,9 @@ func printSchedule(w io.Writer, s scheduleJSON) error {
 	fmt.Fprintf(tw, "overlap\t%s\n", s.Overlap)
 	fmt.Fprintf(tw, "catch-up\twithin %s, at most %d ticks\n", s.Catchup.Window, s.Catchup.MaxTicks)
 	fmt.Fprintf(tw, "ticks\t%d launched, %d skipped, %d failed\n", s.State.TicksLaunched, s.State.TicksSkipped, s.State.TicksFailed)
+	if s.Retention != "" {
+		fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
+	}
 	if s.LastTick != nil {
 		fmt.Fprintf(tw, "last tick\t%s %s\n", s.LastTick.ScheduledForLocal, tickOutcome(s.LastTick))
 	}
