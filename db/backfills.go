@@ -242,7 +242,7 @@ func (s *Store) Backfills(ctx context.Context, states []string, asset string, be
 
 // ActiveBackfills lists the backfills that are not terminal, in seq order.
 func ActiveBackfills(ctx context.Context, q getter) ([]Backfill, error) {
-	return selectAll[Backfill](ctx, q, `SELECT * FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
+	return scanBackfills(ctx, q, `SELECT `+backfillColumns+` FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
 }
 
 // Segments returns a backfill's segments in order.
