@@ -438,6 +438,8 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 	switch {
 	case p["code"] == "not_poll":
 		return fmt.Sprintf("send it events with `tessera sensor send %s`", p["sensor"]), true
+	case p["code"] == "not_push":
+		return fmt.Sprintf("`tessera sensor evaluate %s` evaluates it now; events go to a push sensor (one without an evaluator)", p["sensor"]), true
 	case p["state"] == "paused":
 		return fmt.Sprintf("`tessera sensor resume %s` resumes it", p["sensor"]), true
 	case p["state"] == "disabled in the workspace":

@@ -471,6 +471,9 @@ func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
 	if err != nil {
 		return err
 	}
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
+		return err
+	}
 	if _, err := sch.SetPaused(c.Request().Context(), s.Name, paused, Actor(c)); err != nil {
 		return scheduleErr(err)
 	}
@@ -493,6 +496,9 @@ func (h *Handler) APIScheduleTrigger(c echo.Context) error {
 	}
 	s, err := h.workspaceSchedule(c)
 	if err != nil {
+		return err
+	}
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
 		return err
 	}
 	r, err := sch.Trigger(c.Request().Context(), s.Name, Actor(c))

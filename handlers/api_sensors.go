@@ -149,7 +149,7 @@ func sensorErr(err error) error {
 	switch ie.Code {
 	case jobs.CodeUnknownSensor:
 		return sensorNotFound(ie.Params["sensor"], ie.Params["known"])
-	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor:
+	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor, jobs.CodeNotPushSensor:
 		ue := Conflict("")
 		ue.Field = ie.Field
 		p := map[string]string{"sensor": ie.Params["sensor"], "state": ie.Params["state"], "code": ie.Code}

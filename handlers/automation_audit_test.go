@@ -1,0 +1,94 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/auth"
+)
+
+// TestScheduleAPIActionBodies (issue 22 audit): pause, resume and run now
+// take no body; one that is not JSON, or has a field, is a 400 that says
+// so and writes nothing — run now with a stray body used to launch a
+// backfill anyway, unlike the sensors' pause and resume.
+func TestScheduleAPIActionBodies(t *testing.T) {
+	t.Parallel()
+	env, _, tok := schedEnv(t)
+	for _, c := range []struct{ path, body, want string }{
+		{"/api/v1/schedules/regions/trigger", `xx`, "malformed JSON"},
+		{"/api/v1/schedules/regions/trigger", `{"now": true}`, `unknown field "now"`},
+		{"/api/v1/schedules/regions/pause", `{"why": "maintenance"}`, `unknown field "why"`},
+		{"/api/v1/schedules/regions/resume", `[1]`, "JSON"},
+	} {
+		before := scheduleWrites(t, env)
+		code, body := apiCall(t, env, tok, "POST", c.path, c.body)
+		if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), c.want) {
+			t.Errorf("%s %s: %d %v; want 400 saying %q", c.path, c.body, code, body, c.want)
+		}
+		if after := scheduleWrites(t, env); after != before {
+			t.Errorf("%s %s wrote", c.path, c.body)
+		}
+	}
+	// An empty body, or an empty object, still runs it.
+	for _, body := range []string{"", "{}"} {
+		if code, r := apiCall(t, env, tok, "POST", "/api/v1/schedules/regions/trigger", body); code != http.StatusCreated {
+			t.Fatalf("run now with body %q: %d %v", body, code, r)
+		}
+	}
+}
+
+// TestSensorAPIEventsToPollSensor (issue 22 audit): a poll sensor takes no
+// pushed events — its page lists evaluations, not events, so a backfill an
+// event launched there was seen nowhere. The push is a 409 that says to
+// evaluate it instead, and writes nothing.
+func TestSensorAPIEventsToPollSensor(t *testing.T) {
+	t.Parallel()
+	env, _, tok := sensorEnv(t)
+	before := sensorWrites(t, env)
+	code, body := apiCall(t, env, tok, "POST", "/api/v1/sensors/counter/events", `{"message_id": "m1", "partitions": ["eu"]}`)
+	e, _ := body["error"].(map[string]any)
+	if code != http.StatusConflict || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "polls its evaluator") ||
+		!strings.Contains(fmt.Sprint(e["message"]), "/api/v1/sensors/counter/evaluate") {
+		t.Fatalf("event to a poll sensor: %d %v", code, body)
+	}
+	if after := sensorWrites(t, env); after != before {
+		t.Fatalf("the refused event wrote: %s -> %s", before, after)
+	}
+}
+
+// TestSensorAPICursorOfPushSensor (issue 22 audit): a push sensor has no
+// evaluator to read a cursor; setting one is a 409 that writes nothing
+// (it used to store the cursor and record a reset).
+func TestSensorAPICursorOfPushSensor(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	admin := env.Token(t, auth.RoleAdmin)
+	before := sensorWrites(t, env)
+	code, body := apiCall(t, env, admin, "POST", "/api/v1/sensors/arrivals/cursor", `{"cursor": "41"}`)
+	e, _ := body["error"].(map[string]any)
+	if code != http.StatusConflict || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "has no evaluator") {
+		t.Fatalf("cursor of a push sensor: %d %v", code, body)
+	}
+	if after := sensorWrites(t, env); after != before {
+		t.Fatalf("the refused cursor wrote: %s -> %s", before, after)
+	}
+}
+
+// TestSensorAPIEvaluateAnswersItsID (issue 22 audit): evaluate now and a
+// dry run answer the evaluation as recorded, with its id (it was 0, so
+// the CLI printed "evaluation 0"), the id the evaluations list shows.
+func TestSensorAPIEvaluateAnswersItsID(t *testing.T) {
+	t.Parallel()
+	env, _, tok := sensorEnv(t)
+	for _, c := range []struct{ sensor, body string }{{"counter", ""}, {"counter", `{"dry_run": true}`}, {"broken", ""}} {
+		code, ev := apiCall(t, env, tok, "POST", "/api/v1/sensors/"+c.sensor+"/evaluate", c.body)
+		_, list := apiCall(t, env, tok, "GET", "/api/v1/sensors/"+c.sensor+"/evaluations?limit=1", "")
+		got := ev["evaluation"].(map[string]any)["id"]
+		want := list["evaluations"].([]any)[0].(map[string]any)["id"]
+		if code != 200 || got != want || got.(float64) <= 0 {
+			t.Errorf("%s %s: answered evaluation id %v, the list's newest is %v", c.sensor, c.body, got, want)
+		}
+	}
+}
