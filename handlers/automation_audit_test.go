@@ -1,10 +1,13 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
 )
@@ -90,5 +93,51 @@ func TestSensorAPIEvaluateAnswersItsID(t *testing.T) {
 		if code != 200 || got != want || got.(float64) <= 0 {
 			t.Errorf("%s %s: answered evaluation id %v, the list's newest is %v", c.sensor, c.body, got, want)
 		}
+	}
+}
+
+// TestAutomationPageListsSensors (issue 22 audit): the Automation page
+// shows every sensor too (the issue: "every schedule and sensor: state,
+// next tick or last evaluation, a strip of recent outcomes"), not only the
+// schedules: its state with the last error, its last evaluation or event,
+// and a strip of the outcomes of its newest ones, oldest first.
+func TestAutomationPageListsSensors(t *testing.T) {
+	t.Parallel()
+	env, sensors, tok := sensorEnv(t)
+	ctx := context.Background()
+	if code, r := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m1", "partitions": ["eu"]}`); code != 201 {
+		t.Fatalf("push: %d %v", code, r)
+	}
+	for _, dry := range []bool{false, false, true} {
+		if _, err := sensors.Evaluate(ctx, "counter", dry, "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sensors.Evaluate(ctx, "broken", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/automation")
+	rows := doc.Find(`[data-testid="sensor-row"]`)
+	if code != 200 || rows.Length() != 3 {
+		t.Fatalf("automation: %d, %d sensor rows, want 3", code, rows.Length())
+	}
+	strip := func(r *goquery.Selection) string {
+		var out []string
+		r.Find(`[data-testid="tick-strip"] rect`).Each(func(_ int, c *goquery.Selection) { out = append(out, c.AttrOr("data-outcome", "")) })
+		return strings.Join(out, ",")
+	}
+	for i, want := range []struct{ name, state, strip, last string }{
+		{"arrivals", "OK", "launched", "event m1: launched"},
+		{"counter", "OK", "launched,launched,skipped", "dry run"},
+		{"broken", "ERROR", "failed", "evaluation failed"},
+	} {
+		r := rows.Eq(i)
+		if r.AttrOr("data-name", "") != want.name || r.AttrOr("data-state", "") != want.state || strip(r) != want.strip ||
+			!strings.HasPrefix(text(r.Find(`[data-testid="sensor-last"]`)), want.last) || r.Find(`[data-testid="sensor-link"]`).AttrOr("href", "") != "/sensors/"+want.name {
+			t.Errorf("row %d: %s %s strip %q last %q; want %+v", i, r.AttrOr("data-name", ""), r.AttrOr("data-state", ""), strip(r), text(r.Find(`[data-testid="sensor-last"]`)), want)
+		}
+	}
+	if got := text(rows.Eq(2).Find(`[data-testid="sensor-error"]`)); !strings.Contains(got, "exited with status 3") {
+		t.Errorf("broken's error %q", got)
 	}
 }
