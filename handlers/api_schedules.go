@@ -230,7 +230,7 @@ func (v scheduleView) json(now time.Time, retention time.Duration) ScheduleJSON 
 	s := v.Def
 	out := ScheduleJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
 		ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority, Overlap: s.Overlap,
-		Catchup: ScheduleCatchup{Window: s.Catchup.Window.String(), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
+		Catchup: ScheduleCatchup{Window: catalog.FormatDuration(s.Catchup.Window), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
 		DefinitionHash: s.Hash(), NextTicks: nextTicks(s, now, NextTicksShown)}
 	if out.ChunkSize == 0 {
 		out.ChunkSize = jobs.DefaultChunkSize

@@ -141,3 +141,17 @@ func TestAutomationPageListsSensors(t *testing.T) {
 		t.Errorf("broken's error %q", got)
 	}
 }
+
+// TestSchedulePageWording (issue 22 audit): the schedule page reads as
+// written: "1 partition in 1 chunk" (it said "1 partitions in 1 chunks")
+// and a catch-up window as the workspace writes it, "1d" (it said
+// "24 h 0 min").
+func TestSchedulePageWording(t *testing.T) {
+	t.Parallel()
+	env, _, _ := schedEnv(t)
+	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/schedules/hourly")
+	preview, defn := text(doc.Find(`[data-testid="tick-preview"]`)), text(doc.Find(`main dl`))
+	if code != 200 || !strings.Contains(preview, "would launch a backfill of 1 partition in 1 chunk:") || !strings.Contains(defn, "ticks missed within 1d, at most 1") {
+		t.Fatalf("%d\npreview: %s\ndefinition: %s", code, preview, defn)
+	}
+}

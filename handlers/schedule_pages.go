@@ -134,7 +134,7 @@ func definition(s *catalog.Schedule) []views.KV {
 	return []views.KV{
 		{K: "Cron", V: s.CronExpr}, {K: "Time zone", V: timezoneOf(s)}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
 		{K: "Targets", V: target}, {K: "Overlap", V: overlap},
-		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.HumanDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
+		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.FormatDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
 		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)},
 		{K: "Enabled", V: enabled}, {K: "Definition", V: s.Hash()},
 	}
