@@ -155,3 +155,27 @@ func TestSchedulePageWording(t *testing.T) {
 		t.Fatalf("%d\npreview: %s\ndefinition: %s", code, preview, defn)
 	}
 }
+
+// TestSensorsPageUsedRunKeySummary (issue 22 audit): an evaluation whose
+// only request had a used run key launched nothing, but it did request
+// something: the Sensors page says so ("1 request, none launched (run key
+// used)"), not "nothing requested".
+func TestSensorsPageUsedRunKeySummary(t *testing.T) {
+	t.Parallel()
+	env, sensors, _ := sensorEnv(t)
+	ctx := context.Background()
+	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	// Back to cursor 0: the next evaluation asks for run key k1 again.
+	if _, err := sensors.ResetCursor(ctx, "counter", nil, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/sensors")
+	if got := text(doc.Find(`[data-testid="sensor-row"][data-name="counter"] [data-testid="sensor-last"]`)); !strings.HasPrefix(got, "evaluation: 1 request, none launched (run key used)") {
+		t.Fatalf("last evaluation: %q", got)
+	}
+}

@@ -122,6 +122,9 @@ func evaluationSummary(e db.SensorEvaluation) string {
 		return fmt.Sprintf("%s: launched %s", kind, countOf(launched, "backfill"))
 	case e.SkipReason != nil:
 		return kind + ": skipped (" + *e.SkipReason + ")"
+	case len(outs) > 0:
+		// Every request's run key was used already.
+		return fmt.Sprintf("%s: %s, none launched (run key used)", kind, countOf(len(outs), "request"))
 	}
 	return kind + ": nothing requested"
 }
