@@ -42,7 +42,8 @@ func TestCLISchedule(t *testing.T) {
 		t.Fatalf("list --json: %d %q", code, out)
 	}
 	code, out, errOut = s.cli(t, "schedule", "get", "nightly")
-	if code != 0 || !regexp.MustCompile(`cron\s+0 3 \* \* \* \(America/New_York\)`).MatchString(out) || !strings.Contains(out, "next ticks") || strings.Count(out, "T03:00:00.000-0") != 5 {
+	if code != 0 || !regexp.MustCompile(`cron\s+0 3 \* \* \* \(America/New_York\)`).MatchString(out) || !strings.Contains(out, "next ticks") || strings.Count(out, "T03:00:00.000-0") != 5 ||
+		!regexp.MustCompile(`catch-up\s+within 1d, at most 1 tick\n`).MatchString(out) {
 		t.Fatalf("get: %d %q %q", code, out, errOut)
 	}
 

@@ -188,7 +188,7 @@ func printSensor(w io.Writer, s sensorJSON) error {
 	}
 	fmt.Fprintf(tw, "state\t%s\n", state)
 	if s.State.Status == "error" && s.State.LastError != nil {
-		fmt.Fprintf(tw, "last error\t%s (%d failures in a row)\n", *s.State.LastError, s.State.Failures)
+		fmt.Fprintf(tw, "last error\t%s (%s in a row)\n", *s.State.LastError, nOf(s.State.Failures, "failure"))
 	}
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
 	fmt.Fprintf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
@@ -438,6 +438,8 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 	switch {
 	case p["code"] == "not_poll":
 		return fmt.Sprintf("send it events with `tessera sensor send %s`", p["sensor"]), true
+	case p["code"] == "not_push":
+		return fmt.Sprintf("`tessera sensor evaluate %s` evaluates it now; events go to a push sensor (one without an evaluator)", p["sensor"]), true
 	case p["state"] == "paused":
 		return fmt.Sprintf("`tessera sensor resume %s` resumes it", p["sensor"]), true
 	case p["state"] == "disabled in the workspace":

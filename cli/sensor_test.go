@@ -148,6 +148,8 @@ func TestCLISensorBadInput(t *testing.T) {
 		{[]string{"sensor", "resume", "counter"}, "sensor counter is already running; nothing to do"},
 		{[]string{"sensor", "get", "nope"}, "`tessera sensor list` lists them"},
 		{[]string{"sensor", "evaluations", "counter", "--limit", "0"}, "--limit must be 1 or more"},
+		// issue 22 audit: a poll sensor takes no events (it launched one).
+		{[]string{"sensor", "send", "counter", "--message-id", "x", "--partition", "eu"}, "sensor counter polls its evaluator; it takes no pushed events; `tessera sensor evaluate counter` evaluates it now"},
 	} {
 		code, out, errOut := s.cli(t, tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {

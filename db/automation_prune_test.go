@@ -98,7 +98,7 @@ func TestPruneSensorHistoryKeepsDedupeAndRunKeys(t *testing.T) {
 		if i >= 25 {
 			at = at.Add(1000 * time.Hour) // the 5 newest are kept
 		}
-		if err := store.RecordDryRun(ctx, db.SensorEvaluation{Sensor: "poll", Kind: db.EvalDryRun, StartedAt: db.Millis(at), Requests: "[]", Actor: "t"}); err != nil {
+		if _, err := store.RecordDryRun(ctx, db.SensorEvaluation{Sensor: "poll", Kind: db.EvalDryRun, StartedAt: db.Millis(at), Requests: "[]", Actor: "t"}); err != nil {
 			t.Fatal(err)
 		}
 	}

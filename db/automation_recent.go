@@ -34,33 +34,34 @@ func (s *Store) RecentTicks(ctx context.Context, schedules []string, n int) (map
 	return out, nil
 }
 
-// LastSensorEvaluations answers the newest evaluation (or dry run, or
-// reset) of each of sensors that has one, in one query.
-func (s *Store) LastSensorEvaluations(ctx context.Context, sensors []string) (map[string]SensorEvaluation, error) {
-	rows, err := selectAll[SensorEvaluation](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_evaluations AS e
-		ON e.id = (SELECT MAX(id) FROM sensor_evaluations WHERE sensor = n.value)`, namesJSON(sensors))
+// RecentSensorEvaluations answers the newest n evaluations (dry runs and
+// resets included) of each of sensors (newest first), in one query.
+func (s *Store) RecentSensorEvaluations(ctx context.Context, sensors []string, n int) (map[string][]SensorEvaluation, error) {
+	rows, err := selectAll[SensorEvaluation](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_evaluations AS e ON e.id IN (
+			SELECT id FROM sensor_evaluations WHERE sensor = n.value ORDER BY id DESC LIMIT ?)
+		ORDER BY e.sensor, e.id DESC`, namesJSON(sensors), n)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]SensorEvaluation, len(rows))
+	out := make(map[string][]SensorEvaluation, len(sensors))
 	for _, e := range rows {
-		out[e.Sensor] = e
+		out[e.Sensor] = append(out[e.Sensor], e)
 	}
 	return out, nil
 }
 
-// LastSensorEvents answers the newest pushed event of each of sensors that
-// has one, in one query.
-func (s *Store) LastSensorEvents(ctx context.Context, sensors []string) (map[string]SensorEvent, error) {
-	rows, err := selectAll[SensorEvent](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_events AS e
-		ON e.sensor = n.value AND e.message_id = (SELECT message_id FROM sensor_events WHERE sensor = n.value ORDER BY received_at DESC, message_id DESC LIMIT 1)`,
-		namesJSON(sensors))
+// RecentSensorEvents answers the newest n pushed events of each of sensors
+// (newest first), in one query.
+func (s *Store) RecentSensorEvents(ctx context.Context, sensors []string, n int) (map[string][]SensorEvent, error) {
+	rows, err := selectAll[SensorEvent](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_events AS e ON e.sensor = n.value AND e.message_id IN (
+			SELECT message_id FROM sensor_events WHERE sensor = n.value ORDER BY received_at DESC, message_id DESC LIMIT ?)
+		ORDER BY e.sensor, e.received_at DESC, e.message_id DESC`, namesJSON(sensors), n)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]SensorEvent, len(rows))
+	out := make(map[string][]SensorEvent, len(sensors))
 	for _, e := range rows {
-		out[e.Sensor] = e
+		out[e.Sensor] = append(out[e.Sensor], e)
 	}
 	return out, nil
 }

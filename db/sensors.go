@@ -230,42 +230,53 @@ func (s *Store) SensorRunKeys(ctx context.Context, sensor, prefix, after string,
 // FinishEvaluationTx ends a successful evaluation in tx: the cursor moves
 // to cursor, with a compare-and-set on the state version the evaluation
 // read (ErrCursorMoved when it changed), the sensor is OK again, and the
-// evaluation is recorded.
-func FinishEvaluationTx(ctx context.Context, tx *sqlx.Tx, readVersion int64, launched int64, next int64, ev SensorEvaluation) error {
+// evaluation is recorded; it answers the evaluation's id.
+func FinishEvaluationTx(ctx context.Context, tx *sqlx.Tx, readVersion int64, launched int64, next int64, ev SensorEvaluation) (int64, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE sensor_state SET cursor=?, state_version=state_version+1, status='ok', last_error=NULL, failures=0,
 		last_evaluated_at=?, next_evaluation_at=?, launches=launches+?, evaluations=evaluations+1, updated_at=? WHERE name=? AND state_version=?`,
 		ev.CursorAfter, ev.StartedAt, next, launched, ev.StartedAt, ev.Sensor, readVersion)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrCursorMoved
+		return 0, ErrCursorMoved
 	}
 	return insertEvaluation(ctx, tx, ev)
 }
 
-func insertEvaluation(ctx context.Context, tx *sqlx.Tx, ev SensorEvaluation) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
+// insertEvaluation records ev and answers its id.
+func insertEvaluation(ctx context.Context, tx *sqlx.Tx, ev SensorEvaluation) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, ev.Sensor, ev.Kind, ev.StartedAt, ev.DurationMs, ev.CursorBefore, ev.CursorAfter, ev.Requests, ev.SkipReason, ev.Error, ev.LogTail, ev.Actor)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // FailEvaluation records a failed evaluation: the cursor stays, the
 // sensor shows ERROR with the message, and its next evaluation waits
-// until next (the caller's backoff).
-func (s *Store) FailEvaluation(ctx context.Context, next int64, ev SensorEvaluation) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+// until next (the caller's backoff). It answers the evaluation's id.
+func (s *Store) FailEvaluation(ctx context.Context, next int64, ev SensorEvaluation) (id int64, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET status='error', last_error=?, failures=failures+1, last_evaluated_at=?,
 			next_evaluation_at=?, evaluations=evaluations+1, updated_at=? WHERE name=?`, ev.Error, ev.StartedAt, next, ev.StartedAt, ev.Sensor); err != nil {
 			return err
 		}
-		return insertEvaluation(ctx, tx, ev)
+		id, err = insertEvaluation(ctx, tx, ev)
+		return err
 	})
+	return id, err
 }
 
-// RecordDryRun records a dry run: nothing else changes.
-func (s *Store) RecordDryRun(ctx context.Context, ev SensorEvaluation) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error { return insertEvaluation(ctx, tx, ev) })
+// RecordDryRun records a dry run: nothing else changes. It answers the
+// evaluation's id.
+func (s *Store) RecordDryRun(ctx context.Context, ev SensorEvaluation) (id int64, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		id, err = insertEvaluation(ctx, tx, ev)
+		return err
+	})
+	return id, err
 }
 
 // ResetSensorCursor sets a sensor's cursor (nil: none) and records who did
@@ -281,7 +292,7 @@ func (s *Store) ResetSensorCursor(ctx context.Context, name string, cursor *stri
 		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET cursor=?, state_version=state_version+1, updated_at=? WHERE name=?`, cursor, now, name); err != nil {
 			return err
 		}
-		if err := insertEvaluation(ctx, tx, SensorEvaluation{Sensor: name, Kind: EvalReset, StartedAt: now, CursorBefore: before.Cursor, CursorAfter: cursor,
+		if _, err := insertEvaluation(ctx, tx, SensorEvaluation{Sensor: name, Kind: EvalReset, StartedAt: now, CursorBefore: before.Cursor, CursorAfter: cursor,
 			Requests: "[]", Actor: actor}); err != nil {
 			return err
 		}

@@ -230,7 +230,7 @@ func (v scheduleView) json(now time.Time, retention time.Duration) ScheduleJSON 
 	s := v.Def
 	out := ScheduleJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
 		ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority, Overlap: s.Overlap,
-		Catchup: ScheduleCatchup{Window: s.Catchup.Window.String(), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
+		Catchup: ScheduleCatchup{Window: catalog.FormatDuration(s.Catchup.Window), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
 		DefinitionHash: s.Hash(), NextTicks: nextTicks(s, now, NextTicksShown)}
 	if out.ChunkSize == 0 {
 		out.ChunkSize = jobs.DefaultChunkSize
@@ -471,6 +471,9 @@ func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
 	if err != nil {
 		return err
 	}
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
+		return err
+	}
 	if _, err := sch.SetPaused(c.Request().Context(), s.Name, paused, Actor(c)); err != nil {
 		return scheduleErr(err)
 	}
@@ -493,6 +496,9 @@ func (h *Handler) APIScheduleTrigger(c echo.Context) error {
 	}
 	s, err := h.workspaceSchedule(c)
 	if err != nil {
+		return err
+	}
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
 		return err
 	}
 	r, err := sch.Trigger(c.Request().Context(), s.Name, Actor(c))

@@ -90,7 +90,7 @@ func TestScheduleAPIList(t *testing.T) {
 	h := list[0].(map[string]any)
 	if h["name"] != "hourly" || h["cron"] != "5 * * * *" || h["timezone"] != "Europe/Berlin" || h["target"] != "closed_windows" ||
 		h["overlap"] != "skip" || h["enabled"] != true || h["chunk_size"].(float64) != float64(jobs.DefaultChunkSize) ||
-		h["catchup"].(map[string]any)["window"] != "24h0m0s" || h["catchup"].(map[string]any)["max_ticks"].(float64) != 1 || h["last_tick"] != nil {
+		h["catchup"].(map[string]any)["window"] != "1d" || h["catchup"].(map[string]any)["max_ticks"].(float64) != 1 || h["last_tick"] != nil {
 		t.Fatalf("hourly: %v", h)
 	}
 	st := h["state"].(map[string]any)

@@ -149,7 +149,7 @@ func sensorErr(err error) error {
 	switch ie.Code {
 	case jobs.CodeUnknownSensor:
 		return sensorNotFound(ie.Params["sensor"], ie.Params["known"])
-	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor:
+	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor, jobs.CodeNotPushSensor:
 		ue := Conflict("")
 		ue.Field = ie.Field
 		p := map[string]string{"sensor": ie.Params["sensor"], "state": ie.Params["state"], "code": ie.Code}
@@ -176,9 +176,16 @@ type sensorView struct {
 	State     db.SensorState // zero before anything happened to it
 	LastEvent *db.SensorEvent
 	LastEval  *db.SensorEvaluation // poll sensors
+	// The newest events (push) or evaluations (poll), newest first, when
+	// sensorViews was asked for more than the last one.
+	RecentEvents []db.SensorEvent
+	RecentEvals  []db.SensorEvaluation
 }
 
-func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]sensorView, error) {
+// sensorViews reads defs' states and their newest event or evaluation
+// (recent of them, at least 1), in three queries however many sensors.
+func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor, recent int) ([]sensorView, error) {
+	recent = max(recent, 1)
 	states, err := h.Store.SensorStates(ctx)
 	if err != nil {
 		return nil, err
@@ -197,14 +204,14 @@ func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]se
 			push = append(push, s.Name)
 		}
 	}
-	events, evals := map[string]db.SensorEvent{}, map[string]db.SensorEvaluation{}
+	events, evals := map[string][]db.SensorEvent{}, map[string][]db.SensorEvaluation{}
 	if len(push) > 0 {
-		if events, err = h.Store.LastSensorEvents(ctx, push); err != nil {
+		if events, err = h.Store.RecentSensorEvents(ctx, push, recent); err != nil {
 			return nil, err
 		}
 	}
 	if len(poll) > 0 {
-		if evals, err = h.Store.LastSensorEvaluations(ctx, poll); err != nil {
+		if evals, err = h.Store.RecentSensorEvaluations(ctx, poll, recent); err != nil {
 			return nil, err
 		}
 	}
@@ -214,11 +221,11 @@ func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]se
 		if v.State.Status == "" {
 			v.State.Status = db.SensorOK
 		}
-		if e, ok := events[s.Name]; ok && !s.Poll() {
-			v.LastEvent = &e
+		if es := events[s.Name]; len(es) > 0 && !s.Poll() {
+			v.LastEvent, v.RecentEvents = &es[0], es
 		}
-		if e, ok := evals[s.Name]; ok && s.Poll() {
-			v.LastEval = &e
+		if es := evals[s.Name]; len(es) > 0 && s.Poll() {
+			v.LastEval, v.RecentEvals = &es[0], es
 		}
 		out = append(out, v)
 	}
@@ -277,7 +284,7 @@ type SensorList struct {
 
 // APISensorList lists the workspace's sensors in the order it declares them.
 func (h *Handler) APISensorList(c echo.Context) error {
-	vs, err := h.sensorViews(c.Request().Context(), h.Workspace().Workspace.Sensors)
+	vs, err := h.sensorViews(c.Request().Context(), h.Workspace().Workspace.Sensors, 1)
 	if err != nil {
 		return err
 	}
@@ -298,7 +305,7 @@ func (h *Handler) APISensorGet(c echo.Context) error {
 }
 
 func (h *Handler) answerSensor(c echo.Context, s *catalog.Sensor) error {
-	vs, err := h.sensorViews(c.Request().Context(), []*catalog.Sensor{s})
+	vs, err := h.sensorViews(c.Request().Context(), []*catalog.Sensor{s}, 1)
 	if err != nil {
 		return err
 	}

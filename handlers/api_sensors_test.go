@@ -175,9 +175,6 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
 	ctx := context.Background()
-	if _, err := sensors.SetPaused(ctx, "broken", true, "alice"); err != nil { // a paused sensor for the 409
-		t.Fatal(err)
-	}
 	env2 := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(sensorWS(t), "  arrivals:\n    assets: [t.regions]\n", "  arrivals:\n    assets: [t.regions]\n    enabled: false\n", 1)})
 	env2.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	env2.StartSensors(t)
@@ -202,7 +199,6 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 		{"partitions and a range", "arrivals", `{"message_id": "m", "partitions": ["eu"], "start": "eu", "end": "us"}`, env, 400, "partitions", []string{"not both"}},
 		{"foreign asset", "arrivals", `{"message_id": "m", "assets": ["t.other"], "partitions": ["x"]}`, env, 400, "assets[0]", []string{"not one of sensor arrivals's assets"}},
 		{"unknown sensor", "nope", `{"message_id": "m", "partitions": ["eu"]}`, env, 404, "", []string{`unknown sensor "nope" (the workspace declares arrivals, counter, broken)`, "GET /api/v1/sensors lists them"}},
-		{"paused", "broken", `{"message_id": "m", "partitions": ["eu"]}`, env, 409, "sensor", []string{"sensor broken is paused", "POST /api/v1/sensors/broken/resume resumes it"}},
 		{"disabled", "arrivals", `{"message_id": "m", "partitions": ["eu"]}`, env2, 409, "sensor", []string{"disabled in the workspace", "enabled: true"}},
 		{"malformed JSON", "arrivals", `{"message_id": "m", "partitions": ["eu"]`, env, 400, "", []string{"not valid"}},
 		{"unknown field", "arrivals", `{"message_id": "m", "partition": ["eu"]}`, env, 400, "partition", []string{"partition"}},
@@ -229,6 +225,22 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 		if after, after2 := sensorWrites(t, env), sensorWrites(t, env2); after != before || after2 != before2 {
 			t.Errorf("%s wrote: %s -> %s", tc.name, before+before2, after+after2)
 		}
+	}
+	// A paused sensor: 409, the event not recorded.
+	if _, err := sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	before0 := sensorWrites(t, env)
+	code, body := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m", "partitions": ["eu"]}`)
+	if e, _ := body["error"].(map[string]any); code != 409 || e == nil || e["field"] != "sensor" ||
+		!strings.Contains(fmt.Sprint(e["message"]), "sensor arrivals is paused") || !strings.Contains(fmt.Sprint(e["message"]), "POST /api/v1/sensors/arrivals/resume resumes it") {
+		t.Errorf("paused: %d %v", code, body)
+	}
+	if after0 := sensorWrites(t, env); after0 != before0 {
+		t.Errorf("an event to a paused sensor wrote: %s -> %s", before0, after0)
+	}
+	if _, err := sensors.SetPaused(ctx, "arrivals", false, "alice"); err != nil {
+		t.Fatal(err)
 	}
 	// A poll sensor disabled in the workspace evaluates nothing (a dry run
 	// still shows what it would).

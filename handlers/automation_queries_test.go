@@ -54,7 +54,7 @@ func automationHistory(t *testing.T, store *db.Store, n int, t0 time.Time) {
 		}
 		for k := range i % 3 {
 			at := db.Millis(t0.Add(time.Duration(k) * time.Hour))
-			if err := store.RecordDryRun(ctx, db.SensorEvaluation{Sensor: fmt.Sprintf("poll%03d", i), Kind: db.EvalDryRun, StartedAt: at, Requests: "[]", Actor: "t"}); err != nil {
+			if _, err := store.RecordDryRun(ctx, db.SensorEvaluation{Sensor: fmt.Sprintf("poll%03d", i), Kind: db.EvalDryRun, StartedAt: at, Requests: "[]", Actor: "t"}); err != nil {
 				t.Fatal(err)
 			}
 			bf := "bf_x"

@@ -80,11 +80,14 @@ func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow
 	return r
 }
 
-// AutomationPage renders /automation: every schedule of the workspace.
+// AutomationPage renders /automation: every schedule and every sensor of
+// the workspace.
 func (h *Handler) AutomationPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Two queries however many schedules: their states, and the newest
-	// StripTicks ticks of each (TestAutomationPageQueries counts them).
+	// StripTicks ticks of each; three however many sensors: their states,
+	// the push sensors' newest events, the poll sensors' newest
+	// evaluations (TestAutomationPageQueries counts them).
 	vs, err := h.scheduleViews(ctx, h.Workspace().Workspace.Schedules, StripTicks)
 	if err != nil {
 		return err
@@ -92,6 +95,15 @@ func (h *Handler) AutomationPage(c echo.Context) error {
 	m := views.AutomationPage{}
 	for _, v := range vs {
 		m.Schedules = append(m.Schedules, h.scheduleRow(v, v.Recent))
+	}
+	svs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors, StripTicks)
+	if err != nil {
+		return err
+	}
+	for _, v := range svs {
+		r := h.sensorRow(v, v.LastEval)
+		r.Strip = sensorStrip(v)
+		m.Sensors = append(m.Sensors, r)
 	}
 	return render(c, http.StatusOK, views.AutomationView(page(c, "Automation", "automation"), m))
 }
@@ -122,7 +134,7 @@ func definition(s *catalog.Schedule) []views.KV {
 	return []views.KV{
 		{K: "Cron", V: s.CronExpr}, {K: "Time zone", V: timezoneOf(s)}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
 		{K: "Targets", V: target}, {K: "Overlap", V: overlap},
-		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.HumanDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
+		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.FormatDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
 		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)},
 		{K: "Enabled", V: enabled}, {K: "Definition", V: s.Hash()},
 	}

@@ -60,6 +60,46 @@ func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.Senso
 	return r
 }
 
+// sensorStrip is the outcomes of v's newest evaluations or events, oldest
+// first, for the Automation page: launched, skipped (nothing launched, a
+// dry run, a cursor reset) or failed.
+func sensorStrip(v sensorView) []views.TickCell {
+	var cells []views.TickCell
+	for i := len(v.RecentEvals) - 1; i >= 0; i-- {
+		e := v.RecentEvals[i]
+		outcome := db.TickSkipped
+		switch {
+		case e.Error != nil:
+			outcome = db.TickFailed
+		case e.Kind == db.EvalEvaluation && launchedBy(e) > 0:
+			outcome = db.TickLaunched
+		}
+		cells = append(cells, views.TickCell{Outcome: outcome, Title: sensorTime(e.StartedAt) + ": " + evaluationSummary(e)})
+	}
+	for i := len(v.RecentEvents) - 1; i >= 0; i-- {
+		e := v.RecentEvents[i]
+		title := fmt.Sprintf("%s: event %s: %s", sensorTime(e.ReceivedAt), e.MessageID, e.Outcome)
+		if e.Reason != nil {
+			title += " (" + *e.Reason + ")"
+		}
+		cells = append(cells, views.TickCell{Outcome: e.Outcome, Title: title})
+	}
+	return cells
+}
+
+// launchedBy counts the backfills an evaluation launched.
+func launchedBy(e db.SensorEvaluation) int {
+	var outs []jobs.RequestOutcome
+	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	n := 0
+	for _, o := range outs {
+		if o.Backfill != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // evaluationSummary says in a few words what an evaluation did.
 func evaluationSummary(e db.SensorEvaluation) string {
 	kind := "evaluation"
@@ -74,12 +114,7 @@ func evaluationSummary(e db.SensorEvaluation) string {
 	}
 	var outs []jobs.RequestOutcome
 	_ = json.Unmarshal([]byte(e.Requests), &outs)
-	launched := 0
-	for _, o := range outs {
-		if o.Backfill != "" {
-			launched++
-		}
-	}
+	launched := launchedBy(e)
 	switch {
 	case e.Kind == db.EvalDryRun:
 		return fmt.Sprintf("%s: %s", kind, countOf(len(outs), "request"))
@@ -87,6 +122,9 @@ func evaluationSummary(e db.SensorEvaluation) string {
 		return fmt.Sprintf("%s: launched %s", kind, countOf(launched, "backfill"))
 	case e.SkipReason != nil:
 		return kind + ": skipped (" + *e.SkipReason + ")"
+	case len(outs) > 0:
+		// Every request's run key was used already.
+		return fmt.Sprintf("%s: %s, none launched (run key used)", kind, countOf(len(outs), "request"))
 	}
 	return kind + ": nothing requested"
 }
@@ -94,7 +132,7 @@ func evaluationSummary(e db.SensorEvaluation) string {
 // SensorsPage renders /sensors: every sensor of the workspace.
 func (h *Handler) SensorsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	vs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors)
+	vs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors, 1)
 	if err != nil {
 		return err
 	}
@@ -162,7 +200,7 @@ func sensorQuery(c echo.Context, param string) echo.Context {
 
 func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorDetail, error) {
 	ctx := c.Request().Context()
-	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s})
+	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s}, 1)
 	if err != nil {
 		return views.SensorDetail{}, err
 	}

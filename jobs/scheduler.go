@@ -482,6 +482,16 @@ func (s *Scheduler) overlap(ctx context.Context, sc *catalog.Schedule, manual bo
 // launch creates the tick's backfill and records the tick.
 func (s *Scheduler) launch(ctx context.Context, sc *catalog.Schedule, at time.Time, id string, manual bool, actor string, now time.Time) (TickResult, error) {
 	req, skip, err := s.e.TickRequest(ctx, sc, at)
+	if manual && skip != "" && err == nil && sc.Target == catalog.TargetClosedWindows {
+		// Run now between two ticks, when no window closed since the
+		// previous one: it builds what that tick targeted (an hourly
+		// schedule run at 10:25 the hour that ended at 10:00), not nothing.
+		if prev, ok := sc.Cron.Prev(at); ok {
+			if r, sk, perr := s.e.TickRequest(ctx, sc, prev); perr == nil && sk == "" {
+				req, skip = r, ""
+			}
+		}
+	}
 	if err != nil {
 		return s.record(ctx, sc, at, id, db.TickFailed, err.Error(), nil, manual, actor, now)
 	}

@@ -213,10 +213,12 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 		msg := callErr.Error()
 		rec.Error = &msg
 		if dryRun {
-			return Evaluation{Record: rec}, s.e.Store.RecordDryRun(ctx, rec)
+			rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+			return Evaluation{Record: rec}, err
 		}
 		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
-		return Evaluation{Record: rec}, s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		return Evaluation{Record: rec}, err
 	}
 	if answer.Cursor != nil {
 		rec.CursorAfter = answer.Cursor
@@ -235,7 +237,8 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 			}
 		}
 		rec.Requests = jsonOf(outcomes)
-		return Evaluation{Record: rec, Outcomes: outcomes}, s.e.Store.RecordDryRun(ctx, rec)
+		rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+		return Evaluation{Record: rec, Outcomes: outcomes}, err
 	}
 	return s.launchRequests(ctx, sn, st, rec, reqs, outcomes, start)
 }
@@ -283,21 +286,25 @@ func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.
 			}
 		}
 		rec.Requests = jsonOf(outcomes)
-		return db.FinishEvaluationTx(ctx, tx, st.StateVersion, launched, next, rec)
+		var err error
+		rec.ID, err = db.FinishEvaluationTx(ctx, tx, st.StateVersion, launched, next, rec)
+		return err
 	})
 	if errors.Is(err, db.ErrCursorMoved) {
 		// Another evaluation or a reset moved the state: this one launched
 		// nothing; it is recorded as such.
 		msg := "the sensor's cursor moved during the evaluation (another evaluation or a reset); nothing launched, the cursor is the other's"
 		rec.Error, rec.CursorAfter, rec.Requests = &msg, st.Cursor, "[]"
-		return Evaluation{Record: rec}, s.e.Store.RecordDryRun(ctx, rec)
+		rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+		return Evaluation{Record: rec}, err
 	}
 	var ie *InputError
 	if errors.As(err, &ie) {
 		msg := err.Error()
 		rec.Error, rec.CursorAfter, rec.Requests = &msg, st.Cursor, "[]"
 		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
-		return Evaluation{Record: rec}, s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		return Evaluation{Record: rec}, err
 	}
 	if err != nil {
 		return Evaluation{}, err
@@ -483,11 +490,17 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 	return st, err
 }
 
-// ResetCursor sets sensor name's cursor (nil: none), recorded with actor;
-// an evaluation in flight then launches nothing.
+// ResetCursor sets poll sensor name's cursor (nil: none), recorded with
+// actor; an evaluation in flight then launches nothing. A push sensor has
+// no cursor (409).
 func (s *Sensors) ResetCursor(ctx context.Context, name string, cursor *string, actor string) (db.SensorState, error) {
-	if _, err := s.e.sensorOf(name); err != nil {
+	sn, err := s.e.sensorOf(name)
+	if err != nil {
 		return db.SensorState{}, err
+	}
+	if !sn.Poll() {
+		return db.SensorState{}, &InputError{Conflict: true, Field: "sensor", Code: CodeNotPollSensor, Params: map[string]string{"sensor": name},
+			Msg: fmt.Sprintf("sensor %s has no evaluator: it is pushed events and keeps no cursor", name)}
 	}
 	now := db.Millis(s.e.Now())
 	if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {

@@ -53,6 +53,7 @@ type TickCell struct {
 // AutomationPage lists the workspace's schedules.
 type AutomationPage struct {
 	Schedules []ScheduleRow
+	Sensors   []SensorRow
 }
 
 // ScheduleAction is a button of the schedule page: the last part of its

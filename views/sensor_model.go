@@ -46,6 +46,9 @@ type SensorRow struct {
 	Failures   int64
 	// Pruned: evaluations and events older than the retention, deleted.
 	PrunedEvals, PrunedEvents int64
+	// Strip: the outcomes of its newest evaluations or events, oldest
+	// first (the Automation page's strip; empty on the Sensors page).
+	Strip []TickCell
 }
 
 // SensorsPage lists the workspace's sensors.

@@ -14,9 +14,9 @@ func init() {
 		"GET /api/v1/schedules/:name":          {Summary: "One schedule", Tag: "schedules", Result: "Schedule"},
 		"GET /api/v1/schedules/:name/ticks":    {Summary: "A schedule's ticks, newest first (?outcome= only those outcomes)", Tag: "schedules", Query: []string{"outcome", "limit", "cursor"}, Result: "TickPage"},
 		"GET /api/v1/schedules/:name/preview":  {Summary: "What the schedule's next tick would launch (writes nothing), or why it would launch nothing", Tag: "schedules", Result: "TickPreview"},
-		"POST /api/v1/schedules/:name/pause":   {Summary: "Pause a schedule: its ticks are recorded as skipped (paused) and never launched after a resume; 409 when already paused", Tag: "schedules", Result: "Schedule"},
-		"POST /api/v1/schedules/:name/resume":  {Summary: "Resume a paused schedule (the ticks that fell while it was paused stay skipped); 409 when not paused", Tag: "schedules", Result: "Schedule"},
-		"POST /api/v1/schedules/:name/trigger": {Summary: "Run a schedule now (paused or not): a manual tick {schedule}:manual:{id}; 201 with the tick and its backfill (null when it launched nothing: the tick's outcome and reason say why)", Tag: "schedules", Result: "TriggerResult", Status: "201"},
+		"POST /api/v1/schedules/:name/pause":   {Summary: "Pause a schedule: its ticks are recorded as skipped (paused) and never launched after a resume; 409 when already paused", Tag: "schedules", Body: "Empty", OptionalBody: true, Result: "Schedule"},
+		"POST /api/v1/schedules/:name/resume":  {Summary: "Resume a paused schedule (the ticks that fell while it was paused stay skipped); 409 when not paused", Tag: "schedules", Body: "Empty", OptionalBody: true, Result: "Schedule"},
+		"POST /api/v1/schedules/:name/trigger": {Summary: "Run a schedule now (paused or not): a manual tick {schedule}:manual:{id} (between two ticks, when no window closed since the last one, it builds what that tick targeted); 201 with the tick and its backfill (null when it launched nothing: the tick's outcome and reason say why)", Tag: "schedules", Body: "Empty", OptionalBody: true, Result: "TriggerResult", Status: "201"},
 	})
 	tick := object(map[string]any{"id": described(str, "{schedule}:{scheduled_for unix seconds}, or {schedule}:manual:{id} for a run now: the idempotency key of its backfill"),
 		"schedule": str, "scheduled_for": timeStr,

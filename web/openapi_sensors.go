@@ -17,11 +17,11 @@ func init() {
 		"GET /api/v1/sensors/:name/events":      {Summary: "The events pushed to a sensor (each message_id once, with its first outcome), newest first", Tag: "sensors", Query: []string{"limit", "cursor"}, Result: "SensorEventPage"},
 		"GET /api/v1/sensors/:name/run-keys":    {Summary: "The run keys a poll sensor launched (each at most once, ever), in key order; ?prefix= searches them", Tag: "sensors", Query: []string{"prefix", "after", "limit"}, Result: "SensorRunKeyPage"},
 		"POST /api/v1/sensors/:name/events": {Summary: "Push an event: 201 with the backfill it launched; the same message_id again (also after a restart) answers 200 with the first outcome and launches nothing. " +
-			"Least role operator: give a pipeline an API token of that role. 409 while the sensor is paused or disabled (nothing recorded: send it again later)", Tag: "sensors", Body: "SensorEvent", Result: "PushResult", Status: "201"},
+			"Least role operator: give a pipeline an API token of that role. 409 while the sensor is paused or disabled (nothing recorded: send it again later), and for a poll sensor (it takes no events)", Tag: "sensors", Body: "SensorEvent", Result: "PushResult", Status: "201"},
 		"POST /api/v1/sensors/:name/evaluate": {Summary: "Evaluate a poll sensor now; {\"dry_run\": true} shows what it would request (with a preview of each backfill) without launching or moving the cursor. 409 for a push sensor or while an evaluation runs", Tag: "sensors", Body: "Evaluate", OptionalBody: true, Result: "EvaluationResult"},
 		"POST /api/v1/sensors/:name/pause":    {Summary: "Pause a sensor: not evaluated, pushed events refused (409) until resumed; 409 when already paused", Tag: "sensors", Body: "Empty", OptionalBody: true, Result: "Sensor"},
 		"POST /api/v1/sensors/:name/resume":   {Summary: "Resume a paused sensor; 409 when not paused", Tag: "sensors", Body: "Empty", OptionalBody: true, Result: "Sensor"},
-		"POST /api/v1/sensors/:name/cursor":   {Summary: "Set a sensor's cursor (admin): {\"cursor\": \"VALUE\"} or {\"cursor\": null}; recorded as an evaluation of kind reset, and an evaluation under way then launches nothing", Tag: "sensors", Body: "SensorCursor", Result: "Sensor"},
+		"POST /api/v1/sensors/:name/cursor":   {Summary: "Set a sensor's cursor (admin): {\"cursor\": \"VALUE\"} or {\"cursor\": null}; recorded as an evaluation of kind reset, and an evaluation under way then launches nothing; 409 for a push sensor (it has no cursor)", Tag: "sensors", Body: "SensorCursor", Result: "Sensor"},
 	})
 	nstr := nullable(str)
 	event := object(map[string]any{"sensor": str, "message_id": str, "received_at": timeStr, "outcome": enum(db.EventLaunched, db.EventSkipped),
