@@ -83,6 +83,15 @@ func scheduleState(s scheduleJSON) string {
 	return "running"
 }
 
+// pausedBy is a schedule's or sensor's state, with who paused it and when
+// when it is paused.
+func pausedBy(state string, paused bool, by, at *string) string {
+	if paused && by != nil && at != nil {
+		state += fmt.Sprintf(" (by %s at %s)", *by, *at)
+	}
+	return state
+}
+
 func tickOutcome(t *tickJSON) string {
 	if t == nil {
 		return "-"
@@ -98,30 +107,18 @@ func scheduleListCmd(o *clientOpts) *cobra.Command {
 		Use:   "list",
 		Short: "List the schedules: state, cron, next tick and last tick",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "GET", "/api/v1/schedules", nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var list struct {
 				Schedules []scheduleJSON `json:"schedules"`
 			}
-			if err := c.do(cmd.Context(), "GET", "/api/v1/schedules", nil, nil, &list); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "GET", "/api/v1/schedules", nil, &list); printed || err != nil {
 				return err
 			}
 			if len(list.Schedules) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no schedule")
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tCRON\tTIMEZONE\tNEXT TICK\tLAST TICK\tASSETS")
+			tw := newTable(cmd.OutOrStdout(), "NAME\tSTATE\tCRON\tTIMEZONE\tNEXT TICK\tLAST TICK\tASSETS")
 			for _, s := range list.Schedules {
 				next := "-"
 				if len(s.NextTicks) > 0 {
@@ -130,7 +127,7 @@ func scheduleListCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ","))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -138,11 +135,7 @@ func scheduleListCmd(o *clientOpts) *cobra.Command {
 func printSchedule(w io.Writer, s scheduleJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "name\t%s\n", s.Name)
-	state := scheduleState(s)
-	if s.State.Paused && s.State.PausedBy != nil && s.State.PausedAt != nil {
-		state += fmt.Sprintf(" (by %s at %s)", *s.State.PausedBy, *s.State.PausedAt)
-	}
-	fmt.Fprintf(tw, "state\t%s\n", state)
+	fmt.Fprintf(tw, "state\t%s\n", pausedBy(scheduleState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
 	fmt.Fprintf(tw, "cron\t%s (%s)\n", s.Cron, s.Timezone)
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
 	target := s.Target
@@ -172,20 +165,9 @@ func printSchedule(w io.Writer, s scheduleJSON) error {
 
 // scheduleDo sends a schedule request and prints the schedule it answers:
 // as sent with --json, else as a table.
-func scheduleDo(cmd *cobra.Command, o *clientOpts, method, path string) error {
-	c, err := o.newClient()
-	if err != nil {
-		return err
-	}
-	if o.json {
-		var raw map[string]any
-		if err := c.do(cmd.Context(), method, path, nil, nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
+func scheduleDo(cmd *cobra.Command, o *clientOpts, c *client, method, path string) error {
 	var s scheduleJSON
-	if err := c.do(cmd.Context(), method, path, nil, nil, &s); err != nil {
+	if printed, err := c.doOrPrint(cmd, o.json, method, path, nil, &s); printed || err != nil {
 		return err
 	}
 	return printSchedule(cmd.OutOrStdout(), s)
@@ -198,9 +180,9 @@ func scheduleGetCmd(o *clientOpts) *cobra.Command {
 		Use:   "get NAME",
 		Short: "Show a schedule: definition, state, last tick and next 5 ticks",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return scheduleDo(cmd, o, "GET", schedulePath(args[0]))
-		},
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
+			return scheduleDo(cmd, o, c, "GET", schedulePath(args[0]))
+		}),
 	}
 }
 
@@ -209,9 +191,9 @@ func schedulePauseCmd(o *clientOpts, action, short string) *cobra.Command {
 		Use:   action + " NAME",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return scheduleDo(cmd, o, "POST", schedulePath(args[0])+"/"+action)
-		},
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
+			return scheduleDo(cmd, o, c, "POST", schedulePath(args[0])+"/"+action)
+		}),
 	}
 }
 
@@ -220,24 +202,12 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 		Use:   "trigger NAME",
 		Short: "Run a schedule now (paused or not): a manual tick that launches a backfill of what a tick now targets",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			path := schedulePath(args[0]) + "/trigger"
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "POST", path, nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var r struct {
 				Tick     tickJSON      `json:"tick"`
 				Backfill *backfillJSON `json:"backfill"`
 			}
-			if err := c.do(cmd.Context(), "POST", path, nil, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "POST", schedulePath(args[0])+"/trigger", nil, &r); printed || err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tick %s: %s\n", r.Tick.ID, tickOutcome(&r.Tick))
@@ -246,7 +216,7 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "backfill %s launched (`tessera backfill get %s` follows it)\n", r.Backfill.ID, r.Backfill.ID)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -257,15 +227,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 		Use:   "ticks NAME",
 		Short: "List a schedule's ticks, newest first",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pages.check(cmd); err != nil {
-				return err
-			}
-			c, err := o.newClient()
-			if err != nil {
-				return err
-			}
-			c.withFlags(scheduleTicksFlagNames)
+		RunE: o.withPages(&pages, scheduleTicksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			q := url.Values{}
 			if outcome != "" {
 				q.Set("outcome", outcome)
@@ -281,8 +243,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "no ticks match")
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SCHEDULED FOR\tUTC\tOUTCOME\tBACKFILL\tBY\tID")
+			tw := newTable(cmd.OutOrStdout(), "SCHEDULED FOR\tUTC\tOUTCOME\tBACKFILL\tBY\tID")
 			for _, t := range rows {
 				bf := "-"
 				if t.BackfillID != nil {
@@ -297,7 +258,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d ticks; older ones left out: --limit N shows more, --all shows every tick)\n", len(rows))
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&outcome, "outcome", "", "only these outcomes, comma-separated (launched, queued, skipped, failed)")
 	addPageFlags(cmd, &pages, "ticks", 50, "newest first")

@@ -142,25 +142,17 @@ func sensorListCmd(o *clientOpts) *cobra.Command {
 		Short: "List the sensors: kind, state, last evaluation or event, counts",
 		Args:  cobra.NoArgs,
 		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "GET", "/api/v1/sensors", nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var list struct {
 				Sensors []sensorJSON `json:"sensors"`
 			}
-			if err := c.do(cmd.Context(), "GET", "/api/v1/sensors", nil, nil, &list); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "GET", "/api/v1/sensors", nil, &list); printed || err != nil {
 				return err
 			}
 			if len(list.Sensors) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no sensor")
 				return nil
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS")
+			tw := newTable(cmd.OutOrStdout(), "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS")
 			for _, s := range list.Sensors {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
 					sensorLast(s), strings.Join(s.Assets, ","))
@@ -179,11 +171,7 @@ func printSensor(w io.Writer, s sensorJSON) error {
 		kind += fmt.Sprintf(" (%s evaluator every %s, timeout %s)", s.Evaluator.Kind, s.Evaluator.Interval, s.Evaluator.Timeout)
 	}
 	fmt.Fprintf(tw, "kind\t%s\n", kind)
-	state := sensorState(s)
-	if s.State.Paused && s.State.PausedBy != nil && s.State.PausedAt != nil {
-		state += fmt.Sprintf(" (by %s at %s)", *s.State.PausedBy, *s.State.PausedAt)
-	}
-	fmt.Fprintf(tw, "state\t%s\n", state)
+	fmt.Fprintf(tw, "state\t%s\n", pausedBy(sensorState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
 	if s.State.Status == "error" && s.State.LastError != nil {
 		fmt.Fprintf(tw, "last error\t%s (%d failures in a row)\n", *s.State.LastError, s.State.Failures)
 	}
@@ -206,15 +194,8 @@ func printSensor(w io.Writer, s sensorJSON) error {
 // sensorDo sends a sensor request and prints the sensor it answers: as
 // sent with --json, else as a table.
 func sensorDo(cmd *cobra.Command, o *clientOpts, c *client, method, path string) error {
-	if o.json {
-		var raw map[string]any
-		if err := c.do(cmd.Context(), method, path, nil, nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
 	var s sensorJSON
-	if err := c.do(cmd.Context(), method, path, nil, nil, &s); err != nil {
+	if printed, err := c.doOrPrint(cmd, o.json, method, path, nil, &s); printed || err != nil {
 		return err
 	}
 	return printSensor(cmd.OutOrStdout(), s)
@@ -296,19 +277,11 @@ func sensorEvaluateCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(sensorEvaluateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]bool{"dry_run": dry}
-			path := sensorPath(args[0]) + "/evaluate"
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "POST", path, body, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r struct {
 				Evaluation sensorEvaluationJSON `json:"evaluation"`
 				Requests   []runRequestJSON     `json:"requests"`
 			}
-			if err := c.do(cmd.Context(), "POST", path, body, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/evaluate", body, &r); printed || err != nil {
 				return err
 			}
 			r.Evaluation.Requests = r.Requests
@@ -384,20 +357,12 @@ Sending needs the operator role: give a pipeline a token of that role.`,
 			if len(assets) > 0 {
 				body["assets"] = assets
 			}
-			path := sensorPath(args[0]) + "/events"
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "POST", path, body, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r struct {
 				Event    sensorEventJSON `json:"event"`
 				Replayed bool            `json:"replayed"`
 				Backfill json.RawMessage `json:"backfill"`
 			}
-			if err := c.do(cmd.Context(), "POST", path, body, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/events", body, &r); printed || err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
