@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -297,18 +296,14 @@ func parseTickQuery(c echo.Context, defLimit int) (tickQuery, error) {
 	if q.outcomes, err = parseOutcomes(c.QueryParam("outcome")); err != nil {
 		return q, err
 	}
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "tk", 2)
-		if err != nil {
-			return q, err
+	q.cursor, err = cursorParam(c, nil, func(v string) (*db.TickCursor, error) {
+		at, id, err := decodeAtCursor(v, "tk")
+		if err == nil && id == "" {
+			err = badCursor(v)
 		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil || parts[1] == "" {
-			return q, badCursor(v)
-		}
-		q.cursor = &db.TickCursor{ScheduledFor: at, ID: parts[1]}
-	}
-	return q, nil
+		return &db.TickCursor{ScheduledFor: at, ID: id}, err
+	})
+	return q, err
 }
 
 // parseOutcomes reads a comma-separated outcome filter ("" is every outcome).
@@ -333,12 +328,7 @@ func (h *Handler) ticksPage(ctx context.Context, s *catalog.Schedule, q tickQuer
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > q.limit {
-		last := rows[q.limit-1]
-		next = encodeCursorParts("tk", strconv.FormatInt(last.ScheduledFor, 10), last.ID)
-		rows = rows[:q.limit]
-	}
+	rows, next := pageOf(rows, q.limit, func(last db.Tick) string { return encodeAtCursor("tk", last.ScheduledFor, last.ID) })
 	return rows, next, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -278,25 +277,15 @@ func (h *Handler) answerSensor(c echo.Context, s *catalog.Sensor) error {
 
 // evaluationsPage reads a page of s's evaluations (?cursor=&limit=).
 func (h *Handler) evaluationsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvaluation, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), 0, cursorOf("se"))
 	if err != nil {
 		return nil, "", err
-	}
-	var before int64
-	if v := c.QueryParam("cursor"); v != "" {
-		if before, err = decodeCursor(v, "se"); err != nil {
-			return nil, "", err
-		}
 	}
 	rows, err := h.Store.SensorEvaluations(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = encodeCursor("se", rows[limit-1].ID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvaluation) string { return encodeCursor("se", last.ID) })
 	return rows, next, nil
 }
 
@@ -320,32 +309,18 @@ func (h *Handler) APISensorEvaluations(c echo.Context) error {
 
 // eventsPage reads a page of s's pushed events (?cursor=&limit=).
 func (h *Handler) eventsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvent, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), nil, func(v string) (*db.SensorEventCursor, error) {
+		at, id, err := decodeAtCursor(v, "sv")
+		return &db.SensorEventCursor{ReceivedAt: at, MessageID: id}, err
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	var before *db.SensorEventCursor
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "sv", 2)
-		if err != nil {
-			return nil, "", err
-		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil {
-			return nil, "", badCursor(v)
-		}
-		before = &db.SensorEventCursor{ReceivedAt: at, MessageID: parts[1]}
 	}
 	rows, err := h.Store.SensorEvents(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		next = encodeCursorParts("sv", strconv.FormatInt(last.ReceivedAt, 10), last.MessageID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvent) string { return encodeAtCursor("sv", last.ReceivedAt, last.MessageID) })
 	return rows, next, nil
 }
 
