@@ -330,13 +330,9 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 // retries queued and the first error) and the transitions.
 func TestBackfillEventsSaySummaries(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  a.broken:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 5ms}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("a.broken", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 5ms}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var got []string
@@ -496,12 +492,9 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 // {"truncated": true} with its summary; small ones keep their payload.
 func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2015-01-01, end: 2025-01-01}}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("a.daily", "{daily: {start: 2015-01-01, end: 2025-01-01}}"),
+	)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var big, small int

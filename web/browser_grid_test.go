@@ -16,8 +16,7 @@ import (
 func TestBrowserOverviewGridPartition(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="asset-row"]`)),

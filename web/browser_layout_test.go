@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // The overview and the status board draw one table per group; their
@@ -24,8 +22,7 @@ func TestBrowserGroupTablesLineUp(t *testing.T) {
     partitions: {static: [a_rather_long_partition_key, another_rather_long_partition_key, and_a_third_one]}
     executor: {demo: {duration: 1ms}}
 `)
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	// The left edge of column n of every table of class cls, rounded.
 	edges := `(cls, n) => Array.from(document.querySelectorAll("table." + cls)).map(t => Math.round(t.querySelector("th:nth-child(" + n + ")").getBoundingClientRect().left))`
 	for _, page := range []struct {

@@ -156,8 +156,7 @@ func TestBrowserNarrowViewport(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 
 	// The form with a preview (a range selection draws a strip per asset),
 	// launched from the phone.
@@ -334,8 +333,7 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)
 	}
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
 	check := narrowRunErrors + "(" + strconv.Quote(path) + ")"
 	for _, w := range []int64{390, 820, 1280} {
 		what := fmt.Sprintf("run page with a %d-character error at %d px", len(path), w)

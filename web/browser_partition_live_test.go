@@ -28,8 +28,7 @@ assets:
 	if out, err := exec.Command(tesseraBinary(t), "user", "set-role", "op", "admin", "--db", s.DB).CombinedOutput(); err != nil {
 		t.Fatalf("set-role: %v\n%s", err, out)
 	}
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),

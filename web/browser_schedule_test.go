@@ -29,8 +29,7 @@ schedules:
 // links back; the schedule's history lists the tick with that backfill.
 func TestBrowserSchedulePauseRunNow(t *testing.T) {
 	s := startBinaryServer(t, scheduleFlowWorkspace)
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/"),
 		chromedp.Click(css(`[data-testid="nav-automation"]`)),

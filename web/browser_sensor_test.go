@@ -38,8 +38,7 @@ sensors:
     evaluator: {command: [%q]}
     interval: 24h
 `, script))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/"),
 		chromedp.Click(css(`[data-testid="nav-sensors"]`)),

@@ -16,8 +16,7 @@ import (
 func TestBrowserStalenessTaintStatus(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
 		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),
