@@ -8,57 +8,18 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
-
-// scheduleJSON is the part of the server's schedule the CLI prints.
-type scheduleJSON struct {
-	Name              string   `json:"name"`
-	Cron              string   `json:"cron"`
-	Timezone          string   `json:"timezone"`
-	Assets            []string `json:"assets"`
-	Target            string   `json:"target"`
-	MissingWithin     string   `json:"missing_within"`
-	ChunkSize         int64    `json:"chunk_size"`
-	MaxConcurrentRuns int64    `json:"max_concurrent_runs"`
-	Priority          int64    `json:"priority"`
-	Overlap           string   `json:"overlap"`
-	Catchup           struct {
-		Window   string `json:"window"`
-		MaxTicks int    `json:"max_ticks"`
-	} `json:"catchup"`
-	Enabled bool `json:"enabled"`
-	State   struct {
-		Paused         bool    `json:"paused"`
-		PausedBy       *string `json:"paused_by"`
-		PausedAt       *string `json:"paused_at"`
-		LastBackfillID *string `json:"last_backfill_id"`
-		TicksLaunched  int64   `json:"ticks_launched"`
-		TicksSkipped   int64   `json:"ticks_skipped"`
-		TicksFailed    int64   `json:"ticks_failed"`
-	} `json:"state"`
-	LastTick  *tickJSON `json:"last_tick"`
-	NextTicks []struct {
-		At    string `json:"at"`
-		Local string `json:"local"`
-	} `json:"next_ticks"`
-}
-
-// tickJSON is one tick as the server sends it.
-type tickJSON struct {
-	ID                string  `json:"id"`
-	ScheduledFor      string  `json:"scheduled_for"`
-	ScheduledForLocal string  `json:"scheduled_for_local"`
-	Outcome           string  `json:"outcome"`
-	Reason            *string `json:"reason"`
-	BackfillID        *string `json:"backfill_id"`
-	Manual            bool    `json:"manual"`
-	Actor             string  `json:"actor"`
-}
 
 // ticksPageLimit is the most ticks the server sends in one page.
 const ticksPageLimit = 1000
 
 var scheduleTicksFlagNames = fieldFlags{"outcome": "--outcome", "limit": "--limit"}
+
+var schedules = automation[handlers.ScheduleJSON]{plural: "schedules", print: printSchedule}
+
+func schedulePath(name string) string { return schedules.path(name) }
 
 // newScheduleCmd is `tessera schedule`: the workspace's schedules on a
 // server (declared in its schedules: section).
@@ -66,14 +27,23 @@ func newScheduleCmd() *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{Use: "schedule", Short: "List, pause, resume and run the workspace's schedules on a Tessera server"}
 	addClientFlags(cmd, &o)
-	cmd.AddCommand(scheduleListCmd(&o), scheduleGetCmd(&o), scheduleTicksCmd(&o),
-		schedulePauseCmd(&o, "pause", "Pause a schedule: its ticks are recorded as skipped, and not launched when it is resumed"),
-		schedulePauseCmd(&o, "resume", "Resume a paused schedule (the ticks that fell while it was paused stay skipped)"),
+	cmd.AddCommand(
+		schedules.listCmd(&o, "List the schedules: state, cron, next tick and last tick", "NAME\tSTATE\tCRON\tTIMEZONE\tNEXT TICK\tLAST TICK\tASSETS",
+			func(s handlers.ScheduleJSON) string {
+				next := "-"
+				if len(s.NextTicks) > 0 {
+					next = s.NextTicks[0].Local
+				}
+				return strings.Join([]string{s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ",")}, "\t")
+			}),
+		schedules.getCmd(&o, "Show a schedule: definition, state, last tick and next 5 ticks"), scheduleTicksCmd(&o),
+		schedules.actionCmd(&o, "pause", "Pause a schedule: its ticks are recorded as skipped, and not launched when it is resumed"),
+		schedules.actionCmd(&o, "resume", "Resume a paused schedule (the ticks that fell while it was paused stay skipped)"),
 		scheduleTriggerCmd(&o))
 	return cmd
 }
 
-func scheduleState(s scheduleJSON) string {
+func scheduleState(s handlers.ScheduleJSON) string {
 	switch {
 	case !s.Enabled:
 		return "disabled"
@@ -92,7 +62,7 @@ func pausedBy(state string, paused bool, by, at *string) string {
 	return state
 }
 
-func tickOutcome(t *tickJSON) string {
+func tickOutcome(t *handlers.TickJSON) string {
 	if t == nil {
 		return "-"
 	}
@@ -102,37 +72,8 @@ func tickOutcome(t *tickJSON) string {
 	return t.Outcome
 }
 
-func scheduleListCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the schedules: state, cron, next tick and last tick",
-		Args:  cobra.NoArgs,
-		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			var list struct {
-				Schedules []scheduleJSON `json:"schedules"`
-			}
-			if printed, err := c.doOrPrint(cmd, o.json, "GET", "/api/v1/schedules", nil, &list); printed || err != nil {
-				return err
-			}
-			if len(list.Schedules) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no schedule")
-				return nil
-			}
-			tw := newTable(cmd.OutOrStdout(), "NAME\tSTATE\tCRON\tTIMEZONE\tNEXT TICK\tLAST TICK\tASSETS")
-			for _, s := range list.Schedules {
-				next := "-"
-				if len(s.NextTicks) > 0 {
-					next = s.NextTicks[0].Local
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ","))
-			}
-			return tw.Flush()
-		}),
-	}
-}
-
 // printSchedule prints one schedule as a table.
-func printSchedule(w io.Writer, s scheduleJSON) error {
+func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "name\t%s\n", s.Name)
 	fmt.Fprintf(tw, "state\t%s\n", pausedBy(scheduleState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
@@ -163,40 +104,6 @@ func printSchedule(w io.Writer, s scheduleJSON) error {
 	return tw.Flush()
 }
 
-// scheduleDo sends a schedule request and prints the schedule it answers:
-// as sent with --json, else as a table.
-func scheduleDo(cmd *cobra.Command, o *clientOpts, c *client, method, path string) error {
-	var s scheduleJSON
-	if printed, err := c.doOrPrint(cmd, o.json, method, path, nil, &s); printed || err != nil {
-		return err
-	}
-	return printSchedule(cmd.OutOrStdout(), s)
-}
-
-func schedulePath(name string) string { return "/api/v1/schedules/" + url.PathEscape(name) }
-
-func scheduleGetCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show a schedule: definition, state, last tick and next 5 ticks",
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			return scheduleDo(cmd, o, c, "GET", schedulePath(args[0]))
-		}),
-	}
-}
-
-func schedulePauseCmd(o *clientOpts, action, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:   action + " NAME",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			return scheduleDo(cmd, o, c, "POST", schedulePath(args[0])+"/"+action)
-		}),
-	}
-}
-
 func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 	return &cobra.Command{
 		Use:   "trigger NAME",
@@ -204,8 +111,8 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var r struct {
-				Tick     tickJSON      `json:"tick"`
-				Backfill *backfillJSON `json:"backfill"`
+				Tick     handlers.TickJSON `json:"tick"`
+				Backfill *backfillJSON     `json:"backfill"`
 			}
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", schedulePath(args[0])+"/trigger", nil, &r); printed || err != nil {
 				return err
@@ -232,7 +139,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 			if outcome != "" {
 				q.Set("outcome", outcome)
 			}
-			rows, raw, cursor, err := fetchPages[tickJSON](cmd.Context(), c, schedulePath(args[0])+"/ticks", q, "ticks", pages, ticksPageLimit)
+			rows, raw, cursor, err := fetchPages[handlers.TickJSON](cmd.Context(), c, schedulePath(args[0])+"/ticks", q, "ticks", pages, ticksPageLimit)
 			if err != nil {
 				return err
 			}

@@ -4,51 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
-
-// sensorJSON is the part of the server's sensor the CLI prints.
-type sensorJSON struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Assets    []string `json:"assets"`
-	Evaluator *struct {
-		Kind     string `json:"kind"`
-		Interval string `json:"interval"`
-		Timeout  string `json:"timeout"`
-	} `json:"evaluator"`
-	ChunkSize         int64 `json:"chunk_size"`
-	MaxConcurrentRuns int64 `json:"max_concurrent_runs"`
-	Priority          int64 `json:"priority"`
-	Enabled           bool  `json:"enabled"`
-	State             struct {
-		Paused           bool    `json:"paused"`
-		PausedBy         *string `json:"paused_by"`
-		PausedAt         *string `json:"paused_at"`
-		Status           string  `json:"status"`
-		LastError        *string `json:"last_error"`
-		Failures         int64   `json:"failures"`
-		Cursor           *string `json:"cursor"`
-		LastEvaluatedAt  *string `json:"last_evaluated_at"`
-		NextEvaluationAt *string `json:"next_evaluation_at"`
-		EventsAccepted   int64   `json:"events_accepted"`
-		Launches         int64   `json:"launches"`
-		Evaluations      int64   `json:"evaluations"`
-	} `json:"state"`
-	LastEvent *sensorEventJSON `json:"last_event"`
-}
-
-type sensorEventJSON struct {
-	MessageID  string  `json:"message_id"`
-	ReceivedAt string  `json:"received_at"`
-	Outcome    string  `json:"outcome"`
-	Reason     *string `json:"reason"`
-	BackfillID *string `json:"backfill_id"`
-}
 
 // runRequestJSON is one run request of an evaluation with its outcome.
 type runRequestJSON struct {
@@ -65,18 +27,11 @@ type runRequestJSON struct {
 	} `json:"preview"`
 }
 
+// sensorEvaluationJSON is an evaluation as the server sends it, with its
+// run requests read.
 type sensorEvaluationJSON struct {
-	ID           int64            `json:"id"`
-	Kind         string           `json:"kind"`
-	StartedAt    string           `json:"started_at"`
-	DurationMs   int64            `json:"duration_ms"`
-	CursorBefore *string          `json:"cursor_before"`
-	CursorAfter  *string          `json:"cursor_after"`
-	Requests     []runRequestJSON `json:"requests"`
-	SkipReason   *string          `json:"skip_reason"`
-	Error        *string          `json:"error"`
-	LogTail      *string          `json:"log_tail"`
-	Actor        string           `json:"actor"`
+	handlers.SensorEvaluationJSON
+	Requests []runRequestJSON `json:"requests"`
 }
 
 // evaluationsPageLimit is the most evaluations the server sends in a page.
@@ -95,18 +50,26 @@ func newSensorCmd() *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{Use: "sensor", Short: "List, pause, resume, evaluate the workspace's sensors on a Tessera server, and send them events"}
 	addClientFlags(cmd, &o)
-	cmd.AddCommand(sensorListCmd(&o), sensorGetCmd(&o), sensorEvaluationsCmd(&o),
-		sensorPauseCmd(&o, "pause", "Pause a sensor: it is not evaluated, and events sent to it are refused until it is resumed"),
-		sensorPauseCmd(&o, "resume", "Resume a paused sensor"),
+	cmd.AddCommand(
+		sensors.listCmd(&o, "List the sensors: kind, state, last evaluation or event, counts", "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS",
+			func(s handlers.SensorJSON) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
+					sensorLast(s), strings.Join(s.Assets, ","))
+			}),
+		sensors.getCmd(&o, "Show a sensor: definition, state (with the last error), cursor, counts"), sensorEvaluationsCmd(&o),
+		sensors.actionCmd(&o, "pause", "Pause a sensor: it is not evaluated, and events sent to it are refused until it is resumed"),
+		sensors.actionCmd(&o, "resume", "Resume a paused sensor"),
 		sensorEvaluateCmd(&o), sensorSendCmd(&o))
 	return cmd
 }
 
-func sensorPath(name string) string { return "/api/v1/sensors/" + url.PathEscape(name) }
+var sensors = automation[handlers.SensorJSON]{plural: "sensors", flags: sensorStateFlagNames, print: printSensor}
+
+func sensorPath(name string) string { return sensors.path(name) }
 
 // sensorState is a sensor's state in one word: OK, ERROR, PAUSED or
 // DISABLED.
-func sensorState(s sensorJSON) string {
+func sensorState(s handlers.SensorJSON) string {
 	switch {
 	case !s.Enabled:
 		return "DISABLED"
@@ -126,7 +89,7 @@ func ptrOrDash(s *string) string {
 }
 
 // sensorLast is a sensor's last evaluation or event, in a few words.
-func sensorLast(s sensorJSON) string {
+func sensorLast(s handlers.SensorJSON) string {
 	if s.LastEvent != nil {
 		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, s.LastEvent.ReceivedAt)
 	}
@@ -136,34 +99,8 @@ func sensorLast(s sensorJSON) string {
 	return "-"
 }
 
-func sensorListCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the sensors: kind, state, last evaluation or event, counts",
-		Args:  cobra.NoArgs,
-		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			var list struct {
-				Sensors []sensorJSON `json:"sensors"`
-			}
-			if printed, err := c.doOrPrint(cmd, o.json, "GET", "/api/v1/sensors", nil, &list); printed || err != nil {
-				return err
-			}
-			if len(list.Sensors) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no sensor")
-				return nil
-			}
-			tw := newTable(cmd.OutOrStdout(), "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS")
-			for _, s := range list.Sensors {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
-					sensorLast(s), strings.Join(s.Assets, ","))
-			}
-			return tw.Flush()
-		}),
-	}
-}
-
 // printSensor prints one sensor as a table.
-func printSensor(w io.Writer, s sensorJSON) error {
+func printSensor(w io.Writer, s handlers.SensorJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "name\t%s\n", s.Name)
 	kind := s.Kind
@@ -189,38 +126,6 @@ func printSensor(w io.Writer, s sensorJSON) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// sensorDo sends a sensor request and prints the sensor it answers: as
-// sent with --json, else as a table.
-func sensorDo(cmd *cobra.Command, o *clientOpts, c *client, method, path string) error {
-	var s sensorJSON
-	if printed, err := c.doOrPrint(cmd, o.json, method, path, nil, &s); printed || err != nil {
-		return err
-	}
-	return printSensor(cmd.OutOrStdout(), s)
-}
-
-func sensorGetCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show a sensor: definition, state (with the last error), cursor, counts",
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(sensorStateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			return sensorDo(cmd, o, c, "GET", sensorPath(args[0]))
-		}),
-	}
-}
-
-func sensorPauseCmd(o *clientOpts, action, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:   action + " NAME",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(sensorStateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			return sensorDo(cmd, o, c, "POST", sensorPath(args[0])+"/"+action)
-		}),
-	}
 }
 
 // describeRequest says a run request in a few words.
@@ -358,9 +263,9 @@ Sending needs the operator role: give a pipeline a token of that role.`,
 				body["assets"] = assets
 			}
 			var r struct {
-				Event    sensorEventJSON `json:"event"`
-				Replayed bool            `json:"replayed"`
-				Backfill json.RawMessage `json:"backfill"`
+				Event    handlers.SensorEventJSON `json:"event"`
+				Replayed bool                     `json:"replayed"`
+				Backfill json.RawMessage          `json:"backfill"`
 			}
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/events", body, &r); printed || err != nil {
 				return err

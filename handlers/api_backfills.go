@@ -151,50 +151,51 @@ func (h *Handler) engine() (*jobs.Engine, error) {
 
 // APIBackfillPreview answers what a backfill request would do, writing nothing.
 func (h *Handler) APIBackfillPreview(c echo.Context) error {
-	eng, err := h.engine()
-	if err != nil {
-		return err
-	}
-	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
-	size, err := decodeBackfillRequest(c, &req)
-	defer h.releaseMemory(size)
-	if err != nil {
-		return err
-	}
-	pv, err := eng.Preview(c.Request().Context(), req)
-	if err != nil {
-		return engineErr(err)
-	}
-	return c.JSON(http.StatusOK, pv)
+	return h.withBackfillRequest(c, func(eng *jobs.Engine, req jobs.Request) error {
+		pv, err := eng.Preview(c.Request().Context(), req)
+		if err != nil {
+			return engineErr(err)
+		}
+		return c.JSON(http.StatusOK, pv)
+	})
 }
 
 // APIBackfillCreate creates a backfill (idempotent on Idempotency-Key).
 func (h *Handler) APIBackfillCreate(c echo.Context) error {
+	return h.withBackfillRequest(c, func(eng *jobs.Engine, req jobs.Request) error {
+		key, err := idempotencyKey(c)
+		if err != nil {
+			return err
+		}
+		res, err := eng.Create(c.Request().Context(), req, key, Actor(c))
+		if err != nil {
+			uerr := engineErr(err)
+			var ie *jobs.InputError
+			if ue := (*UserError)(nil); errors.As(uerr, &ue) && errors.As(err, &ie) && ie.Code == jobs.CodeKeyReused {
+				// The form makes a new key itself; an API client has to.
+				withHint(ue, ie.Msg, HintIdempotencyConflict, map[string]string{"what": "request", "backfill": ie.Params["backfill"]})
+			}
+			return uerr
+		}
+		return createdBackfill(c, res)
+	})
+}
+
+// withBackfillRequest runs run with the engine and the backfill request of
+// the body (chunk_size and max_concurrent_runs may be left out); the memory
+// its decoding held is given back when run is done.
+func (h *Handler) withBackfillRequest(c echo.Context, run func(eng *jobs.Engine, req jobs.Request) error) error {
 	eng, err := h.engine()
 	if err != nil {
 		return err
 	}
-	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
+	req := jobs.NewRequest()
 	size, err := decodeBackfillRequest(c, &req)
 	defer h.releaseMemory(size)
 	if err != nil {
 		return err
 	}
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	res, err := eng.Create(c.Request().Context(), req, key, Actor(c))
-	if err != nil {
-		uerr := engineErr(err)
-		var ie *jobs.InputError
-		if ue := (*UserError)(nil); errors.As(uerr, &ue) && errors.As(err, &ie) && ie.Code == jobs.CodeKeyReused {
-			// The form makes a new key itself; an API client has to.
-			withHint(ue, ie.Msg, HintIdempotencyConflict, map[string]string{"what": "request", "backfill": ie.Params["backfill"]})
-		}
-		return uerr
-	}
-	return createdBackfill(c, res)
+	return run(eng, req)
 }
 
 // createdBackfill answers a created backfill: 201, or 200 when the request

@@ -96,6 +96,18 @@ func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 	return h.Scheduler, nil
 }
 
+// routeSchedule is the scheduler and the schedule of the route's :name
+// (503 when no scheduler runs, else 404 when the workspace does not declare
+// it).
+func (h *Handler) routeSchedule(c echo.Context) (*jobs.Scheduler, *catalog.Schedule, error) {
+	sch, err := h.scheduler()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := h.workspaceSchedule(c)
+	return sch, s, err
+}
+
 // scheduleNotFound is the 404 of a schedule the workspace does not declare:
 // it names the known ones.
 func scheduleNotFound(name, known string) *UserError {
@@ -437,11 +449,7 @@ func (h *Handler) APISchedulePause(c echo.Context) error { return h.apiSetPaused
 func (h *Handler) APIScheduleResume(c echo.Context) error { return h.apiSetPaused(c, false) }
 
 func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
-	sch, err := h.scheduler()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSchedule(c)
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
@@ -461,11 +469,7 @@ type TriggerResult struct {
 // and the backfill it launched (null when it launched none: the tick's
 // outcome and reason say why).
 func (h *Handler) APIScheduleTrigger(c echo.Context) error {
-	sch, err := h.scheduler()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSchedule(c)
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
