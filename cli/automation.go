@@ -76,11 +76,7 @@ func (a automation[T]) listCmd(o *clientOpts, short, header string, row func(T) 
 				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no", singular(a.plural))
 				return nil
 			}
-			tw := newTable(cmd.OutOrStdout(), header)
-			for _, v := range list[a.plural] {
-				fmt.Fprintln(tw, row(v))
-			}
-			return tw.Flush()
+			return printTable(cmd.OutOrStdout(), header, list[a.plural], row)
 		}),
 	}
 }

@@ -299,6 +299,16 @@ func (c *client) getPage(ctx context.Context, path, field string, items any) ([]
 	return raw, next, nil
 }
 
+// printTable prints rows as the CLI's table (newTable) of header, line
+// making a row's line (columns separated by tabs).
+func printTable[T any](w io.Writer, header string, rows []T, line func(T) string) error {
+	tw := newTable(w, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, line(r))
+	}
+	return tw.Flush()
+}
+
 // newTable is the CLI's table on w (columns separated by tabs, aligned with
 // two spaces) with its header line written.
 func newTable(w io.Writer, header string) *tabwriter.Writer {

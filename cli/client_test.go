@@ -37,20 +37,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const clientWorkspace = `
-assets:
-  t.daily:
-    partitions: {daily: {start: 2025-01-01}}
-    code_version: v1
-    executor: {demo: {duration: 1ms-3ms}}
-  t.flaky:
-    partitions: {daily: {start: 2025-01-01}}
-    retries: {max_attempts: 1, backoff: 1s}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-  t.one:
-    partitions: {static: [only]}
-    executor: {demo: {duration: 1ms}}
-`
+var clientWorkspace = testkit.Assets(
+	testkit.Asset("t.daily", "{daily: {start: 2025-01-01}}", "code_version: v1", "executor: {demo: {duration: 1ms-3ms}}"),
+	testkit.Asset("t.flaky", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 1, backoff: 1s}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	testkit.Asset("t.one", "{static: [only]}"),
+)
 
 type server struct {
 	URL, Token, AdminToken, DB string

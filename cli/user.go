@@ -181,15 +181,13 @@ func newUserListCmd(path *string) *cobra.Command {
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			w := newTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED")
-			for _, u := range us {
+			return printTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED", us, func(u db.User) string {
 				st := "active"
 				if u.Disabled {
 					st = "disabled"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
-			}
-			return w.Flush()
+				return fmt.Sprintf("%s\t%s\t%s\t%s", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
+			})
 		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")

@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/jmoiron/sqlx"
@@ -116,12 +115,7 @@ func (s *Store) SensorEventOf(ctx context.Context, sensor, messageID string) (Se
 }
 
 func sensorEvent(ctx context.Context, q getter, sensor, messageID string) (SensorEvent, error) {
-	var ev SensorEvent
-	err := q.GetContext(ctx, &ev, `SELECT * FROM sensor_events WHERE sensor=? AND message_id=?`, sensor, messageID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ev, ErrNotFound
-	}
-	return ev, err
+	return getRow[SensorEvent](ctx, q, ErrNotFound, `SELECT * FROM sensor_events WHERE sensor=? AND message_id=?`, sensor, messageID)
 }
 
 // RecordSensorEventTx records a pushed event in tx unless its message id

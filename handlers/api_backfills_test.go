@@ -15,13 +15,9 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const apiBackfillWS = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`
+var apiBackfillWS = testkit.Assets(
+	testkit.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "retries: {max_attempts: 1}"),
+)
 
 func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: apiBackfillWS})
@@ -31,13 +27,9 @@ func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 
 // failingDailyWS is one daily asset of January 2025 whose every attempt
 // fails, without retries.
-const failingDailyWS = `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`
+var failingDailyWS = testkit.Assets(
+	testkit.Asset("f.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+)
 
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()

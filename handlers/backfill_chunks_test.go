@@ -21,19 +21,12 @@ import (
 // says it waits for Resume.
 func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  w.slow:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['sleep 20']
-      shell: true
-  w.flaky:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 3, backoff: 1h}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['sleep 20']
+  shell: true`),
+		testkit.Asset("w.flaky", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	), true)
 	ctx := context.Background()
 	c := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)

@@ -104,6 +104,19 @@ type assetCtx struct {
 	Now   time.Time
 }
 
+// keyRange is the index range of a's partitions from start to end: from
+// its first, or to its last, when start or end is empty. a must have
+// partitions.
+func (a assetCtx) keyRange(start, end string) (lo, hi int64, err error) {
+	if start == "" {
+		start = a.Space.Key(0)
+	}
+	if end == "" {
+		end = a.Space.Key(a.Space.Len() - 1)
+	}
+	return catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+}
+
 // spaces resolves every asset's space with one read of the dynamic keys.
 func (h *Handler) assets(ctx context.Context) ([]assetCtx, error) {
 	ws := h.Workspace()

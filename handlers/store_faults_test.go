@@ -66,15 +66,11 @@ var writeFailuresMetric = regexp.MustCompile(`(?m)^tessera_db_write_failures_tot
 // store cannot write. When space returns, all of it goes by itself.
 func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  w.slow:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['sleep 30']
-      shell: true
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['sleep 30']
+  shell: true`),
+	), true)
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)
@@ -236,9 +232,10 @@ func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
 	if b, _ := env.Store.Backfill(ctx, a.ID); b.PartitionsMaterialized != 1 {
 		t.Errorf("after space returned: %s with %d materialized, want the attempt's partition recorded", b.State, b.PartitionsMaterialized)
 	}
-	if !strings.Contains(logs.String(), "the store writes again") {
-		t.Errorf("the log does not say the store writes again:\n%s", logs.String())
-	}
+	// The engine says so after the step that wrote the backfill's end.
+	testkit.Eventually(t, 15*time.Second, "the log to say the store writes again", func() bool {
+		return strings.Contains(logs.String(), "the store writes again")
+	})
 }
 
 // TestOpenAPIDocumentsStoreUnwritable: every mutating operation documents

@@ -1,6 +1,11 @@
 package testkit
 
-import "strings"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // Daily is the partitions of a daily asset from 2025-01-01 on, for Asset.
 const Daily = `{daily: {start: "2025-01-01"}}`
@@ -30,4 +35,16 @@ func Asset(name, partitions string, fields ...string) string {
 		b.WriteString("    executor: {demo: {duration: 1ms}}\n")
 	}
 	return b.String()
+}
+
+// Script writes the shell script name (body after a "#!/bin/sh" line) to
+// a new temporary directory, executable, and returns its path: an
+// evaluator or a command executor for a test workspace.
+func Script(t testing.TB, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -313,25 +313,19 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 	if len(path) != 300 || strings.ContainsAny(path, " \t\n") {
 		t.Fatalf("the message is %d characters: %q", len(path), path)
 	}
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  r.daily:
-    partitions: {daily: {start: 2025-01-01}}
-    retries: {max_attempts: 2, backoff: 1ms}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("r.daily", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 2, backoff: 1ms}"),
+	)})
 	eng := env.StartEngine(t, jobs.Options{Executor: longErrorExec{msg: path}})
-	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
-		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 30*time.Second, "backfill "+cr.Backfill.ID+" to fail", func() bool {
-		b, err := env.Store.Backfill(context.Background(), cr.Backfill.ID)
+	bf := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})
+	testkit.Eventually(t, 30*time.Second, "backfill "+bf.ID+" to fail", func() bool {
+		b, err := env.Store.Backfill(context.Background(), bf.ID)
 		return err == nil && b.State == db.BackfillFailed
 	})
-	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
+	runs, err := env.Store.Runs(context.Background(), bf.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)
+		t.Fatalf("runs of %s: %d, %v", bf.ID, len(runs), err)
 	}
 	ctx := env.SignedInBrowser(t, auth.RoleViewer)
 	check := narrowRunErrors + "(" + strconv.Quote(path) + ")"

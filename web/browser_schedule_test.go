@@ -10,13 +10,11 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const scheduleFlowWorkspace = `defaults:
+var scheduleFlowWorkspace = `defaults:
   retries: {max_attempts: 1}
-assets:
-  auto.regions:
-    partitions: {static: [eu, us, ap]}
-    executor: {demo: {duration: 100ms}}
-schedules:
+` + testkit.Assets(
+	testkit.Asset("auto.regions", "{static: [eu, us, ap]}", "executor: {demo: {duration: 100ms}}"),
+) + `schedules:
   auto.nightly:
     cron: "0 3 * * *"
     timezone: Europe/Berlin

@@ -543,13 +543,9 @@ func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
 	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
-assets:
-  a.remote:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q}}
-`, remote.URL)})
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
+	)})
 	env.StartEngine(t, jobs.Options{})
 	_, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	answer("POST", "/api/v1/backfills", "/api/v1/backfills", `{"assets":["a.remote"],"selector":{"type":"explicit","keys":["2025-01-01"]}}`)
