@@ -131,12 +131,11 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 		return BadRequest("password", "%v", err)
 	}
 	ctx := c.Request().Context()
-	key, err := idempotencyKey(c)
+	key, err := scopedIdempotencyKey(c, "api:user.create:")
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		key = "api:user.create:" + key
 		if e, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
 			u, uerr := h.Store.UserByName(ctx, strings.TrimPrefix(e.Subject, "user:"))
 			if uerr != nil || !strings.EqualFold(u.Name, body.Name) {
@@ -315,12 +314,11 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if r, err := auth.ParseRole(u.Role); err == nil && u.ID != p.UserID {
 		max = r
 	}
-	key, err := idempotencyKey(c)
+	key, err := scopedIdempotencyKey(c, "api:token.create:")
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		key = "api:token.create:" + key
 		if _, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
 			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 		}
