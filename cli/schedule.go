@@ -161,9 +161,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d ticks; older ones left out: --limit N shows more, --all shows every tick)\n", len(rows))
-			}
+			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
 			return nil
 		}),
 	}

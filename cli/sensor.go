@@ -222,9 +222,7 @@ func sensorEvaluationsCmd(o *clientOpts) *cobra.Command {
 			for _, e := range rows {
 				printEvaluation(cmd.OutOrStdout(), e)
 			}
-			if cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d evaluations; older ones left out: --limit N shows more, --all shows every evaluation)\n", len(rows))
-			}
+			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
 			return nil
 		}),
 	}

@@ -577,15 +577,7 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 // chunks pending, and nothing said why (found by the API audit).
 func TestBackfillSaysWhatItsNextChunkWaitsFor(t *testing.T) {
 	t.Parallel()
-	env, tok, b := apiBackfillEnv(t, `
-pools:
-  wh: {max_concurrent_runs: 4, throttle: 1/h}
-assets:
-  t.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    pool: wh
-    executor: {demo: {duration: 1ms}}
-`,
+	env, tok, b := apiBackfillEnv(t, testkit.ThrottledWorkspace,
 		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
 	id := b["id"].(string)
 	var got map[string]any

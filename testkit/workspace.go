@@ -16,6 +16,15 @@ var (
 	Asset  = teststore.Asset
 )
 
+// ThrottledWorkspace holds the daily asset t.daily (January 2025) in a
+// pool, wh, that starts at most one run an hour: a backfill of it shows
+// what its next chunk waits for.
+var ThrottledWorkspace = `pools:
+  wh: {max_concurrent_runs: 4, throttle: 1/h}
+` + teststore.Assets(
+	teststore.Asset("t.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: wh"),
+)
+
 // Script writes the shell script name (body after a "#!/bin/sh" line) to
 // a new temporary directory, executable, and returns its path: an
 // evaluator or a command executor for a test workspace.
