@@ -27,11 +27,18 @@ var statusWS = testkit.Assets(
 	testkit.Asset("s.daily", "{daily: {start: 2025-01-29, end: 2025-02-01}}", "group: finance", "code_version: v1", "freshness: {max_lag: 26h}", "executor: {demo: {duration: 1s}}"),
 )
 
+// statusEnvAt is a server on statusWS whose clock reads now.
+func statusEnvAt(t *testing.T, now time.Time) *testkit.Env {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
+	env.Handler.Now = func() time.Time { return now }
+	return env
+}
+
 func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	now := T0.Add(10 * time.Hour)
-	env.Handler.Now = func() time.Time { return now }
+	env := statusEnvAt(t, now)
 	mat(t, env, "s.static", "a", "v2", T0)                            // fresh
 	mat(t, env, "s.static", "b", "v1", T0)                            // CODE_CHANGED
 	mat(t, env, "s.static", "c", "v2", T0)                            // TAINTED below
