@@ -322,9 +322,9 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 // retries queued and the first error) and the transitions.
 func TestBackfillEventsSaySummaries(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("a.broken", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 5ms}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
-	)})
+	)
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var got []string
@@ -484,9 +484,9 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 // {"truncated": true} with its summary; small ones keep their payload.
 func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("a.daily", "{daily: {start: 2015-01-01, end: 2025-01-01}}"),
-	)})
+	)
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var big, small int

@@ -115,9 +115,9 @@ func (interruptFirst) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // maximum ("3/2"); the chunk table says how many were interrupted.
 func TestChunkTableExplainsInterruptedAttempts(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("i.daily", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}"),
-	)})
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: interruptFirst{}})
 	b := pgCreateBF(t, eng, "i.daily", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillFailed)

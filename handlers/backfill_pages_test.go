@@ -323,9 +323,9 @@ func (f failDay) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // not 2 succeeded and 3 queued (which left pending 2 short).
 func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("r.daily", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}"),
-	)})
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: failDay("2025-01-02")})
 	b := pgCreateBF(t, eng, "r.daily", "2025-01-01", "2025-01-30", 3)
 	// Chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time).

@@ -16,9 +16,9 @@ import (
 // between its first and last key; a chunk of a range does.
 func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("k.daily", `{daily: {start: "2025-01-01", end: "2025-02-01"}}`),
-	)})
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	explicit := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"k.daily"}, ChunkSize: 3, MaxConcurrentRuns: 1,
 		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-01", "2025-01-05", "2025-01-09", "2025-01-10", "2025-01-11"}}})

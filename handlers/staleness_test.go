@@ -360,9 +360,9 @@ func TestHistoryAtTime(t *testing.T) {
 // partition built after its day ended meets the deadline.
 func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("d.berlin", "{daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}", `freshness: {by: "09:00", timezone: Europe/Berlin}`, "executor: {demo: {duration: 1s}}"),
-	)})
+	)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	now := time.Date(2025, 1, 16, 8, 59, 59, 999e6, berlin)
 	env.Handler.Now = func() time.Time { return now }

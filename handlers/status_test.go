@@ -197,9 +197,9 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // one has passed its deadline without being built.
 func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("s.monthly", "{monthly: {start: 2024-10-01, end: 2025-01-01}}", "code_version: v1", `freshness: {by: "09:00"}`, "executor: {demo: {duration: 1s}}"),
-	)})
+	)
 	now := T0.Add(10 * time.Hour) // 2025-02-01 10:00
 	env.Handler.Now = func() time.Time { return now }
 	over := func() bool {

@@ -191,13 +191,13 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 // when space returns: the backfill finishes by itself.
 func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("w.big", testkit.Daily, "retries: {max_attempts: 1}", `executor:
   shell: true
   command:
     - |
       sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"`),
-	)})
+	)
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}

@@ -211,6 +211,14 @@ func (e *Env) SignedInBrowser(t testing.TB, role auth.Role) context.Context {
 	return ctx
 }
 
+// SeededBrowser starts a server on the demo workspace with its history
+// seeded (Options.Seed) and a browser with a new user of role signed in.
+func SeededBrowser(t testing.TB, role auth.Role) (*Env, context.Context) {
+	t.Helper()
+	env := New(t, Options{Seed: true})
+	return env, env.SignedInBrowser(t, role)
+}
+
 // BrowserLogin signs the account name in with password through the /login
 // page of the server at baseURL, in the chromedp browser ctx.
 func BrowserLogin(t testing.TB, ctx context.Context, baseURL, name, password string) {

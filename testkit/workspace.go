@@ -16,6 +16,13 @@ var (
 	Asset  = teststore.Asset
 )
 
+// WithAssets starts a server (New) on a workspace of the given assets
+// (Asset).
+func WithAssets(t testing.TB, assets ...string) *Env {
+	t.Helper()
+	return New(t, Options{WorkspaceYAML: Assets(assets...)})
+}
+
 // ThrottledWorkspace holds the daily asset t.daily (January 2025) in a
 // pool, wh, that starts at most one run an hour: a backfill of it shows
 // what its next chunk waits for.

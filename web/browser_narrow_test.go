@@ -313,9 +313,9 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 	if len(path) != 300 || strings.ContainsAny(path, " \t\n") {
 		t.Fatalf("the message is %d characters: %q", len(path), path)
 	}
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+	env := testkit.WithAssets(t,
 		testkit.Asset("r.daily", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 2, backoff: 1ms}"),
-	)})
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: longErrorExec{msg: path}})
 	bf := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
 		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})

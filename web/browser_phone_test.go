@@ -143,8 +143,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 // scrolled into view with its day label still showing.
 func TestBrowserPhoneAssetGrid(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := env.SignedInBrowser(t, auth.RoleViewer)
+	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
 	const headsApart = `(() => {
   const spans = [...document.querySelectorAll('[data-testid="grid"] .gh span:not(.rl)')].filter(s => getComputedStyle(s).visibility !== "hidden" && s.textContent);
   if (spans.length < 3) return "only " + spans.length + " headers";
