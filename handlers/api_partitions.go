@@ -60,7 +60,7 @@ func partitionJSON(key string, r *db.PartitionStatus, idx int64) PartitionJSON {
 // some statuses (status=failed,missing), with cursor pagination.
 func (h *Handler) APIPartitions(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
@@ -102,6 +103,12 @@ type assetCtx struct {
 	ID    int64
 	Space catalog.Space
 	Now   time.Time
+}
+
+// routeAsset is the asset of the route's :key (a 404 when the workspace
+// does not declare it).
+func (h *Handler) routeAsset(c echo.Context) (assetCtx, error) {
+	return h.asset(c.Request().Context(), pathParam(c, "key"))
 }
 
 // keyRange is the index range of a's partitions from start to end: from

@@ -402,7 +402,7 @@ func inputValue(c echo.Context, field string) (string, error) {
 
 // partitionArg resolves the asset and partition of a partition route.
 func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
-	a, err := h.asset(c.Request().Context(), pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return a, "", err
 	}
@@ -607,7 +607,7 @@ func decodeInstanceCursor(s string) (*db.InstancePos, error) {
 // ?partition=KEY one partition's reason and evidence.
 func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

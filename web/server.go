@@ -222,14 +222,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
-			status := c.Response().Status
-			if err != nil {
-				if ue := toUserError(err); ue != nil {
-					status = ue.Status
-				} else {
-					status = 500
-				}
-			}
+			status := answerStatus(c, err)
 			log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "route", c.Path(),
 				"status", status, "ms", time.Since(start).Milliseconds())
 			return err
