@@ -117,13 +117,15 @@ type Route struct {
 	Handler echo.HandlerFunc
 }
 
+// The methods of the route tables (Routes and its routes_*.go parts).
+const (
+	get  = http.MethodGet
+	post = http.MethodPost
+)
+
 // Routes is every endpoint of the server. Add new endpoints here, with their
 // role; the route matrix test checks each against every role.
 func Routes(h *handlers.Handler, m *Metrics) []Route {
-	const (
-		get  = http.MethodGet
-		post = http.MethodPost
-	)
 	routes := []Route{
 		{get, "/healthz", auth.RolePublic, h.Healthz},
 		{get, "/readyz", auth.RolePublic, h.Readyz},
