@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -44,19 +46,38 @@ type AutomationResult struct {
 // store in a temporary database, each tick launching a one-partition
 // backfill on a noop executor; it measures the lag from a tick's
 // scheduled_for to its backfill's creation, and counts missed and
-// duplicate ticks.
-func Automation(ctx context.Context, n int, cron string, d time.Duration) (AutomationResult, error) {
+// duplicate ticks. prof, when not nil, receives a CPU profile of it all.
+func Automation(ctx context.Context, n int, cron string, d time.Duration, prof *os.File) (AutomationResult, error) {
 	out := AutomationResult{Bench: "automation", Schedules: n, Cron: cron, DurationS: d.Seconds()}
+	if prof != nil {
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			return out, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	store, cleanup, err := tempStore("automation")
 	if err != nil {
 		return out, err
 	}
 	defer cleanup()
+	// Each schedule builds an asset of its own, of one partition, as a team's
+	// schedules do; the sensor's events each concern their own partition
+	// of bench.push (a repeated message id, the same one). (Until this
+	// session every schedule and event built the one partition of a single
+	// asset: thousands of backfills queued on one lease, which measured
+	// the controller's lease queue rather than the scheduler.)
 	var b strings.Builder
-	b.WriteString("assets:\n  bench.one:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\n" +
-		"sensors:\n  bench.push:\n    assets: [bench.one]\nschedules:\n")
+	b.WriteString("assets:\n")
 	for i := range n {
-		fmt.Fprintf(&b, "  s%04d: {cron: %q, assets: [bench.one], overlap: allow, catchup: {window: 1m, max_ticks: 100}}\n", i, cron)
+		fmt.Fprintf(&b, "  bench.s%04d:\n    partitions: {static: [only]}\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\n", i)
+	}
+	b.WriteString("  bench.push:\n    retries: {max_attempts: 1}\n    executor: {demo: {duration: 1ms}}\n    partitions:\n      static:\n")
+	for i := range pushClients * pushEach {
+		fmt.Fprintf(&b, "        - %s\n", pushPartition(i))
+	}
+	b.WriteString("sensors:\n  bench.push:\n    assets: [bench.push]\nschedules:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  s%04d: {cron: %q, assets: [bench.s%04d], overlap: allow, catchup: {window: 1m, max_ticks: 100}}\n", i, cron, i)
 	}
 	ws, err := catalog.ParseWorkspace("bench.yaml", []byte(b.String()))
 	if err != nil {
@@ -137,11 +158,18 @@ func Automation(ctx context.Context, n int, cron string, d time.Duration) (Autom
 	return out, pushEvents(ctx, eng, store, &out)
 }
 
+// The push part: pushClients clients push pushEach events each.
+const pushClients, pushEach = 16, 250
+
+// pushPartition is the partition of bench.push the i-th distinct event
+// concerns.
+func pushPartition(i int) string { return fmt.Sprintf("p%05d", i) }
+
 // pushEvents has 16 clients push 250 events each to bench.push, one in
-// ten repeating an earlier message id, and counts the backfills: one per
-// distinct message id, or some launched twice.
+// ten repeating another client's message id (with its body), and counts
+// the backfills: one per distinct message id, or some launched twice.
 func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *AutomationResult) error {
-	const clients, each = 16, 250
+	const clients, each = pushClients, pushEach
 	out.Pushers, out.PushEvents = clients, clients*each
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -151,11 +179,12 @@ func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *Aut
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				id := fmt.Sprintf("c%d-%d", c, i)
+				from, k := c, i
 				if i%10 == 9 {
-					id = fmt.Sprintf("c%d-%d", (c+1)%clients, i-1) // another client's, sent again
+					from, k = (c+1)%clients, i-1 // another client's event, sent again
 				}
-				if _, err := eng.Push(ctx, "bench.push", jobs.PushEvent{MessageID: id, Partitions: []string{"only"}}, "bench"); err != nil {
+				id, part := fmt.Sprintf("c%d-%d", from, k), pushPartition(from*each+k)
+				if _, err := eng.Push(ctx, "bench.push", jobs.PushEvent{MessageID: id, Partitions: []string{part}}, "bench"); err != nil {
 					errs <- err
 					return
 				}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	_ "embed"
+	"sort"
 	"time"
 )
 
@@ -31,6 +32,10 @@ type Workspace struct {
 	// Sensors launch backfills when something outside happens (file order).
 	Sensors []*Sensor
 	byKey   map[string]*Asset
+	// topoRank is each asset's position in TopoOrder, computed once when
+	// the workspace is parsed (a backfill request of one asset in a
+	// workspace of thousands need not order them all).
+	topoRank map[string]int
 }
 
 // Pool is a shared concurrency limit.
@@ -148,6 +153,38 @@ func (w *Workspace) TopoOrder() []*Asset {
 		visit(a)
 	}
 	return out
+}
+
+// SortTopo orders assets of this workspace as TopoOrder lists them
+// (assets it does not know last, in their order).
+func (w *Workspace) SortTopo(assets []*Asset) {
+	if len(assets) < 2 {
+		return
+	}
+	rank := w.topoRank
+	if rank == nil {
+		rank = topoRanks(w)
+	}
+	sort.SliceStable(assets, func(i, j int) bool {
+		ri, ok := rank[assets[i].Key]
+		if !ok {
+			ri = len(rank)
+		}
+		rj, ok := rank[assets[j].Key]
+		if !ok {
+			rj = len(rank)
+		}
+		return ri < rj
+	})
+}
+
+func topoRanks(w *Workspace) map[string]int {
+	order := w.TopoOrder()
+	rank := make(map[string]int, len(order))
+	for i, a := range order {
+		rank[a.Key] = i
+	}
+	return rank
 }
 
 // DefaultWorkspaceYAML is the embedded default workspace; it doubles as

@@ -47,6 +47,7 @@ func ParseWorkspace(filename string, data []byte) (*Workspace, error) {
 		})
 		return nil, &ValidationError{Problems: p.problems}
 	}
+	w.topoRank = topoRanks(w)
 	return w, nil
 }
 

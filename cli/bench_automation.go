@@ -13,7 +13,7 @@ import (
 
 func newBenchAutomationCmd() *cobra.Command {
 	var schedules int
-	var cron string
+	var cron, cpuprofile string
 	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "automation",
@@ -37,7 +37,12 @@ and backfills launched twice (should be 0).`,
 			if _, err := catalog.ParseCron(cron, ""); err != nil {
 				return usageErr("--cron: %v", err)
 			}
-			r, err := bench.Automation(cmd.Context(), schedules, cron, duration)
+			prof, err := openCPUProfile(cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer prof.Close()
+			r, err := bench.Automation(cmd.Context(), schedules, cron, duration, prof)
 			if err != nil {
 				return err
 			}
@@ -47,5 +52,6 @@ and backfills launched twice (should be 0).`,
 	cmd.Flags().IntVar(&schedules, "schedules", 1000, "schedules, all with the same cron")
 	cmd.Flags().StringVar(&cron, "cron", "*/10 * * * * *", "the schedules' cron (six fields: seconds first)")
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "how long the schedules run")
+	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	return cmd
 }

@@ -88,6 +88,9 @@ func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 	fmt.Fprintf(tw, "overlap\t%s\n", s.Overlap)
 	fmt.Fprintf(tw, "catch-up\twithin %s, at most %d ticks\n", s.Catchup.Window, s.Catchup.MaxTicks)
 	fmt.Fprintf(tw, "ticks\t%d launched, %d skipped, %d failed\n", s.State.TicksLaunched, s.State.TicksSkipped, s.State.TicksFailed)
+	if s.Retention != "" {
+		fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
+	}
 	if s.LastTick != nil {
 		fmt.Fprintf(tw, "last tick\t%s %s\n", s.LastTick.ScheduledForLocal, tickOutcome(s.LastTick))
 	}

@@ -119,8 +119,14 @@ func printSensor(w io.Writer, s handlers.SensorJSON) error {
 		fmt.Fprintf(tw, "last evaluation\t%s\n", ptrOrDash(s.State.LastEvaluatedAt))
 		fmt.Fprintf(tw, "next evaluation\t%s\n", ptrOrDash(s.State.NextEvaluationAt))
 		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
+		if s.Retention != "" {
+			fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedEvaluations, "evaluation", s.Retention))
+		}
 	} else {
 		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.EventsAccepted, "event"), nOf(s.State.Launches, "backfill"))
+		if s.Retention != "" {
+			fmt.Fprintf(tw, "history\t%s (their message ids still answer as duplicates)\n", prunedText(s.State.PrunedEvents, "event", s.Retention))
+		}
 		if e := s.LastEvent; e != nil {
 			fmt.Fprintf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, e.ReceivedAt, ptrOrDash(e.BackfillID))
 		}
@@ -305,6 +311,15 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 		return fmt.Sprintf("`tessera sensor evaluations %s` shows it when it is done", p["sensor"]), true
 	}
 	return "nothing to do", true
+}
+
+// prunedText says how many of a history (word: tick, evaluation, event)
+// the retention pruned: "1234 older ticks pruned (retention 90d)".
+func prunedText(n int64, word, retention string) string {
+	if n == 0 {
+		return fmt.Sprintf("no %ss pruned yet (retention %s)", word, retention)
+	}
+	return fmt.Sprintf("%s pruned (retention %s)", strings.Replace(nOf(n, word), " ", " older ", 1), retention)
 }
 
 // nOf writes "1 event", "2 events".

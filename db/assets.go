@@ -160,7 +160,8 @@ func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor 
 
 // reindexAsset recomputes every stored partition index of an asset against its
 // new key space; keys that left the space get idx -1 (kept as history, not shown
-// in grids), and the rollup is rebuilt.
+// in grids), and the rollup is rebuilt. Running attempts' leases become rows
+// first (reindexLeases).
 func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
 	var keys []string
 	if err := tx.SelectContext(ctx, &keys, `SELECT partition_key FROM partition_status WHERE asset_id=?`, assetID); err != nil {
@@ -174,6 +175,11 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 		if _, err := tx.ExecContext(ctx, `UPDATE partition_status SET idx=? WHERE asset_id=? AND partition_key=?`, i, assetID, k); err != nil {
 			return err
 		}
+	}
+	// The leases' rows first, so that the blocks they land in are marked
+	// too.
+	if err := reindexLeases(ctx, tx, assetID, sp); err != nil {
+		return err
 	}
 	if err := markAssetStaleBlocks(ctx, tx, assetID); err != nil {
 		return err

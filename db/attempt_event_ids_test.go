@@ -42,8 +42,18 @@ func TestAttemptEventsWithAndWithoutInstanceIDs(t *testing.T) {
 		}
 		return got
 	}
-	// Started: each status row holds the lease of its instance.
-	got := read(`SELECT partition_key, lease_instance_id FROM partition_status WHERE asset_id=? AND status='in_progress'`)
+	// Started: each partition, as readers see it, is in progress under the
+	// lease of its instance.
+	got := map[string]string{}
+	rows, err := f.store.StatusRange(ctx, id, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Status == db.StatusInProgress && r.LeaseInstanceID != nil {
+			got[r.Key] = *r.LeaseInstanceID
+		}
+	}
 	want := map[string]string{k3: "pi_legacy", k4: db.AttemptInstanceIDs("run_new", 2, "t.hourly")(k4)}
 	if len(got) != 2 || got[k3] != want[k3] || got[k4] != want[k4] {
 		t.Fatalf("leases %v, want %v", got, want)

@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"database/sql"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,15 +32,18 @@ type leaseRow struct {
 	Run    *string `db:"last_mat_run_id"`
 }
 
+// leaseRows reads an asset's partitions as every reader sees them: the
+// status rows, and the partitions running attempts lease without a row as
+// the in-progress rows they stand for.
 func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 	t.Helper()
-	var rows []leaseRow
-	if err := s.RawReader().Select(&rows, `SELECT partition_key, status, lease_instance_id, last_mat_instance_id, last_mat_run_id FROM partition_status WHERE asset_id=?`, assetID); err != nil {
+	rows, err := s.StatusRange(context.Background(), assetID, math.MinInt64, math.MaxInt64)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]leaseRow{}
 	for _, r := range rows {
-		out[r.Key] = r
+		out[r.Key] = leaseRow{Key: r.Key, Status: r.Status, Lease: r.LeaseInstanceID, Mat: r.LastMatInstanceID, Run: r.LastMatRunID}
 	}
 	return out
 }

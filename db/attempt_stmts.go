@@ -96,6 +96,13 @@ func padPow2(n int) int {
 // batchExec runs prefix + row,row,... + suffix over head (the arguments of
 // prefix) and args (n per row), in statements of stmtRows rows.
 func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) error {
+	_, err := batchExecN(ctx, tx, prefix, head, row, suffix, n, args)
+	return err
+}
+
+// batchExecN is batchExec, returning how many rows its statements changed.
+func batchExecN(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) (int64, error) {
+	var changed int64
 	for len(args) > 0 {
 		k := stmtRows(len(args) / n)
 		var b strings.Builder
@@ -112,12 +119,16 @@ func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row,
 		if len(head) > 0 {
 			stmtArgs = append(slices.Clip(head), stmtArgs...)
 		}
-		if _, err := tx.ExecContext(ctx, b.String(), stmtArgs...); err != nil {
-			return err
+		res, err := tx.ExecContext(ctx, b.String(), stmtArgs...)
+		if err != nil {
+			return changed, err
+		}
+		if c, err := res.RowsAffected(); err == nil {
+			changed += c
 		}
 		args = args[k*n:]
 	}
-	return nil
+	return changed, nil
 }
 
 // updateFromLease runs a status update guarded by status=in_progress (the

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -93,8 +94,9 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 			broke++
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=? WHERE run_id=? AND attempt=?`,
-		a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
+	// The attempt's lease on partitions without a status row ends with it.
+	if _, err := tx.ExecContext(ctx, `UPDATE attempts SET state=?, finished_at=?, error=?, materialized=?, failed=?, lease_lo=NULL, lease_hi=NULL, lease=NULL
+		WHERE run_id=? AND attempt=?`, a.State, ended, nullIfEmpty(a.Error), built, broke, a.RunID, a.Attempt); err != nil {
 		return err
 	}
 	started := a.Started
@@ -130,9 +132,12 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 			s := string(pr.Metadata)
 			meta = &s
 		}
+		// Leased without a status row (its row, if one appeared meanwhile,
+		// is found when the row is inserted: then it is updated as below).
+		fresh := pr.Prev == ""
 		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 			// The common case, written in batches below.
-			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr})
+			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr, fresh: fresh})
 			f.lastMat[a.AssetID] = f.at
 			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
 			if !pr.Again {
@@ -142,6 +147,24 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 		}
 		if _, err := st.finInst.ExecContext(ctx, pr.InstanceID, a.AssetID, pr.Key, a.RunID, pr.Status, a.CodeVersion, meta, nullIfEmpty(pr.Error), started, f.at); err != nil {
 			return 0, err
+		}
+		if fresh {
+			ok, err := f.freshRow(ctx, tx, a, pr, meta)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				switch pr.Status {
+				case StatusMaterialized:
+					if !pr.Again {
+						mat++
+					}
+				case StatusFailed:
+					failed++
+				}
+				continue
+			}
+			// A row appeared meanwhile: as if the attempt had held it.
 		}
 		switch pr.Status {
 		case StatusMaterialized:
@@ -176,6 +199,47 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 		}
 	}
 	return mat, nil
+}
+
+// freshRow records the result of a partition the attempt leased without a
+// status row, other than plainly materialized (finishMaterialized): the
+// partition's row, written once (materialized with metadata, or failed),
+// or nothing for an attempt interrupted or canceled, which gives the
+// partition back to missing. ok is false, and nothing written, when the
+// partition has a row after all: the caller then updates it.
+func (f *finishing) freshRow(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, pr PartRef, meta *string) (ok bool, err error) {
+	var res sql.Result
+	switch pr.Status {
+	case StatusMaterialized:
+		f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
+		f.lastMat[a.AssetID] = f.at
+		res, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+			last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_mat_metadata, last_attempt_at, last_attempt_status, updated_at)
+			VALUES (?1,?2,?3,'materialized',1, ?4,?5,?6,?7,?8,?6,'materialized',?6) ON CONFLICT DO NOTHING`,
+			a.AssetID, pr.Key, pr.Idx, pr.InstanceID, a.RunID, f.at, a.CodeVersion, meta)
+	case StatusFailed:
+		f.lastAttempt.add(a.AssetID, f.at, StatusFailed)
+		res, err = tx.ExecContext(ctx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+			last_attempt_instance_id, last_attempt_run_id, last_attempt_at, last_attempt_status, last_attempt_error, updated_at)
+			VALUES (?1,?2,?3,'failed',0, ?4,?5,?6,'failed',?7,?6) ON CONFLICT DO NOTHING`,
+			a.AssetID, pr.Key, pr.Idx, pr.InstanceID, a.RunID, f.at, nullIfEmpty(pr.Error))
+	default: // interrupted or canceled: no row to give back, unless one appeared
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND partition_key=?`, a.AssetID, pr.Key); err != nil || n > 0 {
+			return false, err
+		}
+		f.roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	f.roll.add(a.AssetID, pr.Idx, StatusInProgress, -1)
+	f.roll.add(a.AssetID, pr.Idx, pr.Status, 1)
+	return true, nil
 }
 
 // giveBack gives a partition of an interrupted or canceled attempt, started
@@ -282,6 +346,9 @@ type plainMat struct {
 	code, run string
 	started   int64 // when its attempt started
 	part      PartRef
+	// fresh: the attempt leased the partition without a status row; its
+	// row is inserted now.
+	fresh bool
 }
 
 // finishMaterialized records partitions materialized without metadata or
@@ -312,6 +379,25 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 			SELECT column1, ?, column2, column3, 'materialized', ?, 'backfill', column4, ?, column4 FROM (VALUES `, []any{assetID, code, at},
 			`(?,?,?,?)`, `) WHERE true ON CONFLICT (asset_id, partition_key, id) DO UPDATE SET status='materialized', metadata=NULL, error=NULL, finished_at=excluded.finished_at`,
 			4, inst); err != nil {
+			return err
+		}
+		// Partitions leased without a status row: their row inserted,
+		// written once.
+		held := group[:0:0]
+		var fresh []plainMat
+		for _, it := range group {
+			if it.fresh {
+				fresh = append(fresh, it)
+			} else {
+				held = append(held, it)
+			}
+		}
+		group = held
+		rest, err := insertMaterialized(ctx, tx, fresh, assetID, code, at, roll)
+		if err != nil {
+			return err
+		}
+		if err := materializedOneByOne(ctx, tx, st, rest, assetID, code, at, roll); err != nil {
 			return err
 		}
 		for off := 0; off < len(group); off += batchRows {
@@ -361,30 +447,78 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 				}
 				rest = append(rest, part...)
 			}
-			for _, it := range rest {
-				pr := it.part
-				var cur struct {
-					Status string  `db:"status"`
-					Inst   *string `db:"last_attempt_instance_id"`
-				}
-				if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, IIF(last_attempt_status='materialized', last_mat_instance_id, NULL)) AS last_attempt_instance_id
-					FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
-					continue // no row: nothing to project
-				}
-				if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
-					roll.add(assetID, pr.Idx, StatusInProgress, -1)
-					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
-					continue
-				}
-				prev, err := updateFromLease(ctx, tx, st.matStatus, assetID, pr.Key, pr.InstanceID, it.run, at, code, nil, assetID, pr.Key)
-				if err != nil {
-					return err
-				}
-				if prev != "" {
-					roll.add(assetID, pr.Idx, prev, -1)
-					roll.add(assetID, pr.Idx, StatusMaterialized, 1)
-				}
+			if err := materializedOneByOne(ctx, tx, st, rest, assetID, code, at, roll); err != nil {
+				return err
 			}
+		}
+	}
+	return nil
+}
+
+// insertMaterialized inserts the status rows of partitions materialized
+// plainly that their attempts leased without a row (plainMat.fresh), one
+// attempt's at a time in statements of batchRows rows. It returns the
+// partitions of an attempt whose rows were not all inserted (a row
+// appeared meanwhile) for materializedOneByOne.
+func insertMaterialized(ctx context.Context, tx *sqlx.Tx, items []plainMat, assetID int64, code string, at int64, roll rollupDelta) ([]plainMat, error) {
+	var rest []plainMat
+	for lo := 0; lo < len(items); {
+		hi := lo + 1
+		for hi < len(items) && items[hi].run == items[lo].run {
+			hi++
+		}
+		part := items[lo:hi]
+		lo = hi
+		args := make([]any, 0, 3*len(part))
+		for _, it := range part {
+			args = append(args, it.part.Key, it.part.Idx, it.part.InstanceID)
+		}
+		n, err := batchExecN(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
+			last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_attempt_at, last_attempt_status, updated_at)
+			SELECT ?, column1, column2, 'materialized', 1, column3, ?, ?, ?, ?, 'materialized', ? FROM (VALUES `, []any{assetID, part[0].run, at, code, at, at},
+			`(?,?,?)`, `) WHERE true ON CONFLICT DO NOTHING`, 3, args)
+		if err != nil {
+			return nil, err
+		}
+		if int(n) != len(part) {
+			// materializedOneByOne tells the rows inserted here (this
+			// instance, materialized) from those that were there.
+			rest = append(rest, part...)
+			continue
+		}
+		for _, it := range part {
+			roll.add(assetID, it.part.Idx, StatusInProgress, -1)
+			roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+		}
+	}
+	return rest, nil
+}
+
+// materializedOneByOne records partitions materialized plainly whose status
+// row someone else changed while the attempt held it, one by one.
+func materializedOneByOne(ctx context.Context, tx *sqlx.Tx, st *stmts, rest []plainMat, assetID int64, code string, at int64, roll rollupDelta) error {
+	for _, it := range rest {
+		pr := it.part
+		var cur struct {
+			Status string  `db:"status"`
+			Inst   *string `db:"last_attempt_instance_id"`
+		}
+		if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, IIF(last_attempt_status='materialized', last_mat_instance_id, NULL)) AS last_attempt_instance_id
+			FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
+			continue // no row: nothing to project
+		}
+		if cur.Inst != nil && *cur.Inst == pr.InstanceID && cur.Status == StatusMaterialized {
+			roll.add(assetID, pr.Idx, StatusInProgress, -1)
+			roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+			continue
+		}
+		prev, err := updateFromLease(ctx, tx, st.matStatus, assetID, pr.Key, pr.InstanceID, it.run, at, code, nil, assetID, pr.Key)
+		if err != nil {
+			return err
+		}
+		if prev != "" {
+			roll.add(assetID, pr.Idx, prev, -1)
+			roll.add(assetID, pr.Idx, StatusMaterialized, 1)
 		}
 	}
 	return nil

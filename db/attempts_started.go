@@ -111,16 +111,20 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	st := prepare(tx)
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
-	// New status rows, by what they have in common (bound once a statement).
-	type newsKey struct {
-		asset int64
-		code  string
-	}
-	news := map[newsKey][]any{}
-	var newsOrder []newsKey
 	for _, a := range p.Attempts {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at) VALUES (?,?,'running',?,?,?)`,
-			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At); err != nil {
+		// The lease of the partitions without a status row is the
+		// attempt's own (attempt_leases.go): their row is written once,
+		// when the attempt ends.
+		var lo, hi *int64
+		var lease *string
+		if d := newLease(a); d != nil {
+			var err error
+			if lo, hi, lease, err = d.encode(); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, asset_id, lease_lo, lease_hi, lease) VALUES (?,?,'running',?,?,?,?,?,?,?)`,
+			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At, a.AssetID, lo, hi, lease); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
@@ -131,18 +135,23 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 		c[0]++
 		c[1] += int64(len(a.UpstreamFailed))
 		perBackfill[a.BackfillID] = c
-		// The lease: the status row of each partition says the attempt's
-		// instance, run and code version build it (its instance is recorded
-		// when the attempt ends).
-		nk := newsKey{a.AssetID, a.CodeVersion}
-		for _, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
-			if pr.Prev == "" {
-				if _, ok := news[nk]; !ok {
-					newsOrder = append(newsOrder, nk)
+		// A partition with a status row: the row is the lease, it says
+		// the attempt's instance, run and code version build it (its
+		// instance is recorded when the attempt ends).
+		var id func(string) string
+		for _, pr := range a.Parts {
+			if pr.Prev != "" {
+				inst := pr.InstanceID
+				if inst == "" {
+					inst = pr.derived
 				}
-				news[nk] = append(news[nk], pr.Key, pr.Idx, pr.InstanceID, a.RunID)
-			} else {
-				if _, err := st.updStatus.ExecContext(ctx, pr.InstanceID, a.RunID, a.CodeVersion, p.At, a.AssetID, pr.Key); err != nil {
+				if inst == "" {
+					if id == nil {
+						id = AttemptInstanceIDs(a.RunID, a.Attempt, a.Asset)
+					}
+					inst = id(pr.Key)
+				}
+				if _, err := st.updStatus.ExecContext(ctx, inst, a.RunID, a.CodeVersion, p.At, a.AssetID, pr.Key); err != nil {
 					return err
 				}
 				roll.add(a.AssetID, pr.Idx, pr.Prev, -1)
@@ -153,15 +162,6 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 			if _, err := st.insFailure.ExecContext(ctx, a.BackfillID, a.AssetID, pr.Key, pr.Idx, "upstream_failed", a.RunID); err != nil {
 				return err
 			}
-		}
-	}
-	// New rows of all attempts in statements of batchRows, what they share
-	// bound once.
-	for _, k := range newsOrder {
-		if err := batchExec(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, lease_instance_id, lease_run_id, lease_code_version, updated_at)
-			SELECT ?, column1, column2, 'in_progress', 0, column3, column4, ?, ? FROM (VALUES `, []any{k.asset, k.code, p.At},
-			`(?,?,?,?)`, `)`, 4, news[k]); err != nil {
-			return err
 		}
 	}
 	for id, c := range perBackfill {

@@ -2,7 +2,11 @@ package db
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // ThroughputPoint is the partitions a backfill finished in one time bucket
@@ -156,10 +160,50 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 		}
 	}
 	inKeys, inRuns := `(?`+strings.Repeat(",?", len(keys)-1)+`)`, `(?`+strings.Repeat(",?", len(runIDs)-1)+`)`
-	return selectAll[RunInstance](ctx, s.r, `SELECT id, run_id, partition_key, status, error FROM (
-		SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
-		UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
-		ORDER BY created_at, COALESCE(finished_at, created_at)`, args...)
+	var out []RunInstance
+	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
+		var got []runInstanceAt
+		if err := c.SelectContext(ctx, &got, `SELECT id, run_id, partition_key, status, error, created_at, COALESCE(finished_at, created_at) AS sort_at FROM (
+			SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
+			UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
+			ORDER BY created_at, COALESCE(finished_at, created_at)`, args...); err != nil {
+			return err
+		}
+		// The instances in progress of partitions the runs lease without a
+		// status row.
+		ls, err := leasesByKey(ctx, c, assetID, keys)
+		if err != nil {
+			return err
+		}
+		added := false
+		for _, l := range ls {
+			if slices.Contains(runIDs, l.RunID) {
+				got = append(got, runInstanceAt{RunInstance{ID: l.InstanceID(), RunID: l.RunID, Key: l.Key, Status: StatusInProgress}, l.Started, l.Started})
+				added = true
+			}
+		}
+		if added {
+			sort.SliceStable(got, func(a, b int) bool {
+				if got[a].CreatedAt != got[b].CreatedAt {
+					return got[a].CreatedAt < got[b].CreatedAt
+				}
+				return got[a].SortAt < got[b].SortAt
+			})
+		}
+		out = make([]RunInstance, len(got))
+		for i, g := range got {
+			out[i] = g.RunInstance
+		}
+		return nil
+	})
+	return out, err
+}
+
+// runInstanceAt is a RunInstance with its place in time.
+type runInstanceAt struct {
+	RunInstance
+	CreatedAt int64 `db:"created_at"`
+	SortAt    int64 `db:"sort_at"`
 }
 
 // RunUpstreamFailed returns which of keys (partitions of asset) a backfill's

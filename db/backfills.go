@@ -139,6 +139,10 @@ type Attempt struct {
 	Failed       *int64 `db:"failed" json:"failed,omitempty"`
 }
 
+// attemptCols are the columns of attempts that Attempt holds (not the
+// lease of a running attempt: see attempt_leases.go).
+const attemptCols = `run_id, attempt, state, owner, partitions, started_at, finished_at, error, materialized, failed`
+
 // Attempt states.
 const (
 	AttemptRunning     = "running"
@@ -173,6 +177,29 @@ func (s *Store) BackfillByRequestKey(ctx context.Context, key string) (Backfill,
 // BackfillByRequestKeyTx is BackfillByRequestKey in tx.
 func BackfillByRequestKeyTx(ctx context.Context, tx *sqlx.Tx, key string) (Backfill, error) {
 	return backfillByRequestKey(ctx, tx, key)
+}
+
+// BackfillIDsByRequestKeys returns the id of the backfill created under
+// each of keys that has one (request key → backfill id), 500 keys a query.
+func (s *Store) BackfillIDsByRequestKeys(ctx context.Context, keys []string) (map[string]string, error) {
+	out := make(map[string]string, len(keys))
+	for lo := 0; lo < len(keys); lo += 500 {
+		q, args, err := sqlx.In(`SELECT request_key, id FROM backfills WHERE request_key IN (?)`, keys[lo:min(lo+500, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			Key string `db:"request_key"`
+			ID  string `db:"id"`
+		}
+		if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.Key] = r.ID
+		}
+	}
+	return out, nil
 }
 
 func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
@@ -224,11 +251,6 @@ func SegmentRanges(ctx context.Context, q getter, backfillID string, pos, p0, p1
 // AllSegmentRanges returns every range of a segment.
 func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int64) ([]SelRange, error) {
 	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
-}
-
-// BackfillKeys returns explicit keys n in [p0, p1).
-func BackfillKeys(ctx context.Context, q getter, backfillID string, p0, p1 int64) ([]string, error) {
-	return selectAll[string](ctx, q, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
 }
 
 // Failure is a partition a backfill failed to build or skipped.
@@ -295,7 +317,7 @@ func QueuedRuns(ctx context.Context, q getter) ([]Run, error) {
 
 // Attempts lists a run's attempts.
 func (s *Store) Attempts(ctx context.Context, runID string) ([]Attempt, error) {
-	return selectAll[Attempt](ctx, s.r, `SELECT * FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
+	return selectAll[Attempt](ctx, s.r, `SELECT `+attemptCols+` FROM attempts WHERE run_id=? ORDER BY attempt`, runID)
 }
 
 // InterruptedAttempts counts the interrupted attempts of each of runIDs
@@ -324,7 +346,7 @@ func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[s
 
 // RunningAttempts lists every attempt in state running.
 func RunningAttempts(ctx context.Context, q getter) ([]Attempt, error) {
-	return selectAll[Attempt](ctx, q, `SELECT * FROM attempts WHERE state='running' ORDER BY run_id`)
+	return selectAll[Attempt](ctx, q, `SELECT `+attemptCols+` FROM attempts WHERE state='running' ORDER BY run_id`)
 }
 
 // AttemptLog returns the stored log of an attempt ("" when none).

@@ -37,6 +37,9 @@ type Store struct {
 	readWriterUses atomic.Int64
 	closed         chan struct{}
 	closeOnce      sync.Once
+	// urgent counts the writes waiting that go before the controller's
+	// next step (writer_priority.go).
+	urgent urgency
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction
@@ -113,11 +116,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sqlx.Open("sqlite3", dsn(path, true, busy))
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	r := openReader(dsn(path, true, busy))
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)

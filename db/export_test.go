@@ -78,6 +78,11 @@ func (s *Store) CheckStaleBlocks(ctx context.Context) (diffs []string, stored in
 	return diffs, len(blocks), nil
 }
 
+// StaleMiscounted counts the full loads of staleness facts whose rows did
+// not number what the rollup counts less the leased partitions (and so
+// read every status row).
+func (s *Store) StaleMiscounted() int64 { return s.staleCache().miscounted.Load() }
+
 // StaleRevalidated counts the base entries found unchanged by their
 // blocks' gens instead of reloaded.
 func (s *Store) StaleRevalidated() int64 { return s.staleCache().revalidated.Load() }

@@ -2,7 +2,10 @@ package db
 
 import (
 	"context"
+	"sort"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Instance is one immutable attempt to build an asset partition.
@@ -83,6 +86,42 @@ func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, 
 	}
 	q += ` ORDER BY created_at DESC, COALESCE(finished_at, created_at) DESC, id DESC LIMIT ?`
 	var out []Instance
-	err := s.r.SelectContext(ctx, &out, q, append(args, limit)...)
+	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
+		if err := c.SelectContext(ctx, &out, q, append(args, limit)...); err != nil {
+			return err
+		}
+		ls, err := leasesByKey(ctx, c, assetID, []string{key})
+		if l, ok := ls[key]; ok {
+			in := l.instance(assetID)
+			if p := in.Pos(); before == nil || p.CreatedAt < before.CreatedAt || p.CreatedAt == before.CreatedAt &&
+				(p.SortAt < before.SortAt || p.SortAt == before.SortAt && p.ID < before.ID) {
+				out = append(out, in)
+				sort.SliceStable(out, func(a, b int) bool { return newerInstance(out[a].Pos(), out[b].Pos()) })
+				if len(out) > limit {
+					out = out[:limit]
+				}
+			}
+		}
+		return err
+	})
 	return out, err
+}
+
+// newerInstance orders a partition's history newest first (InstancePos).
+func newerInstance(a, b InstancePos) bool {
+	if a.CreatedAt != b.CreatedAt {
+		return a.CreatedAt > b.CreatedAt
+	}
+	if a.SortAt != b.SortAt {
+		return a.SortAt > b.SortAt
+	}
+	return a.ID > b.ID
+}
+
+// instance is the instance in progress a lease stands for (as
+// inProgressInstances reads it from a leased status row).
+func (l leasedPart) instance(assetID int64) Instance {
+	started := l.Started
+	return Instance{ID: l.InstanceID(), AssetID: assetID, Partition: l.Key, RunID: l.RunID, Status: StatusInProgress, CodeVersion: l.Code,
+		Source: "backfill", StartedAt: &started, CreatedAt: started}
 }

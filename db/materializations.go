@@ -173,6 +173,35 @@ type ingest struct {
 	lastAttempt lastAttempts
 	perAsset    map[string][]reportedItem
 	assetOrder  []string
+	// leased: per asset, the partitions running attempts lease without a
+	// status row (read once per batch).
+	leased map[int64]map[string]bool
+}
+
+// unlease turns an attempt's lease on a reported partition that has no
+// status row into the in-progress row it stands for (takeLease), so that
+// the report applies over it as over any leased row.
+func (in *ingest) unlease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) error {
+	if in.leased == nil {
+		in.leased = map[int64]map[string]bool{}
+	}
+	keys, ok := in.leased[assetID]
+	if !ok {
+		ls, err := allLeases(ctx, tx, assetID)
+		if err != nil {
+			return err
+		}
+		keys = make(map[string]bool, len(ls))
+		for _, l := range ls {
+			keys[l.Key] = true
+		}
+		in.leased[assetID] = keys
+	}
+	if !keys[key] {
+		return nil
+	}
+	delete(keys, key)
+	return takeLease(ctx, tx, assetID, key)
 }
 
 // record records one reported item: its instance (res.Replayed counts it
@@ -185,6 +214,9 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 	if len(m.Metadata) > 0 && string(m.Metadata) != "null" {
 		s := string(m.Metadata)
 		meta = &s
+	}
+	if err := in.unlease(ctx, tx, m.AssetID, m.Partition); err != nil {
+		return err
 	}
 	var prev PartitionStatus
 	err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -132,16 +135,27 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 	for i := range out {
 		out[i] = Counts{}
 	}
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		return bucketCounts(ctx, q, out, assetID, lo, hi, size)
+	})
+	return out, err
+}
+
+// bucketCounts is BucketCounts in q's snapshot: it adds to out.
+func bucketCounts(ctx context.Context, q *sqlx.Conn, out []Counts, assetID, lo, hi, size int64) error {
+	n := int64(len(out))
 	var rows *sql.Rows
 	var err error
+	scanLo := hi + 1 // the partitions from scanLo to hi are counted from their rows
 	if lo%RollupBlock == 0 && size%RollupBlock == 0 && (hi+1)%RollupBlock == 0 {
-		rows, err = s.r.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+		rows, err = q.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
 			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2`,
 			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, hi>>RollupShift)
 	} else if lo%RollupBlock == 0 && size%RollupBlock == 0 {
 		// Full blocks from the rollup, the last partial block scanned.
 		lastFull := (hi+1)/RollupBlock - 1
-		rows, err = s.r.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
+		scanLo = (lastFull + 1) * RollupBlock
+		rows, err = q.QueryContext(ctx, `SELECT (block - ?) / ?, status, SUM(n) FROM partition_rollup
 			WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY 1, 2
 			UNION ALL
 			SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
@@ -149,43 +163,75 @@ func (s *Store) BucketCounts(ctx context.Context, assetID, lo, hi, size int64) (
 			lo>>RollupShift, size>>RollupShift, assetID, lo>>RollupShift, lastFull,
 			lo, size, assetID, (lastFull+1)*RollupBlock, hi)
 	} else {
-		rows, err = s.r.QueryContext(ctx, `SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
+		scanLo = lo
+		rows, err = q.QueryContext(ctx, `SELECT (idx - ?) / ?, status, COUNT(*) FROM partition_status
 			WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY 1, 2`, lo, size, assetID, lo, hi)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var b, c int64
 		var st string
 		if err := rows.Scan(&b, &st, &c); err != nil {
-			return nil, err
+			return err
 		}
 		if b >= 0 && b < n {
 			out[b][st] += c
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if scanLo > hi {
+		return nil // the rollup counts leased partitions in progress
+	}
+	ls, err := loadLeases(ctx, q, assetID, scanLo, hi)
+	for _, l := range ls {
+		if b := (l.Idx - lo) / size; b >= 0 && b < n {
+			out[b][StatusInProgress]++
+		}
+	}
+	return err
 }
 
 // StatusRange returns the status rows of an asset with index in [lo, hi],
 // ordered by index.
 func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]PartitionStatus, error) {
 	var out []PartitionStatus
-	err := s.r.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
-	return fillAll(out), err
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		if err := q.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
+			return err
+		}
+		ls, err := loadLeases(ctx, q, assetID, lo, hi)
+		out = mergeLeaseRows(assetID, fillAll(out), ls)
+		return err
+	})
+	return out, err
 }
 
 // Partition returns one partition's status row, or ErrNotFound when the
 // partition was never attempted.
 func (s *Store) Partition(ctx context.Context, assetID int64, key string) (PartitionStatus, error) {
 	var p PartitionStatus
-	err := s.r.GetContext(ctx, &p, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, ErrNotFound
-	}
-	p.fill()
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		err := q.GetContext(ctx, &p, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+		if !errors.Is(err, sql.ErrNoRows) {
+			p.fill()
+			return err
+		}
+		ls, err := leasesByKey(ctx, q, assetID, []string{key})
+		if err != nil {
+			return err
+		}
+		l, ok := ls[key]
+		if !ok {
+			return ErrNotFound
+		}
+		p = l.row(assetID)
+		return nil
+	})
 	return p, err
 }
 
@@ -198,8 +244,27 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 	q += ` ORDER BY idx LIMIT ?`
 	args = append(args, limit)
 	var out []PartitionStatus
-	err := s.r.SelectContext(ctx, &out, q, args...)
-	return fillAll(out), err
+	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
+		if err := c.SelectContext(ctx, &out, q, args...); err != nil {
+			return err
+		}
+		out = fillAll(out)
+		if len(statuses) > 0 && !slices.Contains(statuses, StatusInProgress) {
+			return nil
+		}
+		// Leases past the page's last row cannot be on the page.
+		hi := int64(math.MaxInt64)
+		if len(out) >= limit && limit > 0 {
+			hi = out[limit-1].Idx
+		}
+		ls, err := loadLeases(ctx, c, assetID, after+1, hi)
+		out = mergeLeaseRows(assetID, out, ls)
+		if len(out) > limit {
+			out = out[:limit]
+		}
+		return err
+	})
+	return out, err
 }
 
 // IdxStatus is a partition's index with its stored status.
@@ -213,18 +278,46 @@ type IdxStatus struct {
 // in batches, a few queries for thousands of partitions; partitions without a
 // row (missing) are absent from the answer.
 func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]IdxStatus, error) {
+	var out []IdxStatus
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var err error
+		out, err = statusesAt(ctx, q, assetID, idxs)
+		return err
+	})
+	return out, err
+}
+
+// statusesAt is StatusesAt in q's snapshot.
+func statusesAt(ctx context.Context, q *sqlx.Conn, assetID int64, idxs []int64) ([]IdxStatus, error) {
 	const batch = 500
 	var out []IdxStatus
+	if len(idxs) > 0 {
+		ls, err := allLeases(ctx, q, assetID)
+		if err != nil {
+			return nil, err
+		}
+		if len(ls) > 0 {
+			want := make(map[int64]bool, len(idxs))
+			for _, i := range idxs {
+				want[i] = true
+			}
+			for _, l := range ls {
+				if want[l.Idx] {
+					out = append(out, IdxStatus{Idx: l.Idx, Status: StatusInProgress})
+				}
+			}
+		}
+	}
 	for start := 0; start < len(idxs); start += batch {
 		part := idxs[start:min(start+batch, len(idxs))]
-		q := `SELECT idx, status, materialized FROM partition_status WHERE asset_id=? AND idx IN (?` + strings.Repeat(",?", len(part)-1) + `)`
+		sq := `SELECT idx, status, materialized FROM partition_status WHERE asset_id=? AND idx IN (?` + strings.Repeat(",?", len(part)-1) + `)`
 		args := make([]any, 0, len(part)+1)
 		args = append(args, assetID)
 		for _, i := range part {
 			args = append(args, i)
 		}
 		var rows []IdxStatus
-		if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		if err := q.SelectContext(ctx, &rows, sq, args...); err != nil {
 			return nil, err
 		}
 		out = append(out, rows...)
@@ -241,8 +334,18 @@ func (s *Store) StatusesAt(ctx context.Context, assetID int64, idxs []int64) ([]
 // three statements.
 func (s *Store) StatusCountsInRange(ctx context.Context, assetID, lo, hi int64) (Counts, error) {
 	out := Counts{}
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		return statusCountsInRange(ctx, q, out, assetID, lo, hi)
+	})
+	return out, err
+}
+
+// statusCountsInRange is StatusCountsInRange in c's snapshot: it adds to
+// out. The partial blocks counted from the rows count the leased
+// partitions in them in progress (the rollup counts them).
+func statusCountsInRange(ctx context.Context, c *sqlx.Conn, out Counts, assetID, lo, hi int64) error {
 	add := func(q string, args ...any) error {
-		rows, err := s.r.QueryContext(ctx, q, args...)
+		rows, err := c.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -257,26 +360,36 @@ func (s *Store) StatusCountsInRange(ctx context.Context, assetID, lo, hi int64) 
 		}
 		return rows.Err()
 	}
-	const rowsIn = `SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`
+	const rowsQ = `SELECT status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? GROUP BY status`
+	rowsIn := func(a, b int64) error {
+		if err := add(rowsQ, assetID, a, b); err != nil {
+			return err
+		}
+		ls, err := loadLeases(ctx, c, assetID, a, b)
+		if len(ls) > 0 {
+			out[StatusInProgress] += int64(len(ls))
+		}
+		return err
+	}
 	firstFull := (lo + RollupBlock - 1) >> RollupShift
 	lastFull := (hi+1)>>RollupShift - 1
 	if firstFull > lastFull {
-		return out, add(rowsIn, assetID, lo, hi)
+		return rowsIn(lo, hi)
 	}
 	if err := add(`SELECT status, SUM(n) FROM partition_rollup WHERE asset_id=? AND block BETWEEN ? AND ? GROUP BY status`, assetID, firstFull, lastFull); err != nil {
-		return nil, err
+		return err
 	}
 	if lo < firstFull<<RollupShift {
-		if err := add(rowsIn, assetID, lo, firstFull<<RollupShift-1); err != nil {
-			return nil, err
+		if err := rowsIn(lo, firstFull<<RollupShift-1); err != nil {
+			return err
 		}
 	}
 	if hi >= (lastFull+1)<<RollupShift {
-		if err := add(rowsIn, assetID, (lastFull+1)<<RollupShift, hi); err != nil {
-			return nil, err
+		if err := rowsIn((lastFull+1)<<RollupShift, hi); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // InProgressKeys lists the keys of asset assetID's partitions with index in
@@ -287,8 +400,21 @@ func (s *Store) InProgressKeys(ctx context.Context, assetID, lo, hi int64, limit
 		limit = -1 // SQLite: no limit
 	}
 	var out []string
-	err := s.r.SelectContext(ctx, &out, `SELECT partition_key FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT ?`,
-		assetID, lo, hi, limit)
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var rows []PartitionStatus
+		if err := q.SelectContext(ctx, &rows, `SELECT partition_key, idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? AND status='in_progress' ORDER BY idx LIMIT ?`,
+			assetID, lo, hi, limit); err != nil {
+			return err
+		}
+		ls, err := loadLeases(ctx, q, assetID, lo, hi)
+		for _, r := range mergeLeaseRows(assetID, rows, ls) {
+			if limit > 0 && len(out) == limit {
+				break
+			}
+			out = append(out, r.Key)
+		}
+		return err
+	})
 	return out, err
 }
 
@@ -307,7 +433,19 @@ func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, 
 		return nil, err
 	}
 	var out []LeaseHolder
-	err = s.r.SelectContext(ctx, &out, q, args...)
+	err = s.snapshot(ctx, func(c *sqlx.Conn) error {
+		if err := c.SelectContext(ctx, &out, q, args...); err != nil {
+			return err
+		}
+		ls, err := leasesByKey(ctx, c, assetID, keys)
+		for _, l := range ls {
+			if l.RunID != exceptRun {
+				out = append(out, LeaseHolder{Key: l.Key, RunID: l.RunID})
+			}
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].Key < out[b].Key })
+		return err
+	})
 	return out, err
 }
 
@@ -341,8 +479,29 @@ type SelectionRow struct {
 // failed, tainted, stale, materialized) reads.
 func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]SelectionRow, error) {
 	var out []SelectionRow
-	err := s.r.SelectContext(ctx, &out, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
-		WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi)
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		if err := q.SelectContext(ctx, &out, `SELECT idx, status, materialized, last_mat_code_version, tainted_at FROM partition_status
+			WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
+			return err
+		}
+		ls, err := loadLeases(ctx, q, assetID, lo, hi)
+		if len(ls) == 0 || err != nil {
+			return err
+		}
+		merged := make([]SelectionRow, 0, len(out)+len(ls))
+		j := 0
+		for _, r := range out {
+			for ; j < len(ls) && ls[j].Idx < r.Idx; j++ {
+				merged = append(merged, SelectionRow{Idx: ls[j].Idx, Status: StatusInProgress})
+			}
+			merged = append(merged, r)
+		}
+		for ; j < len(ls); j++ {
+			merged = append(merged, SelectionRow{Idx: ls[j].Idx, Status: StatusInProgress})
+		}
+		out = merged
+		return nil
+	})
 	return out, err
 }
 

@@ -1,9 +1,16 @@
 package db
 
-import "context"
+import (
+	"context"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+)
 
 // MissingAfter returns up to limit indexes in (after, size) that have no status
-// row, in order. Rollup blocks whose every index has a row are skipped
+// row and that no running attempt leases (a partition leased without a row is
+// in progress, not missing), in order. Rollup blocks whose every index has a
+// row or a lease (the rollup counts leased partitions in progress) are skipped
 // without reading their rows (a backfill fills the space from its start, so
 // the first holes are often past hundreds of thousands of rows); the other
 // blocks' stored indexes are read block by block. Its cost is bounded by
@@ -13,11 +20,26 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 	if after+1 >= size || limit <= 0 {
 		return nil, nil
 	}
+	var out []int64
+	// The rollup, the leases and the rows in one snapshot: a lease that
+	// ends meanwhile is read either as the lease or as the row written
+	// when it ended, never as neither.
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		ls, err := leasedIdxs(ctx, q, assetID, after+1, size-1)
+		if err != nil {
+			return err
+		}
+		out, err = missingAfter(ctx, q, assetID, after, size, limit, ls)
+		return err
+	})
+	return out, err
+}
+
+// missingAfter is MissingAfter in q's snapshot, where ls are the leased
+// partitions' indexes after after (in order).
+func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64, limit int, ls []int64) ([]int64, error) {
 	var full []int64
-	// The rollup (kept in the transaction that writes the rows) and the
-	// rows are read in separate statements, as the windows of rows always
-	// were: the answer is as of the moments of its reads.
-	if err := s.r.SelectContext(ctx, &full, `SELECT block FROM partition_rollup WHERE asset_id=? AND block >= ?
+	if err := q.SelectContext(ctx, &full, `SELECT block FROM partition_rollup WHERE asset_id=? AND block >= ?
 		GROUP BY block HAVING SUM(n) >= ? ORDER BY block`, assetID, (after+1)>>RollupShift, RollupBlock); err != nil {
 		return nil, err
 	}
@@ -33,8 +55,18 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 			continue
 		}
 		var present []int64
-		if err := s.r.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
+		if err := q.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
 			return nil, err
+		}
+		for len(ls) > 0 && ls[0] < start {
+			ls = ls[1:]
+		}
+		if len(ls) > 0 && ls[0] <= end {
+			for len(ls) > 0 && ls[0] <= end {
+				present = append(present, ls[0])
+				ls = ls[1:]
+			}
+			slices.Sort(present)
 		}
 		j := 0
 		for i := start; i <= end && len(out) < limit; i++ {

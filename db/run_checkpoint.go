@@ -3,14 +3,30 @@ package db
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
 
 // StatusRows reads the stored status of partitions of an asset (key → status)
-// inside tx, for keys in [lo, hi] when contiguous, or by key.
+// inside tx, for keys in [lo, hi] when contiguous, or by key. A partition a
+// running attempt leases without a row is in progress.
 func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
+	out, err := StoredStatusRows(ctx, tx, assetID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := loadLeases(ctx, tx, assetID, lo, hi)
+	for _, l := range ls {
+		out[l.Key] = StatusInProgress
+	}
+	return out, err
+}
+
+// StoredStatusRows is StatusRows without the partitions leased without a
+// row: for the planner, which reads those once a step (LeasedKeys).
+func StoredStatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[string]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT partition_key, status FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ?`, assetID, lo, hi)
 	if err != nil {
 		return nil, err
@@ -25,6 +41,58 @@ func StatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (map[st
 		out[k] = s
 	}
 	return out, rows.Err()
+}
+
+// Leases are the leases of an asset's running attempts on partitions
+// without a status row, read once (ReadLeases) for the planner's step: an
+// attempt's partitions are decoded only when a chunk's index range meets
+// its lease's.
+type Leases struct {
+	rows  []leaseRow
+	parts [][]leasedPart // decoded rows[i], nil until asked for
+}
+
+// ReadLeases reads the leases of asset assetID's running attempts.
+func ReadLeases(ctx context.Context, q Querier, assetID int64) (*Leases, error) {
+	l := &Leases{}
+	if err := q.SelectContext(ctx, &l.rows, `SELECT run_id, attempt, started_at, lease, lease_lo, lease_hi FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID); err != nil {
+		return nil, err
+	}
+	l.parts = make([][]leasedPart, len(l.rows))
+	return l, nil
+}
+
+// Leased reports which of keys, partitions with index in [lo, hi], a
+// running attempt leases without a status row (in progress, as StatusRows
+// reads them).
+func (l *Leases) Leased(keys []string, lo, hi int64) (map[string]bool, error) {
+	out := map[string]bool{}
+	var want map[string]bool
+	for i, r := range l.rows {
+		if r.Lo > hi || r.Hi < lo {
+			continue
+		}
+		if l.parts[i] == nil {
+			ps, _, err := r.parts(math.MinInt64, math.MaxInt64)
+			if err != nil {
+				return nil, err
+			}
+			l.parts[i] = ps
+		}
+		if want == nil {
+			want = make(map[string]bool, len(keys))
+			for _, k := range keys {
+				want[k] = true
+			}
+		}
+		for _, p := range l.parts[i] {
+			if want[p.Key] {
+				out[p.Key] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // RunCheckpoint is what a new attempt of a run may skip and what it must
@@ -117,9 +185,18 @@ func keysWhere(ctx context.Context, q getter, query string, assetID int64, keys 
 
 // InProgressInstances returns which of the instances ids[i] of partitions
 // keys[i] of an asset are still in progress: their status row holds the
-// lease for them.
+// lease for them, or their running attempt leases them without a row.
 func InProgressInstances(ctx context.Context, q getter, assetID int64, keys, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
+	leased, err := leasesByKey(ctx, q, assetID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if l, ok := leased[k]; ok && i < len(ids) && l.InstanceID() == ids[i] {
+			out[ids[i]] = true
+		}
+	}
 	for len(ids) > 0 {
 		k := min(len(ids), batchRows)
 		args := make([]any, 0, 2*k+1)

@@ -41,8 +41,12 @@ type SensorState struct {
 	EventsAccepted   int64   `db:"events_accepted" json:"events_accepted"`
 	Launches         int64   `db:"launches" json:"launches"`
 	Evaluations      int64   `db:"evaluations" json:"evaluations"`
-	CreatedAt        int64   `db:"created_at" json:"created_at"`
-	UpdatedAt        int64   `db:"updated_at" json:"updated_at"`
+	// Pruned: evaluations and events older than the retention, deleted
+	// (PruneSensorHistory); a pruned event's message id is kept.
+	PrunedEvaluations int64 `db:"pruned_evaluations" json:"pruned_evaluations"`
+	PrunedEvents      int64 `db:"pruned_events" json:"pruned_events"`
+	CreatedAt         int64 `db:"created_at" json:"created_at"`
+	UpdatedAt         int64 `db:"updated_at" json:"updated_at"`
 }
 
 // SensorEvent is a pushed event's first outcome.
@@ -54,6 +58,10 @@ type SensorEvent struct {
 	Reason     *string `db:"reason" json:"reason,omitempty"`
 	BackfillID *string `db:"backfill_id" json:"backfill_id,omitempty"`
 	Actor      string  `db:"actor" json:"actor"`
+	// Pruned: the event is older than the retention; only its message id
+	// and first outcome are kept (no reason, no actor), so that it still
+	// answers as a duplicate.
+	Pruned bool `db:"pruned" json:"pruned,omitempty"`
 }
 
 // SensorEvaluation is one recorded evaluation (or dry run, or reset).
@@ -114,8 +122,13 @@ func (s *Store) SensorEventOf(ctx context.Context, sensor, messageID string) (Se
 	return sensorEvent(ctx, s.r, sensor, messageID)
 }
 
+// sensorEvent is a message id's first outcome: its event, or what is kept
+// of it once pruned (sensor_event_ids), so that the message id answers as
+// a duplicate for ever.
 func sensorEvent(ctx context.Context, q getter, sensor, messageID string) (SensorEvent, error) {
-	return getRow[SensorEvent](ctx, q, ErrNotFound, `SELECT * FROM sensor_events WHERE sensor=? AND message_id=?`, sensor, messageID)
+	return getRow[SensorEvent](ctx, q, ErrNotFound, `SELECT sensor, message_id, received_at, outcome, reason, backfill_id, actor, 0 AS pruned FROM sensor_events WHERE sensor=? AND message_id=?
+		UNION ALL SELECT sensor, message_id, received_at, outcome, NULL AS reason, backfill_id, '' AS actor, 1 AS pruned
+		FROM sensor_event_ids WHERE sensor=? AND message_id=? LIMIT 1`, sensor, messageID, sensor, messageID)
 }
 
 // RecordSensorEventTx records a pushed event in tx unless its message id
@@ -126,6 +139,12 @@ func RecordSensorEventTx(ctx context.Context, tx *sqlx.Tx, ev SensorEvent) (Sens
 	// refused event writes nothing.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sensor_state (name, created_at, updated_at) VALUES (?,?,?) ON CONFLICT (name) DO NOTHING`,
 		ev.Sensor, ev.ReceivedAt, ev.ReceivedAt); err != nil {
+		return ev, false, err
+	}
+	// A message id whose event was pruned is a duplicate too.
+	if first, err := sensorEvent(ctx, tx, ev.Sensor, ev.MessageID); err == nil {
+		return first, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
 		return ev, false, err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_events (sensor, message_id, received_at, outcome, reason, backfill_id, actor) VALUES (?,?,?,?,?,?,?)

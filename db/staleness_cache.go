@@ -63,6 +63,9 @@ type staleCache struct {
 	reloads atomic.Int64 // full reloads of a base entry (tests)
 	persist stalePersister
 	decoded atomic.Int64 // stored blocks decoded by full loads (tests)
+	// full loads whose rows did not number statusRowCount, and so read
+	// every status row (tests)
+	miscounted atomic.Int64
 	// base entries found unchanged by their blocks' gens instead of
 	// reloaded (tests)
 	revalidated atomic.Int64

@@ -36,9 +36,13 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	if patchable && c.cleanSince(assetID, e.version) {
 		return e.facts, nil
 	}
+	// Leases read before the rows (leaseFacts).
+	leases, err := allLeases(ctx, s.r, assetID)
+	if err != nil {
+		return nil, err
+	}
 	var b *baseFacts
 	var gens *blockGens
-	var err error
 	switch {
 	case patchable:
 		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
@@ -54,6 +58,7 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	if err != nil {
 		return nil, err
 	}
+	b = leaseFacts(b, leases)
 	c.mu.Lock()
 	c.base[assetID] = baseEntry{version: version, code: code, facts: b, gens: gens}
 	// Changes up to version are in this entry now.

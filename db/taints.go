@@ -114,9 +114,26 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 		return h, err
 	}
 	var l Instance
-	err = s.r.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
-		UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) WHERE COALESCE(started_at, created_at) <= ?
-		ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, assetID, key, ms)
+	err = s.snapshot(ctx, func(c *sqlx.Conn) error {
+		err := c.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
+			UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) WHERE COALESCE(started_at, created_at) <= ?
+			ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, assetID, key, ms)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		// The instance in progress of a partition leased without a row.
+		ls, lerr := leasesByKey(ctx, c, assetID, []string{key})
+		if lerr != nil {
+			return lerr
+		}
+		if le, ok := ls[key]; ok && le.Started <= ms {
+			in := le.instance(assetID)
+			if errors.Is(err, sql.ErrNoRows) || laterAttempt(in, l) {
+				l, err = in, nil
+			}
+		}
+		return err
+	})
 	switch {
 	case err == nil:
 		if l.FinishedAt != nil && *l.FinishedAt > ms {
@@ -139,4 +156,26 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 		}
 	}
 	return h, nil
+}
+
+// laterAttempt says whether a started after b in PartitionHistoryAt's order
+// (start, creation, finish).
+func laterAttempt(a, b Instance) bool {
+	at := func(i Instance) [3]int64 {
+		st, fin := i.CreatedAt, i.CreatedAt
+		if i.StartedAt != nil {
+			st = *i.StartedAt
+		}
+		if i.FinishedAt != nil {
+			fin = *i.FinishedAt
+		}
+		return [3]int64{st, i.CreatedAt, fin}
+	}
+	x, y := at(a), at(b)
+	for k := range x {
+		if x[k] != y[k] {
+			return x[k] > y[k]
+		}
+	}
+	return false
 }

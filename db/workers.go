@@ -29,7 +29,7 @@ func (s *Store) RemoveWorker(ctx context.Context, owner string) error {
 // (Unix ms). The partial index attempts_running (state = 'running') keeps
 // this scan to the running attempts, however long the history.
 func (s *Store) ExpiredAttempts(ctx context.Context, self string, cut int64) ([]Attempt, error) {
-	return selectAll[Attempt](ctx, s.r, `SELECT a.* FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
+	return selectAll[Attempt](ctx, s.r, `SELECT a.run_id, a.attempt, a.state, a.owner, a.partitions, a.started_at, a.finished_at, a.error, a.materialized, a.failed FROM attempts a LEFT JOIN workers w ON w.owner = a.owner
 		WHERE a.state='running' AND a.owner != ? AND (w.heartbeat_at IS NULL OR w.heartbeat_at < ?)`, self, cut)
 }
 

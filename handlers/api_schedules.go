@@ -35,6 +35,7 @@ type ScheduleJSON struct {
 	Catchup           ScheduleCatchup    `json:"catchup"`
 	Enabled           bool               `json:"enabled"`
 	DefinitionHash    string             `json:"definition_hash"`
+	Retention         string             `json:"retention"` // ticks evaluated longer ago are pruned, counted in state.pruned_ticks (serve --automation-retention)
 	State             ScheduleStateJSON  `json:"state"`
 	LastTick          *TickJSON          `json:"last_tick"`
 	NextTicks         []ScheduleNextTick `json:"next_ticks"`
@@ -57,6 +58,7 @@ type ScheduleStateJSON struct {
 	TicksLaunched  int64   `json:"ticks_launched"`
 	TicksSkipped   int64   `json:"ticks_skipped"`
 	TicksFailed    int64   `json:"ticks_failed"`
+	PrunedTicks    int64   `json:"pruned_ticks"` // ticks older than the retention, deleted (the counts above keep them)
 	StateVersion   int64   `json:"state_version"`
 }
 
@@ -186,17 +188,19 @@ func toTickJSON(t db.Tick, loc *time.Location) TickJSON {
 		BackfillID: t.BackfillID, Manual: t.Manual, Actor: t.Actor}
 }
 
-// scheduleView is one schedule with its state and newest tick, as the API
-// and the pages read it.
+// scheduleView is one schedule with its state and newest ticks, as the
+// API and the pages read it.
 type scheduleView struct {
 	Def      *catalog.Schedule
 	State    db.ScheduleState // zero (Seen false) before the scheduler first saw it
 	Seen     bool
 	LastTick *db.Tick
+	Recent   []db.Tick // the newest ticks, newest first (as many as asked)
 }
 
-// scheduleViews reads the state and newest tick of schedules.
-func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule) ([]scheduleView, error) {
+// scheduleViews reads the state and the newest recent ticks (at least 1)
+// of schedules: two queries, however many schedules.
+func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule, recent int) ([]scheduleView, error) {
 	states, err := h.Store.ScheduleStates(ctx)
 	if err != nil {
 		return nil, err
@@ -205,25 +209,37 @@ func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule) (
 	for _, st := range states {
 		byName[st.Name] = st
 	}
+	names := make([]string, len(defs))
+	for i, s := range defs {
+		names[i] = s.Name
+	}
+	ticks, err := h.Store.RecentTicks(ctx, names, max(recent, 1))
+	if err != nil {
+		return nil, err
+	}
 	out := make([]scheduleView, 0, len(defs))
 	for _, s := range defs {
-		v := scheduleView{Def: s}
+		v := scheduleView{Def: s, Recent: ticks[s.Name]}
 		v.State, v.Seen = byName[s.Name]
-		last, err := h.Store.ScheduleTicks(ctx, s.Name, nil, nil, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(last) == 1 {
-			v.LastTick = &last[0]
+		if len(v.Recent) > 0 {
+			v.LastTick = &v.Recent[0]
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func (v scheduleView) json(now time.Time) ScheduleJSON {
+// automationRetention is how long ticks, evaluations and events are kept.
+func (h *Handler) automationRetention() time.Duration {
+	if h.Engine != nil {
+		return h.Engine.AutomationRetention()
+	}
+	return jobs.DefaultAutomationRetention
+}
+
+func (v scheduleView) json(now time.Time, retention time.Duration) ScheduleJSON {
 	s := v.Def
-	out := ScheduleJSON{Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
+	out := ScheduleJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
 		ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority, Overlap: s.Overlap,
 		Catchup: ScheduleCatchup{Window: s.Catchup.Window.String(), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
 		DefinitionHash: s.Hash(), NextTicks: nextTicks(s, now, NextTicksShown)}
@@ -238,7 +254,7 @@ func (v scheduleView) json(now time.Time) ScheduleJSON {
 	}
 	st := v.State
 	out.State = ScheduleStateJSON{Paused: st.Paused, PausedBy: st.PausedBy, PausedAt: msTimePtr(st.PausedAt), LastBackfillID: st.LastBackfillID,
-		TicksLaunched: st.TicksLaunched, TicksSkipped: st.TicksSkipped, TicksFailed: st.TicksFailed, StateVersion: st.StateVersion}
+		TicksLaunched: st.TicksLaunched, TicksSkipped: st.TicksSkipped, TicksFailed: st.TicksFailed, PrunedTicks: st.PrunedTicks, StateVersion: st.StateVersion}
 	if v.Seen {
 		out.State.EvaluatedUntil = msTimePtr(&st.LastTickAt)
 	}
@@ -256,14 +272,14 @@ type ScheduleList struct {
 
 // APIScheduleList lists the workspace's schedules in the order it declares them.
 func (h *Handler) APIScheduleList(c echo.Context) error {
-	views, err := h.scheduleViews(c.Request().Context(), h.Workspace().Workspace.Schedules)
+	views, err := h.scheduleViews(c.Request().Context(), h.Workspace().Workspace.Schedules, 1)
 	if err != nil {
 		return err
 	}
 	now := h.Now()
 	out := ScheduleList{Schedules: []ScheduleJSON{}}
 	for _, v := range views {
-		out.Schedules = append(out.Schedules, v.json(now))
+		out.Schedules = append(out.Schedules, v.json(now, h.automationRetention()))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -278,11 +294,11 @@ func (h *Handler) APIScheduleGet(c echo.Context) error {
 }
 
 func (h *Handler) answerSchedule(c echo.Context, s *catalog.Schedule, status int) error {
-	views, err := h.scheduleViews(c.Request().Context(), []*catalog.Schedule{s})
+	views, err := h.scheduleViews(c.Request().Context(), []*catalog.Schedule{s}, 1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(status, views[0].json(h.Now()))
+	return c.JSON(status, views[0].json(h.Now(), h.automationRetention()))
 }
 
 // TickPage is a page of a schedule's ticks, newest first.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,6 +27,7 @@ type SensorJSON struct {
 	MaxConcurrentRuns int64            `json:"max_concurrent_runs"`
 	Priority          int64            `json:"priority"`
 	Enabled           bool             `json:"enabled"`
+	Retention         string           `json:"retention"` // evaluations and events older are pruned, counted in state.pruned_* (serve --automation-retention)
 	State             SensorStateJSON  `json:"state"`
 	LastEvent         *SensorEventJSON `json:"last_event"` // the newest pushed event (null: none)
 }
@@ -55,6 +57,11 @@ type SensorStateJSON struct {
 	EventsAccepted   int64   `json:"events_accepted"`
 	Launches         int64   `json:"launches"`
 	Evaluations      int64   `json:"evaluations"`
+	// Pruned: evaluations and events older than the retention, deleted (the
+	// counts above keep them; a pruned event's message id still answers as
+	// a duplicate).
+	PrunedEvaluations int64 `json:"pruned_evaluations"`
+	PrunedEvents      int64 `json:"pruned_events"`
 }
 
 // SensorEventJSON is a pushed event's first outcome.
@@ -66,6 +73,7 @@ type SensorEventJSON struct {
 	Reason     *string `json:"reason"`
 	BackfillID *string `json:"backfill_id"`
 	Actor      string  `json:"actor"`
+	Pruned     bool    `json:"pruned,omitempty"` // older than the retention: only its message id and first outcome are kept (no reason, no actor)
 }
 
 // SensorEvaluationJSON is one recorded evaluation, dry run or cursor reset.
@@ -171,11 +179,13 @@ func sensorErr(err error) error {
 	return uerr
 }
 
-// sensorView is one sensor with its state and newest event.
+// sensorView is one sensor with its state and newest event or
+// evaluation.
 type sensorView struct {
 	Def       *catalog.Sensor
 	State     db.SensorState // zero before anything happened to it
 	LastEvent *db.SensorEvent
+	LastEval  *db.SensorEvaluation // poll sensors
 }
 
 func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]sensorView, error) {
@@ -187,20 +197,38 @@ func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]se
 	for _, st := range states {
 		byName[st.Name] = st
 	}
+	// One query for the push sensors' newest events, one for the poll
+	// sensors' newest evaluations, however many sensors.
+	var push, poll []string
+	for _, s := range defs {
+		if s.Poll() {
+			poll = append(poll, s.Name)
+		} else {
+			push = append(push, s.Name)
+		}
+	}
+	events, evals := map[string]db.SensorEvent{}, map[string]db.SensorEvaluation{}
+	if len(push) > 0 {
+		if events, err = h.Store.LastSensorEvents(ctx, push); err != nil {
+			return nil, err
+		}
+	}
+	if len(poll) > 0 {
+		if evals, err = h.Store.LastSensorEvaluations(ctx, poll); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]sensorView, 0, len(defs))
 	for _, s := range defs {
 		v := sensorView{Def: s, State: byName[s.Name]}
 		if v.State.Status == "" {
 			v.State.Status = db.SensorOK
 		}
-		if !s.Poll() {
-			evs, err := h.Store.SensorEvents(ctx, s.Name, nil, 1)
-			if err != nil {
-				return nil, err
-			}
-			if len(evs) == 1 {
-				v.LastEvent = &evs[0]
-			}
+		if e, ok := events[s.Name]; ok && !s.Poll() {
+			v.LastEvent = &e
+		}
+		if e, ok := evals[s.Name]; ok && s.Poll() {
+			v.LastEval = &e
 		}
 		out = append(out, v)
 	}
@@ -214,9 +242,9 @@ func sensorKind(s *catalog.Sensor) string {
 	return SensorPush
 }
 
-func (v sensorView) json() SensorJSON {
+func (v sensorView) json(retention time.Duration) SensorJSON {
 	s, st := v.Def, v.State
-	out := SensorJSON{Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
+	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
 		Priority: s.Priority, Enabled: s.Enabled}
 	if out.ChunkSize == 0 {
 		out.ChunkSize = jobs.DefaultChunkSize
@@ -229,7 +257,8 @@ func (v sensorView) json() SensorJSON {
 	}
 	out.State = SensorStateJSON{Paused: st.Paused, PausedBy: st.PausedBy, PausedAt: msTimePtr(st.PausedAt), Status: st.Status, LastError: st.LastError,
 		Failures: st.Failures, Cursor: st.Cursor, StateVersion: st.StateVersion, LastEvaluatedAt: msTimePtr(st.LastEvaluatedAt),
-		NextEvaluationAt: msTimePtr(st.NextEvaluationAt), EventsAccepted: st.EventsAccepted, Launches: st.Launches, Evaluations: st.Evaluations}
+		NextEvaluationAt: msTimePtr(st.NextEvaluationAt), EventsAccepted: st.EventsAccepted, Launches: st.Launches, Evaluations: st.Evaluations,
+		PrunedEvaluations: st.PrunedEvaluations, PrunedEvents: st.PrunedEvents}
 	if v.LastEvent != nil {
 		ev := toSensorEventJSON(*v.LastEvent)
 		out.LastEvent = &ev
@@ -239,7 +268,7 @@ func (v sensorView) json() SensorJSON {
 
 func toSensorEventJSON(e db.SensorEvent) SensorEventJSON {
 	return SensorEventJSON{Sensor: e.Sensor, MessageID: e.MessageID, ReceivedAt: msTime(e.ReceivedAt), Outcome: e.Outcome, Reason: e.Reason,
-		BackfillID: e.BackfillID, Actor: e.Actor}
+		BackfillID: e.BackfillID, Actor: e.Actor, Pruned: e.Pruned}
 }
 
 func toSensorEvaluationJSON(e db.SensorEvaluation) SensorEvaluationJSON {
@@ -264,7 +293,7 @@ func (h *Handler) APISensorList(c echo.Context) error {
 	}
 	out := SensorList{Sensors: []SensorJSON{}}
 	for _, v := range vs {
-		out.Sensors = append(out.Sensors, v.json())
+		out.Sensors = append(out.Sensors, v.json(h.automationRetention()))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -283,7 +312,7 @@ func (h *Handler) answerSensor(c echo.Context, s *catalog.Sensor) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, vs[0].json())
+	return c.JSON(http.StatusOK, vs[0].json(h.automationRetention()))
 }
 
 // evaluationsPage reads a page of s's evaluations (?cursor=&limit=).

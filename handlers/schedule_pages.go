@@ -57,7 +57,7 @@ func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow
 	s := v.Def
 	loc := s.Cron.Location()
 	r := views.ScheduleRow{Name: s.Name, Href: views.ScheduleHref(s.Name), State: scheduleState(v), Cron: s.CronExpr, Timezone: timezoneOf(s),
-		Assets: s.Assets, Launched: v.State.TicksLaunched, Skipped: v.State.TicksSkipped, Failed: v.State.TicksFailed}
+		Assets: s.Assets, Launched: v.State.TicksLaunched, Skipped: v.State.TicksSkipped, Failed: v.State.TicksFailed, PrunedTicks: v.State.PrunedTicks}
 	if s.Enabled {
 		if next, ok := s.Cron.Next(h.Now()); ok {
 			r.NextTick = pageTimeBoth(next, loc)
@@ -83,17 +83,15 @@ func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow
 // AutomationPage renders /automation: every schedule of the workspace.
 func (h *Handler) AutomationPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	vs, err := h.scheduleViews(ctx, h.Workspace().Workspace.Schedules)
+	// Two queries however many schedules: their states, and the newest
+	// StripTicks ticks of each (TestAutomationPageQueries counts them).
+	vs, err := h.scheduleViews(ctx, h.Workspace().Workspace.Schedules, StripTicks)
 	if err != nil {
 		return err
 	}
 	m := views.AutomationPage{}
 	for _, v := range vs {
-		strip, err := h.Store.ScheduleTicks(ctx, v.Def.Name, nil, nil, StripTicks)
-		if err != nil {
-			return err
-		}
-		m.Schedules = append(m.Schedules, h.scheduleRow(v, strip))
+		m.Schedules = append(m.Schedules, h.scheduleRow(v, v.Recent))
 	}
 	return render(c, http.StatusOK, views.AutomationView(page(c, "Automation", "automation"), m))
 }
@@ -178,14 +176,14 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 	if err != nil {
 		return views.ScheduleDetail{}, err
 	}
-	vs, err := h.scheduleViews(ctx, []*catalog.Schedule{s})
+	vs, err := h.scheduleViews(ctx, []*catalog.Schedule{s}, 1)
 	if err != nil {
 		return views.ScheduleDetail{}, err
 	}
 	v := vs[0]
 	loc := s.Cron.Location()
 	d := views.ScheduleDetail{ScheduleRow: h.scheduleRow(v, nil), Definition: definition(s), Outcomes: TickOutcomes,
-		Outcome: strings.Join(q.outcomes, ","), CSRF: page(c, "", "").CSRF}
+		Outcome: strings.Join(q.outcomes, ","), CSRF: page(c, "", "").CSRF, Retention: views.RetentionText(h.automationRetention())}
 	d.PausedBy = pausedByText(v.State.Paused, v.State.PausedBy, v.State.PausedAt, func(ms int64) string { return pageTime(db.FromMillis(ms), time.UTC) })
 	for _, t := range nextTicks(s, h.Now(), NextTicksShown) {
 		at, _ := time.Parse(time.RFC3339, t.At)

@@ -42,7 +42,8 @@ func sensorTime(ms int64) string {
 func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.SensorRow {
 	s, st := v.Def, v.State
 	r := views.SensorRow{Name: s.Name, Href: views.SensorHref(s.Name), Kind: sensorKind(s), State: sensorPageState(v), Assets: s.Assets,
-		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures}
+		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures,
+		PrunedEvals: st.PrunedEvaluations, PrunedEvents: st.PrunedEvents}
 	if s.Poll() {
 		r.Evaluator = fmt.Sprintf("%s every %s (timeout %s)", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
 	}
@@ -97,19 +98,11 @@ func (h *Handler) SensorsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// At most three queries however many sensors: their states, the push
+	// sensors' newest events, the poll sensors' newest evaluations.
 	m := views.SensorsPage{}
 	for _, v := range vs {
-		var last *db.SensorEvaluation
-		if v.Def.Poll() {
-			evs, err := h.Store.SensorEvaluations(ctx, v.Def.Name, 0, 1)
-			if err != nil {
-				return err
-			}
-			if len(evs) == 1 {
-				last = &evs[0]
-			}
-		}
-		m.Sensors = append(m.Sensors, h.sensorRow(v, last))
+		m.Sensors = append(m.Sensors, h.sensorRow(v, v.LastEval))
 	}
 	return render(c, http.StatusOK, views.SensorsView(page(c, "Sensors", "sensors"), m))
 }
@@ -163,7 +156,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 		return views.SensorDetail{}, err
 	}
 	v := vs[0]
-	d := views.SensorDetail{Definition: sensorDefinition(s), CSRF: page(c, "", "").CSRF}
+	d := views.SensorDetail{Definition: sensorDefinition(s), CSRF: page(c, "", "").CSRF, Retention: views.RetentionText(h.automationRetention())}
 	st := v.State
 	if st.Cursor != nil {
 		d.Cursor, d.HasCursor = *st.Cursor, true
@@ -172,14 +165,10 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 	if s.Poll() && st.NextEvaluationAt != nil && !st.Paused && s.Enabled {
 		d.NextEval = sensorTime(*st.NextEvaluationAt)
 	}
-	var newest *db.SensorEvaluation
 	if s.Poll() {
 		rows, next, err := h.evaluationsPage(sensorQuery(c, "evaluations"), s, SensorPageSize)
 		if err != nil {
 			return d, err
-		}
-		if len(rows) > 0 && c.QueryParam("evaluations") == "" {
-			newest = &rows[0]
 		}
 		for _, e := range rows {
 			d.Evaluations = append(d.Evaluations, evaluationRow(e))
@@ -229,7 +218,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			d.EventsFirst = href + "#events"
 		}
 	}
-	d.SensorRow = h.sensorRow(v, newest)
+	d.SensorRow = h.sensorRow(v, v.LastEval)
 	if canOperate(c) && h.Sensors != nil {
 		href := d.Href
 		if st.Paused {

@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -25,7 +24,7 @@ func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfil
 		return nil, nil, err
 	}
 	if seg.Explicit {
-		keys, err := db.BackfillKeys(ctx, tx, b.ID, p0, p1)
+		keys, err := e.explicitKeys(ctx, tx, b.ID, p0, p1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -57,34 +56,6 @@ func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfil
 		}
 	}
 	return keys, idx, nil
-}
-
-// segmentRanges returns the ranges of a segment overlapping selection
-// positions [p0, p1). A segment's ranges never change: they are read once.
-func (e *Engine) segmentRanges(ctx context.Context, q db.Querier, backfillID string, pos, p0, p1 int64) ([]db.SelRange, error) {
-	key := fmt.Sprintf("%s/%d", backfillID, pos)
-	e.spaceMu.Lock()
-	all, ok := e.ranges[key]
-	e.spaceMu.Unlock()
-	if !ok {
-		var err error
-		if all, err = db.AllSegmentRanges(ctx, q, backfillID, pos); err != nil {
-			return nil, err
-		}
-		e.spaceMu.Lock()
-		if e.ranges == nil || len(e.ranges) > 1000 {
-			e.ranges = map[string][]db.SelRange{}
-		}
-		e.ranges[key] = all
-		e.spaceMu.Unlock()
-	}
-	i := sort.Search(len(all), func(i int) bool { return all[i].Start > p0 }) - 1
-	i = max(i, 0)
-	var out []db.SelRange
-	for ; i < len(all) && all[i].Start < p1; i++ {
-		out = append(out, all[i])
-	}
-	return out, nil
 }
 
 // space returns an asset's current partition space (cached briefly, and

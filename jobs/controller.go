@@ -229,6 +229,11 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 
 // step is one reconcile: record completions, move backfills through their
 // states, plan and start runs where slots are free — one transaction.
+// maxStepDeferral bounds how long a step waits for urgent writes (backfills
+// being created): under a storm of them, the controller still takes a step
+// this often.
+const maxStepDeferral = 200 * time.Millisecond
+
 func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error {
 	// Statements run without a cancelable context: go-sqlite3 would start a
 	// watcher goroutine per statement, and a step is short anyway.
@@ -240,6 +245,9 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	touched := map[string]bool{}
 	finished := map[string]bool{}
 	var ended []db.AttemptEnd
+	// Backfills being launched (a burst of ticks, pushed events, a user's
+	// create) go first; the step waits for them, at most maxStepDeferral.
+	e.Store.WaitUrgent(maxStepDeferral)
 	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
 		launch, terminate, ended = nil, nil, nil
 		bfs, err := db.ActiveBackfills(ctx, tx)

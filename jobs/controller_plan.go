@@ -47,7 +47,8 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 	// rotating start so that no backfill waits behind another.
 	e.rr++
 	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
-	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, poolUse: poolUse, claimed: map[int64]map[string]bool{}}
+	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, poolUse: poolUse, claimed: map[int64]map[string]bool{},
+		leases: map[int64]*db.Leases{}}
 	if err := r.rotate(plans); err != nil {
 		return nil, err
 	}
@@ -114,6 +115,7 @@ type planRound struct {
 	slots   int
 	poolUse map[string]int
 	claimed map[int64]map[string]bool
+	leases  map[int64]*db.Leases // running attempts' leases, per asset, read once a step
 	launch  []*active
 	starts  []db.AttemptStart
 }
@@ -197,7 +199,7 @@ func (r *planRound) startQueued(p *bfPlan) (started, done bool, err error) {
 				continue // its upstream chunks have not finished: try the next one
 			}
 		}
-		a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, run, asset, r.claimed, r.now)
+		a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, run, asset, r.claimed, r.leases, r.now)
 		if err != nil {
 			return false, true, err
 		}
@@ -254,7 +256,7 @@ func (r *planRound) planChunk(p *bfPlan) (bool, error) {
 		p.upWaiting++
 		return true, nil // planned, waits for its upstream chunks
 	}
-	a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, *run, asset, r.claimed, r.now)
+	a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, *run, asset, r.claimed, r.leases, r.now)
 	if err != nil {
 		return false, err
 	}
@@ -368,7 +370,7 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 // minus those this run already materialized (checkpoint), minus those whose
 // upstream failed in this backfill. ok is false when another run holds the
 // lease on one of the partitions: the run then waits.
-func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, now time.Time) (*active, db.AttemptStart, bool, error) {
+func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, leases map[int64]*db.Leases, now time.Time) (*active, db.AttemptStart, bool, error) {
 	seg := &p.segs[r.Seg]
 	keys, idx, err := e.chunkKeys(ctx, tx, p.b, seg, r.Chunk)
 	if err != nil {
@@ -392,22 +394,40 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		}
 		hi = max(hi, i)
 	}
-	statuses := map[string]string{}
-	if lo >= 0 {
-		if statuses, err = db.StatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
-			return nil, db.AttemptStart{}, false, err
-		}
-	}
 	cl := claimed[r.AssetID]
 	if cl == nil {
 		cl = map[string]bool{}
 		claimed[r.AssetID] = cl
 	}
+	// A partition an attempt started in this step holds is leased: no need
+	// to read the status rows (many runs queued on one partition's lease
+	// are tried in every step).
 	for _, k := range keys {
-		if done[k] {
-			continue
+		if !done[k] && cl[k] {
+			return nil, db.AttemptStart{}, false, nil
 		}
-		if statuses[k] == db.StatusInProgress || cl[k] {
+	}
+	statuses := map[string]string{}
+	if lo >= 0 {
+		if statuses, err = db.StoredStatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+	}
+	// The partitions running attempts lease without a status row, their
+	// leases read once a step (those this step starts are claimed).
+	ls := leases[r.AssetID]
+	if ls == nil {
+		if ls, err = db.ReadLeases(ctx, tx, r.AssetID); err != nil {
+			return nil, db.AttemptStart{}, false, err
+		}
+		leases[r.AssetID] = ls
+	}
+	leased, err := ls.Leased(keys, lo, hi)
+	if err != nil {
+		return nil, db.AttemptStart{}, false, err
+	}
+	for _, k := range keys {
+		if !done[k] && (statuses[k] == db.StatusInProgress || leased[k]) {
 			return nil, db.AttemptStart{}, false, nil
 		}
 	}

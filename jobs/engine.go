@@ -44,7 +44,19 @@ type Options struct {
 	// ObserveAttempt, when set, is told of every attempt once its end is
 	// committed (for metrics); it must return quickly.
 	ObserveAttempt AttemptObserver
+	// AutomationRetention: schedule ticks, sensor evaluations and pushed
+	// events older than this are pruned, counts kept (default
+	// DefaultAutomationRetention).
+	AutomationRetention time.Duration
 }
+
+// DefaultAutomationRetention is how long automation history is kept unless
+// serve --automation-retention says otherwise.
+const DefaultAutomationRetention = 90 * 24 * time.Hour
+
+// AutomationRetention is how long schedule ticks, sensor evaluations and
+// pushed events are kept before they are pruned.
+func (e *Engine) AutomationRetention() time.Duration { return e.opts.AutomationRetention }
 
 // AttemptObserver receives a finished attempt's asset, state and duration.
 type AttemptObserver func(asset, state string, d time.Duration)
@@ -71,11 +83,10 @@ type Engine struct {
 	spaceMu  sync.Mutex
 	spaces   map[string]catalog.Space
 	spacesAt time.Time
-	spacesWS *catalog.Workspace       // the workspace spaces were computed from
-	ranges   map[string][]db.SelRange // segment ranges by "backfill/pos"
+	spacesWS *catalog.Workspace // the workspace spaces were computed from
 
 	recovery recoveryHealth // see CrashRecoveryHealth
-	segCache segmentCache   // segments of the backfills being planned
+	segCache segmentCache   // segments and ranges of the backfills being planned
 	pushes   pushBatcher    // sensor events committed together
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
@@ -92,6 +103,9 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = opts.LeaseTTL / 4
+	}
+	if opts.AutomationRetention <= 0 {
+		opts.AutomationRetention = DefaultAutomationRetention
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = 200 * time.Millisecond
@@ -307,6 +321,10 @@ func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then fu
 		}
 	}
 	var made []string
+	// Someone waits for these backfills: the controller's next step waits
+	// for them (writer_priority.go).
+	endUrgent := e.Store.BeginUrgent()
+	defer endUrgent()
 	err = e.Store.Tx(ctx, func(tx *db.Tx) error {
 		made = made[:0]
 		for i, it := range items {

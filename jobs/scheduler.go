@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -26,13 +28,11 @@ type Scheduler struct {
 	// MissedLimit bounds the missed ticks recorded one by one after a
 	// downtime (older ones are counted).
 	MissedLimit int
-	// Retention: ticks evaluated longer ago are pruned (counts kept).
-	Retention time.Duration
 }
 
 // NewScheduler returns the scheduler of e's workspace.
 func NewScheduler(e *Engine, log *slog.Logger) *Scheduler {
-	return &Scheduler{e: e, log: log, wake: make(chan struct{}, 1), MissedLimit: 1000, Retention: 90 * 24 * time.Hour}
+	return &Scheduler{e: e, log: log, wake: make(chan struct{}, 1), MissedLimit: 1000}
 }
 
 // Wake asks the scheduler to evaluate now (after a pause, a resume, a
@@ -42,6 +42,12 @@ func (s *Scheduler) Wake() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// tickRequestKey is the stored idempotency key of the backfill of
+// schedule name's tick at.
+func tickRequestKey(name string, at time.Time) string {
+	return scheduleActor(name) + "\x1f" + catalog.TickID(name, at)
 }
 
 // scheduleActor is who launches a schedule's ticks.
@@ -57,9 +63,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 		if err := s.Evaluate(ctx, now); err != nil && ctx.Err() == nil {
 			s.log.Error("schedules: evaluation failed; retrying", "err", err)
 		}
-		if s.Retention > 0 && now.Sub(lastPrune) > time.Hour {
-			if n, err := s.e.Store.PruneTicks(ctx, db.Millis(now.Add(-s.Retention))); err == nil && n > 0 {
-				s.log.Info("schedules: pruned old ticks", "ticks", n)
+		if lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
+			// Once at the start, then hourly.
+			if _, err := s.Prune(ctx, now); err != nil && ctx.Err() == nil {
+				s.log.Error("schedules: pruning old ticks failed; retrying in an hour", "err", err)
 			}
 			lastPrune = now
 		}
@@ -77,6 +84,23 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}
 		t.Stop()
 	}
+}
+
+// pruneEvery is how often the scheduler and the sensors prune their
+// history older than the retention (and once when they start).
+const pruneEvery = time.Hour
+
+// Prune deletes the ticks evaluated longer than the retention before now,
+// in batches, each schedule counting its own (queued ticks stay). The
+// scheduler's bookkeeping does not read them: a schedule's last tick is
+// its state's, and a tick's backfill keeps the tick id as its idempotency
+// key, so that no pruned tick is ever launched again.
+func (s *Scheduler) Prune(ctx context.Context, now time.Time) (int64, error) {
+	n, err := s.e.Store.PruneTicks(ctx, db.Millis(now.Add(-s.e.AutomationRetention())), db.PruneBatch)
+	if n > 0 {
+		s.log.Info("schedules: pruned ticks older than the retention", "ticks", n, "retention", s.e.AutomationRetention().String())
+	}
+	return n, err
 }
 
 // nextDue is the earliest next tick of the enabled schedules.
@@ -116,6 +140,25 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 	if p.queued, err = s.e.Store.SchedulesWithQueuedTicks(ctx); err != nil {
 		return err
 	}
+	// One read finds the backfills created under the first owed ticks
+	// (a crash after the backfill, before its tick was recorded), instead
+	// of one per schedule.
+	var keys []string
+	for _, sc := range ws.Schedules {
+		if st, ok := byName[sc.Name]; ok && sc.Enabled {
+			if first, ok := sc.Cron.Next(db.FromMillis(st.LastTickAt)); ok && !first.After(now) {
+				keys = append(keys, tickRequestKey(sc.Name, first))
+			}
+		}
+	}
+	if p.created, err = s.e.Store.BackfillIDsByRequestKeys(ctx, keys); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if _, ok := p.created[k]; !ok {
+			p.created[k] = "" // asked: none
+		}
+	}
 	for _, sc := range ws.Schedules {
 		st, ok := byName[sc.Name]
 		if !ok {
@@ -147,6 +190,10 @@ type pass struct {
 	first, rest []launchTick
 	// queued names the schedules with a queued tick (nil: not read, ask).
 	queued map[string]bool
+	// created holds the backfills created under the first owed tick of
+	// each schedule (request key → backfill id, "" for none; a key not
+	// there was not read: ask).
+	created map[string]string
 }
 
 type launchTick struct {
@@ -190,8 +237,14 @@ func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st 
 	// kept it from being recorded: record it as launched.
 	if first, ok := sc.Cron.Next(last); ok && !first.After(now) {
 		id := catalog.TickID(sc.Name, first)
-		if b, err := s.e.Store.BackfillByRequestKey(ctx, scheduleActor(sc.Name)+"\x1f"+id); err == nil {
-			if _, err := s.record(ctx, sc, first, id, db.TickLaunched, "", &b.ID, false, scheduleActor(sc.Name), now); err != nil {
+		bid, asked := p.created[tickRequestKey(sc.Name, first)]
+		found := bid != ""
+		if !asked {
+			b, err := s.e.Store.BackfillByRequestKey(ctx, tickRequestKey(sc.Name, first))
+			bid, found = b.ID, err == nil
+		}
+		if found {
+			if _, err := s.record(ctx, sc, first, id, db.TickLaunched, "", &bid, false, scheduleActor(sc.Name), now); err != nil {
 				return err
 			}
 			last = first
@@ -223,52 +276,118 @@ func (s *Scheduler) evaluateState(ctx context.Context, sc *catalog.Schedule, st 
 const batchSize = 250
 
 // launchBatch evaluates ticks (one per schedule) as tick does, creating
-// the backfills of those that launch and recording every tick in
-// transactions of batchSize: a tick is recorded in the transaction that
-// creates its backfill.
+// the backfills of those that launch and recording every tick in the
+// transaction that creates its backfill.
+//
+// A burst (a thousand schedules firing at the same second) is pipelined:
+// workers, one per core, check each tick's overlap, build its request and
+// resolve it on the reader pool, while this goroutine commits the ticks
+// resolved so far, up to batchSize a transaction, as soon as they are
+// ready (group commit). The first backfills of a burst are created within
+// milliseconds instead of after the whole burst has been resolved.
 func (s *Scheduler) launchBatch(ctx context.Context, ticks []launchTick, now time.Time) error {
-	var items []BatchItem
-	var owners []launchTick
+	if len(ticks) == 0 {
+		return nil
+	}
+	// The controller's steps wait for the burst (at most their bound).
+	endUrgent := s.e.Store.BeginUrgent()
+	defer endUrgent()
+	type ready struct {
+		l    launchTick
+		item BatchItem
+		err  error // the engine refused the request when resolving it
+	}
+	var mu sync.Mutex
 	var errs []error
-	for _, l := range ticks {
-		actor := scheduleActor(l.sc.Name)
-		outcome, reason, err := s.overlap(ctx, l.sc, false)
-		if err != nil {
-			errs = append(errs, err) // evaluated again next pass
-			continue
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	todo := make(chan launchTick)
+	readyc := make(chan ready, batchSize)
+	var wg sync.WaitGroup
+	for range min(max(runtime.GOMAXPROCS(0), 1), 4) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range todo {
+				actor := scheduleActor(l.sc.Name)
+				outcome, reason, err := s.overlap(ctx, l.sc, false)
+				if err != nil {
+					fail(err) // evaluated again next pass
+					continue
+				}
+				if outcome == "" {
+					req, skip, terr := s.e.TickRequest(ctx, l.sc, l.at)
+					switch {
+					case terr != nil:
+						outcome, reason = db.TickFailed, terr.Error()
+					case skip != "":
+						outcome, reason = db.TickSkipped, skip
+					default:
+						r, rerr := s.e.resolve(ctx, req)
+						readyc <- ready{l: l, item: BatchItem{Req: req, IdemKey: l.id, Actor: actor, resolved: r}, err: rerr}
+						continue
+					}
+				}
+				if _, err := s.record(ctx, l.sc, l.at, l.id, outcome, reason, nil, false, actor, now); err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	go func() {
+		for _, l := range ticks {
+			todo <- l
 		}
-		if outcome == "" {
-			req, skip, terr := s.e.TickRequest(ctx, l.sc, l.at)
-			switch {
-			case terr != nil:
-				outcome, reason = db.TickFailed, terr.Error()
-			case skip != "":
-				outcome, reason = db.TickSkipped, skip
+		close(todo)
+		wg.Wait()
+		close(readyc)
+	}()
+	for first := range readyc {
+		batch := []ready{first}
+	more:
+		for len(batch) < batchSize {
+			select {
+			case r, ok := <-readyc:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
 			default:
-				items = append(items, BatchItem{Req: req, IdemKey: l.id, Actor: actor})
-				owners = append(owners, l)
-				continue
+				break more
 			}
 		}
-		if _, err := s.record(ctx, l.sc, l.at, l.id, outcome, reason, nil, false, actor, now); err != nil {
-			errs = append(errs, err)
+		var items []BatchItem
+		var owners []launchTick
+		for _, r := range batch {
+			if r.err != nil {
+				if _, err := s.refused(ctx, r.l, r.err, now); err != nil {
+					fail(err)
+				}
+				continue
+			}
+			items, owners = append(items, r.item), append(owners, r.l)
 		}
-	}
-	for lo := 0; lo < len(items); lo += batchSize {
-		hi := min(lo+batchSize, len(items))
-		refused, err := s.createTicks(ctx, items[lo:hi], owners[lo:hi], now)
+		if len(items) == 0 {
+			continue
+		}
+		refused, err := s.createTicks(ctx, items, owners, now)
 		if err != nil {
-			errs = append(errs, err)
+			fail(err)
 			continue
 		}
 		for i, rerr := range refused {
 			if rerr != nil {
-				if _, err := s.refused(ctx, owners[lo+i], rerr, now); err != nil {
-					errs = append(errs, err)
+				if _, err := s.refused(ctx, owners[i], rerr, now); err != nil {
+					fail(err)
 				}
 			}
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	return errors.Join(errs...)
 }
 

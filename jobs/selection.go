@@ -205,16 +205,8 @@ func selectAssets(ws *catalog.Workspace, keys []string) ([]*catalog.Asset, error
 		selected = append(selected, a)
 	}
 	// Dependency order: upstreams first.
-	var ordered []*catalog.Asset
-	for _, a := range ws.TopoOrder() {
-		if seen[a.Key] {
-			ordered = append(ordered, a)
-		}
-	}
-	if len(ordered) != len(selected) {
-		ordered = selected
-	}
-	return ordered, nil
+	ws.SortTopo(selected)
+	return selected, nil
 }
 
 // selectIn computes what the request's selector selects of asset a (its
@@ -250,12 +242,7 @@ func (e *Engine) selectIn(ctx context.Context, r *resolved, seg *db.Segment, a *
 }
 
 func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
-	for _, a := range ws.Assets {
-		if a.Key == key {
-			return a
-		}
-	}
-	return nil
+	return ws.Asset(key)
 }
 
 func (e *Engine) rangeOf(sp catalog.Space, a *catalog.Asset, start, end string, selected []*catalog.Asset) (int64, int64, error) {

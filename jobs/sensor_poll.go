@@ -82,11 +82,19 @@ func (s *Sensors) Run(ctx context.Context) {
 	defer wg.Wait()
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
+	lastPrune := time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if now := s.e.Now(); lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
+			// Once at the start, then hourly.
+			if _, err := s.Prune(ctx, now); err != nil && ctx.Err() == nil {
+				s.log.Error("sensors: pruning old evaluations and events failed; retrying in an hour", "err", err)
+			}
+			lastPrune = now
 		}
 		ws, _ := s.e.workspace()
 		states, err := s.e.Store.SensorStates(ctx)
@@ -116,6 +124,19 @@ func (s *Sensors) Run(ctx context.Context) {
 			}(sn)
 		}
 	}
+}
+
+// Prune deletes the evaluations and pushed events older than the
+// retention before now, in batches, each sensor counting its own. A pruned
+// event's message id is kept (it still answers as a duplicate and launches
+// nothing); run keys are never pruned.
+func (s *Sensors) Prune(ctx context.Context, now time.Time) (db.Pruned, error) {
+	p, err := s.e.Store.PruneSensorHistory(ctx, db.Millis(now.Add(-s.e.AutomationRetention())), db.PruneBatch)
+	if p.Evaluations > 0 || p.Events > 0 {
+		s.log.Info("sensors: pruned history older than the retention", "evaluations", p.Evaluations, "events", p.Events,
+			"retention", s.e.AutomationRetention().String())
+	}
+	return p, err
 }
 
 func (s *Sensors) claim(name string) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -143,9 +144,34 @@ func (p *pushBatcher) start(e *Engine) {
 	})
 }
 
-// run takes the pushes waiting, up to maxPushBatch, and commits them.
+// pushLinger is how long the batcher stays urgent after a commit, waiting
+// for the senders it answered to push again.
+const pushLinger = 5 * time.Millisecond
+
+// run takes the pushes waiting, up to maxPushBatch, and commits them. While
+// pushes keep coming (the next within pushLinger of a commit), it is an
+// urgent writer: the controller's steps wait for it (writer_priority.go),
+// instead of taking the writer between every two batches.
 func (p *pushBatcher) run(e *Engine) {
-	for first := range p.in {
+	endUrgent := func() {}
+	linger := time.NewTimer(pushLinger)
+	for {
+		var first pushItem
+		select {
+		case first = <-p.in:
+		default:
+			linger.Reset(pushLinger)
+			select {
+			case first = <-p.in:
+			case <-linger.C:
+				endUrgent()
+				first = <-p.in
+			}
+		}
+		// Urgent again before the last mark ends: no gap for a step.
+		next := e.Store.BeginUrgent()
+		endUrgent()
+		endUrgent = next
 		batch := []pushItem{first}
 	more:
 		for len(batch) < maxPushBatch {

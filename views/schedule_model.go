@@ -46,6 +46,7 @@ type ScheduleRow struct {
 	Strip            []TickCell // recent outcomes, oldest first
 	Launched, Failed int64
 	Skipped          int64
+	PrunedTicks      int64 // older than the retention, deleted
 }
 
 // TickCell is one tick in a strip of recent outcomes.
@@ -104,6 +105,7 @@ type TickRow struct {
 // ScheduleDetail is a schedule's page.
 type ScheduleDetail struct {
 	ScheduleRow
+	Retention  string // how long ticks are kept, in words ("90 days")
 	Definition []KV
 	PausedBy   string // "by NAME at TIME" while paused
 	NextTicks  []NextTick

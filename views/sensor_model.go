@@ -37,6 +37,8 @@ type SensorRow struct {
 	Launches   int64
 	Evals      int64
 	Failures   int64
+	// Pruned: evaluations and events older than the retention, deleted.
+	PrunedEvals, PrunedEvents int64
 }
 
 // SensorsPage lists the workspace's sensors.
@@ -102,6 +104,7 @@ type RunKeyRow struct {
 // SensorDetail is a sensor's page.
 type SensorDetail struct {
 	SensorRow
+	Retention   string // how long evaluations and events are kept, in words ("90 days")
 	Definition  []KV
 	PausedBy    string // "by NAME at TIME" while paused
 	Cursor      string

@@ -29,6 +29,7 @@ func init() {
 	state := allRequired(map[string]any{"paused": boolean, "paused_by": nullable(str), "paused_at": nullable(timeStr),
 		"evaluated_until":  described(nullable(timeStr), "every scheduled tick up to this instant has been evaluated (null before the scheduler first saw the schedule: it owes nothing before then)"),
 		"last_backfill_id": nullable(str), "ticks_launched": integer, "ticks_skipped": integer, "ticks_failed": integer,
+		"pruned_ticks":  described(integer, "ticks evaluated longer ago than the retention, deleted (the counts above keep them)"),
 		"state_version": integer})
 	schedule := object(map[string]any{"name": str, "cron": described(str, "5 fields, or 6 with seconds first, or a descriptor such as @daily"),
 		"timezone": described(str, "IANA name (UTC when the workspace leaves it out)"), "assets": arrayOf(str),
@@ -38,6 +39,7 @@ func init() {
 		"catchup":         object(map[string]any{"window": str, "max_ticks": integer}, "window", "max_ticks"),
 		"enabled":         boolean,
 		"definition_hash": str, "state": ref("ScheduleState"), "last_tick": nullableRef("Tick"),
+		"retention":  described(str, "how long ticks are kept (serve --automation-retention), e.g. 90d"),
 		"next_ticks": described(arrayOf(next), "the next 5 ticks (none while the schedule is disabled)")})
 	req := keys(schedule["properties"].(map[string]any))
 	schedule["required"] = req[:0:0]

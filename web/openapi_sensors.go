@@ -26,18 +26,22 @@ func init() {
 	nstr := nullable(str)
 	event := allRequired(map[string]any{"sensor": str, "message_id": str, "received_at": timeStr, "outcome": enum(db.EventLaunched, db.EventSkipped),
 		"reason": nstr, "backfill_id": nstr, "actor": described(str, "who pushed it")})
+	event["properties"].(map[string]any)["pruned"] = described(boolean, "true: the event is older than the retention; only its message id and first outcome are kept (reason null, actor empty), so it still answers as a duplicate (absent otherwise)")
 	state := allRequired(map[string]any{"paused": boolean, "paused_by": nstr, "paused_at": nullable(timeStr),
 		"status":     enum(db.SensorOK, db.SensorError),
 		"last_error": described(nstr, "the last failed evaluation's error while status is error"),
 		"failures":   described(integer, "failed evaluations in a row (the backoff doubles the interval with each)"),
 		"cursor":     described(nstr, "the poll evaluator's position, as it last answered it"), "state_version": integer,
 		"last_evaluated_at": nullable(timeStr), "next_evaluation_at": nullable(timeStr),
-		"events_accepted": integer, "launches": integer, "evaluations": integer})
+		"events_accepted": integer, "launches": integer, "evaluations": integer,
+		"pruned_evaluations": described(integer, "evaluations, dry runs and resets older than the retention, deleted"),
+		"pruned_events":      described(integer, "pushed events older than the retention, deleted (their message ids are kept: they still answer as duplicates)")})
 	sensor := allRequired(map[string]any{"name": str, "kind": enum(handlers.SensorPush, handlers.SensorPoll), "assets": arrayOf(str),
 		"evaluator": described(nullable(object(map[string]any{"kind": enum(catalog.ExecutorCommand, catalog.ExecutorHTTP), "interval": str, "timeout": str}, "kind", "interval", "timeout")),
 			"null for a push sensor"),
 		"chunk_size": integer, "max_concurrent_runs": integer, "priority": integer, "enabled": boolean,
-		"state": ref("SensorState"), "last_event": described(nullableRef("SensorEventRecord"), "the newest pushed event (null: none, or a poll sensor)")})
+		"retention": described(str, "how long evaluations and events are kept (serve --automation-retention), e.g. 90d"),
+		"state":     ref("SensorState"), "last_event": described(nullableRef("SensorEventRecord"), "the newest pushed event (null: none, or a poll sensor)")})
 	eval := allRequired(map[string]any{"id": integer, "sensor": str, "kind": enum(db.EvalEvaluation, db.EvalDryRun, db.EvalReset), "started_at": timeStr,
 		"duration_ms": integer, "cursor_before": nstr, "cursor_after": nstr,
 		"requests":    described(arrayOf(ref("RunRequestOutcome")), "the run requests the evaluator answered, with what became of each"),

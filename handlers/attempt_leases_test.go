@@ -1,0 +1,117 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// TestLeaseWithoutRowShowsInProgress: partitions a running attempt builds
+// that had no status row (their lease is the attempt's, no row is written
+// until it ends) show in progress on the asset grid, the partition page,
+// the partitions API and the backfill preview, as they did when the lease
+// was a status row.
+func TestLeaseWithoutRowShowsInProgress(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnvWith(t, `
+assets:
+  l.slow:
+    partitions: {daily: {start: "2025-01-01", end: "2025-02-01"}}
+    retries: {max_attempts: 1}
+    executor:
+      command: ['sleep 20']
+      shell: true
+`, true)
+	ctx := context.Background()
+	b := pgCreateBF(t, eng, "l.slow", "2025-01-01", "2025-01-04", 4)
+	t.Cleanup(func() { _, _ = eng.Transition(ctx, b.ID, jobs.ActCancel, 0, true, "tester") })
+	var run db.Run
+	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
+		runs, _ := env.Store.Runs(ctx, b.ID, nil, -1, 1)
+		if len(runs) == 1 && runs[0].State == db.RunRunning {
+			run = runs[0]
+			return true
+		}
+		return false
+	})
+	var rows int
+	if err := env.Store.RawReader().Get(&rows, `SELECT COUNT(*) FROM partition_status`); err != nil || rows != 0 {
+		t.Fatalf("%d status rows while the attempt runs (%v), want none: the lease is the attempt's", rows, err)
+	}
+	c := env.Client(t, auth.RoleViewer)
+
+	// The grid: four tiles in progress, the rest missing.
+	_, doc := pgGet(t, env, c, "/assets/l.slow?from=2025-01-01&to=2025-01-10")
+	tiles := doc.Find(`[data-testid="grid"] a`)
+	if tiles.Length() != 10 {
+		t.Fatalf("%d tiles, want 10", tiles.Length())
+	}
+	for i := range 10 {
+		class := tiles.Eq(i).AttrOr("class", "")
+		if want := i < 4; strings.Contains(class, "s-r") != want || strings.Contains(class, "s-x") == want {
+			t.Errorf("tile %d (%s): class %q, want in progress %v", i, tiles.Eq(i).AttrOr("title", ""), class, want)
+		}
+	}
+
+	// The partition page: in progress, its instance in the history.
+	_, doc = pgGet(t, env, c, "/assets/l.slow/partitions/2025-01-02")
+	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "progress") {
+		t.Errorf("partition page status %q, want in progress", got)
+	}
+	inst := doc.Find(`[data-testid="instance"]`)
+	if inst.Length() != 1 || !strings.Contains(inst.Text(), run.ID) {
+		t.Errorf("partition page history %q, want the instance of %s in progress", inst.Text(), run.ID)
+	}
+
+	// The API: the partitions in progress, and not missing.
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := c.Get(env.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var page struct {
+		Partitions []struct {
+			Partition string `json:"partition"`
+			Status    string `json:"status"`
+		} `json:"partitions"`
+	}
+	get("/api/v1/assets/l.slow/partitions?status=in_progress", &page)
+	if len(page.Partitions) != 4 || page.Partitions[0].Partition != "2025-01-01" || page.Partitions[3].Partition != "2025-01-04" {
+		t.Errorf("API in_progress partitions %+v, want 2025-01-01 to 2025-01-04", page.Partitions)
+	}
+	get("/api/v1/assets/l.slow/partitions?limit=6", &page)
+	for i, p := range page.Partitions {
+		if want := map[bool]string{true: "in_progress", false: "missing"}[i < 4]; p.Status != want {
+			t.Errorf("API partition %s: %s, want %s", p.Partition, p.Status, want)
+		}
+	}
+	get("/api/v1/assets/l.slow/partitions?status=missing&limit=2", &page)
+	if len(page.Partitions) != 2 || page.Partitions[0].Partition != "2025-01-05" {
+		t.Errorf("API missing partitions %+v, want from 2025-01-05", page.Partitions)
+	}
+
+	// The preview: in progress, skipped.
+	pv, err := eng.Preview(ctx, jobs.Request{Assets: []string{"l.slow"}, Selector: jobs.Selector{Type: "range", Start: "2025-01-03", End: "2025-01-06"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+	if err != nil || pv.Status[db.StatusInProgress] != 2 || pv.Status[db.StatusMissing] != 2 || pv.SkippedCount != 2 {
+		t.Fatalf("preview %+v %v, want 2 in progress (skipped) and 2 missing", pv, err)
+	}
+}
