@@ -14,7 +14,7 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const retentionCLIWorkspace = scheduleCLIWorkspace + `
+var retentionCLIWorkspace = scheduleCLIWorkspace + `
 sensors:
   crm:
     assets: [t.regions]

@@ -44,9 +44,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(w, "(the first %d chunks; later ones left out: --limit N shows more, --all shows every chunk)\n", len(rows))
-			}
+			pages.leftOut(w, len(rows), cursor, false)
 			return nil
 		}),
 	}

@@ -25,16 +25,9 @@ func pct(done, total int64) string {
 
 // printBackfill prints b (fetching it when nil) as a table or exact JSON.
 func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *backfillJSON) error {
-	if asJSON {
-		var raw map[string]any
-		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
-	if b == nil {
+	if asJSON || b == nil {
 		b = &backfillJSON{}
-		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, b); err != nil {
+		if printed, err := c.doOrPrint(cmd, asJSON, "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, b); printed || err != nil {
 			return err
 		}
 	}

@@ -54,9 +54,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d backfills; older ones left out: --limit N shows more, --all shows every backfill)\n", len(rows))
-			}
+			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
 			return nil
 		}),
 	}

@@ -35,15 +35,8 @@ func runCmd(o *clientOpts) *cobra.Command {
 			if attempt > 0 {
 				path += fmt.Sprintf("?attempt=%d", attempt)
 			}
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r runJSON
-			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "GET", path, nil, &r); printed || err != nil {
 				return err
 			}
 			printRun(cmd.OutOrStdout(), r, maxParts, logLines, attempt)

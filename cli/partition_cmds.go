@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 // newTaintCmd marks a partition invalid (admin), or clears the mark.
@@ -273,19 +274,7 @@ func newStatusCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
 			var out struct {
-				Assets []struct {
-					Asset       string           `json:"asset"`
-					Group       string           `json:"group"`
-					Partitions  int64            `json:"partitions"`
-					Fresh       int64            `json:"fresh"`
-					FreshShare  float64          `json:"fresh_share"`
-					ByReason    map[string]int64 `json:"stale_by_reason"`
-					LatestFresh string           `json:"latest_fresh_partition"`
-					LagSeconds  *int64           `json:"lag_seconds"`
-					Policy      string           `json:"freshness_policy"`
-					OverPolicy  bool             `json:"over_policy"`
-					Badge       string           `json:"badge"`
-				} `json:"assets"`
+				Assets []handlers.AssetStatus `json:"assets"`
 			}
 			if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &out); err != nil {
 				return err
@@ -309,7 +298,7 @@ func newStatusCmd() *cobra.Command {
 						lag += " (over policy)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%d/%d)\t%s\t%s\t%s\t%s\n", a.Group, a.Asset, a.FreshShare*100, a.Fresh, a.Partitions,
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%d/%d)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, a.FreshShare*100, a.Fresh, a.Partitions,
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()

@@ -6,14 +6,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
-const scheduleCLIWorkspace = `
-assets:
-  t.regions:
-    partitions: {static: [eu, us]}
-    executor: {demo: {duration: 1ms}}
-schedules:
+var scheduleCLIWorkspace = testkit.Assets(
+	testkit.Asset("t.regions", "{static: [eu, us]}"),
+) + `schedules:
   nightly:
     cron: "0 3 * * *"
     timezone: America/New_York

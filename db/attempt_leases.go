@@ -356,9 +356,8 @@ func mergeLeaseRows(assetID int64, rows []PartitionStatus, ls []leasedPart) []Pa
 // it always did (leasedStatus), and the attempt's end finds the row. The
 // rollup already counts the partition in progress.
 func takeLease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) error {
-	var rows []leaseRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID); err != nil {
+	rows, err := runningLeases(ctx, tx, assetID)
+	if err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -385,6 +384,12 @@ func takeLease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) erro
 	return nil
 }
 
+// runningLeases are the leases of asset assetID's running attempts.
+func runningLeases(ctx context.Context, tx *sqlx.Tx, assetID int64) ([]leaseRow, error) {
+	return selectAll[leaseRow](ctx, tx, `SELECT run_id, attempt, started_at, lease FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID)
+}
+
 // writeLease stores d as the lease of an attempt.
 func writeLease(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, d *leaseDoc) error {
 	lo, hi, text, err := d.encode()
@@ -402,9 +407,8 @@ func writeLease(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, d
 // reindexAsset rebuilds the rollup from the rows. The attempts' ends then
 // find rows, which they update as any leased row.
 func reindexLeases(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
-	var rows []leaseRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID); err != nil {
+	rows, err := runningLeases(ctx, tx, assetID)
+	if err != nil {
 		return err
 	}
 	for _, r := range rows {

@@ -203,22 +203,12 @@ func (s *Store) BackfillIDsByRequestKeys(ctx context.Context, keys []string) (ma
 }
 
 func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
-	var b Backfill
-	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, ErrNotFound
-	}
-	return b, err
+	return getRow[Backfill](ctx, q, ErrNotFound, `SELECT * FROM backfills WHERE request_key=?`, key)
 }
 
 // BackfillByRetry finds the child created by a retry request.
 func (s *Store) BackfillByRetry(ctx context.Context, parent, requestID string) (Backfill, error) {
-	var b Backfill
-	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, ErrNotFound
-	}
-	return b, err
+	return getRow[Backfill](ctx, s.r, ErrNotFound, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
 }
 
 // Backfills lists backfills newest first, with seq < before (0: from the

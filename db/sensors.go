@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/jmoiron/sqlx"
@@ -127,14 +126,9 @@ func (s *Store) SensorEventOf(ctx context.Context, sensor, messageID string) (Se
 // of it once pruned (sensor_event_ids), so that the message id answers as
 // a duplicate for ever.
 func sensorEvent(ctx context.Context, q getter, sensor, messageID string) (SensorEvent, error) {
-	var ev SensorEvent
-	err := q.GetContext(ctx, &ev, `SELECT sensor, message_id, received_at, outcome, reason, backfill_id, actor, 0 AS pruned FROM sensor_events WHERE sensor=? AND message_id=?
+	return getRow[SensorEvent](ctx, q, ErrNotFound, `SELECT sensor, message_id, received_at, outcome, reason, backfill_id, actor, 0 AS pruned FROM sensor_events WHERE sensor=? AND message_id=?
 		UNION ALL SELECT sensor, message_id, received_at, outcome, NULL AS reason, backfill_id, '' AS actor, 1 AS pruned
 		FROM sensor_event_ids WHERE sensor=? AND message_id=? LIMIT 1`, sensor, messageID, sensor, messageID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ev, ErrNotFound
-	}
-	return ev, err
 }
 
 // RecordSensorEventTx records a pushed event in tx unless its message id

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +96,18 @@ func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the scheduler is not running on this server"}
 	}
 	return h.Scheduler, nil
+}
+
+// routeSchedule is the scheduler and the schedule of the route's :name
+// (503 when no scheduler runs, else 404 when the workspace does not declare
+// it).
+func (h *Handler) routeSchedule(c echo.Context) (*jobs.Scheduler, *catalog.Schedule, error) {
+	sch, err := h.scheduler()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := h.workspaceSchedule(c)
+	return sch, s, err
 }
 
 // scheduleNotFound is the 404 of a schedule the workspace does not declare:
@@ -313,18 +324,14 @@ func parseTickQuery(c echo.Context, defLimit int) (tickQuery, error) {
 	if q.outcomes, err = parseOutcomes(c.QueryParam("outcome")); err != nil {
 		return q, err
 	}
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "tk", 2)
-		if err != nil {
-			return q, err
+	q.cursor, err = cursorParam(c, nil, func(v string) (*db.TickCursor, error) {
+		at, id, err := decodeAtCursor(v, "tk")
+		if err == nil && id == "" {
+			err = badCursor(v)
 		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil || parts[1] == "" {
-			return q, badCursor(v)
-		}
-		q.cursor = &db.TickCursor{ScheduledFor: at, ID: parts[1]}
-	}
-	return q, nil
+		return &db.TickCursor{ScheduledFor: at, ID: id}, err
+	})
+	return q, err
 }
 
 // parseOutcomes reads a comma-separated outcome filter ("" is every outcome).
@@ -349,12 +356,7 @@ func (h *Handler) ticksPage(ctx context.Context, s *catalog.Schedule, q tickQuer
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > q.limit {
-		last := rows[q.limit-1]
-		next = encodeCursorParts("tk", strconv.FormatInt(last.ScheduledFor, 10), last.ID)
-		rows = rows[:q.limit]
-	}
+	rows, next := pageOf(rows, q.limit, func(last db.Tick) string { return encodeAtCursor("tk", last.ScheduledFor, last.ID) })
 	return rows, next, nil
 }
 
@@ -463,11 +465,7 @@ func (h *Handler) APISchedulePause(c echo.Context) error { return h.apiSetPaused
 func (h *Handler) APIScheduleResume(c echo.Context) error { return h.apiSetPaused(c, false) }
 
 func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
-	sch, err := h.scheduler()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSchedule(c)
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
@@ -490,11 +488,7 @@ type TriggerResult struct {
 // and the backfill it launched (null when it launched none: the tick's
 // outcome and reason say why).
 func (h *Handler) APIScheduleTrigger(c echo.Context) error {
-	sch, err := h.scheduler()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSchedule(c)
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}

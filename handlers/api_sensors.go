@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -118,6 +117,17 @@ func (h *Handler) sensors() (*jobs.Sensors, error) {
 		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "sensors do not run on this server"}
 	}
 	return h.Sensors, nil
+}
+
+// routeSensor is the sensors and the sensor of the route's :name (503 when
+// sensors do not run, else 404 when the workspace does not declare it).
+func (h *Handler) routeSensor(c echo.Context) (*jobs.Sensors, *catalog.Sensor, error) {
+	sn, err := h.sensors()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := h.workspaceSensor(c)
+	return sn, s, err
 }
 
 // sensorNotFound is the 404 of a sensor the workspace does not declare: it
@@ -314,93 +324,65 @@ func (h *Handler) answerSensor(c echo.Context, s *catalog.Sensor) error {
 
 // evaluationsPage reads a page of s's evaluations (?cursor=&limit=).
 func (h *Handler) evaluationsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvaluation, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), 0, cursorOf("se"))
 	if err != nil {
 		return nil, "", err
-	}
-	var before int64
-	if v := c.QueryParam("cursor"); v != "" {
-		if before, err = decodeCursor(v, "se"); err != nil {
-			return nil, "", err
-		}
 	}
 	rows, err := h.Store.SensorEvaluations(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = encodeCursor("se", rows[limit-1].ID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvaluation) string { return encodeCursor("se", last.ID) })
 	return rows, next, nil
 }
 
 // APISensorEvaluations lists a sensor's evaluations, dry runs and cursor
 // resets, newest first (?cursor=&limit=).
 func (h *Handler) APISensorEvaluations(c echo.Context) error {
+	return sensorList(h, c, "evaluations", "next_cursor", h.evaluationsPage, toSensorEvaluationJSON)
+}
+
+// sensorList answers a list of the rows of the route's sensor: page reads
+// a page of them (DefaultSensorPageLimit unless ?limit= says), toJSON
+// shows one; they answer as field, beside the next page's position as
+// nextKey.
+func sensorList[R, J any](h *Handler, c echo.Context, field, nextKey string, page func(echo.Context, *catalog.Sensor, int) ([]R, string, error), toJSON func(R) J) error {
 	s, err := h.workspaceSensor(c)
 	if err != nil {
 		return err
 	}
-	rows, next, err := h.evaluationsPage(c, s, DefaultSensorPageLimit)
+	rows, next, err := page(c, s, DefaultSensorPageLimit)
 	if err != nil {
 		return err
 	}
-	out := make([]SensorEvaluationJSON, 0, len(rows))
-	for _, e := range rows {
-		out = append(out, toSensorEvaluationJSON(e))
+	out := make([]J, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toJSON(r))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "evaluations": out, "next_cursor": next})
+	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, field: out, nextKey: next})
 }
 
 // eventsPage reads a page of s's pushed events (?cursor=&limit=).
 func (h *Handler) eventsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvent, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), nil, func(v string) (*db.SensorEventCursor, error) {
+		at, id, err := decodeAtCursor(v, "sv")
+		return &db.SensorEventCursor{ReceivedAt: at, MessageID: id}, err
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	var before *db.SensorEventCursor
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "sv", 2)
-		if err != nil {
-			return nil, "", err
-		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil {
-			return nil, "", badCursor(v)
-		}
-		before = &db.SensorEventCursor{ReceivedAt: at, MessageID: parts[1]}
 	}
 	rows, err := h.Store.SensorEvents(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		next = encodeCursorParts("sv", strconv.FormatInt(last.ReceivedAt, 10), last.MessageID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvent) string { return encodeAtCursor("sv", last.ReceivedAt, last.MessageID) })
 	return rows, next, nil
 }
 
 // APISensorEvents lists the events pushed to a sensor, newest first
 // (?cursor=&limit=).
 func (h *Handler) APISensorEvents(c echo.Context) error {
-	s, err := h.workspaceSensor(c)
-	if err != nil {
-		return err
-	}
-	rows, next, err := h.eventsPage(c, s, DefaultSensorPageLimit)
-	if err != nil {
-		return err
-	}
-	out := make([]SensorEventJSON, 0, len(rows))
-	for _, e := range rows {
-		out = append(out, toSensorEventJSON(e))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "events": out, "next_cursor": next})
+	return sensorList(h, c, "events", "next_cursor", h.eventsPage, toSensorEventJSON)
 }
 
 // runKeysPage reads the run keys of s that start with ?prefix=, after
@@ -420,30 +402,16 @@ func (h *Handler) runKeysPage(c echo.Context, s *catalog.Sensor, defLimit int) (
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = rows[limit-1].RunKey
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorRunKey) string { return last.RunKey })
 	return rows, next, nil
 }
 
 // APISensorRunKeys lists the run keys a sensor launched, in key order
 // (?prefix= those that start so, ?after= the page after that key).
 func (h *Handler) APISensorRunKeys(c echo.Context) error {
-	s, err := h.workspaceSensor(c)
-	if err != nil {
-		return err
-	}
-	rows, next, err := h.runKeysPage(c, s, DefaultSensorPageLimit)
-	if err != nil {
-		return err
-	}
-	out := make([]SensorRunKeyJSON, 0, len(rows))
-	for _, k := range rows {
-		out = append(out, SensorRunKeyJSON{RunKey: k.RunKey, BackfillID: k.BackfillID, CreatedAt: msTime(k.CreatedAt)})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "run_keys": out, "next_after": next})
+	return sensorList(h, c, "run_keys", "next_after", h.runKeysPage, func(k db.SensorRunKey) SensorRunKeyJSON {
+		return SensorRunKeyJSON{RunKey: k.RunKey, BackfillID: k.BackfillID, CreatedAt: msTime(k.CreatedAt)}
+	})
 }
 
 // PushResult is what a pushed event did: its first outcome, whether this
@@ -505,11 +473,7 @@ type EvaluationResult struct {
 // APISensorEvaluate evaluates a poll sensor now ({"dry_run": true}: shows
 // what it would request, launching nothing and keeping the cursor).
 func (h *Handler) APISensorEvaluate(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -540,11 +504,7 @@ func (h *Handler) APISensorPause(c echo.Context) error { return h.apiSensorPause
 func (h *Handler) APISensorResume(c echo.Context) error { return h.apiSensorPaused(c, false) }
 
 func (h *Handler) apiSensorPaused(c echo.Context, paused bool) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -587,11 +547,7 @@ func parseCursorBody(c echo.Context) (*string, error) {
 // {"cursor": null}; recorded as an evaluation of kind reset with who did
 // it, and an evaluation in flight then launches nothing.
 func (h *Handler) APISensorCursor(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}

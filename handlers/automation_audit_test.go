@@ -116,7 +116,7 @@ func TestAutomationPageListsSensors(t *testing.T) {
 	if _, err := sensors.Evaluate(ctx, "broken", false, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/automation")
+	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/automation")
 	rows := doc.Find(`[data-testid="sensor-row"]`)
 	if code != 200 || rows.Length() != 3 {
 		t.Fatalf("automation: %d, %d sensor rows, want 3", code, rows.Length())
@@ -149,7 +149,7 @@ func TestAutomationPageListsSensors(t *testing.T) {
 func TestSchedulePageWording(t *testing.T) {
 	t.Parallel()
 	env, _, _ := schedEnv(t)
-	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/schedules/hourly")
+	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/schedules/hourly")
 	preview, defn := text(doc.Find(`[data-testid="tick-preview"]`)), text(doc.Find(`main dl`))
 	if code != 200 || !strings.Contains(preview, "would launch a backfill of 1 partition in 1 chunk:") || !strings.Contains(defn, "ticks missed within 1d, at most 1") {
 		t.Fatalf("%d\npreview: %s\ndefinition: %s", code, preview, defn)
@@ -174,7 +174,7 @@ func TestSensorsPageUsedRunKeySummary(t *testing.T) {
 	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	_, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/sensors")
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/sensors")
 	if got := text(doc.Find(`[data-testid="sensor-row"][data-name="counter"] [data-testid="sensor-last"]`)); !strings.HasPrefix(got, "evaluation: 1 request, none launched (run key used)") {
 		t.Fatalf("last evaluation: %q", got)
 	}

@@ -25,14 +25,14 @@ func TestSchedulePrunedTicksShown(t *testing.T) {
 	sched.Evaluate(ctx, t0)
 	sched.Evaluate(ctx, t0.Add(6*time.Hour)) // hourly: 5 missed, 1 launched; regions: 03:00 launched
 	viewer := env.Client(t, auth.RoleViewer)
-	if _, doc := getDoc(t, env, viewer, "/schedules/hourly"); text(doc.Find(`[data-testid="pruned"]`)) != "no ticks pruned yet (retention 30 days)" {
+	if _, doc := pgGet(t, env, viewer, "/schedules/hourly"); text(doc.Find(`[data-testid="pruned"]`)) != "no ticks pruned yet (retention 30 days)" {
 		t.Fatalf("before: %q", text(doc.Find(`[data-testid="pruned"]`)))
 	}
 	n, err := sched.Prune(ctx, t0.Add(6*time.Hour+31*24*time.Hour))
 	if err != nil || n != 7 {
 		t.Fatalf("pruned %d, %v", n, err)
 	}
-	code, doc := getDoc(t, env, viewer, "/schedules/hourly")
+	code, doc := pgGet(t, env, viewer, "/schedules/hourly")
 	if code != 200 || text(doc.Find(`[data-testid="pruned"]`)) != "6 older ticks pruned (retention 30 days)" || doc.Find(`[data-testid="tick-row"]`).Length() != 0 ||
 		text(doc.Find(`[data-testid="counters"]`)) != "1 launched, 5 skipped, 0 failed" {
 		t.Fatalf("schedule page: %d pruned %q, counters %q, %d tick rows", code, text(doc.Find(`[data-testid="pruned"]`)),
@@ -92,7 +92,7 @@ func TestSensorPrunedHistoryShown(t *testing.T) {
 		"/sensors/counter":  "1 older evaluation pruned (retention 90 days)",
 		"/sensors/broken":   "no evaluations pruned yet (retention 90 days)",
 	} {
-		if code, doc := getDoc(t, env, viewer, path); code != 200 || text(doc.Find(`[data-testid="pruned"]`)) != want {
+		if code, doc := pgGet(t, env, viewer, path); code != 200 || text(doc.Find(`[data-testid="pruned"]`)) != want {
 			t.Errorf("%s: %d %q, want %q", path, code, text(doc.Find(`[data-testid="pruned"]`)), want)
 		}
 	}

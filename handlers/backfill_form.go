@@ -605,18 +605,10 @@ func (h *Handler) BackfillSelectionCount(c echo.Context) error {
 		pv := h.preview(c, f, req)
 		return render(c, http.StatusOK, views.SelectionCount(pv.Partitions, pv.Error))
 	}
-	start, end := strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end"))
-	n := a.Space.Len()
-	if n == 0 {
+	if a.Space.Len() == 0 {
 		return render(c, http.StatusOK, views.SelectionCount(0, "this asset has no partitions yet"))
 	}
-	if start == "" {
-		start = a.Space.Key(0)
-	}
-	if end == "" {
-		end = a.Space.Key(n - 1)
-	}
-	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	lo, hi, err := a.keyRange(strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end")))
 	if err != nil {
 		return render(c, http.StatusOK, views.SelectionCount(0, err.Error()))
 	}
@@ -634,14 +626,7 @@ func (h *Handler) previewGrid(c echo.Context, asset, start, end string) *views.G
 	if err != nil || a.Space.Len() == 0 {
 		return nil
 	}
-	n := a.Space.Len()
-	if start == "" {
-		start = a.Space.Key(0)
-	}
-	if end == "" {
-		end = a.Space.Key(n - 1)
-	}
-	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	lo, hi, err := a.keyRange(start, end)
 	if err != nil {
 		return nil
 	}

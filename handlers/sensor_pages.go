@@ -147,23 +147,12 @@ func (h *Handler) SensorsPage(c echo.Context) error {
 
 // sensorDefinition lists a sensor's settings for its page.
 func sensorDefinition(s *catalog.Sensor) []views.KV {
-	chunk, conc := "default", "default"
-	if s.ChunkSize > 0 {
-		chunk = fmt.Sprint(s.ChunkSize)
-	}
-	if s.MaxConcurrent > 0 {
-		conc = fmt.Sprint(s.MaxConcurrent)
-	}
-	enabled := "yes"
-	if !s.Enabled {
-		enabled = "no (enabled: false in the workspace)"
-	}
 	kind := "push: launches a backfill for each event sent to POST /api/v1/sensors/" + url.PathEscape(s.Name) + "/events"
 	if s.Poll() {
 		kind = fmt.Sprintf("poll: its %s evaluator is called every %s, and stopped after %s", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
 	}
-	return []views.KV{{K: "Kind", V: kind}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
-		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)}, {K: "Enabled", V: enabled}}
+	return append([]views.KV{{K: "Kind", V: kind}, {K: "Assets", V: strings.Join(s.Assets, ", ")}},
+		launchSettings(s.ChunkSize, s.MaxConcurrent, s.Priority, s.Enabled)...)
 }
 
 // SensorPage renders /sensors/:name (?evaluations=&events=&prefix=&after=).
@@ -210,9 +199,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 	if st.Cursor != nil {
 		d.Cursor, d.HasCursor = *st.Cursor, true
 	}
-	if st.Paused && st.PausedBy != nil && st.PausedAt != nil {
-		d.PausedBy = fmt.Sprintf("by %s at %s", *st.PausedBy, sensorTime(*st.PausedAt))
-	}
+	d.PausedBy = pausedByText(st.Paused, st.PausedBy, st.PausedAt, sensorTime)
 	if s.Poll() && st.NextEvaluationAt != nil && !st.Paused && s.Enabled {
 		d.NextEval = sensorTime(*st.NextEvaluationAt)
 	}
@@ -344,11 +331,7 @@ func cursorText(c *string) string {
 // Dry run buttons: back to the page with what was done, or the page again
 // with why not (409).
 func (h *Handler) SensorAction(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -424,11 +407,7 @@ func evaluateNotice(ev jobs.Evaluation) string {
 // SensorCursorAction handles the sensor page's cursor form (admin): set
 // the cursor to the value given, or clear it.
 func (h *Handler) SensorCursorAction(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}

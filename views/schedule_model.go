@@ -14,8 +14,12 @@ const ScheduleCreator = "schedule:"
 
 // ScheduleOf is the schedule that launched a backfill, from its CreatedBy
 // ("" when a person or a token did).
-func ScheduleOf(createdBy string) string {
-	name, ok := strings.CutPrefix(createdBy, ScheduleCreator)
+func ScheduleOf(createdBy string) string { return creatorNamed(createdBy, ScheduleCreator) }
+
+// creatorNamed is the name after prefix ("schedule:", "sensor:") of a
+// backfill's CreatedBy, or "" when it has not that prefix.
+func creatorNamed(createdBy, prefix string) string {
+	name, ok := strings.CutPrefix(createdBy, prefix)
 	if !ok {
 		return ""
 	}

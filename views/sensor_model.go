@@ -2,7 +2,6 @@ package views
 
 import (
 	"net/url"
-	"strings"
 )
 
 // SensorHref is a sensor page's path.
@@ -14,13 +13,7 @@ const SensorCreator = "sensor:"
 
 // SensorOf is the sensor that launched a backfill created by createdBy,
 // or "".
-func SensorOf(createdBy string) string {
-	name, _ := strings.CutPrefix(createdBy, SensorCreator)
-	if name == createdBy {
-		return ""
-	}
-	return name
-}
+func SensorOf(createdBy string) string { return creatorNamed(createdBy, SensorCreator) }
 
 // Sensor states as the pages show them.
 const (

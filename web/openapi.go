@@ -81,6 +81,11 @@ func object(props map[string]any, required ...string) map[string]any {
 	return o
 }
 
+// allRequired is an object whose every property is required.
+func allRequired(props map[string]any) map[string]any {
+	return object(props, keys(props)...)
+}
+
 var str = map[string]any{"type": "string"}
 var integer = map[string]any{"type": "integer"}
 var boolean = map[string]any{"type": "boolean"}
@@ -244,7 +249,7 @@ func stalenessSchemas() map[string]any {
 		"asset", "partition", "at", "instance", "last_attempt", "tainted")
 	at["additionalProperties"] = false
 	at["description"] = "with ?at: the partition as it was at that time"
-	status := object(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
+	status := allRequired(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
 		"fresh_share":              map[string]any{"type": "number", "minimum": 0, "maximum": 1},
 		"stale_by_reason":          fixedCounts(reasons(false)...),
 		"latest_fresh_partition":   described(str, "empty when no partition is fresh"),
@@ -254,7 +259,6 @@ func stalenessSchemas() map[string]any {
 		"failing":                  described(boolean, "the asset's last attempt failed"),
 		"badge":                    described(str, "fresh, stale N or failing"),
 		"fresh_share_last_30_days": described(arrayOf(map[string]any{"type": "number"}), "per UTC day, oldest first, the share of fresh partitions whose window starts that day (-1: none)")})
-	status["required"] = keys(status["properties"].(map[string]any))
 	status["additionalProperties"] = false
 	return map[string]any{
 		"Instance":         instanceSchema(),

@@ -24,11 +24,10 @@ func init() {
 		"POST /api/v1/sensors/:name/cursor":   {Summary: "Set a sensor's cursor (admin): {\"cursor\": \"VALUE\"} or {\"cursor\": null}; recorded as an evaluation of kind reset, and an evaluation under way then launches nothing; 409 for a push sensor (it has no cursor)", Tag: "sensors", Body: "SensorCursor", Result: "Sensor"},
 	})
 	nstr := nullable(str)
-	event := object(map[string]any{"sensor": str, "message_id": str, "received_at": timeStr, "outcome": enum(db.EventLaunched, db.EventSkipped),
+	event := allRequired(map[string]any{"sensor": str, "message_id": str, "received_at": timeStr, "outcome": enum(db.EventLaunched, db.EventSkipped),
 		"reason": nstr, "backfill_id": nstr, "actor": described(str, "who pushed it")})
-	event["required"] = keys(event["properties"].(map[string]any))
 	event["properties"].(map[string]any)["pruned"] = described(boolean, "true: the event is older than the retention; only its message id and first outcome are kept (reason null, actor empty), so it still answers as a duplicate (absent otherwise)")
-	state := object(map[string]any{"paused": boolean, "paused_by": nstr, "paused_at": nullable(timeStr),
+	state := allRequired(map[string]any{"paused": boolean, "paused_by": nstr, "paused_at": nullable(timeStr),
 		"status":     enum(db.SensorOK, db.SensorError),
 		"last_error": described(nstr, "the last failed evaluation's error while status is error"),
 		"failures":   described(integer, "failed evaluations in a row (the backoff doubles the interval with each)"),
@@ -37,19 +36,16 @@ func init() {
 		"events_accepted": integer, "launches": integer, "evaluations": integer,
 		"pruned_evaluations": described(integer, "evaluations, dry runs and resets older than the retention, deleted"),
 		"pruned_events":      described(integer, "pushed events older than the retention, deleted (their message ids are kept: they still answer as duplicates)")})
-	state["required"] = keys(state["properties"].(map[string]any))
-	sensor := object(map[string]any{"name": str, "kind": enum(handlers.SensorPush, handlers.SensorPoll), "assets": arrayOf(str),
+	sensor := allRequired(map[string]any{"name": str, "kind": enum(handlers.SensorPush, handlers.SensorPoll), "assets": arrayOf(str),
 		"evaluator": described(nullable(object(map[string]any{"kind": enum(catalog.ExecutorCommand, catalog.ExecutorHTTP), "interval": str, "timeout": str}, "kind", "interval", "timeout")),
 			"null for a push sensor"),
 		"chunk_size": integer, "max_concurrent_runs": integer, "priority": integer, "enabled": boolean,
 		"retention": described(str, "how long evaluations and events are kept (serve --automation-retention), e.g. 90d"),
 		"state":     ref("SensorState"), "last_event": described(nullableRef("SensorEventRecord"), "the newest pushed event (null: none, or a poll sensor)")})
-	sensor["required"] = keys(sensor["properties"].(map[string]any))
-	eval := object(map[string]any{"id": integer, "sensor": str, "kind": enum(db.EvalEvaluation, db.EvalDryRun, db.EvalReset), "started_at": timeStr,
+	eval := allRequired(map[string]any{"id": integer, "sensor": str, "kind": enum(db.EvalEvaluation, db.EvalDryRun, db.EvalReset), "started_at": timeStr,
 		"duration_ms": integer, "cursor_before": nstr, "cursor_after": nstr,
 		"requests":    described(arrayOf(ref("RunRequestOutcome")), "the run requests the evaluator answered, with what became of each"),
 		"skip_reason": nstr, "error": nstr, "log_tail": described(nstr, "the end of a command's stderr, or of an endpoint's error answer"), "actor": str})
-	eval["required"] = keys(eval["properties"].(map[string]any))
 	outcome := object(map[string]any{"assets": arrayOf(str), "partitions": arrayOf(str), "start": str, "end": str, "run_key": str,
 		"backfill": described(str, "the backfill it launched"), "skipped": described(str, "why it launched nothing (its run key was used)"),
 		"preview": described(ref("Preview"), "a dry run: what the backfill would do")})
