@@ -444,11 +444,15 @@ func (h *Handler) APISensorPush(c echo.Context) error {
 	}
 	out := PushResult{Event: toSensorEventJSON(r.Event), Replayed: r.Replayed}
 	if id := r.Event.BackfillID; id != nil {
-		b, err := h.Store.Backfill(c.Request().Context(), *id)
-		if err != nil {
-			return err
+		b := r.Backfill // as created, or read: the answer repeats the first outcome
+		if b == nil || b.ID != *id {
+			read, err := h.Store.Backfill(c.Request().Context(), *id)
+			if err != nil {
+				return err
+			}
+			b = &read
 		}
-		bj := ToBackfillJSON(b)
+		bj := ToBackfillJSON(*b)
 		out.Backfill = &bj
 		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/backfills/"+url.PathEscape(*id))
 	}

@@ -37,6 +37,9 @@ type PushEvent struct {
 type EventResult struct {
 	Event    db.SensorEvent `json:"event"`
 	Replayed bool           `json:"replayed"`
+	// Backfill is the backfill the event launched, as created (nil when
+	// the answer repeats an earlier outcome: read it by Event.BackfillID).
+	Backfill *db.Backfill `json:"-"`
 }
 
 // sensorActor is who launches a sensor's backfills.
@@ -210,6 +213,10 @@ func (e *Engine) commitPushes(batch []pushItem) {
 		stored, first, err := db.RecordSensorEventTx(context.Background(), tx, db.SensorEvent{Sensor: p.sensor, MessageID: p.ev.MessageID,
 			ReceivedAt: db.Millis(now), Outcome: db.EventLaunched, BackfillID: &id, Actor: p.actor})
 		out[i] = EventResult{Event: stored, Replayed: !first}
+		if first && !c.Replayed {
+			b := c.Backfill
+			out[i].Backfill = &b
+		}
 		return err
 	})
 	for i, p := range batch {
