@@ -565,8 +565,11 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
 		f.Errors["form"] = "this form was launched already, with other values" + launchedAs(ue.Message) + "; press Launch again to launch a new backfill with these values"
 	}
-	// Refused: the address stays the form's (hx-push-url is for a launch).
+	// Refused: the address stays the form's (hx-push-url is for a launch),
+	// and so does the scroll position, by the Launch button and the errors
+	// (the window goes to the top only for the new backfill's page).
 	c.Response().Header().Set("HX-Push-Url", "false")
+	c.Response().Header().Set("HX-Reswap", "innerHTML")
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
 }
 

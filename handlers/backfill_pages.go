@@ -209,5 +209,5 @@ func (h *Handler) BackfillSummaryPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.BackfillSummary(d))
+	return render(c, http.StatusOK, views.BackfillSummaryUpdate(d))
 }
