@@ -13,6 +13,9 @@ func stateLabel(b backfillJSON) string {
 	if b.PausedWithFailures {
 		return "PAUSED (with failures)"
 	}
+	if b.RecoveredBy != nil {
+		return b.State + " (recovered by retry " + *b.RecoveredBy + ")"
+	}
 	return b.State
 }
 

@@ -170,6 +170,7 @@ func backfillSchema() map[string]any {
 		"partitions":           fixedCounts("materialized", "failed", "upstream_failed", "pending", "canceled"),
 		"paused_with_failures": boolean,
 		"parent_backfill_id":   nullable(str),
+		"recovered_by":         described(nullable(str), "a FAILED backfill whose Retry failed rebuilt everything it failed or skipped (directly or through retries of its own): that child's id; null otherwise"),
 		"created_by":           str, "created_at": timeStr, "updated_at": timeStr,
 		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
 	req := keys(props)
