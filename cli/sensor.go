@@ -165,7 +165,7 @@ func sensorListCmd(o *clientOpts) *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS")
 			for _, s := range list.Sensors {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, sensorState(s), num(s.State.EventsAccepted), num(s.State.Evaluations), num(s.State.Launches),
 					sensorLast(s), strings.Join(s.Assets, ","))
 			}
 			return tw.Flush()

@@ -406,7 +406,8 @@ func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Requ
 	// the asset grid draw them.
 	pv.StatusBar = withStale(pv.Status, pv.Stale)
 	if len(pv.FirstChunk) > 20 {
-		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
+		// More than the server lists (its first 1,000) when the chunk is larger.
+		pv.FirstChunk = append(pv.FirstChunk[:20:20], "… "+views.Num(max(p.FirstChunk.Partitions, int64(len(p.FirstChunk.Keys)))-20)+" more")
 	}
 	for _, a := range p.Assets {
 		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: withStale(statusBar(a.Status), a.Status["stale"])}
