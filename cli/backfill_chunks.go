@@ -39,7 +39,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				if r["first_key"] == r["last_key"] {
 					span = fmt.Sprint(r["first_key"])
 				}
-				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], span, r["attempts"], r["id"])
+				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), span, count(r["attempts"]), r["id"])
 			}
 			if err := tw.Flush(); err != nil {
 				return err

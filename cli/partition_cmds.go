@@ -112,7 +112,7 @@ the other flags describe reported partitions and are refused with it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %v %s partition(s) of %s (%v already recorded)\n", out["recorded"], status, asset, out["replayed"])
+			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s partition(s) of %s (%s already recorded)\n", count(out["recorded"]), status, asset, count(out["replayed"]))
 			return nil
 		},
 	}
@@ -284,7 +284,7 @@ func newStatusCmd() *cobra.Command {
 				var reasons []string
 				for _, r := range []string{"NEVER_MATERIALIZED", "TAINTED", "CODE_CHANGED", "UPSTREAM_CHANGED", "FRESHNESS"} {
 					if n := a.ByReason[r]; n > 0 {
-						reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+						reasons = append(reasons, r+" "+num(n))
 					}
 				}
 				lag := "-"
@@ -298,7 +298,7 @@ func newStatusCmd() *cobra.Command {
 						lag += " (over policy)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%d/%d)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, a.FreshShare*100, a.Fresh, a.Partitions,
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, a.FreshShare*100, num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()

@@ -87,7 +87,7 @@ func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 	fmt.Fprintf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
 	fmt.Fprintf(tw, "overlap\t%s\n", s.Overlap)
 	fmt.Fprintf(tw, "catch-up\twithin %s, at most %s\n", s.Catchup.Window, nOf(int64(s.Catchup.MaxTicks), "tick"))
-	fmt.Fprintf(tw, "ticks\t%d launched, %d skipped, %d failed\n", s.State.TicksLaunched, s.State.TicksSkipped, s.State.TicksFailed)
+	fmt.Fprintf(tw, "ticks\t%s launched, %s skipped, %s failed\n", num(s.State.TicksLaunched), num(s.State.TicksSkipped), num(s.State.TicksFailed))
 	if s.Retention != "" {
 		fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
 	}

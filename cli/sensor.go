@@ -53,7 +53,7 @@ func newSensorCmd() *cobra.Command {
 	cmd.AddCommand(
 		sensors.listCmd(&o, "List the sensors: kind, state, last evaluation or event, counts", "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS",
 			func(s handlers.SensorJSON) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, s.Kind, sensorState(s), num(s.State.EventsAccepted), num(s.State.Evaluations), num(s.State.Launches),
 					sensorLast(s), strings.Join(s.Assets, ","))
 			}),
 		sensors.getCmd(&o, "Show a sensor: definition, state (with the last error), cursor, counts"), sensorEvaluationsCmd(&o),
@@ -329,5 +329,5 @@ func nOf(n int64, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return num(n) + " " + word + "s"
 }

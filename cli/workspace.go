@@ -22,8 +22,8 @@ func newWorkspaceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %s, %s, %s, %s\n", args[0], plural(len(ws.Assets), "asset"), plural(len(ws.Pools), "pool"),
-				plural(len(ws.Schedules), "schedule"), plural(len(ws.Sensors), "sensor"))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %s, %s, %s, %s\n", args[0], nOf(int64(len(ws.Assets)), "asset"), nOf(int64(len(ws.Pools)), "pool"),
+				nOf(int64(len(ws.Schedules)), "schedule"), nOf(int64(len(ws.Sensors)), "sensor"))
 			return nil
 		},
 	}
@@ -69,12 +69,4 @@ func loadWorkspaceFile(path string) (*catalog.Workspace, error) {
 		return nil, usageErr("%v", err)
 	}
 	return ws, nil
-}
-
-// plural is "1 asset", "2 assets".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

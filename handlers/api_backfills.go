@@ -36,12 +36,16 @@ type BackfillJSON struct {
 	PausedWithFailures bool             `json:"paused_with_failures"`
 	Terminate          bool             `json:"terminate,omitempty"`
 	ParentBackfillID   *string          `json:"parent_backfill_id"`
-	RetryRequestID     *string          `json:"retry_request_id,omitempty"`
-	CreatedBy          string           `json:"created_by"`
-	CreatedAt          string           `json:"created_at"`
-	UpdatedAt          string           `json:"updated_at"`
-	StartedAt          *string          `json:"started_at"`
-	FinishedAt         *string          `json:"finished_at"`
+	// RecoveredBy is, for a FAILED backfill, the Retry failed child that
+	// rebuilt everything it failed or skipped (directly, or through
+	// retries of its own); null otherwise.
+	RecoveredBy    *string `json:"recovered_by"`
+	RetryRequestID *string `json:"retry_request_id,omitempty"`
+	CreatedBy      string  `json:"created_by"`
+	CreatedAt      string  `json:"created_at"`
+	UpdatedAt      string  `json:"updated_at"`
+	StartedAt      *string `json:"started_at"`
+	FinishedAt     *string `json:"finished_at"`
 	// Waiting says why a running backfill with no run running plans no
 	// chunk (GET of one backfill only): its upstream, its pool's cap or
 	// throttle, or the server's cap.
@@ -246,8 +250,14 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	}
 	rows, next := pageOf(rows, limit, func(last db.Backfill) string { return encodeCursor("bf", last.Seq) })
 	out := BackfillList{Backfills: []BackfillJSON{}, NextCursor: next}
+	recovered, err := h.recoveredBy(c.Request().Context(), rows)
+	if err != nil {
+		return err
+	}
 	for _, b := range rows {
-		out.Backfills = append(out.Backfills, ToBackfillJSON(b))
+		bj := ToBackfillJSON(b)
+		bj.RecoveredBy = recoveredPtr(recovered, b.ID)
+		out.Backfills = append(out.Backfills, bj)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -277,6 +287,11 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 		return engineErr(err)
 	}
 	out := ToBackfillJSON(b)
+	recovered, err := h.recoveredBy(c.Request().Context(), []db.Backfill{b})
+	if err != nil {
+		return err
+	}
+	out.RecoveredBy = recoveredPtr(recovered, b.ID)
 	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
 		// Nothing it does can be recorded: that is what it waits for,
 		// whatever runs.

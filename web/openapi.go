@@ -175,6 +175,7 @@ func backfillSchema() map[string]any {
 		"partitions":           fixedCounts("materialized", "failed", "upstream_failed", "pending", "canceled"),
 		"paused_with_failures": boolean,
 		"parent_backfill_id":   nullable(str),
+		"recovered_by":         described(nullable(str), "a FAILED backfill whose Retry failed rebuilt everything it failed or skipped (directly or through retries of its own): that child's id; null otherwise"),
 		"created_by":           str, "created_at": timeStr, "updated_at": timeStr,
 		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
 	req := keys(props)
@@ -328,8 +329,10 @@ var schemas = map[string]any{
 		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
 		"assets", "selector"),
 	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer,
-		"assets":                arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),
-		"first_chunk":           object(map[string]any{"asset": str, "keys": nullable(arrayOf(str))}, "asset", "keys"),
+		"assets": arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),
+		"first_chunk": object(map[string]any{"asset": str,
+			"partitions": described(integer, "how many partitions the first chunk has"),
+			"keys":       described(nullable(arrayOf(str)), "the first chunk's keys, its first 1,000 at most (fewer than partitions: the list was cut)")}, "asset", "partitions", "keys"),
 		"status":                counts,
 		"skipped_count":         integer,
 		"skipped":               arrayOf(object(map[string]any{"asset": str, "partition": str, "reason": str}, "asset", "partition", "reason")),
