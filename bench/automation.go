@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -30,9 +32,8 @@ type AutomationResult struct {
 	TickLagMaxMs   float64 `json:"tick_lag_max_ms"`
 	MissedTicks    int     `json:"missed_ticks"`
 	DuplicateTicks int64   `json:"duplicate_ticks"`
-	// Push events: Pushers clients push Events events (10 % of them a
-	// repeated message id) to one sensor through Engine.Push, the call the
-	// API's events endpoint makes.
+	// Push events: Pushers clients post Events events (10 % of them a
+	// repeated message id) to one sensor through the HTTP API.
 	Pushers           int     `json:"push_clients"`
 	PushEvents        int     `json:"push_events"`
 	PushRepeated      int     `json:"push_repeated"`
@@ -155,7 +156,7 @@ func Automation(ctx context.Context, n int, cron string, d time.Duration, prof *
 		return out, err
 	}
 	out.DuplicateTicks = made - int64(len(lags))
-	return out, pushEvents(ctx, eng, store, &out)
+	return out, pushEvents(ctx, eng, store, ws, ids, &out)
 }
 
 // The push part: pushClients clients push pushEach events each.
@@ -165,12 +166,22 @@ const pushClients, pushEach = 16, 250
 // concerns.
 func pushPartition(i int) string { return fmt.Sprintf("p%05d", i) }
 
-// pushEvents has 16 clients push 250 events each to bench.push, one in
-// ten repeating another client's message id (with its body), and counts
-// the backfills: one per distinct message id, or some launched twice.
-func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *AutomationResult) error {
+// pushEvents has 16 clients post 250 events each to bench.push through the
+// real HTTP API (POST /api/v1/sensors/bench.push/events with an operator's
+// token, as a sender outside would), one in ten repeating another client's
+// message id (with its body), and counts the backfills: one per distinct
+// message id, or some launched twice.
+func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, ws *catalog.Workspace, ids map[string]int64, out *AutomationResult) error {
 	const clients, each = pushClients, pushEach
 	out.Pushers, out.PushEvents = clients, clients*each
+	token, err := operatorToken(ctx, store)
+	if err != nil {
+		return err
+	}
+	srv := startPageServer(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
+	url := srv.URL + "/api/v1/sensors/bench.push/events"
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	start := time.Now()
@@ -183,8 +194,8 @@ func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *Aut
 				if i%10 == 9 {
 					from, k = (c+1)%clients, i-1 // another client's event, sent again
 				}
-				id, part := fmt.Sprintf("c%d-%d", from, k), pushPartition(from*each+k)
-				if _, err := eng.Push(ctx, "bench.push", jobs.PushEvent{MessageID: id, Partitions: []string{part}}, "bench"); err != nil {
+				body := fmt.Sprintf(`{"message_id": "c%d-%d", "partitions": [%q]}`, from, k, pushPartition(from*each+k))
+				if err := postEvent(ctx, client, url, token, body); err != nil {
 					errs <- err
 					return
 				}
@@ -204,5 +215,25 @@ func pushEvents(ctx context.Context, eng *jobs.Engine, store *db.Store, out *Aut
 	}
 	out.PushLaunches = n
 	out.DuplicateLaunches = n - int64(out.PushEvents-out.PushRepeated)
+	return nil
+}
+
+// postEvent posts one event; anything but 200 (a repeat) or 201 is an error.
+func postEvent(ctx context.Context, client *http.Client, url, token, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("POST %s %s: %d %s", url, body, resp.StatusCode, b)
+	}
 	return nil
 }

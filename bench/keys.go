@@ -240,6 +240,12 @@ func benchToken(ctx context.Context, dbPath string) (string, error) {
 		return "", err
 	}
 	defer store.Close()
+	return operatorToken(ctx, store)
+}
+
+// operatorToken creates an operator, bench, in store and returns an API
+// token of theirs.
+func operatorToken(ctx context.Context, store *db.Store) (string, error) {
 	hash, err := auth.HashPassword("bench-password-1")
 	if err != nil {
 		return "", err

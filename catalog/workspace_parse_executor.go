@@ -11,8 +11,50 @@ import (
 )
 
 func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
+	return p.parseExecutorAs(n, field, false)
+}
+
+// parseEvaluator reads a poll sensor's evaluator: a command or an http
+// endpoint, worded as such in its problems. An http evaluator takes no
+// timeout (the sensor's own stops it) nor token_url (a token goes in its
+// headers).
+func (p *wsParser) parseEvaluator(n *yaml.Node, field string) Executor {
+	ex := p.parseExecutorAs(n, field, true)
+	if h := mappingValue(n, ExecutorHTTP); h != nil {
+		for _, k := range []string{"timeout", "token_url"} {
+			if v := mappingValue(h, k); v != nil {
+				msg := "an evaluator is stopped by the sensor's own timeout (a key of the sensor, at most 1h); remove it"
+				if k == "token_url" {
+					msg = "an evaluator fetches no token; send one in its headers, e.g. headers: {Authorization: \"Bearer …\"}; remove it"
+				}
+				p.add(v, join(join(field, ExecutorHTTP), k), "%s", msg)
+			}
+		}
+	}
+	return ex
+}
+
+// mappingValue is the value of key in mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func (p *wsParser) parseExecutorAs(n *yaml.Node, field string, evaluator bool) Executor {
 	var ex Executor
-	f, fk := p.fields(n, field, "an executor", execFields)
+	what := "an executor"
+	if evaluator {
+		what = "an evaluator"
+	}
+	f, fk := p.fields(n, field, what, execFields)
 	var kinds []string
 	for _, k := range []string{ExecutorCommand, ExecutorHTTP, ExecutorDemo} {
 		if _, ok := f[k]; ok {
@@ -21,12 +63,20 @@ func (p *wsParser) parseExecutor(n *yaml.Node, field string) Executor {
 	}
 	if len(kinds) == 0 {
 		if len(f) > 0 || deref(n).Kind == yaml.MappingNode {
-			p.add(n, field, "an executor needs one of command, http or demo, e.g. executor: {command: [python3, job.py]}")
+			if evaluator {
+				p.add(n, field, "an evaluator needs command or http, e.g. evaluator: {command: [python3, sensors/check.py]}")
+			} else {
+				p.add(n, field, "an executor needs one of command, http or demo, e.g. executor: {command: [python3, job.py]}")
+			}
 		}
 		return ex
 	}
 	if len(kinds) > 1 {
-		p.add(fk[kinds[1]], field, "an executor has exactly one of command, http or demo (found %s)", strings.Join(kinds, ", "))
+		if evaluator {
+			p.add(fk[kinds[1]], field, "an evaluator has exactly one of command or http (found %s)", strings.Join(kinds, ", "))
+		} else {
+			p.add(fk[kinds[1]], field, "an executor has exactly one of command, http or demo (found %s)", strings.Join(kinds, ", "))
+		}
 		return ex
 	}
 	ex.Kind = kinds[0]

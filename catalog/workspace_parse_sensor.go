@@ -33,7 +33,7 @@ func (p *wsParser) parseSensor(w *Workspace, k, v *yaml.Node, field string) *Sen
 	var ok bool
 	s.Assets, ok = p.assetList(w, k, v, f, field)
 	if n, has := f["evaluator"]; has {
-		ex := p.parseExecutor(n, join(field, "evaluator"))
+		ex := p.parseEvaluator(n, join(field, "evaluator"))
 		switch ex.Kind {
 		case ExecutorCommand, ExecutorHTTP:
 			s.Evaluator = &ex

@@ -48,3 +48,18 @@ func TestSensorProblems(t *testing.T) {
 	}
 	runProblemCases(t, tests, sensorWS)
 }
+
+// TestSensorEvaluatorProblems (issue 22 audit): an evaluator's problems
+// speak of an evaluator (command or http), not of an asset's executor and
+// its demo kind; an http evaluator's timeout and token_url, which the
+// evaluator never used (the sensor's timeout stops it; a token goes in
+// headers), are refused rather than silently ignored.
+func TestSensorEvaluatorProblems(t *testing.T) {
+	tests := []problemCase{
+		{"empty evaluator", "  s:\n    assets: [raw.events]\n    evaluator: {}\n", 14, "sensors.s.evaluator", "an evaluator needs command or http, e.g. evaluator: {command: [python3, sensors/check.py]}"},
+		{"two kinds", "  s:\n    assets: [raw.events]\n    evaluator: {command: [x], http: {url: \"https://x.example\"}}\n", 14, "sensors.s.evaluator", "an evaluator has exactly one of command or http (found command, http)"},
+		{"http timeout", "  s:\n    assets: [raw.events]\n    evaluator: {http: {url: \"https://x.example\", timeout: 5s}}\n", 14, "sensors.s.evaluator.http.timeout", "the sensor's own timeout"},
+		{"http token_url", "  s:\n    assets: [raw.events]\n    evaluator: {http: {url: \"https://x.example\", token_url: \"https://auth.example/t\"}}\n", 14, "sensors.s.evaluator.http.token_url", "headers"},
+	}
+	runProblemCases(t, tests, sensorWS)
+}

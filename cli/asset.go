@@ -48,8 +48,8 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			}
 			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
 			for _, a := range out.Assets {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", a.Key, a.Partitions, a.CodeVersion, a.Total,
-					a.Counts["materialized"], a.Counts["failed"], a.Counts["in_progress"], a.Counts["missing"])
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
+					num(a.Counts["materialized"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
 			}
 			return tw.Flush()
 		}),

@@ -22,6 +22,7 @@ type backfillJSON struct {
 	Partitions         map[string]int64 `json:"partitions"`
 	PausedWithFailures bool             `json:"paused_with_failures"`
 	ParentBackfillID   *string          `json:"parent_backfill_id"`
+	RecoveredBy        *string          `json:"recovered_by"`
 	CreatedBy          string           `json:"created_by"`
 	CreatedAt          string           `json:"created_at"`
 	FinishedAt         *string          `json:"finished_at"`

@@ -39,14 +39,12 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				if r["first_key"] == r["last_key"] {
 					span = fmt.Sprint(r["first_key"])
 				}
-				fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\t%v\t%v\n", r["chunk"], r["state"], r["asset"], r["partitions"], span, r["attempts"], r["id"])
+				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), span, count(r["attempts"]), r["id"])
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(w, "(the first %d chunks; later ones left out: --limit N shows more, --all shows every chunk)\n", len(rows))
-			}
+			pages.leftOut(w, len(rows), cursor, false)
 			return nil
 		}),
 	}

@@ -41,9 +41,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(w, "(the newest %d events; older ones left out: --limit N shows more, --all shows every event)\n", len(rows))
-			}
+			pages.leftOut(w, len(rows), cursor, true)
 			return nil
 		}),
 	}

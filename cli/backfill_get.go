@@ -13,6 +13,9 @@ func stateLabel(b backfillJSON) string {
 	if b.PausedWithFailures {
 		return "PAUSED (with failures)"
 	}
+	if b.RecoveredBy != nil {
+		return b.State + " (recovered by retry " + *b.RecoveredBy + ")"
+	}
 	return b.State
 }
 
@@ -25,16 +28,9 @@ func pct(done, total int64) string {
 
 // printBackfill prints b (fetching it when nil) as a table or exact JSON.
 func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *backfillJSON) error {
-	if asJSON {
-		var raw map[string]any
-		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
-	if b == nil {
+	if asJSON || b == nil {
 		b = &backfillJSON{}
-		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, b); err != nil {
+		if printed, err := c.doOrPrint(cmd, asJSON, "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, b); printed || err != nil {
 			return err
 		}
 	}
@@ -45,11 +41,11 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *bac
 	}
 	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
-	fmt.Fprintf(tw, "selection\t%s, chunks of %d, at most %d at once\n", b.Selection, b.ChunkSize, b.MaxConcurrentRuns)
-	fmt.Fprintf(tw, "partitions\t%d: %d materialized, %d failed, %d upstream failed, %d pending%s\n", b.TotalPartitions,
-		b.Partitions["materialized"], b.Partitions["failed"], b.Partitions["upstream_failed"], b.Partitions["pending"], canceledNote(b.Partitions["canceled"]))
-	fmt.Fprintf(tw, "runs\t%d: %d succeeded, %d failed, %d running, %d queued, %d pending%s\n", b.TotalChunks,
-		b.Counts["succeeded"], b.Counts["failed"], b.Counts["running"], b.Counts["queued"], b.Counts["pending"], canceledNote(b.Counts["canceled"]))
+	fmt.Fprintf(tw, "selection\t%s, chunks of %s, at most %s at once\n", b.Selection, num(b.ChunkSize), num(b.MaxConcurrentRuns))
+	fmt.Fprintf(tw, "partitions\t%s: %s materialized, %s failed, %s upstream failed, %s pending%s\n", num(b.TotalPartitions),
+		num(b.Partitions["materialized"]), num(b.Partitions["failed"]), num(b.Partitions["upstream_failed"]), num(b.Partitions["pending"]), canceledNote(b.Partitions["canceled"]))
+	fmt.Fprintf(tw, "runs\t%s: %s succeeded, %s failed, %s running, %s queued, %s pending%s\n", num(b.TotalChunks),
+		num(b.Counts["succeeded"]), num(b.Counts["failed"]), num(b.Counts["running"]), num(b.Counts["queued"]), num(b.Counts["pending"]), canceledNote(b.Counts["canceled"]))
 	if b.Waiting != nil {
 		fmt.Fprintf(tw, "waiting\t%s\n", b.Waiting.Reason)
 	}

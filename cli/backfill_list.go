@@ -48,15 +48,13 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 			tw := newTable(cmd.OutOrStdout(), "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 			for _, b := range rows {
 				done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), done, b.TotalPartitions,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), num(done), num(b.TotalPartitions),
 					strings.Join(b.Assets, ","), b.Title, b.CreatedBy)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d backfills; older ones left out: --limit N shows more, --all shows every backfill)\n", len(rows))
-			}
+			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
 			return nil
 		}),
 	}

@@ -11,8 +11,8 @@ import (
 
 func printPreview(w io.Writer, p map[string]any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "partitions\t%v\n", p["total_partitions"])
-	fmt.Fprintf(tw, "chunks (runs)\t%v\n", p["total_chunks"])
+	fmt.Fprintf(tw, "partitions\t%s\n", count(p["total_partitions"]))
+	fmt.Fprintf(tw, "chunks (runs)\t%s\n", count(p["total_chunks"]))
 	if st, ok := p["status"].(map[string]any); ok {
 		fmt.Fprintf(tw, "current status\t%s\n", statusLine(st))
 	}
@@ -20,15 +20,19 @@ func printPreview(w io.Writer, p map[string]any) error {
 		for _, a := range assets {
 			if m, ok := a.(map[string]any); ok {
 				st, _ := m["status"].(map[string]any)
-				fmt.Fprintf(tw, "  %v\t%v partitions in %v chunks: %s\n", m["asset"], m["partitions"], m["chunks"], statusLine(st))
+				fmt.Fprintf(tw, "  %v\t%s partitions in %s chunks: %s\n", m["asset"], count(m["partitions"]), count(m["chunks"]), statusLine(st))
 			}
 		}
 	}
 	if fc, ok := p["first_chunk"].(map[string]any); ok {
 		keys, _ := fc["keys"].([]any)
-		fmt.Fprintf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8))
+		total := int64(len(keys))
+		if n, ok := fc["partitions"].(float64); ok && int64(n) > total {
+			total = int64(n) // the server lists the first 1,000 keys of a larger chunk
+		}
+		fmt.Fprintf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8, total))
 	}
-	fmt.Fprintf(tw, "skipped\t%v\n", p["skipped_count"])
+	fmt.Fprintf(tw, "skipped\t%s\n", count(p["skipped_count"]))
 	if sk, ok := p["skipped"].([]any); ok {
 		for i, s := range sk {
 			if i == 5 {
@@ -46,22 +50,26 @@ func printPreview(w io.Writer, p map[string]any) error {
 // statusLine writes a preview's status counts as words.
 func statusLine(st map[string]any) string {
 	n := func(k string) int64 { f, _ := st[k].(float64); return int64(f) }
-	return fmt.Sprintf("%d materialized (%d of them stale), %d failed, %d in progress, %d missing",
-		n("materialized"), n("stale"), n("failed"), n("in_progress"), n("missing"))
+	return fmt.Sprintf("%s materialized (%s of them stale), %s failed, %s in progress, %s missing",
+		num(n("materialized")), num(n("stale")), num(n("failed")), num(n("in_progress")), num(n("missing")))
 }
 
-// keyList writes up to max keys, then how many more there are.
-func keyList(keys []any, max int) string {
+// keyList writes up to max of the keys of a list of total (keys may be
+// its first ones only), then, when it was cut, which part it shows:
+// "… (first 8 of 8,760)".
+func keyList(keys []any, max int, total int64) string {
 	var b strings.Builder
 	for i, k := range keys {
 		if i == max {
-			fmt.Fprintf(&b, " … (%d more)", len(keys)-max)
 			break
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprint(&b, k)
+	}
+	if shown := int64(min(len(keys), max)); shown < total {
+		fmt.Fprintf(&b, " … (first %s of %s)", num(shown), num(total))
 	}
 	return b.String()
 }

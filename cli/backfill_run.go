@@ -35,15 +35,8 @@ func runCmd(o *clientOpts) *cobra.Command {
 			if attempt > 0 {
 				path += fmt.Sprintf("?attempt=%d", attempt)
 			}
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r runJSON
-			if err := c.do(cmd.Context(), "GET", path, nil, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "GET", path, nil, &r); printed || err != nil {
 				return err
 			}
 			printRun(cmd.OutOrStdout(), r, maxParts, logLines, attempt)
@@ -92,7 +85,7 @@ func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
 	fmt.Fprintf(tw, "state\t%s\n", r.State)
-	fmt.Fprintf(tw, "asset\t%s, %d partitions\n", r.Asset, r.Partitions)
+	fmt.Fprintf(tw, "asset\t%s, %s partitions\n", r.Asset, num(r.Partitions))
 	if r.Error != nil && *r.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", *r.Error)
 	}
@@ -145,7 +138,7 @@ func printRunPartitions(w io.Writer, r runJSON, maxParts int) {
 		}
 		tw.Flush()
 		if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
-			fmt.Fprintf(w, "(%d of %d partitions; --partitions N shows more, --json lists up to 1,000)\n", shown, r.Partitions)
+			fmt.Fprintf(w, "(%s of %s partitions; --partitions N shows more, --json lists up to 1,000)\n", num(int64(shown)), num(r.Partitions))
 		}
 	}
 }

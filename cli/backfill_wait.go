@@ -67,5 +67,5 @@ func canceledNote(n int64) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d canceled", n)
+	return fmt.Sprintf(", %s canceled", num(n))
 }

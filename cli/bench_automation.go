@@ -23,7 +23,7 @@ default every 10 s) for --duration through the real scheduler, controller
 and store in a temporary database, each tick launching a one-partition
 backfill on a noop executor. Prints one JSON line: the lag from a tick's
 scheduled time to its backfill's creation (p50, p99, max), and the ticks
-expected, launched, missed and launched twice. Then 16 clients push 4,000
+expected, launched, missed and launched twice. Then 16 clients post 4,000
 events to a sensor (one in ten repeats a message id): events per second,
 and backfills launched twice (should be 0).`,
 		Args: cobra.NoArgs,

@@ -40,7 +40,7 @@ func writeFile(t *testing.T, name, body string) string {
 func TestWorkspaceValidate(t *testing.T) {
 	good := writeFile(t, "good.yaml", string(catalog.DefaultWorkspaceYAML))
 	code, out, _ := run(t, "workspace", "validate", good)
-	if code != 0 || !strings.Contains(out, "ok, 6 assets") {
+	if code != 0 || !strings.Contains(out, "ok, 6 assets, 3 pools, 1 schedule, 1 sensor") {
 		t.Fatalf("valid workspace: exit %d, %q", code, out)
 	}
 	bad := writeFile(t, "bad.yaml", `assets:

@@ -259,6 +259,24 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// doOrPrint sends a request. With asJSON it prints the answer exactly as
+// sent and says printed; else it decodes the answer into out for a table.
+// A caller returns err when printed or err is set:
+//
+//	if printed, err := c.doOrPrint(cmd, o.json, "GET", path, nil, &v); printed || err != nil {
+//		return err
+//	}
+func (c *client) doOrPrint(cmd *cobra.Command, asJSON bool, method, path string, body, out any) (printed bool, err error) {
+	if !asJSON {
+		return false, c.do(cmd.Context(), method, path, body, nil, out)
+	}
+	var raw map[string]any
+	if err := c.do(cmd.Context(), method, path, body, nil, &raw); err != nil {
+		return true, err
+	}
+	return true, printJSON(cmd.OutOrStdout(), raw)
+}
+
 // getPage fetches one page of a list endpoint once and returns its items both
 // exactly as sent (for --json) and decoded into items (a pointer to a slice,
 // for tables), with the page's next_cursor.
@@ -279,6 +297,16 @@ func (c *client) getPage(ctx context.Context, path, field string, items any) ([]
 		_ = json.Unmarshal(n, &next)
 	}
 	return raw, next, nil
+}
+
+// printTable prints rows as the CLI's table (newTable) of header, line
+// making a row's line (columns separated by tabs).
+func printTable[T any](w io.Writer, header string, rows []T, line func(T) string) error {
+	tw := newTable(w, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, line(r))
+	}
+	return tw.Flush()
 }
 
 // newTable is the CLI's table on w (columns separated by tabs, aligned with

@@ -37,20 +37,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const clientWorkspace = `
-assets:
-  t.daily:
-    partitions: {daily: {start: 2025-01-01}}
-    code_version: v1
-    executor: {demo: {duration: 1ms-3ms}}
-  t.flaky:
-    partitions: {daily: {start: 2025-01-01}}
-    retries: {max_attempts: 1, backoff: 1s}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-  t.one:
-    partitions: {static: [only]}
-    executor: {demo: {duration: 1ms}}
-`
+var clientWorkspace = testkit.Assets(
+	testkit.Asset("t.daily", "{daily: {start: 2025-01-01}}", "code_version: v1", "executor: {demo: {duration: 1ms-3ms}}"),
+	testkit.Asset("t.flaky", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 1, backoff: 1s}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	testkit.Asset("t.one", "{static: [only]}"),
+)
 
 type server struct {
 	URL, Token, AdminToken, DB string
@@ -486,15 +477,7 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 // pool's throttle), as the API's waiting does.
 func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
 	noConfig(t)
-	s := startServerWith(t, `
-pools:
-  wh: {max_concurrent_runs: 4, throttle: 1/h}
-assets:
-  t.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    pool: wh
-    executor: {demo: {duration: 1ms}}
-`)
+	s := startServerWith(t, testkit.ThrottledWorkspace)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-03", "--chunk-size", "1", "--json")
 	if code != 0 {
 		t.Fatalf("create: exit %d %q %q", code, out, errOut)

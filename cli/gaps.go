@@ -106,7 +106,7 @@ func printGaps(out io.Writer, g gapsAnswer) error {
 	}
 	tw := newTable(out, "START\tEND\tPARTITIONS")
 	for _, r := range g.Ranges {
-		fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Start, r.End, r.Count)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Start, r.End, num(r.Count))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -115,6 +115,6 @@ func printGaps(out io.Writer, g gapsAnswer) error {
 	if g.Truncated {
 		more = " (list truncated; narrow it with --from)"
 	}
-	fmt.Fprintf(out, "%d missing partitions in %d ranges%s\n", g.Total, len(g.Ranges), more)
+	fmt.Fprintf(out, "%s missing partitions in %s ranges%s\n", num(g.Total), num(int64(len(g.Ranges))), more)
 	return nil
 }

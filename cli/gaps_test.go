@@ -13,14 +13,10 @@ import (
 
 func TestGapsCommand(t *testing.T) {
 	noConfig(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  g.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 1s}}
-  g.other:
-    partitions: {static: [a, b]}
-    executor: {demo: {duration: 1s}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("g.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+		testkit.Asset("g.other", "{static: [a, b]}", "executor: {demo: {duration: 1s}}"),
+	)
 	tok := env.AdminToken()
 	a := env.WS.Asset("g.daily")
 	sp := a.Scheme.Space(time.Now(), nil)

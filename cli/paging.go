@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,21 @@ func singular(noun string) string {
 		return noun[:len(noun)-1]
 	}
 	return noun
+}
+
+// leftOut says, under a listing that --limit cut short (cursor set), how
+// to see the rest: "(the newest 20 events; older ones left out: --limit N
+// shows more, --all shows every event)", or "the first …; later ones" for
+// a listing in order rather than newest first.
+func (p pageFlags) leftOut(w io.Writer, shown int, cursor string, newestFirst bool) {
+	if cursor == "" {
+		return
+	}
+	which, rest := "first", "later"
+	if newestFirst {
+		which, rest = "newest", "older"
+	}
+	fmt.Fprintf(w, "(the %s %d %s; %s ones left out: --limit N shows more, --all shows every %s)\n", which, shown, p.noun, rest, singular(p.noun))
 }
 
 // check refuses --limit with --all, and a --limit below 1.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 // newTaintCmd marks a partition invalid (admin), or clears the mark.
@@ -111,7 +112,7 @@ the other flags describe reported partitions and are refused with it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %v %s partition(s) of %s (%v already recorded)\n", out["recorded"], status, asset, out["replayed"])
+			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s partition(s) of %s (%s already recorded)\n", count(out["recorded"]), status, asset, count(out["replayed"]))
 			return nil
 		},
 	}
@@ -273,19 +274,7 @@ func newStatusCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
 			var out struct {
-				Assets []struct {
-					Asset       string           `json:"asset"`
-					Group       string           `json:"group"`
-					Partitions  int64            `json:"partitions"`
-					Fresh       int64            `json:"fresh"`
-					FreshShare  float64          `json:"fresh_share"`
-					ByReason    map[string]int64 `json:"stale_by_reason"`
-					LatestFresh string           `json:"latest_fresh_partition"`
-					LagSeconds  *int64           `json:"lag_seconds"`
-					Policy      string           `json:"freshness_policy"`
-					OverPolicy  bool             `json:"over_policy"`
-					Badge       string           `json:"badge"`
-				} `json:"assets"`
+				Assets []handlers.AssetStatus `json:"assets"`
 			}
 			if err := c.do(cmd.Context(), "GET", "/status.json", nil, nil, &out); err != nil {
 				return err
@@ -295,7 +284,7 @@ func newStatusCmd() *cobra.Command {
 				var reasons []string
 				for _, r := range []string{"NEVER_MATERIALIZED", "TAINTED", "CODE_CHANGED", "UPSTREAM_CHANGED", "FRESHNESS"} {
 					if n := a.ByReason[r]; n > 0 {
-						reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+						reasons = append(reasons, r+" "+num(n))
 					}
 				}
 				lag := "-"
@@ -309,7 +298,7 @@ func newStatusCmd() *cobra.Command {
 						lag += " (over policy)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%d/%d)\t%s\t%s\t%s\t%s\n", a.Group, a.Asset, a.FreshShare*100, a.Fresh, a.Partitions,
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, a.FreshShare*100, num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()

@@ -22,11 +22,9 @@ import (
 // given and the two commands to run instead, and nothing reaches the store.
 func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
 	noConfig(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  w.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 1s}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("w.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
 	tok := env.AdminToken()
 	report := func(args ...string) (int, string, string) {
 		return run(t, append(append([]string{"report", "w.daily"}, args...), "--server", env.URL, "--token", tok)...)

@@ -6,14 +6,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
-const scheduleCLIWorkspace = `
-assets:
-  t.regions:
-    partitions: {static: [eu, us]}
-    executor: {demo: {duration: 1ms}}
-schedules:
+var scheduleCLIWorkspace = testkit.Assets(
+	testkit.Asset("t.regions", "{static: [eu, us]}"),
+) + `schedules:
   nightly:
     cron: "0 3 * * *"
     timezone: America/New_York
@@ -42,7 +41,8 @@ func TestCLISchedule(t *testing.T) {
 		t.Fatalf("list --json: %d %q", code, out)
 	}
 	code, out, errOut = s.cli(t, "schedule", "get", "nightly")
-	if code != 0 || !regexp.MustCompile(`cron\s+0 3 \* \* \* \(America/New_York\)`).MatchString(out) || !strings.Contains(out, "next ticks") || strings.Count(out, "T03:00:00.000-0") != 5 {
+	if code != 0 || !regexp.MustCompile(`cron\s+0 3 \* \* \* \(America/New_York\)`).MatchString(out) || !strings.Contains(out, "next ticks") || strings.Count(out, "T03:00:00.000-0") != 5 ||
+		!regexp.MustCompile(`catch-up\s+within 1d, at most 1 tick\n`).MatchString(out) {
 		t.Fatalf("get: %d %q %q", code, out, errOut)
 	}
 

@@ -4,51 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
-
-// sensorJSON is the part of the server's sensor the CLI prints.
-type sensorJSON struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Assets    []string `json:"assets"`
-	Evaluator *struct {
-		Kind     string `json:"kind"`
-		Interval string `json:"interval"`
-		Timeout  string `json:"timeout"`
-	} `json:"evaluator"`
-	ChunkSize         int64 `json:"chunk_size"`
-	MaxConcurrentRuns int64 `json:"max_concurrent_runs"`
-	Priority          int64 `json:"priority"`
-	Enabled           bool  `json:"enabled"`
-	State             struct {
-		Paused           bool    `json:"paused"`
-		PausedBy         *string `json:"paused_by"`
-		PausedAt         *string `json:"paused_at"`
-		Status           string  `json:"status"`
-		LastError        *string `json:"last_error"`
-		Failures         int64   `json:"failures"`
-		Cursor           *string `json:"cursor"`
-		LastEvaluatedAt  *string `json:"last_evaluated_at"`
-		NextEvaluationAt *string `json:"next_evaluation_at"`
-		EventsAccepted   int64   `json:"events_accepted"`
-		Launches         int64   `json:"launches"`
-		Evaluations      int64   `json:"evaluations"`
-	} `json:"state"`
-	LastEvent *sensorEventJSON `json:"last_event"`
-}
-
-type sensorEventJSON struct {
-	MessageID  string  `json:"message_id"`
-	ReceivedAt string  `json:"received_at"`
-	Outcome    string  `json:"outcome"`
-	Reason     *string `json:"reason"`
-	BackfillID *string `json:"backfill_id"`
-}
 
 // runRequestJSON is one run request of an evaluation with its outcome.
 type runRequestJSON struct {
@@ -65,18 +27,11 @@ type runRequestJSON struct {
 	} `json:"preview"`
 }
 
+// sensorEvaluationJSON is an evaluation as the server sends it, with its
+// run requests read.
 type sensorEvaluationJSON struct {
-	ID           int64            `json:"id"`
-	Kind         string           `json:"kind"`
-	StartedAt    string           `json:"started_at"`
-	DurationMs   int64            `json:"duration_ms"`
-	CursorBefore *string          `json:"cursor_before"`
-	CursorAfter  *string          `json:"cursor_after"`
-	Requests     []runRequestJSON `json:"requests"`
-	SkipReason   *string          `json:"skip_reason"`
-	Error        *string          `json:"error"`
-	LogTail      *string          `json:"log_tail"`
-	Actor        string           `json:"actor"`
+	handlers.SensorEvaluationJSON
+	Requests []runRequestJSON `json:"requests"`
 }
 
 // evaluationsPageLimit is the most evaluations the server sends in a page.
@@ -95,18 +50,26 @@ func newSensorCmd() *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{Use: "sensor", Short: "List, pause, resume, evaluate the workspace's sensors on a Tessera server, and send them events"}
 	addClientFlags(cmd, &o)
-	cmd.AddCommand(sensorListCmd(&o), sensorGetCmd(&o), sensorEvaluationsCmd(&o),
-		sensorPauseCmd(&o, "pause", "Pause a sensor: it is not evaluated, and events sent to it are refused until it is resumed"),
-		sensorPauseCmd(&o, "resume", "Resume a paused sensor"),
+	cmd.AddCommand(
+		sensors.listCmd(&o, "List the sensors: kind, state, last evaluation or event, counts", "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS",
+			func(s handlers.SensorJSON) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, s.Kind, sensorState(s), num(s.State.EventsAccepted), num(s.State.Evaluations), num(s.State.Launches),
+					sensorLast(s), strings.Join(s.Assets, ","))
+			}),
+		sensors.getCmd(&o, "Show a sensor: definition, state (with the last error), cursor, counts"), sensorEvaluationsCmd(&o),
+		sensors.actionCmd(&o, "pause", "Pause a sensor: it is not evaluated, and events sent to it are refused until it is resumed"),
+		sensors.actionCmd(&o, "resume", "Resume a paused sensor"),
 		sensorEvaluateCmd(&o), sensorSendCmd(&o))
 	return cmd
 }
 
-func sensorPath(name string) string { return "/api/v1/sensors/" + url.PathEscape(name) }
+var sensors = automation[handlers.SensorJSON]{plural: "sensors", flags: sensorStateFlagNames, print: printSensor}
+
+func sensorPath(name string) string { return sensors.path(name) }
 
 // sensorState is a sensor's state in one word: OK, ERROR, PAUSED or
 // DISABLED.
-func sensorState(s sensorJSON) string {
+func sensorState(s handlers.SensorJSON) string {
 	switch {
 	case !s.Enabled:
 		return "DISABLED"
@@ -126,7 +89,7 @@ func ptrOrDash(s *string) string {
 }
 
 // sensorLast is a sensor's last evaluation or event, in a few words.
-func sensorLast(s sensorJSON) string {
+func sensorLast(s handlers.SensorJSON) string {
 	if s.LastEvent != nil {
 		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, s.LastEvent.ReceivedAt)
 	}
@@ -136,42 +99,8 @@ func sensorLast(s sensorJSON) string {
 	return "-"
 }
 
-func sensorListCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the sensors: kind, state, last evaluation or event, counts",
-		Args:  cobra.NoArgs,
-		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "GET", "/api/v1/sensors", nil, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var list struct {
-				Sensors []sensorJSON `json:"sensors"`
-			}
-			if err := c.do(cmd.Context(), "GET", "/api/v1/sensors", nil, nil, &list); err != nil {
-				return err
-			}
-			if len(list.Sensors) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no sensor")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS")
-			for _, s := range list.Sensors {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Kind, sensorState(s), s.State.EventsAccepted, s.State.Evaluations, s.State.Launches,
-					sensorLast(s), strings.Join(s.Assets, ","))
-			}
-			return tw.Flush()
-		}),
-	}
-}
-
 // printSensor prints one sensor as a table.
-func printSensor(w io.Writer, s sensorJSON) error {
+func printSensor(w io.Writer, s handlers.SensorJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "name\t%s\n", s.Name)
 	kind := s.Kind
@@ -179,13 +108,9 @@ func printSensor(w io.Writer, s sensorJSON) error {
 		kind += fmt.Sprintf(" (%s evaluator every %s, timeout %s)", s.Evaluator.Kind, s.Evaluator.Interval, s.Evaluator.Timeout)
 	}
 	fmt.Fprintf(tw, "kind\t%s\n", kind)
-	state := sensorState(s)
-	if s.State.Paused && s.State.PausedBy != nil && s.State.PausedAt != nil {
-		state += fmt.Sprintf(" (by %s at %s)", *s.State.PausedBy, *s.State.PausedAt)
-	}
-	fmt.Fprintf(tw, "state\t%s\n", state)
+	fmt.Fprintf(tw, "state\t%s\n", pausedBy(sensorState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
 	if s.State.Status == "error" && s.State.LastError != nil {
-		fmt.Fprintf(tw, "last error\t%s (%d failures in a row)\n", *s.State.LastError, s.State.Failures)
+		fmt.Fprintf(tw, "last error\t%s (%s in a row)\n", *s.State.LastError, nOf(s.State.Failures, "failure"))
 	}
 	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
 	fmt.Fprintf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
@@ -194,52 +119,19 @@ func printSensor(w io.Writer, s sensorJSON) error {
 		fmt.Fprintf(tw, "last evaluation\t%s\n", ptrOrDash(s.State.LastEvaluatedAt))
 		fmt.Fprintf(tw, "next evaluation\t%s\n", ptrOrDash(s.State.NextEvaluationAt))
 		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
+		if s.Retention != "" {
+			fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedEvaluations, "evaluation", s.Retention))
+		}
 	} else {
 		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.EventsAccepted, "event"), nOf(s.State.Launches, "backfill"))
+		if s.Retention != "" {
+			fmt.Fprintf(tw, "history\t%s (their message ids still answer as duplicates)\n", prunedText(s.State.PrunedEvents, "event", s.Retention))
+		}
 		if e := s.LastEvent; e != nil {
 			fmt.Fprintf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, e.ReceivedAt, ptrOrDash(e.BackfillID))
 		}
 	}
 	return tw.Flush()
-}
-
-// sensorDo sends a sensor request and prints the sensor it answers: as
-// sent with --json, else as a table.
-func sensorDo(cmd *cobra.Command, o *clientOpts, c *client, method, path string) error {
-	if o.json {
-		var raw map[string]any
-		if err := c.do(cmd.Context(), method, path, nil, nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
-	var s sensorJSON
-	if err := c.do(cmd.Context(), method, path, nil, nil, &s); err != nil {
-		return err
-	}
-	return printSensor(cmd.OutOrStdout(), s)
-}
-
-func sensorGetCmd(o *clientOpts) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show a sensor: definition, state (with the last error), cursor, counts",
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(sensorStateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			return sensorDo(cmd, o, c, "GET", sensorPath(args[0]))
-		}),
-	}
-}
-
-func sensorPauseCmd(o *clientOpts, action, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:   action + " NAME",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: o.withClient(sensorStateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			return sensorDo(cmd, o, c, "POST", sensorPath(args[0])+"/"+action)
-		}),
-	}
 }
 
 // describeRequest says a run request in a few words.
@@ -296,19 +188,11 @@ func sensorEvaluateCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(sensorEvaluateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]bool{"dry_run": dry}
-			path := sensorPath(args[0]) + "/evaluate"
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "POST", path, body, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r struct {
 				Evaluation sensorEvaluationJSON `json:"evaluation"`
 				Requests   []runRequestJSON     `json:"requests"`
 			}
-			if err := c.do(cmd.Context(), "POST", path, body, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/evaluate", body, &r); printed || err != nil {
 				return err
 			}
 			r.Evaluation.Requests = r.Requests
@@ -344,9 +228,7 @@ func sensorEvaluationsCmd(o *clientOpts) *cobra.Command {
 			for _, e := range rows {
 				printEvaluation(cmd.OutOrStdout(), e)
 			}
-			if cursor != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "(the newest %d evaluations; older ones left out: --limit N shows more, --all shows every evaluation)\n", len(rows))
-			}
+			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
 			return nil
 		}),
 	}
@@ -384,20 +266,12 @@ Sending needs the operator role: give a pipeline a token of that role.`,
 			if len(assets) > 0 {
 				body["assets"] = assets
 			}
-			path := sensorPath(args[0]) + "/events"
-			if o.json {
-				var raw map[string]any
-				if err := c.do(cmd.Context(), "POST", path, body, nil, &raw); err != nil {
-					return err
-				}
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
 			var r struct {
-				Event    sensorEventJSON `json:"event"`
-				Replayed bool            `json:"replayed"`
-				Backfill json.RawMessage `json:"backfill"`
+				Event    handlers.SensorEventJSON `json:"event"`
+				Replayed bool                     `json:"replayed"`
+				Backfill json.RawMessage          `json:"backfill"`
 			}
-			if err := c.do(cmd.Context(), "POST", path, body, nil, &r); err != nil {
+			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/events", body, &r); printed || err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -429,6 +303,8 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 	switch {
 	case p["code"] == "not_poll":
 		return fmt.Sprintf("send it events with `tessera sensor send %s`", p["sensor"]), true
+	case p["code"] == "not_push":
+		return fmt.Sprintf("`tessera sensor evaluate %s` evaluates it now; events go to a push sensor (one without an evaluator)", p["sensor"]), true
 	case p["state"] == "paused":
 		return fmt.Sprintf("`tessera sensor resume %s` resumes it", p["sensor"]), true
 	case p["state"] == "disabled in the workspace":
@@ -439,10 +315,19 @@ func sensorHint(kind string, p map[string]string) (string, bool) {
 	return "nothing to do", true
 }
 
+// prunedText says how many of a history (word: tick, evaluation, event)
+// the retention pruned: "1234 older ticks pruned (retention 90d)".
+func prunedText(n int64, word, retention string) string {
+	if n == 0 {
+		return fmt.Sprintf("no %ss pruned yet (retention %s)", word, retention)
+	}
+	return fmt.Sprintf("%s pruned (retention %s)", strings.Replace(nOf(n, word), " ", " older ", 1), retention)
+}
+
 // nOf writes "1 event", "2 events".
 func nOf(n int64, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return num(n) + " " + word + "s"
 }

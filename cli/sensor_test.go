@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -21,14 +19,10 @@ import (
 // k{n}; the server's loop evaluates it once when it starts (interval 24h).
 func sensorCLIWorkspace(t *testing.T) string {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "counter.sh")
-	if err := os.WriteFile(script, []byte(`#!/bin/sh
-c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+	script := testkit.Script(t, "counter.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
 echo "at $c" >&2
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	return fmt.Sprintf(`
 assets:
   t.regions:
@@ -148,6 +142,8 @@ func TestCLISensorBadInput(t *testing.T) {
 		{[]string{"sensor", "resume", "counter"}, "sensor counter is already running; nothing to do"},
 		{[]string{"sensor", "get", "nope"}, "`tessera sensor list` lists them"},
 		{[]string{"sensor", "evaluations", "counter", "--limit", "0"}, "--limit must be 1 or more"},
+		// issue 22 audit: a poll sensor takes no events (it launched one).
+		{[]string{"sensor", "send", "counter", "--message-id", "x", "--partition", "eu"}, "sensor counter polls its evaluator; it takes no pushed events; `tessera sensor evaluate counter` evaluates it now"},
 	} {
 		code, out, errOut := s.cli(t, tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {

@@ -33,6 +33,7 @@ type serveConfig struct {
 	Engine    engineFlags
 	Metrics   metricsFlags
 	Streams   streamFlags
+	Auto      automationFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -68,6 +69,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 	addEngineFlags(cmd, &cfg.Engine)
 	addMetricsFlags(cmd, &cfg.Metrics)
 	addStreamFlags(cmd, &cfg.Streams)
+	addAutomationFlags(cmd, &cfg.Auto)
 	f.StringVar(&cfg.Seed, "seed-demo", envOr("TESSERA_SEED_DEMO", "auto"), "seed demo history: auto (embedded workspace on an empty database), always, never (env TESSERA_SEED_DEMO)")
 	return cmd
 }
@@ -108,6 +110,9 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 		return s, err
 	}
 	if s.engine, err = cfg.Engine.settings(changed); err != nil {
+		return s, err
+	}
+	if s.engine.opts.AutomationRetention, err = cfg.Auto.retention(changed); err != nil {
 		return s, err
 	}
 	s.ws, s.source = catalog.DefaultWorkspace(), "embedded default workspace"

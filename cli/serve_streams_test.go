@@ -46,3 +46,51 @@ func TestServeStreamBoundsRefused(t *testing.T) {
 		t.Fatal("a refused start created the database")
 	}
 }
+
+// TestServeAutomationRetentionRefused: a retention that is 0, negative,
+// not a duration or shorter than an hour is a usage error naming the flag
+// or its variable, saying what is wrong and what to give, before anything
+// is created.
+func TestServeAutomationRetentionRefused(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "retention.db")
+	busy := busyAddr(t)
+	const how = "at least 1h: for example 90d (the default), 30d or 36h"
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--automation-retention", "0"}, `--automation-retention "0" would prune history as soon as it is written`},
+		{nil, []string{"--automation-retention", "0d"}, `--automation-retention "0d" would prune history as soon as it is written`},
+		{nil, []string{"--automation-retention", "-30d"}, `--automation-retention: duration "-30d" must not be negative`},
+		{nil, []string{"--automation-retention", "ninety days"}, `--automation-retention: "ninety days" is not a duration`},
+		{nil, []string{"--automation-retention", "90"}, `--automation-retention: duration "90" has no unit`},
+		{nil, []string{"--automation-retention", "59m"}, `--automation-retention "59m" is shorter than 1h`},
+		{nil, []string{"--automation-retention", "30s"}, `--automation-retention "30s" is shorter than 1h`},
+		{[]string{"TESSERA_AUTOMATION_RETENTION", "5m"}, nil, `TESSERA_AUTOMATION_RETENTION "5m" is shorter than 1h`},
+		{[]string{"TESSERA_AUTOMATION_RETENTION", "soon"}, nil, `TESSERA_AUTOMATION_RETENTION: "soon" is not a duration`},
+		// The flag beats its variable: a bad flag is refused whatever the variable says.
+		{[]string{"TESSERA_AUTOMATION_RETENTION", "30d"}, []string{"--automation-retention", "-1h"}, `--automation-retention: duration "-1h" must not be negative`},
+	} {
+		if tc.env != nil {
+			t.Setenv(tc.env[0], tc.env[1])
+		}
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, how) {
+			t.Errorf("%v %v: exit %d %q, want 2 with %q and %q", tc.env, tc.args, code, errOut, tc.want, how)
+		}
+		if tc.env != nil {
+			os.Unsetenv(tc.env[0])
+		}
+	}
+	// Good values pass the check: the start goes on to the (busy) port.
+	for _, tc := range [][]string{{"--automation-retention", "36h"}, {"--automation-retention", "1h"}, {"--automation-retention", "1d12h"}} {
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc...)...)
+		if code != cli.ExitServer || !strings.Contains(errOut, "another server is using this port") {
+			t.Errorf("%v: exit %d %q, want the busy port refused, not the retention", tc, code, errOut)
+		}
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
+}

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,37 +56,28 @@ func newTokenCreateCmd(path *string) *cobra.Command {
 				}
 				want = r
 			}
-			store, err := openStore(*path)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			u, err := store.UserByName(cmd.Context(), user)
-			if errors.Is(err, db.ErrNotFound) {
-				return usageErr("no user named %q", user)
-			} else if err != nil {
-				return &exitError{ExitServer, err}
-			}
-			if u.Disabled {
-				return usageErr("user %q is disabled", user)
-			}
-			if ur, _ := auth.ParseRole(u.Role); role != "" && want > ur {
-				return usageErr("a token cannot have a higher role (%s) than its user %s (%s)", want, u.Name, ur)
-			}
 			secret, prefix, hash, err := auth.NewToken()
 			if err != nil {
 				return err
 			}
-			if _, err := store.CreateToken(cmd.Context(), u.ID, strings.TrimSpace(name), prefix, hash, role, expires, "cli", time.Now()); err != nil {
-				return &exitError{ExitServer, err}
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			until := "; it never expires"
-			if expires != nil {
-				until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
-			}
-			fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
-			return nil
+			return withUser(cmd, *path, user, func(ctx context.Context, store *db.Store, u db.User) error {
+				if u.Disabled {
+					return usageErr("user %q is disabled", user)
+				}
+				if ur, _ := auth.ParseRole(u.Role); role != "" && want > ur {
+					return usageErr("a token cannot have a higher role (%s) than its user %s (%s)", want, u.Name, ur)
+				}
+				if _, err := store.CreateToken(ctx, u.ID, strings.TrimSpace(name), prefix, hash, role, expires, "cli", time.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), secret)
+				until := "; it never expires"
+				if expires != nil {
+					until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
+				return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&user, "user", "", "owner of the token")

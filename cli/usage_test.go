@@ -325,12 +325,9 @@ func TestUserAddWithoutPasswordSaysHowToPassIt(t *testing.T) {
 	}
 }
 
-const slowWorkspace = `
-assets:
-  t.slow:
-    partitions: {daily: {start: 2025-01-01}}
-    executor: {demo: {duration: 400ms}}
-`
+var slowWorkspace = testkit.Assets(
+	testkit.Asset("t.slow", "{daily: {start: 2025-01-01}}", "executor: {demo: {duration: 400ms}}"),
+)
 
 // TestBackfillTransitionsWait: pause --wait returns once no run is running,
 // resume --wait once it is RUNNING, cancel --wait once it is CANCELED.

@@ -181,15 +181,13 @@ func newUserListCmd(path *string) *cobra.Command {
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			w := newTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED")
-			for _, u := range us {
+			return printTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED", us, func(u db.User) string {
 				st := "active"
 				if u.Disabled {
 					st = "disabled"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
-			}
-			return w.Flush()
+				return fmt.Sprintf("%s\t%s\t%s\t%s", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
+			})
 		}),
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print exact JSON instead of a table")
@@ -197,84 +195,75 @@ func newUserListCmd(path *string) *cobra.Command {
 }
 
 func newUserSetRoleCmd(path *string) *cobra.Command {
-	setRole := &cobra.Command{
-		Use:   "set-role NAME ROLE",
-		Short: "Change an account's role (applies to its sessions and tokens at once)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return userCmd(path, "set-role NAME ROLE", "Change an account's role (applies to its sessions and tokens at once)", 2,
+		func(cmd *cobra.Command, args []string) error {
 			if _, err := auth.ParseRole(args[1]); err != nil {
 				return usageErr("%v", err)
 			}
-			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
-				if err := s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now()); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is now %s\n", u.Name, args[1])
-				return nil
-			})
+			return nil
 		},
-	}
-	return setRole
+		func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
+			return fmt.Sprintf("%s is now %s", u.Name, args[1]), s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now())
+		})
 }
 
 func newUserSetDisabledCmd(path *string, use, short string, disabled bool) *cobra.Command {
-	return &cobra.Command{
-		Use: use + " NAME", Short: short, Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
-				if err := s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now()); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%sd %s\n", use, u.Name)
-				return nil
-			})
-		},
-	}
+	return userCmd(path, use+" NAME", short, 1, nil, func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
+		return fmt.Sprintf("%sd %s", use, u.Name), s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now())
+	})
 }
 
 func newUserSetPasswordCmd(path *string) *cobra.Command {
-	var newPwFile string
-	setPassword := &cobra.Command{
-		Use:   "set-password NAME",
-		Short: "Set an account's password (from --password-file, or stdin) and end its sessions; recovers a lost admin password",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			hash, err := passwordHash(cmd, newPwFile, args[0])
-			if err != nil {
-				return err
-			}
-			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
-				if err := s.SetUserPassword(ctx, u.ID, hash, "cli", time.Now()); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "set the password of %s (its sessions are signed out)\n", u.Name)
-				return nil
-			})
+	var newPwFile, hash string
+	setPassword := userCmd(path, "set-password NAME", "Set an account's password (from --password-file, or stdin) and end its sessions; recovers a lost admin password", 1,
+		func(cmd *cobra.Command, args []string) (err error) {
+			hash, err = passwordHash(cmd, newPwFile, args[0])
+			return err
 		},
-	}
+		func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
+			return fmt.Sprintf("set the password of %s (its sessions are signed out)", u.Name), s.SetUserPassword(ctx, u.ID, hash, "cli", time.Now())
+		})
 	setPassword.Flags().StringVar(&newPwFile, "password-file", "", "read the password from this file (first line)")
 	return setPassword
 }
 
 func newUserUnlockCmd(path *string) *cobra.Command {
-	unlock := &cobra.Command{
-		Use:   "unlock NAME",
-		Short: "Lift an account's sign-in lock: forget its failed sign-ins from every address (a running server sees it at once)",
-		Args:  cobra.ExactArgs(1),
+	return userCmd(path, "unlock NAME", "Lift an account's sign-in lock: forget its failed sign-ins from every address (a running server sees it at once)", 1, nil,
+		func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
+			n, err := s.UnlockUser(ctx, u.ID, "cli", time.Now())
+			return fmt.Sprintf("unlocked %s (forgot %d failed sign-ins)", u.Name, n), err
+		})
+}
+
+// userCmd is a command that changes the account its first argument names:
+// check (when not nil) vets the arguments before the database is opened,
+// then act changes the account and says what it did, which is printed
+// unless act fails.
+func userCmd(path *string, use, short string, nargs int, check func(cmd *cobra.Command, args []string) error,
+	act func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error)) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Args: cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if check != nil {
+				if err := check(cmd, args); err != nil {
+					return err
+				}
+			}
 			return withUser(cmd, *path, args[0], func(ctx context.Context, s *db.Store, u db.User) error {
-				n, err := s.UnlockUser(ctx, u.ID, "cli", time.Now())
+				done, err := act(ctx, s, u, args)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "unlocked %s (forgot %d failed sign-ins)\n", u.Name, n)
+				fmt.Fprintln(cmd.OutOrStdout(), done)
 				return nil
 			})
 		},
 	}
-	return unlock
 }
 
+// withUser opens the database at path, finds the account named name (a
+// usage error when there is none) and runs fn with it; fn's errors are the
+// server's unless they are exitErrors already (usageErr).
 func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context, s *db.Store, u db.User) error) error {
 	store, err := openStore(path)
 	if err != nil {
@@ -289,6 +278,9 @@ func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context
 		return &exitError{ExitServer, err}
 	}
 	if err := fn(cmd.Context(), store, u); err != nil {
+		if _, ok := errors.AsType[*exitError](err); ok {
+			return err
+		}
 		return &exitError{ExitServer, err}
 	}
 	return nil

@@ -162,8 +162,8 @@ func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string
 	if b.TotalPartitions > 0 {
 		filled = int(min(done, b.TotalPartitions) * width / b.TotalPartitions)
 	}
-	head := fmt.Sprintf("[%s%s] %d/%d done, %d failed", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		done, b.TotalPartitions, b.Partitions["failed"]+b.Partitions["upstream_failed"])
+	head := fmt.Sprintf("[%s%s] %s/%s done, %s failed", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		num(done), num(b.TotalPartitions), num(b.Partitions["failed"]+b.Partitions["upstream_failed"]))
 	rate := 0.0
 	if p.busy > 0 {
 		rate = float64(done-p.doneAt0) / p.busy.Seconds()

@@ -5,23 +5,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // retryWorkspace: t.retry's partition 2025-01-03 fails its first attempt
 // and succeeds on the retry, 4 s later; the others succeed at once. Each
 // run of t.slow takes 5 s.
-const retryWorkspace = `
-assets:
-  t.retry:
-    partitions: {daily: {start: 2025-01-01}}
-    retries: {max_attempts: 2, backoff: 4s}
-    executor:
-      command: [sh, -c, 'case "$TESSERA_PARTITIONS" in 2025-01-03) [ "$TESSERA_ATTEMPT" = 1 ] && exit 1;; esac; exit 0']
-  t.slow:
-    partitions: {daily: {start: 2025-01-01}}
-    executor:
-      command: [sleep, "5"]
-`
+var retryWorkspace = testkit.Assets(
+	testkit.Asset("t.retry", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 2, backoff: 4s}", `executor:
+  command: [sh, -c, 'case "$TESSERA_PARTITIONS" in 2025-01-03) [ "$TESSERA_ATTEMPT" = 1 ] && exit 1;; esac; exit 0']`),
+	testkit.Asset("t.slow", "{daily: {start: 2025-01-01}}", `executor:
+  command: [sleep, "5"]`),
+)
 
 // TestBackfillWaitShowsRetryBackoff: while a chunk waits out its retry's
 // backoff, create --wait says until when and shows no ETA (it used to

@@ -22,7 +22,8 @@ func newWorkspaceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d assets, %d pools\n", args[0], len(ws.Assets), len(ws.Pools))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %s, %s, %s, %s\n", args[0], nOf(int64(len(ws.Assets)), "asset"), nOf(int64(len(ws.Pools)), "pool"),
+				nOf(int64(len(ws.Schedules)), "schedule"), nOf(int64(len(ws.Sensors)), "sensor"))
 			return nil
 		},
 	}

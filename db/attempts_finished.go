@@ -353,10 +353,8 @@ func (f *finishing) flush(ctx context.Context, tx *sqlx.Tx) error {
 			return err
 		}
 	}
-	for id, at := range f.lastMat {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
-			return err
-		}
+	if err := applyLastMaterialized(ctx, tx, f.lastMat); err != nil {
+		return err
 	}
 	if err := f.lastAttempt.apply(ctx, tx); err != nil {
 		return err
@@ -569,6 +567,17 @@ func materializedOneByOne(ctx context.Context, tx *sqlx.Tx, st *stmts, rest []pl
 		if prev != "" {
 			roll.add(assetID, pr.Idx, prev, -1)
 			roll.add(assetID, pr.Idx, StatusMaterialized, 1)
+		}
+	}
+	return nil
+}
+
+// applyLastMaterialized moves each asset's last materialization (by id) up
+// to the time gathered for it, never back.
+func applyLastMaterialized(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64) error {
+	for id, at := range lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -72,48 +72,34 @@ func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload 
 // (replay). Other event types are ignored.
 func ApplyEvent(ctx context.Context, tx *sqlx.Tx, typ string, payload []byte) error {
 	var p any
+	var err error
 	switch typ {
 	case EvBackfillCreated:
-		var v BackfillCreated
-		err := json.Unmarshal(payload, &v)
-		if err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[BackfillCreated](payload)
 	case EvBackfillState:
-		var v BackfillStateChanged
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[BackfillStateChanged](payload)
 	case EvRunsPlanned:
-		var v RunsPlanned
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[RunsPlanned](payload)
 	case EvAttemptsStarted:
-		var v AttemptsStarted
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[AttemptsStarted](payload)
 	case EvAttemptsFinished:
-		var v AttemptsFinished
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[AttemptsFinished](payload)
 	case EvConflict:
-		var v ConflictRecorded
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return err
-		}
-		p = v
+		p, err = decoded[ConflictRecorded](payload)
 	default:
 		return nil
 	}
+	if err != nil {
+		return err
+	}
 	return apply(ctx, tx, typ, p)
+}
+
+// decoded is the JSON payload as a T.
+func decoded[T any](payload []byte) (any, error) {
+	var v T
+	err := json.Unmarshal(payload, &v)
+	return v, err
 }
 
 func apply(ctx context.Context, tx *sqlx.Tx, typ string, payload any) error {

@@ -14,9 +14,6 @@ type BackfillCreated struct {
 	Keys     []string             `json:"keys,omitempty"`
 }
 
-// keyBatch is how many explicit keys one statement of applyCreated writes.
-const keyBatch = 50_000
-
 func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 	b := p.Backfill
 	if _, err := tx.NamedExecContext(ctx, `INSERT INTO backfills (id, seq, title, state, state_version, assets, selector, chunk_size, max_concurrent_runs, priority,
@@ -36,15 +33,7 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 			}
 		}
 	}
-	// Keys go in as JSON arrays that SQLite takes apart (json_each), a batch
-	// a statement: binding three values a key costs more than the insert.
-	var buf []byte
-	for lo := 0; lo < len(p.Keys); lo += keyBatch {
-		batch := append(AppendJSONStrings(append(buf[:0], '['), p.Keys[lo:min(lo+keyBatch, len(p.Keys))]), ']')
-		buf = batch
-		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_keys (backfill_id, n, key) SELECT ?, ? + j.key, j.value FROM json_each(?) AS j`, b.ID, lo, string(batch)); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Keys go in by blocks of KeyBlock, each a JSON array (see
+	// backfill_keys.go), many blocks a statement.
+	return insertKeyBlocks(ctx, tx, b.ID, p.Keys)
 }

@@ -203,22 +203,12 @@ func (s *Store) BackfillIDsByRequestKeys(ctx context.Context, keys []string) (ma
 }
 
 func backfillByRequestKey(ctx context.Context, q getter, key string) (Backfill, error) {
-	var b Backfill
-	err := q.GetContext(ctx, &b, `SELECT * FROM backfills WHERE request_key=?`, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, ErrNotFound
-	}
-	return b, err
+	return getRow[Backfill](ctx, q, ErrNotFound, `SELECT * FROM backfills WHERE request_key=?`, key)
 }
 
 // BackfillByRetry finds the child created by a retry request.
 func (s *Store) BackfillByRetry(ctx context.Context, parent, requestID string) (Backfill, error) {
-	var b Backfill
-	err := s.r.GetContext(ctx, &b, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, ErrNotFound
-	}
-	return b, err
+	return getRow[Backfill](ctx, s.r, ErrNotFound, `SELECT * FROM backfills WHERE parent_backfill_id=? AND retry_request_id=?`, parent, requestID)
 }
 
 // Backfills lists backfills newest first, with seq < before (0: from the
@@ -242,7 +232,7 @@ func (s *Store) Backfills(ctx context.Context, states []string, asset string, be
 
 // ActiveBackfills lists the backfills that are not terminal, in seq order.
 func ActiveBackfills(ctx context.Context, q getter) ([]Backfill, error) {
-	return selectAll[Backfill](ctx, q, `SELECT * FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
+	return scanBackfills(ctx, q, `SELECT `+backfillColumns+` FROM backfills WHERE state IN ('PENDING','RUNNING','PAUSED','CANCELING') ORDER BY seq`)
 }
 
 // Segments returns a backfill's segments in order.
@@ -261,11 +251,6 @@ func SegmentRanges(ctx context.Context, q getter, backfillID string, pos, p0, p1
 // AllSegmentRanges returns every range of a segment.
 func AllSegmentRanges(ctx context.Context, q getter, backfillID string, pos int64) ([]SelRange, error) {
 	return selectAll[SelRange](ctx, q, `SELECT start, lo, hi FROM backfill_ranges WHERE backfill_id=? AND pos=? ORDER BY start`, backfillID, pos)
-}
-
-// BackfillKeys returns explicit keys n in [p0, p1).
-func BackfillKeys(ctx context.Context, q getter, backfillID string, p0, p1 int64) ([]string, error) {
-	return selectAll[string](ctx, q, `SELECT key FROM backfill_keys WHERE backfill_id=? AND n >= ? AND n < ? ORDER BY n`, backfillID, p0, p1)
 }
 
 // Failure is a partition a backfill failed to build or skipped.

@@ -115,11 +115,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sqlx.Open(driverName, dsn(path, true, busy))
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	r := openReader(dsn(path, true, busy))
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)

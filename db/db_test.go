@@ -13,16 +13,10 @@ import (
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
-const testWorkspace = `
-assets:
-  t.hourly:
-    partitions: {hourly: {start: "2025-01-01-00:00"}}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-  t.static:
-    partitions: {static: [a, b, c]}
-    executor: {demo: {duration: 1s}}
-`
+var testWorkspace = teststore.Assets(
+	teststore.Asset("t.hourly", `{hourly: {start: "2025-01-01-00:00"}}`, "code_version: v2", "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("t.static", "{static: [a, b, c]}", "executor: {demo: {duration: 1s}}"),
+)
 
 type fixture struct {
 	store *db.Store
@@ -306,13 +300,9 @@ func TestSyncWorkspaceChangesAndReindex(t *testing.T) {
 	ctx := context.Background()
 	record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
 	// The scheme now starts a day later: partition 48 becomes index 24.
-	changed := `
-assets:
-  t.hourly:
-    partitions: {hourly: {start: "2025-01-02-00:00"}}
-    code_version: v3
-    executor: {demo: {duration: 1s}}
-`
+	changed := teststore.Assets(
+		teststore.Asset("t.hourly", `{hourly: {start: "2025-01-02-00:00"}}`, "code_version: v3", "executor: {demo: {duration: 1s}}"),
+	)
 	ws, err := catalog.ParseWorkspace("t.yaml", []byte(changed))
 	if err != nil {
 		t.Fatal(err)

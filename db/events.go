@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -100,12 +98,7 @@ func (s *Store) CountEvents(ctx context.Context) (int64, error) {
 
 // EventByIdempotencyKey returns the event written with key, or ErrNotFound.
 func (s *Store) EventByIdempotencyKey(ctx context.Context, key string) (Event, error) {
-	var e Event
-	err := s.r.GetContext(ctx, &e, `SELECT * FROM events WHERE idempotency_key = ?`, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, ErrNotFound
-	}
-	return e, err
+	return getRow[Event](ctx, s.r, ErrNotFound, `SELECT * FROM events WHERE idempotency_key = ?`, key)
 }
 
 // CappedEvent is an event whose payload was left out when over a size (Big).

@@ -10,7 +10,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
-// Instances per attempt as index ranges (migration 21). A partition that an
+// Instances per attempt as index ranges (migration 25). A partition that an
 // engine attempt materialized plainly (no metadata, no error) gets no
 // instance row: its attempt writes one instance_ranges row per run of
 // consecutive partition indexes within a block of 1,024, and the
@@ -33,11 +33,13 @@ import (
 // sqlite3 with tessera_instance_id registered on every connection.
 const driverName = "sqlite3_tessera"
 
-func init() {
-	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		return c.RegisterFunc("tessera_instance_id", attemptInstanceID, true)
-	}})
-}
+// tesseraDriver is that driver (the reader pool opens it through its
+// read-counting connector, read_count.go).
+var tesseraDriver = &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+	return c.RegisterFunc("tessera_instance_id", attemptInstanceID, true)
+}}
+
+func init() { sql.Register(driverName, tesseraDriver) }
 
 // attemptInstanceID is tessera_instance_id(run, attempt, asset, partition):
 // the id of the instance that attempt attempt of run builds of asset's

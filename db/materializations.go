@@ -353,10 +353,8 @@ func (in *ingest) flush(ctx context.Context, tx *sqlx.Tx, actor string, now time
 	if err := in.roll.apply(ctx, tx); err != nil {
 		return err
 	}
-	for id, at := range in.lastMat {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
-			return err
-		}
+	if err := applyLastMaterialized(ctx, tx, in.lastMat); err != nil {
+		return err
 	}
 	if err := in.lastAttempt.apply(ctx, tx); err != nil {
 		return err

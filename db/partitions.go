@@ -252,7 +252,12 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 		if len(statuses) > 0 && !slices.Contains(statuses, StatusInProgress) {
 			return nil
 		}
-		ls, err := loadLeases(ctx, c, assetID, after+1, math.MaxInt64)
+		// Leases past the page's last row cannot be on the page.
+		hi := int64(math.MaxInt64)
+		if len(out) >= limit && limit > 0 {
+			hi = out[limit-1].Idx
+		}
+		ls, err := loadLeases(ctx, c, assetID, after+1, hi)
 		out = mergeLeaseRows(assetID, out, ls)
 		if len(out) > limit {
 			out = out[:limit]

@@ -25,7 +25,7 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 	// ends meanwhile is read either as the lease or as the row written
 	// when it ended, never as neither.
 	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
-		ls, err := loadLeases(ctx, q, assetID, after+1, size-1)
+		ls, err := leasedIdxs(ctx, q, assetID, after+1, size-1)
 		if err != nil {
 			return err
 		}
@@ -36,8 +36,8 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 }
 
 // missingAfter is MissingAfter in q's snapshot, where ls are the leased
-// partitions after after (in index order).
-func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64, limit int, ls []leasedPart) ([]int64, error) {
+// partitions' indexes after after (in order).
+func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64, limit int, ls []int64) ([]int64, error) {
 	var full []int64
 	if err := q.SelectContext(ctx, &full, `SELECT block FROM partition_rollup WHERE asset_id=? AND block >= ?
 		GROUP BY block HAVING SUM(n) >= ? ORDER BY block`, assetID, (after+1)>>RollupShift, RollupBlock); err != nil {
@@ -58,12 +58,12 @@ func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64,
 		if err := q.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
 			return nil, err
 		}
-		for len(ls) > 0 && ls[0].Idx < start {
+		for len(ls) > 0 && ls[0] < start {
 			ls = ls[1:]
 		}
-		if len(ls) > 0 && ls[0].Idx <= end {
-			for len(ls) > 0 && ls[0].Idx <= end {
-				present = append(present, ls[0].Idx)
+		if len(ls) > 0 && ls[0] <= end {
+			for len(ls) > 0 && ls[0] <= end {
+				present = append(present, ls[0])
 				ls = ls[1:]
 			}
 			slices.Sort(present)

@@ -16,10 +16,15 @@ func selectAll[T any](ctx context.Context, q Querier, query string, args ...any)
 // getOne reads the one row query returns as a T; no row is a
 // *NotFoundError of kind and id.
 func getOne[T any](ctx context.Context, q Querier, kind, id, query string, args ...any) (T, error) {
+	return getRow[T](ctx, q, &NotFoundError{Kind: kind, ID: id}, query, args...)
+}
+
+// getRow reads the one row query returns as a T; no row is notFound.
+func getRow[T any](ctx context.Context, q Querier, notFound error, query string, args ...any) (T, error) {
 	var v T
 	err := q.GetContext(ctx, &v, query, args...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return v, &NotFoundError{Kind: kind, ID: id}
+		return v, notFound
 	}
 	return v, err
 }

@@ -29,6 +29,7 @@ type ScheduleState struct {
 	TicksLaunched  int64   `db:"ticks_launched" json:"ticks_launched"`
 	TicksSkipped   int64   `db:"ticks_skipped" json:"ticks_skipped"`
 	TicksFailed    int64   `db:"ticks_failed" json:"ticks_failed"`
+	PrunedTicks    int64   `db:"pruned_ticks" json:"pruned_ticks"` // ticks older than the retention, deleted (PruneTicks)
 	CreatedAt      int64   `db:"created_at" json:"created_at"`
 	UpdatedAt      int64   `db:"updated_at" json:"updated_at"`
 }
@@ -244,14 +245,4 @@ func (s *Store) SchedulesWithQueuedTicks(ctx context.Context) (map[string]bool, 
 // QueuedTicks lists a schedule's queued ticks, oldest first.
 func (s *Store) QueuedTicks(ctx context.Context, name string) ([]Tick, error) {
 	return selectAll[Tick](ctx, s.r, `SELECT * FROM schedule_ticks WHERE schedule=? AND outcome='queued' ORDER BY scheduled_for, id`, name)
-}
-
-// PruneTicks deletes ticks evaluated before before (their schedule's
-// counters keep them counted) and answers how many.
-func (s *Store) PruneTicks(ctx context.Context, before int64) (int64, error) {
-	res, err := s.writer(ctx).ExecContext(ctx, `DELETE FROM schedule_ticks WHERE evaluated_at < ? AND outcome != 'queued'`, before)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }

@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/jmoiron/sqlx"
@@ -42,8 +41,12 @@ type SensorState struct {
 	EventsAccepted   int64   `db:"events_accepted" json:"events_accepted"`
 	Launches         int64   `db:"launches" json:"launches"`
 	Evaluations      int64   `db:"evaluations" json:"evaluations"`
-	CreatedAt        int64   `db:"created_at" json:"created_at"`
-	UpdatedAt        int64   `db:"updated_at" json:"updated_at"`
+	// Pruned: evaluations and events older than the retention, deleted
+	// (PruneSensorHistory); a pruned event's message id is kept.
+	PrunedEvaluations int64 `db:"pruned_evaluations" json:"pruned_evaluations"`
+	PrunedEvents      int64 `db:"pruned_events" json:"pruned_events"`
+	CreatedAt         int64 `db:"created_at" json:"created_at"`
+	UpdatedAt         int64 `db:"updated_at" json:"updated_at"`
 }
 
 // SensorEvent is a pushed event's first outcome.
@@ -55,6 +58,10 @@ type SensorEvent struct {
 	Reason     *string `db:"reason" json:"reason,omitempty"`
 	BackfillID *string `db:"backfill_id" json:"backfill_id,omitempty"`
 	Actor      string  `db:"actor" json:"actor"`
+	// Pruned: the event is older than the retention; only its message id
+	// and first outcome are kept (no reason, no actor), so that it still
+	// answers as a duplicate.
+	Pruned bool `db:"pruned" json:"pruned,omitempty"`
 }
 
 // SensorEvaluation is one recorded evaluation (or dry run, or reset).
@@ -115,13 +122,13 @@ func (s *Store) SensorEventOf(ctx context.Context, sensor, messageID string) (Se
 	return sensorEvent(ctx, s.r, sensor, messageID)
 }
 
+// sensorEvent is a message id's first outcome: its event, or what is kept
+// of it once pruned (sensor_event_ids), so that the message id answers as
+// a duplicate for ever.
 func sensorEvent(ctx context.Context, q getter, sensor, messageID string) (SensorEvent, error) {
-	var ev SensorEvent
-	err := q.GetContext(ctx, &ev, `SELECT * FROM sensor_events WHERE sensor=? AND message_id=?`, sensor, messageID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ev, ErrNotFound
-	}
-	return ev, err
+	return getRow[SensorEvent](ctx, q, ErrNotFound, `SELECT sensor, message_id, received_at, outcome, reason, backfill_id, actor, 0 AS pruned FROM sensor_events WHERE sensor=? AND message_id=?
+		UNION ALL SELECT sensor, message_id, received_at, outcome, NULL AS reason, backfill_id, '' AS actor, 1 AS pruned
+		FROM sensor_event_ids WHERE sensor=? AND message_id=? LIMIT 1`, sensor, messageID, sensor, messageID)
 }
 
 // RecordSensorEventTx records a pushed event in tx unless its message id
@@ -132,6 +139,12 @@ func RecordSensorEventTx(ctx context.Context, tx *sqlx.Tx, ev SensorEvent) (Sens
 	// refused event writes nothing.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sensor_state (name, created_at, updated_at) VALUES (?,?,?) ON CONFLICT (name) DO NOTHING`,
 		ev.Sensor, ev.ReceivedAt, ev.ReceivedAt); err != nil {
+		return ev, false, err
+	}
+	// A message id whose event was pruned is a duplicate too.
+	if first, err := sensorEvent(ctx, tx, ev.Sensor, ev.MessageID); err == nil {
+		return first, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
 		return ev, false, err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_events (sensor, message_id, received_at, outcome, reason, backfill_id, actor) VALUES (?,?,?,?,?,?,?)
@@ -211,42 +224,53 @@ func (s *Store) SensorRunKeys(ctx context.Context, sensor, prefix, after string,
 // FinishEvaluationTx ends a successful evaluation in tx: the cursor moves
 // to cursor, with a compare-and-set on the state version the evaluation
 // read (ErrCursorMoved when it changed), the sensor is OK again, and the
-// evaluation is recorded.
-func FinishEvaluationTx(ctx context.Context, tx *sqlx.Tx, readVersion int64, launched int64, next int64, ev SensorEvaluation) error {
+// evaluation is recorded; it answers the evaluation's id.
+func FinishEvaluationTx(ctx context.Context, tx *sqlx.Tx, readVersion int64, launched int64, next int64, ev SensorEvaluation) (int64, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE sensor_state SET cursor=?, state_version=state_version+1, status='ok', last_error=NULL, failures=0,
 		last_evaluated_at=?, next_evaluation_at=?, launches=launches+?, evaluations=evaluations+1, updated_at=? WHERE name=? AND state_version=?`,
 		ev.CursorAfter, ev.StartedAt, next, launched, ev.StartedAt, ev.Sensor, readVersion)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrCursorMoved
+		return 0, ErrCursorMoved
 	}
 	return insertEvaluation(ctx, tx, ev)
 }
 
-func insertEvaluation(ctx context.Context, tx *sqlx.Tx, ev SensorEvaluation) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
+// insertEvaluation records ev and answers its id.
+func insertEvaluation(ctx context.Context, tx *sqlx.Tx, ev SensorEvaluation) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, ev.Sensor, ev.Kind, ev.StartedAt, ev.DurationMs, ev.CursorBefore, ev.CursorAfter, ev.Requests, ev.SkipReason, ev.Error, ev.LogTail, ev.Actor)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // FailEvaluation records a failed evaluation: the cursor stays, the
 // sensor shows ERROR with the message, and its next evaluation waits
-// until next (the caller's backoff).
-func (s *Store) FailEvaluation(ctx context.Context, next int64, ev SensorEvaluation) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+// until next (the caller's backoff). It answers the evaluation's id.
+func (s *Store) FailEvaluation(ctx context.Context, next int64, ev SensorEvaluation) (id int64, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET status='error', last_error=?, failures=failures+1, last_evaluated_at=?,
 			next_evaluation_at=?, evaluations=evaluations+1, updated_at=? WHERE name=?`, ev.Error, ev.StartedAt, next, ev.StartedAt, ev.Sensor); err != nil {
 			return err
 		}
-		return insertEvaluation(ctx, tx, ev)
+		id, err = insertEvaluation(ctx, tx, ev)
+		return err
 	})
+	return id, err
 }
 
-// RecordDryRun records a dry run: nothing else changes.
-func (s *Store) RecordDryRun(ctx context.Context, ev SensorEvaluation) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error { return insertEvaluation(ctx, tx, ev) })
+// RecordDryRun records a dry run: nothing else changes. It answers the
+// evaluation's id.
+func (s *Store) RecordDryRun(ctx context.Context, ev SensorEvaluation) (id int64, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		id, err = insertEvaluation(ctx, tx, ev)
+		return err
+	})
+	return id, err
 }
 
 // ResetSensorCursor sets a sensor's cursor (nil: none) and records who did
@@ -262,7 +286,7 @@ func (s *Store) ResetSensorCursor(ctx context.Context, name string, cursor *stri
 		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET cursor=?, state_version=state_version+1, updated_at=? WHERE name=?`, cursor, now, name); err != nil {
 			return err
 		}
-		if err := insertEvaluation(ctx, tx, SensorEvaluation{Sensor: name, Kind: EvalReset, StartedAt: now, CursorBefore: before.Cursor, CursorAfter: cursor,
+		if _, err := insertEvaluation(ctx, tx, SensorEvaluation{Sensor: name, Kind: EvalReset, StartedAt: now, CursorBefore: before.Cursor, CursorAfter: cursor,
 			Requests: "[]", Actor: actor}); err != nil {
 			return err
 		}

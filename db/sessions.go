@@ -34,13 +34,8 @@ func (s *Store) CreateSession(ctx context.Context, id string, u User, ip, userAg
 
 // SessionByID loads a session with its user, or ErrNotFound.
 func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
-	var out Session
-	err := s.r.GetContext(ctx, &out, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled
+	return getRow[Session](ctx, s.r, ErrNotFound, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return out, ErrNotFound
-	}
-	return out, err
 }
 
 // TouchSession records activity (no event: it is not a state change anyone

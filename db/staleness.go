@@ -40,6 +40,21 @@ type baseFacts struct {
 	Code   []string // interned
 }
 
+// newBaseFacts is an empty baseFacts with room for n rows.
+func newBaseFacts(n int) *baseFacts {
+	return &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
+		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+}
+
+// add appends the row k of f to b.
+func (b *baseFacts) add(f *baseFacts, k int) {
+	b.Idx = append(b.Idx, f.Idx[k])
+	b.Status = append(b.Status, f.Status[k])
+	b.Flags = append(b.Flags, f.Flags[k])
+	b.MatAt = append(b.MatAt, f.MatAt[k])
+	b.Code = append(b.Code, f.Code[k])
+}
+
 // StaleFacts is an asset's staleness input: its rows plus, per row, the
 // newest mapped upstream materialization and the freshness deadline.
 type StaleFacts struct {

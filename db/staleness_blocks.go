@@ -372,23 +372,14 @@ func mergeFacts(a, b *baseFacts) *baseFacts {
 	if len(b.Idx) == 0 {
 		return a
 	}
-	n := len(a.Idx) + len(b.Idx)
-	out := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
-		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
-	take := func(f *baseFacts, k int) {
-		out.Idx = append(out.Idx, f.Idx[k])
-		out.Status = append(out.Status, f.Status[k])
-		out.Flags = append(out.Flags, f.Flags[k])
-		out.MatAt = append(out.MatAt, f.MatAt[k])
-		out.Code = append(out.Code, f.Code[k])
-	}
+	out := newBaseFacts(len(a.Idx) + len(b.Idx))
 	i, j := 0, 0
 	for i < len(a.Idx) || j < len(b.Idx) {
 		if j == len(b.Idx) || (i < len(a.Idx) && a.Idx[i] < b.Idx[j]) {
-			take(a, i)
+			out.add(a, i)
 			i++
 		} else {
-			take(b, j)
+			out.add(b, j)
 			j++
 		}
 	}

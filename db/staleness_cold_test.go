@@ -10,34 +10,16 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
-const coldWorkspace = `assets:
-  up:
-    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
-    code_version: v1
-    freshness: {max_lag: 30h}
-    executor: {demo: {duration: 1s}}
-  down:
-    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
-    deps: [up]
-    code_version: v2
-    freshness: {by: "09:00", timezone: Europe/Berlin}
-    executor: {demo: {duration: 1s}}
-  hourly:
-    partitions: {hourly: {start: "2024-11-01-00:00", end: "2025-03-01-00:00"}}
-    deps: [up]
-    code_version: v2
-    freshness: {max_lag: 2h}
-    executor: {demo: {duration: 1s}}
-  monthly:
-    partitions: {monthly: {start: 2025-01-01, end: 2025-03-01}}
-    deps: [down]
-    executor: {demo: {duration: 1s}}
-  feeds:
-    partitions: {dynamic: feeds}
-    executor: {demo: {duration: 1s}}
-`
+var coldWorkspace = teststore.Assets(
+	teststore.Asset("up", "{daily: {start: 2025-01-01, end: 2025-03-01}}", "code_version: v1", "freshness: {max_lag: 30h}", "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("down", "{daily: {start: 2025-01-01, end: 2025-03-01}}", "deps: [up]", "code_version: v2", `freshness: {by: "09:00", timezone: Europe/Berlin}`, "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("hourly", `{hourly: {start: "2024-11-01-00:00", end: "2025-03-01-00:00"}}`, "deps: [up]", "code_version: v2", "freshness: {max_lag: 2h}", "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("monthly", "{monthly: {start: 2025-01-01, end: 2025-03-01}}", "deps: [down]", "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("feeds", "{dynamic: feeds}", "executor: {demo: {duration: 1s}}"),
+)
 
 // coldStore is a store on a database file with its workspace, for
 // comparing what a running server computes with what a restarted one does.

@@ -93,20 +93,11 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 		return nil, err
 	}
 	// Merge: the old rows outside every range, and the rows read.
-	n := len(old.Idx) + len(fresh.Idx)
-	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
-		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
-	take := func(f *baseFacts, k int) {
-		b.Idx = append(b.Idx, f.Idx[k])
-		b.Status = append(b.Status, f.Status[k])
-		b.Flags = append(b.Flags, f.Flags[k])
-		b.MatAt = append(b.MatAt, f.MatAt[k])
-		b.Code = append(b.Code, f.Code[k])
-	}
+	b := newBaseFacts(len(old.Idx) + len(fresh.Idx))
 	r, j := 0, 0
 	for k, i := range old.Idx {
 		for j < len(fresh.Idx) && fresh.Idx[j] < i {
-			take(fresh, j)
+			b.add(fresh, j)
 			j++
 		}
 		for r < len(ranges) && ranges[r][1] < i {
@@ -115,10 +106,10 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 		if r < len(ranges) && ranges[r][0] <= i {
 			continue // re-read: kept if still there, from fresh
 		}
-		take(old, k)
+		b.add(old, k)
 	}
 	for ; j < len(fresh.Idx); j++ {
-		take(fresh, j)
+		b.add(fresh, j)
 	}
 	return b, nil
 }

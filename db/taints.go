@@ -28,11 +28,7 @@ func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason,
 			Millis(now), reason, Millis(now), assetID, key); err != nil {
 			return err
 		}
-		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
-			Millis(now), actor, assetID, key); err != nil {
+		if err := clearOpenTaints(ctx, tx, assetID, key, actor, now); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_taints (asset_id, partition_key, instance_id, reason, actor, tainted_at) VALUES (?,?,?,?,?,?)`,
@@ -56,16 +52,24 @@ func (s *Store) ClearTaint(ctx context.Context, assetID int64, assetKey, key, ac
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
-		if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
-			Millis(now), actor, assetID, key); err != nil {
+		if err := clearOpenTaints(ctx, tx, assetID, key, actor, now); err != nil {
 			return err
 		}
 		_, err = AppendEvent(ctx, tx, "partition.taint_cleared", "asset:"+assetKey, actor, map[string]any{"partition": key}, "", now)
 		return err
 	})
+}
+
+// clearOpenTaints marks the partition's staleness block for recomputing
+// and records its open taints cleared by actor at now (a new taint, or the
+// taint cleared, replaces them).
+func clearOpenTaints(ctx context.Context, tx *sqlx.Tx, assetID int64, key, actor string, now time.Time) error {
+	if err := markStaleBlockOf(ctx, tx, assetID, key); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE partition_taints SET cleared_at=?, cleared_by=? WHERE asset_id=? AND partition_key=? AND cleared_at IS NULL`,
+		Millis(now), actor, assetID, key)
+	return err
 }
 
 // Taint is one taint of a partition instance.

@@ -85,22 +85,12 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, name, passwordHash string,
 
 // UserByName finds a user by name (case-insensitive) or returns ErrNotFound.
 func (s *Store) UserByName(ctx context.Context, name string) (User, error) {
-	var u User
-	err := s.r.GetContext(ctx, &u, `SELECT * FROM users WHERE name = ?`, name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
-	}
-	return u, err
+	return getRow[User](ctx, s.r, fmt.Errorf("user %q: %w", name, ErrNotFound), `SELECT * FROM users WHERE name = ?`, name)
 }
 
 // UserByID finds a user by id or returns ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
-	var u User
-	err := s.r.GetContext(ctx, &u, `SELECT * FROM users WHERE id = ?`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, fmt.Errorf("user %d: %w", id, ErrNotFound)
-	}
-	return u, err
+	return getRow[User](ctx, s.r, fmt.Errorf("user %d: %w", id, ErrNotFound), `SELECT * FROM users WHERE id = ?`, id)
 }
 
 // ListUsers lists every user by name.

@@ -28,15 +28,10 @@ func newSeedEnv(t *testing.T, yaml string) *seedEnv {
 // an asset without a demo executor reports minutes.
 func TestSeedReportsExecutorLikeDurations(t *testing.T) {
 	t.Parallel()
-	env := newSeedEnv(t, `
-assets:
-  s.fast:
-    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
-    executor: {demo: {duration: 1s-2s}}
-  s.cmd:
-    partitions: {daily: {start: 2025-01-01, end: 2025-03-01}}
-    executor: {command: [/bin/true]}
-`)
+	env := newSeedEnv(t, teststore.Assets(
+		teststore.Asset("s.fast", "{daily: {start: 2025-01-01, end: 2025-03-01}}", "executor: {demo: {duration: 1s-2s}}"),
+		teststore.Asset("s.cmd", "{daily: {start: 2025-01-01, end: 2025-03-01}}", "executor: {command: [/bin/true]}"),
+	))
 	ctx := context.Background()
 	if _, err := Seed(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
 		t.Fatal(err)
@@ -55,13 +50,9 @@ assets:
 // agree (before, "timeout after 30m0s" sat on a 625 ms attempt).
 func TestSeedTimeoutsLastTheirTimeout(t *testing.T) {
 	t.Parallel()
-	env := newSeedEnv(t, `
-assets:
-  s.fast:
-    partitions: {hourly: {start: 2024-01-01-00:00, end: 2025-01-01-00:00}}
-    timeout: 5m
-    executor: {demo: {duration: 100ms-900ms}}
-`)
+	env := newSeedEnv(t, teststore.Assets(
+		teststore.Asset("s.fast", "{hourly: {start: 2024-01-01-00:00, end: 2025-01-01-00:00}}", "timeout: 5m", "executor: {demo: {duration: 100ms-900ms}}"),
+	))
 	ctx := context.Background()
 	if _, err := Seed(ctx, env.store, env.ws, env.ids, time.Now()); err != nil {
 		t.Fatal(err)

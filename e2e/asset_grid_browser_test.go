@@ -39,8 +39,7 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: gridWorkspace})
 	env.StartEngine(t, jobs.Options{})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleOperator)
+	ctx := env.SignedInBrowser(t, auth.RoleOperator)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/g.multi"),

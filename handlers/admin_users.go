@@ -143,73 +143,71 @@ func userNotFound(id string) *UserError {
 
 // AdminSetRole changes a role (POST /admin/users/:id/role).
 func (h *Handler) AdminSetRole(c echo.Context) error {
-	u, err := h.userParam(c)
-	if err != nil {
-		return err
-	}
-	role := c.FormValue("role")
-	if _, perr := auth.ParseRole(role); perr != nil {
-		return h.formResult(c, BadRequest("role", "%v", perr), "", views.AdminUsersView{})
-	}
-	if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID && role != "admin" {
-		return h.formResult(c, BadRequest("role", "you cannot remove your own admin role; ask another admin"), "", views.AdminUsersView{})
-	}
-	err = h.Store.SetUserRole(c.Request().Context(), u.ID, role, Actor(c), h.Now())
-	return h.formResult(c, err, u.Name+" is now "+role+".", views.AdminUsersView{})
+	return h.adminUserAction(c, func(ctx context.Context, u db.User) (string, error) {
+		role := c.FormValue("role")
+		if _, perr := auth.ParseRole(role); perr != nil {
+			return "", BadRequest("role", "%v", perr)
+		}
+		if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID && role != "admin" {
+			return "", BadRequest("role", "you cannot remove your own admin role; ask another admin")
+		}
+		return u.Name + " is now " + role + ".", h.Store.SetUserRole(ctx, u.ID, role, Actor(c), h.Now())
+	})
 }
 
 // AdminDisable disables an account and ends its sessions at once
 // (POST /admin/users/:id/disable).
 func (h *Handler) AdminDisable(c echo.Context) error {
-	u, err := h.userParam(c)
-	if err != nil {
-		return err
-	}
-	if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID {
-		return h.formResult(c, BadRequest("", "you cannot disable your own account"), "", views.AdminUsersView{})
-	}
-	err = h.Store.SetUserDisabled(c.Request().Context(), u.ID, true, Actor(c), h.Now())
-	return h.formResult(c, err, "Disabled "+u.Name+".", views.AdminUsersView{})
+	return h.adminUserAction(c, func(ctx context.Context, u db.User) (string, error) {
+		if p := CurrentPrincipal(c); p != nil && p.UserID == u.ID {
+			return "", BadRequest("", "you cannot disable your own account")
+		}
+		return "Disabled " + u.Name + ".", h.Store.SetUserDisabled(ctx, u.ID, true, Actor(c), h.Now())
+	})
 }
 
 // AdminEnable re-enables an account (POST /admin/users/:id/enable).
 func (h *Handler) AdminEnable(c echo.Context) error {
-	u, err := h.userParam(c)
-	if err != nil {
-		return err
-	}
-	err = h.Store.SetUserDisabled(c.Request().Context(), u.ID, false, Actor(c), h.Now())
-	return h.formResult(c, err, "Enabled "+u.Name+".", views.AdminUsersView{})
+	return h.adminUserAction(c, func(ctx context.Context, u db.User) (string, error) {
+		return "Enabled " + u.Name + ".", h.Store.SetUserDisabled(ctx, u.ID, false, Actor(c), h.Now())
+	})
 }
 
 // AdminUnlock forgets the failed sign-ins that lock an account
 // (POST /admin/users/:id/unlock).
 func (h *Handler) AdminUnlock(c echo.Context) error {
-	u, err := h.userParam(c)
-	if err != nil {
-		return err
-	}
-	n, err := h.Store.UnlockUser(c.Request().Context(), u.ID, Actor(c), h.Now())
-	return h.formResult(c, err, fmt.Sprintf("Unlocked %s (forgot %d failed sign-ins).", u.Name, n), views.AdminUsersView{})
+	return h.adminUserAction(c, func(ctx context.Context, u db.User) (string, error) {
+		n, err := h.Store.UnlockUser(ctx, u.ID, Actor(c), h.Now())
+		return fmt.Sprintf("Unlocked %s (forgot %d failed sign-ins).", u.Name, n), err
+	})
 }
 
 // AdminResetPassword sets a new password and ends the user's sessions
 // (POST /admin/users/:id/password).
 func (h *Handler) AdminResetPassword(c echo.Context) error {
+	return h.adminUserAction(c, func(ctx context.Context, u db.User) (string, error) {
+		pw := c.FormValue("password")
+		if perr := auth.CheckPasswordPolicy(pw); perr != nil {
+			return "", BadRequest("password", "%v", perr)
+		}
+		hash, err := auth.HashPassword(pw)
+		if err != nil {
+			return "", err
+		}
+		return "Reset the password of " + u.Name + ".", h.Store.SetUserPassword(ctx, u.ID, hash, Actor(c), h.Now())
+	})
+}
+
+// adminUserAction runs act on the account of the route's :id (a 404 when
+// there is none) and answers the Users form with the notice act returns,
+// or with its error (formResult).
+func (h *Handler) adminUserAction(c echo.Context, act func(ctx context.Context, u db.User) (notice string, err error)) error {
 	u, err := h.userParam(c)
 	if err != nil {
 		return err
 	}
-	pw := c.FormValue("password")
-	if perr := auth.CheckPasswordPolicy(pw); perr != nil {
-		return h.formResult(c, BadRequest("password", "%v", perr), "", views.AdminUsersView{})
-	}
-	hash, err := auth.HashPassword(pw)
-	if err != nil {
-		return err
-	}
-	err = h.Store.SetUserPassword(c.Request().Context(), u.ID, hash, Actor(c), h.Now())
-	return h.formResult(c, err, "Reset the password of "+u.Name+".", views.AdminUsersView{})
+	notice, err := act(c.Request().Context(), u)
+	return h.formResult(c, err, notice, views.AdminUsersView{})
 }
 
 // AdminReloadWorkspace reads the workspace file again

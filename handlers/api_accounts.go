@@ -71,20 +71,7 @@ func tokenJSON(t db.Token, now time.Time) TokenJSON {
 		Expired: t.ExpiresAt != nil && !now.Before(db.FromMillis(*t.ExpiresAt))}
 }
 
-// idPage pages a list ordered by id: ?cursor= is the last id seen.
-func idPage(c echo.Context) (after int64, limit int, err error) {
-	if limit, err = parseLimit(c); err != nil {
-		return 0, 0, err
-	}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		if after, err = decodeCursor(cur, "id"); err != nil {
-			return 0, 0, err
-		}
-	}
-	return after, limit, nil
-}
-
-// idPageOf is the page idPage asked for of rows, in their order: those
+// idPageOf is the page listPage(c, parseLimit, 0, cursorOf("id")) asked for of rows, in their order: those
 // whose id is above after, at most limit of them, as J; next is the cursor
 // of the page after it ("" when none).
 func idPageOf[R, J any](rows []R, after int64, limit int, id func(R) int64, toJSON func(R) J) (out []J, next string) {
@@ -106,7 +93,7 @@ func idPageOf[R, J any](rows []R, after int64, limit int, id func(R) int64, toJS
 
 // APIUsers lists accounts (admin), by id, with cursor pagination.
 func (h *Handler) APIUsers(c echo.Context) error {
-	after, limit, err := idPage(c)
+	after, limit, err := listPage(c, parseLimit, 0, cursorOf("id"))
 	if err != nil {
 		return err
 	}
@@ -144,12 +131,11 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 		return BadRequest("password", "%v", err)
 	}
 	ctx := c.Request().Context()
-	key, err := idempotencyKey(c)
+	key, err := scopedIdempotencyKey(c, "api:user.create:")
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		key = "api:user.create:" + key
 		if e, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
 			u, uerr := h.Store.UserByName(ctx, strings.TrimPrefix(e.Subject, "user:"))
 			if uerr != nil || !strings.EqualFold(u.Name, body.Name) {
@@ -257,7 +243,7 @@ func (h *Handler) APITokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	after, limit, err := idPage(c)
+	after, limit, err := listPage(c, parseLimit, 0, cursorOf("id"))
 	if err != nil {
 		return err
 	}
@@ -328,12 +314,11 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if r, err := auth.ParseRole(u.Role); err == nil && u.ID != p.UserID {
 		max = r
 	}
-	key, err := idempotencyKey(c)
+	key, err := scopedIdempotencyKey(c, "api:token.create:")
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		key = "api:token.create:" + key
 		if _, err := h.Store.EventByIdempotencyKey(ctx, key); err == nil {
 			return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 		}

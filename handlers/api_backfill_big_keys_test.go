@@ -18,14 +18,11 @@ import (
 
 // An hourly asset of some 315,000 partitions, in a pool that runs one chunk
 // a day: a backfill created here stays PENDING or all but idle.
-const bigKeysWS = `pools:
+var bigKeysWS = `pools:
   held: {max_concurrent_runs: 1, throttle: 1/d}
-assets:
-  h.hourly:
-    partitions: {hourly: {start: "1990-01-01-00:00"}}
-    pool: held
-    executor: {demo: {duration: 1ms}}
-`
+` + testkit.Assets(
+	testkit.Asset("h.hourly", `{hourly: {start: "1990-01-01-00:00"}}`, "pool: held"),
+)
 
 // hourKeys are the first n keys of h.hourly.
 func hourKeys(n int) []string {

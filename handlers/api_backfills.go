@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,12 +36,16 @@ type BackfillJSON struct {
 	PausedWithFailures bool             `json:"paused_with_failures"`
 	Terminate          bool             `json:"terminate,omitempty"`
 	ParentBackfillID   *string          `json:"parent_backfill_id"`
-	RetryRequestID     *string          `json:"retry_request_id,omitempty"`
-	CreatedBy          string           `json:"created_by"`
-	CreatedAt          string           `json:"created_at"`
-	UpdatedAt          string           `json:"updated_at"`
-	StartedAt          *string          `json:"started_at"`
-	FinishedAt         *string          `json:"finished_at"`
+	// RecoveredBy is, for a FAILED backfill, the Retry failed child that
+	// rebuilt everything it failed or skipped (directly, or through
+	// retries of its own); null otherwise.
+	RecoveredBy    *string `json:"recovered_by"`
+	RetryRequestID *string `json:"retry_request_id,omitempty"`
+	CreatedBy      string  `json:"created_by"`
+	CreatedAt      string  `json:"created_at"`
+	UpdatedAt      string  `json:"updated_at"`
+	StartedAt      *string `json:"started_at"`
+	FinishedAt     *string `json:"finished_at"`
 	// Waiting says why a running backfill with no run running plans no
 	// chunk (GET of one backfill only): its upstream, its pool's cap or
 	// throttle, or the server's cap.
@@ -152,50 +155,51 @@ func (h *Handler) engine() (*jobs.Engine, error) {
 
 // APIBackfillPreview answers what a backfill request would do, writing nothing.
 func (h *Handler) APIBackfillPreview(c echo.Context) error {
-	eng, err := h.engine()
-	if err != nil {
-		return err
-	}
-	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
-	size, err := decodeBackfillRequest(c, &req)
-	defer h.releaseMemory(size)
-	if err != nil {
-		return err
-	}
-	pv, err := eng.Preview(c.Request().Context(), req)
-	if err != nil {
-		return engineErr(err)
-	}
-	return c.JSON(http.StatusOK, pv)
+	return h.withBackfillRequest(c, func(eng *jobs.Engine, req jobs.Request) error {
+		pv, err := eng.Preview(c.Request().Context(), req)
+		if err != nil {
+			return engineErr(err)
+		}
+		return c.JSON(http.StatusOK, pv)
+	})
 }
 
 // APIBackfillCreate creates a backfill (idempotent on Idempotency-Key).
 func (h *Handler) APIBackfillCreate(c echo.Context) error {
+	return h.withBackfillRequest(c, func(eng *jobs.Engine, req jobs.Request) error {
+		key, err := idempotencyKey(c)
+		if err != nil {
+			return err
+		}
+		res, err := eng.Create(c.Request().Context(), req, key, Actor(c))
+		if err != nil {
+			uerr := engineErr(err)
+			var ie *jobs.InputError
+			if ue := (*UserError)(nil); errors.As(uerr, &ue) && errors.As(err, &ie) && ie.Code == jobs.CodeKeyReused {
+				// The form makes a new key itself; an API client has to.
+				withHint(ue, ie.Msg, HintIdempotencyConflict, map[string]string{"what": "request", "backfill": ie.Params["backfill"]})
+			}
+			return uerr
+		}
+		return createdBackfill(c, res)
+	})
+}
+
+// withBackfillRequest runs run with the engine and the backfill request of
+// the body (chunk_size and max_concurrent_runs may be left out); the memory
+// its decoding held is given back when run is done.
+func (h *Handler) withBackfillRequest(c echo.Context, run func(eng *jobs.Engine, req jobs.Request) error) error {
 	eng, err := h.engine()
 	if err != nil {
 		return err
 	}
-	req := jobs.NewRequest() // chunk_size and max_concurrent_runs may be left out
+	req := jobs.NewRequest()
 	size, err := decodeBackfillRequest(c, &req)
 	defer h.releaseMemory(size)
 	if err != nil {
 		return err
 	}
-	key, err := idempotencyKey(c)
-	if err != nil {
-		return err
-	}
-	res, err := eng.Create(c.Request().Context(), req, key, Actor(c))
-	if err != nil {
-		uerr := engineErr(err)
-		var ie *jobs.InputError
-		if ue := (*UserError)(nil); errors.As(uerr, &ue) && errors.As(err, &ie) && ie.Code == jobs.CodeKeyReused {
-			// The form makes a new key itself; an API client has to.
-			withHint(ue, ie.Msg, HintIdempotencyConflict, map[string]string{"what": "request", "backfill": ie.Params["backfill"]})
-		}
-		return uerr
-	}
-	return createdBackfill(c, res)
+	return run(eng, req)
 }
 
 // createdBackfill answers a created backfill: 201, or 200 when the request
@@ -215,18 +219,6 @@ type BackfillList struct {
 	NextCursor string         `json:"next_cursor"` // "" on the last page
 }
 
-func pageLimit(c echo.Context, def, maxN int) (int, error) {
-	limit := def
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxN {
-			return 0, BadRequest("limit", "limit must be a number between 1 and %d, got %q", maxN, v)
-		}
-		limit = n
-	}
-	return limit, nil
-}
-
 // DefaultBackfillPageLimit and MaxBackfillPageLimit bound ?limit= of the
 // backfills list (the other lists: 100 and MaxPageLimit).
 const (
@@ -240,21 +232,13 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var states []string
-	if v := c.QueryParam("state"); v != "" {
-		for _, s := range strings.Split(v, ",") {
-			s = strings.ToUpper(strings.TrimSpace(s))
-			if !contains(db.BackfillStates, s) {
-				return BadRequest("state", "unknown state %q; use %s", s, strings.Join(db.BackfillStates, ", "))
-			}
-			states = append(states, s)
-		}
+	states, err := stateParam(c, "state", "state", db.BackfillStates, strings.ToUpper)
+	if err != nil {
+		return err
 	}
-	var before int64
-	if v := c.QueryParam("cursor"); v != "" {
-		if before, err = decodeListCursor(v, "bf", 1); err != nil {
-			return err
-		}
+	before, err := cursorParam(c, 0, listCursorOf("bf", 1))
+	if err != nil {
+		return err
 	}
 	asset, err := h.assetFilter(c)
 	if err != nil {
@@ -264,13 +248,16 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := BackfillList{Backfills: []BackfillJSON{}}
-	for i, b := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor("bf", rows[limit-1].Seq)
-			break
-		}
-		out.Backfills = append(out.Backfills, ToBackfillJSON(b))
+	rows, next := pageOf(rows, limit, func(last db.Backfill) string { return encodeCursor("bf", last.Seq) })
+	out := BackfillList{Backfills: []BackfillJSON{}, NextCursor: next}
+	recovered, err := h.recoveredBy(c.Request().Context(), rows)
+	if err != nil {
+		return err
+	}
+	for _, b := range rows {
+		bj := ToBackfillJSON(b)
+		bj.RecoveredBy = recoveredPtr(recovered, b.ID)
+		out.Backfills = append(out.Backfills, bj)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -300,6 +287,11 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 		return engineErr(err)
 	}
 	out := ToBackfillJSON(b)
+	recovered, err := h.recoveredBy(c.Request().Context(), []db.Backfill{b})
+	if err != nil {
+		return err
+	}
+	out.RecoveredBy = recoveredPtr(recovered, b.ID)
 	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
 		// Nothing it does can be recorded: that is what it waits for,
 		// whatever runs.
@@ -358,33 +350,22 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var states []string
 	runStates := []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
-	if v := c.QueryParam("state"); v != "" {
-		for _, s := range strings.Split(v, ",") {
-			s = strings.ToLower(strings.TrimSpace(s))
-			if !contains(runStates, s) {
-				return BadRequest("state", "unknown run state %q; use %s", s, strings.Join(runStates, ", "))
-			}
-			states = append(states, s)
-		}
+	states, err := stateParam(c, "state", "run state", runStates, strings.ToLower)
+	if err != nil {
+		return err
 	}
-	after := int64(-1)
-	if v := c.QueryParam("cursor"); v != "" {
-		if after, err = decodeListCursor(v, "ch", 0); err != nil {
-			return err
-		}
+	after, err := cursorParam(c, -1, listCursorOf("ch", 0))
+	if err != nil {
+		return err
 	}
 	rows, err := h.Store.Runs(ctx, c.Param("id"), states, after, limit+1)
 	if err != nil {
 		return err
 	}
-	out := ChunkList{Chunks: []ChunkJSON{}}
-	for i, r := range rows {
-		if i == limit {
-			out.NextCursor = encodeCursor("ch", rows[limit-1].Chunk)
-			break
-		}
+	rows, next := pageOf(rows, limit, func(last db.Run) string { return encodeCursor("ch", last.Chunk) })
+	out := ChunkList{Chunks: []ChunkJSON{}, NextCursor: next}
+	for _, r := range rows {
 		out.Chunks = append(out.Chunks, toChunkJSON(r))
 	}
 	return c.JSON(http.StatusOK, out)
@@ -412,25 +393,15 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	if _, err := h.Store.Backfill(ctx, id); err != nil {
 		return engineErr(err)
 	}
-	limit, err := pageLimit(c, 100, 1000)
+	before, limit, err := listPage(c, limitUpTo(100, 1000), 0, cursorOf("ev"))
 	if err != nil {
 		return err
-	}
-	var before int64
-	if cur := c.QueryParam("cursor"); cur != "" {
-		if before, err = decodeCursor(cur, "ev"); err != nil {
-			return err
-		}
 	}
 	evs, err := h.Store.EventsBySubjectCapped(ctx, "backfill:"+id, before, limit+1, MaxEventPayload)
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(evs) > limit {
-		evs = evs[:limit]
-		next = encodeCursor("ev", evs[limit-1].ID)
-	}
+	evs, next := pageOf(evs, limit, func(last db.CappedEvent) string { return encodeCursor("ev", last.ID) })
 	heads := make([]db.Event, len(evs))
 	for i, e := range evs {
 		heads[i] = e.Event
@@ -648,25 +619,15 @@ func (h *Handler) APIRunComplete(c echo.Context) error {
 
 // APIConflicts lists run keys requested again with different partitions.
 func (h *Handler) APIConflicts(c echo.Context) error {
-	limit, err := pageLimit(c, 100, 1000)
+	before, limit, err := listPage(c, limitUpTo(100, 1000), 0, cursorOf("cf"))
 	if err != nil {
 		return err
-	}
-	var before int64
-	if cur := c.QueryParam("cursor"); cur != "" {
-		if before, err = decodeCursor(cur, "cf"); err != nil {
-			return err
-		}
 	}
 	cs, err := h.Store.ConflictsBefore(c.Request().Context(), before, limit+1)
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(cs) > limit {
-		cs = cs[:limit]
-		next = encodeCursor("cf", cs[limit-1].ID)
-	}
+	cs, next := pageOf(cs, limit, func(last db.Conflict) string { return encodeCursor("cf", last.ID) })
 	out := make([]ConflictJSON, 0, len(cs))
 	for _, cf := range cs {
 		out = append(out, ConflictJSON{Conflict: cf, At: msTime(cf.At)})

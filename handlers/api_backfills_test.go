@@ -15,13 +15,9 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const apiBackfillWS = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`
+var apiBackfillWS = testkit.Assets(
+	testkit.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "retries: {max_attempts: 1}"),
+)
 
 func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: apiBackfillWS})
@@ -31,13 +27,9 @@ func apiBFEnv(t *testing.T) (*testkit.Env, string) {
 
 // failingDailyWS is one daily asset of January 2025 whose every attempt
 // fails, without retries.
-const failingDailyWS = `
-assets:
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`
+var failingDailyWS = testkit.Assets(
+	testkit.Asset("f.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+)
 
 func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
@@ -330,13 +322,9 @@ func TestCanceledBackfillCountsNothingPending(t *testing.T) {
 // retries queued and the first error) and the transitions.
 func TestBackfillEventsSaySummaries(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  a.broken:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 5ms}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("a.broken", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 5ms}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	)
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var got []string
@@ -496,12 +484,9 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 // {"truncated": true} with its summary; small ones keep their payload.
 func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2015-01-01, end: 2025-01-01}}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("a.daily", "{daily: {start: 2015-01-01, end: 2025-01-01}}"),
+	)
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	var big, small int
@@ -592,15 +577,7 @@ func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 // chunks pending, and nothing said why (found by the API audit).
 func TestBackfillSaysWhatItsNextChunkWaitsFor(t *testing.T) {
 	t.Parallel()
-	env, tok, b := apiBackfillEnv(t, `
-pools:
-  wh: {max_concurrent_runs: 4, throttle: 1/h}
-assets:
-  t.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    pool: wh
-    executor: {demo: {duration: 1ms}}
-`,
+	env, tok, b := apiBackfillEnv(t, testkit.ThrottledWorkspace,
 		`{"assets":["t.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":1,"max_concurrent_runs":2}`)
 	id := b["id"].(string)
 	var got map[string]any

@@ -16,12 +16,9 @@ import (
 // an out-of-order report does not supersede the newer build.
 func TestMaterializationsIdempotencyAndBatchRules(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  m.static:
-    partitions: {static: [a, b, c]}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("m.static", "{static: [a, b, c]}"),
+	)
 	op := env.Token(t, auth.RoleOperator)
 	post := func(tok, key, body string) (int, map[string]any) {
 		t.Helper()

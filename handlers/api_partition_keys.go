@@ -12,7 +12,7 @@ import (
 // POST /api/v1/assets/{key}/partition-keys {"keys": ["partner-a", ...]}.
 func (h *Handler) APIAddPartitionKeys(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

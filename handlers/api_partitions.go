@@ -1,11 +1,9 @@
 package handlers
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -58,94 +56,17 @@ func partitionJSON(key string, r *db.PartitionStatus, idx int64) PartitionJSON {
 	return p
 }
 
-// parseLimit reads ?limit= (default 100, 1..MaxPageLimit).
-func parseLimit(c echo.Context) (int, error) {
-	s := c.QueryParam("limit")
-	if s == "" {
-		return 100, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxPageLimit {
-		return 0, BadRequest("limit", "limit must be a whole number from 1 to %d, got %q", MaxPageLimit, s)
-	}
-	return n, nil
-}
-
-// encodeCursor and decodeCursor make opaque cursors from a position.
-func encodeCursor(kind string, pos int64) string {
-	return encodeCursorParts(kind, strconv.FormatInt(pos, 10))
-}
-
-func decodeCursor(s, kind string) (int64, error) {
-	parts, err := decodeCursorParts(s, kind, 1)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0, badCursor(s)
-	}
-	return n, nil
-}
-
-// encodeCursorParts makes an opaque cursor of a position with several parts
-// (only the last may contain ":").
-func encodeCursorParts(kind string, parts ...string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strings.Join(parts, ":")))
-}
-
-// decodeCursorParts reads a cursor of encodeCursorParts with n parts.
-func decodeCursorParts(s, kind string, n int) ([]string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, badCursor(s)
-	}
-	k, v, ok := strings.Cut(string(b), ":")
-	if !ok || k != kind {
-		return nil, badCursor(s)
-	}
-	parts := strings.SplitN(v, ":", n)
-	if len(parts) != n {
-		return nil, badCursor(s)
-	}
-	return parts, nil
-}
-
-// badCursor is the 400 of a cursor the list did not give out.
-func badCursor(s string) *UserError {
-	return BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
-}
-
-// decodeListCursor reads a cursor of a list that gave out plain integers
-// before it gave out opaque cursors (the backfills and the chunks lists): a
-// stored integer of at least legacyMin still works; anything else must be
-// one of kind's opaque cursors.
-func decodeListCursor(s, kind string, legacyMin int64) (int64, error) {
-	if s != "" && strings.Trim(s, "0123456789") == "" { // never an opaque cursor: "kind:" encodes to letters
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= legacyMin {
-			return n, nil
-		}
-	}
-	return decodeCursor(s, kind)
-}
-
 // APIPartitions lists an asset's partitions in order, optionally only those of
 // some statuses (status=failed,missing), with cursor pagination.
 func (h *Handler) APIPartitions(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}
-	limit, err := parseLimit(c)
+	after, limit, err := listPage(c, parseLimit, -1, cursorOf("p"))
 	if err != nil {
 		return err
-	}
-	after := int64(-1)
-	if cur := c.QueryParam("cursor"); cur != "" {
-		if after, err = decodeCursor(cur, "p"); err != nil {
-			return err
-		}
 	}
 	var statuses []string
 	if s := c.QueryParam("status"); s != "" {

@@ -18,13 +18,9 @@ import (
 func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
 	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
-assets:
-  a.remote:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q}}
-`, remote.URL)})
+	env := testkit.WithAssets(t,
+		testkit.Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
+	)
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ type ScheduleJSON struct {
 	Catchup           ScheduleCatchup    `json:"catchup"`
 	Enabled           bool               `json:"enabled"`
 	DefinitionHash    string             `json:"definition_hash"`
+	Retention         string             `json:"retention"` // ticks evaluated longer ago are pruned, counted in state.pruned_ticks (serve --automation-retention)
 	State             ScheduleStateJSON  `json:"state"`
 	LastTick          *TickJSON          `json:"last_tick"`
 	NextTicks         []ScheduleNextTick `json:"next_ticks"`
@@ -58,6 +58,7 @@ type ScheduleStateJSON struct {
 	TicksLaunched  int64   `json:"ticks_launched"`
 	TicksSkipped   int64   `json:"ticks_skipped"`
 	TicksFailed    int64   `json:"ticks_failed"`
+	PrunedTicks    int64   `json:"pruned_ticks"` // ticks older than the retention, deleted (the counts above keep them)
 	StateVersion   int64   `json:"state_version"`
 }
 
@@ -95,6 +96,18 @@ func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the scheduler is not running on this server"}
 	}
 	return h.Scheduler, nil
+}
+
+// routeSchedule is the scheduler and the schedule of the route's :name
+// (503 when no scheduler runs, else 404 when the workspace does not declare
+// it).
+func (h *Handler) routeSchedule(c echo.Context) (*jobs.Scheduler, *catalog.Schedule, error) {
+	sch, err := h.scheduler()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := h.workspaceSchedule(c)
+	return sch, s, err
 }
 
 // scheduleNotFound is the 404 of a schedule the workspace does not declare:
@@ -175,17 +188,19 @@ func toTickJSON(t db.Tick, loc *time.Location) TickJSON {
 		BackfillID: t.BackfillID, Manual: t.Manual, Actor: t.Actor}
 }
 
-// scheduleView is one schedule with its state and newest tick, as the API
-// and the pages read it.
+// scheduleView is one schedule with its state and newest ticks, as the
+// API and the pages read it.
 type scheduleView struct {
 	Def      *catalog.Schedule
 	State    db.ScheduleState // zero (Seen false) before the scheduler first saw it
 	Seen     bool
 	LastTick *db.Tick
+	Recent   []db.Tick // the newest ticks, newest first (as many as asked)
 }
 
-// scheduleViews reads the state and newest tick of schedules.
-func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule) ([]scheduleView, error) {
+// scheduleViews reads the state and the newest recent ticks (at least 1)
+// of schedules: two queries, however many schedules.
+func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule, recent int) ([]scheduleView, error) {
 	states, err := h.Store.ScheduleStates(ctx)
 	if err != nil {
 		return nil, err
@@ -194,27 +209,39 @@ func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule) (
 	for _, st := range states {
 		byName[st.Name] = st
 	}
+	names := make([]string, len(defs))
+	for i, s := range defs {
+		names[i] = s.Name
+	}
+	ticks, err := h.Store.RecentTicks(ctx, names, max(recent, 1))
+	if err != nil {
+		return nil, err
+	}
 	out := make([]scheduleView, 0, len(defs))
 	for _, s := range defs {
-		v := scheduleView{Def: s}
+		v := scheduleView{Def: s, Recent: ticks[s.Name]}
 		v.State, v.Seen = byName[s.Name]
-		last, err := h.Store.ScheduleTicks(ctx, s.Name, nil, nil, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(last) == 1 {
-			v.LastTick = &last[0]
+		if len(v.Recent) > 0 {
+			v.LastTick = &v.Recent[0]
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-func (v scheduleView) json(now time.Time) ScheduleJSON {
+// automationRetention is how long ticks, evaluations and events are kept.
+func (h *Handler) automationRetention() time.Duration {
+	if h.Engine != nil {
+		return h.Engine.AutomationRetention()
+	}
+	return jobs.DefaultAutomationRetention
+}
+
+func (v scheduleView) json(now time.Time, retention time.Duration) ScheduleJSON {
 	s := v.Def
-	out := ScheduleJSON{Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
+	out := ScheduleJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
 		ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority, Overlap: s.Overlap,
-		Catchup: ScheduleCatchup{Window: s.Catchup.Window.String(), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
+		Catchup: ScheduleCatchup{Window: catalog.FormatDuration(s.Catchup.Window), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
 		DefinitionHash: s.Hash(), NextTicks: nextTicks(s, now, NextTicksShown)}
 	if out.ChunkSize == 0 {
 		out.ChunkSize = jobs.DefaultChunkSize
@@ -227,7 +254,7 @@ func (v scheduleView) json(now time.Time) ScheduleJSON {
 	}
 	st := v.State
 	out.State = ScheduleStateJSON{Paused: st.Paused, PausedBy: st.PausedBy, PausedAt: msTimePtr(st.PausedAt), LastBackfillID: st.LastBackfillID,
-		TicksLaunched: st.TicksLaunched, TicksSkipped: st.TicksSkipped, TicksFailed: st.TicksFailed, StateVersion: st.StateVersion}
+		TicksLaunched: st.TicksLaunched, TicksSkipped: st.TicksSkipped, TicksFailed: st.TicksFailed, PrunedTicks: st.PrunedTicks, StateVersion: st.StateVersion}
 	if v.Seen {
 		out.State.EvaluatedUntil = msTimePtr(&st.LastTickAt)
 	}
@@ -245,14 +272,14 @@ type ScheduleList struct {
 
 // APIScheduleList lists the workspace's schedules in the order it declares them.
 func (h *Handler) APIScheduleList(c echo.Context) error {
-	views, err := h.scheduleViews(c.Request().Context(), h.Workspace().Workspace.Schedules)
+	views, err := h.scheduleViews(c.Request().Context(), h.Workspace().Workspace.Schedules, 1)
 	if err != nil {
 		return err
 	}
 	now := h.Now()
 	out := ScheduleList{Schedules: []ScheduleJSON{}}
 	for _, v := range views {
-		out.Schedules = append(out.Schedules, v.json(now))
+		out.Schedules = append(out.Schedules, v.json(now, h.automationRetention()))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -267,11 +294,11 @@ func (h *Handler) APIScheduleGet(c echo.Context) error {
 }
 
 func (h *Handler) answerSchedule(c echo.Context, s *catalog.Schedule, status int) error {
-	views, err := h.scheduleViews(c.Request().Context(), []*catalog.Schedule{s})
+	views, err := h.scheduleViews(c.Request().Context(), []*catalog.Schedule{s}, 1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(status, views[0].json(h.Now()))
+	return c.JSON(status, views[0].json(h.Now(), h.automationRetention()))
 }
 
 // TickPage is a page of a schedule's ticks, newest first.
@@ -297,18 +324,14 @@ func parseTickQuery(c echo.Context, defLimit int) (tickQuery, error) {
 	if q.outcomes, err = parseOutcomes(c.QueryParam("outcome")); err != nil {
 		return q, err
 	}
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "tk", 2)
-		if err != nil {
-			return q, err
+	q.cursor, err = cursorParam(c, nil, func(v string) (*db.TickCursor, error) {
+		at, id, err := decodeAtCursor(v, "tk")
+		if err == nil && id == "" {
+			err = badCursor(v)
 		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil || parts[1] == "" {
-			return q, badCursor(v)
-		}
-		q.cursor = &db.TickCursor{ScheduledFor: at, ID: parts[1]}
-	}
-	return q, nil
+		return &db.TickCursor{ScheduledFor: at, ID: id}, err
+	})
+	return q, err
 }
 
 // parseOutcomes reads a comma-separated outcome filter ("" is every outcome).
@@ -333,12 +356,7 @@ func (h *Handler) ticksPage(ctx context.Context, s *catalog.Schedule, q tickQuer
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > q.limit {
-		last := rows[q.limit-1]
-		next = encodeCursorParts("tk", strconv.FormatInt(last.ScheduledFor, 10), last.ID)
-		rows = rows[:q.limit]
-	}
+	rows, next := pageOf(rows, q.limit, func(last db.Tick) string { return encodeAtCursor("tk", last.ScheduledFor, last.ID) })
 	return rows, next, nil
 }
 
@@ -447,12 +465,11 @@ func (h *Handler) APISchedulePause(c echo.Context) error { return h.apiSetPaused
 func (h *Handler) APIScheduleResume(c echo.Context) error { return h.apiSetPaused(c, false) }
 
 func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
-	sch, err := h.scheduler()
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
-	s, err := h.workspaceSchedule(c)
-	if err != nil {
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
 		return err
 	}
 	if _, err := sch.SetPaused(c.Request().Context(), s.Name, paused, Actor(c)); err != nil {
@@ -471,12 +488,11 @@ type TriggerResult struct {
 // and the backfill it launched (null when it launched none: the tick's
 // outcome and reason say why).
 func (h *Handler) APIScheduleTrigger(c echo.Context) error {
-	sch, err := h.scheduler()
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
-	s, err := h.workspaceSchedule(c)
-	if err != nil {
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
 		return err
 	}
 	r, err := sch.Trigger(c.Request().Context(), s.Name, Actor(c))

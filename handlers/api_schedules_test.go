@@ -16,15 +16,10 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const scheduleWS = `
-assets:
-  t.hourly:
-    partitions: {hourly: {start: "2026-01-01-00:00"}}
-    executor: {demo: {duration: 1ms}}
-  t.regions:
-    partitions: {static: [eu, us]}
-    executor: {demo: {duration: 1ms}}
-schedules:
+var scheduleWS = testkit.Assets(
+	testkit.Asset("t.hourly", `{hourly: {start: "2026-01-01-00:00"}}`),
+	testkit.Asset("t.regions", "{static: [eu, us]}"),
+) + `schedules:
   hourly:
     cron: "5 * * * *"
     timezone: Europe/Berlin
@@ -90,7 +85,7 @@ func TestScheduleAPIList(t *testing.T) {
 	h := list[0].(map[string]any)
 	if h["name"] != "hourly" || h["cron"] != "5 * * * *" || h["timezone"] != "Europe/Berlin" || h["target"] != "closed_windows" ||
 		h["overlap"] != "skip" || h["enabled"] != true || h["chunk_size"].(float64) != float64(jobs.DefaultChunkSize) ||
-		h["catchup"].(map[string]any)["window"] != "24h0m0s" || h["catchup"].(map[string]any)["max_ticks"].(float64) != 1 || h["last_tick"] != nil {
+		h["catchup"].(map[string]any)["window"] != "1d" || h["catchup"].(map[string]any)["max_ticks"].(float64) != 1 || h["last_tick"] != nil {
 		t.Fatalf("hourly: %v", h)
 	}
 	st := h["state"].(map[string]any)
@@ -369,7 +364,7 @@ func TestDemoWorkspaceSchedule(t *testing.T) {
 	if code != 200 || pv["skip_reason"] != "" || pv["preview"].(map[string]any)["total_partitions"].(float64) != 1 {
 		t.Fatalf("preview: %d %v", code, pv)
 	}
-	code, doc := getDoc(t, env, env.Client(t, auth.RoleViewer), "/automation")
+	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/automation")
 	if code != 200 || doc.Find(`[data-testid="schedule-row"][data-name="raw.events.hourly"]`).Length() != 1 {
 		t.Fatalf("automation: %d", code)
 	}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,6 +27,7 @@ type SensorJSON struct {
 	MaxConcurrentRuns int64            `json:"max_concurrent_runs"`
 	Priority          int64            `json:"priority"`
 	Enabled           bool             `json:"enabled"`
+	Retention         string           `json:"retention"` // evaluations and events older are pruned, counted in state.pruned_* (serve --automation-retention)
 	State             SensorStateJSON  `json:"state"`
 	LastEvent         *SensorEventJSON `json:"last_event"` // the newest pushed event (null: none)
 }
@@ -56,6 +57,11 @@ type SensorStateJSON struct {
 	EventsAccepted   int64   `json:"events_accepted"`
 	Launches         int64   `json:"launches"`
 	Evaluations      int64   `json:"evaluations"`
+	// Pruned: evaluations and events older than the retention, deleted (the
+	// counts above keep them; a pruned event's message id still answers as
+	// a duplicate).
+	PrunedEvaluations int64 `json:"pruned_evaluations"`
+	PrunedEvents      int64 `json:"pruned_events"`
 }
 
 // SensorEventJSON is a pushed event's first outcome.
@@ -67,6 +73,7 @@ type SensorEventJSON struct {
 	Reason     *string `json:"reason"`
 	BackfillID *string `json:"backfill_id"`
 	Actor      string  `json:"actor"`
+	Pruned     bool    `json:"pruned,omitempty"` // older than the retention: only its message id and first outcome are kept (no reason, no actor)
 }
 
 // SensorEvaluationJSON is one recorded evaluation, dry run or cursor reset.
@@ -112,6 +119,17 @@ func (h *Handler) sensors() (*jobs.Sensors, error) {
 	return h.Sensors, nil
 }
 
+// routeSensor is the sensors and the sensor of the route's :name (503 when
+// sensors do not run, else 404 when the workspace does not declare it).
+func (h *Handler) routeSensor(c echo.Context) (*jobs.Sensors, *catalog.Sensor, error) {
+	sn, err := h.sensors()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := h.workspaceSensor(c)
+	return sn, s, err
+}
+
 // sensorNotFound is the 404 of a sensor the workspace does not declare: it
 // names the known ones.
 func sensorNotFound(name, known string) *UserError {
@@ -141,7 +159,7 @@ func sensorErr(err error) error {
 	switch ie.Code {
 	case jobs.CodeUnknownSensor:
 		return sensorNotFound(ie.Params["sensor"], ie.Params["known"])
-	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor:
+	case jobs.CodeSensorPaused, jobs.CodeSensorState, jobs.CodeNotPollSensor, jobs.CodeNotPushSensor:
 		ue := Conflict("")
 		ue.Field = ie.Field
 		p := map[string]string{"sensor": ie.Params["sensor"], "state": ie.Params["state"], "code": ie.Code}
@@ -161,14 +179,23 @@ func sensorErr(err error) error {
 	return uerr
 }
 
-// sensorView is one sensor with its state and newest event.
+// sensorView is one sensor with its state and newest event or
+// evaluation.
 type sensorView struct {
 	Def       *catalog.Sensor
 	State     db.SensorState // zero before anything happened to it
 	LastEvent *db.SensorEvent
+	LastEval  *db.SensorEvaluation // poll sensors
+	// The newest events (push) or evaluations (poll), newest first, when
+	// sensorViews was asked for more than the last one.
+	RecentEvents []db.SensorEvent
+	RecentEvals  []db.SensorEvaluation
 }
 
-func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]sensorView, error) {
+// sensorViews reads defs' states and their newest event or evaluation
+// (recent of them, at least 1), in three queries however many sensors.
+func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor, recent int) ([]sensorView, error) {
+	recent = max(recent, 1)
 	states, err := h.Store.SensorStates(ctx)
 	if err != nil {
 		return nil, err
@@ -177,20 +204,38 @@ func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor) ([]se
 	for _, st := range states {
 		byName[st.Name] = st
 	}
+	// One query for the push sensors' newest events, one for the poll
+	// sensors' newest evaluations, however many sensors.
+	var push, poll []string
+	for _, s := range defs {
+		if s.Poll() {
+			poll = append(poll, s.Name)
+		} else {
+			push = append(push, s.Name)
+		}
+	}
+	events, evals := map[string][]db.SensorEvent{}, map[string][]db.SensorEvaluation{}
+	if len(push) > 0 {
+		if events, err = h.Store.RecentSensorEvents(ctx, push, recent); err != nil {
+			return nil, err
+		}
+	}
+	if len(poll) > 0 {
+		if evals, err = h.Store.RecentSensorEvaluations(ctx, poll, recent); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]sensorView, 0, len(defs))
 	for _, s := range defs {
 		v := sensorView{Def: s, State: byName[s.Name]}
 		if v.State.Status == "" {
 			v.State.Status = db.SensorOK
 		}
-		if !s.Poll() {
-			evs, err := h.Store.SensorEvents(ctx, s.Name, nil, 1)
-			if err != nil {
-				return nil, err
-			}
-			if len(evs) == 1 {
-				v.LastEvent = &evs[0]
-			}
+		if es := events[s.Name]; len(es) > 0 && !s.Poll() {
+			v.LastEvent, v.RecentEvents = &es[0], es
+		}
+		if es := evals[s.Name]; len(es) > 0 && s.Poll() {
+			v.LastEval, v.RecentEvals = &es[0], es
 		}
 		out = append(out, v)
 	}
@@ -204,9 +249,9 @@ func sensorKind(s *catalog.Sensor) string {
 	return SensorPush
 }
 
-func (v sensorView) json() SensorJSON {
+func (v sensorView) json(retention time.Duration) SensorJSON {
 	s, st := v.Def, v.State
-	out := SensorJSON{Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
+	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
 		Priority: s.Priority, Enabled: s.Enabled}
 	if out.ChunkSize == 0 {
 		out.ChunkSize = jobs.DefaultChunkSize
@@ -219,7 +264,8 @@ func (v sensorView) json() SensorJSON {
 	}
 	out.State = SensorStateJSON{Paused: st.Paused, PausedBy: st.PausedBy, PausedAt: msTimePtr(st.PausedAt), Status: st.Status, LastError: st.LastError,
 		Failures: st.Failures, Cursor: st.Cursor, StateVersion: st.StateVersion, LastEvaluatedAt: msTimePtr(st.LastEvaluatedAt),
-		NextEvaluationAt: msTimePtr(st.NextEvaluationAt), EventsAccepted: st.EventsAccepted, Launches: st.Launches, Evaluations: st.Evaluations}
+		NextEvaluationAt: msTimePtr(st.NextEvaluationAt), EventsAccepted: st.EventsAccepted, Launches: st.Launches, Evaluations: st.Evaluations,
+		PrunedEvaluations: st.PrunedEvaluations, PrunedEvents: st.PrunedEvents}
 	if v.LastEvent != nil {
 		ev := toSensorEventJSON(*v.LastEvent)
 		out.LastEvent = &ev
@@ -229,7 +275,7 @@ func (v sensorView) json() SensorJSON {
 
 func toSensorEventJSON(e db.SensorEvent) SensorEventJSON {
 	return SensorEventJSON{Sensor: e.Sensor, MessageID: e.MessageID, ReceivedAt: msTime(e.ReceivedAt), Outcome: e.Outcome, Reason: e.Reason,
-		BackfillID: e.BackfillID, Actor: e.Actor}
+		BackfillID: e.BackfillID, Actor: e.Actor, Pruned: e.Pruned}
 }
 
 func toSensorEvaluationJSON(e db.SensorEvaluation) SensorEvaluationJSON {
@@ -248,13 +294,13 @@ type SensorList struct {
 
 // APISensorList lists the workspace's sensors in the order it declares them.
 func (h *Handler) APISensorList(c echo.Context) error {
-	vs, err := h.sensorViews(c.Request().Context(), h.Workspace().Workspace.Sensors)
+	vs, err := h.sensorViews(c.Request().Context(), h.Workspace().Workspace.Sensors, 1)
 	if err != nil {
 		return err
 	}
 	out := SensorList{Sensors: []SensorJSON{}}
 	for _, v := range vs {
-		out.Sensors = append(out.Sensors, v.json())
+		out.Sensors = append(out.Sensors, v.json(h.automationRetention()))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -269,102 +315,74 @@ func (h *Handler) APISensorGet(c echo.Context) error {
 }
 
 func (h *Handler) answerSensor(c echo.Context, s *catalog.Sensor) error {
-	vs, err := h.sensorViews(c.Request().Context(), []*catalog.Sensor{s})
+	vs, err := h.sensorViews(c.Request().Context(), []*catalog.Sensor{s}, 1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, vs[0].json())
+	return c.JSON(http.StatusOK, vs[0].json(h.automationRetention()))
 }
 
 // evaluationsPage reads a page of s's evaluations (?cursor=&limit=).
 func (h *Handler) evaluationsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvaluation, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), 0, cursorOf("se"))
 	if err != nil {
 		return nil, "", err
-	}
-	var before int64
-	if v := c.QueryParam("cursor"); v != "" {
-		if before, err = decodeCursor(v, "se"); err != nil {
-			return nil, "", err
-		}
 	}
 	rows, err := h.Store.SensorEvaluations(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = encodeCursor("se", rows[limit-1].ID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvaluation) string { return encodeCursor("se", last.ID) })
 	return rows, next, nil
 }
 
 // APISensorEvaluations lists a sensor's evaluations, dry runs and cursor
 // resets, newest first (?cursor=&limit=).
 func (h *Handler) APISensorEvaluations(c echo.Context) error {
+	return sensorList(h, c, "evaluations", "next_cursor", h.evaluationsPage, toSensorEvaluationJSON)
+}
+
+// sensorList answers a list of the rows of the route's sensor: page reads
+// a page of them (DefaultSensorPageLimit unless ?limit= says), toJSON
+// shows one; they answer as field, beside the next page's position as
+// nextKey.
+func sensorList[R, J any](h *Handler, c echo.Context, field, nextKey string, page func(echo.Context, *catalog.Sensor, int) ([]R, string, error), toJSON func(R) J) error {
 	s, err := h.workspaceSensor(c)
 	if err != nil {
 		return err
 	}
-	rows, next, err := h.evaluationsPage(c, s, DefaultSensorPageLimit)
+	rows, next, err := page(c, s, DefaultSensorPageLimit)
 	if err != nil {
 		return err
 	}
-	out := make([]SensorEvaluationJSON, 0, len(rows))
-	for _, e := range rows {
-		out = append(out, toSensorEvaluationJSON(e))
+	out := make([]J, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toJSON(r))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "evaluations": out, "next_cursor": next})
+	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, field: out, nextKey: next})
 }
 
 // eventsPage reads a page of s's pushed events (?cursor=&limit=).
 func (h *Handler) eventsPage(c echo.Context, s *catalog.Sensor, defLimit int) ([]db.SensorEvent, string, error) {
-	limit, err := pageLimit(c, defLimit, MaxPageLimit)
+	before, limit, err := listPage(c, limitUpTo(defLimit, MaxPageLimit), nil, func(v string) (*db.SensorEventCursor, error) {
+		at, id, err := decodeAtCursor(v, "sv")
+		return &db.SensorEventCursor{ReceivedAt: at, MessageID: id}, err
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	var before *db.SensorEventCursor
-	if v := c.QueryParam("cursor"); v != "" {
-		parts, err := decodeCursorParts(v, "sv", 2)
-		if err != nil {
-			return nil, "", err
-		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil {
-			return nil, "", badCursor(v)
-		}
-		before = &db.SensorEventCursor{ReceivedAt: at, MessageID: parts[1]}
 	}
 	rows, err := h.Store.SensorEvents(c.Request().Context(), s.Name, before, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		next = encodeCursorParts("sv", strconv.FormatInt(last.ReceivedAt, 10), last.MessageID)
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorEvent) string { return encodeAtCursor("sv", last.ReceivedAt, last.MessageID) })
 	return rows, next, nil
 }
 
 // APISensorEvents lists the events pushed to a sensor, newest first
 // (?cursor=&limit=).
 func (h *Handler) APISensorEvents(c echo.Context) error {
-	s, err := h.workspaceSensor(c)
-	if err != nil {
-		return err
-	}
-	rows, next, err := h.eventsPage(c, s, DefaultSensorPageLimit)
-	if err != nil {
-		return err
-	}
-	out := make([]SensorEventJSON, 0, len(rows))
-	for _, e := range rows {
-		out = append(out, toSensorEventJSON(e))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "events": out, "next_cursor": next})
+	return sensorList(h, c, "events", "next_cursor", h.eventsPage, toSensorEventJSON)
 }
 
 // runKeysPage reads the run keys of s that start with ?prefix=, after
@@ -384,30 +402,16 @@ func (h *Handler) runKeysPage(c echo.Context, s *catalog.Sensor, defLimit int) (
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next = rows[limit-1].RunKey
-	}
+	rows, next := pageOf(rows, limit, func(last db.SensorRunKey) string { return last.RunKey })
 	return rows, next, nil
 }
 
 // APISensorRunKeys lists the run keys a sensor launched, in key order
 // (?prefix= those that start so, ?after= the page after that key).
 func (h *Handler) APISensorRunKeys(c echo.Context) error {
-	s, err := h.workspaceSensor(c)
-	if err != nil {
-		return err
-	}
-	rows, next, err := h.runKeysPage(c, s, DefaultSensorPageLimit)
-	if err != nil {
-		return err
-	}
-	out := make([]SensorRunKeyJSON, 0, len(rows))
-	for _, k := range rows {
-		out = append(out, SensorRunKeyJSON{RunKey: k.RunKey, BackfillID: k.BackfillID, CreatedAt: msTime(k.CreatedAt)})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sensor": s.Name, "run_keys": out, "next_after": next})
+	return sensorList(h, c, "run_keys", "next_after", h.runKeysPage, func(k db.SensorRunKey) SensorRunKeyJSON {
+		return SensorRunKeyJSON{RunKey: k.RunKey, BackfillID: k.BackfillID, CreatedAt: msTime(k.CreatedAt)}
+	})
 }
 
 // PushResult is what a pushed event did: its first outcome, whether this
@@ -440,11 +444,15 @@ func (h *Handler) APISensorPush(c echo.Context) error {
 	}
 	out := PushResult{Event: toSensorEventJSON(r.Event), Replayed: r.Replayed}
 	if id := r.Event.BackfillID; id != nil {
-		b, err := h.Store.Backfill(c.Request().Context(), *id)
-		if err != nil {
-			return err
+		b := r.Backfill // as created, or read: the answer repeats the first outcome
+		if b == nil || b.ID != *id {
+			read, err := h.Store.Backfill(c.Request().Context(), *id)
+			if err != nil {
+				return err
+			}
+			b = &read
 		}
-		bj := ToBackfillJSON(b)
+		bj := ToBackfillJSON(*b)
 		out.Backfill = &bj
 		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/backfills/"+url.PathEscape(*id))
 	}
@@ -469,11 +477,7 @@ type EvaluationResult struct {
 // APISensorEvaluate evaluates a poll sensor now ({"dry_run": true}: shows
 // what it would request, launching nothing and keeping the cursor).
 func (h *Handler) APISensorEvaluate(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -504,11 +508,7 @@ func (h *Handler) APISensorPause(c echo.Context) error { return h.apiSensorPause
 func (h *Handler) APISensorResume(c echo.Context) error { return h.apiSensorPaused(c, false) }
 
 func (h *Handler) apiSensorPaused(c echo.Context, paused bool) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -551,11 +551,7 @@ func parseCursorBody(c echo.Context) (*string, error) {
 // {"cursor": null}; recorded as an evaluation of kind reset with who did
 // it, and an evaluation in flight then launches nothing.
 func (h *Handler) APISensorCursor(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}

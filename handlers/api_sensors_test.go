@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,19 +18,11 @@ import (
 // (counter), and one whose command fails (broken), on a static asset.
 func sensorWS(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	counter := filepath.Join(dir, "counter.sh")
-	broken := filepath.Join(dir, "broken.sh")
-	if err := os.WriteFile(counter, []byte(`#!/bin/sh
-c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+	counter := testkit.Script(t, "counter.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
 echo "evaluated $TESSERA_SENSOR_NAME at $c" >&2
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'no upstream' >&2\nexit 3\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
+	broken := testkit.Script(t, "broken.sh", "echo 'no upstream' >&2\nexit 3\n")
 	return fmt.Sprintf(`
 assets:
   t.regions:
@@ -54,6 +44,25 @@ sensors:
     evaluator: {command: [%q]}
     interval: 1h
 `, counter, broken)
+}
+
+// apiRefused checks that the answer code, body of a request (what) is an
+// error of status, on field ("": any), whose message says every one of
+// msgs; it reports what differs and says whether the status and field
+// were right.
+func apiRefused(t *testing.T, what string, code int, body map[string]any, status int, field string, msgs ...string) bool {
+	t.Helper()
+	e, _ := body["error"].(map[string]any)
+	if code != status || e == nil || (field != "" && e["field"] != field) {
+		t.Errorf("%s: %d %v; want %d on field %q", what, code, body, status, field)
+		return false
+	}
+	for _, m := range msgs {
+		if !strings.Contains(fmt.Sprint(e["message"]), m) {
+			t.Errorf("%s: message %q lacks %q", what, e["message"], m)
+		}
+	}
+	return true
 }
 
 // sensorEnv is a server with the engine and the sensors (their loop does
@@ -175,9 +184,6 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
 	ctx := context.Background()
-	if _, err := sensors.SetPaused(ctx, "broken", true, "alice"); err != nil { // a paused sensor for the 409
-		t.Fatal(err)
-	}
 	env2 := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(sensorWS(t), "  arrivals:\n    assets: [t.regions]\n", "  arrivals:\n    assets: [t.regions]\n    enabled: false\n", 1)})
 	env2.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	env2.StartSensors(t)
@@ -202,7 +208,6 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 		{"partitions and a range", "arrivals", `{"message_id": "m", "partitions": ["eu"], "start": "eu", "end": "us"}`, env, 400, "partitions", []string{"not both"}},
 		{"foreign asset", "arrivals", `{"message_id": "m", "assets": ["t.other"], "partitions": ["x"]}`, env, 400, "assets[0]", []string{"not one of sensor arrivals's assets"}},
 		{"unknown sensor", "nope", `{"message_id": "m", "partitions": ["eu"]}`, env, 404, "", []string{`unknown sensor "nope" (the workspace declares arrivals, counter, broken)`, "GET /api/v1/sensors lists them"}},
-		{"paused", "broken", `{"message_id": "m", "partitions": ["eu"]}`, env, 409, "sensor", []string{"sensor broken is paused", "POST /api/v1/sensors/broken/resume resumes it"}},
 		{"disabled", "arrivals", `{"message_id": "m", "partitions": ["eu"]}`, env2, 409, "sensor", []string{"disabled in the workspace", "enabled: true"}},
 		{"malformed JSON", "arrivals", `{"message_id": "m", "partitions": ["eu"]`, env, 400, "", []string{"not valid"}},
 		{"unknown field", "arrivals", `{"message_id": "m", "partition": ["eu"]}`, env, 400, "partition", []string{"partition"}},
@@ -216,19 +221,28 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 			tk = env2.Token(t, auth.RoleOperator)
 		}
 		code, body := apiCall(t, tc.env, tk, "POST", "/api/v1/sensors/"+tc.path+"/events", tc.body)
-		e, _ := body["error"].(map[string]any)
-		if code != tc.status || e == nil || (tc.field != "" && e["field"] != tc.field) {
-			t.Errorf("%s: %d %v; want %d on field %q", tc.name, code, body, tc.status, tc.field)
+		if !apiRefused(t, tc.name, code, body, tc.status, tc.field, tc.msg...) {
 			continue
-		}
-		for _, m := range tc.msg {
-			if !strings.Contains(fmt.Sprint(e["message"]), m) {
-				t.Errorf("%s: message %q lacks %q", tc.name, e["message"], m)
-			}
 		}
 		if after, after2 := sensorWrites(t, env), sensorWrites(t, env2); after != before || after2 != before2 {
 			t.Errorf("%s wrote: %s -> %s", tc.name, before+before2, after+after2)
 		}
+	}
+	// A paused sensor: 409, the event not recorded.
+	if _, err := sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	before0 := sensorWrites(t, env)
+	code, body := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m", "partitions": ["eu"]}`)
+	if e, _ := body["error"].(map[string]any); code != 409 || e == nil || e["field"] != "sensor" ||
+		!strings.Contains(fmt.Sprint(e["message"]), "sensor arrivals is paused") || !strings.Contains(fmt.Sprint(e["message"]), "POST /api/v1/sensors/arrivals/resume resumes it") {
+		t.Errorf("paused: %d %v", code, body)
+	}
+	if after0 := sensorWrites(t, env); after0 != before0 {
+		t.Errorf("an event to a paused sensor wrote: %s -> %s", before0, after0)
+	}
+	if _, err := sensors.SetPaused(ctx, "arrivals", false, "alice"); err != nil {
+		t.Fatal(err)
 	}
 	// A poll sensor disabled in the workspace evaluates nothing (a dry run
 	// still shows what it would).
@@ -375,15 +389,8 @@ func TestSensorAPIStateRefusals(t *testing.T) {
 	for _, tc := range cases {
 		before := sensorWrites(t, env)
 		code, body := apiCall(t, env, tok, tc.method, tc.path, tc.body)
-		e, _ := body["error"].(map[string]any)
-		if code != tc.status || e == nil || (tc.field != "" && e["field"] != tc.field) {
-			t.Errorf("%s: %d %v; want %d on field %q", tc.name, code, body, tc.status, tc.field)
+		if !apiRefused(t, tc.name, code, body, tc.status, tc.field, tc.msg...) {
 			continue
-		}
-		for _, m := range tc.msg {
-			if !strings.Contains(fmt.Sprint(e["message"]), m) {
-				t.Errorf("%s: message %q lacks %q", tc.name, e["message"], m)
-			}
 		}
 		if after := sensorWrites(t, env); after != before {
 			t.Errorf("%s wrote: %s -> %s", tc.name, before, after)

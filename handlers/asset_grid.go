@@ -203,9 +203,30 @@ func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.
 		g.Rows = []views.GridRow{{Tiles: tiles}}
 		return g
 	}
+	labels := make([]string, len(tiles))
+	cols := make([]int, len(tiles))
+	for j := range tiles {
+		labels[j], cols[j] = l.rowOf(a, idx[j])
+	}
+	if rep := l.repeatedHour(idx, labels, cols); rep > 0 {
+		// A day the clocks go back has 25 hours, one of them twice: the
+		// grid draws 25 columns, the second of the repeated hour under a
+		// header of its own, and every later hour one column right, so
+		// that each tile sits under its hour (other days leave the extra
+		// column empty, as the day the clocks go forward leaves its
+		// missing hour).
+		g.Columns = l.columns + 1
+		g.ColumnLabels = slices.Insert(slices.Clone(l.labels), rep, l.labels[rep-1])
+		for j := range cols {
+			again := j > 0 && idx[j] == idx[j-1]+1 && labels[j] == labels[j-1] && cols[j] == rep && cols[j-1] == rep
+			if cols[j] > rep || again {
+				cols[j]++
+			}
+		}
+	}
 	prev := 0
 	for j, t := range tiles {
-		label, col := l.rowOf(a, idx[j])
+		label, col := labels[j], cols[j]
 		if len(g.Rows) == 0 || g.Rows[len(g.Rows)-1].Label != label {
 			g.Rows = append(g.Rows, views.GridRow{Label: label})
 			prev = 0
@@ -219,6 +240,21 @@ func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.
 	}
 	slices.Reverse(g.Rows) // newest first
 	return g
+}
+
+// repeatedHour is the column of an hourly calendar's hour that a day of
+// tiles has twice (two consecutive partitions in one row and one column:
+// the clocks went back), or 0.
+func (l gridLayout) repeatedHour(idx []int64, labels []string, cols []int) int {
+	if l.mode != "calendar" || l.ts.Unit() != catalog.KindHourly {
+		return 0
+	}
+	for j := 1; j < len(cols); j++ {
+		if idx[j] == idx[j-1]+1 && labels[j] == labels[j-1] && cols[j] == cols[j-1] {
+			return cols[j]
+		}
+	}
+	return 0
 }
 
 func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {

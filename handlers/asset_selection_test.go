@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // selWorkspace is a small daily × region asset: 9 days (the end is
@@ -89,14 +90,11 @@ func TestSelectionCountReadsTheDimensionFilter(t *testing.T) {
 // longWorkspace is a daily asset longer than the grid's tile limit, so that
 // its page shows a window of it (by default 2022-05-01 … 2024-12-31: the
 // newest whole months that fit in 1,000 tiles).
-const longWorkspace = `defaults:
+var longWorkspace = `defaults:
   retries: {max_attempts: 1}
-assets:
-  t.long:
-    partitions: {daily: {start: "2020-01-01", end: "2025-01-01"}}
-    code_version: v1
-    executor: {demo: {duration: 5ms}}
-`
+` + testkit.Assets(
+	testkit.Asset("t.long", `{daily: {start: "2020-01-01", end: "2025-01-01"}}`, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
+)
 
 // barQuery is the query the selection bar's form submits as it stands
 // (its text and hidden inputs, and its checkboxes that are ticked).

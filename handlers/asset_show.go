@@ -20,7 +20,7 @@ import (
 // of other statuses.
 func (h *Handler) AssetShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (h *Handler) assetActiveBackfills(ctx context.Context, key string) ([]views
 // (htmx, on every backfill change): a backfill launched or finished after the
 // page loaded shows without a reload.
 func (h *Handler) AssetActiveBackfillsPartial(c echo.Context) error {
-	a, err := h.asset(c.Request().Context(), pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

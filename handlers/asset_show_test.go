@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // The asset page's legend, which splits materialized partitions into fresh
@@ -14,9 +13,7 @@ import (
 // materialized count the backfill preview and the API give.
 func TestAssetLegendSaysStaleIsMaterialized(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
-	now := T0.Add(10 * time.Hour)
-	env.Handler.Now = func() time.Time { return now }
+	env := statusEnvAt(t, T0.Add(10*time.Hour))
 	mat(t, env, "s.static", "a", "v2", T0) // fresh
 	mat(t, env, "s.static", "b", "v1", T0) // code changed: stale
 	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/assets/s.static")

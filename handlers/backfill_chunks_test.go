@@ -21,19 +21,12 @@ import (
 // says it waits for Resume.
 func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  w.slow:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['sleep 20']
-      shell: true
-  w.flaky:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 3, backoff: 1h}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['sleep 20']
+  shell: true`),
+		testkit.Asset("w.flaky", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	), true)
 	ctx := context.Background()
 	c := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)
@@ -122,13 +115,9 @@ func (interruptFirst) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // maximum ("3/2"); the chunk table says how many were interrupted.
 func TestChunkTableExplainsInterruptedAttempts(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  i.daily:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 2, backoff: 1ms}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("i.daily", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}"),
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: interruptFirst{}})
 	b := pgCreateBF(t, eng, "i.daily", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillFailed)

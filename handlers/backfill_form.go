@@ -406,7 +406,8 @@ func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Requ
 	// the asset grid draw them.
 	pv.StatusBar = withStale(pv.Status, pv.Stale)
 	if len(pv.FirstChunk) > 20 {
-		pv.FirstChunk = append(pv.FirstChunk[:20:20], fmt.Sprintf("… %d more", len(p.FirstChunk.Keys)-20))
+		// More than the server lists (its first 1,000) when the chunk is larger.
+		pv.FirstChunk = append(pv.FirstChunk[:20:20], "… "+views.Num(max(p.FirstChunk.Partitions, int64(len(p.FirstChunk.Keys)))-20)+" more")
 	}
 	for _, a := range p.Assets {
 		pa := views.PreviewAsset{Asset: a.Asset, Partitions: a.Partitions, Chunks: a.Chunks, Status: withStale(statusBar(a.Status), a.Status["stale"])}
@@ -565,8 +566,11 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 		f.IdempotencyKey = "bfk_" + strings.ToLower(ulid.Make().String())
 		f.Errors["form"] = "this form was launched already, with other values" + launchedAs(ue.Message) + "; press Launch again to launch a new backfill with these values"
 	}
-	// Refused: the address stays the form's (hx-push-url is for a launch).
+	// Refused: the address stays the form's (hx-push-url is for a launch),
+	// and so does the scroll position, by the Launch button and the errors
+	// (the window goes to the top only for the new backfill's page).
 	c.Response().Header().Set("HX-Push-Url", "false")
+	c.Response().Header().Set("HX-Reswap", "innerHTML")
 	return render(c, status, views.BackfillNewPage(page(c, "New backfill", "backfills"), f))
 }
 
@@ -605,18 +609,10 @@ func (h *Handler) BackfillSelectionCount(c echo.Context) error {
 		pv := h.preview(c, f, req)
 		return render(c, http.StatusOK, views.SelectionCount(pv.Partitions, pv.Error))
 	}
-	start, end := strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end"))
-	n := a.Space.Len()
-	if n == 0 {
+	if a.Space.Len() == 0 {
 		return render(c, http.StatusOK, views.SelectionCount(0, "this asset has no partitions yet"))
 	}
-	if start == "" {
-		start = a.Space.Key(0)
-	}
-	if end == "" {
-		end = a.Space.Key(n - 1)
-	}
-	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	lo, hi, err := a.keyRange(strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end")))
 	if err != nil {
 		return render(c, http.StatusOK, views.SelectionCount(0, err.Error()))
 	}
@@ -634,14 +630,7 @@ func (h *Handler) previewGrid(c echo.Context, asset, start, end string) *views.G
 	if err != nil || a.Space.Len() == 0 {
 		return nil
 	}
-	n := a.Space.Len()
-	if start == "" {
-		start = a.Space.Key(0)
-	}
-	if end == "" {
-		end = a.Space.Key(n - 1)
-	}
-	lo, hi, err := catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
+	lo, hi, err := a.keyRange(start, end)
 	if err != nil {
 		return nil
 	}

@@ -462,18 +462,10 @@ func pgLivePreview(t *testing.T, env *testkit.Env, c *http.Client, form url.Valu
 // too, not only code changes and taints — and never the missing ones.
 func TestStaleFilterMatchesStalenessView(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  s.up:
-    partitions: {daily: {start: "2025-01-01"}}
-    code_version: v1
-    executor: {demo: {duration: 1ms}}
-  s.down:
-    partitions: {daily: {start: "2025-01-01"}}
-    deps: [s.up]
-    code_version: v1
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("s.up", testkit.Daily, "code_version: v1"),
+		testkit.Asset("s.down", testkit.Daily, "deps: [s.up]", "code_version: v1"),
+	)
 	env.StartEngine(t, jobs.Options{})
 	t0 := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }

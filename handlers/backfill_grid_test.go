@@ -16,34 +16,19 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const outcomeWorkspace = `defaults:
+var outcomeWorkspace = `defaults:
   retries: {max_attempts: 1}
-assets:
-  o.ok:
-    partitions: {daily: {start: "2025-01-01"}}
-    executor: {demo: {duration: 5ms}}
-  o.flaky:
-    partitions: {daily: {start: "2025-01-01"}}
-    executor: {demo: {duration: 5ms, failure_rate: 1}}
-  o.down:
-    partitions: {daily: {start: "2025-01-01"}}
-    deps: [{asset: o.flaky}]
-    executor: {demo: {duration: 5ms}}
-  o.hourly:
-    partitions: {hourly: {start: "2025-01-01-00:00"}}
-    executor: {demo: {duration: 5ms}}
-  o.static:
-    partitions: {static: [acme, globex, initech]}
-    executor: {demo: {duration: 5ms}}
-`
+` + testkit.Assets(
+	testkit.Asset("o.ok", testkit.Daily, "executor: {demo: {duration: 5ms}}"),
+	testkit.Asset("o.flaky", testkit.Daily, "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
+	testkit.Asset("o.down", testkit.Daily, "deps: [{asset: o.flaky}]", "executor: {demo: {duration: 5ms}}"),
+	testkit.Asset("o.hourly", `{hourly: {start: "2025-01-01-00:00"}}`, "executor: {demo: {duration: 5ms}}"),
+	testkit.Asset("o.static", "{static: [acme, globex, initech]}", "executor: {demo: {duration: 5ms}}"),
+)
 
 func ogCreate(t *testing.T, eng *jobs.Engine, assets []string, sel jobs.Selector, chunk int64) db.Backfill {
 	t.Helper()
-	cr, err := eng.Create(context.Background(), jobs.Request{Assets: assets, ChunkSize: chunk, MaxConcurrentRuns: 4, Selector: sel, Title: "outcomes"}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cr.Backfill
+	return testkit.CreateBackfill(t, eng, jobs.Request{Assets: assets, ChunkSize: chunk, MaxConcurrentRuns: 4, Selector: sel, Title: "outcomes"})
 }
 
 // ogGrid returns the outcome grid of one asset on a backfill page.

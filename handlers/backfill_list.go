@@ -104,6 +104,10 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 		filter.Set("asset", asset)
 	}
 	now := h.Now()
+	recovered, err := h.recoveredBy(ctx, rows[:min(len(rows), BackfillPageSize)])
+	if err != nil {
+		return err
+	}
 	for i, b := range rows {
 		if i == BackfillPageSize {
 			q := maps.Clone(filter)
@@ -111,7 +115,11 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 			m.Next = "/backfills?" + q.Encode()
 			break
 		}
-		m.Rows = append(m.Rows, backfillRow(b, now))
+		r := backfillRow(b, now)
+		if id := recovered[b.ID]; id != "" {
+			r.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+		}
+		m.Rows = append(m.Rows, r)
 	}
 	if before > 0 {
 		m.First = "/backfills"

@@ -103,6 +103,13 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if err != nil {
 		return d, err
 	}
+	recovered, err := h.recoveredBy(ctx, []db.Backfill{b})
+	if err != nil {
+		return d, err
+	}
+	if id := recovered[b.ID]; id != "" {
+		d.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+	}
 	for _, k := range kids {
 		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
 	}
@@ -209,5 +216,5 @@ func (h *Handler) BackfillSummaryPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.BackfillSummary(d))
+	return render(c, http.StatusOK, views.BackfillSummaryUpdate(d))
 }

@@ -18,24 +18,15 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const pgWorkspace = `defaults:
+var pgWorkspace = `defaults:
   retries: {max_attempts: 1}
-assets:
-  t.daily:
-    partitions: {daily: {start: "2025-01-01"}}
-    code_version: v1
-    executor: {demo: {duration: 5ms}}
-  t.flaky:
-    partitions: {daily: {start: "2025-01-01"}}
-    code_version: v1
-    executor: {demo: {duration: 5ms, failure_rate: 1}}
-  t.cmd:
-    partitions: {static: [x]}
-    code_version: v1
-    executor:
-      command: ['echo "tail me $TESSERA_PARTITIONS"; sleep 3']
-      shell: true
-`
+` + testkit.Assets(
+	testkit.Asset("t.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
+	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
+	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", `executor:
+  command: ['echo "tail me $TESSERA_PARTITIONS"; sleep 3']
+  shell: true`),
+)
 
 // bfEnv starts a server with an engine; run starts its controller (without
 // it, backfills stay PENDING, which makes states deterministic).
@@ -60,12 +51,8 @@ func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.En
 
 func pgCreateBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
 	t.Helper()
-	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
-		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cr.Backfill
+	return testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
+		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset})
 }
 
 func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
@@ -155,13 +142,9 @@ func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 // are counted as queued, not running; the counts add up to the selection.
 func TestBackfillPageQueuedIsNotRunning(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  q.flaky:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 3, backoff: 1h}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("q.flaky", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	), true)
 	b := pgCreateBF(t, eng, "q.flaky", "2025-01-01", "2025-01-04", 2)
 	c := env.Client(t, auth.RoleViewer)
 	var count func(k string) string
@@ -180,12 +163,9 @@ assets:
 // from the rate so far that only grows meanwhile.
 func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `assets:
-  r.flaky:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 1h}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("r.flaky", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+	), true)
 	b := pgCreateBF(t, eng, "r.flaky", "2025-01-01", "2025-01-01", 1)
 	c := env.Client(t, auth.RoleViewer)
 	var eta string
@@ -278,11 +258,9 @@ assets:
 // that they are skipped (they are built, after). Found by the UI audit.
 func TestQueuedChunkLooksQueued(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `assets:
-  s.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 30s}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("s.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 30s}}"),
+	), true)
 	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	testkit.Eventually(t, 20*time.Second, "backfill A's run to start", func() bool {
 		b, _ := env.Store.Backfill(context.Background(), a.ID)
@@ -345,13 +323,9 @@ func (f failDay) Execute(ctx context.Context, w jobs.Work) jobs.Result {
 // not 2 succeeded and 3 queued (which left pending 2 short).
 func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  r.daily:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 3, backoff: 1h}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("r.daily", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}"),
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: failDay("2025-01-02")})
 	b := pgCreateBF(t, eng, "r.daily", "2025-01-01", "2025-01-30", 3)
 	// Chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time).

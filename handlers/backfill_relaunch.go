@@ -32,7 +32,7 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	if (b.State != db.BackfillCanceled && b.State != db.BackfillFailed) || b.PartitionsMaterialized >= b.TotalPartitions {
 		return nil, nil
 	}
-	var sel relaunchSelector
+	var sel storedSelector
 	if err := json.Unmarshal([]byte(b.Selector), &sel); err != nil {
 		return nil, nil
 	}
@@ -61,8 +61,9 @@ func (h *Handler) relaunchFor(ctx context.Context, b db.Backfill) (*views.Relaun
 	return relaunchLink(b, r, q, tail), nil
 }
 
-// relaunchSelector is what relaunchFor reads of a backfill's selector.
-type relaunchSelector struct {
+// storedSelector is what the pages read of a backfill's stored selector
+// (relaunchFor, describeSelectorOf).
+type storedSelector struct {
 	Type       string              `json:"type"`
 	Start      string              `json:"start"`
 	End        string              `json:"end"`
@@ -73,7 +74,7 @@ type relaunchSelector struct {
 // relaunchRange prefills q with b's range or filter selection: the rest of a
 // canceled range, or its missing and failed partitions. It answers true when
 // there is no form to open (Unavailable says why).
-func (h *Handler) relaunchRange(ctx context.Context, b db.Backfill, sel relaunchSelector, assets []string, r *views.Relaunch, q url.Values, tail *string) (bool, error) {
+func (h *Handler) relaunchRange(ctx context.Context, b db.Backfill, sel storedSelector, assets []string, r *views.Relaunch, q url.Values, tail *string) (bool, error) {
 	if sel.Type == "range" && b.State == db.BackfillCanceled && len(assets) == 1 && len(sel.Dimensions) == 0 {
 		// A canceled range: the rest of it, from the first chunk it
 		// did not finish. "Only missing and failed" would leave out the

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -14,9 +13,10 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
-const relaunchWorkspace = pgWorkspace + `  t.multi:
+var relaunchWorkspace = pgWorkspace + `  t.multi:
     partitions:
       multi:
         date: {daily: {start: "2025-01-01"}}
@@ -35,7 +35,6 @@ const relaunchWorkspace = pgWorkspace + `  t.multi:
 func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnvWith(t, relaunchWorkspace, false)
-	ctx := context.Background()
 	op, viewer := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleViewer)
 	setState := func(id, state string, materialized, failed int64) {
 		t.Helper()
@@ -44,14 +43,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	create := func(req jobs.Request) db.Backfill {
-		t.Helper()
-		cr, err := eng.Create(ctx, req, "", "tester")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cr.Backfill
-	}
+	create := func(req jobs.Request) db.Backfill { return testkit.CreateBackfill(t, eng, req) }
 	// 01-03 materialized (by the backfill, say), 04 failed, the rest never run.
 	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
 		{"asset":"t.daily","partition":"2025-01-02","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"},

@@ -24,13 +24,9 @@ func describeSelection(b db.Backfill) string {
 // retry selector takes its failed partitions from.
 func describeSelectorOf(stored, parent string) string {
 	var sel struct {
-		Type       string              `json:"type"`
-		Start      string              `json:"start"`
-		End        string              `json:"end"`
-		Statuses   []string            `json:"statuses"`
-		Dimensions map[string][]string `json:"dimensions"`
-		Count      int64               `json:"count"`
-		Keys       []string            `json:"keys"`
+		storedSelector
+		Count int64    `json:"count"`
+		Keys  []string `json:"keys"`
 	}
 	if err := json.Unmarshal([]byte(stored), &sel); err != nil {
 		return stored

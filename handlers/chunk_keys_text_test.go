@@ -16,25 +16,19 @@ import (
 // between its first and last key; a chunk of a range does.
 func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  k.daily:
-    partitions: {daily: {start: "2025-01-01", end: "2025-02-01"}}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("k.daily", `{daily: {start: "2025-01-01", end: "2025-02-01"}}`),
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{"k.daily"}, ChunkSize: 3, MaxConcurrentRuns: 1,
-		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-01", "2025-01-05", "2025-01-09", "2025-01-10", "2025-01-11"}}}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
+	explicit := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"k.daily"}, ChunkSize: 3, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-01", "2025-01-05", "2025-01-09", "2025-01-10", "2025-01-11"}}})
 	ranged := pgCreateBF(t, eng, "k.daily", "2025-01-01", "2025-01-03", 3)
-	pgWaitState(t, env, cr.Backfill.ID, db.BackfillSucceeded)
+	pgWaitState(t, env, explicit.ID, db.BackfillSucceeded)
 	pgWaitState(t, env, ranged.ID, db.BackfillSucceeded)
 	viewer := env.Client(t, auth.RoleViewer)
 	for id, want := range map[string][]string{
-		cr.Backfill.ID: {"2025-01-01, …, 2025-01-09 (not contiguous) (3)", "2025-01-10 … 2025-01-11 (2)"},
-		ranged.ID:      {"2025-01-01 … 2025-01-03 (3)"},
+		explicit.ID: {"2025-01-01, …, 2025-01-09 (not contiguous) (3)", "2025-01-10 … 2025-01-11 (2)"},
+		ranged.ID:   {"2025-01-01 … 2025-01-03 (3)"},
 	} {
 		_, doc := pgGet(t, env, viewer, "/backfills/"+id)
 		var rows []string
@@ -45,7 +39,7 @@ assets:
 			t.Errorf("%s chunks %q, want %q", id, rows, want)
 		}
 	}
-	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
+	runs, err := env.Store.Runs(context.Background(), explicit.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v %v", runs, err)
 	}

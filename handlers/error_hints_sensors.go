@@ -19,6 +19,8 @@ func sensorAPIHint(kind string, p map[string]string) string {
 		return "set enabled: true on the sensor in the workspace file and reload it"
 	case "push":
 		return "send it events with POST " + path + "/events"
+	case "evaluate":
+		return "POST " + path + "/evaluate evaluates it now; events go to a push sensor (one without an evaluator)"
 	case "wait":
 		return "GET " + path + "/evaluations shows it when it is done"
 	}
@@ -37,6 +39,8 @@ func sensorPageHint(kind string, p map[string]string) string {
 		return "set enabled: true on the sensor in the workspace file and reload it"
 	case "push":
 		return "it launches backfills when events are pushed to it"
+	case "evaluate":
+		return "use Evaluate now"
 	case "wait":
 		return "reload the page when it is done"
 	}
@@ -45,11 +49,13 @@ func sensorPageHint(kind string, p map[string]string) string {
 
 // sensorHintCase is what to do about a sensor in the state a request
 // found it in: resume a paused one, enable a disabled one, push to a push
-// sensor asked to evaluate, wait for an evaluation under way.
+// sensor asked to evaluate, evaluate a poll sensor sent an event, wait for an evaluation under way.
 func sensorHintCase(p map[string]string) string {
 	switch {
 	case p["code"] == jobs.CodeNotPollSensor:
 		return "push"
+	case p["code"] == jobs.CodeNotPushSensor:
+		return "evaluate"
 	case p["state"] == "paused":
 		return "resume"
 	case p["state"] == "disabled in the workspace":

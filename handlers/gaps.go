@@ -161,7 +161,7 @@ func (h *Handler) APIGaps(c echo.Context) error {
 // POST /api/v1/assets/:key/watermark {"partition": KEY}.
 func (h *Handler) APISetWatermark(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (h *Handler) APISetWatermark(c echo.Context) error {
 // APIGetWatermark returns the asset's watermark (404 with how to set one).
 func (h *Handler) APIGetWatermark(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

@@ -70,11 +70,9 @@ func rangesString(g gapsJSON) string {
 	return strings.Join(parts, " ")
 }
 
-const gapsPagingWS = `assets:
-  gp.daily:
-    partitions: {daily: {start: 2024-01-01, end: 2025-12-31}}
-    executor: {demo: {duration: 1s}}
-`
+var gapsPagingWS = testkit.Assets(
+	testkit.Asset("gp.daily", "{daily: {start: 2024-01-01, end: 2025-12-31}}", "executor: {demo: {duration: 1s}}"),
+)
 
 // gapsPagingEnv materializes every other day of 2024-01-01 … 2024-12-31 of
 // gp.daily (the first and the last included) and sets the watermark at

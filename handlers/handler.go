@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
@@ -102,6 +103,25 @@ type assetCtx struct {
 	ID    int64
 	Space catalog.Space
 	Now   time.Time
+}
+
+// routeAsset is the asset of the route's :key (a 404 when the workspace
+// does not declare it).
+func (h *Handler) routeAsset(c echo.Context) (assetCtx, error) {
+	return h.asset(c.Request().Context(), pathParam(c, "key"))
+}
+
+// keyRange is the index range of a's partitions from start to end: from
+// its first, or to its last, when start or end is empty. a must have
+// partitions.
+func (a assetCtx) keyRange(start, end string) (lo, hi int64, err error) {
+	if start == "" {
+		start = a.Space.Key(0)
+	}
+	if end == "" {
+		end = a.Space.Key(a.Space.Len() - 1)
+	}
+	return catalog.ParseRange(a.Space, a.Def.Scheme, start, end)
 }
 
 // spaces resolves every asset's space with one read of the dynamic keys.

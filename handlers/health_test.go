@@ -65,15 +65,11 @@ func leftovers(t *testing.T, dir string) []string {
 // clears it.
 func TestCrashRecoveryDegradedIsReported(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  c.cmd:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['sleep 0.2']
-      shell: true
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("c.cmd", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['sleep 0.2']
+  shell: true`),
+	)
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	reports := filepath.Join(t.TempDir(), "reports")

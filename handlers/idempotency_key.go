@@ -20,3 +20,14 @@ func idempotencyKey(c echo.Context) (string, error) {
 	}
 	return k, nil
 }
+
+// scopedIdempotencyKey is the request's Idempotency-Key (idempotencyKey)
+// under scope ("api:user.create:"), so that one key does not answer for
+// another kind of request; "" when the request has none.
+func scopedIdempotencyKey(c echo.Context, scope string) (string, error) {
+	key, err := idempotencyKey(c)
+	if key == "" || err != nil {
+		return "", err
+	}
+	return scope + key, nil
+}

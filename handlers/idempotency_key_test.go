@@ -14,15 +14,10 @@ import (
 // one, and writes nothing.
 func TestIdempotencyKeyNotUTF8(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  k.static:
-    partitions: {static: [a, b]}
-    executor: {demo: {duration: 1ms}}
-  k.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("k.static", "{static: [a, b]}"),
+		testkit.Asset("k.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}"),
+	)
 	env.StartEngine(t, jobs.Options{})
 	admin := env.AdminToken()
 	before := apiCountEvents(t, env)

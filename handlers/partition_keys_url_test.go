@@ -18,12 +18,9 @@ import (
 // cannot carry them).
 func TestPartitionKeysRoundTripInURLs(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  d.feeds:
-    partitions: {dynamic: feeds}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("d.feeds", "{dynamic: feeds}"),
+	)
 	keys := []string{"a/b", "a%2Fb", "p q", "p%20q", "50%", "<b>x</b>", "a?b#c"}
 	body, _ := json.Marshal(map[string]any{"keys": keys})
 	if r := env.Post(t, "/api/v1/assets/d.feeds/partition-keys", string(body)); r.StatusCode >= 300 {

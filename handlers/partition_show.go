@@ -15,7 +15,7 @@ import (
 // versus last attempt, and every instance, newest first.
 func (h *Handler) PartitionShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,13 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // The partition page writes an instance's duration as every other page does
 // ("1 min 0 s"), not in Go's notation ("1m0s").
 func TestPartitionHistoryDurationReadsLikeOtherPages(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
-	env.Handler.Now = func() time.Time { return T0.Add(time.Hour) }
+	env := statusEnvAt(t, T0.Add(time.Hour))
 	mat(t, env, "s.static", "a", "v2", T0) // started a minute before T0
 	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/assets/s.static/partitions/a")
 	got := strings.TrimSpace(doc.Find(`[data-testid="instance"]`).First().Children().Eq(5).Text())

@@ -157,15 +157,11 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 // on the run page, and in the API with ?attempt=N.
 func TestRunPageShowsEachAttemptsLog(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  l.retry:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 2, backoff: 1ms}
-    executor:
-      command: ['echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1']
-      shell: true
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("l.retry", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}", `executor:
+  command: ['echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1']
+  shell: true`),
+	), true)
 	ctx := context.Background()
 	b := pgCreateBF(t, eng, "l.retry", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
@@ -213,28 +209,17 @@ assets:
 // carry a reason on the run page and in the API (they had an empty error).
 func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  e.up:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done']
-      shell: true
-  e.down:
-    partitions: {daily: {start: "2025-01-01"}}
-    deps: [e.up]
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("e.up", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done']
+  shell: true`),
+		testkit.Asset("e.down", testkit.Daily, "deps: [e.up]", "retries: {max_attempts: 1}"),
+	), true)
 	ctx := context.Background()
-	cr, err := eng.Create(ctx, jobs.Request{Assets: []string{"e.up", "e.down"}, ChunkSize: 2, MaxConcurrentRuns: 2,
-		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgWaitState(t, env, cr.Backfill.ID, db.BackfillFailed)
-	runs, err := env.Store.Runs(ctx, cr.Backfill.ID, nil, -1, 10)
+	b := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"e.up", "e.down"}, ChunkSize: 2, MaxConcurrentRuns: 2,
+		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})
+	pgWaitState(t, env, b.ID, db.BackfillFailed)
+	runs, err := env.Store.Runs(ctx, b.ID, nil, -1, 10)
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}

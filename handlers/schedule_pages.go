@@ -57,7 +57,7 @@ func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow
 	s := v.Def
 	loc := s.Cron.Location()
 	r := views.ScheduleRow{Name: s.Name, Href: views.ScheduleHref(s.Name), State: scheduleState(v), Cron: s.CronExpr, Timezone: timezoneOf(s),
-		Assets: s.Assets, Launched: v.State.TicksLaunched, Skipped: v.State.TicksSkipped, Failed: v.State.TicksFailed}
+		Assets: s.Assets, Launched: v.State.TicksLaunched, Skipped: v.State.TicksSkipped, Failed: v.State.TicksFailed, PrunedTicks: v.State.PrunedTicks}
 	if s.Enabled {
 		if next, ok := s.Cron.Next(h.Now()); ok {
 			r.NextTick = pageTimeBoth(next, loc)
@@ -80,20 +80,30 @@ func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow
 	return r
 }
 
-// AutomationPage renders /automation: every schedule of the workspace.
+// AutomationPage renders /automation: every schedule and every sensor of
+// the workspace.
 func (h *Handler) AutomationPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	vs, err := h.scheduleViews(ctx, h.Workspace().Workspace.Schedules)
+	// Two queries however many schedules: their states, and the newest
+	// StripTicks ticks of each; three however many sensors: their states,
+	// the push sensors' newest events, the poll sensors' newest
+	// evaluations (TestAutomationPageQueries counts them).
+	vs, err := h.scheduleViews(ctx, h.Workspace().Workspace.Schedules, StripTicks)
 	if err != nil {
 		return err
 	}
 	m := views.AutomationPage{}
 	for _, v := range vs {
-		strip, err := h.Store.ScheduleTicks(ctx, v.Def.Name, nil, nil, StripTicks)
-		if err != nil {
-			return err
-		}
-		m.Schedules = append(m.Schedules, h.scheduleRow(v, strip))
+		m.Schedules = append(m.Schedules, h.scheduleRow(v, v.Recent))
+	}
+	svs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors, StripTicks)
+	if err != nil {
+		return err
+	}
+	for _, v := range svs {
+		r := h.sensorRow(v, v.LastEval)
+		r.Strip = sensorStrip(v)
+		m.Sensors = append(m.Sensors, r)
 	}
 	return render(c, http.StatusOK, views.AutomationView(page(c, "Automation", "automation"), m))
 }
@@ -110,24 +120,39 @@ func definition(s *catalog.Schedule) []views.KV {
 		catalog.OverlapQueue: "queue (a tick waits for the previous tick's backfill to end)",
 		catalog.OverlapAllow: "allow (a tick launches beside the previous tick's backfill)",
 	}[s.Overlap]
-	chunk, conc := "default", "default"
-	if s.ChunkSize > 0 {
-		chunk = fmt.Sprint(s.ChunkSize)
-	}
-	if s.MaxConcurrent > 0 {
-		conc = fmt.Sprint(s.MaxConcurrent)
-	}
-	enabled := "yes"
-	if !s.Enabled {
-		enabled = "no (enabled: false in the workspace)"
-	}
-	return []views.KV{
+	kvs := []views.KV{
 		{K: "Cron", V: s.CronExpr}, {K: "Time zone", V: timezoneOf(s)}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
 		{K: "Targets", V: target}, {K: "Overlap", V: overlap},
-		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.HumanDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
-		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)},
-		{K: "Enabled", V: enabled}, {K: "Definition", V: s.Hash()},
+		{K: "Catch-up", V: fmt.Sprintf("ticks missed within %s, at most %d", catalog.FormatDuration(s.Catchup.Window), s.Catchup.MaxTicks)},
 	}
+	kvs = append(kvs, launchSettings(s.ChunkSize, s.MaxConcurrent, s.Priority, s.Enabled)...)
+	return append(kvs, views.KV{K: "Definition", V: s.Hash()})
+}
+
+// launchSettings are the settings of the backfills a schedule or a sensor
+// launches, and whether it is enabled, for its page.
+func launchSettings(chunkSize, maxConcurrent, priority int64, enabled bool) []views.KV {
+	chunk, conc := "default", "default"
+	if chunkSize > 0 {
+		chunk = fmt.Sprint(chunkSize)
+	}
+	if maxConcurrent > 0 {
+		conc = fmt.Sprint(maxConcurrent)
+	}
+	on := "yes"
+	if !enabled {
+		on = "no (enabled: false in the workspace)"
+	}
+	return []views.KV{{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(priority)}, {K: "Enabled", V: on}}
+}
+
+// pausedByText says who paused a schedule or a sensor and when (when, at
+// Unix milliseconds, in the page's words); "" while it is not paused.
+func pausedByText(paused bool, by *string, at *int64, when func(ms int64) string) string {
+	if !paused || by == nil || at == nil {
+		return ""
+	}
+	return fmt.Sprintf("by %s at %s", *by, when(*at))
 }
 
 // takeActionNotice takes the flash an action left for the page at href:
@@ -163,17 +188,15 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 	if err != nil {
 		return views.ScheduleDetail{}, err
 	}
-	vs, err := h.scheduleViews(ctx, []*catalog.Schedule{s})
+	vs, err := h.scheduleViews(ctx, []*catalog.Schedule{s}, 1)
 	if err != nil {
 		return views.ScheduleDetail{}, err
 	}
 	v := vs[0]
 	loc := s.Cron.Location()
 	d := views.ScheduleDetail{ScheduleRow: h.scheduleRow(v, nil), Definition: definition(s), Outcomes: TickOutcomes,
-		Outcome: strings.Join(q.outcomes, ","), CSRF: page(c, "", "").CSRF}
-	if v.State.Paused && v.State.PausedBy != nil && v.State.PausedAt != nil {
-		d.PausedBy = fmt.Sprintf("by %s at %s", *v.State.PausedBy, pageTime(db.FromMillis(*v.State.PausedAt), time.UTC))
-	}
+		Outcome: strings.Join(q.outcomes, ","), CSRF: page(c, "", "").CSRF, Retention: views.RetentionText(h.automationRetention())}
+	d.PausedBy = pausedByText(v.State.Paused, v.State.PausedBy, v.State.PausedAt, func(ms int64) string { return pageTime(db.FromMillis(ms), time.UTC) })
 	for _, t := range nextTicks(s, h.Now(), NextTicksShown) {
 		at, _ := time.Parse(time.RFC3339, t.At)
 		d.NextTicks = append(d.NextTicks, views.NextTick{Local: pageTime(at, loc), UTC: pageTime(at, time.UTC)})
@@ -263,11 +286,7 @@ func (h *Handler) previewView(c echo.Context, s *catalog.Schedule, paused bool) 
 // buttons: back to the page with what was done, or the page again with
 // why not (409).
 func (h *Handler) ScheduleAction(c echo.Context) error {
-	sch, err := h.scheduler()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSchedule(c)
+	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}

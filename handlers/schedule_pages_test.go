@@ -12,23 +12,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/testkit"
 )
-
-// getDoc GETs path with the session client c and parses the page.
-func getDoc(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, doc
-}
 
 func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
 
@@ -45,7 +29,7 @@ func TestAutomationPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	viewer := env.Client(t, auth.RoleViewer)
-	code, doc := getDoc(t, env, viewer, "/automation")
+	code, doc := pgGet(t, env, viewer, "/automation")
 	if code != 200 || doc.Find(`[data-testid="nav-automation"][aria-current="page"]`).Length() != 1 {
 		t.Fatalf("automation: %d, nav %q", code, doc.Find(`nav`).Text())
 	}
@@ -85,7 +69,7 @@ func TestSchedulePage(t *testing.T) {
 	sched.Evaluate(ctx, t0)
 	sched.Evaluate(ctx, t0.Add(30*time.Hour)) // within the day: 1 launched, the 29 older missed
 	viewer := env.Client(t, auth.RoleViewer)
-	code, doc := getDoc(t, env, viewer, "/schedules/hourly")
+	code, doc := pgGet(t, env, viewer, "/schedules/hourly")
 	if code != 200 {
 		t.Fatalf("%d %s", code, text(doc.Selection))
 	}
@@ -115,21 +99,21 @@ func TestSchedulePage(t *testing.T) {
 	if !ok {
 		t.Fatal("no older page")
 	}
-	_, doc2 := getDoc(t, env, viewer, older)
+	_, doc2 := pgGet(t, env, viewer, older)
 	if n := doc2.Find(`[data-testid="tick-row"]`).Length(); n != 5 || doc2.Find(`[data-testid="next-page"]`).Length() != 0 || doc2.Find(`[data-testid="first-page"]`).Length() != 1 {
 		t.Fatalf("second page: %d ticks", n)
 	}
-	_, doc3 := getDoc(t, env, viewer, "/schedules/hourly?outcome=launched")
+	_, doc3 := pgGet(t, env, viewer, "/schedules/hourly?outcome=launched")
 	if n := doc3.Find(`[data-testid="tick-row"]`).Length(); n != 1 || doc3.Find(`option[value="launched"][selected]`).Length() != 1 {
 		t.Fatalf("launched only: %d", n)
 	}
 	// The launched backfill says it came from the schedule, on its page
 	// and in the list, with a link back.
-	_, bf := getDoc(t, env, viewer, link)
+	_, bf := pgGet(t, env, viewer, link)
 	if a := bf.Find(`[data-testid="launched-by"] [data-testid="created-by-schedule"]`); a.AttrOr("href", "") != "/schedules/hourly" || text(a) != "hourly" {
 		t.Fatalf("backfill page: %s", text(bf.Find(`[data-testid="launched-by"]`)))
 	}
-	_, list := getDoc(t, env, viewer, "/backfills")
+	_, list := pgGet(t, env, viewer, "/backfills")
 	if a := list.Find(`[data-testid="backfill-row"] [data-testid="created-by-schedule"][href="/schedules/hourly"]`); a.Length() != 1 || text(a) != "hourly" {
 		t.Fatalf("backfills list: %s", text(list.Find(`[data-testid="backfills-table"]`)))
 	}
@@ -141,12 +125,12 @@ func TestSchedulePageBadInput(t *testing.T) {
 	t.Parallel()
 	env, _, _ := schedEnv(t)
 	viewer := env.Client(t, auth.RoleViewer)
-	code, doc := getDoc(t, env, viewer, "/schedules/nope")
+	code, doc := pgGet(t, env, viewer, "/schedules/nope")
 	if msg := text(doc.Find(`[data-testid="error-message"]`)); code != 404 || msg != `unknown schedule "nope" (the workspace declares hourly, regions, off); the Automation page lists them` ||
 		doc.Find(`[data-testid="error-back"]`).AttrOr("href", "") != "/automation" {
 		t.Fatalf("%d %q, back to %q", code, msg, doc.Find(`[data-testid="error-back"]`).AttrOr("href", ""))
 	}
-	code, doc = getDoc(t, env, viewer, "/schedules/hourly?outcome=boom")
+	code, doc = pgGet(t, env, viewer, "/schedules/hourly?outcome=boom")
 	if msg := text(doc.Find(`[data-testid="error-message"]`)); code != 400 || !strings.Contains(msg, `unknown outcome "boom"`) {
 		t.Fatalf("%d %q", code, msg)
 	}
@@ -160,7 +144,7 @@ func TestScheduleButtons(t *testing.T) {
 	t.Parallel()
 	env, _, tok := schedEnv(t)
 	op := env.Client(t, auth.RoleOperator)
-	_, doc := getDoc(t, env, op, "/schedules/regions")
+	_, doc := pgGet(t, env, op, "/schedules/regions")
 	if doc.Find(`[data-testid="action-pause"]`).Length() != 1 || doc.Find(`[data-testid="action-trigger"]`).Length() != 1 ||
 		doc.Find(`[data-testid="schedule-actions"] input[name="_csrf"]`).AttrOr("value", "") == "" {
 		t.Fatalf("buttons: %s", text(doc.Find(`[data-testid="schedule-actions"]`)))
@@ -179,7 +163,7 @@ func TestScheduleButtons(t *testing.T) {
 	if resp := env.SessionPost(t, op, "/schedules/regions/pause", nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/schedules/regions" {
 		t.Fatalf("pause: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	_, doc = getDoc(t, env, op, "/schedules/regions")
+	_, doc = pgGet(t, env, op, "/schedules/regions")
 	if doc.Find(`[data-testid="schedule-state"]`).AttrOr("data-state", "") != "paused" || doc.Find(`[data-testid="action-resume"]`).Length() != 1 ||
 		!strings.Contains(text(doc.Find(`[data-testid="notice"]`)), "Schedule paused") || !strings.HasPrefix(text(doc.Find(`[data-testid="paused-by"]`)), "Paused by test-operator") {
 		t.Fatalf("after pause: %s", text(doc.Find("main")))
@@ -196,14 +180,14 @@ func TestScheduleButtons(t *testing.T) {
 	if resp := env.SessionPost(t, op, "/schedules/regions/trigger", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("run now: %d", resp.StatusCode)
 	}
-	_, doc = getDoc(t, env, op, "/schedules/regions")
+	_, doc = pgGet(t, env, op, "/schedules/regions")
 	link := doc.Find(`[data-testid="notice-link"]`).AttrOr("href", "")
 	row := doc.Find(`[data-testid="tick-row"]`).First()
 	if !strings.HasPrefix(link, "/backfills/") || row.Find(`[data-testid="tick-backfill"]`).AttrOr("href", "") != link || row.Find(`[data-testid="tick-manual"]`).Length() != 1 {
 		t.Fatalf("after run now: notice %q, tick %s", link, text(row))
 	}
 	apiWaitState(t, env, tok, strings.TrimPrefix(link, "/backfills/"), "SUCCEEDED")
-	if code, _ := getDoc(t, env, op, "/schedules/regions/explode"); code != http.StatusMethodNotAllowed && code != http.StatusNotFound {
+	if code, _ := pgGet(t, env, op, "/schedules/regions/explode"); code != http.StatusMethodNotAllowed && code != http.StatusNotFound {
 		t.Fatalf("GET of an action: %d", code)
 	}
 	if resp := env.SessionPost(t, op, "/schedules/regions/explode", nil); resp.StatusCode != http.StatusNotFound {

@@ -42,7 +42,8 @@ func sensorTime(ms int64) string {
 func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.SensorRow {
 	s, st := v.Def, v.State
 	r := views.SensorRow{Name: s.Name, Href: views.SensorHref(s.Name), Kind: sensorKind(s), State: sensorPageState(v), Assets: s.Assets,
-		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures}
+		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures,
+		PrunedEvals: st.PrunedEvaluations, PrunedEvents: st.PrunedEvents}
 	if s.Poll() {
 		r.Evaluator = fmt.Sprintf("%s every %s (timeout %s)", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
 	}
@@ -59,6 +60,46 @@ func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.Senso
 	return r
 }
 
+// sensorStrip is the outcomes of v's newest evaluations or events, oldest
+// first, for the Automation page: launched, skipped (nothing launched, a
+// dry run, a cursor reset) or failed.
+func sensorStrip(v sensorView) []views.TickCell {
+	var cells []views.TickCell
+	for i := len(v.RecentEvals) - 1; i >= 0; i-- {
+		e := v.RecentEvals[i]
+		outcome := db.TickSkipped
+		switch {
+		case e.Error != nil:
+			outcome = db.TickFailed
+		case e.Kind == db.EvalEvaluation && launchedBy(e) > 0:
+			outcome = db.TickLaunched
+		}
+		cells = append(cells, views.TickCell{Outcome: outcome, Title: sensorTime(e.StartedAt) + ": " + evaluationSummary(e)})
+	}
+	for i := len(v.RecentEvents) - 1; i >= 0; i-- {
+		e := v.RecentEvents[i]
+		title := fmt.Sprintf("%s: event %s: %s", sensorTime(e.ReceivedAt), e.MessageID, e.Outcome)
+		if e.Reason != nil {
+			title += " (" + *e.Reason + ")"
+		}
+		cells = append(cells, views.TickCell{Outcome: e.Outcome, Title: title})
+	}
+	return cells
+}
+
+// launchedBy counts the backfills an evaluation launched.
+func launchedBy(e db.SensorEvaluation) int {
+	var outs []jobs.RequestOutcome
+	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	n := 0
+	for _, o := range outs {
+		if o.Backfill != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // evaluationSummary says in a few words what an evaluation did.
 func evaluationSummary(e db.SensorEvaluation) string {
 	kind := "evaluation"
@@ -73,12 +114,7 @@ func evaluationSummary(e db.SensorEvaluation) string {
 	}
 	var outs []jobs.RequestOutcome
 	_ = json.Unmarshal([]byte(e.Requests), &outs)
-	launched := 0
-	for _, o := range outs {
-		if o.Backfill != "" {
-			launched++
-		}
-	}
+	launched := launchedBy(e)
 	switch {
 	case e.Kind == db.EvalDryRun:
 		return fmt.Sprintf("%s: %s", kind, countOf(len(outs), "request"))
@@ -86,6 +122,9 @@ func evaluationSummary(e db.SensorEvaluation) string {
 		return fmt.Sprintf("%s: launched %s", kind, countOf(launched, "backfill"))
 	case e.SkipReason != nil:
 		return kind + ": skipped (" + *e.SkipReason + ")"
+	case len(outs) > 0:
+		// Every request's run key was used already.
+		return fmt.Sprintf("%s: %s, none launched (run key used)", kind, countOf(len(outs), "request"))
 	}
 	return kind + ": nothing requested"
 }
@@ -93,46 +132,27 @@ func evaluationSummary(e db.SensorEvaluation) string {
 // SensorsPage renders /sensors: every sensor of the workspace.
 func (h *Handler) SensorsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	vs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors)
+	vs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors, 1)
 	if err != nil {
 		return err
 	}
+	// At most three queries however many sensors: their states, the push
+	// sensors' newest events, the poll sensors' newest evaluations.
 	m := views.SensorsPage{}
 	for _, v := range vs {
-		var last *db.SensorEvaluation
-		if v.Def.Poll() {
-			evs, err := h.Store.SensorEvaluations(ctx, v.Def.Name, 0, 1)
-			if err != nil {
-				return err
-			}
-			if len(evs) == 1 {
-				last = &evs[0]
-			}
-		}
-		m.Sensors = append(m.Sensors, h.sensorRow(v, last))
+		m.Sensors = append(m.Sensors, h.sensorRow(v, v.LastEval))
 	}
 	return render(c, http.StatusOK, views.SensorsView(page(c, "Sensors", "sensors"), m))
 }
 
 // sensorDefinition lists a sensor's settings for its page.
 func sensorDefinition(s *catalog.Sensor) []views.KV {
-	chunk, conc := "default", "default"
-	if s.ChunkSize > 0 {
-		chunk = fmt.Sprint(s.ChunkSize)
-	}
-	if s.MaxConcurrent > 0 {
-		conc = fmt.Sprint(s.MaxConcurrent)
-	}
-	enabled := "yes"
-	if !s.Enabled {
-		enabled = "no (enabled: false in the workspace)"
-	}
 	kind := "push: launches a backfill for each event sent to POST /api/v1/sensors/" + url.PathEscape(s.Name) + "/events"
 	if s.Poll() {
 		kind = fmt.Sprintf("poll: its %s evaluator is called every %s, and stopped after %s", s.Evaluator.Kind, catalog.FormatDuration(s.Interval), catalog.FormatDuration(s.Timeout))
 	}
-	return []views.KV{{K: "Kind", V: kind}, {K: "Assets", V: strings.Join(s.Assets, ", ")},
-		{K: "Chunk size", V: chunk}, {K: "Max concurrent runs", V: conc}, {K: "Priority", V: fmt.Sprint(s.Priority)}, {K: "Enabled", V: enabled}}
+	return append([]views.KV{{K: "Kind", V: kind}, {K: "Assets", V: strings.Join(s.Assets, ", ")}},
+		launchSettings(s.ChunkSize, s.MaxConcurrent, s.Priority, s.Enabled)...)
 }
 
 // SensorPage renders /sensors/:name (?evaluations=&events=&prefix=&after=).
@@ -169,30 +189,24 @@ func sensorQuery(c echo.Context, param string) echo.Context {
 
 func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorDetail, error) {
 	ctx := c.Request().Context()
-	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s})
+	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s}, 1)
 	if err != nil {
 		return views.SensorDetail{}, err
 	}
 	v := vs[0]
-	d := views.SensorDetail{Definition: sensorDefinition(s), CSRF: page(c, "", "").CSRF}
+	d := views.SensorDetail{Definition: sensorDefinition(s), CSRF: page(c, "", "").CSRF, Retention: views.RetentionText(h.automationRetention())}
 	st := v.State
 	if st.Cursor != nil {
 		d.Cursor, d.HasCursor = *st.Cursor, true
 	}
-	if st.Paused && st.PausedBy != nil && st.PausedAt != nil {
-		d.PausedBy = fmt.Sprintf("by %s at %s", *st.PausedBy, sensorTime(*st.PausedAt))
-	}
+	d.PausedBy = pausedByText(st.Paused, st.PausedBy, st.PausedAt, sensorTime)
 	if s.Poll() && st.NextEvaluationAt != nil && !st.Paused && s.Enabled {
 		d.NextEval = sensorTime(*st.NextEvaluationAt)
 	}
-	var newest *db.SensorEvaluation
 	if s.Poll() {
 		rows, next, err := h.evaluationsPage(sensorQuery(c, "evaluations"), s, SensorPageSize)
 		if err != nil {
 			return d, err
-		}
-		if len(rows) > 0 && c.QueryParam("evaluations") == "" {
-			newest = &rows[0]
 		}
 		for _, e := range rows {
 			d.Evaluations = append(d.Evaluations, evaluationRow(e))
@@ -242,7 +256,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			d.EventsFirst = href + "#events"
 		}
 	}
-	d.SensorRow = h.sensorRow(v, newest)
+	d.SensorRow = h.sensorRow(v, v.LastEval)
 	if canOperate(c) && h.Sensors != nil {
 		href := d.Href
 		if st.Paused {
@@ -317,11 +331,7 @@ func cursorText(c *string) string {
 // Dry run buttons: back to the page with what was done, or the page again
 // with why not (409).
 func (h *Handler) SensorAction(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}
@@ -397,11 +407,7 @@ func evaluateNotice(ev jobs.Evaluation) string {
 // SensorCursorAction handles the sensor page's cursor form (admin): set
 // the cursor to the value given, or clear it.
 func (h *Handler) SensorCursorAction(c echo.Context) error {
-	sn, err := h.sensors()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	sn, s, err := h.routeSensor(c)
 	if err != nil {
 		return err
 	}

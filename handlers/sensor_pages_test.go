@@ -12,8 +12,6 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-func selText(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
-
 // sensorPost posts a sensor page's form as c and follows its redirect
 // back to the page (or reads the page answered in its place).
 func sensorPost(t *testing.T, env *testkit.Env, c *http.Client, path string, form url.Values) (int, *goquery.Document) {
@@ -51,16 +49,16 @@ func TestSensorsPage(t *testing.T) {
 		return doc.Find(`[data-testid="sensor-row"][data-name="` + name + `"]`)
 	}
 	if r := row("arrivals"); r.AttrOr("data-kind", "") != "push" || r.AttrOr("data-state", "") != "OK" ||
-		selText(r.Find(`[data-testid="sensor-last"]`)) == "" || !strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "event m-1: launched") ||
-		selText(r.Find(`[data-testid="sensor-counts"]`)) != "1 event, 1 backfill" {
-		t.Errorf("arrivals row: %q", selText(r))
+		text(r.Find(`[data-testid="sensor-last"]`)) == "" || !strings.HasPrefix(text(r.Find(`[data-testid="sensor-last"]`)), "event m-1: launched") ||
+		text(r.Find(`[data-testid="sensor-counts"]`)) != "1 event, 1 backfill" {
+		t.Errorf("arrivals row: %q", text(r))
 	}
-	if r := row("broken"); r.AttrOr("data-state", "") != "ERROR" || !strings.Contains(selText(r.Find(`[data-testid="sensor-error"]`)), "exited with status 3") ||
-		!strings.HasPrefix(selText(r.Find(`[data-testid="sensor-last"]`)), "evaluation failed") || !strings.Contains(selText(r), "command every 1h (timeout 1m)") {
-		t.Errorf("broken row: %q", selText(r))
+	if r := row("broken"); r.AttrOr("data-state", "") != "ERROR" || !strings.Contains(text(r.Find(`[data-testid="sensor-error"]`)), "exited with status 3") ||
+		!strings.HasPrefix(text(r.Find(`[data-testid="sensor-last"]`)), "evaluation failed") || !strings.Contains(text(r), "command every 1h (timeout 1m)") {
+		t.Errorf("broken row: %q", text(r))
 	}
 	if r := row("counter"); r.AttrOr("data-state", "") != "PAUSED" || r.Find(`a[data-testid="sensor-link"]`).AttrOr("href", "") != "/sensors/counter" {
-		t.Errorf("counter row: %q", selText(r))
+		t.Errorf("counter row: %q", text(r))
 	}
 }
 
@@ -108,13 +106,13 @@ func TestSensorPageDryRunAndEvaluate(t *testing.T) {
 	op := env.Client(t, auth.RoleOperator)
 	status, doc := sensorPost(t, env, op, "/sensors/counter/dry-run", nil)
 	first := doc.Find(`[data-testid="evaluation-row"]`).First()
-	if status != 200 || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), "Dry run: the evaluator would request 1 backfill") ||
-		first.AttrOr("data-kind", "") != "dry_run" || selText(first.Find(`[data-testid="request-preview"]`)) != "would build 1 partition in 1 chunk" ||
-		first.Find(`[data-testid="request-backfill"]`).Length() != 0 || !strings.Contains(selText(first), "run key k1") {
-		t.Fatalf("dry run: %d %q", status, selText(doc.Find("main")))
+	if status != 200 || !strings.Contains(text(doc.Find(`[data-testid="notice"]`)), "Dry run: the evaluator would request 1 backfill") ||
+		first.AttrOr("data-kind", "") != "dry_run" || text(first.Find(`[data-testid="request-preview"]`)) != "would build 1 partition in 1 chunk" ||
+		first.Find(`[data-testid="request-backfill"]`).Length() != 0 || !strings.Contains(text(first), "run key k1") {
+		t.Fatalf("dry run: %d %q", status, text(doc.Find("main")))
 	}
-	if selText(doc.Find(`[data-testid="cursor"]`)) != "none" || strings.Split(sensorWrites(t, env), "|")[3] != "0" {
-		t.Fatalf("a dry run moved the cursor (%q) or launched", selText(doc.Find(`[data-testid="cursor"]`)))
+	if text(doc.Find(`[data-testid="cursor"]`)) != "none" || strings.Split(sensorWrites(t, env), "|")[3] != "0" {
+		t.Fatalf("a dry run moved the cursor (%q) or launched", text(doc.Find(`[data-testid="cursor"]`)))
 	}
 	if !strings.Contains(first.Find(`[data-testid="evaluation-log"]`).Text(), "evaluated counter at 0") {
 		t.Fatalf("log tail: %q", first.Find(`[data-testid="evaluation-log"]`).Text())
@@ -123,20 +121,20 @@ func TestSensorPageDryRunAndEvaluate(t *testing.T) {
 	link := doc.Find(`[data-testid="notice-link"]`)
 	first = doc.Find(`[data-testid="evaluation-row"]`).First()
 	if status != 200 || !strings.HasPrefix(link.AttrOr("href", ""), "/backfills/") || first.Find(`[data-testid="request-backfill"]`).AttrOr("href", "") != link.AttrOr("href", "") ||
-		selText(doc.Find(`[data-testid="cursor"]`)) != "1" {
-		t.Fatalf("evaluate: %d %q", status, selText(doc.Find("main")))
+		text(doc.Find(`[data-testid="cursor"]`)) != "1" {
+		t.Fatalf("evaluate: %d %q", status, text(doc.Find("main")))
 	}
 	if keys := doc.Find(`[data-testid="run-key-row"]`); keys.Length() != 1 || keys.AttrOr("data-key", "") != "k1" {
-		t.Fatalf("run keys: %q", selText(doc.Find(`[data-testid="run-keys-table"]`)))
+		t.Fatalf("run keys: %q", text(doc.Find(`[data-testid="run-keys-table"]`)))
 	}
 	_, doc = pgGet(t, env, op, "/sensors/counter?prefix=zz")
-	if doc.Find(`[data-testid="run-key-row"]`).Length() != 0 || selText(doc.Find(`[data-testid="run-keys-empty"]`)) != "No run key starting with zz yet." {
-		t.Fatalf("search zz: %q", selText(doc.Find(`[data-testid="run-key-search"]`).Parent()))
+	if doc.Find(`[data-testid="run-key-row"]`).Length() != 0 || text(doc.Find(`[data-testid="run-keys-empty"]`)) != "No run key starting with zz yet." {
+		t.Fatalf("search zz: %q", text(doc.Find(`[data-testid="run-key-search"]`).Parent()))
 	}
 	// The backfill says who launched it and links back.
 	_, bf := pgGet(t, env, op, link.AttrOr("href", ""))
-	if a := bf.Find(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`); a.AttrOr("href", "") != "/sensors/counter" || selText(a) != "counter" {
-		t.Fatalf("backfill page: %q", selText(bf.Find(`[data-testid="launched-by"]`)))
+	if a := bf.Find(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`); a.AttrOr("href", "") != "/sensors/counter" || text(a) != "counter" {
+		t.Fatalf("backfill page: %q", text(bf.Find(`[data-testid="launched-by"]`)))
 	}
 }
 
@@ -148,8 +146,8 @@ func TestSensorPageRefusals(t *testing.T) {
 	env, _, _ := sensorEnv(t)
 	op, admin := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleAdmin)
 	if status, doc := sensorPost(t, env, op, "/sensors/counter/pause", nil); status != 200 || doc.Find(`[data-testid="sensor-state"]`).AttrOr("data-state", "") != "PAUSED" ||
-		!strings.HasPrefix(selText(doc.Find(`[data-testid="paused-by"]`)), "Paused by test-operator-") {
-		t.Fatalf("pause: %d %q", status, selText(doc.Find("main")))
+		!strings.HasPrefix(text(doc.Find(`[data-testid="paused-by"]`)), "Paused by test-operator-") {
+		t.Fatalf("pause: %d %q", status, text(doc.Find("main")))
 	}
 	for _, tc := range []struct {
 		client *http.Client
@@ -166,8 +164,8 @@ func TestSensorPageRefusals(t *testing.T) {
 	} {
 		before := sensorWrites(t, env)
 		status, doc := sensorPost(t, env, tc.client, tc.path, nil)
-		if status != tc.status || (tc.msg != "" && selText(doc.Find(`[data-testid="message"]`)) != tc.msg+" The page has been reloaded.") {
-			t.Errorf("%s: %d %q; want %d %q", tc.path, status, selText(doc.Find(`[data-testid="message"]`)), tc.status, tc.msg)
+		if status != tc.status || (tc.msg != "" && text(doc.Find(`[data-testid="message"]`)) != tc.msg+" The page has been reloaded.") {
+			t.Errorf("%s: %d %q; want %d %q", tc.path, status, text(doc.Find(`[data-testid="message"]`)), tc.status, tc.msg)
 		}
 		if after := sensorWrites(t, env); after != before {
 			t.Errorf("%s wrote: %s -> %s", tc.path, before, after)
@@ -185,12 +183,12 @@ func TestSensorPageRefusals(t *testing.T) {
 	}
 	// Admins set and clear the cursor; each reset is recorded.
 	status, doc := sensorPost(t, env, admin, "/sensors/counter/cursor", url.Values{"cursor": {"7"}, "set": {"1"}})
-	if status != 200 || selText(doc.Find(`[data-testid="cursor"]`)) != "7" || !strings.Contains(selText(doc.Find(`[data-testid="notice"]`)), `Cursor set to "7"`) {
-		t.Fatalf("set cursor: %d %q", status, selText(doc.Find("main")))
+	if status != 200 || text(doc.Find(`[data-testid="cursor"]`)) != "7" || !strings.Contains(text(doc.Find(`[data-testid="notice"]`)), `Cursor set to "7"`) {
+		t.Fatalf("set cursor: %d %q", status, text(doc.Find("main")))
 	}
 	status, doc = sensorPost(t, env, admin, "/sensors/counter/cursor", url.Values{"cursor": {"7"}, "clear": {"1"}})
 	first := doc.Find(`[data-testid="evaluation-row"]`).First()
-	if status != 200 || selText(doc.Find(`[data-testid="cursor"]`)) != "none" || first.AttrOr("data-kind", "") != "reset" || !strings.Contains(selText(first), "7 → none") {
-		t.Fatalf("clear cursor: %d %q", status, selText(doc.Find("main")))
+	if status != 200 || text(doc.Find(`[data-testid="cursor"]`)) != "none" || first.AttrOr("data-kind", "") != "reset" || !strings.Contains(text(first), "7 → none") {
+		t.Fatalf("clear cursor: %d %q", status, text(doc.Find("main")))
 	}
 }

@@ -7,22 +7,14 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
-const staleShortcutsWS = `assets:
-  sc.never:
-    partitions: {static: [a, b, c]}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  sc.code:
-    partitions: {static: [a, b, c]}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-  sc.fresh:
-    partitions: {static: [a, b, c]}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-`
+var staleShortcutsWS = testkit.Assets(
+	testkit.Asset("sc.never", "{static: [a, b, c]}", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("sc.code", "{static: [a, b, c]}", "code_version: v2", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("sc.fresh", "{static: [a, b, c]}", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+)
 
 // TestStaleShortcutsOnlyWhenSomethingToDo: the staleness panel offers
 // "Backfill stale" only when a materialized partition is stale (never

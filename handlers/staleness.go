@@ -402,7 +402,7 @@ func inputValue(c echo.Context, field string) (string, error) {
 
 // partitionArg resolves the asset and partition of a partition route.
 func (h *Handler) partitionArg(c echo.Context) (assetCtx, string, error) {
-	a, err := h.asset(c.Request().Context(), pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return a, "", err
 	}
@@ -570,26 +570,18 @@ func (h *Handler) APIPartitionHistory(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, out)
 	}
-	limit, err := parseLimit(c)
+	before, limit, err := listPage(c, parseLimit, nil, decodeInstanceCursor)
 	if err != nil {
 		return err
-	}
-	var before *db.InstancePos
-	if cur := c.QueryParam("cursor"); cur != "" {
-		if before, err = decodeInstanceCursor(cur); err != nil {
-			return err
-		}
 	}
 	insts, err := h.Store.InstancesBefore(ctx, a.ID, key, before, limit+1)
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(insts) > limit {
-		insts = insts[:limit]
-		p := insts[limit-1].Pos()
-		next = encodeCursorParts("ih", strconv.FormatInt(p.CreatedAt, 10), strconv.FormatInt(p.SortAt, 10), p.ID)
-	}
+	insts, next := pageOf(insts, limit, func(last db.Instance) string {
+		p := last.Pos()
+		return encodeCursorParts("ih", strconv.FormatInt(p.CreatedAt, 10), strconv.FormatInt(p.SortAt, 10), p.ID)
+	})
 	list := make([]*InstanceJSON, 0, len(insts))
 	for i := range insts {
 		list = append(list, instanceJSON(&insts[i]))
@@ -615,7 +607,7 @@ func decodeInstanceCursor(s string) (*db.InstancePos, error) {
 // ?partition=KEY one partition's reason and evidence.
 func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := h.asset(ctx, pathParam(c, "key"))
+	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
 	}

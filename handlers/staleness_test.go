@@ -20,38 +20,13 @@ import (
 // staleWS: hourly → daily (time window), daily → monthly, daily → daily
 // (identity) and daily → static (all partitions), with bounded windows so
 // the spaces do not depend on the clock.
-const staleWS = `assets:
-  up.hourly:
-    group: ingest
-    partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-03-00:00"}}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  down.daily:
-    group: analytics
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-03}}
-    deps: [{asset: up.hourly}]
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-  down.monthly:
-    group: analytics
-    partitions: {monthly: {start: 2025-01-01, end: 2025-03-01}}
-    deps: [down.daily]
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  same.daily:
-    group: analytics
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-03}}
-    deps: [{asset: down.daily, mapping: identity}]
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  snap.static:
-    group: reports
-    partitions: {static: [a, b]}
-    deps: [{asset: down.daily, mapping: all}]
-    code_version: v1
-    freshness: {max_lag: 1h}
-    executor: {demo: {duration: 1s}}
-`
+var staleWS = testkit.Assets(
+	testkit.Asset("up.hourly", `{hourly: {start: "2025-01-01-00:00", end: "2025-01-03-00:00"}}`, "group: ingest", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("down.daily", "{daily: {start: 2025-01-01, end: 2025-01-03}}", "group: analytics", "deps: [{asset: up.hourly}]", "code_version: v2", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("down.monthly", "{monthly: {start: 2025-01-01, end: 2025-03-01}}", "group: analytics", "deps: [down.daily]", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("same.daily", "{daily: {start: 2025-01-01, end: 2025-01-03}}", "group: analytics", "deps: [{asset: down.daily, mapping: identity}]", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("snap.static", "{static: [a, b]}", "group: reports", "deps: [{asset: down.daily, mapping: all}]", "code_version: v1", "freshness: {max_lag: 1h}", "executor: {demo: {duration: 1s}}"),
+)
 
 var runSeq atomic.Int64
 
@@ -385,12 +360,9 @@ func TestHistoryAtTime(t *testing.T) {
 // partition built after its day ended meets the deadline.
 func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  d.berlin:
-    partitions: {daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}
-    freshness: {by: "09:00", timezone: Europe/Berlin}
-    executor: {demo: {duration: 1s}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("d.berlin", "{daily: {start: 2025-01-14, end: 2025-01-17, timezone: Europe/Berlin}}", `freshness: {by: "09:00", timezone: Europe/Berlin}`, "executor: {demo: {duration: 1s}}"),
+	)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	now := time.Date(2025, 1, 16, 8, 59, 59, 999e6, berlin)
 	env.Handler.Now = func() time.Time { return now }

@@ -20,35 +20,25 @@ import (
 )
 
 // statusWS is the hand-computed fixture of the status board.
-const statusWS = `assets:
-  s.static:
-    group: reports
-    partitions: {static: [a, b, c, d]}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-  s.fresh:
-    group: reports
-    partitions: {static: [x]}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  s.failing:
-    group: reports
-    partitions: {static: [y]}
-    code_version: v1
-    executor: {demo: {duration: 1s}}
-  s.daily:
-    group: finance
-    partitions: {daily: {start: 2025-01-29, end: 2025-02-01}}
-    code_version: v1
-    freshness: {max_lag: 26h}
-    executor: {demo: {duration: 1s}}
-`
+var statusWS = testkit.Assets(
+	testkit.Asset("s.static", "{static: [a, b, c, d]}", "group: reports", "code_version: v2", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("s.fresh", "{static: [x]}", "group: reports", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("s.failing", "{static: [y]}", "group: reports", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("s.daily", "{daily: {start: 2025-01-29, end: 2025-02-01}}", "group: finance", "code_version: v1", "freshness: {max_lag: 26h}", "executor: {demo: {duration: 1s}}"),
+)
+
+// statusEnvAt is a server on statusWS whose clock reads now.
+func statusEnvAt(t *testing.T, now time.Time) *testkit.Env {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
+	env.Handler.Now = func() time.Time { return now }
+	return env
+}
 
 func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: statusWS})
 	now := T0.Add(10 * time.Hour)
-	env.Handler.Now = func() time.Time { return now }
+	env := statusEnvAt(t, now)
 	mat(t, env, "s.static", "a", "v2", T0)                            // fresh
 	mat(t, env, "s.static", "b", "v1", T0)                            // CODE_CHANGED
 	mat(t, env, "s.static", "c", "v2", T0)                            // TAINTED below
@@ -207,13 +197,9 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // one has passed its deadline without being built.
 func TestStatusBoardDeadlinePolicyCountsMissingWindows(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  s.monthly:
-    partitions: {monthly: {start: 2024-10-01, end: 2025-01-01}}
-    code_version: v1
-    freshness: {by: "09:00"}
-    executor: {demo: {duration: 1s}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("s.monthly", "{monthly: {start: 2024-10-01, end: 2025-01-01}}", "code_version: v1", `freshness: {by: "09:00"}`, "executor: {demo: {duration: 1s}}"),
+	)
 	now := T0.Add(10 * time.Hour) // 2025-02-01 10:00
 	env.Handler.Now = func() time.Time { return now }
 	over := func() bool {

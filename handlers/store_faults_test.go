@@ -66,15 +66,11 @@ var writeFailuresMetric = regexp.MustCompile(`(?m)^tessera_db_write_failures_tot
 // store cannot write. When space returns, all of it goes by itself.
 func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, `
-assets:
-  w.slow:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      command: ['sleep 30']
-      shell: true
-`, true)
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  command: ['sleep 30']
+  shell: true`),
+	), true)
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)
@@ -195,17 +191,13 @@ assets:
 // when space returns: the backfill finishes by itself.
 func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  w.big:
-    partitions: {daily: {start: "2025-01-01"}}
-    retries: {max_attempts: 1}
-    executor:
-      shell: true
-      command:
-        - |
-          sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("w.big", testkit.Daily, "retries: {max_attempts: 1}", `executor:
+  shell: true
+  command:
+    - |
+      sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"`),
+	)
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
@@ -240,9 +232,10 @@ assets:
 	if b, _ := env.Store.Backfill(ctx, a.ID); b.PartitionsMaterialized != 1 {
 		t.Errorf("after space returned: %s with %d materialized, want the attempt's partition recorded", b.State, b.PartitionsMaterialized)
 	}
-	if !strings.Contains(logs.String(), "the store writes again") {
-		t.Errorf("the log does not say the store writes again:\n%s", logs.String())
-	}
+	// The engine says so after the step that wrote the backfill's end.
+	testkit.Eventually(t, 15*time.Second, "the log to say the store writes again", func() bool {
+		return strings.Contains(logs.String(), "the store writes again")
+	})
 }
 
 // TestOpenAPIDocumentsStoreUnwritable: every mutating operation documents

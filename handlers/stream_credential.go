@@ -32,22 +32,23 @@ func (a *Auth) StillValid(ctx context.Context, p *Principal, now time.Time) (boo
 		return true, nil
 	case p.Via == "token":
 		t, err := a.Store.TokenByID(ctx, p.TokenID)
-		if errors.Is(err, db.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return true, err
-		}
-		return t.RevokedAt == nil && !t.Disabled && tokenExpired(t, now) == nil, nil
+		return validIf(t, err, func(t db.Token) bool { return t.RevokedAt == nil && !t.Disabled && tokenExpired(t, now) == nil })
 	case p.Via == "session":
 		s, err := a.Store.SessionByID(ctx, p.SessionID)
-		if errors.Is(err, db.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return true, err
-		}
-		return !s.Disabled && !a.sessionEnded(s, now), nil
+		return validIf(s, err, func(s db.Session) bool { return !s.Disabled && !a.sessionEnded(s, now) })
 	}
 	return true, nil
+}
+
+// validIf answers StillValid for a credential read with err: one that is
+// gone is not valid, one that could not be read is kept (with the error),
+// else valid says.
+func validIf[T any](v T, err error, valid func(T) bool) (bool, error) {
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	return valid(v), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // funcExec adapts a function to Executor.
@@ -464,13 +465,9 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 // by one, and both give the same counts as a range preview would.
 func TestExplicitPreviewCountsEveryKey(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t, `
-assets:
-  big.hourly:
-    partitions: {hourly: {start: "2024-01-01-00:00", end: "2026-01-01-00:00"}}
-    code_version: v2
-    executor: {demo: {duration: 1ms}}
-`, Options{Executor: NoopExecutor{}})
+	env := newTestEnv(t, teststore.Assets(
+		teststore.Asset("big.hourly", `{hourly: {start: "2024-01-01-00:00", end: "2026-01-01-00:00"}}`, "code_version: v2"),
+	), Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	id := env.ids["big.hourly"]
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -24,7 +24,7 @@ func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfil
 		return nil, nil, err
 	}
 	if seg.Explicit {
-		keys, err := db.BackfillKeys(ctx, tx, b.ID, p0, p1)
+		keys, err := e.explicitKeys(ctx, tx, b.ID, p0, p1)
 		if err != nil {
 			return nil, nil, err
 		}

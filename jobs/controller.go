@@ -169,8 +169,27 @@ func (e *Engine) heartbeat(ctx context.Context) error {
 
 func (e *Engine) shutdown(grace time.Duration) error {
 	ctx := context.Background()
-	deadline := time.Now().Add(grace)
-	var comps []completion
+	comps := e.recordEnding(ctx, time.Now().Add(grace), nil)
+	e.mu.Lock()
+	for _, a := range e.running {
+		// Asynchronous attempts too: nobody will call back into this
+		// process, so their watcher records them interrupted.
+		a.cancel(errShutdown)
+	}
+	e.mu.Unlock()
+	e.recordEnding(ctx, time.Now().Add(10*time.Second), comps)
+	err := e.Store.RemoveWorker(ctx, e.owner)
+	if e.activeCount() > 0 {
+		// Left for the next start to interrupt (its lease expires).
+		e.Log.Warn("attempts still running at shutdown", "n", e.activeCount())
+	}
+	return err
+}
+
+// recordEnding records the attempts that end until none is running or
+// deadline passes; comps is the buffer of their completions, returned for
+// reuse.
+func (e *Engine) recordEnding(ctx context.Context, deadline time.Time, comps []completion) []completion {
 	for e.activeCount() > 0 && time.Now().Before(deadline) {
 		select {
 		case c := <-e.done:
@@ -182,31 +201,7 @@ func (e *Engine) shutdown(grace time.Duration) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	e.mu.Lock()
-	for _, a := range e.running {
-		// Asynchronous attempts too: nobody will call back into this
-		// process, so their watcher records them interrupted.
-		a.cancel(errShutdown)
-	}
-	e.mu.Unlock()
-	stop := time.Now().Add(10 * time.Second)
-	for e.activeCount() > 0 && time.Now().Before(stop) {
-		select {
-		case c := <-e.done:
-			comps = append(e.drain(comps), c)
-			if err := e.step(ctx, comps, false); err != nil {
-				e.Log.Error("controller step", "err", err)
-			}
-			comps = comps[:0]
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	err := e.Store.RemoveWorker(ctx, e.owner)
-	if e.activeCount() > 0 {
-		// Left for the next start to interrupt (its lease expires).
-		e.Log.Warn("attempts still running at shutdown", "n", e.activeCount())
-	}
-	return err
+	return comps
 }
 
 func (e *Engine) activeCount() int {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
@@ -125,17 +126,10 @@ func TestDownstreamChunkWaitsOnlyForItsUpstream(t *testing.T) {
 // once (conc), where building up.d's day failDay fails and waits an hour to
 // retry.
 func flakyUpstream(t *testing.T, failDay, start, end string, conc int64) (*builtEnv, db.Backfill) {
-	const ws = `
-assets:
-  up.d:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 1h}
-    executor: {demo: {duration: 1ms}}
-  down.d:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    deps: [up.d]
-    executor: {demo: {duration: 1ms}}
-`
+	ws := teststore.Assets(
+		teststore.Asset("up.d", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 1h}"),
+		teststore.Asset("down.d", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "deps: [up.d]"),
+	)
 	be := &builtEnv{}
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		be.mu.Lock()

@@ -44,7 +44,19 @@ type Options struct {
 	// ObserveAttempt, when set, is told of every attempt once its end is
 	// committed (for metrics); it must return quickly.
 	ObserveAttempt AttemptObserver
+	// AutomationRetention: schedule ticks, sensor evaluations and pushed
+	// events older than this are pruned, counts kept (default
+	// DefaultAutomationRetention).
+	AutomationRetention time.Duration
 }
+
+// DefaultAutomationRetention is how long automation history is kept unless
+// serve --automation-retention says otherwise.
+const DefaultAutomationRetention = 90 * 24 * time.Hour
+
+// AutomationRetention is how long schedule ticks, sensor evaluations and
+// pushed events are kept before they are pruned.
+func (e *Engine) AutomationRetention() time.Duration { return e.opts.AutomationRetention }
 
 // AttemptObserver receives a finished attempt's asset, state and duration.
 type AttemptObserver func(asset, state string, d time.Duration)
@@ -91,6 +103,9 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = opts.LeaseTTL / 4
+	}
+	if opts.AutomationRetention <= 0 {
+		opts.AutomationRetention = DefaultAutomationRetention
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = 200 * time.Millisecond

@@ -93,13 +93,9 @@ func (e *testEnv) steps(n int64) {
 	poll.Eventually(e.t, 20*time.Second, fmt.Sprintf("%d controller steps", n), func() bool { return e.eng.steps.Load() >= from+n })
 }
 
-const dailyWS = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms-2ms}}
-`
+var dailyWS = teststore.Assets(
+	teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "retries: {max_attempts: 1}", "executor: {demo: {duration: 1ms-2ms}}"),
+)
 
 func TestBackfillRunsToSuccess(t *testing.T) {
 	t.Parallel()

@@ -20,6 +20,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 func commandAsset(argv []string, shell bool) *catalog.Asset {
@@ -263,20 +264,13 @@ func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
 
 func TestPoolCapAndThrottle(t *testing.T) {
 	t.Parallel()
-	const ws = `
-pools:
+	ws := `pools:
   small: {max_concurrent_runs: 2}
   slow: {max_concurrent_runs: 10, throttle: 4/1s}
-assets:
-  a.capped:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    pool: small
-    executor: {demo: {duration: 1ms}}
-  a.throttled:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    pool: slow
-    executor: {demo: {duration: 1ms}}
-`
+` + teststore.Assets(
+		teststore.Asset("a.capped", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: small"),
+		teststore.Asset("a.throttled", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: slow"),
+	)
 	var mu sync.Mutex
 	running, peak := 0, 0
 	var starts []time.Time
@@ -373,14 +367,9 @@ func TestCommandReportProblemsFailPartitions(t *testing.T) {
 // Through the engine: a misspelled status on exit 0 fails the partition and the backfill.
 func TestCommandReportMisspelledStatusFailsTheBackfill(t *testing.T) {
 	t.Parallel()
-	ws := `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    timeout: 10s
-    executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "{\"partition\":\"$p\",\"status\":\"FAILED\"}" >> "$TESSERA_REPORT"; done']}
-`
+	ws := teststore.Assets(
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 10s", `executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "{\"partition\":\"$p\",\"status\":\"FAILED\"}" >> "$TESSERA_REPORT"; done']}`),
+	)
 	env := newTestEnv(t, ws, Options{ReportDir: t.TempDir()})
 	env.start()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
@@ -488,14 +477,9 @@ func TestAttemptTimeoutNamesTheSetting(t *testing.T) {
 		<-ctx.Done()
 		return Result{Err: ctx.Err()}
 	})
-	env := newTestEnv(t, `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    timeout: 200ms
-    executor: {demo: {duration: 1ms}}
-`, Options{Executor: ex})
+	env := newTestEnv(t, teststore.Assets(
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 200ms"),
+	), Options{Executor: ex})
 	env.start()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
 	env.wait(b.ID, db.BackfillFailed)

@@ -33,8 +33,11 @@ type Preview struct {
 	TotalRuns       int64          `json:"total_runs"`
 	Assets          []AssetPreview `json:"assets"`
 	FirstChunk      struct {
-		Asset string   `json:"asset"`
-		Keys  []string `json:"keys"`
+		Asset string `json:"asset"`
+		// Partitions is the first chunk's size; Keys lists its first
+		// 1,000 keys at most.
+		Partitions int64    `json:"partitions"`
+		Keys       []string `json:"keys"`
 	} `json:"first_chunk"`
 	Status          map[string]int64 `json:"status"`
 	SkippedCount    int64            `json:"skipped_count"`
@@ -90,7 +93,8 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 func previewFirstChunk(pv *Preview, r *resolved, seg db.Segment, sp catalog.Space, chunkSize int64) {
 	if pv.FirstChunk.Keys == nil {
 		pv.FirstChunk.Asset = seg.Asset
-		n := min(seg.Partitions, chunkSize, 1000)
+		pv.FirstChunk.Partitions = min(seg.Partitions, chunkSize)
+		n := min(pv.FirstChunk.Partitions, 1000)
 		if seg.Explicit {
 			pv.FirstChunk.Keys = r.keys[:n]
 		} else {

@@ -10,17 +10,14 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 func TestRetriesWithBackoffKeepCheckpoint(t *testing.T) {
 	t.Parallel()
-	const ws = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 3, backoff: 10ms}
-    executor: {demo: {duration: 1ms}}
-`
+	ws := teststore.Assets(
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 10ms}"),
+	)
 	var mu sync.Mutex
 	calls := map[string]int{}
 	var seen [][]string
@@ -136,13 +133,9 @@ func dayIdx(t *testing.T, day string) int64 {
 // the controller does.
 func TestCancelCountsFailuresOfRunsWaitingForRetry(t *testing.T) {
 	t.Parallel()
-	const ws = `
-assets:
-  c.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 3, backoff: 1h}
-    executor: {demo: {duration: 1ms}}
-`
+	ws := teststore.Assets(
+		teststore.Asset("c.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 1h}"),
+	)
 	for _, whileRunning := range []bool{false, true} {
 		release := make(chan struct{})
 		ex := funcExec(func(ctx context.Context, w Work) Result {
@@ -192,13 +185,9 @@ assets:
 // attempts left, also says what became of the rest of the chunk.
 func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
 	t.Parallel()
-	const ws = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 2, backoff: 10ms}
-    executor: {demo: {duration: 1ms}}
-`
+	ws := teststore.Assets(
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 10ms}"),
+	)
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		return partsResult(w, "", func(p string) (string, bool) { return "", p == "2025-01-03" })
 	})
@@ -347,13 +336,9 @@ type retryWaiting struct {
 
 func newRetryWaiting(t *testing.T, always bool) *retryWaiting {
 	t.Helper()
-	const ws = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 3, backoff: 1s}
-    executor: {demo: {duration: 1ms}}
-`
+	ws := teststore.Assets(
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 1s}"),
+	)
 	r := &retryWaiting{}
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		r.mu.Lock()

@@ -28,13 +28,11 @@ type Scheduler struct {
 	// MissedLimit bounds the missed ticks recorded one by one after a
 	// downtime (older ones are counted).
 	MissedLimit int
-	// Retention: ticks evaluated longer ago are pruned (counts kept).
-	Retention time.Duration
 }
 
 // NewScheduler returns the scheduler of e's workspace.
 func NewScheduler(e *Engine, log *slog.Logger) *Scheduler {
-	return &Scheduler{e: e, log: log, wake: make(chan struct{}, 1), MissedLimit: 1000, Retention: 90 * 24 * time.Hour}
+	return &Scheduler{e: e, log: log, wake: make(chan struct{}, 1), MissedLimit: 1000}
 }
 
 // Wake asks the scheduler to evaluate now (after a pause, a resume, a
@@ -65,9 +63,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 		if err := s.Evaluate(ctx, now); err != nil && ctx.Err() == nil {
 			s.log.Error("schedules: evaluation failed; retrying", "err", err)
 		}
-		if s.Retention > 0 && now.Sub(lastPrune) > time.Hour {
-			if n, err := s.e.Store.PruneTicks(ctx, db.Millis(now.Add(-s.Retention))); err == nil && n > 0 {
-				s.log.Info("schedules: pruned old ticks", "ticks", n)
+		if lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
+			// Once at the start, then hourly.
+			if _, err := s.Prune(ctx, now); err != nil && ctx.Err() == nil {
+				s.log.Error("schedules: pruning old ticks failed; retrying in an hour", "err", err)
 			}
 			lastPrune = now
 		}
@@ -85,6 +84,23 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}
 		t.Stop()
 	}
+}
+
+// pruneEvery is how often the scheduler and the sensors prune their
+// history older than the retention (and once when they start).
+const pruneEvery = time.Hour
+
+// Prune deletes the ticks evaluated longer than the retention before now,
+// in batches, each schedule counting its own (queued ticks stay). The
+// scheduler's bookkeeping does not read them: a schedule's last tick is
+// its state's, and a tick's backfill keeps the tick id as its idempotency
+// key, so that no pruned tick is ever launched again.
+func (s *Scheduler) Prune(ctx context.Context, now time.Time) (int64, error) {
+	n, err := s.e.Store.PruneTicks(ctx, db.Millis(now.Add(-s.e.AutomationRetention())), db.PruneBatch)
+	if n > 0 {
+		s.log.Info("schedules: pruned ticks older than the retention", "ticks", n, "retention", s.e.AutomationRetention().String())
+	}
+	return n, err
 }
 
 // nextDue is the earliest next tick of the enabled schedules.
@@ -466,6 +482,16 @@ func (s *Scheduler) overlap(ctx context.Context, sc *catalog.Schedule, manual bo
 // launch creates the tick's backfill and records the tick.
 func (s *Scheduler) launch(ctx context.Context, sc *catalog.Schedule, at time.Time, id string, manual bool, actor string, now time.Time) (TickResult, error) {
 	req, skip, err := s.e.TickRequest(ctx, sc, at)
+	if manual && skip != "" && err == nil && sc.Target == catalog.TargetClosedWindows {
+		// Run now between two ticks, when no window closed since the
+		// previous one: it builds what that tick targeted (an hourly
+		// schedule run at 10:25 the hour that ended at 10:00), not nothing.
+		if prev, ok := sc.Cron.Prev(at); ok {
+			if r, sk, perr := s.e.TickRequest(ctx, sc, prev); perr == nil && sk == "" {
+				req, skip = r, ""
+			}
+		}
+	}
 	if err != nil {
 		return s.record(ctx, sc, at, id, db.TickFailed, err.Error(), nil, manual, actor, now)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // schedEnv is a real store and engine (its controller not running, so
@@ -28,15 +29,10 @@ type schedEnv struct {
 	ids   map[string]int64
 }
 
-const schedAssets = `
-assets:
-  raw.events:
-    partitions: {hourly: {start: "2026-01-01-00:00"}}
-    executor: {demo: {duration: 1s}}
-  ref.regions:
-    partitions: {static: [eu, us, ap]}
-    executor: {demo: {duration: 1s}}
-schedules:
+var schedAssets = teststore.Assets(
+	teststore.Asset("raw.events", `{hourly: {start: "2026-01-01-00:00"}}`, "executor: {demo: {duration: 1s}}"),
+	teststore.Asset("ref.regions", "{static: [eu, us, ap]}", "executor: {demo: {duration: 1s}}"),
+) + `schedules:
 `
 
 func newSchedEnv(t *testing.T, schedules string) *schedEnv {

@@ -27,7 +27,13 @@ type segmentCache struct {
 	once   sync.Once
 	segs   *lru.Cache[string, []db.Segment]
 	ranges *lru.Cache[string, []db.SelRange] // by "backfill/pos"
+	// keys holds blocks of explicit keys (db.KeyBlock each) by
+	// "backfill/block": chunks smaller than a block read it once.
+	keys *lru.Cache[string, []string]
 }
+
+// maxCachedKeyBlocks bounds the key blocks cached (256 Ki keys).
+const maxCachedKeyBlocks = 256
 
 // maxCachedSegments bounds each cache.
 const maxCachedSegments = 1 << 16
@@ -36,6 +42,7 @@ func (c *segmentCache) init() {
 	c.once.Do(func() {
 		c.segs, _ = lru.New[string, []db.Segment](maxCachedSegments)
 		c.ranges, _ = lru.New[string, []db.SelRange](maxCachedSegments)
+		c.keys, _ = lru.New[string, []string](maxCachedKeyBlocks)
 	})
 }
 
@@ -79,4 +86,38 @@ func (e *Engine) segmentRanges(ctx context.Context, q db.Querier, backfillID str
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// explicitKeys returns backfill backfillID's explicit keys n in [p0, p1),
+// its key blocks from the cache or read with q.
+func (e *Engine) explicitKeys(ctx context.Context, q db.Querier, backfillID string, p0, p1 int64) ([]string, error) {
+	if p1 <= p0 {
+		return nil, nil
+	}
+	c := &e.segCache
+	c.init()
+	b0, b1 := p0/db.KeyBlock, (p1-1)/db.KeyBlock
+	blocks := make(map[int64][]string, b1-b0+1)
+	lo, hi := int64(-1), int64(-1) // the blocks not cached
+	for b := b0; b <= b1; b++ {
+		if keys, ok := c.keys.Get(fmt.Sprintf("%s/%d", backfillID, b)); ok {
+			blocks[b] = keys
+			continue
+		}
+		if lo < 0 {
+			lo = b
+		}
+		hi = b
+	}
+	if lo >= 0 {
+		read, err := db.KeyBlocks(ctx, q, backfillID, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for b, keys := range read {
+			blocks[b] = keys
+			c.keys.Add(fmt.Sprintf("%s/%d", backfillID, b), keys)
+		}
+	}
+	return db.KeysIn(blocks, p0, p1), nil
 }

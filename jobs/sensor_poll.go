@@ -82,11 +82,19 @@ func (s *Sensors) Run(ctx context.Context) {
 	defer wg.Wait()
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
+	lastPrune := time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if now := s.e.Now(); lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
+			// Once at the start, then hourly.
+			if _, err := s.Prune(ctx, now); err != nil && ctx.Err() == nil {
+				s.log.Error("sensors: pruning old evaluations and events failed; retrying in an hour", "err", err)
+			}
+			lastPrune = now
 		}
 		ws, _ := s.e.workspace()
 		states, err := s.e.Store.SensorStates(ctx)
@@ -116,6 +124,19 @@ func (s *Sensors) Run(ctx context.Context) {
 			}(sn)
 		}
 	}
+}
+
+// Prune deletes the evaluations and pushed events older than the
+// retention before now, in batches, each sensor counting its own. A pruned
+// event's message id is kept (it still answers as a duplicate and launches
+// nothing); run keys are never pruned.
+func (s *Sensors) Prune(ctx context.Context, now time.Time) (db.Pruned, error) {
+	p, err := s.e.Store.PruneSensorHistory(ctx, db.Millis(now.Add(-s.e.AutomationRetention())), db.PruneBatch)
+	if p.Evaluations > 0 || p.Events > 0 {
+		s.log.Info("sensors: pruned history older than the retention", "evaluations", p.Evaluations, "events", p.Events,
+			"retention", s.e.AutomationRetention().String())
+	}
+	return p, err
 }
 
 func (s *Sensors) claim(name string) bool {
@@ -192,10 +213,12 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 		msg := callErr.Error()
 		rec.Error = &msg
 		if dryRun {
-			return Evaluation{Record: rec}, s.e.Store.RecordDryRun(ctx, rec)
+			rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+			return Evaluation{Record: rec}, err
 		}
 		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
-		return Evaluation{Record: rec}, s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		return Evaluation{Record: rec}, err
 	}
 	if answer.Cursor != nil {
 		rec.CursorAfter = answer.Cursor
@@ -214,7 +237,8 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 			}
 		}
 		rec.Requests = jsonOf(outcomes)
-		return Evaluation{Record: rec, Outcomes: outcomes}, s.e.Store.RecordDryRun(ctx, rec)
+		rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+		return Evaluation{Record: rec, Outcomes: outcomes}, err
 	}
 	return s.launchRequests(ctx, sn, st, rec, reqs, outcomes, start)
 }
@@ -262,21 +286,25 @@ func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.
 			}
 		}
 		rec.Requests = jsonOf(outcomes)
-		return db.FinishEvaluationTx(ctx, tx, st.StateVersion, launched, next, rec)
+		var err error
+		rec.ID, err = db.FinishEvaluationTx(ctx, tx, st.StateVersion, launched, next, rec)
+		return err
 	})
 	if errors.Is(err, db.ErrCursorMoved) {
 		// Another evaluation or a reset moved the state: this one launched
 		// nothing; it is recorded as such.
 		msg := "the sensor's cursor moved during the evaluation (another evaluation or a reset); nothing launched, the cursor is the other's"
 		rec.Error, rec.CursorAfter, rec.Requests = &msg, st.Cursor, "[]"
-		return Evaluation{Record: rec}, s.e.Store.RecordDryRun(ctx, rec)
+		rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
+		return Evaluation{Record: rec}, err
 	}
 	var ie *InputError
 	if errors.As(err, &ie) {
 		msg := err.Error()
 		rec.Error, rec.CursorAfter, rec.Requests = &msg, st.Cursor, "[]"
 		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
-		return Evaluation{Record: rec}, s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
+		return Evaluation{Record: rec}, err
 	}
 	if err != nil {
 		return Evaluation{}, err
@@ -462,11 +490,17 @@ func (s *Sensors) SetPaused(ctx context.Context, name string, paused bool, actor
 	return st, err
 }
 
-// ResetCursor sets sensor name's cursor (nil: none), recorded with actor;
-// an evaluation in flight then launches nothing.
+// ResetCursor sets poll sensor name's cursor (nil: none), recorded with
+// actor; an evaluation in flight then launches nothing. A push sensor has
+// no cursor (409).
 func (s *Sensors) ResetCursor(ctx context.Context, name string, cursor *string, actor string) (db.SensorState, error) {
-	if _, err := s.e.sensorOf(name); err != nil {
+	sn, err := s.e.sensorOf(name)
+	if err != nil {
 		return db.SensorState{}, err
+	}
+	if !sn.Poll() {
+		return db.SensorState{}, &InputError{Conflict: true, Field: "sensor", Code: CodeNotPollSensor, Params: map[string]string{"sensor": name},
+			Msg: fmt.Sprintf("sensor %s has no evaluator: it is pushed events and keeps no cursor", name)}
 	}
 	now := db.Millis(s.e.Now())
 	if _, err := s.e.Store.EnsureSensorState(ctx, name, now); err != nil {

@@ -19,6 +19,7 @@ const (
 	CodeSensorPaused  = "sensor_paused"  // sensor
 	CodeSensorState   = "sensor_state"   // sensor, state: already so
 	CodeNotPollSensor = "not_poll"       // sensor: it has no evaluator
+	CodeNotPushSensor = "not_push"       // sensor: it polls an evaluator, it takes no events
 )
 
 // PushEvent is an event pushed to a sensor: which partitions of its assets
@@ -36,6 +37,9 @@ type PushEvent struct {
 type EventResult struct {
 	Event    db.SensorEvent `json:"event"`
 	Replayed bool           `json:"replayed"`
+	// Backfill is the backfill the event launched, as created (nil when
+	// the answer repeats an earlier outcome: read it by Event.BackfillID).
+	Backfill *db.Backfill `json:"-"`
 }
 
 // sensorActor is who launches a sensor's backfills.
@@ -56,11 +60,17 @@ func (e *Engine) sensorOf(name string) (*catalog.Sensor, error) {
 // its first outcome, also after a restart, and never launches again. Bad
 // input (no message id, an unknown asset or partition) is refused with an
 // InputError and records nothing; so is an event for a paused or disabled
-// sensor (409: send it again later).
+// sensor (409: send it again later) and one for a poll sensor (409).
 func (e *Engine) Push(ctx context.Context, name string, ev PushEvent, actor string) (EventResult, error) {
 	s, err := e.sensorOf(name)
 	if err != nil {
 		return EventResult{}, err
+	}
+	if s.Poll() {
+		// Its page and history show evaluations, not events: an event
+		// would launch a backfill seen nowhere.
+		return EventResult{}, &InputError{Conflict: true, Field: "sensor", Code: CodeNotPushSensor, Params: map[string]string{"sensor": name},
+			Msg: fmt.Sprintf("sensor %s polls its evaluator; it takes no pushed events", name)}
 	}
 	switch {
 	case strings.TrimSpace(ev.MessageID) == "":
@@ -203,6 +213,10 @@ func (e *Engine) commitPushes(batch []pushItem) {
 		stored, first, err := db.RecordSensorEventTx(context.Background(), tx, db.SensorEvent{Sensor: p.sensor, MessageID: p.ev.MessageID,
 			ReceivedAt: db.Millis(now), Outcome: db.EventLaunched, BackfillID: &id, Actor: p.actor})
 		out[i] = EventResult{Event: stored, Replayed: !first}
+		if first && !c.Replayed {
+			b := c.Backfill
+			out[i].Backfill = &b
+		}
 		return err
 	})
 	for i, p := range batch {

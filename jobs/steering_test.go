@@ -13,6 +13,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // An asynchronous (202) attempt keeps its timeout and can be terminated: a
@@ -218,26 +219,15 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 // says which assets have no history.
 func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
 	t.Parallel()
-	const ws = `
-pools:
+	ws := `pools:
   narrow: {max_concurrent_runs: 2}
   metered: {max_concurrent_runs: 10, throttle: 4/1s}
-assets:
-  e.narrow:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    pool: narrow
-    executor: {demo: {duration: 1ms}}
-  e.metered:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    pool: metered
-    executor: {demo: {duration: 1ms}}
-  e.fresh:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    executor: {demo: {duration: 1ms}}
-  e.reported:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    executor: {demo: {duration: 1ms}}
-`
+` + teststore.Assets(
+		teststore.Asset("e.narrow", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "pool: narrow"),
+		teststore.Asset("e.metered", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "pool: metered"),
+		teststore.Asset("e.fresh", "{daily: {start: 2025-01-01, end: 2025-04-01}}"),
+		teststore.Asset("e.reported", "{daily: {start: 2025-01-01, end: 2025-04-01}}"),
+	)
 	env := newTestEnv(t, ws, Options{Executor: NoopExecutor{}})
 	ctx := context.Background()
 	// History: attempts of 4 partitions that took 400 ms, i.e. 100 ms a partition.

@@ -198,17 +198,41 @@ func (e *Env) BrowserSignIn(t testing.TB, ctx context.Context, role auth.Role) s
 	t.Helper()
 	name := e.nextName(role)
 	e.CreateUser(t, name, role, TestPassword)
+	BrowserLogin(t, ctx, e.URL, name, TestPassword)
+	return name
+}
+
+// SignedInBrowser is a new headless browser (Browser) with a new user of
+// role signed in (BrowserSignIn).
+func (e *Env) SignedInBrowser(t testing.TB, role auth.Role) context.Context {
+	t.Helper()
+	ctx := Browser(t)
+	e.BrowserSignIn(t, ctx, role)
+	return ctx
+}
+
+// SeededBrowser starts a server on the demo workspace with its history
+// seeded (Options.Seed) and a browser with a new user of role signed in.
+func SeededBrowser(t testing.TB, role auth.Role) (*Env, context.Context) {
+	t.Helper()
+	env := New(t, Options{Seed: true})
+	return env, env.SignedInBrowser(t, role)
+}
+
+// BrowserLogin signs the account name in with password through the /login
+// page of the server at baseURL, in the chromedp browser ctx.
+func BrowserLogin(t testing.TB, ctx context.Context, baseURL, name, password string) {
+	t.Helper()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(e.URL+"/login"),
+		chromedp.Navigate(baseURL+"/login"),
 		chromedp.WaitVisible(css(`input[name="name"]`)),
 		chromedp.SendKeys(css(`input[name="name"]`), name),
-		chromedp.SendKeys(css(`input[name="password"]`), TestPassword),
+		chromedp.SendKeys(css(`input[name="password"]`), password),
 		chromedp.Click(css(`[data-testid="login-submit"]`)),
 		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in %s in the browser: %v", name, err)
 	}
-	return name
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -46,6 +47,17 @@ func RunEngine(t testing.TB, eng *jobs.Engine) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = eng.Run(ctx, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// CreateBackfill creates the backfill req asks for with eng, as "tester";
+// the test fails when the engine refuses it.
+func CreateBackfill(t testing.TB, eng *jobs.Engine, req jobs.Request) db.Backfill {
+	t.Helper()
+	cr, err := eng.Create(context.Background(), req, "", "tester")
+	if err != nil {
+		t.Fatalf("create backfill: %v", err)
+	}
+	return cr.Backfill
 }
 
 // StartEngine starts the backfill engine (controller loop) for the server,

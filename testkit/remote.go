@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -35,6 +36,9 @@ func NewAsyncRemote(t testing.TB) *AsyncRemote {
 	r.URL = srv.URL
 	return r
 }
+
+// Executor is the executor field of an asset (Asset) whose works go to r.
+func (r *AsyncRemote) Executor() string { return fmt.Sprintf("executor: {http: {url: %q}}", r.URL) }
 
 // Next waits up to 30 s for the next work the remote was sent.
 func (r *AsyncRemote) Next(t testing.TB) jobs.Work {

@@ -98,6 +98,27 @@ func (e *Env) Get(path string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
+// Fetch sends a request of method without a body to url with c, with
+// token as a bearer token ("": none), and returns the answer with its body
+// read (and closed); t fails when no answer comes.
+func Fetch(t testing.TB, c *http.Client, method, url, token string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
 // GetNoBody GETs url with c and returns the answer with its body closed,
 // for its status and headers (t fails when no answer comes).
 func GetNoBody(t testing.TB, c *http.Client, url string) *http.Response {

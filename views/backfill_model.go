@@ -12,6 +12,9 @@ type BackfillRow struct {
 	Assets                             []string
 	Progress                           Bar // materialized / failed / in_progress / missing (pending)
 	Started, Duration, CreatedBy       string
+	// Recovered is the Retry failed child that rebuilt all a failed
+	// backfill failed to build (nil: none did).
+	Recovered *Link
 }
 
 // BackfillsPage is the backfills list.
@@ -64,6 +67,7 @@ type BackfillDetail struct {
 	Relaunch                                       *Relaunch // a canceled or failed backfill's "Backfill what it did not build…" (operators)
 	Children                                       []Link
 	Parent                                         *Link
+	Recovered                                      *Link  // the retry that rebuilt all a failed backfill failed to build
 	Message                                        string // conflict or refusal, shown on top
 	Grids                                          []ChunkGrid
 	Chunks                                         ChunkTable

@@ -525,7 +525,7 @@ func BackfillNewPage(p Page, f NewBackfillForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if f.CanLaunch {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<button type=\"submit\" class=\"primary\" data-testid=\"launch\" hx-post=\"/backfills\" hx-target=\"body\" hx-push-url=\"true\" hx-disabled-elt=\"this\">Launch</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<button type=\"submit\" class=\"primary\" data-testid=\"launch\" hx-post=\"/backfills\" hx-target=\"body\" hx-swap=\"innerHTML show:window:top\" hx-push-url=\"true\" hx-disabled-elt=\"this\">Launch</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

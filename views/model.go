@@ -307,15 +307,37 @@ func barRects(b Bar, width float64) []barRect {
 	if b.Total <= 0 {
 		return []barRect{{Status: "missing", X: "0", W: ftoa(width), Label: "no partitions"}}
 	}
-	var out []barRect
-	x := 0.0
-	for _, s := range b.Segs {
+	// A segment of a few partitions among many (3 failed of 10,000) is
+	// drawn at least minW wide, taken from the widest, so that it shows:
+	// drawn to scale it was a fraction of a pixel, and the bar read all
+	// green.
+	minW := max(2, width/160)
+	ws := make([]float64, len(b.Segs))
+	widest, short := -1, 0.0
+	for i, s := range b.Segs {
 		if s.N <= 0 {
 			continue
 		}
-		w := float64(s.N) * width / float64(b.Total)
-		out = append(out, barRect{Status: s.Status, X: ftoa(x), W: ftoa(w), Label: StatusLabel(s.Status) + ": " + Num(s.N)})
-		x += w
+		ws[i] = float64(s.N) * width / float64(b.Total)
+		if ws[i] < minW {
+			short += minW - ws[i]
+			ws[i] = minW
+		}
+		if widest < 0 || ws[i] > ws[widest] {
+			widest = i
+		}
+	}
+	if short > 0 && widest >= 0 && ws[widest]-short >= minW {
+		ws[widest] -= short
+	}
+	var out []barRect
+	x := 0.0
+	for i, s := range b.Segs {
+		if s.N <= 0 {
+			continue
+		}
+		out = append(out, barRect{Status: s.Status, X: ftoa(x), W: ftoa(ws[i]), Label: StatusLabel(s.Status) + ": " + Num(s.N)})
+		x += ws[i]
 	}
 	return out
 }

@@ -14,8 +14,12 @@ const ScheduleCreator = "schedule:"
 
 // ScheduleOf is the schedule that launched a backfill, from its CreatedBy
 // ("" when a person or a token did).
-func ScheduleOf(createdBy string) string {
-	name, ok := strings.CutPrefix(createdBy, ScheduleCreator)
+func ScheduleOf(createdBy string) string { return creatorNamed(createdBy, ScheduleCreator) }
+
+// creatorNamed is the name after prefix ("schedule:", "sensor:") of a
+// backfill's CreatedBy, or "" when it has not that prefix.
+func creatorNamed(createdBy, prefix string) string {
+	name, ok := strings.CutPrefix(createdBy, prefix)
 	if !ok {
 		return ""
 	}
@@ -42,6 +46,7 @@ type ScheduleRow struct {
 	Strip            []TickCell // recent outcomes, oldest first
 	Launched, Failed int64
 	Skipped          int64
+	PrunedTicks      int64 // older than the retention, deleted
 }
 
 // TickCell is one tick in a strip of recent outcomes.
@@ -52,6 +57,7 @@ type TickCell struct {
 // AutomationPage lists the workspace's schedules.
 type AutomationPage struct {
 	Schedules []ScheduleRow
+	Sensors   []SensorRow
 }
 
 // ScheduleAction is a button of the schedule page: the last part of its
@@ -100,6 +106,7 @@ type TickRow struct {
 // ScheduleDetail is a schedule's page.
 type ScheduleDetail struct {
 	ScheduleRow
+	Retention  string // how long ticks are kept, in words ("90 days")
 	Definition []KV
 	PausedBy   string // "by NAME at TIME" while paused
 	NextTicks  []NextTick

@@ -2,7 +2,6 @@ package views
 
 import (
 	"net/url"
-	"strings"
 )
 
 // SensorHref is a sensor page's path.
@@ -14,13 +13,7 @@ const SensorCreator = "sensor:"
 
 // SensorOf is the sensor that launched a backfill created by createdBy,
 // or "".
-func SensorOf(createdBy string) string {
-	name, _ := strings.CutPrefix(createdBy, SensorCreator)
-	if name == createdBy {
-		return ""
-	}
-	return name
-}
+func SensorOf(createdBy string) string { return creatorNamed(createdBy, SensorCreator) }
 
 // Sensor states as the pages show them.
 const (
@@ -44,6 +37,11 @@ type SensorRow struct {
 	Launches   int64
 	Evals      int64
 	Failures   int64
+	// Pruned: evaluations and events older than the retention, deleted.
+	PrunedEvals, PrunedEvents int64
+	// Strip: the outcomes of its newest evaluations or events, oldest
+	// first (the Automation page's strip; empty on the Sensors page).
+	Strip []TickCell
 }
 
 // SensorsPage lists the workspace's sensors.
@@ -109,6 +107,7 @@ type RunKeyRow struct {
 // SensorDetail is a sensor's page.
 type SensorDetail struct {
 	SensorRow
+	Retention   string // how long evaluations and events are kept, in words ("90 days")
 	Definition  []KV
 	PausedBy    string // "by NAME at TIME" while paused
 	Cursor      string

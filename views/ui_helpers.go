@@ -103,6 +103,18 @@ func dotParts(key string) []string {
 	}
 }
 
+// barFailed is how many of a backfill bar's partitions failed (or were
+// skipped for a failed upstream).
+func barFailed(b Bar) int64 {
+	var n int64
+	for _, s := range b.Segs {
+		if s.Status == "failed" {
+			n += s.N
+		}
+	}
+	return n
+}
+
 // barDone is how many partitions of a backfill's progress bar are done:
 // built or failed (the backfill page's "% done" counts the same).
 func barDone(b Bar) int64 {

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,17 +89,8 @@ func TestAPIHeadAndOptions(t *testing.T) {
 	tok := env.Token(t, auth.RoleViewer)
 	do := func(method, path, token string) (*http.Response, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(method, env.URL+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
+		resp, body := testkit.Fetch(t, http.DefaultClient, method, env.URL+path, token)
+		return resp, []byte(body)
 	}
 	for _, c := range []struct {
 		path, token string

@@ -76,11 +76,8 @@ func TestBrowserChangeOwnPassword(t *testing.T) {
 			chromedp.Click(css(`[data-testid="change-password"]`)),
 		}
 	}
+	testkit.BrowserLogin(t, ctx, env.URL, "hedy", testkit.TestPassword)
 	err := chromedp.Do(ctx, append(append([]chromedp.Action[chromedp.Void]{
-		chromedp.Navigate(env.URL + "/login"),
-		chromedp.SendKeys(css(`input[name="name"]`), "hedy"),
-		chromedp.SendKeys(css(`input[name="password"]`), testkit.TestPassword),
-		chromedp.Click(css(`[data-testid="login-submit"]`)),
 		chromedp.WaitVisible(css(`[data-testid="nav-password"]`)),
 		chromedp.Click(css(`[data-testid="nav-password"]`)),
 		chromedp.WaitVisible(css(`[data-testid="password-form"]`)),
@@ -101,12 +98,9 @@ func TestBrowserChangeOwnPassword(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(`[data-testid="logout"]`)),
 		chromedp.WaitVisible(css(`[data-testid="login"]`)),
-		chromedp.SendKeys(css(`input[name="name"]`), "hedy"),
-		chromedp.SendKeys(css(`input[name="password"]`), next),
-		chromedp.Click(css(`[data-testid="login-submit"]`)),
-		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
 	)
 	if err != nil {
-		t.Fatalf("sign-in with the new password: %v", err)
+		t.Fatalf("sign out: %v", err)
 	}
+	testkit.BrowserLogin(t, ctx, env.URL, "hedy", next) // the new password
 }

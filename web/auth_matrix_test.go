@@ -102,6 +102,55 @@ var routeTable = map[string]routeExpectation{
 	"GET /api/v1/tokens":                      {role: auth.RoleViewer},
 	"POST /api/v1/tokens":                     {role: auth.RoleViewer},
 	"POST /api/v1/tokens/:id/revoke":          {role: auth.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
+
+	// The staleness endpoints (issue 6; web/routes_staleness.go).
+	"GET /status":                                                {role: auth.RoleViewer},
+	"GET /status.json":                                           {role: auth.RoleViewer},
+	"GET /status.csv":                                            {role: auth.RoleViewer},
+	"GET /status/:key/badge.svg":                                 {role: auth.RoleViewer, sample: "/status/raw.events/badge.svg"},
+	"GET /assets/:key/gaps":                                      {role: auth.RoleViewer, sample: "/assets/raw.events/gaps"},
+	"POST /assets/:key/partitions/:partition/taint":              {role: auth.RoleAdmin, sample: "/assets/crm.accounts_snapshot/partitions/acme/taint"},
+	"POST /assets/:key/partitions/:partition/clear-taint":        {role: auth.RoleAdmin, sample: "/assets/crm.accounts_snapshot/partitions/acme/clear-taint"},
+	"GET /api/v1/assets/:key/staleness":                          {role: auth.RoleViewer, sample: "/api/v1/assets/raw.events/staleness"},
+	"GET /api/v1/assets/:key/partitions/:partition/history":      {role: auth.RoleViewer, sample: "/api/v1/assets/crm.accounts_snapshot/partitions/acme/history"},
+	"POST /api/v1/assets/:key/partitions/:partition/taint":       {role: auth.RoleAdmin, sample: "/api/v1/assets/crm.accounts_snapshot/partitions/acme/taint"},
+	"POST /api/v1/assets/:key/partitions/:partition/clear-taint": {role: auth.RoleAdmin, sample: "/api/v1/assets/crm.accounts_snapshot/partitions/acme/clear-taint"},
+	"GET /api/v1/assets/:key/watermark":                          {role: auth.RoleViewer, sample: "/api/v1/assets/raw.events/watermark"},
+	"POST /api/v1/assets/:key/watermark":                         {role: auth.RoleOperator, sample: "/api/v1/assets/raw.events/watermark"},
+	"GET /api/v1/assets/:key/gaps":                               {role: auth.RoleViewer, sample: "/api/v1/assets/raw.events/gaps"},
+
+	// The Automation pages and the schedules API (issue
+	// 22; web/routes_schedules.go). The default workspace declares the
+	// schedule raw.events.hourly.
+	"GET /automation":                      {role: auth.RoleViewer},
+	"GET /schedules/:name":                 {role: auth.RoleViewer, sample: "/schedules/raw.events.hourly"},
+	"POST /schedules/:name/:action":        {role: auth.RoleOperator, sample: "/schedules/nope/pause"},
+	"GET /api/v1/schedules":                {role: auth.RoleViewer},
+	"GET /api/v1/schedules/:name":          {role: auth.RoleViewer, sample: "/api/v1/schedules/raw.events.hourly"},
+	"GET /api/v1/schedules/:name/ticks":    {role: auth.RoleViewer, sample: "/api/v1/schedules/raw.events.hourly/ticks"},
+	"GET /api/v1/schedules/:name/preview":  {role: auth.RoleViewer, sample: "/api/v1/schedules/nope/preview"},
+	"POST /api/v1/schedules/:name/pause":   {role: auth.RoleOperator, sample: "/api/v1/schedules/nope/pause"},
+	"POST /api/v1/schedules/:name/resume":  {role: auth.RoleOperator, sample: "/api/v1/schedules/nope/resume"},
+	"POST /api/v1/schedules/:name/trigger": {role: auth.RoleOperator, sample: "/api/v1/schedules/nope/trigger"},
+
+	// The sensors' pages and API (issue 22;
+	// web/routes_sensors.go). The default workspace declares the push sensor
+	// crm.account_changed; the mutations are checked on an unknown sensor, so
+	// that an allowed role meets a 404 and writes nothing.
+	"GET /sensors":                          {role: auth.RoleViewer},
+	"GET /sensors/:name":                    {role: auth.RoleViewer, sample: "/sensors/crm.account_changed"},
+	"POST /sensors/:name/cursor":            {role: auth.RoleAdmin, sample: "/sensors/nope/cursor"},
+	"POST /sensors/:name/:action":           {role: auth.RoleOperator, sample: "/sensors/nope/pause"},
+	"GET /api/v1/sensors":                   {role: auth.RoleViewer},
+	"GET /api/v1/sensors/:name":             {role: auth.RoleViewer, sample: "/api/v1/sensors/crm.account_changed"},
+	"GET /api/v1/sensors/:name/evaluations": {role: auth.RoleViewer, sample: "/api/v1/sensors/crm.account_changed/evaluations"},
+	"GET /api/v1/sensors/:name/events":      {role: auth.RoleViewer, sample: "/api/v1/sensors/crm.account_changed/events"},
+	"GET /api/v1/sensors/:name/run-keys":    {role: auth.RoleViewer, sample: "/api/v1/sensors/crm.account_changed/run-keys"},
+	"POST /api/v1/sensors/:name/events":     {role: auth.RoleOperator, sample: "/api/v1/sensors/nope/events"},
+	"POST /api/v1/sensors/:name/evaluate":   {role: auth.RoleOperator, sample: "/api/v1/sensors/nope/evaluate"},
+	"POST /api/v1/sensors/:name/pause":      {role: auth.RoleOperator, sample: "/api/v1/sensors/nope/pause"},
+	"POST /api/v1/sensors/:name/resume":     {role: auth.RoleOperator, sample: "/api/v1/sensors/nope/resume"},
+	"POST /api/v1/sensors/:name/cursor":     {role: auth.RoleAdmin, sample: "/api/v1/sensors/nope/cursor"},
 }
 
 // The API's catch-all 404 answers every method and needs no role.

@@ -138,19 +138,13 @@ func logTail(s string, n int) string {
 // css selects by a CSS selector, for the browser tests.
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
-func bfSignIn(t *testing.T, ctx context.Context, s *liveServer) {
+// browser is a new headless browser (with extra options) with the
+// operator "op" of startBinaryServer signed in.
+func (s *liveServer) browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.URL+"/login"),
-		chromedp.WaitVisible(css(`input[name="name"]`)),
-		chromedp.SendKeys(css(`input[name="name"]`), "op"),
-		chromedp.SendKeys(css(`input[name="password"]`), flowPassword),
-		chromedp.Click(css(`[data-testid="login-submit"]`)),
-		chromedp.WaitVisible(css(`[data-testid="current-user"]`)),
-	)
-	if err != nil {
-		t.Fatalf("sign in: %v", err)
-	}
+	ctx := testkit.Browser(t, extra...)
+	testkit.BrowserLogin(t, ctx, s.URL, "op", flowPassword)
+	return ctx
 }
 
 // streamsOpen is true when the page has live sections and every one's
@@ -189,8 +183,7 @@ assets:
 func bfFlowSession(t *testing.T, extra ...string) (*liveServer, context.Context) {
 	t.Helper()
 	s := startBinaryServer(t, flowWS(t.TempDir()), extra...)
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	return s, ctx
 }
 
@@ -394,8 +387,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startBinaryServer(t, flowWS(dir))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	launchFromURL(t, ctx, s, "asset=flow.cmd&chunk_size=1&max_concurrent_runs=5")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "FAILED"), 30*time.Second, "FAILED")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="count-failed"] b').innerText`); got != "2" {

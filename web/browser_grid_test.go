@@ -15,9 +15,7 @@ import (
 // partition page and see its history.
 func TestBrowserOverviewGridPartition(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="asset-row"]`)),

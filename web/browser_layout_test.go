@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -13,19 +12,11 @@ import (
 // columns line up down the page (before, each table sized its columns to
 // its own content, so health bars and badges zigzagged between groups).
 func TestBrowserGroupTablesLineUp(t *testing.T) {
-	s := startBinaryServer(t, `assets:
-  a.short:
-    group: one
-    partitions: {static: [a]}
-    executor: {demo: {duration: 1ms}}
-  b.a_much_longer_asset_name_than_the_other:
-    group: two
-    description: its partitions are described at length
-    partitions: {static: [a_rather_long_partition_key, another_rather_long_partition_key, and_a_third_one]}
-    executor: {demo: {duration: 1ms}}
-`)
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	s := startBinaryServer(t, testkit.Assets(
+		testkit.Asset("a.short", "{static: [a]}", "group: one"),
+		testkit.Asset("b.a_much_longer_asset_name_than_the_other", "{static: [a_rather_long_partition_key, another_rather_long_partition_key, and_a_third_one]}", "group: two", "description: its partitions are described at length"),
+	))
+	ctx := s.browser(t)
 	// The left edge of column n of every table of class cls, rounded.
 	edges := `(cls, n) => Array.from(document.querySelectorAll("table." + cls)).map(t => Math.round(t.querySelector("th:nth-child(" + n + ")").getBoundingClientRect().left))`
 	for _, page := range []struct {

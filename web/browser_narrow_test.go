@@ -156,8 +156,7 @@ func TestBrowserNarrowViewport(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 
 	// The form with a preview (a range selection draws a strip per asset),
 	// launched from the phone.
@@ -314,28 +313,21 @@ func TestBrowserNarrowRunLongError(t *testing.T) {
 	if len(path) != 300 || strings.ContainsAny(path, " \t\n") {
 		t.Fatalf("the message is %d characters: %q", len(path), path)
 	}
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `assets:
-  r.daily:
-    partitions: {daily: {start: 2025-01-01}}
-    retries: {max_attempts: 2, backoff: 1ms}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("r.daily", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 2, backoff: 1ms}"),
+	)
 	eng := env.StartEngine(t, jobs.Options{Executor: longErrorExec{msg: path}})
-	cr, err := eng.Create(context.Background(), jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
-		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}}, "", "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 30*time.Second, "backfill "+cr.Backfill.ID+" to fail", func() bool {
-		b, err := env.Store.Backfill(context.Background(), cr.Backfill.ID)
+	bf := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"r.daily"}, ChunkSize: 2, MaxConcurrentRuns: 1,
+		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})
+	testkit.Eventually(t, 30*time.Second, "backfill "+bf.ID+" to fail", func() bool {
+		b, err := env.Store.Backfill(context.Background(), bf.ID)
 		return err == nil && b.State == db.BackfillFailed
 	})
-	runs, err := env.Store.Runs(context.Background(), cr.Backfill.ID, nil, -1, 1)
+	runs, err := env.Store.Runs(context.Background(), bf.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs of %s: %d, %v", cr.Backfill.ID, len(runs), err)
+		t.Fatalf("runs of %s: %d, %v", bf.ID, len(runs), err)
 	}
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
 	check := narrowRunErrors + "(" + strconv.Quote(path) + ")"
 	for _, w := range []int64{390, 820, 1280} {
 		what := fmt.Sprintf("run page with a %d-character error at %d px", len(path), w)

@@ -18,18 +18,14 @@ import (
 func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	s := startBinaryServer(t, `defaults:
   retries: {max_attempts: 1}
-assets:
-  live.daily:
-    partitions: {daily: {start: "2025-01-01"}}
-    code_version: v1
-    executor: {demo: {duration: 4s}}
-`)
+`+testkit.Assets(
+		testkit.Asset("live.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 4s}}"),
+	))
 	// An admin, who sees the taint form.
 	if out, err := exec.Command(tesseraBinary(t), "user", "set-role", "op", "admin", "--db", s.DB).CombinedOutput(); err != nil {
 		t.Fatalf("set-role: %v\n%s", err, out)
 	}
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),

@@ -94,8 +94,7 @@ const fitsScript = `(() => {
 // segments; the backfills list and the status board show their key columns.
 func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 	env, ids := phoneEnv(t)
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
 		"/assets/raw.events/partitions/2025-01-01-00:00", "/backfills", "/backfills/" + ids["long"], "/status",
 		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users", "/runs/" + ids["run"]} {
@@ -144,9 +143,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 // scrolled into view with its day label still showing.
 func TestBrowserPhoneAssetGrid(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
 	const headsApart = `(() => {
   const spans = [...document.querySelectorAll('[data-testid="grid"] .gh span:not(.rl)')].filter(s => getComputedStyle(s).visibility !== "hidden" && s.textContent);
   if (spans.length < 3) return "only " + spans.length + " headers";
@@ -196,8 +193,7 @@ func TestBrowserPhoneAssetGrid(t *testing.T) {
 // keys, never inside one.
 func TestBrowserBackfillTitleAndPills(t *testing.T) {
 	env, ids := phoneEnv(t)
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleOperator)
+	ctx := env.SignedInBrowser(t, auth.RoleOperator)
 	const titleScript = `(() => {
   const h = document.querySelector('#bf-summary h1');
   const text = [...h.childNodes].find(n => n.nodeType === 3 && n.textContent.trim());
@@ -248,8 +244,7 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleOperator)
+	ctx := env.SignedInBrowser(t, auth.RoleOperator)
 	at(t, ctx, env.URL+"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00", 1280)
 	const marked = `(() => {
   const f = document.querySelector('[data-testid="backfill-form"] input[name="chunk_size"]');

@@ -10,13 +10,11 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-const scheduleFlowWorkspace = `defaults:
+var scheduleFlowWorkspace = `defaults:
   retries: {max_attempts: 1}
-assets:
-  auto.regions:
-    partitions: {static: [eu, us, ap]}
-    executor: {demo: {duration: 100ms}}
-schedules:
+` + testkit.Assets(
+	testkit.Asset("auto.regions", "{static: [eu, us, ap]}", "executor: {demo: {duration: 100ms}}"),
+) + `schedules:
   auto.nightly:
     cron: "0 3 * * *"
     timezone: Europe/Berlin
@@ -29,8 +27,7 @@ schedules:
 // links back; the schedule's history lists the tick with that backfill.
 func TestBrowserSchedulePauseRunNow(t *testing.T) {
 	s := startBinaryServer(t, scheduleFlowWorkspace)
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/"),
 		chromedp.Click(css(`[data-testid="nav-automation"]`)),

@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +16,9 @@ import (
 // and the cursor unchanged → Evaluate now → open the backfill it launched,
 // which says the sensor launched it and links back.
 func TestBrowserSensorDryRun(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "eval.sh")
-	if err := os.WriteFile(script, []byte(`#!/bin/sh
-c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+	script := testkit.Script(t, "eval.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\", \"us\"], \"run_key\": \"batch-$n\"}]}"
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	// Interval 24h: the server's loop evaluates it once, as it starts.
 	s := startBinaryServer(t, fmt.Sprintf(`defaults:
   retries: {max_attempts: 1}
@@ -38,8 +32,7 @@ sensors:
     evaluator: {command: [%q]}
     interval: 24h
 `, script))
-	ctx := testkit.Browser(t)
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/"),
 		chromedp.Click(css(`[data-testid="nav-sensors"]`)),

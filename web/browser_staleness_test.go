@@ -15,9 +15,7 @@ import (
 // admin, see it TAINTED, then read the status board and its badge.
 func TestBrowserStalenessTaintStatus(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	env, ctx := testkit.SeededBrowser(t, auth.RoleAdmin)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
 		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),

@@ -19,8 +19,7 @@ func TestBrowserFaultBannerFollowsTheStore(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	env.Store.SetFaultHold(50 * time.Millisecond)
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleViewer)
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
 	// The empty banner holder has no size: wait for it to be in the page.
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/backfills"), chromedp.WaitReady(`#fault-banner`)); err != nil {
 		t.Fatal(err)
@@ -55,8 +54,7 @@ func TestBrowserFaultBannerFollowsTheStore(t *testing.T) {
 func TestBrowserLaunchShowsTheErrorItGot(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{}) // no engine: launching is refused with 503
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleOperator)
+	ctx := env.SignedInBrowser(t, auth.RoleOperator)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/backfills/new?asset=crm.accounts_snapshot&chunk_size=1&max_concurrent_runs=1"),
 		chromedp.WaitVisible(`[data-testid="launch"]`),

@@ -19,8 +19,7 @@ import (
 func TestBrowserHTTP2LiveTabs(t *testing.T) {
 	cert, key, _ := testkit.SelfSignedCert(t, t.TempDir(), "tls")
 	s := startBinaryServer(t, flowWS(t.TempDir()), "--tls-cert", cert, "--tls-key", key)
-	ctx := testkit.Browser(t, chromedp.Flag("ignore-certificate-errors", true))
-	bfSignIn(t, ctx, s)
+	ctx := s.browser(t, chromedp.Flag("ignore-certificate-errors", true))
 	if p := testkit.JS(t, ctx, `performance.getEntriesByType('navigation')[0].nextHopProtocol`); p != "h2" {
 		t.Fatalf("the page came over %q, want h2", p)
 	}

@@ -26,8 +26,7 @@ func TestBrowserUnlock(t *testing.T) {
 	if st, _, _ := signInFrom(t, env, "203.0.113.5", "jo", testkit.TestPassword, nil); st != http.StatusTooManyRequests {
 		t.Fatalf("jo before the unlock: %d", st)
 	}
-	ctx := testkit.Browser(t)
-	env.BrowserSignIn(t, ctx, auth.RoleAdmin)
+	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	row := `tr[data-user="jo"] [data-testid="locked"]`
 	for _, w := range []int64{1280, 390} {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 844), chromedp.Navigate(env.URL+"/admin/users"), chromedp.WaitVisible(row)); err != nil {

@@ -102,3 +102,16 @@ func wantsJSON(c echo.Context) bool {
 	return strings.Contains(c.Request().Header.Get("Accept"), "application/json") &&
 		!strings.Contains(c.Request().Header.Get("Accept"), "text/html")
 }
+
+// answerStatus is the status of the answer to c that the handler's err
+// (nil: none) makes: the error mapper's for a user error, 500 for any
+// other, else what the handler wrote.
+func answerStatus(c echo.Context, err error) int {
+	if err == nil {
+		return c.Response().Status
+	}
+	if ue := toUserError(err); ue != nil {
+		return ue.Status
+	}
+	return 500
+}

@@ -61,14 +61,7 @@ func (m *Metrics) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		code := c.Response().Status
-		if err != nil {
-			if ue := toUserError(err); ue != nil {
-				code = ue.Status
-			} else {
-				code = 500
-			}
-		}
+		code := answerStatus(c, err)
 		method := methodLabel(c.Request().Method)
 		m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
 		m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,20 +21,8 @@ func TestMetricsAccess(t *testing.T) {
 	t.Parallel()
 	get := func(t *testing.T, c *http.Client, url, token string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, url+"/metrics", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		resp, body := testkit.Fetch(t, c, http.MethodGet, url+"/metrics", token)
+		return resp.StatusCode, body
 	}
 	t.Run("viewer only by default", func(t *testing.T) {
 		t.Parallel()

@@ -81,6 +81,11 @@ func object(props map[string]any, required ...string) map[string]any {
 	return o
 }
 
+// allRequired is an object whose every property is required.
+func allRequired(props map[string]any) map[string]any {
+	return object(props, keys(props)...)
+}
+
 var str = map[string]any{"type": "string"}
 var integer = map[string]any{"type": "integer"}
 var boolean = map[string]any{"type": "boolean"}
@@ -170,6 +175,7 @@ func backfillSchema() map[string]any {
 		"partitions":           fixedCounts("materialized", "failed", "upstream_failed", "pending", "canceled"),
 		"paused_with_failures": boolean,
 		"parent_backfill_id":   nullable(str),
+		"recovered_by":         described(nullable(str), "a FAILED backfill whose Retry failed rebuilt everything it failed or skipped (directly or through retries of its own): that child's id; null otherwise"),
 		"created_by":           str, "created_at": timeStr, "updated_at": timeStr,
 		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
 	req := keys(props)
@@ -244,7 +250,7 @@ func stalenessSchemas() map[string]any {
 		"asset", "partition", "at", "instance", "last_attempt", "tainted")
 	at["additionalProperties"] = false
 	at["description"] = "with ?at: the partition as it was at that time"
-	status := object(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
+	status := allRequired(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
 		"fresh_share":              map[string]any{"type": "number", "minimum": 0, "maximum": 1},
 		"stale_by_reason":          fixedCounts(reasons(false)...),
 		"latest_fresh_partition":   described(str, "empty when no partition is fresh"),
@@ -254,7 +260,6 @@ func stalenessSchemas() map[string]any {
 		"failing":                  described(boolean, "the asset's last attempt failed"),
 		"badge":                    described(str, "fresh, stale N or failing"),
 		"fresh_share_last_30_days": described(arrayOf(map[string]any{"type": "number"}), "per UTC day, oldest first, the share of fresh partitions whose window starts that day (-1: none)")})
-	status["required"] = keys(status["properties"].(map[string]any))
 	status["additionalProperties"] = false
 	return map[string]any{
 		"Instance":         instanceSchema(),
@@ -324,8 +329,10 @@ var schemas = map[string]any{
 		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
 		"assets", "selector"),
 	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer,
-		"assets":                arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),
-		"first_chunk":           object(map[string]any{"asset": str, "keys": nullable(arrayOf(str))}, "asset", "keys"),
+		"assets": arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),
+		"first_chunk": object(map[string]any{"asset": str,
+			"partitions": described(integer, "how many partitions the first chunk has"),
+			"keys":       described(nullable(arrayOf(str)), "the first chunk's keys, its first 1,000 at most (fewer than partitions: the list was cut)")}, "asset", "partitions", "keys"),
 		"status":                counts,
 		"skipped_count":         integer,
 		"skipped":               arrayOf(object(map[string]any{"asset": str, "partition": str, "reason": str}, "asset", "partition", "reason")),

@@ -16,15 +16,10 @@ import (
 // preview that launches and one that skips.
 func TestOpenAPIScheduleSchemasMatchAnswers(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  s.hourly:
-    partitions: {hourly: {start: "2026-01-01-00:00"}}
-    executor: {demo: {duration: 1ms}}
-  s.feeds:
-    partitions: {dynamic: feeds}
-    executor: {demo: {duration: 1ms}}
-schedules:
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("s.hourly", `{hourly: {start: "2026-01-01-00:00"}}`),
+		testkit.Asset("s.feeds", "{dynamic: feeds}"),
+	) + `schedules:
   hourly:
     cron: "5 * * * *"
     timezone: America/New_York

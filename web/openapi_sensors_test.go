@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tessera-dev/tessera/auth"
@@ -17,14 +15,9 @@ import (
 // cursor reset.
 func TestOpenAPISensorSchemasMatchAnswers(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	script := filepath.Join(dir, "eval.sh")
-	if err := os.WriteFile(script, []byte(`#!/bin/sh
-echo "log line" >&2
+	script := testkit.Script(t, "eval.sh", `echo "log line" >&2
 echo '{"cursor": "c1", "run_requests": [{"partitions": ["eu"], "run_key": "k1"}, {"start": "eu", "end": "us"}], "skip_reason": "partly"}'
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
   t.regions:

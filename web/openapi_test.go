@@ -292,19 +292,11 @@ func apiAnswerer(t *testing.T, url, tok string) (call func(method, path, body st
 // answers describe what the handlers answer, key by key.
 func TestOpenAPISchemasMatchAnswers(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  ok.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 1ms}}
-  f.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms, failure_rate: 1}}
-  slow.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    executor: {demo: {duration: 1h}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("ok.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}"),
+		testkit.Asset("f.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
+		testkit.Asset("slow.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1h}}"),
+	)
 	env.StartEngine(t, jobs.Options{})
 	call, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	waitState := func(id string, states ...string) {
@@ -432,19 +424,10 @@ func TestOpenAPIQueryParameterTypes(t *testing.T) {
 // taint answers describe what the handlers answer, key by key.
 func TestOpenAPIStalenessSchemasMatchAnswers(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  up.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    code_version: v2
-    executor: {demo: {duration: 1ms}}
-  down.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    deps: [up.daily]
-    code_version: v1
-    freshness: {max_lag: 1h}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("up.daily", "{daily: {start: 2025-01-01, end: 2025-01-11}}", "code_version: v2"),
+		testkit.Asset("down.daily", "{daily: {start: 2025-01-01, end: 2025-01-11}}", "deps: [up.daily]", "code_version: v1", "freshness: {max_lag: 1h}"),
+	)
 	call, answer := apiAnswerer(t, env.URL, env.AdminToken())
 	record := func(items ...string) {
 		t.Helper()
@@ -533,12 +516,9 @@ assets:
 // workspace reload describe what the handlers answer, key by key.
 func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: `
-assets:
-  d.feeds:
-    partitions: {dynamic: feeds}
-    executor: {demo: {duration: 1ms}}
-`})
+	env := testkit.WithAssets(t,
+		testkit.Asset("d.feeds", "{dynamic: feeds}"),
+	)
 	_, answer := apiAnswerer(t, env.URL, env.AdminToken())
 	if out := answer("POST", "/api/v1/assets/d.feeds/partition-keys", "/api/v1/assets/{key}/partition-keys", `{"keys":["a","b"]}`); out["added"] != 2.0 {
 		t.Fatalf("add keys: %v", out)
@@ -563,13 +543,9 @@ assets:
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
 	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
-assets:
-  a.remote:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q}}
-`, remote.URL)})
+	env := testkit.WithAssets(t,
+		testkit.Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
+	)
 	env.StartEngine(t, jobs.Options{})
 	_, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	answer("POST", "/api/v1/backfills", "/api/v1/backfills", `{"assets":["a.remote"],"selector":{"type":"explicit","keys":["2025-01-01"]}}`)

@@ -26,21 +26,14 @@ import (
 func TestReadsNeverUseTheWriter(t *testing.T) {
 	t.Parallel()
 	remote := testkit.NewAsyncRemote(t)
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
-assets:
-  r.hourly:
-    partitions: {hourly: {start: "2026-01-01-00:00", end: "2026-02-01-00:00"}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %[1]q}}
-  r.daily:
-    partitions: {daily: {start: 2026-01-01, end: 2026-02-01}}
-    deps: [r.hourly]
-    executor: {http: {url: %[1]q}}
-schedules:
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(
+		testkit.Asset("r.hourly", `{hourly: {start: "2026-01-01-00:00", end: "2026-02-01-00:00"}}`, "retries: {max_attempts: 1}", remote.Executor()),
+		testkit.Asset("r.daily", "{daily: {start: 2026-01-01, end: 2026-02-01}}", "deps: [r.hourly]", remote.Executor()),
+	) + `schedules:
   r.sched: {cron: "5 * * * *", assets: [r.daily]}
 sensors:
   r.sensor: {assets: [r.daily], evaluator: {command: ["true"]}, interval: 1h}
-`, remote.URL)})
+`})
 	env.StartEngine(t, jobs.Options{})
 	admin := env.AdminToken()
 	resp, created := testkit.APIRequest(t, env.URL, admin, "POST", "/api/v1/backfills",

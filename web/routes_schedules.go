@@ -1,8 +1,6 @@
 package web
 
 import (
-	"net/http"
-
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
@@ -10,10 +8,6 @@ import (
 // scheduleRoutes are the Automation pages and the schedules API (issue 22):
 // everyone reads them, operators pause, resume and run schedules now.
 func scheduleRoutes(h *handlers.Handler) []Route {
-	const (
-		get  = http.MethodGet
-		post = http.MethodPost
-	)
 	return []Route{
 		{get, "/automation", auth.RoleViewer, h.AutomationPage},
 		{get, "/schedules/:name", auth.RoleViewer, h.SchedulePage},

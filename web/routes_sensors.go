@@ -1,8 +1,6 @@
 package web
 
 import (
-	"net/http"
-
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
@@ -11,10 +9,6 @@ import (
 // them; operators pause, resume, evaluate and push events (a pipeline
 // pushes with an API token of the operator role); admins set a cursor.
 func sensorRoutes(h *handlers.Handler) []Route {
-	const (
-		get  = http.MethodGet
-		post = http.MethodPost
-	)
 	return []Route{
 		{get, "/sensors", auth.RoleViewer, h.SensorsPage},
 		{get, "/sensors/:name", auth.RoleViewer, h.SensorPage},

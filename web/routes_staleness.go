@@ -1,8 +1,6 @@
 package web
 
 import (
-	"net/http"
-
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
 )
@@ -12,10 +10,6 @@ import (
 // exports need the viewer role, which anonymous visitors have when
 // TESSERA_ANONYMOUS_VIEWER=true.
 func stalenessRoutes(h *handlers.Handler) []Route {
-	const (
-		get  = http.MethodGet
-		post = http.MethodPost
-	)
 	return []Route{
 		{get, "/status", auth.RoleViewer, h.StatusBoard},
 		{get, "/status.json", auth.RoleViewer, h.StatusJSON},

@@ -117,13 +117,15 @@ type Route struct {
 	Handler echo.HandlerFunc
 }
 
+// The methods of the route tables (Routes and its routes_*.go parts).
+const (
+	get  = http.MethodGet
+	post = http.MethodPost
+)
+
 // Routes is every endpoint of the server. Add new endpoints here, with their
 // role; the route matrix test checks each against every role.
 func Routes(h *handlers.Handler, m *Metrics) []Route {
-	const (
-		get  = http.MethodGet
-		post = http.MethodPost
-	)
 	routes := []Route{
 		{get, "/healthz", auth.RolePublic, h.Healthz},
 		{get, "/readyz", auth.RolePublic, h.Readyz},
@@ -222,14 +224,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
-			status := c.Response().Status
-			if err != nil {
-				if ue := toUserError(err); ue != nil {
-					status = ue.Status
-				} else {
-					status = 500
-				}
-			}
+			status := answerStatus(c, err)
 			log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "route", c.Path(),
 				"status", status, "ms", time.Since(start).Milliseconds())
 			return err

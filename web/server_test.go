@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,17 +21,7 @@ func TestFavicon(t *testing.T) {
 	noRedirect := func(req *http.Request, via []*http.Request) error { return http.ErrUseLastResponse }
 	get := func(c *http.Client, method, path, token string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, env.URL+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		return testkit.Fetch(t, c, method, env.URL+path, token)
 	}
 	const link = `<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">`
 	for path, c := range map[string]*http.Client{"/login": env.Anon(), "/": env.Client(t, auth.RoleViewer)} {

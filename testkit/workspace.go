@@ -1,0 +1,45 @@
+package testkit
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tessera-dev/tessera/testkit/teststore"
+)
+
+// The workspace builders of teststore, for the tests that use testkit.
+const Daily = teststore.Daily
+
+var (
+	Assets = teststore.Assets
+	Asset  = teststore.Asset
+)
+
+// WithAssets starts a server (New) on a workspace of the given assets
+// (Asset).
+func WithAssets(t testing.TB, assets ...string) *Env {
+	t.Helper()
+	return New(t, Options{WorkspaceYAML: Assets(assets...)})
+}
+
+// ThrottledWorkspace holds the daily asset t.daily (January 2025) in a
+// pool, wh, that starts at most one run an hour: a backfill of it shows
+// what its next chunk waits for.
+var ThrottledWorkspace = `pools:
+  wh: {max_concurrent_runs: 4, throttle: 1/h}
+` + teststore.Assets(
+	teststore.Asset("t.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: wh"),
+)
+
+// Script writes the shell script name (body after a "#!/bin/sh" line) to
+// a new temporary directory, executable, and returns its path: an
+// evaluator or a command executor for a test workspace.
+func Script(t testing.TB, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
