@@ -10,7 +10,8 @@ PEER=$ROOT/../shared/bench/peer-river
 T=$(mktemp -d)/tessera
 R=$(dirname "$T")/peer-river
 (cd "$ROOT" && go build -o "$T" .)
-(cd "$PEER" && ./pg.sh >/dev/null && go build -o "$R" .)
+# pg.sh fails when its server is already up (a second run): then check it answers.
+(cd "$PEER" && { ./pg.sh >/dev/null 2>&1 || su postgres -c "psql -h 127.0.0.1 -p 55432 -U postgres -c 'select 1'" >/dev/null; } && go build -o "$R" .)
 run() { echo "\$ $*"; "$@" 2>&1 | tail -1; }
 echo "# $(date -u) $(uptime)"
 for round in $(seq "$ROUNDS"); do
