@@ -14,15 +14,22 @@ import (
 	"github.com/tessera-dev/tessera/db"
 )
 
+// queueRun inserts the queued chunk run (run key "key:"+run) of chunk of
+// backfill bf_test over partitions of t.hourly, up to 3 attempts.
+func queueRun(t *testing.T, f fixture, run string, chunk, partitions int) {
+	t.Helper()
+	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',?,'queued',3,0,0)`, run, "key:"+run, chunk, f.ids["t.hourly"], partitions); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // startRowless starts attempt 1 of run_a on t.hourly's partitions idx, none
 // of which has a status row, and returns its start (Unix ms).
 func startRowless(t *testing.T, f fixture, idx ...int64) int64 {
 	t.Helper()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',?,'queued',3,0,0)`, asset, len(idx)); err != nil {
-		t.Fatal(err)
-	}
+	queueRun(t, f, "run_a", 0, len(idx))
 	at := db.Millis(f.now)
 	st := db.AttemptStart{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2"}
 	for _, i := range idx {
@@ -111,19 +118,7 @@ func TestLeaseWithoutRowFailuresAndReindex(t *testing.T) {
 	asset := f.ids["t.hourly"]
 	at := startRowless(t, f, 48, 49, 50)
 	// The scheme now starts a day later: partition 48 becomes index 24.
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`
-assets:
-  t.hourly:
-    partitions: {hourly: {start: "2025-01-02-00:00"}}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
-		t.Fatal(err)
-	}
+	reindexHourly(t, f, "2025-01-02-00:00")
 	rows, err := f.store.StatusRange(ctx, asset, 0, 100)
 	if err != nil || len(rows) != 3 || rows[0].Idx != 24 || rows[2].Idx != 26 || rows[0].Status != db.StatusInProgress {
 		t.Fatalf("leases after the re-index %+v %v, want indexes 24 to 26 in progress", rows, err)
@@ -185,19 +180,7 @@ func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
 	ctx := context.Background()
 	startRowless(t, f, 1030, 1031, 1032) // block 1
 	// The scheme now starts two days later: 1030 becomes 982 (block 0).
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`
-assets:
-  t.hourly:
-    partitions: {hourly: {start: "2025-01-03-00:00"}}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
-		t.Fatal(err)
-	}
+	ws := reindexHourly(t, f, "2025-01-03-00:00")
 	rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 0, 2000)
 	if err != nil || len(rows) != 3 || rows[0].Idx != 982 || rows[0].Status != db.StatusInProgress {
 		t.Fatalf("leases after the re-index %+v %v, want indexes 982 to 984 in progress", rows, err)
@@ -270,10 +253,7 @@ func TestAttemptLeaseInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, run := range []string{"run_a", "run_b"} {
-		if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-			VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',?,'queued',3,0,0)`, run, "key:"+run, i, asset, 2+i); err != nil {
-			t.Fatal(err)
-		}
+		queueRun(t, f, run, i, 2+i)
 	}
 	part := func(i int64, prev string) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i, Prev: prev} }
 	at := db.Millis(f.now)
@@ -396,10 +376,7 @@ func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',3,'queued',3,0,0)`, asset); err != nil {
-		t.Fatal(err)
-	}
+	queueRun(t, f, "run_a", 0, 3)
 	part := func(i int64) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i} }
 	at := db.Millis(f.now)
 	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
@@ -449,10 +426,7 @@ func TestReportUnderTheBuildingRunsID(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',1,'queued',3,0,0)`, asset); err != nil {
-		t.Fatal(err)
-	}
+	queueRun(t, f, "run_a", 0, 1)
 	k := f.sp.Key(0)
 	at := db.Millis(f.now)
 	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
@@ -494,4 +468,24 @@ func TestReportUnderTheBuildingRunsID(t *testing.T) {
 			t.Errorf("unexpected instance %+v", i)
 		}
 	}
+}
+
+// reindexHourly syncs a workspace whose t.hourly starts at start instead,
+// which re-indexes its partitions (and the leases on them), and returns it.
+func reindexHourly(t *testing.T, f fixture, start string) *catalog.Workspace {
+	t.Helper()
+	ws, err := catalog.ParseWorkspace("t.yaml", []byte(`
+assets:
+  t.hourly:
+    partitions: {hourly: {start: "`+start+`"}}
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.SyncWorkspace(context.Background(), ws, "test", f.now); err != nil {
+		t.Fatal(err)
+	}
+	return ws
 }
