@@ -25,9 +25,7 @@ func TestAutomationPage(t *testing.T) {
 	t.Parallel()
 	env, sched, _ := schedEnv(t)
 	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
-	sched.Evaluate(ctx, t0)
-	sched.Evaluate(ctx, t0.Add(6*time.Hour)) // 5 missed, 1 launched
+	evaluateSince(t, sched, 6*time.Hour) // 5 missed, 1 launched
 	if _, err := sched.SetPaused(ctx, "regions", true, "alice"); err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +65,7 @@ func TestAutomationPage(t *testing.T) {
 func TestSchedulePage(t *testing.T) {
 	t.Parallel()
 	env, sched, _ := schedEnv(t)
-	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
-	sched.Evaluate(ctx, t0)
-	sched.Evaluate(ctx, t0.Add(30*time.Hour)) // within the day: 1 launched, the 29 older missed
+	evaluateSince(t, sched, 30*time.Hour) // within the day: 1 launched, the 29 older missed
 	viewer := env.Client(t, auth.RoleViewer)
 	code, doc := pgGet(t, env, viewer, "/schedules/hourly")
 	if code != 200 {
