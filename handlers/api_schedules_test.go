@@ -38,9 +38,8 @@ var scheduleWS = testkit.Assets(
 // run (the test evaluates ticks), with an operator's token.
 func schedEnv(t *testing.T) (*testkit.Env, *jobs.Scheduler, string) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: scheduleWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	return env, env.StartScheduler(t), env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, scheduleWS)
+	return env, env.StartScheduler(t), tok
 }
 
 // schedT0 is when the schedule tests first evaluate.

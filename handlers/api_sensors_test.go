@@ -83,9 +83,8 @@ func sensorRefused(t *testing.T, env *testkit.Env, tok, what, method, path, body
 // not run: the tests evaluate), with an operator's token.
 func sensorEnv(t *testing.T) (*testkit.Env, *jobs.Sensors, string) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: sensorWS(t)})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	return env, env.StartSensors(t), env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, sensorWS(t))
+	return env, env.StartSensors(t), tok
 }
 
 // sensorWrites is everything a sensor request could write, as text: the
