@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,18 +19,29 @@ import (
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // fillStore makes the server's database full for its writer: packed pages
-// (VACUUM), then teststore.Fill: any write that needs a new page fails with
-// SQLITE_FULL, as on a full disk. free raises the limit.
+// (VACUUM) and max_page_count at the current size (a per-connection pragma;
+// the store's writer has one connection), so that any write that needs a
+// new page fails with SQLITE_FULL, as on a full disk. free raises the limit.
 func fillStore(t *testing.T, s *db.Store) (free func()) {
 	t.Helper()
 	if _, err := s.RawWriter().Exec(`VACUUM`); err != nil {
 		t.Fatal(err)
 	}
-	return teststore.Fill(t, s)
+	var pages int64
+	if err := s.RawWriter().Get(&pages, `PRAGMA page_count`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RawWriter().Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := s.RawWriter().Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func getJSON(t *testing.T, c *http.Client, url string, v any) (int, http.Header) {
