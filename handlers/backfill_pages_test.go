@@ -23,9 +23,7 @@ var pgWorkspace = `defaults:
 ` + testkit.Assets(
 	testkit.Asset("t.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
 	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
-	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", `executor:
-  command: ['echo "tail me $TESSERA_PARTITIONS"; sleep 3']
-  shell: true`),
+	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 3`)),
 )
 
 // bfEnv starts a server with an engine; run starts its controller (without
@@ -486,9 +484,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 func TestRunPageShowsEachAttemptsLog(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnvWith(t, testkit.Assets(
-		testkit.Asset("l.retry", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}", `executor:
-  command: ['echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1']
-  shell: true`),
+		testkit.Asset("l.retry", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}", testkit.Shell(`echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1`)),
 	), true)
 	ctx := context.Background()
 	b := pgCreateBF(t, eng, "l.retry", "2025-01-01", "2025-01-01", 1)
@@ -538,9 +534,7 @@ func TestRunPageShowsEachAttemptsLog(t *testing.T) {
 func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnvWith(t, testkit.Assets(
-		testkit.Asset("e.up", testkit.Daily, "retries: {max_attempts: 1}", `executor:
-  command: ['for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done']
-  shell: true`),
+		testkit.Asset("e.up", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done`)),
 		testkit.Asset("e.down", testkit.Daily, "deps: [e.up]", "retries: {max_attempts: 1}"),
 	), true)
 	ctx := context.Background()
