@@ -19,10 +19,7 @@ func TestThroughputCountsPartitionOutcomes(t *testing.T) {
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
 	for i, run := range []string{"run_a", "run_b"} {
-		if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-			VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',3,'queued',3,0,0)`, run, "key:"+run, i, asset); err != nil {
-			t.Fatal(err)
-		}
+		queueRun(t, f, run, i, 3)
 	}
 	at := db.Millis(f.now)
 	parts := func(lo int64) []db.PartRef {

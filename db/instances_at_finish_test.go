@@ -18,10 +18,7 @@ func TestInProgressInstanceFromLease(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	asset := f.ids["t.hourly"]
-	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
-		VALUES ('run_a','key:a','bf_test',0,0,'t.hourly',?,'f',2,'queued',3,0,0)`, asset); err != nil {
-		t.Fatal(err)
-	}
+	queueRun(t, f, "run_a", 0, 2)
 	k0, k1 := f.sp.Key(0), f.sp.Key(1)
 	at := db.Millis(f.now)
 	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{

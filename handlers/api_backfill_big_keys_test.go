@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -58,9 +56,7 @@ func bigKeysBody(keys []string, raw map[int]string) string {
 // place in the list and says what is wrong with it, and nothing is written.
 func TestBigExplicitListBadKeyInTheMiddle(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: bigKeysWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, bigKeysWS)
 	keys := hourKeys(210_000)
 	for _, c := range []struct {
 		name  string
@@ -108,9 +104,7 @@ func TestBigExplicitListBadKeyInTheMiddle(t *testing.T) {
 // generic decoder; the preview says the same.
 func TestBigExplicitListKeepsOrderDropsDuplicates(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: bigKeysWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, bigKeysWS)
 	unique := hourKeys(100_000)
 	r := rand.New(rand.NewPCG(1, 9))
 	r.Shuffle(len(unique), func(i, j int) { unique[i], unique[j] = unique[j], unique[i] })

@@ -19,8 +19,13 @@ var apiBackfillWS = testkit.Assets(
 	testkit.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "retries: {max_attempts: 1}"),
 )
 
-func apiBFEnv(t *testing.T) (*testkit.Env, string) {
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: apiBackfillWS})
+func apiBFEnv(t *testing.T) (*testkit.Env, string) { return operatorEnv(t, apiBackfillWS) }
+
+// operatorEnv is a server of the workspace ws whose engine runs every
+// attempt as a no-op, with an operator's API token.
+func operatorEnv(t *testing.T, ws string) (*testkit.Env, string) {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: ws})
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	return env, env.Token(t, auth.RoleOperator)
 }

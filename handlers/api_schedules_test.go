@@ -38,9 +38,22 @@ var scheduleWS = testkit.Assets(
 // run (the test evaluates ticks), with an operator's token.
 func schedEnv(t *testing.T) (*testkit.Env, *jobs.Scheduler, string) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: scheduleWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	return env, env.StartScheduler(t), env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, scheduleWS)
+	return env, env.StartScheduler(t), tok
+}
+
+// schedT0 is when the schedule tests first evaluate.
+var schedT0 = time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
+
+// evaluateSince evaluates the schedules at schedT0 and again d later: the
+// ticks due in between are missed or launched as each one's catch-up says.
+func evaluateSince(t *testing.T, sched *jobs.Scheduler, d time.Duration) {
+	t.Helper()
+	for _, at := range []time.Time{schedT0, schedT0.Add(d)} {
+		if err := sched.Evaluate(context.Background(), at); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // scheduleWrites is everything a schedule request could write: the states
@@ -196,16 +209,9 @@ func TestScheduleAPITrigger(t *testing.T) {
 func TestScheduleAPITicksPages(t *testing.T) {
 	t.Parallel()
 	env, sched, tok := schedEnv(t)
-	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
-	if err := sched.Evaluate(ctx, t0); err != nil {
-		t.Fatal(err)
-	}
 	// Six hourly ticks fell: the newest is launched (catch-up: 1), the
 	// five older ones are missed.
-	if err := sched.Evaluate(ctx, t0.Add(6*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	evaluateSince(t, sched, 6*time.Hour)
 	walk := func(query string) []string {
 		var ids []string
 		cursor := ""
@@ -339,12 +345,10 @@ func TestScheduleTickCursorIsStable(t *testing.T) {
 	t.Parallel()
 	env, sched, tok := schedEnv(t)
 	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
-	sched.Evaluate(ctx, t0)
-	sched.Evaluate(ctx, t0.Add(3*time.Hour))
+	evaluateSince(t, sched, 3*time.Hour)
 	_, page := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?limit=1", "")
 	cursor := page["next_cursor"].(string)
-	sched.Evaluate(ctx, t0.Add(5*time.Hour))
+	sched.Evaluate(ctx, schedT0.Add(5*time.Hour))
 	_, next := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?limit=1&cursor="+url.QueryEscape(cursor), "")
 	if got := next["ticks"].([]any)[0].(map[string]any)["scheduled_for"]; got != "2026-03-01T02:05:00.000Z" {
 		t.Fatalf("the second page after newer ticks starts at %v", got)

@@ -65,13 +65,26 @@ func apiRefused(t *testing.T, what string, code int, body map[string]any, status
 	return true
 }
 
+// sensorRefused sends a request that must be refused (see apiRefused) and
+// checks that it wrote nothing (sensorWrites).
+func sensorRefused(t *testing.T, env *testkit.Env, tok, what, method, path, body string, status int, field string, msgs ...string) {
+	t.Helper()
+	before := sensorWrites(t, env)
+	code, answer := apiCall(t, env, tok, method, path, body)
+	if !apiRefused(t, what, code, answer, status, field, msgs...) {
+		return
+	}
+	if after := sensorWrites(t, env); after != before {
+		t.Errorf("%s wrote: %s -> %s", what, before, after)
+	}
+}
+
 // sensorEnv is a server with the engine and the sensors (their loop does
 // not run: the tests evaluate), with an operator's token.
 func sensorEnv(t *testing.T) (*testkit.Env, *jobs.Sensors, string) {
 	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: sensorWS(t)})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	return env, env.StartSensors(t), env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, sensorWS(t))
+	return env, env.StartSensors(t), tok
 }
 
 // sensorWrites is everything a sensor request could write, as text: the
@@ -387,14 +400,7 @@ func TestSensorAPIStateRefusals(t *testing.T) {
 		{"unknown sensor's events", "GET", "/api/v1/sensors/nope/events", "", 404, "", []string{"unknown sensor"}},
 	}
 	for _, tc := range cases {
-		before := sensorWrites(t, env)
-		code, body := apiCall(t, env, tok, tc.method, tc.path, tc.body)
-		if !apiRefused(t, tc.name, code, body, tc.status, tc.field, tc.msg...) {
-			continue
-		}
-		if after := sensorWrites(t, env); after != before {
-			t.Errorf("%s wrote: %s -> %s", tc.name, before, after)
-		}
+		sensorRefused(t, env, tok, tc.name, tc.method, tc.path, tc.body, tc.status, tc.field, tc.msg...)
 	}
 	if code, s = apiCall(t, env, tok, "POST", "/api/v1/sensors/counter/resume", "{}"); code != 200 || s["state"].(map[string]any)["paused"] != false {
 		t.Fatalf("resume: %d %v", code, s)

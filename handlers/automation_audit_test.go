@@ -49,16 +49,8 @@ func TestScheduleAPIActionBodies(t *testing.T) {
 func TestSensorAPIEventsToPollSensor(t *testing.T) {
 	t.Parallel()
 	env, _, tok := sensorEnv(t)
-	before := sensorWrites(t, env)
-	code, body := apiCall(t, env, tok, "POST", "/api/v1/sensors/counter/events", `{"message_id": "m1", "partitions": ["eu"]}`)
-	e, _ := body["error"].(map[string]any)
-	if code != http.StatusConflict || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "polls its evaluator") ||
-		!strings.Contains(fmt.Sprint(e["message"]), "/api/v1/sensors/counter/evaluate") {
-		t.Fatalf("event to a poll sensor: %d %v", code, body)
-	}
-	if after := sensorWrites(t, env); after != before {
-		t.Fatalf("the refused event wrote: %s -> %s", before, after)
-	}
+	sensorRefused(t, env, tok, "event to a poll sensor", "POST", "/api/v1/sensors/counter/events", `{"message_id": "m1", "partitions": ["eu"]}`,
+		http.StatusConflict, "", "polls its evaluator", "/api/v1/sensors/counter/evaluate")
 }
 
 // TestSensorAPICursorOfPushSensor (issue 22 audit): a push sensor has no
@@ -68,15 +60,7 @@ func TestSensorAPICursorOfPushSensor(t *testing.T) {
 	t.Parallel()
 	env, _, _ := sensorEnv(t)
 	admin := env.Token(t, auth.RoleAdmin)
-	before := sensorWrites(t, env)
-	code, body := apiCall(t, env, admin, "POST", "/api/v1/sensors/arrivals/cursor", `{"cursor": "41"}`)
-	e, _ := body["error"].(map[string]any)
-	if code != http.StatusConflict || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "has no evaluator") {
-		t.Fatalf("cursor of a push sensor: %d %v", code, body)
-	}
-	if after := sensorWrites(t, env); after != before {
-		t.Fatalf("the refused cursor wrote: %s -> %s", before, after)
-	}
+	sensorRefused(t, env, admin, "cursor of a push sensor", "POST", "/api/v1/sensors/arrivals/cursor", `{"cursor": "41"}`, http.StatusConflict, "", "has no evaluator")
 }
 
 // TestSensorAPIEvaluateAnswersItsID (issue 22 audit): evaluate now and a

@@ -21,14 +21,12 @@ func TestSchedulePrunedTicksShown(t *testing.T) {
 	sched := env.StartScheduler(t)
 	tok := env.Token(t, auth.RoleViewer)
 	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
-	sched.Evaluate(ctx, t0)
-	sched.Evaluate(ctx, t0.Add(6*time.Hour)) // hourly: 5 missed, 1 launched; regions: 03:00 launched
+	evaluateSince(t, sched, 6*time.Hour) // hourly: 5 missed, 1 launched; regions: 03:00 launched
 	viewer := env.Client(t, auth.RoleViewer)
 	if _, doc := pgGet(t, env, viewer, "/schedules/hourly"); text(doc.Find(`[data-testid="pruned"]`)) != "no ticks pruned yet (retention 30 days)" {
 		t.Fatalf("before: %q", text(doc.Find(`[data-testid="pruned"]`)))
 	}
-	n, err := sched.Prune(ctx, t0.Add(6*time.Hour+31*24*time.Hour))
+	n, err := sched.Prune(ctx, schedT0.Add(6*time.Hour+31*24*time.Hour))
 	if err != nil || n != 7 {
 		t.Fatalf("pruned %d, %v", n, err)
 	}

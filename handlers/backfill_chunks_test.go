@@ -22,9 +22,7 @@ import (
 func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnvWith(t, testkit.Assets(
-		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
-  command: ['sleep 20']
-  shell: true`),
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 20`)),
 		testkit.Asset("w.flaky", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
 	), true)
 	ctx := context.Background()

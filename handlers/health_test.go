@@ -66,9 +66,7 @@ func leftovers(t *testing.T, dir string) []string {
 func TestCrashRecoveryDegradedIsReported(t *testing.T) {
 	t.Parallel()
 	env := testkit.WithAssets(t,
-		testkit.Asset("c.cmd", testkit.Daily, "retries: {max_attempts: 1}", `executor:
-  command: ['sleep 0.2']
-  shell: true`),
+		testkit.Asset("c.cmd", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 0.2`)),
 	)
 	ctx := context.Background()
 	logs := &lockedBuffer{}

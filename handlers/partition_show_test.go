@@ -1,11 +1,16 @@
 package handlers_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // The partition page writes an instance's duration as every other page does
@@ -18,5 +23,59 @@ func TestPartitionHistoryDurationReadsLikeOtherPages(t *testing.T) {
 	got := strings.TrimSpace(doc.Find(`[data-testid="instance"]`).First().Children().Eq(5).Text())
 	if got != "1 min 0 s" {
 		t.Errorf("instance duration %q, want 1 min 0 s", got)
+	}
+}
+
+// TestPartitionKeysRoundTripInURLs: every key reaches its own page, history
+// and taint through the links Tessera makes, whatever it contains ("/",
+// "%", spaces, markup), and "." or ".." are refused as keys (a URL path
+// cannot carry them).
+func TestPartitionKeysRoundTripInURLs(t *testing.T) {
+	t.Parallel()
+	env := testkit.WithAssets(t,
+		testkit.Asset("d.feeds", "{dynamic: feeds}"),
+	)
+	keys := []string{"a/b", "a%2Fb", "p q", "p%20q", "50%", "<b>x</b>", "a?b#c"}
+	body, _ := json.Marshal(map[string]any{"keys": keys})
+	if r := env.Post(t, "/api/v1/assets/d.feeds/partition-keys", string(body)); r.StatusCode >= 300 {
+		t.Fatalf("add keys: %d", r.StatusCode)
+	}
+	var items []string
+	for _, k := range keys {
+		kj, _ := json.Marshal(k)
+		items = append(items, fmt.Sprintf(`{"asset":"d.feeds","partition":%s,"status":"materialized"}`, kj))
+	}
+	if r := env.Post(t, "/api/v1/materializations", "["+strings.Join(items, ",")+"]"); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	c := env.Client(t, auth.RoleViewer)
+	tok := env.Token(t, auth.RoleViewer)
+	for _, k := range keys {
+		href := handlers.PartitionHref("d.feeds", k)
+		status, doc := pgGet(t, env, c, href)
+		if got := doc.Find(`[data-testid="partition-key"]`).Text(); status != http.StatusOK || got != k {
+			t.Errorf("%q: page %s answered %d for %q", k, href, status, got)
+		}
+		code, h := apiCall(t, env, tok, "GET", "/api/v1"+href+"/history", "")
+		if code != http.StatusOK || h["partition"] != k {
+			t.Errorf("%q: history answered %d for %v", k, code, h["partition"])
+		}
+	}
+	// Tainting "a%2Fb" taints that partition, not "a/b".
+	if r := env.Post(t, "/api/v1"+handlers.PartitionHref("d.feeds", "a%2Fb")+"/taint", `{"reason":"bad"}`); r.StatusCode >= 300 {
+		t.Fatalf("taint: %d", r.StatusCode)
+	}
+	for k, want := range map[string]bool{"a%2Fb": true, "a/b": false} {
+		_, doc := pgGet(t, env, c, handlers.PartitionHref("d.feeds", k))
+		if got := doc.Find(`[data-testid="tainted"]`).Length() == 1; got != want {
+			t.Errorf("%q tainted = %v, want %v", k, got, want)
+		}
+	}
+	for _, k := range []string{".", ".."} {
+		kj, _ := json.Marshal(k)
+		r := env.Post(t, "/api/v1/assets/d.feeds/partition-keys", `{"keys":[`+string(kj)+`]}`)
+		if r.StatusCode != http.StatusBadRequest {
+			t.Errorf("key %q: %d, want 400", k, r.StatusCode)
+		}
 	}
 }

@@ -47,9 +47,7 @@ func selectorRefused(t *testing.T, env *testkit.Env, tok, body, field string) st
 // has, and suggests the closest name when one is a few letters off.
 func TestSelectorUnknownDimensionListsDimensions(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, selectorErrWS)
 	for _, tc := range []struct {
 		dims    string
 		want    []string
@@ -117,9 +115,7 @@ func TestSelectorEmptyExplicitListSaysHowToFix(t *testing.T) {
 // selected every value of it).
 func TestSelectorEmptyDimensionValues(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: selectorErrWS})
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.Token(t, auth.RoleOperator)
+	env, tok := operatorEnv(t, selectorErrWS)
 	body := `{"assets":["m.multi"],"selector":{"type":"filter","statuses":["missing"],"dimensions":{"region":[]}},"chunk_size":1,"max_concurrent_runs":1}`
 	msg := selectorRefused(t, env, tok, body, "selector.dimensions.region")
 	if want := "dimension region lists no value: name at least one, or leave region out to take all of its values"; !strings.Contains(msg, want) {

@@ -67,9 +67,7 @@ var writeFailuresMetric = regexp.MustCompile(`(?m)^tessera_db_write_failures_tot
 func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnvWith(t, testkit.Assets(
-		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", `executor:
-  command: ['sleep 30']
-  shell: true`),
+		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 30`)),
 	), true)
 	ctx := context.Background()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched

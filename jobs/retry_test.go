@@ -85,14 +85,7 @@ func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
 	env, b, runID := r.env, r.b, r.runID
 	ctx := context.Background()
 	id := env.ids["a.daily"]
-	var items []db.Materialization
-	for _, p := range []string{"2025-01-01", "2025-01-02"} {
-		items = append(items, db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: p, Idx: dayIdx(t, p), Status: db.StatusMaterialized,
-			RunID: "external-1", Source: "api", At: time.Now()})
-	}
-	if _, err := env.store.RecordMaterializations(ctx, items, "pipeline", "", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	reportExternal(t, env, "external-1", "2025-01-01", "2025-01-02")
 	if err := env.store.Taint(ctx, id, "a.daily", "2025-01-04", "bad rows", "admin", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -235,12 +228,7 @@ func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
 	r := newRetryWaiting(t, true)
 	env, b, runID := r.env, r.b, r.runID
 	ctx := context.Background()
-	id := env.ids["a.daily"]
-	item := db.Materialization{AssetID: id, AssetKey: "a.daily", Partition: "2025-01-03", Idx: dayIdx(t, "2025-01-03"), Status: db.StatusMaterialized,
-		RunID: "external-7", Source: "api", At: time.Now()}
-	if _, err := env.store.RecordMaterializations(ctx, []db.Materialization{item}, "pipeline", "", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	reportExternal(t, env, "external-7", "2025-01-03")
 	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
 	seen := r.calls()
 	if f.State != db.BackfillSucceeded || len(seen) != 1 {
@@ -262,6 +250,20 @@ func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
 		if o.Partition == "2025-01-03" && (o.Status != db.StatusMaterialized || o.BuiltBy != "external-7" || o.Error != "") {
 			t.Errorf("the partition built meanwhile reads %+v, want materialized, built by external-7", o)
 		}
+	}
+}
+
+// reportExternal records the partitions of a.daily as materialized by run,
+// a pipeline outside Tessera reporting through the API.
+func reportExternal(t *testing.T, env *testEnv, run string, partitions ...string) {
+	t.Helper()
+	var items []db.Materialization
+	for _, p := range partitions {
+		items = append(items, db.Materialization{AssetID: env.ids["a.daily"], AssetKey: "a.daily", Partition: p, Idx: dayIdx(t, p), Status: db.StatusMaterialized,
+			RunID: run, Source: "api", At: time.Now()})
+	}
+	if _, err := env.store.RecordMaterializations(context.Background(), items, "pipeline", "", time.Now()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -23,6 +23,12 @@ func WithAssets(t testing.TB, assets ...string) *Env {
 	return New(t, Options{WorkspaceYAML: Assets(assets...)})
 }
 
+// Shell is the executor field of an asset (see Asset) that runs the shell
+// command cmd (one line; YAML single-quoted, so without a ').
+func Shell(cmd string) string {
+	return "executor:\n  command: ['" + cmd + "']\n  shell: true"
+}
+
 // ThrottledWorkspace holds the daily asset t.daily (January 2025) in a
 // pool, wh, that starts at most one run an hour: a backfill of it shows
 // what its next chunk waits for.
