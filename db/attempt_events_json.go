@@ -13,114 +13,103 @@ import (
 // eventJSON is the payload json.Marshal would write.
 func (p AttemptsStarted) eventJSON() ([]byte, error) {
 	b := make([]byte, 0, 256+40*partsIn(p.Attempts, func(a AttemptStart) int { return len(a.Parts) + len(a.UpstreamFailed) }))
-	b = append(b, `{"owner":`...)
-	b = appendJSONString(b, p.Owner)
+	b = appendStr(append(b, '{'), "owner", p.Owner)
 	b = append(b, `,"attempts":`...)
-	if p.Attempts == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, a := range p.Attempts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"run_id":`...)
-			b = appendJSONString(b, a.RunID)
-			b = append(b, `,"backfill_id":`...)
-			b = appendJSONString(b, a.BackfillID)
-			b = append(b, `,"attempt":`...)
-			b = strconv.AppendInt(b, a.Attempt, 10)
-			b = append(b, `,"asset_id":`...)
-			b = strconv.AppendInt(b, a.AssetID, 10)
-			if a.Asset != "" {
-				b = append(b, `,"asset":`...)
-				b = appendJSONString(b, a.Asset)
-			}
-			b = append(b, `,"code_version":`...)
-			b = appendJSONString(b, a.CodeVersion)
-			var err error
-			b = append(b, `,"parts":`...)
-			if b, err = appendPartRefs(b, a.Parts); err != nil {
-				return nil, err
-			}
-			if len(a.UpstreamFailed) > 0 {
-				b = append(b, `,"upstream_failed":`...)
-				if b, err = appendPartRefs(b, a.UpstreamFailed); err != nil {
-					return nil, err
-				}
-			}
-			b = append(b, '}')
+	b, err := appendEach(b, p.Attempts, func(b []byte, a AttemptStart) ([]byte, error) {
+		b = appendAttemptHead(b, a.RunID, a.BackfillID, a.Attempt, a.AssetID, a.Asset)
+		b = appendStr(append(b, ','), "code_version", a.CodeVersion)
+		b, err := appendParts(b, "parts", a.Parts, true)
+		if err == nil {
+			b, err = appendParts(b, "upstream_failed", a.UpstreamFailed, false)
 		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"at":`...)
-	b = strconv.AppendInt(b, p.At, 10)
-	return append(b, '}'), nil
+		return append(b, '}'), err
+	})
+	return appendAt(b, p.At), err
 }
 
 // eventJSON is the payload json.Marshal would write.
 func (p AttemptsFinished) eventJSON() ([]byte, error) {
 	b := make([]byte, 0, 256+48*partsIn(p.Attempts, func(a AttemptEnd) int { return len(a.Parts) + len(a.Failures) }))
 	b = append(b, `{"attempts":`...)
-	if p.Attempts == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, a := range p.Attempts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"run_id":`...)
-			b = appendJSONString(b, a.RunID)
-			b = append(b, `,"backfill_id":`...)
-			b = appendJSONString(b, a.BackfillID)
-			b = append(b, `,"attempt":`...)
-			b = strconv.AppendInt(b, a.Attempt, 10)
-			b = append(b, `,"asset_id":`...)
-			b = strconv.AppendInt(b, a.AssetID, 10)
-			if a.Asset != "" {
-				b = append(b, `,"asset":`...)
-				b = appendJSONString(b, a.Asset)
-			}
-			b = append(b, `,"state":`...)
-			b = appendJSONString(b, a.State)
-			if a.Error != "" {
-				b = append(b, `,"error":`...)
-				b = appendJSONString(b, a.Error)
-			}
-			var err error
-			b = append(b, `,"parts":`...)
-			if b, err = appendPartRefs(b, a.Parts); err != nil {
-				return nil, err
-			}
-			b = append(b, `,"run_state":`...)
-			b = appendJSONString(b, a.RunState)
-			if a.NotBefore != 0 {
-				b = append(b, `,"not_before":`...)
-				b = strconv.AppendInt(b, a.NotBefore, 10)
-			}
-			if len(a.Failures) > 0 {
-				b = append(b, `,"failures":`...)
-				if b, err = appendPartRefs(b, a.Failures); err != nil {
-					return nil, err
-				}
-			}
-			b = append(b, `,"code_version":`...)
-			b = appendJSONString(b, a.CodeVersion)
-			b = append(b, `,"started":`...)
-			b = strconv.AppendInt(b, a.Started, 10)
-			if a.Finished != 0 {
-				b = append(b, `,"finished":`...)
-				b = strconv.AppendInt(b, a.Finished, 10)
-			}
-			b = append(b, '}')
+	b, err := appendEach(b, p.Attempts, func(b []byte, a AttemptEnd) ([]byte, error) {
+		b = appendAttemptHead(b, a.RunID, a.BackfillID, a.Attempt, a.AssetID, a.Asset)
+		b = appendStr(append(b, ','), "state", a.State)
+		if a.Error != "" {
+			b = appendStr(append(b, ','), "error", a.Error)
 		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"at":`...)
-	b = strconv.AppendInt(b, p.At, 10)
-	return append(b, '}'), nil
+		b, err := appendParts(b, "parts", a.Parts, true)
+		if err != nil {
+			return nil, err
+		}
+		b = appendStr(append(b, ','), "run_state", a.RunState)
+		if a.NotBefore != 0 {
+			b = appendInt(append(b, ','), "not_before", a.NotBefore)
+		}
+		if b, err = appendParts(b, "failures", a.Failures, false); err != nil {
+			return nil, err
+		}
+		b = appendStr(append(b, ','), "code_version", a.CodeVersion)
+		b = appendInt(append(b, ','), "started", a.Started)
+		if a.Finished != 0 {
+			b = appendInt(append(b, ','), "finished", a.Finished)
+		}
+		return append(b, '}'), nil
+	})
+	return appendAt(b, p.At), err
 }
+
+// appendAttemptHead opens an attempt's object with the fields every
+// attempts event starts it with.
+func appendAttemptHead(b []byte, runID, backfillID string, attempt, assetID int64, asset string) []byte {
+	b = appendStr(append(b, '{'), "run_id", runID)
+	b = appendStr(append(b, ','), "backfill_id", backfillID)
+	b = appendInt(append(b, ','), "attempt", attempt)
+	b = appendInt(append(b, ','), "asset_id", assetID)
+	if asset != "" {
+		b = appendStr(append(b, ','), "asset", asset)
+	}
+	return b
+}
+
+// appendParts writes ,"name":parts; a field that is omitempty (always
+// false) is left out when parts is empty.
+func appendParts(b []byte, name string, parts []PartRef, always bool) ([]byte, error) {
+	if !always && len(parts) == 0 {
+		return b, nil
+	}
+	b = append(append(append(b, `,"`...), name...), `":`...)
+	return appendPartRefs(b, parts)
+}
+
+// appendEach writes items as a JSON array, each by one (null when nil).
+func appendEach[T any](b []byte, items []T, one func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if items == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = one(b, it); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendStr writes "name":s; appendInt "name":n; appendAt closes an
+// event's object with its "at".
+func appendStr(b []byte, name, s string) []byte {
+	return appendJSONString(append(append(append(b, '"'), name...), `":`...), s)
+}
+
+func appendInt(b []byte, name string, n int64) []byte {
+	return strconv.AppendInt(append(append(append(b, '"'), name...), `":`...), n, 10)
+}
+
+func appendAt(b []byte, at int64) []byte { return append(appendInt(append(b, ','), "at", at), '}') }
 
 // partsIn counts the partitions of attempts, to size a buffer.
 func partsIn[T any](attempts []T, n func(T) int) int {
@@ -133,49 +122,24 @@ func partsIn[T any](attempts []T, n func(T) int) int {
 
 // appendPartRefs appends parts as json.Marshal writes them (null when nil).
 func appendPartRefs(b []byte, parts []PartRef) ([]byte, error) {
-	if parts == nil {
-		return append(b, "null"...), nil
-	}
-	b = append(b, '[')
-	for i, pr := range parts {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	return appendEach(b, parts, func(b []byte, pr PartRef) ([]byte, error) {
 		if len(pr.Metadata) > 0 {
 			// Metadata is compacted and escaped by encoding/json.
 			q, err := json.Marshal(pr)
-			if err != nil {
-				return nil, err
+			return append(b, q...), err
+		}
+		b = appendStr(append(b, '{'), "k", pr.Key)
+		b = appendInt(append(b, ','), "i", pr.Idx)
+		for _, f := range [...]struct{ name, v string }{{"id", pr.InstanceID}, {"p", pr.Prev}, {"s", pr.Status}, {"e", pr.Error}} {
+			if f.v != "" {
+				b = appendStr(append(b, ','), f.name, f.v)
 			}
-			b = append(b, q...)
-			continue
-		}
-		b = append(b, `{"k":`...)
-		b = appendJSONString(b, pr.Key)
-		b = append(b, `,"i":`...)
-		b = strconv.AppendInt(b, pr.Idx, 10)
-		if pr.InstanceID != "" {
-			b = append(b, `,"id":`...)
-			b = appendJSONString(b, pr.InstanceID)
-		}
-		if pr.Prev != "" {
-			b = append(b, `,"p":`...)
-			b = appendJSONString(b, pr.Prev)
-		}
-		if pr.Status != "" {
-			b = append(b, `,"s":`...)
-			b = appendJSONString(b, pr.Status)
-		}
-		if pr.Error != "" {
-			b = append(b, `,"e":`...)
-			b = appendJSONString(b, pr.Error)
 		}
 		if pr.Again {
 			b = append(b, `,"a":true`...)
 		}
-		b = append(b, '}')
-	}
-	return append(b, ']'), nil
+		return append(b, '}'), nil
+	})
 }
 
 // appendJSONString appends s as encoding/json writes it.
