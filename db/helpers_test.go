@@ -2,6 +2,8 @@ package db_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,4 +33,15 @@ func span(lo, hi, step int64) []int64 {
 // are those of now (without dynamic keys).
 func staleInputAt(ws *catalog.Workspace, ids map[string]int64, now time.Time) db.StaleInput {
 	return db.StaleInput{WS: ws, IDs: ids, SpaceOf: func(a *catalog.Asset) catalog.Space { return a.Scheme.Space(now, nil) }}
+}
+
+// lineDiff is the first line where a and b (named as and bs) differ.
+func lineDiff(a, b, as, bs string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d\n%s: %.800s\n%s: %.800s", i+1, as, la[i], bs, lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines %s, %d %s", len(la), as, len(lb), bs)
 }

@@ -116,21 +116,8 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 	}
 	ms, n, err := f.store.ReportedMillis(ctx, asset)
 	put("reported millis", []any{ms, n}, err)
-	var all []struct {
-		ID       string  `db:"id"`
-		Key      string  `db:"partition_key"`
-		Run      string  `db:"run_id"`
-		Status   string  `db:"status"`
-		Code     string  `db:"code_version"`
-		Meta     *string `db:"metadata"`
-		Error    *string `db:"error"`
-		Source   string  `db:"source"`
-		Started  *int64  `db:"started_at"`
-		Finished *int64  `db:"finished_at"`
-		Super    *string `db:"supersedes_id"`
-		Created  int64   `db:"created_at"`
-	}
-	err = f.store.RawReader().Select(&all, `SELECT id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at
+	var all []db.Instance
+	err = f.store.RawReader().Select(&all, `SELECT id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at
 		FROM partition_instances ORDER BY asset_id, partition_key, id`)
 	put("partition_instances", all, err)
 	return b.String()
@@ -193,19 +180,8 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 		t.Fatalf("%d instance rows after expanding, want %d", n, 99+20)
 	}
 	if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
-		t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows))
+		t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
 	}
-}
-
-// lineDiff is the first line where a and b differ.
-func lineDiff(a, b string) string {
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(la), len(lb)) {
-		if la[i] != lb[i] {
-			return fmt.Sprintf("line %d\nbefore: %.800s\nafter:  %.800s", i+1, la[i], lb[i])
-		}
-	}
-	return fmt.Sprintf("%d lines before, %d after", len(la), len(lb))
 }
 
 // A re-index names partitions by other indexes: the asset's ranges become
@@ -245,7 +221,7 @@ func TestReindexKeepsRangedInstances(t *testing.T) {
 		t.Fatalf("partition after the re-index: %+v %v, want index %d", p, err, 1030-24)
 	}
 	if after := instanceAnswers(t, f, asset, keys, times); after != before {
-		t.Fatalf("instances changed with the re-index:\n%s", lineDiff(before, after))
+		t.Fatalf("instances changed with the re-index:\n%s", lineDiff(before, after, "before", "after"))
 	}
 
 	end := start.Add(time.Second)

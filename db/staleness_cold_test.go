@@ -83,7 +83,7 @@ func (c *coldStore) compare(step string, warm *db.Store) {
 		decoded, miscounted := cold.StaleBlocksDecoded(), cold.StaleMiscounted()
 		cold.Close()
 		if got != want {
-			t.Fatalf("%s, restart %d: the restarted store's staleness differs from the running one's:\n%s", step, round+1, firstDiff(want, got))
+			t.Fatalf("%s, restart %d: the restarted store's staleness differs from the running one's:\n%s", step, round+1, lineDiff(want, got, "running", "restarted"))
 		}
 		if miscounted != 0 {
 			t.Fatalf("%s, restart %d: %d loads found other rows than the rollup (less the leased partitions) counts, and read every status row", step, round+1, miscounted)
@@ -99,16 +99,6 @@ func (c *coldStore) compare(step string, warm *db.Store) {
 	if len(diffs) > 0 || stored == 0 {
 		t.Fatalf("%s: %d stored blocks, differences from the status rows: %v", step, stored, diffs)
 	}
-}
-
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := range min(len(w), len(g)) {
-		if w[i] != g[i] {
-			return fmt.Sprintf("line %d\nrunning:   %.600s\nrestarted: %.600s", i+1, w[i], g[i])
-		}
-	}
-	return fmt.Sprintf("%d lines running, %d restarted", len(w), len(g))
 }
 
 // The first staleness view after a restart reads the stored staleness
