@@ -21,47 +21,37 @@ func namesJSON(names []string) string {
 // RecentTicks answers the newest n ticks of each of schedules (newest
 // first), in one query.
 func (s *Store) RecentTicks(ctx context.Context, schedules []string, n int) (map[string][]Tick, error) {
-	rows, err := selectAll[Tick](ctx, s.r, `SELECT t.* FROM json_each(?) AS n JOIN schedule_ticks AS t ON t.rowid IN (
+	return recentBy(ctx, s, func(t Tick) string { return t.Schedule }, `SELECT t.* FROM json_each(?) AS n JOIN schedule_ticks AS t ON t.rowid IN (
 			SELECT rowid FROM schedule_ticks WHERE schedule = n.value ORDER BY scheduled_for DESC, id DESC LIMIT ?)
-		ORDER BY t.schedule, t.scheduled_for DESC, t.id DESC`, namesJSON(schedules), n)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]Tick, len(schedules))
-	for _, t := range rows {
-		out[t.Schedule] = append(out[t.Schedule], t)
-	}
-	return out, nil
+		ORDER BY t.schedule, t.scheduled_for DESC, t.id DESC`, schedules, n)
 }
 
 // RecentSensorEvaluations answers the newest n evaluations (dry runs and
 // resets included) of each of sensors (newest first), in one query.
 func (s *Store) RecentSensorEvaluations(ctx context.Context, sensors []string, n int) (map[string][]SensorEvaluation, error) {
-	rows, err := selectAll[SensorEvaluation](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_evaluations AS e ON e.id IN (
+	return recentBy(ctx, s, func(e SensorEvaluation) string { return e.Sensor }, `SELECT e.* FROM json_each(?) AS n JOIN sensor_evaluations AS e ON e.id IN (
 			SELECT id FROM sensor_evaluations WHERE sensor = n.value ORDER BY id DESC LIMIT ?)
-		ORDER BY e.sensor, e.id DESC`, namesJSON(sensors), n)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]SensorEvaluation, len(sensors))
-	for _, e := range rows {
-		out[e.Sensor] = append(out[e.Sensor], e)
-	}
-	return out, nil
+		ORDER BY e.sensor, e.id DESC`, sensors, n)
 }
 
 // RecentSensorEvents answers the newest n pushed events of each of sensors
 // (newest first), in one query.
 func (s *Store) RecentSensorEvents(ctx context.Context, sensors []string, n int) (map[string][]SensorEvent, error) {
-	rows, err := selectAll[SensorEvent](ctx, s.r, `SELECT e.* FROM json_each(?) AS n JOIN sensor_events AS e ON e.sensor = n.value AND e.message_id IN (
+	return recentBy(ctx, s, func(e SensorEvent) string { return e.Sensor }, `SELECT e.* FROM json_each(?) AS n JOIN sensor_events AS e ON e.sensor = n.value AND e.message_id IN (
 			SELECT message_id FROM sensor_events WHERE sensor = n.value ORDER BY received_at DESC, message_id DESC LIMIT ?)
-		ORDER BY e.sensor, e.received_at DESC, e.message_id DESC`, namesJSON(sensors), n)
+		ORDER BY e.sensor, e.received_at DESC, e.message_id DESC`, sensors, n)
+}
+
+// recentBy runs query (the newest n rows of each of names, in one query)
+// and groups its rows by name (of).
+func recentBy[T any](ctx context.Context, s *Store, of func(T) string, query string, names []string, n int) (map[string][]T, error) {
+	rows, err := selectAll[T](ctx, s.r, query, namesJSON(names), n)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]SensorEvent, len(sensors))
-	for _, e := range rows {
-		out[e.Sensor] = append(out[e.Sensor], e)
+	out := make(map[string][]T, len(names))
+	for _, r := range rows {
+		out[of(r)] = append(out[of(r)], r)
 	}
 	return out, nil
 }
