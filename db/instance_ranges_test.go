@@ -20,6 +20,14 @@ import (
 // plainly materialized (1090..1099 again), its partitions listed in reverse
 // index order. It returns the keys around them
 // and the times of the attempts' starts and ends.
+// rangedFixture is a fixture whose hourly asset (asset) went through
+// rangedBackfill: its keys and times.
+func rangedFixture(t *testing.T) (f fixture, asset int64, keys []string, times []time.Time) {
+	f = newFixture(t)
+	keys, times = rangedBackfill(t, f)
+	return f, f.ids["t.hourly"], keys, times
+}
+
 func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) {
 	t.Helper()
 	asset := f.ids["t.hourly"]
@@ -129,10 +137,8 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 // all of them are rows.
 func TestInstanceRangesReadAsRows(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
 	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	keys, times := rangedBackfill(t, f)
+	f, asset, keys, times := rangedFixture(t)
 
 	count := func(q string) int {
 		var n int
@@ -190,10 +196,8 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 // records its instances as rows.
 func TestReindexKeepsRangedInstances(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
 	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	keys, times := rangedBackfill(t, f)
+	f, asset, keys, times := rangedFixture(t)
 	before := instanceAnswers(t, f, asset, keys, times)
 
 	// An attempt running across the re-index (over 2000..2009).

@@ -438,13 +438,20 @@ func expectedVersion(v *int64) (int64, error) {
 	return *v, nil
 }
 
-func (h *Handler) transition(c echo.Context, action string) error {
+// engineAnd is the engine and the request's JSON body (decoded strictly,
+// empty allowed) of an action on a backfill or a run.
+func engineAnd[T any](h *Handler, c echo.Context) (*jobs.Engine, T, error) {
+	var body T
 	eng, err := h.engine()
-	if err != nil {
-		return err
+	if err == nil {
+		err = decodeStrict(c, &body, true)
 	}
-	var body transitionBody
-	if err := decodeStrict(c, &body, true); err != nil {
+	return eng, body, err
+}
+
+func (h *Handler) transition(c echo.Context, action string) error {
+	eng, body, err := engineAnd[transitionBody](h, c)
+	if err != nil {
 		return err
 	}
 	if body.Terminate && action != jobs.ActCancel {
@@ -479,12 +486,8 @@ type retryBody struct {
 
 // APIBackfillRetryFailed creates a child backfill of the failed partitions.
 func (h *Handler) APIBackfillRetryFailed(c echo.Context) error {
-	eng, err := h.engine()
+	eng, body, err := engineAnd[retryBody](h, c)
 	if err != nil {
-		return err
-	}
-	var body retryBody
-	if err := decodeStrict(c, &body, true); err != nil {
 		return err
 	}
 	// The request id comes from the body or the Idempotency-Key header: one
@@ -596,12 +599,8 @@ type completeBody struct {
 
 // APIRunComplete records the result of an asynchronous (http 202) attempt.
 func (h *Handler) APIRunComplete(c echo.Context) error {
-	eng, err := h.engine()
+	eng, body, err := engineAnd[completeBody](h, c)
 	if err != nil {
-		return err
-	}
-	var body completeBody
-	if err := decodeStrict(c, &body, true); err != nil {
 		return err
 	}
 	first := map[string]int{}
