@@ -73,12 +73,7 @@ func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 	}
 
 	// A retry that fails too recovers nothing.
-	code, first := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+parent+"/retry-failed", `{"retry_request_id":"r1"}`)
-	if code != http.StatusCreated {
-		t.Fatalf("retry-failed: %d %v", code, first)
-	}
-	firstID := first["id"].(string)
-	apiWaitState(t, env, tok, firstID, "FAILED")
+	firstID := retryFailed(t, env, tok, parent, "r1", "FAILED")
 	_, doc = pgGet(t, env, c, "/backfills")
 	if _, said := recoveredRow(t, doc, parent); said != "" {
 		t.Errorf("a backfill whose retry failed reads %q", said)
@@ -92,12 +87,7 @@ func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 	if err := os.Remove(flag); err != nil {
 		t.Fatal(err)
 	}
-	code, second := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+firstID+"/retry-failed", `{"retry_request_id":"r2"}`)
-	if code != http.StatusCreated {
-		t.Fatalf("retry-failed of the retry: %d %v", code, second)
-	}
-	secondID := second["id"].(string)
-	apiWaitState(t, env, tok, secondID, "SUCCEEDED")
+	secondID := retryFailed(t, env, tok, firstID, "r2", "SUCCEEDED")
 
 	_, doc = pgGet(t, env, c, "/backfills")
 	for parentID, childID := range map[string]string{parent: firstID, firstID: secondID} {
@@ -178,4 +168,18 @@ assets:
 	if got := strings.TrimSpace(row.Find(`[data-testid="progress-failed"]`).Text()); got != "1 failed" {
 		t.Errorf("the row says %q, want \"1 failed\"", got)
 	}
+}
+
+// retryFailed retries backfill id's failed partitions through the API
+// (request id rid) and waits for the child to end in state; it returns the
+// child's id.
+func retryFailed(t *testing.T, env *testkit.Env, tok, id, rid, state string) string {
+	t.Helper()
+	code, child := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+id+"/retry-failed", `{"retry_request_id":"`+rid+`"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("retry-failed of %s: %d %v", id, code, child)
+	}
+	childID := child["id"].(string)
+	apiWaitState(t, env, tok, childID, state)
+	return childID
 }
