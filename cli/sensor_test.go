@@ -19,10 +19,7 @@ import (
 // k{n}; the server's loop evaluates it once when it starts (interval 24h).
 func sensorCLIWorkspace(t *testing.T) string {
 	t.Helper()
-	script := testkit.Script(t, "counter.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
-echo "at $c" >&2
-echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
-`)
+	script := testkit.CounterEvaluator(t)
 	return fmt.Sprintf(`
 assets:
   t.regions:
@@ -91,7 +88,7 @@ func TestCLISensor(t *testing.T) {
 
 	code, out, errOut = s.cli(t, "sensor", "evaluate", "counter", "--dry-run")
 	if code != 0 || !strings.HasPrefix(out, "dry run ") || !strings.Contains(out, "cursor 1 -> 2") ||
-		!strings.Contains(out, "request every asset: eu (run key k2) -> would build 1 partition in 1 chunk") || !strings.Contains(out, "    at 1") {
+		!strings.Contains(out, "request every asset: eu (run key k2) -> would build 1 partition in 1 chunk") || !strings.Contains(out, "    evaluated counter at 1") {
 		t.Fatalf("evaluate --dry-run: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = s.cli(t, "sensor", "evaluate", "counter")

@@ -18,10 +18,7 @@ import (
 // (counter), and one whose command fails (broken), on a static asset.
 func sensorWS(t *testing.T) string {
 	t.Helper()
-	counter := testkit.Script(t, "counter.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
-echo "evaluated $TESSERA_SENSOR_NAME at $c" >&2
-echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
-`)
+	counter := testkit.CounterEvaluator(t)
 	broken := testkit.Script(t, "broken.sh", "echo 'no upstream' >&2\nexit 3\n")
 	return fmt.Sprintf(`
 assets:

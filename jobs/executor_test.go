@@ -116,14 +116,8 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 func TestCommandExecutorThroughTheEngine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ws := fmt.Sprintf(`
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    timeout: 2s
-    executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "$p" >> %s/built; done']}
-`, dir)
+	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 2s",
+		fmt.Sprintf(`executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "$p" >> %s/built; done']}`, dir)))
 	env := newTestEnv(t, ws, Options{})
 	env.start()
 	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 4, MaxConcurrentRuns: 3})

@@ -49,3 +49,14 @@ func Script(t testing.TB, name, body string) string {
 	}
 	return path
 }
+
+// CounterEvaluator is a poll sensor's command that answers its cursor plus
+// one (n) with a request of partition eu under run key k{n}, and logs
+// "evaluated SENSOR at CURSOR" to stderr.
+func CounterEvaluator(t testing.TB) string {
+	t.Helper()
+	return Script(t, "counter.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+echo "evaluated $TESSERA_SENSOR_NAME at $c" >&2
+echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
+`)
+}
