@@ -18,7 +18,6 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // processAlive reports whether pid runs (a zombie does not).
@@ -214,8 +213,14 @@ func runOrphanServer(path, yaml string) {
 func TestCommandOrphansKilledAfterCrash(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.db")
-	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3}", "timeout: 60s",
-		fmt.Sprintf("executor: {command: [sh, -c, 'echo building $TESSERA_PARTITIONS; sleep 600 & echo $! > %s/child; wait']}", dir)))
+	ws := fmt.Sprintf(`
+assets:
+  a.daily:
+    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
+    retries: {max_attempts: 3}
+    timeout: 60s
+    executor: {command: [sh, -c, 'echo building $TESSERA_PARTITIONS; sleep 600 & echo $! > %s/child; wait']}
+`, dir)
 	server := exec.Command(os.Args[0])
 	server.Env = append(os.Environ(), orphanHelperDB+"="+path, orphanHelperWS+"="+ws)
 	out := &bytes.Buffer{}
