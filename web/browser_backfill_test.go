@@ -353,15 +353,7 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
-	err := chromedp.Do(ctx,
-		chromedp.Click(css(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(css(`[data-testid="confirm-cancel"]`)),
-		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELING"), 20*time.Second, "CANCELING")
+	bfCancel(t, ctx, false)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="action-terminate"]')`, 20*time.Second, "the Terminate button")
 	// A sleep: that the 60 s chunks are NOT ended shows only as time passing (five controller ticks).
 	time.Sleep(time.Second)
@@ -519,16 +511,23 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 // chunks" ticked, confirms, and waits for CANCELED.
 func bfCancelTerminate(t *testing.T, ctx context.Context) {
 	t.Helper()
-	err := chromedp.Do(ctx,
-		chromedp.Click(css(`[data-testid="action-cancel"]`)),
-		chromedp.WaitVisible(css(`[data-testid="terminate"]`)),
-		chromedp.Click(css(`[data-testid="terminate"]`)),
-		chromedp.Click(css(`[data-testid="confirm-cancel"]`)),
-	)
-	if err != nil {
+	bfCancel(t, ctx, true)
+}
+
+// bfCancel cancels the backfill on the page (terminate: with "terminate
+// running chunks" ticked), confirms, and waits for CANCELED (terminated) or
+// CANCELING (waiting for its running chunks).
+func bfCancel(t *testing.T, ctx context.Context, terminate bool) {
+	t.Helper()
+	acts := []chromedp.Action[chromedp.Void]{chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.WaitVisible(css(`[data-testid="confirm-cancel"]`))}
+	want := "CANCELING"
+	if terminate {
+		acts, want = append(acts, chromedp.Click(css(`[data-testid="terminate"]`))), "CANCELED"
+	}
+	if err := chromedp.Do(ctx, append(acts, chromedp.Click(css(`[data-testid="confirm-cancel"]`)))...); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, want), 20*time.Second, want)
 }
 
 // reachWorkspace has an hourly asset whose runs take a minute: a backfill
