@@ -55,6 +55,7 @@ func bigKeysBody(keys []string, raw map[int]string) string {
 // refused whole, by create and preview alike: the 400 names the key by its
 // place in the list and says what is wrong with it, and nothing is written.
 func TestBigExplicitListBadKeyInTheMiddle(t *testing.T) {
+	testkit.SkipInRacePass(t)
 	t.Parallel()
 	env, tok := operatorEnv(t, bigKeysWS)
 	keys := hourKeys(210_000)
@@ -103,6 +104,7 @@ func TestBigExplicitListBadKeyInTheMiddle(t *testing.T) {
 // from the body or, one of them being written with an escape, by the
 // generic decoder; the preview says the same.
 func TestBigExplicitListKeepsOrderDropsDuplicates(t *testing.T) {
+	testkit.SkipInRacePass(t)
 	t.Parallel()
 	env, tok := operatorEnv(t, bigKeysWS)
 	unique := hourKeys(100_000)

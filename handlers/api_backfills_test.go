@@ -488,6 +488,7 @@ func apiCountsAddUp(t *testing.T, b map[string]any) {
 // An event too big for the API (an attempts event of a big chunk) answers
 // {"truncated": true} with its summary; small ones keep their payload.
 func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
+	testkit.SkipInRacePass(t)
 	t.Parallel()
 	env := testkit.WithAssets(t,
 		testkit.Asset("a.daily", "{daily: {start: 2015-01-01, end: 2025-01-01}}"),

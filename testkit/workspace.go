@@ -60,3 +60,14 @@ echo "evaluated $TESSERA_SENSOR_NAME at $c" >&2
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"k$n\"}]}"
 `)
 }
+
+// SkipInRacePass skips a test that only parses or renders large inputs on
+// one goroutine when it runs in `make test`'s race pass (go test -race
+// -short): the race detector makes it ten times slower and finds nothing
+// there; the plain pass (test-all) runs it.
+func SkipInRacePass(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("CPU-bound on one goroutine: run by the plain pass, not the race pass (-short)")
+	}
+}
