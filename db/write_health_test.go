@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,26 +15,6 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-// fillDatabase makes the store's database full for its writer connection:
-// max_page_count (a per-connection pragma; the writer has one connection) at
-// the current size, so that any write that needs a new page fails with
-// SQLITE_FULL, as on a full disk. It returns the function that frees space.
-func fillDatabase(t *testing.T, s *db.Store) (free func()) {
-	t.Helper()
-	var pages int64
-	if err := s.RawWriter().Get(&pages, `PRAGMA page_count`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.RawWriter().Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if _, err := s.RawWriter().Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // bigWrite is a command that needs new pages: a small row, then a big one
 // (so that a failure after the first statement shows whether anything was
@@ -76,7 +55,7 @@ func TestWriteFaultsAreClassified(t *testing.T) {
 	}
 
 	// Disk full.
-	free := fillDatabase(t, s)
+	free := s.FillForTest(false, t.Fatal)
 	before := time.Now()
 	err = bigWrite(ctx, s, "full")
 	var we *db.WriteError

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,29 +19,6 @@ import (
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-// fillStore makes the server's database full for its writer: packed pages
-// (VACUUM) and max_page_count at the current size (a per-connection pragma;
-// the store's writer has one connection), so that any write that needs a
-// new page fails with SQLITE_FULL, as on a full disk. free raises the limit.
-func fillStore(t *testing.T, s *db.Store) (free func()) {
-	t.Helper()
-	if _, err := s.RawWriter().Exec(`VACUUM`); err != nil {
-		t.Fatal(err)
-	}
-	var pages int64
-	if err := s.RawWriter().Get(&pages, `PRAGMA page_count`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.RawWriter().Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if _, err := s.RawWriter().Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func getJSON(t *testing.T, c *http.Client, url string, v any) (int, http.Header) {
 	t.Helper()
@@ -82,7 +58,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free := fillStore(t, env.Store)
+	free := env.Store.FillForTest(true, t.Fatal)
 
 	// A mutating call: 503, Retry-After, the cause named, nothing written.
 	body := `{"assets":["w.slow"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-03"},"chunk_size":1,"title":"while full"}`
@@ -207,7 +183,7 @@ func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
 		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
 		return len(runs) == 1 && runs[0].State == db.RunRunning
 	})
-	free := fillStore(t, env.Store)
+	free := env.Store.FillForTest(true, t.Fatal)
 	testkit.Eventually(t, 15*time.Second, "the engine to retry recording the attempt a few times", func() bool {
 		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
 	})
