@@ -1,6 +1,9 @@
 package db
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // FillForTest makes the store's database full for its writer connection,
 // as a full disk does: max_page_count (a per-connection pragma; the writer
@@ -11,20 +14,21 @@ import "fmt"
 // (db/write_health_test.go, handlers/store_faults_test.go); nothing else
 // may call it.
 func (s *Store) FillForTest(vacuum bool, fatal func(...any)) (free func()) {
+	w := s.writer(context.Background())
 	if vacuum {
-		if _, err := s.w.Exec(`VACUUM`); err != nil {
+		if _, err := w.Exec(`VACUUM`); err != nil {
 			fatal(err)
 		}
 	}
 	var pages int64
-	if err := s.w.Get(&pages, `PRAGMA page_count`); err != nil {
+	if err := w.Get(&pages, `PRAGMA page_count`); err != nil {
 		fatal(err)
 	}
-	if _, err := s.w.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+	if _, err := w.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
 		fatal(err)
 	}
 	return func() {
-		if _, err := s.w.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		if _, err := w.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
 			fatal(err)
 		}
 	}
