@@ -229,14 +229,12 @@ func (r leaseRow) partsOf(out []leasedPart, d *leaseDoc, idxs []int64, lo, hi in
 // that running attempts lease, in index order. The partial index
 // attempts_running keeps it to the running attempts.
 func loadLeases(ctx context.Context, q Querier, assetID, lo, hi int64) ([]leasedPart, error) {
-	var rows []leaseRow
-	if err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo); err != nil {
+	rows, err := leaseRowsIn(ctx, q, assetID, lo, hi)
+	if err != nil {
 		return nil, err
 	}
 	var out []leasedPart
 	for _, r := range rows {
-		var err error
 		if out, err = r.readParts(out, lo, hi); err != nil {
 			return nil, err
 		}
@@ -254,9 +252,8 @@ func loadLeases(ctx context.Context, q Querier, assetID, lo, hi int64) ([]leased
 // that running attempts lease, in order: loadLeases for a reader that needs
 // only which partitions are leased (MissingAfter).
 func leasedIdxs(ctx context.Context, q Querier, assetID, lo, hi int64) ([]int64, error) {
-	var rows []leaseRow
-	if err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo); err != nil {
+	rows, err := leaseRowsIn(ctx, q, assetID, lo, hi)
+	if err != nil {
 		return nil, err
 	}
 	var out []int64
@@ -275,6 +272,15 @@ func leasedIdxs(ctx context.Context, q Querier, assetID, lo, hi int64) ([]int64,
 		slices.Sort(out)
 	}
 	return out, nil
+}
+
+// leaseRowsIn reads the leases of asset assetID's running attempts that
+// meet indexes [lo, hi], in order of their lowest index.
+func leaseRowsIn(ctx context.Context, q Querier, assetID, lo, hi int64) ([]leaseRow, error) {
+	var rows []leaseRow
+	err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo)
+	return rows, err
 }
 
 // allLeases is loadLeases over every index.

@@ -237,7 +237,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 			return nil, err
 		}
 		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
-		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: assetOf(ws, run.Asset), started: db.FromMillis(at.StartedAt)}
+		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
 		if out := crashLog(e.reportPath(run.ID, at.Attempt)); out != "" {

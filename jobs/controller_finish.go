@@ -150,7 +150,7 @@ func (e *Engine) upstreamFailed(ctx context.Context, tx *db.Tx, ws *catalog.Work
 		for _, s := range p.segs {
 			inBackfill = inBackfill || s.Asset == d.Asset
 		}
-		up := assetOf(ws, d.Asset)
+		up := ws.Asset(d.Asset)
 		if !inBackfill || up == nil {
 			continue
 		}

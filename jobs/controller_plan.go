@@ -189,7 +189,7 @@ func (r *planRound) tryOne(p *bfPlan) (bool, error) {
 func (r *planRound) startQueued(p *bfPlan) (started, done bool, err error) {
 	for len(p.queued) > 0 {
 		run := p.queued[0]
-		asset := assetOf(r.ws, run.Asset)
+		asset := r.ws.Asset(run.Asset)
 		if !r.canStart(p, asset) {
 			return false, true, nil
 		}
@@ -228,7 +228,7 @@ func (r *planRound) planChunk(p *bfPlan) (bool, error) {
 	if seg == nil {
 		return false, fmt.Errorf("backfill %s: chunk %d has no segment", p.b.ID, p.next)
 	}
-	asset := assetOf(r.ws, seg.Asset)
+	asset := r.ws.Asset(seg.Asset)
 	if !r.canStart(p, asset) || p.running+p.waiting >= p.b.MaxConcurrentRuns {
 		return false, nil
 	}

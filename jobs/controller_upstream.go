@@ -80,7 +80,7 @@ func (e *Engine) upstreamPending(ctx context.Context, q db.Querier, ws *catalog.
 	for _, d := range asset.Deps {
 		for _, pos := range ups {
 			up := segAt(pos)
-			upAsset := assetOf(ws, up.Asset)
+			upAsset := ws.Asset(up.Asset)
 			if up.Asset != d.Asset || upAsset == nil {
 				continue
 			}
@@ -133,7 +133,7 @@ func upstreamSegs(ws *catalog.Workspace, asset *catalog.Asset, segs []db.Segment
 		for _, d := range a.Deps {
 			if !ups[d.Asset] {
 				ups[d.Asset] = true
-				if u := assetOf(ws, d.Asset); u != nil {
+				if u := ws.Asset(d.Asset); u != nil {
 					walk(u)
 				}
 			}

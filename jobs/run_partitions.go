@@ -100,7 +100,7 @@ func (e *Engine) RunPartitions(ctx context.Context, run db.Run, limit int) ([]Pa
 		return nil, 0, err
 	}
 	ws, ids := e.workspace()
-	asset := assetOf(ws, run.Asset)
+	asset := ws.Asset(run.Asset)
 	for k := range skipped {
 		o := &out[pos[k]]
 		o.Status, o.Error, o.BuiltBy = "upstream_failed", "not attempted: an upstream partition failed in this backfill", ""
@@ -126,7 +126,7 @@ func (e *Engine) upstreamCulprit(ctx context.Context, ws *catalog.Workspace, ids
 		return "", err
 	}
 	for _, d := range asset.Deps {
-		up := assetOf(ws, d.Asset)
+		up := ws.Asset(d.Asset)
 		if up == nil || !slices.ContainsFunc(segs, func(s db.Segment) bool { return s.Asset == d.Asset }) {
 			continue
 		}

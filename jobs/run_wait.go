@@ -137,7 +137,7 @@ func (e *Engine) slotWait(b db.Backfill, asset string) *RunWait {
 		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: %d of the backfill's %d concurrent runs are running", b.RunsRunning, b.MaxConcurrentRuns)}
 	}
 	ws, _ := e.workspace()
-	if a := assetOf(ws, asset); a != nil && a.Pool != "" {
+	if a := ws.Asset(asset); a != nil && a.Pool != "" {
 		if def, ok := ws.Pools[a.Pool]; ok {
 			if def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
 				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}
@@ -160,7 +160,7 @@ func (e *Engine) upstreamWait(ctx context.Context, b db.Backfill, segs []db.Segm
 		return nil, nil
 	}
 	ws, _ := e.workspace()
-	asset := assetOf(ws, r.Asset)
+	asset := ws.Asset(r.Asset)
 	if asset == nil {
 		return nil, nil
 	}

@@ -194,7 +194,7 @@ func selectAssets(ws *catalog.Workspace, keys []string) ([]*catalog.Asset, error
 	seen := map[string]bool{}
 	var selected []*catalog.Asset
 	for i, k := range keys {
-		a := assetOf(ws, k)
+		a := ws.Asset(k)
 		if a == nil {
 			return nil, &InputError{Field: fmt.Sprintf("assets[%d]", i), Msg: fmt.Sprintf("unknown asset %q", k), Code: CodeUnknownAsset, Params: map[string]string{"asset": k}}
 		}
@@ -239,10 +239,6 @@ func (e *Engine) selectIn(ctx context.Context, r *resolved, seg *db.Segment, a *
 		seg.Partitions = n
 	}
 	return nil
-}
-
-func assetOf(ws *catalog.Workspace, key string) *catalog.Asset {
-	return ws.Asset(key)
 }
 
 func (e *Engine) rangeOf(sp catalog.Space, a *catalog.Asset, start, end string, selected []*catalog.Asset) (int64, int64, error) {
