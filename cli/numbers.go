@@ -31,3 +31,11 @@ func count(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// nOf writes "1 event", "2 events" (counts with separators).
+func nOf(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return num(n) + " " + word + "s"
+}

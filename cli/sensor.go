@@ -323,11 +323,3 @@ func prunedText(n int64, word, retention string) string {
 	}
 	return fmt.Sprintf("%s pruned (retention %s)", strings.Replace(nOf(n, word), " ", " older ", 1), retention)
 }
-
-// nOf writes "1 event", "2 events".
-func nOf(n int64, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return num(n) + " " + word + "s"
-}
