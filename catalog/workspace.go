@@ -104,6 +104,12 @@ type HTTPExecutor struct {
 type DemoExecutor struct {
 	MinDuration, MaxDuration time.Duration
 	FailureRate              float64
+	// FailKeys always fail their first FailAttempts attempts after the
+	// server starts, then succeed: a failure the demo can show for sure
+	// (final once the asset's retries are used up), which Retry failed
+	// then recovers.
+	FailKeys     []string
+	FailAttempts int
 }
 
 // Asset returns the asset with the given key, or nil.

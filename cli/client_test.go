@@ -56,7 +56,8 @@ func startServer(t *testing.T) server {
 	return startServerWith(t, clientWorkspace)
 }
 
-// startServerWith is startServer serving the given workspace.
+// startServerWith is startServer serving the given workspace, or the
+// embedded demo (seeded) when workspace is "".
 func startServerWith(t *testing.T, workspace string) server {
 	t.Helper()
 	dir := t.TempDir()
@@ -88,7 +89,11 @@ func startServerWith(t *testing.T, workspace string) server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--workspace", ws)
+	args := []string{"--addr", addr, "--db", dbPath, "--workspace", ws}
+	if workspace == "" {
+		args = args[:4]
+	}
+	cmd, logPath := startServe(t, nil, args...)
 	url := "http://" + addr
 	waitReady(t, http.DefaultClient, url, logPath)
 	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}

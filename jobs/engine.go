@@ -85,9 +85,10 @@ type Engine struct {
 	spacesAt time.Time
 	spacesWS *catalog.Workspace // the workspace spaces were computed from
 
-	recovery recoveryHealth // see CrashRecoveryHealth
-	segCache segmentCache   // segments and ranges of the backfills being planned
-	pushes   pushBatcher    // sensor events committed together
+	recovery  recoveryHealth // see CrashRecoveryHealth
+	segCache  segmentCache   // segments and ranges of the backfills being planned
+	pushes    pushBatcher    // sensor events committed together
+	demoFails demoFailures   // the demo executor's fail_keys attempts so far
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
