@@ -207,13 +207,40 @@ func sparkline(a *catalog.Asset, sp catalog.Space, f *db.StaleFacts, now time.Ti
 	return out
 }
 
+// Bounds of the board's refresh period (seconds; 0 turns it off).
+const (
+	defaultBoardRefresh = 30
+	minBoardRefresh     = 5
+	maxBoardRefresh     = 3600
+)
+
+// boardRefresh reads the board's ?refresh= (seconds between reloads on a
+// wall screen): empty is the default, 0 is off.
+func boardRefresh(q string) (int, error) {
+	if q == "" {
+		return defaultBoardRefresh, nil
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || (n != 0 && (n < minBoardRefresh || n > maxBoardRefresh)) {
+		return 0, BadRequest("refresh", "refresh must be a number of seconds from %d to %d (or 0 for never), e.g. refresh=60; got %q", minBoardRefresh, maxBoardRefresh, q)
+	}
+	return n, nil
+}
+
 // StatusBoard renders the stakeholders' read-only board.
 func (h *Handler) StatusBoard(c echo.Context) error {
+	refresh, err := boardRefresh(c.QueryParam("refresh"))
+	if err != nil {
+		return err
+	}
 	list, now, err := h.statusBoard(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	b := views.StatusBoard{Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
+	b := views.StatusBoard{Generated: now.UTC().Format("2006-01-02 15:04:05 UTC"), Refresh: refresh, Self: "/status"}
+	if c.QueryParam("refresh") != "" {
+		b.Self += "?refresh=" + strconv.Itoa(refresh)
+	}
 	gi := map[string]int{}
 	for _, s := range list {
 		i, ok := gi[s.Group]

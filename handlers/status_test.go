@@ -248,3 +248,43 @@ func TestAnonymousViewerAccountPagesGoToSignIn(t *testing.T) {
 		t.Errorf("anonymous GET /api/v1/tokens: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 	}
 }
+
+// TestStatusBoardRefresh: the board reloads itself every 30 s by default
+// (htmx polling its own address into #status-board) and says when it was
+// updated; ?refresh=N sets the period, 0 turns it off, and a period out of
+// bounds or not a number is a 400 naming refresh and how to write it.
+func TestStatusBoardRefresh(t *testing.T) {
+	t.Parallel()
+	env := statusEnvAt(t, T0.Add(10*time.Hour))
+	code, doc := get(t, env, "/status")
+	board := doc.Find(`[data-testid="status-board"]`)
+	if code != 200 || board.AttrOr("hx-trigger", "") != "every 30s" || board.AttrOr("hx-get", "") != "/status" || board.AttrOr("hx-select", "") != "#status-board" {
+		t.Fatalf("default: %d, board %v", code, board.Nodes)
+	}
+	if got := doc.Find(`[data-testid="updated-at"]`).Text(); got != "2025-02-01 10:00:00 UTC" {
+		t.Errorf("updated at %q", got)
+	}
+	if !strings.Contains(doc.Find(".updated").Text(), "refreshes every 30 s") {
+		t.Errorf("the board does not say how often it refreshes: %q", doc.Find(".updated").Text())
+	}
+	_, doc = get(t, env, "/status?refresh=120")
+	if b := doc.Find(`[data-testid="status-board"]`); b.AttrOr("hx-trigger", "") != "every 120s" || b.AttrOr("hx-get", "") != "/status?refresh=120" ||
+		!strings.Contains(doc.Find(".updated").Text(), "every 2 min") {
+		t.Errorf("refresh=120: %v %q", b.Nodes, doc.Find(".updated").Text())
+	}
+	_, doc = get(t, env, "/status?refresh=0")
+	if b := doc.Find(`[data-testid="status-board"]`); b.Length() != 1 || b.AttrOr("hx-trigger", "none") != "none" || strings.Contains(doc.Find(".updated").Text(), "refreshes") {
+		t.Errorf("refresh=0 still refreshes: %v", b.Nodes)
+	}
+	for _, q := range []string{"abc", "4", "3601", "-5", "1.5"} {
+		r, err := env.Get("/status?refresh=" + url.QueryEscape(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 400 || !strings.Contains(string(body), "refresh must be a number of seconds from 5 to 3600") {
+			t.Errorf("refresh=%s: %d %.300s", q, r.StatusCode, body)
+		}
+	}
+}

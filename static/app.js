@@ -176,3 +176,24 @@ document.addEventListener("htmx:sseOpen", function (e) {
   var n = e.target && e.target.querySelector && e.target.querySelector(":scope > .live-note");
   if (n) { n.remove(); }
 });
+// The status board reloads itself (data-refresh seconds, htmx every Ns). A
+// reload that did not bring a board back (signed out: the sign-in page; an
+// error; the server unreachable) keeps the board as it was, its "Updated"
+// time saying how old it is, and says why beside it.
+(function () {
+  function stopped(e, why) {
+    var t = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("[data-refresh]");
+    var s = t && t.querySelector('[data-testid="refresh-stopped"]');
+    if (s) { s.textContent = "· not refreshed since: " + why; s.hidden = false; }
+  }
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var t = e.detail.target;
+    if (!t || !t.hasAttribute || !t.hasAttribute("data-refresh")) { return; }
+    var x = e.detail.xhr;
+    if (x.status !== 200 || x.responseText.indexOf('id="status-board"') < 0) {
+      e.detail.shouldSwap = false;
+      stopped(e, /\/login/.test(x.responseURL || "") ? "signed out, sign in again" : "the server answered " + x.status);
+    }
+  });
+  document.addEventListener("htmx:sendError", function (e) { stopped(e, "the server is unreachable"); });
+})();
