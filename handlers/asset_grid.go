@@ -25,7 +25,7 @@ const HistoryBuckets = 120
 type gridLayout struct {
 	mode    string // calendar, matrix, list
 	columns int
-	labels  []string
+	labels  []string // column labels; matrix: the row label of each combination of the other dimensions
 	ts      catalog.TimeScheme // calendar and matrix
 	loc     *time.Location
 	rowSize int64 // matrix: partitions per row
@@ -198,6 +198,9 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 // rows of the layout, newest row first. A tile starts at its own column when
 // it opens a row or follows a gap (a selection need not be contiguous).
 func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.Grid {
+	if l.mode == "matrix" {
+		return l.layMatrix(idx, tiles)
+	}
 	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: int64(len(tiles))}
 	if l.mode == "list" {
 		g.Rows = []views.GridRow{{Tiles: tiles}}
@@ -240,6 +243,75 @@ func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.
 	}
 	slices.Reverse(g.Rows) // newest first
 	return g
+}
+
+// layMatrix places a multi-dimensional asset's tiles with time across: a
+// row per combination of its other dimensions (in key order, labelled with
+// their values), a column per time window of the tiles, oldest left. Two
+// months of a day × region asset read as three rows of readable tiles
+// rather than a strip 62 rows tall with upright headers. The header names
+// each window (day of the month, hour, week's day, month) and, above it,
+// the larger period it starts (month, day, year).
+func (l gridLayout) layMatrix(idx []int64, tiles []views.Tile) views.Grid {
+	g := views.Grid{Mode: "matrix", Total: int64(len(tiles))}
+	if len(tiles) == 0 {
+		return g
+	}
+	t0, t1 := idx[0]/l.rowSize, idx[len(idx)-1]/l.rowSize
+	g.Columns = int(t1 - t0 + 1)
+	g.ColumnLabels, g.ColumnGroups = l.timeHeads(t0, t1)
+	rowOf := map[int64]int{}
+	var combos []int64
+	for j := range tiles {
+		if c := idx[j] % l.rowSize; !slices.Contains(combos, c) {
+			combos = append(combos, c)
+		}
+	}
+	slices.Sort(combos)
+	for r, c := range combos {
+		label := ""
+		if c < int64(len(l.labels)) {
+			label = l.labels[c]
+		}
+		rowOf[c] = r
+		g.Rows = append(g.Rows, views.GridRow{Label: label})
+	}
+	for j, t := range tiles {
+		t.Col = int(idx[j]/l.rowSize-t0) + 1
+		r := &g.Rows[rowOf[idx[j]%l.rowSize]]
+		r.Tiles = append(r.Tiles, t)
+	}
+	return g
+}
+
+// timeHeads labels the time windows t0…t1 of a matrix: each window's own
+// label, and the larger periods they fall in, each named at its first
+// column (the first column always; then where a new one starts, when the
+// previous name has had room, 4 columns).
+func (l gridLayout) timeHeads(t0, t1 int64) ([]string, []views.ColumnGroup) {
+	var labels []string
+	var groups []views.ColumnGroup
+	lastGroup, lastCol := "", -10
+	for t := t0; t <= t1; t++ {
+		w := l.ts.WindowStart(t).In(l.loc)
+		var label, group string
+		switch l.ts.Unit() {
+		case catalog.KindHourly:
+			label, group = w.Format("15"), w.Format("Mon Jan 2")
+		case catalog.KindDaily, catalog.KindWeekly:
+			label, group = fmt.Sprint(w.Day()), w.Format("Jan 2006")
+		default:
+			label, group = fmt.Sprint(int(w.Month())), w.Format("2006")
+		}
+		col := int(t-t0) + 1
+		labels = append(labels, label)
+		if group != lastGroup && col-lastCol >= 4 {
+			groups = append(groups, views.ColumnGroup{Col: col, Label: group})
+			lastCol = col
+		}
+		lastGroup = group
+	}
+	return labels, groups
 }
 
 // repeatedHour is the column of an hourly calendar's hour that a day of

@@ -73,6 +73,11 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	}
 	status := http.StatusOK
 	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}
+	if bar.Multi {
+		if bar.DimensionChoices, bar.DimensionsComplete, err = h.dimensionChoices(ctx, []*catalog.Asset{a.Def}); err != nil {
+			return err
+		}
+	}
 	if n > 0 {
 		if status, err = h.assetGrids(ctx, a, &v, &bar, facts, sc.now); err != nil {
 			return err

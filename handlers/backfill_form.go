@@ -79,6 +79,12 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 	for _, a := range ws.Assets {
 		f.Assets = append(f.Assets, views.AssetChoice{Key: a.Key, Scheme: a.Scheme.Describe(), Checked: checked[a.Key], Upstream: upstream[a.Key] && !checked[a.Key]})
 	}
+	// Every multi-dimensional asset's values, so that ticking another
+	// asset needs no new list; an error leaves the picker a text box.
+	var err error
+	if f.DimensionChoices, f.DimensionsComplete, err = h.dimensionChoices(c.Request().Context(), ws.Assets); err != nil {
+		f.DimensionChoices, f.DimensionsComplete = nil, false
+	}
 	return f
 }
 

@@ -197,3 +197,12 @@ document.addEventListener("htmx:sseOpen", function (e) {
   });
   document.addEventListener("htmx:sendError", function (e) { stopped(e, "the server is unreachable"); });
 })();
+// A matrix grid runs oldest to newest, left to right: where it is wider
+// than its box (a phone), it opens scrolled to its newest windows.
+(function () {
+  function toNewest(root) {
+    (root || document).querySelectorAll('.grid[data-mode="matrix"]').forEach(function (g) { g.scrollLeft = g.scrollWidth; });
+  }
+  document.addEventListener("DOMContentLoaded", function () { toNewest(); });
+  document.addEventListener("htmx:afterSwap", function (e) { toNewest(e.detail.target); });
+})();

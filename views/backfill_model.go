@@ -175,6 +175,11 @@ type NewBackfillForm struct {
 	Start, End     string
 	Keys           string
 	Dimension      string // name=value for multi-dimensional assets
+	// DimensionChoices are the workspace's multi-dimensional assets'
+	// values (name=value) to pick from; DimensionsComplete is false when
+	// there were too many to list (the picker is then a text box).
+	DimensionChoices   []string
+	DimensionsComplete bool
 	ChunkSize      string
 	MaxConcurrent  string
 	Priority       string

@@ -38,6 +38,12 @@ type GridRow struct {
 	Tiles []Tile
 }
 
+// ColumnGroup is a label above the grid's columns from Col (1-based) on.
+type ColumnGroup struct {
+	Col   int
+	Label string
+}
+
 // Bucket is a run of consecutive partitions summarised by counts; Span is the
 // number of equal buckets merged into it.
 type Bucket struct {
@@ -54,6 +60,9 @@ type Grid struct {
 	Mode         string // "calendar", "matrix", "list", "buckets"
 	Columns      int
 	ColumnLabels []string
+	// ColumnGroups name the larger periods above a matrix's columns (the
+	// month of its days), each at its first column.
+	ColumnGroups []ColumnGroup
 	Rows         []GridRow
 	Buckets      []Bucket
 	BucketSize   int64

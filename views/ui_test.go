@@ -145,18 +145,26 @@ func TestNewBackfillCrumbs(t *testing.T) {
 	}
 }
 
-// Column headers wider than a column (matrix values, month names) are set
-// upright, one column wide; two-character ones (hours) stay as they are.
-// Row labels carry a tooltip, in case the narrow layout shortens them.
+// Column headers wider than a column (month names) are set upright, one
+// column wide; two-character ones (hours, days) stay as they are. A matrix
+// names its larger periods (months) in a row above. Row labels carry a
+// tooltip, in case the narrow layout shortens them.
 func TestGridHeaders(t *testing.T) {
-	g := Grid{Mode: "matrix", Columns: 3, ColumnLabels: []string{"eu", "us", "apac"},
-		Rows: []GridRow{{Label: "2026-11-21", Tiles: []Tile{{Key: "k", Status: "missing", Href: "/x"}}}}}
+	g := Grid{Mode: "matrix", Columns: 3, ColumnLabels: []string{"30", "1", "2"}, ColumnGroups: []ColumnGroup{{Col: 1, Label: "Nov 2026"}},
+		Rows: []GridRow{{Label: "eu", Tiles: []Tile{{Key: "k", Status: "missing", Href: "/x", Col: 1}}}}}
 	d := doc(t, GridView(g, "grid"))
-	if !d.Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
-		t.Errorf("matrix headers not upright")
+	if d.Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
+		t.Errorf("matrix day headers upright")
 	}
-	if d.Find(`.rl[title="2026-11-21"]`).Length() != 1 {
+	if got := d.Find(`[data-testid="grid-groups"] span:not(.rl)`).Text(); got != "Nov 2026" {
+		t.Errorf("matrix group row %q", got)
+	}
+	if d.Find(`.rl[title="eu"]`).Length() != 1 {
 		t.Errorf("row label without title")
+	}
+	g = Grid{Mode: "calendar", Columns: 3, ColumnLabels: []string{"Jan", "Feb", "Mar"}, Rows: g.Rows}
+	if !doc(t, GridView(g, "grid")).Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
+		t.Errorf("month headers not upright")
 	}
 	g.ColumnLabels = []string{"00", "01", "02"}
 	if doc(t, GridView(g, "grid")).Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
