@@ -25,7 +25,7 @@ const HistoryBuckets = 120
 type gridLayout struct {
 	mode    string // calendar, matrix, list
 	columns int
-	labels  []string // column labels; matrix: the row label of each combination of the other dimensions
+	labels  []string           // column labels; matrix: the row label of each combination of the other dimensions
 	ts      catalog.TimeScheme // calendar and matrix
 	loc     *time.Location
 	rowSize int64 // matrix: partitions per row

@@ -171,20 +171,20 @@ type NewBackfillForm struct {
 	// Statuses are the statuses ticked under "Only partitions that are"
 	// (selector statuses): values of StatusChoices, as posted (unknown
 	// ones are refused, not dropped).
-	Statuses       []string
-	Start, End     string
-	Keys           string
-	Dimension      string // name=value for multi-dimensional assets
+	Statuses   []string
+	Start, End string
+	Keys       string
+	Dimension  string // name=value for multi-dimensional assets
 	// DimensionChoices are the workspace's multi-dimensional assets'
 	// values (name=value) to pick from; DimensionsComplete is false when
 	// there were too many to list (the picker is then a text box).
 	DimensionChoices   []string
 	DimensionsComplete bool
-	ChunkSize      string
-	MaxConcurrent  string
-	Priority       string
-	Title          string
-	IdempotencyKey string
+	ChunkSize          string
+	MaxConcurrent      string
+	Priority           string
+	Title              string
+	IdempotencyKey     string
 	// UnknownAssets are asset names asked for (in the address or the
 	// posted form) that the workspace does not declare: reported, not dropped.
 	UnknownAssets []string
