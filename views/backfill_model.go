@@ -181,10 +181,13 @@ type NewBackfillForm struct {
 	DimensionChoices   []string
 	DimensionsComplete bool
 	ChunkSize          string
-	MaxConcurrent      string
-	Priority           string
-	Title              string
-	IdempotencyKey     string
+	// ChunkSizes are the per-asset chunk sizes filled in (asset → text as
+	// posted), which override ChunkSize for that asset.
+	ChunkSizes     map[string]string
+	MaxConcurrent  string
+	Priority       string
+	Title          string
+	IdempotencyKey string
 	// UnknownAssets are asset names asked for (in the address or the
 	// posted form) that the workspace does not declare: reported, not dropped.
 	UnknownAssets []string
@@ -203,13 +206,19 @@ type SelectorChoice struct {
 // SelectorChoices are the form's selections, in the form's order; the
 // first is the default.
 var SelectorChoices = []SelectorChoice{
-	{"range", "Range", ""},
-	{"missing_failed", "Only missing and failed", ", within the range"},
-	{"stale", "Only stale", ", within the range"},
-	{"missing_stale", "Missing and stale", ", within the range"},
-	{"statuses", "Only partitions that are", " (tick one or more below), within the range"},
+	{"range", "Every partition in the range", ""},
+	{"statuses", "Only partitions that are", " (tick one or more), in the range"},
 	{"gaps", "Fill gaps up to the watermark", " (one asset; Start = fill from that key, empty = only holes inside the materialized range)"},
-	{"explicit", "Explicit list", ""},
+	{"explicit", "These keys", " (one per line below)"},
+}
+
+// SelectorAliases are selections the form offered before its statuses
+// took them in, still read from addresses and links (the grid's bar, a
+// relaunch, bookmarks): each is "Only partitions that are" with these ticked.
+var SelectorAliases = map[string][]string{
+	"missing_failed": {"missing", "failed"},
+	"stale":          {"stale"},
+	"missing_stale":  {"missing", "stale"},
 }
 
 // StatusChoice is one status of the form's "Only partitions that are"
@@ -256,6 +265,10 @@ func (f NewBackfillForm) SelectorTicked(v string) bool {
 	}
 	return v == SelectorChoices[0].Value
 }
+
+// AssetChunkSize is the chunk size filled in for asset a ("" = the
+// form's chunk size).
+func (f NewBackfillForm) AssetChunkSize(a string) string { return f.ChunkSizes[a] }
 
 // AssetChoice is one asset checkbox.
 type AssetChoice struct {

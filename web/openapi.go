@@ -324,6 +324,8 @@ var schemas = map[string]any{
 	"BackfillRequest": object(map[string]any{"assets": arrayOf(str), "selector": ref("Selector"),
 		"chunk_size": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxChunkSize, "default": jobs.DefaultChunkSize,
 			"description": "partitions per chunk run; left out or null, the default"},
+		"chunk_sizes": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxChunkSize},
+			"description": "the chunk size of some of the assets (asset → partitions per chunk), overriding chunk_size for them: 24 hours of an hourly asset, 7 days of a daily one"},
 		"max_concurrent_runs": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
 			"description": "most runs of this backfill at once; left out or null, the default"},
 		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
