@@ -14,6 +14,10 @@ import (
 // Overview renders every asset with its health bar, grouped by group.
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
+	filter, err := assetFilterParams(c, h.Workspace().Workspace)
+	if err != nil {
+		return err
+	}
 	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
 	if err != nil {
 		return err
@@ -59,6 +63,8 @@ func (h *Handler) Overview(c echo.Context) error {
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
 		return err
 	}
+	o.Lineage = overviewLineage(h.Workspace().Workspace, o.Groups)
+	filterOverview(&o, filter)
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
 }
 
