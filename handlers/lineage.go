@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"net/http"
 	"strconv"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -60,18 +63,67 @@ func lineageOf(ws *catalog.Workspace, keys []string, health map[string]string, f
 	return views.LayoutLineage(nodes, edges)
 }
 
-// overviewLineage is the whole workspace's graph, coloured by the
-// overview's health bars, in the overview's order (groups, then file order).
-func overviewLineage(ws *catalog.Workspace, groups []views.GroupSummary) views.LineageView {
+// Lineage draws every asset's lineage graph, coloured as the overview
+// colours its rows; the overview's filter (q, group, state) dims the assets
+// it leaves out. An htmx request (the overview loading it) gets the graph
+// alone; any other a page of its own, which is also where the overview
+// links without JavaScript.
+func (h *Handler) Lineage(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.Workspace()
+	filter, err := assetFilterParams(c, ws.Workspace)
+	if err != nil {
+		return err
+	}
+	assets, counts, _, err := h.assetsWithCounts(ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := h.warmStaleCtx(ctx)
+	if err != nil {
+		return err
+	}
+	// The overview's order: groups as they first appear, file order in each.
+	var groups []string
+	byGroup := map[string][]views.AssetSummary{}
+	for _, a := range assets {
+		facts, err := h.staleFacts(ctx, sc, a.Def)
+		if err != nil {
+			return err
+		}
+		g := groupOf(a.Def)
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		bar := withStale(healthBar(counts[a.ID], a.Space.Len()), facts.MaterializedStale(sc.now))
+		byGroup[g] = append(byGroup[g], views.AssetSummary{Key: a.Def.Key, Group: g, Health: bar})
+	}
 	var keys []string
 	health := map[string]string{}
+	dim := map[string]bool{}
 	for _, g := range groups {
-		for _, a := range g.Assets {
+		for _, a := range byGroup[g] {
 			keys = append(keys, a.Key)
 			health[a.Key] = barHealth(a.Health)
+			dim[a.Key] = filter.Active() && !keeps(filter, a)
 		}
 	}
-	return views.LineageView{Graph: lineageOf(ws, keys, health, ""), Caption: nOfAssets(len(keys))}
+	v := views.LineageView{Graph: lineageOf(ws.Workspace, keys, health, ""), Caption: nOfAssets(len(keys))}
+	for i := range v.Graph.Nodes {
+		v.Graph.Nodes[i].Dim = dim[v.Graph.Nodes[i].Key]
+	}
+	if filter.Active() {
+		v.Caption += ", those the filter leaves out dimmed"
+	}
+	c.Response().Header().Add("Vary", "HX-Request")
+	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-History-Restore-Request") != "true" {
+		return render(c, http.StatusOK, views.LineageGraph(v))
+	}
+	back := "/"
+	if q := filterQuery(filter); q != "" {
+		back += "?" + q
+	}
+	return render(c, http.StatusOK, views.LineagePage(page(c, "Lineage", "overview"), v, back))
 }
 
 // neighbourhood is the asset key and the assets within hops of it

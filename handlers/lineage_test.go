@@ -1,8 +1,12 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,21 +15,80 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-// lineageKeys is the assets of the lineage graph in doc, in drawing order.
-func lineageKeys(doc *goquery.Document) []string {
-	var keys []string
-	doc.Find(`[data-testid="lineage-node"]`).Each(func(_ int, s *goquery.Selection) {
-		keys = append(keys, s.AttrOr("data-asset", ""))
+// lineageNode is a node of a drawn lineage graph.
+type lineageNode struct {
+	Key, Health, Class, Title string
+	X, Y, W                   int
+	Sel                       *goquery.Selection
+}
+
+// lineageNodes is the nodes of the lineage graph in doc, in drawing order:
+// each link of the graph's SVG, its asset from its address, its health
+// from its class (h-…).
+func lineageNodes(t *testing.T, doc *goquery.Document) []lineageNode {
+	t.Helper()
+	var out []lineageNode
+	doc.Find(`[data-testid="lineage-svg"] > a`).Each(func(_ int, s *goquery.Selection) {
+		key, err := url.PathUnescape(strings.TrimPrefix(s.AttrOr("href", ""), "/assets/"))
+		if err != nil || !strings.HasPrefix(s.AttrOr("href", ""), "/assets/") {
+			t.Fatalf("a lineage node links to %q", s.AttrOr("href", ""))
+		}
+		n := lineageNode{Key: key, Class: s.AttrOr("class", ""), Title: s.Find("title").Text(), Sel: s}
+		for _, c := range strings.Fields(n.Class) {
+			if h, ok := strings.CutPrefix(c, "h-"); ok {
+				n.Health = h
+			}
+		}
+		r := s.Find("rect")
+		n.X, _ = strconv.Atoi(r.AttrOr("x", ""))
+		n.Y, _ = strconv.Atoi(r.AttrOr("y", ""))
+		n.W, _ = strconv.Atoi(r.AttrOr("width", ""))
+		out = append(out, n)
 	})
+	return out
+}
+
+// lineageKeys is the assets of the lineage graph in doc, in drawing order.
+func lineageKeys(t *testing.T, doc *goquery.Document) []string {
+	var keys []string
+	for _, n := range lineageNodes(t, doc) {
+		keys = append(keys, n.Key)
+	}
 	return keys
 }
 
-// lineageEdges is each edge of the graph in doc as "from>to" with its
-// class (its mapping's style).
-func lineageEdges(doc *goquery.Document) map[string]string {
+var pathNums = regexp.MustCompile(`-?\d+`)
+
+// lineageEdges is each edge of the graph in doc as "from>to" with the
+// mapping of its group: an edge leaves the middle of its upstream's right
+// side and reaches the middle of its downstream's left side.
+func lineageEdges(t *testing.T, doc *goquery.Document) map[string]string {
+	t.Helper()
+	nodes := lineageNodes(t, doc)
+	at := func(x, y int, right bool) string {
+		for _, n := range nodes {
+			if (right && x == n.X+n.W || !right && x == n.X) && y == n.Y+12 {
+				return n.Key
+			}
+		}
+		return fmt.Sprintf("(none at %d,%d)", x, y)
+	}
 	out := map[string]string{}
-	doc.Find(`[data-testid="lineage-edge"]`).Each(func(_ int, s *goquery.Selection) {
-		out[s.AttrOr("data-from", "")+">"+s.AttrOr("data-to", "")] = s.AttrOr("class", "")
+	doc.Find(`[data-testid="lineage-svg"] g[data-mapping] path`).Each(func(_ int, s *goquery.Selection) {
+		d := s.AttrOr("d", "")
+		var ns []int
+		for _, m := range pathNums.FindAllString(d, -1) {
+			v, _ := strconv.Atoi(m)
+			ns = append(ns, v)
+		}
+		if len(ns) < 3 {
+			t.Fatalf("edge path %q", d)
+		}
+		ex, ey := ns[len(ns)-2], ns[len(ns)-1]
+		if i := strings.LastIndexAny(d, "CH"); d[i] == 'H' {
+			ex, ey = ns[len(ns)-1], ns[1]
+		}
+		out[at(ns[0], ns[1], true)+">"+at(ex, ey, false)] = s.Parent().AttrOr("data-mapping", "")
 	})
 	return out
 }
@@ -42,42 +105,57 @@ var lineageWorkspace = testkit.Assets(
 	testkit.Asset("f.alone", testkit.Daily),
 )
 
-// TestLineageOverviewGraph: the overview's graph has a node per asset, each
-// a link to the asset's page titled with its key and health, and an edge per
+// TestLineageOverviewGraph: the overview loads the whole graph from
+// /lineage (a link without JavaScript); it has a node per asset, each a link
+// to the asset's page titled with its key and health, and an edge per
 // dependency styled by its resolved mapping (auto resolves to identity or
 // time_window; all stays all); with nothing materialized every node reads
-// "never materialized".
+// "never materialized". Asked by htmx, /lineage answers the graph alone;
+// otherwise a page of its own.
 func TestLineageOverviewGraph(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: lineageWorkspace})
-	status, doc := get(t, env, "/")
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
+	_, overview := get(t, env, "/")
+	slot := overview.Find(`[data-testid="lineage-slot"]`)
+	if slot.AttrOr("hx-get", "") != "/lineage" || slot.AttrOr("hx-trigger", "") != "load" || slot.Find(`a[href="/lineage"]`).Length() != 1 {
+		t.Fatalf("the overview's lineage slot: %s", must(slot.Html()))
 	}
-	keys := lineageKeys(doc)
+	status, doc := get(t, env, "/lineage")
+	if status != http.StatusOK || doc.Find(`main [data-testid="lineage"]`).Length() != 1 || doc.Find(`[data-testid="lineage-back"]`).AttrOr("href", "") != "/" {
+		t.Fatalf("the lineage page: status %d, %d graphs in main", status, doc.Find(`main [data-testid="lineage"]`).Length())
+	}
+	req, _ := http.NewRequest(http.MethodGet, env.URL+"/lineage", nil)
+	req.Header.Set("Authorization", "Bearer "+env.AdminToken())
+	req.Header.Set("HX-Request", "true")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, err = goquery.NewDocumentFromReader(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || doc.Find("main, header").Length() != 0 || doc.Find(`[data-testid="lineage-svg"]`).Length() != 1 {
+		t.Fatalf("/lineage for htmx: %d, %d frames, %d graphs (%v)", resp.StatusCode, doc.Find("main, header").Length(), doc.Find(`[data-testid="lineage-svg"]`).Length(), err)
+	}
+	keys := lineageKeys(t, doc)
 	slices.Sort(keys)
 	if want := []string{"a.src", "b.same_day", "c.month", "d.everything", "e.after_month", "f.alone"}; !slices.Equal(keys, want) {
 		t.Fatalf("nodes %v, want %v", keys, want)
 	}
-	doc.Find(`[data-testid="lineage-node"]`).Each(func(_ int, s *goquery.Selection) {
-		k := s.AttrOr("data-asset", "")
-		if s.Is("a") == false || s.AttrOr("href", "") != "/assets/"+k {
-			t.Errorf("node %s links to %q", k, s.AttrOr("href", ""))
+	for _, n := range lineageNodes(t, doc) {
+		if n.Title != n.Key+": never materialized" {
+			t.Errorf("node %s is titled %q", n.Key, n.Title)
 		}
-		if title := s.Find("title").Text(); title != k+": never materialized" {
-			t.Errorf("node %s is titled %q", k, title)
+		if n.Health != "missing" {
+			t.Errorf("node %s: class %q", n.Key, n.Class)
 		}
-		if s.AttrOr("data-health", "") != "missing" || !strings.Contains(s.AttrOr("class", ""), "h-missing") {
-			t.Errorf("node %s: health %q, class %q", k, s.AttrOr("data-health", ""), s.AttrOr("class", ""))
-		}
-	})
-	want := map[string]string{
-		"a.src>b.same_day":      "e e-identity",
-		"b.same_day>c.month":    "e e-time_window",
-		"a.src>d.everything":    "e e-all",
-		"c.month>e.after_month": "e e-identity",
 	}
-	if got := lineageEdges(doc); !maps(got, want) {
+	want := map[string]string{
+		"a.src>b.same_day":      "identity",
+		"b.same_day>c.month":    "time_window",
+		"a.src>d.everything":    "all",
+		"c.month>e.after_month": "identity",
+	}
+	if got := lineageEdges(t, doc); !maps(got, want) {
 		t.Errorf("edges %v, want %v", got, want)
 	}
 	if c := doc.Find(`[data-testid="lineage-caption"]`).Text(); c != "6 assets" {
@@ -119,14 +197,19 @@ func TestLineageAssetPageNeighbourhood(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("%s: status %d", c.asset, status)
 		}
-		keys := lineageKeys(doc)
+		keys := lineageKeys(t, doc)
 		slices.Sort(keys)
 		if !slices.Equal(keys, c.want) {
 			t.Errorf("%s: graph of %v, want %v", c.asset, keys, c.want)
 		}
-		cur := doc.Find(`[data-testid="lineage-node"].cur`)
-		if cur.Length() != 1 || cur.AttrOr("data-asset", "") != c.asset {
-			t.Errorf("%s: marked %d nodes (%q)", c.asset, cur.Length(), cur.AttrOr("data-asset", ""))
+		var cur []string
+		for _, n := range lineageNodes(t, doc) {
+			if strings.Contains(" "+n.Class+" ", " cur ") {
+				cur = append(cur, n.Key)
+			}
+		}
+		if !slices.Equal(cur, []string{c.asset}) {
+			t.Errorf("%s: marked %v", c.asset, cur)
 		}
 	}
 }
@@ -138,6 +221,11 @@ func TestLineageHealthFromSeed(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/")
+	_, graph := get(t, env, "/lineage")
+	health := map[string]string{}
+	for _, n := range lineageNodes(t, graph) {
+		health[n.Key] = n.Health
+	}
 	seen := map[string]bool{}
 	doc.Find(`[data-testid="asset-row"]`).Each(func(_ int, row *goquery.Selection) {
 		k := row.AttrOr("data-asset", "")
@@ -159,7 +247,7 @@ func TestLineageHealthFromSeed(t *testing.T) {
 		case n("stale"):
 			want = "stale"
 		}
-		got := doc.Find(`[data-testid="lineage-node"][data-asset="`+k+`"]`).AttrOr("data-health", "")
+		got := health[k]
 		seen[got] = true
 		if want != "other" && got != want || want == "other" && (got == "failed" || got == "running" || got == "stale") {
 			t.Errorf("%s: node reads %q, its row %s", k, got, want)
@@ -168,4 +256,11 @@ func TestLineageHealthFromSeed(t *testing.T) {
 	if !seen["failed"] || !seen["stale"] {
 		t.Errorf("the seeded demo should show failed and stale nodes: %v", seen)
 	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
 }

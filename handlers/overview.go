@@ -63,7 +63,6 @@ func (h *Handler) Overview(c echo.Context) error {
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
 		return err
 	}
-	o.Lineage = overviewLineage(h.Workspace().Workspace, o.Groups)
 	filterOverview(&o, filter)
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
 }

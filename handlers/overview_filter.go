@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -71,7 +72,8 @@ func keeps(f views.AssetFilter, a views.AssetSummary) bool {
 }
 
 // filterOverview keeps the overview's groups and rows that f shows (a group
-// left empty goes), dims the lineage nodes it leaves out, and counts both.
+// left empty goes), counts them, and points the lineage graph the page
+// loads at the same filter (it dims the assets left out).
 func filterOverview(o *views.Overview, f views.AssetFilter) {
 	shown := map[string]bool{}
 	groups := o.Groups[:0]
@@ -91,10 +93,20 @@ func filterOverview(o *views.Overview, f views.AssetFilter) {
 	}
 	o.Groups = groups
 	f.Shown = len(shown)
-	if f.Active() {
-		for i := range o.Lineage.Graph.Nodes {
-			o.Lineage.Graph.Nodes[i].Dim = !shown[o.Lineage.Graph.Nodes[i].Key]
+	o.Filter = f
+	o.LineageHref = "/lineage"
+	if q := filterQuery(f); q != "" {
+		o.LineageHref += "?" + q
+	}
+}
+
+// filterQuery is the query of filter f ("" when it shows everything).
+func filterQuery(f views.AssetFilter) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"q": f.Q, "group": f.Group, "state": f.State} {
+		if v != "" {
+			q.Set(k, v)
 		}
 	}
-	o.Filter = f
+	return q.Encode()
 }

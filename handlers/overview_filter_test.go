@@ -113,11 +113,23 @@ func TestOverviewFilter(t *testing.T) {
 		if none := doc.Find(`[data-testid="asset-filter-none"]`).Length() == 1; none != (len(c.want) == 0) {
 			t.Errorf("%s: 'no asset matches' shown %v with %d rows", c.query, none, len(c.want))
 		}
-		if n := len(lineageKeys(doc)); n != len(every) {
+		wantHref := "/lineage"
+		if active {
+			wantHref += "?" + lineageQuery(q)
+		}
+		if href := doc.Find(`[data-testid="lineage-slot"]`).AttrOr("hx-get", ""); href != wantHref {
+			t.Errorf("%s: the graph is loaded from %q, want %q", c.query, href, wantHref)
+		}
+		_, graph := get(t, env, wantHref)
+		if n := len(lineageKeys(t, graph)); n != len(every) {
 			t.Errorf("%s: the graph draws %d of %d assets", c.query, n, len(every))
 		}
 		var lit []string
-		doc.Find(`[data-testid="lineage-node"]`).Not(".dim").Each(func(_ int, s *goquery.Selection) { lit = append(lit, s.AttrOr("data-asset", "")) })
+		for _, n := range lineageNodes(t, graph) {
+			if !strings.Contains(" "+n.Class+" ", " dim ") {
+				lit = append(lit, n.Key)
+			}
+		}
 		if !active {
 			if len(lit) != len(every) {
 				t.Errorf("%s: unfiltered graph dims %d assets", c.query, len(every)-len(lit))
@@ -145,12 +157,25 @@ func TestOverviewFilterBadInput(t *testing.T) {
 		{"group=nope", `unknown group "nope"; use one of ingestion, analytics, ml, crm, partners`},
 		{"q=" + strings.Repeat("x", 201), "the name filter is 201 characters long; use at most 200"},
 	} {
-		status, doc := get(t, env, "/?"+c.query)
-		msg := doc.Find(`[data-testid="error-message"]`).Text()
-		if status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
-			t.Errorf("%s: %d %q, want 400 saying %q", c.query, status, msg, c.want)
+		for _, path := range []string{"/?", "/lineage?"} {
+			status, doc := get(t, env, path+c.query)
+			msg := doc.Find(`[data-testid="error-message"]`).Text()
+			if status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
+				t.Errorf("%s%s: %d %q, want 400 saying %q", path, c.query, status, msg, c.want)
+			}
 		}
 	}
+}
+
+// lineageQuery is q without its empty values, trimmed as the filter trims.
+func lineageQuery(q url.Values) string {
+	out := url.Values{}
+	for k, vs := range q {
+		if v := strings.TrimSpace(vs[0]); v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out.Encode()
 }
 
 func intersect(a, b []string) []string {

@@ -28,3 +28,25 @@ func healthMark(h string) string {
 	}
 	return ""
 }
+
+// edgeGroup is the paths of the edges of one mapping (drawn alike).
+type edgeGroup struct {
+	Mapping string
+	Ds      []string
+}
+
+// edgeGroups groups edges by mapping, in order of first appearance.
+func edgeGroups(es []LaidEdge) []edgeGroup {
+	var gs []edgeGroup
+	at := map[string]int{}
+	for _, e := range es {
+		i, ok := at[e.Mapping]
+		if !ok {
+			i = len(gs)
+			at[e.Mapping] = i
+			gs = append(gs, edgeGroup{Mapping: e.Mapping})
+		}
+		gs[i].Ds = append(gs[i].Ds, e.D)
+	}
+	return gs
+}

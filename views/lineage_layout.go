@@ -229,8 +229,12 @@ func LayoutLineage(nodes []GraphNode, edges []GraphEdge) Lineage {
 			v := chain[j]
 			l := vLayer[v]
 			qx, qy := colX[l], vy[v]
-			mid := (px + qx) / 2
-			d.WriteString("C" + strconv.Itoa(mid) + " " + strconv.Itoa(py) + " " + strconv.Itoa(mid) + " " + strconv.Itoa(qy) + " " + strconv.Itoa(qx) + " " + strconv.Itoa(qy))
+			if qy == py { // level: a straight line
+				d.WriteString("H" + strconv.Itoa(qx))
+			} else {
+				mid := (px + qx) / 2
+				d.WriteString("C" + strconv.Itoa(mid) + " " + strconv.Itoa(py) + " " + strconv.Itoa(mid) + " " + strconv.Itoa(qy) + " " + strconv.Itoa(qx) + " " + strconv.Itoa(qy))
+			}
 			if j < len(chain)-1 { // a dummy: pass straight through its column
 				px = qx + colW[l]
 				d.WriteString("H" + strconv.Itoa(px))

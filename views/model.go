@@ -86,7 +86,7 @@ type Overview struct {
 	WorkspaceSource string
 	Totals          Bar
 	Active          []BackfillRow // active backfills (issue 5)
-	Lineage         LineageView   // every asset's graph (issue 24, item 5)
+	LineageHref     string        // every asset's graph, loaded into the page (issue 24, item 5)
 	Filter          AssetFilter   // what the list shows (issue 24, item 7)
 }
 

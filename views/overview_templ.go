@@ -86,7 +86,7 @@ func OverviewPage(p Page, o Overview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = LineageGraph(o.Lineage).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = LineageSlot(o.LineageHref).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -21,10 +21,10 @@ const lineageHealthAgrees = `(() => {
   const n = (row, s) => { const e = row.querySelector('[data-testid="asset-count-' + s + '"]'); return e ? +e.textContent.replace(/\D/g, "") : 0; };
   const bad = [];
   for (const row of document.querySelectorAll('[data-testid="asset-row"]')) {
-    const key = row.dataset.asset, node = document.querySelector('[data-testid="lineage-node"][data-asset="' + key + '"]');
+    const key = row.dataset.asset, node = document.querySelector('[data-testid="lineage-svg"] > a[href="/assets/' + key + '"]');
     if (!node) { bad.push(key + " has no node"); continue; }
     const want = n(row, "failed") ? "failed" : n(row, "in_progress") ? "running" : n(row, "stale") ? "stale" : null;
-    const got = node.dataset.health;
+    const got = (node.getAttribute("class").match(/h-(\w+)/) || [])[1];
     if (want ? got !== want : ["failed", "running", "stale"].includes(got)) bad.push(key + " is " + got + ", its row says " + want);
   }
   return bad.join("; ");
@@ -40,13 +40,13 @@ const lineageLegible = `(() => {
   const vb = svg.viewBox.baseVal, r = svg.getBoundingClientRect();
   if (Math.abs(r.width - vb.width) > 1) bad.push("the graph is drawn " + Math.round(r.width) + " px wide for " + vb.width + " px of drawing");
   if (vb.width > box.clientWidth + 1 && !["auto", "scroll"].includes(getComputedStyle(box).overflowX)) bad.push("the box does not scroll sideways");
-  for (const a of svg.querySelectorAll('[data-testid="lineage-node"]')) {
+  for (const a of svg.querySelectorAll('[data-testid="lineage-svg"] > a')) {
     const t = a.querySelector("text"), rect = a.querySelector("rect"), title = a.querySelector("title");
-    if (a.tagName.toLowerCase() !== "a" || !a.getAttribute("href").startsWith("/assets/")) bad.push(a.dataset.asset + " is not a link to its page");
-    if (!title || !title.textContent.startsWith(a.dataset.asset)) bad.push(a.dataset.asset + " has no title naming it");
-    if (parseFloat(getComputedStyle(t).fontSize) < 11) bad.push(a.dataset.asset + " label is " + getComputedStyle(t).fontSize);
+    if (a.tagName.toLowerCase() !== "a" || !a.getAttribute("href").startsWith("/assets/")) bad.push(decodeURIComponent(a.getAttribute("href").slice(8)) + " is not a link to its page");
+    if (!title || !title.textContent.startsWith(decodeURIComponent(a.getAttribute("href").slice(8)))) bad.push(decodeURIComponent(a.getAttribute("href").slice(8)) + " has no title naming it");
+    if (parseFloat(getComputedStyle(t).fontSize) < 11) bad.push(decodeURIComponent(a.getAttribute("href").slice(8)) + " label is " + getComputedStyle(t).fontSize);
     const tb = t.getBBox(), rb = rect.getBBox();
-    if (tb.x + tb.width > rb.x + rb.width + 0.5) bad.push(a.dataset.asset + " label sticks out of its box");
+    if (tb.x + tb.width > rb.x + rb.width + 0.5) bad.push(decodeURIComponent(a.getAttribute("href").slice(8)) + " label sticks out of its box");
   }
   return bad.slice(0, 5).join("; ");
 })()`
@@ -62,11 +62,11 @@ func TestBrowserLineageGraph(t *testing.T) {
 	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
 	for _, w := range []int64{1280, 390} {
 		narrowLoad(t, ctx, env, "/", w, `[data-testid="lineage-svg"]`)
-		nodes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="lineage-node"]').length`))
+		nodes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="lineage-svg"] > a').length`))
 		if err != nil || nodes != len(env.WS.Assets) {
 			t.Fatalf("the overview's graph has %d nodes for %d assets (%v)", nodes, len(env.WS.Assets), err)
 		}
-		edges, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="lineage-edge"]').length`))
+		edges, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="lineage-svg"] g[data-mapping] path').length`))
 		deps := 0
 		for _, a := range env.WS.Assets {
 			deps += len(a.Deps)
@@ -81,7 +81,7 @@ func TestBrowserLineageGraph(t *testing.T) {
 		testkit.Screenshot(t, ctx, fmt.Sprintf("lineage-overview-%d", w))
 	}
 	// Colours are the health's: a failed node is red, a fresh or partial one not.
-	fill := testkit.JS(t, ctx, `getComputedStyle(document.querySelector('[data-testid="lineage-node"][data-health="failed"] rect')).fill`)
+	fill := testkit.JS(t, ctx, `getComputedStyle(document.querySelector('[data-testid="lineage-svg"] > a.h-failed rect')).fill`)
 	if fill != "rgb(180, 47, 47)" {
 		t.Errorf("a failed node is filled %s", fill)
 	}
@@ -89,9 +89,9 @@ func TestBrowserLineageGraph(t *testing.T) {
 	// The keyboard reaches a node and opens its asset page.
 	const key = "analytics.daily_events"
 	narrowLoad(t, ctx, env, "/", 1280, `[data-testid="lineage-svg"]`)
-	testkit.JS(t, ctx, `document.querySelector('[data-testid="lineage-node"][data-asset="`+key+`"]').focus(), ""`)
-	focused := testkit.JS(t, ctx, `document.activeElement.dataset.asset || document.activeElement.tagName`)
-	if focused != key {
+	testkit.JS(t, ctx, `document.querySelector('[data-testid="lineage-svg"] > a[href="/assets/`+key+`"]').focus(), ""`)
+	focused := testkit.JS(t, ctx, `document.activeElement.getAttribute("href") || document.activeElement.tagName`)
+	if focused != "/assets/"+key {
 		t.Fatalf("focus is on %s, not the node of %s", focused, key)
 	}
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
@@ -102,11 +102,11 @@ func TestBrowserLineageGraph(t *testing.T) {
 	// The asset page: the asset marked, its upstream and downstream drawn.
 	for _, w := range []int64{1280, 390} {
 		narrowLoad(t, ctx, env, "/assets/"+key, w, `[data-testid="lineage-svg"]`)
-		cur := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-node"].cur')].map(a => a.dataset.asset).join(",")`)
+		cur := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-svg"] > a.cur')].map(a => decodeURIComponent(a.getAttribute("href").slice(8))).join(",")`)
 		if cur != key {
 			t.Errorf("the marked node is %q, want %s", cur, key)
 		}
-		drawn := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-node"]')].map(a => a.dataset.asset).join(",")`)
+		drawn := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-svg"] > a')].map(a => decodeURIComponent(a.getAttribute("href").slice(8))).join(",")`)
 		want := []string{"raw.events"}
 		for _, a := range env.WS.Dependents(key) {
 			want = append(want, a.Key)
