@@ -63,7 +63,9 @@ func (h *Handler) Overview(c echo.Context) error {
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
 		return err
 	}
-	filterOverview(&o, filter)
+	if err := filterOverview(&o, filter); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
 }
 

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -15,6 +16,12 @@ import (
 
 // assetFilterMaxQ bounds the overview filter's name text (characters).
 const assetFilterMaxQ = 200
+
+// assetListPage is how many assets the overview lists a page: the page
+// budget's benchmark workspace (200 assets) fits on one; a workspace of a
+// thousand is listed in pages (or filtered) rather than in one page of
+// more than a megabyte.
+const assetListPage = 200
 
 // assetFilterParams reads and checks the overview's filter: q (text the
 // asset's key contains, any case), group (one of the workspace's groups)
@@ -38,6 +45,14 @@ func assetFilterParams(c echo.Context, ws *catalog.Workspace) (views.AssetFilter
 	}
 	if f.State != "" && !slices.ContainsFunc(views.AssetFilterStates, func(s struct{ Value, Label string }) bool { return s.Value == f.State }) {
 		return f, BadRequest("state", "unknown state %q; use failed, stale or running", f.State)
+	}
+	f.Page = 1
+	if p := c.QueryParam("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return f, BadRequest("page", "page %q is not a page number; use 1 or more", p)
+		}
+		f.Page = n
 	}
 	return f, nil
 }
@@ -74,7 +89,7 @@ func keeps(f views.AssetFilter, a views.AssetSummary) bool {
 // filterOverview keeps the overview's groups and rows that f shows (a group
 // left empty goes), counts them, and points the lineage graph the page
 // loads at the same filter (it dims the assets left out).
-func filterOverview(o *views.Overview, f views.AssetFilter) {
+func filterOverview(o *views.Overview, f views.AssetFilter) error {
 	shown := map[string]bool{}
 	groups := o.Groups[:0]
 	for _, g := range o.Groups {
@@ -93,11 +108,60 @@ func filterOverview(o *views.Overview, f views.AssetFilter) {
 	}
 	o.Groups = groups
 	f.Shown = len(shown)
+	if err := pageOverview(o, &f); err != nil {
+		return err
+	}
 	o.Filter = f
 	o.LineageHref = "/lineage"
 	if q := filterQuery(f); q != "" {
 		o.LineageHref += "?" + q
 	}
+	return nil
+}
+
+// pageOverview keeps the rows of page f.Page of the filtered list (a group
+// without any on it goes), sets what f shows and the links to the pages
+// around it; a page past the last is a 400.
+func pageOverview(o *views.Overview, f *views.AssetFilter) error {
+	last := max(1, (f.Shown+assetListPage-1)/assetListPage)
+	if f.Page > last {
+		return BadRequest("page", "page %d is past the last page of this list (%d)", f.Page, last)
+	}
+	lo, hi := (f.Page-1)*assetListPage, min(f.Page*assetListPage, f.Shown)
+	f.From, f.To = min(lo+1, f.Shown), hi
+	i := 0
+	groups := o.Groups[:0]
+	for _, g := range o.Groups {
+		rows := g.Assets[:0]
+		for _, a := range g.Assets {
+			if i >= lo && i < hi {
+				rows = append(rows, a)
+			}
+			i++
+		}
+		if len(rows) > 0 {
+			g.Assets = rows
+			groups = append(groups, g)
+		}
+	}
+	o.Groups = groups
+	href := func(p int) string {
+		q, _ := url.ParseQuery(filterQuery(*f))
+		if p > 1 {
+			q.Set("page", strconv.Itoa(p))
+		}
+		if len(q) == 0 {
+			return "/"
+		}
+		return "/?" + q.Encode()
+	}
+	if f.Page > 1 {
+		f.PrevHref = href(f.Page - 1)
+	}
+	if f.Page < last {
+		f.NextHref = href(f.Page + 1)
+	}
+	return nil
 }
 
 // filterQuery is the query of filter f ("" when it shows everything).

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -196,3 +197,57 @@ func sameSet(a, b []string) bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestOverviewListPages: a workspace of more assets than a page lists them
+// a page at a time (200), saying which and linking the pages around;
+// filtered, it pages what matches; a page that is not a number, or past the
+// last, is a 400.
+func TestOverviewListPages(t *testing.T) {
+	t.Parallel()
+	var assets []string
+	for i := range 450 {
+		assets = append(assets, testkit.Asset(fmt.Sprintf("g%d.a%03d", i%3, i), "{static: [x]}", fmt.Sprintf("group: g%d", i%3)))
+	}
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(assets...)})
+	for _, c := range []struct {
+		query      string
+		rows       int
+		count      string
+		prev, next string
+	}{
+		{"", 200, "Showing 1–200 of 450 assets.", "", "/?page=2"},
+		{"page=2", 200, "Showing 201–400 of 450 assets.", "/", "/?page=3"},
+		{"page=3", 50, "Showing 401–450 of 450 assets.", "/?page=2", ""},
+		{"group=g1", 150, "Showing 150 of 450 assets.", "", ""},
+		{"q=a&page=2", 200, "Showing 201–400 of 450 matching assets (450 in all).", "/?q=a", "/?page=3&q=a"},
+	} {
+		status, doc := get(t, env, "/?"+c.query)
+		if status != http.StatusOK {
+			t.Fatalf("%s: status %d", c.query, status)
+		}
+		if n := len(listed(doc)); n != c.rows {
+			t.Errorf("%s: %d rows, want %d", c.query, n, c.rows)
+		}
+		count := strings.Join(strings.Fields(doc.Find(`[data-testid="asset-filter-count"]`).Text()), " ")
+		if !strings.HasPrefix(count, c.count) {
+			t.Errorf("%s: count %q, want %q", c.query, count, c.count)
+		}
+		if p := doc.Find(`[data-testid="asset-page-prev"]`).AttrOr("href", ""); p != c.prev {
+			t.Errorf("%s: previous %q, want %q", c.query, p, c.prev)
+		}
+		if n := doc.Find(`[data-testid="asset-page-next"]`).AttrOr("href", ""); n != c.next {
+			t.Errorf("%s: next %q, want %q", c.query, n, c.next)
+		}
+	}
+	for _, c := range []struct{ query, want string }{
+		{"page=0", `page "0" is not a page number; use 1 or more`},
+		{"page=two", `page "two" is not a page number; use 1 or more`},
+		{"page=4", "page 4 is past the last page of this list (3)"},
+		{"group=g1&page=2", "page 2 is past the last page of this list (1)"},
+	} {
+		status, doc := get(t, env, "/?"+c.query)
+		if msg := doc.Find(`[data-testid="error-message"]`).Text(); status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %d %q, want 400 saying %q", c.query, status, msg, c.want)
+		}
+	}
+}
