@@ -178,3 +178,26 @@ func TestLineageLabelsEmptyAndCycles(t *testing.T) {
 		t.Fatalf("cycle: %d nodes, %d edges (the out-of-range edge dropped)", len(c.Nodes), len(c.Edges))
 	}
 }
+
+// BenchmarkLayoutLineage lays out random graphs of 200 and 1,000 assets
+// (each reading up to two earlier ones, so long edges and crossings abound).
+func BenchmarkLayoutLineage(b *testing.B) {
+	for _, n := range []int{200, 1000} {
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		nodes := make([]GraphNode, n)
+		for i := range nodes {
+			nodes[i] = GraphNode{Key: fmt.Sprintf("g%02d.asset_%04d", i%12, i)}
+		}
+		var edges []GraphEdge
+		for to := 1; to < n; to++ {
+			for k := r.IntN(3); k > 0; k-- {
+				edges = append(edges, GraphEdge{r.IntN(to), to, "identity"})
+			}
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				LayoutLineage(nodes, edges)
+			}
+		})
+	}
+}
