@@ -123,3 +123,47 @@ func TestBrowserLineageGraph(t *testing.T) {
 		testkit.Screenshot(t, ctx, fmt.Sprintf("lineage-asset-%d", w))
 	}
 }
+
+// lineage200 is a workspace of 200 assets in 50 chains (a daily raw asset,
+// a daily aggregate of it, a monthly rollup of that) and 50 static reports
+// each reading all of two rollups (its own chain's and one seven chains on),
+// so that the graph has four layers, every mapping and crossings to untangle.
+func lineage200() string {
+	var as []string
+	for c := range 50 {
+		g := fmt.Sprintf("group: team%02d", c%10)
+		as = append(as,
+			testkit.Asset(fmt.Sprintf("c%02d.raw_events", c), testkit.Daily, g),
+			testkit.Asset(fmt.Sprintf("c%02d.daily_aggregate", c), testkit.Daily, g, fmt.Sprintf("deps: [c%02d.raw_events]", c)),
+			testkit.Asset(fmt.Sprintf("c%02d.monthly_rollup", c), "{monthly: {start: 2025-01-01, end: 2025-03-01}}", g, fmt.Sprintf("deps: [c%02d.daily_aggregate]", c)),
+		)
+	}
+	for r := range 50 {
+		as = append(as, testkit.Asset(fmt.Sprintf("r%02d.report", r), "{static: [eu, us]}", "group: reports",
+			fmt.Sprintf("deps: [{asset: c%02d.monthly_rollup, mapping: all}, {asset: c%02d.monthly_rollup, mapping: all}]", r, (r+7)%50)))
+	}
+	return testkit.Assets(as...)
+}
+
+// TestBrowserLineage200Assets: with 200 assets the overview's graph keeps
+// its labels legible and its own size (the box scrolls, the page does not),
+// has every node and edge, and the lineage page draws the same at 390 px.
+func TestBrowserLineage200Assets(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: lineage200()})
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
+	for _, w := range []int64{1280, 390} {
+		narrowLoad(t, ctx, env, "/", w, `[data-testid="lineage-svg"]`)
+		if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="lineage-svg"] > a').length) + " " + document.querySelectorAll('[data-testid="lineage-svg"] g[data-mapping] path').length`); n != "200 200" {
+			t.Errorf("at %d px the graph has %s nodes and edges, want 200 200", w, n)
+		}
+		eval(t, ctx, fmt.Sprintf("200-asset lineage at %d px, legible", w), lineageLegible)
+		eval(t, ctx, fmt.Sprintf("200-asset overview at %d px", w), narrowFits)
+		eval(t, ctx, fmt.Sprintf("200-asset overview at %d px, scroll boxes", w), narrowScrollBoxes)
+		testkit.JS(t, ctx, `document.querySelector('[data-testid="lineage"]').scrollIntoView(), ""`)
+		testkit.Screenshot(t, ctx, fmt.Sprintf("lineage-200-overview-%d", w))
+		narrowLoad(t, ctx, env, "/lineage", w, `[data-testid="lineage-svg"]`)
+		eval(t, ctx, fmt.Sprintf("200-asset lineage page at %d px", w), narrowFits)
+		testkit.Screenshot(t, ctx, fmt.Sprintf("lineage-200-page-%d", w))
+	}
+}
