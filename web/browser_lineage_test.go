@@ -116,6 +116,9 @@ func TestBrowserLineageGraph(t *testing.T) {
 				t.Errorf("the asset page's graph (%s) lacks its neighbour %s", drawn, k)
 			}
 		}
+		// The asset is in view in its box, however narrow: the box is
+		// scrolled to it.
+		testkit.WaitJS(t, ctx, `(() => { const b = document.querySelector('[data-testid="lineage-box"]').getBoundingClientRect(), r = document.querySelector('[data-testid="lineage-svg"] > a.cur rect').getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; })()`, 10*time.Second, fmt.Sprintf("the asset's node in view in its box at %d px", w))
 		eval(t, ctx, fmt.Sprintf("asset lineage at %d px, legible", w), lineageLegible)
 		eval(t, ctx, fmt.Sprintf("asset page at %d px", w), narrowFits)
 		eval(t, ctx, fmt.Sprintf("asset page at %d px, scroll boxes", w), narrowScrollBoxes)
