@@ -116,12 +116,13 @@ func (h *Handler) Lineage(c echo.Context) error {
 		v.Caption += ", those the filter leaves out dimmed"
 	}
 	c.Response().Header().Add("Vary", "HX-Request")
-	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-History-Restore-Request") != "true" {
-		return render(c, http.StatusOK, views.LineageGraph(v))
-	}
-	back := "/"
+	back, self := "/", "/lineage"
 	if q := filterQuery(filter); q != "" {
-		back += "?" + q
+		back, self = back+"?"+q, self+"?"+q
+	}
+	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-History-Restore-Request") != "true" {
+		v.PageHref = self
+		return render(c, http.StatusOK, views.LineageGraph(v))
 	}
 	return render(c, http.StatusOK, views.LineagePage(page(c, "Lineage", "overview"), v, back))
 }

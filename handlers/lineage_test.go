@@ -136,6 +136,9 @@ func TestLineageOverviewGraph(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || doc.Find("main, header").Length() != 0 || doc.Find(`[data-testid="lineage-svg"]`).Length() != 1 {
 		t.Fatalf("/lineage for htmx: %d, %d frames, %d graphs (%v)", resp.StatusCode, doc.Find("main, header").Length(), doc.Find(`[data-testid="lineage-svg"]`).Length(), err)
 	}
+	if href := doc.Find(`[data-testid="lineage-page-link"]`).AttrOr("href", ""); href != "/lineage" {
+		t.Errorf("the overview's graph links its own page as %q", href)
+	}
 	keys := lineageKeys(t, doc)
 	slices.Sort(keys)
 	if want := []string{"a.src", "b.same_day", "c.month", "d.everything", "e.after_month", "f.alone"}; !slices.Equal(keys, want) {

@@ -56,7 +56,7 @@ func AssetFilterForm(f AssetFilter) templ.Component {
 			templ_7745c5c3_Var1 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<link rel=\"stylesheet\" href=\"/static/search.css\"><script src=\"/static/search.js\" defer></script><form method=\"get\" action=\"/\" role=\"search\" class=\"asset-filter\" data-testid=\"asset-filter\" hx-get=\"/\" hx-trigger=\"input changed delay:200ms from:find input, change\" hx-target=\"#asset-results\" hx-select=\"#asset-results\" hx-swap=\"outerHTML\" hx-push-url=\"true\" hx-sync=\"this:replace\"><label>Name <input type=\"search\" name=\"q\" id=\"asset-filter-q\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<link rel=\"stylesheet\" href=\"/static/search.css\"><script src=\"/static/search.js\" defer></script><form method=\"get\" action=\"/\" role=\"search\" class=\"asset-filter\" data-testid=\"asset-filter\" hx-get=\"/\" hx-trigger=\"submit, input changed delay:200ms from:find input, change\" hx-target=\"#asset-results\" hx-select=\"#asset-results\" hx-swap=\"outerHTML\" hx-push-url=\"true\" hx-sync=\"this:replace\"><label>Name <input type=\"search\" name=\"q\" id=\"asset-filter-q\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
