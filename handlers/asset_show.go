@@ -71,6 +71,9 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	for _, other := range h.Workspace().Dependents(a.Def.Key) {
 		v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
 	}
+	if v.Lineage, err = h.assetLineage(ctx, a, counts, sc); err != nil {
+		return err
+	}
 	status := http.StatusOK
 	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}
 	if bar.Multi {

@@ -14,6 +14,10 @@ import (
 // Overview renders every asset with its health bar, grouped by group.
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
+	filter, err := assetFilterParams(c, h.Workspace().Workspace)
+	if err != nil {
+		return err
+	}
 	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
 	if err != nil {
 		return err
@@ -57,6 +61,9 @@ func (h *Handler) Overview(c echo.Context) error {
 	total[db.StatusMaterialized] += stale
 	o.Totals = withStale(barOf(total), stale)
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
+		return err
+	}
+	if err := filterOverview(&o, filter); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))

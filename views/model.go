@@ -95,6 +95,8 @@ type Overview struct {
 	WorkspaceSource string
 	Totals          Bar
 	Active          []BackfillRow // active backfills (issue 5)
+	LineageHref     string        // every asset's graph, loaded into the page (issue 24, item 5)
+	Filter          AssetFilter   // what the list shows (issue 24, item 7)
 }
 
 // AssetPage is one asset with its grid.
@@ -102,6 +104,7 @@ type AssetPage struct {
 	Key, Group, Description, Scheme, CodeVersion, Pool, Executor string
 	Deps                                                         []Link
 	Downstream                                                   []Link
+	Lineage                                                      LineageView // the asset and its neighbours
 	Freshness                                                    string
 	Health                                                       Bar
 	History                                                      Grid // the whole space, bucketed

@@ -103,6 +103,9 @@ var routeTable = map[string]routeExpectation{
 	"POST /api/v1/tokens":                     {role: auth.RoleViewer},
 	"POST /api/v1/tokens/:id/revoke":          {role: auth.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
 
+	// The lineage graph (issue 24; web/routes_lineage.go).
+	"GET /lineage": {role: auth.RoleViewer},
+
 	// The staleness endpoints (issue 6; web/routes_staleness.go).
 	"GET /status":                                                {role: auth.RoleViewer},
 	"GET /status.json":                                           {role: auth.RoleViewer},
