@@ -113,7 +113,7 @@ func misspelled(n *yaml.Node, want string) bool {
 		return false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i].Value; k != want && levenshtein(strings.ToLower(k), want) < 3 {
+		if k := n.Content[i].Value; k != want && EditDistance(strings.ToLower(k), want) < 3 {
 			return true
 		}
 	}
@@ -148,7 +148,7 @@ func contains(list []string, s string) bool {
 func suggest(s string, options []string) string {
 	best, bestD := "", 3
 	for _, o := range options {
-		if d := levenshtein(strings.ToLower(s), strings.ToLower(o)); d < bestD {
+		if d := EditDistance(strings.ToLower(s), strings.ToLower(o)); d < bestD {
 			best, bestD = o, d
 		}
 	}
@@ -156,27 +156,6 @@ func suggest(s string, options []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // nodeKind says in words what a node is, for "found ..." in problems.
