@@ -31,10 +31,7 @@ func decode(t *testing.T, resp *http.Response, v any) {
 
 func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
 	t.Helper()
-	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
-	env.Store.RawReader().Get(&instances, `SELECT COUNT(*) FROM partition_instances`)
-	env.Store.RawReader().Get(&statuses, `SELECT COUNT(*) FROM partition_status`)
-	return
+	return env.Count(t, `SELECT COUNT(*) FROM events`), env.Count(t, `SELECT COUNT(*) FROM partition_instances`), env.Count(t, `SELECT COUNT(*) FROM partition_status`)
 }
 
 func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
