@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func (p *wsParser) parseScheme(n *yaml.Node, field string, key *yaml.Node, allow
 	var kinds []string
 	for _, e := range ps {
 		kinds = append(kinds, e.k.Value)
-		if !contains(schemeKinds, e.k.Value) {
+		if !slices.Contains(schemeKinds, e.k.Value) {
 			p.add(e.k, join(field, e.k.Value), "unknown partition scheme %q%s; use one of %s", e.k.Value, suggest(e.k.Value, schemeKinds), strings.Join(schemeKinds, ", "))
 			return nil
 		}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func (p *wsParser) fields(n *yaml.Node, field, what string, allowed []string) (m
 	keys := map[string]*yaml.Node{}
 	ps, _ := p.pairs(n, field, what)
 	for _, e := range ps {
-		if !contains(allowed, e.k.Value) {
+		if !slices.Contains(allowed, e.k.Value) {
 			p.add(e.k, join(field, e.k.Value), "unknown field %q%s (allowed: %s)", e.k.Value, suggest(e.k.Value, allowed), strings.Join(allowed, ", "))
 			continue
 		}
@@ -134,15 +135,6 @@ func (p *wsParser) fields(n *yaml.Node, field, what string, allowed []string) (m
 		keys[e.k.Value] = e.k
 	}
 	return vals, keys
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func suggest(s string, options []string) string {
