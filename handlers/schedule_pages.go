@@ -243,15 +243,8 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 
 func tickRow(t db.Tick, loc *time.Location) views.TickRow {
 	at := db.FromMillis(t.ScheduledFor)
-	r := views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: pageTime(at, time.UTC), EvaluatedAt: fmtTime(&t.EvaluatedAt),
-		Outcome: t.Outcome, Manual: t.Manual, Actor: t.Actor}
-	if t.Reason != nil {
-		r.Reason = *t.Reason
-	}
-	if t.BackfillID != nil {
-		r.Backfill = &views.Link{Label: *t.BackfillID, Href: BackfillHref(*t.BackfillID)}
-	}
-	return r
+	return views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: pageTime(at, time.UTC), EvaluatedAt: fmtTime(&t.EvaluatedAt),
+		Outcome: t.Outcome, Reason: deref(t.Reason), Backfill: backfillLink(t.BackfillID), Manual: t.Manual, Actor: t.Actor}
 }
 
 // previewView is the schedule page's preview of the next tick.
