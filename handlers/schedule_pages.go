@@ -307,17 +307,14 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 		return NotFound("no schedule action %q; use pause, resume or trigger", c.Param("action"))
 	}
 	if err != nil {
-		uerr := scheduleErr(err)
-		var ue *UserError
-		if !errors.As(uerr, &ue) || ue.Status != http.StatusConflict {
-			return uerr
-		}
-		d, derr := h.scheduleDetail(c, s)
-		if derr != nil {
-			return derr
-		}
-		d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-		return render(c, http.StatusConflict, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		return refusedOnPage(scheduleErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
+			d, err := h.scheduleDetail(c, s)
+			if err != nil {
+				return err
+			}
+			d.Message = notDone(ue)
+			return render(c, ue.Status, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		})
 	}
 	h.Auth.SetFlash(CurrentPrincipal(c), fl)
 	return c.Redirect(http.StatusSeeOther, href)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -357,16 +356,14 @@ func (h *Handler) SensorAction(c echo.Context) error {
 // sensorRefused shows the sensor page again with why an action was not
 // done (409), or answers the error.
 func (h *Handler) sensorRefused(c echo.Context, s *catalog.Sensor, uerr error) error {
-	var ue *UserError
-	if !errors.As(uerr, &ue) || (ue.Status != http.StatusConflict && ue.Status != http.StatusBadRequest) {
-		return uerr
-	}
-	d, derr := h.sensorDetail(c, s)
-	if derr != nil {
-		return derr
-	}
-	d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-	return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	return refusedOnPage(uerr, []int{http.StatusConflict, http.StatusBadRequest}, func(ue *UserError) error {
+		d, err := h.sensorDetail(c, s)
+		if err != nil {
+			return err
+		}
+		d.Message = notDone(ue)
+		return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	})
 }
 
 func evaluateNotice(ev jobs.Evaluation) string {
