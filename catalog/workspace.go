@@ -123,6 +123,30 @@ func (w *Workspace) Asset(key string) *Asset {
 	return w.byKey[key]
 }
 
+// named is a declaration the workspace finds by its name (a schedule, a
+// sensor).
+type named interface{ itemName() string }
+
+// byName is the item of items named name, or the zero value (nil).
+func byName[T named](items []T, name string) T {
+	for _, it := range items {
+		if it.itemName() == name {
+			return it
+		}
+	}
+	var none T
+	return none
+}
+
+// namesOf lists the names of items, in order.
+func namesOf[T named](items []T) []string {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = it.itemName()
+	}
+	return names
+}
+
 // Dependents returns the assets that depend directly on key, in file order.
 func (w *Workspace) Dependents(key string) []*Asset {
 	var out []*Asset

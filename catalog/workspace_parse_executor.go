@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -265,7 +266,7 @@ func (p *wsParser) checkEnvNames(entries []kv, field string) {
 		switch name := e.k.Value; {
 		case !envNameRe.MatchString(name):
 			p.add(e.k, join(field, name), "environment variable name %q may only use letters, digits and '_' and must not start with a digit, e.g. DBT_TARGET", name)
-		case contains(workEnv, name):
+		case slices.Contains(workEnv, name):
 			p.add(e.k, join(field, name), "%s is set by Tessera for every run (it describes the work), so this value would never be seen; choose another name", name)
 		}
 	}

@@ -271,15 +271,6 @@ func (h *Handler) assetFilter(c echo.Context) (string, error) {
 	return asset, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // APIBackfillGet shows one backfill.
 func (h *Handler) APIBackfillGet(c echo.Context) error {
 	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))

@@ -64,11 +64,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 
 func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 	t.Helper()
-	var n int
-	if err := env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return env.Count(t, `SELECT COUNT(*) FROM backfills`)
 }
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {

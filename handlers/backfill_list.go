@@ -19,6 +19,14 @@ import (
 // BackfillHref is a backfill page's path.
 func BackfillHref(id string) string { return "/backfills/" + url.PathEscape(id) }
 
+// backfillLink links to the backfill id, or is nil when there is none.
+func backfillLink(id *string) *views.Link {
+	if id == nil {
+		return nil
+	}
+	return &views.Link{Label: *id, Href: BackfillHref(*id)}
+}
+
 func assetList(b db.Backfill) []string {
 	var out []string
 	_ = json.Unmarshal([]byte(b.Assets), &out)

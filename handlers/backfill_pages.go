@@ -96,9 +96,7 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	for _, a := range assetList(b) {
 		d.Assets = append(d.Assets, views.Link{Label: a, Href: AssetHref(a)})
 	}
-	if b.ParentBackfillID != nil {
-		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
-	}
+	d.Parent = backfillLink(b.ParentBackfillID)
 	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
 		return d, err

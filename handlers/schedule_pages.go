@@ -243,15 +243,8 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 
 func tickRow(t db.Tick, loc *time.Location) views.TickRow {
 	at := db.FromMillis(t.ScheduledFor)
-	r := views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: pageTime(at, time.UTC), EvaluatedAt: fmtTime(&t.EvaluatedAt),
-		Outcome: t.Outcome, Manual: t.Manual, Actor: t.Actor}
-	if t.Reason != nil {
-		r.Reason = *t.Reason
-	}
-	if t.BackfillID != nil {
-		r.Backfill = &views.Link{Label: *t.BackfillID, Href: BackfillHref(*t.BackfillID)}
-	}
-	return r
+	return views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: pageTime(at, time.UTC), EvaluatedAt: fmtTime(&t.EvaluatedAt),
+		Outcome: t.Outcome, Reason: deref(t.Reason), Backfill: backfillLink(t.BackfillID), Manual: t.Manual, Actor: t.Actor}
 }
 
 // previewView is the schedule page's preview of the next tick.
@@ -314,17 +307,14 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 		return NotFound("no schedule action %q; use pause, resume or trigger", c.Param("action"))
 	}
 	if err != nil {
-		uerr := scheduleErr(err)
-		var ue *UserError
-		if !errors.As(uerr, &ue) || ue.Status != http.StatusConflict {
-			return uerr
-		}
-		d, derr := h.scheduleDetail(c, s)
-		if derr != nil {
-			return derr
-		}
-		d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-		return render(c, http.StatusConflict, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		return refusedOnPage(scheduleErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
+			d, err := h.scheduleDetail(c, s)
+			if err != nil {
+				return err
+			}
+			d.Message = notDone(ue)
+			return render(c, ue.Status, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		})
 	}
 	h.Auth.SetFlash(CurrentPrincipal(c), fl)
 	return c.Redirect(http.StatusSeeOther, href)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -239,14 +238,8 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			return d, err
 		}
 		for _, e := range rows {
-			r := views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(e.ReceivedAt), Outcome: e.Outcome, Actor: e.Actor}
-			if e.Reason != nil {
-				r.Reason = *e.Reason
-			}
-			if e.BackfillID != nil {
-				r.Backfill = &views.Link{Label: *e.BackfillID, Href: BackfillHref(*e.BackfillID)}
-			}
-			d.Events = append(d.Events, r)
+			d.Events = append(d.Events, views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(e.ReceivedAt), Outcome: e.Outcome,
+				Reason: deref(e.Reason), Backfill: backfillLink(e.BackfillID), Actor: e.Actor})
 		}
 		href := views.SensorHref(s.Name)
 		if next != "" {
@@ -276,16 +269,8 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 
 func evaluationRow(e db.SensorEvaluation) views.EvaluationRow {
 	r := views.EvaluationRow{ID: e.ID, Kind: e.Kind, StartedAt: sensorTime(e.StartedAt), Duration: fmt.Sprintf("%d ms", e.DurationMs), Actor: e.Actor,
-		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter)}
-	if e.SkipReason != nil {
-		r.SkipReason = *e.SkipReason
-	}
-	if e.Error != nil {
-		r.Error = *e.Error
-	}
-	if e.LogTail != nil {
-		r.LogTail = *e.LogTail
-	}
+		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter),
+		SkipReason: deref(e.SkipReason), Error: deref(e.Error), LogTail: deref(e.LogTail)}
 	var outs []jobs.RequestOutcome
 	_ = json.Unmarshal([]byte(e.Requests), &outs)
 	for _, o := range outs {
@@ -371,16 +356,14 @@ func (h *Handler) SensorAction(c echo.Context) error {
 // sensorRefused shows the sensor page again with why an action was not
 // done (409), or answers the error.
 func (h *Handler) sensorRefused(c echo.Context, s *catalog.Sensor, uerr error) error {
-	var ue *UserError
-	if !errors.As(uerr, &ue) || (ue.Status != http.StatusConflict && ue.Status != http.StatusBadRequest) {
-		return uerr
-	}
-	d, derr := h.sensorDetail(c, s)
-	if derr != nil {
-		return derr
-	}
-	d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-	return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	return refusedOnPage(uerr, []int{http.StatusConflict, http.StatusBadRequest}, func(ue *UserError) error {
+		d, err := h.sensorDetail(c, s)
+		if err != nil {
+			return err
+		}
+		d.Message = notDone(ue)
+		return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	})
 }
 
 func evaluateNotice(ev jobs.Evaluation) string {

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -131,9 +130,7 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 
 	// Badges.
 	for asset, want := range map[string]string{"s.static": "stale 3", "s.fresh": "fresh", "s.failing": "failing"} {
-		resp, _ := env.Get("/status/" + asset + "/badge.svg")
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := env.GetBody(t, "/status/"+asset+"/badge.svg")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(b), `data-state="`+want+`">`+want+`</text>`) {
 			t.Fatalf("badge %s: %s %s", asset, resp.Status, b)
 		}
