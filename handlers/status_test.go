@@ -274,12 +274,7 @@ func TestStatusBoardRefresh(t *testing.T) {
 		t.Errorf("refresh=0 still refreshes: %v", b.Nodes)
 	}
 	for _, q := range []string{"abc", "4", "3601", "-5", "1.5"} {
-		r, err := env.Get("/status?refresh=" + url.QueryEscape(q))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body.Close()
+		r, body := env.GetBody(t, "/status?refresh="+url.QueryEscape(q))
 		if r.StatusCode != 400 || !strings.Contains(string(body), "refresh must be a number of seconds from 5 to 3600") {
 			t.Errorf("refresh=%s: %d %.300s", q, r.StatusCode, body)
 		}
