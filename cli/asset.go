@@ -46,12 +46,27 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/api/v1/assets", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
+			// The words and counts of the health bars (catalog.Health): each
+			// partition once; fresh and stale have data, failed and missing none.
+			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tFRESH\tSTALE\tFAILED\tIN PROGRESS\tMISSING")
+			var lastFailed int64
 			for _, a := range out.Assets {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
-					num(a.Counts["materialized"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
+					num(a.Counts["fresh"]), num(a.Counts["stale"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
+				lastFailed += a.Counts["last_attempt_failed"]
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "Fresh and stale partitions have data (stale: out of date); failed and missing have none (failed: the last attempt failed).")
+			if err == nil && lastFailed > 0 {
+				their := "their"
+				if lastFailed == 1 {
+					their = "its"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s kept %s data although %s last attempt failed (counted as fresh or stale).\n", nOf(lastFailed, "partition"), their, their)
+			}
+			return err
 		}),
 	}
 }

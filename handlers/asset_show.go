@@ -32,18 +32,13 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.Store.AssetCounts(ctx)
-	if err != nil {
-		return err
-	}
 	n := a.Space.Len()
 	v := views.AssetPage{
 		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
 		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
-		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
+		Health: healthBar(facts.Health(0, n-1, sc.now)), StatusFilter: filter, Empty: n == 0,
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
-	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
 	if v.ActiveBackfills, err = h.assetActiveBackfills(ctx, a.Def.Key); err != nil {
 		return err
 	}

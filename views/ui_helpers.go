@@ -126,3 +126,19 @@ func barDone(b Bar) int64 {
 	}
 	return n
 }
+
+// itsTheir is "its" for one, "their" for more.
+func itsTheir(n int64) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+// isAre is "is" for one, "are" for more.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
