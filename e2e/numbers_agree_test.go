@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/cli"
@@ -296,4 +297,57 @@ func atoi(t *testing.T, s string) int64 {
 		t.Fatalf("not a count: %q", s)
 	}
 	return v
+}
+
+// TestBrowserNumbersReadAsCounted: in the browser, a partition whose last
+// attempt failed over data still there reads "Materialized, fresh" with
+// "last attempt failed" beside it (not "Failed" beside "Fresh"), and the
+// overview, the asset page's staleness panel and the status board say how
+// they count. Screenshots at 1280 and 390 px wide.
+func TestBrowserNumbersReadAsCounted(t *testing.T) {
+	t.Parallel()
+	env := numbersFixture(t)
+	env.Handler.Now = func() time.Time { return numbersT0.Add(time.Hour) }
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
+	visible := func(sel string) string {
+		return `(() => { const e = document.querySelector('` + sel + `'); return !!e && e.getClientRects().length > 0 && e.innerText.trim() })()`
+	}
+	for _, w := range []int64{1280, 390} {
+		h := map[int64]int64{1280: 800, 390: 844}[w]
+		shot := func(name string) {
+			testkit.Screenshot(t, ctx, fmt.Sprintf("%s-%d", name, w))
+		}
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h), chromedp.Navigate(env.URL+"/assets/n.daily/partitions/2025-01-03")); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitJS(t, ctx, visible(`[data-testid="partition-last-failed"]`)+` === "last attempt failed"`, 10*time.Second, "the partition to say its last attempt failed")
+		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.trim()`); !strings.HasSuffix(got, "Materialized, fresh") {
+			t.Errorf("%d px: the partition reads %q, want Materialized, fresh", w, got)
+		}
+		if got := testkit.JS(t, ctx, `document.querySelector('#partition-live').innerText`); strings.Contains(got, "Failed") {
+			t.Errorf("%d px: the partition's status line still says Failed: %q", w, got)
+		}
+		shot("partition-fresh-last-failed")
+
+		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/")); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitJS(t, ctx, visible(`[data-testid="health-hint"]`)+`.startsWith("Each partition counts once.")`, 10*time.Second, "the overview to say how it counts")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="health-last-failed"]`)+`.startsWith("2 fresh or stale partitions kept their data")`, 10*time.Second, "the overview to count the failed last attempts over data")
+		shot("overview-counts")
+
+		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/assets/n.daily?view=staleness")); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-total"]`)+` === "3 of 10 partitions stale"`, 10*time.Second, "the staleness panel to count 3 stale, as the bar")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-hint"]`)+`.includes("2 failed and 2 missing")`, 10*time.Second, "the staleness panel to say never materialized is not stale")
+		shot("asset-staleness-counts")
+
+		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/status")); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitJS(t, ctx, visible(`[data-testid="status-hint"]`)+`.startsWith("Each partition counts once")`, 10*time.Second, "the status board to say how it counts")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="nodata"]`)+` === "2 failed · 2 missing"`, 10*time.Second, "the status board to count failed and missing apart from stale")
+		shot("status-board-counts")
+	}
 }

@@ -91,7 +91,7 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 		t.Fatalf("reload: %d", r.StatusCode)
 	}
 	_, doc = pgGet(t, env, admin, "/admin/users")
-	if got := doc.Find(`[data-testid="notice"]`).Text(); !strings.Contains(got, "Workspace reloaded from "+file+": 1 assets.") || env.Handler.Workspace().Asset("r.one") == nil {
+	if got := doc.Find(`[data-testid="notice"]`).Text(); !strings.Contains(got, "Workspace reloaded from "+file+": 1 asset.") || env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatalf("after the reload: notice %q", got)
 	}
 	// A broken file: its problem (file and line) on the page, the workspace kept.

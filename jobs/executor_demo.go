@@ -46,7 +46,7 @@ func (DemoExecutor) Execute(ctx context.Context, w Work) Result {
 		res.Parts[p] = PartResult{Partition: p, Status: db.StatusMaterialized, Metadata: meta}
 	}
 	if failed > 0 {
-		res.Err = fmt.Errorf("demo: %d of %d partitions failed", failed, len(w.Partitions))
+		res.Err = fmt.Errorf("demo: %d of %d %s failed", failed, len(w.Partitions), plural(int64(len(w.Partitions)), "partition", "partitions"))
 	}
 	return res
 }
