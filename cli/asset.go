@@ -86,6 +86,8 @@ type partitionOutcome struct {
 type assetPartition struct {
 	Partition           string            `json:"partition"`
 	Status              string            `json:"status"`
+	Health              string            `json:"health"`
+	LastAttemptFailed   bool              `json:"last_attempt_failed"`
 	LastMaterialization *partitionOutcome `json:"last_materialization"`
 	LastAttempt         *partitionOutcome `json:"last_attempt"`
 }
@@ -117,7 +119,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
 		}),
 	}
-	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
+	partitions.Flags().StringVar(&status, "status", "", "only partitions whose last attempt is one of these, comma-separated: materialized, failed, in_progress, missing (the STATUS column is the partition's health: fresh, stale, failed, in_progress or missing)")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")
 	return partitions
 }
@@ -166,14 +168,23 @@ func writePartitionsTable(w io.Writer, rows []assetPartition, cursor string) err
 		if m := p.LastMaterialization; m != nil {
 			code = orDash(m.CodeVersion)
 		}
+		// The word the health bars count it under (fresh, stale, failed, in
+		// progress, missing); data still there after a failed attempt says so.
+		status := p.Health
+		if status == "" {
+			status = p.Status // a server from before health
+		}
+		if p.LastAttemptFailed {
+			status += ", last attempt failed"
+		}
 		if showOlder {
 			older := "-"
 			if m := olderData(p); m != nil {
 				older = tableTime(m.At)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, older, code, errText)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, older, code, errText)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, code, errText)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, code, errText)
 		}
 	}
 	if err := tw.Flush(); err != nil {

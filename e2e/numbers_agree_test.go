@@ -249,6 +249,29 @@ func TestNumbersAgreeOnEverySurface(t *testing.T) {
 		check("API staleness", word, int64(st[word].(float64)))
 	}
 
+	// The partitions API: each partition's health adds up to the same.
+	var parts struct {
+		Partitions []struct {
+			Partition, Health string
+			LastFailed        bool `json:"last_attempt_failed"`
+		}
+	}
+	apiJSON(t, env, tok, "/api/v1/assets/n.daily/partitions", &parts)
+	byHealth := map[string]int64{}
+	var partsLastFailed int64
+	for _, p := range parts.Partitions {
+		byHealth[p.Health]++
+		if p.LastFailed {
+			partsLastFailed++
+		}
+	}
+	for word := range want {
+		check("API partitions", word, byHealth[word])
+	}
+	if partsLastFailed != n.lastFailed {
+		t.Errorf("API partitions: %d with a failed last attempt over data, want %d", partsLastFailed, n.lastFailed)
+	}
+
 	// The CLI.
 	var out, errb bytes.Buffer
 	if code := cli.Execute([]string{"asset", "list", "--server", env.URL, "--token", tok}, &out, &errb); code != 0 {
@@ -258,6 +281,16 @@ func TestNumbersAgreeOnEverySurface(t *testing.T) {
 		!regexp.MustCompile(`(?m)^n\.daily\s+daily.*\s+v2\s+10\s+3\s+3\s+2\s+0\s+2$`).MatchString(out.String()) ||
 		!strings.Contains(out.String(), "2 partitions kept their data although their last attempt failed") {
 		t.Errorf("asset list:\n%s", out.String())
+	}
+
+	out.Reset()
+	if code := cli.Execute([]string{"asset", "partitions", "n.daily", "--server", env.URL, "--token", tok}, &out, &errb); code != 0 {
+		t.Fatalf("asset partitions: %d %s", code, errb.String())
+	}
+	if !regexp.MustCompile(`(?m)^2025-01-03\s+fresh, last attempt failed\s`).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^2025-01-05\s+stale, last attempt failed\s`).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^2025-01-07\s+failed\s`).MatchString(out.String()) {
+		t.Errorf("asset partitions:\n%s", out.String())
 	}
 
 	// The partition page: fresh, its last attempt failed; and one failed
