@@ -102,8 +102,11 @@ func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="parent-link"]').innerText`); got != "Backfill of w.cmd" {
 			t.Errorf("%d px: Retry of %q, want the parent's name", w, got)
 		}
-		if got := testkit.JS(t, ctx, `(document.querySelector('[data-testid="outcome-grid-caption"]')||{innerText:""}).innerText`); got != "" && got != "1 partition in 1 chunk" {
+		if got := testkit.JS(t, ctx, `(document.querySelector('[data-testid="outcome-grid-caption"]')||{innerText:""}).innerText`); got != "1 partition in 1 chunk" {
 			t.Errorf("%d px: outcome caption %q, want 1 partition in 1 chunk", w, got)
+		}
+		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="chunk-filter"] .muted').innerText`); got != "1 of 1 chunk planned" {
+			t.Errorf("%d px: chunk filter says %q, want 1 of 1 chunk planned", w, got)
 		}
 		// A chunk tile that is not a link is focusable and says what it is.
 		testkit.JS(t, ctx, `(() => { const s = document.querySelector('span[data-testid="outcome-chunk"]'); if (s) s.focus(); return "" })()`)
