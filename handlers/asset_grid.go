@@ -390,10 +390,27 @@ func bucketTitle(from, to string, b views.Bar) string {
 	var parts []string
 	for _, s := range b.Segs {
 		if s.N > 0 {
-			parts = append(parts, views.Num(s.N)+" "+strings.ToLower(views.StatusLabel(s.Status)))
+			label := strings.ToLower(views.StatusLabel(s.Status))
+			if s.Status == db.StatusMaterialized && hasStale(b) {
+				label = "fresh" // beside "stale", as the health bars' legend counts them
+			} else if s.Status == views.SegStale {
+				label = "stale"
+			}
+			parts = append(parts, views.Num(s.N)+" "+label)
 		}
 	}
 	return fmt.Sprintf("%s: %s partition%s — %s", keySpan(from, to), views.Num(b.Total), plural(b.Total), strings.Join(parts, ", "))
+}
+
+// hasStale reports whether bar b splits materialized partitions into fresh
+// and stale (a health bar).
+func hasStale(b views.Bar) bool {
+	for _, s := range b.Segs {
+		if s.Status == views.SegStale {
+			return true
+		}
+	}
+	return false
 }
 
 // rangeHref is the current page's query with from and to replaced.
