@@ -99,6 +99,9 @@ func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 		if strings.Contains(crumbs, "bf_") || !strings.Contains(crumbs, "Backfill of w.cmd") {
 			t.Errorf("%d px: the retry's breadcrumb %q names an id, or not its parent", w, crumbs)
 		}
+		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); got != "the failed and upstream-failed partitions of Backfill of w.cmd" {
+			t.Errorf("%d px: selection %q names its parent's id, or not its name", w, got)
+		}
 		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="parent-link"]').innerText`); got != "Backfill of w.cmd" {
 			t.Errorf("%d px: Retry of %q, want the parent's name", w, got)
 		}

@@ -104,6 +104,9 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 			return d, err
 		}
 		d.Parent = &views.Link{Label: label, Href: BackfillHref(*b.ParentBackfillID)}
+		if strings.HasPrefix(d.Selector, retrySelectionText) { // names the parent by its name, as Retry of does
+			d.Selector = retrySelectionText + label
+		}
 	}
 	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
