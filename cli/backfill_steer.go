@@ -111,7 +111,7 @@ func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, f
 		return err
 	}
 	if b.State == "FAILED" {
-		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended FAILED: %d partitions failed, %d upstream failed", b.ID, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended FAILED: %s failed, %s upstream failed", b.ID, nOf(b.Partitions["failed"], "partition"), num(b.Partitions["upstream_failed"]))}
 	}
 	return nil
 }

@@ -217,7 +217,7 @@ func (h *Handler) AdminReloadWorkspace(c echo.Context) error {
 	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
 	notice := ""
 	if err == nil {
-		notice = fmt.Sprintf("Workspace reloaded from %s: %d assets.", ws.Path, len(ws.Assets))
+		notice = fmt.Sprintf("Workspace reloaded from %s: %s.", ws.Path, views.Num(int64(len(ws.Assets)))+" asset"+plural(int64(len(ws.Assets))))
 	}
 	return h.formResult(c, err, notice, views.AdminUsersView{})
 }

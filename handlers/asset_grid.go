@@ -183,13 +183,22 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 		idx[j] = lo + int64(j)
 		tiles[j] = tileFor(a, key, byIdx[j])
 		tiles[j].Pos = idx[j] + 1
-		tiles[j].Dim = filter != "" && tiles[j].Status != filter
-		if st != nil && tiles[j].Status == db.StatusMaterialized {
-			if r := st.facts.Reason(idx[j], st.now); r != catalog.Fresh && r != catalog.NeverMaterialized {
+		if st != nil && (tiles[j].Status == db.StatusMaterialized || tiles[j].Status == db.StatusFailed) {
+			// The tile reads as the bars count it (catalog.HealthOf): a
+			// failed last attempt over data still there is fresh or stale.
+			hl, r, lastFailed := st.facts.HealthAt(idx[j], st.now)
+			switch hl {
+			case catalog.HealthFresh:
+				tiles[j].Status = db.StatusMaterialized
+			case catalog.HealthStale:
 				tiles[j].Status = views.SegStale
 				tiles[j].Title += " · stale: " + views.ReasonLabel(string(r))
 			}
+			if lastFailed {
+				tiles[j].Title += " · last attempt failed, its data is still there"
+			}
 		}
+		tiles[j].Dim = filter != "" && tiles[j].Status != filter && !(filter == db.StatusMaterialized && tiles[j].Status == views.SegStale)
 	}
 	return l.layTiles(a, idx, tiles), nil
 }
@@ -367,15 +376,29 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 		size = (size + db.RollupBlock - 1) / db.RollupBlock * db.RollupBlock
 		lo = lo / db.RollupBlock * db.RollupBlock
 	}
+	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
+	if st != nil {
+		// Counted as the bars count (StaleFacts.Health).
+		for b, c := range st.facts.HealthBuckets(lo, hi, size, st.now) {
+			from := lo + int64(b)*size
+			to := min(from+size-1, hi)
+			bar := healthBar(c)
+			bar.Health = false
+			if filter != "" {
+				k := c.Of(catalog.Health(filter))
+				if filter == db.StatusMaterialized {
+					k = c.Materialized()
+				}
+				bar = views.Bar{Segs: []views.Seg{{Status: filter, N: k}, {Status: "other", N: bar.Total - k}}, Total: bar.Total}
+			}
+			g.addBucket(a, from, to, bar, cur, q)
+		}
+		return *g.Grid, nil
+	}
 	counts, err := h.Store.BucketCounts(ctx, a.ID, lo, hi, size)
 	if err != nil {
 		return views.Grid{}, err
 	}
-	var stale []int64
-	if st != nil && filter == "" {
-		stale = st.facts.MaterializedStaleBuckets(lo, hi, size, st.now)
-	}
-	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
 	for b, c := range counts {
 		from := lo + int64(b)*size
 		to := min(from+size-1, hi)
@@ -387,9 +410,6 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 		}
 		full[db.StatusMissing] = max(to-from+1-stored, 0)
 		bar := barOf(full)
-		if b < len(stale) && stale[b] > 0 {
-			bar = withStale(bar, stale[b])
-		}
 		if filter != "" {
 			other := bar.Total - full[filter]
 			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: full[filter]}, {Status: "other", N: other}}, Total: bar.Total}
@@ -442,10 +462,27 @@ func bucketTitle(from, to string, b views.Bar) string {
 	var parts []string
 	for _, s := range b.Segs {
 		if s.N > 0 {
-			parts = append(parts, views.Num(s.N)+" "+strings.ToLower(views.StatusLabel(s.Status)))
+			label := strings.ToLower(views.StatusLabel(s.Status))
+			if s.Status == db.StatusMaterialized && hasStale(b) {
+				label = "fresh" // beside "stale", as the health bars' legend counts them
+			} else if s.Status == views.SegStale {
+				label = "stale"
+			}
+			parts = append(parts, views.Num(s.N)+" "+label)
 		}
 	}
 	return fmt.Sprintf("%s: %s partition%s — %s", keySpan(from, to), views.Num(b.Total), plural(b.Total), strings.Join(parts, ", "))
+}
+
+// hasStale reports whether bar b splits materialized partitions into fresh
+// and stale (a health bar).
+func hasStale(b views.Bar) bool {
+	for _, s := range b.Segs {
+		if s.Status == views.SegStale {
+			return true
+		}
+	}
+	return false
 }
 
 // rangeHref is the current page's query with from and to replaced.

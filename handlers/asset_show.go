@@ -32,18 +32,13 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.Store.AssetCounts(ctx)
-	if err != nil {
-		return err
-	}
 	n := a.Space.Len()
 	v := views.AssetPage{
 		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
 		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
-		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
+		Health: healthBar(facts.Health(0, n-1, sc.now)), StatusFilter: filter, Empty: n == 0,
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
-	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
 	if v.ActiveBackfills, err = h.assetActiveBackfills(ctx, a.Def.Key); err != nil {
 		return err
 	}
@@ -71,7 +66,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	for _, other := range h.Workspace().Dependents(a.Def.Key) {
 		v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
 	}
-	if v.Lineage, err = h.assetLineage(ctx, a, counts, sc); err != nil {
+	if v.Lineage, err = h.assetLineage(ctx, a, sc); err != nil {
 		return err
 	}
 	status := http.StatusOK

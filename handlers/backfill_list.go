@@ -63,10 +63,7 @@ func runningParts(b db.Backfill) int64 {
 }
 
 func backfillRow(b db.Backfill, now time.Time) views.BackfillRow {
-	title := b.Title
-	if title == "" {
-		title = "Backfill " + b.ID
-	}
+	title := b.Name()
 	return views.BackfillRow{ID: b.ID, Href: BackfillHref(b.ID), Title: title, State: b.State,
 		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Assets: assetList(b),
 		Progress: progressBar(b, runningParts(b)), Started: fmtTime(b.StartedAt),

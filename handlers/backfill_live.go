@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -265,7 +266,13 @@ func (h *Handler) RunShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunPageView(page(c, "Run "+p.ID, "backfills"), p))
+	p.BackfillName = p.BackfillID
+	if b, err := h.Store.Backfill(c.Request().Context(), p.BackfillID); err == nil {
+		p.BackfillName = b.Name()
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPageView(page(c, "Chunk "+views.Num(p.Chunk)+" of "+p.BackfillName, "backfills"), p))
 }
 
 // RunLivePartial re-renders the run's live section (htmx).

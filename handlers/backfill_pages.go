@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -90,13 +91,23 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelection(b), CreatedBy: b.CreatedBy,
 		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
 		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
-	if d.Title == "" {
-		d.Title = "Backfill " + b.ID
-	}
+	d.Title = b.Name()
 	for _, a := range assetList(b) {
 		d.Assets = append(d.Assets, views.Link{Label: a, Href: AssetHref(a)})
 	}
-	d.Parent = backfillLink(b.ParentBackfillID)
+	if b.ParentBackfillID != nil {
+		// Named by its name, not its id (its page shows the id).
+		label := *b.ParentBackfillID
+		if p, err := h.Store.Backfill(ctx, *b.ParentBackfillID); err == nil {
+			label = p.Name()
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return d, err
+		}
+		d.Parent = &views.Link{Label: label, Href: BackfillHref(*b.ParentBackfillID)}
+		if strings.HasPrefix(d.Selector, retrySelectionText) { // names the parent by its name, as Retry of does
+			d.Selector = retrySelectionText + label
+		}
+	}
 	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
 		return d, err
@@ -109,7 +120,7 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 		d.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
 	}
 	for _, k := range kids {
-		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
+		d.Children = append(d.Children, views.Link{Label: k.Name() + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
 	}
 	if canOperate(c) {
 		d.Actions = actionsFor(b, len(kids) > 0)

@@ -115,7 +115,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 		t.Fatalf("relaunch href %q", href)
 	}
 	want := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-04"}, "end": {"2025-01-10"},
-		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of " + b.ID + ": january"}}
+		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of january"}}
 	if got := u.Query(); got.Encode() != want.Encode() {
 		t.Errorf("relaunch query\n got %s\nwant %s", got.Encode(), want.Encode())
 	}

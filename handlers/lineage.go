@@ -75,7 +75,7 @@ func (h *Handler) Lineage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	assets, counts, _, err := h.assetsWithCounts(ctx)
+	assets, _, err := h.assetsWithLastMat(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (h *Handler) Lineage(c echo.Context) error {
 		if _, ok := byGroup[g]; !ok {
 			groups = append(groups, g)
 		}
-		bar := withStale(healthBar(counts[a.ID], a.Space.Len()), facts.MaterializedStale(sc.now))
+		bar := healthBar(facts.Health(0, a.Space.Len()-1, sc.now))
 		byGroup[g] = append(byGroup[g], views.AssetSummary{Key: a.Def.Key, Group: g, Health: bar})
 	}
 	var keys []string
@@ -175,7 +175,7 @@ func nOfAssets(n int) string {
 // assetLineage is the asset page's graph: the asset and its neighbourhood
 // (lineageHops up- and downstream), each coloured as the overview colours
 // it (stored counts, stale partitions split out).
-func (h *Handler) assetLineage(ctx context.Context, a assetCtx, counts map[int64]db.Counts, sc *staleCtx) (views.LineageView, error) {
+func (h *Handler) assetLineage(ctx context.Context, a assetCtx, sc *staleCtx) (views.LineageView, error) {
 	ws := h.Workspace()
 	keys := neighbourhood(ws.Workspace, a.Def.Key, lineageHops)
 	var dyn catalog.DynamicKeys
@@ -197,7 +197,7 @@ func (h *Handler) assetLineage(ctx context.Context, a assetCtx, counts map[int64
 			return views.LineageView{}, err
 		}
 		n := def.Scheme.Space(a.Now, dyn).Len()
-		health[k] = barHealth(withStale(healthBar(counts[ws.IDs[k]], n), facts.MaterializedStale(sc.now)))
+		health[k] = barHealth(healthBar(facts.Health(0, n-1, sc.now)))
 	}
 	caption := nOfAssets(len(keys)) + " within " + strconv.Itoa(lineageHops) + " steps up- and downstream"
 	return views.LineageView{Graph: lineageOf(ws.Workspace, keys, health, a.Def.Key), Caption: caption, Focus: a.Def.Key}, nil

@@ -229,8 +229,13 @@ func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
-	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Failed") {
+	// Its data (run-1) is still there: it reads fresh, and says that its
+	// last attempt failed, instead of "Failed" beside "Fresh".
+	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Materialized, fresh") || strings.Contains(got, "Failed") {
 		t.Fatalf("status %q", got)
+	}
+	if got := doc.Find(`[data-testid="partition-last-failed"]`).Text(); got != "last attempt failed" {
+		t.Fatalf("last attempt failed note %q", got)
 	}
 	if !strings.Contains(doc.Find(`[data-testid="last-materialization"]`).Text(), "run-1") {
 		t.Fatal("last materialization does not show run-1")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/views"
 )
@@ -60,6 +61,12 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	if err := h.partitionStaleness(c, a, key, &v); err != nil {
 		return err
 	}
+	last := v.Status // the stored status is the last attempt's (missing: none)
+	if last == db.StatusMissing {
+		last = ""
+	}
+	hl, lastFailed := catalog.HealthOf(last, st.Materialized, catalog.StaleReason(v.Staleness.Reason))
+	v.Health, v.LastAttemptFailed = string(hl), lastFailed
 	insts, err := h.Store.Instances(ctx, a.ID, key, 200)
 	if err != nil {
 		return err

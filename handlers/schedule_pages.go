@@ -269,7 +269,7 @@ func (h *Handler) previewView(c echo.Context, s *catalog.Schedule, paused bool) 
 		v.Selection = describeSelectorOf(string(sel), "")
 		v.Partitions, v.Chunks, v.Estimate = pv.Preview.TotalPartitions, pv.Preview.TotalChunks, pv.Preview.Estimate
 		for _, a := range pv.Preview.Assets {
-			v.Assets = append(v.Assets, views.KV{K: a.Asset, V: views.Num(a.Partitions)})
+			v.Assets = append(v.Assets, views.KV{K: a.Asset, V: views.Num(a.Partitions) + " partition" + plural(a.Partitions)})
 		}
 	}
 	return v, nil

@@ -137,6 +137,32 @@ func reasonBar(c db.ReasonCounts) views.Bar {
 	return b
 }
 
+// healthReasonBar draws health counts by staleness reason, in legend
+// order: fresh, never materialized (failed and missing), each reason of the
+// stale, and the partitions in progress when there are any. Its segments
+// add up to the health bar's.
+func healthReasonBar(c catalog.HealthCounts) views.Bar {
+	b := views.Bar{}
+	for _, r := range views.ReasonOrder {
+		var n int64
+		switch catalog.StaleReason(r) {
+		case catalog.Fresh:
+			n = c.Fresh
+		case catalog.NeverMaterialized:
+			n = c.NeverMaterialized()
+		default:
+			n = c.StaleBy[catalog.StaleReason(r)]
+		}
+		b.Segs = append(b.Segs, views.Seg{Status: r, N: n})
+		b.Total += n
+	}
+	if c.InProgress > 0 {
+		b.Segs = append(b.Segs, views.Seg{Status: db.StatusInProgress, N: c.InProgress})
+		b.Total += c.InProgress
+	}
+	return b
+}
+
 // withStale splits the health bar's materialized segment into fresh and
 // stale ("stale": materialized, but stale for a reason other than never
 // materialized).
@@ -164,15 +190,15 @@ func backfillHref(asset, selector string) string {
 
 // stalePanel fills the asset page's staleness summary.
 func (h *Handler) stalePanel(ctx context.Context, a assetCtx, f *db.StaleFacts, now time.Time) (*views.StalePanel, error) {
-	c := f.Counts(0, a.Space.Len()-1, now)
-	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale()}
+	c := f.Health(0, a.Space.Len()-1, now)
+	p := &views.StalePanel{Counts: healthReasonBar(c), Stale: c.Stale, Failed: c.Failed, Missing: c.Missing, InProgress: c.InProgress}
 	// The shortcuts are offered only when their selection is not empty:
-	// "Backfill stale" selects the materialized stale partitions (every
-	// reason but never materialized), "missing and stale" adds the missing.
-	if c.Stale() > 0 {
+	// "Backfill stale" selects the stale partitions (their data is there
+	// but out of date), "missing and stale" adds those without data.
+	if c.Stale+c.NeverMaterialized() > 0 {
 		p.BackfillMissingStale = backfillHref(a.Def.Key, "missing_stale")
 	}
-	if c.Stale()-c[catalog.NeverMaterialized] > 0 {
+	if c.Stale > 0 {
 		p.BackfillStale = backfillHref(a.Def.Key, "stale")
 	}
 	if w, err := h.Store.GetWatermark(ctx, a.ID); err == nil {
@@ -621,10 +647,14 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts := f.Counts(0, a.Space.Len()-1, sc.now)
+	hc := f.Health(0, a.Space.Len()-1, sc.now)
 	by := map[string]int64{}
-	for _, r := range views.ReasonOrder {
-		by[r] = counts[catalog.StaleReason(r)]
+	for _, s := range healthReasonBar(hc).Segs {
+		if s.Status != db.StatusInProgress {
+			by[s.Status] = s.N
+		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partitions": a.Space.Len(), "stale": counts.Stale(), "by_reason": by})
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partitions": a.Space.Len(),
+		"fresh": hc.Fresh, "stale": hc.Stale, "failed": hc.Failed, "in_progress": hc.InProgress, "missing": hc.Missing,
+		"last_attempt_failed": hc.LastAttemptFailed, "by_reason": by})
 }

@@ -27,6 +27,10 @@ type AssetStatus struct {
 	Partitions  int64            `json:"partitions"`
 	Fresh       int64            `json:"fresh"`
 	Stale       int64            `json:"stale"`
+	Failed      int64            `json:"failed"`
+	InProgress  int64            `json:"in_progress"`
+	Missing     int64            `json:"missing"`
+	LastFailed  int64            `json:"last_attempt_failed"`
 	FreshShare  float64          `json:"fresh_share"`
 	ByReason    map[string]int64 `json:"stale_by_reason"`
 	LatestFresh string           `json:"latest_fresh_partition"`
@@ -85,10 +89,11 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	}
 	sp := sc.in.SpaceOf(a)
 	n := sp.Len()
-	c := f.Counts(0, n-1, sc.now)
-	st := AssetStatus{Key: a.Key, Group: group, Partitions: n, Fresh: c[catalog.Fresh], Stale: c.Stale(), ByReason: map[string]int64{}}
-	for _, r := range catalog.StaleReasons {
-		st.ByReason[string(r)] = c[r]
+	c := f.Health(0, n-1, sc.now)
+	st := AssetStatus{Key: a.Key, Group: group, Partitions: n, Fresh: c.Fresh, Stale: c.Stale, Failed: c.Failed,
+		InProgress: c.InProgress, Missing: c.Missing, LastFailed: c.LastAttemptFailed, ByReason: map[string]int64{}}
+	for _, r := range staleReasons() {
+		st.ByReason[string(r)] = c.StaleBy[r]
 	}
 	if n > 0 {
 		st.FreshShare = float64(st.Fresh) / float64(n)
@@ -118,7 +123,7 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	} else if a.Freshness != nil {
 		st.OverPolicy = true
 	}
-	if c[catalog.FreshnessLate] > 0 {
+	if c.StaleBy[catalog.FreshnessLate] > 0 {
 		st.OverPolicy = true
 	}
 	st.Failing, err = h.Store.LastAttemptFailed(ctx, f.ID)
@@ -142,6 +147,12 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 		st.score += 1
 	}
 	return st, nil
+}
+
+// staleReasons are the reasons of stale partitions: every reason but
+// NEVER_MATERIALIZED (those partitions have no data: failed or missing).
+func staleReasons() []catalog.StaleReason {
+	return catalog.StaleReasons[1:]
 }
 
 func policyLabel(f *catalog.Freshness) string {
@@ -169,8 +180,7 @@ func sparkline(a *catalog.Asset, sp catalog.Space, f *db.StaleFacts, now time.Ti
 	if !ok || n == 0 {
 		share := -1.0
 		if n > 0 {
-			c := f.Counts(0, n-1, now)
-			share = float64(c[catalog.Fresh]) / float64(n)
+			share = float64(f.Health(0, n-1, now).Fresh) / float64(n)
 		}
 		for i := range out {
 			out[i] = share
@@ -201,8 +211,7 @@ func sparkline(a *catalog.Asset, sp catalog.Space, f *db.StaleFacts, now time.Ti
 			out[d] = -1
 			continue
 		}
-		c := f.Counts(lo, hi, now)
-		out[d] = float64(c[catalog.Fresh]) / float64(hi-lo+1)
+		out[d] = float64(f.Health(lo, hi, now).Fresh) / float64(hi-lo+1)
 	}
 	return out
 }
@@ -250,7 +259,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 			b.Groups = append(b.Groups, views.StatusGroup{Name: s.Group})
 		}
 		row := views.StatusRow{Key: s.Key, Group: s.Group, Href: AssetHref(s.Key) + "?view=staleness", BadgeHref: "/status/" + s.Key + "/badge.svg",
-			Partitions: s.Partitions, Fresh: s.Fresh, Stale: s.Stale, FreshPct: views.Pct(s.Fresh, s.Partitions),
+			Partitions: s.Partitions, Fresh: s.Fresh, Stale: s.Stale, Failed: s.Failed, InProgress: s.InProgress, Missing: s.Missing, FreshPct: views.Pct(s.Fresh, s.Partitions),
 			LatestFresh: s.LatestFresh, Policy: s.Policy, OverPolicy: s.OverPolicy, Badge: s.Badge, Spark: s.Spark}
 		if row.LatestFresh == "" {
 			row.LatestFresh = "none"
@@ -260,7 +269,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 		} else {
 			row.Lag = "—"
 		}
-		for _, r := range catalog.StaleReasons {
+		for _, r := range staleReasons() {
 			if k := s.ByReason[string(r)]; k > 0 {
 				row.ByReason = append(row.ByReason, views.Seg{Status: string(r), N: k})
 			}
@@ -289,8 +298,8 @@ func (h *Handler) StatusCSV(c echo.Context) error {
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="tessera-status.csv"`)
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
-	head := []string{"asset", "group", "partitions", "fresh", "stale", "fresh_share"}
-	for _, r := range catalog.StaleReasons {
+	head := []string{"asset", "group", "partitions", "fresh", "stale", "failed", "in_progress", "missing", "last_attempt_failed", "fresh_share"}
+	for _, r := range staleReasons() {
 		head = append(head, string(r))
 	}
 	head = append(head, "latest_fresh_partition", "lag_seconds", "freshness_policy", "over_policy", "failing", "badge")
@@ -298,8 +307,9 @@ func (h *Handler) StatusCSV(c echo.Context) error {
 		return err
 	}
 	for _, s := range list {
-		row := []string{csvSafe(s.Key), csvSafe(s.Group), fmt.Sprint(s.Partitions), fmt.Sprint(s.Fresh), fmt.Sprint(s.Stale), strconv.FormatFloat(s.FreshShare, 'f', 4, 64)}
-		for _, r := range catalog.StaleReasons {
+		row := []string{csvSafe(s.Key), csvSafe(s.Group), fmt.Sprint(s.Partitions), fmt.Sprint(s.Fresh), fmt.Sprint(s.Stale),
+			fmt.Sprint(s.Failed), fmt.Sprint(s.InProgress), fmt.Sprint(s.Missing), fmt.Sprint(s.LastFailed), strconv.FormatFloat(s.FreshShare, 'f', 4, 64)}
+		for _, r := range staleReasons() {
 			row = append(row, fmt.Sprint(s.ByReason[string(r)]))
 		}
 		lag := ""

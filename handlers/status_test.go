@@ -62,7 +62,11 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	if row.Find(`[data-testid="fresh-pct"]`).Text() != "25%" || row.Find(`[data-testid="fresh-n"]`).Text() != "1" || row.Find(`[data-testid="partitions-n"]`).Text() != "4" {
 		t.Fatalf("s.static fresh: %q", row.Text())
 	}
-	for reason, want := range map[string]string{"NEVER_MATERIALIZED": "1", "TAINTED": "1", "CODE_CHANGED": "1"} {
+	// d, never materialized, has no data: missing, not stale.
+	if row.Find(`[data-testid="stale-NEVER_MATERIALIZED"]`).Length() != 0 || row.Find(`[data-testid="missing-n"]`).Text() != "1" || row.Find(`[data-testid="failed-n"]`).Text() != "0" {
+		t.Fatalf("s.static never materialized: %q", row.Text())
+	}
+	for reason, want := range map[string]string{"TAINTED": "1", "CODE_CHANGED": "1"} {
 		if got := row.Find(`[data-testid="stale-` + reason + `"]`).Text(); !strings.HasSuffix(got, " "+want) {
 			t.Fatalf("s.static %s: %q", reason, got)
 		}
@@ -101,8 +105,9 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 		by[a.Key] = a
 	}
 	s := by["s.static"]
-	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 3 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
-		s.ByReason["NEVER_MATERIALIZED"] != 1 || s.FreshShare != 0.25 || s.Badge != "stale 3" || s.LatestFresh != "a" {
+	_, never := s.ByReason["NEVER_MATERIALIZED"]
+	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 2 || s.Missing != 1 || s.Failed != 0 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
+		never || s.FreshShare != 0.25 || s.Badge != "stale 2" || s.LatestFresh != "a" {
 		t.Fatalf("status.json s.static: %+v", s)
 	}
 	if by["s.failing"].Badge != "failing" || by["s.fresh"].Badge != "fresh" || by["s.daily"].LagSeconds == nil || *by["s.daily"].LagSeconds != 34*3600 {
@@ -123,13 +128,13 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 		t.Fatalf("csv: %v %v", recs, err)
 	}
 	for _, r := range recs[1:] {
-		if r[0] == "s.static" && (r[2] != "4" || r[3] != "1" || r[4] != "3" || r[len(r)-1] != "stale 3") {
+		if r[0] == "s.static" && (r[2] != "4" || r[3] != "1" || r[4] != "2" || r[5] != "0" || r[7] != "1" || r[len(r)-1] != "stale 2") {
 			t.Fatalf("csv s.static row %v", r)
 		}
 	}
 
 	// Badges.
-	for asset, want := range map[string]string{"s.static": "stale 3", "s.fresh": "fresh", "s.failing": "failing"} {
+	for asset, want := range map[string]string{"s.static": "stale 2", "s.fresh": "fresh", "s.failing": "failing"} {
 		resp, b := env.GetBody(t, "/status/"+asset+"/badge.svg")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(b), `data-state="`+want+`">`+want+`</text>`) {
 			t.Fatalf("badge %s: %s %s", asset, resp.Status, b)

@@ -827,7 +827,7 @@ func GridSelectionBar(s GridSelection) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<p class=\"muted selnote\" data-testid=\"select-mode-off\">Too many partitions for tiles, so nothing to select on the grid: show a shorter range (From and To, or a stretch of the strip) or type First and Last.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<p class=\"muted selnote\" data-testid=\"select-mode-off\">Too many partitions for tiles, so nothing to select on the grid: show a shorter range (From and To, or click a bar of the strip) or type First and Last.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -903,7 +903,7 @@ func GridSelectionBar(s GridSelection) templ.Component {
 			}
 		}
 		if s.OnlyMissingFailed {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "<label class=\"check\" title=\"The grid is filtered on a status: the backfill takes only the missing and failed partitions of the range (the new-backfill form's 'Only missing and failed')\"><span><input type=\"checkbox\" name=\"selector\" value=\"missing_failed\" checked data-testid=\"sel-missing-failed\"> Only missing and failed</span></label> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "<label class=\"check\"><span><input type=\"checkbox\" name=\"selector\" value=\"missing_failed\" checked data-testid=\"sel-missing-failed\" aria-describedby=\"sel-mf-hint\"> Only missing and failed</span> <small id=\"sel-mf-hint\" class=\"muted\" data-testid=\"sel-missing-failed-hint\">(the grid is filtered on a status)</small></label> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -314,16 +314,19 @@ type PreviewAsset struct {
 // RunPage is one run.
 type RunPage struct {
 	ID, RunKey, BackfillID, BackfillHref, Asset, AssetHref, State string
-	Chunk, Partitions                                             int64
-	Materialized, Failed, UpstreamFailed                          int64
-	Keys                                                          string // first … last, or first, …, last (not contiguous)
-	Attempts                                                      []AttemptRow
-	PartitionRows                                                 []RunPartitionRow
-	Log                                                           string
-	LogAttempt                                                    int64
-	LogPicked                                                     bool // LogAttempt was asked for (?attempt=N), not the latest
-	Live                                                          bool
-	Error                                                         string
+	// BackfillName names the run's backfill in the title and breadcrumb
+	// (db.Backfill.Name; its id is a detail).
+	BackfillName                         string
+	Chunk, Partitions                    int64
+	Materialized, Failed, UpstreamFailed int64
+	Keys                                 string // first … last, or first, …, last (not contiguous)
+	Attempts                             []AttemptRow
+	PartitionRows                        []RunPartitionRow
+	Log                                  string
+	LogAttempt                           int64
+	LogPicked                            bool // LogAttempt was asked for (?attempt=N), not the latest
+	Live                                 bool
+	Error                                string
 	// Wait says why a queued run has not started (WaitHref: the run it waits for).
 	Wait, WaitHref string
 }

@@ -35,8 +35,8 @@ const (
 	HealthFresh   = "fresh"   // every partition materialized and fresh
 )
 
-// HealthLabel words a node health for its title and the legend.
-func HealthLabel(h string) string {
+// NodeHealthLabel words a node health for its title and the legend.
+func NodeHealthLabel(h string) string {
 	switch h {
 	case HealthFailed:
 		return "has failures"

@@ -16,6 +16,12 @@ type Seg struct {
 type Bar struct {
 	Segs  []Seg
 	Total int64
+	// Health marks a partition health bar (fresh, stale, failed, in
+	// progress, missing): its legend says how it counts.
+	Health bool
+	// LastFailed counts the fresh and stale partitions whose last attempt
+	// failed (their data is still there).
+	LastFailed int64
 }
 
 // Tile is one partition in a calendar, matrix or list.
@@ -149,17 +155,22 @@ type InstanceRow struct {
 // PartitionPage is one partition.
 type PartitionPage struct {
 	AssetKey, AssetHref, Key, Status string
-	Href                             string // the page itself, which refreshes while the partition is in progress
-	LastMaterialization              []KV
-	LastAttempt                      []KV
-	Instances                        []InstanceRow
-	Tainted                          string
-	Staleness                        StalenessView
-	Upstream, Downstream             []DepPartitions
-	CanTaint                         bool
-	TaintAction, ClearAction         string
-	Taints                           []TaintRow
-	HistoryAPI                       string
+	// Health is the partition's health (catalog.Health), the word the bars
+	// count it under; LastAttemptFailed: its data is there although its
+	// last attempt failed.
+	Health                   string
+	LastAttemptFailed        bool
+	Href                     string // the page itself, which refreshes while the partition is in progress
+	LastMaterialization      []KV
+	LastAttempt              []KV
+	Instances                []InstanceRow
+	Tainted                  string
+	Staleness                StalenessView
+	Upstream, Downstream     []DepPartitions
+	CanTaint                 bool
+	TaintAction, ClearAction string
+	Taints                   []TaintRow
+	HistoryAPI               string
 }
 
 // ErrorPage is shown for 4xx/5xx in the browser.

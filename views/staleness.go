@@ -22,8 +22,10 @@ var ReasonOrder = []string{ReasonFresh, ReasonNever, ReasonTainted, ReasonCode, 
 
 // StalePanel is the asset page's staleness summary.
 type StalePanel struct {
-	Counts               Bar // one segment per reason, FRESH first
+	Counts               Bar // one segment per reason, FRESH first (healthReasonBar)
 	Stale                int64
+	Failed, Missing      int64 // together: never materialized
+	InProgress           int64
 	BackfillStale        string
 	BackfillMissingStale string
 	Watermark            string
@@ -57,6 +59,7 @@ type TaintRow struct {
 type StatusRow struct {
 	Key, Group, Href, BadgeHref string
 	Partitions, Fresh, Stale    int64
+	Failed, InProgress, Missing int64
 	FreshPct                    string
 	ByReason                    []Seg // stale reasons only
 	LatestFresh                 string
@@ -186,4 +189,33 @@ func refreshEvery(n int) string {
 		return strconv.Itoa(n/60) + " min"
 	}
 	return strconv.Itoa(n) + " s"
+}
+
+// HealthLabel names a partition's health (catalog.Health) as the health
+// bars' legend does: "Materialized, fresh", "Materialized, stale",
+// "Failed", "In progress", "Missing".
+func HealthLabel(h string) string {
+	switch h {
+	case "fresh":
+		return "Materialized, fresh"
+	case SegStale:
+		return "Materialized, stale"
+	}
+	return StatusLabel(h)
+}
+
+// HealthClass is the CSS class of a health, the colour of its bar segment.
+func HealthClass(h string) string {
+	if h == "fresh" {
+		return StatusClass("materialized")
+	}
+	return StatusClass(h)
+}
+
+// HealthLetter is the non-colour cue of a health.
+func HealthLetter(h string) string {
+	if h == "fresh" {
+		return StatusLetter("materialized")
+	}
+	return StatusLetter(h)
 }

@@ -35,7 +35,7 @@ func bar(n ...int64) Bar {
 	return b
 }
 
-// The strip's caption counts what it draws: merged stretches (not "runs",
+// The strip's caption counts what it draws: merged bars (not "runs",
 // which are job runs elsewhere), the longest one's true size, singular and
 // plural right, in the strip's unit.
 func TestStripCaptionCountsStretches(t *testing.T) {
@@ -45,14 +45,14 @@ func TestStripCaptionCountsStretches(t *testing.T) {
 	}{
 		{Grid{Mode: "buckets", Total: 556, BucketSize: 139, Buckets: []Bucket{
 			{Bar: bar(139), Span: 1}, {Bar: bar(278), Span: 2}, {Bar: bar(100, 39), Span: 1}}},
-			"556 partitions in 3 stretches, the longest 278 partitions. Click a stretch to zoom in."},
+			"556 partitions drawn as 3 bars, the longest 278 partitions. Click a bar to zoom in."},
 		{Grid{Mode: "buckets", Total: 96, BucketSize: 3, Buckets: []Bucket{{Bar: bar(96), Span: 32}}},
-			"96 partitions in 1 stretch. Click it to zoom in."},
+			"96 partitions drawn as 1 bar. Click it to zoom in."},
 		{Grid{Mode: "buckets", Total: 1, BucketSize: 1, Buckets: []Bucket{{Bar: bar(1), Span: 1}}},
-			"1 partition in 1 stretch. Click it to zoom in."},
+			"1 partition drawn as 1 bar. Click it to zoom in."},
 		{Grid{Mode: "buckets", Unit: "chunk", Total: 543, BucketSize: 5, Buckets: []Bucket{
 			{Bar: bar(5), Span: 1}, {Bar: bar(3), Span: 1}}},
-			"543 chunks in 2 stretches, the longest 5 chunks. Click a stretch to list its chunks."},
+			"543 chunks drawn as 2 bars, the longest 5 chunks. Click a bar to list its chunks."},
 	}
 	for _, c := range cases {
 		d := doc(t, BucketStrip(c.g, "history"))
@@ -117,7 +117,8 @@ func TestStalenessReasonInWords(t *testing.T) {
 		t.Fatalf("raw reason code shown: %q", text(d.Find("body")))
 	}
 	badge := d.Find(`[data-testid="stale-reason"]`)
-	if !strings.HasSuffix(text(badge), "Never materialized") || !strings.Contains(badge.AttrOr("title", ""), "NEVER_MATERIALIZED") {
+	// The tooltip's element is focusable: a keyboard reaches it.
+	if !strings.HasSuffix(text(badge), "Never materialized") || !strings.Contains(badge.AttrOr("title", ""), "NEVER_MATERIALIZED") || badge.AttrOr("tabindex", "") != "0" {
 		t.Fatalf("badge %q title %q", text(badge), badge.AttrOr("title", ""))
 	}
 }
