@@ -207,6 +207,9 @@ func (h *Handler) BackfillShow(c echo.Context) error {
 	if c.QueryParam("live") == "0" { // a static page: no stream, plain links only
 		d.Live = false
 	}
+	if d.Gantt, err = h.ganttOf(c.Request().Context(), d.ID, d.Live, h.Now()); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 }
 
