@@ -39,6 +39,12 @@ type ListedRun struct {
 // order (migration 0031): a page reads its own rows, not the runs before
 // it, whatever the number of runs.
 func (s *Store) RunList(ctx context.Context, f RunFilter, limit int) ([]ListedRun, error) {
+	q, args := runListQuery(f, limit)
+	return selectAll[ListedRun](ctx, s.r, q, args...)
+}
+
+// runListQuery is RunList's query and its arguments.
+func runListQuery(f RunFilter, limit int) (string, []any) {
 	var where []string
 	var args []any
 	if f.Asset != "" {
@@ -73,8 +79,7 @@ func (s *Store) RunList(ctx context.Context, f RunFilter, limit int) ([]ListedRu
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	q += ` ORDER BY r.created_at DESC, r.id DESC LIMIT ?`
-	args = append(args, limit)
-	return selectAll[ListedRun](ctx, s.r, q, args...)
+	return q, append(args, limit)
 }
 
 // RunSpan is when one attempt of a backfill's chunk ran, for the chunk
