@@ -92,7 +92,8 @@ func TestBackfillGanttDrawsEachChunkOnItsSlot(t *testing.T) {
 }
 
 // With more attempts than bars can show, the timeline is columns of the
-// slots busy on average, whose size does not grow with the chunks.
+// slots busy on average, whose size does not grow with the chunks; the
+// page loads it after itself.
 func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnv(t, false)
@@ -114,7 +115,13 @@ func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)
+	// The page comes without it and loads it at once.
 	_, doc := pgGet(t, env, c, handlers.BackfillHref(b.ID))
+	if sec := doc.Find(`[data-testid="gantt-section"]`); sec.AttrOr("data-mode", "") != "lazy" || sec.AttrOr("hx-trigger", "") != "load" ||
+		sec.AttrOr("hx-get", "") != handlers.BackfillHref(b.ID)+"/gantt" {
+		t.Errorf("the page of %d chunks draws the timeline itself: %v", n, sec.Nodes)
+	}
+	_, doc = pgGet(t, env, c, handlers.BackfillHref(b.ID)+"/gantt")
 	if mode := doc.Find(`[data-testid="gantt-section"]`).AttrOr("data-mode", ""); mode != "buckets" {
 		t.Fatalf("mode %q with %d attempts, want buckets", mode, n)
 	}

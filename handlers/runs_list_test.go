@@ -121,6 +121,9 @@ func TestRunsPageListsFiltersAndPages(t *testing.T) {
 	if bf := first.Find(`[data-testid="run-backfill"]`); bf.Text() != "test t.daily" || bf.AttrOr("href", "") != handlers.BackfillHref(f.daily.ID) {
 		t.Errorf("backfill cell %q → %q", bf.Text(), bf.AttrOr("href", ""))
 	}
+	if by := first.Find(`[data-testid="run-launched-by"]`).Text(); by != "by tester" {
+		t.Errorf("launched %q, want by tester", by)
+	}
 	finished := doc.Find(`[data-testid="run-row"][data-state="succeeded"]`).First()
 	if d := strings.TrimSpace(finished.Find(`[data-testid="run-duration"]`).Text()); d != "1.5 s" {
 		t.Errorf("a finished run's duration %q, want 1.5 s", d)

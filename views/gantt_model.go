@@ -9,6 +9,7 @@ package views
 type Gantt struct {
 	Href          string // the partial that redraws it
 	Live          bool
+	Lazy          bool // not drawn yet: the page loads it from Href at once
 	Empty         bool
 	Mode          string // "chunks" or "buckets"
 	Width, Height int    // of the drawing (viewBox units)
