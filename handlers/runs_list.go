@@ -92,7 +92,7 @@ func runsTime(c echo.Context, name string) (time.Time, error) {
 	}
 	t, err := parseAt(v)
 	if err != nil {
-		return t, BadRequest(name, "%s: %s; %s", name, err.Error(), runsTimeHelp)
+		return t, BadRequest(name, "%s must be a time, got %q; %s", name, v, runsTimeHelp)
 	}
 	return t, nil
 }

@@ -101,7 +101,7 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="runs-error"]')`, 10*time.Second, "the error of a bad from")
-	if e := testkit.JS(t, ctx, `document.querySelector('[data-testid="runs-error"]').innerText`); !strings.Contains(e, `from: cannot read "yesterday" as a time; use RFC 3339`) {
+	if e := testkit.JS(t, ctx, `document.querySelector('[data-testid="runs-error"]').innerText`); !strings.Contains(e, `from must be a time, got "yesterday"; use RFC 3339`) {
 		t.Errorf("bad from says %q", e)
 	}
 	if inv := testkit.JS(t, ctx, `document.querySelector('[data-testid="runs-from"]').getAttribute('aria-invalid')`); inv != "true" {
