@@ -78,7 +78,7 @@ func TestBackfillGanttDrawsEachChunkOnItsSlot(t *testing.T) {
 		t.Errorf("chunk 0's bar is %q wide", w)
 	}
 	// The live page redraws it on updates; the partial is the same drawing.
-	if doc.Find(`#bf-gantt[hx-get="` + handlers.BackfillHref(b.ID) + `/gantt"]`).Length() != 1 {
+	if doc.Find(`#bf-gantt[hx-get="`+handlers.BackfillHref(b.ID)+`/gantt"]`).Length() != 1 {
 		t.Error("the running backfill's timeline does not redraw itself")
 	}
 	_, part := pgGet(t, env, c, handlers.BackfillHref(b.ID)+"/gantt")

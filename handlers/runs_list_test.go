@@ -160,7 +160,9 @@ func TestRunsPageListsFiltersAndPages(t *testing.T) {
 		}
 		return out
 	}
-	dailyAt := func(i int) string { return url.QueryEscape(db.FromMillis(f.base + int64(i)*60_000).Format(time.RFC3339)) }
+	dailyAt := func(i int) string {
+		return url.QueryEscape(db.FromMillis(f.base + int64(i)*60_000).Format(time.RFC3339))
+	}
 	for _, tc := range []struct {
 		q    string
 		want []string
@@ -229,7 +231,7 @@ func TestRunsPageRefusesBadFilters(t *testing.T) {
 			t.Errorf("/runs?%s lists runs or drops the form", tc.q)
 		}
 		if tc.field != "cursor" {
-			if inv := doc.Find(`[data-testid="runs-filter"] [name="` + tc.field + `"]`).AttrOr("aria-invalid", ""); inv != "true" {
+			if inv := doc.Find(`[data-testid="runs-filter"] [name="`+tc.field+`"]`).AttrOr("aria-invalid", ""); inv != "true" {
 				t.Errorf("/runs?%s: the %s field is not marked invalid (%q)", tc.q, tc.field, inv)
 			}
 		}
