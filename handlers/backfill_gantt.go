@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -48,7 +49,7 @@ func (h *Handler) ganttOf(ctx context.Context, id string, live bool, now time.Ti
 		return views.Gantt{}, err
 	}
 	g := ganttDraw(spans, db.Millis(now))
-	g.Href, g.Live = BackfillHref(id)+"/gantt", live
+	g.Href, g.Live, g.RunsHref = BackfillHref(id)+"/gantt", live, "/runs?backfill="+url.QueryEscape(id)
 	return g, nil
 }
 

@@ -81,6 +81,9 @@ func TestBackfillGanttDrawsEachChunkOnItsSlot(t *testing.T) {
 	if doc.Find(`#bf-gantt[hx-get="`+handlers.BackfillHref(b.ID)+`/gantt"]`).Length() != 1 {
 		t.Error("the running backfill's timeline does not redraw itself")
 	}
+	if href := doc.Find(`[data-testid="gantt-runs"]`).AttrOr("href", ""); href != "/runs?backfill="+b.ID {
+		t.Errorf("the timeline links to the runs list at %q", href)
+	}
 	_, part := pgGet(t, env, c, handlers.BackfillHref(b.ID)+"/gantt")
 	if part.Find(`[data-testid="gantt-bar"]`).Length() != 4 {
 		t.Error("the partial does not draw the 4 attempts")

@@ -8,6 +8,7 @@ package views
 // the same size for ten thousand chunks.
 type Gantt struct {
 	Href          string // the partial that redraws it
+	RunsHref      string // the runs list of this backfill
 	Live          bool
 	Lazy          bool // not drawn yet: the page loads it from Href at once
 	Empty         bool
