@@ -43,8 +43,24 @@ func (s *Store) RunList(ctx context.Context, f RunFilter, limit int) ([]ListedRu
 	return selectAll[ListedRun](ctx, s.r, q, args...)
 }
 
-// runListQuery is RunList's query and its arguments.
+// runListQuery is RunList's query and its arguments. Several states are
+// one query per state, each reading its state's index in the list's order
+// for at most limit rows, merged: "state IN (…)" would read every run of
+// those states and sort them (all of a million runs for
+// succeeded,failed).
 func runListQuery(f RunFilter, limit int) (string, []any) {
+	if len(f.States) > 1 {
+		var parts []string
+		var args []any
+		for _, st := range f.States {
+			one := f
+			one.States = []string{st}
+			q, a := runListQuery(one, limit)
+			parts = append(parts, `SELECT * FROM (`+q+`)`)
+			args = append(args, a...)
+		}
+		return strings.Join(parts, ` UNION ALL `) + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)
+	}
 	var where []string
 	var args []any
 	if f.Asset != "" {
@@ -55,11 +71,9 @@ func runListQuery(f RunFilter, limit int) (string, []any) {
 		where = append(where, `r.backfill_id = ?`)
 		args = append(args, f.BackfillID)
 	}
-	if len(f.States) > 0 {
-		where = append(where, `r.state IN (?`+strings.Repeat(",?", len(f.States)-1)+`)`)
-		for _, s := range f.States {
-			args = append(args, s)
-		}
+	if len(f.States) == 1 {
+		where = append(where, `r.state = ?`)
+		args = append(args, f.States[0])
 	}
 	if f.From > 0 {
 		where = append(where, `r.created_at >= ?`)
