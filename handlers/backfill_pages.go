@@ -216,6 +216,13 @@ func (h *Handler) BackfillShow(c echo.Context) error {
 	if c.QueryParam("live") == "0" { // a static page: no stream, plain links only
 		d.Live = false
 	}
+	if d.Chunks.Planned > GanttBarsMax {
+		// Many chunks: the page comes first, the timeline (columns over
+		// thousands of attempts) right after it (backfill_gantt.go).
+		d.Gantt = views.Gantt{Href: BackfillHref(d.ID) + "/gantt", Live: d.Live, Lazy: true}
+	} else if d.Gantt, err = h.ganttOf(c.Request().Context(), d.ID, d.Live, h.Now()); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 }
 

@@ -58,6 +58,9 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 			v.Tainted = deref(st.TaintReason)
 		}
 	}
+	if canOperate(c) {
+		v.RebuildHref = rebuildHref(a.Def.Key, key)
+	}
 	if err := h.partitionStaleness(c, a, key, &v); err != nil {
 		return err
 	}
@@ -102,4 +105,12 @@ func fmtMillis(ms *int64) string {
 		return ""
 	}
 	return db.FromMillis(*ms).Format("2006-01-02 15:04:05 UTC")
+}
+
+// rebuildHref is the new-backfill form with one partition of asset
+// selected (an explicit list, which any partition scheme reads), titled
+// after it: the form shows its preview on load.
+func rebuildHref(asset, key string) string {
+	q := url.Values{"asset": {asset}, "selector": {"explicit"}, "keys": {key}, "title": {"Rebuild " + asset + " " + key}}
+	return "/backfills/new?" + q.Encode()
 }

@@ -743,7 +743,7 @@ func AssetActiveBackfills(rows []BackfillRow) templ.Component {
 }
 
 // GridSelection is the asset grid's selection bar: the partitions its
-// "Backfill…" preselects in the new-backfill form.
+// "Rebuild…" preselects in the new-backfill form.
 type GridSelection struct {
 	Asset string
 	// Start and End fill First and Last as the page loads: the window shown.
@@ -763,7 +763,7 @@ type GridSelection struct {
 	Tiles bool
 }
 
-// Title says what "Backfill…" preselects.
+// Title says what "Rebuild…" preselects.
 func (s GridSelection) Title() string {
 	var b strings.Builder
 	b.WriteString("Open the new-backfill form with the partitions from First to Last")
@@ -921,7 +921,7 @@ func GridSelectionBar(s GridSelection) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\">Backfill…</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "\">Rebuild…</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -71,6 +71,7 @@ type BackfillDetail struct {
 	Message                                        string // conflict or refusal, shown on top
 	Grids                                          []ChunkGrid
 	Chunks                                         ChunkTable
+	Gantt                                          Gantt // the chunk timeline (the page only: its partial redraws it)
 	Events                                         []EventRow
 	Live                                           bool // not terminal: the page subscribes to updates
 	Countdown                                      bool // the ETA counts down to a retry: refresh it every few seconds

@@ -171,6 +171,7 @@ type PartitionPage struct {
 	TaintAction, ClearAction string
 	Taints                   []TaintRow
 	HistoryAPI               string
+	RebuildHref              string // "Rebuild…" (operators): the new-backfill form with this partition
 }
 
 // ErrorPage is shown for 4xx/5xx in the browser.

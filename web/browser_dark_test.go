@@ -70,6 +70,7 @@ func TestBrowserDarkModeFollowsSystem(t *testing.T) {
 		{"backfills", "/backfills", `main h1`},
 		{"new-backfill", "/backfills/new?asset=crm.accounts_snapshot", `[data-testid="launch"]`},
 		{"automation", "/automation", `main h1`},
+		{"runs", "/runs", `main h1`},
 		{"sensors", "/sensors", `main h1`},
 		{"users", "/admin/users", `main table`},
 		{"tokens", "/settings/tokens", `main h1`},

@@ -404,6 +404,9 @@ func init() { maps.Copy(schemas, stalenessSchemas()) }
 // queryParam documents query parameter name of operation op ("METHOD
 // /path") with the type the handler reads.
 func queryParam(op, name string) map[string]any {
+	if p, ok := runsListParam(op, name); ok { // web/openapi_runs.go
+		return p
+	}
 	p := map[string]any{"name": name, "in": "query", "schema": str}
 	list := func(values []string, what string) {
 		// A comma-separated list: ?status=failed,missing.

@@ -209,6 +209,7 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 	routes = append(routes, scheduleRoutes(h)...) // issue 22: web/routes_schedules.go
 	routes = append(routes, sensorRoutes(h)...)   // issue 22: web/routes_sensors.go
 	routes = append(routes, lineageRoutes(h)...)  // issue 24: web/routes_lineage.go
+	routes = append(routes, runsRoutes(h)...)     // issue 24: web/routes_runs.go
 	return append(routes, stalenessRoutes(h)...)  // issue 6: web/routes_staleness.go
 }
 
