@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -118,7 +119,8 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 		return out, err
 	}
 	defer stop()
-	srv := startPageServer(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)
+	labels := &pageLabels{next: pageHandler(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)}
+	srv := httptest.NewServer(labels)
 	defer srv.Close()
 	sub, done, err := watchProfiled(eng, prof)
 	if err != nil {
@@ -131,23 +133,25 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 		return out, err
 	}
 	out.chunks = c.Backfill.TotalChunks
+	reads := mixedReads(c.Backfill.ID)
+	labels.setReads(reads)
 	stopReads := make(chan struct{})
 	readsDone := make(chan readOutcome, 1)
-	go func() { readsDone <- readPages(ctx, srv.URL, mixedReads(c.Backfill.ID), readers, stopReads) }()
+	go func() { readsDone <- readPages(ctx, srv.URL, reads, readers, stopReads) }()
 	b, err := waitBackfillEnd(ctx, store, sub, c.Backfill.ID)
 	out.wall = time.Since(t0)
 	close(stopReads)
-	reads := <-readsDone
+	got := <-readsDone
 	if err != nil {
 		return out, err
 	}
-	if reads.err != nil {
-		return out, reads.err
+	if got.err != nil {
+		return out, got.err
 	}
 	if b.State != db.BackfillSucceeded {
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}
-	out.reads = reads.lats
+	out.reads = got.lats
 	return out, nil
 }
 
