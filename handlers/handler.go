@@ -49,6 +49,9 @@ type Handler struct {
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.
 	eventTexts eventTexts
+	// throughputs shares a backfill's throughput chart among its viewers
+	// (backfill_throughput.go).
+	throughputs recentMemo[throughputKey, []db.ThroughputPoint]
 	// reloadMu makes workspace reloads one at a time (two would race to swap).
 	reloadMu sync.Mutex
 }
@@ -68,6 +71,7 @@ func (h *Handler) ObserveAttempt(asset, state string, d time.Duration) {
 // New returns a Handler serving ws.
 func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
 	h := &Handler{Store: store, Log: log, Now: time.Now}
+	h.throughputs.ttl = throughputLag
 	h.ws.Store(ws)
 	return h
 }
