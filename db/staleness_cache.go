@@ -253,7 +253,14 @@ func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[stri
 				ch.addKey(aid, id, it.Partition)
 			}
 		}
+	case payload != "" && SkimAttempts(payload, true, func(a SkimmedAttempt) {
+		ch.dirty[a.AssetID] = id
+		for _, k := range a.Keys {
+			ch.addKey(a.AssetID, id, k)
+		}
+	}):
 	case payload != "":
+		// Not skimmed (SkimAttempts): decoded.
 		type ref struct {
 			Key string `json:"k"`
 		}

@@ -1,280 +1,30 @@
 package handlers
 
-import (
-	"bytes"
-	"encoding/json"
-	"strconv"
+import "github.com/tessera-dev/tessera/db"
 
-	"github.com/tessera-dev/tessera/db"
-)
-
-// The attempts events list every partition of their attempts (hundreds of
-// kilobytes at 100 attempts of 100 partitions), and their summaries need a
-// few fields of each attempt and the number of its partitions. Decoding one
-// with encoding/json builds every partition's strings: while a backfill
-// runs, the timeline's new events cost the backfill page most of its CPU.
-// skimAttemptsText reads the same fields by walking the bytes without
-// building anything else; TestSkimmedEventTexts compares it with eventText.
-
-// skimmer walks a JSON text; bad is set at the first byte it cannot read
-// (the caller then decodes the text with encoding/json instead).
-type skimmer struct {
-	b   []byte
-	i   int
-	bad bool
-}
-
-func (s *skimmer) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// peek is the next byte after white space (0 at the end).
-func (s *skimmer) peek() byte {
-	s.space()
-	if s.i >= len(s.b) {
-		return 0
-	}
-	return s.b[s.i]
-}
-
-func (s *skimmer) expect(c byte) {
-	if s.peek() != c {
-		s.bad = true
-		return
-	}
-	s.i++
-}
-
-// rawString reads a string and returns its bytes between the quotes, still
-// escaped, and whether it has escapes.
-func (s *skimmer) rawString() (raw []byte, escaped bool) {
-	s.expect('"')
-	if s.bad {
-		return nil, false
-	}
-	start := s.i
-	for {
-		j := bytes.IndexAny(s.b[s.i:], `"\`)
-		if j < 0 {
-			s.bad = true
-			return nil, false
-		}
-		s.i += j
-		if s.b[s.i] == '"' {
-			s.i++
-			return s.b[start : s.i-1], escaped
-		}
-		escaped = true
-		s.i += 2 // the backslash and the byte it escapes (\uXXXX: the rest are plain)
-		if s.i > len(s.b) {
-			s.bad = true
-			return nil, false
-		}
-	}
-}
-
-// str reads a string value.
-func (s *skimmer) str() string {
-	s.space()
-	start := s.i
-	raw, escaped := s.rawString()
-	if s.bad {
-		return ""
-	}
-	if !escaped {
-		return string(raw)
-	}
-	var out string
-	if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
-		s.bad = true
-	}
-	return out
-}
-
-// int reads an integer value.
-func (s *skimmer) int() int64 {
-	s.space()
-	start := s.i
-	for s.i < len(s.b) && (s.b[s.i] == '-' || s.b[s.i] >= '0' && s.b[s.i] <= '9') {
-		s.i++
-	}
-	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
-	if err != nil {
-		s.bad = true
-	}
-	return n
-}
-
-// skip passes over one value of any kind.
-func (s *skimmer) skip() {
-	switch s.peek() {
-	case '"':
-		s.rawString()
-	case '{':
-		s.object(func([]byte) { s.skip() })
-	case '[':
-		s.array(s.skip)
-	case 0:
-		s.bad = true
-	default: // a number, true, false or null
-		start := s.i
-		for s.i < len(s.b) && !endsValue(s.b[s.i]) {
-			s.i++
-		}
-		if s.i == start {
-			s.bad = true
-		}
-	}
-}
-
-// endsValue says whether c ends a number or a literal.
-func endsValue(c byte) bool {
-	switch c {
-	case ',', ']', '}', ' ', '\t', '\n', '\r':
-		return true
-	}
-	return false
-}
-
-// object reads an object, calling field with each key (unescaped keys
-// only: none of ours is escaped); field reads the key's value.
-func (s *skimmer) object(field func(key []byte)) {
-	s.expect('{')
-	if s.peek() == '}' {
-		s.i++
-		return
-	}
-	for !s.bad {
-		key, escaped := s.rawString()
-		if escaped {
-			s.bad = true
-		}
-		s.expect(':')
-		if s.bad {
-			return
-		}
-		field(key)
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return
-		default:
-			s.bad = true
-		}
-	}
-}
-
-// array reads an array (null reads as empty), calling elem for each
-// element, which reads it.
-func (s *skimmer) array(elem func()) {
-	if s.peek() == 'n' && bytes.HasPrefix(s.b[s.i:], []byte("null")) {
-		s.i += 4
-		return
-	}
-	s.expect('[')
-	if s.peek() == ']' {
-		s.i++
-		return
-	}
-	for !s.bad {
-		elem()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return
-		default:
-			s.bad = true
-		}
-	}
-}
-
-// count reads an array and returns its number of elements.
-func (s *skimmer) count() int {
-	n := 0
-	s.array(func() { n++; s.skip() })
-	return n
-}
-
-// skimAttempts reads the attempts of an attempts event's payload: one
-// call of attempt per element, with the fields the summaries use.
-func skimAttempts(payload string, attempt func(a skimmedAttempt)) bool {
-	s := &skimmer{b: []byte(payload)}
-	s.object(func(key []byte) {
-		if string(key) != "attempts" {
-			s.skip()
-			return
-		}
-		s.array(func() {
-			var a skimmedAttempt
-			s.object(func(key []byte) {
-				switch string(key) {
-				case "run_id":
-					a.RunID = s.str()
-				case "attempt":
-					a.Attempt = s.int()
-				case "state":
-					a.State = s.str()
-				case "run_state":
-					a.RunState = s.str()
-				case "error":
-					a.Error = s.str()
-				case "parts":
-					a.Parts = s.count()
-				default:
-					s.skip()
-				}
-			})
-			if !s.bad {
-				attempt(a)
-			}
-		})
-	})
-	if s.peek() != 0 {
-		s.bad = true
-	}
-	return !s.bad
-}
-
-// skimmedAttempt is what the summaries read of an attempt.
-type skimmedAttempt struct {
-	RunID, State, RunState, Error string
-	Attempt                       int64
-	Parts                         int
-}
-
-// skimmedEventText is eventText of an attempts event read by skimming, and
-// false for any other event or a payload it cannot read.
+// skimmedEventText is eventText of an attempts event read by skimming its
+// payload (db.SkimAttempts: no partition built), and false for any other
+// event or a payload it cannot read.
 func skimmedEventText(e db.Event) (string, bool) {
 	switch e.Type {
 	case db.EvAttemptsStarted:
-		var p db.AttemptsStarted
+		var attempts []db.AttemptStart
 		var parts int
-		ok := skimAttempts(e.Payload, func(a skimmedAttempt) {
-			if len(p.Attempts) == 0 {
-				p.Attempts = append(p.Attempts, db.AttemptStart{RunID: a.RunID, Attempt: a.Attempt})
+		ok := db.SkimAttempts(e.Payload, false, func(a db.SkimmedAttempt) {
+			if len(attempts) == 0 {
+				attempts = append(attempts, db.AttemptStart{RunID: a.RunID, Attempt: a.Attempt})
 			} else {
-				p.Attempts = append(p.Attempts, db.AttemptStart{})
+				attempts = append(attempts, db.AttemptStart{})
 			}
 			parts += a.Parts
 		})
 		if !ok {
 			return "", false
 		}
-		return attemptsStartedText(p.Attempts, parts), true
+		return attemptsStartedText(attempts, parts), true
 	case db.EvAttemptsFinished:
 		var p db.AttemptsFinished
-		ok := skimAttempts(e.Payload, func(a skimmedAttempt) {
+		ok := db.SkimAttempts(e.Payload, false, func(a db.SkimmedAttempt) {
 			p.Attempts = append(p.Attempts, db.AttemptEnd{State: a.State, RunState: a.RunState, Error: a.Error})
 		})
 		if !ok {
