@@ -342,6 +342,17 @@ func (c *staleCache) progressOnlySince(version int64) bool {
 	return c.urgent <= version
 }
 
+// PageVersion is the newest event other than a backfill's progress that
+// SyncStaleness has read: a page model shared by the key of PageVersion
+// for a short time shows a running backfill's progress at most that late
+// and any other change at once.
+func (s *Store) PageVersion() int64 {
+	c := s.staleCache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.urgent
+}
+
 // StaleFacts returns (memoized) the staleness facts of asset a.
 func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset) (*StaleFacts, error) {
 	v, err := s.SyncStaleness(ctx, in)

@@ -52,6 +52,9 @@ type Handler struct {
 	// throughputs shares a backfill's throughput chart among its viewers
 	// (backfill_throughput.go).
 	throughputs recentMemo[throughputKey, []db.ThroughputPoint]
+	// pageModels shares the models of the pages listing assets among their
+	// viewers (page_models.go).
+	pageModels recentMemo[pageKey, any]
 	// reloadMu makes workspace reloads one at a time (two would race to swap).
 	reloadMu sync.Mutex
 }
@@ -72,6 +75,7 @@ func (h *Handler) ObserveAttempt(asset, state string, d time.Duration) {
 func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
 	h := &Handler{Store: store, Log: log, Now: time.Now}
 	h.throughputs.ttl = throughputLag
+	h.pageModels.ttl = db.PageStaleLag
 	h.ws.Store(ws)
 	return h
 }
