@@ -32,7 +32,7 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key := pageKey{page: "asset:" + a.Def.Key, query: c.QueryString(), operate: canOperate(c), ws: h.Workspace(), version: h.Store.PageVersion()}
+	key := pageKey{page: "asset:" + a.Def.Key, query: c.QueryString(), operate: canOperate(c), ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}
 	m, err := h.pageModels.get(ctx, key, func() (any, error) {
 		return h.assetPageModel(ctx, c, a, view, filter, sc)
 	})

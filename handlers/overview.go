@@ -14,13 +14,28 @@ import (
 // Overview renders every asset with its health bar, grouped by group.
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
-	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return err
 	}
-	sc, err := h.warmStaleCtx(ctx)
+	// Shared by the overview's viewers for a moment (pageKey).
+	m, err := h.pageModels.get(ctx, pageKey{page: "overview", ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}, func() (any, error) {
+		return h.overviewModel(ctx, sc)
+	})
 	if err != nil {
 		return err
+	}
+	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), m.(views.Overview)))
+}
+
+// overviewModel is the overview's model at sc.
+func (h *Handler) overviewModel(ctx context.Context, sc *staleCtx) (views.Overview, error) {
+	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
+	if err != nil {
+		return views.Overview{}, err
+	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return views.Overview{}, err
 	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
 	total := db.Counts{}
@@ -28,7 +43,7 @@ func (h *Handler) Overview(c echo.Context) error {
 	for _, a := range assets {
 		facts, err := h.staleFacts(ctx, sc, a.Def)
 		if err != nil {
-			return err
+			return views.Overview{}, err
 		}
 		bar := withStale(healthBar(counts[a.ID], a.Space.Len()), facts.MaterializedStale(sc.now))
 		for _, s := range bar.Segs {
@@ -57,9 +72,9 @@ func (h *Handler) Overview(c echo.Context) error {
 	total[db.StatusMaterialized] += stale
 	o.Totals = withStale(barOf(total), stale)
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
-		return err
+		return views.Overview{}, err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+	return o, nil
 }
 
 // assetsWithCounts resolves every asset with its stored status counts and

@@ -1,9 +1,16 @@
 package handlers
 
+import (
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
 // pageKey is what a shared page model is for: the page (and its resource),
 // its query, whether the viewer may operate (the models of viewers and
-// operators differ), the workspace it was built from, and the store's
-// db.PageVersion. Viewers of the same page share one model for
+// operators differ), the workspace it was built from, the store's
+// db.PageVersion, and the handler's clock (Handler.Now) in steps of
+// db.PageStaleLag (a clock set by a test shows its time at once). Viewers of the same page share one model for
 // db.PageStaleLag (Handler.pageModels): a running backfill's progress shows
 // on it at most that late, any other change (a report, a taint, a new or
 // ended backfill, a reloaded workspace) at once. What differs per request
@@ -14,4 +21,8 @@ type pageKey struct {
 	operate     bool
 	ws          *Workspace
 	version     int64
+	at          int64
 }
+
+// pageStep is the step of the clock in pageKey.at.
+func pageStep(now time.Time) int64 { return now.UnixMilli() / db.PageStaleLag.Milliseconds() }
