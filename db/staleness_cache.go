@@ -103,6 +103,17 @@ const maxPatchKeys = 5000
 // patch, not a reload of the million rows on every view.
 func patchLimit(rows int) int { return max(maxPatchKeys, rows/8) }
 
+// maxLoggedKeys bounds the changed partitions logged per asset for a patch
+// (twice patchLimit, and at least this many): a running backfill changes
+// runs of consecutive partitions, tens of thousands between two pages'
+// computations of the facts (StaleInput.MaxLag), which a patch reads as a
+// few ranges (patchRanges) for far less than a reload of every row.
+const maxLoggedKeys = 1 << 18
+
+// logLimit is how many changed partitions are logged for an asset of rows
+// rows before its next computation reloads it instead.
+func logLimit(rows int) int { return max(2*patchLimit(rows), maxLoggedKeys) }
+
 var caches sync.Map // *Store -> *staleCache
 
 func (s *Store) staleCache() *staleCache {
@@ -317,7 +328,7 @@ func (c *staleCache) merge(ch *eventChanges, v int64) {
 			// Not loaded: any entry made meanwhile, at an older version,
 			// must be reloaded in full rather than patched.
 			c.full[kc.asset] = kc.event
-		case len(c.changes[kc.asset]) < 2*patchLimit(len(e.facts.Idx)):
+		case len(c.changes[kc.asset]) < logLimit(len(e.facts.Idx)):
 			c.changes[kc.asset] = append(c.changes[kc.asset], kc.keyChange)
 		default:
 			c.full[kc.asset] = kc.event
