@@ -11,6 +11,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
 )
 
 // Workspace is the loaded workspace file with the store ids of its assets.
@@ -55,6 +56,9 @@ type Handler struct {
 	// pageModels shares the models of the pages listing assets among their
 	// viewers (page_models.go).
 	pageModels recentMemo[pageKey, any]
+	// grids shares a backfill's outcome grids among its viewers, by its row
+	// (backfill_pages.go).
+	grids recentMemo[gridsKey, []views.ChunkGrid]
 	// reloadMu makes workspace reloads one at a time (two would race to swap).
 	reloadMu sync.Mutex
 }
@@ -76,6 +80,7 @@ func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
 	h := &Handler{Store: store, Log: log, Now: time.Now}
 	h.throughputs.ttl = throughputLag
 	h.pageModels.ttl = db.PageStaleLag
+	h.grids.ttl = gridsLag
 	h.ws.Store(ws)
 	return h
 }
