@@ -28,9 +28,33 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, facts, err := h.assetFacts(ctx, a.Def)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return err
+	}
+	key := pageKey{page: "asset:" + a.Def.Key, query: c.QueryString(), operate: canOperate(c), ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}
+	m, err := h.pageModels.get(ctx, key, func() (any, error) {
+		return h.assetPageModel(ctx, c, a, view, filter, sc)
+	})
+	if err != nil {
+		return err
+	}
+	am := m.(assetModel)
+	return render(c, am.status, views.AssetPageView(page(c, a.Def.Key, "overview"), am.v, am.bar))
+}
+
+// assetModel is what the asset page renders, and its HTTP status.
+type assetModel struct {
+	v      views.AssetPage
+	bar    views.GridSelection
+	status int
+}
+
+// assetPageModel builds the asset page's model (c for its query and role).
+func (h *Handler) assetPageModel(ctx context.Context, c echo.Context, a assetCtx, view, filter string, sc *staleCtx) (assetModel, error) {
+	facts, err := h.staleFacts(ctx, sc, a.Def)
+	if err != nil {
+		return assetModel{}, err
 	}
 	n := a.Space.Len()
 	v := views.AssetPage{
@@ -40,20 +64,20 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
 	if v.ActiveBackfills, err = h.assetActiveBackfills(ctx, a.Def.Key); err != nil {
-		return err
+		return assetModel{}, err
 	}
 	v.StatusHref, v.StaleHref = viewHrefs(c.QueryParams())
 	if view == "staleness" {
 		v.Stale, err = h.stalePanel(ctx, a, facts, sc.now)
 		if err != nil {
-			return err
+			return assetModel{}, err
 		}
 		if !v.CanLaunch { // viewers cannot launch: no backfill shortcuts
 			v.Stale.BackfillStale, v.Stale.BackfillMissingStale = "", ""
 		}
 		g, err := h.FindGaps(ctx, a.Def.Key, "")
 		if err != nil {
-			return err
+			return assetModel{}, err
 		}
 		v.Gaps = assetGapsModel(g, v.CanLaunch)
 	}
@@ -67,21 +91,21 @@ func (h *Handler) AssetShow(c echo.Context) error {
 		v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
 	}
 	if v.Lineage, err = h.assetLineage(ctx, a, sc); err != nil {
-		return err
+		return assetModel{}, err
 	}
 	status := http.StatusOK
 	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}
 	if bar.Multi {
 		if bar.DimensionChoices, bar.DimensionsComplete, err = h.dimensionChoices(ctx, []*catalog.Asset{a.Def}); err != nil {
-			return err
+			return assetModel{}, err
 		}
 	}
 	if n > 0 {
 		if status, err = h.assetGrids(ctx, a, &v, &bar, facts, sc.now); err != nil {
-			return err
+			return assetModel{}, err
 		}
 	}
-	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v, bar))
+	return assetModel{v: v, bar: bar, status: status}, nil
 }
 
 // assetViewParams reads and checks the asset page's view (status, the

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -194,9 +195,33 @@ func (h *Handler) detailSummary(ctx context.Context, d *views.BackfillDetail, b 
 	if err := h.throughput(ctx, d, b, now); err != nil {
 		return err
 	}
-	d.Grids, err = h.outcomeGrids(ctx, b)
+	d.Grids, err = h.sharedOutcomeGrids(ctx, b)
 	return err
 }
+
+// sharedOutcomeGrids is outcomeGrids shared by the backfill's viewers (the
+// page and its live summary, refreshed on every update) while its row is
+// unchanged, for gridsLag at most: the transactions that change its runs
+// change its counters too, so viewers arriving between two controller
+// steps of a running backfill share one reading of its runs.
+func (h *Handler) sharedOutcomeGrids(ctx context.Context, b db.Backfill) ([]views.ChunkGrid, error) {
+	row, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	return h.grids.get(ctx, gridsKey{string(row), h.Workspace()}, func() ([]views.ChunkGrid, error) { return h.outcomeGrids(ctx, b) })
+}
+
+// gridsKey is what shared outcome grids are for: the backfill's row (as
+// JSON) and the workspace that declares its assets.
+type gridsKey struct {
+	row string
+	ws  *Workspace
+}
+
+// gridsLag bounds how long outcome grids are shared (what the engine
+// knows, a missing asset's declaration, may change without the row).
+const gridsLag = 250 * time.Millisecond
 
 // notRunLabel names the partitions no run has finished: pending while the
 // backfill may still run them; canceled once it never will.

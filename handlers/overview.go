@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,13 +20,37 @@ func (h *Handler) Overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	assets, lastMat, err := h.assetsWithLastMat(ctx)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return err
 	}
-	sc, err := h.warmStaleCtx(ctx)
+	// Shared by the overview's viewers for a moment (pageKey).
+	m, err := h.pageModels.get(ctx, pageKey{page: "overview", ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}, func() (any, error) {
+		return h.overviewModel(ctx, sc)
+	})
 	if err != nil {
 		return err
+	}
+	// The model is shared: the filter works on a copy of its lists.
+	o := m.(views.Overview)
+	o.Groups = slices.Clone(o.Groups)
+	for i := range o.Groups {
+		o.Groups[i].Assets = slices.Clone(o.Groups[i].Assets)
+	}
+	if err := filterOverview(&o, filter); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+}
+
+// overviewModel is the overview's model at sc.
+func (h *Handler) overviewModel(ctx context.Context, sc *staleCtx) (views.Overview, error) {
+	assets, lastMat, err := h.assetsWithLastMat(ctx)
+	if err != nil {
+		return views.Overview{}, err
+	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return views.Overview{}, err
 	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
 	var total catalog.HealthCounts
@@ -33,7 +58,7 @@ func (h *Handler) Overview(c echo.Context) error {
 	for _, a := range assets {
 		facts, err := h.staleFacts(ctx, sc, a.Def)
 		if err != nil {
-			return err
+			return views.Overview{}, err
 		}
 		hc := facts.Health(0, a.Space.Len()-1, sc.now)
 		total = total.Plus(hc)
@@ -59,12 +84,9 @@ func (h *Handler) Overview(c echo.Context) error {
 	}
 	o.Totals = healthBar(total)
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
-		return err
+		return views.Overview{}, err
 	}
-	if err := filterOverview(&o, filter); err != nil {
-		return err
-	}
-	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+	return o, nil
 }
 
 // assetsWithLastMat resolves every asset with its last materialization

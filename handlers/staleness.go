@@ -57,7 +57,10 @@ func (h *Handler) staleSpaces(ctx context.Context) (*staleCtx, error) {
 	for _, a := range ws.Assets {
 		sc.spaces[a] = a.Scheme.Space(now, dyn)
 	}
-	sc.in = db.StaleInput{WS: ws.Workspace, IDs: ws.IDs, SpaceOf: func(a *catalog.Asset) catalog.Space {
+	// Pages may show a running backfill's progress up to db.PageStaleLag
+	// late (any other change at once): their many viewers then share one
+	// computation of an asset's facts per lag, not one per controller step.
+	sc.in = db.StaleInput{WS: ws.Workspace, IDs: ws.IDs, MaxLag: db.PageStaleLag, SpaceOf: func(a *catalog.Asset) catalog.Space {
 		if sp, ok := sc.spaces[a]; ok {
 			return sp
 		}

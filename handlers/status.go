@@ -48,9 +48,33 @@ type AssetStatus struct {
 // statusBoard computes every asset's status, worst first within groups
 // (groups in workspace order).
 func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, error) {
-	sc, err := h.warmStaleCtx(ctx)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
+	}
+	// Shared by the board's viewers and exports for a moment (pageKey).
+	m, err := h.pageModels.get(ctx, pageKey{page: "status", ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}, func() (any, error) {
+		list, err := h.statusList(ctx, sc)
+		return statusModel{list, sc.now}, err
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	sm := m.(statusModel)
+	return sm.list, sm.now, nil
+}
+
+// statusModel is the status board's rows and the time they are of.
+type statusModel struct {
+	list []AssetStatus
+	now  time.Time
+}
+
+// statusList is the status board's rows at sc, each asset's facts computed
+// first (warmFacts).
+func (h *Handler) statusList(ctx context.Context, sc *staleCtx) ([]AssetStatus, error) {
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return nil, err
 	}
 	ws := h.Workspace()
 	out := make([]AssetStatus, 0, len(ws.Assets))
@@ -65,7 +89,7 @@ func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, er
 		}
 		st, err := h.assetStatus(ctx, sc, a, g)
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, err
 		}
 		out = append(out, st)
 	}
@@ -79,7 +103,7 @@ func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, er
 		}
 		return out[i].Key < out[j].Key
 	})
-	return out, sc.now, nil
+	return out, nil
 }
 
 func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asset, group string) (AssetStatus, error) {
