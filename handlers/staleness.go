@@ -336,7 +336,7 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 	if err != nil {
 		return err
 	}
-	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.Evidence}
+	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.EvidenceIn(zoneOfC(c))}
 	if s.Since != 0 {
 		v.Staleness.Since = fmtMs(zoneOfC(c), s.Since)
 	}
