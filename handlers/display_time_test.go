@@ -89,7 +89,7 @@ func TestPagesShowTimesInDisplayZone(t *testing.T) {
 		if code != http.StatusOK || at != stamp(mat.At) || !zoneRE.MatchString(at) {
 			t.Errorf("%s: partition page: %d, last materialized at %q; want %q", c.name, code, at, stamp(mat.At))
 		}
-		if ev := doc.Find(`[data-testid="stale-evidence"]`).Text(); !regexp.MustCompile(`\d\d:\d\d:\d\d (` + c.zones + `)\b`).MatchString(ev) ||
+		if ev := doc.Find(`[data-testid="stale-evidence"]`).Text(); !regexp.MustCompile(`\d\d:\d\d:\d\d (`+c.zones+`)\b`).MatchString(ev) ||
 			(c.loc != time.UTC && strings.Contains(ev, "UTC")) {
 			t.Errorf("%s: partition page: staleness evidence %q is not in %s", c.name, ev, c.zones)
 		}
@@ -199,5 +199,34 @@ func TestSetDisplayTimezone(t *testing.T) {
 	// Signed out, the page sends to sign-in and nothing is written.
 	if resp := testkit.GetNoBody(t, env.Anon(), env.URL+"/settings/timezone"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
 		t.Fatalf("anonymous GET: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// A schedule's times stay in its zone and UTC; a reader whose display zone
+// is neither sees them in theirs too (the next-ticks table gets a column),
+// and one in the schedule's zone or UTC sees no third time.
+func TestScheduleTimesInReadersZone(t *testing.T) {
+	t.Parallel()
+	env, sched, _ := schedEnv(t)
+	evaluateSince(t, sched, 3*time.Hour)
+	jst := regexp.MustCompile(`:05 JST`)
+	for _, c := range []struct {
+		name, zone string
+		yours      bool
+	}{{"tokyo", "Asia/Tokyo", true}, {"berlin", "Europe/Berlin", false}, {"utc", "UTC", false}} {
+		cl := tzUser(t, env, c.name, c.zone)
+		_, doc := pgGet(t, env, cl, "/schedules/hourly")
+		next := doc.Find(`[data-testid="next-tick-row"]`).First()
+		if got := doc.Find(`[data-testid="next-ticks-yours"]`).Length() == 1; got != c.yours || next.Find("td").Length() != map[bool]int{true: 3, false: 2}[c.yours] ||
+			jst.MatchString(text(next)) != c.yours || !strings.Contains(text(next), "UTC") || !strings.Contains(text(next), ":05 CE") {
+			t.Errorf("%s: next ticks %q (your column %v)", c.name, text(doc.Find(`[data-testid="next-ticks"]`)), got)
+		}
+		if tick := text(doc.Find(`[data-testid="tick-row"]`).First()); jst.MatchString(tick) != c.yours || !strings.Contains(tick, "UTC") {
+			t.Errorf("%s: tick row %q", c.name, tick)
+		}
+		_, doc = pgGet(t, env, cl, "/automation")
+		if nt := text(doc.Find(`[data-testid="schedule-row"][data-name="hourly"] [data-testid="next-tick"]`)); jst.MatchString(nt) != c.yours || !strings.Contains(nt, "UTC") {
+			t.Errorf("%s: automation next tick %q", c.name, nt)
+		}
 	}
 }
