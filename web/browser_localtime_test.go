@@ -39,6 +39,7 @@ func TestBrowserLocalTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, updatedIn("JST"), 5*time.Second, "the status board's time in JST")
+	testkit.Screenshot(t, ctx, "localtime-1280-status-jst")
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/assets/crm.accounts_snapshot/partitions/acme"), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
 		t.Fatal(err)
 	}
