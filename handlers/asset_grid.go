@@ -356,7 +356,7 @@ func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {
 		} else {
 			b.WriteString(" · last materialized ")
 		}
-		b.WriteString(db.FromMillis(*r.LastMatAt).Format("2006-01-02 15:04 UTC"))
+		b.WriteString(fmtMinute(a.zone(), db.FromMillis(*r.LastMatAt)))
 	}
 	if r.LastAttemptRunID != nil {
 		b.WriteString(" · run ")

@@ -286,7 +286,7 @@ func (h *Handler) assetActiveBackfills(ctx context.Context, key string) ([]views
 	}
 	rows := make([]views.BackfillRow, 0, len(active))
 	for _, b := range active {
-		rows = append(rows, backfillRow(b, h.Now()))
+		rows = append(rows, backfillRow(b, h.Now(), zoneOf(ctx)))
 	}
 	return rows, nil
 }

@@ -48,13 +48,13 @@ func (h *Handler) ganttOf(ctx context.Context, id string, live bool, now time.Ti
 	if err != nil {
 		return views.Gantt{}, err
 	}
-	g := ganttDraw(spans, db.Millis(now))
+	g := ganttDraw(spans, db.Millis(now), zoneOf(ctx))
 	g.Href, g.Live, g.RunsHref = BackfillHref(id)+"/gantt", live, "/runs?backfill="+url.QueryEscape(id)
 	return g, nil
 }
 
 // ganttDraw lays spans (by start) out; see views.Gantt.
-func ganttDraw(spans []db.RunSpan, nowMs int64) views.Gantt {
+func ganttDraw(spans []db.RunSpan, nowMs int64, loc *time.Location) views.Gantt {
 	g := views.Gantt{Width: ganttWidth, Attempts: len(spans), Mode: "chunks"}
 	if len(spans) == 0 {
 		g.Empty = true
@@ -74,13 +74,13 @@ func ganttDraw(spans []db.RunSpan, nowMs int64) views.Gantt {
 		t1 = t0 + 1
 	}
 	g.Peak = ganttPeak(spans, end)
-	g.Start, g.End = fmtTime(&t0), fmtTime(&t1)
+	g.Start, g.End = fmtTime(loc, db.FromMillis(t0)), fmtTime(loc, db.FromMillis(t1))
 	g.Span = fmtDur(time.Duration(t1-t0) * time.Millisecond)
 	x := func(t int64) float64 { return float64(t-t0) * ganttWidth / float64(t1-t0) }
 	if len(spans) <= GanttBarsMax {
-		ganttBars(&g, spans, end, x)
+		ganttBars(&g, spans, end, x, loc)
 	} else {
-		ganttColumns(&g, spans, end, t0, t1)
+		ganttColumns(&g, spans, end, t0, t1, loc)
 	}
 	return g
 }
@@ -105,7 +105,7 @@ func ganttPeak(spans []db.RunSpan, end func(db.RunSpan) int64) int {
 }
 
 // ganttBars draws each span as a bar on the first lane free when it starts.
-func ganttBars(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, x func(int64) float64) {
+func ganttBars(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, x func(int64) float64, loc *time.Location) {
 	var lanes []int64 // when each lane is free again
 	laneOf := make([]int, len(spans))
 	for i, s := range spans {
@@ -134,10 +134,10 @@ func ganttBars(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, x
 		w := max(x(e)-x0, 1.5) // an instant attempt stays visible
 		st := ganttState(s.State)
 		title := fmt.Sprintf("Chunk %d, attempt %d: %s, %s (%s to %s)", s.Chunk, s.Attempt, st,
-			fmtDur(time.Duration(e-s.Started)*time.Millisecond), fmtClock(s.Started), fmtClock(e))
+			fmtDur(time.Duration(e-s.Started)*time.Millisecond), ganttClock(loc, s.Started), ganttClock(loc, e))
 		if s.Finished == nil {
 			title = fmt.Sprintf("Chunk %d, attempt %d: running for %s (since %s)", s.Chunk, s.Attempt,
-				fmtDur(time.Duration(e-s.Started)*time.Millisecond), fmtClock(s.Started))
+				fmtDur(time.Duration(e-s.Started)*time.Millisecond), ganttClock(loc, s.Started))
 		}
 		g.Bars = append(g.Bars, views.GanttBar{X: x0, Y: float64(laneOf[i]*laneH) + 1, W: w, H: float64(laneH - 2),
 			Class: views.RunStateClass(st), Title: title, Href: RunHref(s.RunID), Chunk: s.Chunk, Lane: laneOf[i] + 1})
@@ -146,7 +146,7 @@ func ganttBars(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, x
 
 // ganttColumns cuts [t0, t1) into GanttColumns columns and stacks in each
 // the slots busy on average by outcome (succeeded at the bottom).
-func ganttColumns(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, t0, t1 int64) {
+func ganttColumns(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64, t0, t1 int64, loc *time.Location) {
 	g.Mode, g.Height = "buckets", ganttHeight
 	order := []string{db.AttemptSucceeded, db.AttemptFailed, db.AttemptRunning, db.RunCanceled}
 	idx := map[string]int{}
@@ -189,13 +189,13 @@ func ganttColumns(g *views.Gantt, spans []db.RunSpan, end func(db.RunSpan) int64
 		if total > 0 {
 			from := t0 + int64(float64(c)*width)
 			g.Bars = append(g.Bars, views.GanttBar{X: x, W: colW, Title: fmt.Sprintf("%s to %s: %.1f slots busy on average (%.1f succeeded, %.1f failed, %.1f running)",
-				fmtClock(from), fmtClock(from+int64(width)), total, busy[c][0]/width, busy[c][1]/width, busy[c][2]/width)})
+				ganttClock(loc, from), ganttClock(loc, from+int64(width)), total, busy[c][0]/width, busy[c][1]/width, busy[c][2]/width)})
 		}
 	}
 }
 
-// fmtClock is a time of the chart in UTC.
-func fmtClock(ms int64) string { return db.FromMillis(ms).Format("2006-01-02 15:04:05") }
+// ganttClock is a time of the chart in the reader's zone.
+func ganttClock(loc *time.Location, ms int64) string { return fmtTime(loc, db.FromMillis(ms)) }
 
 // BackfillGanttPartial redraws the chunk timeline (htmx, on the page's
 // updates).

@@ -190,7 +190,7 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 	}
 	now := h.Now()
 	for _, a := range atts {
-		row := views.AttemptRow{N: a.Attempt, State: a.State, Started: fmtTime(&a.StartedAt), Owner: a.Owner,
+		row := views.AttemptRow{N: a.Attempt, State: a.State, Started: fmtStamp(zoneOf(ctx), &a.StartedAt), Owner: a.Owner,
 			Duration: durBetween(&a.StartedAt, a.FinishedAt, now)}
 		if a.Error != nil {
 			row.Error = truncateText(*a.Error, 500)

@@ -44,11 +44,12 @@ func actor(c echo.Context) string {
 	return "anonymous"
 }
 
-func fmtTime(ms *int64) string {
+// fmtStamp is fmtTime of a stored time ("" for none).
+func fmtStamp(loc *time.Location, ms *int64) string {
 	if ms == nil {
 		return ""
 	}
-	return db.FromMillis(*ms).UTC().Format("2006-01-02 15:04:05 UTC")
+	return fmtTime(loc, db.FromMillis(*ms))
 }
 
 func fmtDur(d time.Duration) string { return catalog.HumanDuration(d) }
@@ -87,10 +88,10 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if err != nil {
 		return views.BackfillDetail{}, engineErr(err)
 	}
-	now := h.Now()
+	now, loc := h.Now(), zoneOf(ctx)
 	d := views.BackfillDetail{ID: b.ID, Href: BackfillHref(b.ID), Title: b.Title, State: b.State, StateVersion: b.StateVersion,
 		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelection(b), CreatedBy: b.CreatedBy,
-		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
+		Created: fmtStamp(loc, &b.CreatedAt), Started: fmtStamp(loc, b.StartedAt), Finished: fmtStamp(loc, b.FinishedAt),
 		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
 	d.Title = b.Name()
 	for _, a := range assetList(b) {

@@ -40,7 +40,7 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 			return err
 		}
 	}
-	setETA(d, b, remaining, retryN, retryAt, rate, now)
+	setETA(d, b, remaining, retryN, retryAt, rate, now, zoneOf(ctx))
 	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
 		// Nothing runs and no retry is due: say what the next chunk waits
 		// for (a throttled pool sends nothing over the stream meanwhile, so
@@ -65,7 +65,7 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 
 // setETA is the ETA of a started backfill from its state, what remains, the
 // retries it waits for and its rate.
-func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt int64, rate float64, now time.Time) {
+func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt int64, rate float64, now time.Time, loc *time.Location) {
 	switch {
 	case b.State == db.BackfillCanceled:
 		d.ETA = "canceled"
@@ -85,7 +85,7 @@ func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt i
 			retries = fmt.Sprintf("%d retries", retryN)
 		}
 		d.ETA = fmt.Sprintf("waiting for %s, the first at %s (in %s)", retries,
-			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
+			fmtClock(loc, db.FromMillis(retryAt)), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
 		// Nothing changes until the retry starts, so no update would come
 		// over the stream: the page refreshes the countdown itself.
 		d.Countdown = true
@@ -131,14 +131,14 @@ func (h *Handler) throughputChart(ctx context.Context, d *views.BackfillDetail, 
 	}
 	c := &d.Chart
 	c.Empty, c.Max = false, peak
-	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtTime(b.StartedAt))
+	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtStamp(zoneOf(ctx), b.StartedAt))
 	bw := float64(c.Width) / float64(n)
 	for _, p := range pts {
 		i := (p.At - *b.StartedAt) / width
 		hgt := float64(p.Done+p.Failed) * float64(c.Height-4) / float64(peak)
 		c.Points = append(c.Points, views.ChartPoint{
 			X: float64(i) * bw, W: math.Max(bw-1, 1), Y: float64(c.Height) - hgt, H: hgt,
-			Title: fmt.Sprintf("%s: %d succeeded, %d failed", db.FromMillis(p.At).UTC().Format("15:04:05"), p.Done, p.Failed)})
+			Title: fmt.Sprintf("%s: %d succeeded, %d failed", fmtClock(zoneOf(ctx), db.FromMillis(p.At)), p.Done, p.Failed)})
 	}
 	return nil
 }

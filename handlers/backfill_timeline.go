@@ -25,7 +25,7 @@ func (h *Handler) timeline(ctx context.Context, id string) ([]views.EventRow, er
 	}
 	out := make([]views.EventRow, 0, len(evs))
 	for i, e := range evs {
-		out = append(out, views.EventRow{At: e.Time().UTC().Format("2006-01-02 15:04:05"), Type: e.Type, Actor: e.Actor, Text: texts[i]})
+		out = append(out, views.EventRow{At: fmtTime(zoneOf(ctx), e.Time()), Type: e.Type, Actor: e.Actor, Text: texts[i]})
 	}
 	return out, nil
 }

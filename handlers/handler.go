@@ -116,6 +116,8 @@ type assetCtx struct {
 	ID    int64
 	Space catalog.Space
 	Now   time.Time
+	// Zone is the reader's display zone for the times in tile titles (nil: UTC).
+	Zone *time.Location
 }
 
 // routeAsset is the asset of the route's :key (a 404 when the workspace
@@ -147,7 +149,7 @@ func (h *Handler) assets(ctx context.Context) ([]assetCtx, error) {
 	now := h.Now()
 	out := make([]assetCtx, 0, len(ws.Assets))
 	for _, a := range ws.Assets {
-		out = append(out, assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now})
+		out = append(out, assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now, Zone: zoneOf(ctx)})
 	}
 	return out, nil
 }
@@ -168,7 +170,7 @@ func (h *Handler) asset(ctx context.Context, key string) (assetCtx, error) {
 		dyn = d
 	}
 	now := h.Now()
-	return assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now}, nil
+	return assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now, Zone: zoneOf(ctx)}, nil
 }
 
 func hasDynamic(s catalog.Scheme) bool {

@@ -168,11 +168,11 @@ func (h *Handler) RunsList(c echo.Context) error {
 			m.First += "?" + filter.Encode()
 		}
 	}
-	now := h.Now()
+	now, loc := h.Now(), zoneOfC(c)
 	for _, r := range rows {
 		row := views.RunRow{ID: r.ID, Href: RunHref(r.ID), Asset: r.Asset, AssetHref: AssetHref(r.Asset), Chunk: r.Chunk,
 			Keys: runKeys(r.Run), Partitions: r.Partitions, State: r.State, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
-			Queued: fmtTime(&r.CreatedAt), Started: fmtTime(r.StartedAt), Duration: durBetween(r.StartedAt, r.FinishedAt, now),
+			Queued: fmtStamp(loc, &r.CreatedAt), Started: fmtStamp(loc, r.StartedAt), Duration: durBetween(r.StartedAt, r.FinishedAt, now),
 			Backfill: r.BackfillTitle, BackfillHref: BackfillHref(r.BackfillID), LaunchedBy: r.BackfillCreatedBy, Error: deref(r.Error)}
 		if row.Backfill == "" {
 			row.Backfill = "Backfill " + r.BackfillID

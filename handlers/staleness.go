@@ -247,20 +247,21 @@ func staleTitle(a assetCtx, f *db.StaleFacts, i int64, key string, r catalog.Sta
 		s += ": built with " + f.CodeVersionAt(i) + ", now " + a.Def.CodeVersion
 	case catalog.UpstreamChanged:
 		u := f.Upstream(i)
-		s += ": " + u.Asset + " " + u.Key + " materialized " + fmtMs(u.MatAt)
+		s += ": " + u.Asset + " " + u.Key + " materialized " + fmtMs(a.zone(), u.MatAt)
 	case catalog.FreshnessLate:
-		s += ": stale since " + fmtMs(f.StaleFromAt(i))
+		s += ": stale since " + fmtMs(a.zone(), f.StaleFromAt(i))
 	case catalog.Fresh:
-		s += ": materialized " + fmtMs(f.MatAtOf(i))
+		s += ": materialized " + fmtMs(a.zone(), f.MatAtOf(i))
 	}
 	return s
 }
 
-func fmtMs(ms int64) string {
+// fmtMs is fmtMinute of a stored time ("" for 0).
+func fmtMs(loc *time.Location, ms int64) string {
 	if ms == 0 {
 		return ""
 	}
-	return db.FromMillis(ms).Format("2006-01-02 15:04 UTC")
+	return fmtMinute(loc, db.FromMillis(ms))
 }
 
 // staleBucketGrid draws [lo, hi] as about n buckets of reason counts.
@@ -338,9 +339,9 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 	if err != nil {
 		return err
 	}
-	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.Evidence}
+	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.EvidenceIn(zoneOfC(c))}
 	if s.Since != 0 {
-		v.Staleness.Since = fmtMs(s.Since)
+		v.Staleness.Since = fmtMs(zoneOfC(c), s.Since)
 	}
 	ws := h.Workspace()
 	for _, dep := range a.Def.Deps {
@@ -381,9 +382,9 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 		return err
 	}
 	for _, t := range taints {
-		row := views.TaintRow{Instance: deref(t.InstanceID), Reason: t.Reason, Actor: t.Actor, At: fmtMillis(&t.TaintedAt)}
+		row := views.TaintRow{Instance: deref(t.InstanceID), Reason: t.Reason, Actor: t.Actor, At: fmtStamp(zoneOfC(c), &t.TaintedAt)}
 		if t.ClearedAt != nil {
-			row.Cleared = fmtMillis(t.ClearedAt) + " by " + deref(t.ClearedBy)
+			row.Cleared = fmtStamp(zoneOfC(c), t.ClearedAt) + " by " + deref(t.ClearedBy)
 		}
 		v.Taints = append(v.Taints, row)
 	}

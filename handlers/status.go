@@ -270,7 +270,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b := views.StatusBoard{Generated: now.UTC().Format("2006-01-02 15:04:05 UTC"), Refresh: refresh, Self: "/status"}
+	b := views.StatusBoard{Generated: fmtTime(zoneOfC(c), now), Refresh: refresh, Self: "/status"}
 	if c.QueryParam("refresh") != "" {
 		b.Self += "?refresh=" + strconv.Itoa(refresh)
 	}

@@ -4,6 +4,18 @@ document.addEventListener("htmx:configRequest", function (e) {
   var m = document.querySelector('meta[name="csrf-token"]');
   if (m) { e.detail.headers["X-CSRF-Token"] = m.content; }
 });
+// Local time (issue 24 item 8): tell the server the browser's time zone in
+// the tz cookie; pages show times in it from the next page on, unless the
+// user chose a zone on /settings/timezone. The server checks the name.
+(function () {
+  var tz = "";
+  try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+  if (!tz || !/^[A-Za-z0-9_+\-\/]+$/.test(tz)) { return; }
+  var m = document.cookie.match(/(?:^|;\s*)tz=([^;]*)/);
+  if (!m || m[1] !== tz) {
+    document.cookie = "tz=" + tz + "; path=/; max-age=31536000; SameSite=Lax";
+  }
+})();
 // Grid selection (issue 5): with "Select on the grid" on, a click on a tile
 // starts the range and a shift-click ends it; the range is ordered by the
 // tiles' positions in the asset (data-pos), not by their keys' text, and

@@ -44,6 +44,8 @@ var routeTable = map[string]routeExpectation{
 	"GET /assets/:key/active-backfills":      {role: auth.RoleViewer, sample: "/assets/raw.events/active-backfills"},
 	"GET /settings/password":                 {role: auth.RoleViewer},
 	"POST /settings/password":                {role: auth.RoleViewer, sessionOnly: true},
+	"GET /settings/timezone":                 {role: auth.RoleViewer},
+	"POST /settings/timezone":                {role: auth.RoleViewer},
 	"GET /admin/users":                       {role: auth.RoleAdmin},
 	"POST /admin/users":                      {role: auth.RoleAdmin},
 	"POST /admin/users/:id/role":             {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/role"},
