@@ -121,8 +121,8 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 			break
 		}
 		r := backfillRow(b, now, zoneOf(ctx))
-		if id := recovered[b.ID]; id != "" {
-			r.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+		if rc, ok := recovered[b.ID]; ok {
+			r.Recovered = &views.Link{Label: rc.Name, Href: BackfillHref(rc.ID)}
 		}
 		m.Rows = append(m.Rows, r)
 	}

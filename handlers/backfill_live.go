@@ -272,7 +272,7 @@ func (h *Handler) RunShow(c echo.Context) error {
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunPageView(page(c, "Chunk "+views.Num(p.Chunk)+" of "+p.BackfillName, "backfills"), p))
+	return render(c, http.StatusOK, views.RunPageView(page(c, "Chunk "+views.Num(p.Chunk)+" of "+p.BackfillName, "runs"), p))
 }
 
 // RunLivePartial re-renders the run's live section (htmx).

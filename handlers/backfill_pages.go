@@ -118,8 +118,8 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if err != nil {
 		return d, err
 	}
-	if id := recovered[b.ID]; id != "" {
-		d.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+	if rc, ok := recovered[b.ID]; ok {
+		d.Recovered = &views.Link{Label: rc.Name, Href: BackfillHref(rc.ID)}
 	}
 	for _, k := range kids {
 		d.Children = append(d.Children, views.Link{Label: k.Name() + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})

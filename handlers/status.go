@@ -150,15 +150,17 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	if c.StaleBy[catalog.FreshnessLate] > 0 {
 		st.OverPolicy = true
 	}
-	st.Failing, err = h.Store.LastAttemptFailed(ctx, f.ID)
-	if err != nil {
-		return st, err
-	}
+	// One rule with the overview's "has failures" and the lineage graph:
+	// failing when a partition has no data and its last attempt failed (a
+	// failed attempt over data it kept is counted apart, last_attempt_failed).
+	st.Failing = st.Failed > 0
 	switch {
 	case st.Failing:
 		st.Badge = "failing"
 	case st.Stale > 0:
-		st.Badge = "stale " + strconv.FormatInt(st.Stale, 10)
+		st.Badge = "stale " + views.Num(st.Stale)
+	case st.Missing > 0:
+		st.Badge = "missing " + views.Num(st.Missing)
 	default:
 		st.Badge = "fresh"
 	}
@@ -357,7 +359,8 @@ func csvSafe(s string) string {
 	return s
 }
 
-// StatusBadge renders an asset's SVG badge: "fresh", "stale N" or "failing".
+// StatusBadge renders an asset's SVG badge: "failing", "stale N",
+// "missing N" or "fresh" (the first that holds).
 func (h *Handler) StatusBadge(c echo.Context) error {
 	ctx := c.Request().Context()
 	ws := h.Workspace()
@@ -395,3 +398,7 @@ func badgeSVG(label, state string) []byte {
 		`<text x="%d" y="14">%s</text><text x="%d" y="14" data-state="%s">%s</text></g></svg>`,
 		lw+rw, l, s, l, s, lw, lw, rw, color, lw/2, l, lw+rw/2, s, s)
 }
+
+// Pct is a share as the pages write it (views.Pct: rounded down, "<1%"
+// for a share above zero), for the CLI to write the same number.
+func Pct(part, total int64) string { return views.Pct(part, total) }
