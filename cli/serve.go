@@ -103,6 +103,7 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	if s.streams, err = cfg.Streams.settings(changed); err != nil {
 		return s, err
 	}
+	s.web.ReadSlots = s.streams.readSlots
 	if s.certs, err = cfg.TLS.settings(); err != nil {
 		return s, err
 	}

@@ -13,6 +13,8 @@ import (
 // streamFlags bound the live pages' event streams.
 type streamFlags struct {
 	Total, PerUser int
+	// ReadSlots is --read-slots: page and API reads computed at once.
+	ReadSlots int
 	// PerSession is --max-streams-per-session, the old name of
 	// --max-streams-per-user (the bound was per session and per token, so
 	// more tokens or sign-ins were more streams); kept as a deprecated alias.
@@ -25,17 +27,29 @@ func addStreamFlags(cmd *cobra.Command, f *streamFlags) {
 	fs.IntVar(&f.PerUser, "max-streams-per-user", handlers.DefaultMaxStreamsPerUser, "live-update event streams one user (all its browser sessions and API tokens together) or, for anonymous viewers, one address may hold; at least 1 (env TESSERA_MAX_STREAMS_PER_USER)")
 	fs.IntVar(&f.PerSession, "max-streams-per-session", handlers.DefaultMaxStreamsPerUser, "old name of --max-streams-per-user")
 	_ = fs.MarkDeprecated("max-streams-per-session", "use --max-streams-per-user (the bound is per user)")
+	fs.IntVar(&f.ReadSlots, "read-slots", 0, "page and API reads computed at once; more wait their turn, so that readers leave the backfill engine a core; 0 = one fewer than the cores (at least 1) (env TESSERA_READ_SLOTS)")
 }
 
-// streamSettings are the validated stream bounds.
-type streamSettings struct{ total, perUser int }
+// streamSettings are the validated stream bounds (and read slots).
+type streamSettings struct{ total, perUser, readSlots int }
 
 // settings validates the stream flags, falling back to the environment for
 // a flag not given; a flag beats its variable. The per-user bound may be
 // given by its old names (--max-streams-per-session,
 // TESSERA_MAX_STREAMS_PER_SESSION) when the new ones are not.
 func (f streamFlags) settings(changed func(string) bool) (streamSettings, error) {
-	s := streamSettings{f.Total, f.PerUser}
+	s := streamSettings{f.Total, f.PerUser, f.ReadSlots}
+	if !changed("read-slots") {
+		if v := os.Getenv("TESSERA_READ_SLOTS"); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 {
+				return s, usageErr("TESSERA_READ_SLOTS must be a whole number, 0 or more (0 = one fewer than the cores), got %q", v)
+			}
+			s.readSlots = n
+		}
+	} else if f.ReadSlots < 0 {
+		return s, usageErr("--read-slots must be 0 or more (0 = one fewer than the cores), got %d", f.ReadSlots)
+	}
 	perFlag, perEnv := "max-streams-per-user", "TESSERA_MAX_STREAMS_PER_USER"
 	if !changed(perFlag) {
 		switch {

@@ -23,6 +23,9 @@ func TestServeStreamBoundsRefused(t *testing.T) {
 		{nil, []string{"--max-streams-per-user", "-2"}, "--max-streams-per-user must be a positive number, got -2"},
 		{nil, []string{"--max-streams", "8", "--max-streams-per-user", "9"}, "--max-streams-per-user (9) is more than --max-streams (8): one user could hold every stream"},
 		{[]string{"TESSERA_MAX_STREAMS_PER_USER=0"}, nil, `TESSERA_MAX_STREAMS_PER_USER must be a positive number, got "0"`},
+		// Read slots: 0 (one fewer than the cores) or more.
+		{nil, []string{"--read-slots", "-1"}, "--read-slots must be 0 or more (0 = one fewer than the cores), got -1"},
+		{[]string{"TESSERA_READ_SLOTS=many"}, nil, `TESSERA_READ_SLOTS must be a whole number, 0 or more (0 = one fewer than the cores), got "many"`},
 	})
 }
 

@@ -27,6 +27,9 @@ type Options struct {
 	// MetricsElsewhere leaves /metrics off this router: Server.Metrics is
 	// served on a listener of its own (--metrics-addr).
 	MetricsElsewhere bool
+	// ReadSlots bounds the page and API reads computed at once (read_slots.go);
+	// 0 is DefaultReadSlots.
+	ReadSlots int
 }
 
 // Server is the router and the Prometheus handler of its metrics.
@@ -57,6 +60,11 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(middleware.Recover())
 	e.Use(markReads)
+	slots := opt.ReadSlots
+	if slots <= 0 {
+		slots = DefaultReadSlots()
+	}
+	e.Use(readSlots(slots))
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
 	e.Use(middleware.BodyLimit("32M"))
