@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestBackfillRecoveredInCLI: a failed backfill whose Retry failed rebuilt
@@ -18,10 +18,7 @@ import (
 // reads plain FAILED.
 func TestBackfillRecoveredInCLI(t *testing.T) {
 	noConfig(t)
-	flag := filepath.Join(t.TempDir(), "fail")
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flag := testkit.FlagFile(t, "fail")
 	s := startServerWith(t, fmt.Sprintf(`
 assets:
   rec.cmd:

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,10 +57,7 @@ func wordsWait(t *testing.T, env *testkit.Env, tok, id, state string) {
 // says what it is; plurals are right ("1 partition in 1 chunk").
 func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 	t.Parallel()
-	flag := filepath.Join(t.TempDir(), "fail")
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flag := testkit.FlagFile(t, "fail")
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(wordsWS, flag)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,10 +47,7 @@ func recoveredRow(t *testing.T, doc *goquery.Document, id string) (*goquery.Sele
 // plain failed.
 func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 	t.Parallel()
-	flag := filepath.Join(t.TempDir(), "fail")
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flag := testkit.FlagFile(t, "fail")
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(recoverWS, flag)})
 	env.StartEngine(t, jobs.Options{})
 	tok := env.Token(t, auth.RoleOperator)

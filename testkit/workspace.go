@@ -50,6 +50,18 @@ func Script(t testing.TB, name, body string) string {
 	return path
 }
 
+// FlagFile creates an empty file named name in a new temporary directory
+// and returns its path: a test workspace's command fails while it exists,
+// and the test removes it to let the command succeed.
+func FlagFile(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // CounterEvaluator is a poll sensor's command that answers its cursor plus
 // one (n) with a request of partition eu under run key k{n}, and logs
 // "evaluated SENSOR at CURSOR" to stderr.
