@@ -84,17 +84,7 @@ func TestLineageRandomGraphs(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 24))
 	for round := range 20 {
 		n := 200
-		nodes := make([]GraphNode, n)
-		for i := range nodes {
-			nodes[i] = GraphNode{Key: fmt.Sprintf("g%02d.asset_%03d", i%12, i)}
-		}
-		var edges []GraphEdge
-		for to := 1; to < n; to++ {
-			for k := r.IntN(3); k > 0; k-- {
-				from := r.IntN(to)
-				edges = append(edges, GraphEdge{from, to, []string{"identity", "time_window", "all"}[r.IntN(3)]})
-			}
-		}
+		nodes, edges := randomGraph(r, n, "g%02d.asset_%03d", func() string { return []string{"identity", "time_window", "all"}[r.IntN(3)] })
 		l := LayoutLineage(nodes, edges)
 		if again := LayoutLineage(nodes, edges); !reflect.DeepEqual(l, again) {
 			t.Fatalf("round %d: two layouts of the same graph differ", round)
@@ -179,21 +169,30 @@ func TestLineageLabelsEmptyAndCycles(t *testing.T) {
 	}
 }
 
+// randomGraph is a layered graph of n assets in 12 groups (keyFormat takes
+// the group and the index), each reading up to two earlier ones, every edge
+// with the mapping mapping gives.
+func randomGraph(r *rand.Rand, n int, keyFormat string, mapping func() string) ([]GraphNode, []GraphEdge) {
+	nodes := make([]GraphNode, n)
+	for i := range nodes {
+		nodes[i] = GraphNode{Key: fmt.Sprintf(keyFormat, i%12, i)}
+	}
+	var edges []GraphEdge
+	for to := 1; to < n; to++ {
+		for k := r.IntN(3); k > 0; k-- {
+			from := r.IntN(to)
+			edges = append(edges, GraphEdge{from, to, mapping()})
+		}
+	}
+	return nodes, edges
+}
+
 // BenchmarkLayoutLineage lays out random graphs of 200 and 1,000 assets
 // (each reading up to two earlier ones, so long edges and crossings abound).
 func BenchmarkLayoutLineage(b *testing.B) {
 	for _, n := range []int{200, 1000} {
 		r := rand.New(rand.NewPCG(1, uint64(n)))
-		nodes := make([]GraphNode, n)
-		for i := range nodes {
-			nodes[i] = GraphNode{Key: fmt.Sprintf("g%02d.asset_%04d", i%12, i)}
-		}
-		var edges []GraphEdge
-		for to := 1; to < n; to++ {
-			for k := r.IntN(3); k > 0; k-- {
-				edges = append(edges, GraphEdge{r.IntN(to), to, "identity"})
-			}
-		}
+		nodes, edges := randomGraph(r, n, "g%02d.asset_%04d", func() string { return "identity" })
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
 				LayoutLineage(nodes, edges)
