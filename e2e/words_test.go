@@ -12,7 +12,6 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/cli"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -57,9 +56,7 @@ func wordsWait(t *testing.T, env *testkit.Env, tok, id, state string) {
 // says what it is; plurals are right ("1 partition in 1 chunk").
 func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 	t.Parallel()
-	flag := testkit.FlagFile(t, "fail")
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(wordsWS, flag)})
-	env.StartEngine(t, jobs.Options{})
+	env, _ := testkit.WithFlagFile(t, wordsWS)
 	tok := env.Token(t, auth.RoleOperator)
 	parent := wordsAPI(t, env, tok, "POST", "/api/v1/backfills", `{"assets":["w.cmd"],"selector":{"type":"range","start":"good","end":"bad"},"chunk_size":1,"max_concurrent_runs":1}`, http.StatusCreated)["id"].(string)
 	wordsWait(t, env, tok, parent, "FAILED")

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -47,9 +46,7 @@ func recoveredRow(t *testing.T, doc *goquery.Document, id string) (*goquery.Sele
 // plain failed.
 func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 	t.Parallel()
-	flag := testkit.FlagFile(t, "fail")
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(recoverWS, flag)})
-	env.StartEngine(t, jobs.Options{})
+	env, flag := testkit.WithFlagFile(t, recoverWS)
 	tok := env.Token(t, auth.RoleOperator)
 	parent := apiCreate(t, env, tok, `{"assets":["rec.cmd"],"selector":{"type":"range","start":"good1","end":"bad2"},"chunk_size":1,"max_concurrent_runs":2}`)["id"].(string)
 	apiWaitState(t, env, tok, parent, "FAILED")

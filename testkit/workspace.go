@@ -1,10 +1,12 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -60,6 +62,18 @@ func FlagFile(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// WithFlagFile starts a server (New) and its engine on the workspace
+// wsFormat whose one %s (or %q) is the path of a new FlagFile: the
+// workspace's command fails while the file exists. It returns the server
+// and the file.
+func WithFlagFile(t testing.TB, wsFormat string) (*Env, string) {
+	t.Helper()
+	flag := FlagFile(t, "fail")
+	env := New(t, Options{WorkspaceYAML: fmt.Sprintf(wsFormat, flag)})
+	env.StartEngine(t, jobs.Options{})
+	return env, flag
 }
 
 // CounterEvaluator is a poll sensor's command that answers its cursor plus
