@@ -421,12 +421,6 @@ func queryParam(op, name string) map[string]any {
 			lim["maximum"], lim["default"] = handlers.MaxBackfillPageLimit, handlers.DefaultBackfillPageLimit
 		}
 		p["schema"], p["description"] = lim, "the most items of this page"
-	case "prefix":
-		p["description"] = "only run keys that start with this text"
-	case "after":
-		p["description"] = "the next_after of the previous page: run keys after this one, in key order"
-	case "cursor":
-		p["description"] = "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor"
 	case "status":
 		list(db.Statuses, "only partitions of these statuses")
 	case "state":
@@ -438,20 +432,27 @@ func queryParam(op, name string) map[string]any {
 	case "attempt":
 		p["schema"] = map[string]any{"type": "integer", "minimum": 1}
 		p["description"] = "the attempt whose log to show (default: the latest)"
-	case "at":
-		p["description"] = "a time: RFC 3339, \"2025-01-15 12:00\" (UTC), a date, or Unix milliseconds"
-	case "asset":
-		p["description"] = "only backfills selecting this asset"
-	case "user":
-		p["description"] = "an account name (admin), or your own"
-	case "from":
-		p["description"] = "a partition key: list everything missing from there, not only holes inside the materialized range"
-	case "partition":
-		p["description"] = "a partition key: that partition's reason and evidence"
 	case "outcome":
 		list(handlers.TickOutcomes, "only ticks of these outcomes")
+	default:
+		if d, ok := queryParamDescriptions[name]; ok {
+			p["description"] = d
+		}
 	}
 	return p
+}
+
+// queryParamDescriptions describes the query parameters that are plain
+// strings.
+var queryParamDescriptions = map[string]string{
+	"prefix":    "only run keys that start with this text",
+	"after":     "the next_after of the previous page: run keys after this one, in key order",
+	"cursor":    "the next_cursor of the previous page (opaque); leave it out for the first page. Anything else is a 400 on cursor",
+	"at":        "a time: RFC 3339, \"2025-01-15 12:00\" (UTC), a date, or Unix milliseconds",
+	"asset":     "only backfills selecting this asset",
+	"user":      "an account name (admin), or your own",
+	"from":      "a partition key: list everything missing from there, not only holes inside the materialized range",
+	"partition": "a partition key: that partition's reason and evidence",
 }
 
 var runStates = []string{db.RunQueued, db.RunRunning, db.RunSucceeded, db.RunFailed, db.RunCanceled}
