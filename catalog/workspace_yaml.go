@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,38 +106,39 @@ func syntaxHint(msg, text string, col *int) string {
 		*col = i + 1
 		return "this line is indented with a tab; YAML indentation must use spaces"
 	}
-	switch {
-	case strings.Contains(msg, "tab character"):
+	if strings.Contains(msg, "tab character") {
 		if i := strings.IndexByte(text, '\t'); i >= 0 {
 			*col = i + 1
 		}
 		return "a tab is not allowed here; use spaces"
-	case strings.HasPrefix(msg, "found character that cannot start any token"):
-		return "a value starts with a character YAML reserves (such as @, ` or %); put the value in quotes"
-	case strings.HasPrefix(msg, "mapping values are not allowed"):
-		return `a value contains ": " (put the value in quotes, e.g. description: "note: daily"), or the line above lacks the colon after its key`
-	case strings.HasPrefix(msg, "did not find expected key"):
-		return "this line is indented differently from the keys before it; the keys of one mapping start in the same column"
-	case strings.HasPrefix(msg, "did not find expected ',' or '}'"):
-		return "a { is not closed with }, or its entries are not separated by commas"
-	case strings.HasPrefix(msg, "did not find expected ',' or ']'"):
-		return "a [ is not closed with ], or its items are not separated by commas"
-	case strings.HasPrefix(msg, "did not find expected '-' indicator"):
-		return "the items of one list start in the same column with \"- \""
-	case strings.HasPrefix(msg, "block sequence entries are not allowed"):
-		return "a list (\"- item\") follows a key that already has a value on its line; put the list on the lines below the key"
-	case strings.HasPrefix(msg, "could not find expected ':'"):
-		return "a key lacks its colon; write key: value"
-	case strings.HasPrefix(msg, "found unexpected end of stream"):
-		return "a quote or bracket opened here is never closed"
-	case strings.HasPrefix(msg, "did not find expected node content"):
-		return "a value is missing here (an empty list or flow item, or a key with nothing after it)"
-	case strings.Contains(msg, "UTF-8"), strings.Contains(msg, "UTF-16"):
-		return "the file is not UTF-8 text on this line; save it as UTF-8"
-	case strings.HasPrefix(msg, "control characters are not allowed"):
-		return "this line holds a control character; remove it, or write it as an escape (\\t, \\u0007) inside double quotes"
-	case strings.HasPrefix(msg, "unknown anchor"):
-		return "define the anchor with &NAME before using it as *NAME"
+	}
+	for _, r := range syntaxHints {
+		if (r.prefix != "" && strings.HasPrefix(msg, r.prefix)) || slices.ContainsFunc(r.contains, func(s string) bool { return strings.Contains(msg, s) }) {
+			return r.hint
+		}
 	}
 	return "check the YAML syntax on this line and the ones above it"
+}
+
+// syntaxHints are the hints of yaml.v3's syntax errors, tried in order: a
+// rule is for the messages that start with its prefix or contain one of
+// its texts.
+var syntaxHints = []struct {
+	prefix   string
+	contains []string
+	hint     string
+}{
+	{prefix: "found character that cannot start any token", hint: "a value starts with a character YAML reserves (such as @, ` or %); put the value in quotes"},
+	{prefix: "mapping values are not allowed", hint: `a value contains ": " (put the value in quotes, e.g. description: "note: daily"), or the line above lacks the colon after its key`},
+	{prefix: "did not find expected key", hint: "this line is indented differently from the keys before it; the keys of one mapping start in the same column"},
+	{prefix: "did not find expected ',' or '}'", hint: "a { is not closed with }, or its entries are not separated by commas"},
+	{prefix: "did not find expected ',' or ']'", hint: "a [ is not closed with ], or its items are not separated by commas"},
+	{prefix: "did not find expected '-' indicator", hint: "the items of one list start in the same column with \"- \""},
+	{prefix: "block sequence entries are not allowed", hint: "a list (\"- item\") follows a key that already has a value on its line; put the list on the lines below the key"},
+	{prefix: "could not find expected ':'", hint: "a key lacks its colon; write key: value"},
+	{prefix: "found unexpected end of stream", hint: "a quote or bracket opened here is never closed"},
+	{prefix: "did not find expected node content", hint: "a value is missing here (an empty list or flow item, or a key with nothing after it)"},
+	{contains: []string{"UTF-8", "UTF-16"}, hint: "the file is not UTF-8 text on this line; save it as UTF-8"},
+	{prefix: "control characters are not allowed", hint: "this line holds a control character; remove it, or write it as an escape (\\t, \\u0007) inside double quotes"},
+	{prefix: "unknown anchor", hint: "define the anchor with &NAME before using it as *NAME"},
 }
