@@ -362,7 +362,30 @@ func mergeLeaseRows(assetID int64, rows []PartitionStatus, ls []leasedPart) []Pa
 // it always did (leasedStatus), and the attempt's end finds the row. The
 // rollup already counts the partition in progress.
 func takeLease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) error {
-	rows, err := runningLeases(ctx, tx, assetID)
+	return eachRunningLease(ctx, tx, assetID, func(r leaseRow, ps []leasedPart, d *leaseDoc) (bool, error) {
+		j := slices.IndexFunc(ps, func(l leasedPart) bool { return l.Key == key })
+		if j < 0 {
+			return false, nil
+		}
+		if err := writeLeaseRow(ctx, tx, assetID, ps[j]); err != nil {
+			return true, err
+		}
+		idxs := d.idxs()
+		d.K = slices.Delete(d.K, j, j+1)
+		if len(d.I) > j {
+			d.I = slices.Delete(d.I, j, j+1)
+		}
+		d.setIdxs(slices.Delete(idxs, j, j+1))
+		return true, writeLease(ctx, tx, r.RunID, r.Attempt, d)
+	})
+}
+
+// eachRunningLease calls visit with each lease of asset assetID's running
+// attempts: the attempt's row, its leased partitions and its lease
+// document, until visit says it is done or fails.
+func eachRunningLease(ctx context.Context, tx *sqlx.Tx, assetID int64, visit func(r leaseRow, ps []leasedPart, d *leaseDoc) (done bool, err error)) error {
+	rows, err := selectAll[leaseRow](ctx, tx, `SELECT run_id, attempt, started_at, lease FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID)
 	if err != nil {
 		return err
 	}
@@ -371,29 +394,11 @@ func takeLease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) erro
 		if err != nil {
 			return err
 		}
-		for j, l := range ps {
-			if l.Key != key {
-				continue
-			}
-			if err := writeLeaseRow(ctx, tx, assetID, l); err != nil {
-				return err
-			}
-			idxs := d.idxs()
-			d.K = slices.Delete(d.K, j, j+1)
-			if len(d.I) > j {
-				d.I = slices.Delete(d.I, j, j+1)
-			}
-			d.setIdxs(slices.Delete(idxs, j, j+1))
-			return writeLease(ctx, tx, r.RunID, r.Attempt, d)
+		if done, err := visit(r, ps, d); done || err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// runningLeases are the leases of asset assetID's running attempts.
-func runningLeases(ctx context.Context, tx *sqlx.Tx, assetID int64) ([]leaseRow, error) {
-	return selectAll[leaseRow](ctx, tx, `SELECT run_id, attempt, started_at, lease FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL`, assetID)
 }
 
 // writeLease stores d as the lease of an attempt.
@@ -413,15 +418,7 @@ func writeLease(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, d
 // reindexAsset rebuilds the rollup from the rows. The attempts' ends then
 // find rows, which they update as any leased row.
 func reindexLeases(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
-	rows, err := runningLeases(ctx, tx, assetID)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		ps, _, err := r.parts(math.MinInt64, math.MaxInt64)
-		if err != nil {
-			return err
-		}
+	return eachRunningLease(ctx, tx, assetID, func(r leaseRow, ps []leasedPart, _ *leaseDoc) (bool, error) {
 		for _, l := range ps {
 			i, err := sp.Index(l.Key)
 			if err != nil {
@@ -429,14 +426,12 @@ func reindexLeases(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.S
 			}
 			l.Idx = i
 			if err := writeLeaseRow(ctx, tx, assetID, l); err != nil {
-				return err
+				return true, err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET lease_lo=NULL, lease_hi=NULL, lease=NULL WHERE run_id=? AND attempt=?`, r.RunID, r.Attempt); err != nil {
-			return err
-		}
-	}
-	return nil
+		_, err := tx.ExecContext(ctx, `UPDATE attempts SET lease_lo=NULL, lease_hi=NULL, lease=NULL WHERE run_id=? AND attempt=?`, r.RunID, r.Attempt)
+		return false, err
+	})
 }
 
 // writeLeaseRow writes the in-progress status row lease l stands for (as
