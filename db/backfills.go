@@ -196,15 +196,11 @@ func BackfillByRequestKeyTx(ctx context.Context, tx *sqlx.Tx, key string) (Backf
 func (s *Store) BackfillIDsByRequestKeys(ctx context.Context, keys []string) (map[string]string, error) {
 	out := make(map[string]string, len(keys))
 	for lo := 0; lo < len(keys); lo += 500 {
-		q, args, err := sqlx.In(`SELECT request_key, id FROM backfills WHERE request_key IN (?)`, keys[lo:min(lo+500, len(keys))])
-		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
+		rows, err := selectIn[struct {
 			Key string `db:"request_key"`
 			ID  string `db:"id"`
-		}
-		if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		}](ctx, s.r, `SELECT request_key, id FROM backfills WHERE request_key IN (?)`, keys[lo:min(lo+500, len(keys))])
+		if err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
@@ -339,15 +335,11 @@ func (s *Store) InterruptedAttempts(ctx context.Context, runIDs []string) (map[s
 	if len(runIDs) == 0 {
 		return out, nil
 	}
-	q, args, err := sqlx.In(`SELECT run_id, COUNT(*) AS n FROM attempts WHERE state='interrupted' AND run_id IN (?) GROUP BY run_id`, runIDs)
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
+	rows, err := selectIn[struct {
 		RunID string `db:"run_id"`
 		N     int64  `db:"n"`
-	}
-	if err := s.r.SelectContext(ctx, &rows, q, args...); err != nil {
+	}](ctx, s.r, `SELECT run_id, COUNT(*) AS n FROM attempts WHERE state='interrupted' AND run_id IN (?) GROUP BY run_id`, runIDs)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {

@@ -4,7 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/jmoiron/sqlx"
 )
+
+// selectIn is selectAll of a query whose IN (?) take slices of args
+// (sqlx.In expands them).
+func selectIn[T any](ctx context.Context, q Querier, query string, args ...any) ([]T, error) {
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return selectAll[T](ctx, q, query, args...)
+}
 
 // selectAll reads every row query returns as a T (nil when none).
 func selectAll[T any](ctx context.Context, q Querier, query string, args ...any) ([]T, error) {

@@ -190,12 +190,8 @@ func (s *Store) UsedRunKeys(ctx context.Context, sensor string, keys []string) (
 	if len(keys) == 0 {
 		return used, nil
 	}
-	q, args, err := sqlx.In(`SELECT run_key FROM sensor_run_keys WHERE sensor=? AND run_key IN (?)`, sensor, keys)
+	got, err := selectIn[string](ctx, s.r, `SELECT run_key FROM sensor_run_keys WHERE sensor=? AND run_key IN (?)`, sensor, keys)
 	if err != nil {
-		return nil, err
-	}
-	var got []string
-	if err := s.r.SelectContext(ctx, &got, q, args...); err != nil {
 		return nil, err
 	}
 	for _, k := range got {
