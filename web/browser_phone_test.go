@@ -3,8 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -326,13 +324,9 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 // width the backfill says "by schedule NAME" (it read "byschedule").
 func TestBrowserPhoneAutomationPages(t *testing.T) {
 	t.Parallel()
-	script := filepath.Join(t.TempDir(), "eval.sh")
-	if err := os.WriteFile(script, []byte(`#!/bin/sh
-c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
+	script := testkit.Script(t, "eval.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"landed-2026-11-25-files-batch-00$n\"}]}"
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
+`)
 	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
 assets:
   auto.regions:
