@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/auth"
@@ -73,18 +74,15 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 		return NotFound("no backfill action %q", action)
 	}
 	if err != nil {
-		return refusedOnPage(engineErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
-			d, err := h.loadDetail(c, id)
-			if err != nil {
-				return err
-			}
-			d.Message = notDone(ue)
+		load := func() (views.BackfillDetail, error) { return h.loadDetail(c, id) }
+		return refusedOnPage(c, engineErr(err), []int{http.StatusConflict}, load, func(d views.BackfillDetail, msg string, ue *UserError) templ.Component {
+			d.Message = msg
 			if ue.Field == "expected_state_version" {
 				// The engine's message says how an API client catches up;
 				// the page has done so already.
 				d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again.", views.BackfillStateLabel(d.State, 0))
 			}
-			return render(c, ue.Status, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
+			return views.BackfillDetailPage(page(c, d.Title, "backfills"), d)
 		})
 	}
 	return c.Redirect(http.StatusSeeOther, BackfillHref(id))

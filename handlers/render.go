@@ -55,14 +55,18 @@ func PageText(ue *UserError) string {
 }
 
 // refusedOnPage answers the error of a page's action: a refusal of one of
-// statuses shows the page again through reload, with why (notDone);
-// anything else is answered as is.
-func refusedOnPage(uerr error, statuses []int, reload func(*UserError) error) error {
+// statuses shows the page again, with why (notDone: view gets it with the
+// refusal), from the data load reads; anything else is answered as is.
+func refusedOnPage[D any](c echo.Context, uerr error, statuses []int, load func() (D, error), view func(d D, msg string, ue *UserError) templ.Component) error {
 	var ue *UserError
 	if !errors.As(uerr, &ue) || !slices.Contains(statuses, ue.Status) {
 		return uerr
 	}
-	return reload(ue)
+	d, err := load()
+	if err != nil {
+		return err
+	}
+	return render(c, ue.Status, view(d, notDone(ue), ue))
 }
 
 // notDone is the message of a page shown again after it refused an action.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -328,13 +329,10 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 		return NotFound("no schedule action %q; use pause, resume or trigger", c.Param("action"))
 	}
 	if err != nil {
-		return refusedOnPage(scheduleErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
-			d, err := h.scheduleDetail(c, s)
-			if err != nil {
-				return err
-			}
-			d.Message = notDone(ue)
-			return render(c, ue.Status, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		load := func() (views.ScheduleDetail, error) { return h.scheduleDetail(c, s) }
+		return refusedOnPage(c, scheduleErr(err), []int{http.StatusConflict}, load, func(d views.ScheduleDetail, msg string, _ *UserError) templ.Component {
+			d.Message = msg
+			return views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d)
 		})
 	}
 	h.Auth.SetFlash(CurrentPrincipal(c), fl)

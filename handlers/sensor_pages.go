@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/tessera-dev/tessera/auth"
@@ -358,13 +359,10 @@ func (h *Handler) SensorAction(c echo.Context) error {
 // sensorRefused shows the sensor page again with why an action was not
 // done (409), or answers the error.
 func (h *Handler) sensorRefused(c echo.Context, s *catalog.Sensor, uerr error) error {
-	return refusedOnPage(uerr, []int{http.StatusConflict, http.StatusBadRequest}, func(ue *UserError) error {
-		d, err := h.sensorDetail(c, s)
-		if err != nil {
-			return err
-		}
-		d.Message = notDone(ue)
-		return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	load := func() (views.SensorDetail, error) { return h.sensorDetail(c, s) }
+	return refusedOnPage(c, uerr, []int{http.StatusConflict, http.StatusBadRequest}, load, func(d views.SensorDetail, msg string, _ *UserError) templ.Component {
+		d.Message = msg
+		return views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d)
 	})
 }
 
