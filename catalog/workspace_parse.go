@@ -279,26 +279,17 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 	}
 	p.assetAt[key] = k
 	f, fk := p.fields(v, field, "an asset", assetFields)
-	for _, name := range []string{"group", "description", "code_version"} {
-		if n, ok := f[name]; ok {
-			s, ok := p.str(n, join(field, name))
-			if !ok {
-				continue
-			}
-			switch name {
-			case "group":
-				if strings.TrimSpace(s) == "" {
-					p.add(n, join(field, name), "group is empty; name a group (e.g. group: ingestion) or leave the field out for %q", DefaultGroup)
-					continue
-				}
-				a.Group = s
-			case "description":
-				a.Description = s
-			case "code_version":
-				a.CodeVersion = s
-			}
+	if n, ok := f["group"]; ok {
+		var g string
+		switch {
+		case !p.strFields(f, field, strField{"group", &g}): // said where it is read
+		case strings.TrimSpace(g) == "":
+			p.add(n, join(field, "group"), "group is empty; name a group (e.g. group: ingestion) or leave the field out for %q", DefaultGroup)
+		default:
+			a.Group = g
 		}
 	}
+	p.strFields(f, field, strField{"description", &a.Description}, strField{"code_version", &a.CodeVersion})
 	if n, ok := f["partitions"]; ok {
 		a.Scheme = p.parseScheme(n, join(field, "partitions"), fk["partitions"], true)
 	} else if !misspelled(v, "partitions") {

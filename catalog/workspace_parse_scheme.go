@@ -56,23 +56,7 @@ func (p *wsParser) parseScheme(n *yaml.Node, field string, key *yaml.Node, allow
 func (p *wsParser) parseTime(kind Kind, n *yaml.Node, field string, key *yaml.Node) Scheme {
 	f, fk := p.fields(n, field, "a "+string(kind)+" scheme", timeFields)
 	tp := TimeParams{Unit: kind}
-	ok := true
-	for _, name := range []string{"start", "end", "timezone", "key_format"} {
-		if v, has := f[name]; has {
-			s, good := p.str(v, join(field, name))
-			ok = ok && good
-			switch name {
-			case "start":
-				tp.Start = s
-			case "end":
-				tp.End = s
-			case "timezone":
-				tp.Timezone = s
-			case "key_format":
-				tp.KeyFormat = s
-			}
-		}
-	}
+	ok := p.strFields(f, field, strField{"start", &tp.Start}, strField{"end", &tp.End}, strField{"timezone", &tp.Timezone}, strField{"key_format", &tp.KeyFormat})
 	if v, has := f["end_offset"]; has {
 		x, good := p.integer(v, join(field, "end_offset"))
 		ok = ok && good

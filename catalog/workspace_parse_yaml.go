@@ -184,6 +184,29 @@ func (p *wsParser) str(n *yaml.Node, field string) (string, bool) {
 	return n.Value, true
 }
 
+// strField is a string field of a mapping and where its value goes.
+type strField struct {
+	name string
+	dst  *string
+}
+
+// strFields reads those of fields that f holds, in order, into their
+// destinations; false when one is not a single value (each said where it
+// is).
+func (p *wsParser) strFields(f map[string]*yaml.Node, field string, fields ...strField) bool {
+	ok := true
+	for _, sf := range fields {
+		if n, has := f[sf.name]; has {
+			s, good := p.str(n, join(field, sf.name))
+			if good {
+				*sf.dst = s
+			}
+			ok = ok && good
+		}
+	}
+	return ok
+}
+
 func (p *wsParser) integer(n *yaml.Node, field string) (int64, bool) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode {
