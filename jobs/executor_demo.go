@@ -70,7 +70,7 @@ func (d DemoExecutor) Execute(ctx context.Context, w Work) Result {
 	out := &tailBuffer{max: LogLimit}
 	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(out, "%s %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		fmt.Fprintf(out, "%s %s\n", time.Now().UTC().Format("15:04:05.000Z07:00"), fmt.Sprintf(format, args...))
 	}
 	logf("demo: attempt %d of run %s: %s, %d %s", w.Attempt, w.RunID, w.Asset, len(w.Partitions), plural(int64(len(w.Partitions)), "partition", "partitions"))
 	res := Result{Parts: map[string]PartResult{}}
