@@ -38,6 +38,10 @@ func readSlots(n int) echo.MiddlewareFunc {
 				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
 			}
 			defer func() { <-slots }()
+			if r.Context().Err() != nil {
+				// Given a slot just as its client left: no one to answer.
+				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
+			}
 			return next(c)
 		}
 	}
