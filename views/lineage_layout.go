@@ -204,11 +204,13 @@ func LayoutLineage(nodes []GraphNode, edges []GraphEdge) Lineage {
 	for _, vs := range order {
 		tallest = max(tallest, len(vs))
 	}
+	// Every layer starts at the top: a box that shows the graph's top left
+	// corner first (a wide graph scrolls) shows nodes, not the empty space
+	// a short layer centred beside a tall one leaves above it.
 	vy := make([]int, nv) // each vertex's middle
 	for _, vs := range order {
-		off := (tallest - len(vs)) * lineageRowH / 2
 		for i, v := range vs {
-			vy[v] = lineagePad + off + i*lineageRowH + lineageNodeH/2
+			vy[v] = lineagePad + i*lineageRowH + lineageNodeH/2
 		}
 	}
 	out := Lineage{Layers: nl, Crossings: bestC, H: 2*lineagePad + max(0, tallest*lineageRowH-(lineageRowH-lineageNodeH))}
