@@ -122,12 +122,24 @@ func runKeys(r db.Run) string {
 	return r.FirstKey + " … " + r.LastKey
 }
 
+// runsBackfillChoices is how many of the newest backfills /runs offers to
+// pick from by title.
+const runsBackfillChoices = 100
+
 // RunsList renders /runs.
 func (h *Handler) RunsList(c echo.Context) error {
 	m := views.RunsPage{States: RunStates, Asset: c.QueryParam("asset"), State: c.QueryParam("state"),
 		Backfill: c.QueryParam("backfill"), From: c.QueryParam("from"), To: c.QueryParam("to")}
 	for _, a := range h.Workspace().Workspace.Assets {
 		m.Assets = append(m.Assets, a.Key)
+	}
+	// The newest backfills, to pick one by its title.
+	recent, err := h.Store.Backfills(c.Request().Context(), nil, "", 0, runsBackfillChoices)
+	if err != nil {
+		return err
+	}
+	for _, b := range recent {
+		m.Backfills = append(m.Backfills, views.Link{Label: b.Name(), Href: b.ID})
 	}
 	f, err := h.runFilter(c)
 	if err != nil {

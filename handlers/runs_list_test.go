@@ -121,6 +121,11 @@ func TestRunsPageListsFiltersAndPages(t *testing.T) {
 	if bf := first.Find(`[data-testid="run-backfill"]`); bf.Text() != "test t.daily" || bf.AttrOr("href", "") != handlers.BackfillHref(f.daily.ID) {
 		t.Errorf("backfill cell %q → %q", bf.Text(), bf.AttrOr("href", ""))
 	}
+	// The backfill filter offers the backfills by title (the option's value
+	// is the id the filter takes).
+	if o := doc.Find(`[data-testid="runs-backfill-choices"] option[value="` + f.daily.ID + `"]`); o.Text() != "test t.daily" {
+		t.Errorf("the backfill filter offers %q for %s, want its title", o.Text(), f.daily.ID)
+	}
 	if by := first.Find(`[data-testid="run-launched-by"]`).Text(); by != "by tester" {
 		t.Errorf("launched %q, want by tester", by)
 	}

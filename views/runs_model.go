@@ -5,6 +5,9 @@ package views
 type RunsPage struct {
 	Assets, States                   []string
 	Asset, State, Backfill, From, To string
+	// Backfills are the newest backfills to pick from by title (Label;
+	// Href holds the id the filter takes).
+	Backfills []Link
 	// Error is what is wrong with the filter ErrorField (the 400's).
 	Error, ErrorField string
 	Filtered          bool
