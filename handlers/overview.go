@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,13 @@ import (
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
 	filter, err := assetFilterParams(c, h.Workspace().Workspace)
+	status := http.StatusOK
+	if ue := (*UserError)(nil); errors.As(err, &ue) && ue.Status == http.StatusBadRequest {
+		// A filter in the address that is no filter: every asset, with
+		// the error beside the filter (as /runs shows its own), a 400.
+		filter = views.AssetFilter{Groups: filter.Groups, Page: 1, Error: ue.Message, ErrorField: ue.Field}
+		status, err = http.StatusBadRequest, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -40,7 +48,7 @@ func (h *Handler) Overview(c echo.Context) error {
 	if err := filterOverview(&o, filter); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+	return render(c, status, views.OverviewPage(page(c, "Assets", "overview"), o))
 }
 
 // overviewModel is the overview's model at sc.

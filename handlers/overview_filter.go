@@ -44,7 +44,7 @@ func assetFilterParams(c echo.Context, ws *catalog.Workspace) (views.AssetFilter
 		return f, BadRequest("group", "unknown group %q; use one of %s", f.Group, strings.Join(f.Groups, ", "))
 	}
 	if f.State != "" && !slices.ContainsFunc(views.AssetFilterStates, func(s struct{ Value, Label string }) bool { return s.Value == f.State }) {
-		return f, BadRequest("state", "unknown state %q; use failed, stale or running", f.State)
+		return f, BadRequest("state", "unknown state %q; use failed (Has failures), stale or running", f.State)
 	}
 	f.Page = 1
 	if p := c.QueryParam("page"); p != "" {

@@ -148,19 +148,27 @@ func TestOverviewFilter(t *testing.T) {
 }
 
 // TestOverviewFilterBadInput: an unknown state or group, or a name filter
-// too long, is a 400 that says what is wrong and what to use.
+// too long, is a 400 that says what is wrong and what to use: on the
+// overview beside its filter (every asset listed), on /lineage its error
+// page.
 func TestOverviewFilterBadInput(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	for _, c := range []struct{ query, want string }{
-		{"state=broken", `unknown state "broken"; use failed, stale or running`},
-		{"state=FAILED", `unknown state "FAILED"; use failed, stale or running`},
+		{"state=broken", `unknown state "broken"; use failed (Has failures), stale or running`},
+		{"state=FAILED", `unknown state "FAILED"; use failed (Has failures), stale or running`},
 		{"group=nope", `unknown group "nope"; use one of ingestion, analytics, ml, crm, partners`},
 		{"q=" + strings.Repeat("x", 201), "the name filter is 201 characters long; use at most 200"},
 	} {
 		for _, path := range []string{"/?", "/lineage?"} {
 			status, doc := get(t, env, path+c.query)
 			msg := doc.Find(`[data-testid="error-message"]`).Text()
+			if path == "/?" {
+				msg = doc.Find(`[data-testid="asset-filter-error"]`).Text()
+				if n := doc.Find(`[data-testid="asset-row"], tr[data-asset]`).Length(); n != 6 {
+					t.Errorf("%s%s: %d assets listed beside the error, want all 6", path, c.query, n)
+				}
+			}
 			if status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
 				t.Errorf("%s%s: %d %q, want 400 saying %q", path, c.query, status, msg, c.want)
 			}
