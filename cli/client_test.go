@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
 
 var tesseraBin string
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building tessera for the CLI tests:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

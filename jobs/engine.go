@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,8 +112,12 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 	if opts.Tick <= 0 {
 		opts.Tick = 200 * time.Millisecond
 	}
-	if opts.ReportDir == "" {
+	if opts.ReportDir == "" && store.Path != "" {
 		opts.ReportDir = store.Path + ".reports"
+	} else if opts.ReportDir == "" {
+		// PostgreSQL: no file of the store; a report is read by the
+		// instance whose command wrote it.
+		opts.ReportDir = filepath.Join(os.TempDir(), "tessera-reports")
 	}
 	e := &Engine{Store: store, Log: log, Now: time.Now, ws: ws, opts: opts,
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
