@@ -45,6 +45,16 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // classifyWrite returns the cause of a write fault, "" for any other error
 // (a constraint, a bad statement, a canceled context).
 func classifyWrite(err error) WriteCause {
+	switch code := pgCode(err); {
+	case code == "53100": // disk_full
+		return CauseDiskFull
+	case code == "25006": // read_only_sql_transaction (a standby)
+		return CauseReadOnly
+	case code == "58030": // io_error
+		return CauseIOError
+	case code != "":
+		return ""
+	}
 	var se sqlite3.Error
 	if !errors.As(err, &se) {
 		return ""
