@@ -38,7 +38,7 @@ func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error 
 		for _, rf := range p.Failures {
 			for _, pr := range rf.Parts {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,'failed',?)
-					ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`, p.ID, rf.AssetID, pr.Key, pr.Idx, rf.RunID); err != nil {
+					ON CONFLICT (backfill_id, asset_id, partition_key) DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`, p.ID, rf.AssetID, pr.Key, pr.Idx, rf.RunID); err != nil {
 					return err
 				}
 			}

@@ -154,7 +154,8 @@ func pgArgs(args []driver.NamedValue) []driver.NamedValue {
 	return args
 }
 
-// pgRebind turns the ? placeholders of q into $1, $2, …, leaving alone
+// pgRebind turns the ? placeholders of q into $1, $2, … (and ?NNN into
+// $NNN), leaving alone
 // those inside string literals, quoted identifiers, dollar-quoted strings
 // and comments. A statement without ? is returned as it is.
 func pgRebind(q string) string {
@@ -217,16 +218,63 @@ func pgRebind(q string) string {
 			b.WriteString(q[i:j])
 			i = j
 		case c == '?':
-			n++
+			// ?NNN (SQLite's numbered parameter) is $NNN; ? the next one.
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
 			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			i++
+			if j > i+1 {
+				b.WriteString(q[i+1 : j])
+			} else {
+				n++
+				b.WriteString(strconv.Itoa(n))
+			}
+			i = j
 		default:
 			b.WriteByte(c)
 			i++
 		}
 	}
 	return b.String()
+}
+
+// pgTypedRow is row (a VALUES row of ? placeholders) with each ? cast to
+// the PostgreSQL type of its argument in args: PostgreSQL types the
+// columns of a VALUES list from its first row, and a bare parameter there
+// is text.
+func pgTypedRow(row string, args []any) string {
+	var b strings.Builder
+	k := 0
+	for i := 0; i < len(row); i++ {
+		b.WriteByte(row[i])
+		if row[i] != '?' || k >= len(args) {
+			continue
+		}
+		switch args[k].(type) {
+		case int, int64, int32, int16, int8, uint32, uint16, uint8, bool:
+			b.WriteString("::BIGINT")
+		case float64, float32:
+			b.WriteString("::DOUBLE PRECISION")
+		case string, *string:
+			b.WriteString("::TEXT")
+		case []byte:
+			b.WriteString("::BYTEA")
+		}
+		k++
+	}
+	return b.String()
+}
+
+// pgAliasValues names the VALUES list that suffix closes (its first ")"):
+// PostgreSQL wants a subquery in FROM named. The columns keep their
+// names, column1, column2, …
+func pgAliasValues(suffix string) string {
+	i := strings.IndexByte(suffix, ')')
+	if i < 0 {
+		return suffix
+	}
+	return suffix[:i+1] + " AS v" + suffix[i+1:]
 }
 
 // pgCode is the SQLSTATE of a PostgreSQL error ("" for another error).
@@ -274,4 +322,24 @@ func insertID(ctx context.Context, tx *sqlx.Tx, q string, args ...any) (int64, e
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// greatest is the scalar maximum of dialect d: SQLite's MAX(a, b),
+// PostgreSQL's GREATEST(a, b) (which ignores NULLs where MAX answers
+// NULL: the store passes it none).
+func greatest(d Dialect) string {
+	if d == Postgres {
+		return "GREATEST"
+	}
+	return "MAX"
+}
+
+// indexedBy is SQLite's INDEXED BY index for a query of dialect d, where
+// the store tells SQLite's planner which index to take; PostgreSQL's
+// planner chooses by itself ("").
+func indexedBy(d Dialect, index string) string {
+	if d == Postgres {
+		return ""
+	}
+	return " INDEXED BY " + index
 }

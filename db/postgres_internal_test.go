@@ -14,6 +14,7 @@ func TestPgRebind(t *testing.T) {
 		`SELECT /* ? */ ?`:                           `SELECT /* ? */ $1`,
 		`SELECT $fn$ ? $fn$, ?, $$?$$`:               `SELECT $fn$ ? $fn$, $1, $$?$$`,
 		`SELECT $1, $2`:                              `SELECT $1, $2`,
+		`VALUES (?1, ?2, ?1, ?10)`:                   `VALUES ($1, $2, $1, $10)`,
 		`SELECT 'unterminated ?`:                     `SELECT 'unterminated ?`,
 	}
 	for in, want := range cases {
