@@ -343,3 +343,26 @@ func indexedBy(d Dialect, index string) string {
 	}
 	return " INDEXED BY " + index
 }
+
+// rangesJoin is, for dialect d, the FROM clause that joins the index
+// ranges of a JSON parameter ([[lo, hi], …], r) with partition_status ps
+// through its covering staleness index, and the condition that keeps the
+// rows of each range.
+func rangesJoin(d Dialect) (from, within string) {
+	if d == Postgres {
+		return `jsonb_array_elements(CAST(? AS jsonb)) AS r(value) CROSS JOIN partition_status ps`,
+			`ps.idx BETWEEN CAST(r.value->>0 AS BIGINT) AND CAST(r.value->>1 AS BIGINT)`
+	}
+	return `json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness`,
+		`ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`
+}
+
+// randomGen is a random 64-bit integer of dialect d, per row: SQLite's
+// random(), and on PostgreSQL (whose random() is a float in [0, 1)) 53
+// random bits.
+func randomGen(d Dialect) string {
+	if d == Postgres {
+		return `CAST(floor(random() * 9007199254740992) AS BIGINT)`
+	}
+	return `random()`
+}
