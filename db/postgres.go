@@ -366,3 +366,21 @@ func randomGen(d Dialect) string {
 	}
 	return `random()`
 }
+
+// jsonTexts is, for dialect d, a table of the strings of a JSON array
+// parameter, its column named value.
+func jsonTexts(d Dialect) string {
+	if d == Postgres {
+		return `jsonb_array_elements_text(CAST(? AS jsonb))`
+	}
+	return `json_each(?)`
+}
+
+// tickKey is the column that picks schedule ticks by row: SQLite's rowid
+// (the ticks' table has one), PostgreSQL's id (their key).
+func tickKey(d Dialect) string {
+	if d == Postgres {
+		return "id"
+	}
+	return "rowid"
+}
