@@ -23,7 +23,7 @@ type BackfillStateChanged struct {
 
 func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error {
 	res, err := tx.ExecContext(ctx, `UPDATE backfills SET state=?, state_version=?, updated_at=?,
-		terminate = MAX(terminate, ?),
+		terminate = `+greatest(dialectOf(tx))+`(terminate, ?),
 		started_at = CASE WHEN ?='RUNNING' THEN COALESCE(started_at, ?) ELSE started_at END,
 		finished_at = CASE WHEN ? IN ('CANCELED','SUCCEEDED','FAILED') THEN ? ELSE finished_at END
 		WHERE id=? AND state=?`, p.To, p.Version, p.At, p.Terminate, p.To, p.At, p.To, p.At, p.ID, p.From)

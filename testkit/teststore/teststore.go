@@ -39,28 +39,24 @@ func OpenOn(t testing.TB, d db.Dialect) *db.Store {
 	return store
 }
 
-// Each runs f on each backend, as parallel subtests named "sqlite" and
-// "postgres", each with a fresh store (OpenOn).
+// Each runs f on each backend, as subtests named "sqlite" and "postgres",
+// each with a fresh store (OpenOn). The subtests run one after the other
+// (the test itself may be parallel): what the test set up before, and
+// defers, serves both.
 func Each(t *testing.T, f func(t *testing.T, store *db.Store)) {
 	t.Helper()
 	for _, d := range Dialects {
-		t.Run(d.String(), func(t *testing.T) {
-			t.Parallel()
-			f(t, OpenOn(t, d))
-		})
+		t.Run(d.String(), func(t *testing.T) { f(t, OpenOn(t, d)) })
 	}
 }
 
-// EachDialect runs f on each backend, as parallel subtests named "sqlite"
-// and "postgres", for tests that open their stores themselves (OpenOn,
-// WithWorkspaceOn).
+// EachDialect runs f on each backend, as subtests named "sqlite" and
+// "postgres" run one after the other, for tests that open their stores
+// themselves (OpenOn, WithWorkspaceOn).
 func EachDialect(t *testing.T, f func(t *testing.T, d db.Dialect)) {
 	t.Helper()
 	for _, d := range Dialects {
-		t.Run(d.String(), func(t *testing.T) {
-			t.Parallel()
-			f(t, d)
-		})
+		t.Run(d.String(), func(t *testing.T) { f(t, d) })
 	}
 }
 
