@@ -30,6 +30,11 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q: not found", 
 // Is makes a NotFoundError match ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
+// IsUniqueViolation says whether err is a UNIQUE or PRIMARY KEY
+// constraint's refusal, on either backend (a concurrent insert of the
+// same key won the race).
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
 // isUniqueViolation says whether err is a UNIQUE or PRIMARY KEY
 // constraint's refusal. On PostgreSQL it also ends the transaction: a
 // caller that goes on in it after one needs a savepoint.

@@ -219,7 +219,7 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 	}
 	b, err := e.insert(ctx, r, hash, key, nil, nil, actor)
 	if err != nil {
-		if idemKey != "" && strings.Contains(err.Error(), "UNIQUE") {
+		if idemKey != "" && db.IsUniqueViolation(err) {
 			// A concurrent request with the same key won the race.
 			if b, err2 := e.Store.BackfillByRequestKey(ctx, stored); err2 == nil {
 				if b.RequestHash != hash {
@@ -555,7 +555,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	parent := parentID
 	b, err := e.insert(ctx, r, requestHash(req), nil, &parent, rid, actor)
 	if err != nil {
-		if requestID != "" && strings.Contains(err.Error(), "UNIQUE") {
+		if requestID != "" && db.IsUniqueViolation(err) {
 			if c, err2 := e.Store.BackfillByRetry(ctx, parentID, requestID); err2 == nil {
 				return Created{Backfill: c, Replayed: true}, nil
 			}
