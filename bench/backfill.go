@@ -160,7 +160,10 @@ func startBenchEngine(ctx context.Context, store *db.Store, ws *catalog.Workspac
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(rctx, time.Second) }()
+	go func() {
+		defer close(done)
+		pprof.Do(rctx, pprof.Labels("part", "engine"), func(rctx context.Context) { _ = eng.Run(rctx, time.Second) })
+	}()
 	return eng, func() { cancel(); <-done }, nil
 }
 

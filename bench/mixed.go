@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -28,13 +29,21 @@ type MixedResult struct {
 	ThroughputRatio      float64 `json:"throughput_ratio"`
 	// Reads answered while the loaded backfill ran, by page kind and over
 	// all of them.
-	Reads       int                   `json:"reads"`
-	ReadsPerS   float64               `json:"reads_per_s"`
-	Pages       map[string]PageTiming `json:"pages"`
-	P50ms       float64               `json:"p50_ms"`
-	P99ms       float64               `json:"p99_ms"`
-	TargetRatio float64               `json:"target_ratio"`
-	TargetP99ms float64               `json:"target_p99_ms"`
+	Reads     int     `json:"reads"`
+	ReadsPerS float64 `json:"reads_per_s"`
+	// The process's CPU time (user and system) during each run, and what
+	// the loaded run used beyond the solo one per read answered: the
+	// readers run as fast as they are answered, so they use whatever CPU the
+	// engine leaves, and a cheaper read shows as more reads for the same
+	// CPU (this figure), not as less CPU taken from the engine.
+	SoloCPUs     float64               `json:"solo_cpu_s"`
+	LoadedCPUs   float64               `json:"loaded_cpu_s"`
+	CPUPerReadMs float64               `json:"cpu_per_read_ms"`
+	Pages        map[string]PageTiming `json:"pages"`
+	P50ms        float64               `json:"p50_ms"`
+	P99ms        float64               `json:"p99_ms"`
+	TargetRatio  float64               `json:"target_ratio"`
+	TargetP99ms  float64               `json:"target_p99_ms"`
 }
 
 // PageTiming is the latency of one kind of read under load.
@@ -87,6 +96,10 @@ func Mixed(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File
 	res.Reads = len(all)
 	res.ReadsPerS = round(float64(len(all)) / loaded.wall.Seconds())
 	res.P50ms, res.P99ms = percentileMs(all, 0.50), percentileMs(all, 0.99)
+	res.SoloCPUs, res.LoadedCPUs = round(solo.cpu.Seconds()), round(loaded.cpu.Seconds())
+	if len(all) > 0 {
+		res.CPUPerReadMs = round(float64((loaded.cpu - solo.cpu).Microseconds()) / 1000 / float64(len(all)))
+	}
 	return res, nil
 }
 
@@ -94,6 +107,7 @@ func Mixed(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File
 // its end, and the latencies of the reads by kind.
 type mixedOutcome struct {
 	wall   time.Duration
+	cpu    time.Duration // the process's, over wall
 	chunks int64
 	reads  map[string][]time.Duration
 }
@@ -118,36 +132,39 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 		return out, err
 	}
 	defer stop()
-	srv := startPageServer(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)
+	labels := &pageLabels{next: pageHandler(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)}
+	srv := httptest.NewServer(labels)
 	defer srv.Close()
 	sub, done, err := watchProfiled(eng, prof)
 	if err != nil {
 		return out, err
 	}
 	defer done()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU()
 	c, err := eng.Create(ctx, benchRequest(chunk, conc), "", "bench")
 	if err != nil {
 		return out, err
 	}
 	out.chunks = c.Backfill.TotalChunks
+	reads := mixedReads(c.Backfill.ID)
+	labels.setReads(reads)
 	stopReads := make(chan struct{})
 	readsDone := make(chan readOutcome, 1)
-	go func() { readsDone <- readPages(ctx, srv.URL, mixedReads(c.Backfill.ID), readers, stopReads) }()
+	go func() { readsDone <- readPages(ctx, srv.URL, reads, readers, stopReads) }()
 	b, err := waitBackfillEnd(ctx, store, sub, c.Backfill.ID)
-	out.wall = time.Since(t0)
+	out.wall, out.cpu = time.Since(t0), processCPU()-cpu0
 	close(stopReads)
-	reads := <-readsDone
+	got := <-readsDone
 	if err != nil {
 		return out, err
 	}
-	if reads.err != nil {
-		return out, reads.err
+	if got.err != nil {
+		return out, got.err
 	}
 	if b.State != db.BackfillSucceeded {
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}
-	out.reads = reads.lats
+	out.reads = got.lats
 	return out, nil
 }
 

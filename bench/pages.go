@@ -30,15 +30,27 @@ type PagesResult struct {
 	ChunksP95ms float64 `json:"chunk_table_p95_ms"`
 	ChunksBytes int     `json:"chunk_table_bytes"`
 	// The live fragments the page refreshes on every update.
-	SummaryP50ms   float64 `json:"summary_partial_p50_ms"`
-	SummaryP95ms   float64 `json:"summary_partial_p95_ms"`
-	SummaryBytes   int     `json:"summary_partial_bytes"`
-	EventsP50ms    float64 `json:"events_partial_p50_ms"`
-	EventsP95ms    float64 `json:"events_partial_p95_ms"`
-	EventsBytes    int     `json:"events_partial_bytes"`
-	LoadS          float64 `json:"load_s"`
-	TargetP50ms    float64 `json:"target_p50_ms"`
-	TargetMaxBytes int     `json:"target_max_bytes"`
+	SummaryP50ms float64 `json:"summary_partial_p50_ms"`
+	SummaryP95ms float64 `json:"summary_partial_p95_ms"`
+	SummaryBytes int     `json:"summary_partial_bytes"`
+	EventsP50ms  float64 `json:"events_partial_p50_ms"`
+	EventsP95ms  float64 `json:"events_partial_p95_ms"`
+	EventsBytes  int     `json:"events_partial_bytes"`
+	// The backfill page's chunk timeline (drawn in the page, redrawn by
+	// this partial) and the runs list of every backfill, unfiltered and
+	// filtered on a state and an asset (issue 24).
+	GanttP50ms      float64 `json:"gantt_partial_p50_ms"`
+	GanttP95ms      float64 `json:"gantt_partial_p95_ms"`
+	GanttBytes      int     `json:"gantt_partial_bytes"`
+	RunsP50ms       float64 `json:"runs_page_p50_ms"`
+	RunsP95ms       float64 `json:"runs_page_p95_ms"`
+	RunsBytes       int     `json:"runs_page_bytes"`
+	RunsFailedP50ms float64 `json:"runs_failed_page_p50_ms"`
+	RunsFailedP95ms float64 `json:"runs_failed_page_p95_ms"`
+	RunsFailedBytes int     `json:"runs_failed_page_bytes"`
+	LoadS           float64 `json:"load_s"`
+	TargetP50ms     float64 `json:"target_p50_ms"`
+	TargetMaxBytes  int     `json:"target_max_bytes"`
 }
 
 // Pages creates the backfill through the engine (the same Create the
@@ -93,6 +105,15 @@ func Pages(ctx context.Context, n, chunks int64, requests int) (PagesResult, err
 		return res, err
 	}
 	if res.EventsP50ms, res.EventsP95ms, res.EventsBytes, err = timeGets(base+"/events", requests); err != nil {
+		return res, err
+	}
+	if res.GanttP50ms, res.GanttP95ms, res.GanttBytes, err = timeGets(base+"/gantt", requests); err != nil {
+		return res, err
+	}
+	if res.RunsP50ms, res.RunsP95ms, res.RunsBytes, err = timeGets(srv.URL+"/runs", requests); err != nil {
+		return res, err
+	}
+	if res.RunsFailedP50ms, res.RunsFailedP95ms, res.RunsFailedBytes, err = timeGets(srv.URL+"/runs?state=failed&asset="+a.Key, requests); err != nil {
 		return res, err
 	}
 	return res, nil

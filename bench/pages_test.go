@@ -22,6 +22,9 @@ func TestBenchPages(t *testing.T) {
 		"grid partial":  {res.GridP50ms, float64(res.GridBytes)},
 		"chunk table":   {res.ChunksP50ms, float64(res.ChunksBytes)},
 		"summary":       {res.SummaryP50ms, float64(res.SummaryBytes)},
+		"gantt partial": {res.GanttP50ms, float64(res.GanttBytes)},
+		"runs page":     {res.RunsP50ms, float64(res.RunsBytes)},
+		"failed runs":   {res.RunsFailedP50ms, float64(res.RunsFailedBytes)},
 	} {
 		if v[0] <= 0 {
 			t.Errorf("%s: no time measured", name)

@@ -50,10 +50,23 @@ type StalenessResult struct {
 	AssetRestart   float64 `json:"asset_staleness_restart_p50_ms"`
 	JSONRestart    float64 `json:"status_json_restart_p50_ms"`
 	StatusBytes    int     `json:"status_html_bytes"`
-	AssetBytes     int     `json:"asset_html_bytes"`
-	LoadS          float64 `json:"load_s"`
-	StaleOfBig     int64   `json:"big_asset_stale"`
-	StaleReasonsOK bool    `json:"every_reason_present"`
+	// The overview, unfiltered and filtered by a name and a state; the
+	// whole lineage graph it loads (/lineage, here its own page); and a
+	// chain asset's page (its neighbourhood graph).
+	OverviewP50         float64 `json:"overview_p50_ms"`
+	OverviewP95         float64 `json:"overview_p95_ms"`
+	OverviewBytes       int     `json:"overview_html_bytes"`
+	OverviewFilterP50   float64 `json:"overview_filtered_p50_ms"`
+	OverviewFilterBytes int     `json:"overview_filtered_html_bytes"`
+	LineageP50          float64 `json:"lineage_p50_ms"`
+	LineageP95          float64 `json:"lineage_p95_ms"`
+	LineageBytes        int     `json:"lineage_html_bytes"`
+	ChainAssetP50       float64 `json:"chain_asset_p50_ms"`
+	ChainAssetBytes     int     `json:"chain_asset_html_bytes"`
+	AssetBytes          int     `json:"asset_html_bytes"`
+	LoadS               float64 `json:"load_s"`
+	StaleOfBig          int64   `json:"big_asset_stale"`
+	StaleReasonsOK      bool    `json:"every_reason_present"`
 }
 
 // Staleness builds a temporary database of 3*chains+2 assets (one hourly
@@ -150,6 +163,18 @@ func Staleness(ctx context.Context, big, chains, per, requests, batch int, prof 
 		return res, err
 	}
 	if res.JSONP50, res.JSONP95, _, err = timeGets(srv.URL+"/status.json", requests); err != nil {
+		return res, err
+	}
+	if res.OverviewP50, res.OverviewP95, res.OverviewBytes, err = timeGets(srv.URL+"/", requests); err != nil {
+		return res, err
+	}
+	if res.OverviewFilterP50, _, res.OverviewFilterBytes, err = timeGets(srv.URL+"/?q=c00&state=failed", requests); err != nil {
+		return res, err
+	}
+	if res.LineageP50, res.LineageP95, res.LineageBytes, err = timeGets(srv.URL+"/lineage", requests); err != nil {
+		return res, err
+	}
+	if res.ChainAssetP50, _, res.ChainAssetBytes, err = timeGets(srv.URL+handlers.AssetHref("c001.agg"), requests); err != nil {
 		return res, err
 	}
 	// After a restart: the first request of a new store and server on the

@@ -7,40 +7,34 @@ import (
 	"time"
 )
 
-func mustTime(t testing.TB, p TimeParams) TimeScheme {
+// built is the scheme newScheme builds of arg, failing t on its error.
+func built[A, S any](t testing.TB, newScheme func(A) (S, error), arg A) S {
 	t.Helper()
-	s, err := NewTimeScheme(p)
+	s, err := newScheme(arg)
 	if err != nil {
-		t.Fatalf("NewTimeScheme(%+v): %v", p, err)
+		t.Fatalf("%+v: %v", arg, err)
 	}
 	return s
+}
+
+func mustTime(t testing.TB, p TimeParams) TimeScheme {
+	t.Helper()
+	return built(t, NewTimeScheme, p)
 }
 
 func mustStatic(t testing.TB, keys ...string) StaticScheme {
 	t.Helper()
-	s, err := NewStaticScheme(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return built(t, NewStaticScheme, keys)
 }
 
 func mustMulti(t testing.TB, dims ...Dimension) MultiScheme {
 	t.Helper()
-	s, err := NewMultiScheme(dims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return built(t, NewMultiScheme, dims)
 }
 
 func mustDynamic(t testing.TB, set string) DynamicScheme {
 	t.Helper()
-	s, err := NewDynamicScheme(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return built(t, NewDynamicScheme, set)
 }
 
 func at(t testing.TB, s, tz string) time.Time {

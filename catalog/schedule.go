@@ -69,20 +69,9 @@ func (s *Schedule) Hash() string {
 }
 
 // Schedule returns the schedule named name, or nil.
-func (w *Workspace) Schedule(name string) *Schedule {
-	for _, s := range w.Schedules {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
-}
+func (w *Workspace) Schedule(name string) *Schedule { return byName(w.Schedules, name) }
 
 // ScheduleNames lists the names of the workspace's schedules, in file order.
-func (w *Workspace) ScheduleNames() []string {
-	names := make([]string, len(w.Schedules))
-	for i, s := range w.Schedules {
-		names[i] = s.Name
-	}
-	return names
-}
+func (w *Workspace) ScheduleNames() []string { return namesOf(w.Schedules) }
+
+func (s *Schedule) itemName() string { return s.Name }

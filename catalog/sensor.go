@@ -31,20 +31,9 @@ type Sensor struct {
 func (s *Sensor) Poll() bool { return s.Evaluator != nil }
 
 // Sensor returns the sensor named name, or nil.
-func (w *Workspace) Sensor(name string) *Sensor {
-	for _, s := range w.Sensors {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
-}
+func (w *Workspace) Sensor(name string) *Sensor { return byName(w.Sensors, name) }
 
 // SensorNames lists the names of the workspace's sensors, in file order.
-func (w *Workspace) SensorNames() []string {
-	names := make([]string, len(w.Sensors))
-	for i, s := range w.Sensors {
-		names[i] = s.Name
-	}
-	return names
-}
+func (w *Workspace) SensorNames() []string { return namesOf(w.Sensors) }
+
+func (s *Sensor) itemName() string { return s.Name }

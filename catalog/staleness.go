@@ -84,6 +84,35 @@ type Staleness struct {
 	UpstreamPartition  string `json:"upstream_partition,omitempty"`
 	UpstreamAt         int64  `json:"upstream_materialized_at,omitempty"`
 	TaintReason        string `json:"taint_reason,omitempty"`
+	// The times and policy the evidence names, to write it in another
+	// zone (EvidenceIn); set by Explain.
+	times struct {
+		set                        bool
+		matAt, upstreamAt, staleAt int64
+		policy                     string
+	}
+}
+
+// EvidenceIn is the evidence with its times written in loc, each with its
+// zone ("2026-11-28 17:40:05 CET"); Evidence is it in UTC.
+func (s Staleness) EvidenceIn(loc *time.Location) string {
+	if !s.times.set {
+		return s.Evidence
+	}
+	at := func(ms int64) string { return time.UnixMilli(ms).In(loc).Format("2006-01-02 15:04:05 MST") }
+	tm := s.times
+	switch s.Reason {
+	case Tainted:
+		return fmt.Sprintf("tainted at %s: %s", at(s.Since), s.TaintReason)
+	case UpstreamChanged:
+		return fmt.Sprintf("upstream %s partition %s was materialized at %s, after this partition (%s)",
+			s.UpstreamAsset, s.UpstreamPartition, at(tm.upstreamAt), at(tm.matAt))
+	case FreshnessLate:
+		return fmt.Sprintf("materialized at %s; %s; stale since %s", at(tm.matAt), tm.policy, at(tm.staleAt))
+	case Fresh:
+		return "materialized at " + at(tm.matAt)
+	}
+	return s.Evidence
 }
 
 // APITimeLayout is how the API writes every time: RFC 3339 in UTC with
@@ -131,20 +160,22 @@ func Explain(f PartitionFacts, codeVersion string, fr *Freshness, now time.Time)
 	case Tainted:
 		s.Since = f.TaintedAt
 		s.TaintReason = f.TaintReason
-		s.Evidence = fmt.Sprintf("tainted at %s: %s", fmtMs(f.TaintedAt), f.TaintReason)
 	case CodeChanged:
 		s.CodeVersion, s.CurrentCodeVersion = f.CodeVersion, codeVersion
 		s.Evidence = fmt.Sprintf("materialized with code version %s; the asset is now at %s", quoteVersion(f.CodeVersion), quoteVersion(codeVersion))
 	case UpstreamChanged:
 		s.Since = f.Upstream.MatAt
 		s.UpstreamAsset, s.UpstreamPartition, s.UpstreamAt = f.Upstream.Asset, f.Upstream.Key, f.Upstream.MatAt
-		s.Evidence = fmt.Sprintf("upstream %s partition %s was materialized at %s, after this partition (%s)",
-			f.Upstream.Asset, f.Upstream.Key, fmtMs(f.Upstream.MatAt), fmtMs(f.MatAt))
 	case FreshnessLate:
 		s.Since = f.StaleFrom
-		s.Evidence = fmt.Sprintf("materialized at %s; %s; stale since %s", fmtMs(f.MatAt), fr.Describe(), fmtMs(f.StaleFrom))
-	case Fresh:
-		s.Evidence = "materialized at " + fmtMs(f.MatAt)
+	}
+	switch r {
+	case Tainted, UpstreamChanged, FreshnessLate, Fresh:
+		s.times.set, s.times.matAt, s.times.upstreamAt, s.times.staleAt = true, f.MatAt, f.Upstream.MatAt, f.StaleFrom
+		if r == FreshnessLate {
+			s.times.policy = fr.Describe()
+		}
+		s.Evidence = s.EvidenceIn(time.UTC)
 	}
 	return s
 }
@@ -154,10 +185,6 @@ func quoteVersion(v string) string {
 		return `""`
 	}
 	return v
-}
-
-func fmtMs(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // Describe words the policy for evidence and pages.

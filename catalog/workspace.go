@@ -104,6 +104,12 @@ type HTTPExecutor struct {
 type DemoExecutor struct {
 	MinDuration, MaxDuration time.Duration
 	FailureRate              float64
+	// FailKeys always fail their first FailAttempts attempts after the
+	// server starts, then succeed: a failure the demo can show for sure
+	// (final once the asset's retries are used up), which Retry failed
+	// then recovers.
+	FailKeys     []string
+	FailAttempts int
 }
 
 // Asset returns the asset with the given key, or nil.
@@ -115,6 +121,30 @@ func (w *Workspace) Asset(key string) *Asset {
 		}
 	}
 	return w.byKey[key]
+}
+
+// named is a declaration the workspace finds by its name (a schedule, a
+// sensor).
+type named interface{ itemName() string }
+
+// byName is the item of items named name, or the zero value (nil).
+func byName[T named](items []T, name string) T {
+	for _, it := range items {
+		if it.itemName() == name {
+			return it
+		}
+	}
+	var none T
+	return none
+}
+
+// namesOf lists the names of items, in order.
+func namesOf[T named](items []T) []string {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = it.itemName()
+	}
+	return names
 }
 
 // Dependents returns the assets that depend directly on key, in file order.

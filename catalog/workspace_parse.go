@@ -25,7 +25,7 @@ var (
 	freshFields    = []string{"max_lag", "by", "timezone"}
 	execFields     = []string{"command", "shell", "env", "dir", "http", "demo"}
 	httpFields     = []string{"url", "timeout", "token_url", "headers"}
-	demoFields     = []string{"duration", "failure_rate"}
+	demoFields     = []string{"duration", "failure_rate", "fail_keys", "fail_attempts"}
 )
 
 type wsParser struct {

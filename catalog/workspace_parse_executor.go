@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,7 +206,47 @@ func (p *wsParser) parseDemoExecutor(f map[string]*yaml.Node, field string) *Dem
 			d.FailureRate = r
 		}
 	}
+	p.parseDemoFailKeys(d, dv, df)
 	return d
+}
+
+// maxDemoFailAttempts bounds fail_attempts: a demo failure is meant to be
+// retried away, not to outlast every retry for good.
+const maxDemoFailAttempts = 100
+
+// parseDemoFailKeys reads a demo executor's fail_keys and fail_attempts
+// (default 1) into d.
+func (p *wsParser) parseDemoFailKeys(d *DemoExecutor, dv map[string]*yaml.Node, df string) {
+	kf, af := join(df, "fail_keys"), join(df, "fail_attempts")
+	if v, ok := dv["fail_keys"]; ok {
+		if n := deref(v); n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+			p.add(v, kf, "fail_keys must be a non-empty list of partition keys, e.g. fail_keys: [wonka]")
+		} else {
+			for _, item := range n.Content {
+				if s, ok := p.str(item, kf); ok {
+					d.FailKeys = append(d.FailKeys, s)
+				}
+			}
+		}
+	}
+	v, ok := dv["fail_attempts"]
+	if !ok {
+		if len(d.FailKeys) > 0 {
+			d.FailAttempts = 1
+		}
+		return
+	}
+	if _, keys := dv["fail_keys"]; !keys {
+		p.add(v, af, "fail_attempts needs fail_keys: list the partitions that fail, e.g. fail_keys: [wonka]")
+		return
+	}
+	if n, ok := p.integer(v, af); ok {
+		if n < 1 || n > maxDemoFailAttempts {
+			p.add(v, af, "fail_attempts must be between 1 and %d, got %d", maxDemoFailAttempts, n)
+			return
+		}
+		d.FailAttempts = int(n)
+	}
 }
 
 var (
@@ -225,7 +266,7 @@ func (p *wsParser) checkEnvNames(entries []kv, field string) {
 		switch name := e.k.Value; {
 		case !envNameRe.MatchString(name):
 			p.add(e.k, join(field, name), "environment variable name %q may only use letters, digits and '_' and must not start with a digit, e.g. DBT_TARGET", name)
-		case contains(workEnv, name):
+		case slices.Contains(workEnv, name):
 			p.add(e.k, join(field, name), "%s is set by Tessera for every run (it describes the work), so this value would never be seen; choose another name", name)
 		}
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -253,12 +254,19 @@ func (p *wsParser) boundedInt(m map[string]*yaml.Node, prefix, name string, lo, 
 	if !has {
 		return true
 	}
-	v, good := p.integer(n, join(prefix, name))
+	return bounded(p, n, join(prefix, name), name, p.integer, lo, hi, func(v int64) string { return strconv.FormatInt(v, 10) }, into)
+}
+
+// bounded reads the value n of field name with read into into when it is
+// within [lo, hi]; false when it is wrong (reported, with the bounds as
+// show writes them).
+func bounded[T ~int64](p *wsParser, n *yaml.Node, field, name string, read func(*yaml.Node, string) (T, bool), lo, hi T, show func(T) string, into *T) bool {
+	v, good := read(n, field)
 	switch {
 	case !good:
 		return false
 	case v < lo || v > hi:
-		p.add(n, join(prefix, name), "%s must be between %d and %d, got %d", name, lo, hi, v)
+		p.add(n, field, "%s must be between %s and %s, got %s", name, show(lo), show(hi), show(v))
 		return false
 	}
 	*into = v

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func (p *wsParser) parseScheme(n *yaml.Node, field string, key *yaml.Node, allow
 	var kinds []string
 	for _, e := range ps {
 		kinds = append(kinds, e.k.Value)
-		if !contains(schemeKinds, e.k.Value) {
+		if !slices.Contains(schemeKinds, e.k.Value) {
 			p.add(e.k, join(field, e.k.Value), "unknown partition scheme %q%s; use one of %s", e.k.Value, suggest(e.k.Value, schemeKinds), strings.Join(schemeKinds, ", "))
 			return nil
 		}
@@ -41,11 +42,7 @@ func (p *wsParser) parseScheme(n *yaml.Node, field string, key *yaml.Node, allow
 			return nil
 		}
 		d, err := NewDynamicScheme(s)
-		if err != nil {
-			p.add(v, field, "%v", err)
-			return nil
-		}
-		return d
+		return p.built(v, field, d, err)
 	case KindMulti:
 		if !allowMulti {
 			p.add(ps[0].k, field, "multi schemes cannot be nested; a dimension is hourly, daily, weekly, monthly, static or dynamic")
@@ -146,8 +143,14 @@ func (p *wsParser) parseStatic(n *yaml.Node, field string, key *yaml.Node) Schem
 		return nil
 	}
 	s, err := NewStaticScheme(keys)
+	return p.built(key, field, s, err)
+}
+
+// built is the scheme s a constructor gave, or nil when it refused with err
+// (reported at n).
+func (p *wsParser) built(n *yaml.Node, field string, s Scheme, err error) Scheme {
 	if err != nil {
-		p.add(key, field, "%v", err)
+		p.add(n, field, "%v", err)
 		return nil
 	}
 	return s

@@ -86,14 +86,5 @@ func (p *wsParser) sensorDuration(s *Sensor, f map[string]*yaml.Node, field, nam
 		p.add(n, join(field, name), "%s only applies to a sensor with an evaluator (a push sensor is called, it does not poll); remove it or add an evaluator", name)
 		return false
 	}
-	d, good := p.duration(n, join(field, name))
-	switch {
-	case !good:
-		return false
-	case d < lo || d > hi:
-		p.add(n, join(field, name), "%s must be between %s and %s, got %s", name, FormatDuration(lo), FormatDuration(hi), FormatDuration(d))
-		return false
-	}
-	*into = d
-	return true
+	return bounded(p, n, join(field, name), name, p.duration, lo, hi, FormatDuration, into)
 }

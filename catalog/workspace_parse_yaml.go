@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func misspelled(n *yaml.Node, want string) bool {
 		return false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i].Value; k != want && levenshtein(strings.ToLower(k), want) < 3 {
+		if k := n.Content[i].Value; k != want && EditDistance(strings.ToLower(k), want) < 3 {
 			return true
 		}
 	}
@@ -126,7 +127,7 @@ func (p *wsParser) fields(n *yaml.Node, field, what string, allowed []string) (m
 	keys := map[string]*yaml.Node{}
 	ps, _ := p.pairs(n, field, what)
 	for _, e := range ps {
-		if !contains(allowed, e.k.Value) {
+		if !slices.Contains(allowed, e.k.Value) {
 			p.add(e.k, join(field, e.k.Value), "unknown field %q%s (allowed: %s)", e.k.Value, suggest(e.k.Value, allowed), strings.Join(allowed, ", "))
 			continue
 		}
@@ -136,19 +137,10 @@ func (p *wsParser) fields(n *yaml.Node, field, what string, allowed []string) (m
 	return vals, keys
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func suggest(s string, options []string) string {
 	best, bestD := "", 3
 	for _, o := range options {
-		if d := levenshtein(strings.ToLower(s), strings.ToLower(o)); d < bestD {
+		if d := EditDistance(strings.ToLower(s), strings.ToLower(o)); d < bestD {
 			best, bestD = o, d
 		}
 	}
@@ -156,27 +148,6 @@ func suggest(s string, options []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // nodeKind says in words what a node is, for "found ..." in problems.

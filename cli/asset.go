@@ -46,12 +46,27 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			if err := c.do(cmd.Context(), "GET", "/api/v1/assets", nil, nil, &out); err != nil {
 				return err
 			}
-			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tMATERIALIZED\tFAILED\tIN PROGRESS\tMISSING")
+			// The words and counts of the health bars (catalog.Health): each
+			// partition once; fresh and stale have data, failed and missing none.
+			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tFRESH\tSTALE\tFAILED\tIN PROGRESS\tMISSING")
+			var lastFailed int64
 			for _, a := range out.Assets {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
-					num(a.Counts["materialized"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
+					num(a.Counts["fresh"]), num(a.Counts["stale"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
+				lastFailed += a.Counts["last_attempt_failed"]
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "Fresh and stale partitions have data (stale: out of date); failed and missing have none (failed: the last attempt failed).")
+			if err == nil && lastFailed > 0 {
+				their := "their"
+				if lastFailed == 1 {
+					their = "its"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s kept %s data although %s last attempt failed (counted as fresh or stale).\n", nOf(lastFailed, "partition"), their, their)
+			}
+			return err
 		}),
 	}
 }
@@ -71,6 +86,8 @@ type partitionOutcome struct {
 type assetPartition struct {
 	Partition           string            `json:"partition"`
 	Status              string            `json:"status"`
+	Health              string            `json:"health"`
+	LastAttemptFailed   bool              `json:"last_attempt_failed"`
 	LastMaterialization *partitionOutcome `json:"last_materialization"`
 	LastAttempt         *partitionOutcome `json:"last_attempt"`
 }
@@ -102,7 +119,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
 		}),
 	}
-	partitions.Flags().StringVar(&status, "status", "", "only these statuses, comma-separated: materialized, failed, in_progress, missing")
+	partitions.Flags().StringVar(&status, "status", "", "only partitions whose last attempt is one of these, comma-separated: materialized, failed, in_progress, missing (the STATUS column is the partition's health: fresh, stale, failed, in_progress or missing)")
 	partitions.Flags().IntVar(&limit, "limit", 100, "most partitions to show, in partition order")
 	return partitions
 }
@@ -151,14 +168,23 @@ func writePartitionsTable(w io.Writer, rows []assetPartition, cursor string) err
 		if m := p.LastMaterialization; m != nil {
 			code = orDash(m.CodeVersion)
 		}
+		// The word the health bars count it under (fresh, stale, failed, in
+		// progress, missing); data still there after a failed attempt says so.
+		status := p.Health
+		if status == "" {
+			status = p.Status // a server from before health
+		}
+		if p.LastAttemptFailed {
+			status += ", last attempt failed"
+		}
 		if showOlder {
 			older := "-"
 			if m := olderData(p); m != nil {
 				older = tableTime(m.At)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, older, code, errText)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, older, code, errText)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Status, at, run, code, errText)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, code, errText)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -59,8 +59,9 @@ func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
 		cutErr := regexp.QuoteMeta(long[:59]) + "…"
 		for _, re := range []string{
 			`(?m)^PARTITION\s+STATUS\s+LAST ATTEMPT \(UTC\)\s+RUN\s+MATERIALIZED \(UTC\)\s+CODE\s+ERROR$`,
-			`(?m)^2025-01-01\s+materialized\s+` + when + `\s+ext-ok\s+-\s+v1$`,
-			`(?m)^2025-01-02\s+failed\s+` + when + `\s+ext-bad2\s+` + when + `\s+v1\s+` + cutErr + `$`,
+			`(?m)^2025-01-01\s+fresh\s+` + when + `\s+ext-ok\s+-\s+v1$`,
+			// Its data is still there: fresh, not failed, as the health bars count it.
+			`(?m)^2025-01-02\s+fresh, last attempt failed\s+` + when + `\s+ext-bad2\s+` + when + `\s+v1\s+` + cutErr + `$`,
 			`(?m)^2025-01-03\s+failed\s+` + when + `\s+ext-bad3\s+-\s+-\s+source missing$`,
 			`(?m)^2025-01-04\s+missing\s+-\s+-\s+-\s+-$`,
 			`(?m)^\(errors cut at 60 characters; --json has them whole\)$`,
@@ -71,7 +72,7 @@ func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
 		}
 		// Materialized partitions only: no column for older data, nothing cut.
 		code, out, _ = s.cli(t, "asset", "partitions", "t.daily", "--status", "materialized")
-		if code != 0 || !regexp.MustCompile(`(?m)^PARTITION\s+STATUS\s+LAST ATTEMPT \(UTC\)\s+RUN\s+CODE\s+ERROR\n2025-01-01\s+materialized\s+`+when+`\s+ext-ok\s+v1\n$`).MatchString(out) {
+		if code != 0 || !regexp.MustCompile(`(?m)^PARTITION\s+STATUS\s+LAST ATTEMPT \(UTC\)\s+RUN\s+CODE\s+ERROR\n2025-01-01\s+fresh\s+`+when+`\s+ext-ok\s+v1\n$`).MatchString(out) {
 			t.Errorf("materialized partitions: %d\n%s", code, out)
 		}
 		// --json keeps the whole error.

@@ -20,7 +20,7 @@ func printPreview(w io.Writer, p map[string]any) error {
 		for _, a := range assets {
 			if m, ok := a.(map[string]any); ok {
 				st, _ := m["status"].(map[string]any)
-				fmt.Fprintf(tw, "  %v\t%s partitions in %s chunks: %s\n", m["asset"], count(m["partitions"]), count(m["chunks"]), statusLine(st))
+				fmt.Fprintf(tw, "  %v\t%s in %s: %s\n", m["asset"], countOf(m["partitions"], "partition"), countOf(m["chunks"], "chunk"), statusLine(st))
 			}
 		}
 	}

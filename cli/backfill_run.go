@@ -85,7 +85,7 @@ func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
 	fmt.Fprintf(tw, "state\t%s\n", r.State)
-	fmt.Fprintf(tw, "asset\t%s, %s partitions\n", r.Asset, num(r.Partitions))
+	fmt.Fprintf(tw, "asset\t%s, %s\n", r.Asset, nOf(r.Partitions, "partition"))
 	if r.Error != nil && *r.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", *r.Error)
 	}

@@ -80,10 +80,8 @@ func transitionDone(action string, b backfillJSON) (bool, error) {
 // on a terminal, otherwise a plain line each time the counts or the state
 // changed (see plainLines). A backfill that ended FAILED exits 1.
 func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, first backfillJSON) error {
-	out := cmd.OutOrStdout()
-	tty := isTerminal(out)
+	lines := newWaitLines(cmd.OutOrStdout())
 	start := time.Now()
-	var plain plainLines
 	b := first
 	for {
 		ok, err := transitionDone(action, b)
@@ -93,33 +91,27 @@ func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, f
 		if !asJSON {
 			key := fmt.Sprintf("%s: %d running, %d queued", stateLabel(b), b.Counts["running"], b.Counts["queued"])
 			line := fmt.Sprintf("%s, %s", key, time.Since(start).Round(100*time.Millisecond))
-			if tty {
-				fmt.Fprintf(out, "\r\033[K%s", line)
-			} else if plain.due(key, time.Now(), ok) {
-				fmt.Fprintln(out, line)
-			}
+			lines.show(line, key, time.Now(), ok)
 		}
 		if ok {
 			break
 		}
-		select {
-		case <-cmd.Context().Done():
-			return cmd.Context().Err()
-		case <-time.After(300 * time.Millisecond):
+		if err := pollPause(cmd.Context()); err != nil {
+			return err
 		}
 		b = backfillJSON{}
 		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(first.ID), nil, nil, &b); err != nil {
 			return err
 		}
 	}
-	if tty && !asJSON {
-		fmt.Fprintln(out)
+	if !asJSON {
+		lines.end()
 	}
 	if err := printBackfill(cmd, asJSON, c, b.ID, &b); err != nil {
 		return err
 	}
 	if b.State == "FAILED" {
-		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended FAILED: %d partitions failed, %d upstream failed", b.ID, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended FAILED: %s failed, %s upstream failed", b.ID, nOf(b.Partitions["failed"], "partition"), num(b.Partitions["upstream_failed"]))}
 	}
 	return nil
 }

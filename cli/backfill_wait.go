@@ -15,9 +15,8 @@ var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELE
 // plainLines). FAILED and CANCELED end with exit code 1.
 func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 	out := cmd.OutOrStdout()
-	tty := isTerminal(out)
+	lines := newWaitLines(out)
 	prog := backfillProgress{c: c, id: id}
-	var plain plainLines
 	var b backfillJSON
 	for {
 		b = backfillJSON{}
@@ -31,23 +30,17 @@ func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 				return err
 			}
 			line, key := prog.line(b, now)
-			if tty {
-				fmt.Fprintf(out, "\r\033[K%s", line)
-			} else if plain.due(key, now, final) {
-				fmt.Fprintln(out, line)
-			}
+			lines.show(line, key, now, final)
 		}
 		if final {
 			break
 		}
-		select {
-		case <-cmd.Context().Done():
-			return cmd.Context().Err()
-		case <-time.After(300 * time.Millisecond):
+		if err := pollPause(cmd.Context()); err != nil {
+			return err
 		}
 	}
-	if tty && !asJSON {
-		fmt.Fprintln(out)
+	if !asJSON {
+		lines.end()
 	}
 	if asJSON {
 		if err := printBackfill(cmd, true, c, id, nil); err != nil {
@@ -57,7 +50,7 @@ func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 		fmt.Fprintf(out, "backfill %s %s\n", b.ID, b.State)
 	}
 	if b.State != "SUCCEEDED" {
-		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %d partitions failed, %d upstream failed", b.ID, b.State, b.Partitions["failed"], b.Partitions["upstream_failed"])}
+		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %s failed, %s upstream failed", b.ID, b.State, nOf(b.Partitions["failed"], "partition"), num(b.Partitions["upstream_failed"]))}
 	}
 	return nil
 }

@@ -19,7 +19,11 @@ temporary database, first alone, then again on a fresh database while
 the overview, the asset's grid, the backfill page with its grid and summary
 partials, the status board, and the API (the backfill's JSON, the asset's
 partitions). Prints one JSON line: the backfill's throughput alone and under
-load and their ratio, and the reads' p50/p99 by page kind and overall.`,
+load and their ratio, the reads' p50/p99 by page kind and overall, and the
+process's CPU time in each run with the CPU per read it implies (what the
+loaded run used beyond the solo one, per read). With --cpuprofile, the
+profile's samples are labelled by page (go tool pprof -tags, or -tagfocus
+page=overview) and the engine's part=engine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkBackfillBench(partitions, chunk, conc, executor); err != nil {

@@ -59,7 +59,8 @@ func startServer(t *testing.T) server {
 	return startServerWith(t, clientWorkspace)
 }
 
-// startServerWith is startServer serving the given workspace.
+// startServerWith is startServer serving the given workspace, or the
+// embedded demo (seeded) when workspace is "".
 func startServerWith(t *testing.T, workspace string) server {
 	t.Helper()
 	return startServerOn(t, db.SQLite, workspace)
@@ -104,7 +105,11 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd, logPath := startServe(t, env, "--addr", addr, "--db", dbPath, "--workspace", ws)
+	args := []string{"--addr", addr, "--db", dbPath, "--workspace", ws}
+	if workspace == "" {
+		args = args[:4]
+	}
+	cmd, logPath := startServe(t, env, args...)
 	url := "http://" + addr
 	waitReady(t, http.DefaultClient, url, logPath)
 	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}

@@ -273,7 +273,7 @@ func TestListsSayWhatTheyLeftOut(t *testing.T) {
 		t.Errorf("list --limit --all: exit %d %q", code, errOut)
 	}
 
-	partRow := regexp.MustCompile(`(?m)^2025-\d\d-\d\d\s+materialized\s`)
+	partRow := regexp.MustCompile(`(?m)^2025-\d\d-\d\d\s+fresh\s`)
 	code, out, _ = s.cli(t, "asset", "partitions", "t.daily", "--status", "materialized", "--limit", "3")
 	if code != 0 || rows(out, partRow) != 3 || !strings.Contains(out, "(the first 3 partitions; later ones left out: --limit N shows more)") {
 		t.Errorf("asset partitions --limit 3: exit %d\n%s", code, out)

@@ -39,3 +39,12 @@ func nOf(n int64, word string) string {
 	}
 	return num(n) + " " + word + "s"
 }
+
+// countOf is count(v) followed by word, in the plural unless v is 1: "1
+// partition", "1,000 partitions".
+func countOf(v any, word string) string {
+	if n, ok := v.(float64); ok && n == 1 {
+		return "1 " + word
+	}
+	return count(v) + " " + word + "s"
+}

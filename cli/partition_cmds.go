@@ -298,7 +298,7 @@ func newStatusCmd() *cobra.Command {
 						lag += " (over policy)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%% (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, a.FreshShare*100, num(a.Fresh), num(a.Partitions),
+				fmt.Fprintf(tw, "%s\t%s\t%s (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, handlers.Pct(a.Fresh, a.Partitions), num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tessera-dev/tessera/catalog"
 )
 
 // Exit codes, documented in README.
@@ -133,32 +135,11 @@ func explainFlagError(c *cobra.Command, err error) error {
 func nearestFlag(c *cobra.Command, name string) string {
 	best, bestD := "", 3
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD {
+		if d := catalog.EditDistance(name, f.Name); d < bestD {
 			best, bestD = f.Name, d
 		}
 	})
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // newHelpCmd is `tessera help [command]`; an unknown command is a usage

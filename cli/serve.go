@@ -190,7 +190,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	defer store.Close()
 	now := time.Now()
-	loaded, err := loadServeWorkspace(ctx, store, cfg, set, log, now)
+	loaded, seeded, err := loadServeWorkspace(ctx, store, cfg, set, log, now)
 	if err != nil {
 		return err
 	}
@@ -210,6 +210,9 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 		return err
 	}
 	h.Engine.Broker().SetMax(set.streams.total)
+	if seeded {
+		launchDemoBackfills(ctx, h.Engine, loaded.Workspace, log)
+	}
 	if err := ensureFirstAdmin(ctx, store, log, scheme+cfg.Addr+"/"); err != nil {
 		stopEngine()
 		return &exitError{ExitServer, fmt.Errorf("create first admin: %w", err)}
@@ -245,31 +248,33 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 }
 
 // loadServeWorkspace refuses a workspace that would strand unfinished
-// backfills, syncs it into the store and seeds the demo history if asked.
-func loadServeWorkspace(ctx context.Context, store *db.Store, cfg serveConfig, set serveSettings, log *slog.Logger, now time.Time) (*handlers.Workspace, error) {
+// backfills, syncs it into the store and seeds the demo history if asked
+// (seeded: it did, on an empty database).
+func loadServeWorkspace(ctx context.Context, store *db.Store, cfg serveConfig, set serveSettings, log *slog.Logger, now time.Time) (_ *handlers.Workspace, seeded bool, _ error) {
 	ws, source := set.ws, set.source
 	if err := handlers.CheckUnfinishedBackfills(ctx, store, ws); err != nil {
 		var ue *handlers.UserError
 		if errors.As(err, &ue) {
-			return nil, usageErr("workspace %s was not loaded: %s (start with the previous workspace to do that)", source, ue.Message)
+			return nil, false, usageErr("workspace %s was not loaded: %s (start with the previous workspace to do that)", source, ue.Message)
 		}
-		return nil, &exitError{ExitServer, err}
+		return nil, false, &exitError{ExitServer, err}
 	}
 	loaded, err := handlers.LoadWorkspace(ctx, store, ws, source, "system", now)
 	if err != nil {
-		return nil, &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}
+		return nil, false, &exitError{ExitServer, fmt.Errorf("sync workspace: %w", err)}
 	}
 	loaded.Path = cfg.Workspace // what a reload (API, SIGHUP) reads again
 	if cfg.Seed == "always" || (cfg.Seed == "auto" && cfg.Workspace == "") {
-		seeded, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now)
+		n, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now)
 		if err != nil {
-			return nil, &exitError{ExitServer, fmt.Errorf("seed demo history: %w", err)}
+			return nil, false, &exitError{ExitServer, fmt.Errorf("seed demo history: %w", err)}
 		}
-		if seeded > 0 {
-			log.Info("seeded demo history", "partitions", seeded)
+		if n > 0 {
+			log.Info("seeded demo history", "partitions", n)
+			seeded = true
 		}
 	}
-	return loaded, nil
+	return loaded, seeded, nil
 }
 
 // warmStalenessInBackground loads the staleness facts in the background, so

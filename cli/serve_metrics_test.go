@@ -3,12 +3,9 @@ package cli_test
 import (
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tessera-dev/tessera/cli"
 )
 
 // TestServeMetricsAccess: serve keeps /metrics for viewers unless told
@@ -43,28 +40,11 @@ func TestServeMetricsAccess(t *testing.T) {
 // TestServeMetricsSettingsRefused: a broken or contradictory metrics
 // setting is a usage error naming it, before anything is created.
 func TestServeMetricsSettingsRefused(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "refused.db")
 	busy := busyAddr(t)
-	for _, tc := range []struct {
-		env  []string
-		args []string
-		want string
-	}{
+	wantServeRefused(t, busy, []serveRefusal{
 		{nil, []string{"--metrics-addr", "nowhere"}, `--metrics-addr "nowhere" is not HOST:PORT`},
 		{nil, []string{"--metrics-addr", busy}, "--metrics-addr " + `"` + busy + `" is --addr too`},
 		{nil, []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "--metrics-public and --metrics-addr exclude each other"},
 		{[]string{"TESSERA_METRICS_PUBLIC=sometimes"}, nil, `TESSERA_METRICS_PUBLIC="sometimes"`},
-	} {
-		for _, e := range tc.env {
-			k, v, _ := strings.Cut(e, "=")
-			t.Setenv(k, v)
-		}
-		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
-		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%v %v: exit %d %q, want 2 with %q", tc.env, tc.args, code, errOut, tc.want)
-		}
-	}
-	if _, err := os.Stat(dbPath); err == nil {
-		t.Fatal("a refused start created the database")
-	}
+	})
 }

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,37 +13,17 @@ import (
 // the flag or variable (the old per-session names too), before anything is
 // created.
 func TestServeStreamBoundsRefused(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "streams.db")
-	busy := busyAddr(t)
-	for _, tc := range []struct {
-		env  []string
-		args []string
-		want string
-	}{
+	wantServeRefused(t, busyAddr(t), []serveRefusal{
 		{nil, []string{"--max-streams", "0"}, "--max-streams must be a positive number, got 0"},
 		{nil, []string{"--max-streams-per-session", "-2"}, "--max-streams-per-session must be a positive number, got -2"},
 		{nil, []string{"--max-streams", "8", "--max-streams-per-session", "9"}, "--max-streams-per-session (9) is more than --max-streams (8)"},
-		{[]string{"TESSERA_MAX_STREAMS", "lots"}, nil, `TESSERA_MAX_STREAMS must be a positive number, got "lots"`},
-		{[]string{"TESSERA_MAX_STREAMS_PER_SESSION", "0"}, nil, `TESSERA_MAX_STREAMS_PER_SESSION must be a positive number, got "0"`},
+		{[]string{"TESSERA_MAX_STREAMS=lots"}, nil, `TESSERA_MAX_STREAMS must be a positive number, got "lots"`},
+		{[]string{"TESSERA_MAX_STREAMS_PER_SESSION=0"}, nil, `TESSERA_MAX_STREAMS_PER_SESSION must be a positive number, got "0"`},
 		// The bound is per user; the per-session names remain as aliases.
 		{nil, []string{"--max-streams-per-user", "-2"}, "--max-streams-per-user must be a positive number, got -2"},
 		{nil, []string{"--max-streams", "8", "--max-streams-per-user", "9"}, "--max-streams-per-user (9) is more than --max-streams (8): one user could hold every stream"},
-		{[]string{"TESSERA_MAX_STREAMS_PER_USER", "0"}, nil, `TESSERA_MAX_STREAMS_PER_USER must be a positive number, got "0"`},
-	} {
-		if tc.env != nil {
-			t.Setenv(tc.env[0], tc.env[1])
-		}
-		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
-		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%v %v: exit %d %q, want 2 with %q", tc.env, tc.args, code, errOut, tc.want)
-		}
-		if tc.env != nil {
-			os.Unsetenv(tc.env[0])
-		}
-	}
-	if _, err := os.Stat(dbPath); err == nil {
-		t.Fatal("a refused start created the database")
-	}
+		{[]string{"TESSERA_MAX_STREAMS_PER_USER=0"}, nil, `TESSERA_MAX_STREAMS_PER_USER must be a positive number, got "0"`},
+	})
 }
 
 // TestServeAutomationRetentionRefused: a retention that is 0, negative,
@@ -52,14 +31,9 @@ func TestServeStreamBoundsRefused(t *testing.T) {
 // or its variable, saying what is wrong and what to give, before anything
 // is created.
 func TestServeAutomationRetentionRefused(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "retention.db")
 	busy := busyAddr(t)
 	const how = "at least 1h: for example 90d (the default), 30d or 36h"
-	for _, tc := range []struct {
-		env  []string
-		args []string
-		want string
-	}{
+	dbPath := wantServeRefused(t, busy, []serveRefusal{
 		{nil, []string{"--automation-retention", "0"}, `--automation-retention "0" would prune history as soon as it is written`},
 		{nil, []string{"--automation-retention", "0d"}, `--automation-retention "0d" would prune history as soon as it is written`},
 		{nil, []string{"--automation-retention", "-30d"}, `--automation-retention: duration "-30d" must not be negative`},
@@ -67,22 +41,11 @@ func TestServeAutomationRetentionRefused(t *testing.T) {
 		{nil, []string{"--automation-retention", "90"}, `--automation-retention: duration "90" has no unit`},
 		{nil, []string{"--automation-retention", "59m"}, `--automation-retention "59m" is shorter than 1h`},
 		{nil, []string{"--automation-retention", "30s"}, `--automation-retention "30s" is shorter than 1h`},
-		{[]string{"TESSERA_AUTOMATION_RETENTION", "5m"}, nil, `TESSERA_AUTOMATION_RETENTION "5m" is shorter than 1h`},
-		{[]string{"TESSERA_AUTOMATION_RETENTION", "soon"}, nil, `TESSERA_AUTOMATION_RETENTION: "soon" is not a duration`},
+		{[]string{"TESSERA_AUTOMATION_RETENTION=5m"}, nil, `TESSERA_AUTOMATION_RETENTION "5m" is shorter than 1h`},
+		{[]string{"TESSERA_AUTOMATION_RETENTION=soon"}, nil, `TESSERA_AUTOMATION_RETENTION: "soon" is not a duration`},
 		// The flag beats its variable: a bad flag is refused whatever the variable says.
-		{[]string{"TESSERA_AUTOMATION_RETENTION", "30d"}, []string{"--automation-retention", "-1h"}, `--automation-retention: duration "-1h" must not be negative`},
-	} {
-		if tc.env != nil {
-			t.Setenv(tc.env[0], tc.env[1])
-		}
-		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
-		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, how) {
-			t.Errorf("%v %v: exit %d %q, want 2 with %q and %q", tc.env, tc.args, code, errOut, tc.want, how)
-		}
-		if tc.env != nil {
-			os.Unsetenv(tc.env[0])
-		}
-	}
+		{[]string{"TESSERA_AUTOMATION_RETENTION=30d"}, []string{"--automation-retention", "-1h"}, `--automation-retention: duration "-1h" must not be negative`},
+	}, how)
 	// Good values pass the check: the start goes on to the (busy) port.
 	for _, tc := range [][]string{{"--automation-retention", "36h"}, {"--automation-retention", "1h"}, {"--automation-retention", "1d12h"}} {
 		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc...)...)

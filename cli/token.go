@@ -107,7 +107,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
-			rows := handlers.TokenRows(ts, time.Now())
+			rows := handlers.TokenRows(ts, time.Now(), time.UTC)
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}

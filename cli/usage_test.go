@@ -86,6 +86,46 @@ func busyAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// serveRefusal is a start of serve that must be refused with a usage
+// error before anything is created: its environment (NAME=value), its
+// flags and what the error says.
+type serveRefusal struct {
+	env  []string
+	args []string
+	want string
+}
+
+// wantServeRefused starts serve on a new database path and the busy
+// address busy once a case and wants exit 2 with the case's want and every
+// one of also in the error, and no database created; a case's environment
+// is unset after it. It returns the database path, for more starts.
+func wantServeRefused(t *testing.T, busy string, cases []serveRefusal, also ...string) (dbPath string) {
+	t.Helper()
+	dbPath = filepath.Join(t.TempDir(), "refused.db")
+	for _, tc := range cases {
+		for _, kv := range tc.env {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
+		for _, kv := range tc.env {
+			k, _, _ := strings.Cut(kv, "=")
+			os.Unsetenv(k)
+		}
+		says := strings.Contains(errOut, tc.want)
+		for _, a := range also {
+			says = says && strings.Contains(errOut, a)
+		}
+		if code != cli.ExitUsage || !says {
+			t.Errorf("%v %v: exit %d %q, want 2 with %q and %q", tc.env, tc.args, code, errOut, tc.want, also)
+		}
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a refused start created the database")
+	}
+	return dbPath
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -213,23 +253,14 @@ func TestServeChecksEverythingBeforeCreatingTheFirstAdmin(t *testing.T) {
 // --lease-ttl 0 are refused like negative values, before anything is
 // created (the busy address would fail the start if they were accepted).
 func TestServeRejectsZeroEngineSettings(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "zero.db")
 	busy := busyAddr(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--max-concurrent-runs", "0"}, "--max-concurrent-runs must be a positive number, got 0"},
-		{[]string{"--max-concurrent-runs", "-3"}, "--max-concurrent-runs must be a positive number, got -3"},
-		{[]string{"--lease-ttl", "0"}, "--lease-ttl must be a positive duration"},
-		{[]string{"--lease-ttl", "-1s"}, "--lease-ttl must be a positive duration"},
-		{[]string{"--shutdown-grace", "-1s"}, "--shutdown-grace must be 0 or more"},
-	} {
-		code, _, errOut := run(t, append([]string{"serve", "--db", dbPath, "--addr", busy}, tc.args...)...)
-		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%v: exit %d %q, want 2 with %q", tc.args, code, errOut, tc.want)
-		}
-	}
+	dbPath := wantServeRefused(t, busy, []serveRefusal{
+		{nil, []string{"--max-concurrent-runs", "0"}, "--max-concurrent-runs must be a positive number, got 0"},
+		{nil, []string{"--max-concurrent-runs", "-3"}, "--max-concurrent-runs must be a positive number, got -3"},
+		{nil, []string{"--lease-ttl", "0"}, "--lease-ttl must be a positive duration"},
+		{nil, []string{"--lease-ttl", "-1s"}, "--lease-ttl must be a positive duration"},
+		{nil, []string{"--shutdown-grace", "-1s"}, "--shutdown-grace must be 0 or more"},
+	})
 	// The flag beats the environment, and a valid flag is not refused for
 	// an environment value it overrides.
 	t.Setenv("TESSERA_MAX_CONCURRENT_RUNS", "0")

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -45,6 +46,44 @@ func (p *plainLines) due(key string, now time.Time, final bool) bool {
 	}
 	p.lastKey, p.lastAt = key, now
 	return true
+}
+
+// waitLines writes the progress of a --wait: the line in place on a
+// terminal, otherwise as plainLines says.
+type waitLines struct {
+	out   io.Writer
+	tty   bool
+	plain plainLines
+}
+
+func newWaitLines(out io.Writer) *waitLines { return &waitLines{out: out, tty: isTerminal(out)} }
+
+// show writes line, whose content is key, at now; final is the last line
+// of the wait.
+func (w *waitLines) show(line, key string, now time.Time, final bool) {
+	if w.tty {
+		fmt.Fprintf(w.out, "\r\033[K%s", line)
+	} else if w.plain.due(key, now, final) {
+		fmt.Fprintln(w.out, line)
+	}
+}
+
+// end closes the live line of a terminal.
+func (w *waitLines) end() {
+	if w.tty {
+		fmt.Fprintln(w.out)
+	}
+}
+
+// pollPause waits between two reads of a --wait, or returns ctx's error
+// when it ends first.
+func pollPause(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(300 * time.Millisecond):
+		return nil
+	}
 }
 
 // retryWait is when each of a backfill's queued runs that waits out a

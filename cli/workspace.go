@@ -43,7 +43,7 @@ func newWorkspaceCmd() *cobra.Command {
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "reloaded %s: %d assets\n", out.Source, out.Assets)
+			fmt.Fprintf(cmd.OutOrStdout(), "reloaded %s: %s\n", out.Source, nOf(int64(out.Assets), "asset"))
 			return nil
 		}),
 	}

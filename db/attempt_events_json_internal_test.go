@@ -27,16 +27,7 @@ func TestAttemptEventsJSON(t *testing.T) {
 		{Owner: "", Attempts: nil},
 		{Attempts: []AttemptStart{}},
 	}
-	for _, p := range started {
-		want, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := p.eventJSON()
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("attempts.started:\ngot  %s (%v)\nwant %s", got, err, want)
-		}
-	}
+	wantMarshalJSON(t, "attempts.started", started)
 	finished := []AttemptsFinished{
 		{At: 1795634859985, Attempts: []AttemptEnd{
 			{RunID: "run_a", BackfillID: "bf_1", Attempt: 1, AssetID: 3, Asset: "t.hourly", State: AttemptSucceeded, Parts: parts, RunState: RunSucceeded,
@@ -48,14 +39,21 @@ func TestAttemptEventsJSON(t *testing.T) {
 		}},
 		{Attempts: nil, At: 0},
 	}
-	for _, p := range finished {
+	wantMarshalJSON(t, "attempts.finished", finished)
+}
+
+// wantMarshalJSON fails t unless every payload's eventJSON is what
+// json.Marshal writes of it (typ names the event).
+func wantMarshalJSON[P interface{ eventJSON() ([]byte, error) }](t *testing.T, typ string, payloads []P) {
+	t.Helper()
+	for _, p := range payloads {
 		want, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := p.eventJSON()
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("attempts.finished:\ngot  %s (%v)\nwant %s", got, err, want)
+			t.Fatalf("%s:\ngot  %s (%v)\nwant %s", typ, got, err, want)
 		}
 	}
 }

@@ -27,6 +27,17 @@ func recordTicks(t *testing.T, store *db.Store, schedule string, start time.Time
 	}
 }
 
+// ensureStates creates the state of each of names as of pruneT0 (ensure:
+// EnsureScheduleState or EnsureSensorState).
+func ensureStates[S any](t *testing.T, ensure func(context.Context, string, int64) (S, error), names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := ensure(context.Background(), name, db.Millis(pruneT0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func countTicks(t *testing.T, store *db.Store, schedule string) int {
 	t.Helper()
 	ts, err := store.ScheduleTicks(context.Background(), schedule, nil, nil, 1_000_000)
@@ -44,11 +55,7 @@ func TestPruneTicksBatchedAndCounted(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
 		ctx := context.Background()
-		for _, name := range []string{"a", "b"} {
-			if _, err := store.EnsureScheduleState(ctx, name, db.Millis(pruneT0)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ensureStates(t, store.EnsureScheduleState, "a", "b")
 		recordTicks(t, store, "a", pruneT0, 250, db.TickLaunched)                 // old
 		recordTicks(t, store, "a", pruneT0.Add(400*time.Hour), 5, db.TickSkipped) // new
 		recordTicks(t, store, "b", pruneT0.Add(-10*time.Hour), 7, db.TickFailed)  // old
@@ -89,11 +96,7 @@ func TestPruneSensorHistoryKeepsDedupeAndRunKeys(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
 		ctx := context.Background()
-		for _, name := range []string{"poll", "push"} {
-			if _, err := store.EnsureSensorState(ctx, name, db.Millis(pruneT0)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ensureStates(t, store.EnsureSensorState, "poll", "push")
 		for i := range 30 {
 			at := pruneT0.Add(time.Duration(i) * time.Hour)
 			if i >= 25 {
@@ -172,9 +175,7 @@ func TestRecentTicksOneQuery(t *testing.T) {
 		for i := range 50 {
 			name := fmt.Sprintf("s%02d", i)
 			names = append(names, name)
-			if _, err := store.EnsureScheduleState(context.Background(), name, db.Millis(pruneT0)); err != nil {
-				t.Fatal(err)
-			}
+			ensureStates(t, store.EnsureScheduleState, name)
 			recordTicks(t, store, name, pruneT0, i%4, db.TickLaunched) // 0 to 3 ticks each
 		}
 		ctx, reads := db.CountReads(context.Background())

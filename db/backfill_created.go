@@ -23,8 +23,8 @@ func applyCreated(ctx context.Context, tx *sqlx.Tx, p BackfillCreated) error {
 		return err
 	}
 	for _, s := range p.Segments {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_segments (backfill_id, pos, asset, asset_id, partitions, first_chunk, chunks, explicit) VALUES (?,?,?,?,?,?,?,?)`,
-			b.ID, s.Pos, s.Asset, s.AssetID, s.Partitions, s.FirstChunk, s.Chunks, s.Explicit); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_segments (backfill_id, pos, asset, asset_id, partitions, first_chunk, chunks, explicit, chunk_size) VALUES (?,?,?,?,?,?,?,?,?)`,
+			b.ID, s.Pos, s.Asset, s.AssetID, s.Partitions, s.FirstChunk, s.Chunks, s.Explicit, s.ChunkSize); err != nil {
 			return err
 		}
 		for _, r := range p.Ranges[s.Pos] {

@@ -76,6 +76,18 @@ type Segment struct {
 	FirstChunk int64  `db:"first_chunk" json:"first_chunk"`
 	Chunks     int64  `db:"chunks" json:"chunks"`
 	Explicit   bool   `db:"explicit" json:"explicit"`
+	// ChunkSize is this asset's chunk size when the request set one of its
+	// own (chunk_sizes); 0 = the backfill's.
+	ChunkSize int64 `db:"chunk_size" json:"chunk_size,omitempty"`
+}
+
+// Size is the segment's chunk size in a backfill of chunks of
+// backfillChunk partitions.
+func (s Segment) Size(backfillChunk int64) int64 {
+	if s.ChunkSize > 0 {
+		return s.ChunkSize
+	}
+	return backfillChunk
 }
 
 // SelRange is a run of consecutive partition indexes [Lo, Hi] of a segment;

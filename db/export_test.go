@@ -95,3 +95,24 @@ func (s *Store) StaleRevalidated() int64 { return s.staleCache().revalidated.Loa
 func (s *Store) ExpandInstanceRanges(ctx context.Context, assetID int64) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error { return expandInstanceRanges(ctx, tx, assetID) })
 }
+
+// RunListPlan is SQLite's plan of RunList's query for f (EXPLAIN QUERY
+// PLAN, one line a step).
+func (s *Store) RunListPlan(ctx context.Context, f RunFilter) ([]string, error) {
+	q, args := runListQuery(f, 50)
+	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			return nil, err
+		}
+		out = append(out, detail)
+	}
+	return out, rows.Err()
+}

@@ -19,14 +19,8 @@ func TestJSONKeysAreEncodingJSONsBytes(t *testing.T) {
 	if got := append(AppendJSONStrings([]byte("["), keys), ']'); string(got) != string(want) {
 		t.Fatalf("AppendJSONStrings wrote\n%s\nencoding/json\n%s", got, want)
 	}
-	for _, p := range []BackfillCreated{
+	wantMarshalJSON(t, "backfill.created", []BackfillCreated{
 		{Backfill: Backfill{ID: "bf_1", Title: "<t>"}, Segments: []Segment{{Pos: 0, Asset: "a", Explicit: true}}, Keys: keys},
 		{Backfill: Backfill{ID: "bf_2"}, Ranges: map[int64][]SelRange{0: {{Lo: 1, Hi: 9}}}},
-	} {
-		want, _ := json.Marshal(p)
-		got, err := p.eventJSON()
-		if err != nil || string(got) != string(want) {
-			t.Fatalf("eventJSON wrote\n%s\n%v\nencoding/json\n%s", got, err, want)
-		}
-	}
+	})
 }

@@ -18,6 +18,8 @@ type Session struct {
 	UserName   string `db:"user_name"`
 	UserRole   string `db:"user_role"`
 	Disabled   bool   `db:"disabled"`
+	// UserTimezone is the user's display zone ("" = the browser's).
+	UserTimezone string `db:"user_timezone"`
 }
 
 // CreateSession records a sign-in.
@@ -34,7 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, id string, u User, ip, userAg
 
 // SessionByID loads a session with its user, or ErrNotFound.
 func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
-	return getRow[Session](ctx, s.r, ErrNotFound, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled
+	return getRow[Session](ctx, s.r, ErrNotFound, `SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.name AS user_name, u.role AS user_role, u.disabled, u.timezone AS user_timezone
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`, id)
 }
 

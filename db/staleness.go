@@ -1,7 +1,9 @@
 package db
 
 import (
+	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
@@ -12,8 +14,9 @@ import (
 // facts read from the store are memoized per asset, keyed by the data
 // version (the newest event id: every write to partition_status appends an
 // event in the same transaction), the asset definition and the size of its
-// partition space; the reasons themselves are re-derived on every read
-// because FRESHNESS depends on the clock.
+// partition space; the reasons themselves depend on the clock (FRESHNESS),
+// so the counts of reasons memoized per facts (countMemo) hold only until
+// the first freshness deadline of a partition fresh when they were counted.
 
 // Row flags of StaleFacts.
 const (
@@ -67,6 +70,72 @@ type StaleFacts struct {
 	upIdx     []int64 // upstream partition index of UpAt
 	StaleFrom []int64
 	upSpaces  []catalog.Space
+	// counted memoizes the counting passes over the rows (Counts,
+	// BucketCounts, MaterializedStaleBuckets), which pages listing an asset
+	// repeat on every view: facts are shared by every request of their
+	// version (and, with StaleInput.MaxLag, a little longer).
+	counted *countMemo
+}
+
+// countMemo holds results of counting passes by their arguments, each
+// valid for the times from the one it was computed at until the first
+// freshness deadline of a partition that was fresh then (the only way
+// time changes a reason).
+type countMemo struct {
+	mu sync.Mutex
+	m  map[countKey]counted
+}
+
+type countKey struct {
+	pass         uint8
+	lo, hi, size int64
+}
+
+type counted struct {
+	from, until int64 // Unix ms: valid for now in [from, until)
+	val         any
+}
+
+const (
+	passCounts = iota
+	passBuckets
+	passStaleBuckets
+	maxCounted = 256 // memoized results per facts; beyond, they start again
+)
+
+// memo returns the result of pass over [lo, hi] by size at now, computed
+// by count (which lowers *until to the first freshness deadline of a fresh
+// partition it met) unless memoized for now.
+func (f *StaleFacts) memo(pass uint8, lo, hi, size int64, now time.Time, count func(ms int64, until *int64) any) any {
+	ms := now.UnixMilli()
+	if f.counted == nil {
+		until := int64(math.MaxInt64)
+		return count(ms, &until)
+	}
+	k := countKey{pass, lo, hi, size}
+	f.counted.mu.Lock()
+	c, ok := f.counted.m[k]
+	f.counted.mu.Unlock()
+	if ok && c.from <= ms && ms < c.until {
+		return c.val
+	}
+	until := int64(math.MaxInt64)
+	v := count(ms, &until)
+	f.counted.mu.Lock()
+	if f.counted.m == nil || len(f.counted.m) >= maxCounted {
+		f.counted.m = map[countKey]counted{}
+	}
+	f.counted.m[k] = counted{from: ms, until: until, val: v}
+	f.counted.mu.Unlock()
+	return v
+}
+
+// freshUntil lowers *until to pf's freshness deadline when reason r is
+// Fresh (at the deadline it turns FRESHNESS_LATE).
+func freshUntil(r catalog.StaleReason, pf *catalog.PartitionFacts, until *int64) {
+	if r == catalog.Fresh && pf.StaleFrom < *until {
+		*until = pf.StaleFrom
+	}
 }
 
 // Rows is the number of stored status rows.
@@ -129,30 +198,35 @@ func countsOf(a *[6]int64) ReasonCounts {
 }
 
 // Counts counts the reasons of the partitions with index in [lo, hi]
-// (partitions without a row are NEVER_MATERIALIZED).
+// (partitions without a row are NEVER_MATERIALIZED). The result is shared:
+// it must not be changed.
 func (f *StaleFacts) Counts(lo, hi int64, now time.Time) ReasonCounts {
-	var a [6]int64
 	if hi >= f.N {
 		hi = f.N - 1
 	}
 	if lo > hi {
+		var a [6]int64
 		return countsOf(&a)
 	}
-	ms := now.UnixMilli()
-	code := f.Asset.CodeVersion
-	var pf catalog.PartitionFacts
-	j0 := f.lower(lo)
-	j := j0
-	for ; j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
-		f.facts(j, &pf)
-		a[reasonIndex(catalog.Classify(&pf, code, ms))]++
-	}
-	a[1] += (hi - lo + 1) - int64(j-j0)
-	return countsOf(&a)
+	return f.memo(passCounts, lo, hi, 0, now, func(ms int64, until *int64) any {
+		var a [6]int64
+		code := f.Asset.CodeVersion
+		var pf catalog.PartitionFacts
+		j0 := f.lower(lo)
+		j := j0
+		for ; j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+			f.facts(j, &pf)
+			r := catalog.Classify(&pf, code, ms)
+			freshUntil(r, &pf, until)
+			a[reasonIndex(r)]++
+		}
+		a[1] += (hi - lo + 1) - int64(j-j0)
+		return countsOf(&a)
+	}).(ReasonCounts)
 }
 
 // BucketCounts counts reasons in consecutive buckets of size partitions
-// starting at lo, up to hi.
+// starting at lo, up to hi. The result is shared: it must not be changed.
 func (f *StaleFacts) BucketCounts(lo, hi, size int64, now time.Time) []ReasonCounts {
 	if hi >= f.N {
 		hi = f.N - 1
@@ -160,26 +234,29 @@ func (f *StaleFacts) BucketCounts(lo, hi, size int64, now time.Time) []ReasonCou
 	if size <= 0 || hi < lo {
 		return nil
 	}
-	n := (hi-lo)/size + 1
-	acc := make([][6]int64, n)
-	rows := make([]int64, n)
-	ms := now.UnixMilli()
-	code := f.Asset.CodeVersion
-	var pf catalog.PartitionFacts
-	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
-		b := (f.base.Idx[j] - lo) / size
-		f.facts(j, &pf)
-		acc[b][reasonIndex(catalog.Classify(&pf, code, ms))]++
-		rows[b]++
-	}
-	out := make([]ReasonCounts, n)
-	for b := range out {
-		from := lo + int64(b)*size
-		to := min(from+size-1, hi)
-		acc[b][1] += (to - from + 1) - rows[b]
-		out[b] = countsOf(&acc[b])
-	}
-	return out
+	return f.memo(passBuckets, lo, hi, size, now, func(ms int64, until *int64) any {
+		n := (hi-lo)/size + 1
+		acc := make([][6]int64, n)
+		rows := make([]int64, n)
+		code := f.Asset.CodeVersion
+		var pf catalog.PartitionFacts
+		for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+			b := (f.base.Idx[j] - lo) / size
+			f.facts(j, &pf)
+			r := catalog.Classify(&pf, code, ms)
+			freshUntil(r, &pf, until)
+			acc[b][reasonIndex(r)]++
+			rows[b]++
+		}
+		out := make([]ReasonCounts, n)
+		for b := range out {
+			from := lo + int64(b)*size
+			to := min(from+size-1, hi)
+			acc[b][1] += (to - from + 1) - rows[b]
+			out[b] = countsOf(&acc[b])
+		}
+		return out
+	}).([]ReasonCounts)
 }
 
 // Reason returns the reason of partition idx.
@@ -255,24 +332,28 @@ func (f *StaleFacts) MaterializedStale(now time.Time) int64 {
 // MaterializedStaleBuckets counts, for each bucket of size partitions from
 // lo (the last one ends at hi), the materialized partitions that are stale
 // at now: the status grids draw them as stale, like the header's bar. One
-// pass over the materialized partitions of [lo, hi].
+// pass over the materialized partitions of [lo, hi]. The result is shared:
+// it must not be changed.
 func (f *StaleFacts) MaterializedStaleBuckets(lo, hi, size int64, now time.Time) []int64 {
 	if hi < lo || size <= 0 {
 		return nil
 	}
-	out := make([]int64, (hi-lo)/size+1)
-	ms := now.UnixMilli()
-	var pf catalog.PartitionFacts
-	for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
-		if i := f.base.Idx[j]; i >= f.N || f.base.Status[j] != stMaterialized {
-			continue
+	return f.memo(passStaleBuckets, lo, hi, size, now, func(ms int64, until *int64) any {
+		out := make([]int64, (hi-lo)/size+1)
+		var pf catalog.PartitionFacts
+		for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
+			if i := f.base.Idx[j]; i >= f.N || f.base.Status[j] != stMaterialized {
+				continue
+			}
+			f.facts(j, &pf)
+			r := catalog.Classify(&pf, f.Asset.CodeVersion, ms)
+			freshUntil(r, &pf, until)
+			if r != catalog.Fresh {
+				out[(f.base.Idx[j]-lo)/size]++
+			}
 		}
-		f.facts(j, &pf)
-		if catalog.Classify(&pf, f.Asset.CodeVersion, ms) != catalog.Fresh {
-			out[(f.base.Idx[j]-lo)/size]++
-		}
-	}
-	return out
+		return out
+	}).([]int64)
 }
 
 // CodeVersionAt returns the code version partition idx was materialized with.

@@ -21,7 +21,20 @@ type StaleInput struct {
 	WS      *catalog.Workspace
 	IDs     map[string]int64
 	SpaceOf func(a *catalog.Asset) catalog.Space
+	// MaxLag, when not zero, lets StaleFactsAt answer with facts computed
+	// less than MaxLag ago at an older version when all that changed since
+	// is backfill progress (attempts started or finished, runs planned):
+	// many viewers of pages that list a running backfill's assets then
+	// share one computation per MaxLag instead of one per controller step
+	// (each costs about the asset's rows). Any other event (a taint, a
+	// report, a backfill's state, a user's action) is shown at once. Zero:
+	// facts exactly at the version (what a backfill's selection uses).
+	MaxLag time.Duration
 }
+
+// PageStaleLag is the MaxLag of the pages: how far behind a running
+// backfill's progress their staleness may be.
+const PageStaleLag = 250 * time.Millisecond
 
 type baseEntry struct {
 	version int64
@@ -32,6 +45,7 @@ type baseEntry struct {
 
 type factsEntry struct {
 	version int64
+	at      time.Time // when it was computed (StaleInput.MaxLag)
 	asset   *catalog.Asset
 	n       int64
 	upN     []int64
@@ -54,6 +68,7 @@ type staleCache struct {
 	refresh  sync.Mutex
 	scanned  int64           // newest event id looked at
 	dirtyAll int64           // newest event id that may have changed any asset
+	urgent   int64           // newest event id other than backfill progress (StaleInput.MaxLag)
 	dirty    map[int64]int64 // asset id -> newest event id that changed it
 	// Partition keys changed per asset (event id, key), so that a base entry
 	// can be patched instead of reloaded; full[id] is the newest event that
@@ -87,6 +102,17 @@ const maxPatchKeys = 5000
 // a second between two page views of a million-partition asset costs a
 // patch, not a reload of the million rows on every view.
 func patchLimit(rows int) int { return max(maxPatchKeys, rows/8) }
+
+// maxLoggedKeys bounds the changed partitions logged per asset for a patch
+// (twice patchLimit, and at least this many): a running backfill changes
+// runs of consecutive partitions, tens of thousands between two pages'
+// computations of the facts (StaleInput.MaxLag), which a patch reads as a
+// few ranges (patchRanges) for far less than a reload of every row.
+const maxLoggedKeys = 1 << 18
+
+// logLimit is how many changed partitions are logged for an asset of rows
+// rows before its next computation reloads it instead.
+func logLimit(rows int) int { return max(2*patchLimit(rows), maxLoggedKeys) }
 
 var caches sync.Map // *Store -> *staleCache
 
@@ -150,7 +176,7 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 	c.mu.Unlock()
 	if first || v-c.scanned > maxEventScan {
 		c.mu.Lock()
-		c.dirtyAll, c.scanned = v, v
+		c.dirtyAll, c.urgent, c.scanned = v, v, v
 		c.mu.Unlock()
 		return v, nil
 	}
@@ -173,6 +199,7 @@ type assetKeyChange struct {
 // partition keys (changed); each with the id of the event.
 type eventChanges struct {
 	all     int64
+	urgent  int64 // the last event other than backfill progress
 	dirty   map[int64]int64
 	full    map[int64]int64
 	changed []assetKeyChange
@@ -209,6 +236,9 @@ func (ch *eventChanges) addKey(asset, id int64, key string) {
 // add records what event id (its type, subject and, for the events that
 // name partitions, payload) changed.
 func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[string]int64) {
+	if !backfillProgress(typ) {
+		ch.urgent = id
+	}
 	switch {
 	case eventIgnored(typ, subject):
 	case typ == "asset.watermark":
@@ -234,7 +264,14 @@ func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[stri
 				ch.addKey(aid, id, it.Partition)
 			}
 		}
+	case payload != "" && SkimAttempts(payload, true, func(a SkimmedAttempt) {
+		ch.dirty[a.AssetID] = id
+		for _, k := range a.Keys {
+			ch.addKey(a.AssetID, id, k)
+		}
+	}):
 	case payload != "":
+		// Not skimmed (SkimAttempts): decoded.
 		type ref struct {
 			Key string `json:"k"`
 		}
@@ -263,6 +300,12 @@ func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[stri
 	}
 }
 
+// backfillProgress says whether events of type typ are a backfill's
+// progress, which pages may show up to StaleInput.MaxLag late.
+func backfillProgress(typ string) bool {
+	return typ == EvAttemptsStarted || typ == EvAttemptsFinished || typ == EvRunsPlanned
+}
+
 // merge records the changes ch of the events up to version v in the cache.
 func (c *staleCache) merge(ch *eventChanges, v int64) {
 	c.mu.Lock()
@@ -270,6 +313,7 @@ func (c *staleCache) merge(ch *eventChanges, v int64) {
 	if ch.all > c.dirtyAll {
 		c.dirtyAll = ch.all
 	}
+	c.urgent = max(c.urgent, ch.urgent)
 	for k, id := range ch.dirty {
 		c.dirty[k] = id
 	}
@@ -284,7 +328,7 @@ func (c *staleCache) merge(ch *eventChanges, v int64) {
 			// Not loaded: any entry made meanwhile, at an older version,
 			// must be reloaded in full rather than patched.
 			c.full[kc.asset] = kc.event
-		case len(c.changes[kc.asset]) < 2*patchLimit(len(e.facts.Idx)):
+		case len(c.changes[kc.asset]) < logLimit(len(e.facts.Idx)):
 			c.changes[kc.asset] = append(c.changes[kc.asset], kc.keyChange)
 		default:
 			c.full[kc.asset] = kc.event
@@ -299,6 +343,25 @@ func (c *staleCache) cleanSince(id, version int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dirtyAll <= version && c.dirty[id] <= version
+}
+
+// progressOnlySince reports whether every event after version was
+// backfill progress.
+func (c *staleCache) progressOnlySince(version int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.urgent <= version
+}
+
+// PageVersion is the newest event other than a backfill's progress that
+// SyncStaleness has read: a page model shared by the key of PageVersion
+// for a short time shows a running backfill's progress at most that late
+// and any other change at once.
+func (s *Store) PageVersion() int64 {
+	c := s.staleCache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.urgent
 }
 
 // StaleFacts returns (memoized) the staleness facts of asset a.
@@ -343,12 +406,16 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 	c.mu.Lock()
 	e, ok := c.facts[a.Key]
 	c.mu.Unlock()
-	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) && c.cleanSince(id, e.version) {
-		clean := true
+	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) {
+		clean := c.cleanSince(id, e.version)
 		for _, d := range a.Deps {
 			clean = clean && c.cleanSince(in.IDs[d.Asset], e.version)
 		}
 		if clean {
+			return e.facts, nil
+		}
+		if in.MaxLag > 0 && time.Since(e.at) < in.MaxLag && c.progressOnlySince(e.version) {
+			// Only backfill progress since, and recently computed.
 			return e.facts, nil
 		}
 	}
@@ -368,12 +435,12 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		// effect, their blocks unchanged): the same facts, as a new value.
 		f := *e.facts
 		c.mu.Lock()
-		c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, bases: bases, facts: &f}
+		c.facts[a.Key] = factsEntry{version: version, at: time.Now(), asset: a, n: n, upN: upN, bases: bases, facts: &f}
 		c.mu.Unlock()
 		return &f, nil
 	}
 	base := bases[0]
-	f := &StaleFacts{Asset: a, ID: id, N: n, base: base, upSpaces: upSp}
+	f := &StaleFacts{Asset: a, ID: id, N: n, base: base, upSpaces: upSp, counted: &countMemo{}}
 	rows := len(base.Idx)
 	f.UpAt = make([]int64, rows)
 	f.upDep = make([]int16, rows)
@@ -398,7 +465,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 		f.StaleFrom[j] = a.Freshness.StaleFrom(end, hasWin, base.MatAt[j])
 	}
 	c.mu.Lock()
-	c.facts[a.Key] = factsEntry{version: version, asset: a, n: n, upN: upN, bases: bases, facts: f}
+	c.facts[a.Key] = factsEntry{version: version, at: time.Now(), asset: a, n: n, upN: upN, bases: bases, facts: f}
 	c.mu.Unlock()
 	return f, nil
 }

@@ -30,9 +30,14 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 				keys = append(keys, ch.key)
 			}
 		}
-		patchable = len(keys) <= patchLimit(len(e.facts.Idx))
 	}
 	c.mu.Unlock()
+	var ranges [][2]int64
+	if patchable {
+		// Patched when few partitions changed or, many, in few ranges.
+		ranges = patchRanges(sp, keys)
+		patchable = len(keys) <= patchLimit(len(e.facts.Idx)) || len(ranges) <= patchLimit(len(e.facts.Idx))
+	}
 	if patchable && c.cleanSince(assetID, e.version) {
 		return e.facts, nil
 	}
@@ -45,7 +50,7 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	var gens *blockGens
 	switch {
 	case patchable:
-		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, sp, keys)
+		b, err = s.patchBaseFacts(ctx, e.facts, assetID, code, ranges)
 	case ok && e.code == code && e.gens != nil && s.unchangedSince(ctx, assetID, e.gens):
 		// Nothing written to the asset's rows since its entry was loaded
 		// (an event of unknown effect, say): the entry holds.
@@ -73,21 +78,14 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	return b, nil
 }
 
-// patchBaseFacts returns a copy of old with the rows of keys re-read from
+// patchBaseFacts returns a copy of old with the rows in ranges (of the
+// changed keys, patchRanges) re-read from
 // the store (updated, inserted or removed). The changed indexes are read as
 // ranges (neighbours merged, a few unchanged rows in between read again)
 // through the covering staleness index, in one query per few thousand
 // ranges: a backfill changes runs of consecutive partitions, so a patch
 // costs about the rows it changed, not a lookup per key.
-func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int64, code string, sp catalog.Space, keys []string) (*baseFacts, error) {
-	idxs := make([]int64, 0, len(keys))
-	for _, k := range keys {
-		if i, err := sp.Index(k); err == nil {
-			idxs = append(idxs, i)
-		}
-	}
-	slices.Sort(idxs)
-	ranges := idxRanges(slices.Compact(idxs), patchGap)
+func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int64, code string, ranges [][2]int64) (*baseFacts, error) {
 	fresh, err := s.loadRanges(ctx, assetID, code, ranges)
 	if err != nil {
 		return nil, err
@@ -112,6 +110,19 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 		b.add(fresh, j)
 	}
 	return b, nil
+}
+
+// patchRanges are the index ranges a patch of keys reads again (keys not
+// in sp are left out).
+func patchRanges(sp catalog.Space, keys []string) [][2]int64 {
+	idxs := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if i, err := sp.Index(k); err == nil {
+			idxs = append(idxs, i)
+		}
+	}
+	slices.Sort(idxs)
+	return idxRanges(slices.Compact(idxs), patchGap)
 }
 
 // patchGap is how many unchanged rows between two changed ones are read

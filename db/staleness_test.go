@@ -332,3 +332,72 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 		}
 	}(db.SQLite)
 }
+
+// Between two computations of a running backfill's pages (StaleInput.MaxLag)
+// tens of thousands of consecutive partitions change: more keys than
+// patchLimit, but few ranges, so the facts are patched, not reloaded, and
+// equal a full reload.
+func TestStaleFactsPatchManyConsecutive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	store, ws, ids := teststore.WithWorkspace(t, `assets:
+  big:
+    partitions: {hourly: {start: "2016-01-01-00:00", end: "2025-02-15-08:00"}}
+    code_version: v2
+    executor: {demo: {duration: 1s}}
+`, now)
+	a := ws.Asset("big")
+	sp := a.Scheme.Space(now, nil)
+	in := staleInputAt(ws, ids, now)
+	seq := 0
+	write := func(idxs []int64, status string) {
+		t.Helper()
+		for lo := 0; lo < len(idxs); lo += 10_000 {
+			var ms []db.Materialization
+			for _, i := range idxs[lo:min(lo+10_000, len(idxs))] {
+				seq++
+				ms = append(ms, db.Materialization{AssetID: ids["big"], AssetKey: "big", Partition: sp.Key(i), Idx: i, Status: status,
+					CodeVersion: "v2", RunID: fmt.Sprintf("r%d", seq), Source: "test", At: now.Add(-time.Duration(seq) * time.Second)})
+			}
+			record(t, store, ms, now)
+		}
+	}
+	facts := func() *db.StaleFacts {
+		t.Helper()
+		f, err := store.StaleFacts(ctx, in, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write(span(0, 40_000, 1), db.StatusMaterialized)
+	facts()
+	reloads := store.StaleReloads()
+	// 30,000 consecutive partitions: 10,000 rebuilt, 20,000 new rows, a
+	// stretch of them failed.
+	write(span(30_000, 60_000, 1), db.StatusMaterialized)
+	write(span(50_000, 52_000, 1), db.StatusFailed)
+	patched := facts()
+	if n := store.StaleReloads() - reloads; n != 0 {
+		t.Fatalf("30,000 consecutive partitions of a 40,000-row asset reloaded its facts %d times; want a patch", n)
+	}
+	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	full := facts()
+	if store.StaleReloads() == reloads {
+		t.Fatal("no reload after an event of unknown effect")
+	}
+	if patched.Rows() != full.Rows() || full.Rows() != 60_000 {
+		t.Fatalf("patched facts have %d rows, a reload %d; want 60,000", patched.Rows(), full.Rows())
+	}
+	for i := range full.N {
+		if p, f := patched.Reason(i, now), full.Reason(i, now); p != f || patched.MatAtOf(i) != full.MatAtOf(i) {
+			t.Fatalf("partition %d: patched %s@%d, reloaded %s@%d", i, p, patched.MatAtOf(i), f, full.MatAtOf(i))
+		}
+	}
+}

@@ -23,6 +23,9 @@ type User struct {
 	Disabled     bool   `db:"disabled"`
 	CreatedAt    int64  `db:"created_at"`
 	UpdatedAt    int64  `db:"updated_at"`
+	// Timezone is the zone the user reads times in (IANA name); "" = the
+	// browser's zone.
+	Timezone string `db:"timezone"`
 }
 
 // CountUsers counts every account, disabled ones included.
@@ -138,6 +141,30 @@ func (s *Store) updateUser(ctx context.Context, id int64, typ string, payload ma
 		_, err = AppendEvent(ctx, tx, typ, userSubject(name), actor, payload, "", now)
 		return err
 	})
+}
+
+// SetUserTimezone stores the zone user id reads times in ("" = the
+// browser's); the caller has checked the name. No event: it is a display
+// preference, like a session's last use.
+func (s *Store) SetUserTimezone(ctx context.Context, id int64, zone string, now time.Time) error {
+	res, err := s.writer(ctx).ExecContext(ctx, `UPDATE users SET timezone = ?, updated_at = ? WHERE id = ?`, zone, Millis(now), id)
+	if err != nil {
+		return s.writeFailed(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// UserTimezone is the zone user id reads times in ("" = the browser's).
+func (s *Store) UserTimezone(ctx context.Context, id int64) (string, error) {
+	var zone string
+	err := s.r.GetContext(ctx, &zone, `SELECT timezone FROM users WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	return zone, err
 }
 
 // userName is the name of user id (ErrNotFound when there is none).

@@ -67,9 +67,9 @@ func (h *Handler) renderUsers(c echo.Context, status int, v views.AdminUsersView
 	for _, u := range us {
 		created := u.CreatedAt
 		v.Users = append(v.Users, views.UserRow{ID: u.ID, Name: u.Name, Role: u.Role, Disabled: u.Disabled,
-			Created: fmtAccountTime(&created), Self: self != nil && self.UserID == u.ID, Locked: lockText(locks[db.LoginAccountKey(u.Name)], h.Now())})
+			Created: fmtAccountTime(zoneOfC(c), &created), Self: self != nil && self.UserID == u.ID, Locked: lockText(locks[db.LoginAccountKey(u.Name)], h.Now())})
 	}
-	v.Tokens = TokenRows(ts, h.Now())
+	v.Tokens = TokenRows(ts, h.Now(), zoneOfC(c))
 	v.Roles = auth.RoleNames
 	v.MinPass = auth.MinPasswordLength
 	ws := h.Workspace()
@@ -217,7 +217,7 @@ func (h *Handler) AdminReloadWorkspace(c echo.Context) error {
 	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
 	notice := ""
 	if err == nil {
-		notice = fmt.Sprintf("Workspace reloaded from %s: %d assets.", ws.Path, len(ws.Assets))
+		notice = fmt.Sprintf("Workspace reloaded from %s: %s.", ws.Path, views.Num(int64(len(ws.Assets)))+" asset"+plural(int64(len(ws.Assets))))
 	}
 	return h.formResult(c, err, notice, views.AdminUsersView{})
 }

@@ -11,11 +11,8 @@ import (
 )
 
 func countAccounts(t *testing.T, env *testkit.Env) string {
-	var users, tokens, events int
-	env.Store.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
-	env.Store.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
-	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
-	return fmt.Sprint(users, tokens, events)
+	t.Helper()
+	return fmt.Sprint(env.Count(t, `SELECT COUNT(*) FROM users`), env.Count(t, `SELECT COUNT(*) FROM api_tokens`), env.Count(t, `SELECT COUNT(*) FROM events`))
 }
 
 func TestAccountsAPI(t *testing.T) {

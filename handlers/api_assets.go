@@ -27,7 +27,12 @@ type AssetJSON struct {
 
 // APIAssets lists every asset with its partition counts.
 func (h *Handler) APIAssets(c echo.Context) error {
-	assets, counts, last, err := h.assetsWithCounts(c.Request().Context())
+	ctx := c.Request().Context()
+	assets, last, err := h.assetsWithLastMat(ctx)
+	if err != nil {
+		return err
+	}
+	sc, err := h.warmStaleCtx(ctx)
 	if err != nil {
 		return err
 	}
@@ -39,9 +44,11 @@ func (h *Handler) APIAssets(c echo.Context) error {
 		for _, d := range a.Def.Deps {
 			j.Deps = append(j.Deps, d.Asset)
 		}
-		for _, s := range healthBar(counts[a.ID], a.Space.Len()).Segs {
-			j.Counts[s.Status] = s.N
+		f, err := h.staleFacts(ctx, sc, a.Def)
+		if err != nil {
+			return err
 		}
+		j.Counts = healthJSON(f.Health(0, a.Space.Len()-1, sc.now))
 		if t := last[a.ID]; t != nil {
 			s := db.FromMillis(*t).Format(timeFormat)
 			j.LastMaterialized = &s
@@ -52,3 +59,15 @@ func (h *Handler) APIAssets(c echo.Context) error {
 }
 
 const timeFormat = catalog.APITimeLayout
+
+// healthJSON is an asset's counts in API answers (catalog.Health):
+// fresh, stale, failed, in_progress and missing add up to its partitions;
+// materialized is fresh + stale (the partitions with data), and
+// last_attempt_failed counts those of them whose last attempt failed.
+func healthJSON(c catalog.HealthCounts) map[string]int64 {
+	out := map[string]int64{db.StatusMaterialized: c.Materialized(), "last_attempt_failed": c.LastAttemptFailed}
+	for _, h := range catalog.Healths {
+		out[string(h)] = c.Of(h)
+	}
+	return out
+}

@@ -39,13 +39,15 @@ type BackfillJSON struct {
 	// RecoveredBy is, for a FAILED backfill, the Retry failed child that
 	// rebuilt everything it failed or skipped (directly, or through
 	// retries of its own); null otherwise.
-	RecoveredBy    *string `json:"recovered_by"`
-	RetryRequestID *string `json:"retry_request_id,omitempty"`
-	CreatedBy      string  `json:"created_by"`
-	CreatedAt      string  `json:"created_at"`
-	UpdatedAt      string  `json:"updated_at"`
-	StartedAt      *string `json:"started_at"`
-	FinishedAt     *string `json:"finished_at"`
+	RecoveredBy *string `json:"recovered_by"`
+	// RecoveredByTitle is that retry's name (its title), for a reader.
+	RecoveredByTitle *string `json:"recovered_by_title,omitempty"`
+	RetryRequestID   *string `json:"retry_request_id,omitempty"`
+	CreatedBy        string  `json:"created_by"`
+	CreatedAt        string  `json:"created_at"`
+	UpdatedAt        string  `json:"updated_at"`
+	StartedAt        *string `json:"started_at"`
+	FinishedAt       *string `json:"finished_at"`
 	// Waiting says why a running backfill with no run running plans no
 	// chunk (GET of one backfill only): its upstream, its pool's cap or
 	// throttle, or the server's cap.
@@ -256,7 +258,7 @@ func (h *Handler) APIBackfillList(c echo.Context) error {
 	}
 	for _, b := range rows {
 		bj := ToBackfillJSON(b)
-		bj.RecoveredBy = recoveredPtr(recovered, b.ID)
+		bj.RecoveredBy, bj.RecoveredByTitle = recoveredPtr(recovered, b.ID)
 		out.Backfills = append(out.Backfills, bj)
 	}
 	return c.JSON(http.StatusOK, out)
@@ -271,15 +273,6 @@ func (h *Handler) assetFilter(c echo.Context) (string, error) {
 	return asset, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // APIBackfillGet shows one backfill.
 func (h *Handler) APIBackfillGet(c echo.Context) error {
 	b, err := h.Store.Backfill(c.Request().Context(), c.Param("id"))
@@ -291,7 +284,7 @@ func (h *Handler) APIBackfillGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out.RecoveredBy = recoveredPtr(recovered, b.ID)
+	out.RecoveredBy, out.RecoveredByTitle = recoveredPtr(recovered, b.ID)
 	if w := storeWait(h.Store.WriteHealth()); w != nil && b.State == db.BackfillRunning {
 		// Nothing it does can be recorded: that is what it waits for,
 		// whatever runs.

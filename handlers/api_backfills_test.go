@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -370,12 +369,7 @@ func TestBackfillMetrics(t *testing.T) {
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
 	testkit.Eventually(t, 5*time.Second, "the 4 attempts in /metrics", func() bool {
-		r, err := env.Get("/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ = io.ReadAll(r.Body)
-		r.Body.Close()
+		_, body = env.GetBody(t, "/metrics")
 		return strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`)
 	})
 	for _, want := range []string{

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,7 +146,7 @@ func stateParam(c echo.Context, name, what string, known []string, norm func(str
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		s = norm(strings.TrimSpace(s))
-		if !contains(known, s) {
+		if !slices.Contains(known, s) {
 			return nil, BadRequest(name, "unknown %s %q; use %s", what, s, strings.Join(known, ", "))
 		}
 		out = append(out, s)

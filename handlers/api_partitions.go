@@ -16,9 +16,15 @@ const MaxPageLimit = 1000
 
 // PartitionJSON is one partition in API answers.
 type PartitionJSON struct {
-	Partition           string           `json:"partition"`
-	Index               int64            `json:"index"`
-	Status              string           `json:"status"`
+	Partition string `json:"partition"`
+	Index     int64  `json:"index"`
+	Status    string `json:"status"`
+	// Health is the word the health bars count the partition under
+	// (catalog.Health); a partition whose last attempt failed over data
+	// still there has status failed but health fresh or stale, and
+	// LastAttemptFailed.
+	Health              string           `json:"health"`
+	LastAttemptFailed   bool             `json:"last_attempt_failed,omitempty"`
 	LastMaterialization *OutcomeJSON     `json:"last_materialization"`
 	LastAttempt         *OutcomeJSON     `json:"last_attempt"`
 	Taint               *json.RawMessage `json:"taint,omitempty"`
@@ -109,6 +115,16 @@ func (h *Handler) APIPartitions(c echo.Context) error {
 	}
 	if len(out) == limit && (i < len(rows) || j < len(holes)) {
 		next = encodeCursor("p", out[len(out)-1].Index)
+	}
+	if len(out) > 0 {
+		sc, f, err := h.assetFacts(ctx, a.Def)
+		if err != nil {
+			return err
+		}
+		for k := range out {
+			hl, _, lastFailed := f.HealthAt(out[k].Index, sc.now)
+			out[k].Health, out[k].LastAttemptFailed = string(hl), lastFailed
+		}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "total_partitions": n, "partitions": out, "next_cursor": next})
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/auth"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -17,11 +16,7 @@ import (
 // route, POST /api/v1/runs/{id}/complete, with its own operator token.
 func TestAsyncRunCompletesThroughTheCallbackRoute(t *testing.T) {
 	t.Parallel()
-	remote := testkit.NewAsyncRemote(t)
-	env := testkit.WithAssets(t,
-		testkit.Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
-	)
-	env.StartEngine(t, jobs.Options{})
+	env, remote := testkit.WithAsyncRemote(t)
 	tok := env.Token(t, auth.RoleOperator)
 	code, b := apiCall(t, env, tok, "POST", "/api/v1/backfills",
 		`{"assets":["a.remote"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-03"},"chunk_size":3,"max_concurrent_runs":1}`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -342,7 +343,7 @@ func parseOutcomes(v string) ([]string, error) {
 	}
 	for _, o := range strings.Split(v, ",") {
 		o = strings.ToLower(strings.TrimSpace(o))
-		if !contains(TickOutcomes, o) {
+		if !slices.Contains(TickOutcomes, o) {
 			return nil, BadRequest("outcome", "unknown outcome %q; use %s (comma-separated), or leave outcome out for every tick", o, strings.Join(TickOutcomes, ", "))
 		}
 		out = append(out, o)

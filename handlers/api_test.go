@@ -31,10 +31,7 @@ func decode(t *testing.T, resp *http.Response, v any) {
 
 func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
 	t.Helper()
-	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
-	env.Store.RawReader().Get(&instances, `SELECT COUNT(*) FROM partition_instances`)
-	env.Store.RawReader().Get(&statuses, `SELECT COUNT(*) FROM partition_status`)
-	return
+	return env.Count(t, `SELECT COUNT(*) FROM events`), env.Count(t, `SELECT COUNT(*) FROM partition_instances`), env.Count(t, `SELECT COUNT(*) FROM partition_status`)
 }
 
 func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
@@ -240,8 +237,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 			r.Body.Close()
 		}
 	}
-	r, _ := env.Get("/metrics")
-	b, _ := io.ReadAll(r.Body)
+	_, b := env.GetBody(t, "/metrics")
 	for _, want := range []string{`tessera_http_requests_total{code="200",method="GET",route="/assets/:key"}`, "go_sql_open_connections", "tessera_http_request_duration_seconds",
 		`method="other"`} {
 		if !strings.Contains(string(b), want) {
@@ -252,7 +248,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 		t.Fatal("an invented method became a metrics label value")
 	}
 	env.Store.Close()
-	r, _ = env.Get("/readyz")
+	r, _ := env.Get("/readyz")
 	if r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("readyz with a closed database: %d", r.StatusCode)
 	}

@@ -25,7 +25,7 @@ const HistoryBuckets = 120
 type gridLayout struct {
 	mode    string // calendar, matrix, list
 	columns int
-	labels  []string
+	labels  []string           // column labels; matrix: the row label of each combination of the other dimensions
 	ts      catalog.TimeScheme // calendar and matrix
 	loc     *time.Location
 	rowSize int64 // matrix: partitions per row
@@ -183,13 +183,22 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 		idx[j] = lo + int64(j)
 		tiles[j] = tileFor(a, key, byIdx[j])
 		tiles[j].Pos = idx[j] + 1
-		tiles[j].Dim = filter != "" && tiles[j].Status != filter
-		if st != nil && tiles[j].Status == db.StatusMaterialized {
-			if r := st.facts.Reason(idx[j], st.now); r != catalog.Fresh && r != catalog.NeverMaterialized {
+		if st != nil && (tiles[j].Status == db.StatusMaterialized || tiles[j].Status == db.StatusFailed) {
+			// The tile reads as the bars count it (catalog.HealthOf): a
+			// failed last attempt over data still there is fresh or stale.
+			hl, r, lastFailed := st.facts.HealthAt(idx[j], st.now)
+			switch hl {
+			case catalog.HealthFresh:
+				tiles[j].Status = db.StatusMaterialized
+			case catalog.HealthStale:
 				tiles[j].Status = views.SegStale
 				tiles[j].Title += " · stale: " + views.ReasonLabel(string(r))
 			}
+			if lastFailed {
+				tiles[j].Title += " · last attempt failed, its data is still there"
+			}
 		}
+		tiles[j].Dim = filter != "" && tiles[j].Status != filter && !(filter == db.StatusMaterialized && tiles[j].Status == views.SegStale)
 	}
 	return l.layTiles(a, idx, tiles), nil
 }
@@ -198,6 +207,9 @@ func (h *Handler) tileGrid(ctx context.Context, a assetCtx, l gridLayout, lo, hi
 // rows of the layout, newest row first. A tile starts at its own column when
 // it opens a row or follows a gap (a selection need not be contiguous).
 func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.Grid {
+	if l.mode == "matrix" {
+		return l.layMatrix(idx, tiles)
+	}
 	g := views.Grid{Mode: l.mode, Columns: l.columns, ColumnLabels: l.labels, Total: int64(len(tiles))}
 	if l.mode == "list" {
 		g.Rows = []views.GridRow{{Tiles: tiles}}
@@ -242,6 +254,75 @@ func (l gridLayout) layTiles(a assetCtx, idx []int64, tiles []views.Tile) views.
 	return g
 }
 
+// layMatrix places a multi-dimensional asset's tiles with time across: a
+// row per combination of its other dimensions (in key order, labelled with
+// their values), a column per time window of the tiles, oldest left. Two
+// months of a day × region asset read as three rows of readable tiles
+// rather than a strip 62 rows tall with upright headers. The header names
+// each window (day of the month, hour, week's day, month) and, above it,
+// the larger period it starts (month, day, year).
+func (l gridLayout) layMatrix(idx []int64, tiles []views.Tile) views.Grid {
+	g := views.Grid{Mode: "matrix", Total: int64(len(tiles))}
+	if len(tiles) == 0 {
+		return g
+	}
+	t0, t1 := idx[0]/l.rowSize, idx[len(idx)-1]/l.rowSize
+	g.Columns = int(t1 - t0 + 1)
+	g.ColumnLabels, g.ColumnGroups = l.timeHeads(t0, t1)
+	rowOf := map[int64]int{}
+	var combos []int64
+	for j := range tiles {
+		if c := idx[j] % l.rowSize; !slices.Contains(combos, c) {
+			combos = append(combos, c)
+		}
+	}
+	slices.Sort(combos)
+	for r, c := range combos {
+		label := ""
+		if c < int64(len(l.labels)) {
+			label = l.labels[c]
+		}
+		rowOf[c] = r
+		g.Rows = append(g.Rows, views.GridRow{Label: label})
+	}
+	for j, t := range tiles {
+		t.Col = int(idx[j]/l.rowSize-t0) + 1
+		r := &g.Rows[rowOf[idx[j]%l.rowSize]]
+		r.Tiles = append(r.Tiles, t)
+	}
+	return g
+}
+
+// timeHeads labels the time windows t0…t1 of a matrix: each window's own
+// label, and the larger periods they fall in, each named at its first
+// column (the first column always; then where a new one starts, when the
+// previous name has had room, 4 columns).
+func (l gridLayout) timeHeads(t0, t1 int64) ([]string, []views.ColumnGroup) {
+	var labels []string
+	var groups []views.ColumnGroup
+	lastGroup, lastCol := "", -10
+	for t := t0; t <= t1; t++ {
+		w := l.ts.WindowStart(t).In(l.loc)
+		var label, group string
+		switch l.ts.Unit() {
+		case catalog.KindHourly:
+			label, group = w.Format("15"), w.Format("Mon Jan 2")
+		case catalog.KindDaily, catalog.KindWeekly:
+			label, group = fmt.Sprint(w.Day()), w.Format("Jan 2006")
+		default:
+			label, group = fmt.Sprint(int(w.Month())), w.Format("2006")
+		}
+		col := int(t-t0) + 1
+		labels = append(labels, label)
+		if group != lastGroup && col-lastCol >= 4 {
+			groups = append(groups, views.ColumnGroup{Col: col, Label: group})
+			lastCol = col
+		}
+		lastGroup = group
+	}
+	return labels, groups
+}
+
 // repeatedHour is the column of an hourly calendar's hour that a day of
 // tiles has twice (two consecutive partitions in one row and one column:
 // the clocks went back), or 0.
@@ -275,7 +356,7 @@ func tileFor(a assetCtx, key string, r *db.PartitionStatus) views.Tile {
 		} else {
 			b.WriteString(" · last materialized ")
 		}
-		b.WriteString(db.FromMillis(*r.LastMatAt).Format("2006-01-02 15:04 UTC"))
+		b.WriteString(fmtMinute(a.zone(), db.FromMillis(*r.LastMatAt)))
 	}
 	if r.LastAttemptRunID != nil {
 		b.WriteString(" · run ")
@@ -295,15 +376,29 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 		size = (size + db.RollupBlock - 1) / db.RollupBlock * db.RollupBlock
 		lo = lo / db.RollupBlock * db.RollupBlock
 	}
+	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
+	if st != nil {
+		// Counted as the bars count (StaleFacts.Health).
+		for b, c := range st.facts.HealthBuckets(lo, hi, size, st.now) {
+			from := lo + int64(b)*size
+			to := min(from+size-1, hi)
+			bar := healthBar(c)
+			bar.Health = false
+			if filter != "" {
+				k := c.Of(catalog.Health(filter))
+				if filter == db.StatusMaterialized {
+					k = c.Materialized()
+				}
+				bar = views.Bar{Segs: []views.Seg{{Status: filter, N: k}, {Status: "other", N: bar.Total - k}}, Total: bar.Total}
+			}
+			g.addBucket(a, from, to, bar, cur, q)
+		}
+		return *g.Grid, nil
+	}
 	counts, err := h.Store.BucketCounts(ctx, a.ID, lo, hi, size)
 	if err != nil {
 		return views.Grid{}, err
 	}
-	var stale []int64
-	if st != nil && filter == "" {
-		stale = st.facts.MaterializedStaleBuckets(lo, hi, size, st.now)
-	}
-	g := bucketGridBuilder{&views.Grid{Mode: "buckets", BucketSize: size, Total: total}}
 	for b, c := range counts {
 		from := lo + int64(b)*size
 		to := min(from+size-1, hi)
@@ -315,9 +410,6 @@ func (h *Handler) bucketGrid(ctx context.Context, a assetCtx, lo, hi int64, n in
 		}
 		full[db.StatusMissing] = max(to-from+1-stored, 0)
 		bar := barOf(full)
-		if b < len(stale) && stale[b] > 0 {
-			bar = withStale(bar, stale[b])
-		}
 		if filter != "" {
 			other := bar.Total - full[filter]
 			bar = views.Bar{Segs: []views.Seg{{Status: filter, N: full[filter]}, {Status: "other", N: other}}, Total: bar.Total}
@@ -370,10 +462,27 @@ func bucketTitle(from, to string, b views.Bar) string {
 	var parts []string
 	for _, s := range b.Segs {
 		if s.N > 0 {
-			parts = append(parts, views.Num(s.N)+" "+strings.ToLower(views.StatusLabel(s.Status)))
+			label := strings.ToLower(views.StatusLabel(s.Status))
+			if s.Status == db.StatusMaterialized && hasStale(b) {
+				label = "fresh" // beside "stale", as the health bars' legend counts them
+			} else if s.Status == views.SegStale {
+				label = "stale"
+			}
+			parts = append(parts, views.Num(s.N)+" "+label)
 		}
 	}
 	return fmt.Sprintf("%s: %s partition%s — %s", keySpan(from, to), views.Num(b.Total), plural(b.Total), strings.Join(parts, ", "))
+}
+
+// hasStale reports whether bar b splits materialized partitions into fresh
+// and stale (a health bar).
+func hasStale(b views.Bar) bool {
+	for _, s := range b.Segs {
+		if s.Status == views.SegStale {
+			return true
+		}
+	}
+	return false
 }
 
 // rangeHref is the current page's query with from and to replaced.

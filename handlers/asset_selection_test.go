@@ -165,7 +165,7 @@ func TestSelectionBarStartsWithTheWindowShown(t *testing.T) {
 			}
 			wantRadio := "range"
 			if tc.onlyMissing {
-				wantRadio = "missing_failed"
+				wantRadio = "statuses" // missing and failed ticked
 			}
 			if got := form.Find(`input[name="selector"][checked]`).AttrOr("value", ""); got != wantRadio {
 				t.Errorf("the form's selection is %q, want %q", got, wantRadio)

@@ -28,37 +28,56 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, facts, err := h.assetFacts(ctx, a.Def)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return err
 	}
-	counts, err := h.Store.AssetCounts(ctx)
+	key := pageKey{page: "asset:" + a.Def.Key, query: c.QueryString(), operate: canOperate(c), ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}
+	m, err := h.pageModels.get(ctx, key, func() (any, error) {
+		return h.assetPageModel(ctx, c, a, view, filter, sc)
+	})
 	if err != nil {
 		return err
+	}
+	am := m.(assetModel)
+	return render(c, am.status, views.AssetPageView(page(c, a.Def.Key, "overview"), am.v, am.bar))
+}
+
+// assetModel is what the asset page renders, and its HTTP status.
+type assetModel struct {
+	v      views.AssetPage
+	bar    views.GridSelection
+	status int
+}
+
+// assetPageModel builds the asset page's model (c for its query and role).
+func (h *Handler) assetPageModel(ctx context.Context, c echo.Context, a assetCtx, view, filter string, sc *staleCtx) (assetModel, error) {
+	facts, err := h.staleFacts(ctx, sc, a.Def)
+	if err != nil {
+		return assetModel{}, err
 	}
 	n := a.Space.Len()
 	v := views.AssetPage{
 		Key: a.Def.Key, Group: a.Def.Group, Description: a.Def.Description, Scheme: a.Def.Scheme.Describe(),
 		CodeVersion: a.Def.CodeVersion, Pool: a.Def.Pool, Executor: a.Def.Executor.Kind,
-		Health: healthBar(counts[a.ID], n), StatusFilter: filter, Empty: n == 0,
+		Health: healthBar(facts.Health(0, n-1, sc.now)), StatusFilter: filter, Empty: n == 0,
 		From: c.QueryParam("from"), To: c.QueryParam("to"), View: view, CanLaunch: canOperate(c),
 	}
-	v.Health = withStale(v.Health, facts.MaterializedStale(sc.now))
 	if v.ActiveBackfills, err = h.assetActiveBackfills(ctx, a.Def.Key); err != nil {
-		return err
+		return assetModel{}, err
 	}
 	v.StatusHref, v.StaleHref = viewHrefs(c.QueryParams())
 	if view == "staleness" {
 		v.Stale, err = h.stalePanel(ctx, a, facts, sc.now)
 		if err != nil {
-			return err
+			return assetModel{}, err
 		}
 		if !v.CanLaunch { // viewers cannot launch: no backfill shortcuts
 			v.Stale.BackfillStale, v.Stale.BackfillMissingStale = "", ""
 		}
 		g, err := h.FindGaps(ctx, a.Def.Key, "")
 		if err != nil {
-			return err
+			return assetModel{}, err
 		}
 		v.Gaps = assetGapsModel(g, v.CanLaunch)
 	}
@@ -71,14 +90,22 @@ func (h *Handler) AssetShow(c echo.Context) error {
 	for _, other := range h.Workspace().Dependents(a.Def.Key) {
 		v.Downstream = append(v.Downstream, views.Link{Label: other.Key, Href: AssetHref(other.Key)})
 	}
+	if v.Lineage, err = h.assetLineage(ctx, a, sc); err != nil {
+		return assetModel{}, err
+	}
 	status := http.StatusOK
 	bar := views.GridSelection{Asset: a.Def.Key, Multi: a.Def.Scheme.Kind() == catalog.KindMulti}
-	if n > 0 {
-		if status, err = h.assetGrids(ctx, a, &v, &bar, facts, sc.now); err != nil {
-			return err
+	if bar.Multi {
+		if bar.DimensionChoices, bar.DimensionsComplete, err = h.dimensionChoices(ctx, []*catalog.Asset{a.Def}); err != nil {
+			return assetModel{}, err
 		}
 	}
-	return render(c, status, views.AssetPageView(page(c, a.Def.Key, "overview"), v, bar))
+	if n > 0 {
+		if status, err = h.assetGrids(ctx, a, &v, &bar, facts, sc.now); err != nil {
+			return assetModel{}, err
+		}
+	}
+	return assetModel{v: v, bar: bar, status: status}, nil
 }
 
 // assetViewParams reads and checks the asset page's view (status, the
@@ -259,7 +286,7 @@ func (h *Handler) assetActiveBackfills(ctx context.Context, key string) ([]views
 	}
 	rows := make([]views.BackfillRow, 0, len(active))
 	for _, b := range active {
-		rows = append(rows, backfillRow(b, h.Now()))
+		rows = append(rows, backfillRow(b, h.Now(), zoneOf(ctx)))
 	}
 	return rows, nil
 }

@@ -115,6 +115,8 @@ type Principal struct {
 	// TokenExpires is when the token signed in with expires (nil: never,
 	// or not signed in with a token): the tokens it creates expire by then.
 	TokenExpires *time.Time
+	// Timezone is the user's display zone ("" = the browser's; display_time.go).
+	Timezone string
 }
 
 // Anonymous reports whether nobody signed in (anonymous viewer mode).
@@ -271,7 +273,7 @@ func (a *Auth) identify(c echo.Context) (*Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Principal{UserID: s.UserID, Name: s.UserName, Role: role, Via: "session", SessionID: id}, nil
+	return &Principal{UserID: s.UserID, Name: s.UserName, Role: role, Via: "session", SessionID: id, Timezone: s.UserTimezone}, nil
 }
 
 func (a *Auth) sessionSecret(c echo.Context) string {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -74,23 +73,19 @@ func (h *Handler) BackfillAction(c echo.Context) error {
 		return NotFound("no backfill action %q", action)
 	}
 	if err != nil {
-		uerr := engineErr(err)
-		var ue *UserError
-		if !errors.As(uerr, &ue) || ue.Status != http.StatusConflict {
-			return uerr
-		}
-		d, derr := h.loadDetail(c, id)
-		if derr != nil {
-			return derr
-		}
-		if ue.Field == "expected_state_version" {
-			// The engine's message says how an API client catches up; the
-			// page has done so already.
-			d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again.", views.BackfillStateLabel(d.State, 0))
-		} else {
-			d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-		}
-		return render(c, http.StatusConflict, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
+		return refusedOnPage(engineErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
+			d, err := h.loadDetail(c, id)
+			if err != nil {
+				return err
+			}
+			d.Message = notDone(ue)
+			if ue.Field == "expected_state_version" {
+				// The engine's message says how an API client catches up;
+				// the page has done so already.
+				d.Message = fmt.Sprintf("Someone changed this backfill while you were looking at it: it is now %s. The page has been reloaded — check the state and try again.", views.BackfillStateLabel(d.State, 0))
+			}
+			return render(c, ue.Status, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
+		})
 	}
 	return c.Redirect(http.StatusSeeOther, BackfillHref(id))
 }

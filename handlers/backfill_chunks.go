@@ -85,7 +85,7 @@ func (h *Handler) chunkTable(c echo.Context, b db.Backfill) (views.ChunkTable, e
 		if r.StartedAt != nil && r.FinishedAt == nil {
 			// Not finished: when it started, which stays true between the
 			// table's updates (a duration so far froze until the next).
-			row.Duration = "since " + db.FromMillis(*r.StartedAt).UTC().Format("15:04:05 UTC")
+			row.Duration = "since " + fmtClock(zoneOf(ctx), db.FromMillis(*r.StartedAt))
 		}
 		row.Keys = h.chunkKeysText(ctx, r.Asset, r.FirstKey, r.LastKey, r.Partitions, spaces)
 		if r.Error != nil {

@@ -53,6 +53,23 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 		// An address with status= and no selector= means the statuses.
 		f.Selector = "statuses"
 	}
+	if st, ok := views.SelectorAliases[f.Selector]; ok {
+		// A selection of the form's earlier choices (links, bookmarks):
+		// its statuses, ticked.
+		f.Selector = "statuses"
+		if len(f.Statuses) == 0 {
+			f.Statuses = slices.Clone(st)
+		}
+	}
+	// Per-asset chunk sizes: chunk_size.ASSET, kept as posted.
+	for _, a := range h.Workspace().Assets {
+		if v := strings.TrimSpace(get("chunk_size." + a.Key)); v != "" {
+			if f.ChunkSizes == nil {
+				f.ChunkSizes = map[string]string{}
+			}
+			f.ChunkSizes[a.Key] = v
+		}
+	}
 	checked := map[string]bool{}
 	for _, a := range list("asset") {
 		checked[a] = true
@@ -78,6 +95,12 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 	}
 	for _, a := range ws.Assets {
 		f.Assets = append(f.Assets, views.AssetChoice{Key: a.Key, Scheme: a.Scheme.Describe(), Checked: checked[a.Key], Upstream: upstream[a.Key] && !checked[a.Key]})
+	}
+	// Every multi-dimensional asset's values, so that ticking another
+	// asset needs no new list; an error leaves the picker a text box.
+	var err error
+	if f.DimensionChoices, f.DimensionsComplete, err = h.dimensionChoices(c.Request().Context(), ws.Assets); err != nil {
+		f.DimensionChoices, f.DimensionsComplete = nil, false
 	}
 	return f
 }
@@ -167,6 +190,21 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	if req.ChunkSize, err = num("chunk_size", "chunk size", f.ChunkSize, 1, jobs.MaxChunkSize); err != nil {
 		return req, err
 	}
+	// An asset's own chunk size counts when the asset is ticked.
+	for _, a := range req.Assets {
+		if v, ok := f.ChunkSizes[a]; ok {
+			n, err := num("chunk_size."+a, "the chunk size of "+a, v, 1, jobs.MaxChunkSize)
+			if err != nil {
+				return req, err
+			}
+			if n != req.ChunkSize {
+				if req.ChunkSizes == nil {
+					req.ChunkSizes = map[string]int64{}
+				}
+				req.ChunkSizes[a] = n
+			}
+		}
+	}
 	if req.MaxConcurrentRuns, err = num("max_concurrent_runs", "max concurrent runs", f.MaxConcurrent, 1, jobs.MaxConcurrentRunsCap); err != nil {
 		return req, err
 	}
@@ -188,12 +226,6 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 		if sel.Dimensions != nil {
 			sel.Type = "filter"
 		}
-	case "missing_failed":
-		sel.Type, sel.Statuses = "filter", []string{"missing", "failed"}
-	case "stale":
-		sel.Type, sel.Statuses = "filter", []string{"stale"}
-	case "missing_stale":
-		sel.Type, sel.Statuses = "filter", []string{"missing", "stale"}
 	case "statuses":
 		st, err := statusFilter(f.Statuses)
 		if err != nil {
@@ -268,12 +300,16 @@ func choiceLabel(v string) string {
 // the form does about it, if anything) and which ones there are, as the
 // address writes them and as the form names them.
 func unknownSelector(v, then string) string {
-	values := make([]string, 0, len(views.SelectorChoices))
+	values := make([]string, 0, len(views.SelectorChoices)+len(views.SelectorAliases))
 	choices := make([]string, 0, len(views.SelectorChoices))
 	for _, c := range views.SelectorChoices {
 		values = append(values, c.Value)
 		choices = append(choices, fmt.Sprintf("%s (%s)", c.Value, c.Label))
 	}
+	for a := range views.SelectorAliases {
+		values = append(values, a) // "stael": did you mean "stale"
+	}
+	slices.Sort(values[len(views.SelectorChoices):])
 	return fmt.Sprintf("unknown selection %q%s%s; the selections are %s", v, catalog.Suggest(v, values), then, strings.Join(choices, ", "))
 }
 
@@ -315,6 +351,10 @@ func formField(field string) string {
 		return "end"
 	case strings.HasPrefix(field, "selector.dimensions"):
 		return "dimension"
+	case strings.HasPrefix(field, "chunk_sizes."):
+		return "chunk_size." + strings.TrimPrefix(field, "chunk_sizes.")
+	case strings.HasPrefix(field, "chunk_size."):
+		return field
 	case strings.HasPrefix(field, "selector"):
 		return "selector"
 	case field == "chunk_size", field == "max_concurrent_runs", field == "priority", field == "title",

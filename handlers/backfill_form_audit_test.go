@@ -75,7 +75,7 @@ func TestNewBackfillUnknownSelector(t *testing.T) {
 	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
-	choices := []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"}
+	choices := []string{"range", "statuses", "gaps", "explicit"}
 	listsChoices := func(where, msg string) {
 		t.Helper()
 		for _, v := range choices {
@@ -94,7 +94,7 @@ func TestNewBackfillUnknownSelector(t *testing.T) {
 
 	_, doc := pgGet(t, env, c, "/backfills/new?selector=bogus")
 	msg := doc.Find(`[data-testid="error-selector"]`).Text()
-	if !strings.Contains(msg, `unknown selection "bogus"`) || !strings.Contains(msg, "Range is ticked instead") {
+	if !strings.Contains(msg, `unknown selection "bogus"`) || !strings.Contains(msg, "Every partition in the range is ticked instead") {
 		t.Errorf("GET: selector message %q", msg)
 	}
 	listsChoices("GET", msg)

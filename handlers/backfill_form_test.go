@@ -64,11 +64,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 
 func pgCountBackfills(t *testing.T, env *testkit.Env) int {
 	t.Helper()
-	var n int
-	if err := env.Store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return env.Count(t, `SELECT COUNT(*) FROM backfills`)
 }
 
 func TestLaunchBadInputCreatesNothing(t *testing.T) {
@@ -386,11 +382,23 @@ func TestNewBackfillStatusChoice(t *testing.T) {
 	if n := pgCountBackfills(t, env); n != 1 {
 		t.Fatalf("refused statuses created backfills: %d in all", n)
 	}
-	// The existing choices keep their values (links elsewhere use them).
-	for _, v := range []string{"range", "missing_failed", "stale", "missing_stale", "gaps", "explicit"} {
+	// The choices keep their values (links elsewhere use them); the
+	// earlier ones that the statuses took in open as those statuses ticked.
+	for _, v := range []string{"range", "statuses", "gaps", "explicit"} {
 		_, doc := pgGet(t, env, c, "/backfills/new?selector="+v)
 		if !doc.Find(`input[data-testid="selector-`+v+`"]`).Is("[checked]") || doc.Find(`[data-testid="error-selector"]`).Length() != 0 {
 			t.Errorf("selector=%s is no longer a choice of the form", v)
+		}
+	}
+	if n := doc0(t, env, c, "/backfills/new").Find(`input[name="selector"]`).Length(); n != 4 {
+		t.Errorf("the form offers %d selections, want 4 (range, statuses, gaps, explicit)", n)
+	}
+	for v, want := range map[string]string{"missing_failed": "missing,failed", "stale": "stale", "missing_stale": "missing,stale"} {
+		d := doc0(t, env, c, "/backfills/new?selector="+v)
+		var ticked []string
+		d.Find(`input[name="status"][checked]`).Each(func(_ int, s *goquery.Selection) { ticked = append(ticked, s.AttrOr("value", "")) })
+		if !d.Find(`input[data-testid="selector-statuses"]`).Is("[checked]") || strings.Join(ticked, ",") != want || d.Find(`[data-testid="error-selector"]`).Length() != 0 {
+			t.Errorf("selector=%s: statuses ticked %v, want %s under Only partitions that are", v, ticked, want)
 		}
 	}
 }
@@ -509,4 +517,11 @@ func TestStaleFilterMatchesStalenessView(t *testing.T) {
 	if pv.TotalPartitions != 4 {
 		t.Fatalf("missing and stale selects %d, want 4", pv.TotalPartitions)
 	}
+}
+
+// doc0 is the page at path as c sees it.
+func doc0(t *testing.T, env *testkit.Env, c *http.Client, path string) *goquery.Document {
+	t.Helper()
+	_, d := pgGet(t, env, c, path)
+	return d
 }

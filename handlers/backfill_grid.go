@@ -104,7 +104,7 @@ func (h *Handler) partitionOutcomeGrid(ctx context.Context, b db.Backfill, s db.
 	tiles := make([]views.Tile, len(keys))
 	ordered := true
 	for p, key := range keys {
-		ch := s.FirstChunk + int64(p)/b.ChunkSize
+		ch := s.FirstChunk + int64(p)/s.Size(b.ChunkSize)
 		r := byChunk[ch]
 		t := views.Tile{Key: key, Href: PartitionHref(s.Asset, key)}
 		if r == nil {

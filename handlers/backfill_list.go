@@ -19,6 +19,14 @@ import (
 // BackfillHref is a backfill page's path.
 func BackfillHref(id string) string { return "/backfills/" + url.PathEscape(id) }
 
+// backfillLink links to the backfill id, or is nil when there is none.
+func backfillLink(id *string) *views.Link {
+	if id == nil {
+		return nil
+	}
+	return &views.Link{Label: *id, Href: BackfillHref(*id)}
+}
+
 func assetList(b db.Backfill) []string {
 	var out []string
 	_ = json.Unmarshal([]byte(b.Assets), &out)
@@ -54,14 +62,11 @@ func runningParts(b db.Backfill) int64 {
 	return b.RunsRunning * b.ChunkSize
 }
 
-func backfillRow(b db.Backfill, now time.Time) views.BackfillRow {
-	title := b.Title
-	if title == "" {
-		title = "Backfill " + b.ID
-	}
+func backfillRow(b db.Backfill, now time.Time, loc *time.Location) views.BackfillRow {
+	title := b.Name()
 	return views.BackfillRow{ID: b.ID, Href: BackfillHref(b.ID), Title: title, State: b.State,
 		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Assets: assetList(b),
-		Progress: progressBar(b, runningParts(b)), Started: fmtTime(b.StartedAt),
+		Progress: progressBar(b, runningParts(b)), Started: fmtStamp(loc, b.StartedAt),
 		Duration: durBetween(b.StartedAt, b.FinishedAt, now), CreatedBy: b.CreatedBy}
 }
 
@@ -115,9 +120,9 @@ func (h *Handler) BackfillsList(c echo.Context) error {
 			m.Next = "/backfills?" + q.Encode()
 			break
 		}
-		r := backfillRow(b, now)
-		if id := recovered[b.ID]; id != "" {
-			r.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+		r := backfillRow(b, now, zoneOf(ctx))
+		if rc, ok := recovered[b.ID]; ok {
+			r.Recovered = &views.Link{Label: rc.Name, Href: BackfillHref(rc.ID)}
 		}
 		m.Rows = append(m.Rows, r)
 	}
@@ -150,7 +155,7 @@ func (h *Handler) ActiveBackfillRows(ctx context.Context) ([]views.BackfillRow, 
 	now := h.Now()
 	out := make([]views.BackfillRow, 0, min(len(bs), 20))
 	for i := len(bs) - 1; i >= 0 && len(out) < 20; i-- {
-		out = append(out, backfillRow(bs[i], now))
+		out = append(out, backfillRow(bs[i], now, zoneOf(ctx)))
 	}
 	return out, nil
 }

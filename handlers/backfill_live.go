@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -189,7 +190,7 @@ func (h *Handler) loadRun(c echo.Context) (views.RunPage, error) {
 	}
 	now := h.Now()
 	for _, a := range atts {
-		row := views.AttemptRow{N: a.Attempt, State: a.State, Started: fmtTime(&a.StartedAt), Owner: a.Owner,
+		row := views.AttemptRow{N: a.Attempt, State: a.State, Started: fmtStamp(zoneOf(ctx), &a.StartedAt), Owner: a.Owner,
 			Duration: durBetween(&a.StartedAt, a.FinishedAt, now)}
 		if a.Error != nil {
 			row.Error = truncateText(*a.Error, 500)
@@ -265,7 +266,13 @@ func (h *Handler) RunShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunPageView(page(c, "Run "+p.ID, "backfills"), p))
+	p.BackfillName = p.BackfillID
+	if b, err := h.Store.Backfill(c.Request().Context(), p.BackfillID); err == nil {
+		p.BackfillName = b.Name()
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPageView(page(c, "Chunk "+views.Num(p.Chunk)+" of "+p.BackfillName, "runs"), p))
 }
 
 // RunLivePartial re-renders the run's live section (htmx).

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -42,11 +44,12 @@ func actor(c echo.Context) string {
 	return "anonymous"
 }
 
-func fmtTime(ms *int64) string {
+// fmtStamp is fmtTime of a stored time ("" for none).
+func fmtStamp(loc *time.Location, ms *int64) string {
 	if ms == nil {
 		return ""
 	}
-	return db.FromMillis(*ms).UTC().Format("2006-01-02 15:04:05 UTC")
+	return fmtTime(loc, db.FromMillis(*ms))
 }
 
 func fmtDur(d time.Duration) string { return catalog.HumanDuration(d) }
@@ -85,19 +88,27 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if err != nil {
 		return views.BackfillDetail{}, engineErr(err)
 	}
-	now := h.Now()
+	now, loc := h.Now(), zoneOf(ctx)
 	d := views.BackfillDetail{ID: b.ID, Href: BackfillHref(b.ID), Title: b.Title, State: b.State, StateVersion: b.StateVersion,
 		StateLabel: views.BackfillStateLabel(b.State, withFailures(b)), Selector: describeSelection(b), CreatedBy: b.CreatedBy,
-		Created: fmtTime(&b.CreatedAt), Started: fmtTime(b.StartedAt), Finished: fmtTime(b.FinishedAt),
+		Created: fmtStamp(loc, &b.CreatedAt), Started: fmtStamp(loc, b.StartedAt), Finished: fmtStamp(loc, b.FinishedAt),
 		Live: !db.BackfillTerminal(b.State), CSRF: page(c, "", "").CSRF}
-	if d.Title == "" {
-		d.Title = "Backfill " + b.ID
-	}
+	d.Title = b.Name()
 	for _, a := range assetList(b) {
 		d.Assets = append(d.Assets, views.Link{Label: a, Href: AssetHref(a)})
 	}
 	if b.ParentBackfillID != nil {
-		d.Parent = &views.Link{Label: *b.ParentBackfillID, Href: BackfillHref(*b.ParentBackfillID)}
+		// Named by its name, not its id (its page shows the id).
+		label := *b.ParentBackfillID
+		if p, err := h.Store.Backfill(ctx, *b.ParentBackfillID); err == nil {
+			label = p.Name()
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return d, err
+		}
+		d.Parent = &views.Link{Label: label, Href: BackfillHref(*b.ParentBackfillID)}
+		if strings.HasPrefix(d.Selector, retrySelectionText) { // names the parent by its name, as Retry of does
+			d.Selector = retrySelectionText + label
+		}
 	}
 	kids, err := h.Store.ChildBackfills(ctx, b.ID)
 	if err != nil {
@@ -107,11 +118,11 @@ func (h *Handler) loadDetailParts(c echo.Context, id string, parts int) (views.B
 	if err != nil {
 		return d, err
 	}
-	if id := recovered[b.ID]; id != "" {
-		d.Recovered = &views.Link{Label: id, Href: BackfillHref(id)}
+	if rc, ok := recovered[b.ID]; ok {
+		d.Recovered = &views.Link{Label: rc.Name, Href: BackfillHref(rc.ID)}
 	}
 	for _, k := range kids {
-		d.Children = append(d.Children, views.Link{Label: k.ID + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
+		d.Children = append(d.Children, views.Link{Label: k.Name() + " (" + strings.ToLower(k.State) + ")", Href: BackfillHref(k.ID)})
 	}
 	if canOperate(c) {
 		d.Actions = actionsFor(b, len(kids) > 0)
@@ -185,9 +196,33 @@ func (h *Handler) detailSummary(ctx context.Context, d *views.BackfillDetail, b 
 	if err := h.throughput(ctx, d, b, now); err != nil {
 		return err
 	}
-	d.Grids, err = h.outcomeGrids(ctx, b)
+	d.Grids, err = h.sharedOutcomeGrids(ctx, b)
 	return err
 }
+
+// sharedOutcomeGrids is outcomeGrids shared by the backfill's viewers (the
+// page and its live summary, refreshed on every update) while its row is
+// unchanged, for gridsLag at most: the transactions that change its runs
+// change its counters too, so viewers arriving between two controller
+// steps of a running backfill share one reading of its runs.
+func (h *Handler) sharedOutcomeGrids(ctx context.Context, b db.Backfill) ([]views.ChunkGrid, error) {
+	row, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	return h.grids.get(ctx, gridsKey{string(row), h.Workspace()}, func() ([]views.ChunkGrid, error) { return h.outcomeGrids(ctx, b) })
+}
+
+// gridsKey is what shared outcome grids are for: the backfill's row (as
+// JSON) and the workspace that declares its assets.
+type gridsKey struct {
+	row string
+	ws  *Workspace
+}
+
+// gridsLag bounds how long outcome grids are shared (what the engine
+// knows, a missing asset's declaration, may change without the row).
+const gridsLag = 250 * time.Millisecond
 
 // notRunLabel names the partitions no run has finished: pending while the
 // backfill may still run them; canceled once it never will.
@@ -206,6 +241,13 @@ func (h *Handler) BackfillShow(c echo.Context) error {
 	}
 	if c.QueryParam("live") == "0" { // a static page: no stream, plain links only
 		d.Live = false
+	}
+	if d.Chunks.Planned > GanttBarsMax {
+		// Many chunks: the page comes first, the timeline (columns over
+		// thousands of attempts) right after it (backfill_gantt.go).
+		d.Gantt = views.Gantt{Href: BackfillHref(d.ID) + "/gantt", Live: d.Live, Lazy: true}
+	} else if d.Gantt, err = h.ganttOf(c.Request().Context(), d.ID, d.Live, h.Now()); err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, views.BackfillDetailPage(page(c, d.Title, "backfills"), d))
 }

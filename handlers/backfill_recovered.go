@@ -14,7 +14,7 @@ const retryDepth = 10
 // least as many partitions as it failed or skipped, that either succeeded
 // with every partition materialized or failed and was itself recovered.
 // The others are absent.
-func (h *Handler) recoveredBy(ctx context.Context, bs []db.Backfill) (map[string]string, error) {
+func (h *Handler) recoveredBy(ctx context.Context, bs []db.Backfill) (map[string]recovery, error) {
 	var failed []string
 	for _, b := range bs {
 		if b.State == db.BackfillFailed {
@@ -34,45 +34,50 @@ func (h *Handler) recoveredBy(ctx context.Context, bs []db.Backfill) (map[string
 			children[*k.ParentBackfillID] = append(children[*k.ParentBackfillID], k)
 		}
 	}
-	memo := map[string]string{}
-	var by func(b db.Backfill, depth int) string
-	by = func(b db.Backfill, depth int) string {
+	memo := map[string]recovery{}
+	var by func(b db.Backfill, depth int) recovery
+	by = func(b db.Backfill, depth int) recovery {
 		if r, ok := memo[b.ID]; ok {
 			return r
 		}
-		memo[b.ID] = ""
+		memo[b.ID] = recovery{}
 		for _, c := range children[b.ID] {
 			if c.TotalPartitions < failures(b) {
 				continue // launched before the parent had failed all it did
 			}
-			if rebuiltAll(c) || c.State == db.BackfillFailed && depth < retryDepth && by(c, depth+1) != "" {
-				memo[b.ID] = c.ID
+			if rebuiltAll(c) || c.State == db.BackfillFailed && depth < retryDepth && by(c, depth+1).ID != "" {
+				memo[b.ID] = recovery{ID: c.ID, Name: c.Name()}
 				break
 			}
 		}
 		return memo[b.ID]
 	}
-	out := map[string]string{}
+	out := map[string]recovery{}
 	for _, b := range bs {
 		if b.State != db.BackfillFailed {
 			continue
 		}
-		if r := by(b, 1); r != "" {
+		if r := by(b, 1); r.ID != "" {
 			out[b.ID] = r
 		}
 	}
 	return out, nil
 }
 
+// recovery is the retry that recovered a failed backfill: its id and its
+// name (its title, as pages name a backfill).
+type recovery struct{ ID, Name string }
+
 // rebuiltAll says whether b succeeded with every partition materialized.
 func rebuiltAll(b db.Backfill) bool {
 	return b.State == db.BackfillSucceeded && failures(b) == 0 && b.PartitionsMaterialized == b.TotalPartitions
 }
 
-// recoveredPtr is the API's recovered_by of id: its recovering retry or nil.
-func recoveredPtr(recovered map[string]string, id string) *string {
+// recoveredPtr is the API's recovered_by of id (its recovering retry) and
+// recovered_by_title (that retry's name), or nils.
+func recoveredPtr(recovered map[string]recovery, id string) (*string, *string) {
 	if r, ok := recovered[id]; ok {
-		return &r
+		return &r.ID, &r.Name
 	}
-	return nil
+	return nil, nil
 }

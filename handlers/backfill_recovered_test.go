@@ -90,10 +90,12 @@ func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 	secondID := retryFailed(t, env, tok, firstID, "r2", "SUCCEEDED")
 
 	_, doc = pgGet(t, env, c, "/backfills")
+	// The retry is named by its title (its id only in its link).
+	names := map[string]string{firstID: "Retry failed: Backfill of rec.cmd", secondID: "Retry failed: Retry failed: Backfill of rec.cmd"}
 	for parentID, childID := range map[string]string{parent: firstID, firstID: secondID} {
 		row, said := recoveredRow(t, doc, parentID)
-		if said != "failed, recovered by retry "+childID {
-			t.Errorf("list row of %s reads %q, want %q", parentID, said, "failed, recovered by retry "+childID)
+		if said != "failed, recovered by retry "+names[childID] {
+			t.Errorf("list row of %s reads %q, want %q", parentID, said, "failed, recovered by retry "+names[childID])
 		}
 		if href := row.Find(`[data-testid="recovered"] a`).AttrOr("href", ""); href != "/backfills/"+childID {
 			t.Errorf("list row of %s links %q, want the child", parentID, href)
@@ -108,7 +110,7 @@ func TestFailedBackfillRecoveredByRetry(t *testing.T) {
 
 	_, doc = pgGet(t, env, c, "/backfills/"+parent)
 	note := doc.Find(`[data-testid="backfill-top"] [data-testid="recovered"]`)
-	if got := strings.Join(strings.Fields(note.Text()), " "); got != "failed, recovered by retry "+firstID {
+	if got := strings.Join(strings.Fields(note.Text()), " "); got != "failed, recovered by retry "+names[firstID] {
 		t.Errorf("the parent's page reads %q", got)
 	}
 	if href := note.Find("a").AttrOr("href", ""); href != "/backfills/"+firstID {

@@ -278,12 +278,10 @@ func relaunchElsewhere(b db.Backfill, assets []string, flags string) string {
 		who, flags, b.ChunkSize, b.MaxConcurrentRuns)
 }
 
-// relaunchTitle names the relaunch after b (a title is at most 200 characters).
+// relaunchTitle names the relaunch after b's name, not its id (a title is
+// at most 200 characters).
 func relaunchTitle(b db.Backfill) string {
-	t := "Rest of " + b.ID
-	if b.Title != "" {
-		t += ": " + b.Title
-	}
+	t := "Rest of " + b.Name()
 	for utf8.RuneCountInString(t) > 200 {
 		_, n := utf8.DecodeLastRuneInString(t)
 		t = t[:len(t)-n]

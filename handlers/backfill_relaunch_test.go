@@ -38,12 +38,22 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	op, viewer := env.Client(t, auth.RoleOperator), env.Client(t, auth.RoleViewer)
 	setState := func(id, state string, materialized, failed int64) {
 		t.Helper()
-		if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,
-			state, materialized, failed, min(failed, 1), id); err != nil {
-			t.Fatal(err)
-		}
+		env.Exec(t, `UPDATE backfills SET state=?, partitions_materialized=?, partitions_failed=?, runs_failed=? WHERE id=?`,
+			state, materialized, failed, min(failed, 1), id)
 	}
 	create := func(req jobs.Request) db.Backfill { return testkit.CreateBackfill(t, eng, req) }
+	// relaunchLink is an operator's page of backfill id, its Relaunch link
+	// and the link parsed.
+	relaunchLink := func(id string) (*goquery.Document, string, *url.URL) {
+		t.Helper()
+		_, doc := pgGet(t, env, op, "/backfills/"+id)
+		href, _ := doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
+		u, err := url.Parse(href)
+		if err != nil {
+			t.Fatalf("relaunch href %q: %v", href, err)
+		}
+		return doc, href, u
+	}
 	// 01-03 materialized (by the backfill, say), 04 failed, the rest never run.
 	if r := env.Post(t, "/api/v1/materializations", `[{"asset":"t.daily","partition":"2025-01-01","status":"materialized"},
 		{"asset":"t.daily","partition":"2025-01-02","status":"materialized"},{"asset":"t.daily","partition":"2025-01-03","status":"materialized"},
@@ -96,22 +106,16 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	// never reached that was built before: a canceled rebuild.)
 	setState(b.ID, db.BackfillCanceled, 6, 0)
 	for i, r := range []struct{ state, first, last string }{{"succeeded", "2025-01-01", "2025-01-03"}, {"canceled", "2025-01-04", "2025-01-06"}, {"succeeded", "2025-01-07", "2025-01-09"}} {
-		if _, err := env.Store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
-			VALUES (?,?,?,?,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,?,?,?,3,0,0)`, fmt.Sprintf("run_r%d", i), fmt.Sprintf("k%d", i), b.ID, i, r.first, r.last, r.state); err != nil {
-			t.Fatal(err)
-		}
+		env.Exec(t, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+			VALUES (?,?,?,?,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,?,?,?,3,0,0)`, fmt.Sprintf("run_r%d", i), fmt.Sprintf("k%d", i), b.ID, i, r.first, r.last, r.state)
 	}
-	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
-	href, _ := doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	u, err := url.Parse(href)
-	if err != nil || u.Path != "/backfills/new" {
+	env.Exec(t, `UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID)
+	doc, href, u := relaunchLink(b.ID)
+	if u.Path != "/backfills/new" {
 		t.Fatalf("relaunch href %q", href)
 	}
 	want := url.Values{"asset": {"t.daily"}, "selector": {"range"}, "start": {"2025-01-04"}, "end": {"2025-01-10"},
-		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of " + b.ID + ": january"}}
+		"chunk_size": {"3"}, "max_concurrent_runs": {"2"}, "priority": {"5"}, "title": {"Rest of january"}}
 	if got := u.Query(); got.Encode() != want.Encode() {
 		t.Errorf("relaunch query\n got %s\nwant %s", got.Encode(), want.Encode())
 	}
@@ -128,31 +132,21 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 		t.Errorf("range: the preview counts %q partitions, want 7 (04-10)", n)
 	}
 	// Nothing planned yet: the whole range again.
-	if _, err := env.Store.RawWriter().Exec(`DELETE FROM runs WHERE backfill_id=?`, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=0 WHERE id=?`, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
-	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	if u, _ := url.Parse(href); u.Query().Get("start") != "2025-01-01" || u.Query().Get("selector") != "range" {
+	env.Exec(t, `DELETE FROM runs WHERE backfill_id=?`, b.ID)
+	env.Exec(t, `UPDATE backfills SET next_chunk=0 WHERE id=?`, b.ID)
+	_, href, u = relaunchLink(b.ID)
+	if u.Query().Get("start") != "2025-01-01" || u.Query().Get("selector") != "range" {
 		t.Errorf("relaunch of a backfill canceled before its first chunk: %s", href)
 	}
 	// A backfill canceled after its last planned chunk succeeded, with
 	// chunks never planned: from the first of those (2025-01-10).
-	if _, err := env.Store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
+	env.Exec(t, `INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, first_key, last_key, state, max_attempts, created_at, updated_at)
 		VALUES ('run_s0','s0',?,0,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-01','2025-01-03','succeeded',3,0,0),
 		       ('run_s1','s1',?,1,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-04','2025-01-06','succeeded',3,0,0),
-		       ('run_s2','s2',?,2,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-07','2025-01-09','succeeded',3,0,0)`, b.ID, b.ID, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.Store.RawWriter().Exec(`UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, doc = pgGet(t, env, op, "/backfills/"+b.ID)
-	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	if u, _ := url.Parse(href); u.Query().Get("start") != "2025-01-10" || u.Query().Get("end") != "2025-01-10" {
+		       ('run_s2','s2',?,2,0,'t.daily',(SELECT id FROM assets WHERE key='t.daily'),'f',3,'2025-01-07','2025-01-09','succeeded',3,0,0)`, b.ID, b.ID, b.ID)
+	env.Exec(t, `UPDATE backfills SET next_chunk=3 WHERE id=?`, b.ID)
+	_, href, u = relaunchLink(b.ID)
+	if u.Query().Get("start") != "2025-01-10" || u.Query().Get("end") != "2025-01-10" {
 		t.Errorf("relaunch from the first chunk never planned: %s", href)
 	}
 
@@ -160,9 +154,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	fb := create(jobs.Request{Assets: []string{"t.multi"}, ChunkSize: 1, MaxConcurrentRuns: 1,
 		Selector: jobs.Selector{Type: "filter", Start: "2025-01-01", End: "2025-01-05", Statuses: []string{"missing"}, Dimensions: map[string][]string{"region": {"eu"}}}})
 	setState(fb.ID, db.BackfillCanceled, 0, 0)
-	_, doc = pgGet(t, env, op, "/backfills/"+fb.ID)
-	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	u, _ = url.Parse(href)
+	_, href, u = relaunchLink(fb.ID)
 	if q := u.Query(); q.Get("selector") != "missing_failed" || q.Get("dimension") != "region=eu" || q.Get("start") != "2025-01-01" || q.Get("end") != "2025-01-05" {
 		t.Errorf("filter relaunch query %s", u.RawQuery)
 	}
@@ -173,9 +165,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	tb := create(jobs.Request{Assets: []string{"t.daily"}, ChunkSize: 1, MaxConcurrentRuns: 1,
 		Selector: jobs.Selector{Type: "filter", Start: "2025-01-01", End: "2025-01-10", Statuses: []string{"failed", "stale"}}})
 	setState(tb.ID, db.BackfillCanceled, 0, 0)
-	_, doc = pgGet(t, env, op, "/backfills/"+tb.ID)
-	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	u, _ = url.Parse(href)
+	_, _, u = relaunchLink(tb.ID)
 	if q := u.Query(); q.Get("selector") != "statuses" || strings.Join(q["status"], ",") != "failed,stale" {
 		t.Errorf("stale filter relaunch query %s", u.RawQuery)
 	}
@@ -196,9 +186,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	eb := create(jobs.Request{Assets: []string{"t.daily"}, ChunkSize: 2, MaxConcurrentRuns: 3,
 		Selector: jobs.Selector{Type: "explicit", Keys: []string{"2025-01-02", "2025-01-04", "2025-01-20", "2025-01-21"}}})
 	setState(eb.ID, db.BackfillCanceled, 1, 0)
-	_, doc = pgGet(t, env, op, "/backfills/"+eb.ID)
-	href, _ = doc.Find(`a[data-testid="action-relaunch"]`).Attr("href")
-	u, _ = url.Parse(href)
+	doc, href, u = relaunchLink(eb.ID)
 	if q := u.Query(); q.Get("selector") != "explicit" || q.Get("keys") != "2025-01-04\n2025-01-20\n2025-01-21" || q.Get("chunk_size") != "2" || q.Get("max_concurrent_runs") != "3" {
 		t.Errorf("explicit relaunch query %q", u.RawQuery)
 	}
@@ -241,9 +229,7 @@ func TestBackfillRelaunchWhatItDidNotBuild(t *testing.T) {
 	}
 
 	// More keys than the form takes: said, with the CLI and the API.
-	if _, err := env.Store.RawWriter().Exec(`UPDATE backfill_segments SET partitions=? WHERE backfill_id=?`, handlers.MaxFormKeys+1, lb.ID); err != nil {
-		t.Fatal(err)
-	}
+	env.Exec(t, `UPDATE backfill_segments SET partitions=? WHERE backfill_id=?`, handlers.MaxFormKeys+1, lb.ID)
 	_, doc = pgGet(t, env, op, "/backfills/"+lb.ID)
 	msg := doc.Find(`[data-testid="relaunch-unavailable"]`).Text()
 	if doc.Find(`[data-testid="action-relaunch"]`).Length() != 0 || !strings.Contains(msg, fmt.Sprintf("holds %s keys", "100,001")) ||

@@ -10,6 +10,10 @@ import (
 	"github.com/tessera-dev/tessera/views"
 )
 
+// retrySelectionText begins the selection of a Retry failed child, followed
+// by its parent.
+const retrySelectionText = "the failed and upstream-failed partitions of "
+
 // describeSelection words a backfill's selector for people: "range A … B",
 // "missing, failed within A … B, region = eu", "explicit list of 3 keys".
 func describeSelection(b db.Backfill) string {
@@ -52,9 +56,9 @@ func describeSelectorOf(stored, parent string) string {
 		if n == 0 {
 			n = int64(len(sel.Keys))
 		}
-		out = fmt.Sprintf("explicit list of %s keys", views.Num(n))
+		out = fmt.Sprintf("explicit list of %s key%s", views.Num(n), plural(n))
 	case "retry":
-		out = "the failed and upstream-failed partitions of " + parent
+		out = retrySelectionText + parent
 	case "filter":
 		out = "only " + strings.Join(sel.Statuses, ", ")
 		if len(sel.Statuses) == 0 {

@@ -40,7 +40,7 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 			return err
 		}
 	}
-	setETA(d, b, remaining, retryN, retryAt, rate, now)
+	setETA(d, b, remaining, retryN, retryAt, rate, now, zoneOf(ctx))
 	if b.State == db.BackfillRunning && b.RunsRunning == 0 && retryN == 0 && h.Engine != nil {
 		// Nothing runs and no retry is due: say what the next chunk waits
 		// for (a throttled pool sends nothing over the stream meanwhile, so
@@ -65,7 +65,7 @@ func (h *Handler) throughput(ctx context.Context, d *views.BackfillDetail, b db.
 
 // setETA is the ETA of a started backfill from its state, what remains, the
 // retries it waits for and its rate.
-func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt int64, rate float64, now time.Time) {
+func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt int64, rate float64, now time.Time, loc *time.Location) {
 	switch {
 	case b.State == db.BackfillCanceled:
 		d.ETA = "canceled"
@@ -85,7 +85,7 @@ func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt i
 			retries = fmt.Sprintf("%d retries", retryN)
 		}
 		d.ETA = fmt.Sprintf("waiting for %s, the first at %s (in %s)", retries,
-			db.FromMillis(retryAt).UTC().Format("15:04:05 UTC"), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
+			fmtClock(loc, db.FromMillis(retryAt)), fmtDur((time.Duration(retryAt-db.Millis(now)) * time.Millisecond).Round(time.Second)))
 		// Nothing changes until the retry starts, so no update would come
 		// over the stream: the page refreshes the countdown itself.
 		d.Countdown = true
@@ -96,11 +96,27 @@ func setETA(d *views.BackfillDetail, b db.Backfill, remaining, retryN, retryAt i
 	}
 }
 
+// throughputLag is how late a running backfill's throughput chart may be:
+// its viewers (the page and its live summary, refreshed on every update)
+// share one aggregation of its finished attempts per throughputLag instead
+// of one each. The counts beside it are read at once; a change of the
+// backfill's state (its end, a pause) is charted at once.
+const throughputLag = 250 * time.Millisecond
+
+// throughputKey is what a shared throughput chart is for.
+type throughputKey struct {
+	backfill     string
+	stateVersion int64
+	from, width  int64
+}
+
 // throughputChart is the chart of partitions finished per bar since b
 // started, over span milliseconds.
 func (h *Handler) throughputChart(ctx context.Context, d *views.BackfillDetail, b db.Backfill, span int64) error {
 	width := max((span+chartBars-1)/chartBars, 1000)
-	pts, err := h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
+	pts, err := h.throughputs.get(ctx, throughputKey{b.ID, b.StateVersion, *b.StartedAt, width}, func() ([]db.ThroughputPoint, error) {
+		return h.Store.BackfillThroughput(ctx, b.ID, *b.StartedAt, width)
+	})
 	if err != nil || len(pts) == 0 {
 		return err
 	}
@@ -115,14 +131,14 @@ func (h *Handler) throughputChart(ctx context.Context, d *views.BackfillDetail, 
 	}
 	c := &d.Chart
 	c.Empty, c.Max = false, peak
-	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtTime(b.StartedAt))
+	c.XLabel = fmt.Sprintf("per %s, since %s", fmtDur(time.Duration(width)*time.Millisecond), fmtStamp(zoneOf(ctx), b.StartedAt))
 	bw := float64(c.Width) / float64(n)
 	for _, p := range pts {
 		i := (p.At - *b.StartedAt) / width
 		hgt := float64(p.Done+p.Failed) * float64(c.Height-4) / float64(peak)
 		c.Points = append(c.Points, views.ChartPoint{
 			X: float64(i) * bw, W: math.Max(bw-1, 1), Y: float64(c.Height) - hgt, H: hgt,
-			Title: fmt.Sprintf("%s: %d succeeded, %d failed", db.FromMillis(p.At).UTC().Format("15:04:05"), p.Done, p.Failed)})
+			Title: fmt.Sprintf("%s: %d succeeded, %d failed", fmtClock(zoneOf(ctx), db.FromMillis(p.At)), p.Done, p.Failed)})
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func (h *Handler) timeline(ctx context.Context, id string) ([]views.EventRow, er
 	}
 	out := make([]views.EventRow, 0, len(evs))
 	for i, e := range evs {
-		out = append(out, views.EventRow{At: e.Time().UTC().Format("2006-01-02 15:04:05"), Type: e.Type, Actor: e.Actor, Text: texts[i]})
+		out = append(out, views.EventRow{At: fmtTime(zoneOf(ctx), e.Time()), Type: e.Type, Actor: e.Actor, Text: texts[i]})
 	}
 	return out, nil
 }
@@ -74,16 +74,22 @@ func eventText(e db.Event) string {
 		for _, a := range p.Attempts {
 			parts += len(a.Parts)
 		}
-		if len(p.Attempts) == 1 && p.Attempts[0].Attempt > 1 {
-			return fmt.Sprintf("Attempt %d of %s started (%s)", p.Attempts[0].Attempt, p.Attempts[0].RunID, countOf(parts, "partition"))
-		}
-		return fmt.Sprintf("%s started (%s)", countOf(len(p.Attempts), "attempt"), countOf(parts, "partition"))
+		return attemptsStartedText(p.Attempts, parts)
 	case db.EvAttemptsFinished:
 		var p db.AttemptsFinished
 		_ = json.Unmarshal([]byte(e.Payload), &p)
 		return attemptsFinishedText(p)
 	}
 	return e.Type
+}
+
+// attemptsStartedText says how many attempts of how many partitions
+// started (which attempt of which run, when it is one retry).
+func attemptsStartedText(attempts []db.AttemptStart, parts int) string {
+	if len(attempts) == 1 && attempts[0].Attempt > 1 {
+		return fmt.Sprintf("Attempt %d of %s started (%s)", attempts[0].Attempt, attempts[0].RunID, countOf(parts, "partition"))
+	}
+	return fmt.Sprintf("%s started (%s)", countOf(len(attempts), "attempt"), countOf(parts, "partition"))
 }
 
 // attemptsFinishedText says how a batch of attempts ended: counts per

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -82,12 +81,7 @@ func TestErrorPagesSayTheBrowserWay(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(msg, `unknown asset "nope"; the Assets page lists the declared assets`) || strings.Contains(msg, "/api/") {
 		t.Errorf("page: %d %q", code, msg)
 	}
-	resp, err := env.Get("/api/v1/backfills?asset=nope")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := env.GetBody(t, "/api/v1/backfills?asset=nope")
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "GET /api/v1/assets lists the declared assets") {
 		t.Errorf("API: %d %s", resp.StatusCode, body)
 	}

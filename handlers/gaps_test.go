@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -46,12 +45,7 @@ func gapsOf(t *testing.T, env *testkit.Env, asset, from string) (int, gapsJSON, 
 	if from != "" {
 		path += "?from=" + from
 	}
-	resp, err := env.Get(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := env.GetBody(t, path)
 	var g gapsJSON
 	var e apiError
 	if resp.StatusCode == http.StatusOK {

@@ -11,6 +11,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/views"
 )
 
 // Workspace is the loaded workspace file with the store ids of its assets.
@@ -49,6 +50,15 @@ type Handler struct {
 	attempts atomic.Pointer[jobs.AttemptObserver]
 	// eventTexts memoizes the timeline's event summaries.
 	eventTexts eventTexts
+	// throughputs shares a backfill's throughput chart among its viewers
+	// (backfill_throughput.go).
+	throughputs recentMemo[throughputKey, []db.ThroughputPoint]
+	// pageModels shares the models of the pages listing assets among their
+	// viewers (page_models.go).
+	pageModels recentMemo[pageKey, any]
+	// grids shares a backfill's outcome grids among its viewers, by its row
+	// (backfill_pages.go).
+	grids recentMemo[gridsKey, []views.ChunkGrid]
 	// reloadMu makes workspace reloads one at a time (two would race to swap).
 	reloadMu sync.Mutex
 }
@@ -68,6 +78,9 @@ func (h *Handler) ObserveAttempt(asset, state string, d time.Duration) {
 // New returns a Handler serving ws.
 func New(store *db.Store, ws *Workspace, log *slog.Logger) *Handler {
 	h := &Handler{Store: store, Log: log, Now: time.Now}
+	h.throughputs.ttl = throughputLag
+	h.pageModels.ttl = db.PageStaleLag
+	h.grids.ttl = gridsLag
 	h.ws.Store(ws)
 	return h
 }
@@ -103,6 +116,8 @@ type assetCtx struct {
 	ID    int64
 	Space catalog.Space
 	Now   time.Time
+	// Zone is the reader's display zone for the times in tile titles (nil: UTC).
+	Zone *time.Location
 }
 
 // routeAsset is the asset of the route's :key (a 404 when the workspace
@@ -134,7 +149,7 @@ func (h *Handler) assets(ctx context.Context) ([]assetCtx, error) {
 	now := h.Now()
 	out := make([]assetCtx, 0, len(ws.Assets))
 	for _, a := range ws.Assets {
-		out = append(out, assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now})
+		out = append(out, assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now, Zone: zoneOf(ctx)})
 	}
 	return out, nil
 }
@@ -155,7 +170,7 @@ func (h *Handler) asset(ctx context.Context, key string) (assetCtx, error) {
 		dyn = d
 	}
 	now := h.Now()
-	return assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now}, nil
+	return assetCtx{Def: a, ID: ws.IDs[a.Key], Space: a.Scheme.Space(now, dyn), Now: now, Zone: zoneOf(ctx)}, nil
 }
 
 func hasDynamic(s catalog.Scheme) bool {

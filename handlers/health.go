@@ -68,7 +68,7 @@ func (h *Handler) Readyz(c echo.Context) error {
 	status := http.StatusOK
 	if wh := h.Store.WriteHealth(); wh.Failing {
 		status = http.StatusServiceUnavailable
-		out.Status, out.Reason = "database cannot be written", storeReason(wh)
+		out.Status, out.Reason = "database cannot be written", storeReason(wh, time.UTC)
 		out.Database = &DatabaseHealth{Cause: string(wh.Cause), Since: wh.Since.UTC().Format(time.RFC3339)}
 	}
 	if h.Engine != nil {

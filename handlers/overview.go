@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/views"
 )
@@ -14,26 +16,53 @@ import (
 // Overview renders every asset with its health bar, grouped by group.
 func (h *Handler) Overview(c echo.Context) error {
 	ctx := c.Request().Context()
-	assets, counts, lastMat, err := h.assetsWithCounts(ctx)
+	filter, err := assetFilterParams(c, h.Workspace().Workspace)
 	if err != nil {
 		return err
 	}
-	sc, err := h.warmStaleCtx(ctx)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return err
+	}
+	// Shared by the overview's viewers for a moment (pageKey).
+	m, err := h.pageModels.get(ctx, pageKey{page: "overview", ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}, func() (any, error) {
+		return h.overviewModel(ctx, sc)
+	})
+	if err != nil {
+		return err
+	}
+	// The model is shared: the filter works on a copy of its lists.
+	o := m.(views.Overview)
+	o.Groups = slices.Clone(o.Groups)
+	for i := range o.Groups {
+		o.Groups[i].Assets = slices.Clone(o.Groups[i].Assets)
+	}
+	if err := filterOverview(&o, filter); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+}
+
+// overviewModel is the overview's model at sc.
+func (h *Handler) overviewModel(ctx context.Context, sc *staleCtx) (views.Overview, error) {
+	assets, lastMat, err := h.assetsWithLastMat(ctx)
+	if err != nil {
+		return views.Overview{}, err
+	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return views.Overview{}, err
 	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
-	total := db.Counts{}
+	var total catalog.HealthCounts
 	groupIdx := map[string]int{}
 	for _, a := range assets {
 		facts, err := h.staleFacts(ctx, sc, a.Def)
 		if err != nil {
-			return err
+			return views.Overview{}, err
 		}
-		bar := withStale(healthBar(counts[a.ID], a.Space.Len()), facts.MaterializedStale(sc.now))
-		for _, s := range bar.Segs {
-			total[s.Status] += s.N
-		}
+		hc := facts.Health(0, a.Space.Len()-1, sc.now)
+		total = total.Plus(hc)
+		bar := healthBar(hc)
 		last := "never"
 		if t := lastMat[a.ID]; t != nil {
 			last = views.Ago(db.FromMillis(*t), a.Now)
@@ -53,47 +82,45 @@ func (h *Handler) Overview(c echo.Context) error {
 			Href: AssetHref(a.Def.Key), Health: bar, LastMaterialized: last,
 		})
 	}
-	stale := total[views.SegStale]
-	total[db.StatusMaterialized] += stale
-	o.Totals = withStale(barOf(total), stale)
+	o.Totals = healthBar(total)
 	if o.Active, err = h.ActiveBackfillRows(ctx); err != nil {
-		return err
+		return views.Overview{}, err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(page(c, "Assets", "overview"), o))
+	return o, nil
 }
 
-// assetsWithCounts resolves every asset with its stored status counts and
-// last materialization time (Unix ms, nil when never), by asset id.
-func (h *Handler) assetsWithCounts(ctx context.Context) ([]assetCtx, map[int64]db.Counts, map[int64]*int64, error) {
+// assetsWithLastMat resolves every asset with its last materialization
+// time (Unix ms, nil when never), by asset id.
+func (h *Handler) assetsWithLastMat(ctx context.Context) ([]assetCtx, map[int64]*int64, error) {
 	assets, err := h.assets(ctx)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	counts, err := h.Store.AssetCounts(ctx)
-	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	rows, err := h.Store.Assets(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	last := make(map[int64]*int64, len(rows))
 	for _, r := range rows {
 		last[r.ID] = r.LastMaterializedAt
 	}
-	return assets, counts, last, nil
+	return assets, last, nil
 }
 
-// healthBar turns stored counts and the space size into a bar with missing.
-func healthBar(c db.Counts, size int64) views.Bar {
-	full := db.Counts{}
-	var stored int64
-	for st, n := range c {
-		full[st] = n
-		stored += n
+// healthBar draws health counts (StaleFacts.Health) as a bar: fresh (the
+// "materialized" segment), stale, failed, in progress, missing. Every
+// health bar, the grids' buckets and the API's asset counts come from it.
+func healthBar(c catalog.HealthCounts) views.Bar {
+	b := views.Bar{Health: true, LastFailed: c.LastAttemptFailed}
+	for _, h := range catalog.Healths {
+		st := string(h)
+		if h == catalog.HealthFresh {
+			st = db.StatusMaterialized
+		}
+		b.Segs = append(b.Segs, views.Seg{Status: st, N: c.Of(h)})
+		b.Total += c.Of(h)
 	}
-	full[db.StatusMissing] = max(size-stored, 0)
-	return barOf(full)
+	return b
 }
 
 func barOf(c db.Counts) views.Bar {

@@ -105,7 +105,7 @@ func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 		{"raw.events", "calendar", 24},
 		{"analytics.daily_events", "calendar", 31},
 		{"analytics.monthly_revenue", "calendar", 12},
-		{"ml.features", "matrix", 3},
+		{"ml.features", "matrix", 62}, // two months across, a row per region
 		{"crm.accounts_snapshot", "list", 0},
 		{"partners.feeds", "list", 0},
 	}
@@ -124,8 +124,15 @@ func TestAssetPageCalendarMatrixAndList(t *testing.T) {
 				t.Fatalf("%d tiles", tiles.Length())
 			}
 			if tc.columns > 0 {
-				if n := grid.Find(".gh span").Length() - 1; n != tc.columns {
+				if n := grid.Find(`[data-testid="grid-head"] span`).Length() - 1; n != tc.columns {
 					t.Fatalf("%d column labels, want %d", n, tc.columns)
+				}
+			}
+			if tc.mode == "matrix" {
+				var rows []string
+				grid.Find(".gr:not(.gh) .rl").Each(func(_ int, s *goquery.Selection) { rows = append(rows, s.Text()) })
+				if strings.Join(rows, ",") != "eu,us,apac" || grid.Find(`[data-testid="grid-groups"] span:not(.rl)`).Length() < 2 {
+					t.Fatalf("matrix rows %v (want a row per region), groups %d", rows, grid.Find(`[data-testid="grid-groups"] span`).Length())
 				}
 			}
 			// Every tile has a status class, a tooltip naming its key, and links to its partition.
@@ -222,8 +229,13 @@ func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
-	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Failed") {
+	// Its data (run-1) is still there: it reads fresh, and says that its
+	// last attempt failed, instead of "Failed" beside "Fresh".
+	if got := doc.Find(`[data-testid="partition-status"]`).Text(); !strings.Contains(got, "Materialized, fresh") || strings.Contains(got, "Failed") {
 		t.Fatalf("status %q", got)
+	}
+	if got := doc.Find(`[data-testid="partition-last-failed"]`).Text(); got != "last attempt failed" {
+		t.Fatalf("last attempt failed note %q", got)
 	}
 	if !strings.Contains(doc.Find(`[data-testid="last-materialization"]`).Text(), "run-1") {
 		t.Fatal("last materialization does not show run-1")

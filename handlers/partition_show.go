@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/views"
 )
@@ -15,6 +16,7 @@ import (
 // versus last attempt, and every instance, newest first.
 func (h *Handler) PartitionShow(c echo.Context) error {
 	ctx := c.Request().Context()
+	loc := zoneOf(ctx)
 	a, err := h.routeAsset(c)
 	if err != nil {
 		return err
@@ -33,7 +35,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 		v.Status = st.Status
 		if st.Materialized && st.LastMatAt != nil {
 			v.LastMaterialization = []views.KV{
-				{K: "At", V: fmtMillis(st.LastMatAt)},
+				{K: "At", V: fmtStamp(loc, st.LastMatAt)},
 				{K: "Run", V: deref(st.LastMatRunID)},
 				{K: "Code version", V: deref(st.LastMatCodeVersion)},
 				{K: "Instance", V: deref(st.LastMatInstanceID)},
@@ -44,7 +46,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 		}
 		if st.LastAttemptAt != nil {
 			v.LastAttempt = []views.KV{
-				{K: "At", V: fmtMillis(st.LastAttemptAt)},
+				{K: "At", V: fmtStamp(loc, st.LastAttemptAt)},
 				{K: "Outcome", V: views.StatusLabel(deref(st.LastAttemptStatus))},
 				{K: "Run", V: deref(st.LastAttemptRunID)},
 				{K: "Instance", V: deref(st.LastAttemptInstanceID)},
@@ -57,9 +59,18 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 			v.Tainted = deref(st.TaintReason)
 		}
 	}
+	if canOperate(c) {
+		v.RebuildHref = rebuildHref(a.Def.Key, key)
+	}
 	if err := h.partitionStaleness(c, a, key, &v); err != nil {
 		return err
 	}
+	last := v.Status // the stored status is the last attempt's (missing: none)
+	if last == db.StatusMissing {
+		last = ""
+	}
+	hl, lastFailed := catalog.HealthOf(last, st.Materialized, catalog.StaleReason(v.Staleness.Reason))
+	v.Health, v.LastAttemptFailed = string(hl), lastFailed
 	insts, err := h.Store.Instances(ctx, a.ID, key, 200)
 	if err != nil {
 		return err
@@ -70,7 +81,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	}
 	for _, i := range insts {
 		row := views.InstanceRow{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion,
-			Finished: fmtMillis(i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
+			Finished: fmtStamp(loc, i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
 			Supersedes: deref(i.SupersedesID), Source: i.Source, Canonical: i.ID == canonical}
 		if i.Source == "backfill" {
 			row.RunHref = "/runs/" + url.PathEscape(i.RunID)
@@ -90,9 +101,10 @@ func deref(s *string) string {
 	return *s
 }
 
-func fmtMillis(ms *int64) string {
-	if ms == nil {
-		return ""
-	}
-	return db.FromMillis(*ms).Format("2006-01-02 15:04:05 UTC")
+// rebuildHref is the new-backfill form with one partition of asset
+// selected (an explicit list, which any partition scheme reads), titled
+// after it: the form shows its preview on load.
+func rebuildHref(asset, key string) string {
+	q := url.Values{"asset": {asset}, "selector": {"explicit"}, "keys": {key}, "title": {"Rebuild " + asset + " " + key}}
+	return "/backfills/new?" + q.Encode()
 }

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -50,6 +52,22 @@ func PageText(ue *UserError) string {
 		return ue.Page
 	}
 	return ue.Message
+}
+
+// refusedOnPage answers the error of a page's action: a refusal of one of
+// statuses shows the page again through reload, with why (notDone);
+// anything else is answered as is.
+func refusedOnPage(uerr error, statuses []int, reload func(*UserError) error) error {
+	var ue *UserError
+	if !errors.As(uerr, &ue) || !slices.Contains(statuses, ue.Status) {
+		return uerr
+	}
+	return reload(ue)
+}
+
+// notDone is the message of a page shown again after it refused an action.
+func notDone(ue *UserError) string {
+	return "Not done: " + PageText(ue) + ". The page has been reloaded."
 }
 
 // errorBack leads out of an error page to the section the request was in,

@@ -34,13 +34,30 @@ func pageTime(t time.Time, loc *time.Location) string {
 }
 
 // pageTimeBoth writes t in the schedule's zone and, when that is not UTC,
-// in UTC too.
-func pageTimeBoth(t time.Time, loc *time.Location) string {
+// in UTC too; then in the reader's display zone (user) when that is
+// neither.
+func pageTimeBoth(t time.Time, loc, user *time.Location) string {
 	s := pageTime(t, loc)
-	if loc.String() == "UTC" {
+	var also []string
+	if loc.String() != "UTC" {
+		also = append(also, pageTime(t, time.UTC))
+	}
+	if y := yourTime(t, loc, user); y != "" {
+		also = append(also, y)
+	}
+	if len(also) == 0 {
 		return s
 	}
-	return s + " (" + pageTime(t, time.UTC) + ")"
+	return s + " (" + strings.Join(also, "; ") + ")"
+}
+
+// yourTime writes t in the reader's display zone when that is neither the
+// schedule's zone nor UTC ("" otherwise).
+func yourTime(t time.Time, loc, user *time.Location) string {
+	if user == nil || user.String() == loc.String() || user.String() == "UTC" {
+		return ""
+	}
+	return pageTime(t, user)
 }
 
 func scheduleState(v scheduleView) string {
@@ -53,18 +70,18 @@ func scheduleState(v scheduleView) string {
 	return views.ScheduleRunning
 }
 
-func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick) views.ScheduleRow {
+func (h *Handler) scheduleRow(v scheduleView, strip []db.Tick, user *time.Location) views.ScheduleRow {
 	s := v.Def
 	loc := s.Cron.Location()
 	r := views.ScheduleRow{Name: s.Name, Href: views.ScheduleHref(s.Name), State: scheduleState(v), Cron: s.CronExpr, Timezone: timezoneOf(s),
 		Assets: s.Assets, Launched: v.State.TicksLaunched, Skipped: v.State.TicksSkipped, Failed: v.State.TicksFailed, PrunedTicks: v.State.PrunedTicks}
 	if s.Enabled {
 		if next, ok := s.Cron.Next(h.Now()); ok {
-			r.NextTick = pageTimeBoth(next, loc)
+			r.NextTick = pageTimeBoth(next, loc, user)
 		}
 	}
 	if t := v.LastTick; t != nil {
-		r.LastOutcome, r.LastTickAt = t.Outcome, pageTimeBoth(db.FromMillis(t.ScheduledFor), loc)
+		r.LastOutcome, r.LastTickAt = t.Outcome, pageTimeBoth(db.FromMillis(t.ScheduledFor), loc, user)
 		if t.Reason != nil {
 			r.LastReason = *t.Reason
 		}
@@ -94,15 +111,15 @@ func (h *Handler) AutomationPage(c echo.Context) error {
 	}
 	m := views.AutomationPage{}
 	for _, v := range vs {
-		m.Schedules = append(m.Schedules, h.scheduleRow(v, v.Recent))
+		m.Schedules = append(m.Schedules, h.scheduleRow(v, v.Recent, zoneOf(ctx)))
 	}
 	svs, err := h.sensorViews(ctx, h.Workspace().Workspace.Sensors, StripTicks)
 	if err != nil {
 		return err
 	}
 	for _, v := range svs {
-		r := h.sensorRow(v, v.LastEval)
-		r.Strip = sensorStrip(v)
+		r := h.sensorRow(v, v.LastEval, zoneOf(ctx))
+		r.Strip = sensorStrip(v, zoneOf(ctx))
 		m.Sensors = append(m.Sensors, r)
 	}
 	return render(c, http.StatusOK, views.AutomationView(page(c, "Automation", "automation"), m))
@@ -193,13 +210,13 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 		return views.ScheduleDetail{}, err
 	}
 	v := vs[0]
-	loc := s.Cron.Location()
-	d := views.ScheduleDetail{ScheduleRow: h.scheduleRow(v, nil), Definition: definition(s), Outcomes: TickOutcomes,
+	loc, user := s.Cron.Location(), zoneOf(ctx)
+	d := views.ScheduleDetail{ScheduleRow: h.scheduleRow(v, nil, user), Definition: definition(s), Outcomes: TickOutcomes,
 		Outcome: strings.Join(q.outcomes, ","), CSRF: page(c, "", "").CSRF, Retention: views.RetentionText(h.automationRetention())}
-	d.PausedBy = pausedByText(v.State.Paused, v.State.PausedBy, v.State.PausedAt, func(ms int64) string { return pageTime(db.FromMillis(ms), time.UTC) })
+	d.PausedBy = pausedByText(v.State.Paused, v.State.PausedBy, v.State.PausedAt, func(ms int64) string { return pageTime(db.FromMillis(ms), user) })
 	for _, t := range nextTicks(s, h.Now(), NextTicksShown) {
 		at, _ := time.Parse(time.RFC3339, t.At)
-		d.NextTicks = append(d.NextTicks, views.NextTick{Local: pageTime(at, loc), UTC: pageTime(at, time.UTC)})
+		d.NextTicks = append(d.NextTicks, views.NextTick{Local: pageTime(at, loc), UTC: pageTime(at, time.UTC), Yours: yourTime(at, loc, user)})
 	}
 	if d.Preview, err = h.previewView(c, s, v.State.Paused); err != nil {
 		return d, err
@@ -209,7 +226,7 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 		return d, err
 	}
 	for _, t := range rows {
-		d.Ticks = append(d.Ticks, tickRow(t, loc))
+		d.Ticks = append(d.Ticks, tickRow(t, loc, user))
 	}
 	filter := url.Values{}
 	if d.Outcome != "" {
@@ -241,17 +258,14 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 	return d, nil
 }
 
-func tickRow(t db.Tick, loc *time.Location) views.TickRow {
+func tickRow(t db.Tick, loc, user *time.Location) views.TickRow {
 	at := db.FromMillis(t.ScheduledFor)
-	r := views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: pageTime(at, time.UTC), EvaluatedAt: fmtTime(&t.EvaluatedAt),
-		Outcome: t.Outcome, Manual: t.Manual, Actor: t.Actor}
-	if t.Reason != nil {
-		r.Reason = *t.Reason
+	also := pageTime(at, time.UTC)
+	if y := yourTime(at, loc, user); y != "" {
+		also += "; " + y
 	}
-	if t.BackfillID != nil {
-		r.Backfill = &views.Link{Label: *t.BackfillID, Href: BackfillHref(*t.BackfillID)}
-	}
-	return r
+	return views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: also, EvaluatedAt: fmtStamp(user, &t.EvaluatedAt),
+		Outcome: t.Outcome, Reason: deref(t.Reason), Backfill: backfillLink(t.BackfillID), Manual: t.Manual, Actor: t.Actor}
 }
 
 // previewView is the schedule page's preview of the next tick.
@@ -269,14 +283,14 @@ func (h *Handler) previewView(c echo.Context, s *catalog.Schedule, paused bool) 
 	v.Skip, v.Note = pv.SkipReason, pv.Note
 	if pv.TickAt != nil {
 		at, _ := time.Parse(time.RFC3339, *pv.TickAt)
-		v.TickAt = pageTimeBoth(at, s.Cron.Location())
+		v.TickAt = pageTimeBoth(at, s.Cron.Location(), zoneOf(c.Request().Context()))
 	}
 	if pv.Preview != nil {
 		sel, _ := json.Marshal(pv.Request.Selector)
 		v.Selection = describeSelectorOf(string(sel), "")
 		v.Partitions, v.Chunks, v.Estimate = pv.Preview.TotalPartitions, pv.Preview.TotalChunks, pv.Preview.Estimate
 		for _, a := range pv.Preview.Assets {
-			v.Assets = append(v.Assets, views.KV{K: a.Asset, V: views.Num(a.Partitions)})
+			v.Assets = append(v.Assets, views.KV{K: a.Asset, V: views.Num(a.Partitions) + " partition" + plural(a.Partitions)})
 		}
 	}
 	return v, nil
@@ -314,17 +328,14 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 		return NotFound("no schedule action %q; use pause, resume or trigger", c.Param("action"))
 	}
 	if err != nil {
-		uerr := scheduleErr(err)
-		var ue *UserError
-		if !errors.As(uerr, &ue) || ue.Status != http.StatusConflict {
-			return uerr
-		}
-		d, derr := h.scheduleDetail(c, s)
-		if derr != nil {
-			return derr
-		}
-		d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-		return render(c, http.StatusConflict, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		return refusedOnPage(scheduleErr(err), []int{http.StatusConflict}, func(ue *UserError) error {
+			d, err := h.scheduleDetail(c, s)
+			if err != nil {
+				return err
+			}
+			d.Message = notDone(ue)
+			return render(c, ue.Status, views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d))
+		})
 	}
 	h.Auth.SetFlash(CurrentPrincipal(c), fl)
 	return c.Redirect(http.StatusSeeOther, href)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,12 +33,13 @@ func sensorPageState(v sensorView) string {
 	return views.SensorStateOK
 }
 
-// sensorTime writes a stored time for a sensor page: "2026-03-29 03:00:12 UTC".
-func sensorTime(ms int64) string {
-	return db.FromMillis(ms).In(time.UTC).Format("2006-01-02 15:04:05 MST")
+// sensorTime writes a stored time for a sensor page in the reader's zone:
+// "2026-03-29 03:00:12 CEST".
+func sensorTime(loc *time.Location, ms int64) string {
+	return fmtTime(loc, db.FromMillis(ms))
 }
 
-func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.SensorRow {
+func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation, loc *time.Location) views.SensorRow {
 	s, st := v.Def, v.State
 	r := views.SensorRow{Name: s.Name, Href: views.SensorHref(s.Name), Kind: sensorKind(s), State: sensorPageState(v), Assets: s.Assets,
 		Events: st.EventsAccepted, Launches: st.Launches, Evals: st.Evaluations, Failures: st.Failures,
@@ -52,10 +52,10 @@ func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.Senso
 	}
 	switch {
 	case last != nil:
-		r.Last, r.LastAt = evaluationSummary(*last), sensorTime(last.StartedAt)
+		r.Last, r.LastAt = evaluationSummary(*last), sensorTime(loc, last.StartedAt)
 	case v.LastEvent != nil:
 		e := v.LastEvent
-		r.Last, r.LastAt = fmt.Sprintf("event %s: %s", e.MessageID, e.Outcome), sensorTime(e.ReceivedAt)
+		r.Last, r.LastAt = fmt.Sprintf("event %s: %s", e.MessageID, e.Outcome), sensorTime(loc, e.ReceivedAt)
 	}
 	return r
 }
@@ -63,7 +63,7 @@ func (h *Handler) sensorRow(v sensorView, last *db.SensorEvaluation) views.Senso
 // sensorStrip is the outcomes of v's newest evaluations or events, oldest
 // first, for the Automation page: launched, skipped (nothing launched, a
 // dry run, a cursor reset) or failed.
-func sensorStrip(v sensorView) []views.TickCell {
+func sensorStrip(v sensorView, loc *time.Location) []views.TickCell {
 	var cells []views.TickCell
 	for i := len(v.RecentEvals) - 1; i >= 0; i-- {
 		e := v.RecentEvals[i]
@@ -74,11 +74,11 @@ func sensorStrip(v sensorView) []views.TickCell {
 		case e.Kind == db.EvalEvaluation && launchedBy(e) > 0:
 			outcome = db.TickLaunched
 		}
-		cells = append(cells, views.TickCell{Outcome: outcome, Title: sensorTime(e.StartedAt) + ": " + evaluationSummary(e)})
+		cells = append(cells, views.TickCell{Outcome: outcome, Title: sensorTime(loc, e.StartedAt) + ": " + evaluationSummary(e)})
 	}
 	for i := len(v.RecentEvents) - 1; i >= 0; i-- {
 		e := v.RecentEvents[i]
-		title := fmt.Sprintf("%s: event %s: %s", sensorTime(e.ReceivedAt), e.MessageID, e.Outcome)
+		title := fmt.Sprintf("%s: event %s: %s", sensorTime(loc, e.ReceivedAt), e.MessageID, e.Outcome)
 		if e.Reason != nil {
 			title += " (" + *e.Reason + ")"
 		}
@@ -140,7 +140,7 @@ func (h *Handler) SensorsPage(c echo.Context) error {
 	// sensors' newest events, the poll sensors' newest evaluations.
 	m := views.SensorsPage{}
 	for _, v := range vs {
-		m.Sensors = append(m.Sensors, h.sensorRow(v, v.LastEval))
+		m.Sensors = append(m.Sensors, h.sensorRow(v, v.LastEval, zoneOfC(c)))
 	}
 	return render(c, http.StatusOK, views.SensorsView(page(c, "Sensors", "sensors"), m))
 }
@@ -189,6 +189,7 @@ func sensorQuery(c echo.Context, param string) echo.Context {
 
 func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorDetail, error) {
 	ctx := c.Request().Context()
+	loc := zoneOf(ctx)
 	vs, err := h.sensorViews(ctx, []*catalog.Sensor{s}, 1)
 	if err != nil {
 		return views.SensorDetail{}, err
@@ -199,9 +200,9 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 	if st.Cursor != nil {
 		d.Cursor, d.HasCursor = *st.Cursor, true
 	}
-	d.PausedBy = pausedByText(st.Paused, st.PausedBy, st.PausedAt, sensorTime)
+	d.PausedBy = pausedByText(st.Paused, st.PausedBy, st.PausedAt, func(ms int64) string { return sensorTime(loc, ms) })
 	if s.Poll() && st.NextEvaluationAt != nil && !st.Paused && s.Enabled {
-		d.NextEval = sensorTime(*st.NextEvaluationAt)
+		d.NextEval = sensorTime(loc, *st.NextEvaluationAt)
 	}
 	if s.Poll() {
 		rows, next, err := h.evaluationsPage(sensorQuery(c, "evaluations"), s, SensorPageSize)
@@ -209,7 +210,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			return d, err
 		}
 		for _, e := range rows {
-			d.Evaluations = append(d.Evaluations, evaluationRow(e))
+			d.Evaluations = append(d.Evaluations, evaluationRow(e, loc))
 		}
 		href := views.SensorHref(s.Name)
 		if next != "" {
@@ -224,7 +225,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 		}
 		d.Prefix = c.QueryParam("prefix")
 		for _, k := range keys {
-			d.RunKeys = append(d.RunKeys, views.RunKeyRow{RunKey: k.RunKey, CreatedAt: sensorTime(k.CreatedAt), Backfill: views.Link{Label: k.BackfillID, Href: BackfillHref(k.BackfillID)}})
+			d.RunKeys = append(d.RunKeys, views.RunKeyRow{RunKey: k.RunKey, CreatedAt: sensorTime(loc, k.CreatedAt), Backfill: views.Link{Label: k.BackfillID, Href: BackfillHref(k.BackfillID)}})
 		}
 		if knext != "" {
 			q := url.Values{"after": {knext}}
@@ -239,14 +240,8 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			return d, err
 		}
 		for _, e := range rows {
-			r := views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(e.ReceivedAt), Outcome: e.Outcome, Actor: e.Actor}
-			if e.Reason != nil {
-				r.Reason = *e.Reason
-			}
-			if e.BackfillID != nil {
-				r.Backfill = &views.Link{Label: *e.BackfillID, Href: BackfillHref(*e.BackfillID)}
-			}
-			d.Events = append(d.Events, r)
+			d.Events = append(d.Events, views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(loc, e.ReceivedAt), Outcome: e.Outcome,
+				Reason: deref(e.Reason), Backfill: backfillLink(e.BackfillID), Actor: e.Actor})
 		}
 		href := views.SensorHref(s.Name)
 		if next != "" {
@@ -256,7 +251,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			d.EventsFirst = href + "#events"
 		}
 	}
-	d.SensorRow = h.sensorRow(v, v.LastEval)
+	d.SensorRow = h.sensorRow(v, v.LastEval, zoneOfC(c))
 	if canOperate(c) && h.Sensors != nil {
 		href := d.Href
 		if st.Paused {
@@ -274,18 +269,10 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 	return d, nil
 }
 
-func evaluationRow(e db.SensorEvaluation) views.EvaluationRow {
-	r := views.EvaluationRow{ID: e.ID, Kind: e.Kind, StartedAt: sensorTime(e.StartedAt), Duration: fmt.Sprintf("%d ms", e.DurationMs), Actor: e.Actor,
-		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter)}
-	if e.SkipReason != nil {
-		r.SkipReason = *e.SkipReason
-	}
-	if e.Error != nil {
-		r.Error = *e.Error
-	}
-	if e.LogTail != nil {
-		r.LogTail = *e.LogTail
-	}
+func evaluationRow(e db.SensorEvaluation, loc *time.Location) views.EvaluationRow {
+	r := views.EvaluationRow{ID: e.ID, Kind: e.Kind, StartedAt: sensorTime(loc, e.StartedAt), Duration: fmt.Sprintf("%d ms", e.DurationMs), Actor: e.Actor,
+		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter),
+		SkipReason: deref(e.SkipReason), Error: deref(e.Error), LogTail: deref(e.LogTail)}
 	var outs []jobs.RequestOutcome
 	_ = json.Unmarshal([]byte(e.Requests), &outs)
 	for _, o := range outs {
@@ -371,16 +358,14 @@ func (h *Handler) SensorAction(c echo.Context) error {
 // sensorRefused shows the sensor page again with why an action was not
 // done (409), or answers the error.
 func (h *Handler) sensorRefused(c echo.Context, s *catalog.Sensor, uerr error) error {
-	var ue *UserError
-	if !errors.As(uerr, &ue) || (ue.Status != http.StatusConflict && ue.Status != http.StatusBadRequest) {
-		return uerr
-	}
-	d, derr := h.sensorDetail(c, s)
-	if derr != nil {
-		return derr
-	}
-	d.Message = "Not done: " + PageText(ue) + ". The page has been reloaded."
-	return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	return refusedOnPage(uerr, []int{http.StatusConflict, http.StatusBadRequest}, func(ue *UserError) error {
+		d, err := h.sensorDetail(c, s)
+		if err != nil {
+			return err
+		}
+		d.Message = notDone(ue)
+		return render(c, ue.Status, views.SensorPageView(page(c, "Sensor "+s.Name, "sensors"), d))
+	})
 }
 
 func evaluateNotice(ev jobs.Evaluation) string {

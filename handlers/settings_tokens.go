@@ -24,16 +24,16 @@ func signedIn(c echo.Context) (*Principal, error) {
 	return p, nil
 }
 
-func fmtAccountTime(ms *int64) string {
+func fmtAccountTime(loc *time.Location, ms *int64) string {
 	if ms == nil {
 		return "never"
 	}
-	return db.FromMillis(*ms).Format("2006-01-02 15:04 UTC")
+	return fmtMinute(loc, db.FromMillis(*ms))
 }
 
-// TokenRows converts tokens for display; those whose expiry is not after
-// now are marked expired.
-func TokenRows(ts []db.Token, now time.Time) []views.TokenRow {
+// TokenRows converts tokens for display, times in loc; those whose expiry
+// is not after now are marked expired.
+func TokenRows(ts []db.Token, now time.Time, loc *time.Location) []views.TokenRow {
 	out := make([]views.TokenRow, 0, len(ts))
 	for _, t := range ts {
 		role := t.UserRole + " (user's)"
@@ -41,12 +41,12 @@ func TokenRows(ts []db.Token, now time.Time) []views.TokenRow {
 			role = *t.Role
 		}
 		created := t.CreatedAt
-		expires := fmtAccountTime(t.ExpiresAt)
+		expires := fmtAccountTime(loc, t.ExpiresAt)
 		if t.ExpiresAt == nil {
 			expires = "never"
 		}
 		out = append(out, views.TokenRow{ID: t.ID, Name: t.Name, Owner: t.UserName, Prefix: t.Prefix, Role: role,
-			Created: fmtAccountTime(&created), LastUsed: fmtAccountTime(t.LastUsedAt), Revoked: t.RevokedAt != nil,
+			Created: fmtAccountTime(loc, &created), LastUsed: fmtAccountTime(loc, t.LastUsedAt), Revoked: t.RevokedAt != nil,
 			Expires: expires, Expired: t.ExpiresAt != nil && !now.Before(db.FromMillis(*t.ExpiresAt))})
 	}
 	return out
@@ -63,7 +63,7 @@ func (h *Handler) tokensView(c echo.Context, p *Principal) (views.TokensView, er
 			roles = append(roles, r)
 		}
 	}
-	return views.TokensView{Tokens: TokenRows(ts, h.Now()), Roles: roles}, nil
+	return views.TokensView{Tokens: TokenRows(ts, h.Now(), zoneOfC(c)), Roles: roles}, nil
 }
 
 // Tokens lists the user's tokens (GET /settings/tokens).

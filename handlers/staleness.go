@@ -57,7 +57,10 @@ func (h *Handler) staleSpaces(ctx context.Context) (*staleCtx, error) {
 	for _, a := range ws.Assets {
 		sc.spaces[a] = a.Scheme.Space(now, dyn)
 	}
-	sc.in = db.StaleInput{WS: ws.Workspace, IDs: ws.IDs, SpaceOf: func(a *catalog.Asset) catalog.Space {
+	// Pages may show a running backfill's progress up to db.PageStaleLag
+	// late (any other change at once): their many viewers then share one
+	// computation of an asset's facts per lag, not one per controller step.
+	sc.in = db.StaleInput{WS: ws.Workspace, IDs: ws.IDs, MaxLag: db.PageStaleLag, SpaceOf: func(a *catalog.Asset) catalog.Space {
 		if sp, ok := sc.spaces[a]; ok {
 			return sp
 		}
@@ -137,6 +140,32 @@ func reasonBar(c db.ReasonCounts) views.Bar {
 	return b
 }
 
+// healthReasonBar draws health counts by staleness reason, in legend
+// order: fresh, never materialized (failed and missing), each reason of the
+// stale, and the partitions in progress when there are any. Its segments
+// add up to the health bar's.
+func healthReasonBar(c catalog.HealthCounts) views.Bar {
+	b := views.Bar{}
+	for _, r := range views.ReasonOrder {
+		var n int64
+		switch catalog.StaleReason(r) {
+		case catalog.Fresh:
+			n = c.Fresh
+		case catalog.NeverMaterialized:
+			n = c.NeverMaterialized()
+		default:
+			n = c.StaleBy[catalog.StaleReason(r)]
+		}
+		b.Segs = append(b.Segs, views.Seg{Status: r, N: n})
+		b.Total += n
+	}
+	if c.InProgress > 0 {
+		b.Segs = append(b.Segs, views.Seg{Status: db.StatusInProgress, N: c.InProgress})
+		b.Total += c.InProgress
+	}
+	return b
+}
+
 // withStale splits the health bar's materialized segment into fresh and
 // stale ("stale": materialized, but stale for a reason other than never
 // materialized).
@@ -164,15 +193,15 @@ func backfillHref(asset, selector string) string {
 
 // stalePanel fills the asset page's staleness summary.
 func (h *Handler) stalePanel(ctx context.Context, a assetCtx, f *db.StaleFacts, now time.Time) (*views.StalePanel, error) {
-	c := f.Counts(0, a.Space.Len()-1, now)
-	p := &views.StalePanel{Counts: reasonBar(c), Stale: c.Stale()}
+	c := f.Health(0, a.Space.Len()-1, now)
+	p := &views.StalePanel{Counts: healthReasonBar(c), Stale: c.Stale, Failed: c.Failed, Missing: c.Missing, InProgress: c.InProgress}
 	// The shortcuts are offered only when their selection is not empty:
-	// "Backfill stale" selects the materialized stale partitions (every
-	// reason but never materialized), "missing and stale" adds the missing.
-	if c.Stale() > 0 {
+	// "Backfill stale" selects the stale partitions (their data is there
+	// but out of date), "missing and stale" adds those without data.
+	if c.Stale+c.NeverMaterialized() > 0 {
 		p.BackfillMissingStale = backfillHref(a.Def.Key, "missing_stale")
 	}
-	if c.Stale()-c[catalog.NeverMaterialized] > 0 {
+	if c.Stale > 0 {
 		p.BackfillStale = backfillHref(a.Def.Key, "stale")
 	}
 	if w, err := h.Store.GetWatermark(ctx, a.ID); err == nil {
@@ -218,20 +247,21 @@ func staleTitle(a assetCtx, f *db.StaleFacts, i int64, key string, r catalog.Sta
 		s += ": built with " + f.CodeVersionAt(i) + ", now " + a.Def.CodeVersion
 	case catalog.UpstreamChanged:
 		u := f.Upstream(i)
-		s += ": " + u.Asset + " " + u.Key + " materialized " + fmtMs(u.MatAt)
+		s += ": " + u.Asset + " " + u.Key + " materialized " + fmtMs(a.zone(), u.MatAt)
 	case catalog.FreshnessLate:
-		s += ": stale since " + fmtMs(f.StaleFromAt(i))
+		s += ": stale since " + fmtMs(a.zone(), f.StaleFromAt(i))
 	case catalog.Fresh:
-		s += ": materialized " + fmtMs(f.MatAtOf(i))
+		s += ": materialized " + fmtMs(a.zone(), f.MatAtOf(i))
 	}
 	return s
 }
 
-func fmtMs(ms int64) string {
+// fmtMs is fmtMinute of a stored time ("" for 0).
+func fmtMs(loc *time.Location, ms int64) string {
 	if ms == 0 {
 		return ""
 	}
-	return db.FromMillis(ms).Format("2006-01-02 15:04 UTC")
+	return fmtMinute(loc, db.FromMillis(ms))
 }
 
 // staleBucketGrid draws [lo, hi] as about n buckets of reason counts.
@@ -309,9 +339,9 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 	if err != nil {
 		return err
 	}
-	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.Evidence}
+	v.Staleness = views.StalenessView{Reason: string(s.Reason), Evidence: s.EvidenceIn(zoneOfC(c))}
 	if s.Since != 0 {
-		v.Staleness.Since = fmtMs(s.Since)
+		v.Staleness.Since = fmtMs(zoneOfC(c), s.Since)
 	}
 	ws := h.Workspace()
 	for _, dep := range a.Def.Deps {
@@ -352,9 +382,9 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 		return err
 	}
 	for _, t := range taints {
-		row := views.TaintRow{Instance: deref(t.InstanceID), Reason: t.Reason, Actor: t.Actor, At: fmtMillis(&t.TaintedAt)}
+		row := views.TaintRow{Instance: deref(t.InstanceID), Reason: t.Reason, Actor: t.Actor, At: fmtStamp(zoneOfC(c), &t.TaintedAt)}
 		if t.ClearedAt != nil {
-			row.Cleared = fmtMillis(t.ClearedAt) + " by " + deref(t.ClearedBy)
+			row.Cleared = fmtStamp(zoneOfC(c), t.ClearedAt) + " by " + deref(t.ClearedBy)
 		}
 		v.Taints = append(v.Taints, row)
 	}
@@ -621,10 +651,14 @@ func (h *Handler) APIAssetStaleness(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts := f.Counts(0, a.Space.Len()-1, sc.now)
+	hc := f.Health(0, a.Space.Len()-1, sc.now)
 	by := map[string]int64{}
-	for _, r := range views.ReasonOrder {
-		by[r] = counts[catalog.StaleReason(r)]
+	for _, s := range healthReasonBar(hc).Segs {
+		if s.Status != db.StatusInProgress {
+			by[s.Status] = s.N
+		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partitions": a.Space.Len(), "stale": counts.Stale(), "by_reason": by})
+	return c.JSON(http.StatusOK, map[string]any{"asset": a.Def.Key, "partitions": a.Space.Len(),
+		"fresh": hc.Fresh, "stale": hc.Stale, "failed": hc.Failed, "in_progress": hc.InProgress, "missing": hc.Missing,
+		"last_attempt_failed": hc.LastAttemptFailed, "by_reason": by})
 }

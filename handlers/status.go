@@ -27,6 +27,10 @@ type AssetStatus struct {
 	Partitions  int64            `json:"partitions"`
 	Fresh       int64            `json:"fresh"`
 	Stale       int64            `json:"stale"`
+	Failed      int64            `json:"failed"`
+	InProgress  int64            `json:"in_progress"`
+	Missing     int64            `json:"missing"`
+	LastFailed  int64            `json:"last_attempt_failed"`
 	FreshShare  float64          `json:"fresh_share"`
 	ByReason    map[string]int64 `json:"stale_by_reason"`
 	LatestFresh string           `json:"latest_fresh_partition"`
@@ -44,9 +48,33 @@ type AssetStatus struct {
 // statusBoard computes every asset's status, worst first within groups
 // (groups in workspace order).
 func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, error) {
-	sc, err := h.warmStaleCtx(ctx)
+	sc, err := h.staleCtx(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
+	}
+	// Shared by the board's viewers and exports for a moment (pageKey).
+	m, err := h.pageModels.get(ctx, pageKey{page: "status", ws: h.Workspace(), version: h.Store.PageVersion(), at: pageStep(sc.now)}, func() (any, error) {
+		list, err := h.statusList(ctx, sc)
+		return statusModel{list, sc.now}, err
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	sm := m.(statusModel)
+	return sm.list, sm.now, nil
+}
+
+// statusModel is the status board's rows and the time they are of.
+type statusModel struct {
+	list []AssetStatus
+	now  time.Time
+}
+
+// statusList is the status board's rows at sc, each asset's facts computed
+// first (warmFacts).
+func (h *Handler) statusList(ctx context.Context, sc *staleCtx) ([]AssetStatus, error) {
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return nil, err
 	}
 	ws := h.Workspace()
 	out := make([]AssetStatus, 0, len(ws.Assets))
@@ -61,7 +89,7 @@ func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, er
 		}
 		st, err := h.assetStatus(ctx, sc, a, g)
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, err
 		}
 		out = append(out, st)
 	}
@@ -75,7 +103,7 @@ func (h *Handler) statusBoard(ctx context.Context) ([]AssetStatus, time.Time, er
 		}
 		return out[i].Key < out[j].Key
 	})
-	return out, sc.now, nil
+	return out, nil
 }
 
 func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asset, group string) (AssetStatus, error) {
@@ -85,10 +113,11 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	}
 	sp := sc.in.SpaceOf(a)
 	n := sp.Len()
-	c := f.Counts(0, n-1, sc.now)
-	st := AssetStatus{Key: a.Key, Group: group, Partitions: n, Fresh: c[catalog.Fresh], Stale: c.Stale(), ByReason: map[string]int64{}}
-	for _, r := range catalog.StaleReasons {
-		st.ByReason[string(r)] = c[r]
+	c := f.Health(0, n-1, sc.now)
+	st := AssetStatus{Key: a.Key, Group: group, Partitions: n, Fresh: c.Fresh, Stale: c.Stale, Failed: c.Failed,
+		InProgress: c.InProgress, Missing: c.Missing, LastFailed: c.LastAttemptFailed, ByReason: map[string]int64{}}
+	for _, r := range staleReasons() {
+		st.ByReason[string(r)] = c.StaleBy[r]
 	}
 	if n > 0 {
 		st.FreshShare = float64(st.Fresh) / float64(n)
@@ -118,18 +147,20 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	} else if a.Freshness != nil {
 		st.OverPolicy = true
 	}
-	if c[catalog.FreshnessLate] > 0 {
+	if c.StaleBy[catalog.FreshnessLate] > 0 {
 		st.OverPolicy = true
 	}
-	st.Failing, err = h.Store.LastAttemptFailed(ctx, f.ID)
-	if err != nil {
-		return st, err
-	}
+	// One rule with the overview's "has failures" and the lineage graph:
+	// failing when a partition has no data and its last attempt failed (a
+	// failed attempt over data it kept is counted apart, last_attempt_failed).
+	st.Failing = st.Failed > 0
 	switch {
 	case st.Failing:
 		st.Badge = "failing"
 	case st.Stale > 0:
-		st.Badge = "stale " + strconv.FormatInt(st.Stale, 10)
+		st.Badge = "stale " + views.Num(st.Stale)
+	case st.Missing > 0:
+		st.Badge = "missing " + views.Num(st.Missing)
 	default:
 		st.Badge = "fresh"
 	}
@@ -142,6 +173,12 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 		st.score += 1
 	}
 	return st, nil
+}
+
+// staleReasons are the reasons of stale partitions: every reason but
+// NEVER_MATERIALIZED (those partitions have no data: failed or missing).
+func staleReasons() []catalog.StaleReason {
+	return catalog.StaleReasons[1:]
 }
 
 func policyLabel(f *catalog.Freshness) string {
@@ -169,8 +206,7 @@ func sparkline(a *catalog.Asset, sp catalog.Space, f *db.StaleFacts, now time.Ti
 	if !ok || n == 0 {
 		share := -1.0
 		if n > 0 {
-			c := f.Counts(0, n-1, now)
-			share = float64(c[catalog.Fresh]) / float64(n)
+			share = float64(f.Health(0, n-1, now).Fresh) / float64(n)
 		}
 		for i := range out {
 			out[i] = share
@@ -201,19 +237,45 @@ func sparkline(a *catalog.Asset, sp catalog.Space, f *db.StaleFacts, now time.Ti
 			out[d] = -1
 			continue
 		}
-		c := f.Counts(lo, hi, now)
-		out[d] = float64(c[catalog.Fresh]) / float64(hi-lo+1)
+		out[d] = float64(f.Health(lo, hi, now).Fresh) / float64(hi-lo+1)
 	}
 	return out
 }
 
+// Bounds of the board's refresh period (seconds; 0 turns it off).
+const (
+	defaultBoardRefresh = 30
+	minBoardRefresh     = 5
+	maxBoardRefresh     = 3600
+)
+
+// boardRefresh reads the board's ?refresh= (seconds between reloads on a
+// wall screen): empty is the default, 0 is off.
+func boardRefresh(q string) (int, error) {
+	if q == "" {
+		return defaultBoardRefresh, nil
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || (n != 0 && (n < minBoardRefresh || n > maxBoardRefresh)) {
+		return 0, BadRequest("refresh", "refresh must be a number of seconds from %d to %d (or 0 for never), e.g. refresh=60; got %q", minBoardRefresh, maxBoardRefresh, q)
+	}
+	return n, nil
+}
+
 // StatusBoard renders the stakeholders' read-only board.
 func (h *Handler) StatusBoard(c echo.Context) error {
+	refresh, err := boardRefresh(c.QueryParam("refresh"))
+	if err != nil {
+		return err
+	}
 	list, now, err := h.statusBoard(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	b := views.StatusBoard{Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
+	b := views.StatusBoard{Generated: fmtTime(zoneOfC(c), now), Refresh: refresh, Self: "/status"}
+	if c.QueryParam("refresh") != "" {
+		b.Self += "?refresh=" + strconv.Itoa(refresh)
+	}
 	gi := map[string]int{}
 	for _, s := range list {
 		i, ok := gi[s.Group]
@@ -223,7 +285,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 			b.Groups = append(b.Groups, views.StatusGroup{Name: s.Group})
 		}
 		row := views.StatusRow{Key: s.Key, Group: s.Group, Href: AssetHref(s.Key) + "?view=staleness", BadgeHref: "/status/" + s.Key + "/badge.svg",
-			Partitions: s.Partitions, Fresh: s.Fresh, Stale: s.Stale, FreshPct: views.Pct(s.Fresh, s.Partitions),
+			Partitions: s.Partitions, Fresh: s.Fresh, Stale: s.Stale, Failed: s.Failed, InProgress: s.InProgress, Missing: s.Missing, FreshPct: views.Pct(s.Fresh, s.Partitions),
 			LatestFresh: s.LatestFresh, Policy: s.Policy, OverPolicy: s.OverPolicy, Badge: s.Badge, Spark: s.Spark}
 		if row.LatestFresh == "" {
 			row.LatestFresh = "none"
@@ -233,7 +295,7 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 		} else {
 			row.Lag = "—"
 		}
-		for _, r := range catalog.StaleReasons {
+		for _, r := range staleReasons() {
 			if k := s.ByReason[string(r)]; k > 0 {
 				row.ByReason = append(row.ByReason, views.Seg{Status: string(r), N: k})
 			}
@@ -262,8 +324,8 @@ func (h *Handler) StatusCSV(c echo.Context) error {
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="tessera-status.csv"`)
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
-	head := []string{"asset", "group", "partitions", "fresh", "stale", "fresh_share"}
-	for _, r := range catalog.StaleReasons {
+	head := []string{"asset", "group", "partitions", "fresh", "stale", "failed", "in_progress", "missing", "last_attempt_failed", "fresh_share"}
+	for _, r := range staleReasons() {
 		head = append(head, string(r))
 	}
 	head = append(head, "latest_fresh_partition", "lag_seconds", "freshness_policy", "over_policy", "failing", "badge")
@@ -271,8 +333,9 @@ func (h *Handler) StatusCSV(c echo.Context) error {
 		return err
 	}
 	for _, s := range list {
-		row := []string{csvSafe(s.Key), csvSafe(s.Group), fmt.Sprint(s.Partitions), fmt.Sprint(s.Fresh), fmt.Sprint(s.Stale), strconv.FormatFloat(s.FreshShare, 'f', 4, 64)}
-		for _, r := range catalog.StaleReasons {
+		row := []string{csvSafe(s.Key), csvSafe(s.Group), fmt.Sprint(s.Partitions), fmt.Sprint(s.Fresh), fmt.Sprint(s.Stale),
+			fmt.Sprint(s.Failed), fmt.Sprint(s.InProgress), fmt.Sprint(s.Missing), fmt.Sprint(s.LastFailed), strconv.FormatFloat(s.FreshShare, 'f', 4, 64)}
+		for _, r := range staleReasons() {
 			row = append(row, fmt.Sprint(s.ByReason[string(r)]))
 		}
 		lag := ""
@@ -296,7 +359,8 @@ func csvSafe(s string) string {
 	return s
 }
 
-// StatusBadge renders an asset's SVG badge: "fresh", "stale N" or "failing".
+// StatusBadge renders an asset's SVG badge: "failing", "stale N",
+// "missing N" or "fresh" (the first that holds).
 func (h *Handler) StatusBadge(c echo.Context) error {
 	ctx := c.Request().Context()
 	ws := h.Workspace()
@@ -334,3 +398,7 @@ func badgeSVG(label, state string) []byte {
 		`<text x="%d" y="14">%s</text><text x="%d" y="14" data-state="%s">%s</text></g></svg>`,
 		lw+rw, l, s, l, s, lw, lw, rw, color, lw/2, l, lw+rw/2, s, s)
 }
+
+// Pct is a share as the pages write it (views.Pct: rounded down, "<1%"
+// for a share above zero), for the CLI to write the same number.
+func Pct(part, total int64) string { return views.Pct(part, total) }

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,7 +62,11 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	if row.Find(`[data-testid="fresh-pct"]`).Text() != "25%" || row.Find(`[data-testid="fresh-n"]`).Text() != "1" || row.Find(`[data-testid="partitions-n"]`).Text() != "4" {
 		t.Fatalf("s.static fresh: %q", row.Text())
 	}
-	for reason, want := range map[string]string{"NEVER_MATERIALIZED": "1", "TAINTED": "1", "CODE_CHANGED": "1"} {
+	// d, never materialized, has no data: missing, not stale.
+	if row.Find(`[data-testid="stale-NEVER_MATERIALIZED"]`).Length() != 0 || row.Find(`[data-testid="missing-n"]`).Text() != "1" || row.Find(`[data-testid="failed-n"]`).Text() != "0" {
+		t.Fatalf("s.static never materialized: %q", row.Text())
+	}
+	for reason, want := range map[string]string{"TAINTED": "1", "CODE_CHANGED": "1"} {
 		if got := row.Find(`[data-testid="stale-` + reason + `"]`).Text(); !strings.HasSuffix(got, " "+want) {
 			t.Fatalf("s.static %s: %q", reason, got)
 		}
@@ -102,8 +105,9 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 		by[a.Key] = a
 	}
 	s := by["s.static"]
-	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 3 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
-		s.ByReason["NEVER_MATERIALIZED"] != 1 || s.FreshShare != 0.25 || s.Badge != "stale 3" || s.LatestFresh != "a" {
+	_, never := s.ByReason["NEVER_MATERIALIZED"]
+	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 2 || s.Missing != 1 || s.Failed != 0 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
+		never || s.FreshShare != 0.25 || s.Badge != "stale 2" || s.LatestFresh != "a" {
 		t.Fatalf("status.json s.static: %+v", s)
 	}
 	if by["s.failing"].Badge != "failing" || by["s.fresh"].Badge != "fresh" || by["s.daily"].LagSeconds == nil || *by["s.daily"].LagSeconds != 34*3600 {
@@ -124,16 +128,14 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 		t.Fatalf("csv: %v %v", recs, err)
 	}
 	for _, r := range recs[1:] {
-		if r[0] == "s.static" && (r[2] != "4" || r[3] != "1" || r[4] != "3" || r[len(r)-1] != "stale 3") {
+		if r[0] == "s.static" && (r[2] != "4" || r[3] != "1" || r[4] != "2" || r[5] != "0" || r[7] != "1" || r[len(r)-1] != "stale 2") {
 			t.Fatalf("csv s.static row %v", r)
 		}
 	}
 
 	// Badges.
-	for asset, want := range map[string]string{"s.static": "stale 3", "s.fresh": "fresh", "s.failing": "failing"} {
-		resp, _ := env.Get("/status/" + asset + "/badge.svg")
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+	for asset, want := range map[string]string{"s.static": "stale 2", "s.fresh": "fresh", "s.failing": "failing"} {
+		resp, b := env.GetBody(t, "/status/"+asset+"/badge.svg")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(b), `data-state="`+want+`">`+want+`</text>`) {
 			t.Fatalf("badge %s: %s %s", asset, resp.Status, b)
 		}
@@ -246,5 +248,40 @@ func TestAnonymousViewerAccountPagesGoToSignIn(t *testing.T) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Errorf("anonymous GET /api/v1/tokens: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestStatusBoardRefresh: the board reloads itself every 30 s by default
+// (htmx polling its own address into #status-board) and says when it was
+// updated; ?refresh=N sets the period, 0 turns it off, and a period out of
+// bounds or not a number is a 400 naming refresh and how to write it.
+func TestStatusBoardRefresh(t *testing.T) {
+	t.Parallel()
+	env := statusEnvAt(t, T0.Add(10*time.Hour))
+	code, doc := get(t, env, "/status")
+	board := doc.Find(`[data-testid="status-board"]`)
+	if code != 200 || board.AttrOr("hx-trigger", "") != "every 30s" || board.AttrOr("hx-get", "") != "/status" || board.AttrOr("hx-select", "") != "#status-board" {
+		t.Fatalf("default: %d, board %v", code, board.Nodes)
+	}
+	if got := doc.Find(`[data-testid="updated-at"]`).Text(); got != "2025-02-01 10:00:00 UTC" {
+		t.Errorf("updated at %q", got)
+	}
+	if !strings.Contains(doc.Find(".updated").Text(), "refreshes every 30 s") {
+		t.Errorf("the board does not say how often it refreshes: %q", doc.Find(".updated").Text())
+	}
+	_, doc = get(t, env, "/status?refresh=120")
+	if b := doc.Find(`[data-testid="status-board"]`); b.AttrOr("hx-trigger", "") != "every 120s" || b.AttrOr("hx-get", "") != "/status?refresh=120" ||
+		!strings.Contains(doc.Find(".updated").Text(), "every 2 min") {
+		t.Errorf("refresh=120: %v %q", b.Nodes, doc.Find(".updated").Text())
+	}
+	_, doc = get(t, env, "/status?refresh=0")
+	if b := doc.Find(`[data-testid="status-board"]`); b.Length() != 1 || b.AttrOr("hx-trigger", "none") != "none" || strings.Contains(doc.Find(".updated").Text(), "refreshes") {
+		t.Errorf("refresh=0 still refreshes: %v", b.Nodes)
+	}
+	for _, q := range []string{"abc", "4", "3601", "-5", "1.5"} {
+		r, body := env.GetBody(t, "/status?refresh="+url.QueryEscape(q))
+		if r.StatusCode != 400 || !strings.Contains(string(body), "refresh must be a number of seconds from 5 to 3600") {
+			t.Errorf("refresh=%s: %d %.300s", q, r.StatusCode, body)
+		}
 	}
 }

@@ -106,12 +106,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	}
 
 	// The metric.
-	mr, err := env.Get("/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mraw, _ := io.ReadAll(mr.Body)
-	mr.Body.Close()
+	_, mraw := env.GetBody(t, "/metrics")
 	if m := writeFailuresMetric.FindSubmatch(mraw); m == nil || string(m[1]) == "0" {
 		t.Errorf("/metrics: tessera_db_write_failures_total{cause=\"disk_full\"} missing or 0: %s", m)
 	}

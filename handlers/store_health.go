@@ -74,20 +74,22 @@ func upperFirst(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-// storeReason is the store's write fault as one line ("" while it writes).
-func storeReason(h db.WriteHealth) string {
+// storeReason is the store's write fault as one line ("" while it writes),
+// its time in loc.
+func storeReason(h db.WriteHealth, loc *time.Location) string {
 	if !h.Failing {
 		return ""
 	}
-	return fmt.Sprintf("the database cannot be written since %s: %s", h.Since.UTC().Format("2006-01-02 15:04:05 UTC"), writeCauseText(h.Cause))
+	return fmt.Sprintf("the database cannot be written since %s: %s", fmtTime(loc, h.Since), writeCauseText(h.Cause))
 }
 
-// storeBanner is what every page says while the store cannot write.
-func storeBanner(h db.WriteHealth) string {
+// storeBanner is what every page says while the store cannot write, its
+// time in the reader's zone loc.
+func storeBanner(h db.WriteHealth, loc *time.Location) string {
 	if !h.Failing {
 		return ""
 	}
-	return upperFirst(storeReason(h)) + ". Changes fail and backfills do not progress. " + upperFirst(writeCauseFix(h.Cause)) + "; everything resumes by itself."
+	return upperFirst(storeReason(h, loc)) + ". Changes fail and backfills do not progress. " + upperFirst(writeCauseFix(h.Cause)) + "; everything resumes by itself."
 }
 
 // storeWait is what a running backfill waits for while the store cannot
@@ -96,7 +98,7 @@ func storeWait(h db.WriteHealth) *jobs.RunWait {
 	if !h.Failing {
 		return nil
 	}
-	return &jobs.RunWait{Reason: storeReason(h)}
+	return &jobs.RunWait{Reason: storeReason(h, time.UTC)}
 }
 
 // ctxStoreBanner carries the banner from StoreHealth to page.
@@ -106,7 +108,7 @@ const ctxStoreBanner = "store_banner"
 // frame finds it (the banner).
 func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if b := storeBanner(h.Store.WriteHealth()); b != "" {
+		if b := storeBanner(h.Store.WriteHealth(), zoneOfC(c)); b != "" {
 			c.Set(ctxStoreBanner, b)
 		}
 		return next(c)
@@ -116,5 +118,5 @@ func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 // FaultBannerPartial is the banner alone (GET /fault-banner), which every
 // page asks for again every few seconds.
 func (h *Handler) FaultBannerPartial(c echo.Context) error {
-	return render(c, http.StatusOK, views.FaultBanner(storeBanner(h.Store.WriteHealth())))
+	return render(c, http.StatusOK, views.FaultBanner(storeBanner(h.Store.WriteHealth(), zoneOfC(c))))
 }

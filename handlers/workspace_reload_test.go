@@ -91,8 +91,12 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 		t.Fatalf("reload: %d", r.StatusCode)
 	}
 	_, doc = pgGet(t, env, admin, "/admin/users")
-	if got := doc.Find(`[data-testid="notice"]`).Text(); !strings.Contains(got, "Workspace reloaded from "+file+": 1 assets.") || env.Handler.Workspace().Asset("r.one") == nil {
+	if got := doc.Find(`[data-testid="notice"]`).Text(); !strings.Contains(got, "Workspace reloaded from "+file+": 1 asset.") || env.Handler.Workspace().Asset("r.one") == nil {
 		t.Fatalf("after the reload: notice %q", got)
+	}
+	// One asset is "1 asset", not "1 assets".
+	if got := doc.Find(`[data-testid="workspace-source"]`).Text(); !strings.HasSuffix(got, ": 1 asset.") {
+		t.Fatalf("workspace source %q, want …: 1 asset.", got)
 	}
 	// A broken file: its problem (file and line) on the page, the workspace kept.
 	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: []}\n"), 0o644); err != nil {

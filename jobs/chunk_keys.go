@@ -12,13 +12,14 @@ import (
 // chunkKeys returns chunk i's partition keys and indexes (computed from the
 // segment's ranges or explicit keys, never from the whole selection).
 func (e *Engine) chunkKeys(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk int64) ([]string, []int64, error) {
-	return e.chunkKeysUpTo(ctx, tx, b, seg, chunk, b.ChunkSize)
+	return e.chunkKeysUpTo(ctx, tx, b, seg, chunk, seg.Size(b.ChunkSize))
 }
 
 // chunkKeysUpTo is chunkKeys for the first limit partitions of the chunk.
 func (e *Engine) chunkKeysUpTo(ctx context.Context, tx db.Querier, b *db.Backfill, seg *db.Segment, chunk, limit int64) ([]string, []int64, error) {
-	p0 := (chunk - seg.FirstChunk) * b.ChunkSize
-	p1 := min(p0+b.ChunkSize, seg.Partitions, p0+limit)
+	size := seg.Size(b.ChunkSize)
+	p0 := (chunk - seg.FirstChunk) * size
+	p1 := min(p0+size, seg.Partitions, p0+limit)
 	sp, err := e.space(ctx, seg.Asset)
 	if err != nil {
 		return nil, nil, err

@@ -36,7 +36,7 @@ func (e *Engine) finish(ctx context.Context, tx *db.Tx, c completion, bfState st
 	if state == db.AttemptSucceeded && !allOK {
 		end.State = db.AttemptFailed
 		if end.Error == "" {
-			end.Error = fmt.Sprintf("%d of %d partitions failed", len(failedParts), len(a.parts))
+			end.Error = fmt.Sprintf("%d of %d %s failed", len(failedParts), len(a.parts), plural(int64(len(a.parts)), "partition", "partitions"))
 			if other := run.Partitions - int64(len(a.parts)); other > 0 {
 				// A retry builds what earlier attempts left, and partitions of a
 				// failed upstream are skipped: say so, or "1 of 1" reads wrong

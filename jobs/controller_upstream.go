@@ -104,8 +104,8 @@ func (e *Engine) upstreamPending(ctx context.Context, q db.Querier, ws *catalog.
 					for j := sort.Search(len(rs), func(j int) bool { return rs[j].Hi >= ir.Lo }); j < len(rs) && rs[j].Lo <= ir.Hi; j++ {
 						r := rs[j]
 						lo, hi := max(ir.Lo, r.Lo), min(ir.Hi, r.Hi)
-						c0 := up.FirstChunk + (r.Start+lo-r.Lo)/b.ChunkSize
-						c1 := up.FirstChunk + (r.Start+hi-r.Lo)/b.ChunkSize
+						c0 := up.FirstChunk + (r.Start+lo-r.Lo)/up.Size(b.ChunkSize)
+						c1 := up.FirstChunk + (r.Start+hi-r.Lo)/up.Size(b.ChunkSize)
 						if first < 0 || c0 < first {
 							first = c0
 						}

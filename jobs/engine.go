@@ -87,9 +87,10 @@ type Engine struct {
 	spacesAt time.Time
 	spacesWS *catalog.Workspace // the workspace spaces were computed from
 
-	recovery recoveryHealth // see CrashRecoveryHealth
-	segCache segmentCache   // segments and ranges of the backfills being planned
-	pushes   pushBatcher    // sensor events committed together
+	recovery  recoveryHealth // see CrashRecoveryHealth
+	segCache  segmentCache   // segments and ranges of the backfills being planned
+	pushes    pushBatcher    // sensor events committed together
+	demoFails demoFailures   // the demo executor's fail_keys attempts so far
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
@@ -543,7 +544,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 		maxConc = p.MaxConcurrentRuns
 	}
 	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: p.Priority,
-		Title: retryTitle(p.ID, p.Title)}
+		Title: retryTitle(p.Name())}
 	r := resolveRetry(ws, ids, fails, req, chunkSize)
 	if r.total == 0 {
 		return Created{}, &InputError{Conflict: true, Msg: "the failed partitions' assets are no longer declared"}
@@ -624,13 +625,11 @@ func resolveRetry(ws *catalog.Workspace, ids map[string]int64, fails []db.Failur
 	return r
 }
 
-// retryTitle names a retry-failed child after its parent: "Retry failed of
-// bf_…: parent title", cut to 200 characters on a character boundary.
-func retryTitle(parentID, parentTitle string) string {
-	t := "Retry failed of " + parentID
-	if parentTitle = strings.TrimSpace(parentTitle); parentTitle != "" {
-		t += ": " + parentTitle
-	}
+// retryTitle names a retry-failed child after its parent's name
+// (db.Backfill.Name, never its id): "Retry failed: EU catch-up", cut to 200
+// characters on a character boundary.
+func retryTitle(parentName string) string {
+	t := "Retry failed: " + strings.TrimSpace(parentName)
 	if r := []rune(t); len(r) > 200 {
 		t = string(r[:200])
 	}

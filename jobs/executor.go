@@ -94,7 +94,7 @@ func (e *Engine) executorFor(a *catalog.Asset) (Executor, error) {
 	}
 	switch a.Executor.Kind {
 	case catalog.ExecutorDemo:
-		return DemoExecutor{}, nil
+		return DemoExecutor{failures: &e.demoFails}, nil
 	case catalog.ExecutorCommand:
 		return CommandExecutor{}, nil
 	case catalog.ExecutorHTTP:

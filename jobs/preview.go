@@ -79,7 +79,7 @@ func (e *Engine) Preview(ctx context.Context, req Request) (*Preview, error) {
 			pv.Status[st] += ap.Status[st]
 		}
 		pv.Assets = append(pv.Assets, ap)
-		previewFirstChunk(pv, r, seg, sp, req.ChunkSize)
+		previewFirstChunk(pv, r, seg, sp, seg.Size(req.ChunkSize))
 		if err := e.estimateSegment(ctx, est, r, seg, a, ws); err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func (e *Engine) estimateSegment(ctx context.Context, est *estimate, r *resolved
 	// Runs of another size: whether a run's time follows its size (work
 	// per partition) or not (a fixed cost per run) is not known, so the
 	// estimate is the range between the two.
-	if perRun > 0 && size > 0 && (float64(r.req.ChunkSize) > 2*size || 2*float64(r.req.ChunkSize) < size) {
+	if cs := float64(seg.Size(r.req.ChunkSize)); perRun > 0 && size > 0 && (cs > 2*size || 2*cs < size) {
 		byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
 		est.otherMs += byRun - byPart
 		est.sizes = append(est.sizes, fmt.Sprintf("%s had about %s partitions a run", seg.Asset, roundCount(size)))

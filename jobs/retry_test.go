@@ -204,20 +204,20 @@ func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
 	})
 }
 
-// A retry child's title names its parent and, after a colon, the parent's
-// title (before, the two ran together: "Retry failed of bf_x retry test"),
-// cut to 200 characters without splitting a character.
+// A retry child's title names its parent by its name (its title, or its
+// assets when untitled), never by its id ("Retry failed of bf_01m…"), cut
+// to 200 characters without splitting a character.
 func TestRetryTitle(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("é", 300)
-	for _, tc := range []struct{ title, want string }{
-		{"", "Retry failed of bf_1"},
-		{"  ", "Retry failed of bf_1"},
-		{"EU catch-up", "Retry failed of bf_1: EU catch-up"},
-		{long, "Retry failed of bf_1: " + strings.Repeat("é", 200-len([]rune("Retry failed of bf_1: ")))},
+	for _, tc := range []struct{ title, assets, want string }{
+		{"", `["raw.events"]`, "Retry failed: Backfill of raw.events"},
+		{"  ", `["a","b","c","d"]`, "Retry failed: Backfill of a, b and 2 more assets"},
+		{"EU catch-up", `["raw.events"]`, "Retry failed: EU catch-up"},
+		{long, `["raw.events"]`, "Retry failed: " + strings.Repeat("é", 200-len([]rune("Retry failed: ")))},
 	} {
-		got := retryTitle("bf_1", tc.title)
-		if got != tc.want || !utf8.ValidString(got) {
+		got := retryTitle(db.Backfill{ID: "bf_1", Title: tc.title, Assets: tc.assets}.Name())
+		if got != tc.want || !utf8.ValidString(got) || strings.Contains(got, "bf_1") {
 			t.Errorf("retryTitle(%q) = %q, want %q", tc.title, got, tc.want)
 		}
 	}

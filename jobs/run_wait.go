@@ -140,7 +140,7 @@ func (e *Engine) slotWait(b db.Backfill, asset string) *RunWait {
 	if a := ws.Asset(asset); a != nil && a.Pool != "" {
 		if def, ok := ws.Pools[a.Pool]; ok {
 			if def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
-				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d runs at once)", a.Pool, def.MaxConcurrentRuns)}
+				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d %s at once)", a.Pool, def.MaxConcurrentRuns, plural(int64(def.MaxConcurrentRuns), "run", "runs"))}
 			}
 			if why := e.pools.holding(a.Pool, now); why != "" {
 				return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}
@@ -148,7 +148,7 @@ func (e *Engine) slotWait(b db.Backfill, asset string) *RunWait {
 		}
 	}
 	if n := e.activeCount(); n >= e.opts.MaxConcurrentRuns {
-		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d attempts at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns)}
+		return &RunWait{Reason: fmt.Sprintf("waits for a free slot: the server runs at most %d %s at once (TESSERA_MAX_CONCURRENT_RUNS)", e.opts.MaxConcurrentRuns, plural(int64(e.opts.MaxConcurrentRuns), "attempt", "attempts"))}
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 // SegmentKeys returns every partition key of a backfill segment with its
 // asset index (-1 when an explicit key is no longer in the asset's space), in
 // selection order: position p of the segment is keys[p] and belongs to chunk
-// seg.FirstChunk + p/b.ChunkSize. It is chunkKeys with the whole segment read
+// seg.FirstChunk + p/seg.Size(b.ChunkSize). It is chunkKeys with the whole segment read
 // as one chunk, so that it resolves ranges and explicit keys exactly as the
 // controller plans them. Its cost is O(seg.Partitions): callers bound it (the
 // backfill page draws a segment tile by tile only up to about 1,000).
@@ -17,9 +17,9 @@ func (e *Engine) SegmentKeys(ctx context.Context, b db.Backfill, seg db.Segment)
 	if seg.Partitions <= 0 {
 		return nil, nil, nil
 	}
-	whole := b
-	whole.ChunkSize = seg.Partitions
-	return e.chunkKeys(ctx, e.Store.Reader(), &whole, &seg, seg.FirstChunk)
+	whole := seg
+	whole.ChunkSize = seg.Partitions // the segment read as one chunk
+	return e.chunkKeys(ctx, e.Store.Reader(), &b, &whole, seg.FirstChunk)
 }
 
 // ChunkFirstKey is the first partition key of chunk of backfill b, planned

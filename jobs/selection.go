@@ -51,12 +51,15 @@ type Selector struct {
 
 // Request is a backfill creation (and preview) request.
 type Request struct {
-	Assets            []string `json:"assets"`
-	Selector          Selector `json:"selector"`
-	ChunkSize         int64    `json:"chunk_size"`
-	MaxConcurrentRuns int64    `json:"max_concurrent_runs"`
-	Priority          int64    `json:"priority"`
-	Title             string   `json:"title"`
+	Assets    []string `json:"assets"`
+	Selector  Selector `json:"selector"`
+	ChunkSize int64    `json:"chunk_size"`
+	// ChunkSizes sets the chunk size of some of the assets (asset → size):
+	// a backfill of an hourly and a daily asset chunks 24 hours but 7 days.
+	ChunkSizes        map[string]int64 `json:"chunk_sizes,omitempty"`
+	MaxConcurrentRuns int64            `json:"max_concurrent_runs"`
+	Priority          int64            `json:"priority"`
+	Title             string           `json:"title"`
 }
 
 // InputError is a request error the user can fix; Field names the input.
@@ -153,7 +156,11 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 		if err := e.selectIn(ctx, r, &seg, a, sp, ordered); err != nil {
 			return nil, err
 		}
-		seg.Chunks = (seg.Partitions + req.ChunkSize - 1) / req.ChunkSize
+		if n := req.ChunkSizes[a.Key]; n > 0 {
+			seg.ChunkSize = n
+		}
+		size := seg.Size(req.ChunkSize)
+		seg.Chunks = (seg.Partitions + size - 1) / size
 		chunk += seg.Chunks
 		r.total += seg.Partitions
 		r.segments = append(r.segments, seg)
@@ -171,6 +178,15 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 func checkRequest(req Request) error {
 	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
 		return bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
+	}
+	for _, a := range sortedKeys(req.ChunkSizes) {
+		field := "chunk_sizes." + a
+		if !slices.Contains(req.Assets, a) {
+			return bad(field, "chunk_sizes names %q, which is not one of the backfill's assets (%s); give a chunk size only to an asset in assets", a, strings.Join(req.Assets, ", "))
+		}
+		if n := req.ChunkSizes[a]; n <= 0 || n > MaxChunkSize {
+			return bad(field, "the chunk size of %s must be between 1 and %d, got %d; leave it out for chunk_size", a, MaxChunkSize, n)
+		}
 	}
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
 		return bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
@@ -536,4 +552,15 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// sortedKeys is m's keys in order (an error names the first bad one the
+// same way each time).
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -245,7 +246,7 @@ func (e *Engine) eventRequest(s *catalog.Sensor, ev PushEvent) (Request, error) 
 	assets := s.Assets
 	if len(ev.Assets) > 0 {
 		for i, a := range ev.Assets {
-			if !contains(s.Assets, a) {
+			if !slices.Contains(s.Assets, a) {
 				return Request{}, &InputError{Field: fmt.Sprintf("assets[%d]", i), Code: CodeUnknownAsset, Params: map[string]string{"asset": a},
 					Msg: fmt.Sprintf("asset %q is not one of sensor %s's assets (%s)", a, s.Name, strings.Join(s.Assets, ", "))}
 			}
@@ -274,13 +275,4 @@ func (e *Engine) eventRequest(s *catalog.Sensor, ev PushEvent) (Request, error) 
 		return Request{}, bad("partitions", "say which partitions the event concerns: partitions (a list of keys) or start and end (a range)")
 	}
 	return req, nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,18 @@ document.addEventListener("htmx:configRequest", function (e) {
   var m = document.querySelector('meta[name="csrf-token"]');
   if (m) { e.detail.headers["X-CSRF-Token"] = m.content; }
 });
+// Local time (issue 24 item 8): tell the server the browser's time zone in
+// the tz cookie; pages show times in it from the next page on, unless the
+// user chose a zone on /settings/timezone. The server checks the name.
+(function () {
+  var tz = "";
+  try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+  if (!tz || !/^[A-Za-z0-9_+\-\/]+$/.test(tz)) { return; }
+  var m = document.cookie.match(/(?:^|;\s*)tz=([^;]*)/);
+  if (!m || m[1] !== tz) {
+    document.cookie = "tz=" + tz + "; path=/; max-age=31536000; SameSite=Lax";
+  }
+})();
 // Grid selection (issue 5): with "Select on the grid" on, a click on a tile
 // starts the range and a shift-click ends it; the range is ordered by the
 // tiles' positions in the asset (data-pos), not by their keys' text, and
@@ -176,3 +188,33 @@ document.addEventListener("htmx:sseOpen", function (e) {
   var n = e.target && e.target.querySelector && e.target.querySelector(":scope > .live-note");
   if (n) { n.remove(); }
 });
+// The status board reloads itself (data-refresh seconds, htmx every Ns). A
+// reload that did not bring a board back (signed out: the sign-in page; an
+// error; the server unreachable) keeps the board as it was, its "Updated"
+// time saying how old it is, and says why beside it.
+(function () {
+  function stopped(e, why) {
+    var t = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("[data-refresh]");
+    var s = t && t.querySelector('[data-testid="refresh-stopped"]');
+    if (s) { s.textContent = "· not refreshed since: " + why; s.hidden = false; }
+  }
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var t = e.detail.target;
+    if (!t || !t.hasAttribute || !t.hasAttribute("data-refresh")) { return; }
+    var x = e.detail.xhr;
+    if (x.status !== 200 || x.responseText.indexOf('id="status-board"') < 0) {
+      e.detail.shouldSwap = false;
+      stopped(e, /\/login/.test(x.responseURL || "") ? "signed out, sign in again" : "the server answered " + x.status);
+    }
+  });
+  document.addEventListener("htmx:sendError", function (e) { stopped(e, "the server is unreachable"); });
+})();
+// A matrix grid runs oldest to newest, left to right: where it is wider
+// than its box (a phone), it opens scrolled to its newest windows.
+(function () {
+  function toNewest(root) {
+    (root || document).querySelectorAll('.grid[data-mode="matrix"]').forEach(function (g) { g.scrollLeft = g.scrollWidth; });
+  }
+  document.addEventListener("DOMContentLoaded", function () { toNewest(); });
+  document.addEventListener("htmx:afterSwap", function (e) { toNewest(e.detail.target); });
+})();

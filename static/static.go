@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-//go:embed app.css app.js staleness.css automation.css favicon.svg vendor
+//go:embed app.css app.js staleness.css automation.css lineage.css lineage.js search.css search.js favicon.svg vendor
 var files embed.FS
 
 // Handler serves the embedded files with a cache lifetime of an hour. A

@@ -54,3 +54,16 @@ func (r *AsyncRemote) Next(t testing.TB) jobs.Work {
 
 // Pending is how many works the remote got that Next has not returned.
 func (r *AsyncRemote) Pending() int { return len(r.works) }
+
+// WithAsyncRemote is a server whose one asset, a.remote (daily, January
+// 2025, one attempt per run), is built by an AsyncRemote, its engine
+// started: what a test of the asynchronous executor's callback needs.
+func WithAsyncRemote(t testing.TB) (*Env, *AsyncRemote) {
+	t.Helper()
+	remote := NewAsyncRemote(t)
+	env := WithAssets(t,
+		Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
+	)
+	env.StartEngine(t, jobs.Options{})
+	return env, remote
+}

@@ -98,6 +98,22 @@ func (e *Env) Get(path string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
+// GetBody is Get with the whole body read (the response's body is closed);
+// the test fails when the request cannot be made.
+func (e *Env) GetBody(t testing.TB, path string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := e.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp, b
+}
+
 // Fetch sends a request of method without a body to url with c, with
 // token as a bearer token ("": none), and returns the answer with its body
 // read (and closed); t fails when no answer comes.

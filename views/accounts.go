@@ -83,3 +83,15 @@ type PasswordView struct {
 	Error  string
 	Field  string
 }
+
+// TimezoneView is the display time zone setting (/settings/timezone).
+type TimezoneView struct {
+	Zones   []string // IANA names offered, UTC first
+	Current string   // the stored zone; "" = the browser's
+	Browser string   // the browser's zone (tz cookie), "" when unknown
+	// Shown is the zone this page's times are in, and Example the time
+	// now written in it.
+	Shown, Example string
+	Notice         string
+	Error, Field   string
+}

@@ -71,6 +71,7 @@ type BackfillDetail struct {
 	Message                                        string // conflict or refusal, shown on top
 	Grids                                          []ChunkGrid
 	Chunks                                         ChunkTable
+	Gantt                                          Gantt // the chunk timeline (the page only: its partial redraws it)
 	Events                                         []EventRow
 	Live                                           bool // not terminal: the page subscribes to updates
 	Countdown                                      bool // the ETA counts down to a retry: refresh it every few seconds
@@ -171,11 +172,19 @@ type NewBackfillForm struct {
 	// Statuses are the statuses ticked under "Only partitions that are"
 	// (selector statuses): values of StatusChoices, as posted (unknown
 	// ones are refused, not dropped).
-	Statuses       []string
-	Start, End     string
-	Keys           string
-	Dimension      string // name=value for multi-dimensional assets
-	ChunkSize      string
+	Statuses   []string
+	Start, End string
+	Keys       string
+	Dimension  string // name=value for multi-dimensional assets
+	// DimensionChoices are the workspace's multi-dimensional assets'
+	// values (name=value) to pick from; DimensionsComplete is false when
+	// there were too many to list (the picker is then a text box).
+	DimensionChoices   []string
+	DimensionsComplete bool
+	ChunkSize          string
+	// ChunkSizes are the per-asset chunk sizes filled in (asset → text as
+	// posted), which override ChunkSize for that asset.
+	ChunkSizes     map[string]string
 	MaxConcurrent  string
 	Priority       string
 	Title          string
@@ -198,13 +207,19 @@ type SelectorChoice struct {
 // SelectorChoices are the form's selections, in the form's order; the
 // first is the default.
 var SelectorChoices = []SelectorChoice{
-	{"range", "Range", ""},
-	{"missing_failed", "Only missing and failed", ", within the range"},
-	{"stale", "Only stale", ", within the range"},
-	{"missing_stale", "Missing and stale", ", within the range"},
-	{"statuses", "Only partitions that are", " (tick one or more below), within the range"},
+	{"range", "Every partition in the range", ""},
+	{"statuses", "Only partitions that are", " (tick one or more), in the range"},
 	{"gaps", "Fill gaps up to the watermark", " (one asset; Start = fill from that key, empty = only holes inside the materialized range)"},
-	{"explicit", "Explicit list", ""},
+	{"explicit", "These keys", " (one per line below)"},
+}
+
+// SelectorAliases are selections the form offered before its statuses
+// took them in, still read from addresses and links (the grid's bar, a
+// relaunch, bookmarks): each is "Only partitions that are" with these ticked.
+var SelectorAliases = map[string][]string{
+	"missing_failed": {"missing", "failed"},
+	"stale":          {"stale"},
+	"missing_stale":  {"missing", "stale"},
 }
 
 // StatusChoice is one status of the form's "Only partitions that are"
@@ -252,6 +267,10 @@ func (f NewBackfillForm) SelectorTicked(v string) bool {
 	return v == SelectorChoices[0].Value
 }
 
+// AssetChunkSize is the chunk size filled in for asset a ("" = the
+// form's chunk size).
+func (f NewBackfillForm) AssetChunkSize(a string) string { return f.ChunkSizes[a] }
+
 // AssetChoice is one asset checkbox.
 type AssetChoice struct {
 	Key, Scheme string
@@ -296,16 +315,19 @@ type PreviewAsset struct {
 // RunPage is one run.
 type RunPage struct {
 	ID, RunKey, BackfillID, BackfillHref, Asset, AssetHref, State string
-	Chunk, Partitions                                             int64
-	Materialized, Failed, UpstreamFailed                          int64
-	Keys                                                          string // first … last, or first, …, last (not contiguous)
-	Attempts                                                      []AttemptRow
-	PartitionRows                                                 []RunPartitionRow
-	Log                                                           string
-	LogAttempt                                                    int64
-	LogPicked                                                     bool // LogAttempt was asked for (?attempt=N), not the latest
-	Live                                                          bool
-	Error                                                         string
+	// BackfillName names the run's backfill in the title and breadcrumb
+	// (db.Backfill.Name; its id is a detail).
+	BackfillName                         string
+	Chunk, Partitions                    int64
+	Materialized, Failed, UpstreamFailed int64
+	Keys                                 string // first … last, or first, …, last (not contiguous)
+	Attempts                             []AttemptRow
+	PartitionRows                        []RunPartitionRow
+	Log                                  string
+	LogAttempt                           int64
+	LogPicked                            bool // LogAttempt was asked for (?attempt=N), not the latest
+	Live                                 bool
+	Error                                string
 	// Wait says why a queued run has not started (WaitHref: the run it waits for).
 	Wait, WaitHref string
 }

@@ -16,6 +16,12 @@ type Seg struct {
 type Bar struct {
 	Segs  []Seg
 	Total int64
+	// Health marks a partition health bar (fresh, stale, failed, in
+	// progress, missing): its legend says how it counts.
+	Health bool
+	// LastFailed counts the fresh and stale partitions whose last attempt
+	// failed (their data is still there).
+	LastFailed int64
 }
 
 // Tile is one partition in a calendar, matrix or list.
@@ -38,6 +44,12 @@ type GridRow struct {
 	Tiles []Tile
 }
 
+// ColumnGroup is a label above the grid's columns from Col (1-based) on.
+type ColumnGroup struct {
+	Col   int
+	Label string
+}
+
 // Bucket is a run of consecutive partitions summarised by counts; Span is the
 // number of equal buckets merged into it.
 type Bucket struct {
@@ -54,6 +66,9 @@ type Grid struct {
 	Mode         string // "calendar", "matrix", "list", "buckets"
 	Columns      int
 	ColumnLabels []string
+	// ColumnGroups name the larger periods above a matrix's columns (the
+	// month of its days), each at its first column.
+	ColumnGroups []ColumnGroup
 	Rows         []GridRow
 	Buckets      []Bucket
 	BucketSize   int64
@@ -86,6 +101,8 @@ type Overview struct {
 	WorkspaceSource string
 	Totals          Bar
 	Active          []BackfillRow // active backfills (issue 5)
+	LineageHref     string        // every asset's graph, loaded into the page (issue 24, item 5)
+	Filter          AssetFilter   // what the list shows (issue 24, item 7)
 }
 
 // AssetPage is one asset with its grid.
@@ -93,6 +110,7 @@ type AssetPage struct {
 	Key, Group, Description, Scheme, CodeVersion, Pool, Executor string
 	Deps                                                         []Link
 	Downstream                                                   []Link
+	Lineage                                                      LineageView // the asset and its neighbours
 	Freshness                                                    string
 	Health                                                       Bar
 	History                                                      Grid // the whole space, bucketed
@@ -137,17 +155,23 @@ type InstanceRow struct {
 // PartitionPage is one partition.
 type PartitionPage struct {
 	AssetKey, AssetHref, Key, Status string
-	Href                             string // the page itself, which refreshes while the partition is in progress
-	LastMaterialization              []KV
-	LastAttempt                      []KV
-	Instances                        []InstanceRow
-	Tainted                          string
-	Staleness                        StalenessView
-	Upstream, Downstream             []DepPartitions
-	CanTaint                         bool
-	TaintAction, ClearAction         string
-	Taints                           []TaintRow
-	HistoryAPI                       string
+	// Health is the partition's health (catalog.Health), the word the bars
+	// count it under; LastAttemptFailed: its data is there although its
+	// last attempt failed.
+	Health                   string
+	LastAttemptFailed        bool
+	Href                     string // the page itself, which refreshes while the partition is in progress
+	LastMaterialization      []KV
+	LastAttempt              []KV
+	Instances                []InstanceRow
+	Tainted                  string
+	Staleness                StalenessView
+	Upstream, Downstream     []DepPartitions
+	CanTaint                 bool
+	TaintAction, ClearAction string
+	Taints                   []TaintRow
+	HistoryAPI               string
+	RebuildHref              string // "Rebuild…" (operators): the new-backfill form with this partition
 }
 
 // ErrorPage is shown for 4xx/5xx in the browser.

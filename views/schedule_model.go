@@ -80,6 +80,9 @@ type ScheduleButton struct {
 // NextTick is an upcoming tick in the schedule's zone and in UTC.
 type NextTick struct {
 	Local, UTC string
+	// Yours is the time in the reader's display zone when that is neither
+	// the schedule's zone nor UTC ("" otherwise).
+	Yours string
 }
 
 // TickPreviewView is what the next tick would launch.

@@ -22,8 +22,10 @@ var ReasonOrder = []string{ReasonFresh, ReasonNever, ReasonTainted, ReasonCode, 
 
 // StalePanel is the asset page's staleness summary.
 type StalePanel struct {
-	Counts               Bar // one segment per reason, FRESH first
+	Counts               Bar // one segment per reason, FRESH first (healthReasonBar)
 	Stale                int64
+	Failed, Missing      int64 // together: never materialized
+	InProgress           int64
 	BackfillStale        string
 	BackfillMissingStale string
 	Watermark            string
@@ -57,6 +59,7 @@ type TaintRow struct {
 type StatusRow struct {
 	Key, Group, Href, BadgeHref string
 	Partitions, Fresh, Stale    int64
+	Failed, InProgress, Missing int64
 	FreshPct                    string
 	ByReason                    []Seg // stale reasons only
 	LatestFresh                 string
@@ -76,6 +79,10 @@ type StatusGroup struct {
 type StatusBoard struct {
 	Groups    []StatusGroup
 	Generated string
+	// Refresh is the seconds between reloads of the board (0: never), and
+	// Self the board's own address, which a reload fetches.
+	Refresh int
+	Self    string
 }
 
 // reasonLook is how a staleness reason reads: its human label, its CSS
@@ -123,33 +130,92 @@ func isReason(s string) bool {
 
 // sparkPoints lays a sparkline out as an SVG polyline (width w, height h).
 func sparkPoints(vals []float64, w, h float64) string {
-	if len(vals) == 0 {
-		return ""
-	}
-	var b strings.Builder
+	type pt struct{ x, y float64 }
+	var pts []pt
 	step := w / float64(max(len(vals)-1, 1))
 	for i, v := range vals {
-		if v < 0 {
+		if v >= 0 {
+			pts = append(pts, pt{float64(i) * step, h - 1 - v*(h-2)})
+		}
+	}
+	var b strings.Builder
+	for i, p := range pts {
+		// A point between two of the same height lies on their line: the
+		// board draws 30 of these per asset, most of them flat.
+		if i > 0 && i < len(pts)-1 && pts[i-1].y == p.y && pts[i+1].y == p.y {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(ftoa(float64(i) * step))
+		b.WriteString(shortFloat(p.x))
 		b.WriteByte(',')
-		b.WriteString(ftoa(h - 1 - v*(h-2)))
+		b.WriteString(shortFloat(p.y))
 	}
 	return b.String()
 }
 
+// shortFloat is f with one decimal, without a trailing ".0".
+func shortFloat(f float64) string {
+	return strings.TrimSuffix(ftoa(f), ".0")
+}
+
+// sparkLabel says what a sparkline of daily fresh shares shows, in words
+// short enough for a board of hundreds of assets: the first and last day,
+// the lowest and the average (days without partitions, -1, left out).
 func sparkLabel(vals []float64) string {
-	var parts []string
+	pct := func(v float64) string { return strconv.Itoa(int(v*100+0.5)) + "%" }
+	var known []float64
 	for _, v := range vals {
-		if v < 0 {
-			parts = append(parts, "–")
-		} else {
-			parts = append(parts, strconv.Itoa(int(v*100+0.5))+"%")
+		if v >= 0 {
+			known = append(known, v)
 		}
 	}
-	return "Fresh share per day, last " + strconv.Itoa(len(vals)) + " days: " + strings.Join(parts, " ")
+	head := "Fresh share per day, last " + strconv.Itoa(len(vals)) + " days: "
+	if len(known) == 0 {
+		return head + "no partitions"
+	}
+	lo, sum := known[0], 0.0
+	for _, v := range known {
+		lo = min(lo, v)
+		sum += v
+	}
+	return head + "from " + pct(known[0]) + " to " + pct(known[len(known)-1]) + ", lowest " + pct(lo) + ", average " + pct(sum/float64(len(known)))
+}
+
+// refreshEvery words a refresh period of n seconds: "30 s", "2 min".
+func refreshEvery(n int) string {
+	if n%60 == 0 {
+		return strconv.Itoa(n/60) + " min"
+	}
+	return strconv.Itoa(n) + " s"
+}
+
+// HealthLabel names a partition's health (catalog.Health) as the health
+// bars' legend does: "Materialized, fresh", "Materialized, stale",
+// "Failed", "In progress", "Missing".
+func HealthLabel(h string) string {
+	switch h {
+	case "fresh":
+		return "Materialized, fresh"
+	case SegStale:
+		return "Materialized, stale"
+	}
+	return StatusLabel(h)
+}
+
+// HealthClass is the CSS class of a health, the colour of its bar segment.
+func HealthClass(h string) string {
+	if h == "fresh" {
+		return StatusClass("materialized")
+	}
+	return StatusClass(h)
+}
+
+// HealthLetter is the non-colour cue of a health.
+func HealthLetter(h string) string {
+	if h == "fresh" {
+		return StatusLetter("materialized")
+	}
+	return StatusLetter(h)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/a-h/templ"
 )
 
-// counted is "1 partition", "2 partitions", "3 stretches", with thousands
+// counted is "1 partition", "2 partitions", "3 matches", with thousands
 // separators.
 func counted(n int64, unit string) string {
 	if n == 1 {
@@ -21,10 +21,11 @@ func counted(n int64, unit string) string {
 }
 
 // stripCaption says what a bucket strip draws. Neighbouring buckets of one
-// equal status are merged, so a stretch is either a merged run of one status
-// or a single bucket of mixed statuses: the caption counts them and names the
-// longest, in the strip's unit (partitions, or chunks on a backfill page).
-// "Runs" would read as job runs, which they are not.
+// equal status are merged, so a bar is either a merged run of one status
+// or a single bucket of mixed statuses: the caption counts the bars and
+// names the longest, in the strip's unit (partitions, or chunks on a
+// backfill page). "Runs" would read as job runs, which they are not, and
+// "stretches" was a word of ours, not the reader's.
 func stripCaption(g Grid) string {
 	unit := g.Unit
 	if unit == "" {
@@ -37,15 +38,15 @@ func stripCaption(g Grid) string {
 	n := int64(len(g.Buckets))
 	var s strings.Builder
 	s.WriteString(counted(g.Total, unit))
-	s.WriteString(" in ")
-	s.WriteString(counted(n, "stretch"))
+	s.WriteString(" drawn as ")
+	s.WriteString(counted(n, "bar"))
 	if n > 1 {
 		s.WriteString(", the longest " + counted(longest, unit))
 	}
 	if n == 1 {
 		s.WriteString(". Click it to ")
 	} else {
-		s.WriteString(". Click a stretch to ")
+		s.WriteString(". Click a bar to ")
 	}
 	if g.Unit == "chunk" {
 		s.WriteString("list its chunks.")
@@ -125,4 +126,38 @@ func barDone(b Bar) int64 {
 		}
 	}
 	return n
+}
+
+// containsString reports whether list holds s.
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderOf is the first of choices as an example, or region=eu.
+func placeholderOf(choices []string) string {
+	if len(choices) > 0 {
+		return choices[0]
+	}
+	return "region=eu"
+}
+
+// itsTheir is "its" for one, "their" for more.
+func itsTheir(n int64) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+// isAre is "is" for one, "are" for more.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

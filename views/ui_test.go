@@ -35,7 +35,7 @@ func bar(n ...int64) Bar {
 	return b
 }
 
-// The strip's caption counts what it draws: merged stretches (not "runs",
+// The strip's caption counts what it draws: merged bars (not "runs",
 // which are job runs elsewhere), the longest one's true size, singular and
 // plural right, in the strip's unit.
 func TestStripCaptionCountsStretches(t *testing.T) {
@@ -45,14 +45,14 @@ func TestStripCaptionCountsStretches(t *testing.T) {
 	}{
 		{Grid{Mode: "buckets", Total: 556, BucketSize: 139, Buckets: []Bucket{
 			{Bar: bar(139), Span: 1}, {Bar: bar(278), Span: 2}, {Bar: bar(100, 39), Span: 1}}},
-			"556 partitions in 3 stretches, the longest 278 partitions. Click a stretch to zoom in."},
+			"556 partitions drawn as 3 bars, the longest 278 partitions. Click a bar to zoom in."},
 		{Grid{Mode: "buckets", Total: 96, BucketSize: 3, Buckets: []Bucket{{Bar: bar(96), Span: 32}}},
-			"96 partitions in 1 stretch. Click it to zoom in."},
+			"96 partitions drawn as 1 bar. Click it to zoom in."},
 		{Grid{Mode: "buckets", Total: 1, BucketSize: 1, Buckets: []Bucket{{Bar: bar(1), Span: 1}}},
-			"1 partition in 1 stretch. Click it to zoom in."},
+			"1 partition drawn as 1 bar. Click it to zoom in."},
 		{Grid{Mode: "buckets", Unit: "chunk", Total: 543, BucketSize: 5, Buckets: []Bucket{
 			{Bar: bar(5), Span: 1}, {Bar: bar(3), Span: 1}}},
-			"543 chunks in 2 stretches, the longest 5 chunks. Click a stretch to list its chunks."},
+			"543 chunks drawn as 2 bars, the longest 5 chunks. Click a bar to list its chunks."},
 	}
 	for _, c := range cases {
 		d := doc(t, BucketStrip(c.g, "history"))
@@ -117,7 +117,8 @@ func TestStalenessReasonInWords(t *testing.T) {
 		t.Fatalf("raw reason code shown: %q", text(d.Find("body")))
 	}
 	badge := d.Find(`[data-testid="stale-reason"]`)
-	if !strings.HasSuffix(text(badge), "Never materialized") || !strings.Contains(badge.AttrOr("title", ""), "NEVER_MATERIALIZED") {
+	// The tooltip's element is focusable: a keyboard reaches it.
+	if !strings.HasSuffix(text(badge), "Never materialized") || !strings.Contains(badge.AttrOr("title", ""), "NEVER_MATERIALIZED") || badge.AttrOr("tabindex", "") != "0" {
 		t.Fatalf("badge %q title %q", text(badge), badge.AttrOr("title", ""))
 	}
 }
@@ -145,18 +146,26 @@ func TestNewBackfillCrumbs(t *testing.T) {
 	}
 }
 
-// Column headers wider than a column (matrix values, month names) are set
-// upright, one column wide; two-character ones (hours) stay as they are.
-// Row labels carry a tooltip, in case the narrow layout shortens them.
+// Column headers wider than a column (month names) are set upright, one
+// column wide; two-character ones (hours, days) stay as they are. A matrix
+// names its larger periods (months) in a row above. Row labels carry a
+// tooltip, in case the narrow layout shortens them.
 func TestGridHeaders(t *testing.T) {
-	g := Grid{Mode: "matrix", Columns: 3, ColumnLabels: []string{"eu", "us", "apac"},
-		Rows: []GridRow{{Label: "2026-11-21", Tiles: []Tile{{Key: "k", Status: "missing", Href: "/x"}}}}}
+	g := Grid{Mode: "matrix", Columns: 3, ColumnLabels: []string{"30", "1", "2"}, ColumnGroups: []ColumnGroup{{Col: 1, Label: "Nov 2026"}},
+		Rows: []GridRow{{Label: "eu", Tiles: []Tile{{Key: "k", Status: "missing", Href: "/x", Col: 1}}}}}
 	d := doc(t, GridView(g, "grid"))
-	if !d.Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
-		t.Errorf("matrix headers not upright")
+	if d.Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
+		t.Errorf("matrix day headers upright")
 	}
-	if d.Find(`.rl[title="2026-11-21"]`).Length() != 1 {
+	if got := d.Find(`[data-testid="grid-groups"] span:not(.rl)`).Text(); got != "Nov 2026" {
+		t.Errorf("matrix group row %q", got)
+	}
+	if d.Find(`.rl[title="eu"]`).Length() != 1 {
 		t.Errorf("row label without title")
+	}
+	g = Grid{Mode: "calendar", Columns: 3, ColumnLabels: []string{"Jan", "Feb", "Mar"}, Rows: g.Rows}
+	if !doc(t, GridView(g, "grid")).Find(`[data-testid="grid-head"]`).HasClass("gh-long") {
+		t.Errorf("month headers not upright")
 	}
 	g.ColumnLabels = []string{"00", "01", "02"}
 	if doc(t, GridView(g, "grid")).Find(`[data-testid="grid-head"]`).HasClass("gh-long") {

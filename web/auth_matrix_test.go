@@ -44,6 +44,8 @@ var routeTable = map[string]routeExpectation{
 	"GET /assets/:key/active-backfills":      {role: auth.RoleViewer, sample: "/assets/raw.events/active-backfills"},
 	"GET /settings/password":                 {role: auth.RoleViewer},
 	"POST /settings/password":                {role: auth.RoleViewer, sessionOnly: true},
+	"GET /settings/timezone":                 {role: auth.RoleViewer},
+	"POST /settings/timezone":                {role: auth.RoleViewer},
 	"GET /admin/users":                       {role: auth.RoleAdmin},
 	"POST /admin/users":                      {role: auth.RoleAdmin},
 	"POST /admin/users/:id/role":             {role: auth.RoleAdmin, sample: "/admin/users/VICTIM/role"},
@@ -67,6 +69,8 @@ var routeTable = map[string]routeExpectation{
 	"GET /backfills/:id":          {role: auth.RoleViewer, sample: "/backfills/nope"},
 	"GET /backfills/:id/summary":  {role: auth.RoleViewer, sample: "/backfills/nope/summary"},
 	"GET /backfills/:id/chunks":   {role: auth.RoleViewer, sample: "/backfills/nope/chunks"},
+	"GET /backfills/:id/gantt":    {role: auth.RoleViewer, sample: "/backfills/nope/gantt"},
+	"GET /runs":                   {role: auth.RoleViewer},
 	"GET /backfills/:id/grid":     {role: auth.RoleViewer, sample: "/backfills/nope/grid"},
 	"GET /backfills/:id/events":   {role: auth.RoleViewer, sample: "/backfills/nope/events"},
 	"GET /backfills/:id/actions":  {role: auth.RoleViewer, sample: "/backfills/nope/actions"},
@@ -92,6 +96,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /api/v1/backfills/:id/cancel":       {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/cancel"},
 	"POST /api/v1/backfills/:id/retry-failed": {role: auth.RoleOperator, sample: "/api/v1/backfills/999999/retry-failed"},
 	"GET /api/v1/runs/:id":                    {role: auth.RoleViewer, sample: "/api/v1/runs/nope"},
+	"GET /api/v1/runs":                        {role: auth.RoleViewer},
 	"POST /api/v1/runs/:id/complete":          {role: auth.RoleOperator, sample: "/api/v1/runs/nope/complete"},
 	"GET /api/v1/conflicts":                   {role: auth.RoleViewer},
 	"GET /api/v1/status":                      {role: auth.RoleViewer},
@@ -102,6 +107,9 @@ var routeTable = map[string]routeExpectation{
 	"GET /api/v1/tokens":                      {role: auth.RoleViewer},
 	"POST /api/v1/tokens":                     {role: auth.RoleViewer},
 	"POST /api/v1/tokens/:id/revoke":          {role: auth.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
+
+	// The lineage graph (issue 24; web/routes_lineage.go).
+	"GET /lineage": {role: auth.RoleViewer},
 
 	// The staleness endpoints (issue 6; web/routes_staleness.go).
 	"GET /status":                                                {role: auth.RoleViewer},

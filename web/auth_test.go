@@ -37,10 +37,7 @@ func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (in
 
 func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
 	t.Helper()
-	env.Store.RawReader().Get(&users, `SELECT COUNT(*) FROM users`)
-	env.Store.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
-	env.Store.RawReader().Get(&events, `SELECT COUNT(*) FROM events`)
-	return
+	return env.Count(t, `SELECT COUNT(*) FROM users`), env.Count(t, `SELECT COUNT(*) FROM api_tokens`), env.Count(t, `SELECT COUNT(*) FROM events`)
 }
 
 // TestCSRF: a state-changing form POST without the token is refused with 403

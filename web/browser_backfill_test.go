@@ -156,6 +156,21 @@ for(var i=0;i<els.length;i++){var d=els[i]['htmx-internal-data'];if(!d||!d.sseEv
 
 const stateIs = `(document.querySelector('[data-testid="state-badge"]')||{}).dataset && document.querySelector('[data-testid="state-badge"]').dataset.state === %q`
 
+// followLaunchedBackfill clicks the notice's link to bf, the backfill an
+// action launched, waits for it to succeed and wants its "launched by"
+// link (data-testid by) to lead back to back.
+func followLaunchedBackfill(t *testing.T, ctx context.Context, bf, by, back string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
+	if got := testkit.JS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="launched-by"] [data-testid=%q]').getAttribute("href")`, by)); got != back {
+		t.Fatalf("the backfill links back to %q, want %q", got, back)
+	}
+}
+
 const flowWorkspace = `defaults:
   retries: {max_attempts: 1}
 assets:

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -60,14 +59,7 @@ func TestBrowserSchedulePauseRunNow(t *testing.T) {
 		t.Fatalf("the tick links to %s, the notice to %s", got, bf)
 	}
 	testkit.Screenshot(t, ctx, "schedule-after-run-now")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
-	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by"] [data-testid="created-by-schedule"]').getAttribute("href")`); got != "/schedules/auto.nightly" {
-		t.Fatalf("the backfill links back to %q", got)
-	}
+	followLaunchedBackfill(t, ctx, bf, "created-by-schedule", "/schedules/auto.nightly")
 	testkit.Screenshot(t, ctx, "backfill-from-schedule")
 	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="created-by-schedule"]`))); err != nil {
 		t.Fatal(err)

@@ -73,14 +73,7 @@ sensors:
 	}
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 20*time.Second, "the evaluation's backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
-	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="launched-by"] [data-testid="created-by-sensor"]').getAttribute("href")`); got != "/sensors/files.landed" {
-		t.Fatalf("the backfill links back to %q", got)
-	}
+	followLaunchedBackfill(t, ctx, bf, "created-by-sensor", "/sensors/files.landed")
 	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`))); err != nil {
 		t.Fatal(err)
 	}

@@ -215,6 +215,18 @@ func reasons(fresh bool) []string {
 	return out
 }
 
+// staleReasons are the reasons of stale partitions (every reason but
+// NEVER_MATERIALIZED).
+func staleReasons() []string {
+	var out []string
+	for _, r := range catalog.StaleReasons {
+		if r != catalog.NeverMaterialized {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
 // instanceSchema is a partition instance (handlers.InstanceJSON).
 func instanceSchema() map[string]any {
 	return object(map[string]any{"id": str, "run_id": str,
@@ -233,9 +245,15 @@ func instanceSchema() map[string]any {
 func stalenessSchemas() map[string]any {
 	partitionStaleness := object(map[string]any{"asset": str, "partition": str, "staleness": ref("PartitionStalenessDetail")}, "asset", "partition", "staleness")
 	partitionStaleness["additionalProperties"] = false
-	assetStaleness := object(map[string]any{"asset": str, "partitions": integer, "stale": integer,
-		"by_reason": described(fixedCounts(reasons(true)...), "partitions per reason, FRESH included")},
-		"asset", "partitions", "stale", "by_reason")
+	assetStaleness := object(map[string]any{"asset": str, "partitions": integer,
+		"fresh":               described(integer, "data there and up to date"),
+		"stale":               described(integer, "data there but out of date (by_reason: every reason but FRESH and NEVER_MATERIALIZED)"),
+		"failed":              described(integer, "no data; the last attempt failed"),
+		"in_progress":         described(integer, "being built now (not in by_reason)"),
+		"missing":             described(integer, "no data; never attempted"),
+		"last_attempt_failed": described(integer, "of the fresh and stale, those whose last attempt failed (their data is still there)"),
+		"by_reason":           described(fixedCounts(reasons(true)...), "partitions not in progress per reason: FRESH is fresh, NEVER_MATERIALIZED is failed + missing, the others add up to stale")},
+		"asset", "partitions", "fresh", "stale", "failed", "in_progress", "missing", "last_attempt_failed", "by_reason")
 	assetStaleness["additionalProperties"] = false
 	instances := object(map[string]any{"asset": str, "partition": str, "instances": arrayOf(ref("Instance")), "next_cursor": str},
 		"asset", "partition", "instances", "next_cursor")
@@ -250,9 +268,13 @@ func stalenessSchemas() map[string]any {
 		"asset", "partition", "at", "instance", "last_attempt", "tainted")
 	at["additionalProperties"] = false
 	at["description"] = "with ?at: the partition as it was at that time"
-	status := allRequired(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": integer, "stale": integer,
+	status := allRequired(map[string]any{"asset": str, "group": str, "partitions": integer, "fresh": described(integer, "data there and up to date"), "stale": described(integer, "data there but out of date; failed and missing partitions are not stale"),
 		"fresh_share":              map[string]any{"type": "number", "minimum": 0, "maximum": 1},
-		"stale_by_reason":          fixedCounts(reasons(false)...),
+		"failed":                   described(integer, "no data; the last attempt failed"),
+		"in_progress":              described(integer, "being built now"),
+		"missing":                  described(integer, "no data; never attempted"),
+		"last_attempt_failed":      described(integer, "of the fresh and stale, those whose last attempt failed (their data is still there)"),
+		"stale_by_reason":          described(fixedCounts(staleReasons()...), "adds up to stale; partitions without data are failed or missing, not stale"),
 		"latest_fresh_partition":   described(str, "empty when no partition is fresh"),
 		"lag_seconds":              described(nullable(integer), "how far the latest fresh partition is behind now (null when none is fresh)"),
 		"freshness_policy":         described(str, "empty when the asset has none"),
@@ -305,7 +327,10 @@ var schemas = map[string]any{
 	"Asset":     object(map[string]any{"key": str, "group": str, "partitions": str, "partition_kind": str, "code_version": str, "pool": str, "executor": str, "deps": arrayOf(str), "total_partitions": integer, "counts": counts, "last_materialized_at": str}),
 	"AssetList": object(map[string]any{"assets": arrayOf(ref("Asset"))}),
 	"Outcome":   object(map[string]any{"at": str, "run_id": str, "instance_id": str, "status": str, "code_version": str, "error": str, "metadata": obj}),
-	"Partition": object(map[string]any{"partition": str, "index": integer, "status": map[string]any{"enum": []string{"materialized", "failed", "in_progress", "missing"}},
+	"Partition": object(map[string]any{"partition": str, "index": integer,
+		"status":               described(map[string]any{"enum": []string{"materialized", "failed", "in_progress", "missing"}}, "the last attempt's outcome (the status filter's)"),
+		"health":               described(map[string]any{"enum": []string{"fresh", "stale", "failed", "in_progress", "missing"}}, "the word the health bars and counts use: failed only without data"),
+		"last_attempt_failed":  described(boolean, "present when its data is there although its last attempt failed"),
 		"last_materialization": ref("Outcome"), "last_attempt": ref("Outcome")}),
 	"PartitionPage": object(map[string]any{"asset": str, "total_partitions": integer, "partitions": arrayOf(ref("Partition")), "next_cursor": str}),
 	"PartitionKeys": object(map[string]any{"keys": arrayOf(str)}, "keys"),
@@ -324,6 +349,8 @@ var schemas = map[string]any{
 	"BackfillRequest": object(map[string]any{"assets": arrayOf(str), "selector": ref("Selector"),
 		"chunk_size": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxChunkSize, "default": jobs.DefaultChunkSize,
 			"description": "partitions per chunk run; left out or null, the default"},
+		"chunk_sizes": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "integer", "minimum": 1, "maximum": jobs.MaxChunkSize},
+			"description": "the chunk size of some of the assets (asset → partitions per chunk), overriding chunk_size for them: 24 hours of an hourly asset, 7 days of a daily one"},
 		"max_concurrent_runs": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
 			"description": "most runs of this backfill at once; left out or null, the default"},
 		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
@@ -377,6 +404,9 @@ func init() { maps.Copy(schemas, stalenessSchemas()) }
 // queryParam documents query parameter name of operation op ("METHOD
 // /path") with the type the handler reads.
 func queryParam(op, name string) map[string]any {
+	if p, ok := runsListParam(op, name); ok { // web/openapi_runs.go
+		return p
+	}
 	p := map[string]any{"name": name, "in": "query", "schema": str}
 	list := func(values []string, what string) {
 		// A comma-separated list: ?status=failed,missing.

@@ -542,11 +542,7 @@ func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
 // RunCompleteAccepted shape.
 func TestOpenAPIRunCompleteSchemaMatchesAnswer(t *testing.T) {
 	t.Parallel()
-	remote := testkit.NewAsyncRemote(t)
-	env := testkit.WithAssets(t,
-		testkit.Asset("a.remote", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", remote.Executor()),
-	)
-	env.StartEngine(t, jobs.Options{})
+	env, remote := testkit.WithAsyncRemote(t)
 	_, answer := apiAnswerer(t, env.URL, env.Token(t, auth.RoleOperator))
 	answer("POST", "/api/v1/backfills", "/api/v1/backfills", `{"assets":["a.remote"],"selector":{"type":"explicit","keys":["2025-01-01"]}}`)
 	work := remote.Next(t)

@@ -83,6 +83,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	doc = openAPIHandler(routes)
 	e.Use(staticMethodGuard(routes))
 	e.Use(identify(h.Auth))
+	e.Use(handlers.DisplayZone)
 	e.Use(h.StoreHealth)
 	e.Use(csrf(h.Auth, publicUnsafe(routes)))
 	for _, r := range routes {
@@ -144,6 +145,8 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 		{post, "/settings/tokens/:id/revoke", auth.RoleViewer, h.RevokeToken},
 		{get, "/settings/password", auth.RoleViewer, h.PasswordForm},
 		{post, "/settings/password", auth.RoleViewer, h.ChangePassword},
+		{get, "/settings/timezone", auth.RoleViewer, h.TimezoneForm},
+		{post, "/settings/timezone", auth.RoleViewer, h.SetTimezone},
 		{get, "/admin/users", auth.RoleAdmin, h.AdminUsers},
 		{post, "/admin/users", auth.RoleAdmin, h.AdminCreateUser},
 		{post, "/admin/users/:id/role", auth.RoleAdmin, h.AdminSetRole},
@@ -208,6 +211,8 @@ func Routes(h *handlers.Handler, m *Metrics) []Route {
 	}
 	routes = append(routes, scheduleRoutes(h)...) // issue 22: web/routes_schedules.go
 	routes = append(routes, sensorRoutes(h)...)   // issue 22: web/routes_sensors.go
+	routes = append(routes, lineageRoutes(h)...)  // issue 24: web/routes_lineage.go
+	routes = append(routes, runsRoutes(h)...)     // issue 24: web/routes_runs.go
 	return append(routes, stalenessRoutes(h)...)  // issue 6: web/routes_staleness.go
 }
 

@@ -1,0 +1,284 @@
+package db
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// The attempts events list every partition of their attempts (hundreds of
+// kilobytes at 100 attempts of 100 partitions). Their readers need a few
+// fields of each attempt and its partitions' keys or their number:
+// decoding them with encoding/json builds every partition's fields, which
+// the pages watching a running backfill (its timeline, the staleness
+// memo's following of the event log) paid on every new event. SkimAttempts
+// reads the same fields by walking the bytes without building anything
+// else; its callers fall back to encoding/json on a payload it cannot read
+// (TestSkimmedEventTexts and TestSkimAttemptsKeys compare the two).
+
+// SkimmedAttempt is what SkimAttempts reads of an attempt.
+type SkimmedAttempt struct {
+	RunID, State, RunState, Error string
+	Attempt, AssetID              int64
+	Parts                         int      // partitions in parts
+	Keys                          []string // keys of parts, failures and upstream_failed (withKeys only)
+}
+
+// SkimAttempts reads the attempts of an attempts event's payload, calling
+// attempt for each; with withKeys, each with the keys of its partitions.
+// It returns false for a payload it cannot read.
+func SkimAttempts(payload string, withKeys bool, attempt func(a SkimmedAttempt)) bool {
+	s := &skimmer{b: []byte(payload)}
+	s.object(func(key []byte) {
+		if string(key) != "attempts" {
+			s.skip()
+			return
+		}
+		s.array(func() {
+			var a SkimmedAttempt
+			s.object(func(key []byte) {
+				switch string(key) {
+				case "run_id":
+					a.RunID = s.str()
+				case "attempt":
+					a.Attempt = s.int()
+				case "asset_id":
+					a.AssetID = s.int()
+				case "state":
+					a.State = s.str()
+				case "run_state":
+					a.RunState = s.str()
+				case "error":
+					a.Error = s.str()
+				case "parts":
+					a.Parts = s.refs(withKeys, &a.Keys)
+				case "failures", "upstream_failed":
+					if withKeys {
+						s.refs(true, &a.Keys)
+					} else {
+						s.skip()
+					}
+				default:
+					s.skip()
+				}
+			})
+			if !s.bad {
+				attempt(a)
+			}
+		})
+	})
+	if s.peek() != 0 {
+		s.bad = true
+	}
+	return !s.bad
+}
+
+// refs reads an array of partition references, appending their keys to
+// keys when withKeys, and returns how many it holds.
+func (s *skimmer) refs(withKeys bool, keys *[]string) int {
+	if !withKeys {
+		return s.count()
+	}
+	n := 0
+	s.array(func() {
+		n++
+		s.object(func(key []byte) {
+			if string(key) == "k" {
+				*keys = append(*keys, s.str())
+				return
+			}
+			s.skip()
+		})
+	})
+	return n
+}
+
+// skimmer walks a JSON text; bad is set at the first byte it cannot read
+// (the caller then decodes the text with encoding/json instead).
+type skimmer struct {
+	b   []byte
+	i   int
+	bad bool
+}
+
+func (s *skimmer) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte after white space (0 at the end).
+func (s *skimmer) peek() byte {
+	s.space()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+func (s *skimmer) expect(c byte) {
+	if s.peek() != c {
+		s.bad = true
+		return
+	}
+	s.i++
+}
+
+// rawString reads a string and returns its bytes between the quotes, still
+// escaped, and whether it has escapes.
+func (s *skimmer) rawString() (raw []byte, escaped bool) {
+	s.expect('"')
+	if s.bad {
+		return nil, false
+	}
+	start := s.i
+	for {
+		j := bytes.IndexAny(s.b[s.i:], `"\`)
+		if j < 0 {
+			s.bad = true
+			return nil, false
+		}
+		s.i += j
+		if s.b[s.i] == '"' {
+			s.i++
+			return s.b[start : s.i-1], escaped
+		}
+		escaped = true
+		s.i += 2 // the backslash and the byte it escapes (\uXXXX: the rest are plain)
+		if s.i > len(s.b) {
+			s.bad = true
+			return nil, false
+		}
+	}
+}
+
+// str reads a string value.
+func (s *skimmer) str() string {
+	s.space()
+	start := s.i
+	raw, escaped := s.rawString()
+	if s.bad {
+		return ""
+	}
+	if !escaped {
+		return string(raw)
+	}
+	var out string
+	if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
+		s.bad = true
+	}
+	return out
+}
+
+// int reads an integer value.
+func (s *skimmer) int() int64 {
+	s.space()
+	start := s.i
+	for s.i < len(s.b) && (s.b[s.i] == '-' || s.b[s.i] >= '0' && s.b[s.i] <= '9') {
+		s.i++
+	}
+	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	if err != nil {
+		s.bad = true
+	}
+	return n
+}
+
+// skip passes over one value of any kind.
+func (s *skimmer) skip() {
+	switch s.peek() {
+	case '"':
+		s.rawString()
+	case '{':
+		s.object(func([]byte) { s.skip() })
+	case '[':
+		s.array(s.skip)
+	case 0:
+		s.bad = true
+	default: // a number, true, false or null
+		start := s.i
+		for s.i < len(s.b) && !endsValue(s.b[s.i]) {
+			s.i++
+		}
+		if s.i == start {
+			s.bad = true
+		}
+	}
+}
+
+// endsValue says whether c ends a number or a literal.
+func endsValue(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling field with each key (unescaped keys
+// only: none of ours is escaped); field reads the key's value.
+func (s *skimmer) object(field func(key []byte)) {
+	s.expect('{')
+	if s.peek() == '}' {
+		s.i++
+		return
+	}
+	for !s.bad {
+		key, escaped := s.rawString()
+		if escaped {
+			s.bad = true
+		}
+		s.expect(':')
+		if s.bad {
+			return
+		}
+		field(key)
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return
+		default:
+			s.bad = true
+		}
+	}
+}
+
+// array reads an array (null reads as empty), calling elem for each
+// element, which reads it.
+func (s *skimmer) array(elem func()) {
+	if s.peek() == 'n' && bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return
+	}
+	s.expect('[')
+	if s.peek() == ']' {
+		s.i++
+		return
+	}
+	for !s.bad {
+		elem()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return
+		default:
+			s.bad = true
+		}
+	}
+}
+
+// count reads an array and returns its number of elements.
+func (s *skimmer) count() int {
+	n := 0
+	s.array(func() { n++; s.skip() })
+	return n
+}

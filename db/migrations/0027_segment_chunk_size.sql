@@ -1,0 +1,7 @@
+-- +goose Up
+-- A backfill of several assets may cut each asset's partitions into chunks
+-- of its own size (24 hours, but 7 days); 0 = the backfill's chunk_size.
+ALTER TABLE backfill_segments ADD COLUMN chunk_size INTEGER NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE backfill_segments DROP COLUMN chunk_size;

@@ -1,0 +1,23 @@
+package testkit
+
+import "testing"
+
+// Count is the number a COUNT query returns, read from the store's reader
+// without the API; the test fails when it cannot be read.
+func (e *Env) Count(t testing.TB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := e.Store.RawReader().Get(&n, query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// Exec runs a statement on the store's writer behind the engine's back (a
+// state a test sets up); the test fails on its error.
+func (e *Env) Exec(t testing.TB, query string, args ...any) {
+	t.Helper()
+	if _, err := e.Store.RawWriter().Exec(query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
