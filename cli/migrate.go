@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/tessera-dev/tessera/db"
 )
 
 func newMigrateCmd() *cobra.Command {
@@ -15,19 +13,23 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply pending database migrations and print the schema version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := db.Open(path)
+			loc, err := dbLocation(path)
 			if err != nil {
-				return &exitError{ExitServer, err}
+				return err
+			}
+			store, err := openLocation(loc)
+			if err != nil {
+				return err
 			}
 			defer store.Close()
 			v, err := store.MigrationVersion()
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: schema version %d\n", path, v)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: schema version %d\n", loc.Redacted(), v)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&path, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
+	cmd.Flags().StringVar(&path, "db", envOr("TESSERA_DB", "data/tessera.db"), dbFlagUsage)
 	return cmd
 }

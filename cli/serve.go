@@ -62,7 +62,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", envOr("TESSERA_ADDR", "127.0.0.1:8080"), "listen address HOST:PORT (env TESSERA_ADDR)")
-	f.StringVar(&cfg.DB, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
+	f.StringVar(&cfg.DB, "db", envOr("TESSERA_DB", "data/tessera.db"), dbFlagUsage)
 	f.StringVar(&cfg.Workspace, "workspace", envOr("TESSERA_WORKSPACE", ""), "workspace YAML file; empty serves the embedded demo workspace (env TESSERA_WORKSPACE)")
 	addTLSFlags(cmd, &cfg.TLS)
 	addAuthFlags(cmd, &cfg.Auth)
@@ -76,6 +76,7 @@ empty database, seeds believable history so the grid is alive at once.`,
 
 // serveSettings are serve's validated settings.
 type serveSettings struct {
+	db      db.Location
 	ws      *catalog.Workspace
 	source  string
 	auth    handlers.AuthConfig
@@ -97,6 +98,9 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 		return s, err
 	}
 	var err error
+	if s.db, err = dbLocation(cfg.DB); err != nil {
+		return s, err
+	}
 	if s.web, err = cfg.Metrics.settings(cfg.Addr); err != nil {
 		return s, err
 	}
@@ -109,6 +113,12 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	}
 	if s.auth, err = cfg.Auth.settings(); err != nil {
 		return s, err
+	}
+	if s.db.Dialect == db.Postgres && len(s.auth.SessionKeys) == 0 {
+		// A SQLite store keeps its generated key in a file beside the
+		// database; instances sharing a PostgreSQL database share theirs
+		// through their configuration.
+		return s, usageErr("with a PostgreSQL --db, set TESSERA_SESSION_KEYS (the same keys on every instance, 16 characters or more): sessions signed by one instance are read by the others")
 	}
 	if s.engine, err = cfg.Engine.settings(changed); err != nil {
 		return s, err
@@ -175,9 +185,9 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 		defer metricsLn.Close()
 	}
 	ws, source := set.ws, set.source
-	store, err := db.Open(cfg.DB)
+	store, err := openLocation(set.db)
 	if err != nil {
-		return &exitError{ExitServer, err}
+		return err
 	}
 	defer store.Close()
 	now := time.Now()
@@ -210,7 +220,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	built := web.NewServer(h, log, set.web)
 	srv := &http.Server{Handler: built.Echo, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", cfg.DB, "workspace", source, "assets", len(ws.Assets))
+	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", set.db.Redacted(), "workspace", source, "assets", len(ws.Assets))
 	errc := make(chan error, 1)
 	if set.certs != nil {
 		// HTTPS and HTTP/2 (negotiated by ServeTLS); the certificate is

@@ -19,20 +19,19 @@ import (
 	"github.com/tessera-dev/tessera/handlers"
 )
 
-// dbFlag adds --db (env TESSERA_DB) to an administrative command.
-func dbFlag(cmd *cobra.Command, path *string) {
-	cmd.PersistentFlags().StringVar(path, "db", envOr("TESSERA_DB", "data/tessera.db"), "SQLite database file (env TESSERA_DB)")
-}
-
+// openStore opens the existing store at path (a --db value): a SQLite
+// file that does not exist is refused rather than created.
 func openStore(path string) (*db.Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, &exitError{ExitServer, fmt.Errorf("database %s: %w (start `tessera serve` once, or pass --db)", path, err)}
-	}
-	s, err := db.Open(path)
+	loc, err := dbLocation(path)
 	if err != nil {
-		return nil, &exitError{ExitServer, err}
+		return nil, err
 	}
-	return s, nil
+	if loc.Dialect == db.SQLite {
+		if _, err := os.Stat(loc.Path); err != nil {
+			return nil, &exitError{ExitServer, fmt.Errorf("database %s: %w (start `tessera serve` once, or pass --db)", loc.Path, err)}
+		}
+	}
+	return openLocation(loc)
 }
 
 // withStore is a command's RunE that opens the database at *path (see

@@ -197,8 +197,8 @@ func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Sp
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n)
-		SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx >= 0 GROUP BY idx >> ?, status`,
-		RollupShift, assetID, RollupShift)
+		SELECT asset_id, idx >> ?, status, COUNT(*) FROM partition_status WHERE asset_id=? AND idx >= 0 GROUP BY 1, 2, 3`,
+		RollupShift, assetID)
 	return err
 }
 

@@ -311,7 +311,8 @@ func leasesByKey(ctx context.Context, q Querier, assetID int64, keys []string) (
 }
 
 // snapshot runs fn on one reader connection inside one read transaction
-// (BEGIN DEFERRED, which takes no write lock): the rows and the leases fn
+// (SQLite's BEGIN DEFERRED, which takes no write lock; PostgreSQL's
+// REPEATABLE READ, one snapshot for every statement): the rows and the leases fn
 // reads are of the same moment, so that no partition reads as neither
 // leased nor written while an attempt ends.
 func (s *Store) snapshot(ctx context.Context, fn func(q *sqlx.Conn) error) error {
@@ -320,7 +321,11 @@ func (s *Store) snapshot(ctx context.Context, fn func(q *sqlx.Conn) error) error
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+	begin := `BEGIN DEFERRED`
+	if s.dialect == Postgres {
+		begin = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+	}
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
 		return err
 	}
 	defer func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // queueRun inserts the queued chunk run (run key "key:"+run) of chunk of
@@ -54,103 +55,107 @@ func statusRows(t *testing.T, s *db.Store, assetID int64) int {
 // lease, and the attempt's own result applies over the report when it
 // ends. The partitions not reported get their row only then.
 func TestReportDuringALeaseWithoutRow(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	at := startRowless(t, f, 3, 4, 5)
-	if n := statusRows(t, f.store, asset); n != 0 {
-		t.Fatalf("%d status rows at the attempt's start, want none", n)
-	}
-	checkRollup(t, f.store)
-	id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(4, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	var row struct {
-		Status  string  `db:"status"`
-		Lease   *string `db:"lease_instance_id"`
-		LeaseBy *string `db:"lease_run_id"`
-		MatRun  *string `db:"last_mat_run_id"`
-		Updated int64   `db:"updated_at"`
-	}
-	if err := f.store.RawReader().Get(&row, `SELECT status, lease_instance_id, lease_run_id, last_mat_run_id, updated_at FROM partition_status WHERE asset_id=? AND idx=4`, asset); err != nil {
-		t.Fatalf("no row for the reported partition: %v", err)
-	}
-	if row.Status != db.StatusInProgress || row.Lease == nil || *row.Lease != id(f.sp.Key(4)) || row.LeaseBy == nil || *row.LeaseBy != "run_a" || row.MatRun == nil || *row.MatRun != "ext" {
-		t.Fatalf("reported partition's row %+v, want in progress under run_a's lease, materialized by the report", row)
-	}
-	if n := statusRows(t, f.store, asset); n != 1 {
-		t.Fatalf("%d status rows after the report, want only the reported partition's", n)
-	}
-	rows := leaseRows(t, f.store, asset)
-	for _, i := range []int64{3, 4, 5} {
-		if r := rows[f.sp.Key(i)]; r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != id(f.sp.Key(i)) {
-			t.Fatalf("partition %d as read during the lease: %+v", i, r)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		at := startRowless(t, f, 3, 4, 5)
+		if n := statusRows(t, f.store, asset); n != 0 {
+			t.Fatalf("%d status rows at the attempt's start, want none", n)
 		}
-	}
-	if hs, err := f.store.LeaseHolders(ctx, asset, []string{f.sp.Key(3), f.sp.Key(4), f.sp.Key(5)}, "other"); err != nil || len(hs) != 3 {
-		t.Fatalf("lease holders %+v %v, want run_a on all three", hs, err)
-	}
-	checkRollup(t, f.store)
+		checkRollup(t, f.store)
+		id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+		if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(4, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		var row struct {
+			Status  string  `db:"status"`
+			Lease   *string `db:"lease_instance_id"`
+			LeaseBy *string `db:"lease_run_id"`
+			MatRun  *string `db:"last_mat_run_id"`
+			Updated int64   `db:"updated_at"`
+		}
+		if err := f.store.RawReader().Get(&row, `SELECT status, lease_instance_id, lease_run_id, last_mat_run_id, updated_at FROM partition_status WHERE asset_id=? AND idx=4`, asset); err != nil {
+			t.Fatalf("no row for the reported partition: %v", err)
+		}
+		if row.Status != db.StatusInProgress || row.Lease == nil || *row.Lease != id(f.sp.Key(4)) || row.LeaseBy == nil || *row.LeaseBy != "run_a" || row.MatRun == nil || *row.MatRun != "ext" {
+			t.Fatalf("reported partition's row %+v, want in progress under run_a's lease, materialized by the report", row)
+		}
+		if n := statusRows(t, f.store, asset); n != 1 {
+			t.Fatalf("%d status rows after the report, want only the reported partition's", n)
+		}
+		rows := leaseRows(t, f.store, asset)
+		for _, i := range []int64{3, 4, 5} {
+			if r := rows[f.sp.Key(i)]; r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != id(f.sp.Key(i)) {
+				t.Fatalf("partition %d as read during the lease: %+v", i, r)
+			}
+		}
+		if hs, err := f.store.LeaseHolders(ctx, asset, []string{f.sp.Key(3), f.sp.Key(4), f.sp.Key(5)}, "other"); err != nil || len(hs) != 3 {
+			t.Fatalf("lease holders %+v %v, want run_a on all three", hs, err)
+		}
+		checkRollup(t, f.store)
 
-	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
-		RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
-	for _, i := range []int64{3, 4, 5} {
-		end.Parts = append(end.Parts, db.PartRef{Key: f.sp.Key(i), Idx: i, Status: db.StatusMaterialized})
-	}
-	later := f.now.Add(2 * time.Second)
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
-	rows = leaseRows(t, f.store, asset)
-	for _, i := range []int64{3, 4, 5} {
-		if r := rows[f.sp.Key(i)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id(f.sp.Key(i)) || *r.Run != "run_a" {
-			t.Fatalf("partition %d after the attempt: %+v, want materialized by run_a", i, r)
+		end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+			RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
+		for _, i := range []int64{3, 4, 5} {
+			end.Parts = append(end.Parts, db.PartRef{Key: f.sp.Key(i), Idx: i, Status: db.StatusMaterialized})
 		}
-	}
-	checkRollup(t, f.store)
+		later := f.now.Add(2 * time.Second)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+		rows = leaseRows(t, f.store, asset)
+		for _, i := range []int64{3, 4, 5} {
+			if r := rows[f.sp.Key(i)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id(f.sp.Key(i)) || *r.Run != "run_a" {
+				t.Fatalf("partition %d after the attempt: %+v, want materialized by run_a", i, r)
+			}
+		}
+		checkRollup(t, f.store)
+	})
 }
 
 // An attempt that fails some partitions leased without a row, and
 // materializes others with metadata, writes each row once with its result;
 // the leases of a re-indexed asset follow its new key space.
 func TestLeaseWithoutRowFailuresAndReindex(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	at := startRowless(t, f, 48, 49, 50)
-	// The scheme now starts a day later: partition 48 becomes index 24.
-	reindexHourly(t, f, "2025-01-02-00:00")
-	rows, err := f.store.StatusRange(ctx, asset, 0, 100)
-	if err != nil || len(rows) != 3 || rows[0].Idx != 24 || rows[2].Idx != 26 || rows[0].Status != db.StatusInProgress {
-		t.Fatalf("leases after the re-index %+v %v, want indexes 24 to 26 in progress", rows, err)
-	}
-	checkRollup(t, f.store)
-	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptFailed,
-		RunState: db.RunFailed, CodeVersion: "v2", Started: at, Error: "some failed", Parts: []db.PartRef{
-			{Key: f.sp.Key(48), Idx: 48, Status: db.StatusFailed, Error: "boom"},
-			{Key: f.sp.Key(49), Idx: 49, Status: db.StatusMaterialized, Metadata: []byte(`{"rows":3}`)},
-			{Key: f.sp.Key(50), Idx: 50, Status: db.StatusMaterialized},
-		}}
-	later := f.now.Add(time.Second)
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
-	id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
-	p, err := f.store.Partition(ctx, asset, f.sp.Key(48))
-	if err != nil || p.Idx != 24 || p.Status != db.StatusFailed || p.LastAttemptError == nil || *p.LastAttemptError != "boom" ||
-		p.LastAttemptInstanceID == nil || *p.LastAttemptInstanceID != id(f.sp.Key(48)) || p.LeaseInstanceID != nil {
-		t.Fatalf("failed partition %+v %v", p, err)
-	}
-	p, err = f.store.Partition(ctx, asset, f.sp.Key(49))
-	if err != nil || p.Idx != 25 || p.Status != db.StatusMaterialized || p.LastMatMetadata == nil || *p.LastMatMetadata != `{"rows":3}` ||
-		p.LastMatInstanceID == nil || *p.LastMatInstanceID != id(f.sp.Key(49)) {
-		t.Fatalf("materialized partition with metadata %+v %v", p, err)
-	}
-	p, err = f.store.Partition(ctx, asset, f.sp.Key(50))
-	if err != nil || p.Idx != 26 || p.Status != db.StatusMaterialized || p.LastMatAt == nil || *p.LastMatAt != db.Millis(later) {
-		t.Fatalf("materialized partition %+v %v", p, err)
-	}
-	checkRollup(t, f.store)
-	if failed, err := f.store.LastAttemptFailed(ctx, asset); err != nil || !failed {
-		t.Fatalf("asset's last attempt failed: %v %v", failed, err)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		at := startRowless(t, f, 48, 49, 50)
+		// The scheme now starts a day later: partition 48 becomes index 24.
+		reindexHourly(t, f, "2025-01-02-00:00")
+		rows, err := f.store.StatusRange(ctx, asset, 0, 100)
+		if err != nil || len(rows) != 3 || rows[0].Idx != 24 || rows[2].Idx != 26 || rows[0].Status != db.StatusInProgress {
+			t.Fatalf("leases after the re-index %+v %v, want indexes 24 to 26 in progress", rows, err)
+		}
+		checkRollup(t, f.store)
+		end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptFailed,
+			RunState: db.RunFailed, CodeVersion: "v2", Started: at, Error: "some failed", Parts: []db.PartRef{
+				{Key: f.sp.Key(48), Idx: 48, Status: db.StatusFailed, Error: "boom"},
+				{Key: f.sp.Key(49), Idx: 49, Status: db.StatusMaterialized, Metadata: []byte(`{"rows":3}`)},
+				{Key: f.sp.Key(50), Idx: 50, Status: db.StatusMaterialized},
+			}}
+		later := f.now.Add(time.Second)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+		id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+		p, err := f.store.Partition(ctx, asset, f.sp.Key(48))
+		if err != nil || p.Idx != 24 || p.Status != db.StatusFailed || p.LastAttemptError == nil || *p.LastAttemptError != "boom" ||
+			p.LastAttemptInstanceID == nil || *p.LastAttemptInstanceID != id(f.sp.Key(48)) || p.LeaseInstanceID != nil {
+			t.Fatalf("failed partition %+v %v", p, err)
+		}
+		p, err = f.store.Partition(ctx, asset, f.sp.Key(49))
+		if err != nil || p.Idx != 25 || p.Status != db.StatusMaterialized || p.LastMatMetadata == nil || *p.LastMatMetadata != `{"rows":3}` ||
+			p.LastMatInstanceID == nil || *p.LastMatInstanceID != id(f.sp.Key(49)) {
+			t.Fatalf("materialized partition with metadata %+v %v", p, err)
+		}
+		p, err = f.store.Partition(ctx, asset, f.sp.Key(50))
+		if err != nil || p.Idx != 26 || p.Status != db.StatusMaterialized || p.LastMatAt == nil || *p.LastMatAt != db.Millis(later) {
+			t.Fatalf("materialized partition %+v %v", p, err)
+		}
+		checkRollup(t, f.store)
+		if failed, err := f.store.LastAttemptFailed(ctx, asset); err != nil || !failed {
+			t.Fatalf("asset's last attempt failed: %v %v", failed, err)
+		}
+	})
 }
 
 // Migration 20 gives the attempts recorded before it their asset (which
@@ -176,28 +181,30 @@ func TestMigrationAttemptAsset(t *testing.T) {
 // staleness facts finds the rows the rollup counts (no read of every row).
 func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ctx := context.Background()
-	startRowless(t, f, 1030, 1031, 1032) // block 1
-	// The scheme now starts two days later: 1030 becomes 982 (block 0).
-	ws := reindexHourly(t, f, "2025-01-03-00:00")
-	rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 0, 2000)
-	if err != nil || len(rows) != 3 || rows[0].Idx != 982 || rows[0].Status != db.StatusInProgress {
-		t.Fatalf("leases after the re-index %+v %v, want indexes 982 to 984 in progress", rows, err)
-	}
-	checkRollup(t, f.store)
-	diffs, _, err := f.store.CheckStaleBlocks(ctx)
-	if err != nil || len(diffs) > 0 {
-		t.Fatalf("staleness blocks after the re-index: %v %v", diffs, err)
-	}
-	in := staleInputAt(ws, f.ids, f.now)
-	fa, err := f.store.StaleFacts(ctx, in, ws.Asset("t.hourly"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fa.Rows() != 3 || f.store.StaleMiscounted() != 0 {
-		t.Fatalf("staleness facts after the re-index: %d rows (want 3), %d loads read every row", fa.Rows(), f.store.StaleMiscounted())
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		startRowless(t, f, 1030, 1031, 1032) // block 1
+		// The scheme now starts two days later: 1030 becomes 982 (block 0).
+		ws := reindexHourly(t, f, "2025-01-03-00:00")
+		rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 0, 2000)
+		if err != nil || len(rows) != 3 || rows[0].Idx != 982 || rows[0].Status != db.StatusInProgress {
+			t.Fatalf("leases after the re-index %+v %v, want indexes 982 to 984 in progress", rows, err)
+		}
+		checkRollup(t, f.store)
+		diffs, _, err := f.store.CheckStaleBlocks(ctx)
+		if err != nil || len(diffs) > 0 {
+			t.Fatalf("staleness blocks after the re-index: %v %v", diffs, err)
+		}
+		in := staleInputAt(ws, f.ids, f.now)
+		fa, err := f.store.StaleFacts(ctx, in, ws.Asset("t.hourly"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fa.Rows() != 3 || f.store.StaleMiscounted() != 0 {
+			t.Fatalf("staleness facts after the re-index: %d rows (want 3), %d loads read every row", fa.Rows(), f.store.StaleMiscounted())
+		}
+	})
 }
 
 // emit applies one engine event in its own transaction.
@@ -244,77 +251,79 @@ func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 // attempt's lease until the attempt's own result is applied over it, and
 // the rollup stays equal to the rows.
 func TestAttemptLeaseInstance(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	t0 := f.now.Add(-time.Hour)
-	// Partitions 0 and 1 were materialized before: rows with a status.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "old", t0), f.mat(1, db.StatusMaterialized, "old", t0)}, "test", "", f.now); err != nil {
-		t.Fatal(err)
-	}
-	for i, run := range []string{"run_a", "run_b"} {
-		queueRun(t, f, run, i, 2+i)
-	}
-	part := func(i int64, prev string) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i, Prev: prev} }
-	at := db.Millis(f.now)
-	started := db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
-		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
-			Parts: []db.PartRef{part(0, db.StatusMaterialized), part(1, db.StatusMaterialized)}},
-		{RunID: "run_b", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
-			Parts: []db.PartRef{part(2, ""), part(3, ""), part(4, "")}},
-	}}
-	emit(t, f.store, db.EvAttemptsStarted, started, f.now)
-	idA := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
-	idB := db.AttemptInstanceIDs("run_b", 1, "t.hourly")
-	rows := leaseRows(t, f.store, asset)
-	for i, want := range map[int64]string{0: idA(f.sp.Key(0)), 1: idA(f.sp.Key(1)), 2: idB(f.sp.Key(2)), 3: idB(f.sp.Key(3)), 4: idB(f.sp.Key(4))} {
-		r := rows[f.sp.Key(i)]
-		if r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != want {
-			t.Fatalf("partition %d after the start: %+v, want in progress with lease %s", i, r, want)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		t0 := f.now.Add(-time.Hour)
+		// Partitions 0 and 1 were materialized before: rows with a status.
+		if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "old", t0), f.mat(1, db.StatusMaterialized, "old", t0)}, "test", "", f.now); err != nil {
+			t.Fatal(err)
 		}
-	}
-	checkRollup(t, f.store)
+		for i, run := range []string{"run_a", "run_b"} {
+			queueRun(t, f, run, i, 2+i)
+		}
+		part := func(i int64, prev string) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i, Prev: prev} }
+		at := db.Millis(f.now)
+		started := db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+			{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
+				Parts: []db.PartRef{part(0, db.StatusMaterialized), part(1, db.StatusMaterialized)}},
+			{RunID: "run_b", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
+				Parts: []db.PartRef{part(2, ""), part(3, ""), part(4, "")}},
+		}}
+		emit(t, f.store, db.EvAttemptsStarted, started, f.now)
+		idA := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+		idB := db.AttemptInstanceIDs("run_b", 1, "t.hourly")
+		rows := leaseRows(t, f.store, asset)
+		for i, want := range map[int64]string{0: idA(f.sp.Key(0)), 1: idA(f.sp.Key(1)), 2: idB(f.sp.Key(2)), 3: idB(f.sp.Key(3)), 4: idB(f.sp.Key(4))} {
+			r := rows[f.sp.Key(i)]
+			if r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != want {
+				t.Fatalf("partition %d after the start: %+v, want in progress with lease %s", i, r, want)
+			}
+		}
+		checkRollup(t, f.store)
 
-	// An external report materializes partition 3 while run_b builds it.
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(3, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	// It is recorded, but the partition stays in progress under run_b's
-	// lease: no other run may build it meanwhile.
-	if r := leaseRows(t, f.store, asset)[f.sp.Key(3)]; r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != idB(f.sp.Key(3)) ||
-		r.Mat == nil || *r.Run != "ext" {
-		t.Fatalf("after a report during the lease: %+v, want in progress under run_b's lease, materialized by the report", r)
-	}
-	checkRollup(t, f.store)
+		// An external report materializes partition 3 while run_b builds it.
+		if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(3, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		// It is recorded, but the partition stays in progress under run_b's
+		// lease: no other run may build it meanwhile.
+		if r := leaseRows(t, f.store, asset)[f.sp.Key(3)]; r.Status != db.StatusInProgress || r.Lease == nil || *r.Lease != idB(f.sp.Key(3)) ||
+			r.Mat == nil || *r.Run != "ext" {
+			t.Fatalf("after a report during the lease: %+v, want in progress under run_b's lease, materialized by the report", r)
+		}
+		checkRollup(t, f.store)
 
-	fin := func(run string, idx ...int64) db.AttemptEnd {
-		e := db.AttemptEnd{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
-			RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
-		for _, i := range idx {
-			p := part(i, "")
-			p.Status = db.StatusMaterialized
-			e.Parts = append(e.Parts, p)
+		fin := func(run string, idx ...int64) db.AttemptEnd {
+			e := db.AttemptEnd{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+				RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
+			for _, i := range idx {
+				p := part(i, "")
+				p.Status = db.StatusMaterialized
+				e.Parts = append(e.Parts, p)
+			}
+			return e
 		}
-		return e
-	}
-	later := f.now.Add(2 * time.Second)
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{fin("run_a", 0, 1), fin("run_b", 2, 3, 4)}}, later)
-	rows = leaseRows(t, f.store, asset)
-	for i := int64(0); i < 5; i++ {
-		r := rows[f.sp.Key(i)]
-		run, id := "run_a", idA(f.sp.Key(i))
-		if i >= 2 {
-			run, id = "run_b", idB(f.sp.Key(i))
+		later := f.now.Add(2 * time.Second)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{fin("run_a", 0, 1), fin("run_b", 2, 3, 4)}}, later)
+		rows = leaseRows(t, f.store, asset)
+		for i := int64(0); i < 5; i++ {
+			r := rows[f.sp.Key(i)]
+			run, id := "run_a", idA(f.sp.Key(i))
+			if i >= 2 {
+				run, id = "run_b", idB(f.sp.Key(i))
+			}
+			if r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id || r.Run == nil || *r.Run != run {
+				t.Fatalf("partition %d after the finish: %+v, want materialized by %s (%s), no lease", i, r, run, id)
+			}
 		}
-		if r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id || r.Run == nil || *r.Run != run {
-			t.Fatalf("partition %d after the finish: %+v, want materialized by %s (%s), no lease", i, r, run, id)
+		var open int
+		if err := f.store.RawReader().Get(&open, `SELECT COUNT(*) FROM partition_instances WHERE status='in_progress'`); err != nil || open != 0 {
+			t.Fatalf("%d instances still in progress (%v)", open, err)
 		}
-	}
-	var open int
-	if err := f.store.RawReader().Get(&open, `SELECT COUNT(*) FROM partition_instances WHERE status='in_progress'`); err != nil || open != 0 {
-		t.Fatalf("%d instances still in progress (%v)", open, err)
-	}
-	checkRollup(t, f.store)
+		checkRollup(t, f.store)
+	})
 }
 
 // Migration 10 gives the in-progress rows of a database from before it the
@@ -373,45 +382,47 @@ func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
 // failed, not its status from before the attempt (for a partition never
 // built before, its row was deleted, and the report with it).
 func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	queueRun(t, f, "run_a", 0, 3)
-	part := func(i int64) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i} }
-	at := db.Millis(f.now)
-	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
-		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{part(0), part(1), part(2)}},
-	}}, f.now)
-	// Partition 0 is reported materialized and 1 failed while run_a builds them; 2 is not reported.
-	reportAt := f.now.Add(time.Second)
-	if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "ext", reportAt), f.mat(1, db.StatusFailed, "ext", reportAt)}, "test", "", reportAt); err != nil {
-		t.Fatal(err)
-	}
-	rows := leaseRows(t, f.store, asset)
-	for i := int64(0); i < 3; i++ {
-		if r := rows[f.sp.Key(i)]; r.Status != db.StatusInProgress || r.Lease == nil {
-			t.Fatalf("partition %d after a report during the lease: %+v, want still in progress and leased", i, r)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		queueRun(t, f, "run_a", 0, 3)
+		part := func(i int64) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i} }
+		at := db.Millis(f.now)
+		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+			{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{part(0), part(1), part(2)}},
+		}}, f.now)
+		// Partition 0 is reported materialized and 1 failed while run_a builds them; 2 is not reported.
+		reportAt := f.now.Add(time.Second)
+		if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(0, db.StatusMaterialized, "ext", reportAt), f.mat(1, db.StatusFailed, "ext", reportAt)}, "test", "", reportAt); err != nil {
+			t.Fatal(err)
 		}
-	}
-	checkRollup(t, f.store)
-	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
-		RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{part(0), part(1), part(2)}}
-	for i := range end.Parts {
-		end.Parts[i].Status = db.AttemptCanceled
-	}
-	later := f.now.Add(2 * time.Second)
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
-	rows = leaseRows(t, f.store, asset)
-	if r := rows[f.sp.Key(0)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Run == nil || *r.Run != "ext" {
-		t.Errorf("partition 0 after the canceled attempt: %+v, want materialized by the report, no lease", r)
-	}
-	if r := rows[f.sp.Key(1)]; r.Status != db.StatusFailed || r.Lease != nil {
-		t.Errorf("partition 1 after the canceled attempt: %+v, want failed as reported, no lease", r)
-	}
-	if r, ok := rows[f.sp.Key(2)]; ok {
-		t.Errorf("partition 2, never built nor reported: %+v, want no row again", r)
-	}
-	checkRollup(t, f.store)
+		rows := leaseRows(t, f.store, asset)
+		for i := int64(0); i < 3; i++ {
+			if r := rows[f.sp.Key(i)]; r.Status != db.StatusInProgress || r.Lease == nil {
+				t.Fatalf("partition %d after a report during the lease: %+v, want still in progress and leased", i, r)
+			}
+		}
+		checkRollup(t, f.store)
+		end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
+			RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{part(0), part(1), part(2)}}
+		for i := range end.Parts {
+			end.Parts[i].Status = db.AttemptCanceled
+		}
+		later := f.now.Add(2 * time.Second)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+		rows = leaseRows(t, f.store, asset)
+		if r := rows[f.sp.Key(0)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Run == nil || *r.Run != "ext" {
+			t.Errorf("partition 0 after the canceled attempt: %+v, want materialized by the report, no lease", r)
+		}
+		if r := rows[f.sp.Key(1)]; r.Status != db.StatusFailed || r.Lease != nil {
+			t.Errorf("partition 1 after the canceled attempt: %+v, want failed as reported, no lease", r)
+		}
+		if r, ok := rows[f.sp.Key(2)]; ok {
+			t.Errorf("partition 2, never built nor reported: %+v, want no row again", r)
+		}
+		checkRollup(t, f.store)
+	})
 }
 
 // A report naming the run that builds the partition (a command calling
@@ -423,51 +434,53 @@ func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
 // were one row, which the attempt's end overwrote to canceled (found by the
 // regression audit).
 func TestReportUnderTheBuildingRunsID(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	queueRun(t, f, "run_a", 0, 1)
-	k := f.sp.Key(0)
-	at := db.Millis(f.now)
-	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
-		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{{Key: k, Idx: 0}}},
-	}}, f.now)
-	attemptID := db.AttemptInstanceIDs("run_a", 1, "t.hourly")(k)
-	m := f.mat(0, db.StatusMaterialized, "run_a", f.now.Add(time.Second))
-	m.Metadata = []byte(`{"rows": 7}`)
-	res, err := f.store.RecordMaterializations(ctx, []db.Materialization{m}, "test", "", f.now.Add(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reportID := db.ReportInstanceID("run_a", "t.hourly", k)
-	if len(res.Instances) != 1 || res.Instances[0] != reportID || reportID == attemptID {
-		t.Fatalf("the report's instance %v, want %s beside the attempt's %s", res.Instances, reportID, attemptID)
-	}
-	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
-		RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{{Key: k, Idx: 0, Status: db.AttemptCanceled}}}
-	later := f.now.Add(2 * time.Second)
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
-	if r := leaseRows(t, f.store, asset)[k]; r.Status != db.StatusMaterialized || r.Mat == nil || *r.Mat != reportID {
-		t.Fatalf("after the canceled attempt: %+v, want materialized by the report's instance %s", r, reportID)
-	}
-	insts, err := f.store.Instances(ctx, asset, k, 10)
-	if err != nil || len(insts) != 2 {
-		t.Fatalf("history %+v %v, want the report's and the attempt's instances", insts, err)
-	}
-	for _, i := range insts {
-		switch i.ID {
-		case reportID:
-			if i.Status != db.StatusMaterialized || i.Metadata == nil || !strings.Contains(*i.Metadata, `"rows": 7`) {
-				t.Errorf("the report's instance %+v, want materialized with its metadata", i)
-			}
-		case attemptID:
-			if i.Status != db.AttemptCanceled {
-				t.Errorf("the attempt's instance %+v, want canceled", i)
-			}
-		default:
-			t.Errorf("unexpected instance %+v", i)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		queueRun(t, f, "run_a", 0, 1)
+		k := f.sp.Key(0)
+		at := db.Millis(f.now)
+		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+			{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: []db.PartRef{{Key: k, Idx: 0}}},
+		}}, f.now)
+		attemptID := db.AttemptInstanceIDs("run_a", 1, "t.hourly")(k)
+		m := f.mat(0, db.StatusMaterialized, "run_a", f.now.Add(time.Second))
+		m.Metadata = []byte(`{"rows": 7}`)
+		res, err := f.store.RecordMaterializations(ctx, []db.Materialization{m}, "test", "", f.now.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		reportID := db.ReportInstanceID("run_a", "t.hourly", k)
+		if len(res.Instances) != 1 || res.Instances[0] != reportID || reportID == attemptID {
+			t.Fatalf("the report's instance %v, want %s beside the attempt's %s", res.Instances, reportID, attemptID)
+		}
+		end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptCanceled,
+			RunState: db.RunCanceled, CodeVersion: "v2", Started: at, Parts: []db.PartRef{{Key: k, Idx: 0, Status: db.AttemptCanceled}}}
+		later := f.now.Add(2 * time.Second)
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+		if r := leaseRows(t, f.store, asset)[k]; r.Status != db.StatusMaterialized || r.Mat == nil || *r.Mat != reportID {
+			t.Fatalf("after the canceled attempt: %+v, want materialized by the report's instance %s", r, reportID)
+		}
+		insts, err := f.store.Instances(ctx, asset, k, 10)
+		if err != nil || len(insts) != 2 {
+			t.Fatalf("history %+v %v, want the report's and the attempt's instances", insts, err)
+		}
+		for _, i := range insts {
+			switch i.ID {
+			case reportID:
+				if i.Status != db.StatusMaterialized || i.Metadata == nil || !strings.Contains(*i.Metadata, `"rows": 7`) {
+					t.Errorf("the report's instance %+v, want materialized with its metadata", i)
+				}
+			case attemptID:
+				if i.Status != db.AttemptCanceled {
+					t.Errorf("the attempt's instance %+v, want canceled", i)
+				}
+			default:
+				t.Errorf("unexpected instance %+v", i)
+			}
+		}
+	})
 }
 
 // reindexHourly syncs a workspace whose t.hourly starts at start instead,

@@ -52,7 +52,7 @@ func prepare(tx *sqlx.Tx) *stmts {
 		last_attempt_status='failed', last_attempt_error=?4, lease_instance_id=NULL, lease_run_id=NULL, lease_code_version=NULL, updated_at=?3
 		WHERE asset_id=?5 AND partition_key=?6 AND status=?7`)
 	p(&s.insFailure, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,?,?)
-		ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
+		ON CONFLICT (backfill_id, asset_id, partition_key) DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`)
 	return &s
 }
 
@@ -103,16 +103,24 @@ func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row,
 // batchExecN is batchExec, returning how many rows its statements changed.
 func batchExecN(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) (int64, error) {
 	var changed int64
+	first := row
+	if dialectOf(tx) == Postgres && len(args) >= n {
+		// PostgreSQL types a VALUES list's columns from their first row and
+		// wants the list named.
+		first, suffix = pgTypedRow(row, args[:n]), pgAliasValues(suffix)
+	}
 	for len(args) > 0 {
 		k := stmtRows(len(args) / n)
 		var b strings.Builder
-		b.Grow(len(prefix) + k*(len(row)+1) + len(suffix))
+		b.Grow(len(prefix) + k*(len(row)+1) + len(suffix) + len(first))
 		b.WriteString(prefix)
 		for i := range k {
 			if i > 0 {
 				b.WriteByte(',')
+				b.WriteString(row)
+			} else {
+				b.WriteString(first)
 			}
-			b.WriteString(row)
 		}
 		b.WriteString(suffix)
 		stmtArgs := args[:k*n]

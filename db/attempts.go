@@ -18,7 +18,7 @@ func FailedAttemptsBesides(ctx context.Context, q getter, runID string, attempt 
 // SaveAttemptLog stores the (already bounded) output of an attempt inside
 // the controller's transaction, replacing a log stored for it before.
 func SaveAttemptLog(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, log string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT DO UPDATE SET log=excluded.log`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT (run_id, attempt) DO UPDATE SET log=excluded.log`,
 		runID, attempt, log)
 	return err
 }

@@ -551,7 +551,7 @@ func materializedOneByOne(ctx context.Context, tx *sqlx.Tx, st *stmts, rest []pl
 			Status string  `db:"status"`
 			Inst   *string `db:"last_attempt_instance_id"`
 		}
-		if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, IIF(last_attempt_status='materialized', last_mat_instance_id, NULL)) AS last_attempt_instance_id
+		if err := tx.GetContext(ctx, &cur, `SELECT status, COALESCE(last_attempt_instance_id, CASE WHEN last_attempt_status='materialized' THEN last_mat_instance_id END) AS last_attempt_instance_id
 			FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, pr.Key); err != nil {
 			continue // no row: nothing to project
 		}
@@ -576,7 +576,7 @@ func materializedOneByOne(ctx context.Context, tx *sqlx.Tx, st *stmts, rest []pl
 // to the time gathered for it, never back.
 func applyLastMaterialized(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64) error {
 	for id, at := range lastMat {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = MAX(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
 			return err
 		}
 	}

@@ -24,14 +24,15 @@ type Pruned struct {
 // backfill keeps the tick id as its idempotency key, so no pruned tick
 // launches again. It answers how many it deleted.
 func (s *Store) PruneTicks(ctx context.Context, before int64, batch int) (int64, error) {
-	const pick = `SELECT rowid FROM schedule_ticks WHERE evaluated_at < ? AND outcome != 'queued' ORDER BY evaluated_at, rowid LIMIT ?`
+	key := tickKey(s.dialect)
+	pick := `SELECT ` + key + ` FROM schedule_ticks WHERE evaluated_at < ? AND outcome != 'queued' ORDER BY evaluated_at, ` + key + ` LIMIT ?`
 	return s.pruneLoop(ctx, batch, func(tx *sqlx.Tx, n int) (int64, error) {
 		if _, err := tx.ExecContext(ctx, `UPDATE schedule_state SET pruned_ticks = pruned_ticks + b.n
-			FROM (SELECT schedule, COUNT(*) AS n FROM schedule_ticks WHERE rowid IN (`+pick+`) GROUP BY schedule) AS b
+			FROM (SELECT schedule, COUNT(*) AS n FROM schedule_ticks WHERE `+key+` IN (`+pick+`) GROUP BY schedule) AS b
 			WHERE schedule_state.name = b.schedule`, before, n); err != nil {
 			return 0, err
 		}
-		return execCount(ctx, tx, `DELETE FROM schedule_ticks WHERE rowid IN (`+pick+`)`, before, n)
+		return execCount(ctx, tx, `DELETE FROM schedule_ticks WHERE `+key+` IN (`+pick+`)`, before, n)
 	})
 }
 
@@ -68,7 +69,7 @@ func (s *Store) PruneSensorHistory(ctx context.Context, before int64, batch int)
 			return 0, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET pruned_events = pruned_events + b.n
-			FROM (SELECT sensor, COUNT(*) AS n FROM (`+pickEvents+`) GROUP BY sensor) AS b
+			FROM (SELECT sensor, COUNT(*) AS n FROM (`+pickEvents+`) AS e GROUP BY sensor) AS b
 			WHERE sensor_state.name = b.sensor`, before, n); err != nil {
 			return 0, err
 		}

@@ -23,7 +23,7 @@ type BackfillStateChanged struct {
 
 func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error {
 	res, err := tx.ExecContext(ctx, `UPDATE backfills SET state=?, state_version=?, updated_at=?,
-		terminate = MAX(terminate, ?),
+		terminate = `+greatest(dialectOf(tx))+`(terminate, ?),
 		started_at = CASE WHEN ?='RUNNING' THEN COALESCE(started_at, ?) ELSE started_at END,
 		finished_at = CASE WHEN ? IN ('CANCELED','SUCCEEDED','FAILED') THEN ? ELSE finished_at END
 		WHERE id=? AND state=?`, p.To, p.Version, p.At, p.Terminate, p.To, p.At, p.To, p.At, p.ID, p.From)
@@ -38,7 +38,7 @@ func applyState(ctx context.Context, tx *sqlx.Tx, p BackfillStateChanged) error 
 		for _, rf := range p.Failures {
 			for _, pr := range rf.Parts {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_failures (backfill_id, asset_id, partition_key, idx, reason, run_id) VALUES (?,?,?,?,'failed',?)
-					ON CONFLICT DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`, p.ID, rf.AssetID, pr.Key, pr.Idx, rf.RunID); err != nil {
+					ON CONFLICT (backfill_id, asset_id, partition_key) DO UPDATE SET reason=excluded.reason, run_id=excluded.run_id`, p.ID, rf.AssetID, pr.Key, pr.Idx, rf.RunID); err != nil {
 					return err
 				}
 			}

@@ -41,8 +41,8 @@ func (s *Store) BackfillThroughput(ctx context.Context, backfillID string, from,
 // index, whose condition the query repeats literally) instead of every run
 // of this one, whose finished runs the backfill's counters already count.
 func (s *Store) BackfillActiveRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
-	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
-		FROM runs INDEXED BY runs_active WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
+	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(`+greatest(s.dialect)+`(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+		FROM runs`+indexedBy(s.dialect, "runs_active")+` WHERE state IN ('queued', 'running') AND backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 }
 
 // RunStateCount is how many of a backfill's runs are in State, and how many
@@ -61,7 +61,7 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 		N    int64  `db:"n"`
 		Next *int64 `db:"next"`
 	}
-	err = s.r.GetContext(ctx, &row, `SELECT COUNT(*) AS n, MIN(not_before) AS next FROM runs INDEXED BY runs_active
+	err = s.r.GetContext(ctx, &row, `SELECT COUNT(*) AS n, MIN(not_before) AS next FROM runs`+indexedBy(s.dialect, "runs_active")+`
 		WHERE state IN ('queued', 'running') AND state = 'queued' AND backfill_id = ? AND not_before > ?`, backfillID, now)
 	if err != nil || row.Next == nil {
 		return 0, 0, err
@@ -71,7 +71,7 @@ func (s *Store) BackfillRetryWait(ctx context.Context, backfillID string, now in
 
 // BackfillRunStates counts a backfill's planned runs by state.
 func (s *Store) BackfillRunStates(ctx context.Context, backfillID string) ([]RunStateCount, error) {
-	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(MAX(partitions - materialized - upstream_failed, 0)), 0) AS partitions
+	return selectAll[RunStateCount](ctx, s.r, `SELECT state, COUNT(*) AS runs, COALESCE(SUM(`+greatest(s.dialect)+`(partitions - materialized - upstream_failed, 0)), 0) AS partitions
 		FROM runs WHERE backfill_id = ? GROUP BY state ORDER BY state`, backfillID)
 }
 
@@ -165,7 +165,7 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 		var got []runInstanceAt
 		if err := c.SelectContext(ctx, &got, `SELECT id, run_id, partition_key, status, error, created_at, COALESCE(finished_at, created_at) AS sort_at FROM (
 			SELECT `+instanceCols+` FROM partition_instances WHERE asset_id = ? AND partition_key IN `+inKeys+` AND run_id IN `+inRuns+`
-			UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`)
+			UNION ALL `+inProgressInstances(`ps.asset_id = ? AND ps.partition_key IN `+inKeys+` AND ps.lease_run_id IN `+inRuns)+`) AS i
 			ORDER BY created_at, COALESCE(finished_at, created_at), partition_key, id`, args...); err != nil {
 			return err
 		}

@@ -280,7 +280,7 @@ func (s *Store) Failures(ctx context.Context, backfillID string) ([]Failure, err
 // indexes [lo, hi].
 func UpstreamFailedIn(ctx context.Context, q getter, backfillID string, assetID, lo, hi int64) (bool, error) {
 	var n int
-	err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM backfill_failures WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? LIMIT 1)`, backfillID, assetID, lo, hi)
+	err := q.GetContext(ctx, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM backfill_failures WHERE backfill_id=? AND asset_id=? AND idx BETWEEN ? AND ? LIMIT 1) AS f`, backfillID, assetID, lo, hi)
 	return n > 0, err
 }
 
@@ -388,10 +388,11 @@ func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartitio
 		Size  sql.NullFloat64 `db:"size"`
 		N     int             `db:"n"`
 	}
-	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL) / MAX(partitions, 1)) AS ms,
-		AVG(CAST(finished_at - started_at AS REAL)) AS run_ms, AVG(MAX(partitions, 1)) AS size, COUNT(*) AS n FROM (
+	mx := greatest(s.dialect)
+	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS DOUBLE PRECISION) / `+mx+`(partitions, 1)) AS ms,
+		AVG(CAST(finished_at - started_at AS DOUBLE PRECISION)) AS run_ms, AVG(`+mx+`(partitions, 1)) AS size, COUNT(*) AS n FROM (
 		SELECT a.finished_at, a.started_at, a.partitions FROM attempts a JOIN runs r ON r.id = a.run_id
-		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200)`, assetID)
+		WHERE r.asset_id = ? AND a.state = 'succeeded' ORDER BY a.finished_at DESC LIMIT 200) AS a`, assetID)
 	return row.Ms.Float64, row.RunMs.Float64, row.Size.Float64, row.N, err
 }
 
@@ -407,13 +408,13 @@ func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition
 	// The latest 200 of each kind of instance (rows, ranges), then of both:
 	// over the view partition_instances the ranges' partitions would be
 	// sorted all (0.7 s at a million), each kind alone is read in key order.
-	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS REAL)) AS ms, COUNT(*) AS n FROM (
+	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS DOUBLE PRECISION)) AS ms, COUNT(*) AS n FROM (
 		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_rows
-			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200)
+			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200) AS r
 		UNION ALL
 		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_ranges_expanded
-			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200)
-		ORDER BY partition_key DESC LIMIT 200)`, assetID, assetID)
+			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200) AS g
+		ORDER BY partition_key DESC LIMIT 200) AS x`, assetID, assetID)
 	return row.Ms.Float64, row.N, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,16 +21,25 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-//go:embed migrations/*.sql
+// migrations: migrations/sqlite holds SQLite's history (1 to 25),
+// migrations/postgres PostgreSQL's schema at version 25 and its own files
+// where the dialects differ; migrations/*.sql (from 26 on) are shared. A
+// dialect's migrations are its own folder's and the shared ones
+// (migrationFS).
+//
+//go:embed migrations
 var migrations embed.FS
 
 // Store is the database. w has exactly one connection and serialises writes;
 // r is a pool of read-only connections that never wait on the writer (WAL).
 // Both stay inside db: everything else asks the Store's methods.
 type Store struct {
-	w    *sqlx.DB
-	r    *sqlx.DB
-	Path string
+	w *sqlx.DB
+	r *sqlx.DB
+	// Path is the SQLite file ("" on PostgreSQL).
+	Path    string
+	loc     Location
+	dialect Dialect
 
 	health writeHealth // see WriteHealth
 	// readWriterUses counts writer uses on behalf of reads (writer_uses.go).
@@ -85,12 +95,27 @@ func dsn(path string, readOnly bool, busy time.Duration) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Open opens (creating if needed) the database file at path and applies every
+// Open opens (creating if needed) the store at location (a --db value,
+// ParseLocation: a SQLite file or a postgres:// URL) and applies every
 // pending migration.
-func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
+func Open(location string) (*Store, error) { return OpenWith(location, Options{}) }
 
 // OpenWith is Open with options.
-func OpenWith(path string, opt Options) (*Store, error) {
+func OpenWith(location string, opt Options) (*Store, error) {
+	loc, err := ParseLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	return OpenLocation(loc, opt)
+}
+
+// OpenLocation opens the store at loc. A PostgreSQL server that does not
+// answer is an *UnreachableError.
+func OpenLocation(loc Location, opt Options) (*Store, error) {
+	if loc.Dialect == Postgres {
+		return openPostgresStore(loc)
+	}
+	path := loc.Path
 	busy := opt.BusyTimeout
 	if busy <= 0 {
 		busy = DefaultBusyTimeout
@@ -111,7 +136,7 @@ func OpenWith(path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := migrate(w.DB); err != nil {
+	if err := migrate(w.DB, SQLite); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -119,23 +144,97 @@ func OpenWith(path string, opt Options) (*Store, error) {
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{w: w, r: r, Path: path, closed: make(chan struct{})}, nil
+	return &Store{w: w, r: r, Path: path, loc: loc, closed: make(chan struct{})}, nil
 }
 
-// migrator applies the embedded migrations to d. It is goose's Provider,
-// which holds no global state: stores opened at once (parallel tests, a
-// server and a CLI command in one process) do not race on goose's package
-// settings.
-func migrator(d *sql.DB) (*goose.Provider, error) {
-	fsys, err := fs.Sub(migrations, "migrations")
+// openPostgresStore opens the PostgreSQL database at loc. The writer is
+// one connection, as SQLite's: the store's writes stay serialised within
+// the process, as everything above the store expects (several processes
+// on one database coordinate through PostgreSQL's locks, issue 23). The
+// readers are a pool of read-only connections.
+func openPostgresStore(loc Location) (*Store, error) {
+	w, err := openPostgres(loc.URL, false, false)
 	if err != nil {
 		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	if err := pingPostgres(w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := migratePostgres(loc.URL); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := openPostgres(loc.URL, true, true)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	return &Store{w: w, r: r, loc: loc, dialect: Postgres, closed: make(chan struct{})}, nil
+}
+
+// Location is where the store lives.
+func (s *Store) Location() Location { return s.loc }
+
+// migrationFS is the migrations of one dialect: its folder's files, then
+// the shared ones (a name in both is the dialect's).
+type migrationFS struct{ layers []fs.FS }
+
+func (m migrationFS) Open(name string) (fs.File, error) {
+	for _, l := range m.layers {
+		if f, err := l.Open(name); err == nil {
+			return f, nil
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (m migrationFS) Glob(pattern string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range m.layers {
+		names, err := fs.Glob(l, pattern)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// migrator applies the embedded migrations of dialect d to db. It is
+// goose's Provider, which holds no global state: stores opened at once
+// (parallel tests, a server and a CLI command in one process) do not race
+// on goose's package settings.
+func migrator(d *sql.DB, dialect Dialect) (*goose.Provider, error) {
+	shared, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	own, err := fs.Sub(migrations, "migrations/"+dialect.String())
+	if err != nil {
+		return nil, err
+	}
+	fsys := migrationFS{[]fs.FS{own, shared}}
+	if dialect == Postgres {
+		return goose.NewProvider(goose.DialectPostgres, d, fsys)
 	}
 	return goose.NewProvider(goose.DialectSQLite3, d, fsys, goose.WithGoMigrations(goMigrations()...))
 }
 
-func migrate(d *sql.DB) error {
-	p, err := migrator(d)
+func migrate(d *sql.DB, dialect Dialect) error {
+	p, err := migrator(d, dialect)
 	if err != nil {
 		return err
 	}
@@ -147,7 +246,19 @@ func migrate(d *sql.DB) error {
 
 // MigrationVersion reports the applied schema version.
 func (s *Store) MigrationVersion() (int64, error) {
-	p, err := migrator(s.w.DB)
+	if s.dialect == Postgres {
+		d, err := plainPostgres(s.loc.URL)
+		if err != nil {
+			return 0, err
+		}
+		defer d.Close()
+		p, err := migrator(d, Postgres)
+		if err != nil {
+			return 0, err
+		}
+		return p.GetDBVersion(context.Background())
+	}
+	p, err := migrator(s.w.DB, s.dialect)
 	if err != nil {
 		return 0, err
 	}
@@ -210,6 +321,9 @@ const EngineWriterCache = 128 << 10
 // rows at random places of large indexes, and the default cache turns that
 // into disk reads. The writer has one connection, so the setting sticks.
 func (s *Store) EnlargeWriterCache(ctx context.Context) error {
+	if s.dialect == Postgres {
+		return nil // the server's shared_buffers, not a connection's
+	}
 	_, err := s.writer(ctx).ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, EngineWriterCache))
 	return err
 }
@@ -245,6 +359,9 @@ const WriterAutoCheckpoint = 16384
 // or readers). It raises the writer's auto-checkpoint threshold meanwhile;
 // stop restores it and waits for the goroutine.
 func (s *Store) StartCheckpointer(interval time.Duration) (stop func(), err error) {
+	if s.dialect == Postgres {
+		return func() {}, nil // PostgreSQL checkpoints by itself
+	}
 	c, err := sql.Open(driverName, dsn(s.Path, false, DefaultBusyTimeout))
 	if err != nil {
 		return nil, err

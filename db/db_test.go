@@ -26,10 +26,13 @@ type fixture struct {
 	now   time.Time
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t *testing.T) fixture { t.Helper(); return newFixtureOn(t, db.SQLite) }
+
+// newFixtureOn is newFixture on a store of dialect d.
+func newFixtureOn(t *testing.T, d db.Dialect) fixture {
 	t.Helper()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	store, ws, ids := teststore.WithWorkspace(t, testWorkspace, now)
+	store, ws, ids := teststore.WithWorkspaceOn(t, d, testWorkspace, now)
 	return fixture{store, ws, ids, ws.Asset("t.hourly").Scheme.Space(now, nil), now}
 }
 
@@ -135,197 +138,207 @@ func TestOpenAppliesMigrationsAndPragmas(t *testing.T) {
 }
 
 func TestRecordMaterializationsHistoryAndSupersede(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	t0 := f.now.Add(-time.Hour)
-	// failed, then materialized, then materialized again by another run.
-	for i, m := range []db.Materialization{
-		f.mat(5, db.StatusFailed, "r1", t0),
-		f.mat(5, db.StatusMaterialized, "r2", t0.Add(time.Minute)),
-		f.mat(5, db.StatusMaterialized, "r3", t0.Add(2*time.Minute)),
-	} {
-		if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{m}, "test", "", f.now); err != nil {
-			t.Fatalf("step %d: %v", i, err)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		t0 := f.now.Add(-time.Hour)
+		// failed, then materialized, then materialized again by another run.
+		for i, m := range []db.Materialization{
+			f.mat(5, db.StatusFailed, "r1", t0),
+			f.mat(5, db.StatusMaterialized, "r2", t0.Add(time.Minute)),
+			f.mat(5, db.StatusMaterialized, "r3", t0.Add(2*time.Minute)),
+		} {
+			if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{m}, "test", "", f.now); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
 		}
-	}
-	p, err := f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := db.InstanceID("r3", "t.hourly", f.sp.Key(5))
-	if p.Status != db.StatusMaterialized || *p.CanonicalInstanceID != want || *p.LastMatRunID != "r3" {
-		t.Fatalf("status row %+v", p)
-	}
-	insts, err := f.store.Instances(ctx, f.ids["t.hourly"], f.sp.Key(5), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(insts) != 3 || insts[0].RunID != "r3" || insts[2].RunID != "r1" {
-		t.Fatalf("instances newest first: %+v", insts)
-	}
-	if insts[0].SupersedesID == nil || *insts[0].SupersedesID != db.InstanceID("r2", "t.hourly", f.sp.Key(5)) {
-		t.Fatalf("r3 should supersede r2: %+v", insts[0])
-	}
-	// A failure after a success keeps the last materialization but shows failed.
-	record(t, f.store, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, f.now)
-	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
-	if p.Status != db.StatusFailed || *p.LastMatRunID != "r3" || *p.LastAttemptRunID != "r4" {
-		t.Fatalf("after failure: %+v", p)
-	}
-	// A late report of an older attempt is history only.
-	record(t, f.store, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, f.now)
-	p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
-	if p.Status != db.StatusFailed || *p.LastAttemptRunID != "r4" {
-		t.Fatalf("old report moved the projection: %+v", p)
-	}
-	// Replaying the same run's report is a no-op.
-	res, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusMaterialized, "r3", t0.Add(2*time.Minute))}, "test", "", f.now)
-	if err != nil || res.Replayed != 1 || res.Recorded != 0 {
-		t.Fatalf("replay: %+v %v", res, err)
-	}
-	checkRollup(t, f.store)
+		p, err := f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := db.InstanceID("r3", "t.hourly", f.sp.Key(5))
+		if p.Status != db.StatusMaterialized || *p.CanonicalInstanceID != want || *p.LastMatRunID != "r3" {
+			t.Fatalf("status row %+v", p)
+		}
+		insts, err := f.store.Instances(ctx, f.ids["t.hourly"], f.sp.Key(5), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(insts) != 3 || insts[0].RunID != "r3" || insts[2].RunID != "r1" {
+			t.Fatalf("instances newest first: %+v", insts)
+		}
+		if insts[0].SupersedesID == nil || *insts[0].SupersedesID != db.InstanceID("r2", "t.hourly", f.sp.Key(5)) {
+			t.Fatalf("r3 should supersede r2: %+v", insts[0])
+		}
+		// A failure after a success keeps the last materialization but shows failed.
+		record(t, f.store, []db.Materialization{f.mat(5, db.StatusFailed, "r4", t0.Add(3*time.Minute))}, f.now)
+		p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
+		if p.Status != db.StatusFailed || *p.LastMatRunID != "r3" || *p.LastAttemptRunID != "r4" {
+			t.Fatalf("after failure: %+v", p)
+		}
+		// A late report of an older attempt is history only.
+		record(t, f.store, []db.Materialization{f.mat(5, db.StatusMaterialized, "r0", t0.Add(-time.Hour))}, f.now)
+		p, _ = f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(5))
+		if p.Status != db.StatusFailed || *p.LastAttemptRunID != "r4" {
+			t.Fatalf("old report moved the projection: %+v", p)
+		}
+		// Replaying the same run's report is a no-op.
+		res, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(5, db.StatusMaterialized, "r3", t0.Add(2*time.Minute))}, "test", "", f.now)
+		if err != nil || res.Replayed != 1 || res.Recorded != 0 {
+			t.Fatalf("replay: %+v %v", res, err)
+		}
+		checkRollup(t, f.store)
+	})
 }
 
 func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	batch := []db.Materialization{f.mat(1, db.StatusMaterialized, "a", f.now), f.mat(2, db.StatusMaterialized, "a", f.now)}
-	if _, err := f.store.RecordMaterializations(ctx, batch, "test", "k1", f.now); err != nil {
-		t.Fatal(err)
-	}
-	batch[0].RunID, batch[1].RunID = "b", "b"
-	res, err := f.store.RecordMaterializations(ctx, batch, "test", "k1", f.now)
-	if err != nil || res.Recorded != 0 || res.Replayed != 2 {
-		t.Fatalf("same idempotency key recorded again: %+v %v", res, err)
-	}
-	var n int
-	f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`)
-	if n != 2 {
-		t.Fatalf("%d instances, want 2", n)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		batch := []db.Materialization{f.mat(1, db.StatusMaterialized, "a", f.now), f.mat(2, db.StatusMaterialized, "a", f.now)}
+		if _, err := f.store.RecordMaterializations(ctx, batch, "test", "k1", f.now); err != nil {
+			t.Fatal(err)
+		}
+		batch[0].RunID, batch[1].RunID = "b", "b"
+		res, err := f.store.RecordMaterializations(ctx, batch, "test", "k1", f.now)
+		if err != nil || res.Recorded != 0 || res.Replayed != 2 {
+			t.Fatalf("same idempotency key recorded again: %+v %v", res, err)
+		}
+		var n int
+		f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`)
+		if n != 2 {
+			t.Fatalf("%d instances, want 2", n)
+		}
+	})
 }
 
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	batch := f.recordSpread(t)
-	id := f.ids["t.hourly"]
-	viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaPartial, err := f.store.BucketCounts(ctx, id, 0, 4999, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaScan, err := f.store.BucketCounts(ctx, id, 1, 4999, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
-	eq := func(a, b db.Counts) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
-	if !eq(viaRollup[0], count(0, 2047)) || !eq(viaRollup[1], count(2048, 4095)) {
-		t.Fatalf("rollup buckets %v", viaRollup)
-	}
-	if len(viaPartial) != 3 || !eq(viaPartial[2], count(4096, 4999)) {
-		t.Fatalf("partial last bucket %v want %v", viaPartial, count(4096, 4999))
-	}
-	if !eq(viaScan[0], count(1, 1000)) || !eq(viaScan[4], count(4001, 4999)) {
-		t.Fatalf("scan buckets %v", viaScan)
-	}
-	missing, err := f.store.MissingAfter(ctx, id, -1, 6000, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(missing) != "[0 7 14 21 28]" {
-		t.Fatalf("missing %v", missing)
-	}
-	missing, _ = f.store.MissingAfter(ctx, id, 4995, 5003, 10)
-	if fmt.Sprint(missing) != "[4998 5000 5001 5002]" {
-		t.Fatalf("missing near the end %v", missing)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		batch := f.recordSpread(t)
+		id := f.ids["t.hourly"]
+		viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaPartial, err := f.store.BucketCounts(ctx, id, 0, 4999, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaScan, err := f.store.BucketCounts(ctx, id, 1, 4999, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
+		eq := func(a, b db.Counts) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+		if !eq(viaRollup[0], count(0, 2047)) || !eq(viaRollup[1], count(2048, 4095)) {
+			t.Fatalf("rollup buckets %v", viaRollup)
+		}
+		if len(viaPartial) != 3 || !eq(viaPartial[2], count(4096, 4999)) {
+			t.Fatalf("partial last bucket %v want %v", viaPartial, count(4096, 4999))
+		}
+		if !eq(viaScan[0], count(1, 1000)) || !eq(viaScan[4], count(4001, 4999)) {
+			t.Fatalf("scan buckets %v", viaScan)
+		}
+		missing, err := f.store.MissingAfter(ctx, id, -1, 6000, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(missing) != "[0 7 14 21 28]" {
+			t.Fatalf("missing %v", missing)
+		}
+		missing, _ = f.store.MissingAfter(ctx, id, 4995, 5003, 10)
+		if fmt.Sprint(missing) != "[4998 5000 5001 5002]" {
+			t.Fatalf("missing near the end %v", missing)
+		}
+	})
 }
 
 // TestConcurrentWritersAndReaders: 32 goroutines write and read a real file
 // database at once; no "database is locked", no lost write.
 func TestConcurrentWritersAndReaders(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	const workers, perWorker = 32, 40
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*perWorker)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range perWorker {
-				i := int64(w*perWorker + j)
-				_, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(i, db.StatusMaterialized, fmt.Sprintf("w%d", w), f.now)}, "test", "", f.now)
-				if err != nil {
-					errs <- fmt.Errorf("write %d: %w", i, err)
-					return
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		const workers, perWorker = 32, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*perWorker)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range perWorker {
+					i := int64(w*perWorker + j)
+					_, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(i, db.StatusMaterialized, fmt.Sprintf("w%d", w), f.now)}, "test", "", f.now)
+					if err != nil {
+						errs <- fmt.Errorf("write %d: %w", i, err)
+						return
+					}
+					if _, err := f.store.AssetCounts(ctx); err != nil {
+						errs <- fmt.Errorf("read: %w", err)
+						return
+					}
+					if _, err := f.store.StatusRange(ctx, f.ids["t.hourly"], int64(w*perWorker), int64(w*perWorker+perWorker)); err != nil {
+						errs <- fmt.Errorf("read range: %w", err)
+						return
+					}
 				}
-				if _, err := f.store.AssetCounts(ctx); err != nil {
-					errs <- fmt.Errorf("read: %w", err)
-					return
-				}
-				if _, err := f.store.StatusRange(ctx, f.ids["t.hourly"], int64(w*perWorker), int64(w*perWorker+perWorker)); err != nil {
-					errs <- fmt.Errorf("read range: %w", err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	counts, err := f.store.AssetCounts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := counts[f.ids["t.hourly"]][db.StatusMaterialized]; got != workers*perWorker {
-		t.Fatalf("%d materialized, want %d", got, workers*perWorker)
-	}
-	events, _ := f.store.CountEvents(ctx)
-	if events < workers*perWorker {
-		t.Fatalf("%d events for %d writes", events, workers*perWorker)
-	}
-	checkRollup(t, f.store)
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		counts, err := f.store.AssetCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := counts[f.ids["t.hourly"]][db.StatusMaterialized]; got != workers*perWorker {
+			t.Fatalf("%d materialized, want %d", got, workers*perWorker)
+		}
+		events, _ := f.store.CountEvents(ctx)
+		if events < workers*perWorker {
+			t.Fatalf("%d events for %d writes", events, workers*perWorker)
+		}
+		checkRollup(t, f.store)
+	})
 }
 
 func TestSyncWorkspaceChangesAndReindex(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
-	// The scheme now starts a day later: partition 48 becomes index 24.
-	changed := teststore.Assets(
-		teststore.Asset("t.hourly", `{hourly: {start: "2025-01-02-00:00"}}`, "code_version: v3", "executor: {demo: {duration: 1s}}"),
-	)
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(changed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
-		t.Fatal(err)
-	}
-	a, err := f.store.AssetByKey(ctx, "t.hourly")
-	if err != nil || a.DefinitionVersion != 2 || a.CodeVersion != "v3" {
-		t.Fatalf("asset after change %+v %v", a, err)
-	}
-	p, err := f.store.Partition(ctx, a.ID, "2025-01-03-00:00")
-	if err != nil || p.Idx != 24 {
-		t.Fatalf("reindexed partition %+v %v", p, err)
-	}
-	if _, err := f.store.AssetByKey(ctx, "t.static"); err == nil {
-		t.Fatal("asset dropped from the workspace is still listed")
-	}
-	checkRollup(t, f.store)
-	evs, _ := f.store.EventsBySubject(ctx, "asset:t.static", 10)
-	if len(evs) != 2 || evs[0].Type != "asset.removed" {
-		t.Fatalf("events for removed asset: %+v", evs)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
+		// The scheme now starts a day later: partition 48 becomes index 24.
+		changed := teststore.Assets(
+			teststore.Asset("t.hourly", `{hourly: {start: "2025-01-02-00:00"}}`, "code_version: v3", "executor: {demo: {duration: 1s}}"),
+		)
+		ws, err := catalog.ParseWorkspace("t.yaml", []byte(changed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
+			t.Fatal(err)
+		}
+		a, err := f.store.AssetByKey(ctx, "t.hourly")
+		if err != nil || a.DefinitionVersion != 2 || a.CodeVersion != "v3" {
+			t.Fatalf("asset after change %+v %v", a, err)
+		}
+		p, err := f.store.Partition(ctx, a.ID, "2025-01-03-00:00")
+		if err != nil || p.Idx != 24 {
+			t.Fatalf("reindexed partition %+v %v", p, err)
+		}
+		if _, err := f.store.AssetByKey(ctx, "t.static"); err == nil {
+			t.Fatal("asset dropped from the workspace is still listed")
+		}
+		checkRollup(t, f.store)
+		evs, _ := f.store.EventsBySubject(ctx, "asset:t.static", 10)
+		if len(evs) != 2 || evs[0].Type != "asset.removed" {
+			t.Fatalf("events for removed asset: %+v", evs)
+		}
+	})
 }
 
 // Instance ids are stored in status rows, instances and events: the

@@ -30,7 +30,18 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q: not found", 
 // Is makes a NotFoundError match ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
+// IsUniqueViolation says whether err is a UNIQUE or PRIMARY KEY
+// constraint's refusal, on either backend (a concurrent insert of the
+// same key won the race).
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
+// isUniqueViolation says whether err is a UNIQUE or PRIMARY KEY
+// constraint's refusal. On PostgreSQL it also ends the transaction: a
+// caller that goes on in it after one needs a savepoint.
 func isUniqueViolation(err error) bool {
+	if pgCode(err) == "23505" {
+		return true
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		return se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey

@@ -35,15 +35,12 @@ func AppendEvent(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, p
 	if idemKey != "" {
 		key = &idemKey
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
+	id, err := insertID(ctx, tx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
 		typ, subject, actor, string(b), key, Millis(at))
-	if err != nil {
-		if isUniqueViolation(err) {
-			return 0, ErrDuplicateEvent
-		}
-		return 0, err
+	if err != nil && isUniqueViolation(err) {
+		return 0, ErrDuplicateEvent
 	}
-	return res.LastInsertId()
+	return id, err
 }
 
 // EventsBySubject lists a subject's events, newest first.

@@ -24,7 +24,7 @@ func SetPartitionScanLimit(n int64) func() {
 // MigrateTo applies the embedded migrations to d up to version (tests of
 // a migration start from the schema before it).
 func MigrateTo(d *sql.DB, version int64) error {
-	p, err := migrator(d)
+	p, err := migrator(d, SQLite)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // rangedBackfill records two attempts of t.hourly through their events:
@@ -22,8 +23,8 @@ import (
 // and the times of the attempts' starts and ends.
 // rangedFixture is a fixture whose hourly asset (asset) went through
 // rangedBackfill: its keys and times.
-func rangedFixture(t *testing.T) (f fixture, asset int64, keys []string, times []time.Time) {
-	f = newFixture(t)
+func rangedFixture(t *testing.T, d db.Dialect) (f fixture, asset int64, keys []string, times []time.Time) {
+	f = newFixtureOn(t, d)
 	keys, times = rangedBackfill(t, f)
 	return f, f.ids["t.hourly"], keys, times
 }
@@ -137,57 +138,59 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 // all of them are rows.
 func TestInstanceRangesReadAsRows(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f, asset, keys, times := rangedFixture(t)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		ctx := context.Background()
+		f, asset, keys, times := rangedFixture(t, d)
 
-	count := func(q string) int {
-		var n int
-		if err := f.store.RawReader().Get(&n, q); err != nil {
+		count := func(q string) int {
+			var n int
+			if err := f.store.RawReader().Get(&n, q); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		// run_a: 1000..1023, 1024..1049, 1051..1059, 1061..1069, 1071..1099;
+		// run_b: 1090..1109. Rows: 1050 (metadata) and 1060 (failed).
+		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 6 {
+			t.Fatalf("%d instance ranges, want 6", n)
+		}
+		if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 2 {
+			t.Fatalf("%d instance rows, want 2 (metadata, failed)", n)
+		}
+		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
+			t.Fatalf("%d instances, want %d", n, 99+20)
+		}
+		ranged := instanceAnswers(t, f, asset, keys, times)
+		// Every answer holds what the attempts recorded.
+		for _, want := range []string{
+			`"ID":"` + db.AttemptInstanceIDs("run_a", 1, "t.hourly")(f.sp.Key(1030)) + `"`,
+			`"ID":"` + db.AttemptInstanceIDs("run_b", 2, "t.hourly")(f.sp.Key(1095)) + `"`,
+			`"Built":{"` + f.sp.Key(1000) + `":true`,
+		} {
+			if !strings.Contains(ranged, want) {
+				t.Fatalf("answers lack %s:\n%s", want, ranged)
+			}
+		}
+		// A report of run_a's attempt-1 instance is a replay, as of a row.
+		res, err := f.store.RecordMaterializations(ctx, []db.Materialization{{AssetID: asset, AssetKey: "t.hourly", Partition: f.sp.Key(1030), Idx: 1030,
+			Status: db.StatusMaterialized, CodeVersion: "v2", RunID: "run_a", Source: "test", At: times[1]}}, "test", "", times[3])
+		if err != nil || res.Replayed != 1 {
+			t.Fatalf("report of a ranged instance: %+v %v, want a replay", res, err)
+		}
+
+		if err := f.store.ExpandInstanceRanges(ctx, asset); err != nil {
 			t.Fatal(err)
 		}
-		return n
-	}
-	// run_a: 1000..1023, 1024..1049, 1051..1059, 1061..1069, 1071..1099;
-	// run_b: 1090..1109. Rows: 1050 (metadata) and 1060 (failed).
-	if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 6 {
-		t.Fatalf("%d instance ranges, want 6", n)
-	}
-	if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 2 {
-		t.Fatalf("%d instance rows, want 2 (metadata, failed)", n)
-	}
-	if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
-		t.Fatalf("%d instances, want %d", n, 99+20)
-	}
-	ranged := instanceAnswers(t, f, asset, keys, times)
-	// Every answer holds what the attempts recorded.
-	for _, want := range []string{
-		`"ID":"` + db.AttemptInstanceIDs("run_a", 1, "t.hourly")(f.sp.Key(1030)) + `"`,
-		`"ID":"` + db.AttemptInstanceIDs("run_b", 2, "t.hourly")(f.sp.Key(1095)) + `"`,
-		`"Built":{"` + f.sp.Key(1000) + `":true`,
-	} {
-		if !strings.Contains(ranged, want) {
-			t.Fatalf("answers lack %s:\n%s", want, ranged)
+		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 0 {
+			t.Fatalf("%d instance ranges after expanding, want 0", n)
 		}
-	}
-	// A report of run_a's attempt-1 instance is a replay, as of a row.
-	res, err := f.store.RecordMaterializations(ctx, []db.Materialization{{AssetID: asset, AssetKey: "t.hourly", Partition: f.sp.Key(1030), Idx: 1030,
-		Status: db.StatusMaterialized, CodeVersion: "v2", RunID: "run_a", Source: "test", At: times[1]}}, "test", "", times[3])
-	if err != nil || res.Replayed != 1 {
-		t.Fatalf("report of a ranged instance: %+v %v, want a replay", res, err)
-	}
-
-	if err := f.store.ExpandInstanceRanges(ctx, asset); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 0 {
-		t.Fatalf("%d instance ranges after expanding, want 0", n)
-	}
-	if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 99+20 {
-		t.Fatalf("%d instance rows after expanding, want %d", n, 99+20)
-	}
-	if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
-		t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
-	}
+		if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 99+20 {
+			t.Fatalf("%d instance rows after expanding, want %d", n, 99+20)
+		}
+		if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
+			t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
+		}
+	})
 }
 
 // A re-index names partitions by other indexes: the asset's ranges become
@@ -196,54 +199,56 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 // records its instances as rows.
 func TestReindexKeepsRangedInstances(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f, asset, keys, times := rangedFixture(t)
-	before := instanceAnswers(t, f, asset, keys, times)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		ctx := context.Background()
+		f, asset, keys, times := rangedFixture(t, d)
+		before := instanceAnswers(t, f, asset, keys, times)
 
-	// An attempt running across the re-index (over 2000..2009).
-	if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+		// An attempt running across the re-index (over 2000..2009).
+		if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
 		VALUES ('run_c','key:run_c','bf_test',2,0,'t.hourly',?,'f',10,'queued',3,0,0)`, asset); err != nil {
-		t.Fatal(err)
-	}
-	var parts []db.PartRef
-	for i := int64(2000); i < 2010; i++ {
-		parts = append(parts, db.PartRef{Key: f.sp.Key(i), Idx: i})
-	}
-	start := times[3].Add(time.Second)
-	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
-		{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: parts}}}, start)
-
-	// The scheme now starts a day later: every index moves down by 24.
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(strings.Replace(testWorkspace, `start: "2025-01-01-00:00"`, `start: "2025-01-02-00:00"`, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
-		t.Fatal(err)
-	}
-	if p, err := f.store.Partition(ctx, asset, f.sp.Key(1030)); err != nil || p.Idx != 1030-24 {
-		t.Fatalf("partition after the re-index: %+v %v, want index %d", p, err, 1030-24)
-	}
-	if after := instanceAnswers(t, f, asset, keys, times); after != before {
-		t.Fatalf("instances changed with the re-index:\n%s", lineDiff(before, after, "before", "after"))
-	}
-
-	end := start.Add(time.Second)
-	for i := range parts {
-		parts[i].Status = db.StatusMaterialized
-	}
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(end), Attempts: []db.AttemptEnd{
-		{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
-			RunState: db.RunQueued, CodeVersion: "v2", Started: db.Millis(start), Parts: parts}}}, end)
-	id := db.AttemptInstanceIDs("run_c", 1, "t.hourly")
-	for _, pr := range parts {
-		insts, err := f.store.Instances(ctx, asset, pr.Key, 10)
-		if err != nil || len(insts) != 1 || insts[0].ID != id(pr.Key) || insts[0].Status != db.StatusMaterialized {
-			t.Fatalf("history of %s, built across the re-index: %+v %v", pr.Key, insts, err)
+			t.Fatal(err)
 		}
-	}
-	var n int
-	if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM instance_ranges`); err != nil || n != 0 {
-		t.Fatalf("%d instance ranges after the re-index (%v), want none", n, err)
-	}
+		var parts []db.PartRef
+		for i := int64(2000); i < 2010; i++ {
+			parts = append(parts, db.PartRef{Key: f.sp.Key(i), Idx: i})
+		}
+		start := times[3].Add(time.Second)
+		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
+			{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: parts}}}, start)
+
+		// The scheme now starts a day later: every index moves down by 24.
+		ws, err := catalog.ParseWorkspace("t.yaml", []byte(strings.Replace(testWorkspace, `start: "2025-01-01-00:00"`, `start: "2025-01-02-00:00"`, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.SyncWorkspace(ctx, ws, "test", f.now); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := f.store.Partition(ctx, asset, f.sp.Key(1030)); err != nil || p.Idx != 1030-24 {
+			t.Fatalf("partition after the re-index: %+v %v, want index %d", p, err, 1030-24)
+		}
+		if after := instanceAnswers(t, f, asset, keys, times); after != before {
+			t.Fatalf("instances changed with the re-index:\n%s", lineDiff(before, after, "before", "after"))
+		}
+
+		end := start.Add(time.Second)
+		for i := range parts {
+			parts[i].Status = db.StatusMaterialized
+		}
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(end), Attempts: []db.AttemptEnd{
+			{RunID: "run_c", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+				RunState: db.RunQueued, CodeVersion: "v2", Started: db.Millis(start), Parts: parts}}}, end)
+		id := db.AttemptInstanceIDs("run_c", 1, "t.hourly")
+		for _, pr := range parts {
+			insts, err := f.store.Instances(ctx, asset, pr.Key, 10)
+			if err != nil || len(insts) != 1 || insts[0].ID != id(pr.Key) || insts[0].Status != db.StatusMaterialized {
+				t.Fatalf("history of %s, built across the re-index: %+v %v", pr.Key, insts, err)
+			}
+		}
+		var n int
+		if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM instance_ranges`); err != nil || n != 0 {
+			t.Fatalf("%d instance ranges after the re-index (%v), want none", n, err)
+		}
+	})
 }

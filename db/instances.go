@@ -78,7 +78,7 @@ func inProgressInstances(where string) string {
 // (older than) before when it is not nil; an instance in progress is first.
 func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, before *InstancePos, limit int) ([]Instance, error) {
 	q := `SELECT * FROM (SELECT ` + instanceCols + ` FROM partition_instances WHERE asset_id=? AND partition_key=?
-		UNION ALL ` + inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`) + `)`
+		UNION ALL ` + inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`) + `) AS i`
 	args := []any{assetID, key, assetID, key}
 	if before != nil {
 		q += ` WHERE (created_at, COALESCE(finished_at, created_at), id) < (?, ?, ?)`

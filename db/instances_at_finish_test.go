@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The engine records an attempt's instances when it ends, in one write each.
@@ -15,66 +16,68 @@ import (
 // it ends, the history holds one instance per partition, finished, whatever
 // its outcome.
 func TestInProgressInstanceFromLease(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	asset := f.ids["t.hourly"]
-	queueRun(t, f, "run_a", 0, 2)
-	k0, k1 := f.sp.Key(0), f.sp.Key(1)
-	at := db.Millis(f.now)
-	emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
-		{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
-			Parts: []db.PartRef{{Key: k0, Idx: 0}, {Key: k1, Idx: 1}}},
-	}}, f.now)
-	id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		asset := f.ids["t.hourly"]
+		queueRun(t, f, "run_a", 0, 2)
+		k0, k1 := f.sp.Key(0), f.sp.Key(1)
+		at := db.Millis(f.now)
+		emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: at, Attempts: []db.AttemptStart{
+			{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2",
+				Parts: []db.PartRef{{Key: k0, Idx: 0}, {Key: k1, Idx: 1}}},
+		}}, f.now)
+		id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
 
-	var n int
-	if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`); err != nil || n != 0 {
-		t.Fatalf("%d instance rows written at the start (%v), want none", n, err)
-	}
-	insts, err := f.store.Instances(ctx, asset, k0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(insts) != 1 {
-		t.Fatalf("history while running: %+v, want the instance in progress", insts)
-	}
-	if i := insts[0]; i.ID != id(k0) || i.RunID != "run_a" || i.Status != db.StatusInProgress || i.CodeVersion != "v2" ||
-		i.StartedAt == nil || *i.StartedAt != at || i.CreatedAt != at || i.FinishedAt != nil || i.Source != "backfill" {
-		t.Fatalf("in-progress instance %+v", i)
-	}
-	runInsts, err := f.store.RunInstances(ctx, asset, []string{"run_a"}, []string{k0, k1})
-	if err != nil || len(runInsts) != 2 || runInsts[0].Status != db.StatusInProgress || runInsts[1].Status != db.StatusInProgress {
-		t.Fatalf("run's instances while running: %+v %v", runInsts, err)
-	}
-	h, err := f.store.PartitionHistoryAt(ctx, asset, k1, f.now.Add(time.Second))
-	if err != nil || h.LastAttempt == nil || h.LastAttempt.ID != id(k1) || h.LastAttempt.Status != db.StatusInProgress {
-		t.Fatalf("history at a time while running: %+v %v", h.LastAttempt, err)
-	}
+		var n int
+		if err := f.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_instances`); err != nil || n != 0 {
+			t.Fatalf("%d instance rows written at the start (%v), want none", n, err)
+		}
+		insts, err := f.store.Instances(ctx, asset, k0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(insts) != 1 {
+			t.Fatalf("history while running: %+v, want the instance in progress", insts)
+		}
+		if i := insts[0]; i.ID != id(k0) || i.RunID != "run_a" || i.Status != db.StatusInProgress || i.CodeVersion != "v2" ||
+			i.StartedAt == nil || *i.StartedAt != at || i.CreatedAt != at || i.FinishedAt != nil || i.Source != "backfill" {
+			t.Fatalf("in-progress instance %+v", i)
+		}
+		runInsts, err := f.store.RunInstances(ctx, asset, []string{"run_a"}, []string{k0, k1})
+		if err != nil || len(runInsts) != 2 || runInsts[0].Status != db.StatusInProgress || runInsts[1].Status != db.StatusInProgress {
+			t.Fatalf("run's instances while running: %+v %v", runInsts, err)
+		}
+		h, err := f.store.PartitionHistoryAt(ctx, asset, k1, f.now.Add(time.Second))
+		if err != nil || h.LastAttempt == nil || h.LastAttempt.ID != id(k1) || h.LastAttempt.Status != db.StatusInProgress {
+			t.Fatalf("history at a time while running: %+v %v", h.LastAttempt, err)
+		}
 
-	later := f.now.Add(2 * time.Second)
-	end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptFailed,
-		Error: "1 of 2 partitions failed", RunState: db.RunQueued, CodeVersion: "v2", Started: at,
-		Parts: []db.PartRef{{Key: k0, Idx: 0, Status: db.StatusMaterialized}, {Key: k1, Idx: 1, Status: db.StatusFailed, Error: "boom"}}}
-	emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
-	for k, want := range map[string]string{k0: db.StatusMaterialized, k1: db.StatusFailed} {
-		insts, err := f.store.Instances(ctx, asset, k, 10)
-		if err != nil || len(insts) != 1 {
-			t.Fatalf("history of %s after the attempt: %+v %v, want one instance", k, insts, err)
+		later := f.now.Add(2 * time.Second)
+		end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptFailed,
+			Error: "1 of 2 partitions failed", RunState: db.RunQueued, CodeVersion: "v2", Started: at,
+			Parts: []db.PartRef{{Key: k0, Idx: 0, Status: db.StatusMaterialized}, {Key: k1, Idx: 1, Status: db.StatusFailed, Error: "boom"}}}
+		emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+		for k, want := range map[string]string{k0: db.StatusMaterialized, k1: db.StatusFailed} {
+			insts, err := f.store.Instances(ctx, asset, k, 10)
+			if err != nil || len(insts) != 1 {
+				t.Fatalf("history of %s after the attempt: %+v %v, want one instance", k, insts, err)
+			}
+			i := insts[0]
+			if i.ID != id(k) || i.Status != want || i.RunID != "run_a" || i.CodeVersion != "v2" || i.StartedAt == nil || *i.StartedAt != at ||
+				i.CreatedAt != at || i.FinishedAt == nil || *i.FinishedAt != db.Millis(later) {
+				t.Fatalf("instance of %s after the attempt: %+v, want %s", k, i, want)
+			}
+			if want == db.StatusFailed && (i.Error == nil || *i.Error != "boom") {
+				t.Fatalf("failed instance lost its error: %+v", i)
+			}
 		}
-		i := insts[0]
-		if i.ID != id(k) || i.Status != want || i.RunID != "run_a" || i.CodeVersion != "v2" || i.StartedAt == nil || *i.StartedAt != at ||
-			i.CreatedAt != at || i.FinishedAt == nil || *i.FinishedAt != db.Millis(later) {
-			t.Fatalf("instance of %s after the attempt: %+v, want %s", k, i, want)
+		var leases int
+		if err := f.store.RawReader().Get(&leases, `SELECT COUNT(*) FROM partition_status WHERE lease_instance_id IS NOT NULL OR lease_run_id IS NOT NULL OR lease_code_version IS NOT NULL`); err != nil || leases != 0 {
+			t.Fatalf("%d status rows keep a lease after the attempt (%v)", leases, err)
 		}
-		if want == db.StatusFailed && (i.Error == nil || *i.Error != "boom") {
-			t.Fatalf("failed instance lost its error: %+v", i)
-		}
-	}
-	var leases int
-	if err := f.store.RawReader().Get(&leases, `SELECT COUNT(*) FROM partition_status WHERE lease_instance_id IS NOT NULL OR lease_run_id IS NOT NULL OR lease_code_version IS NOT NULL`); err != nil || leases != 0 {
-		t.Fatalf("%d status rows keep a lease after the attempt (%v)", leases, err)
-	}
-	checkRollup(t, f.store)
+		checkRollup(t, f.store)
+	})
 }
 
 // Migration 11 gives in-progress rows of an older database the run and code

@@ -31,7 +31,9 @@ func TestPackagesImportWhatTheMapSays(t *testing.T) {
 		// the tests inside jobs wait with it, so it stays a leaf
 		"testkit/poll": {},
 		// likewise: the tests inside db, jobs and demo open their stores with it
-		"testkit/teststore": {"catalog", "db"},
+		"testkit/teststore": {"catalog", "db", "testkit/pgtest"},
+		// and the PostgreSQL clusters of their stores (the tests inside db too)
+		"testkit/pgtest": {},
 	}
 	for pkg, may := range allowed {
 		dir := filepath.Join("..", pkg)

@@ -81,11 +81,7 @@ func (s *Store) ReserveLogin(ctx context.Context, account, addr string, p LoginP
 				return &LoginBlockedError{Scope: c.scope, Until: until}
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO login_failures (account, addr, at, pending) VALUES (?,?,?,1)`, account, addr, Millis(now))
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
+		id, err = insertID(ctx, tx, `INSERT INTO login_failures (account, addr, at, pending) VALUES (?,?,?,1)`, account, addr, Millis(now))
 		return err
 	})
 	return id, trusted, err

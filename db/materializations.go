@@ -374,10 +374,11 @@ func (in *ingest) flush(ctx context.Context, tx *sqlx.Tx, actor string, now time
 // When the run ends, its result applies over the report; when it ends
 // without one (canceled, interrupted), the partition takes the reported
 // status (applyFinished).
-const leasedStatus = `status=IIF(status='in_progress' AND lease_instance_id IS NOT NULL, status, excluded.status),
-	lease_instance_id=IIF(status='in_progress', lease_instance_id, NULL),
-	lease_run_id=IIF(status='in_progress', lease_run_id, NULL),
-	lease_code_version=IIF(status='in_progress', lease_code_version, NULL)`
+const leasedStatus = `status=CASE WHEN partition_status.status='in_progress' AND partition_status.lease_instance_id IS NOT NULL
+		THEN partition_status.status ELSE excluded.status END,
+	lease_instance_id=CASE WHEN partition_status.status='in_progress' THEN partition_status.lease_instance_id END,
+	lease_run_id=CASE WHEN partition_status.status='in_progress' THEN partition_status.lease_run_id END,
+	lease_code_version=CASE WHEN partition_status.status='in_progress' THEN partition_status.lease_code_version END`
 
 // ReportInstanceID is the instance id of a report that names the run
 // building the partition while its attempt holds the lease (whose instance
@@ -421,7 +422,7 @@ func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n) VALUES (?,?,?,?)
-			ON CONFLICT (asset_id, block, status) DO UPDATE SET n = n + excluded.n`, k.asset, k.block, k.status, d); err != nil {
+			ON CONFLICT (asset_id, block, status) DO UPDATE SET n = partition_rollup.n + excluded.n`, k.asset, k.block, k.status, d); err != nil {
 			return err
 		}
 		if d < 0 {

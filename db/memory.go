@@ -8,7 +8,10 @@ import "context"
 // keys) fills the cache, up to EngineWriterCache, with pages nothing may
 // read again, and leaves the C heap holding what it freed.
 func (s *Store) ReleaseMemory(ctx context.Context) error {
-	_, err := s.writer(ctx).ExecContext(ctx, `PRAGMA shrink_memory`)
+	var err error
+	if s.dialect == SQLite { // PostgreSQL's caches are the server's
+		_, err = s.writer(ctx).ExecContext(ctx, `PRAGMA shrink_memory`)
+	}
 	trimCHeap()
 	return err
 }

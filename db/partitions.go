@@ -397,7 +397,7 @@ func statusCountsInRange(ctx context.Context, c *sqlx.Conn, out Counts, assetID,
 // that run's lease), in index order, at most limit of them (limit <= 0: all).
 func (s *Store) InProgressKeys(ctx context.Context, assetID, lo, hi int64, limit int) ([]string, error) {
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		limit = math.MaxInt32 // all (PostgreSQL refuses SQLite's LIMIT -1)
 	}
 	var out []string
 	err := s.snapshot(ctx, func(q *sqlx.Conn) error {

@@ -9,6 +9,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestStatusCountsInRangeMatchesRows: the counts of a range, read from
@@ -18,31 +19,33 @@ import (
 // stored rows.
 func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ctx := context.Background()
-	batch := f.recordSpread(t)
-	count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
-	b := int64(db.RollupBlock)
-	for _, r := range [][2]int64{
-		{5, 900},            // inside one block
-		{0, b - 1},          // one whole block
-		{0, 4*b - 1},        // whole blocks only
-		{3, 4*b - 1},        // partial first block
-		{0, 3*b + 17},       // partial last block
-		{b - 1, 3 * b},      // one partition of each edge block
-		{b + 1, 4*b + 900},  // partial at both edges
-		{b + 1, 2*b - 2},    // inside one block, not at its edges
-		{4 * b, 5*b + 5000}, // past the stored rows
-		{9000, 12000},       // nothing stored
-	} {
-		got, err := f.store.StatusCountsInRange(ctx, f.ids["t.hourly"], r[0], r[1])
-		if err != nil {
-			t.Fatal(err)
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		batch := f.recordSpread(t)
+		count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
+		b := int64(db.RollupBlock)
+		for _, r := range [][2]int64{
+			{5, 900},            // inside one block
+			{0, b - 1},          // one whole block
+			{0, 4*b - 1},        // whole blocks only
+			{3, 4*b - 1},        // partial first block
+			{0, 3*b + 17},       // partial last block
+			{b - 1, 3 * b},      // one partition of each edge block
+			{b + 1, 4*b + 900},  // partial at both edges
+			{b + 1, 2*b - 2},    // inside one block, not at its edges
+			{4 * b, 5*b + 5000}, // past the stored rows
+			{9000, 12000},       // nothing stored
+		} {
+			got, err := f.store.StatusCountsInRange(ctx, f.ids["t.hourly"], r[0], r[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := count(r[0], r[1]); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("[%d, %d]: %v, want %v", r[0], r[1], got, want)
+			}
 		}
-		if want := count(r[0], r[1]); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("[%d, %d]: %v, want %v", r[0], r[1], got, want)
-		}
-	}
+	})
 }
 
 // TestLastAttemptStatus: a partition's last attempt status as its row
@@ -50,59 +53,63 @@ func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 // (not "") when the store cannot answer.
 func TestLastAttemptStatus(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ctx := context.Background()
-	record(t, f.store, []db.Materialization{f.mat(3, db.StatusFailed, "r", f.now)}, f.now)
-	id := f.ids["t.hourly"]
-	if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(3)); err != nil || got != db.StatusFailed {
-		t.Fatalf("attempted partition: %q, %v; want %q", got, err, db.StatusFailed)
-	}
-	if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(4)); err != nil || got != "" {
-		t.Fatalf("partition never attempted: %q, %v; want \"\", nil", got, err)
-	}
-	f.store.Close()
-	if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(4)); err == nil {
-		t.Fatalf("closed store: %q, nil; want its error", got)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		record(t, f.store, []db.Materialization{f.mat(3, db.StatusFailed, "r", f.now)}, f.now)
+		id := f.ids["t.hourly"]
+		if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(3)); err != nil || got != db.StatusFailed {
+			t.Fatalf("attempted partition: %q, %v; want %q", got, err, db.StatusFailed)
+		}
+		if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(4)); err != nil || got != "" {
+			t.Fatalf("partition never attempted: %q, %v; want \"\", nil", got, err)
+		}
+		f.store.Close()
+		if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(4)); err == nil {
+			t.Fatalf("closed store: %q, nil; want its error", got)
+		}
+	})
 }
 
 // A materialized status row stores its ids once; readers see the last
 // attempt and the canonical instance as the last materialization.
 func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	t0 := f.now.Add(-time.Hour)
-	record(t, f.store, []db.Materialization{f.mat(7, db.StatusMaterialized, "r1", t0)}, f.now)
-	var raw struct {
-		Inst *string `db:"last_attempt_instance_id"`
-		Run  *string `db:"last_attempt_run_id"`
-	}
-	if err := f.store.RawReader().GetContext(ctx, &raw, `SELECT last_attempt_instance_id, last_attempt_run_id FROM partition_status WHERE asset_id=? AND idx=7`, f.ids["t.hourly"]); err != nil {
-		t.Fatal(err)
-	}
-	if raw.Inst != nil || raw.Run != nil {
-		t.Fatalf("a materialized last attempt stored its ids twice: %v %v", *raw.Inst, *raw.Run)
-	}
-	want := db.InstanceID("r1", "t.hourly", f.sp.Key(7))
-	p, err := f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.LastAttemptInstanceID == nil || *p.LastAttemptInstanceID != want || p.LastAttemptRunID == nil || *p.LastAttemptRunID != "r1" ||
-		p.CanonicalInstanceID == nil || *p.CanonicalInstanceID != want {
-		t.Fatalf("reader did not restore the ids: %+v", p)
-	}
-	// A failed attempt keeps its own ids; the canonical instance stays the
-	// last materialization.
-	record(t, f.store, []db.Materialization{f.mat(7, db.StatusFailed, "r2", t0.Add(time.Minute))}, f.now)
-	rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 7, 7)
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("%v %v", rows, err)
-	}
-	p = rows[0]
-	if *p.LastAttemptRunID != "r2" || *p.LastAttemptInstanceID != db.InstanceID("r2", "t.hourly", f.sp.Key(7)) || *p.CanonicalInstanceID != want || *p.LastMatRunID != "r1" {
-		t.Fatalf("after a failure: %+v", p)
-	}
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		f := newFixtureOn(t, d)
+		ctx := context.Background()
+		t0 := f.now.Add(-time.Hour)
+		record(t, f.store, []db.Materialization{f.mat(7, db.StatusMaterialized, "r1", t0)}, f.now)
+		var raw struct {
+			Inst *string `db:"last_attempt_instance_id"`
+			Run  *string `db:"last_attempt_run_id"`
+		}
+		if err := f.store.RawReader().GetContext(ctx, &raw, `SELECT last_attempt_instance_id, last_attempt_run_id FROM partition_status WHERE asset_id=? AND idx=7`, f.ids["t.hourly"]); err != nil {
+			t.Fatal(err)
+		}
+		if raw.Inst != nil || raw.Run != nil {
+			t.Fatalf("a materialized last attempt stored its ids twice: %v %v", *raw.Inst, *raw.Run)
+		}
+		want := db.InstanceID("r1", "t.hourly", f.sp.Key(7))
+		p, err := f.store.Partition(ctx, f.ids["t.hourly"], f.sp.Key(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.LastAttemptInstanceID == nil || *p.LastAttemptInstanceID != want || p.LastAttemptRunID == nil || *p.LastAttemptRunID != "r1" ||
+			p.CanonicalInstanceID == nil || *p.CanonicalInstanceID != want {
+			t.Fatalf("reader did not restore the ids: %+v", p)
+		}
+		// A failed attempt keeps its own ids; the canonical instance stays the
+		// last materialization.
+		record(t, f.store, []db.Materialization{f.mat(7, db.StatusFailed, "r2", t0.Add(time.Minute))}, f.now)
+		rows, err := f.store.StatusRange(ctx, f.ids["t.hourly"], 7, 7)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%v %v", rows, err)
+		}
+		p = rows[0]
+		if *p.LastAttemptRunID != "r2" || *p.LastAttemptInstanceID != db.InstanceID("r2", "t.hourly", f.sp.Key(7)) || *p.CanonicalInstanceID != want || *p.LastMatRunID != "r1" {
+			t.Fatalf("after a failure: %+v", p)
+		}
+	})
 }
 
 // Migration 9 drops the duplicated ids of existing rows without losing what

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"strconv"
 	"strings"
 )
 
@@ -52,11 +53,12 @@ func runListQuery(f RunFilter, limit int) (string, []any) {
 	if len(f.States) > 1 {
 		var parts []string
 		var args []any
-		for _, st := range f.States {
+		for i, st := range f.States {
 			one := f
 			one.States = []string{st}
 			q, a := runListQuery(one, limit)
-			parts = append(parts, `SELECT * FROM (`+q+`)`)
+			// PostgreSQL (before 16) wants a name for each subquery.
+			parts = append(parts, `SELECT * FROM (`+q+`) AS s`+strconv.Itoa(i))
 			args = append(args, a...)
 		}
 		return strings.Join(parts, ` UNION ALL `) + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)

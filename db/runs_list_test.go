@@ -57,3 +57,51 @@ func TestRunListUsesAnIndexInListOrder(t *testing.T) {
 		}
 	}
 }
+
+// RunList answers the same page on both backends: several states merged
+// newest first, after a keyset position, of one backfill.
+func TestRunListPagesOnBothBackends(t *testing.T) {
+	t.Parallel()
+	teststore.Each(t, func(t *testing.T, store *db.Store) {
+		ctx := context.Background()
+		for i, r := range []struct {
+			id, backfill, state string
+			created             int64
+		}{
+			{"run_a", "bf_1", db.RunFailed, 10},
+			{"run_b", "bf_1", db.RunSucceeded, 20},
+			{"run_c", "bf_1", db.RunQueued, 30},
+			{"run_d", "bf_1", db.RunFailed, 40},
+			{"run_e", "bf_2", db.RunFailed, 50},
+			{"run_f", "bf_1", db.RunSucceeded, 40},
+		} {
+			if _, err := store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+				VALUES (?,?,?,?,0,'t.a',1,'f',1,?,3,?,0)`, r.id, "key:"+r.id, r.backfill, i, r.state, r.created); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids := func(f db.RunFilter, limit int) string {
+			t.Helper()
+			runs, err := store.RunList(ctx, f, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, r := range runs {
+				out = append(out, r.ID)
+			}
+			return strings.Join(out, " ")
+		}
+		two := db.RunFilter{BackfillID: "bf_1", States: []string{db.RunFailed, db.RunSucceeded}}
+		if got := ids(two, 3); got != "run_f run_d run_b" {
+			t.Errorf("first page: %q, want run_f run_d run_b", got)
+		}
+		two.Before = db.RunPos{CreatedAt: 20, ID: "run_b"}
+		if got := ids(two, 3); got != "run_a" {
+			t.Errorf("second page: %q, want run_a", got)
+		}
+		if got := ids(db.RunFilter{States: []string{db.RunFailed}, From: 10, To: 50}, 10); got != "run_d run_a" {
+			t.Errorf("failed in [10, 50): %q, want run_d run_a", got)
+		}
+	})
+}

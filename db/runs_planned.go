@@ -38,6 +38,6 @@ func applyPlanned(ctx context.Context, tx *sqlx.Tx, p RunsPlanned) error {
 		k, _ := res.RowsAffected()
 		n += k
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=MAX(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
+	_, err := tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=`+greatest(dialectOf(tx))+`(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
 	return err
 }

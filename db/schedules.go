@@ -125,7 +125,7 @@ func recordTick(ctx context.Context, tx *sqlx.Tx, t Tick) (bool, error) {
 	if !t.Manual {
 		last = t.ScheduledFor
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = MAX(last_tick_at, ?),
+	_, err = tx.ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = `+greatest(dialectOf(tx))+`(last_tick_at, ?),
 		last_backfill_id = COALESCE(?, last_backfill_id), ticks_launched = ticks_launched + ?, ticks_skipped = ticks_skipped + ?,
 		ticks_failed = ticks_failed + ?, state_version = state_version + 1, updated_at = ? WHERE name = ?`,
 		last, t.BackfillID, launched, skipped, failed, t.EvaluatedAt, t.Schedule)
@@ -156,7 +156,7 @@ func (s *Store) RecordSkippedTicks(ctx context.Context, k SkippedTicks) error {
 			}
 		}
 		if k.Counted > 0 {
-			_, err := tx.ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = MAX(last_tick_at, ?), ticks_skipped = ticks_skipped + ?,
+			_, err := tx.ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = `+greatest(dialectOf(tx))+`(last_tick_at, ?), ticks_skipped = ticks_skipped + ?,
 				state_version = state_version + 1, updated_at = ? WHERE name = ?`, k.CountedLast, k.Counted, k.At, k.Schedule)
 			return err
 		}
@@ -168,7 +168,7 @@ func (s *Store) RecordSkippedTicks(ctx context.Context, k SkippedTicks) error {
 // ticks (a schedule disabled in the workspace owes nothing for its time
 // off).
 func (s *Store) AdvanceSchedule(ctx context.Context, name string, at int64) error {
-	_, err := s.writer(ctx).ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = MAX(last_tick_at, ?) WHERE name = ?`, at, name)
+	_, err := s.writer(ctx).ExecContext(ctx, `UPDATE schedule_state SET last_tick_at = `+greatest(s.dialect)+`(last_tick_at, ?) WHERE name = ?`, at, name)
 	return err
 }
 

@@ -236,12 +236,8 @@ func FinishEvaluationTx(ctx context.Context, tx *sqlx.Tx, readVersion int64, lau
 
 // insertEvaluation records ev and answers its id.
 func insertEvaluation(ctx context.Context, tx *sqlx.Tx, ev SensorEvaluation) (int64, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
+	return insertID(ctx, tx, `INSERT INTO sensor_evaluations (sensor, kind, started_at, duration_ms, cursor_before, cursor_after, requests, skip_reason, error, log_tail, actor)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, ev.Sensor, ev.Kind, ev.StartedAt, ev.DurationMs, ev.CursorBefore, ev.CursorAfter, ev.Requests, ev.SkipReason, ev.Error, ev.LogTail, ev.Actor)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }
 
 // FailEvaluation records a failed evaluation: the cursor stays, the

@@ -58,14 +58,14 @@ func markStaleBlocks(ctx context.Context, tx *sqlx.Tx, blocks [][2]int64) error 
 			args = append(args, b[0], b[1])
 		}
 	}
-	return batchExec(ctx, tx, `INSERT INTO staleness_blocks (asset_id, block, gen) SELECT column1, column2, random() FROM (VALUES `, nil,
+	return batchExec(ctx, tx, `INSERT INTO staleness_blocks (asset_id, block, gen) SELECT column1, column2, `+randomGen(dialectOf(tx))+` FROM (VALUES `, nil,
 		`(?,?)`, `) WHERE true ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, 2, args)
 }
 
 // markStaleBlockOf marks the block of the status row of (asset, key).
 func markStaleBlockOf(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO staleness_blocks (asset_id, block, gen)
-		SELECT asset_id, idx >> ?, random() FROM partition_status WHERE asset_id=? AND partition_key=? AND idx >= 0
+		SELECT asset_id, idx >> ?, `+randomGen(dialectOf(tx))+` FROM partition_status WHERE asset_id=? AND partition_key=? AND idx >= 0
 		ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, staleBlockShift, assetID, key)
 	return err
 }
@@ -73,12 +73,15 @@ func markStaleBlockOf(ctx context.Context, tx *sqlx.Tx, assetID int64, key strin
 // markAssetStaleBlocks marks every block of an asset, those its rows are in
 // and those they were in (a reindex moves rows between blocks).
 func markAssetStaleBlocks(ctx context.Context, tx *sqlx.Tx, assetID int64) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE staleness_blocks SET gen=random(), facts=NULL WHERE asset_id=?`, assetID); err != nil {
+	gen := randomGen(dialectOf(tx))
+	if _, err := tx.ExecContext(ctx, `UPDATE staleness_blocks SET gen=`+gen+`, facts=NULL WHERE asset_id=?`, assetID); err != nil {
 		return err
 	}
+	// Each block once (PostgreSQL refuses an upsert that changes a row
+	// twice).
 	_, err := tx.ExecContext(ctx, `INSERT INTO staleness_blocks (asset_id, block, gen)
-		SELECT DISTINCT asset_id, idx >> ?, random() FROM partition_status WHERE asset_id=? AND idx >= 0
-		ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, staleBlockShift, assetID)
+		SELECT asset_id, block, `+gen+` FROM (SELECT DISTINCT asset_id, idx >> ? AS block FROM partition_status WHERE asset_id=? AND idx >= 0) AS b
+		WHERE true ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, staleBlockShift, assetID)
 	return err
 }
 
@@ -289,8 +292,14 @@ func (s *Store) loadBaseFacts(ctx context.Context, assetID int64, code string) (
 // partitions running attempts lease without a row too (in progress, see
 // attempt_leases.go), so those are taken off. Read in the same statement
 // as the blocks, it is of the same moment.
-const statusRowCount = `((SELECT COALESCE(SUM(n), 0) FROM partition_rollup WHERE asset_id=?1)
-	- (SELECT COALESCE(SUM(json_array_length(lease, '$.k')), 0) FROM attempts WHERE state='running' AND asset_id=?1 AND lease IS NOT NULL))`
+func statusRowCount(d Dialect) string {
+	leased := `json_array_length(lease, '$.k')`
+	if d == Postgres {
+		leased = `jsonb_array_length(CAST(lease AS jsonb) -> 'k')`
+	}
+	return `((SELECT COALESCE(SUM(n), 0) FROM partition_rollup WHERE asset_id=?1)
+	- (SELECT COALESCE(SUM(` + leased + `), 0) FROM attempts WHERE state='running' AND asset_id=?1 AND lease IS NOT NULL))`
+}
 
 // blockGens are the gens of an asset's stored blocks (block -> gen) and
 // the count of its rows (statusRowCount), read in one snapshot: while they
@@ -304,7 +313,7 @@ type blockGens struct {
 // g (and its rows the count), that is, whether none of its status rows was
 // written since g was read.
 func (s *Store) unchangedSince(ctx context.Context, assetID int64, g *blockGens) bool {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+statusRowCount+`, block, gen
+	rows, err := s.r.QueryContext(ctx, `SELECT `+statusRowCount(s.dialect)+`, block, gen
 		FROM staleness_blocks WHERE asset_id=?1 AND block >= 0`, assetID)
 	if err != nil {
 		return false
@@ -338,7 +347,7 @@ type storedBlocks struct {
 func (s *Store) readStaleBlocks(ctx context.Context, assetID int64, code string) (*storedBlocks, error) {
 	// One statement, one snapshot: the rollup's count (a scalar subquery,
 	// computed once) and the blocks.
-	rows, err := s.r.QueryContext(ctx, `SELECT `+statusRowCount+`, block, gen, facts
+	rows, err := s.r.QueryContext(ctx, `SELECT `+statusRowCount(s.dialect)+`, block, gen, facts
 		FROM staleness_blocks WHERE asset_id=?1 AND block >= 0 ORDER BY block`, assetID)
 	if err != nil {
 		return nil, err
@@ -395,11 +404,12 @@ func (s *Store) loadRanges(ctx context.Context, assetID int64, code string, rs [
 	for start := 0; start < len(rs); start += patchRangesPerQuery {
 		part := rs[start:min(start+patchRangesPerQuery, len(rs))]
 		js := jsonRanges(part)
-		rows, err := s.r.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (ps.tainted_at IS NOT NULL) * 2
+		from, within := rangesJoin(s.dialect)
+		rows, err := s.r.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (CASE WHEN ps.tainted_at IS NOT NULL THEN 2 ELSE 0 END)
 				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
-			FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
-			WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, js, assetID)
+			FROM `+from+`
+			WHERE ps.asset_id = ? AND `+within, js, assetID)
 		if err != nil {
 			return nil, err
 		}

@@ -256,11 +256,11 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 	// version only where it differs from the asset's current one, after a
 	// "=" (the driver reads an empty text as NULL: without it a code version
 	// "" read as the current one, unlike in patchBaseFacts).
-	rows, err := s.r.QueryContext(ctx, `SELECT idx * 32 + materialized + (tainted_at IS NOT NULL) * 2
+	rows, err := s.r.QueryContext(ctx, `SELECT idx * 32 + materialized + (CASE WHEN tainted_at IS NOT NULL THEN 2 ELSE 0 END)
 			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 			COALESCE(last_mat_at, 0),
-			CASE WHEN last_mat_code_version IS ? THEN NULL ELSE '=' || COALESCE(last_mat_code_version, '') END
-		FROM partition_status INDEXED BY partition_status_staleness WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, code, assetID, lo, hi)
+			CASE WHEN last_mat_code_version IS NOT DISTINCT FROM ? THEN NULL ELSE '=' || COALESCE(last_mat_code_version, '') END
+		FROM partition_status`+indexedBy(s.dialect, "partition_status_staleness")+` WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, code, assetID, lo, hi)
 	if err != nil {
 		return nil, err
 	}

@@ -143,9 +143,10 @@ func (s *Store) newestMaterialized(ctx context.Context, assetID int64, rs []cata
 		Idx int64 `db:"idx"`
 		At  int64 `db:"at"`
 	}
+	from, within := rangesJoin(s.dialect)
 	err = s.r.GetContext(ctx, &row, `SELECT ps.idx AS idx, ps.last_mat_at AS at
-		FROM json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness
-		WHERE ps.asset_id = ? AND ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')
+		FROM `+from+`
+		WHERE ps.asset_id = ? AND `+within+`
 			AND ps.materialized = 1 AND ps.last_mat_at > 0
 		ORDER BY ps.last_mat_at DESC, ps.idx LIMIT 1`, string(js), assetID)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -52,7 +52,8 @@ func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *
 func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2025, 1, 12, 6, 0, 0, 0, time.UTC)
-	store, ws, ids := teststore.WithWorkspace(t, `assets:
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
   raw:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-01-11-00:00"}}
     code_version: v1
@@ -93,93 +94,94 @@ func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
     freshness: {max_lag: 1h}
     executor: {demo: {duration: 1s}}
 `, now)
-	in := staleInputAt(ws, ids, now)
-	rng := rand.New(rand.NewPCG(7, 11))
-	seq := 0
-	// A few times only, so that upstream partitions tie.
-	times := []time.Time{now.Add(-90 * time.Hour), now.Add(-50 * time.Hour), now.Add(-27 * time.Hour), now.Add(-3 * time.Hour), now.Add(-2 * time.Hour), now.Add(-30 * time.Minute)}
-	write := func(asset string, frac float64) {
-		t.Helper()
-		a := ws.Asset(asset)
-		sp := in.SpaceOf(a)
-		var ms []db.Materialization
-		for i := range sp.Len() {
-			if rng.Float64() >= frac {
-				continue
+		in := staleInputAt(ws, ids, now)
+		rng := rand.New(rand.NewPCG(7, 11))
+		seq := 0
+		// A few times only, so that upstream partitions tie.
+		times := []time.Time{now.Add(-90 * time.Hour), now.Add(-50 * time.Hour), now.Add(-27 * time.Hour), now.Add(-3 * time.Hour), now.Add(-2 * time.Hour), now.Add(-30 * time.Minute)}
+		write := func(asset string, frac float64) {
+			t.Helper()
+			a := ws.Asset(asset)
+			sp := in.SpaceOf(a)
+			var ms []db.Materialization
+			for i := range sp.Len() {
+				if rng.Float64() >= frac {
+					continue
+				}
+				seq++
+				m := db.Materialization{AssetID: ids[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i, Status: db.StatusMaterialized,
+					CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: times[rng.IntN(len(times))]}
+				switch r := rng.Float64(); {
+				case r < 0.15:
+					m.CodeVersion = "old"
+				case r < 0.25:
+					m.Status, m.Error = db.StatusFailed, "boom"
+				}
+				ms = append(ms, m)
 			}
-			seq++
-			m := db.Materialization{AssetID: ids[asset], AssetKey: asset, Partition: sp.Key(i), Idx: i, Status: db.StatusMaterialized,
-				CodeVersion: a.CodeVersion, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: times[rng.IntN(len(times))]}
-			switch r := rng.Float64(); {
-			case r < 0.15:
-				m.CodeVersion = "old"
-			case r < 0.25:
-				m.Status, m.Error = db.StatusFailed, "boom"
-			}
-			ms = append(ms, m)
+			record(t, store, ms, now)
 		}
-		record(t, store, ms, now)
-	}
-	for _, a := range []string{"raw", "lookup", "daily", "shifted", "monthly", "regions", "everything"} {
-		write(a, 0.8)
-	}
-	// Rebuild some upstream partitions after their downstreams, fail some
-	// rebuilds (materialized before, failed now), taint a few.
-	write("raw", 0.3)
-	write("daily", 0.3)
-	write("lookup", 0.5)
-	for _, p := range []struct{ asset, key string }{{"daily", "2025-01-03"}, {"raw", "2025-01-02-05:00"}, {"regions", "2025-01-04|us"}, {"everything", "y"}, {"monthly", "2025-01"}} {
-		err := store.Taint(ctx, ids[p.asset], p.asset, p.key, "bad data", "admin", now.Add(-time.Hour))
-		if err != nil && !errors.Is(err, db.ErrNotFound) {
+		for _, a := range []string{"raw", "lookup", "daily", "shifted", "monthly", "regions", "everything"} {
+			write(a, 0.8)
+		}
+		// Rebuild some upstream partitions after their downstreams, fail some
+		// rebuilds (materialized before, failed now), taint a few.
+		write("raw", 0.3)
+		write("daily", 0.3)
+		write("lookup", 0.5)
+		for _, p := range []struct{ asset, key string }{{"daily", "2025-01-03"}, {"raw", "2025-01-02-05:00"}, {"regions", "2025-01-04|us"}, {"everything", "y"}, {"monthly", "2025-01"}} {
+			err := store.Taint(ctx, ids[p.asset], p.asset, p.key, "bad data", "admin", now.Add(-time.Hour))
+			if err != nil && !errors.Is(err, db.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		// A running attempt on a materialized partition.
+		if _, err := store.RawWriter().Exec(`UPDATE partition_status SET status='in_progress' WHERE asset_id=? AND idx IN (1, 4)`, ids["daily"]); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// A running attempt on a materialized partition.
-	if _, err := store.RawWriter().Exec(`UPDATE partition_status SET status='in_progress' WHERE asset_id=? AND idx IN (1, 4)`, ids["daily"]); err != nil {
-		t.Fatal(err)
-	}
 
-	check := func(label string) {
-		t.Helper()
-		reasons := map[catalog.StaleReason]int{}
-		for _, a := range ws.Assets {
-			sp := in.SpaceOf(a)
-			for i := range sp.Len() {
-				key := sp.Key(i)
-				want := partitionStalenessFull(t, store, in, a, key, now)
-				for _, version := range []int64{0, -1} {
-					v := version
-					if v < 0 {
-						var err error
-						if v, err = store.SyncStaleness(ctx, in); err != nil {
+		check := func(label string) {
+			t.Helper()
+			reasons := map[catalog.StaleReason]int{}
+			for _, a := range ws.Assets {
+				sp := in.SpaceOf(a)
+				for i := range sp.Len() {
+					key := sp.Key(i)
+					want := partitionStalenessFull(t, store, in, a, key, now)
+					for _, version := range []int64{0, -1} {
+						v := version
+						if v < 0 {
+							var err error
+							if v, err = store.SyncStaleness(ctx, in); err != nil {
+								t.Fatal(err)
+							}
+						}
+						got, err := store.PartitionStalenessAt(ctx, in, a, key, now, v)
+						if err != nil {
 							t.Fatal(err)
 						}
+						if got != want {
+							t.Fatalf("%s: %s %s (version %d):\n got  %+v\n want %+v", label, a.Key, key, v, got, want)
+						}
 					}
-					got, err := store.PartitionStalenessAt(ctx, in, a, key, now, v)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got != want {
-						t.Fatalf("%s: %s %s (version %d):\n got  %+v\n want %+v", label, a.Key, key, v, got, want)
-					}
+					reasons[want.Reason]++
 				}
-				reasons[want.Reason]++
+			}
+			// The workspace exercises every reason.
+			for _, r := range catalog.StaleReasons {
+				if reasons[r] == 0 {
+					t.Fatalf("%s: no partition is %s: %v", label, r, reasons)
+				}
 			}
 		}
-		// The workspace exercises every reason.
-		for _, r := range catalog.StaleReasons {
-			if reasons[r] == 0 {
-				t.Fatalf("%s: no partition is %s: %v", label, r, reasons)
-			}
-		}
-	}
-	check("store")
-	restore := db.SetPartitionScanLimit(5)
-	check("memoized upstream facts")
-	restore()
-	// After more writes (the memoized facts are patched, the direct reads
-	// see them at once).
-	write("raw", 0.2)
-	write("regions", 0.3)
-	check("after more writes")
+		check("store")
+		restore := db.SetPartitionScanLimit(5)
+		check("memoized upstream facts")
+		restore()
+		// After more writes (the memoized facts are patched, the direct reads
+		// see them at once).
+		write("raw", 0.2)
+		write("regions", 0.3)
+		check("after more writes")
+	})
 }

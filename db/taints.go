@@ -116,7 +116,7 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	var l Instance
 	err = s.snapshot(ctx, func(c *sqlx.Conn) error {
 		err := c.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
-			UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) WHERE COALESCE(started_at, created_at) <= ?
+			UNION ALL `+inProgressInstances(`ps.asset_id=? AND ps.partition_key=?`)+`) AS i WHERE COALESCE(started_at, created_at) <= ?
 			ORDER BY COALESCE(started_at, created_at) DESC, created_at DESC, COALESCE(finished_at, created_at) DESC LIMIT 1`, assetID, key, assetID, key, ms)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err

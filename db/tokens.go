@@ -56,12 +56,10 @@ func (s *Store) CreateTokenKeyed(ctx context.Context, userID int64, name, prefix
 			}
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, prefix, hash, role, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`,
+		var err error
+		t.ID, err = insertID(ctx, tx, `INSERT INTO api_tokens (user_id, name, prefix, hash, role, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`,
 			userID, name, prefix, hash, r, t.CreatedAt, t.ExpiresAt)
 		if err != nil {
-			return err
-		}
-		if t.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		payload["token_id"] = t.ID

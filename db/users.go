@@ -47,15 +47,13 @@ func (s *Store) CreateUser(ctx context.Context, name, role, passwordHash, actor 
 func (s *Store) CreateUserKeyed(ctx context.Context, name, role, passwordHash, actor, idemKey string, now time.Time) (User, error) {
 	u := User{Name: name, Role: role, PasswordHash: passwordHash, CreatedAt: Millis(now), UpdatedAt: Millis(now)}
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
+		var err error
+		u.ID, err = insertID(ctx, tx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
 			name, role, passwordHash, u.CreatedAt, u.UpdatedAt)
 		if err != nil {
 			if isUniqueViolation(err) {
 				return ErrDuplicateUser
 			}
-			return err
-		}
-		if u.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		_, err = AppendEvent(ctx, tx, "user.created", userSubject(name), actor, map[string]any{"role": role}, idemKey, now)

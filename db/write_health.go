@@ -45,6 +45,16 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // classifyWrite returns the cause of a write fault, "" for any other error
 // (a constraint, a bad statement, a canceled context).
 func classifyWrite(err error) WriteCause {
+	switch code := pgCode(err); {
+	case code == "53100": // disk_full
+		return CauseDiskFull
+	case code == "25006": // read_only_sql_transaction (a standby)
+		return CauseReadOnly
+	case code == "58030": // io_error
+		return CauseIOError
+	case code != "":
+		return ""
+	}
 	var se sqlite3.Error
 	if !errors.As(err, &se) {
 		return ""
@@ -229,6 +239,11 @@ const probeMaxPages = 256
 // may succeed on a full disk, the command that failed needed room. It
 // leaves nothing behind but free pages.
 func (s *Store) probeWrite(ctx context.Context) error {
+	if s.dialect == Postgres {
+		// No page counts to size it by: a row of 64 KiB, written and
+		// deleted.
+		return s.probePostgres(ctx)
+	}
 	var free, size int64
 	if err := s.r.GetContext(ctx, &free, `PRAGMA freelist_count`); err != nil {
 		return err
@@ -242,6 +257,23 @@ func (s *Store) probeWrite(ctx context.Context) error {
 		return err
 	}
 	if err := probeRows(ctx, tx, n); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) probePostgres(ctx context.Context) error {
+	tx, err := s.writer(ctx).BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write_probe', repeat('x', 65536))
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE name = 'write_probe'`); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // leaseWS: ten days of an asset whose partitions have no status row yet.
@@ -106,31 +107,33 @@ func checkLeased(t *testing.T, e *Engine, asset int64, assetKey string, sp catal
 // progress meanwhile, and the attempt's end writes each row once.
 func TestLeaseWithoutRowReadsInProgress(t *testing.T) {
 	t.Parallel()
-	g := newGate()
-	env := newTestEnv(t, leaseWS, Options{Executor: g})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 5, MaxConcurrentRuns: 2})
-	poll.Eventually(t, 20*time.Second, "both chunks to run", func() bool { return g.started.Load() == 2 })
-	ctx := context.Background()
-	runs, err := env.store.Runs(ctx, b.ID, nil, -1, 10)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs %+v %v", runs, err)
-	}
-	asset := env.ids["a.daily"]
-	sp := env.ws.Asset("a.daily").Scheme.Space(time.Now(), nil)
-	checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
-	close(g.release)
-	env.wait(b.ID, db.BackfillSucceeded)
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized' AND lease_instance_id IS NULL`, asset); n != 10 {
-		t.Fatalf("%d rows materialized, want 10", n)
-	}
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE lease IS NOT NULL OR lease_lo IS NOT NULL`); n != 0 {
-		t.Fatalf("%d finished attempts keep a lease", n)
-	}
-	counts, err := env.store.AssetCounts(ctx)
-	if err != nil || counts[asset][db.StatusMaterialized] != 10 || counts[asset].Total() != 10 {
-		t.Fatalf("rollup %v %v, want 10 materialized", counts[asset], err)
-	}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		g := newGate()
+		env := newTestEnvOn(t, dialect, leaseWS, Options{Executor: g})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 5, MaxConcurrentRuns: 2})
+		poll.Eventually(t, 20*time.Second, "both chunks to run", func() bool { return g.started.Load() == 2 })
+		ctx := context.Background()
+		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 10)
+		if err != nil || len(runs) != 2 {
+			t.Fatalf("runs %+v %v", runs, err)
+		}
+		asset := env.ids["a.daily"]
+		sp := env.ws.Asset("a.daily").Scheme.Space(time.Now(), nil)
+		checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
+		close(g.release)
+		env.wait(b.ID, db.BackfillSucceeded)
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized' AND lease_instance_id IS NULL`, asset); n != 10 {
+			t.Fatalf("%d rows materialized, want 10", n)
+		}
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE lease IS NOT NULL OR lease_lo IS NOT NULL`); n != 0 {
+			t.Fatalf("%d finished attempts keep a lease", n)
+		}
+		counts, err := env.store.AssetCounts(ctx)
+		if err != nil || counts[asset][db.StatusMaterialized] != 10 || counts[asset].Total() != 10 {
+			t.Fatalf("rollup %v %v, want 10 materialized", counts[asset], err)
+		}
+	})
 }
 
 // TestOverlappingBackfillsRespectALeaseWithoutRow: a chunk whose
@@ -139,40 +142,42 @@ func TestLeaseWithoutRowReadsInProgress(t *testing.T) {
 // why; no partition is built by two attempts at once.
 func TestOverlappingBackfillsRespectALeaseWithoutRow(t *testing.T) {
 	t.Parallel()
-	g := newGate()
-	env := newTestEnv(t, leaseWS, Options{Executor: g, MaxConcurrentRuns: 8})
-	env.start()
-	a := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 10, MaxConcurrentRuns: 1})
-	poll.Eventually(t, 20*time.Second, "backfill A's chunk to run", func() bool { return g.started.Load() == 1 })
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-08", End: "2025-01-20"}, ChunkSize: 13, MaxConcurrentRuns: 1})
-	c := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "explicit", Keys: []string{"2025-01-03"}}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	env.steps(10) // any of which would start B's or C's run were A's lease not read
-	if n := g.started.Load(); n != 1 {
-		t.Fatalf("%d attempts started, want only A's: B and C overlap its lease", n)
-	}
-	ctx := context.Background()
-	for _, id := range []string{b.ID, c.ID} {
-		runs, err := env.store.Runs(ctx, id, nil, -1, 10)
-		if err != nil || len(runs) != 1 || runs[0].State != db.RunQueued {
-			t.Fatalf("runs of %s: %+v %v, want one queued", id, runs, err)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		g := newGate()
+		env := newTestEnvOn(t, dialect, leaseWS, Options{Executor: g, MaxConcurrentRuns: 8})
+		env.start()
+		a := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 10, MaxConcurrentRuns: 1})
+		poll.Eventually(t, 20*time.Second, "backfill A's chunk to run", func() bool { return g.started.Load() == 1 })
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-08", End: "2025-01-20"}, ChunkSize: 13, MaxConcurrentRuns: 1})
+		c := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "explicit", Keys: []string{"2025-01-03"}}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		env.steps(10) // any of which would start B's or C's run were A's lease not read
+		if n := g.started.Load(); n != 1 {
+			t.Fatalf("%d attempts started, want only A's: B and C overlap its lease", n)
 		}
-		bf, _ := env.store.Backfill(ctx, id)
-		if w, err := env.eng.WaitReason(ctx, bf, runs[0]); err != nil || w == nil || !strings.Contains(w.Reason, "which is building this chunk's") {
-			t.Fatalf("wait reason of %s: %+v %v, want A's lease", id, w, err)
+		ctx := context.Background()
+		for _, id := range []string{b.ID, c.ID} {
+			runs, err := env.store.Runs(ctx, id, nil, -1, 10)
+			if err != nil || len(runs) != 1 || runs[0].State != db.RunQueued {
+				t.Fatalf("runs of %s: %+v %v, want one queued", id, runs, err)
+			}
+			bf, _ := env.store.Backfill(ctx, id)
+			if w, err := env.eng.WaitReason(ctx, bf, runs[0]); err != nil || w == nil || !strings.Contains(w.Reason, "which is building this chunk's") {
+				t.Fatalf("wait reason of %s: %+v %v, want A's lease", id, w, err)
+			}
 		}
-	}
-	close(g.release)
-	for _, id := range []string{a.ID, b.ID, c.ID} {
-		env.wait(id, db.BackfillSucceeded)
-	}
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+		close(g.release)
+		for _, id := range []string{a.ID, b.ID, c.ID} {
+			env.wait(id, db.BackfillSucceeded)
+		}
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
 		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
 		WHERE x.started_at < y.finished_at AND y.started_at < x.finished_at`); n > 0 {
-		t.Fatalf("%d overlapping instance pairs", n)
-	}
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 10+13+1 {
-		t.Fatalf("%d instances, want %d", n, 10+13+1)
-	}
+			t.Fatalf("%d overlapping instance pairs", n)
+		}
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 10+13+1 {
+			t.Fatalf("%d instances, want %d", n, 10+13+1)
+		}
+	})
 }
 
 // TestCrashRecoveryOfALeaseWithoutRow: attempts whose server died while
@@ -182,64 +187,66 @@ func TestOverlappingBackfillsRespectALeaseWithoutRow(t *testing.T) {
 // lease and after.
 func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 	t.Parallel()
-	g := newGate()
-	t.Cleanup(func() { close(g.release) })
-	env := newTestEnv(t, leaseWS, Options{Executor: g})
-	ctx := context.Background()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 5, MaxConcurrentRuns: 2})
-	// The first server plans and starts the attempts, and never heartbeats
-	// again (as if killed).
-	poll.Eventually(t, 20*time.Second, "both chunks to start", func() bool {
-		if err := env.eng.step(ctx, nil, true); err != nil {
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		g := newGate()
+		t.Cleanup(func() { close(g.release) })
+		env := newTestEnvOn(t, dialect, leaseWS, Options{Executor: g})
+		ctx := context.Background()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 5, MaxConcurrentRuns: 2})
+		// The first server plans and starts the attempts, and never heartbeats
+		// again (as if killed).
+		poll.Eventually(t, 20*time.Second, "both chunks to start", func() bool {
+			if err := env.eng.step(ctx, nil, true); err != nil {
+				t.Fatal(err)
+			}
+			return g.started.Load() == 2
+		})
+		asset := env.ids["a.daily"]
+		sp := env.ws.Asset("a.daily").Scheme.Space(time.Now(), nil)
+		runs, err := env.store.Runs(ctx, b.ID, nil, -1, 10)
+		if err != nil || len(runs) != 2 {
+			t.Fatalf("runs %+v %v", runs, err)
+		}
+		checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
+		replayEquals(t, env.store)
+
+		// The next server interrupts them.
+		next, err := NewEngine(ctx, env.store, func() (*catalog.Workspace, map[string]int64) { return env.ws, env.ids },
+			slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Executor: newGate(), LeaseTTL: time.Millisecond})
+		if err != nil {
 			t.Fatal(err)
 		}
-		return g.started.Load() == 2
-	})
-	asset := env.ids["a.daily"]
-	sp := env.ws.Asset("a.daily").Scheme.Space(time.Now(), nil)
-	runs, err := env.store.Runs(ctx, b.ID, nil, -1, 10)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs %+v %v", runs, err)
-	}
-	checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
-	replayEquals(t, env.store)
-
-	// The next server interrupts them.
-	next, err := NewEngine(ctx, env.store, func() (*catalog.Workspace, map[string]int64) { return env.ws, env.ids },
-		slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Executor: newGate(), LeaseTTL: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comps, err := next.recoverExpired(ctx)
-	if err != nil || len(comps) != 2 {
-		t.Fatalf("recovered %d attempts (%v), want 2", len(comps), err)
-	}
-	for _, c := range comps {
-		if len(c.act.parts) != 5 {
-			t.Fatalf("recovered attempt of %s with %d partitions, want its 5 leased ones", c.act.run.ID, len(c.act.parts))
+		comps, err := next.recoverExpired(ctx)
+		if err != nil || len(comps) != 2 {
+			t.Fatalf("recovered %d attempts (%v), want 2", len(comps), err)
 		}
-	}
-	if err := next.step(ctx, comps, false); err != nil {
-		t.Fatal(err)
-	}
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE state='interrupted' AND lease IS NULL`); n != 2 {
-		t.Fatalf("%d attempts interrupted with their lease ended, want 2", n)
-	}
-	rows, err := env.store.StatusRange(ctx, asset, 0, sp.Len()-1)
-	if err != nil || len(rows) != 0 {
-		t.Fatalf("grid after recovery: %+v %v, want every partition missing again", rows, err)
-	}
-	if holes, err := env.store.MissingAfter(ctx, asset, -1, sp.Len(), 1000); err != nil || int64(len(holes)) != sp.Len() {
-		t.Fatalf("missing after recovery %d %v, want all %d", len(holes), err, sp.Len())
-	}
-	counts, err := env.store.AssetCounts(ctx)
-	if err != nil || counts[asset].Total() != 0 {
-		t.Fatalf("rollup after recovery %v %v, want empty", counts[asset], err)
-	}
-	if c, err := env.store.BucketCounts(ctx, asset, 0, db.RollupBlock-1, db.RollupBlock); err != nil || c[0].Total() != 0 {
-		t.Fatalf("grid buckets after recovery %v %v", c, err)
-	}
-	replayEquals(t, env.store)
+		for _, c := range comps {
+			if len(c.act.parts) != 5 {
+				t.Fatalf("recovered attempt of %s with %d partitions, want its 5 leased ones", c.act.run.ID, len(c.act.parts))
+			}
+		}
+		if err := next.step(ctx, comps, false); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE state='interrupted' AND lease IS NULL`); n != 2 {
+			t.Fatalf("%d attempts interrupted with their lease ended, want 2", n)
+		}
+		rows, err := env.store.StatusRange(ctx, asset, 0, sp.Len()-1)
+		if err != nil || len(rows) != 0 {
+			t.Fatalf("grid after recovery: %+v %v, want every partition missing again", rows, err)
+		}
+		if holes, err := env.store.MissingAfter(ctx, asset, -1, sp.Len(), 1000); err != nil || int64(len(holes)) != sp.Len() {
+			t.Fatalf("missing after recovery %d %v, want all %d", len(holes), err, sp.Len())
+		}
+		counts, err := env.store.AssetCounts(ctx)
+		if err != nil || counts[asset].Total() != 0 {
+			t.Fatalf("rollup after recovery %v %v, want empty", counts[asset], err)
+		}
+		if c, err := env.store.BucketCounts(ctx, asset, 0, db.RollupBlock-1, db.RollupBlock); err != nil || c[0].Total() != 0 {
+			t.Fatalf("grid buckets after recovery %v %v", c, err)
+		}
+		replayEquals(t, env.store)
+	})
 }
 
 // replayEquals rebuilds s's projections from its events and compares them.
@@ -267,44 +274,46 @@ func replayEquals(t *testing.T, s *db.Store) {
 // leases would be in neither).
 func TestReadersNeverLoseALeasedPartition(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t, `
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		env := newTestEnvOn(t, dialect, `
 assets:
   a.hourly:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-04-01-00:00"}}
     executor: {demo: {duration: 0ms-1ms}}
 `, Options{MaxConcurrentRuns: 8})
-	env.start()
-	asset := env.ids["a.hourly"]
-	const n = 2000
-	b := env.create(Request{Assets: []string{"a.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-25-07:00"}, ChunkSize: 10, MaxConcurrentRuns: 8})
-	if b.TotalPartitions != n {
-		t.Fatalf("%d partitions, want %d", b.TotalPartitions, n)
-	}
-	ctx := context.Background()
-	var rowsSeen, countSeen int64
-	reads := 0
-	for done := false; !done; {
-		bf, err := env.store.Backfill(ctx, b.ID)
-		if err != nil {
-			t.Fatal(err)
+		env.start()
+		asset := env.ids["a.hourly"]
+		const n = 2000
+		b := env.create(Request{Assets: []string{"a.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-25-07:00"}, ChunkSize: 10, MaxConcurrentRuns: 8})
+		if b.TotalPartitions != n {
+			t.Fatalf("%d partitions, want %d", b.TotalPartitions, n)
 		}
-		done = bf.State == db.BackfillSucceeded // this read is the last
-		rows, err := env.store.StatusRange(ctx, asset, 0, n-1)
-		if err != nil {
-			t.Fatal(err)
+		ctx := context.Background()
+		var rowsSeen, countSeen int64
+		reads := 0
+		for done := false; !done; {
+			bf, err := env.store.Backfill(ctx, b.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = bf.State == db.BackfillSucceeded // this read is the last
+			rows, err := env.store.StatusRange(ctx, asset, 0, n-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := env.store.StatusCountsInRange(ctx, asset, 1, n-2) // edges from the rows, the middle from the rollup
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(rows)) < rowsSeen || c.Total() < countSeen {
+				t.Fatalf("read %d: %d partitions in progress or built (counted %d), after %d (%d) before: a partition was neither leased nor written",
+					reads, len(rows), c.Total(), rowsSeen, countSeen)
+			}
+			rowsSeen, countSeen = int64(len(rows)), c.Total()
+			reads++
 		}
-		c, err := env.store.StatusCountsInRange(ctx, asset, 1, n-2) // edges from the rows, the middle from the rollup
-		if err != nil {
-			t.Fatal(err)
+		if rowsSeen != n || reads < 10 {
+			t.Fatalf("%d partitions after %d reads", rowsSeen, reads)
 		}
-		if int64(len(rows)) < rowsSeen || c.Total() < countSeen {
-			t.Fatalf("read %d: %d partitions in progress or built (counted %d), after %d (%d) before: a partition was neither leased nor written",
-				reads, len(rows), c.Total(), rowsSeen, countSeen)
-		}
-		rowsSeen, countSeen = int64(len(rows)), c.Total()
-		reads++
-	}
-	if rowsSeen != n || reads < 10 {
-		t.Fatalf("%d partitions after %d reads", rowsSeen, reads)
-	}
+	})
 }

@@ -18,96 +18,98 @@ import (
 
 func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 	t.Parallel()
-	failHour := "2025-01-01-05:00"
-	var failing atomic.Bool
-	failing.Store(true)
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		return partsResult(w, "one partition failed", func(p string) (string, bool) { return "boom", failing.Load() && p == failHour })
-	})
-	sw := newSwap(ex)
-	env := newTestEnv(t, multiWS, Options{Executor: sw})
-	env.start()
-	ctx := context.Background()
-	b := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 6, MaxConcurrentRuns: 4})
-	f := env.wait(b.ID, db.BackfillFailed, db.BackfillSucceeded)
-	if f.State != db.BackfillFailed || f.PartitionsFailed != 1 || f.PartitionsUpstreamFailed != 1 || f.PartitionsMaterialized != 47+1 {
-		t.Fatalf("final %+v", f)
-	}
-	// The downstream day that reads the failed hour was not attempted.
-	downID := env.ids["down.daily"]
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
-		t.Fatalf("the upstream-failed day was attempted %d times", n)
-	}
-	// Each run lists its partitions with what it did to them.
-	runOf := func(asset, key string) db.Run {
-		t.Helper()
-		var id string
-		if err := env.store.RawReader().Get(&id, `SELECT id FROM runs WHERE backfill_id=? AND asset=? AND first_key<=? AND last_key>=?`, b.ID, asset, key, key); err != nil {
-			t.Fatalf("run of %s %s: %v", asset, key, err)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		failHour := "2025-01-01-05:00"
+		var failing atomic.Bool
+		failing.Store(true)
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			return partsResult(w, "one partition failed", func(p string) (string, bool) { return "boom", failing.Load() && p == failHour })
+		})
+		sw := newSwap(ex)
+		env := newTestEnvOn(t, dialect, multiWS, Options{Executor: sw})
+		env.start()
+		ctx := context.Background()
+		b := env.create(Request{Assets: []string{"down.daily", "up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 6, MaxConcurrentRuns: 4})
+		f := env.wait(b.ID, db.BackfillFailed, db.BackfillSucceeded)
+		if f.State != db.BackfillFailed || f.PartitionsFailed != 1 || f.PartitionsUpstreamFailed != 1 || f.PartitionsMaterialized != 47+1 {
+			t.Fatalf("final %+v", f)
 		}
-		r, err := env.store.Run(ctx, id)
+		// The downstream day that reads the failed hour was not attempted.
+		downID := env.ids["down.daily"]
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
+			t.Fatalf("the upstream-failed day was attempted %d times", n)
+		}
+		// Each run lists its partitions with what it did to them.
+		runOf := func(asset, key string) db.Run {
+			t.Helper()
+			var id string
+			if err := env.store.RawReader().Get(&id, `SELECT id FROM runs WHERE backfill_id=? AND asset=? AND first_key<=? AND last_key>=?`, b.ID, asset, key, key); err != nil {
+				t.Fatalf("run of %s %s: %v", asset, key, err)
+			}
+			r, err := env.store.Run(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		upRun := runOf("up.hourly", failHour)
+		outs, total, err := env.eng.RunPartitions(ctx, upRun, 100)
+		if err != nil || total != 6 || len(outs) != 6 {
+			t.Fatalf("up run partitions %+v %d %v", outs, total, err)
+		}
+		for i, o := range outs {
+			want := PartitionOutcome{Partition: fmt.Sprintf("2025-01-01-%02d:00", i), Status: db.StatusMaterialized, Attempt: 1}
+			if o.Partition == failHour {
+				want.Status, want.Error = db.StatusFailed, "boom"
+			}
+			if o != want {
+				t.Errorf("up run partition %d: %+v, want %+v", i, o, want)
+			}
+		}
+		downRun := runOf("down.daily", "2025-01-01")
+		if downRun.State != db.RunFailed || downRun.Error == nil || *downRun.Error != "1 partition not built: an upstream partition failed" {
+			t.Fatalf("down run %s: %v", downRun.State, downRun.Error)
+		}
+		outs, total, err = env.eng.RunPartitions(ctx, downRun, 1)
+		if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed",
+			Error: "not attempted: upstream up.hourly 2025-01-01-05:00 failed; Retry failed rebuilds both"}) {
+			t.Fatalf("down run partitions %+v %d %v", outs, total, err)
+		}
+		// Downstream started only after every upstream run finished.
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs d JOIN runs u ON u.backfill_id = d.backfill_id
+		WHERE d.backfill_id=? AND d.asset='down.daily' AND u.asset='up.hourly' AND d.started_at < u.finished_at`, b.ID); n != 0 {
+			t.Fatalf("%d downstream runs started before an upstream run finished", n)
+		}
+		// Retry-failed is refused while running, and idempotent on its request id.
+		failing.Store(false)
+		c1, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
-	}
-	upRun := runOf("up.hourly", failHour)
-	outs, total, err := env.eng.RunPartitions(ctx, upRun, 100)
-	if err != nil || total != 6 || len(outs) != 6 {
-		t.Fatalf("up run partitions %+v %d %v", outs, total, err)
-	}
-	for i, o := range outs {
-		want := PartitionOutcome{Partition: fmt.Sprintf("2025-01-01-%02d:00", i), Status: db.StatusMaterialized, Attempt: 1}
-		if o.Partition == failHour {
-			want.Status, want.Error = db.StatusFailed, "boom"
+		c2, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
+		if err != nil || !c2.Replayed || c2.Backfill.ID != c1.Backfill.ID {
+			t.Fatalf("retry replay %+v %v", c2, err)
 		}
-		if o != want {
-			t.Errorf("up run partition %d: %+v, want %+v", i, o, want)
+		if c1.Backfill.TotalPartitions != 2 || c1.Backfill.ParentBackfillID == nil || *c1.Backfill.ParentBackfillID != b.ID {
+			t.Fatalf("child %+v", c1.Backfill)
 		}
-	}
-	downRun := runOf("down.daily", "2025-01-01")
-	if downRun.State != db.RunFailed || downRun.Error == nil || *downRun.Error != "1 partition not built: an upstream partition failed" {
-		t.Fatalf("down run %s: %v", downRun.State, downRun.Error)
-	}
-	outs, total, err = env.eng.RunPartitions(ctx, downRun, 1)
-	if err != nil || total != downRun.Partitions || len(outs) != 1 || outs[0] != (PartitionOutcome{Partition: "2025-01-01", Status: "upstream_failed",
-		Error: "not attempted: upstream up.hourly 2025-01-01-05:00 failed; Retry failed rebuilds both"}) {
-		t.Fatalf("down run partitions %+v %d %v", outs, total, err)
-	}
-	// Downstream started only after every upstream run finished.
-	if n := countRows(t, env.store, `SELECT COUNT(*) FROM runs d JOIN runs u ON u.backfill_id = d.backfill_id
-		WHERE d.backfill_id=? AND d.asset='down.daily' AND u.asset='up.hourly' AND d.started_at < u.finished_at`, b.ID); n != 0 {
-		t.Fatalf("%d downstream runs started before an upstream run finished", n)
-	}
-	// Retry-failed is refused while running, and idempotent on its request id.
-	failing.Store(false)
-	c1, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := env.eng.RetryFailed(ctx, b.ID, RetryOptions{RequestID: "r1"}, "t")
-	if err != nil || !c2.Replayed || c2.Backfill.ID != c1.Backfill.ID {
-		t.Fatalf("retry replay %+v %v", c2, err)
-	}
-	if c1.Backfill.TotalPartitions != 2 || c1.Backfill.ParentBackfillID == nil || *c1.Backfill.ParentBackfillID != b.ID {
-		t.Fatalf("child %+v", c1.Backfill)
-	}
-	child := env.wait(c1.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if child.State != db.BackfillSucceeded || child.PartitionsMaterialized != 2 {
-		t.Fatalf("child final %+v", child)
-	}
-	if _, err := env.eng.RetryFailed(ctx, child.ID, RetryOptions{RequestID: "r2"}, "t"); err == nil {
-		t.Fatal("retry-failed of a backfill without failures")
-	}
-	// Not allowed while running.
-	g := newGate()
-	sw.set(g)
-	run := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 48, MaxConcurrentRuns: 1})
-	env.wait(run.ID, db.BackfillRunning)
-	_, err = env.eng.RetryFailed(ctx, run.ID, RetryOptions{RequestID: "r3"}, "t")
-	inputErr(t, err, "state", true)
-	g.open()
-	env.wait(run.ID, db.BackfillSucceeded)
+		child := env.wait(c1.Backfill.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if child.State != db.BackfillSucceeded || child.PartitionsMaterialized != 2 {
+			t.Fatalf("child final %+v", child)
+		}
+		if _, err := env.eng.RetryFailed(ctx, child.ID, RetryOptions{RequestID: "r2"}, "t"); err == nil {
+			t.Fatal("retry-failed of a backfill without failures")
+		}
+		// Not allowed while running.
+		g := newGate()
+		sw.set(g)
+		run := env.create(Request{Assets: []string{"up.hourly"}, Selector: Selector{Type: "range"}, ChunkSize: 48, MaxConcurrentRuns: 1})
+		env.wait(run.ID, db.BackfillRunning)
+		_, err = env.eng.RetryFailed(ctx, run.ID, RetryOptions{RequestID: "r3"}, "t")
+		inputErr(t, err, "state", true)
+		g.open()
+		env.wait(run.ID, db.BackfillSucceeded)
+	})
 }
 
 // TestDownstreamChunkWaitsOnlyForItsUpstream: a downstream chunk starts as

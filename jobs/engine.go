@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,8 +113,12 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 	if opts.Tick <= 0 {
 		opts.Tick = 200 * time.Millisecond
 	}
-	if opts.ReportDir == "" {
+	if opts.ReportDir == "" && store.Path != "" {
 		opts.ReportDir = store.Path + ".reports"
+	} else if opts.ReportDir == "" {
+		// PostgreSQL: no file of the store; a report is read by the
+		// instance whose command wrote it.
+		opts.ReportDir = filepath.Join(os.TempDir(), "tessera-reports")
 	}
 	e := &Engine{Store: store, Log: log, Now: time.Now, ws: ws, opts: opts,
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
@@ -214,7 +220,7 @@ func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string)
 	}
 	b, err := e.insert(ctx, r, hash, key, nil, nil, actor)
 	if err != nil {
-		if idemKey != "" && strings.Contains(err.Error(), "UNIQUE") {
+		if idemKey != "" && db.IsUniqueViolation(err) {
 			// A concurrent request with the same key won the race.
 			if b, err2 := e.Store.BackfillByRequestKey(ctx, stored); err2 == nil {
 				if b.RequestHash != hash {
@@ -550,7 +556,7 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	parent := parentID
 	b, err := e.insert(ctx, r, requestHash(req), nil, &parent, rid, actor)
 	if err != nil {
-		if requestID != "" && strings.Contains(err.Error(), "UNIQUE") {
+		if requestID != "" && db.IsUniqueViolation(err) {
 			if c, err2 := e.Store.BackfillByRetry(ctx, parentID, requestID); err2 == nil {
 				return Created{Backfill: c, Replayed: true}, nil
 			}

@@ -28,7 +28,13 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 	t.Helper()
-	store, ws, ids := teststore.WithWorkspace(t, yaml, time.Now())
+	return newTestEnvOn(t, db.SQLite, yaml, opts)
+}
+
+// newTestEnvOn is newTestEnv on a store of dialect d.
+func newTestEnvOn(t *testing.T, d db.Dialect, yaml string, opts Options) *testEnv {
+	t.Helper()
+	store, ws, ids := teststore.WithWorkspaceOn(t, d, yaml, time.Now())
 	ctx := context.Background()
 	if opts.Tick == 0 {
 		opts.Tick = 20 * time.Millisecond
@@ -99,20 +105,22 @@ var dailyWS = teststore.Assets(
 
 func TestBackfillRunsToSuccess(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})
-	if b.TotalPartitions != 28 || b.TotalChunks != 4 || b.State != db.BackfillPending {
-		t.Fatalf("created %+v", b)
-	}
-	b = env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if b.State != db.BackfillSucceeded || b.PartitionsMaterialized != 28 || b.RunsSucceeded != 4 {
-		t.Fatalf("finished %+v", b)
-	}
-	var n int
-	if err := env.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); err != nil || n != 28 {
-		t.Fatalf("materialized rows %d %v", n, err)
-	}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: NoopExecutor{}})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})
+		if b.TotalPartitions != 28 || b.TotalChunks != 4 || b.State != db.BackfillPending {
+			t.Fatalf("created %+v", b)
+		}
+		b = env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if b.State != db.BackfillSucceeded || b.PartitionsMaterialized != 28 || b.RunsSucceeded != 4 {
+			t.Fatalf("finished %+v", b)
+		}
+		var n int
+		if err := env.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); err != nil || n != 28 {
+			t.Fatalf("materialized rows %d %v", n, err)
+		}
+	})
 }
 
 // swapExec delegates to an executor that a test may replace while the engine runs.

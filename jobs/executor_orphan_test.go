@@ -17,6 +17,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
@@ -187,7 +188,7 @@ func TestMain(m *testing.M) {
 		runOrphanServer(path, os.Getenv(orphanHelperWS))
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // runOrphanServer starts a one-partition backfill and serves until killed.

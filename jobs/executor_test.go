@@ -115,20 +115,22 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 
 func TestCommandExecutorThroughTheEngine(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 2s",
-		fmt.Sprintf(`executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "$p" >> %s/built; done']}`, dir)))
-	env := newTestEnv(t, ws, Options{})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 4, MaxConcurrentRuns: 3})
-	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if f.State != db.BackfillSucceeded || f.PartitionsMaterialized != 20 {
-		t.Fatalf("final %+v", f)
-	}
-	built, _ := os.ReadFile(filepath.Join(dir, "built"))
-	if n := strings.Count(string(built), "\n"); n != 20 {
-		t.Fatalf("built %d partitions:\n%s", n, built)
-	}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		dir := t.TempDir()
+		ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 2s",
+			fmt.Sprintf(`executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "$p" >> %s/built; done']}`, dir)))
+		env := newTestEnvOn(t, dialect, ws, Options{})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 4, MaxConcurrentRuns: 3})
+		f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if f.State != db.BackfillSucceeded || f.PartitionsMaterialized != 20 {
+			t.Fatalf("final %+v", f)
+		}
+		built, _ := os.ReadFile(filepath.Join(dir, "built"))
+		if n := strings.Count(string(built), "\n"); n != 20 {
+			t.Fatalf("built %d partitions:\n%s", n, built)
+		}
+	})
 }
 
 func httpAsset(url, tokenURL string) string {
@@ -145,162 +147,166 @@ assets:
 }
 
 func TestHTTPExecutorSyncAsyncRateLimitAndTokenRefresh(t *testing.T) {
-	var mode atomic.Value
-	mode.Store("sync")
-	var tokenCalls, minTok atomic.Int64
-	var mu sync.Mutex
-	var asyncRuns []Work
-	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := tokenCalls.Add(1)
-		fmt.Fprintf(w, `{"access_token":"tok%d"}`, n)
-	}))
-	defer tokens.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var work Work
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &work); err != nil || r.Header.Get("Idempotency-Key") == "" {
-			w.WriteHeader(400)
-			return
-		}
-		switch mode.Load().(string) {
-		case "sync":
-			var res []PartResult
-			for _, p := range work.Partitions {
-				res = append(res, PartResult{Partition: p, Status: db.StatusMaterialized, Metadata: json.RawMessage(`{"rows":1}`)})
-			}
-			json.NewEncoder(w).Encode(map[string]any{"results": res})
-		case "async":
-			mu.Lock()
-			asyncRuns = append(asyncRuns, work)
-			mu.Unlock()
-			w.WriteHeader(http.StatusAccepted)
-		case "429":
-			w.Header().Set("Retry-After", "2")
-			w.WriteHeader(http.StatusTooManyRequests)
-		case "401":
-			n, _ := strconv.Atoi(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tok"))
-			if int64(n) <= minTok.Load() {
-				w.WriteHeader(http.StatusUnauthorized)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		var mode atomic.Value
+		mode.Store("sync")
+		var tokenCalls, minTok atomic.Int64
+		var mu sync.Mutex
+		var asyncRuns []Work
+		tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := tokenCalls.Add(1)
+			fmt.Fprintf(w, `{"access_token":"tok%d"}`, n)
+		}))
+		defer tokens.Close()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var work Work
+			b, _ := io.ReadAll(r.Body)
+			if err := json.Unmarshal(b, &work); err != nil || r.Header.Get("Idempotency-Key") == "" {
+				w.WriteHeader(400)
 				return
 			}
-			w.WriteHeader(http.StatusOK)
+			switch mode.Load().(string) {
+			case "sync":
+				var res []PartResult
+				for _, p := range work.Partitions {
+					res = append(res, PartResult{Partition: p, Status: db.StatusMaterialized, Metadata: json.RawMessage(`{"rows":1}`)})
+				}
+				json.NewEncoder(w).Encode(map[string]any{"results": res})
+			case "async":
+				mu.Lock()
+				asyncRuns = append(asyncRuns, work)
+				mu.Unlock()
+				w.WriteHeader(http.StatusAccepted)
+			case "429":
+				w.Header().Set("Retry-After", "2")
+				w.WriteHeader(http.StatusTooManyRequests)
+			case "401":
+				n, _ := strconv.Atoi(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tok"))
+				if int64(n) <= minTok.Load() {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+			}
+		}))
+		defer srv.Close()
+		env := newTestEnvOn(t, dialect, httpAsset(srv.URL, tokens.URL), Options{BaseURL: "http://tessera.test"})
+		env.start()
+		ctx := context.Background()
+		// Sync: 2xx with results.
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 2})
+		if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded || f.PartitionsMaterialized != 4 {
+			t.Fatalf("sync %+v", f)
 		}
-	}))
-	defer srv.Close()
-	env := newTestEnv(t, httpAsset(srv.URL, tokens.URL), Options{BaseURL: "http://tessera.test"})
-	env.start()
-	ctx := context.Background()
-	// Sync: 2xx with results.
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 2})
-	if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded || f.PartitionsMaterialized != 4 {
-		t.Fatalf("sync %+v", f)
-	}
-	// Async: 202, then the remote engine calls back.
-	mode.Store("async")
-	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-05", End: "2025-01-06"}, ChunkSize: 1, MaxConcurrentRuns: 2})
-	poll.Eventually(t, 20*time.Second, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
-	env.steps(3) // a 202 must not end the run: give the controller the steps that would
-	if got := env.wait(b.ID, db.BackfillRunning); got.RunsRunning != 2 {
-		t.Fatalf("async runs should still run: %+v", got)
-	}
-	mu.Lock()
-	w0, w1 := asyncRuns[0], asyncRuns[1]
-	mu.Unlock()
-	if w0.CallbackURL != "http://tessera.test/api/v1/runs/"+w0.RunID+"/complete" || w0.RunID == "" {
-		t.Fatalf("work %+v", w0)
-	}
-	if err := env.eng.Complete(ctx, w0.RunID, []PartResult{{Partition: "nope", Status: db.StatusMaterialized}}, ""); err == nil {
-		t.Fatal("complete with a foreign partition accepted")
-	}
-	if err := env.eng.Complete(ctx, w0.RunID, []PartResult{{Partition: w0.Partitions[0], Status: db.StatusMaterialized}}, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.eng.Complete(ctx, w1.RunID, nil, "remote engine failed"); err != nil {
-		t.Fatal(err)
-	}
-	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 1 || f.PartitionsFailed != 1 {
-		t.Fatalf("async %+v", f)
-	}
-	poll.Eventually(t, 20*time.Second, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
-	if err := env.eng.Complete(ctx, w0.RunID, nil, ""); err == nil {
-		t.Fatal("complete of a finished run accepted")
-	}
-	// 429 with Retry-After slows the whole pool down.
-	mode.Store("429")
-	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	env.wait(b.ID, db.BackfillFailed)
-	env.eng.pools.mu.Lock()
-	till := env.eng.pools.slowTill["remote"]
-	env.eng.pools.mu.Unlock()
-	if d := time.Until(till); d < time.Second || d > 2*time.Second {
-		t.Fatalf("pool slowed until %s from now, want ~2s", d)
-	}
-	mode.Store("sync")
-	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-11", End: "2025-01-11"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	env.steps(10) // the steps that would start a run, were the pool not slowed down
-	if got, _ := env.store.Backfill(ctx, b.ID); got.RunsRunning+got.RunsSucceeded != 0 {
-		t.Fatalf("a run started while the pool was slowed down: %+v", got)
-	}
-	env.wait(b.ID, db.BackfillSucceeded)
-	// 401: one token refresh, then success.
-	before := tokenCalls.Load()
-	minTok.Store(before) // tokens issued so far are expired now
-	mode.Store("401")
-	b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-12", End: "2025-01-12"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded {
-		t.Fatalf("401 refresh %+v", f)
-	}
-	if tokenCalls.Load()-before != 1 {
-		t.Fatalf("token fetched %d times, want one refresh", tokenCalls.Load()-before)
-	}
+		// Async: 202, then the remote engine calls back.
+		mode.Store("async")
+		b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-05", End: "2025-01-06"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+		poll.Eventually(t, 20*time.Second, "two async posts", func() bool { mu.Lock(); defer mu.Unlock(); return len(asyncRuns) == 2 })
+		env.steps(3) // a 202 must not end the run: give the controller the steps that would
+		if got := env.wait(b.ID, db.BackfillRunning); got.RunsRunning != 2 {
+			t.Fatalf("async runs should still run: %+v", got)
+		}
+		mu.Lock()
+		w0, w1 := asyncRuns[0], asyncRuns[1]
+		mu.Unlock()
+		if w0.CallbackURL != "http://tessera.test/api/v1/runs/"+w0.RunID+"/complete" || w0.RunID == "" {
+			t.Fatalf("work %+v", w0)
+		}
+		if err := env.eng.Complete(ctx, w0.RunID, []PartResult{{Partition: "nope", Status: db.StatusMaterialized}}, ""); err == nil {
+			t.Fatal("complete with a foreign partition accepted")
+		}
+		if err := env.eng.Complete(ctx, w0.RunID, []PartResult{{Partition: w0.Partitions[0], Status: db.StatusMaterialized}}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.eng.Complete(ctx, w1.RunID, nil, "remote engine failed"); err != nil {
+			t.Fatal(err)
+		}
+		f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if f.State != db.BackfillFailed || f.PartitionsMaterialized != 1 || f.PartitionsFailed != 1 {
+			t.Fatalf("async %+v", f)
+		}
+		poll.Eventually(t, 20*time.Second, "run finished", func() bool { r, _ := env.store.Run(ctx, w0.RunID); return r.State == db.RunSucceeded })
+		if err := env.eng.Complete(ctx, w0.RunID, nil, ""); err == nil {
+			t.Fatal("complete of a finished run accepted")
+		}
+		// 429 with Retry-After slows the whole pool down.
+		mode.Store("429")
+		b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-10", End: "2025-01-10"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		env.wait(b.ID, db.BackfillFailed)
+		env.eng.pools.mu.Lock()
+		till := env.eng.pools.slowTill["remote"]
+		env.eng.pools.mu.Unlock()
+		if d := time.Until(till); d < time.Second || d > 2*time.Second {
+			t.Fatalf("pool slowed until %s from now, want ~2s", d)
+		}
+		mode.Store("sync")
+		b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-11", End: "2025-01-11"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		env.steps(10) // the steps that would start a run, were the pool not slowed down
+		if got, _ := env.store.Backfill(ctx, b.ID); got.RunsRunning+got.RunsSucceeded != 0 {
+			t.Fatalf("a run started while the pool was slowed down: %+v", got)
+		}
+		env.wait(b.ID, db.BackfillSucceeded)
+		// 401: one token refresh, then success.
+		before := tokenCalls.Load()
+		minTok.Store(before) // tokens issued so far are expired now
+		mode.Store("401")
+		b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-12", End: "2025-01-12"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded {
+			t.Fatalf("401 refresh %+v", f)
+		}
+		if tokenCalls.Load()-before != 1 {
+			t.Fatalf("token fetched %d times, want one refresh", tokenCalls.Load()-before)
+		}
+	})
 }
 
 func TestPoolCapAndThrottle(t *testing.T) {
 	t.Parallel()
-	ws := `pools:
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		ws := `pools:
   small: {max_concurrent_runs: 2}
   slow: {max_concurrent_runs: 10, throttle: 4/1s}
 ` + teststore.Assets(
-		teststore.Asset("a.capped", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: small"),
-		teststore.Asset("a.throttled", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: slow"),
-	)
-	var mu sync.Mutex
-	running, peak := 0, 0
-	var starts []time.Time
-	ex := funcExec(func(ctx context.Context, w Work) Result {
+			teststore.Asset("a.capped", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: small"),
+			teststore.Asset("a.throttled", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "pool: slow"),
+		)
+		var mu sync.Mutex
+		running, peak := 0, 0
+		var starts []time.Time
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			mu.Lock()
+			if w.Asset == "a.capped" {
+				running++
+				peak = max(peak, running)
+			} else {
+				starts = append(starts, time.Now())
+			}
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			if w.Asset == "a.capped" {
+				running--
+			}
+			mu.Unlock()
+			return Result{}
+		})
+		env := newTestEnvOn(t, dialect, ws, Options{Executor: ex})
+		env.start()
+		a := env.create(Request{Assets: []string{"a.capped"}, Selector: Selector{Type: "range"}, ChunkSize: 1, MaxConcurrentRuns: 8})
+		b := env.create(Request{Assets: []string{"a.throttled"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-08"}, ChunkSize: 1, MaxConcurrentRuns: 8})
+		env.wait(a.ID, db.BackfillSucceeded)
+		start := time.Now()
+		env.wait(b.ID, db.BackfillSucceeded)
 		mu.Lock()
-		if w.Asset == "a.capped" {
-			running++
-			peak = max(peak, running)
-		} else {
-			starts = append(starts, time.Now())
+		defer mu.Unlock()
+		if peak > 2 {
+			t.Fatalf("pool cap 2, but %d runs ran at once", peak)
 		}
-		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-		mu.Lock()
-		if w.Asset == "a.capped" {
-			running--
+		// 8 runs with a bucket of 4 refilled at 4/s: the last starts about a second after the first.
+		if len(starts) != 8 || starts[7].Sub(starts[0]) < 700*time.Millisecond {
+			t.Fatalf("throttle not respected: %d starts over %s (waited %s)", len(starts), starts[len(starts)-1].Sub(starts[0]), time.Since(start))
 		}
-		mu.Unlock()
-		return Result{}
 	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
-	a := env.create(Request{Assets: []string{"a.capped"}, Selector: Selector{Type: "range"}, ChunkSize: 1, MaxConcurrentRuns: 8})
-	b := env.create(Request{Assets: []string{"a.throttled"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-08"}, ChunkSize: 1, MaxConcurrentRuns: 8})
-	env.wait(a.ID, db.BackfillSucceeded)
-	start := time.Now()
-	env.wait(b.ID, db.BackfillSucceeded)
-	mu.Lock()
-	defer mu.Unlock()
-	if peak > 2 {
-		t.Fatalf("pool cap 2, but %d runs ran at once", peak)
-	}
-	// 8 runs with a bucket of 4 refilled at 4/s: the last starts about a second after the first.
-	if len(starts) != 8 || starts[7].Sub(starts[0]) < 700*time.Millisecond {
-		t.Fatalf("throttle not respected: %d starts over %s (waited %s)", len(starts), starts[len(starts)-1].Sub(starts[0]), time.Since(start))
-	}
 }
 
 // A report line Tessera cannot use never counts as success: a misspelled
@@ -361,21 +367,23 @@ func TestCommandReportProblemsFailPartitions(t *testing.T) {
 // Through the engine: a misspelled status on exit 0 fails the partition and the backfill.
 func TestCommandReportMisspelledStatusFailsTheBackfill(t *testing.T) {
 	t.Parallel()
-	ws := teststore.Assets(
-		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 10s", `executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "{\"partition\":\"$p\",\"status\":\"FAILED\"}" >> "$TESSERA_REPORT"; done']}`),
-	)
-	env := newTestEnv(t, ws, Options{ReportDir: t.TempDir()})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
-	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if f.State != db.BackfillFailed || f.PartitionsMaterialized != 0 || f.PartitionsFailed != 2 {
-		t.Fatalf("final %+v", f)
-	}
-	atts, err := onlyRunAttempts(t, env, b.ID)
-	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptFailed || atts[0].Error == nil ||
-		!strings.Contains(*atts[0].Error, `report line 1: status "FAILED" is not "materialized" or "failed"`) {
-		t.Fatalf("attempts %+v %v", atts, err)
-	}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		ws := teststore.Assets(
+			teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 10s", `executor: {command: [sh, -c, 'for p in $TESSERA_PARTITIONS; do echo "{\"partition\":\"$p\",\"status\":\"FAILED\"}" >> "$TESSERA_REPORT"; done']}`),
+		)
+		env := newTestEnvOn(t, dialect, ws, Options{ReportDir: t.TempDir()})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+		f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if f.State != db.BackfillFailed || f.PartitionsMaterialized != 0 || f.PartitionsFailed != 2 {
+			t.Fatalf("final %+v", f)
+		}
+		atts, err := onlyRunAttempts(t, env, b.ID)
+		if err != nil || len(atts) != 1 || atts[0].State != db.AttemptFailed || atts[0].Error == nil ||
+			!strings.Contains(*atts[0].Error, `report line 1: status "FAILED" is not "materialized" or "failed"`) {
+			t.Fatalf("attempts %+v %v", atts, err)
+		}
+	})
 }
 
 // The server's own TESSERA_* settings do not reach commands; the rest of
@@ -434,54 +442,58 @@ func TestHTTPExecutorRejectsUnknownResultStatus(t *testing.T) {
 // A request that hits the http executor's timeout is a timeout, not a failure.
 func TestHTTPExecutorTimeoutIsRecordedAsTimeout(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	ws := fmt.Sprintf(`
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		ws := fmt.Sprintf(`
 assets:
   a.daily:
     partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
     retries: {max_attempts: 1}
     executor: {http: {url: %q, timeout: 300ms}}
 `, srv.URL)
-	env := newTestEnv(t, ws, Options{})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillFailed {
-		t.Fatalf("final %+v", f)
-	}
-	atts, err := onlyRunAttempts(t, env, b.ID)
-	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
-		!strings.Contains(*atts[0].Error, "no answer within 300ms") {
-		t.Fatalf("attempts %+v %v", atts, err)
-	}
+		env := newTestEnvOn(t, dialect, ws, Options{})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillFailed {
+			t.Fatalf("final %+v", f)
+		}
+		atts, err := onlyRunAttempts(t, env, b.ID)
+		if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
+			!strings.Contains(*atts[0].Error, "no answer within 300ms") {
+			t.Fatalf("attempts %+v %v", atts, err)
+		}
+	})
 }
 
 // An attempt that outlives the asset's timeout is recorded as timeout, and
 // its error says which setting stopped it.
 func TestAttemptTimeoutNamesTheSetting(t *testing.T) {
 	t.Parallel()
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		<-ctx.Done()
-		return Result{Err: ctx.Err()}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			<-ctx.Done()
+			return Result{Err: ctx.Err()}
+		})
+		env := newTestEnvOn(t, dialect, teststore.Assets(
+			teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 200ms"),
+		), Options{Executor: ex})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+		env.wait(b.ID, db.BackfillFailed)
+		atts, err := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+		if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
+			!strings.Contains(*atts[0].Error, "timed out after 200ms") || !strings.Contains(*atts[0].Error, "raise timeout: in the workspace file") {
+			t.Fatalf("attempts %+v %v", atts, err)
+		}
 	})
-	env := newTestEnv(t, teststore.Assets(
-		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "timeout: 200ms"),
-	), Options{Executor: ex})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
-	env.wait(b.ID, db.BackfillFailed)
-	atts, err := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
-	if err != nil || len(atts) != 1 || atts[0].State != db.AttemptTimeout || atts[0].Error == nil ||
-		!strings.Contains(*atts[0].Error, "timed out after 200ms") || !strings.Contains(*atts[0].Error, "raise timeout: in the workspace file") {
-		t.Fatalf("attempts %+v %v", atts, err)
-	}
 }
 
 // A command's output file (kept for crash recovery) stays bounded however

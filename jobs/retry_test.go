@@ -15,54 +15,56 @@ import (
 
 func TestRetriesWithBackoffKeepCheckpoint(t *testing.T) {
 	t.Parallel()
-	ws := teststore.Assets(
-		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 10ms}"),
-	)
-	var mu sync.Mutex
-	calls := map[string]int{}
-	var seen [][]string
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, w.Partitions)
-		return partsResult(w, "flaky", func(p string) (string, bool) {
-			calls[p]++
-			return "", p == "2025-01-03" && calls[p] < 3
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		ws := teststore.Assets(
+			teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 10ms}"),
+		)
+		var mu sync.Mutex
+		calls := map[string]int{}
+		var seen [][]string
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, w.Partitions)
+			return partsResult(w, "flaky", func(p string) (string, bool) {
+				calls[p]++
+				return "", p == "2025-01-03" && calls[p] < 3
+			})
 		})
+		env := newTestEnvOn(t, dialect, ws, Options{Executor: ex})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+		f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
+		if f.State != db.BackfillSucceeded || len(seen) != 3 {
+			t.Fatalf("final %+v after %d attempts", f, len(seen))
+		}
+		// Attempts 2 and 3 only rebuilt the partition that failed.
+		if len(seen[1]) != 1 || seen[1][0] != "2025-01-03" || calls["2025-01-01"] != 1 {
+			t.Fatalf("retries rebuilt materialized partitions: %v", seen)
+		}
+		atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+		if len(atts) != 3 || atts[0].State != db.AttemptFailed || atts[2].State != db.AttemptSucceeded {
+			t.Fatalf("attempts %+v", atts)
+		}
+		// The run's partitions: each with the attempt that built it.
+		run, err := env.store.Run(context.Background(), runIDOf(t, env, b.ID, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, total, err := env.eng.RunPartitions(context.Background(), run, 10)
+		if err != nil || total != 5 || len(outs) != 5 {
+			t.Fatalf("run partitions %+v %d %v", outs, total, err)
+		}
+		for _, o := range outs {
+			want := int64(1)
+			if o.Partition == "2025-01-03" {
+				want = 3
+			}
+			if o.Status != db.StatusMaterialized || o.Attempt != want {
+				t.Errorf("%s: %+v, want materialized by attempt %d", o.Partition, o, want)
+			}
+		}
 	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
-	if f.State != db.BackfillSucceeded || len(seen) != 3 {
-		t.Fatalf("final %+v after %d attempts", f, len(seen))
-	}
-	// Attempts 2 and 3 only rebuilt the partition that failed.
-	if len(seen[1]) != 1 || seen[1][0] != "2025-01-03" || calls["2025-01-01"] != 1 {
-		t.Fatalf("retries rebuilt materialized partitions: %v", seen)
-	}
-	atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
-	if len(atts) != 3 || atts[0].State != db.AttemptFailed || atts[2].State != db.AttemptSucceeded {
-		t.Fatalf("attempts %+v", atts)
-	}
-	// The run's partitions: each with the attempt that built it.
-	run, err := env.store.Run(context.Background(), runIDOf(t, env, b.ID, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, total, err := env.eng.RunPartitions(context.Background(), run, 10)
-	if err != nil || total != 5 || len(outs) != 5 {
-		t.Fatalf("run partitions %+v %d %v", outs, total, err)
-	}
-	for _, o := range outs {
-		want := int64(1)
-		if o.Partition == "2025-01-03" {
-			want = 3
-		}
-		if o.Status != db.StatusMaterialized || o.Attempt != want {
-			t.Errorf("%s: %+v, want materialized by attempt %d", o.Partition, o, want)
-		}
-	}
 }
 
 func runIDOf(t *testing.T, env *testEnv, backfill string, chunk int64) string {
@@ -178,26 +180,28 @@ func TestCancelCountsFailuresOfRunsWaitingForRetry(t *testing.T) {
 // attempts left, also says what became of the rest of the chunk.
 func TestAttemptErrorCountsWhatTheAttemptBuilt(t *testing.T) {
 	t.Parallel()
-	ws := teststore.Assets(
-		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 10ms}"),
-	)
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		return partsResult(w, "", func(p string) (string, bool) { return "", p == "2025-01-03" })
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		ws := teststore.Assets(
+			teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 2, backoff: 10ms}"),
+		)
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			return partsResult(w, "", func(p string) (string, bool) { return "", p == "2025-01-03" })
+		})
+		env := newTestEnvOn(t, dialect, ws, Options{Executor: ex})
+		env.start()
+		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
+		env.wait(b.ID, db.BackfillFailed)
+		atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
+		if len(atts) != 2 || atts[0].Error == nil || atts[1].Error == nil {
+			t.Fatalf("attempts %+v", atts)
+		}
+		if got := *atts[0].Error; got != "1 of 5 partitions failed" {
+			t.Errorf("attempt 1: %q", got)
+		}
+		if got := *atts[1].Error; got != "1 of 1 partition failed in this attempt; the chunk's other 4 were built earlier or skipped" {
+			t.Errorf("attempt 2: %q", got)
+		}
 	})
-	env := newTestEnv(t, ws, Options{Executor: ex})
-	env.start()
-	b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
-	env.wait(b.ID, db.BackfillFailed)
-	atts, _ := env.store.Attempts(context.Background(), runIDOf(t, env, b.ID, 0))
-	if len(atts) != 2 || atts[0].Error == nil || atts[1].Error == nil {
-		t.Fatalf("attempts %+v", atts)
-	}
-	if got := *atts[0].Error; got != "1 of 5 partitions failed" {
-		t.Errorf("attempt 1: %q", got)
-	}
-	if got := *atts[1].Error; got != "1 of 1 partition failed in this attempt; the chunk's other 4 were built earlier or skipped" {
-		t.Errorf("attempt 2: %q", got)
-	}
 }
 
 // A retry child's title names its parent by its name (its title, or its
@@ -290,38 +294,40 @@ func waitRetryQueued(t *testing.T, env *testEnv, id string) string {
 // by the UI audit).
 func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	calls := 0
-	ex := funcExec(func(ctx context.Context, w Work) Result {
-		mu.Lock()
-		calls++
-		first := calls == 1
-		mu.Unlock()
-		return partsResult(w, "disk full", func(string) (string, bool) { return "disk full", first })
-	})
-	env := newTestEnv(t, dailyWS, Options{Executor: ex})
-	env.start()
-	ctx := context.Background()
-	parent := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
-	env.wait(parent.ID, db.BackfillFailed)
-	child, err := env.eng.RetryFailed(ctx, parent.ID, RetryOptions{}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.wait(child.Backfill.ID, db.BackfillSucceeded)
-	runs, err := env.store.Runs(ctx, parent.ID, nil, -1, 10)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("parent runs %+v %v", runs, err)
-	}
-	parts, _, err := env.eng.RunPartitions(ctx, runs[0], 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range parts {
-		if p.Status != db.StatusFailed || p.Error != "disk full" || p.BuiltBy != "" {
-			t.Errorf("the failed run's partition after the retry: %+v, want failed with its error", p)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		var mu sync.Mutex
+		calls := 0
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			mu.Lock()
+			calls++
+			first := calls == 1
+			mu.Unlock()
+			return partsResult(w, "disk full", func(string) (string, bool) { return "disk full", first })
+		})
+		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: ex})
+		env.start()
+		ctx := context.Background()
+		parent := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+		env.wait(parent.ID, db.BackfillFailed)
+		child, err := env.eng.RetryFailed(ctx, parent.ID, RetryOptions{}, "test")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		env.wait(child.Backfill.ID, db.BackfillSucceeded)
+		runs, err := env.store.Runs(ctx, parent.ID, nil, -1, 10)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("parent runs %+v %v", runs, err)
+		}
+		parts, _, err := env.eng.RunPartitions(ctx, runs[0], 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parts {
+			if p.Status != db.StatusFailed || p.Error != "disk full" || p.BuiltBy != "" {
+				t.Errorf("the failed run's partition after the retry: %+v, want failed with its error", p)
+			}
+		}
+	})
 }
 
 // retryWaiting is a backfill of a.daily 2025-01-01..05 in one chunk whose

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestPreviewAtTheTick: the next tick of an hourly schedule builds an hour
@@ -11,22 +14,24 @@ import (
 // resolves it as of the tick: one missing partition, nothing written.
 func TestPreviewAtTheTick(t *testing.T) {
 	t.Parallel()
-	e := newSchedEnv(t, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
-	ctx := context.Background()
-	sc := e.ws.Load().Schedule("hourly")
-	tick, _ := sc.Cron.Next(time.Now().Add(time.Hour)) // its hour closes in the future
-	req, skip, err := e.eng.TickRequest(ctx, sc, tick)
-	if err != nil || skip != "" {
-		t.Fatal(err, skip)
-	}
-	if _, err := e.eng.Preview(ctx, req); err == nil {
-		t.Fatal("Preview as of now accepted an hour that has not closed")
-	}
-	pv, err := e.eng.PreviewAt(ctx, req, tick)
-	if err != nil || pv.TotalPartitions != 1 || pv.Status["missing"] != 1 {
-		t.Fatalf("PreviewAt: %v %+v", err, pv)
-	}
-	if n := len(e.backfills()); n != 0 {
-		t.Fatalf("a preview created %d backfills", n)
-	}
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		e := newSchedEnvOn(t, dialect, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+		ctx := context.Background()
+		sc := e.ws.Load().Schedule("hourly")
+		tick, _ := sc.Cron.Next(time.Now().Add(time.Hour)) // its hour closes in the future
+		req, skip, err := e.eng.TickRequest(ctx, sc, tick)
+		if err != nil || skip != "" {
+			t.Fatal(err, skip)
+		}
+		if _, err := e.eng.Preview(ctx, req); err == nil {
+			t.Fatal("Preview as of now accepted an hour that has not closed")
+		}
+		pv, err := e.eng.PreviewAt(ctx, req, tick)
+		if err != nil || pv.TotalPartitions != 1 || pv.Status["missing"] != 1 {
+			t.Fatalf("PreviewAt: %v %+v", err, pv)
+		}
+		if n := len(e.backfills()); n != 0 {
+			t.Fatalf("a preview created %d backfills", n)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // sensorEnv is a real store and engine (controller not running) with the
@@ -23,7 +24,13 @@ type sensorEnv struct {
 
 func newSensorEnv(t *testing.T, sensors string) *sensorEnv {
 	t.Helper()
-	e := newSchedEnv(t, "")
+	return newSensorEnvOn(t, db.SQLite, sensors)
+}
+
+// newSensorEnvOn is newSensorEnv on a store of dialect d.
+func newSensorEnvOn(t *testing.T, d db.Dialect, sensors string) *sensorEnv {
+	t.Helper()
+	e := newSchedEnvOn(t, d, "")
 	e.reload("sensors:\n" + sensors)
 	return &sensorEnv{schedEnv: e, sensors: NewSensors(e.eng, slog.New(slog.NewTextHandler(io.Discard, nil)))}
 }
@@ -51,119 +58,123 @@ func wantInputErr(t *testing.T, err error, code string, conflict bool) *InputErr
 // senders and after a restart on the same database file.
 func TestPushEventOnce(t *testing.T) {
 	t.Parallel()
-	e := newSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n")
-	ctx := context.Background()
-	r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu", "us"}}, "bot")
-	if err != nil || r.Replayed || r.Event.Outcome != db.EventLaunched || r.Event.BackfillID == nil {
-		t.Fatalf("first push: %+v %v", r, err)
-	}
-	b, _ := e.store.Backfill(ctx, *r.Event.BackfillID)
-	if b.TotalPartitions != 2 || b.CreatedBy != "sensor:arrivals" {
-		t.Fatalf("backfill %+v", b)
-	}
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r2, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"ap"}}, "bot")
-			if err != nil || !r2.Replayed || *r2.Event.BackfillID != *r.Event.BackfillID {
-				t.Errorf("repeat: %+v %v", r2, err)
-			}
-		}()
-	}
-	// A new message id from 16 senders at once: one backfill.
-	ids := make(chan string, 16)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r3, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-2", Partitions: []string{"ap"}}, "bot")
-			if err != nil {
-				t.Errorf("m-2: %v", err)
-				return
-			}
-			ids <- *r3.Event.BackfillID
-		}()
-	}
-	wg.Wait()
-	close(ids)
-	first := ""
-	for id := range ids {
-		if first == "" {
-			first = id
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n")
+		ctx := context.Background()
+		r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu", "us"}}, "bot")
+		if err != nil || r.Replayed || r.Event.Outcome != db.EventLaunched || r.Event.BackfillID == nil {
+			t.Fatalf("first push: %+v %v", r, err)
 		}
-		if id != first {
-			t.Fatalf("m-2 answered two backfills: %s and %s", first, id)
+		b, _ := e.store.Backfill(ctx, *r.Event.BackfillID)
+		if b.TotalPartitions != 2 || b.CreatedBy != "sensor:arrivals" {
+			t.Fatalf("backfill %+v", b)
 		}
-	}
-	if n := e.count(`SELECT COUNT(*) FROM backfills`); n != 2 {
-		t.Fatalf("%d backfills, want 2", n)
-	}
-	// Restart: a new store and engine on the same file.
-	path := e.store.Path
-	e.store.Close()
-	store, err := db.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return e.ws.Load(), e.ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r4, err := eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu"}}, "bot")
-	if err != nil || !r4.Replayed || *r4.Event.BackfillID != *r.Event.BackfillID {
-		t.Fatalf("after a restart: %+v %v", r4, err)
-	}
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r2, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"ap"}}, "bot")
+				if err != nil || !r2.Replayed || *r2.Event.BackfillID != *r.Event.BackfillID {
+					t.Errorf("repeat: %+v %v", r2, err)
+				}
+			}()
+		}
+		// A new message id from 16 senders at once: one backfill.
+		ids := make(chan string, 16)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r3, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-2", Partitions: []string{"ap"}}, "bot")
+				if err != nil {
+					t.Errorf("m-2: %v", err)
+					return
+				}
+				ids <- *r3.Event.BackfillID
+			}()
+		}
+		wg.Wait()
+		close(ids)
+		first := ""
+		for id := range ids {
+			if first == "" {
+				first = id
+			}
+			if id != first {
+				t.Fatalf("m-2 answered two backfills: %s and %s", first, id)
+			}
+		}
+		if n := e.count(`SELECT COUNT(*) FROM backfills`); n != 2 {
+			t.Fatalf("%d backfills, want 2", n)
+		}
+		// Restart: a new store and engine on the same file.
+		loc := e.store.Location()
+		e.store.Close()
+		store, err := db.OpenLocation(loc, db.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return e.ws.Load(), e.ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r4, err := eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu"}}, "bot")
+		if err != nil || !r4.Replayed || *r4.Event.BackfillID != *r.Event.BackfillID {
+			t.Fatalf("after a restart: %+v %v", r4, err)
+		}
+	})
 }
 
 // TestPushEventBadInput: each bad event is refused, says what is wrong,
 // and records nothing: no event, no backfill.
 func TestPushEventBadInput(t *testing.T) {
 	t.Parallel()
-	e := newSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n")
-	ctx := context.Background()
-	cases := []struct {
-		name  string
-		ev    PushEvent
-		field string
-		msg   string
-	}{
-		{"no message id", PushEvent{Partitions: []string{"eu"}}, "message_id", "message_id is required"},
-		{"long message id", PushEvent{MessageID: strings.Repeat("x", 201), Partitions: []string{"eu"}}, "message_id", "at most 200"},
-		{"control character", PushEvent{MessageID: "a\nb", Partitions: []string{"eu"}}, "message_id", "printable"},
-		{"no partitions", PushEvent{MessageID: "m"}, "partitions", "say which partitions"},
-		{"both", PushEvent{MessageID: "m", Partitions: []string{"eu"}, Start: "eu"}, "partitions", "not both"},
-		{"unknown partition", PushEvent{MessageID: "m", Partitions: []string{"mars"}}, "selector.keys[0]", "mars"},
-		{"foreign asset", PushEvent{MessageID: "m", Assets: []string{"raw.events"}, Partitions: []string{"eu"}}, "assets[0]", "not one of sensor arrivals's assets"},
-	}
-	for _, tc := range cases {
-		_, err := e.eng.Push(ctx, "arrivals", tc.ev, "bot")
-		ie := wantInputErr(t, err, "", false)
-		if ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
-			t.Errorf("%s: field %q msg %q; want %q and %q", tc.name, ie.Field, ie.Msg, tc.field, tc.msg)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n")
+		ctx := context.Background()
+		cases := []struct {
+			name  string
+			ev    PushEvent
+			field string
+			msg   string
+		}{
+			{"no message id", PushEvent{Partitions: []string{"eu"}}, "message_id", "message_id is required"},
+			{"long message id", PushEvent{MessageID: strings.Repeat("x", 201), Partitions: []string{"eu"}}, "message_id", "at most 200"},
+			{"control character", PushEvent{MessageID: "a\nb", Partitions: []string{"eu"}}, "message_id", "printable"},
+			{"no partitions", PushEvent{MessageID: "m"}, "partitions", "say which partitions"},
+			{"both", PushEvent{MessageID: "m", Partitions: []string{"eu"}, Start: "eu"}, "partitions", "not both"},
+			{"unknown partition", PushEvent{MessageID: "m", Partitions: []string{"mars"}}, "selector.keys[0]", "mars"},
+			{"foreign asset", PushEvent{MessageID: "m", Assets: []string{"raw.events"}, Partitions: []string{"eu"}}, "assets[0]", "not one of sensor arrivals's assets"},
 		}
-	}
-	_, err := e.eng.Push(ctx, "nope", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
-	if ie := wantInputErr(t, err, CodeUnknownSensor, false); !ie.NotFound || ie.Params["known"] != "arrivals" {
-		t.Fatalf("unknown sensor: %+v", ie)
-	}
-	// Nor a state: the sensor's state is created with its first event
-	// recorded (or a pause), and a resume of a running sensor is refused.
-	_, err = e.sensors.SetPaused(ctx, "arrivals", false, "alice")
-	wantInputErr(t, err, CodeSensorState, true)
-	if n := e.count(`SELECT COUNT(*) FROM sensor_state`); n != 0 {
-		t.Fatalf("refused events and a refused resume created %d sensor states", n)
-	}
-	if _, err := e.sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
-	wantInputErr(t, err, CodeSensorPaused, true)
-	if n := e.count(`SELECT COUNT(*) FROM sensor_events`) + e.count(`SELECT COUNT(*) FROM backfills`); n != 0 {
-		t.Fatalf("bad input wrote %d rows", n)
-	}
+		for _, tc := range cases {
+			_, err := e.eng.Push(ctx, "arrivals", tc.ev, "bot")
+			ie := wantInputErr(t, err, "", false)
+			if ie.Field != tc.field || !strings.Contains(ie.Msg, tc.msg) {
+				t.Errorf("%s: field %q msg %q; want %q and %q", tc.name, ie.Field, ie.Msg, tc.field, tc.msg)
+			}
+		}
+		_, err := e.eng.Push(ctx, "nope", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
+		if ie := wantInputErr(t, err, CodeUnknownSensor, false); !ie.NotFound || ie.Params["known"] != "arrivals" {
+			t.Fatalf("unknown sensor: %+v", ie)
+		}
+		// Nor a state: the sensor's state is created with its first event
+		// recorded (or a pause), and a resume of a running sensor is refused.
+		_, err = e.sensors.SetPaused(ctx, "arrivals", false, "alice")
+		wantInputErr(t, err, CodeSensorState, true)
+		if n := e.count(`SELECT COUNT(*) FROM sensor_state`); n != 0 {
+			t.Fatalf("refused events and a refused resume created %d sensor states", n)
+		}
+		if _, err := e.sensors.SetPaused(ctx, "arrivals", true, "alice"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m", Partitions: []string{"eu"}}, "bot")
+		wantInputErr(t, err, CodeSensorPaused, true)
+		if n := e.count(`SELECT COUNT(*) FROM sensor_events`) + e.count(`SELECT COUNT(*) FROM backfills`); n != 0 {
+			t.Fatalf("bad input wrote %d rows", n)
+		}
+	})
 }
 
 // counterEvaluator answers the cursor plus one and a request of eu with
@@ -184,32 +195,34 @@ func pollSensor(name, script string, extra string) string {
 // the backfills it launched; a run key launches at most once, ever.
 func TestPollSensorCursorAndRunKeys(t *testing.T) {
 	t.Parallel()
-	e := newSensorEnv(t, pollSensor("counter", counterEvaluator(""), "")+pollSensor("same", counterEvaluator("always"), ""))
-	ctx := context.Background()
-	for i := 1; i <= 2; i++ {
-		ev, err := e.sensors.Evaluate(ctx, "counter", false, "alice")
-		if err != nil || ev.Record.Error != nil || len(ev.Outcomes) != 1 || ev.Outcomes[0].Backfill == "" {
-			t.Fatalf("evaluation %d: %+v %v", i, ev, err)
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		e := newSensorEnvOn(t, dialect, pollSensor("counter", counterEvaluator(""), "")+pollSensor("same", counterEvaluator("always"), ""))
+		ctx := context.Background()
+		for i := 1; i <= 2; i++ {
+			ev, err := e.sensors.Evaluate(ctx, "counter", false, "alice")
+			if err != nil || ev.Record.Error != nil || len(ev.Outcomes) != 1 || ev.Outcomes[0].Backfill == "" {
+				t.Fatalf("evaluation %d: %+v %v", i, ev, err)
+			}
 		}
-	}
-	st, _ := e.store.SensorStateOf(ctx, "counter")
-	if st.Cursor == nil || *st.Cursor != "2" || st.Launches != 2 || st.Status != db.SensorOK {
-		t.Fatalf("state %+v", st)
-	}
-	for i := 1; i <= 2; i++ {
-		if _, err := e.sensors.Evaluate(ctx, "same", false, "alice"); err != nil {
-			t.Fatal(err)
+		st, _ := e.store.SensorStateOf(ctx, "counter")
+		if st.Cursor == nil || *st.Cursor != "2" || st.Launches != 2 || st.Status != db.SensorOK {
+			t.Fatalf("state %+v", st)
 		}
-	}
-	st, _ = e.store.SensorStateOf(ctx, "same")
-	keys, _ := e.store.SensorRunKeys(ctx, "same", "", "", 10)
-	if st.Launches != 1 || *st.Cursor != "2" || len(keys) != 1 || keys[0].RunKey != "always" {
-		t.Fatalf("run key 'always' twice: state %+v keys %+v", st, keys)
-	}
-	evs, _ := e.store.SensorEvaluations(ctx, "same", 0, 10)
-	if len(evs) != 2 || !strings.Contains(evs[0].Requests, "launched already") {
-		t.Fatalf("evaluations %+v", evs)
-	}
+		for i := 1; i <= 2; i++ {
+			if _, err := e.sensors.Evaluate(ctx, "same", false, "alice"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, _ = e.store.SensorStateOf(ctx, "same")
+		keys, _ := e.store.SensorRunKeys(ctx, "same", "", "", 10)
+		if st.Launches != 1 || *st.Cursor != "2" || len(keys) != 1 || keys[0].RunKey != "always" {
+			t.Fatalf("run key 'always' twice: state %+v keys %+v", st, keys)
+		}
+		evs, _ := e.store.SensorEvaluations(ctx, "same", 0, 10)
+		if len(evs) != 2 || !strings.Contains(evs[0].Requests, "launched already") {
+			t.Fatalf("evaluations %+v", evs)
+		}
+	})
 }
 
 // TestPollSensorFailuresKeepTheCursor: an evaluator that fails, times out,
@@ -262,49 +275,51 @@ func ptr(s string) *string { return &s }
 // bypassed), exactly one launches and moves the cursor.
 func TestPollSensorDryRunAndCAS(t *testing.T) {
 	t.Parallel()
-	e := newSensorEnv(t, pollSensor("counter", `'sleep 0.3; `+strings.TrimPrefix(counterEvaluator(""), "'"), ""))
-	ctx := context.Background()
-	ev, err := e.sensors.Evaluate(ctx, "counter", true, "alice")
-	if err != nil || ev.Record.Kind != db.EvalDryRun || len(ev.Outcomes) != 1 || ev.Outcomes[0].Preview == nil || ev.Outcomes[0].Backfill != "" {
-		t.Fatalf("dry run: %+v %v", ev, err)
-	}
-	st, _ := e.store.SensorStateOf(ctx, "counter")
-	if st.Cursor != nil || e.count(`SELECT COUNT(*) FROM backfills`) != 0 {
-		t.Fatalf("a dry run moved the cursor (%v) or launched", st.Cursor)
-	}
-	// The guard refuses a second evaluation while one runs.
-	sn := e.ws.Load().Sensor("counter")
-	var wg sync.WaitGroup
-	results := make([]Evaluation, 2)
-	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], _ = e.sensors.evaluate(ctx, sn, false, "t")
-		}()
-	}
-	wg.Wait()
-	st, _ = e.store.SensorStateOf(ctx, "counter")
-	if st.Cursor == nil || *st.Cursor != "1" || e.count(`SELECT COUNT(*) FROM backfills`) != 1 {
-		t.Fatalf("two evaluations at once: cursor %v, %d backfills; want 1 and 1", st.Cursor, e.count(`SELECT COUNT(*) FROM backfills`))
-	}
-	lost := 0
-	for _, r := range results {
-		if r.Record.Error != nil && strings.Contains(*r.Record.Error, "cursor moved") {
-			lost++
+	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		e := newSensorEnvOn(t, dialect, pollSensor("counter", `'sleep 0.3; `+strings.TrimPrefix(counterEvaluator(""), "'"), ""))
+		ctx := context.Background()
+		ev, err := e.sensors.Evaluate(ctx, "counter", true, "alice")
+		if err != nil || ev.Record.Kind != db.EvalDryRun || len(ev.Outcomes) != 1 || ev.Outcomes[0].Preview == nil || ev.Outcomes[0].Backfill != "" {
+			t.Fatalf("dry run: %+v %v", ev, err)
 		}
-	}
-	if lost != 1 {
-		t.Fatalf("want one evaluation to lose the compare-and-set, got %d: %+v", lost, results)
-	}
-	// Reset is recorded with who did it.
-	if _, err := e.sensors.ResetCursor(ctx, "counter", nil, "admin"); err != nil {
-		t.Fatal(err)
-	}
-	evs, _ := e.store.SensorEvaluations(ctx, "counter", 0, 1)
-	if len(evs) != 1 || evs[0].Kind != db.EvalReset || evs[0].Actor != "admin" || evs[0].CursorBefore == nil || *evs[0].CursorBefore != "1" {
-		t.Fatalf("reset record %+v", evs)
-	}
-	_, err = e.sensors.Evaluate(ctx, "nope", false, "a")
-	wantInputErr(t, err, CodeUnknownSensor, false)
+		st, _ := e.store.SensorStateOf(ctx, "counter")
+		if st.Cursor != nil || e.count(`SELECT COUNT(*) FROM backfills`) != 0 {
+			t.Fatalf("a dry run moved the cursor (%v) or launched", st.Cursor)
+		}
+		// The guard refuses a second evaluation while one runs.
+		sn := e.ws.Load().Sensor("counter")
+		var wg sync.WaitGroup
+		results := make([]Evaluation, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], _ = e.sensors.evaluate(ctx, sn, false, "t")
+			}()
+		}
+		wg.Wait()
+		st, _ = e.store.SensorStateOf(ctx, "counter")
+		if st.Cursor == nil || *st.Cursor != "1" || e.count(`SELECT COUNT(*) FROM backfills`) != 1 {
+			t.Fatalf("two evaluations at once: cursor %v, %d backfills; want 1 and 1", st.Cursor, e.count(`SELECT COUNT(*) FROM backfills`))
+		}
+		lost := 0
+		for _, r := range results {
+			if r.Record.Error != nil && strings.Contains(*r.Record.Error, "cursor moved") {
+				lost++
+			}
+		}
+		if lost != 1 {
+			t.Fatalf("want one evaluation to lose the compare-and-set, got %d: %+v", lost, results)
+		}
+		// Reset is recorded with who did it.
+		if _, err := e.sensors.ResetCursor(ctx, "counter", nil, "admin"); err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := e.store.SensorEvaluations(ctx, "counter", 0, 1)
+		if len(evs) != 1 || evs[0].Kind != db.EvalReset || evs[0].Actor != "admin" || evs[0].CursorBefore == nil || *evs[0].CursorBefore != "1" {
+			t.Fatalf("reset record %+v", evs)
+		}
+		_, err = e.sensors.Evaluate(ctx, "nope", false, "a")
+		wantInputErr(t, err, CodeUnknownSensor, false)
+	})
 }

@@ -1,6 +1,7 @@
-// Package teststore opens a real SQLite store for a test, in the test's
-// temporary directory. It imports only catalog and db, so the tests inside
-// db, jobs and demo (which testkit imports) use it too.
+// Package teststore opens a real store for a test: a SQLite file in the
+// test's temporary directory, or a fresh database of a throwaway
+// PostgreSQL cluster (pgtest). It imports only catalog, db and pgtest, so
+// the tests inside db, jobs and demo (which testkit imports) use it too.
 package teststore
 
 import (
@@ -12,12 +13,25 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
 
 // Open opens a fresh store file in t.TempDir(), closed when the test ends.
-func Open(t testing.TB) *db.Store {
+func Open(t testing.TB) *db.Store { return OpenOn(t, db.SQLite) }
+
+// Dialects are the store's backends, in the order tests run them.
+var Dialects = []db.Dialect{db.SQLite, db.Postgres}
+
+// OpenOn opens a fresh store of dialect d, closed when the test ends: a
+// file in t.TempDir(), or a fresh database of the package's throwaway
+// PostgreSQL cluster (pgtest; its TestMain is pgtest.Main's).
+func OpenOn(t testing.TB, d db.Dialect) *db.Store {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	loc := filepath.Join(t.TempDir(), "t.db")
+	if d == db.Postgres {
+		loc = pgtest.URL(t)
+	}
+	store, err := db.Open(loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,12 +39,39 @@ func Open(t testing.TB) *db.Store {
 	return store
 }
 
+// Each runs f on each backend, as subtests named "sqlite" and "postgres",
+// each with a fresh store (OpenOn). The subtests run one after the other
+// (the test itself may be parallel): what the test set up before, and
+// defers, serves both.
+func Each(t *testing.T, f func(t *testing.T, store *db.Store)) {
+	t.Helper()
+	for _, d := range Dialects {
+		t.Run(d.String(), func(t *testing.T) { f(t, OpenOn(t, d)) })
+	}
+}
+
+// EachDialect runs f on each backend, as subtests named "sqlite" and
+// "postgres" run one after the other, for tests that open their stores
+// themselves (OpenOn, WithWorkspaceOn).
+func EachDialect(t *testing.T, f func(t *testing.T, d db.Dialect)) {
+	t.Helper()
+	for _, d := range Dialects {
+		t.Run(d.String(), func(t *testing.T) { f(t, d) })
+	}
+}
+
 // WithWorkspace opens a fresh store (see Open) holding the workspace yaml,
 // synced at now, and returns it with the parsed workspace and the assets'
 // ids.
 func WithWorkspace(t testing.TB, yaml string, now time.Time) (*db.Store, *catalog.Workspace, map[string]int64) {
 	t.Helper()
-	store := Open(t)
+	return WithWorkspaceOn(t, db.SQLite, yaml, now)
+}
+
+// WithWorkspaceOn is WithWorkspace on a store of dialect d.
+func WithWorkspaceOn(t testing.TB, d db.Dialect, yaml string, now time.Time) (*db.Store, *catalog.Workspace, map[string]int64) {
+	t.Helper()
+	store := OpenOn(t, d)
 	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/db"
+)
+
+// dbFlagUsage is the help of every --db flag.
+const dbFlagUsage = "SQLite database file, or a PostgreSQL URL postgres://user:password@host:5432/dbname (env TESSERA_DB)"
+
+// dbLocation reads a --db value (db.ParseLocation), wording a refusal as a
+// usage error (exit 2) that says which forms are accepted.
+func dbLocation(value string) (db.Location, error) {
+	loc, err := db.ParseLocation(value)
+	var le *db.LocationError
+	if !errors.As(err, &le) {
+		return loc, err
+	}
+	switch le.Problem {
+	case db.LocationEmpty:
+		return loc, usageErr("--db is empty: give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres://user@host:5432/dbname)")
+	case db.LocationUnsupportedScheme:
+		return loc, usageErr("--db: Tessera does not speak %q databases; give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres:// or postgresql://, for example postgres://user@host:5432/dbname)", le.Scheme+"://")
+	default:
+		return loc, usageErr("--db: malformed PostgreSQL connection string: %s; the form is postgres://user:password@host:5432/dbname?sslmode=disable", le.Reason)
+	}
+}
+
+// openLocation opens the store at loc, wording a PostgreSQL server that
+// cannot be reached (exit 3).
+func openLocation(loc db.Location) (*db.Store, error) {
+	s, err := db.OpenLocation(loc, db.Options{})
+	if err == nil {
+		return s, nil
+	}
+	var ue *db.UnreachableError
+	if errors.As(err, &ue) {
+		return nil, &exitError{ExitServer, fmt.Errorf("cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database", loc.Redacted(), ue.Err)}
+	}
+	return nil, &exitError{ExitServer, err}
+}
+
+// dbFlag adds --db (env TESSERA_DB) to an administrative command.
+func dbFlag(cmd *cobra.Command, path *string) {
+	cmd.PersistentFlags().StringVar(path, "db", envOr("TESSERA_DB", "data/tessera.db"), dbFlagUsage)
+}

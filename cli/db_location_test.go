@@ -1,0 +1,214 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tessera-dev/tessera/testkit/pgtest"
+)
+
+// inEmptyDir runs the test in an empty working directory and returns it:
+// a refused --db must leave it empty (no SQLite file or folder created).
+func inEmptyDir(t *testing.T) string {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	return dir
+}
+
+// assertEmpty fails when dir holds anything.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("a refused --db left %s in the working directory", e.Name())
+	}
+}
+
+// dbCommands are the commands that open the store, with --db to append.
+var dbCommands = [][]string{
+	{"serve", "--addr", "127.0.0.1:0"},
+	{"migrate"},
+	{"user", "list"},
+	{"token", "list"},
+}
+
+func TestDBFlagRefusesURLsOfOtherSchemes(t *testing.T) {
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "")
+	for _, value := range []string{"mysql://u:pw@db.example:3306/tessera", "file:///var/lib/tessera.db", "sqlite://t.db"} {
+		scheme := value[:strings.Index(value, "://")+3]
+		for _, cmd := range dbCommands {
+			code, _, errOut := run(t, append(cmd, "--db", value)...)
+			if code != 2 {
+				t.Errorf("%v --db %s: exit %d, want 2 (%q)", cmd, value, code, errOut)
+			}
+			for _, want := range []string{`"` + scheme + `"`, "SQLite database file", "postgres://", "postgresql://"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("%v --db %s: error lacks %q: %q", cmd, value, want, errOut)
+				}
+			}
+		}
+	}
+	// The same value through TESSERA_DB.
+	t.Setenv("TESSERA_DB", "mysql://u@h/d")
+	if code, _, errOut := run(t, "migrate"); code != 2 || !strings.Contains(errOut, `"mysql://"`) {
+		t.Errorf("TESSERA_DB=mysql://…: exit %d %q", code, errOut)
+	}
+	assertEmpty(t, dir)
+}
+
+func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	cases := map[string]string{
+		"postgres://u:s3cret@db.example:notaport/tessera": "invalid port",
+		"postgresql://u:s3cret@[::1/tessera":              "failed to parse as URL",
+		"postgres://u:s3cret@h/d?sslmode=sometimes":       "sslmode is invalid",
+		"postgres:tessera":                                `expected "postgres://"`,
+		"POSTGRES://u:s3cret@h/d?connect_timeout=soon":    "invalid connect_timeout",
+	}
+	for value, reason := range cases {
+		for _, cmd := range dbCommands {
+			code, _, errOut := run(t, append(cmd, "--db", value)...)
+			if code != 2 {
+				t.Errorf("%v --db %s: exit %d, want 2 (%q)", cmd, value, code, errOut)
+			}
+			for _, want := range []string{"malformed PostgreSQL connection string", reason, "postgres://user:password@host:5432/dbname"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("%v --db %s: error lacks %q: %q", cmd, value, want, errOut)
+				}
+			}
+			if strings.Contains(errOut, "s3cret") {
+				t.Errorf("%v --db %s: the error shows the password: %q", cmd, value, errOut)
+			}
+		}
+	}
+	for _, cmd := range dbCommands {
+		if code, _, errOut := run(t, append(cmd, "--db", " ")...); code != 2 || !strings.Contains(errOut, "--db is empty") {
+			t.Errorf("%v --db ' ': exit %d %q", cmd, code, errOut)
+		}
+	}
+	assertEmpty(t, dir)
+}
+
+// TestPostgresUnreachableAtStart: a well-formed URL of a server that does
+// not answer is exit 3 with a message naming the server (not the
+// password), and creates no SQLite file or folder named postgres: (what
+// --db postgres://… did before).
+func TestPostgresUnreachableAtStart(t *testing.T) {
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	url := "postgres://tessera:s3cret@127.0.0.1:1/tessera?sslmode=disable"
+	for _, cmd := range dbCommands {
+		code, _, errOut := run(t, append(cmd, "--db", url)...)
+		if code != 3 {
+			t.Errorf("%v: exit %d, want 3 (%q)", cmd, code, errOut)
+		}
+		for _, want := range []string{"cannot reach PostgreSQL at postgres://tessera:xxxxx@127.0.0.1:1/tessera", "check that the server runs"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: error lacks %q: %q", cmd, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "s3cret") {
+			t.Errorf("%v: the error shows the password: %q", cmd, errOut)
+		}
+	}
+	assertEmpty(t, dir)
+}
+
+// TestServeOnPostgresNeedsSessionKeys: with PostgreSQL there is no file
+// beside the database for a generated session key; serve asks for shared
+// keys before it opens anything.
+func TestServeOnPostgresNeedsSessionKeys(t *testing.T) {
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "")
+	code, _, errOut := run(t, "serve", "--addr", "127.0.0.1:0", "--db", "postgres://u@127.0.0.1:1/d")
+	if code != 2 || !strings.Contains(errOut, "TESSERA_SESSION_KEYS") {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	assertEmpty(t, dir)
+}
+
+// TestMigrateOnPostgres: tessera migrate brings a fresh PostgreSQL
+// database to the SQLite schema's version, and again changes nothing.
+func TestMigrateOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	want := "schema version 31"
+	for range 2 {
+		code, out, errOut := run(t, "migrate", "--db", url)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("migrate: exit %d %q %q", code, out, errOut)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "m.db")
+	if code, out, _ := run(t, "migrate", "--db", p); code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("SQLite migrate: exit %d %q (the two dialects' versions differ)", code, out)
+	}
+}
+
+// TestServeOnPostgresPagesAnswer: the real binary on a fresh PostgreSQL
+// database, with the embedded demo workspace and its seeded history,
+// answers its pages and API reads, and the log holds no error. (Seeding
+// the demo history on PostgreSQL, a statement per row, takes about a
+// minute.)
+func TestServeOnPostgresPagesAnswer(t *testing.T) {
+	t.Parallel()
+	url, logPath := serveBinary(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-pages"},
+		"--db", pgtest.URL(t), "--seed-demo", "always", "--anonymous-viewer")
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	paths := []string{"/", "/backfills", "/sensors", "/readyz", "/metrics", "/api/v1/assets", "/api/v1/backfills", "/api/v1/schedules", "/api/v1/sensors"}
+	code, body := get("/api/v1/assets")
+	var assets struct {
+		Assets []struct{ Key string } `json:"assets"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &assets) != nil || len(assets.Assets) == 0 {
+		t.Fatalf("assets: %d %.300s", code, body)
+	}
+	for _, a := range assets.Assets {
+		paths = append(paths, "/assets/"+a.Key, "/api/v1/assets/"+a.Key+"/partitions", "/api/v1/assets/"+a.Key+"/staleness",
+			"/api/v1/assets/"+a.Key+"/gaps")
+	}
+	code, body = get("/api/v1/backfills")
+	var bfs struct {
+		Backfills []struct{ ID string } `json:"backfills"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &bfs) != nil {
+		t.Fatalf("backfills: %d %.300s", code, body)
+	}
+	for _, b := range bfs.Backfills {
+		paths = append(paths, "/backfills/"+b.ID, "/api/v1/backfills/"+b.ID)
+	}
+	for _, p := range paths {
+		if code, body := get(p); code != 200 {
+			t.Errorf("GET %s: %d %.300s", p, code, body)
+		}
+	}
+	log, _ := os.ReadFile(logPath)
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, "level=ERROR") {
+			t.Errorf("server log: %s", l)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Dialect is the SQL database a store speaks: SQLite (the embedded
+// default, one file) or PostgreSQL (several instances on one database).
+type Dialect int
+
+const (
+	// SQLite is a database file, opened through mattn/go-sqlite3.
+	SQLite Dialect = iota
+	// Postgres is a PostgreSQL database, opened through pgx v5's
+	// database/sql driver.
+	Postgres
+)
+
+func (d Dialect) String() string {
+	if d == Postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// Location is where a store lives, as given to --db (or TESSERA_DB): a
+// postgres:// or postgresql:// URL is a PostgreSQL database, anything that
+// is not a URL a SQLite file.
+type Location struct {
+	Dialect Dialect
+	// Path is the SQLite file (SQLite only).
+	Path string
+	// URL is the connection string as given (Postgres only): it may hold a
+	// password, so show Redacted instead.
+	URL string
+}
+
+// Redacted is the location to show a person or a log: the SQLite path, or
+// the PostgreSQL URL without its password.
+func (l Location) Redacted() string {
+	if l.Dialect != Postgres {
+		return l.Path
+	}
+	u, err := url.Parse(l.URL)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
+}
+
+// LocationProblem says what is wrong with a --db value.
+type LocationProblem int
+
+const (
+	// LocationEmpty: no value at all.
+	LocationEmpty LocationProblem = iota + 1
+	// LocationUnsupportedScheme: a URL of a scheme Tessera does not speak.
+	LocationUnsupportedScheme
+	// LocationMalformed: a postgres:// URL that does not parse.
+	LocationMalformed
+)
+
+// LocationError is a --db value ParseLocation refuses. It carries the
+// facts (the problem, the scheme, the parser's reason), not a sentence:
+// the command line words it.
+type LocationError struct {
+	Problem LocationProblem
+	// Scheme is the URL's scheme (LocationUnsupportedScheme).
+	Scheme string
+	// Reason is why the URL does not parse, password removed
+	// (LocationMalformed).
+	Reason string
+}
+
+func (e *LocationError) Error() string {
+	switch e.Problem {
+	case LocationEmpty:
+		return "database location is empty"
+	case LocationUnsupportedScheme:
+		return fmt.Sprintf("database URL scheme %q is not supported", e.Scheme)
+	default:
+		return "malformed PostgreSQL connection string: " + e.Reason
+	}
+}
+
+// urlScheme matches the scheme of a URL (RFC 3986: a letter, then
+// letters, digits, +, - and .) followed by "://".
+var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// ParseLocation reads a --db value. postgres:// and postgresql:// (any
+// case) select PostgreSQL and must parse as a connection string; another
+// scheme (mysql://…, file://…) is refused; "postgres:" or "postgresql:"
+// without the slashes is a malformed PostgreSQL URL rather than a file;
+// anything else is the path of a SQLite file.
+func ParseLocation(s string) (Location, error) {
+	if strings.TrimSpace(s) == "" {
+		return Location{}, &LocationError{Problem: LocationEmpty}
+	}
+	lower := strings.ToLower(s)
+	isPG := strings.HasPrefix(lower, "postgres:") || strings.HasPrefix(lower, "postgresql:")
+	if m := urlScheme.FindStringSubmatch(s); m != nil && !isPG {
+		return Location{}, &LocationError{Problem: LocationUnsupportedScheme, Scheme: m[1]}
+	}
+	if !isPG {
+		return Location{Dialect: SQLite, Path: s}, nil
+	}
+	m := urlScheme.FindStringSubmatch(s)
+	if m == nil {
+		return Location{}, &LocationError{Problem: LocationMalformed, Reason: `expected "postgres://" at the start`}
+	}
+	// pgx knows the scheme in lower case only (another string is read as
+	// "key=value" settings).
+	s = strings.ToLower(m[1]) + s[len(m[1]):]
+	if _, err := pgconn.ParseConfig(s); err != nil {
+		return Location{}, &LocationError{Problem: LocationMalformed, Reason: parseReason(err)}
+	}
+	return Location{Dialect: Postgres, URL: s}, nil
+}
+
+// parseReason is pgconn's reason for refusing a connection string, without
+// the string itself (it may hold a password).
+func parseReason(err error) string {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return redactURLError(err).Error()
+	}
+	// "cannot parse `<string>`: <reason> (<inner error>)": the reason, and
+	// the inner error without the URL it may quote.
+	full := pe.Error()
+	if i := strings.Index(full, "`: "); i >= 0 {
+		full = full[i+3:]
+	}
+	if inner := pe.Unwrap(); inner != nil {
+		full = strings.TrimSuffix(full, " ("+inner.Error()+")") + " (" + redactURLError(inner).Error() + ")"
+	}
+	return full
+}
+
+// redactURLError drops the URL from a *url.Error (url.Parse's errors quote
+// the whole string, password included).
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

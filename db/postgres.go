@@ -1,0 +1,386 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
+)
+
+// PostgreSQL connections. The store's SQL is written once, with SQLite's
+// ? placeholders and 0/1 integers for booleans; a PostgreSQL connection of
+// the store (pgConn) rebinds every statement's ? to $1, $2, … (outside
+// quotes and comments, pgRebind) and passes Go bools as 0/1, so the
+// statements that both dialects understand need no switch. Those that
+// differ ask the store's dialect (s.dialect, or dialectOf(tx)).
+
+// UnreachableError is a PostgreSQL server that did not answer when the
+// store opened: Err is pgx's reason (host, port, user, database; never the
+// password).
+type UnreachableError struct{ Err error }
+
+func (e *UnreachableError) Error() string { return "PostgreSQL unreachable: " + e.Err.Error() }
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// PingTimeout bounds how long opening a PostgreSQL store waits for the
+// server's first answer.
+const PingTimeout = 10 * time.Second
+
+// openPostgres opens the pool at url: readOnly makes every transaction of
+// its connections read-only (the reader pool, as SQLite's query_only),
+// counted counts their statements (CountReads).
+func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if readOnly {
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
+	// session's zone changes nothing, but keep it fixed all the same.
+	cfg.RuntimeParams["timezone"] = "UTC"
+	d := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg), counted})
+	return sqlx.NewDb(d, "pgx"), nil
+}
+
+// plainPostgres is a connection pool at url without the store's rebinding
+// (pgConn): goose's own statements, with $n placeholders and true
+// booleans, run through it.
+func plainPostgres(url string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// migratePostgres applies PostgreSQL's pending migrations at url.
+func migratePostgres(url string) error {
+	d, err := plainPostgres(url)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	d.SetMaxOpenConns(1)
+	return migrate(d, Postgres)
+}
+
+// pgConnector opens pgConns.
+type pgConnector struct {
+	driver.Connector
+	counted bool
+}
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgConn{conn.(*stdlib.Conn), c.counted}, nil
+}
+
+// pgConn is a pgx connection (every method of it, so that database/sql
+// sees the same interfaces) that rebinds ? placeholders and bool
+// arguments.
+type pgConn struct {
+	*stdlib.Conn
+	counted bool
+}
+
+func (c pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.counted {
+		countRead(ctx)
+	}
+	return c.Conn.QueryContext(ctx, pgRebind(q), pgArgs(args))
+}
+
+func (c pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	if c.counted {
+		countRead(ctx)
+	}
+	return c.Conn.ExecContext(ctx, pgRebind(q), pgArgs(args))
+}
+
+func (c pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	if c.counted {
+		countRead(ctx)
+	}
+	st, err := c.Conn.PrepareContext(ctx, pgRebind(q))
+	if err != nil {
+		return nil, err
+	}
+	return pgStmt{st.(*stdlib.Stmt)}, nil
+}
+
+func (c pgConn) Prepare(q string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+
+// pgStmt is a prepared statement of a pgConn: its arguments are rebound
+// as the connection's.
+type pgStmt struct{ *stdlib.Stmt }
+
+func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.Stmt.ExecContext(ctx, pgArgs(args))
+}
+
+func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.Stmt.QueryContext(ctx, pgArgs(args))
+}
+
+// pgArgs passes Go bools as the 0/1 integers the schema stores them as.
+func pgArgs(args []driver.NamedValue) []driver.NamedValue {
+	for i, a := range args {
+		if b, ok := a.Value.(bool); ok {
+			if b {
+				args[i].Value = int64(1)
+			} else {
+				args[i].Value = int64(0)
+			}
+		}
+	}
+	return args
+}
+
+// pgRebind turns the ? placeholders of q into $1, $2, … (and ?NNN into
+// $NNN), leaving alone
+// those inside string literals, quoted identifiers, dollar-quoted strings
+// and comments. A statement without ? is returned as it is.
+func pgRebind(q string) string {
+	if strings.IndexByte(q, '?') < 0 {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) {
+				if q[j] == c {
+					if j+1 < len(q) && q[j+1] == c { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			j = min(j+1, len(q))
+			b.WriteString(q[i:j])
+			i = j
+		case c == '-' && i+1 < len(q) && q[i+1] == '-':
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				j = len(q) - i
+			}
+			b.WriteString(q[i : i+j])
+			i += j
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			j := strings.Index(q[i+2:], "*/")
+			end := len(q)
+			if j >= 0 {
+				end = i + 2 + j + 2
+			}
+			b.WriteString(q[i:end])
+			i = end
+		case c == '$':
+			// $tag$ … $tag$ (a dollar-quoted string), or $n left as it is.
+			j := i + 1
+			for j < len(q) && (q[j] == '_' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= 'A' && q[j] <= 'Z' || q[j] >= '0' && q[j] <= '9') {
+				j++
+			}
+			if j < len(q) && q[j] == '$' && !(j > i+1 && q[i+1] >= '0' && q[i+1] <= '9') {
+				tag := q[i : j+1]
+				k := strings.Index(q[j+1:], tag)
+				end := len(q)
+				if k >= 0 {
+					end = j + 1 + k + len(tag)
+				}
+				b.WriteString(q[i:end])
+				i = end
+				continue
+			}
+			b.WriteString(q[i:j])
+			i = j
+		case c == '?':
+			// ?NNN (SQLite's numbered parameter) is $NNN; ? the next one.
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			b.WriteByte('$')
+			if j > i+1 {
+				b.WriteString(q[i+1 : j])
+			} else {
+				n++
+				b.WriteString(strconv.Itoa(n))
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// pgTypedRow is row (a VALUES row of ? placeholders) with each ? cast to
+// the PostgreSQL type of its argument in args: PostgreSQL types the
+// columns of a VALUES list from its first row, and a bare parameter there
+// is text.
+func pgTypedRow(row string, args []any) string {
+	var b strings.Builder
+	k := 0
+	for i := 0; i < len(row); i++ {
+		b.WriteByte(row[i])
+		if row[i] != '?' || k >= len(args) {
+			continue
+		}
+		switch args[k].(type) {
+		case int, int64, int32, int16, int8, uint32, uint16, uint8, bool:
+			b.WriteString("::BIGINT")
+		case float64, float32:
+			b.WriteString("::DOUBLE PRECISION")
+		case string, *string:
+			b.WriteString("::TEXT")
+		case []byte:
+			b.WriteString("::BYTEA")
+		}
+		k++
+	}
+	return b.String()
+}
+
+// pgAliasValues names the VALUES list that suffix closes (its first ")"):
+// PostgreSQL wants a subquery in FROM named. The columns keep their
+// names, column1, column2, …
+func pgAliasValues(suffix string) string {
+	i := strings.IndexByte(suffix, ')')
+	if i < 0 {
+		return suffix
+	}
+	return suffix[:i+1] + " AS v" + suffix[i+1:]
+}
+
+// pgCode is the SQLSTATE of a PostgreSQL error ("" for another error).
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// pingPostgres checks that the server answers, as an UnreachableError
+// when it does not.
+func pingPostgres(d *sqlx.DB) error {
+	ctx, cancel := context.WithTimeout(context.Background(), PingTimeout)
+	defer cancel()
+	if err := d.PingContext(ctx); err != nil {
+		return &UnreachableError{Err: err}
+	}
+	return nil
+}
+
+// Dialect is the store's SQL dialect.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// dialectOf is the dialect of the transaction tx (Store.Tx's).
+func dialectOf(tx *sqlx.Tx) Dialect {
+	if tx.DriverName() == "pgx" {
+		return Postgres
+	}
+	return SQLite
+}
+
+// insertID runs the INSERT q (of a table whose key is the integer id) in
+// tx and answers the new row's id: SQLite's last insert rowid, or the id
+// PostgreSQL returns (pgx's driver has no LastInsertId).
+func insertID(ctx context.Context, tx *sqlx.Tx, q string, args ...any) (int64, error) {
+	if dialectOf(tx) == Postgres {
+		var id int64
+		err := tx.GetContext(ctx, &id, q+` RETURNING id`, args...)
+		return id, err
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// greatest is the scalar maximum of dialect d: SQLite's MAX(a, b),
+// PostgreSQL's GREATEST(a, b) (which ignores NULLs where MAX answers
+// NULL: the store passes it none).
+func greatest(d Dialect) string {
+	if d == Postgres {
+		return "GREATEST"
+	}
+	return "MAX"
+}
+
+// indexedBy is SQLite's INDEXED BY index for a query of dialect d, where
+// the store tells SQLite's planner which index to take; PostgreSQL's
+// planner chooses by itself ("").
+func indexedBy(d Dialect, index string) string {
+	if d == Postgres {
+		return ""
+	}
+	return " INDEXED BY " + index
+}
+
+// rangesJoin is, for dialect d, the FROM clause that joins the index
+// ranges of a JSON parameter ([[lo, hi], …], r) with partition_status ps
+// through its covering staleness index, and the condition that keeps the
+// rows of each range.
+func rangesJoin(d Dialect) (from, within string) {
+	if d == Postgres {
+		return `jsonb_array_elements(CAST(? AS jsonb)) AS r(value) CROSS JOIN partition_status ps`,
+			`ps.idx BETWEEN CAST(r.value->>0 AS BIGINT) AND CAST(r.value->>1 AS BIGINT)`
+	}
+	return `json_each(?) r CROSS JOIN partition_status ps INDEXED BY partition_status_staleness`,
+		`ps.idx BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`
+}
+
+// randomGen is a random 64-bit integer of dialect d, per row: SQLite's
+// random(), and on PostgreSQL (whose random() is a float in [0, 1)) 53
+// random bits.
+func randomGen(d Dialect) string {
+	if d == Postgres {
+		return `CAST(floor(random() * 9007199254740992) AS BIGINT)`
+	}
+	return `random()`
+}
+
+// jsonTexts is, for dialect d, a table of the strings of a JSON array
+// parameter, its column named value.
+func jsonTexts(d Dialect) string {
+	if d == Postgres {
+		return `jsonb_array_elements_text(CAST(? AS jsonb))`
+	}
+	return `json_each(?)`
+}
+
+// tickKey is the column that picks schedule ticks by row: SQLite's rowid
+// (the ticks' table has one), PostgreSQL's id (their key).
+func tickKey(d Dialect) string {
+	if d == Postgres {
+		return "id"
+	}
+	return "rowid"
+}

@@ -1,0 +1,61 @@
+package db_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
+)
+
+// TestStoreOpensOnBothBackends: a fresh store of each dialect is migrated
+// to the same schema version, answers Ping, and says its dialect.
+func TestStoreOpensOnBothBackends(t *testing.T) {
+	t.Parallel()
+	versions := map[db.Dialect]int64{}
+	for _, d := range teststore.Dialects {
+		store := teststore.OpenOn(t, d)
+		if store.Dialect() != d {
+			t.Fatalf("opened %v, store says %v", d, store.Dialect())
+		}
+		if err := store.Ping(context.Background()); err != nil {
+			t.Fatalf("%v: ping: %v", d, err)
+		}
+		v, err := store.MigrationVersion()
+		if err != nil {
+			t.Fatalf("%v: version: %v", d, err)
+		}
+		versions[d] = v
+	}
+	if versions[db.SQLite] != versions[db.Postgres] || versions[db.SQLite] < 25 {
+		t.Fatalf("schema versions differ or are old: %v", versions)
+	}
+}
+
+// TestInstanceIDFunctionMatchesGo: tessera_instance_id, the SQL function
+// behind the view of ranged instances (a Go function on SQLite, PL/pgSQL
+// on PostgreSQL), derives the ids AttemptInstanceIDs derives.
+func TestInstanceIDFunctionMatchesGo(t *testing.T) {
+	t.Parallel()
+	teststore.Each(t, func(t *testing.T, store *db.Store) {
+		for _, c := range []struct {
+			run       string
+			attempt   int64
+			asset     string
+			partition string
+		}{
+			{"run_abc", 1, "raw.events", "2025-03-01-00:00"},
+			{"run_abc", 3, "raw.events", "2025-03-01-01:00"},
+			{"r_01JX", 12, "ünïcode.asset", "clé|日本"},
+			{"", 0, "", ""},
+		} {
+			var got string
+			if err := store.RawReader().Get(&got, `SELECT tessera_instance_id(?, ?, ?, ?)`, c.run, c.attempt, c.asset, c.partition); err != nil {
+				t.Fatal(err)
+			}
+			if want := db.AttemptInstanceIDs(c.run, c.attempt, c.asset)(c.partition); got != want {
+				t.Errorf("tessera_instance_id(%q, %d, %q, %q) = %s, want %s", c.run, c.attempt, c.asset, c.partition, got, want)
+			}
+		}
+	})
+}
