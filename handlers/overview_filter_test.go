@@ -254,7 +254,10 @@ func TestOverviewListPages(t *testing.T) {
 		{"group=g1&page=2", "page 2 is past the last page of this list (1)"},
 	} {
 		status, doc := get(t, env, "/?"+c.query)
-		if msg := doc.Find(`[data-testid="error-message"]`).Text(); status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
+		// A page that is no number is shown beside the filter; one past the
+		// end on the error page.
+		msg := doc.Find(`[data-testid="error-message"]`).Text() + doc.Find(`[data-testid="asset-filter-error"]`).Text()
+		if status != http.StatusBadRequest || !strings.Contains(msg, c.want) {
 			t.Errorf("%s: %d %q, want 400 saying %q", c.query, status, msg, c.want)
 		}
 	}
