@@ -361,7 +361,7 @@ func RunsListPage(p Page, m RunsPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<p class=\"muted\">Chunk runs of every backfill, launched by hand or by a schedule or sensor, newest first. Times are UTC.</p><div class=\"scroll\"><table class=\"runs\" data-testid=\"runs-table\"><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">State</th><th scope=\"col\">Asset</th><th scope=\"col\">Partitions</th><th scope=\"col\">Backfill</th><th scope=\"col\">Queued</th><th scope=\"col\">Started</th><th scope=\"col\">Duration</th><th scope=\"col\">Attempts</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<p class=\"muted\">Chunk runs of every backfill, launched by hand or by a schedule or sensor, newest first. Times are in your time zone (each says it); Queued from and to are read as UTC.</p><div class=\"scroll\"><table class=\"runs\" data-testid=\"runs-table\"><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">State</th><th scope=\"col\">Asset</th><th scope=\"col\">Partitions</th><th scope=\"col\">Backfill</th><th scope=\"col\">Queued</th><th scope=\"col\">Started</th><th scope=\"col\">Duration</th><th scope=\"col\">Attempts</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
