@@ -17,16 +17,19 @@ const maxDimensionChoices = 500
 // maxDimensionChoices.
 func (h *Handler) dimensionChoices(ctx context.Context, assets []*catalog.Asset) (choices []string, complete bool, err error) {
 	seen := map[string]bool{}
+	var dyn catalog.DynamicKeys // read once, for the first asset that needs them
+	now := h.Now()
 	for _, a := range assets {
 		ms, ok := a.Scheme.(catalog.MultiScheme)
 		if !ok {
 			continue
 		}
-		ac, err := h.asset(ctx, a.Key) // its space, dynamic keys included
-		if err != nil {
-			return nil, false, err
+		if dyn == nil && hasDynamic(a.Scheme) {
+			if dyn, err = h.Store.LoadDynamicKeys(ctx); err != nil {
+				return nil, false, err
+			}
 		}
-		ds, ok := ac.Space.(interface{ DimSpaces() []catalog.Space })
+		ds, ok := a.Scheme.Space(now, dyn).(interface{ DimSpaces() []catalog.Space })
 		if !ok {
 			continue
 		}
