@@ -846,7 +846,7 @@ func PreviewPanel(pv PreviewView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, " <h3>Current status</h3>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, " <h3>Current status <small class=\"muted\" data-testid=\"preview-status-how\">by each partition's last attempt (a partition whose data is kept reads failed here when its last attempt failed; the asset pages count it fresh or stale)</small></h3>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
