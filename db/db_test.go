@@ -213,6 +213,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 }
 
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		f := newFixtureOn(t, d)
 		ctx := context.Background()

@@ -137,6 +137,7 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 // rows, and every reader of instances answers exactly what it answers when
 // all of them are rows.
 func TestInstanceRangesReadAsRows(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		ctx := context.Background()
@@ -198,6 +199,7 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 // running meanwhile (which knows its partitions by their former indexes)
 // records its instances as rows.
 func TestReindexKeepsRangedInstances(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 // blocks (which it skips), blocks with holes, a hole right after a full
 // block, and a space whose end cuts a block.
 func TestMissingAfterSkipsFullBlocks(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		f := newFixtureOn(t, d)

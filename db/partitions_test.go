@@ -18,6 +18,7 @@ import (
 // boundaries, with a partial block at either edge or both, and past the
 // stored rows.
 func TestStatusCountsInRangeMatchesRows(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		f := newFixtureOn(t, d)

@@ -111,6 +111,7 @@ func (c *coldStore) compare(step string, warm *db.Store) {
 // watermarks, upstream rebuilds, dynamic partitions added, and a workspace
 // reload that moves every partition index and changes a dependency.
 func TestColdStalenessEqualsWarm(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		ctx := context.Background()
@@ -283,6 +284,7 @@ func TestMigrationStoresStalenessBlocks(t *testing.T) {
 // gens and the rollup's count say so), and reloaded if one was, even when
 // the write's own event is read in the same sync.
 func TestUnknownEventRevalidatesByGens(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		f := newFixtureOn(t, d)

@@ -50,6 +50,7 @@ func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *
 // (ties included) and freshness by lag and by deadline; also when the
 // dependency of mapping all is read from the memoized upstream facts.
 func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	ctx := context.Background()
 	now := time.Date(2025, 1, 12, 6, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {

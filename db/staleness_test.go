@@ -245,6 +245,7 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 // facts equal a full reload: new rows, changed rows, failures, taints and
 // scattered single keys included.
 func TestStaleFactsPatchBackfillBatch(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	ctx := context.Background()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	// SQLite only for now: on PostgreSQL its 90,000 reports, written a
@@ -338,6 +339,7 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 // patchLimit, but few ranges, so the facts are patched, not reloaded, and
 // equal a full reload.
 func TestStaleFactsPatchManyConsecutive(t *testing.T) {
+	teststore.SkipInRacePass(t)
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -40,6 +40,7 @@ func bigHourly(n int) string {
 }
 
 func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	status, doc := get(t, env, "/")
@@ -76,6 +77,7 @@ func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
 // is mostly stale (its code version changed), and before, its grid was all
 // green under a header saying 81% stale.
 func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/ml.features")
@@ -96,6 +98,7 @@ func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
 }
 
 func TestAssetPageCalendarMatrixAndList(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	cases := []struct {
@@ -191,6 +194,7 @@ func TestAssetPageMillionPartitionsIsBucketed(t *testing.T) {
 }
 
 func TestAssetPageZoomAndFilter(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/raw.events?from=2025-03-01-00:00&to=2025-03-02-23:00&status=failed")

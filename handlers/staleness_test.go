@@ -380,6 +380,7 @@ func TestFreshnessDeadlineThroughTheAPI(t *testing.T) {
 // Every asset of the default workspace renders its staleness view, with and
 // without history (empty dynamic sets, multi-dimensional, static).
 func TestStalenessViewOfEveryDefaultAsset(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	for _, seed := range []bool{false, true} {
 		env := testkit.New(t, testkit.Options{Seed: seed})

@@ -18,6 +18,7 @@ import (
 // is defined by a stylesheet that page loads: the overview's stale segment
 // was solid black because .z-stale lived only in staleness.css.
 func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	css := map[string]string{}
@@ -58,6 +59,7 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 // Viewers cannot launch backfills, so the asset page offers them no
 // "Backfill…" selection and no "Backfill stale" shortcuts; operators get both.
 func TestAssetPageBackfillControlsNeedOperator(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	for _, c := range []struct {
@@ -94,6 +96,7 @@ func TestSignInPageHasNoNav(t *testing.T) {
 
 // A range of one partition names its key once.
 func TestOnePartitionNamedOnce(t *testing.T) {
+	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{Seed: true})
 	_, doc := get(t, env, "/assets/raw.events/partitions/2025-01-01-00:00")

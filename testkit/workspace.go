@@ -87,13 +87,9 @@ echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\"], \"run_k
 `)
 }
 
-// SkipInRacePass skips a test that only parses or renders large inputs on
-// one goroutine when it runs in `make test`'s race pass (go test -race
-// -short): the race detector makes it ten times slower and finds nothing
-// there; the plain pass (test-all) runs it.
+// SkipInRacePass is teststore.SkipInRacePass, for the packages that use
+// testkit.
 func SkipInRacePass(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("CPU-bound on one goroutine: run by the plain pass, not the race pass (-short)")
-	}
+	teststore.SkipInRacePass(t)
 }

@@ -116,3 +116,14 @@ func Asset(name, partitions string, fields ...string) string {
 	}
 	return b.String()
 }
+
+// SkipInRacePass skips a test that only writes, parses or renders large
+// inputs on one goroutine when it runs in `make test`'s race pass (go test
+// -race -short): the race detector makes it ten times slower and finds
+// nothing there; the plain pass (test-all) runs it, on both dialects.
+func SkipInRacePass(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("CPU-bound on one goroutine: run by the plain pass, not the race pass (-short)")
+	}
+}
