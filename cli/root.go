@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -95,39 +94,43 @@ func explainArgErrors(cmd *cobra.Command) {
 	}
 }
 
-// flagValueErrRe matches pflag's "invalid argument" errors.
-var flagValueErrRe = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
-
-// explainFlagError rewrites pflag's errors in the user's terms and says
-// where to read the command's flags: `invalid argument "x" for
-// "--chunk-size" flag: strconv.ParseInt: parsing "x": invalid syntax`
-// becomes `--chunk-size "x" is not a whole number`, and an unknown flag
-// names the nearest known one.
+// explainFlagError words pflag's errors in the user's terms, from pflag's
+// typed errors (the flag, the value, the parse error), and says where to
+// read the command's flags: `--chunk-size x` reads `--chunk-size "x" is
+// not a whole number`, and an unknown flag names the nearest known one.
 func explainFlagError(c *cobra.Command, err error) error {
 	msg := err.Error()
-	if m := flagValueErrRe.FindStringSubmatch(msg); m != nil {
-		value, flag, why := m[1], m[2], m[3]
-		switch {
-		case strings.Contains(why, "value out of range"):
-			why = "is out of range"
-		case strings.HasPrefix(why, "strconv.ParseInt"), strings.HasPrefix(why, "strconv.ParseUint"):
-			why = "is not a whole number"
-		case strings.HasPrefix(why, "strconv.ParseFloat"):
-			why = "is not a number"
-		case strings.HasPrefix(why, "strconv.ParseBool"):
-			why = "is not true or false"
-		case strings.HasPrefix(why, "time: "):
-			why = "is not a duration such as 30s, 15m or 2h"
-		default:
-			why = "is not valid: " + why
-		}
-		msg = fmt.Sprintf("%s %q %s", flag, value, why)
-	} else if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
-		if near := nearestFlag(c, name); near != "" {
+	var bad *pflag.InvalidValueError
+	var unknown *pflag.NotExistError
+	switch {
+	case errors.As(err, &bad):
+		msg = fmt.Sprintf("--%s %q %s", bad.GetFlag().Name, bad.GetValue(), whyInvalid(bad))
+	case errors.As(err, &unknown) && unknown.GetSpecifiedShortnames() == "":
+		if near := nearestFlag(c, unknown.GetSpecifiedName()); near != "" {
 			msg += fmt.Sprintf(" (did you mean --%s?)", near)
 		}
 	}
 	return usageErr("%s; see %q", msg, c.CommandPath()+" --help")
+}
+
+// whyInvalid says why a flag's value was refused, by the flag's type and
+// the parse error's kind.
+func whyInvalid(bad *pflag.InvalidValueError) string {
+	var num *strconv.NumError
+	if errors.As(bad, &num) && errors.Is(num.Err, strconv.ErrRange) {
+		return "is out of range"
+	}
+	switch t := bad.GetFlag().Value.Type(); {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "is not a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "is not a number"
+	case t == "bool":
+		return "is not true or false"
+	case t == "duration":
+		return "is not a duration such as 30s, 15m or 2h"
+	}
+	return "is not valid: " + errors.Unwrap(bad).Error()
 }
 
 // nearestFlag returns the name of c's flag closest to name (at most two

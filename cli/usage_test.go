@@ -433,7 +433,8 @@ func TestCLIUsageErrorsSayHowToFix(t *testing.T) {
 		{[]string{"backfill", "create", "t.daily", "--missing", "--wait=maybe"}, []string{`--wait "maybe" is not true or false`}},
 		{[]string{"backfill", "preview", "t.daily", "--chunksize", "3"}, []string{"unknown flag: --chunksize (did you mean --chunk-size?)", `see "tessera backfill preview --help"`}},
 		{[]string{"backfill", "create", "t.daily", "--partition"}, []string{"flag needs an argument: --partition", `see "tessera backfill create --help"`}},
-		{[]string{"serve", "--lease-ttl", "5"}, []string{"--lease-ttl"}},
+		{[]string{"serve", "--lease-ttl", "5"}, []string{`--lease-ttl "5" is not a duration such as 30s, 15m or 2h`}},
+		{[]string{"backfill", "list", "--limit", "1.5"}, []string{`--limit "1.5" is not a whole number`, `see "tessera backfill list --help"`}},
 	}
 	for _, tc := range cases {
 		code, out, errOut := run(t, tc.args...)
