@@ -1,4 +1,3 @@
-// Package e2e runs the real tessera binary.
 package e2e
 
 import (
