@@ -1,0 +1,238 @@
+package cli_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to count the target's rows
+	_ "github.com/mattn/go-sqlite3"    // the "sqlite3" driver, to count the source's rows
+
+	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
+)
+
+// moveWorkspace has what a move must carry: backfills that succeed and
+// fail, a schedule (a tick launched by hand) and a push sensor.
+var moveWorkspace = clientWorkspace + `schedules:
+  nightly:
+    cron: "0 3 * * *"
+    assets: [t.daily]
+sensors:
+  arrivals:
+    assets: [t.one]
+`
+
+// apiJSON is GET path of the server at url, decoded, failing on a status
+// other than 200.
+func apiJSON(t *testing.T, base, tok, path string) map[string]any {
+	t.Helper()
+	resp, body := testkit.APIRequest(t, base, tok, "GET", path, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, body)
+	}
+	return body.(map[string]any)
+}
+
+// waitIdle waits until no backfill of the server at base is queued or
+// running.
+func waitIdle(t *testing.T, base, tok string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, "every backfill to finish", func() bool {
+		for _, b := range apiJSON(t, base, tok, "/api/v1/backfills?limit=500")["backfills"].([]any) {
+			if s := b.(map[string]any)["state"]; s != "SUCCEEDED" && s != "FAILED" && s != "CANCELED" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// tableCounts is every table's row count (goose's and the engine's own
+// aside), through driver on dsn.
+func tableCounts(t *testing.T, driver, dsn, listTables string) map[string]int64 {
+	t.Helper()
+	d, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := d.Query(listTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	out := map[string]int64{}
+	for _, n := range names {
+		if n == "goose_db_version" {
+			continue
+		}
+		var c int64
+		if err := d.QueryRow(`SELECT COUNT(*) FROM "` + n + `"`).Scan(&c); err != nil {
+			t.Fatalf("count %s: %v", n, err)
+		}
+		out[n] = c
+	}
+	return out
+}
+
+const (
+	sqliteTablesQ = `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+	pgTablesQ     = `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`
+)
+
+func pgScalar(t *testing.T, dsn, q string) int64 {
+	t.Helper()
+	d, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var n int64
+	if err := d.QueryRow(q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// TestMigrateMovesSQLiteToPostgres: a SQLite database a real server used
+// (accounts, tokens, a browser session, backfills that succeeded and
+// failed with their runs, attempts, statuses and events, a schedule's
+// tick, a sensor's event) is moved with `tessera migrate --from --to`;
+// every table arrives with all its rows, and the real binary serving the
+// PostgreSQL database shows the same backfills and partition counts,
+// takes the same API token, the same browser session (with the SQLite
+// server's session key) and the same password, and creates new rows after
+// the moved ids.
+func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
+	t.Parallel() // every command below names its server and token (--server, --token), or its --db
+	s := startServerWith(t, moveWorkspace)
+
+	// History, through the API of the real server.
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-02-28", "--chunk-size", "4", "--title", "february", "--wait"); code != 0 || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("create: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partitions", "2025-03-01,2025-03-02", "--wait"); code != 1 || !strings.Contains(out, "FAILED") {
+		t.Fatalf("failing create: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := s.cli(t, "schedule", "trigger", "nightly"); code != 0 || !strings.Contains(out, "launched") {
+		t.Fatalf("trigger: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := s.cli(t, "sensor", "send", "arrivals", "--message-id", "m-1", "--partition", "only"); code != 0 || !strings.Contains(out, "launched") {
+		t.Fatalf("sensor send: %d %q %q", code, out, errOut)
+	}
+	waitIdle(t, s.URL, s.Token)
+	browser := (&testkit.Env{URL: s.URL}).Login(t, "ops", "correct-horse-battery")
+	backfills := apiJSON(t, s.URL, s.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
+	assets := apiJSON(t, s.URL, s.Token, "/api/v1/assets")["assets"].([]any)
+	if len(backfills) != 4 {
+		t.Fatalf("seeded %d backfills, want 4", len(backfills))
+	}
+
+	// Stop the server: the move reads a database no one writes.
+	s.Proc.Signal(os.Interrupt)
+	s.Proc.Wait()
+
+	target := pgtest.URL(t)
+	code, out, errOut := run(t, "migrate", "--from", s.DB, "--to", target)
+	if code != 0 {
+		t.Fatalf("move: exit %d %q %q", code, out, errOut)
+	}
+	for _, want := range []string{"copied users ", "copied partition_status ", "(schema version 31)", "TESSERA_SESSION_KEYS=$(cat " + s.DB + ".session-key)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("move's output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Log(out)
+	if m := regexp.MustCompile(`moved (\d+) rows in (\d+) tables`).FindStringSubmatch(out); m == nil || m[1] == "0" {
+		t.Errorf("move's summary: %q", out)
+	}
+
+	// Every table, all its rows.
+	src := tableCounts(t, "sqlite3", "file:"+s.DB+"?mode=ro", sqliteTablesQ)
+	dst := tableCounts(t, "pgx", target, pgTablesQ)
+	if !reflect.DeepEqual(src, dst) {
+		t.Errorf("row counts differ:\nSQLite     %v\nPostgreSQL %v", src, dst)
+	}
+	for _, table := range []string{"users", "api_tokens", "sessions", "assets", "backfills", "backfill_segments", "runs", "attempts",
+		"partition_status", "events", "schedule_state", "schedule_ticks", "sensor_state", "sensor_events", "backfill_failures"} {
+		if src[table] == 0 {
+			t.Errorf("the seed left %s empty: the test proves nothing about it", table)
+		}
+	}
+	eventsBefore := pgScalar(t, target, `SELECT MAX(id) FROM events`)
+
+	// The real binary on PostgreSQL, with the SQLite server's session key.
+	key, err := os.ReadFile(s.DB + ".session-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=" + strings.TrimSpace(string(key))}, "--addr", addr, "--db", target, "--workspace", s.WS)
+	pg := server{URL: "http://" + addr, Token: s.Token, AdminToken: s.AdminToken, DB: target, WS: s.WS}
+	waitReady(t, http.DefaultClient, pg.URL, logPath)
+
+	// The same backfills (every field the API shows) and partition counts.
+	if got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any); !reflect.DeepEqual(got, backfills) {
+		a, _ := json.MarshalIndent(backfills, "", " ")
+		b, _ := json.MarshalIndent(got, "", " ")
+		t.Errorf("backfills differ after the move:\nSQLite %s\nPostgreSQL %s", a, b)
+	}
+	if got := apiJSON(t, pg.URL, pg.Token, "/api/v1/assets")["assets"].([]any); !reflect.DeepEqual(got, assets) {
+		t.Errorf("assets differ after the move:\nSQLite %v\nPostgreSQL %v", assets, got)
+	}
+	// The browser's session cookie of the SQLite server (same host, the
+	// jar sends it to any port) and the password.
+	resp, err := browser.Get(pg.URL + "/api/v1/backfills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the session signed in on SQLite: %d on PostgreSQL, want 200", resp.StatusCode)
+	}
+	(&testkit.Env{URL: pg.URL}).Login(t, "ops", "correct-horse-battery")
+
+	// New rows continue the ids: a backfill (events, runs), an account
+	// and its token (users, api_tokens).
+	code, out, errOut = pg.cli(t, "backfill", "create", "t.daily", "--start", "2025-04-01", "--end", "2025-04-10", "--chunk-size", "5", "--title", "april", "--wait")
+	if code != 0 || !strings.Contains(out, "SUCCEEDED") || !strings.Contains(out, "10/10 done") {
+		t.Fatalf("a new backfill on PostgreSQL: %d %q %q", code, out, errOut)
+	}
+	if after := pgScalar(t, target, `SELECT MIN(id) FROM events WHERE id > `+fmt.Sprint(eventsBefore)); after != eventsBefore+1 {
+		t.Errorf("the first event written on PostgreSQL has id %d, want %d (right after the moved ones)", after, eventsBefore+1)
+	}
+	pw := writeFile(t, "pw", "another-horse-battery\n")
+	if code, _, errOut := run(t, "user", "add", "carol", "--role", "viewer", "--password-file", pw, "--db", target); code != 0 {
+		t.Fatalf("user add on the moved database: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "token", "create", "--user", "carol", "--name", "after-move", "--db", target); code != 0 {
+		t.Fatalf("token create on the moved database: %d %q", code, errOut)
+	}
+	if got, want := pgScalar(t, target, `SELECT id FROM users WHERE name = 'carol'`), src["users"]+1; got != want {
+		t.Errorf("carol's id %d, want %d", got, want)
+	}
+	got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
+	if len(got) != 5 {
+		t.Fatalf("%d backfills after a new one, want 5", len(got))
+	}
+}
