@@ -50,7 +50,7 @@ func newMigrateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&path, "db", envOr("TESSERA_DB", "data/tessera.db"), dbFlagUsage)
-	cmd.Flags().StringVar(&from, "from", "", "move this SQLite database file … (with --to)")
-	cmd.Flags().StringVar(&to, "to", "", "… to this empty PostgreSQL database, postgres://user:password@host:5432/dbname (with --from)")
+	cmd.Flags().StringVar(&from, "from", "", "SQLite database file to move to PostgreSQL (with --to)")
+	cmd.Flags().StringVar(&to, "to", "", "empty PostgreSQL database to move --from into, postgres://user:password@host:5432/dbname (with --from)")
 	return cmd
 }

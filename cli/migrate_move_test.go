@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -234,5 +235,151 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
 	if len(got) != 5 {
 		t.Fatalf("%d backfills after a new one, want 5", len(got))
+	}
+}
+
+// fileSum is the SHA-256 of the file at path ("" when it does not exist).
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+func pgExec(t *testing.T, dsn, q string) {
+	t.Helper()
+	d, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// TestMigrateMoveRefusals: each mistake of a move is refused with what is
+// wrong and how to fix it, and writes nothing: neither the SQLite file nor
+// the PostgreSQL database changes.
+func TestMigrateMoveRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := dir + "/src.db"
+	pw := writeFile(t, "pw", "correct-horse-battery\n")
+	if code, _, errOut := run(t, "migrate", "--db", src); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", src); code != 0 {
+		t.Fatal(errOut)
+	}
+	// A database of a newer tessera (schema version 99).
+	newer := dir + "/newer.db"
+	if b, err := os.ReadFile(src); err != nil || os.WriteFile(newer, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	d, err := sql.Open("sqlite3", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	// A SQLite database that is not Tessera's, and a file that is no database.
+	foreign := dir + "/foreign.db"
+	if d, err = sql.Open("sqlite3", foreign); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`CREATE TABLE notes (body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	text := writeFile(t, "notes.txt", "not a database\n")
+
+	empty := pgtest.URL(t)
+	// A PostgreSQL database Tessera already uses (one account).
+	used := pgtest.URL(t)
+	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", used); code != 0 {
+		t.Fatal(errOut)
+	}
+	// A PostgreSQL database of a newer tessera, without rows.
+	ahead := pgtest.URL(t)
+	if code, _, errOut := run(t, "migrate", "--db", ahead); code != 0 {
+		t.Fatal(errOut)
+	}
+	pgExec(t, ahead, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, true)`)
+
+	usedRows := tableCounts(t, "pgx", used, pgTablesQ)
+	sums := map[string]string{}
+	for _, f := range []string{src, newer, foreign, text} {
+		sums[f] = fileSum(t, f)
+	}
+	otherDB := dir + "/other.db"
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--from", src, "--to", otherDB}, 2, []string{"--to must be a postgres:// URL", "not the file", "sqlite3's .backup"}},
+		{[]string{"--from", src, "--to", "mysql://u@localhost/tessera"}, 2, []string{"--to must be a postgres:// URL", `does not speak "mysql://"`}},
+		{[]string{"--from", src, "--to", "postgres://u@127.0.0.1:notaport/tessera"}, 2, []string{"--to: malformed PostgreSQL connection string", "the form is postgres://"}},
+		{[]string{"--from", src, "--to", ""}, 2, []string{"--to is empty"}},
+		{[]string{"--from", "", "--to", empty}, 2, []string{"--from is empty"}},
+		{[]string{"--from", empty, "--to", empty}, 2, []string{"--from must be a SQLite database file", "not a PostgreSQL URL"}},
+		{[]string{"--from", dir + "/missing.db", "--to", empty}, 2, []string{"missing.db: no such file", "tessera serve --db used"}},
+		{[]string{"--from", text, "--to", empty}, 2, []string{"notes.txt is not a SQLite database file"}},
+		{[]string{"--from", dir, "--to", empty}, 2, []string{"is not a SQLite database file"}},
+		{[]string{"--from", foreign, "--to", empty}, 2, []string{"foreign.db is a SQLite database without Tessera's schema"}},
+		{[]string{"--from", newer, "--to", empty}, 2, []string{"newer.db has schema version 99, newer than this tessera's 31", "the tessera that wrote it"}},
+		{[]string{"--from", src, "--to", used}, 2, []string{"already holds data (table ", "empty database"}},
+		{[]string{"--from", src, "--to", ahead}, 2, []string{"has schema version 99, newer than this tessera's 31"}},
+		{[]string{"--from", src, "--to", "postgres://postgres@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"cannot reach PostgreSQL at postgres://postgres@127.0.0.1:1/tessera", "nothing was written"}},
+		{[]string{"--from", src, "--to", "postgres://postgres:hunter2@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"postgres://postgres:xxxxx@127.0.0.1:1/"}},
+		{[]string{"--from", src, "--to", empty, "--db", src}, 2, []string{"--db cannot be combined with --from and --to"}},
+	}
+	for _, c := range cases {
+		code, out, errOut := run(t, append([]string{"migrate"}, c.args...)...)
+		if code != c.code || out != "" || strings.Contains(errOut, "hunter2") {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", c.args, code, c.code, out, errOut)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, errOut, w)
+			}
+		}
+	}
+
+	// Nothing written anywhere.
+	for f, sum := range sums {
+		if got := fileSum(t, f); got != sum {
+			t.Errorf("%s changed", f)
+		}
+	}
+	if _, err := os.Stat(otherDB); err == nil {
+		t.Errorf("--to of a file created it")
+	}
+	if n := pgScalar(t, empty, `SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()`); n != 0 {
+		t.Errorf("the refusals left %d tables in the empty database", n)
+	}
+	if got := tableCounts(t, "pgx", used, pgTablesQ); !reflect.DeepEqual(got, usedRows) || got["users"] != 1 {
+		t.Errorf("the database in use changed: %v, was %v", got, usedRows)
+	}
+	if n := pgScalar(t, ahead, `SELECT MAX(version_id) FROM goose_db_version`); n != 99 {
+		t.Errorf("the newer database is at version %d", n)
+	}
+
+	// And the move into the empty database still works afterwards.
+	if code, out, errOut := run(t, "migrate", "--from", src, "--to", empty); code != 0 || !strings.Contains(out, "moved ") {
+		t.Fatalf("move after the refusals: %d %q %q", code, out, errOut)
+	}
+	if n := pgScalar(t, empty, `SELECT COUNT(*) FROM users WHERE name = 'ops'`); n != 1 {
+		t.Fatalf("ops was not moved")
+	}
+	// Once moved, the database holds data: a second move is refused.
+	if code, _, errOut := run(t, "migrate", "--from", src, "--to", empty); code != 2 || !strings.Contains(errOut, "already holds data") {
+		t.Fatalf("a second move: %d %q", code, errOut)
 	}
 }
