@@ -84,6 +84,8 @@ func moveError(err error, src, dst db.Location) error {
 		return usageErr("--from %s is a SQLite database without Tessera's schema (no tessera ever ran on it); %s", me.Path, serveDB)
 	case db.MoveSourceNewer:
 		return usageErr("--from %s has schema version %d, newer than this tessera's %d: move it with the tessera that wrote it (or a newer one); nothing was written", me.Path, me.Version, me.Binary)
+	case db.MoveSourceInUse:
+		return usageErr("--from %s is in use: a tessera serve on it heartbeated %s ago (worker %s); stop it first, so that nothing it writes after the copy is lost, and move again (a server that crashed stops counting after %s); nothing was written", me.Path, me.Ago, me.Owner, db.SourceInUseWithin)
 	case db.MoveTargetNewer:
 		return usageErr("--to %s has schema version %d, newer than this tessera's %d: use the tessera that wrote it (or a newer one), or an empty database; nothing was written", dst.Redacted(), me.Version, me.Binary)
 	case db.MoveTargetNotEmpty:

@@ -144,12 +144,21 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Fatalf("seeded %d backfills, want 4", len(backfills))
 	}
 
+	// A database a server still runs on is refused, nothing written.
+	target := pgtest.URL(t)
+	code, out, errOut := run(t, "migrate", "--from", s.DB, "--to", target)
+	if code != 2 || !strings.Contains(errOut, "is in use: a tessera serve on it heartbeated ") || !strings.Contains(errOut, "stop it first") {
+		t.Fatalf("move of a database in use: %d %q %q", code, out, errOut)
+	}
+	if n := pgScalar(t, target, `SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()`); n != 0 {
+		t.Fatalf("the refused move wrote %d tables", n)
+	}
+
 	// Stop the server: the move reads a database no one writes.
 	s.Proc.Signal(os.Interrupt)
 	s.Proc.Wait()
 
-	target := pgtest.URL(t)
-	code, out, errOut := run(t, "migrate", "--from", s.DB, "--to", target)
+	code, out, errOut = run(t, "migrate", "--from", s.DB, "--to", target)
 	if code != 0 {
 		t.Fatalf("move: exit %d %q %q", code, out, errOut)
 	}

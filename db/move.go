@@ -146,8 +146,24 @@ func checkMoveSource(path string, binary int64) error {
 	if v.Int64 > binary {
 		return &MoveError{Problem: MoveSourceNewer, Path: path, Version: v.Int64, Binary: binary}
 	}
+	// A server that still runs on the file writes after the copy's
+	// snapshot: what it writes then would be lost.
+	var owner string
+	var beat int64
+	err = d.QueryRow(`SELECT owner, heartbeat_at FROM workers ORDER BY heartbeat_at DESC LIMIT 1`).Scan(&owner, &beat)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if ago := time.Since(FromMillis(beat)); err == nil && ago < SourceInUseWithin {
+		return &MoveError{Problem: MoveSourceInUse, Path: path, Owner: owner, Ago: max(ago, 0).Round(time.Millisecond)}
+	}
 	return nil
 }
+
+// SourceInUseWithin: a SQLite database a server heartbeated in less than
+// this long ago is in use (servers heartbeat every second or so, and
+// remove their row when they stop).
+const SourceInUseWithin = 15 * time.Second
 
 // sourceDSN opens the SQLite source for reading only, its transactions
 // deferred (a read transaction is a snapshot of the whole file).

@@ -3,6 +3,7 @@ package db
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // MoveProblem says why MoveToPostgres refused or stopped.
@@ -19,6 +20,9 @@ const (
 	// MoveSourceNewer: the SQLite database's schema is newer than this
 	// binary's (Version, Binary).
 	MoveSourceNewer
+	// MoveSourceInUse: a server heartbeated in the SQLite database a
+	// moment ago (Owner, Ago): it still runs on it.
+	MoveSourceInUse
 	// MoveTargetNewer: the PostgreSQL database's schema is newer than this
 	// binary's (Version, Binary).
 	MoveTargetNewer
@@ -52,6 +56,10 @@ type MoveError struct {
 	// OnlySQLite and OnlyPostgres: the tables (or, with Table, the columns)
 	// that one schema has and the other lacks.
 	OnlySQLite, OnlyPostgres []string
+	// Owner is the worker that heartbeated, Ago how long ago
+	// (MoveSourceInUse).
+	Owner string
+	Ago   time.Duration
 	// Err is the underlying error (MoveCopyFailed, MoveSourceNotSQLite).
 	Err error
 }
@@ -66,6 +74,8 @@ func (e *MoveError) Error() string {
 		return fmt.Sprintf("%s holds no Tessera schema", e.Path)
 	case MoveSourceNewer:
 		return fmt.Sprintf("SQLite database %s has schema version %d, newer than this binary's %d", e.Path, e.Version, e.Binary)
+	case MoveSourceInUse:
+		return fmt.Sprintf("SQLite database %s is in use: server %s heartbeated %s ago", e.Path, e.Owner, e.Ago)
 	case MoveTargetNewer:
 		return fmt.Sprintf("PostgreSQL database has schema version %d, newer than this binary's %d", e.Version, e.Binary)
 	case MoveTargetNotEmpty:
