@@ -17,6 +17,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to count the target's rows
 	_ "github.com/mattn/go-sqlite3"    // the "sqlite3" driver, to count the source's rows
 
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
@@ -96,6 +97,16 @@ const (
 	pgTablesQ     = `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`
 )
 
+// binaryVersion is the schema version of this tessera's migrations.
+func binaryVersion(t *testing.T) int64 {
+	t.Helper()
+	v, err := db.BinaryVersion()
+	if err != nil || v < 31 {
+		t.Fatalf("binary version %d: %v", v, err)
+	}
+	return v
+}
+
 func pgScalar(t *testing.T, dsn, q string) int64 {
 	t.Helper()
 	d, err := sql.Open("pgx", dsn)
@@ -162,7 +173,7 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("move: exit %d %q %q", code, out, errOut)
 	}
-	for _, want := range []string{"copied users ", "copied partition_status ", "(schema version 31)", "TESSERA_SESSION_KEYS=$(cat " + s.DB + ".session-key)"} {
+	for _, want := range []string{"copied users ", "copied partition_status ", fmt.Sprintf("(schema version %d)", binaryVersion(t)), "TESSERA_SESSION_KEYS=$(cat " + s.DB + ".session-key)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("move's output lacks %q:\n%s", want, out)
 		}
@@ -341,9 +352,9 @@ func TestMigrateMoveRefusals(t *testing.T) {
 		{[]string{"--from", text, "--to", empty}, 2, []string{"notes.txt is not a SQLite database file"}},
 		{[]string{"--from", dir, "--to", empty}, 2, []string{"is not a SQLite database file"}},
 		{[]string{"--from", foreign, "--to", empty}, 2, []string{"foreign.db is a SQLite database without Tessera's schema"}},
-		{[]string{"--from", newer, "--to", empty}, 2, []string{"newer.db has schema version 99, newer than this tessera's 31", "the tessera that wrote it"}},
+		{[]string{"--from", newer, "--to", empty}, 2, []string{fmt.Sprintf("newer.db has schema version 99, newer than this tessera's %d", binaryVersion(t)), "the tessera that wrote it"}},
 		{[]string{"--from", src, "--to", used}, 2, []string{"already holds data (table ", "empty database"}},
-		{[]string{"--from", src, "--to", ahead}, 2, []string{"has schema version 99, newer than this tessera's 31"}},
+		{[]string{"--from", src, "--to", ahead}, 2, []string{fmt.Sprintf("has schema version 99, newer than this tessera's %d", binaryVersion(t))}},
 		{[]string{"--from", src, "--to", "postgres://postgres@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"cannot reach PostgreSQL at postgres://postgres@127.0.0.1:1/tessera", "nothing was written"}},
 		{[]string{"--from", src, "--to", "postgres://postgres:hunter2@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"postgres://postgres:xxxxx@127.0.0.1:1/"}},
 		{[]string{"--from", src, "--to", empty, "--db", src}, 2, []string{"--db cannot be combined with --from and --to"}},
