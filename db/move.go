@@ -178,6 +178,9 @@ func connectTarget(ctx context.Context, url string) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
 	cfg.RuntimeParams["timezone"] = "UTC"
 	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
