@@ -23,8 +23,10 @@ import (
 )
 
 // moveWorkspace has what a move must carry: backfills that succeed and
-// fail, a schedule (a tick launched by hand) and a push sensor.
-var moveWorkspace = clientWorkspace + `schedules:
+// fail, partitions whose instances are index ranges (a command executor
+// reporting nothing), a schedule (a tick launched by hand) and a push
+// sensor.
+var moveWorkspace = clientWorkspace + testkit.Asset("t.plain", "{daily: {start: 2025-01-01}}", `executor: {command: ["true"]}`) + `schedules:
   nightly:
     cron: "0 3 * * *"
     assets: [t.daily]
@@ -141,6 +143,9 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	if code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partitions", "2025-03-01,2025-03-02", "--wait"); code != 1 || !strings.Contains(out, "FAILED") {
 		t.Fatalf("failing create: %d %q %q", code, out, errOut)
 	}
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.plain", "--start", "2025-01-01", "--end", "2025-01-10", "--chunk-size", "5", "--wait"); code != 0 || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("create of t.plain: %d %q %q", code, out, errOut)
+	}
 	if code, out, errOut := s.cli(t, "schedule", "trigger", "nightly"); code != 0 || !strings.Contains(out, "launched") {
 		t.Fatalf("trigger: %d %q %q", code, out, errOut)
 	}
@@ -151,8 +156,17 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	browser := (&testkit.Env{URL: s.URL}).Login(t, "ops", "correct-horse-battery")
 	backfills := apiJSON(t, s.URL, s.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
 	assets := apiJSON(t, s.URL, s.Token, "/api/v1/assets")["assets"].([]any)
-	if len(backfills) != 4 {
-		t.Fatalf("seeded %d backfills, want 4", len(backfills))
+	if len(backfills) != 5 {
+		t.Fatalf("seeded %d backfills, want 5", len(backfills))
+	}
+	histories := []string{"/api/v1/assets/t.plain/partitions/2025-01-03/history", "/api/v1/assets/t.daily/partitions/2025-02-03/history",
+		"/api/v1/assets/t.flaky/partitions/2025-03-01/history"}
+	history := map[string]map[string]any{}
+	for _, h := range histories {
+		history[h] = apiJSON(t, s.URL, s.Token, h)
+		if inst, _ := history[h]["instances"].([]any); len(inst) == 0 {
+			t.Fatalf("%s: no instance before the move: %v", h, history[h])
+		}
 	}
 
 	// A database a server still runs on is refused, nothing written.
@@ -190,7 +204,7 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Errorf("row counts differ:\nSQLite     %v\nPostgreSQL %v", src, dst)
 	}
 	for _, table := range []string{"users", "api_tokens", "sessions", "assets", "backfills", "backfill_segments", "runs", "attempts",
-		"partition_status", "events", "schedule_state", "schedule_ticks", "sensor_state", "sensor_events", "backfill_failures"} {
+		"partition_status", "instance_rows", "instance_ranges", "events", "schedule_state", "schedule_ticks", "sensor_state", "sensor_events", "backfill_failures"} {
 		if src[table] == 0 {
 			t.Errorf("the seed left %s empty: the test proves nothing about it", table)
 		}
@@ -220,6 +234,13 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	}
 	if got := apiJSON(t, pg.URL, pg.Token, "/api/v1/assets")["assets"].([]any); !reflect.DeepEqual(got, assets) {
 		t.Errorf("assets differ after the move:\nSQLite %v\nPostgreSQL %v", assets, got)
+	}
+	// Each partition's history: its instances (ranges expanded by
+	// PostgreSQL's tessera_instance_id as by SQLite's), attempts, errors.
+	for _, h := range histories {
+		if got := apiJSON(t, pg.URL, pg.Token, h); !reflect.DeepEqual(got, history[h]) {
+			t.Errorf("%s differs after the move:\nSQLite     %v\nPostgreSQL %v", h, history[h], got)
+		}
 	}
 	// The browser's session cookie of the SQLite server (same host, the
 	// jar sends it to any port) and the password.
@@ -253,8 +274,8 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Errorf("carol's id %d, want %d", got, want)
 	}
 	got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
-	if len(got) != 5 {
-		t.Fatalf("%d backfills after a new one, want 5", len(got))
+	if len(got) != 6 {
+		t.Fatalf("%d backfills after a new one, want 6", len(got))
 	}
 }
 
