@@ -19,6 +19,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // migrations: migrations/sqlite holds SQLite's history (1 to 25),
@@ -228,7 +229,15 @@ func migrator(d *sql.DB, dialect Dialect) (*goose.Provider, error) {
 	}
 	fsys := migrationFS{[]fs.FS{own, shared}}
 	if dialect == Postgres {
-		return goose.NewProvider(goose.DialectPostgres, d, fsys)
+		// Instances started together on a new database (a compose file)
+		// migrate it one at a time: goose's session advisory lock, polled
+		// every second for at most five minutes; the others then find
+		// nothing left to apply.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return nil, err
+		}
+		return goose.NewProvider(goose.DialectPostgres, d, fsys, goose.WithSessionLocker(locker))
 	}
 	return goose.NewProvider(goose.DialectSQLite3, d, fsys, goose.WithGoMigrations(goMigrations()...))
 }

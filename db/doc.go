@@ -8,6 +8,10 @@
 // users, sessions, tokens, sign-in attempts, ...). It knows nothing of HTTP
 // or wording: errors are values (ErrNotFound, *NotFoundError, ...).
 //
+// move*.go move a SQLite database into an empty PostgreSQL one (tessera
+// migrate --from --to): the tables from both catalogs, one transaction,
+// refusals as *MoveError.
+//
 // Other packages ask in domain terms (Store methods, and functions taking a
 // Tx or Querier for the engine's transaction); TestSQLLivesInDB fails on an
 // SQL string literal in a non-test Go file outside db/.

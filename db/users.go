@@ -73,12 +73,19 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, name, passwordHash string,
 		if n > 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)`,
-			name, "admin", passwordHash, Millis(now), Millis(now)); err != nil {
+		// Instances started together on a new PostgreSQL database may each
+		// count no user: the one whose insert lands creates the admin, the
+		// others' do nothing (ON CONFLICT) and they go on without.
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at, updated_at) VALUES (?,?,?,?,?)
+			ON CONFLICT DO NOTHING`, name, "admin", passwordHash, Millis(now), Millis(now))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
 		created = true
-		_, err := AppendEvent(ctx, tx, "user.created", userSubject(name), "system", map[string]any{"role": "admin", "first_admin": true}, "", now)
+		_, err = AppendEvent(ctx, tx, "user.created", userSubject(name), "system", map[string]any{"role": "admin", "first_admin": true}, "", now)
 		return err
 	})
 	return created, err
