@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,16 +74,11 @@ assets:
 	// The API: the partitions in progress, and not missing.
 	get := func(path string, v any) {
 		t.Helper()
-		resp, err := c.Get(env.URL + path)
-		if err != nil {
-			t.Fatal(err)
+		status, body := getText(t, env, c, path)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, status, body)
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
-		}
-		if err := json.Unmarshal(body, v); err != nil {
+		if err := json.Unmarshal([]byte(body), v); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -139,12 +138,11 @@ func TestLaunchBadInputCreatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		body := readBody(t, resp)
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("CSRF %q: status %d", tok, resp.StatusCode)
 		}
-		if !strings.Contains(strings.ToLower(string(body)), "csrf") && !strings.Contains(strings.ToLower(string(body)), "token") {
+		if !strings.Contains(strings.ToLower(body), "csrf") && !strings.Contains(strings.ToLower(body), "token") {
 			t.Errorf("CSRF %q refused without a clear message: %.200s", tok, body)
 		}
 	}

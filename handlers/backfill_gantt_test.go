@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,13 +141,8 @@ func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 	if doc.Find(`[data-testid="gantt"] rect.s-f`).Length() == 0 {
 		t.Error("no column shows the failed attempts")
 	}
-	resp, err := c.Get(env.URL + handlers.BackfillHref(b.ID) + "/gantt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || len(body) > 60<<10 {
-		t.Errorf("the timeline of %d attempts: %d, %d bytes (at most 60 KB)", n, resp.StatusCode, len(body))
+	status, body := getText(t, env, c, handlers.BackfillHref(b.ID)+"/gantt")
+	if status != http.StatusOK || len(body) > 60<<10 {
+		t.Errorf("the timeline of %d attempts: %d, %d bytes (at most 60 KB)", n, status, len(body))
 	}
 }

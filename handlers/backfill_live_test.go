@@ -115,12 +115,8 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
-	body, err := io.ReadAll(resp.Body) // ends when the stream does
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(string(body), "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(string(body), "data: connected\n\nevent: done\ndata: finished\n\n") {
+	body := readBody(t, resp) // ends when the stream does
+	if !strings.HasSuffix(body, "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(body, "data: connected\n\nevent: done\ndata: finished\n\n") {
 		t.Fatalf("the stream ended with %q, want an update then done", body)
 	}
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
@@ -25,56 +26,6 @@ var pgWorkspace = `defaults:
 	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
 	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 3`)),
 )
-
-// bfEnv starts a server with an engine; run starts its controller (without
-// it, backfills stay PENDING, which makes states deterministic).
-func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
-	t.Helper()
-	return pgEnvWith(t, pgWorkspace, run)
-}
-
-// pgEnvWith is pgEnv with another workspace.
-func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.Engine) {
-	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
-	if env.Handler.Engine != nil { // testkit may start one already
-		return env, env.Handler.Engine
-	}
-	eng := env.NewEngine(t, nil, jobs.Options{})
-	if run {
-		testkit.RunEngine(t, eng)
-	}
-	return env, eng
-}
-
-func pgCreateBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
-	t.Helper()
-	return testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
-		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset})
-}
-
-func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, doc
-}
-
-func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
-	t.Helper()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
 
 func TestBackfillPageParts(t *testing.T) {
 	t.Parallel()

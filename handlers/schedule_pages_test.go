@@ -12,12 +12,11 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
 
 // TestAutomationPage: every schedule with its state, cron and zone, next
 // tick, last outcome and a strip of its recent outcomes.

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -63,7 +62,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	// A mutating call: 503, Retry-After, the cause named, nothing written.
 	body := `{"assets":["w.slow"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-03"},"chunk_size":1,"title":"while full"}`
 	resp := env.Post(t, "/api/v1/backfills", body)
-	raw, _ := io.ReadAll(resp.Body)
+	raw := readBody(t, resp)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("POST /api/v1/backfills on a full database: %d %s, want 503", resp.StatusCode, raw)
 	}
@@ -73,7 +72,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	var eb struct {
 		Error handlers.UserError `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &eb); err != nil {
+	if err := json.Unmarshal([]byte(raw), &eb); err != nil {
 		t.Fatal(err)
 	}
 	if eb.Error.Code != "store_unwritable" || !strings.Contains(eb.Error.Message, "the database cannot be written: disk full") {
@@ -142,8 +141,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	}
 	resp = env.Post(t, "/api/v1/backfills", body)
 	if resp.StatusCode != http.StatusCreated {
-		raw, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /api/v1/backfills after space returned: %d %s", resp.StatusCode, raw)
+		t.Fatalf("POST /api/v1/backfills after space returned: %d %s", resp.StatusCode, readBody(t, resp))
 	}
 	var created struct {
 		ID string `json:"id"`
@@ -250,13 +248,8 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	env.CreateUser(t, "lou", auth.RoleViewer, testkit.TestPassword)
 	lou := env.Login(t, "lou", testkit.TestPassword)
 	banner := func() string {
-		resp, err := env.Anon().Get(env.URL + "/fault-banner")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		_, b := getText(t, env, env.Anon(), "/fault-banner")
+		return b
 	}
 	if b := banner(); strings.Contains(b, "store-banner") {
 		t.Fatalf("a banner while the store writes: %s", b)
@@ -265,10 +258,9 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"lou"}, "password": {testkit.TestPassword}})
-	page, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(string(page), "the database cannot be written") ||
-		!strings.Contains(string(page), `name="password"`) {
+	page := readBody(t, r)
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(page, "the database cannot be written") ||
+		!strings.Contains(page, `name="password"`) {
 		t.Fatalf("sign-in while the store cannot write: %d Retry-After %q, want 503 on the sign-in page saying why", r.StatusCode, r.Header.Get("Retry-After"))
 	}
 	r = env.SessionPost(t, lou, "/logout", nil)

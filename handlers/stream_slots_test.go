@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -51,13 +50,12 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 		return resp
 	}
 	message := func(resp *http.Response) string {
-		defer resp.Body.Close()
 		var body struct {
 			Error struct{ Message string } `json:"error"`
 		}
-		b, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(b, &body); err != nil {
-			return string(b)
+		b := readBody(t, resp)
+		if err := json.Unmarshal([]byte(b), &body); err != nil {
+			return b
 		}
 		return body.Error.Message
 	}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -32,9 +31,7 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 				if err != nil || resp.StatusCode != http.StatusOK {
 					t.Fatalf("GET %s: %v", href, err)
 				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				css[href] = string(b)
+				css[href] = readBody(t, resp)
 			}
 			loaded.WriteString(css[href])
 		})

@@ -1,0 +1,138 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
+	"github.com/tessera-dev/tessera/testkit"
+)
+
+// Helpers shared by this package's tests: a page fetched and parsed, a
+// response's body read, an API call decoded, text squashed.
+
+// get fetches path from the test server and returns status and document.
+func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
+	t.Helper()
+	resp, err := env.Get(path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	return resp.StatusCode, doc
+}
+
+// pgEnv starts a server with an engine; run starts its controller (without
+// it, backfills stay PENDING, which makes states deterministic).
+func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
+	t.Helper()
+	return pgEnvWith(t, pgWorkspace, run)
+}
+
+// pgEnvWith is pgEnv with another workspace.
+func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.Engine) {
+	t.Helper()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
+	if env.Handler.Engine != nil { // testkit may start one already
+		return env, env.Handler.Engine
+	}
+	eng := env.NewEngine(t, nil, jobs.Options{})
+	if run {
+		testkit.RunEngine(t, eng)
+	}
+	return env, eng
+}
+
+// pgCreateBF creates a backfill of asset's range [start, end] in chunks of
+// chunk partitions.
+func pgCreateBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
+	t.Helper()
+	return testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
+		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset})
+}
+
+// pgGet fetches path as client c and returns status and parsed document.
+func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
+	t.Helper()
+	resp, err := c.Get(env.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, doc
+}
+
+// pgDoc parses resp's body (the caller closes it).
+func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// apiCall sends a JSON API request with token tok and returns the status and
+// the answer's JSON object (nil when the body is empty).
+func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	resp, out := testkit.APIRequest(t, env.URL, tok, method, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
+	m, ok := out.(map[string]any)
+	if !ok && out != nil {
+		t.Fatalf("%s %s: %d answered %v, not a JSON object", method, path, resp.StatusCode, out)
+	}
+	return resp.StatusCode, m
+}
+
+// decode reads resp's body as JSON into v.
+func decode(t *testing.T, resp *http.Response, v any) {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
+
+// squash folds runs of white space in s to one space.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// text is the selection's text with its white space folded.
+func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
+
+// readBody reads resp's body to the end, closes it and returns it as text.
+func readBody(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read the body: %v", err)
+	}
+	return string(b)
+}
+
+// getText fetches path as client c and returns status and body.
+func getText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(env.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, readBody(t, resp)
+}
