@@ -373,3 +373,33 @@ func TestDemoWorkspaceSchedule(t *testing.T) {
 		t.Fatalf("automation: %d", code)
 	}
 }
+
+// TestScheduleAPIActionBodies (issue 22 audit): pause, resume and run now
+// take no body; one that is not JSON, or has a field, is a 400 that says
+// so and writes nothing — run now with a stray body used to launch a
+// backfill anyway, unlike the sensors' pause and resume.
+func TestScheduleAPIActionBodies(t *testing.T) {
+	t.Parallel()
+	env, _, tok := schedEnv(t)
+	for _, c := range []struct{ path, body, want string }{
+		{"/api/v1/schedules/regions/trigger", `xx`, "malformed JSON"},
+		{"/api/v1/schedules/regions/trigger", `{"now": true}`, `unknown field "now"`},
+		{"/api/v1/schedules/regions/pause", `{"why": "maintenance"}`, `unknown field "why"`},
+		{"/api/v1/schedules/regions/resume", `[1]`, "JSON"},
+	} {
+		before := scheduleWrites(t, env)
+		code, body := apiCall(t, env, tok, "POST", c.path, c.body)
+		if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), c.want) {
+			t.Errorf("%s %s: %d %v; want 400 saying %q", c.path, c.body, code, body, c.want)
+		}
+		if after := scheduleWrites(t, env); after != before {
+			t.Errorf("%s %s wrote", c.path, c.body)
+		}
+	}
+	// An empty body, or an empty object, still runs it.
+	for _, body := range []string{"", "{}"} {
+		if code, r := apiCall(t, env, tok, "POST", "/api/v1/schedules/regions/trigger", body); code != http.StatusCreated {
+			t.Fatalf("run now with body %q: %d %v", body, code, r)
+		}
+	}
+}
