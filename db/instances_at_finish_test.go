@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The engine records an attempt's instances when it ends, in one write each.
@@ -16,9 +15,7 @@ import (
 // it ends, the history holds one instance per partition, finished, whatever
 // its outcome.
 func TestInProgressInstanceFromLease(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		queueRun(t, f, "run_a", 0, 2)
 		k0, k1 := f.sp.Key(0), f.sp.Key(1)

@@ -286,9 +286,7 @@ func TestMigrationStoresStalenessBlocks(t *testing.T) {
 func TestUnknownEventRevalidatesByGens(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		var ms []db.Materialization
 		for i := int64(0); i < 3000; i++ {
 			ms = append(ms, f.mat(i, db.StatusMaterialized, fmt.Sprint("r", i), f.now.Add(-time.Hour)))
