@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,7 +49,7 @@ var schedT0 = time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
 func evaluateSince(t *testing.T, sched *jobs.Scheduler, d time.Duration) {
 	t.Helper()
 	for _, at := range []time.Time{schedT0, schedT0.Add(d)} {
-		if err := sched.Evaluate(context.Background(), at); err != nil {
+		if err := sched.Evaluate(t.Context(), at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +59,7 @@ func evaluateSince(t *testing.T, sched *jobs.Scheduler, d time.Duration) {
 // and every tick, as text.
 func scheduleWrites(t *testing.T, env *testkit.Env) string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	sts, err := env.Store.ScheduleStates(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +343,7 @@ func TestScheduleAPIBadListInput(t *testing.T) {
 func TestScheduleTickCursorIsStable(t *testing.T) {
 	t.Parallel()
 	env, sched, tok := schedEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluateSince(t, sched, 3*time.Hour)
 	_, page := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?limit=1", "")
 	cursor := page["next_cursor"].(string)

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -96,7 +95,7 @@ func sensorWrites(t *testing.T, env *testkit.Env) string {
 		`SELECT COALESCE(group_concat(name || paused || COALESCE(cursor, '-') || state_version || events_accepted || launches || evaluations, ','), '') FROM sensor_state`,
 	} {
 		var v string
-		if err := env.Store.RawReader().GetContext(context.Background(), &v, q); err != nil {
+		if err := env.Store.RawReader().GetContext(t.Context(), &v, q); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, v)
@@ -194,7 +193,7 @@ func TestSensorAPIPush(t *testing.T) {
 func TestSensorAPIPushBadInput(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	env2 := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(sensorWS(t), "  arrivals:\n    assets: [t.regions]\n", "  arrivals:\n    assets: [t.regions]\n    enabled: false\n", 1)})
 	env2.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	env2.StartSensors(t)

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -238,7 +237,7 @@ func TestNewBackfillFillGaps(t *testing.T) {
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
-	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
+	bfs, err := env.Store.Backfills(t.Context(), nil, "", 0, 10)
 	if err != nil || len(bfs) != 1 || bfs[0].TotalPartitions != 3 {
 		t.Fatalf("backfills %+v %v", bfs, err)
 	}
@@ -350,7 +349,7 @@ func TestNewBackfillStatusChoice(t *testing.T) {
 	if resp := env.SessionPost(t, c, "/backfills", launch); resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
-	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
+	bfs, err := env.Store.Backfills(t.Context(), nil, "", 0, 10)
 	if err != nil || len(bfs) != 1 || bfs[0].TotalPartitions != 2 || !strings.Contains(bfs[0].Selector, `"statuses":["failed","tainted"]`) {
 		t.Fatalf("backfills %+v %v", bfs, err)
 	}
@@ -570,17 +569,17 @@ func TestNewBackfillChunkSizePerAsset(t *testing.T) {
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
-	bfs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10)
+	bfs, err := env.Store.Backfills(t.Context(), nil, "", 0, 10)
 	if err != nil || len(bfs) != 1 {
 		t.Fatalf("backfills: %d %v", len(bfs), err)
 	}
 	b := bfs[0]
-	segs, err := db.Segments(context.Background(), env.Store.RawReader(), b.ID)
+	segs, err := db.Segments(t.Context(), env.Store.RawReader(), b.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range segs {
-		keys, _, err := eng.SegmentKeys(context.Background(), b, s)
+		keys, _, err := eng.SegmentKeys(t.Context(), b, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -37,7 +36,7 @@ func TestBackfillGanttDrawsEachChunkOnItsSlot(t *testing.T) {
 			r.FinishedAt = &end
 		}
 	}
-	if err := env.Store.SeedRunsFixture(context.Background(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: 4, StartedAt: t0}); err != nil {
+	if err := env.Store.SeedRunsFixture(t.Context(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: 4, StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)
@@ -113,7 +112,7 @@ func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 		runs = append(runs, db.FixtureRun{ID: fmt.Sprintf("run_m%04d", i), RunKey: fmt.Sprintf("backfill:%s:chunk:%d", b.ID, i), Asset: "t.daily",
 			Fingerprint: "fp", Chunk: i, Partitions: 1, State: st, At: at, End: end, FinishedAt: &end})
 	}
-	if err := env.Store.SeedRunsFixture(context.Background(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: n, StartedAt: t0}); err != nil {
+	if err := env.Store.SeedRunsFixture(t.Context(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: n, StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -44,7 +43,7 @@ func ogGrid(t *testing.T, doc *goquery.Document, asset string) *goquery.Selectio
 // ogRuns maps chunk numbers to run ids.
 func ogRuns(t *testing.T, env *testkit.Env, id string) map[int64]string {
 	t.Helper()
-	runs, err := env.Store.ChunkRuns(context.Background(), id, 0, 1_000_000)
+	runs, err := env.Store.ChunkRuns(t.Context(), id, 0, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +160,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 		t.Error("a static asset's outcome grid is not a list")
 	}
 	ogCheckTiles(t, g, "o.static", []string{"acme", "globex", "initech"}, "pending", "s-x", map[string]int64{"acme": 0, "globex": 1, "initech": 2}, nil)
-	if _, err := eng.Transition(context.Background(), st.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), st.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+st.ID)
@@ -184,7 +183,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 		t.Errorf("%d chunk tiles, want 709", n)
 	}
 	// Canceled before they were planned: chunk tiles say so, not pending.
-	if _, err := eng.Transition(context.Background(), byChunk.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), byChunk.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+byChunk.ID)

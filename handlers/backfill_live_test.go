@@ -26,7 +26,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	br.SetMax(40)
 	env.Handler.MaxStreamsPerUser = 100 // one token opens them all
 	token := env.AdminToken()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var bodies []io.ReadCloser
 	paths := []string{"/backfills/" + b.ID + "/stream", "/backfills/stream"}
 	for i := range 40 {
@@ -54,7 +54,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 		t.Errorf("stream beyond the bound: status %d", resp.StatusCode)
 	}
 	// A change reaches a subscriber as an update event.
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 256)
@@ -97,7 +97,7 @@ func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 		}
 	}
 	first := next("data: connected")
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	if gap := next("data: changed").Sub(first); gap < handlers.StreamMinInterval-20*time.Millisecond {

@@ -82,7 +82,7 @@ func TestBackfillPageParts(t *testing.T) {
 func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
 	t.Helper()
 	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+state, func() bool {
-		b, err := env.Store.Backfill(context.Background(), id)
+		b, err := env.Store.Backfill(t.Context(), id)
 		return err == nil && b.State == state
 	})
 }
@@ -137,7 +137,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	if trig := doc.Find(`[data-testid="chunk-section"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
 		t.Errorf("chunk table hx-trigger %q while a chunk waits for its retry, want sse:update, every 5s", trig)
 	}
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+b.ID)
@@ -212,7 +212,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	), true)
 	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	testkit.Eventually(t, 20*time.Second, "backfill A's run to start", func() bool {
-		b, _ := env.Store.Backfill(context.Background(), a.ID)
+		b, _ := env.Store.Backfill(t.Context(), a.ID)
 		return b.RunsRunning == 1
 	})
 	op := env.Client(t, auth.RoleOperator)
@@ -230,7 +230,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	b := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	var run db.Run
 	testkit.Eventually(t, 20*time.Second, "backfill B's chunk to be planned and wait", func() bool {
-		runs, _ := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
+		runs, _ := env.Store.Runs(t.Context(), b.ID, nil, -1, 10)
 		if len(runs) == 1 {
 			run = runs[0]
 		}
@@ -279,7 +279,7 @@ func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
 	b := pgCreateBF(t, eng, "r.daily", "2025-01-01", "2025-01-30", 3)
 	// Chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time).
 	testkit.Eventually(t, 10*time.Second, "chunk 0 to wait for its retry while chunks 1 and 2 run", func() bool {
-		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
+		runs, err := env.Store.Runs(t.Context(), b.ID, nil, -1, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +391,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if again.Header.Get("Location") != loc {
 		t.Errorf("a repeated retry request went to %q, not %q", again.Header.Get("Location"), loc)
 	}
-	child, err := env.Store.Backfill(context.Background(), strings.TrimPrefix(loc, "/backfills/"))
+	child, err := env.Store.Backfill(t.Context(), strings.TrimPrefix(loc, "/backfills/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	c := env.Client(t, auth.RoleViewer)
 	var doc *goquery.Document
 	testkit.Eventually(t, 10*time.Second, "the run page to show the running attempt's output", func() bool {
-		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
+		runs, err := env.Store.Runs(t.Context(), b.ID, nil, -1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +424,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
 		t.Error("a running run's page does not poll its log")
 	}
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -437,7 +437,7 @@ func TestRunPageShowsEachAttemptsLog(t *testing.T) {
 	env, eng := pgEnvWith(t, testkit.Assets(
 		testkit.Asset("l.retry", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}", testkit.Shell(`echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1`)),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	b := pgCreateBF(t, eng, "l.retry", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
 	runs, err := env.Store.Runs(ctx, b.ID, nil, -1, 1)
@@ -488,7 +488,7 @@ func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
 		testkit.Asset("e.up", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done`)),
 		testkit.Asset("e.down", testkit.Daily, "deps: [e.up]", "retries: {max_attempts: 1}"),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	b := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"e.up", "e.down"}, ChunkSize: 2, MaxConcurrentRuns: 2,
 		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})
 	pgWaitState(t, env, b.ID, db.BackfillFailed)

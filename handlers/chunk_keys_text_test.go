@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -40,7 +39,7 @@ func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
 			t.Errorf("%s chunks %q, want %q", id, rows, want)
 		}
 	}
-	runs, err := env.Store.Runs(context.Background(), explicit.ID, nil, -1, 1)
+	runs, err := env.Store.Runs(t.Context(), explicit.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v %v", runs, err)
 	}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -126,7 +125,7 @@ func TestPartitionRebuildOpensThePrefilledForm(t *testing.T) {
 		t.Error("no Launch for an operator")
 	}
 	// Opening the form launched nothing.
-	if bs, err := env.Store.Backfills(context.Background(), nil, "", 0, 10); err != nil || len(bs) != 0 {
+	if bs, err := env.Store.Backfills(t.Context(), nil, "", 0, 10); err != nil || len(bs) != 0 {
 		t.Errorf("%d backfills after opening the form (%v)", len(bs), err)
 	}
 	if _, form = pgGet(t, env, viewer, href); form.Find(`[data-testid="launch"]`).Length() != 0 {

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +23,7 @@ import (
 func TestAutomationPage(t *testing.T) {
 	t.Parallel()
 	env, sched, _ := schedEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluateSince(t, sched, 6*time.Hour) // 5 missed, 1 launched
 	if _, err := sched.SetPaused(ctx, "regions", true, "alice"); err != nil {
 		t.Fatal(err)
@@ -212,7 +211,7 @@ func manyAutomationWS(n int) string {
 // events or dry runs, straight in the store.
 func automationHistory(t *testing.T, store *db.Store, n int, t0 time.Time) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range n {
 		name := fmt.Sprintf("s%03d", i)
 		if _, err := store.EnsureScheduleState(ctx, name, db.Millis(t0)); err != nil {
@@ -251,7 +250,7 @@ func automationHistory(t *testing.T, store *db.Store, n int, t0 time.Time) {
 // and how many statements the reader pool ran for it.
 func countedGet(t *testing.T, env *testkit.Env, tok, path string) (int, string, int64) {
 	t.Helper()
-	ctx, reads := db.CountReads(context.Background())
+	ctx, reads := db.CountReads(t.Context())
 	req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	rec := httptest.NewRecorder()
@@ -336,7 +335,7 @@ func TestAutomationPageQueries(t *testing.T) {
 func TestAutomationPageListsSensors(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if code, r := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m1", "partitions": ["eu"]}`); code != 201 {
 		t.Fatalf("push: %d %v", code, r)
 	}
@@ -397,7 +396,7 @@ func TestSchedulePrunedTicksShown(t *testing.T) {
 	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}, AutomationRetention: 30 * 24 * time.Hour})
 	sched := env.StartScheduler(t)
 	tok := env.Token(t, auth.RoleViewer)
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluateSince(t, sched, 6*time.Hour) // hourly: 5 missed, 1 launched; regions: 03:00 launched
 	viewer := env.Client(t, auth.RoleViewer)
 	if _, doc := pgGet(t, env, viewer, "/schedules/hourly"); text(doc.Find(`[data-testid="pruned"]`)) != "no ticks pruned yet (retention 30 days)" {

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -203,7 +202,7 @@ func TestSensorPageRefusals(t *testing.T) {
 func TestSensorsPageUsedRunKeySummary(t *testing.T) {
 	t.Parallel()
 	env, sensors, _ := sensorEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +227,7 @@ func TestSensorsPageUsedRunKeySummary(t *testing.T) {
 func TestSensorPrunedHistoryShown(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	code, first := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "crm-1", "partitions": ["eu"]}`)
 	if code != http.StatusCreated {
 		t.Fatalf("push: %d %v", code, first)

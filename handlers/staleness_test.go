@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -43,7 +42,7 @@ func record(t *testing.T, env *testkit.Env, asset, key, status, code string, at 
 		t.Fatal(err)
 	}
 	run := fmt.Sprintf("run-%d", runSeq.Add(1))
-	res, err := env.Store.RecordMaterializations(context.Background(), []db.Materialization{{AssetID: env.WS.IDs[asset], AssetKey: asset,
+	res, err := env.Store.RecordMaterializations(t.Context(), []db.Materialization{{AssetID: env.WS.IDs[asset], AssetKey: asset,
 		Partition: key, Idx: idx, Status: status, CodeVersion: code, RunID: run, Source: "test", StartedAt: at.Add(-time.Minute), At: at}}, "test", "", at)
 	if err != nil || res.Recorded != 1 {
 		t.Fatalf("record %s %s: %v %+v", asset, key, err, res)
@@ -430,7 +429,7 @@ func TestFreshnessPolicyWording(t *testing.T) {
 	}
 	version := func() int64 {
 		t.Helper()
-		a, err := env.Store.AssetByKey(context.Background(), "m.monthly")
+		a, err := env.Store.AssetByKey(t.Context(), "m.monthly")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +440,7 @@ func TestFreshnessPolicyWording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.SyncWorkspace(context.Background(), next, "test", time.Now()); err != nil {
+	if err := env.Store.SyncWorkspace(t.Context(), next, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if after := version(); after != before+1 {
