@@ -204,8 +204,8 @@ func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
 // emit applies one engine event in its own transaction.
 func emit(t *testing.T, s *db.Store, typ string, payload any, now time.Time) {
 	t.Helper()
-	if err := s.Tx(context.Background(), func(tx *sqlx.Tx) error {
-		return db.Emit(context.Background(), tx, typ, "backfill:bf_test", "controller", payload, "", now)
+	if err := s.Tx(t.Context(), func(tx *sqlx.Tx) error {
+		return db.Emit(t.Context(), tx, typ, "backfill:bf_test", "controller", payload, "", now)
 	}); err != nil {
 		t.Fatalf("%s: %v", typ, err)
 	}
@@ -224,7 +224,7 @@ type leaseRow struct {
 // the in-progress rows they stand for.
 func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 	t.Helper()
-	rows, err := s.StatusRange(context.Background(), assetID, math.MinInt64, math.MaxInt64)
+	rows, err := s.StatusRange(t.Context(), assetID, math.MinInt64, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ assets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.SyncWorkspace(context.Background(), ws, "test", f.now); err != nil {
+	if err := f.store.SyncWorkspace(t.Context(), ws, "test", f.now); err != nil {
 		t.Fatal(err)
 	}
 	return ws

@@ -40,7 +40,7 @@ func newFixtureOn(t *testing.T, d db.Dialect) fixture {
 // a context for the store's calls.
 func eachFixture(t *testing.T, test func(ctx context.Context, t *testing.T, f fixture)) {
 	t.Helper()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { test(context.Background(), t, newFixtureOn(t, d)) })
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { test(t.Context(), t, newFixtureOn(t, d)) })
 }
 
 func (f fixture) mat(i int64, status, run string, at time.Time) db.Materialization {
@@ -104,7 +104,7 @@ func checkRollup(t *testing.T, s *db.Store) {
 	}
 	want := map[cell]int64{}
 	for _, a := range assets {
-		rows, err := s.StatusRange(context.Background(), a, 0, math.MaxInt64)
+		rows, err := s.StatusRange(t.Context(), a, 0, math.MaxInt64)
 		if err != nil {
 			t.Fatal(err)
 		}

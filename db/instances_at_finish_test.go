@@ -95,7 +95,7 @@ func TestMigrationInstancesAtFinish(t *testing.T) {
 		lease.Run == nil || *lease.Run != "run_1" || lease.Code == nil || *lease.Code != "v1" {
 		t.Fatalf("lease after migration: %+v %v, want run_1 and v1", lease, err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	insts, err := s.Instances(ctx, 1, "a", 10)
 	if err != nil || len(insts) != 1 || insts[0].ID != "pi_now" || insts[0].Status != db.StatusInProgress {
 		t.Fatalf("history of an attempt started before: %+v %v, want pi_now once", insts, err)

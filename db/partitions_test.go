@@ -125,7 +125,7 @@ func TestMigrationStatusIdsOnce(t *testing.T) {
 	if err := s.RawReader().Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE last_attempt_instance_id IS NOT NULL`); err != nil || stored != 1 {
 		t.Fatalf("rows still storing last-attempt ids: %d (want only the failed one) %v", stored, err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	a, err := s.Partition(ctx, 1, "a")
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,12 @@
 package db_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
@@ -17,7 +17,7 @@ import (
 // only, backfill attempts invalidate the assets they name, anything else
 // invalidates everything. Taints keep the rollup untouched.
 func TestStaleFactsInvalidation(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
@@ -150,7 +150,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 // Concurrent writers and readers: whatever the interleaving, the memoized
 // (patched) facts end equal to a full reload.
 func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
@@ -246,7 +246,7 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 // scattered single keys included.
 func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 	teststore.SkipInRacePass(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	// SQLite only for now: on PostgreSQL its 90,000 reports, written a
 	// statement per row by RecordMaterializations, take two minutes.
@@ -341,7 +341,7 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 func TestStaleFactsPatchManyConsecutive(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	store, ws, ids := teststore.WithWorkspace(t, `assets:
   big:
