@@ -214,22 +214,14 @@ func sensorEvaluationsCmd(o *clientOpts) *cobra.Command {
 		Short: "List a poll sensor's evaluations, dry runs and cursor resets, newest first, with their requests, error and log",
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withPages(&pages, fieldFlags{"limit": "--limit"}, func(cmd *cobra.Command, args []string, c *client) error {
-			rows, raw, cursor, err := fetchPages[sensorEvaluationJSON](cmd.Context(), c, sensorPath(args[0])+"/evaluations", nil, "evaluations", pages, evaluationsPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"sensor": args[0], "evaluations": raw, "next_cursor": cursor})
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no evaluation yet")
-				return nil
-			}
-			for _, e := range rows {
-				printEvaluation(cmd.OutOrStdout(), e)
-			}
-			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
-			return nil
+			return listing[sensorEvaluationJSON]{path: sensorPath(args[0]) + "/evaluations", field: "evaluations", pageMax: evaluationsPageLimit,
+				named: map[string]any{"sensor": args[0]}, empty: "no evaluation yet", newestFirst: true,
+				table: func(w io.Writer, rows []sensorEvaluationJSON) error {
+					for _, e := range rows {
+						printEvaluation(w, e)
+					}
+					return nil
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	addPageFlags(cmd, &pages, "evaluations", 20, "newest first")
