@@ -2,8 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -72,16 +70,7 @@ assets:
 	}
 
 	// The API: the partitions in progress, and not missing.
-	get := func(path string, v any) {
-		t.Helper()
-		status, body := getText(t, env, c, path)
-		if status != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, status, body)
-		}
-		if err := json.Unmarshal([]byte(body), v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	get := func(path string, v any) { t.Helper(); okJSON(t, env, c, path, v) }
 	var page struct {
 		Partitions []struct {
 			Partition string `json:"partition"`

@@ -2,9 +2,7 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,17 +63,10 @@ func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 	if why := doc.Find(`[data-testid="run-wait"]`).Text(); !strings.Contains(why, holder.ID) {
 		t.Errorf("run page: %q", why)
 	}
-	resp, err := c.Get(env.URL + "/api/v1/runs/" + waiting.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rj struct {
 		Waiting *jobs.RunWait `json:"waiting"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&rj); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("api: %d %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
+	okJSON(t, env, c, "/api/v1/runs/"+waiting.ID, &rj)
 	if rj.Waiting == nil || rj.Waiting.HolderRunID != holder.ID {
 		t.Errorf("api waiting: %+v", rj.Waiting)
 	}

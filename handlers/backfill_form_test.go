@@ -22,10 +22,7 @@ func TestNewBackfillPrefillAndPreview(t *testing.T) {
 	t.Parallel()
 	env, _ := pgEnv(t, false)
 	c := env.Client(t, auth.RoleOperator)
-	status, doc := pgGet(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
+	doc := okPage(t, env, c, "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-20")
 	if doc.Find(`[data-testid="asset-t.daily"]`).AttrOr("checked", "no") == "no" {
 		t.Error("asset not prefilled")
 	}

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -171,11 +170,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 	// 1,417 hours: above the tile limit.
 	sel := jobs.Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-01-00:00"}
 	byChunk := ogCreate(t, eng, []string{"o.hourly"}, sel, 2)
-	status, doc := pgGet(t, env, c, "/backfills/"+byChunk.ID)
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
-	g = ogGrid(t, doc, "o.hourly")
+	g = ogGrid(t, okPage(t, env, c, "/backfills/"+byChunk.ID), "o.hourly")
 	if g.AttrOr("data-mode", "") != "chunks" || g.Find(`[data-testid="outcome-tile"]`).Length() != 0 {
 		t.Error("a selection above the tile limit is drawn by partition")
 	}

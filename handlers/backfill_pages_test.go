@@ -32,10 +32,7 @@ func TestBackfillPageParts(t *testing.T) {
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
 	c := env.Client(t, auth.RoleViewer)
-	status, doc := pgGet(t, env, c, "/backfills/"+b.ID)
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
+	doc := okPage(t, env, c, "/backfills/"+b.ID)
 	for _, id := range []string{"backfill-summary", "progress-bar", "progress-pct", "throughput", "eta", "outcome-grid", "chunk-section", "timeline", "refresh", "backfill-live"} {
 		if doc.Find(`[data-testid="`+id+`"]`).Length() == 0 {
 			t.Errorf("backfill page has no %s", id)

@@ -136,3 +136,36 @@ func getText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, 
 	}
 	return resp.StatusCode, readBody(t, resp)
 }
+
+// okPage fetches path as client c and returns the parsed page; t fails
+// unless the answer is 200.
+func okPage(t testing.TB, env *testkit.Env, c *http.Client, path string) *goquery.Document {
+	t.Helper()
+	status, body := okText(t, env, c, path)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse %s (%d): %v", path, status, err)
+	}
+	return doc
+}
+
+// okText fetches path as client c and returns status and body; t fails
+// unless the status is 200.
+func okText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
+	t.Helper()
+	status, body := getText(t, env, c, path)
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: %d %.300s", path, status, body)
+	}
+	return status, body
+}
+
+// okJSON fetches path as client c and decodes its JSON into v; t fails
+// unless the answer is 200.
+func okJSON(t testing.TB, env *testkit.Env, c *http.Client, path string, v any) {
+	t.Helper()
+	_, body := okText(t, env, c, path)
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v in %.300s", path, err, body)
+	}
+}
