@@ -222,12 +222,7 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 			return out
 		}
 		patched := map[string][]string{"up": snapshot("up"), "down": snapshot("down")}
-		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		appendUnknownEvent(t, store, now)
 		for _, k := range []string{"up", "down"} {
 			full := snapshot(k)
 			for i := range full {
@@ -312,16 +307,7 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 		}
 		got := snapshot(patched)
 		// Anything of unknown effect makes the next read a full reload.
-		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		full := facts()
-		if store.StaleReloads() == reloads {
-			t.Fatal("no reload after an event of unknown effect")
-		}
+		full := reloadAfterUnknownEvent(t, store, now, facts)
 		if patched.Rows() != full.Rows() {
 			t.Fatalf("patched facts have %d rows, a reload %d", patched.Rows(), full.Rows())
 		}
@@ -384,16 +370,7 @@ func TestStaleFactsPatchManyConsecutive(t *testing.T) {
 	if n := store.StaleReloads() - reloads; n != 0 {
 		t.Fatalf("30,000 consecutive partitions of a 40,000-row asset reloaded its facts %d times; want a patch", n)
 	}
-	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	full := facts()
-	if store.StaleReloads() == reloads {
-		t.Fatal("no reload after an event of unknown effect")
-	}
+	full := reloadAfterUnknownEvent(t, store, now, facts)
 	if patched.Rows() != full.Rows() || full.Rows() != 60_000 {
 		t.Fatalf("patched facts have %d rows, a reload %d; want 60,000", patched.Rows(), full.Rows())
 	}
@@ -402,4 +379,30 @@ func TestStaleFactsPatchManyConsecutive(t *testing.T) {
 			t.Fatalf("partition %d: patched %s@%d, reloaded %s@%d", i, p, patched.MatAtOf(i), f, full.MatAtOf(i))
 		}
 	}
+}
+
+// appendUnknownEvent appends an event whose effect on the staleness facts is
+// unknown: the next read of them is a full reload.
+func appendUnknownEvent(t *testing.T, store *db.Store, now time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
+		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reloadAfterUnknownEvent appends an event of unknown effect and reads the
+// facts again with read: t fails unless that read was a full reload.
+func reloadAfterUnknownEvent(t *testing.T, store *db.Store, now time.Time, read func() *db.StaleFacts) *db.StaleFacts {
+	t.Helper()
+	reloads := store.StaleReloads()
+	appendUnknownEvent(t, store, now)
+	full := read()
+	if store.StaleReloads() == reloads {
+		t.Fatal("no reload after an event of unknown effect")
+	}
+	return full
 }
