@@ -19,14 +19,6 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-var pgWorkspace = `defaults:
-  retries: {max_attempts: 1}
-` + testkit.Assets(
-	testkit.Asset("t.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
-	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
-	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 3`)),
-)
-
 func TestBackfillPageParts(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnv(t, false)

@@ -32,6 +32,16 @@ func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
 	return resp.StatusCode, doc
 }
 
+// pgWorkspace is pgEnv's workspace: a daily asset, one that always fails
+// and a static one whose command runs 3 s, one attempt each.
+var pgWorkspace = `defaults:
+  retries: {max_attempts: 1}
+` + testkit.Assets(
+	testkit.Asset("t.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
+	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
+	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 3`)),
+)
+
 // pgEnv starts a server with an engine; run starts its controller (without
 // it, backfills stay PENDING, which makes states deterministic).
 func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
