@@ -1,11 +1,13 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -178,4 +180,26 @@ func okJSON(t testing.TB, env *testkit.Env, c *http.Client, path string, v any) 
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("GET %s: %v in %.300s", path, err, body)
 	}
+}
+
+// cancelAtEnd terminates backfill id when the test ends, so that no attempt
+// outlives it (with a context of its own: the test's has ended by then).
+func cancelAtEnd(t testing.TB, eng *jobs.Engine, id string) {
+	t.Cleanup(func() { _, _ = eng.Transition(context.Background(), id, jobs.ActCancel, 0, true, "tester") })
+}
+
+// firstRun waits (15 s at most, what says for what) until backfill id has a
+// run, in state unless state is "", and returns it.
+func firstRun(t testing.TB, env *testkit.Env, id, state, what string) db.Run {
+	t.Helper()
+	var run db.Run
+	testkit.Eventually(t, 15*time.Second, what, func() bool {
+		runs, _ := env.Store.Runs(t.Context(), id, nil, -1, 1)
+		if len(runs) == 1 && (state == "" || runs[0].State == state) {
+			run = runs[0]
+			return true
+		}
+		return false
+	})
+	return run
 }

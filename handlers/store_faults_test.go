@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -44,15 +43,12 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	env, eng := pgEnvWith(t, testkit.Assets(
 		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 30`)),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
-	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
-	testkit.Eventually(t, 15*time.Second, "the backfill's first chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
-		return len(runs) == 1 && runs[0].State == db.RunRunning
-	})
+	cancelAtEnd(t, eng, a.ID)
+	firstRun(t, env, a.ID, db.RunRunning, "the backfill's first chunk to run")
 	before, err := env.Store.Backfills(ctx, nil, "", 0, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +144,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&created)
 	if created.ID != "" {
-		t.Cleanup(func() { _, _ = eng.Transition(ctx, created.ID, jobs.ActCancel, 0, true, "tester") })
+		cancelAtEnd(t, eng, created.ID)
 	}
 }
 
@@ -165,17 +161,14 @@ func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
     - |
       sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"`),
 	)
-	ctx := context.Background()
+	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
 	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{})
 	testkit.RunEngine(t, eng)
 
 	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
-	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
-		return len(runs) == 1 && runs[0].State == db.RunRunning
-	})
+	firstRun(t, env, a.ID, db.RunRunning, "the chunk to run")
 	free := env.Store.FillForTest(true, t.Fatal)
 	testkit.Eventually(t, 15*time.Second, "the engine to retry recording the attempt a few times", func() bool {
 		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
