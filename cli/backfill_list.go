@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 // backfillsPageLimit and chunksPageLimit are the most backfills and chunks
@@ -25,9 +27,9 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 		Short: "List backfills, newest first",
 		Args:  cobra.NoArgs,
 		RunE: o.withPages(&pages, backfillListFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			return listing[backfillJSON]{path: "/api/v1/backfills", field: "backfills", pageMax: backfillsPageLimit,
+			return listing[handlers.BackfillJSON]{path: "/api/v1/backfills", field: "backfills", pageMax: backfillsPageLimit,
 				filters: map[string]*string{"state": &state, "asset": &asset}, empty: "no backfills match", newestFirst: true,
-				table: func(w io.Writer, rows []backfillJSON) error {
+				table: func(w io.Writer, rows []handlers.BackfillJSON) error {
 					tw := newTable(w, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 					for _, b := range rows {
 						done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]

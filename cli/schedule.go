@@ -113,8 +113,8 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var r struct {
-				Tick     handlers.TickJSON `json:"tick"`
-				Backfill *backfillJSON     `json:"backfill"`
+				Tick     handlers.TickJSON      `json:"tick"`
+				Backfill *handlers.BackfillJSON `json:"backfill"`
 			}
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", schedulePath(args[0])+"/trigger", nil, &r); printed || err != nil {
 				return err
