@@ -68,14 +68,6 @@ func TestBackfillPageParts(t *testing.T) {
 	}
 }
 
-func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
-	t.Helper()
-	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+state, func() bool {
-		b, err := env.Store.Backfill(t.Context(), id)
-		return err == nil && b.State == state
-	})
-}
-
 // TestBackfillPageQueuedIsNotRunning: chunks waiting for a retry's backoff
 // are counted as queued, not running; the counts add up to the selection.
 func TestBackfillPageQueuedIsNotRunning(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +203,13 @@ func firstRun(t testing.TB, env *testkit.Env, id, state, what string) db.Run {
 		return false
 	})
 	return run
+}
+
+// pgWaitState waits (20 s at most) until backfill id is in one of states.
+func pgWaitState(t testing.TB, env *testkit.Env, id string, states ...string) {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+strings.Join(states, " or "), func() bool {
+		b, err := env.Store.Backfill(t.Context(), id)
+		return err == nil && slices.Contains(states, b.State)
+	})
 }
