@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 func newAssetCmd() *cobra.Command {
@@ -71,27 +73,6 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 	}
 }
 
-// partitionOutcome is a partition's last materialization or last attempt,
-// as the partitions API returns it.
-type partitionOutcome struct {
-	At          string `json:"at"`
-	RunID       string `json:"run_id"`
-	InstanceID  string `json:"instance_id"`
-	Status      string `json:"status"`
-	CodeVersion string `json:"code_version"`
-	Error       string `json:"error"`
-}
-
-// assetPartition is one row of the partitions API.
-type assetPartition struct {
-	Partition           string            `json:"partition"`
-	Status              string            `json:"status"`
-	Health              string            `json:"health"`
-	LastAttemptFailed   bool              `json:"last_attempt_failed"`
-	LastMaterialization *partitionOutcome `json:"last_materialization"`
-	LastAttempt         *partitionOutcome `json:"last_attempt"`
-}
-
 // newAssetPartitionsCmd is `asset partitions KEY`; o holds the parent's
 // client flags.
 func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
@@ -109,7 +90,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 			if status != "" {
 				q.Set("status", status)
 			}
-			rows, raw, cursor, err := fetchPages[assetPartition](cmd.Context(), c, "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions", q, "partitions", pageFlags{limit: limit}, 1000)
+			rows, raw, cursor, err := fetchPages[handlers.PartitionJSON](cmd.Context(), c, "/api/v1/assets/"+url.PathEscape(args[0])+"/partitions", q, "partitions", pageFlags{limit: limit}, 1000)
 			if err != nil {
 				return err
 			}
@@ -126,13 +107,13 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 
 // writePartitionsTable writes the partitions table of `asset partitions`,
 // then notes on errors cut short and on partitions left out (cursor set).
-func writePartitionsTable(w io.Writer, rows []assetPartition, cursor string) error {
+func writePartitionsTable(w io.Writer, rows []handlers.PartitionJSON, cursor string) error {
 	// Each row tells the partition's last attempt (for a materialized
 	// partition, the materialization): when, in which run, the code
 	// version of its data and, when it failed, the error. A partition
 	// whose data is older than its last attempt (it failed since) also
 	// gets the time of that data, in a column shown only then.
-	olderData := func(p assetPartition) *partitionOutcome {
+	olderData := func(p handlers.PartitionJSON) *handlers.OutcomeJSON {
 		m, a := p.LastMaterialization, p.LastAttempt
 		if m == nil || a == nil || a.InstanceID == m.InstanceID {
 			return nil

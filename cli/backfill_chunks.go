@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -18,34 +18,15 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 		Short: "List a backfill's chunk runs in chunk order (--limit N, --all)",
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withPages(&pages, backfillChunksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			q := url.Values{}
-			if chunkState != "" {
-				q.Set("state", chunkState)
-			}
-			rows, raw, cursor, err := fetchPages[map[string]any](cmd.Context(), c, "/api/v1/backfills/"+url.PathEscape(args[0])+"/chunks", q, "chunks", pages, chunksPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				if raw == nil {
-					raw = []json.RawMessage{}
-				}
-				return printJSON(cmd.OutOrStdout(), map[string]any{"chunks": raw, "next_cursor": cursor})
-			}
-			w := cmd.OutOrStdout()
-			tw := newTable(w, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
-			for _, r := range rows {
-				span := fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
-				if r["first_key"] == r["last_key"] {
-					span = fmt.Sprint(r["first_key"])
-				}
-				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), span, count(r["attempts"]), r["id"])
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			pages.leftOut(w, len(rows), cursor, false)
-			return nil
+			return listing[map[string]any]{path: "/api/v1/backfills/" + url.PathEscape(args[0]) + "/chunks", field: "chunks", pageMax: chunksPageLimit,
+				filters: map[string]*string{"state": &chunkState},
+				table: func(w io.Writer, rows []map[string]any) error {
+					tw := newTable(w, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
+					for _, r := range rows {
+						fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), keySpan(r), count(r["attempts"]), r["id"])
+					}
+					return tw.Flush()
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states, comma-separated (queued, running, succeeded, failed, canceled)")

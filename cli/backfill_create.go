@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
+)
 
 // backfillCreateCmd launches a backfill (and follows it with --wait).
 func backfillCreateCmd(o *clientOpts) *cobra.Command {
@@ -25,7 +29,7 @@ progress line, and exit 1 if it fails.
 			if cf.idempotencyKey != "" {
 				headers["Idempotency-Key"] = cf.idempotencyKey
 			}
-			var b backfillJSON
+			var b handlers.BackfillJSON
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills", body, headers, &b); err != nil {
 				return err
 			}

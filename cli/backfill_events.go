@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -24,25 +25,15 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				ID                                int64
 				Type, Subject, Actor, At, Summary string
 			}
-			rows, raw, cursor, err := fetchPages[event](cmd.Context(), c, "/api/v1/backfills/"+url.PathEscape(args[0])+"/events", nil, "events", pages, eventsPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				// next_cursor, as the API sends it: "" when every event
-				// is listed, else where the older ones begin.
-				return printJSON(cmd.OutOrStdout(), map[string]any{"events": raw, "next_cursor": cursor})
-			}
-			w := cmd.OutOrStdout()
-			tw := newTable(w, "AT\tEVENT\tACTOR\tWHAT")
-			for _, e := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			pages.leftOut(w, len(rows), cursor, true)
-			return nil
+			return listing[event]{path: "/api/v1/backfills/" + url.PathEscape(args[0]) + "/events", field: "events", pageMax: eventsPageLimit,
+				newestFirst: true,
+				table: func(w io.Writer, rows []event) error {
+					tw := newTable(w, "AT\tEVENT\tACTOR\tWHAT")
+					for _, e := range rows {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
+					}
+					return tw.Flush()
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	addPageFlags(cmd, &pages, "events", 100, "newest first")

@@ -7,9 +7,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
 
-func stateLabel(b backfillJSON) string {
+func stateLabel(b handlers.BackfillJSON) string {
 	if b.PausedWithFailures {
 		return "PAUSED (with failures)"
 	}
@@ -27,9 +29,9 @@ func pct(done, total int64) string {
 }
 
 // printBackfill prints b (fetching it when nil) as a table or exact JSON.
-func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *backfillJSON) error {
+func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *handlers.BackfillJSON) error {
 	if asJSON || b == nil {
-		b = &backfillJSON{}
+		b = &handlers.BackfillJSON{}
 		if printed, err := c.doOrPrint(cmd, asJSON, "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, b); printed || err != nil {
 			return err
 		}

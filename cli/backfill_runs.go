@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,45 +28,21 @@ func backfillRunsCmd(o *clientOpts) *cobra.Command {
 		Short: "List the chunk runs of every backfill, newest first (--asset, --state, --backfill, --from, --to)",
 		Args:  cobra.NoArgs,
 		RunE: o.withPages(&pages, backfillRunsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			q := url.Values{}
-			for k, v := range map[string]string{"asset": asset, "state": state, "backfill": backfill, "from": from, "to": to} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			rows, raw, cursor, err := fetchPages[map[string]any](cmd.Context(), c, "/api/v1/runs", q, "runs", pages, runsPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				if raw == nil {
-					raw = []json.RawMessage{}
-				}
-				return printJSON(cmd.OutOrStdout(), map[string]any{"runs": raw, "next_cursor": cursor})
-			}
-			w := cmd.OutOrStdout()
-			if len(rows) == 0 {
-				fmt.Fprintln(w, "no runs match")
-				return nil
-			}
-			tw := newTable(w, "RUN\tSTATE\tASSET\tPARTITIONS\tRANGE\tBACKFILL\tCHUNK\tQUEUED\tDURATION")
-			for _, r := range rows {
-				span := fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
-				if r["first_key"] == r["last_key"] {
-					span = fmt.Sprint(r["first_key"])
-				}
-				dur := ""
-				if ms, ok := r["duration_ms"].(float64); ok {
-					dur = catalog.HumanDuration(time.Duration(ms) * time.Millisecond)
-				}
-				fmt.Fprintf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), span,
-					r["backfill_id"], count(r["chunk"]), r["created_at"], dur)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			pages.leftOut(w, len(rows), cursor, true)
-			return nil
+			return listing[map[string]any]{path: "/api/v1/runs", field: "runs", pageMax: runsPageLimit,
+				filters: map[string]*string{"asset": &asset, "state": &state, "backfill": &backfill, "from": &from, "to": &to},
+				empty:   "no runs match", newestFirst: true,
+				table: func(w io.Writer, rows []map[string]any) error {
+					tw := newTable(w, "RUN\tSTATE\tASSET\tPARTITIONS\tRANGE\tBACKFILL\tCHUNK\tQUEUED\tDURATION")
+					for _, r := range rows {
+						dur := ""
+						if ms, ok := r["duration_ms"].(float64); ok {
+							dur = catalog.HumanDuration(time.Duration(ms) * time.Millisecond)
+						}
+						fmt.Fprintf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), keySpan(r),
+							r["backfill_id"], count(r["chunk"]), r["created_at"], dur)
+					}
+					return tw.Flush()
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	cmd.Flags().StringVar(&asset, "asset", "", "only runs of this asset")

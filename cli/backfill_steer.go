@@ -9,6 +9,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
@@ -28,7 +30,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 			if terminate {
 				body["terminate"] = true
 			}
-			var b backfillJSON
+			var b handlers.BackfillJSON
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/"+action, body, nil, &b); err != nil {
 				return err
 			}
@@ -54,7 +56,7 @@ func transitionCmd(o *clientOpts, action, short string) *cobra.Command {
 // waits for, and an error when it never will: pause waits until no run is
 // running, resume until RUNNING, cancel until CANCELED; a backfill that
 // finished ends every wait.
-func transitionDone(action string, b backfillJSON) (bool, error) {
+func transitionDone(action string, b handlers.BackfillJSON) (bool, error) {
 	if terminalStates[b.State] {
 		return true, nil
 	}
@@ -79,7 +81,7 @@ func transitionDone(action string, b backfillJSON) (bool, error) {
 // transition's answer) until transitionDone, like create --wait: a live line
 // on a terminal, otherwise a plain line each time the counts or the state
 // changed (see plainLines). A backfill that ended FAILED exits 1.
-func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, first backfillJSON) error {
+func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, first handlers.BackfillJSON) error {
 	lines := newWaitLines(cmd.OutOrStdout())
 	start := time.Now()
 	b := first
@@ -99,7 +101,7 @@ func waitTransition(cmd *cobra.Command, c *client, asJSON bool, action string, f
 		if err := pollPause(cmd.Context()); err != nil {
 			return err
 		}
-		b = backfillJSON{}
+		b = handlers.BackfillJSON{}
 		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(first.ID), nil, nil, &b); err != nil {
 			return err
 		}
@@ -148,7 +150,7 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 			if f.Changed("expected-state-version") {
 				body["expected_state_version"] = expected
 			}
-			var b backfillJSON
+			var b handlers.BackfillJSON
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills/"+url.PathEscape(args[0])+"/retry-failed", body, nil, &b); err != nil {
 				return err
 			}

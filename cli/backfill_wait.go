@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 var terminalStates = map[string]bool{"SUCCEEDED": true, "FAILED": true, "CANCELED": true}
@@ -17,9 +19,9 @@ func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 	out := cmd.OutOrStdout()
 	lines := newWaitLines(out)
 	prog := backfillProgress{c: c, id: id}
-	var b backfillJSON
+	var b handlers.BackfillJSON
 	for {
-		b = backfillJSON{}
+		b = handlers.BackfillJSON{}
 		if err := c.do(cmd.Context(), "GET", "/api/v1/backfills/"+url.PathEscape(id), nil, nil, &b); err != nil {
 			return err
 		}

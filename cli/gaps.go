@@ -7,25 +7,9 @@ import (
 	"net/url"
 
 	"github.com/spf13/cobra"
-)
 
-// gapsAnswer is the server's answer to GET /api/v1/assets/{key}/gaps.
-type gapsAnswer struct {
-	Asset     string `json:"asset"`
-	Mode      string `json:"mode"`
-	From      string `json:"from"`
-	Watermark string `json:"watermark"`
-	Skipped   bool   `json:"skipped"`
-	Warning   string `json:"warning"`
-	Note      string `json:"note"`
-	Ranges    []struct {
-		Start string `json:"start"`
-		End   string `json:"end"`
-		Count int64  `json:"count"`
-	} `json:"ranges"`
-	Total     int64 `json:"total"`
-	Truncated bool  `json:"truncated"`
-}
+	"github.com/tessera-dev/tessera/handlers"
+)
 
 func newGapsCmd() *cobra.Command {
 	var o clientOpts
@@ -51,7 +35,7 @@ in turn (--json prints an array).`,
 					path += "?from=" + url.QueryEscape(from)
 				}
 				var raw json.RawMessage
-				var g gapsAnswer
+				var g handlers.Gaps
 				if err := c.do(cmd.Context(), "GET", path, nil, nil, &raw); err != nil {
 					return err
 				}
@@ -87,7 +71,7 @@ in turn (--json prints an array).`,
 }
 
 // printGaps prints one asset's gap ranges as a table.
-func printGaps(out io.Writer, g gapsAnswer) error {
+func printGaps(out io.Writer, g handlers.Gaps) error {
 	if g.Skipped {
 		fmt.Fprintf(out, "%s: skipped (no watermark)\n", g.Asset)
 		return nil

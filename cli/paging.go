@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -101,4 +102,66 @@ func fetchPages[T any](ctx context.Context, c *client, path string, q url.Values
 		}
 	}
 	return rows, raw, cursor, nil
+}
+
+// listing is how a listing command shows a paged API list: GET path, its
+// rows under field (pageMax a page at most), filtered by the query
+// parameters of filters whose flag is set.
+type listing[T any] struct {
+	path    string
+	field   string
+	pageMax int
+	filters map[string]*string // query parameter → its flag's value ("" leaves it out)
+	// named are JSON keys that say what is listed ("schedule": NAME).
+	named map[string]any
+	// empty is the line shown when no row matches ("" shows the table's
+	// header alone).
+	empty       string
+	newestFirst bool
+	// table writes the rows.
+	table func(w io.Writer, rows []T) error
+}
+
+// show fetches the list as pages says (--limit, --all) and prints it: with
+// --json as the API sends it (the rows, next_cursor: "" when every row is
+// listed, else where the rest begin), else the table and what --limit left
+// out.
+func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pageFlags) error {
+	q := url.Values{}
+	for k, v := range l.filters {
+		if *v != "" {
+			q.Set(k, *v)
+		}
+	}
+	rows, raw, cursor, err := fetchPages[T](cmd.Context(), c, l.path, q, l.field, pages, l.pageMax)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if o.json {
+		if raw == nil {
+			raw = []json.RawMessage{}
+		}
+		out := map[string]any{l.field: raw, "next_cursor": cursor}
+		maps.Copy(out, l.named)
+		return printJSON(w, out)
+	}
+	if len(rows) == 0 && l.empty != "" {
+		fmt.Fprintln(w, l.empty)
+		return nil
+	}
+	if err := l.table(w, rows); err != nil {
+		return err
+	}
+	pages.leftOut(w, len(rows), cursor, l.newestFirst)
+	return nil
+}
+
+// keySpan is a chunk run's partitions as "first … last" (one key when the
+// run has one).
+func keySpan(r map[string]any) string {
+	if r["first_key"] == r["last_key"] {
+		return fmt.Sprint(r["first_key"])
+	}
+	return fmt.Sprintf("%v … %v", r["first_key"], r["last_key"])
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
@@ -114,8 +113,8 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
 			var r struct {
-				Tick     handlers.TickJSON `json:"tick"`
-				Backfill *backfillJSON     `json:"backfill"`
+				Tick     handlers.TickJSON      `json:"tick"`
+				Backfill *handlers.BackfillJSON `json:"backfill"`
 			}
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", schedulePath(args[0])+"/trigger", nil, &r); printed || err != nil {
 				return err
@@ -138,34 +137,20 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 		Short: "List a schedule's ticks, newest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withPages(&pages, scheduleTicksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
-			q := url.Values{}
-			if outcome != "" {
-				q.Set("outcome", outcome)
-			}
-			rows, raw, cursor, err := fetchPages[handlers.TickJSON](cmd.Context(), c, schedulePath(args[0])+"/ticks", q, "ticks", pages, ticksPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"schedule": args[0], "ticks": raw, "next_cursor": cursor})
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no ticks match")
-				return nil
-			}
-			tw := newTable(cmd.OutOrStdout(), "SCHEDULED FOR\tUTC\tOUTCOME\tBACKFILL\tBY\tID")
-			for _, t := range rows {
-				bf := "-"
-				if t.BackfillID != nil {
-					bf = *t.BackfillID
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ScheduledForLocal, t.ScheduledFor, tickOutcome(&t), bf, t.Actor, t.ID)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
-			return nil
+			return listing[handlers.TickJSON]{path: schedulePath(args[0]) + "/ticks", field: "ticks", pageMax: ticksPageLimit,
+				filters: map[string]*string{"outcome": &outcome}, named: map[string]any{"schedule": args[0]},
+				empty: "no ticks match", newestFirst: true,
+				table: func(w io.Writer, rows []handlers.TickJSON) error {
+					tw := newTable(w, "SCHEDULED FOR\tUTC\tOUTCOME\tBACKFILL\tBY\tID")
+					for _, t := range rows {
+						bf := "-"
+						if t.BackfillID != nil {
+							bf = *t.BackfillID
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ScheduledForLocal, t.ScheduledFor, tickOutcome(&t), bf, t.Actor, t.ID)
+					}
+					return tw.Flush()
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	cmd.Flags().StringVar(&outcome, "outcome", "", "only these outcomes, comma-separated (launched, queued, skipped, failed)")

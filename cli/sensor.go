@@ -10,28 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
 )
-
-// runRequestJSON is one run request of an evaluation with its outcome.
-type runRequestJSON struct {
-	Assets     []string `json:"assets"`
-	Partitions []string `json:"partitions"`
-	Start      string   `json:"start"`
-	End        string   `json:"end"`
-	RunKey     string   `json:"run_key"`
-	Backfill   string   `json:"backfill"`
-	Skipped    string   `json:"skipped"`
-	Preview    *struct {
-		TotalPartitions int64 `json:"total_partitions"`
-		TotalChunks     int64 `json:"total_chunks"`
-	} `json:"preview"`
-}
 
 // sensorEvaluationJSON is an evaluation as the server sends it, with its
 // run requests read.
 type sensorEvaluationJSON struct {
 	handlers.SensorEvaluationJSON
-	Requests []runRequestJSON `json:"requests"`
+	Requests []jobs.RequestOutcome `json:"requests"`
 }
 
 // evaluationsPageLimit is the most evaluations the server sends in a page.
@@ -135,7 +121,7 @@ func printSensor(w io.Writer, s handlers.SensorJSON) error {
 }
 
 // describeRequest says a run request in a few words.
-func describeRequest(r runRequestJSON) string {
+func describeRequest(r jobs.RequestOutcome) string {
 	what := "every asset"
 	if len(r.Assets) > 0 {
 		what = strings.Join(r.Assets, ",")
@@ -189,8 +175,8 @@ func sensorEvaluateCmd(o *clientOpts) *cobra.Command {
 		RunE: o.withClient(sensorEvaluateFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]bool{"dry_run": dry}
 			var r struct {
-				Evaluation sensorEvaluationJSON `json:"evaluation"`
-				Requests   []runRequestJSON     `json:"requests"`
+				Evaluation sensorEvaluationJSON  `json:"evaluation"`
+				Requests   []jobs.RequestOutcome `json:"requests"`
 			}
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", sensorPath(args[0])+"/evaluate", body, &r); printed || err != nil {
 				return err
@@ -214,22 +200,14 @@ func sensorEvaluationsCmd(o *clientOpts) *cobra.Command {
 		Short: "List a poll sensor's evaluations, dry runs and cursor resets, newest first, with their requests, error and log",
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withPages(&pages, fieldFlags{"limit": "--limit"}, func(cmd *cobra.Command, args []string, c *client) error {
-			rows, raw, cursor, err := fetchPages[sensorEvaluationJSON](cmd.Context(), c, sensorPath(args[0])+"/evaluations", nil, "evaluations", pages, evaluationsPageLimit)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"sensor": args[0], "evaluations": raw, "next_cursor": cursor})
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no evaluation yet")
-				return nil
-			}
-			for _, e := range rows {
-				printEvaluation(cmd.OutOrStdout(), e)
-			}
-			pages.leftOut(cmd.OutOrStdout(), len(rows), cursor, true)
-			return nil
+			return listing[sensorEvaluationJSON]{path: sensorPath(args[0]) + "/evaluations", field: "evaluations", pageMax: evaluationsPageLimit,
+				named: map[string]any{"sensor": args[0]}, empty: "no evaluation yet", newestFirst: true,
+				table: func(w io.Writer, rows []sensorEvaluationJSON) error {
+					for _, e := range rows {
+						printEvaluation(w, e)
+					}
+					return nil
+				}}.show(cmd, o, c, pages)
 		}),
 	}
 	addPageFlags(cmd, &pages, "evaluations", 20, "newest first")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/handlers"
 )
 
 // plainEvery is how often at most a --wait that does not write to a
@@ -128,7 +129,7 @@ type backfillProgress struct {
 // poll fetches what the line needs beyond the backfill itself (the queued
 // runs' not_before, when some are queued) and accounts the time since the
 // previous poll.
-func (p *backfillProgress) poll(ctx context.Context, b backfillJSON, now time.Time) error {
+func (p *backfillProgress) poll(ctx context.Context, b handlers.BackfillJSON, now time.Time) error {
 	done := finishedPartitions(b)
 	if !p.began {
 		p.began, p.doneAt0, p.lastPoll = true, done, now
@@ -187,14 +188,14 @@ func retryWaits(ctx context.Context, c *client, id string) (retryWait, error) {
 	}
 }
 
-func finishedPartitions(b backfillJSON) int64 {
+func finishedPartitions(b handlers.BackfillJSON) int64 {
 	return b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
 }
 
 // line is the progress line, and its key: the line without what changes by
 // itself as time passes (rate, ETA, a countdown), so that the plain output
 // prints a line only when the backfill changed.
-func (p *backfillProgress) line(b backfillJSON, now time.Time) (line, key string) {
+func (p *backfillProgress) line(b handlers.BackfillJSON, now time.Time) (line, key string) {
 	const width = 30
 	done := finishedPartitions(b)
 	filled := 0

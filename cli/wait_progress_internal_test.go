@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -42,7 +43,7 @@ func TestPlainLinesChangeAndHeartbeat(t *testing.T) {
 func TestWaitLineSaysWhatItWaitsFor(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := &backfillProgress{began: true, busy: 2 * time.Second}
-	b := backfillJSON{State: "RUNNING", TotalPartitions: 2, Partitions: map[string]int64{"materialized": 1},
+	b := handlers.BackfillJSON{State: "RUNNING", TotalPartitions: 2, Partitions: map[string]int64{"materialized": 1},
 		Waiting: &jobs.RunWait{Reason: "chunk 1 waits for pool p: its throttle (1 run per 1 min) has no run left; the next in about 48 s"}}
 	line, _ := p.line(b, t0)
 	if !strings.Contains(line, "waiting: chunk 1 waits for pool p") || strings.Contains(line, "ETA") {

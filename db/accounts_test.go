@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ import (
 func TestAccountsOnBothBackends(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		now := time.UnixMilli(1_750_000_000_123)
 		if created, err := store.CreateFirstAdmin(ctx, "Root", "h0", now); err != nil || !created {
 			t.Fatalf("first admin: %v %v", created, err)
@@ -139,7 +138,7 @@ func TestAccountsOnBothBackends(t *testing.T) {
 func TestRunIDSecretKeepsTheFirst(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		if _, ok, err := store.RunIDSecret(ctx); ok || err != nil {
 			t.Fatalf("fresh store has a secret: %v %v", ok, err)
 		}

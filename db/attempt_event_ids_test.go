@@ -8,15 +8,12 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // Attempt events written before they named their asset carry an instance id
 // per partition; newer ones leave it to be derived. Both apply.
 func TestAttemptEventsWithAndWithoutInstanceIDs(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		id := f.ids["t.hourly"]
 		k3, k4 := f.sp.Key(3), f.sp.Key(4)
 		events := []string{

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // queueRun inserts the queued chunk run (run key "key:"+run) of chunk of
@@ -55,9 +55,7 @@ func statusRows(t *testing.T, s *db.Store, assetID int64) int {
 // lease, and the attempt's own result applies over the report when it
 // ends. The partitions not reported get their row only then.
 func TestReportDuringALeaseWithoutRow(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		at := startRowless(t, f, 3, 4, 5)
 		if n := statusRows(t, f.store, asset); n != 0 {
@@ -116,9 +114,7 @@ func TestReportDuringALeaseWithoutRow(t *testing.T) {
 // materializes others with metadata, writes each row once with its result;
 // the leases of a re-indexed asset follow its new key space.
 func TestLeaseWithoutRowFailuresAndReindex(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		at := startRowless(t, f, 48, 49, 50)
 		// The scheme now starts a day later: partition 48 becomes index 24.
@@ -181,9 +177,7 @@ func TestMigrationAttemptAsset(t *testing.T) {
 // staleness facts finds the rows the rollup counts (no read of every row).
 func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		startRowless(t, f, 1030, 1031, 1032) // block 1
 		// The scheme now starts two days later: 1030 becomes 982 (block 0).
 		ws := reindexHourly(t, f, "2025-01-03-00:00")
@@ -210,8 +204,8 @@ func TestReindexMarksTheBlocksOfLeasedRows(t *testing.T) {
 // emit applies one engine event in its own transaction.
 func emit(t *testing.T, s *db.Store, typ string, payload any, now time.Time) {
 	t.Helper()
-	if err := s.Tx(context.Background(), func(tx *sqlx.Tx) error {
-		return db.Emit(context.Background(), tx, typ, "backfill:bf_test", "controller", payload, "", now)
+	if err := s.Tx(t.Context(), func(tx *sqlx.Tx) error {
+		return db.Emit(t.Context(), tx, typ, "backfill:bf_test", "controller", payload, "", now)
 	}); err != nil {
 		t.Fatalf("%s: %v", typ, err)
 	}
@@ -230,7 +224,7 @@ type leaseRow struct {
 // the in-progress rows they stand for.
 func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 	t.Helper()
-	rows, err := s.StatusRange(context.Background(), assetID, math.MinInt64, math.MaxInt64)
+	rows, err := s.StatusRange(t.Context(), assetID, math.MinInt64, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +245,7 @@ func leaseRows(t *testing.T, s *db.Store, assetID int64) map[string]leaseRow {
 // attempt's lease until the attempt's own result is applied over it, and
 // the rollup stays equal to the rows.
 func TestAttemptLeaseInstance(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		t0 := f.now.Add(-time.Hour)
 		// Partitions 0 and 1 were materialized before: rows with a status.
@@ -382,9 +374,7 @@ func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
 // failed, not its status from before the attempt (for a partition never
 // built before, its row was deleted, and the report with it).
 func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		queueRun(t, f, "run_a", 0, 3)
 		part := func(i int64) db.PartRef { return db.PartRef{Key: f.sp.Key(i), Idx: i} }
@@ -434,9 +424,7 @@ func TestReportDuringLeaseOutlivesCanceledAttempt(t *testing.T) {
 // were one row, which the attempt's end overwrote to canceled (found by the
 // regression audit).
 func TestReportUnderTheBuildingRunsID(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		queueRun(t, f, "run_a", 0, 1)
 		k := f.sp.Key(0)
@@ -497,7 +485,7 @@ assets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.SyncWorkspace(context.Background(), ws, "test", f.now); err != nil {
+	if err := f.store.SyncWorkspace(t.Context(), ws, "test", f.now); err != nil {
 		t.Fatal(err)
 	}
 	return ws

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The throughput chart counts what each attempt built and failed, partition
@@ -16,9 +15,7 @@ import (
 // a retried chunk counted its partitions again and a canceled one drew a bar
 // of failures the counters never showed.
 func TestThroughputCountsPartitionOutcomes(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		for i, run := range []string{"run_a", "run_b"} {
 			queueRun(t, f, run, i, 3)

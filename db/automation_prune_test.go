@@ -16,7 +16,7 @@ var pruneT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // evaluated at its time.
 func recordTicks(t *testing.T, store *db.Store, schedule string, start time.Time, n int, outcome string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range n {
 		at := start.Add(time.Duration(i) * time.Hour)
 		tk := db.Tick{ID: fmt.Sprintf("%s:%d", schedule, at.Unix()), Schedule: schedule, ScheduledFor: db.Millis(at), EvaluatedAt: db.Millis(at),
@@ -32,7 +32,7 @@ func recordTicks(t *testing.T, store *db.Store, schedule string, start time.Time
 func ensureStates[S any](t *testing.T, ensure func(context.Context, string, int64) (S, error), names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if _, err := ensure(context.Background(), name, db.Millis(pruneT0)); err != nil {
+		if _, err := ensure(t.Context(), name, db.Millis(pruneT0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -40,7 +40,7 @@ func ensureStates[S any](t *testing.T, ensure func(context.Context, string, int6
 
 func countTicks(t *testing.T, store *db.Store, schedule string) int {
 	t.Helper()
-	ts, err := store.ScheduleTicks(context.Background(), schedule, nil, nil, 1_000_000)
+	ts, err := store.ScheduleTicks(t.Context(), schedule, nil, nil, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func countTicks(t *testing.T, store *db.Store, schedule string) int {
 func TestPruneTicksBatchedAndCounted(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		ensureStates(t, store.EnsureScheduleState, "a", "b")
 		recordTicks(t, store, "a", pruneT0, 250, db.TickLaunched)                 // old
 		recordTicks(t, store, "a", pruneT0.Add(400*time.Hour), 5, db.TickSkipped) // new
@@ -95,7 +95,7 @@ func TestPruneTicksBatchedAndCounted(t *testing.T) {
 func TestPruneSensorHistoryKeepsDedupeAndRunKeys(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		ensureStates(t, store.EnsureSensorState, "poll", "push")
 		for i := range 30 {
 			at := pruneT0.Add(time.Duration(i) * time.Hour)
@@ -178,7 +178,7 @@ func TestRecentTicksOneQuery(t *testing.T) {
 			ensureStates(t, store.EnsureScheduleState, name)
 			recordTicks(t, store, name, pruneT0, i%4, db.TickLaunched) // 0 to 3 ticks each
 		}
-		ctx, reads := db.CountReads(context.Background())
+		ctx, reads := db.CountReads(t.Context())
 		got, err := store.RecentTicks(ctx, names, 2)
 		if err != nil || reads.N() != 1 {
 			t.Fatalf("%d queries, %v", reads.N(), err)

@@ -36,6 +36,13 @@ func newFixtureOn(t *testing.T, d db.Dialect) fixture {
 	return fixture{store, ws, ids, ws.Asset("t.hourly").Scheme.Space(now, nil), now}
 }
 
+// eachFixture runs test on a fixture of each dialect (a subtest each), with
+// a context for the store's calls.
+func eachFixture(t *testing.T, test func(ctx context.Context, t *testing.T, f fixture)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { test(t.Context(), t, newFixtureOn(t, d)) })
+}
+
 func (f fixture) mat(i int64, status, run string, at time.Time) db.Materialization {
 	return db.Materialization{AssetID: f.ids["t.hourly"], AssetKey: "t.hourly", Partition: f.sp.Key(i), Idx: i,
 		Status: status, CodeVersion: "v2", RunID: run, Source: "test", At: at}
@@ -97,7 +104,7 @@ func checkRollup(t *testing.T, s *db.Store) {
 	}
 	want := map[cell]int64{}
 	for _, a := range assets {
-		rows, err := s.StatusRange(context.Background(), a, 0, math.MaxInt64)
+		rows, err := s.StatusRange(t.Context(), a, 0, math.MaxInt64)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,9 +145,7 @@ func TestOpenAppliesMigrationsAndPragmas(t *testing.T) {
 }
 
 func TestRecordMaterializationsHistoryAndSupersede(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		t0 := f.now.Add(-time.Hour)
 		// failed, then materialized, then materialized again by another run.
 		for i, m := range []db.Materialization{
@@ -192,9 +197,7 @@ func TestRecordMaterializationsHistoryAndSupersede(t *testing.T) {
 }
 
 func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		batch := []db.Materialization{f.mat(1, db.StatusMaterialized, "a", f.now), f.mat(2, db.StatusMaterialized, "a", f.now)}
 		if _, err := f.store.RecordMaterializations(ctx, batch, "test", "k1", f.now); err != nil {
 			t.Fatal(err)
@@ -214,9 +217,7 @@ func TestRecordMaterializationsIdempotencyKey(t *testing.T) {
 
 func TestBucketCountsRollupMatchesScan(t *testing.T) {
 	teststore.SkipInRacePass(t)
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		batch := f.recordSpread(t)
 		id := f.ids["t.hourly"]
 		viaRollup, err := f.store.BucketCounts(ctx, id, 0, 4095, 2048)
@@ -259,9 +260,7 @@ func TestBucketCountsRollupMatchesScan(t *testing.T) {
 // TestConcurrentWritersAndReaders: 32 goroutines write and read a real file
 // database at once; no "database is locked", no lost write.
 func TestConcurrentWritersAndReaders(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		const workers, perWorker = 32, 40
 		var wg sync.WaitGroup
 		errs := make(chan error, workers*perWorker)
@@ -308,9 +307,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 }
 
 func TestSyncWorkspaceChangesAndReindex(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		record(t, f.store, []db.Materialization{f.mat(48, db.StatusMaterialized, "r", f.now)}, f.now)
 		// The scheme now starts a day later: partition 48 becomes index 24.
 		changed := teststore.Assets(

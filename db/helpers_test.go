@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,7 +14,7 @@ import (
 // fails when the store refuses them.
 func record(t testing.TB, store *db.Store, ms []db.Materialization, now time.Time) {
 	t.Helper()
-	if _, err := store.RecordMaterializations(context.Background(), ms, "test", "", now); err != nil {
+	if _, err := store.RecordMaterializations(t.Context(), ms, "test", "", now); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -93,7 +92,7 @@ func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) 
 // partition_instances itself.
 func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times []time.Time) string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	var b strings.Builder
 	put := func(what string, v any, err error) {
 		if err != nil {
@@ -140,7 +139,7 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		ctx := context.Background()
+		ctx := t.Context()
 		f, asset, keys, times := rangedFixture(t, d)
 
 		count := func(q string) int {
@@ -202,7 +201,7 @@ func TestReindexKeepsRangedInstances(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		ctx := context.Background()
+		ctx := t.Context()
 		f, asset, keys, times := rangedFixture(t, d)
 		before := instanceAnswers(t, f, asset, keys, times)
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // The engine records an attempt's instances when it ends, in one write each.
@@ -16,9 +15,7 @@ import (
 // it ends, the history holds one instance per partition, finished, whatever
 // its outcome.
 func TestInProgressInstanceFromLease(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		asset := f.ids["t.hourly"]
 		queueRun(t, f, "run_a", 0, 2)
 		k0, k1 := f.sp.Key(0), f.sp.Key(1)
@@ -98,7 +95,7 @@ func TestMigrationInstancesAtFinish(t *testing.T) {
 		lease.Run == nil || *lease.Run != "run_1" || lease.Code == nil || *lease.Code != "v1" {
 		t.Fatalf("lease after migration: %+v %v, want run_1 and v1", lease, err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	insts, err := s.Instances(ctx, 1, "a", 10)
 	if err != nil || len(insts) != 1 || insts[0].ID != "pi_now" || insts[0].Status != db.StatusInProgress {
 		t.Fatalf("history of an attempt started before: %+v %v, want pi_now once", insts, err)

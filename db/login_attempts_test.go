@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -22,7 +21,7 @@ func TestReserveLoginIsAtomic(t *testing.T) {
 }
 
 func testReserveLoginIsAtomic(t *testing.T, store *db.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	p := db.LoginPolicy{Failures: 5, Window: time.Minute, TrustFor: time.Hour}
 	now := time.Now()
 	var mu sync.Mutex
@@ -70,7 +69,7 @@ func testReserveLoginIsAtomic(t *testing.T, store *db.Store) {
 func TestLoginLockoutOnBothBackends(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		p := db.LoginPolicy{Failures: 3, Window: time.Hour, TrustFor: 24 * time.Hour}
 		now := time.UnixMilli(1_750_000_000_000)
 		ann, err := store.CreateUser(ctx, "Ann", "viewer", "h", "root", now)

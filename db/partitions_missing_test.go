@@ -16,9 +16,7 @@ import (
 func TestMissingAfterSkipsFullBlocks(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		holes := map[int64]bool{3072: true, 3500: true, 4095: true, 5300: true}
 		var batch []db.Materialization
 		present := map[int64]bool{}

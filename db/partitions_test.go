@@ -20,9 +20,7 @@ import (
 func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		batch := f.recordSpread(t)
 		count := func(lo, hi int64) db.Counts { return countsIn(batch, lo, hi) }
 		b := int64(db.RollupBlock)
@@ -54,9 +52,7 @@ func TestStatusCountsInRangeMatchesRows(t *testing.T) {
 // (not "") when the store cannot answer.
 func TestLastAttemptStatus(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		record(t, f.store, []db.Materialization{f.mat(3, db.StatusFailed, "r", f.now)}, f.now)
 		id := f.ids["t.hourly"]
 		if got, err := f.store.LastAttemptStatus(ctx, id, f.sp.Key(3)); err != nil || got != db.StatusFailed {
@@ -75,9 +71,7 @@ func TestLastAttemptStatus(t *testing.T) {
 // A materialized status row stores its ids once; readers see the last
 // attempt and the canonical instance as the last materialization.
 func TestStatusRowStoresMaterializedIdsOnce(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		t0 := f.now.Add(-time.Hour)
 		record(t, f.store, []db.Materialization{f.mat(7, db.StatusMaterialized, "r1", t0)}, f.now)
 		var raw struct {
@@ -131,7 +125,7 @@ func TestMigrationStatusIdsOnce(t *testing.T) {
 	if err := s.RawReader().Get(&stored, `SELECT COUNT(*) FROM partition_status WHERE last_attempt_instance_id IS NOT NULL`); err != nil || stored != 1 {
 		t.Fatalf("rows still storing last-attempt ids: %d (want only the failed one) %v", stored, err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	a, err := s.Partition(ctx, 1, "a")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 func TestRunListUsesAnIndexInListOrder(t *testing.T) {
 	t.Parallel()
 	store := teststore.Open(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	before := db.RunPos{CreatedAt: 1_700_000_000_000, ID: "run_x"}
 	for _, tc := range []struct {
 		name  string
@@ -63,7 +62,7 @@ func TestRunListUsesAnIndexInListOrder(t *testing.T) {
 func TestRunListPagesOnBothBackends(t *testing.T) {
 	t.Parallel()
 	teststore.Each(t, func(t *testing.T, store *db.Store) {
-		ctx := context.Background()
+		ctx := t.Context()
 		for i, r := range []struct {
 			id, backfill, state string
 			created             int64

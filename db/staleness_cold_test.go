@@ -36,7 +36,7 @@ type coldStore struct {
 func (c *coldStore) snapshot(store *db.Store) string {
 	t := c.t
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	ids, err := store.AssetIDs(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func (c *coldStore) compare(step string, warm *db.Store) {
 			t.Fatalf("%s: the second restart decoded no stored block (read every status row)", step)
 		}
 	}
-	diffs, stored, err := warm.CheckStaleBlocks(context.Background())
+	diffs, stored, err := warm.CheckStaleBlocks(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestColdStalenessEqualsWarm(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		ctx := context.Background()
+		ctx := t.Context()
 		path := filepath.Join(t.TempDir(), "t.db")
 		if d == db.Postgres {
 			path = pgtest.URL(t)
@@ -270,7 +270,7 @@ func TestMigrationStoresStalenessBlocks(t *testing.T) {
 			IIF(i % 14 <> 0, 1000 + i, NULL), CASE i % 5 WHEN 0 THEN 'v1' WHEN 1 THEN '' WHEN 2 THEN NULL ELSE 'v2' END, IIF(i % 13 = 0, 5, NULL), 0
 		FROM n WHERE i % 17 <> 0`,
 		`INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized, updated_at) VALUES (1, 'gone', -1, 'failed', 0, 0)`)
-	diffs, stored, err := store.CheckStaleBlocks(context.Background())
+	diffs, stored, err := store.CheckStaleBlocks(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,9 +286,7 @@ func TestMigrationStoresStalenessBlocks(t *testing.T) {
 func TestUnknownEventRevalidatesByGens(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		f := newFixtureOn(t, d)
-		ctx := context.Background()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
 		var ms []db.Materialization
 		for i := int64(0); i < 3000; i++ {
 			ms = append(ms, f.mat(i, db.StatusMaterialized, fmt.Sprint("r", i), f.now.Add(-time.Hour)))

@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 // rows.
 func TestStaleCountsMemoFollowTime(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	store, ws, ids := teststore.WithWorkspace(t, `assets:
   a:

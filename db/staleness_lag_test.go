@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // Without MaxLag the facts are exactly at the version.
 func TestStaleFactsMaxLag(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	store, ws, ids := teststore.WithWorkspace(t, `assets:
   up:

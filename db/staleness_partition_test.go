@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -19,7 +18,7 @@ import (
 // upstream row mapped), plus the status row for the evidence.
 func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *catalog.Asset, key string, now time.Time) catalog.Staleness {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	idx, err := in.SpaceOf(a).Index(key)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func partitionStalenessFull(t *testing.T, store *db.Store, in db.StaleInput, a *
 // dependency of mapping all is read from the memoized upstream facts.
 func TestPartitionStalenessMatchesFullComputation(t *testing.T) {
 	teststore.SkipInRacePass(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 1, 12, 6, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:

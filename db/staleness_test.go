@@ -1,12 +1,12 @@
 package db_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
@@ -17,7 +17,7 @@ import (
 // only, backfill attempts invalidate the assets they name, anything else
 // invalidates everything. Taints keep the rollup untouched.
 func TestStaleFactsInvalidation(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
@@ -150,7 +150,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 // Concurrent writers and readers: whatever the interleaving, the memoized
 // (patched) facts end equal to a full reload.
 func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
 		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
@@ -222,12 +222,7 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 			return out
 		}
 		patched := map[string][]string{"up": snapshot("up"), "down": snapshot("down")}
-		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		appendUnknownEvent(t, store, now)
 		for _, k := range []string{"up", "down"} {
 			full := snapshot(k)
 			for i := range full {
@@ -246,92 +241,37 @@ func TestStaleFactsConcurrentPatchesMatchReload(t *testing.T) {
 // scattered single keys included.
 func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 	teststore.SkipInRacePass(t)
-	ctx := context.Background()
-	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	// SQLite only for now: on PostgreSQL its 90,000 reports, written a
 	// statement per row by RecordMaterializations, take two minutes.
-	func(d db.Dialect) {
-		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
-  big:
-    partitions: {hourly: {start: "2016-01-01-00:00", end: "2025-02-15-08:00"}}
-    code_version: v2
-    executor: {demo: {duration: 1s}}
-`, now)
-		a := ws.Asset("big")
-		sp := a.Scheme.Space(now, nil)
-		if sp.Len() != 80_000 {
-			t.Fatalf("space of %d partitions", sp.Len())
-		}
-		in := staleInputAt(ws, ids, now)
-		seq := 0
-		write := func(idxs []int64, status, code string) {
-			t.Helper()
-			for lo := 0; lo < len(idxs); lo += 10_000 {
-				var ms []db.Materialization
-				for _, i := range idxs[lo:min(lo+10_000, len(idxs))] {
-					seq++
-					ms = append(ms, db.Materialization{AssetID: ids["big"], AssetKey: "big", Partition: sp.Key(i), Idx: i, Status: status,
-						CodeVersion: code, RunID: fmt.Sprintf("r%d", seq), Source: "test", At: now.Add(-time.Duration(seq) * time.Second)})
-				}
-				record(t, store, ms, now)
-			}
-		}
-		// Every partition built but odd ones of 20,000-23,000 (holes), some
-		// with an old code version.
-		write(append(span(0, 20_000, 1), append(span(20_000, 23_000, 2), span(23_000, 80_000, 1)...)...), db.StatusMaterialized, "v2")
-		write(span(1_000, 5_000, 10), db.StatusMaterialized, "v1")
-		facts := func() *db.StaleFacts {
-			t.Helper()
-			f, err := store.StaleFacts(ctx, in, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-		facts()
-		reloads := store.StaleReloads()
+	big := newBigAsset(t, db.SQLite)
+	if big.sp.Len() != 80_000 {
+		t.Fatalf("space of %d partitions", big.sp.Len())
+	}
+	// Every partition built but odd ones of 20,000-23,000 (holes), some
+	// with an old code version.
+	big.write(append(span(0, 20_000, 1), append(span(20_000, 23_000, 2), span(23_000, 80_000, 1)...)...), db.StatusMaterialized, "v2")
+	big.write(span(1_000, 5_000, 10), db.StatusMaterialized, "v1")
+	big.facts()
+	reloads := big.store.StaleReloads()
 
-		// The batch: 6,000 consecutive partitions built (1,500 of them new
-		// rows), 1,500 failed, a taint, and scattered single keys.
-		write(span(20_000, 26_000, 1), db.StatusMaterialized, "v2")
-		write(span(40_000, 41_500, 1), db.StatusFailed, "v2")
-		write(span(3, 80_000, 97), db.StatusMaterialized, "v1")
-		if err := store.Taint(ctx, ids["big"], "big", sp.Key(50_002), "bad", "test", now); err != nil {
-			t.Fatal(err)
-		}
-		patched := facts()
-		if n := store.StaleReloads() - reloads; n != 0 {
-			t.Fatalf("a batch of ~8,400 partitions of an 80,000-partition asset reloaded its facts %d times; want a patch", n)
-		}
-		snapshot := func(f *db.StaleFacts) []string {
-			out := make([]string, f.N)
-			for i := range f.N {
-				out[i] = fmt.Sprintf("%s@%d", f.Reason(i, now), f.MatAtOf(i))
-			}
-			return out
-		}
-		got := snapshot(patched)
-		// Anything of unknown effect makes the next read a full reload.
-		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		full := facts()
-		if store.StaleReloads() == reloads {
-			t.Fatal("no reload after an event of unknown effect")
-		}
-		if patched.Rows() != full.Rows() {
-			t.Fatalf("patched facts have %d rows, a reload %d", patched.Rows(), full.Rows())
-		}
-		want := snapshot(full)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("partition %d (%s): patched %s, reloaded %s", i, sp.Key(int64(i)), got[i], want[i])
-			}
-		}
-	}(db.SQLite)
+	// The batch: 6,000 consecutive partitions built (1,500 of them new
+	// rows), 1,500 failed, a taint, and scattered single keys.
+	big.write(span(20_000, 26_000, 1), db.StatusMaterialized, "v2")
+	big.write(span(40_000, 41_500, 1), db.StatusFailed, "v2")
+	big.write(span(3, 80_000, 97), db.StatusMaterialized, "v1")
+	if err := big.store.Taint(t.Context(), big.ids["big"], "big", big.sp.Key(50_002), "bad", "test", big.now); err != nil {
+		t.Fatal(err)
+	}
+	patched := big.facts()
+	if n := big.store.StaleReloads() - reloads; n != 0 {
+		t.Fatalf("a batch of ~8,400 partitions of an 80,000-partition asset reloaded its facts %d times; want a patch", n)
+	}
+	// Anything of unknown effect makes the next read a full reload.
+	full := reloadAfterUnknownEvent(t, big.store, big.now, big.facts)
+	if patched.Rows() != full.Rows() {
+		t.Fatalf("patched facts have %d rows, a reload %d", patched.Rows(), full.Rows())
+	}
+	big.samePatched(patched, full)
 }
 
 // Between two computations of a running backfill's pages (StaleInput.MaxLag)
@@ -341,65 +281,109 @@ func TestStaleFactsPatchBackfillBatch(t *testing.T) {
 func TestStaleFactsPatchManyConsecutive(t *testing.T) {
 	teststore.SkipInRacePass(t)
 	t.Parallel()
-	ctx := context.Background()
+	big := newBigAsset(t, db.SQLite)
+	big.write(span(0, 40_000, 1), db.StatusMaterialized, "v2")
+	big.facts()
+	reloads := big.store.StaleReloads()
+	// 30,000 consecutive partitions: 10,000 rebuilt, 20,000 new rows, a
+	// stretch of them failed.
+	big.write(span(30_000, 60_000, 1), db.StatusMaterialized, "v2")
+	big.write(span(50_000, 52_000, 1), db.StatusFailed, "v2")
+	patched := big.facts()
+	if n := big.store.StaleReloads() - reloads; n != 0 {
+		t.Fatalf("30,000 consecutive partitions of a 40,000-row asset reloaded its facts %d times; want a patch", n)
+	}
+	full := reloadAfterUnknownEvent(t, big.store, big.now, big.facts)
+	if patched.Rows() != full.Rows() || full.Rows() != 60_000 {
+		t.Fatalf("patched facts have %d rows, a reload %d; want 60,000", patched.Rows(), full.Rows())
+	}
+	big.samePatched(patched, full)
+}
+
+// bigAsset is a store of one hourly asset of 80,000 partitions ("big", at
+// code version v2) that the patch tests write in bulk.
+type bigAsset struct {
+	t     *testing.T
+	store *db.Store
+	ids   map[string]int64
+	a     *catalog.Asset
+	sp    catalog.Space
+	in    db.StaleInput
+	now   time.Time
+	seq   int
+}
+
+func newBigAsset(t *testing.T, d db.Dialect) *bigAsset {
+	t.Helper()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	store, ws, ids := teststore.WithWorkspace(t, `assets:
+	store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
   big:
     partitions: {hourly: {start: "2016-01-01-00:00", end: "2025-02-15-08:00"}}
     code_version: v2
     executor: {demo: {duration: 1s}}
 `, now)
 	a := ws.Asset("big")
-	sp := a.Scheme.Space(now, nil)
-	in := staleInputAt(ws, ids, now)
-	seq := 0
-	write := func(idxs []int64, status string) {
-		t.Helper()
-		for lo := 0; lo < len(idxs); lo += 10_000 {
-			var ms []db.Materialization
-			for _, i := range idxs[lo:min(lo+10_000, len(idxs))] {
-				seq++
-				ms = append(ms, db.Materialization{AssetID: ids["big"], AssetKey: "big", Partition: sp.Key(i), Idx: i, Status: status,
-					CodeVersion: "v2", RunID: fmt.Sprintf("r%d", seq), Source: "test", At: now.Add(-time.Duration(seq) * time.Second)})
-			}
-			record(t, store, ms, now)
+	return &bigAsset{t: t, store: store, ids: ids, a: a, sp: a.Scheme.Space(now, nil), in: staleInputAt(ws, ids, now), now: now}
+}
+
+// write records the partitions idxs with status, built by code version
+// code, 10,000 a batch, each one second older than the one before.
+func (b *bigAsset) write(idxs []int64, status, code string) {
+	b.t.Helper()
+	for lo := 0; lo < len(idxs); lo += 10_000 {
+		var ms []db.Materialization
+		for _, i := range idxs[lo:min(lo+10_000, len(idxs))] {
+			b.seq++
+			ms = append(ms, db.Materialization{AssetID: b.ids["big"], AssetKey: "big", Partition: b.sp.Key(i), Idx: i, Status: status,
+				CodeVersion: code, RunID: fmt.Sprintf("r%d", b.seq), Source: "test", At: b.now.Add(-time.Duration(b.seq) * time.Second)})
+		}
+		record(b.t, b.store, ms, b.now)
+	}
+}
+
+// facts reads the asset's staleness facts (memoized: a patch or a reload).
+func (b *bigAsset) facts() *db.StaleFacts {
+	b.t.Helper()
+	f, err := b.store.StaleFacts(b.t.Context(), b.in, b.a)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return f
+}
+
+// samePatched fails the test at the first partition whose patched facts
+// (reason, materialization time) differ from the full reload's.
+func (b *bigAsset) samePatched(patched, full *db.StaleFacts) {
+	b.t.Helper()
+	for i := range full.N {
+		if p, f := patched.Reason(i, b.now), full.Reason(i, b.now); p != f || patched.MatAtOf(i) != full.MatAtOf(i) {
+			b.t.Fatalf("partition %d (%s): patched %s@%d, reloaded %s@%d", i, b.sp.Key(int64(i)), p, patched.MatAtOf(i), f, full.MatAtOf(i))
 		}
 	}
-	facts := func() *db.StaleFacts {
-		t.Helper()
-		f, err := store.StaleFacts(ctx, in, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	write(span(0, 40_000, 1), db.StatusMaterialized)
-	facts()
-	reloads := store.StaleReloads()
-	// 30,000 consecutive partitions: 10,000 rebuilt, 20,000 new rows, a
-	// stretch of them failed.
-	write(span(30_000, 60_000, 1), db.StatusMaterialized)
-	write(span(50_000, 52_000, 1), db.StatusFailed)
-	patched := facts()
-	if n := store.StaleReloads() - reloads; n != 0 {
-		t.Fatalf("30,000 consecutive partitions of a 40,000-row asset reloaded its facts %d times; want a patch", n)
-	}
+}
+
+// appendUnknownEvent appends an event whose effect on the staleness facts is
+// unknown: the next read of them is a full reload.
+func appendUnknownEvent(t *testing.T, store *db.Store, now time.Time) {
+	t.Helper()
+	ctx := t.Context()
 	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
 		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	full := facts()
+}
+
+// reloadAfterUnknownEvent appends an event of unknown effect and reads the
+// facts again with read: t fails unless that read was a full reload.
+func reloadAfterUnknownEvent(t *testing.T, store *db.Store, now time.Time, read func() *db.StaleFacts) *db.StaleFacts {
+	t.Helper()
+	reloads := store.StaleReloads()
+	appendUnknownEvent(t, store, now)
+	full := read()
 	if store.StaleReloads() == reloads {
 		t.Fatal("no reload after an event of unknown effect")
 	}
-	if patched.Rows() != full.Rows() || full.Rows() != 60_000 {
-		t.Fatalf("patched facts have %d rows, a reload %d; want 60,000", patched.Rows(), full.Rows())
-	}
-	for i := range full.N {
-		if p, f := patched.Reason(i, now), full.Reason(i, now); p != f || patched.MatAtOf(i) != full.MatAtOf(i) {
-			t.Fatalf("partition %d: patched %s@%d, reloaded %s@%d", i, p, patched.MatAtOf(i), f, full.MatAtOf(i))
-		}
-	}
+	return full
 }

@@ -36,7 +36,7 @@ func waitWritable(t *testing.T, s *db.Store) {
 
 func TestWriteFaultsAreClassified(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "t.db")
 	s, err := db.OpenWith(path, db.Options{BusyTimeout: 100 * time.Millisecond})
 	if err != nil {

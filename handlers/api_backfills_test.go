@@ -35,16 +35,6 @@ var failingDailyWS = testkit.Assets(
 	testkit.Asset("f.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 1}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
 )
 
-func apiCall(t *testing.T, env *testkit.Env, tok, method, path, body string, hdr ...string) (int, map[string]any) {
-	t.Helper()
-	resp, out := testkit.APIRequest(t, env.URL, tok, method, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
-	m, ok := out.(map[string]any)
-	if !ok && out != nil {
-		t.Fatalf("%s %s: %d answered %v, not a JSON object", method, path, resp.StatusCode, out)
-	}
-	return resp.StatusCode, m
-}
-
 // apiCreate creates a backfill through POST /api/v1/backfills with body
 // (and headers hdr) and returns the answer (t fails unless it is 201).
 func apiCreate(t *testing.T, env *testkit.Env, tok, body string, hdr ...string) map[string]any {

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -73,15 +72,9 @@ func TestAPINotFoundSaysWhereToLook(t *testing.T) {
 func TestPageNotFoundPointsAtPages(t *testing.T) {
 	env, _ := apiBFEnv(t)
 	c := env.Client(t, auth.RoleViewer)
-	resp, err := c.Get(env.URL + "/backfills/bf_nope")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	page := string(b)
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(page, "the Backfills page lists every backfill") || strings.Contains(page, "/api/v1/") {
-		t.Fatalf("%d %s", resp.StatusCode, page)
+	status, page := getText(t, env, c, "/backfills/bf_nope")
+	if status != http.StatusNotFound || !strings.Contains(page, "the Backfills page lists every backfill") || strings.Contains(page, "/api/v1/") {
+		t.Fatalf("%d %s", status, page)
 	}
 }
 

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -103,12 +102,7 @@ func (h *Handler) scheduler() (*jobs.Scheduler, error) {
 // (503 when no scheduler runs, else 404 when the workspace does not declare
 // it).
 func (h *Handler) routeSchedule(c echo.Context) (*jobs.Scheduler, *catalog.Schedule, error) {
-	sch, err := h.scheduler()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := h.workspaceSchedule(c)
-	return sch, s, err
+	return engineAndDeclared(h.scheduler, func() (*catalog.Schedule, error) { return h.workspaceSchedule(c) })
 }
 
 // scheduleNotFound is the 404 of a schedule the workspace does not declare:
@@ -117,27 +111,10 @@ func scheduleNotFound(name, known string) *UserError {
 	return unknownNamed("schedule", name, known, HintScheduleList)
 }
 
-// unknownNamed is the 404 of a schedule or sensor (kind) the workspace does
-// not declare, naming the known ones (comma-separated).
-func unknownNamed(kind, name, known, hint string) *UserError {
-	reason := fmt.Sprintf("unknown %s %q", kind, name)
-	if known == "" {
-		reason += " (the workspace declares no " + kind + ")"
-	} else {
-		reason += " (the workspace declares " + known + ")"
-	}
-	return withHint(NotFound(""), reason, hint, map[string]string{kind: name, "known": known})
-}
-
 // workspaceSchedule resolves the :name of a schedule route.
 func (h *Handler) workspaceSchedule(c echo.Context) (*catalog.Schedule, error) {
 	ws := h.Workspace().Workspace
-	name := pathParam(c, "name")
-	s := ws.Schedule(name)
-	if s == nil {
-		return nil, scheduleNotFound(name, strings.Join(ws.ScheduleNames(), ", "))
-	}
-	return s, nil
+	return declared(c, "schedule", HintScheduleList, ws.Schedule, ws.ScheduleNames)
 }
 
 // scheduleErr words the scheduler's refusals; anything else as engineErr.
@@ -460,23 +437,22 @@ func (h *Handler) APISchedulePreview(c echo.Context) error {
 
 // APISchedulePause pauses a schedule: its ticks are recorded as skipped
 // and never launched after a resume.
-func (h *Handler) APISchedulePause(c echo.Context) error { return h.apiSetPaused(c, true) }
+func (h *Handler) APISchedulePause(c echo.Context) error { return h.apiSchedulePaused(c, true) }
 
 // APIScheduleResume resumes a paused schedule.
-func (h *Handler) APIScheduleResume(c echo.Context) error { return h.apiSetPaused(c, false) }
+func (h *Handler) APIScheduleResume(c echo.Context) error { return h.apiSchedulePaused(c, false) }
 
-func (h *Handler) apiSetPaused(c echo.Context, paused bool) error {
+func (h *Handler) apiSchedulePaused(c echo.Context, paused bool) error {
 	sch, s, err := h.routeSchedule(c)
 	if err != nil {
 		return err
 	}
-	if err := decodeStrict(c, &struct{}{}, true); err != nil {
-		return err
-	}
-	if _, err := sch.SetPaused(c.Request().Context(), s.Name, paused, Actor(c)); err != nil {
-		return scheduleErr(err)
-	}
-	return h.answerSchedule(c, s, http.StatusOK)
+	return apiSetPaused(c, func(ctx context.Context) error {
+		if _, err := sch.SetPaused(ctx, s.Name, paused, Actor(c)); err != nil {
+			return scheduleErr(err)
+		}
+		return nil
+	}, func() error { return h.answerSchedule(c, s, http.StatusOK) })
 }
 
 // TriggerResult is a run-now tick with the backfill it launched.

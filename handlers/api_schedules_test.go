@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,7 +49,7 @@ var schedT0 = time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
 func evaluateSince(t *testing.T, sched *jobs.Scheduler, d time.Duration) {
 	t.Helper()
 	for _, at := range []time.Time{schedT0, schedT0.Add(d)} {
-		if err := sched.Evaluate(context.Background(), at); err != nil {
+		if err := sched.Evaluate(t.Context(), at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +59,7 @@ func evaluateSince(t *testing.T, sched *jobs.Scheduler, d time.Duration) {
 // and every tick, as text.
 func scheduleWrites(t *testing.T, env *testkit.Env) string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	sts, err := env.Store.ScheduleStates(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +343,7 @@ func TestScheduleAPIBadListInput(t *testing.T) {
 func TestScheduleTickCursorIsStable(t *testing.T) {
 	t.Parallel()
 	env, sched, tok := schedEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluateSince(t, sched, 3*time.Hour)
 	_, page := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?limit=1", "")
 	cursor := page["next_cursor"].(string)
@@ -371,5 +370,35 @@ func TestDemoWorkspaceSchedule(t *testing.T) {
 	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/automation")
 	if code != 200 || doc.Find(`[data-testid="schedule-row"][data-name="raw.events.hourly"]`).Length() != 1 {
 		t.Fatalf("automation: %d", code)
+	}
+}
+
+// TestScheduleAPIActionBodies (issue 22 audit): pause, resume and run now
+// take no body; one that is not JSON, or has a field, is a 400 that says
+// so and writes nothing — run now with a stray body used to launch a
+// backfill anyway, unlike the sensors' pause and resume.
+func TestScheduleAPIActionBodies(t *testing.T) {
+	t.Parallel()
+	env, _, tok := schedEnv(t)
+	for _, c := range []struct{ path, body, want string }{
+		{"/api/v1/schedules/regions/trigger", `xx`, "malformed JSON"},
+		{"/api/v1/schedules/regions/trigger", `{"now": true}`, `unknown field "now"`},
+		{"/api/v1/schedules/regions/pause", `{"why": "maintenance"}`, `unknown field "why"`},
+		{"/api/v1/schedules/regions/resume", `[1]`, "JSON"},
+	} {
+		before := scheduleWrites(t, env)
+		code, body := apiCall(t, env, tok, "POST", c.path, c.body)
+		if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), c.want) {
+			t.Errorf("%s %s: %d %v; want 400 saying %q", c.path, c.body, code, body, c.want)
+		}
+		if after := scheduleWrites(t, env); after != before {
+			t.Errorf("%s %s wrote", c.path, c.body)
+		}
+	}
+	// An empty body, or an empty object, still runs it.
+	for _, body := range []string{"", "{}"} {
+		if code, r := apiCall(t, env, tok, "POST", "/api/v1/schedules/regions/trigger", body); code != http.StatusCreated {
+			t.Fatalf("run now with body %q: %d %v", body, code, r)
+		}
 	}
 }

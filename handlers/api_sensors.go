@@ -122,12 +122,7 @@ func (h *Handler) sensors() (*jobs.Sensors, error) {
 // routeSensor is the sensors and the sensor of the route's :name (503 when
 // sensors do not run, else 404 when the workspace does not declare it).
 func (h *Handler) routeSensor(c echo.Context) (*jobs.Sensors, *catalog.Sensor, error) {
-	sn, err := h.sensors()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := h.workspaceSensor(c)
-	return sn, s, err
+	return engineAndDeclared(h.sensors, func() (*catalog.Sensor, error) { return h.workspaceSensor(c) })
 }
 
 // sensorNotFound is the 404 of a sensor the workspace does not declare: it
@@ -139,11 +134,7 @@ func sensorNotFound(name, known string) *UserError {
 // workspaceSensor resolves the :name of a sensor route.
 func (h *Handler) workspaceSensor(c echo.Context) (*catalog.Sensor, error) {
 	ws := h.Workspace().Workspace
-	name := pathParam(c, "name")
-	if s := ws.Sensor(name); s != nil {
-		return s, nil
-	}
-	return nil, sensorNotFound(name, strings.Join(ws.SensorNames(), ", "))
+	return declared(c, "sensor", HintSensorList, ws.Sensor, ws.SensorNames)
 }
 
 // pushFields are the push body's names of the fields of the backfill
@@ -512,13 +503,12 @@ func (h *Handler) apiSensorPaused(c echo.Context, paused bool) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeStrict(c, &struct{}{}, true); err != nil {
-		return err
-	}
-	if _, err := sn.SetPaused(c.Request().Context(), s.Name, paused, Actor(c)); err != nil {
-		return sensorErr(err)
-	}
-	return h.answerSensor(c, s)
+	return apiSetPaused(c, func(ctx context.Context) error {
+		if _, err := sn.SetPaused(ctx, s.Name, paused, Actor(c)); err != nil {
+			return sensorErr(err)
+		}
+		return nil
+	}, func() error { return h.answerSensor(c, s) })
 }
 
 type cursorBody struct {

@@ -1,9 +1,9 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -95,7 +95,7 @@ func sensorWrites(t *testing.T, env *testkit.Env) string {
 		`SELECT COALESCE(group_concat(name || paused || COALESCE(cursor, '-') || state_version || events_accepted || launches || evaluations, ','), '') FROM sensor_state`,
 	} {
 		var v string
-		if err := env.Store.RawReader().GetContext(context.Background(), &v, q); err != nil {
+		if err := env.Store.RawReader().GetContext(t.Context(), &v, q); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, v)
@@ -193,7 +193,7 @@ func TestSensorAPIPush(t *testing.T) {
 func TestSensorAPIPushBadInput(t *testing.T) {
 	t.Parallel()
 	env, sensors, tok := sensorEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	env2 := testkit.New(t, testkit.Options{WorkspaceYAML: strings.Replace(sensorWS(t), "  arrivals:\n    assets: [t.regions]\n", "  arrivals:\n    assets: [t.regions]\n    enabled: false\n", 1)})
 	env2.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
 	env2.StartSensors(t)
@@ -446,5 +446,43 @@ func TestSensorAPICursor(t *testing.T) {
 	last := list[0].(map[string]any)
 	if len(list) != 3 || last["kind"] != "reset" || last["cursor_before"] != "42" || last["cursor_after"] != nil || !strings.HasPrefix(last["actor"].(string), "test-admin-") {
 		t.Fatalf("reset records: %v", list)
+	}
+}
+
+// TestSensorAPIEventsToPollSensor (issue 22 audit): a poll sensor takes no
+// pushed events — its page lists evaluations, not events, so a backfill an
+// event launched there was seen nowhere. The push is a 409 that says to
+// evaluate it instead, and writes nothing.
+func TestSensorAPIEventsToPollSensor(t *testing.T) {
+	t.Parallel()
+	env, _, tok := sensorEnv(t)
+	sensorRefused(t, env, tok, "event to a poll sensor", "POST", "/api/v1/sensors/counter/events", `{"message_id": "m1", "partitions": ["eu"]}`,
+		http.StatusConflict, "", "polls its evaluator", "/api/v1/sensors/counter/evaluate")
+}
+
+// TestSensorAPICursorOfPushSensor (issue 22 audit): a push sensor has no
+// evaluator to read a cursor; setting one is a 409 that writes nothing
+// (it used to store the cursor and record a reset).
+func TestSensorAPICursorOfPushSensor(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	admin := env.Token(t, auth.RoleAdmin)
+	sensorRefused(t, env, admin, "cursor of a push sensor", "POST", "/api/v1/sensors/arrivals/cursor", `{"cursor": "41"}`, http.StatusConflict, "", "has no evaluator")
+}
+
+// TestSensorAPIEvaluateAnswersItsID (issue 22 audit): evaluate now and a
+// dry run answer the evaluation as recorded, with its id (it was 0, so
+// the CLI printed "evaluation 0"), the id the evaluations list shows.
+func TestSensorAPIEvaluateAnswersItsID(t *testing.T) {
+	t.Parallel()
+	env, _, tok := sensorEnv(t)
+	for _, c := range []struct{ sensor, body string }{{"counter", ""}, {"counter", `{"dry_run": true}`}, {"broken", ""}} {
+		code, ev := apiCall(t, env, tok, "POST", "/api/v1/sensors/"+c.sensor+"/evaluate", c.body)
+		_, list := apiCall(t, env, tok, "GET", "/api/v1/sensors/"+c.sensor+"/evaluations?limit=1", "")
+		got := ev["evaluation"].(map[string]any)["id"]
+		want := list["evaluations"].([]any)[0].(map[string]any)["id"]
+		if code != 200 || got != want || got.(float64) <= 0 {
+			t.Errorf("%s %s: answered evaluation id %v, the list's newest is %v", c.sensor, c.body, got, want)
+		}
 	}
 }

@@ -18,17 +18,6 @@ type apiError struct {
 	} `json:"error"`
 }
 
-func decode(t *testing.T, resp *http.Response, v any) {
-	t.Helper()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-}
-
 func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
 	t.Helper()
 	return env.Count(t, `SELECT COUNT(*) FROM events`), env.Count(t, `SELECT COUNT(*) FROM partition_instances`), env.Count(t, `SELECT COUNT(*) FROM partition_status`)

@@ -1,18 +1,12 @@
 package handlers_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
-	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestLeaseWithoutRowShowsInProgress: partitions a running attempt builds
@@ -31,18 +25,9 @@ assets:
       command: ['sleep 20']
       shell: true
 `, true)
-	ctx := context.Background()
 	b := pgCreateBF(t, eng, "l.slow", "2025-01-01", "2025-01-04", 4)
-	t.Cleanup(func() { _, _ = eng.Transition(ctx, b.ID, jobs.ActCancel, 0, true, "tester") })
-	var run db.Run
-	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, b.ID, nil, -1, 1)
-		if len(runs) == 1 && runs[0].State == db.RunRunning {
-			run = runs[0]
-			return true
-		}
-		return false
-	})
+	cancelAtEnd(t, eng, b.ID)
+	run := firstRun(t, env, b.ID, db.RunRunning, "the chunk to run")
 	var rows int
 	if err := env.Store.RawReader().Get(&rows, `SELECT COUNT(*) FROM partition_status`); err != nil || rows != 0 {
 		t.Fatalf("%d status rows while the attempt runs (%v), want none: the lease is the attempt's", rows, err)
@@ -73,21 +58,7 @@ assets:
 	}
 
 	// The API: the partitions in progress, and not missing.
-	get := func(path string, v any) {
-		t.Helper()
-		resp, err := c.Get(env.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
-		}
-		if err := json.Unmarshal(body, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	get := func(path string, v any) { t.Helper(); okJSON(t, env, c, path, v) }
 	var page struct {
 		Partitions []struct {
 			Partition string `json:"partition"`
@@ -110,7 +81,7 @@ assets:
 	}
 
 	// The preview: in progress, skipped.
-	pv, err := eng.Preview(ctx, jobs.Request{Assets: []string{"l.slow"}, Selector: jobs.Selector{Type: "range", Start: "2025-01-03", End: "2025-01-06"}, ChunkSize: 2, MaxConcurrentRuns: 1})
+	pv, err := eng.Preview(t.Context(), jobs.Request{Assets: []string{"l.slow"}, Selector: jobs.Selector{Type: "range", Start: "2025-01-03", End: "2025-01-06"}, ChunkSize: 2, MaxConcurrentRuns: 1})
 	if err != nil || pv.Status[db.StatusInProgress] != 2 || pv.Status[db.StatusMissing] != 2 || pv.SkippedCount != 2 {
 		t.Fatalf("preview %+v %v, want 2 in progress (skipped) and 2 missing", pv, err)
 	}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -80,10 +79,10 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-10", 2)
 	c := env.Client(t, auth.RoleOperator)
 	// Another tab pauses and resumes: the version moves on.
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActResume, 0, false, "other"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActResume, 0, false, "other"); err != nil {
 		t.Fatal(err)
 	}
 	resp := env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(b.StateVersion)}})
@@ -94,7 +93,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 	if msg := doc.Find(`[data-testid="message"]`).Text(); !strings.Contains(msg, "Someone changed this backfill") {
 		t.Errorf("stale pause message %q", msg)
 	}
-	now, _ := env.Store.Backfill(context.Background(), b.ID)
+	now, _ := env.Store.Backfill(t.Context(), b.ID)
 	if now.State != db.BackfillRunning {
 		t.Errorf("stale pause changed the state to %s", now.State)
 	}
@@ -108,13 +107,13 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 		t.Fatalf("pause: status %d", resp.StatusCode)
 	}
 	// Resume is allowed from PAUSED only; pausing twice is refused clearly.
-	now, _ = env.Store.Backfill(context.Background(), b.ID)
+	now, _ = env.Store.Backfill(t.Context(), b.ID)
 	resp = env.SessionPost(t, c, "/backfills/"+b.ID+"/pause", url.Values{"expected_state_version": {fmt.Sprint(now.StateVersion)}})
 	doc = pgDoc(t, resp)
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(doc.Find(`[data-testid="message"]`).Text(), "cannot pause") {
 		t.Errorf("pause of a paused backfill: status %d, message %q", resp.StatusCode, doc.Find(`[data-testid="message"]`).Text())
 	}
-	after, _ := env.Store.Backfill(context.Background(), b.ID)
+	after, _ := env.Store.Backfill(t.Context(), b.ID)
 	if after.StateVersion != now.StateVersion {
 		t.Error("a refused transition changed the version")
 	}
@@ -126,7 +125,7 @@ func TestTransitionConflictAndRefusal(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("cancel: status %d", resp.StatusCode)
 	}
-	final, _ := env.Store.Backfill(context.Background(), b.ID)
+	final, _ := env.Store.Backfill(t.Context(), b.ID)
 	if final.State != db.BackfillCanceled {
 		t.Errorf("after cancel: %s", final.State)
 	}

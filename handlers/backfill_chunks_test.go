@@ -2,9 +2,7 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -25,30 +23,14 @@ func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 20`)),
 		testkit.Asset("w.flaky", testkit.Daily, "retries: {max_attempts: 3, backoff: 1h}", "executor: {demo: {duration: 1ms, failure_rate: 1}}"),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	c := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 4)
-	var holder db.Run
-	testkit.Eventually(t, 15*time.Second, "the first backfill's chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
-		if len(runs) == 1 && runs[0].State == db.RunRunning {
-			holder = runs[0]
-			return true
-		}
-		return false
-	})
-	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
+	holder := firstRun(t, env, a.ID, db.RunRunning, "the first backfill's chunk to run")
+	cancelAtEnd(t, eng, a.ID)
 	b := pgCreateBF(t, eng, "w.slow", "2025-01-02", "2025-01-03", 2)
-	var waiting db.Run
-	testkit.Eventually(t, 15*time.Second, "the overlapping chunk to be planned", func() bool {
-		runs, _ := env.Store.Runs(ctx, b.ID, nil, -1, 1)
-		if len(runs) == 1 {
-			waiting = runs[0]
-			return true
-		}
-		return false
-	})
-	t.Cleanup(func() { _, _ = eng.Transition(ctx, b.ID, jobs.ActCancel, 0, true, "tester") })
+	waiting := firstRun(t, env, b.ID, "", "the overlapping chunk to be planned")
+	cancelAtEnd(t, eng, b.ID)
 	if waiting.State != db.RunQueued {
 		t.Fatalf("the overlapping chunk is %s, want queued", waiting.State)
 	}
@@ -65,17 +47,10 @@ func TestQueuedChunksSayWhyTheyWait(t *testing.T) {
 	if why := doc.Find(`[data-testid="run-wait"]`).Text(); !strings.Contains(why, holder.ID) {
 		t.Errorf("run page: %q", why)
 	}
-	resp, err := c.Get(env.URL + "/api/v1/runs/" + waiting.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rj struct {
 		Waiting *jobs.RunWait `json:"waiting"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&rj); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("api: %d %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
+	okJSON(t, env, c, "/api/v1/runs/"+waiting.ID, &rj)
 	if rj.Waiting == nil || rj.Waiting.HolderRunID != holder.ID {
 		t.Errorf("api waiting: %+v", rj.Waiting)
 	}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -335,8 +334,8 @@ func TestNewBackfillFormWords(t *testing.T) {
 		`{"assets":[],"selector":{"type":"range"}}`:                         "assets is required",
 	} {
 		r := env.Post(t, "/api/v1/backfills/preview", body)
-		b, _ := io.ReadAll(r.Body)
-		if r.StatusCode != 400 || !strings.Contains(string(b), want) {
+		b := readBody(t, r)
+		if r.StatusCode != 400 || !strings.Contains(b, want) {
 			t.Errorf("API %s: %d %s", body, r.StatusCode, b)
 		}
 	}

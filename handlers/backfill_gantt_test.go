@@ -1,10 +1,7 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +35,7 @@ func TestBackfillGanttDrawsEachChunkOnItsSlot(t *testing.T) {
 			r.FinishedAt = &end
 		}
 	}
-	if err := env.Store.SeedRunsFixture(context.Background(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: 4, StartedAt: t0}); err != nil {
+	if err := env.Store.SeedRunsFixture(t.Context(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: 4, StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)
@@ -114,7 +111,7 @@ func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 		runs = append(runs, db.FixtureRun{ID: fmt.Sprintf("run_m%04d", i), RunKey: fmt.Sprintf("backfill:%s:chunk:%d", b.ID, i), Asset: "t.daily",
 			Fingerprint: "fp", Chunk: i, Partitions: 1, State: st, At: at, End: end, FinishedAt: &end})
 	}
-	if err := env.Store.SeedRunsFixture(context.Background(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: n, StartedAt: t0}); err != nil {
+	if err := env.Store.SeedRunsFixture(t.Context(), b.ID, env.Handler.Workspace().IDs["t.daily"], runs, db.FixtureProgress{NextChunk: n, StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)
@@ -142,13 +139,7 @@ func TestBackfillGanttBucketsManyChunks(t *testing.T) {
 	if doc.Find(`[data-testid="gantt"] rect.s-f`).Length() == 0 {
 		t.Error("no column shows the failed attempts")
 	}
-	resp, err := c.Get(env.URL + handlers.BackfillHref(b.ID) + "/gantt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || len(body) > 60<<10 {
-		t.Errorf("the timeline of %d attempts: %d, %d bytes (at most 60 KB)", n, resp.StatusCode, len(body))
+	if _, body := okText(t, env, c, handlers.BackfillHref(b.ID)+"/gantt"); len(body) > 60<<10 {
+		t.Errorf("the timeline of %d attempts: %d bytes (at most 60 KB)", n, len(body))
 	}
 }

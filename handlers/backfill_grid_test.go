@@ -1,9 +1,7 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -44,7 +42,7 @@ func ogGrid(t *testing.T, doc *goquery.Document, asset string) *goquery.Selectio
 // ogRuns maps chunk numbers to run ids.
 func ogRuns(t *testing.T, env *testkit.Env, id string) map[int64]string {
 	t.Helper()
-	runs, err := env.Store.ChunkRuns(context.Background(), id, 0, 1_000_000)
+	runs, err := env.Store.ChunkRuns(t.Context(), id, 0, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +159,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 		t.Error("a static asset's outcome grid is not a list")
 	}
 	ogCheckTiles(t, g, "o.static", []string{"acme", "globex", "initech"}, "pending", "s-x", map[string]int64{"acme": 0, "globex": 1, "initech": 2}, nil)
-	if _, err := eng.Transition(context.Background(), st.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), st.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+st.ID)
@@ -172,11 +170,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 	// 1,417 hours: above the tile limit.
 	sel := jobs.Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-01-00:00"}
 	byChunk := ogCreate(t, eng, []string{"o.hourly"}, sel, 2)
-	status, doc := pgGet(t, env, c, "/backfills/"+byChunk.ID)
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
-	g = ogGrid(t, doc, "o.hourly")
+	g = ogGrid(t, okPage(t, env, c, "/backfills/"+byChunk.ID), "o.hourly")
 	if g.AttrOr("data-mode", "") != "chunks" || g.Find(`[data-testid="outcome-tile"]`).Length() != 0 {
 		t.Error("a selection above the tile limit is drawn by partition")
 	}
@@ -184,7 +178,7 @@ func TestBackfillOutcomeGridLayouts(t *testing.T) {
 		t.Errorf("%d chunk tiles, want 709", n)
 	}
 	// Canceled before they were planned: chunk tiles say so, not pending.
-	if _, err := eng.Transition(context.Background(), byChunk.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), byChunk.ID, jobs.ActCancel, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+byChunk.ID)

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,7 +20,7 @@ func TestBackfillsListFilterAndPages(t *testing.T) {
 		d := fmt.Sprintf("2025-02-%02d", i%28+1)
 		ids = append(ids, pgCreateBF(t, eng, "t.daily", d, d, 1).ID)
 	}
-	if _, err := eng.Transition(context.Background(), ids[0], jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), ids[0], jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	c := env.Client(t, auth.RoleViewer)

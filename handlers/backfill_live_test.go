@@ -26,7 +26,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	br.SetMax(40)
 	env.Handler.MaxStreamsPerUser = 100 // one token opens them all
 	token := env.AdminToken()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var bodies []io.ReadCloser
 	paths := []string{"/backfills/" + b.ID + "/stream", "/backfills/stream"}
 	for i := range 40 {
@@ -54,7 +54,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 		t.Errorf("stream beyond the bound: status %d", resp.StatusCode)
 	}
 	// A change reaches a subscriber as an update event.
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 256)
@@ -97,7 +97,7 @@ func TestStreamCoalescesAfterItsFirstEvent(t *testing.T) {
 		}
 	}
 	first := next("data: connected")
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	if gap := next("data: changed").Sub(first); gap < handlers.StreamMinInterval-20*time.Millisecond {
@@ -115,12 +115,8 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
-	body, err := io.ReadAll(resp.Body) // ends when the stream does
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(string(body), "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(string(body), "data: connected\n\nevent: done\ndata: finished\n\n") {
+	body := readBody(t, resp) // ends when the stream does
+	if !strings.HasSuffix(body, "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(body, "data: connected\n\nevent: done\ndata: finished\n\n") {
 		t.Fatalf("the stream ended with %q, want an update then done", body)
 	}
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)

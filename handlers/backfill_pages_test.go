@@ -12,79 +12,19 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-var pgWorkspace = `defaults:
-  retries: {max_attempts: 1}
-` + testkit.Assets(
-	testkit.Asset("t.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms}}"),
-	testkit.Asset("t.flaky", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 5ms, failure_rate: 1}}"),
-	testkit.Asset("t.cmd", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 3`)),
-)
-
-// bfEnv starts a server with an engine; run starts its controller (without
-// it, backfills stay PENDING, which makes states deterministic).
-func pgEnv(t *testing.T, run bool) (*testkit.Env, *jobs.Engine) {
-	t.Helper()
-	return pgEnvWith(t, pgWorkspace, run)
-}
-
-// pgEnvWith is pgEnv with another workspace.
-func pgEnvWith(t *testing.T, workspace string, run bool) (*testkit.Env, *jobs.Engine) {
-	t.Helper()
-	env := testkit.New(t, testkit.Options{WorkspaceYAML: workspace})
-	if env.Handler.Engine != nil { // testkit may start one already
-		return env, env.Handler.Engine
-	}
-	eng := env.NewEngine(t, nil, jobs.Options{})
-	if run {
-		testkit.RunEngine(t, eng)
-	}
-	return env, eng
-}
-
-func pgCreateBF(t *testing.T, eng *jobs.Engine, asset, start, end string, chunk int64) db.Backfill {
-	t.Helper()
-	return testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{asset}, ChunkSize: chunk, MaxConcurrentRuns: 2,
-		Selector: jobs.Selector{Type: "range", Start: start, End: end}, Title: "test " + asset})
-}
-
-func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *goquery.Document) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, doc
-}
-
-func pgDoc(t *testing.T, resp *http.Response) *goquery.Document {
-	t.Helper()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
 func TestBackfillPageParts(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnv(t, false)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-31", 3)
 	c := env.Client(t, auth.RoleViewer)
-	status, doc := pgGet(t, env, c, "/backfills/"+b.ID)
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
+	doc := okPage(t, env, c, "/backfills/"+b.ID)
 	for _, id := range []string{"backfill-summary", "progress-bar", "progress-pct", "throughput", "eta", "outcome-grid", "chunk-section", "timeline", "refresh", "backfill-live"} {
 		if doc.Find(`[data-testid="`+id+`"]`).Length() == 0 {
 			t.Errorf("backfill page has no %s", id)
@@ -126,14 +66,6 @@ func TestBackfillPageParts(t *testing.T) {
 	if status, _ := pgGet(t, env, c, "/runs/run_missing"); status != http.StatusNotFound {
 		t.Errorf("unknown run: status %d", status)
 	}
-}
-
-func pgWaitState(t *testing.T, env *testkit.Env, id, state string) {
-	t.Helper()
-	testkit.Eventually(t, 20*time.Second, "backfill "+id+" to be "+state, func() bool {
-		b, err := env.Store.Backfill(context.Background(), id)
-		return err == nil && b.State == state
-	})
 }
 
 // TestBackfillPageQueuedIsNotRunning: chunks waiting for a retry's backoff
@@ -186,7 +118,7 @@ func TestBackfillPageETAWaitingForRetry(t *testing.T) {
 	if trig := doc.Find(`[data-testid="chunk-section"]`).AttrOr("hx-trigger", ""); trig != "sse:update, every 5s" {
 		t.Errorf("chunk table hx-trigger %q while a chunk waits for its retry, want sse:update, every 5s", trig)
 	}
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
 		t.Fatal(err)
 	}
 	_, doc = pgGet(t, env, c, "/backfills/"+b.ID)
@@ -261,7 +193,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	), true)
 	a := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	testkit.Eventually(t, 20*time.Second, "backfill A's run to start", func() bool {
-		b, _ := env.Store.Backfill(context.Background(), a.ID)
+		b, _ := env.Store.Backfill(t.Context(), a.ID)
 		return b.RunsRunning == 1
 	})
 	op := env.Client(t, auth.RoleOperator)
@@ -279,7 +211,7 @@ func TestQueuedChunkLooksQueued(t *testing.T) {
 	b := pgCreateBF(t, eng, "s.daily", "2025-01-01", "2025-01-01", 1)
 	var run db.Run
 	testkit.Eventually(t, 20*time.Second, "backfill B's chunk to be planned and wait", func() bool {
-		runs, _ := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
+		runs, _ := env.Store.Runs(t.Context(), b.ID, nil, -1, 10)
 		if len(runs) == 1 {
 			run = runs[0]
 		}
@@ -328,7 +260,7 @@ func TestBackfillCountsQueuedRetryOnce(t *testing.T) {
 	b := pgCreateBF(t, eng, "r.daily", "2025-01-01", "2025-01-30", 3)
 	// Chunk 0 waits an hour to retry; chunks 1 and 2 run (2 at a time).
 	testkit.Eventually(t, 10*time.Second, "chunk 0 to wait for its retry while chunks 1 and 2 run", func() bool {
-		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 10)
+		runs, err := env.Store.Runs(t.Context(), b.ID, nil, -1, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +372,7 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 	if again.Header.Get("Location") != loc {
 		t.Errorf("a repeated retry request went to %q, not %q", again.Header.Get("Location"), loc)
 	}
-	child, err := env.Store.Backfill(context.Background(), strings.TrimPrefix(loc, "/backfills/"))
+	child, err := env.Store.Backfill(t.Context(), strings.TrimPrefix(loc, "/backfills/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +392,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	c := env.Client(t, auth.RoleViewer)
 	var doc *goquery.Document
 	testkit.Eventually(t, 10*time.Second, "the run page to show the running attempt's output", func() bool {
-		runs, err := env.Store.Runs(context.Background(), b.ID, nil, -1, 1)
+		runs, err := env.Store.Runs(t.Context(), b.ID, nil, -1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -473,7 +405,7 @@ func TestRunPageTailsTheLiveLog(t *testing.T) {
 	if !strings.Contains(doc.Find(`[data-testid="run-live"]`).AttrOr("hx-trigger", ""), "every") {
 		t.Error("a running run's page does not poll its log")
 	}
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActCancel, 0, true, "tester"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -486,7 +418,7 @@ func TestRunPageShowsEachAttemptsLog(t *testing.T) {
 	env, eng := pgEnvWith(t, testkit.Assets(
 		testkit.Asset("l.retry", testkit.Daily, "retries: {max_attempts: 2, backoff: 1ms}", testkit.Shell(`echo "output of attempt $TESSERA_ATTEMPT"; test "$TESSERA_ATTEMPT" != 1`)),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	b := pgCreateBF(t, eng, "l.retry", "2025-01-01", "2025-01-01", 1)
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
 	runs, err := env.Store.Runs(ctx, b.ID, nil, -1, 1)
@@ -537,7 +469,7 @@ func TestRunPartitionsSayWhyTheyFailed(t *testing.T) {
 		testkit.Asset("e.up", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`for p in $TESSERA_PARTITIONS; do s=materialized; [ "$p" = 2025-01-02 ] && s=failed; printf "{\"partition\":\"%s\",\"status\":\"%s\"}\n" "$p" "$s" >> "$TESSERA_REPORT"; done`)),
 		testkit.Asset("e.down", testkit.Daily, "deps: [e.up]", "retries: {max_attempts: 1}"),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	b := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"e.up", "e.down"}, ChunkSize: 2, MaxConcurrentRuns: 2,
 		Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-02"}})
 	pgWaitState(t, env, b.ID, db.BackfillFailed)

@@ -3,9 +3,8 @@ package handlers_test
 import (
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/db"
 )
 
 // TestBackfillEventsAndConflictsPages: the timeline walks page by page with
@@ -14,13 +13,7 @@ func TestBackfillEventsAndConflictsPages(t *testing.T) {
 	t.Parallel()
 	env, eng := pgEnv(t, true)
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-06", 1)
-	testkit.Eventually(t, 20*time.Second, "the backfill to end", func() bool {
-		got, err := env.Store.Backfill(t.Context(), b.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.State == "SUCCEEDED" || got.State == "FAILED"
-	})
+	pgWaitState(t, env, b.ID, db.BackfillSucceeded, db.BackfillFailed) // the backfill ends
 	type page struct {
 		Events     []struct{ ID int64 }
 		NextCursor string `json:"next_cursor"`

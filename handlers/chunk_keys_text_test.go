@@ -1,11 +1,11 @@
 package handlers_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
@@ -39,7 +39,7 @@ func TestChunkKeysSayWhenNotContiguous(t *testing.T) {
 			t.Errorf("%s chunks %q, want %q", id, rows, want)
 		}
 	}
-	runs, err := env.Store.Runs(context.Background(), explicit.ID, nil, -1, 1)
+	runs, err := env.Store.Runs(t.Context(), explicit.ID, nil, -1, 1)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v %v", runs, err)
 	}

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -31,7 +30,7 @@ func tzUser(t *testing.T, env *testkit.Env, name, zone string) *http.Client {
 	t.Helper()
 	id := env.CreateUser(t, name, auth.RoleViewer, testkit.TestPassword)
 	if zone != "" {
-		if err := env.Store.SetUserTimezone(context.Background(), id, zone, time.Now()); err != nil {
+		if err := env.Store.SetUserTimezone(t.Context(), id, zone, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +120,7 @@ func TestSetDisplayTimezone(t *testing.T) {
 	c := env.Login(t, "vera", testkit.TestPassword)
 	withTZCookie(t, env, c, "America/New_York")
 	stored := func() string {
-		z, err := env.Store.UserTimezone(context.Background(), id)
+		z, err := env.Store.UserTimezone(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +183,7 @@ func TestSetDisplayTimezone(t *testing.T) {
 	if r := env.SessionPost(t, op, "/settings/timezone", url.Values{"timezone": {"UTC"}}); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("operator: %d", r.StatusCode)
 	}
-	if z, _ := env.Store.UserTimezone(context.Background(), opID); z != "UTC" || stored() != "Asia/Tokyo" {
+	if z, _ := env.Store.UserTimezone(t.Context(), opID); z != "UTC" || stored() != "Asia/Tokyo" {
 		t.Fatalf("operator's zone %q, vera's %q", z, stored())
 	}
 

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -88,7 +87,7 @@ func TestErrorPagesSayTheBrowserWay(t *testing.T) {
 
 	// A button pressed on a page that is out of date.
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-04", 2)
-	if _, err := eng.Transition(context.Background(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "other"); err != nil {
 		t.Fatal(err)
 	}
 	op := env.Client(t, auth.RoleOperator)

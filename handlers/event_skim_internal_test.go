@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -93,7 +92,7 @@ func TestSkimmedEventTexts(t *testing.T) {
 // summarize it concurrently.
 func TestEventTextsReadEachPayloadOnce(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	store := teststore.Open(t)
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	var ids []int64

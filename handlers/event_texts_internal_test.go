@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 // the payloads of new events only. (The test rewrites a stored payload,
 // which Tessera never does, to see that it is not read again.)
 func TestTimelineSummarizesEachEventOnce(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	store := teststore.Open(t)
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	appendEv := func(typ string, payload any) int64 {

@@ -92,8 +92,6 @@ func gapsPagingEnv(t *testing.T) (*testkit.Env, []string) {
 	return env, holes
 }
 
-func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func gapStarts(doc *goquery.Document) []string {
 	var out []string
 	doc.Find(`[data-testid="gap-range"] td:first-child`).Each(func(_ int, s *goquery.Selection) { out = append(out, s.Text()) })

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,21 +12,6 @@ import (
 
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-// get fetches path from the test server and returns status and document.
-func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
-	t.Helper()
-	resp, err := env.Get(path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	return resp.StatusCode, doc
-}
 
 func bigHourly(n int) string {
 	start := time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(n) * time.Hour)
@@ -226,8 +210,7 @@ func TestPartitionPageShowsMaterializationAttemptAndHistory(t *testing.T) {
 	body := `[{"asset":"analytics.daily_events","partition":"2025-02-03","status":"materialized","run_id":"run-1","at":"2025-02-04T01:00:00Z","metadata":{"rows":10}},
 	          {"asset":"analytics.daily_events","partition":"2025-02-03","status":"failed","run_id":"run-2","at":"2025-02-05T01:00:00Z","error":"boom"}]`
 	if resp := env.Post(t, "/api/v1/materializations", body); resp.StatusCode != http.StatusCreated {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("report: %d %s", resp.StatusCode, b)
+		t.Fatalf("report: %d %s", resp.StatusCode, readBody(t, resp))
 	}
 	status, doc := get(t, env, "/assets/analytics.daily_events/partitions/2025-02-03")
 	if status != http.StatusOK {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 // arriving while it runs wait for it); a new key, an expired value or a
 // failed computation is computed again.
 func TestRecentMemoShares(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	r := recentMemo[string, int]{ttl: time.Hour}
 	var calls atomic.Int32
 	release := make(chan struct{})

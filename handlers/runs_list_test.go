@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -60,7 +59,7 @@ func newRunsFixture(t *testing.T) *runsFixture {
 			f.at[r.ID] = r.At
 			runs = append(runs, r)
 		}
-		if err := env.Store.SeedRunsFixture(context.Background(), b.ID, ids[asset], runs, db.FixtureProgress{NextChunk: int64(n), StartedAt: at(0)}); err != nil {
+		if err := env.Store.SeedRunsFixture(t.Context(), b.ID, ids[asset], runs, db.FixtureProgress{NextChunk: int64(n), StartedAt: at(0)}); err != nil {
 			t.Fatal(err)
 		}
 		return runs

@@ -306,8 +306,7 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	href := views.ScheduleHref(s.Name)
-	fl := Flash{Page: href}
+	fl := Flash{Page: views.ScheduleHref(s.Name)}
 	switch views.ScheduleAction(c.Param("action")) {
 	case views.ScheduleActionPause, views.ScheduleActionResume:
 		paused := views.ScheduleAction(c.Param("action")) == views.ScheduleActionPause
@@ -335,8 +334,7 @@ func (h *Handler) ScheduleAction(c echo.Context) error {
 			return views.SchedulePageView(page(c, "Schedule "+s.Name, "automation"), d)
 		})
 	}
-	h.Auth.SetFlash(CurrentPrincipal(c), fl)
-	return c.Redirect(http.StatusSeeOther, href)
+	return h.backToPage(c, fl)
 }
 
 func triggerNotice(t db.Tick) string {

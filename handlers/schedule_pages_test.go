@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,19 +11,19 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
-
-func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }
 
 // TestAutomationPage: every schedule with its state, cron and zone, next
 // tick, last outcome and a strip of its recent outcomes.
 func TestAutomationPage(t *testing.T) {
 	t.Parallel()
 	env, sched, _ := schedEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	evaluateSince(t, sched, 6*time.Hour) // 5 missed, 1 launched
 	if _, err := sched.SetPaused(ctx, "regions", true, "alice"); err != nil {
 		t.Fatal(err)
@@ -212,7 +211,7 @@ func manyAutomationWS(n int) string {
 // events or dry runs, straight in the store.
 func automationHistory(t *testing.T, store *db.Store, n int, t0 time.Time) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range n {
 		name := fmt.Sprintf("s%03d", i)
 		if _, err := store.EnsureScheduleState(ctx, name, db.Millis(t0)); err != nil {
@@ -251,7 +250,7 @@ func automationHistory(t *testing.T, store *db.Store, n int, t0 time.Time) {
 // and how many statements the reader pool ran for it.
 func countedGet(t *testing.T, env *testkit.Env, tok, path string) (int, string, int64) {
 	t.Helper()
-	ctx, reads := db.CountReads(context.Background())
+	ctx, reads := db.CountReads(t.Context())
 	req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	rec := httptest.NewRecorder()
@@ -326,4 +325,108 @@ func TestAutomationPageQueries(t *testing.T) {
 			t.Errorf("%s: last %q, want its dry run", name, last)
 		}
 	})
+}
+
+// TestAutomationPageListsSensors (issue 22 audit): the Automation page
+// shows every sensor too (the issue: "every schedule and sensor: state,
+// next tick or last evaluation, a strip of recent outcomes"), not only the
+// schedules: its state with the last error, its last evaluation or event,
+// and a strip of the outcomes of its newest ones, oldest first.
+func TestAutomationPageListsSensors(t *testing.T) {
+	t.Parallel()
+	env, sensors, tok := sensorEnv(t)
+	ctx := t.Context()
+	if code, r := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "m1", "partitions": ["eu"]}`); code != 201 {
+		t.Fatalf("push: %d %v", code, r)
+	}
+	for _, dry := range []bool{false, false, true} {
+		if _, err := sensors.Evaluate(ctx, "counter", dry, "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sensors.Evaluate(ctx, "broken", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/automation")
+	rows := doc.Find(`[data-testid="sensor-row"]`)
+	if code != 200 || rows.Length() != 3 {
+		t.Fatalf("automation: %d, %d sensor rows, want 3", code, rows.Length())
+	}
+	strip := func(r *goquery.Selection) string {
+		var out []string
+		r.Find(`[data-testid="tick-strip"] rect`).Each(func(_ int, c *goquery.Selection) { out = append(out, c.AttrOr("data-outcome", "")) })
+		return strings.Join(out, ",")
+	}
+	for i, want := range []struct{ name, state, strip, last string }{
+		{"arrivals", "OK", "launched", "event m1: launched"},
+		{"counter", "OK", "launched,launched,skipped", "dry run"},
+		{"broken", "ERROR", "failed", "evaluation failed"},
+	} {
+		r := rows.Eq(i)
+		if r.AttrOr("data-name", "") != want.name || r.AttrOr("data-state", "") != want.state || strip(r) != want.strip ||
+			!strings.HasPrefix(text(r.Find(`[data-testid="sensor-last"]`)), want.last) || r.Find(`[data-testid="sensor-link"]`).AttrOr("href", "") != "/sensors/"+want.name {
+			t.Errorf("row %d: %s %s strip %q last %q; want %+v", i, r.AttrOr("data-name", ""), r.AttrOr("data-state", ""), strip(r), text(r.Find(`[data-testid="sensor-last"]`)), want)
+		}
+	}
+	if got := text(rows.Eq(2).Find(`[data-testid="sensor-error"]`)); !strings.Contains(got, "exited with status 3") {
+		t.Errorf("broken's error %q", got)
+	}
+}
+
+// TestSchedulePageWording (issue 22 audit): the schedule page reads as
+// written: "1 partition in 1 chunk" (it said "1 partitions in 1 chunks")
+// and a catch-up window as the workspace writes it, "1d" (it said
+// "24 h 0 min").
+func TestSchedulePageWording(t *testing.T) {
+	t.Parallel()
+	env, _, _ := schedEnv(t)
+	code, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/schedules/hourly")
+	preview, defn := text(doc.Find(`[data-testid="tick-preview"]`)), text(doc.Find(`main dl`))
+	if code != 200 || !strings.Contains(preview, "would launch a backfill of 1 partition in 1 chunk:") || !strings.Contains(defn, "ticks missed within 1d, at most 1") {
+		t.Fatalf("%d\npreview: %s\ndefinition: %s", code, preview, defn)
+	}
+}
+
+// TestSchedulePrunedTicksShown: ticks older than the retention are pruned
+// and the schedule page, GET /api/v1/schedules/{name} and the list say how
+// many, with the retention (the server's, here 30 days).
+func TestSchedulePrunedTicksShown(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: scheduleWS})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}, AutomationRetention: 30 * 24 * time.Hour})
+	sched := env.StartScheduler(t)
+	tok := env.Token(t, auth.RoleViewer)
+	ctx := t.Context()
+	evaluateSince(t, sched, 6*time.Hour) // hourly: 5 missed, 1 launched; regions: 03:00 launched
+	viewer := env.Client(t, auth.RoleViewer)
+	if _, doc := pgGet(t, env, viewer, "/schedules/hourly"); text(doc.Find(`[data-testid="pruned"]`)) != "no ticks pruned yet (retention 30 days)" {
+		t.Fatalf("before: %q", text(doc.Find(`[data-testid="pruned"]`)))
+	}
+	n, err := sched.Prune(ctx, schedT0.Add(6*time.Hour+31*24*time.Hour))
+	if err != nil || n != 7 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	code, doc := pgGet(t, env, viewer, "/schedules/hourly")
+	if code != 200 || text(doc.Find(`[data-testid="pruned"]`)) != "6 older ticks pruned (retention 30 days)" || doc.Find(`[data-testid="tick-row"]`).Length() != 0 ||
+		text(doc.Find(`[data-testid="counters"]`)) != "1 launched, 5 skipped, 0 failed" {
+		t.Fatalf("schedule page: %d pruned %q, counters %q, %d tick rows", code, text(doc.Find(`[data-testid="pruned"]`)),
+			text(doc.Find(`[data-testid="counters"]`)), doc.Find(`[data-testid="tick-row"]`).Length())
+	}
+	code, body := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly", "")
+	st, _ := body["state"].(map[string]any)
+	if code != 200 || body["retention"] != "30d" || st["pruned_ticks"] != 6.0 || st["ticks_launched"] != 1.0 || body["last_tick"] != nil {
+		t.Fatalf("get: %d %v", code, body)
+	}
+	code, body = apiCall(t, env, tok, "GET", "/api/v1/schedules", "")
+	list, _ := body["schedules"].([]any)
+	if code != 200 || len(list) != 3 {
+		t.Fatalf("list: %d %v", code, body)
+	}
+	for _, s := range list {
+		m := s.(map[string]any)
+		want := map[any]float64{"hourly": 6, "regions": 1, "off": 0}[m["name"]]
+		if m["retention"] != "30d" || m["state"].(map[string]any)["pruned_ticks"] != want {
+			t.Fatalf("list item %v", m)
+		}
+	}
 }

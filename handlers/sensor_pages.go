@@ -324,8 +324,7 @@ func (h *Handler) SensorAction(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	href := views.SensorHref(s.Name)
-	fl := Flash{Page: href}
+	fl := Flash{Page: views.SensorHref(s.Name)}
 	switch a := views.SensorAction(c.Param("action")); a {
 	case views.SensorActionPause, views.SensorActionResume:
 		paused := a == views.SensorActionPause
@@ -352,8 +351,7 @@ func (h *Handler) SensorAction(c echo.Context) error {
 	if err != nil {
 		return h.sensorRefused(c, s, sensorErr(err))
 	}
-	h.Auth.SetFlash(CurrentPrincipal(c), fl)
-	return c.Redirect(http.StatusSeeOther, href)
+	return h.backToPage(c, fl)
 }
 
 // sensorRefused shows the sensor page again with why an action was not
@@ -409,6 +407,5 @@ func (h *Handler) SensorCursorAction(c echo.Context) error {
 	if cur != nil {
 		notice = fmt.Sprintf("Cursor set to %q: the next evaluation starts from it.", *cur)
 	}
-	h.Auth.SetFlash(CurrentPrincipal(c), Flash{Page: views.SensorHref(s.Name), Notice: notice})
-	return c.Redirect(http.StatusSeeOther, views.SensorHref(s.Name))
+	return h.backToPage(c, Flash{Page: views.SensorHref(s.Name), Notice: notice})
 }

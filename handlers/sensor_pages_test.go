@@ -5,10 +5,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -190,5 +192,81 @@ func TestSensorPageRefusals(t *testing.T) {
 	first := doc.Find(`[data-testid="evaluation-row"]`).First()
 	if status != 200 || text(doc.Find(`[data-testid="cursor"]`)) != "none" || first.AttrOr("data-kind", "") != "reset" || !strings.Contains(text(first), "7 → none") {
 		t.Fatalf("clear cursor: %d %q", status, text(doc.Find("main")))
+	}
+}
+
+// TestSensorsPageUsedRunKeySummary (issue 22 audit): an evaluation whose
+// only request had a used run key launched nothing, but it did request
+// something: the Sensors page says so ("1 request, none launched (run key
+// used)"), not "nothing requested".
+func TestSensorsPageUsedRunKeySummary(t *testing.T) {
+	t.Parallel()
+	env, sensors, _ := sensorEnv(t)
+	ctx := t.Context()
+	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	// Back to cursor 0: the next evaluation asks for run key k1 again.
+	if _, err := sensors.ResetCursor(ctx, "counter", nil, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/sensors")
+	if got := text(doc.Find(`[data-testid="sensor-row"][data-name="counter"] [data-testid="sensor-last"]`)); !strings.HasPrefix(got, "evaluation: 1 request, none launched (run key used)") {
+		t.Fatalf("last evaluation: %q", got)
+	}
+}
+
+// TestSensorPrunedHistoryShown: a pushed event and a poll sensor's
+// evaluation pruned after the retention: the sensor pages and the API say
+// how many (retention 90 days by default), and the same message id pushed
+// again still answers 200, replayed, with its first backfill, marked
+// pruned, and launches nothing.
+func TestSensorPrunedHistoryShown(t *testing.T) {
+	t.Parallel()
+	env, sensors, tok := sensorEnv(t)
+	ctx := t.Context()
+	code, first := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "crm-1", "partitions": ["eu"]}`)
+	if code != http.StatusCreated {
+		t.Fatalf("push: %d %v", code, first)
+	}
+	bf := first["event"].(map[string]any)["backfill_id"]
+	if _, err := sensors.Evaluate(ctx, "counter", false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sensors.Prune(ctx, time.Now().Add(jobs.DefaultAutomationRetention+time.Hour))
+	if err != nil || p.Events != 1 || p.Evaluations != 1 {
+		t.Fatalf("pruned %+v, %v", p, err)
+	}
+	code, again := apiCall(t, env, tok, "POST", "/api/v1/sensors/arrivals/events", `{"message_id": "crm-1", "partitions": ["us"]}`)
+	ev, _ := again["event"].(map[string]any)
+	if code != http.StatusOK || again["replayed"] != true || ev["backfill_id"] != bf || ev["pruned"] != true {
+		t.Fatalf("the pruned message id again: %d %v", code, again)
+	}
+	if bs, _ := env.Store.Backfills(ctx, nil, "", 0, 100); len(bs) != 2 {
+		t.Fatalf("%d backfills, want the event's and the evaluation's", len(bs))
+	}
+	viewer := env.Client(t, auth.RoleViewer)
+	for path, want := range map[string]string{
+		"/sensors/arrivals": "1 older event pruned (retention 90 days). A pruned event's message id still answers as a duplicate",
+		"/sensors/counter":  "1 older evaluation pruned (retention 90 days)",
+		"/sensors/broken":   "no evaluations pruned yet (retention 90 days)",
+	} {
+		if code, doc := pgGet(t, env, viewer, path); code != 200 || text(doc.Find(`[data-testid="pruned"]`)) != want {
+			t.Errorf("%s: %d %q, want %q", path, code, text(doc.Find(`[data-testid="pruned"]`)), want)
+		}
+	}
+	for name, want := range map[string][2]float64{"arrivals": {0, 1}, "counter": {1, 0}} {
+		code, body := apiCall(t, env, tok, "GET", "/api/v1/sensors/"+name, "")
+		st, _ := body["state"].(map[string]any)
+		if code != 200 || body["retention"] != "90d" || st["pruned_evaluations"] != want[0] || st["pruned_events"] != want[1] {
+			t.Errorf("get %s: %d %v", name, code, body)
+		}
+	}
+	code, body := apiCall(t, env, tok, "GET", "/api/v1/sensors", "")
+	if list, _ := body["sensors"].([]any); code != 200 || len(list) != 3 || list[0].(map[string]any)["retention"] != "90d" {
+		t.Fatalf("list: %d %v", code, body)
 	}
 }

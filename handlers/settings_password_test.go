@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -95,7 +94,7 @@ func TestChangeOwnPassword(t *testing.T) {
 	tok := env.TokenFor(t, veraID, "")
 	r = env.BearerDo(t, "POST", "/settings/password", tok, "application/x-www-form-urlencoded",
 		url.Values{"current_password": {next}, "new_password": {"yet another secret"}, "confirm_password": {"yet another secret"}}.Encode())
-	if body, _ := io.ReadAll(r.Body); r.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "API token cannot change a password") || hash() == before {
+	if body := readBody(t, r); r.StatusCode != http.StatusForbidden || !strings.Contains(body, "API token cannot change a password") || hash() == before {
 		t.Fatalf("token: %d %.300s", r.StatusCode, body)
 	}
 	changed := hash()

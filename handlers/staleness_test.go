@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -43,7 +42,7 @@ func record(t *testing.T, env *testkit.Env, asset, key, status, code string, at 
 		t.Fatal(err)
 	}
 	run := fmt.Sprintf("run-%d", runSeq.Add(1))
-	res, err := env.Store.RecordMaterializations(context.Background(), []db.Materialization{{AssetID: env.WS.IDs[asset], AssetKey: asset,
+	res, err := env.Store.RecordMaterializations(t.Context(), []db.Materialization{{AssetID: env.WS.IDs[asset], AssetKey: asset,
 		Partition: key, Idx: idx, Status: status, CodeVersion: code, RunID: run, Source: "test", StartedAt: at.Add(-time.Minute), At: at}}, "test", "", at)
 	if err != nil || res.Recorded != 1 {
 		t.Fatalf("record %s %s: %v %+v", asset, key, err, res)
@@ -430,7 +429,7 @@ func TestFreshnessPolicyWording(t *testing.T) {
 	}
 	version := func() int64 {
 		t.Helper()
-		a, err := env.Store.AssetByKey(context.Background(), "m.monthly")
+		a, err := env.Store.AssetByKey(t.Context(), "m.monthly")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +440,7 @@ func TestFreshnessPolicyWording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.SyncWorkspace(context.Background(), next, "test", time.Now()); err != nil {
+	if err := env.Store.SyncWorkspace(t.Context(), next, "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if after := version(); after != before+1 {
@@ -487,5 +486,62 @@ func TestTaintReasonText(t *testing.T) {
 	// \r\n) are 300 characters: accepted.
 	if resp := env.Post(t, path, body(strings.Repeat("é", 149)+"\r\n"+strings.Repeat("é", 149))); resp.StatusCode != 200 {
 		t.Fatalf("a 300-character reason on two lines: %d", resp.StatusCode)
+	}
+}
+
+var staleShortcutsWS = testkit.Assets(
+	testkit.Asset("sc.never", "{static: [a, b, c]}", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("sc.code", "{static: [a, b, c]}", "code_version: v2", "executor: {demo: {duration: 1s}}"),
+	testkit.Asset("sc.fresh", "{static: [a, b, c]}", "code_version: v1", "executor: {demo: {duration: 1s}}"),
+)
+
+// TestStaleShortcutsOnlyWhenSomethingToDo: the staleness panel offers
+// "Backfill stale" only when a materialized partition is stale (never
+// materialized ones are not "stale" for that selection, which was empty
+// and refused at launch), saying why when it is left out, and offers
+// nothing when every partition is fresh.
+func TestStaleShortcutsOnlyWhenSomethingToDo(t *testing.T) {
+	t.Parallel()
+	env, _ := pgEnvWith(t, staleShortcutsWS, false)
+	mat(t, env, "sc.never", "a", "v1", T0) // b and c never materialized
+	for _, k := range []string{"a", "b", "c"} {
+		mat(t, env, "sc.code", k, "v1", T0) // built with v1, the code is at v2
+		mat(t, env, "sc.fresh", k, "v1", T0)
+	}
+	op := env.Client(t, auth.RoleOperator)
+	for _, c := range []struct {
+		asset                string
+		stale, missing, none bool
+	}{
+		{"sc.never", false, true, true},
+		{"sc.code", true, true, false},
+		{"sc.fresh", false, false, false},
+	} {
+		code, doc := pgGet(t, env, op, "/assets/"+c.asset+"?view=staleness")
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", c.asset, code)
+		}
+		panel := doc.Find(`[data-testid="stale-panel"]`)
+		has := func(id string) bool { return panel.Find(`[data-testid="`+id+`"]`).Length() == 1 }
+		if has("backfill-stale") != c.stale || has("backfill-missing-stale") != c.missing || has("backfill-stale-none") != c.none {
+			t.Errorf("%s: backfill-stale %v (want %v), backfill-missing-stale %v (want %v), reason %v (want %v): %q", c.asset,
+				has("backfill-stale"), c.stale, has("backfill-missing-stale"), c.missing, has("backfill-stale-none"), c.none, squash(panel.Text()))
+		}
+		// What is offered previews a selection that is not empty.
+		for _, id := range []string{"backfill-stale", "backfill-missing-stale"} {
+			href, ok := panel.Find(`[data-testid="` + id + `"]`).Attr("href")
+			if !ok {
+				continue
+			}
+			_, form := pgGet(t, env, op, href)
+			if n := form.Find(`[data-testid="preview-partitions"]`).AttrOr("data-n", ""); n == "" || n == "0" {
+				t.Errorf("%s %s previews %q partitions: %q", c.asset, id, n, squash(form.Find(`.field-error, [data-testid="preview"]`).Text()))
+			}
+		}
+	}
+	// Viewers get no shortcut and no reason.
+	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/assets/sc.never?view=staleness")
+	if doc.Find(`[data-testid="backfill-missing-stale"], [data-testid="backfill-stale-none"]`).Length() != 0 {
+		t.Error("viewer sees backfill shortcuts")
 	}
 }

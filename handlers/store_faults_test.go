@@ -1,9 +1,7 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -45,15 +43,12 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	env, eng := pgEnvWith(t, testkit.Assets(
 		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 30`)),
 	), true)
-	ctx := context.Background()
+	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)
 	a := pgCreateBF(t, eng, "w.slow", "2025-01-01", "2025-01-04", 1)
-	t.Cleanup(func() { _, _ = eng.Transition(ctx, a.ID, jobs.ActCancel, 0, true, "tester") })
-	testkit.Eventually(t, 15*time.Second, "the backfill's first chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
-		return len(runs) == 1 && runs[0].State == db.RunRunning
-	})
+	cancelAtEnd(t, eng, a.ID)
+	firstRun(t, env, a.ID, db.RunRunning, "the backfill's first chunk to run")
 	before, err := env.Store.Backfills(ctx, nil, "", 0, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +58,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	// A mutating call: 503, Retry-After, the cause named, nothing written.
 	body := `{"assets":["w.slow"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-03"},"chunk_size":1,"title":"while full"}`
 	resp := env.Post(t, "/api/v1/backfills", body)
-	raw, _ := io.ReadAll(resp.Body)
+	raw := readBody(t, resp)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("POST /api/v1/backfills on a full database: %d %s, want 503", resp.StatusCode, raw)
 	}
@@ -73,7 +68,7 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	var eb struct {
 		Error handlers.UserError `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &eb); err != nil {
+	if err := json.Unmarshal([]byte(raw), &eb); err != nil {
 		t.Fatal(err)
 	}
 	if eb.Error.Code != "store_unwritable" || !strings.Contains(eb.Error.Message, "the database cannot be written: disk full") {
@@ -142,15 +137,14 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	}
 	resp = env.Post(t, "/api/v1/backfills", body)
 	if resp.StatusCode != http.StatusCreated {
-		raw, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /api/v1/backfills after space returned: %d %s", resp.StatusCode, raw)
+		t.Fatalf("POST /api/v1/backfills after space returned: %d %s", resp.StatusCode, readBody(t, resp))
 	}
 	var created struct {
 		ID string `json:"id"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&created)
 	if created.ID != "" {
-		t.Cleanup(func() { _, _ = eng.Transition(ctx, created.ID, jobs.ActCancel, 0, true, "tester") })
+		cancelAtEnd(t, eng, created.ID)
 	}
 }
 
@@ -167,17 +161,14 @@ func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
     - |
       sleep 1.5; printf '{"partition":"%s","status":"materialized","metadata":{"blob":"%s"}}\n' "$TESSERA_PARTITIONS" "$(head -c 30000 /dev/zero | tr '\0' a)" > "$TESSERA_REPORT"`),
 	)
-	ctx := context.Background()
+	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond)
 	logs := &lockedBuffer{}
 	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{})
 	testkit.RunEngine(t, eng)
 
 	a := pgCreateBF(t, eng, "w.big", "2025-01-01", "2025-01-01", 1)
-	testkit.Eventually(t, 15*time.Second, "the chunk to run", func() bool {
-		runs, _ := env.Store.Runs(ctx, a.ID, nil, -1, 1)
-		return len(runs) == 1 && runs[0].State == db.RunRunning
-	})
+	firstRun(t, env, a.ID, db.RunRunning, "the chunk to run")
 	free := env.Store.FillForTest(true, t.Fatal)
 	testkit.Eventually(t, 15*time.Second, "the engine to retry recording the attempt a few times", func() bool {
 		return env.Store.WriteFailures()[db.CauseDiskFull] >= 3
@@ -250,13 +241,8 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	env.CreateUser(t, "lou", auth.RoleViewer, testkit.TestPassword)
 	lou := env.Login(t, "lou", testkit.TestPassword)
 	banner := func() string {
-		resp, err := env.Anon().Get(env.URL + "/fault-banner")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		_, b := getText(t, env, env.Anon(), "/fault-banner")
+		return b
 	}
 	if b := banner(); strings.Contains(b, "store-banner") {
 		t.Fatalf("a banner while the store writes: %s", b)
@@ -265,10 +251,9 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := env.SessionPost(t, env.Anon(), "/login", url.Values{"name": {"lou"}, "password": {testkit.TestPassword}})
-	page, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(string(page), "the database cannot be written") ||
-		!strings.Contains(string(page), `name="password"`) {
+	page := readBody(t, r)
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || !strings.Contains(page, "the database cannot be written") ||
+		!strings.Contains(page, `name="password"`) {
 		t.Fatalf("sign-in while the store cannot write: %d Retry-After %q, want 503 on the sign-in page saying why", r.StatusCode, r.Header.Get("Retry-After"))
 	}
 	r = env.SessionPost(t, lou, "/logout", nil)

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -51,13 +50,12 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 		return resp
 	}
 	message := func(resp *http.Response) string {
-		defer resp.Body.Close()
 		var body struct {
 			Error struct{ Message string } `json:"error"`
 		}
-		b, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(b, &body); err != nil {
-			return string(b)
+		b := readBody(t, resp)
+		if err := json.Unmarshal([]byte(b), &body); err != nil {
+			return b
 		}
 		return body.Error.Message
 	}
@@ -74,14 +72,14 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 	}{{http.DefaultClient, tokA}, {http.DefaultClient, tokB}, {session, ""}}
 	for i := range per {
 		var ctx context.Context
-		ctx, first[i] = context.WithCancel(context.Background())
+		ctx, first[i] = context.WithCancel(t.Context())
 		if resp := open(ctx, holders[i].c, holders[i].token); resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream %d of %d: HTTP %d %s", i+1, per, resp.StatusCode, message(resp))
 		}
 	}
 	// A fresh token, or a fresh sign-in, of the same user gets no more.
 	viewer := env.TokenFor(t, uid, "")
-	resp := open(context.Background(), http.DefaultClient, viewer)
+	resp := open(t.Context(), http.DefaultClient, viewer)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("stream %d of one user, from a new token: HTTP %d (Retry-After %q), want 429 with Retry-After", per+1, resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
@@ -91,20 +89,20 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 			t.Errorf("refusal %q lacks %q", msg, want)
 		}
 	}
-	if resp := open(context.Background(), env.Login(t, "streamer", testkit.TestPassword), ""); resp.StatusCode != http.StatusTooManyRequests {
+	if resp := open(t.Context(), env.Login(t, "streamer", testkit.TestPassword), ""); resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("stream %d of one user, from a new sign-in: HTTP %d %s, want 429", per+1, resp.StatusCode, message(resp))
 	}
 	// Another viewer, signed in with a session, still gets a stream.
 	other := env.Client(t, auth.RoleViewer)
-	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
+	if resp := open(t.Context(), other, ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("another viewer's stream: HTTP %d %s", resp.StatusCode, message(resp))
 	}
 	// The server's bound (per+2): one more, then 503.
-	if resp := open(context.Background(), other, ""); resp.StatusCode != http.StatusOK {
+	if resp := open(t.Context(), other, ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("another viewer's second stream: HTTP %d %s", resp.StatusCode, message(resp))
 	}
 	third := env.Token(t, auth.RoleViewer)
-	if resp := open(context.Background(), http.DefaultClient, third); resp.StatusCode != http.StatusServiceUnavailable {
+	if resp := open(t.Context(), http.DefaultClient, third); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a stream beyond the server's bound: HTTP %d, want 503", resp.StatusCode)
 	} else if m := message(resp); !strings.Contains(m, "the most live update streams it may (5)") {
 		t.Errorf("server bound refusal %q", m)
@@ -112,7 +110,7 @@ func TestStreamCapPerPrincipal(t *testing.T) {
 	// Closing one of the first viewer's streams frees its slot.
 	first[0]()
 	testkit.Eventually(t, 10*time.Second, "a stream slot to be free after closing a stream", func() bool {
-		resp := open(context.Background(), http.DefaultClient, viewer)
+		resp := open(t.Context(), http.DefaultClient, viewer)
 		if resp.StatusCode == http.StatusOK {
 			return true
 		}

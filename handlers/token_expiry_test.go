@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"html"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,9 +63,9 @@ func TestTokenExpiry(t *testing.T) {
 	var msg string
 	testkit.Eventually(t, 10*time.Second, "the token to expire", func() bool {
 		resp := env.BearerDo(t, "GET", "/api/v1/me", secret, "", "")
-		b, _ := io.ReadAll(resp.Body)
+		b := readBody(t, resp)
 		if resp.StatusCode == http.StatusUnauthorized {
-			msg = string(b)
+			msg = b
 			return true
 		}
 		if resp.StatusCode != http.StatusOK {
@@ -87,13 +86,8 @@ func TestTokenExpiry(t *testing.T) {
 	}
 	// The admin's page of every token lists the expiry and says expired.
 	c := env.Client(t, auth.RoleAdmin)
-	resp, err := c.Get(env.URL + "/admin/users")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), "short-lived") || !strings.Contains(string(page), `data-testid="token-expired"`) || !strings.Contains(string(page), at.UTC().Format("2006-01-02 15:04 UTC")) {
+	_, page := getText(t, env, c, "/admin/users")
+	if !strings.Contains(page, "short-lived") || !strings.Contains(page, `data-testid="token-expired"`) || !strings.Contains(page, at.UTC().Format("2006-01-02 15:04 UTC")) {
 		t.Errorf("the tokens page does not show the token's expiry and that it expired")
 	}
 }
@@ -143,12 +137,12 @@ func TestTokenExpiryBadInput(t *testing.T) {
 	}
 	for bad, want := range map[string]string{"-1d": "negative", "forever": "not a duration", "100000d": "longer than the most", "1s": "shorter than 1 minute", "1ms": "shorter than 1 minute"} {
 		resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"form-token"}, "expires_in": {bad}})
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Expires in:") || !strings.Contains(string(b), want) {
+		b := readBody(t, resp)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, "Expires in:") || !strings.Contains(b, want) {
 			t.Errorf("form with expires_in %q: HTTP %d, want 400 saying what is wrong with Expires in (%q)", bad, resp.StatusCode, want)
 		}
 		// The form keeps what was typed, to correct it (found by the UI audit).
-		if !strings.Contains(string(b), `value="form-token"`) || !strings.Contains(string(b), `value="`+html.EscapeString(bad)+`"`) {
+		if !strings.Contains(b, `value="form-token"`) || !strings.Contains(b, `value="`+html.EscapeString(bad)+`"`) {
 			t.Errorf("form with expires_in %q: the refused form lost its name or expiry", bad)
 		}
 	}
@@ -163,14 +157,9 @@ func TestTokenExpiryBadInput(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("form with expires_in 30d: HTTP %d", resp.StatusCode)
 	}
-	resp, err := c.Get(env.URL + "/settings/tokens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, page := getText(t, env, c, "/settings/tokens")
 	want := time.Now().Add(30 * 24 * time.Hour).UTC().Format("2006-01-02")
-	if !strings.Contains(string(page), want) {
+	if !strings.Contains(page, want) {
 		t.Errorf("the tokens page does not show the expiry date %s", want)
 	}
 }
@@ -219,9 +208,8 @@ func TestTokenExpiryBoundByCreatingToken(t *testing.T) {
 	// The form, posted with the token, is held to the same bound.
 	for _, form := range []string{"name=form-forever", "name=form-long&expires_in=2h"} {
 		resp := env.BearerDo(t, "POST", "/settings/tokens", ci, "application/x-www-form-urlencoded", form)
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "expires at "+at.UTC().Format(time.RFC3339)) {
+		b := readBody(t, resp)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, "expires at "+at.UTC().Format(time.RFC3339)) {
 			t.Errorf("form %s with a token expiring at %s: HTTP %d, want 400 saying the limit", form, limit, resp.StatusCode)
 		}
 	}

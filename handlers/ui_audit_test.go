@@ -1,8 +1,6 @@
 package handlers_test
 
 import (
-	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,13 +26,7 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 		doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, l *goquery.Selection) {
 			href := l.AttrOr("href", "")
 			if _, ok := css[href]; !ok {
-				resp, err := env.Get(href)
-				if err != nil || resp.StatusCode != http.StatusOK {
-					t.Fatalf("GET %s: %v", href, err)
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				css[href] = string(b)
+				_, css[href] = okText(t, env, env.Anon(), href)
 			}
 			loaded.WriteString(css[href])
 		})

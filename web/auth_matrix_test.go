@@ -108,10 +108,10 @@ var routeTable = map[string]routeExpectation{
 	"POST /api/v1/tokens":                     {role: auth.RoleViewer},
 	"POST /api/v1/tokens/:id/revoke":          {role: auth.RoleViewer, sample: "/api/v1/tokens/999999/revoke"},
 
-	// The lineage graph (issue 24; web/routes_lineage.go).
+	// The lineage graph (issue 24; web/routes.go).
 	"GET /lineage": {role: auth.RoleViewer},
 
-	// The staleness endpoints (issue 6; web/routes_staleness.go).
+	// The staleness endpoints (issue 6; web/routes.go).
 	"GET /status":                                                {role: auth.RoleViewer},
 	"GET /status.json":                                           {role: auth.RoleViewer},
 	"GET /status.csv":                                            {role: auth.RoleViewer},
@@ -128,7 +128,7 @@ var routeTable = map[string]routeExpectation{
 	"GET /api/v1/assets/:key/gaps":                               {role: auth.RoleViewer, sample: "/api/v1/assets/raw.events/gaps"},
 
 	// The Automation pages and the schedules API (issue
-	// 22; web/routes_schedules.go). The default workspace declares the
+	// 22; web/routes.go). The default workspace declares the
 	// schedule raw.events.hourly.
 	"GET /automation":                      {role: auth.RoleViewer},
 	"GET /schedules/:name":                 {role: auth.RoleViewer, sample: "/schedules/raw.events.hourly"},
@@ -142,7 +142,7 @@ var routeTable = map[string]routeExpectation{
 	"POST /api/v1/schedules/:name/trigger": {role: auth.RoleOperator, sample: "/api/v1/schedules/nope/trigger"},
 
 	// The sensors' pages and API (issue 22;
-	// web/routes_sensors.go). The default workspace declares the push sensor
+	// web/routes.go). The default workspace declares the push sensor
 	// crm.account_changed; the mutations are checked on an unknown sensor, so
 	// that an allowed role meets a 404 and writes nothing.
 	"GET /sensors":                          {role: auth.RoleViewer},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
-	"github.com/tessera-dev/tessera/static"
 )
 
 // Options are how the server is assembled beyond its handlers.
@@ -117,112 +116,6 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 
 // MetricsPath is where Prometheus scrapes.
 const MetricsPath = "/metrics"
-
-// Route is one endpoint with the least role that may use it.
-type Route struct {
-	Method  string
-	Path    string
-	Role    auth.Role
-	Handler echo.HandlerFunc
-}
-
-// The methods of the route tables (Routes and its routes_*.go parts).
-const (
-	get  = http.MethodGet
-	post = http.MethodPost
-)
-
-// Routes is every endpoint of the server. Add new endpoints here, with their
-// role; the route matrix test checks each against every role.
-func Routes(h *handlers.Handler, m *Metrics) []Route {
-	routes := []Route{
-		{get, "/healthz", auth.RolePublic, h.Healthz},
-		{get, "/readyz", auth.RolePublic, h.Readyz},
-		// Viewers only: the metrics name every asset (Options.MetricsPublic
-		// and MetricsElsewhere change that).
-		{get, MetricsPath, auth.RoleViewer, echo.WrapHandler(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))},
-		{get, "/static/*", auth.RolePublic, echo.WrapHandler(http.StripPrefix("/static/", static.Handler()))},
-		{get, "/favicon.ico", auth.RolePublic, favicon},
-		{get, "/fault-banner", auth.RolePublic, h.FaultBannerPartial},
-
-		{get, "/login", auth.RolePublic, h.LoginForm},
-		{post, "/login", auth.RolePublic, h.Login},
-		{post, "/logout", auth.RolePublic, h.Logout},
-		{get, "/settings/tokens", auth.RoleViewer, h.Tokens},
-		{post, "/settings/tokens", auth.RoleViewer, h.CreateToken},
-		{post, "/settings/tokens/:id/revoke", auth.RoleViewer, h.RevokeToken},
-		{get, "/settings/password", auth.RoleViewer, h.PasswordForm},
-		{post, "/settings/password", auth.RoleViewer, h.ChangePassword},
-		{get, "/settings/timezone", auth.RoleViewer, h.TimezoneForm},
-		{post, "/settings/timezone", auth.RoleViewer, h.SetTimezone},
-		{get, "/admin/users", auth.RoleAdmin, h.AdminUsers},
-		{post, "/admin/users", auth.RoleAdmin, h.AdminCreateUser},
-		{post, "/admin/users/:id/role", auth.RoleAdmin, h.AdminSetRole},
-		{post, "/admin/users/:id/disable", auth.RoleAdmin, h.AdminDisable},
-		{post, "/admin/users/:id/enable", auth.RoleAdmin, h.AdminEnable},
-		{post, "/admin/users/:id/password", auth.RoleAdmin, h.AdminResetPassword},
-		{post, "/admin/users/:id/unlock", auth.RoleAdmin, h.AdminUnlock},
-		{post, "/admin/workspace/reload", auth.RoleAdmin, h.AdminReloadWorkspace},
-		{get, "/api/v1/me", auth.RoleViewer, h.APIMe},
-
-		{get, "/", auth.RoleViewer, h.Overview},
-		{get, "/assets/:key", auth.RoleViewer, h.AssetShow},
-		{get, "/assets/:key/partitions/:partition", auth.RoleViewer, h.PartitionShow},
-		{get, "/assets/:key/active-backfills", auth.RoleViewer, h.AssetActiveBackfillsPartial},
-
-		// Backfill pages (issue 5).
-		{get, "/backfills", auth.RoleViewer, h.BackfillsList},
-		{get, "/backfills/new", auth.RoleViewer, h.BackfillNew},
-		{post, "/backfills/preview", auth.RoleViewer, h.BackfillPreview},
-		{post, "/backfills", auth.RoleOperator, h.BackfillLaunch},
-		{get, "/backfills/stream", auth.RoleViewer, h.OverviewStream},
-		{get, "/backfills/active", auth.RoleViewer, h.ActiveBackfillsPartial},
-		{get, "/backfills/selection", auth.RoleViewer, h.BackfillSelectionCount},
-		{get, "/backfills/:id", auth.RoleViewer, h.BackfillShow},
-		{get, "/backfills/:id/summary", auth.RoleViewer, h.BackfillSummaryPartial},
-		{get, "/backfills/:id/chunks", auth.RoleViewer, h.BackfillChunksPartial},
-		{get, "/backfills/:id/grid", auth.RoleViewer, h.BackfillGridPartial},
-		{get, "/backfills/:id/events", auth.RoleViewer, h.BackfillEventsPartial},
-		{get, "/backfills/:id/actions", auth.RoleViewer, h.BackfillActionsPartial},
-		{get, "/backfills/:id/stream", auth.RoleViewer, h.BackfillStream},
-		{post, "/backfills/:id/:action", auth.RoleOperator, h.BackfillAction},
-		{get, "/runs/:id", auth.RoleViewer, h.RunShow},
-		{get, "/runs/:id/live", auth.RoleViewer, h.RunLivePartial},
-		{get, "/runs/:id/stream", auth.RoleViewer, h.RunStream},
-
-		{get, "/api/v1/assets", auth.RoleViewer, h.APIAssets},
-		{get, "/api/v1/assets/:key/partitions", auth.RoleViewer, h.APIPartitions},
-		{post, "/api/v1/assets/:key/partition-keys", auth.RoleOperator, h.APIAddPartitionKeys},
-		{post, "/api/v1/materializations", auth.RoleOperator, h.APIReportMaterializations},
-
-		{post, "/api/v1/backfills/preview", auth.RoleViewer, h.APIBackfillPreview},
-		{post, "/api/v1/backfills", auth.RoleOperator, h.APIBackfillCreate},
-		{get, "/api/v1/backfills", auth.RoleViewer, h.APIBackfillList},
-		{get, "/api/v1/backfills/:id", auth.RoleViewer, h.APIBackfillGet},
-		{get, "/api/v1/backfills/:id/chunks", auth.RoleViewer, h.APIBackfillChunks},
-		{get, "/api/v1/backfills/:id/events", auth.RoleViewer, h.APIBackfillEvents},
-		{post, "/api/v1/backfills/:id/pause", auth.RoleOperator, h.APIBackfillPause},
-		{post, "/api/v1/backfills/:id/resume", auth.RoleOperator, h.APIBackfillResume},
-		{post, "/api/v1/backfills/:id/cancel", auth.RoleOperator, h.APIBackfillCancel},
-		{post, "/api/v1/backfills/:id/retry-failed", auth.RoleOperator, h.APIBackfillRetryFailed},
-		{get, "/api/v1/runs/:id", auth.RoleViewer, h.APIRunGet},
-		{post, "/api/v1/runs/:id/complete", auth.RoleOperator, h.APIRunComplete},
-		{get, "/api/v1/conflicts", auth.RoleViewer, h.APIConflicts},
-		{get, "/api/v1/status", auth.RoleViewer, h.APIStatus},
-		{post, "/api/v1/workspace/reload", auth.RoleAdmin, h.APIWorkspaceReload},
-		{get, "/api/v1/users", auth.RoleAdmin, h.APIUsers},
-		{post, "/api/v1/users", auth.RoleAdmin, h.APICreateUser},
-		{post, "/api/v1/users/:id", auth.RoleAdmin, h.APIUpdateUser},
-		{get, "/api/v1/tokens", auth.RoleViewer, h.APITokens},
-		{post, "/api/v1/tokens", auth.RoleViewer, h.APICreateToken},
-		{post, "/api/v1/tokens/:id/revoke", auth.RoleViewer, h.APIRevokeToken},
-	}
-	routes = append(routes, scheduleRoutes(h)...) // issue 22: web/routes_schedules.go
-	routes = append(routes, sensorRoutes(h)...)   // issue 22: web/routes_sensors.go
-	routes = append(routes, lineageRoutes(h)...)  // issue 24: web/routes_lineage.go
-	routes = append(routes, runsRoutes(h)...)     // issue 24: web/routes_runs.go
-	return append(routes, stalenessRoutes(h)...)  // issue 6: web/routes_staleness.go
-}
 
 // favicon sends browsers that ask for /favicon.ico without reading the
 // page's <link rel="icon"> (and tools that always ask) to the SVG icon,
