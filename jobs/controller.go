@@ -14,6 +14,7 @@ import (
 type active struct {
 	run        db.Run
 	attempt    int64
+	owner      string // the instance that started it (e.owner, or a dead one's at recovery)
 	parts      []db.PartRef
 	upFailed   int
 	pool       string
@@ -35,6 +36,7 @@ type completion struct {
 var (
 	errTerminated = errors.New("canceled: the backfill was canceled with terminate")
 	errShutdown   = errors.New("interrupted: the server is shutting down")
+	errLost       = errors.New("interrupted: another server recorded this attempt (this server's lease expired)")
 )
 
 // Run runs the controller loop until ctx ends, then stops planning, gives
@@ -51,7 +53,13 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	if err := e.heartbeat(context.Background()); err != nil {
 		return err
 	}
+	if err := e.lead(context.Background()); err != nil {
+		e.Log.Warn("ask for the schedules' lease", "err", err)
+	}
+	hbDone := make(chan struct{})
+	defer func() { stopHB(); <-hbDone; e.stepDown(context.Background()) }()
 	go func() {
+		defer close(hbDone)
 		t := time.NewTicker(e.opts.Heartbeat)
 		defer t.Stop()
 		for {
@@ -61,6 +69,9 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			case <-t.C:
 				if err := e.heartbeat(hbCtx); err != nil && hbCtx.Err() == nil {
 					e.Log.Warn("heartbeat", "err", err)
+				}
+				if err := e.lead(hbCtx); err != nil && hbCtx.Err() == nil {
+					e.Log.Warn("ask for the schedules' lease", "err", err)
 				}
 			}
 		}
@@ -87,6 +98,9 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 				e.Log.Error("recover expired attempts", "err", err)
 			}
 			comps = append(comps, rc...)
+			if err := e.cancelLost(ctx); err != nil {
+				e.Log.Error("check this instance's attempts", "err", err)
+			}
 		}
 		err := e.step(ctx, comps, true)
 		e.steps.Add(1)
@@ -237,7 +251,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 			return nil, err
 		}
 		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
-		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
+		a := &active{run: run, attempt: at.Attempt, owner: at.Owner, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
 		if out := crashLog(e.reportPath(run.ID, at.Attempt)); out != "" {
@@ -252,6 +266,38 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		e.Log.Info("interrupting expired attempt", "run", run.ID, "attempt", at.Attempt, "owner", at.Owner, "checkpointed", len(res.Parts))
 	}
 	return out, nil
+}
+
+// cancelLost cancels the attempts this instance runs that the store no
+// longer has running under its name: another instance found its lease
+// expired (it could not heartbeat for the lease TTL) and recorded them
+// interrupted, and their runs may be retried there. Their completions are
+// then dropped (finishCompleted).
+func (e *Engine) cancelLost(ctx context.Context) error {
+	if e.activeCount() == 0 {
+		return nil
+	}
+	live, err := db.AttemptsRunningNow(ctx, e.Store.Reader())
+	if err != nil {
+		return err
+	}
+	mine := map[attemptRef]bool{}
+	for _, a := range live {
+		if a.Owner == e.owner {
+			mine[attemptRef{a.RunID, a.Attempt}] = true
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// Every attempt in e.running was committed before the read began
+	// (launched after its step, removed after its end's step).
+	for _, a := range e.running {
+		if !mine[attemptRef{a.run.ID, a.attempt}] && a.cancel != nil {
+			e.Log.Warn("attempt recorded by another server; canceling it here", "run", a.run.ID, "attempt", a.attempt)
+			a.cancel(errLost)
+		}
+	}
+	return nil
 }
 
 // step is one reconcile: record completions, move backfills through their
@@ -275,8 +321,14 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	// Backfills being launched (a burst of ticks, pushed events, a user's
 	// create) go first; the step waits for them, at most maxStepDeferral.
 	e.Store.WaitUrgent(maxStepDeferral)
+	var kept []completion
 	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
-		launch, terminate, ended = nil, nil, nil
+		launch, terminate, ended, kept = nil, nil, nil, nil
+		// One step at a time across the instances on the database: what
+		// follows reads what every earlier step committed.
+		if err := db.LockSteps(ctx, tx); err != nil {
+			return err
+		}
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
 			return err
@@ -286,7 +338,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 			bfState[b.ID] = b.State
 		}
 		if len(comps) > 0 {
-			if ended, err = e.finishCompleted(ctx, tx, comps, bfState, now, touched, finished); err != nil {
+			if ended, kept, err = e.finishCompleted(ctx, tx, comps, bfState, now, touched, finished); err != nil {
 				return err
 			}
 			if bfs, err = db.ActiveBackfills(ctx, tx); err != nil {
@@ -312,7 +364,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	}
 	if obs := e.opts.ObserveAttempt; obs != nil {
 		for i, end := range ended {
-			obs(comps[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
+			obs(kept[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
 		}
 	}
 	e.track(comps, terminate, launch)
@@ -327,26 +379,55 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 
 // finishCompleted records the completed attempts comps (bfState holds their
 // backfills' states) and emits one attempts.finished event per backfill;
-// it marks their backfills touched and their runs finished.
-func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, error) {
+// it marks their backfills touched and their runs finished. It answers the
+// ends recorded and their completions, in the same order.
+//
+// Only an attempt still running and owned as the completion says is
+// finished: another instance may have recorded it already (it recovered
+// the attempt of an instance whose lease expired, or this instance's own
+// while it could not heartbeat), and an attempt is recorded once.
+func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, []completion, error) {
 	nowMs := db.Millis(now)
+	live, err := db.AttemptsRunningNow(ctx, tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	owner := make(map[attemptRef]string, len(live))
+	for _, a := range live {
+		owner[attemptRef{a.RunID, a.Attempt}] = a.Owner
+	}
 	var ends []db.AttemptEnd
+	var kept []completion
 	for _, c := range comps {
+		ref := attemptRef{c.act.run.ID, c.act.attempt}
+		if o, ok := owner[ref]; !ok || o != c.act.owner {
+			e.Log.Info("attempt already recorded elsewhere; its completion here is dropped", "run", ref.run, "attempt", ref.attempt,
+				"owner", c.act.owner, "running", ok, "owner now", o)
+			continue
+		}
+		delete(owner, ref) // recorded once, also when two completions of it meet in a step
 		end, err := e.finish(ctx, tx, c, bfState[c.act.run.BackfillID], now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ends = append(ends, end)
+		kept = append(kept, c)
 		touched[c.act.run.BackfillID] = true
 		finished[c.act.run.ID] = true
 	}
 	// One event per backfill, so that its timeline shows its runs.
 	for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
 		if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ends, nil
+	return ends, kept, nil
+}
+
+// attemptRef names an attempt.
+type attemptRef struct {
+	run     string
+	attempt int64
 }
 
 // advanceBackfills moves each active backfill to its next state when it is
@@ -400,7 +481,6 @@ func (e *Engine) track(comps []completion, terminate []string, launch []*active)
 	for _, c := range comps {
 		if cur, ok := e.running[c.act.run.ID]; ok && cur == c.act {
 			delete(e.running, c.act.run.ID)
-			e.pools.release(c.act.pool)
 		}
 	}
 	for _, id := range terminate {
@@ -414,7 +494,6 @@ func (e *Engine) track(comps []completion, terminate []string, launch []*active)
 		a.ctx, a.cancel = context.WithCancelCause(context.Background())
 		a.callback = make(chan struct{})
 		e.running[a.run.ID] = a
-		e.pools.acquire(a.pool)
 	}
 	e.mu.Unlock()
 }

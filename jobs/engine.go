@@ -92,6 +92,8 @@ type Engine struct {
 	pushes    pushBatcher    // sensor events committed together
 	demoFails demoFailures   // the demo executor's fail_keys attempts so far
 
+	leadUntil atomic.Int64 // Unix ns until which this instance leads (Leading)
+
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
 
