@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 )
@@ -397,4 +396,3 @@ func readReportChecked(path string, known map[string]bool) *checkedResults {
 	}
 	return c
 }
-
