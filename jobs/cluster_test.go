@@ -272,6 +272,7 @@ func TestClusterPlansEachChunkOnce(t *testing.T) {
 		t.Fatalf("backfill %s with %d partitions, want succeeded and ≥ 3000", got.State, got.TotalPartitions)
 	}
 	checkChunksPlannedOnce(t, c.stores[0], b.ID, got.TotalChunks)
+	checkFinishedOnce(t, c.stores[0], b.ID)
 	store := c.stores[0]
 	if n := countRows(t, store, `SELECT COUNT(*) FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.backfill_id = ?`, b.ID); n != got.TotalChunks {
 		t.Errorf("%d attempts for %d chunks: a chunk started twice", n, got.TotalChunks)
@@ -470,4 +471,139 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 		t.Errorf("built by two attempts at once: %v", log.overlaps)
 	}
 	checkChunksPlannedOnce(t, store, b.ID, 4)
+	checkFinishedOnce(t, store, b.ID)
+}
+
+// checkFinishedOnce checks that each attempt of backfill id is recorded
+// finished by one attempts.finished event, and that every attempt ended.
+func checkFinishedOnce(t *testing.T, store *db.Store, id string) {
+	t.Helper()
+	var payloads []string
+	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, db.EvAttemptsFinished, "backfill:"+id); err != nil {
+		t.Fatal(err)
+	}
+	ends := map[attemptRef]int{}
+	for _, p := range payloads {
+		var ev db.AttemptsFinished
+		if err := json.Unmarshal([]byte(p), &ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range ev.Attempts {
+			ends[attemptRef{a.RunID, a.Attempt}]++
+		}
+	}
+	for a, n := range ends {
+		if n != 1 {
+			t.Errorf("attempt %d of %s recorded finished %d times", a.attempt, a.run, n)
+		}
+	}
+	if n := countRows(t, store, `SELECT COUNT(*) FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.backfill_id = ?`, id); n != int64(len(ends)) {
+		t.Errorf("%d attempts, %d recorded finished", n, len(ends))
+	}
+	b, err := store.Backfill(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.RunsRunning != 0 {
+		t.Errorf("backfill %s counts %d runs running at its end", id, b.RunsRunning)
+	}
+}
+
+// Two instances that find the same expired attempt and step at once record
+// it once: the steps are serialized and a step finishes only an attempt
+// still running under the owner it expects.
+func TestClusterRecoversAnAttemptOnce(t *testing.T) {
+	t.Parallel()
+	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-01-04}}"))
+	g := newGate()
+	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: g, LeaseTTL: 200 * time.Millisecond} })
+	c.start(0, false)
+	b := c.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range"}, ChunkSize: 3, MaxConcurrentRuns: 1})
+	poll.Eventually(t, 10*time.Second, "the attempt to start", func() bool { return g.started.Load() == 1 })
+	c.kill(0)
+	ctx := context.Background()
+	comps := make([][]completion, 3)
+	for _, i := range []int{1, 2} {
+		if err := c.engs[i].heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+		poll.Eventually(t, 10*time.Second, "the lease to expire", func() bool {
+			var err error
+			if comps[i], err = c.engs[i].recoverExpired(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return len(comps[i]) == 1
+		})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	startLine := make(chan struct{})
+	for _, i := range []int{1, 2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-startLine
+			errs[i] = c.engs[i].step(ctx, comps[i], false)
+		}()
+	}
+	close(startLine)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFinishedOnce(t, c.stores[1], b.ID)
+	if n := countRows(t, c.stores[1], `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ?`, c.engs[0].owner); n != 1 {
+		t.Errorf("%d interrupted attempts of the dead instance, want 1", n)
+	}
+}
+
+// An instance that stalls (it stops heartbeating but goes on) loses its
+// attempts to another instance once their lease expires: the other records
+// them interrupted and retries them; the stalled instance cancels its own
+// run of them and never records them again.
+func TestClusterStalledInstanceLosesItsAttempts(t *testing.T) {
+	t.Parallel()
+	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-01-04}}"))
+	log := newBuildLog()
+	var first sync.Once
+	lost := make(chan error, 1)
+	stalled := funcExec(func(ctx context.Context, w Work) Result {
+		blocked := false
+		first.Do(func() { blocked = true })
+		if !blocked {
+			return log.exec(0, time.Millisecond).Execute(ctx, w)
+		}
+		<-ctx.Done()
+		lost <- context.Cause(ctx)
+		return Result{Err: context.Cause(ctx)}
+	})
+	c := newClusterEnv(t, 2, ws, func(i int) Options {
+		o := Options{Executor: log.exec(i, time.Millisecond), LeaseTTL: 300 * time.Millisecond}
+		if i == 0 {
+			// It heartbeats once, at its start: to the others it stops.
+			o.Executor, o.Heartbeat = stalled, time.Hour
+		}
+		return o
+	})
+	c.start(0, false)
+	b := c.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range"}, ChunkSize: 3, MaxConcurrentRuns: 1})
+	c.start(1, false)
+	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
+	select {
+	case err := <-lost:
+		if err != errLost {
+			t.Errorf("the stalled instance's attempt ended with %v, want %v", err, errLost)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stalled instance still runs the attempt another recorded")
+	}
+	poll.Eventually(t, 10*time.Second, "the stalled instance to drop the attempt", func() bool { return c.engs[0].activeCount() == 0 })
+	steps := c.engs[0].steps.Load()
+	poll.Eventually(t, 10*time.Second, "two more steps of the stalled instance", func() bool { return c.engs[0].steps.Load() >= steps+2 })
+	checkFinishedOnce(t, c.stores[1], b.ID)
+	if n := countRows(t, c.stores[1], `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ? AND attempt = 1`, c.engs[0].owner); n != 1 {
+		t.Errorf("the stalled instance's first attempt: %d recorded interrupted under its name, want 1", n)
+	}
 }
