@@ -174,7 +174,7 @@ func checkBuildLog(t *testing.T, path string, keys int) {
 	defer f.Close()
 	type span struct{ from, to int }
 	spans := map[string]map[string]*span{} // key → pid → span
-	lastSeen := map[string]int{}            // pid → its last line
+	lastSeen := map[string]int{}           // pid → its last line
 	ended := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	n := 0
