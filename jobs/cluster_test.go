@@ -607,3 +607,48 @@ func TestClusterStalledInstanceLosesItsAttempts(t *testing.T) {
 		t.Errorf("the stalled instance's first attempt: %d recorded interrupted under its name, want 1", n)
 	}
 }
+
+// The same pushed event sent to three instances at once (a sender's
+// retries spread by a load balancer) launches one backfill, and every
+// sender is answered with that first outcome, none with an error.
+func TestClusterPushSameMessageOnce(t *testing.T) {
+	t.Parallel()
+	ws := schedOnlyAssets() + "sensors:\n  arrivals:\n    assets: [ref.regions]\n"
+	c := newClusterEnv(t, 3, ws, func(int) Options { return Options{} })
+	ctx := context.Background()
+	for round := range 5 {
+		msg := fmt.Sprintf("m-%d", round)
+		var wg sync.WaitGroup
+		res := make([]EventResult, 6)
+		errs := make([]error, 6)
+		startLine := make(chan struct{})
+		for i := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-startLine
+				res[i], errs[i] = c.engs[i%3].Push(ctx, "arrivals", PushEvent{MessageID: msg, Partitions: []string{"eu"}}, "bot")
+			}()
+		}
+		close(startLine)
+		wg.Wait()
+		launched := 0
+		for i := range 6 {
+			if errs[i] != nil {
+				t.Fatalf("%s, sender %d: %v", msg, i, errs[i])
+			}
+			if res[i].Event.BackfillID == nil || *res[i].Event.BackfillID != *res[0].Event.BackfillID {
+				t.Errorf("%s, sender %d answered %+v, sender 0 %+v", msg, i, res[i].Event, res[0].Event)
+			}
+			if !res[i].Replayed {
+				launched++
+			}
+		}
+		if launched != 1 {
+			t.Errorf("%s: %d senders told it launched, want 1", msg, launched)
+		}
+		if n := countRows(t, c.stores[0], `SELECT COUNT(*) FROM backfills WHERE request_key = ?`, "sensor:arrivals\x1fmsg:"+msg); n != 1 {
+			t.Errorf("%s: %d backfills", msg, n)
+		}
+	}
+}
