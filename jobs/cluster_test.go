@@ -117,6 +117,15 @@ func (c *clusterEnv) kill(i int) {
 	c.stops[i] = nil
 }
 
+// cut cuts instance i off the database (its store closed) and leaves it
+// running otherwise: it can neither heartbeat nor record, as behind a
+// network partition. It is stopped, without waiting, when the test ends.
+func (c *clusterEnv) cut(i int) {
+	c.stores[i].Close()
+	c.t.Cleanup(c.cancels[i])
+	c.stops[i] = nil
+}
+
 // create creates a backfill through engine 0.
 func (c *clusterEnv) create(req Request) db.Backfill {
 	c.t.Helper()
@@ -346,8 +355,9 @@ func TestClusterScheduleTicksOnce(t *testing.T) {
 		c.start(i, true)
 	}
 	ctx := context.Background()
+	rd := 0 // the store the test reads through, of an instance alive
 	launched := func() []db.Tick {
-		ts, err := c.stores[1].ScheduleTicks(ctx, "every_second", nil, nil, 1000)
+		ts, err := c.stores[rd].ScheduleTicks(ctx, "every_second", nil, nil, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,6 +381,7 @@ func TestClusterScheduleTicksOnce(t *testing.T) {
 		return n == 1
 	})
 	c.kill(leader)
+	rd = (leader + 1) % 3
 	before := len(launched())
 	poll.Eventually(t, 20*time.Second, "4 more ticks after the leader died", func() bool { return len(launched()) >= before+4 })
 	other := (leader + 1) % 3
@@ -409,15 +420,17 @@ func TestClusterScheduleTicksOnce(t *testing.T) {
 // schedOnlyAssets is the schedule tests' assets.
 func schedOnlyAssets() string { return strings.TrimSuffix(schedAssets, "schedules:\n") }
 
-// When an instance dies (it stops heartbeating), another takes its running
-// attempts over once their lease expires: they are recorded interrupted,
-// under the dead instance's name, and retried elsewhere, keeping the
-// partitions their command had reported (checkpoint).
+// When an instance dies or is cut off from the database (it stops
+// heartbeating), another takes its running attempts over once their lease
+// expires: they are recorded interrupted, under the dead instance's name,
+// and retried elsewhere, keeping the partitions their command had reported
+// (checkpoint); the cut-off instance stops its own runs of them.
 func TestClusterTakesOverADeadInstance(t *testing.T) {
 	t.Parallel()
 	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-01-13}}"))
 	var mu sync.Mutex
 	reported := map[string]bool{} // the first partition of each of the dead instance's attempts
+	causes := make(chan error, 4)
 	dying := funcExec(func(ctx context.Context, w Work) Result {
 		line, _ := json.Marshal(PartResult{Partition: w.Partitions[0], Status: db.StatusMaterialized})
 		os.MkdirAll(filepath.Dir(w.ReportPath), 0o755)
@@ -427,7 +440,8 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 		mu.Lock()
 		reported[w.Partitions[0]] = true
 		mu.Unlock()
-		<-ctx.Done() // it never ends: its instance dies first
+		<-ctx.Done() // it never ends: its instance is cut off first
+		causes <- context.Cause(ctx)
 		return Result{Err: context.Cause(ctx)}
 	})
 	log := newBuildLog()
@@ -446,10 +460,21 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 		defer mu.Unlock()
 		return len(reported) == 4
 	})
-	c.kill(0)
+	c.cut(0)
 	c.start(1, false)
 	c.start(2, false)
 	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
+	// Cut off, it stopped its own runs once its lease had expired.
+	for range 4 {
+		select {
+		case err := <-causes:
+			if err != errFenced {
+				t.Errorf("the cut-off instance's attempt ended with %v, want %v", err, errFenced)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cut-off instance still runs attempts its lease no longer covers")
+		}
+	}
 	store := c.stores[1]
 	if n := countRows(t, store, `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ?`, c.engs[0].owner); n != 4 {
 		t.Errorf("%d of the dead instance's attempts recorded interrupted, want 4", n)
@@ -559,17 +584,17 @@ func TestClusterRecoversAnAttemptOnce(t *testing.T) {
 	}
 }
 
-// An instance that stalls (it stops heartbeating but goes on) loses its
-// attempts to another instance once their lease expires: the other records
-// them interrupted and retries them; the stalled instance cancels its own
-// run of them and never records them again.
-func TestClusterStalledInstanceLosesItsAttempts(t *testing.T) {
+// An instance whose attempts another instance took over (here a clock
+// ten seconds ahead makes the other see its leases expired, although it
+// heartbeats) cancels its own runs of them and never records them; the
+// backfill still succeeds, each attempt recorded once.
+func TestClusterInstanceLosesAttemptsTakenOver(t *testing.T) {
 	t.Parallel()
 	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-01-04}}"))
 	log := newBuildLog()
 	var first sync.Once
 	lost := make(chan error, 1)
-	stalled := funcExec(func(ctx context.Context, w Work) Result {
+	blocking := funcExec(func(ctx context.Context, w Work) Result {
 		blocked := false
 		first.Do(func() { blocked = true })
 		if !blocked {
@@ -580,31 +605,33 @@ func TestClusterStalledInstanceLosesItsAttempts(t *testing.T) {
 		return Result{Err: context.Cause(ctx)}
 	})
 	c := newClusterEnv(t, 2, ws, func(i int) Options {
-		o := Options{Executor: log.exec(i, time.Millisecond), LeaseTTL: 300 * time.Millisecond}
 		if i == 0 {
-			// It heartbeats once, at its start: to the others it stops.
-			o.Executor, o.Heartbeat = stalled, time.Hour
+			return Options{Executor: blocking, LeaseTTL: 300 * time.Millisecond}
 		}
-		return o
+		return Options{Executor: log.exec(i, time.Millisecond), LeaseTTL: 300 * time.Millisecond}
 	})
+	c.engs[1].Now = func() time.Time { return time.Now().Add(10 * time.Second) }
 	c.start(0, false)
 	b := c.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range"}, ChunkSize: 3, MaxConcurrentRuns: 1})
+	poll.Eventually(t, 10*time.Second, "the first attempt to start", func() bool {
+		return countRows(t, c.stores[0], `SELECT COUNT(*) FROM attempts WHERE owner = ?`, c.engs[0].owner) == 1
+	})
 	c.start(1, false)
-	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
 	select {
 	case err := <-lost:
 		if err != errLost {
-			t.Errorf("the stalled instance's attempt ended with %v, want %v", err, errLost)
+			t.Errorf("the attempt taken over ended here with %v, want %v", err, errLost)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the stalled instance still runs the attempt another recorded")
+		t.Fatal("the instance still runs the attempt another recorded")
 	}
-	poll.Eventually(t, 10*time.Second, "the stalled instance to drop the attempt", func() bool { return c.engs[0].activeCount() == 0 })
+	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
+	poll.Eventually(t, 10*time.Second, "the instance to drop the attempt", func() bool { return c.engs[0].activeCount() == 0 })
 	steps := c.engs[0].steps.Load()
-	poll.Eventually(t, 10*time.Second, "two more steps of the stalled instance", func() bool { return c.engs[0].steps.Load() >= steps+2 })
+	poll.Eventually(t, 10*time.Second, "two more steps of the instance", func() bool { return c.engs[0].steps.Load() >= steps+2 })
 	checkFinishedOnce(t, c.stores[1], b.ID)
 	if n := countRows(t, c.stores[1], `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ? AND attempt = 1`, c.engs[0].owner); n != 1 {
-		t.Errorf("the stalled instance's first attempt: %d recorded interrupted under its name, want 1", n)
+		t.Errorf("the first attempt: %d recorded interrupted under its owner's name, want 1", n)
 	}
 }
 

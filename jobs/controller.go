@@ -37,6 +37,7 @@ var (
 	errTerminated = errors.New("canceled: the backfill was canceled with terminate")
 	errShutdown   = errors.New("interrupted: the server is shutting down")
 	errLost       = errors.New("interrupted: another server recorded this attempt (this server's lease expired)")
+	errFenced     = errors.New("interrupted: this server could not heartbeat for its lease TTL, so another server may take the attempt over; stopped here so that it is not built twice")
 )
 
 // Run runs the controller loop until ctx ends, then stops planning, gives
@@ -93,6 +94,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		comps = e.drain(comps)
 		if time.Since(lastRecover) > e.opts.LeaseTTL/2 {
 			lastRecover = time.Now()
+			e.fenceIfExpired()
 			rc, err := e.recoverExpired(ctx)
 			if err != nil {
 				e.Log.Error("recover expired attempts", "err", err)
@@ -178,7 +180,34 @@ func (e *Engine) drain(comps []completion) []completion {
 }
 
 func (e *Engine) heartbeat(ctx context.Context) error {
-	return e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
+	at := time.Now()
+	err := e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
+	if err == nil {
+		e.lastBeat.Store(at.UnixNano())
+	}
+	return err
+}
+
+// fenceIfExpired stops this instance's attempts once it has not
+// heartbeated for the lease TTL, on PostgreSQL (where other instances may
+// share the database): to them its leases have expired and they take the
+// attempts over, so it stops building them itself. Their completions are
+// recorded interrupted if nobody did, or dropped (finishCompleted). On
+// SQLite the one server keeps its attempts through a store that cannot
+// write.
+func (e *Engine) fenceIfExpired() {
+	last := e.lastBeat.Load()
+	if e.Store.Dialect() != db.Postgres || last == 0 || time.Since(time.Unix(0, last)) <= e.opts.LeaseTTL {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range e.running {
+		if a.cancel != nil && a.ctx.Err() == nil {
+			e.Log.Warn("no heartbeat for the lease TTL: stopping the attempt, which another server may take over", "run", a.run.ID, "attempt", a.attempt)
+			a.cancel(errFenced)
+		}
+	}
 }
 
 func (e *Engine) shutdown(grace time.Duration) error {

@@ -93,6 +93,7 @@ type Engine struct {
 	demoFails demoFailures   // the demo executor's fail_keys attempts so far
 
 	leadUntil atomic.Int64 // Unix ns until which this instance leads (Leading)
+	lastBeat  atomic.Int64 // Unix ns of the last heartbeat recorded
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }

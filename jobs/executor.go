@@ -195,6 +195,8 @@ func (e *Engine) execute(a *active) {
 		res.State, res.Err = db.AttemptCanceled, errTerminated
 	case errors.Is(cause, errShutdown):
 		res.State, res.Err = db.AttemptInterrupted, errShutdown
+	case errors.Is(cause, errLost), errors.Is(cause, errFenced):
+		res.State, res.Err = db.AttemptInterrupted, cause
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.State, res.Err = db.AttemptTimeout, fmt.Errorf("timed out after %s, the asset's timeout (raise timeout: in the workspace file if the work needs longer)", timeout)
 	}
