@@ -49,6 +49,23 @@ func AttemptsRunningNow(ctx context.Context, q Querier) ([]RunningAttempt, error
 	return selectAll[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, COALESCE(asset_id, 0) AS asset_id, started_at FROM attempts WHERE state='running'`)
 }
 
+// RunningOwners lists the attempts of the runs runIDs that are running
+// now, with their owners: what a step may still finish (by the primary
+// key, 500 runs a statement).
+func RunningOwners(ctx context.Context, q Querier, runIDs []string) ([]RunningAttempt, error) {
+	var out []RunningAttempt
+	for len(runIDs) > 0 {
+		n := min(len(runIDs), 500)
+		rows, err := selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, COALESCE(asset_id, 0) AS asset_id, started_at FROM attempts WHERE run_id IN (?) AND state='running'`, runIDs[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		runIDs = runIDs[n:]
+	}
+	return out, nil
+}
+
 // AttemptStartsSince lists the asset and start (Unix ms) of every attempt
 // started at since or later, on every instance: what a pool's throttle has
 // used of its period.

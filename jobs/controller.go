@@ -417,7 +417,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 // while it could not heartbeat), and an attempt is recorded once.
 func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, []completion, error) {
 	nowMs := db.Millis(now)
-	live, err := db.AttemptsRunningNow(ctx, tx)
+	runIDs := make([]string, len(comps))
+	for i, c := range comps {
+		runIDs[i] = c.act.run.ID
+	}
+	live, err := db.RunningOwners(ctx, tx, runIDs)
 	if err != nil {
 		return nil, nil, err
 	}
