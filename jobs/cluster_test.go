@@ -541,7 +541,7 @@ func TestClusterRecoversAnAttemptOnce(t *testing.T) {
 	t.Parallel()
 	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-01-04}}"))
 	g := newGate()
-	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: g, LeaseTTL: 200 * time.Millisecond} })
+	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: g, LeaseTTL: time.Second} })
 	c.start(0, false)
 	b := c.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range"}, ChunkSize: 3, MaxConcurrentRuns: 1})
 	poll.Eventually(t, 10*time.Second, "the attempt to start", func() bool { return g.started.Load() == 1 })
@@ -579,8 +579,12 @@ func TestClusterRecoversAnAttemptOnce(t *testing.T) {
 		}
 	}
 	checkFinishedOnce(t, c.stores[1], b.ID)
-	if n := countRows(t, c.stores[1], `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ?`, c.engs[0].owner); n != 1 {
-		t.Errorf("%d interrupted attempts of the dead instance, want 1", n)
+	a1, a2 := comps[1][0].act, comps[2][0].act
+	if a1.run.ID != a2.run.ID || a1.attempt != a2.attempt || a1.owner != c.engs[0].owner {
+		t.Fatalf("the instances recovered %s#%d and %s#%d, want the same attempt of the dead instance", a1.run.ID, a1.attempt, a2.run.ID, a2.attempt)
+	}
+	if n := countRows(t, c.stores[1], `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND run_id = ? AND attempt = ?`, a1.run.ID, a1.attempt); n != 1 {
+		t.Errorf("the recovered attempt is not recorded interrupted (%d)", n)
 	}
 }
 
@@ -606,9 +610,9 @@ func TestClusterInstanceLosesAttemptsTakenOver(t *testing.T) {
 	})
 	c := newClusterEnv(t, 2, ws, func(i int) Options {
 		if i == 0 {
-			return Options{Executor: blocking, LeaseTTL: 300 * time.Millisecond}
+			return Options{Executor: blocking, LeaseTTL: time.Second}
 		}
-		return Options{Executor: log.exec(i, time.Millisecond), LeaseTTL: 300 * time.Millisecond}
+		return Options{Executor: log.exec(i, time.Millisecond), LeaseTTL: time.Second}
 	})
 	c.engs[1].Now = func() time.Time { return time.Now().Add(10 * time.Second) }
 	c.start(0, false)
