@@ -568,7 +568,7 @@ func TestClusterRecoversAnAttemptOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-startLine
-			errs[i] = c.engs[i].step(ctx, comps[i], false)
+			_, errs[i] = c.engs[i].step(ctx, comps[i], false)
 		}()
 	}
 	close(startLine)

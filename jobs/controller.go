@@ -104,7 +104,8 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 				e.Log.Error("check this instance's attempts", "err", err)
 			}
 		}
-		err := e.step(ctx, comps, true)
+		var err error
+		comps, err = e.step(ctx, comps, true)
 		e.steps.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -237,7 +238,8 @@ func (e *Engine) recordEnding(ctx context.Context, deadline time.Time, comps []c
 		select {
 		case c := <-e.done:
 			comps = append(e.drain(comps), c)
-			if err := e.step(ctx, comps, false); err != nil {
+			var err error
+			if comps, err = e.step(ctx, comps, false); err != nil {
 				e.Log.Error("controller step", "err", err)
 			}
 			comps = comps[:0]
@@ -336,7 +338,11 @@ func (e *Engine) cancelLost(ctx context.Context) error {
 // this often.
 const maxStepDeferral = 200 * time.Millisecond
 
-func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error {
+//
+// It answers the completions it took: comps and those that arrived while
+// it waited for the other instances' steps (kept by the caller for the
+// next step when it fails).
+func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]completion, error) {
 	// Statements run without a cancelable context: go-sqlite3 would start a
 	// watcher goroutine per statement, and a step is short anyway.
 	ctx = context.WithoutCancel(ctx)
@@ -358,6 +364,10 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 		if err := db.LockSteps(ctx, tx); err != nil {
 			return err
 		}
+		// The attempts that ended meanwhile are finished in this step
+		// too: with several instances, a step's wait for the others
+		// gathers them (group commit).
+		comps = e.drain(comps)
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
 			return err
@@ -389,7 +399,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 		return err2
 	})
 	if err != nil {
-		return err
+		return comps, err
 	}
 	if obs := e.opts.ObserveAttempt; obs != nil {
 		for i, end := range ended {
@@ -403,7 +413,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	for id := range touched {
 		e.broker.Publish(id)
 	}
-	return nil
+	return comps, nil
 }
 
 // finishCompleted records the completed attempts comps (bfState holds their
