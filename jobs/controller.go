@@ -338,7 +338,6 @@ func (e *Engine) cancelLost(ctx context.Context) error {
 // this often.
 const maxStepDeferral = 200 * time.Millisecond
 
-//
 // It answers the completions it took: comps and those that arrived while
 // it waited for the other instances' steps (kept by the caller for the
 // next step when it fails).
