@@ -331,16 +331,16 @@ func (e *Engine) cancelLost(ctx context.Context) error {
 	return nil
 }
 
-// step is one reconcile: record completions, move backfills through their
-// states, plan and start runs where slots are free — one transaction.
 // maxStepDeferral bounds how long a step waits for urgent writes (backfills
 // being created): under a storm of them, the controller still takes a step
 // this often.
 const maxStepDeferral = 200 * time.Millisecond
 
-// It answers the completions it took: comps and those that arrived while
-// it waited for the other instances' steps (kept by the caller for the
-// next step when it fails).
+// step is one reconcile: record completions, move backfills through their
+// states, plan and start runs where slots are free — one transaction. It
+// answers the completions it took: comps and those that arrived while it
+// waited for the other instances' steps (kept by the caller for the next
+// step when it fails).
 func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]completion, error) {
 	// Statements run without a cancelable context: go-sqlite3 would start a
 	// watcher goroutine per statement, and a step is short anyway.
