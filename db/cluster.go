@@ -67,10 +67,13 @@ func RunningOwners(ctx context.Context, q Querier, runIDs []string) ([]RunningAt
 }
 
 // AttemptStartsSince lists the asset and start (Unix ms) of every attempt
-// started at since or later, on every instance: what a pool's throttle has
-// used of its period.
-func AttemptStartsSince(ctx context.Context, q Querier, since int64) ([]RunningAttempt, error) {
-	return selectAll[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, COALESCE(asset_id, 0) AS asset_id, started_at FROM attempts WHERE started_at >= ?`, since)
+// of the assets assetIDs started at since or later, on every instance:
+// what a pool's throttle has used of its period.
+func AttemptStartsSince(ctx context.Context, q Querier, assetIDs []int64, since int64) ([]RunningAttempt, error) {
+	if len(assetIDs) == 0 {
+		return nil, nil
+	}
+	return selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, asset_id, started_at FROM attempts WHERE asset_id IN (?) AND started_at >= ?`, assetIDs, since)
 }
 
 // LeadFor makes owner the holder of lease name until expires (Unix ms)

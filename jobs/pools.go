@@ -43,20 +43,20 @@ type poolUse struct {
 // counted (nor read).
 func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspace, ids map[string]int64, now time.Time) (poolUse, error) {
 	u := poolUse{running: map[string]int{}, starts: map[string][]int64{}}
-	capped, window := false, time.Duration(0)
+	capped, throttled := false, false
 	for _, def := range ws.Pools {
 		capped = capped || def.MaxConcurrentRuns > 0
-		if def.Throttle != nil && def.Throttle.Runs > 0 {
-			window = max(window, def.Throttle.Per)
-		}
+		throttled = throttled || def.Throttle != nil && def.Throttle.Runs > 0
 	}
-	if !capped && window == 0 {
+	if !capped && !throttled {
 		return u, nil
 	}
 	poolOf := map[int64]string{}
+	assetsOf := map[string][]int64{}
 	for key, id := range ids {
 		if a := ws.Asset(key); a != nil && a.Pool != "" {
 			poolOf[id] = a.Pool
+			assetsOf[a.Pool] = append(assetsOf[a.Pool], id)
 		}
 	}
 	if capped {
@@ -70,23 +70,19 @@ func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspac
 			}
 		}
 	}
-	if window > 0 {
-		nowMs := db.Millis(now)
-		started, err := db.AttemptStartsSince(ctx, tx, nowMs-window.Milliseconds())
+	nowMs := db.Millis(now)
+	for name, def := range ws.Pools {
+		if def.Throttle == nil || def.Throttle.Runs <= 0 || len(assetsOf[name]) == 0 {
+			continue
+		}
+		started, err := db.AttemptStartsSince(ctx, tx, assetsOf[name], nowMs-def.Throttle.Per.Milliseconds())
 		if err != nil {
 			return u, err
 		}
 		for _, a := range started {
-			p := poolOf[a.AssetID]
-			def, ok := ws.Pools[p]
-			if p == "" || !ok || def.Throttle == nil || def.Throttle.Runs <= 0 || a.StartedAt < nowMs-def.Throttle.Per.Milliseconds() {
-				continue
-			}
-			u.starts[p] = append(u.starts[p], a.StartedAt)
+			u.starts[name] = append(u.starts[name], a.StartedAt)
 		}
-		for _, s := range u.starts {
-			slices.Sort(s)
-		}
+		slices.Sort(u.starts[name])
 	}
 	e.pools.keep(u)
 	return u, nil

@@ -8,10 +8,11 @@ CREATE TABLE leader (
     owner      TEXT NOT NULL,
     expires_at BIGINT NOT NULL
 );
--- Pool throttles count the attempts started within their period, across
--- instances (AttemptStartsSince).
-CREATE INDEX attempts_by_start ON attempts (started_at);
+-- Pool throttles count the attempts of their assets started within their
+-- period, across instances (AttemptStartsSince): at most the throttle's
+-- runs a pool.
+CREATE INDEX attempts_by_asset_start ON attempts (asset_id, started_at);
 
 -- +goose Down
-DROP INDEX attempts_by_start;
+DROP INDEX attempts_by_asset_start;
 DROP TABLE leader;
