@@ -81,7 +81,7 @@ func AttemptStartsSince(ctx context.Context, q Querier, assetIDs []int64, since 
 // reports whether owner holds it: one upsert, so that of several
 // instances asking at once one gets it.
 func (s *Store) LeadFor(ctx context.Context, name, owner string, now, expires int64) (bool, error) {
-	res, err := s.writer(ctx).ExecContext(ctx, `INSERT INTO leader (name, owner, expires_at) VALUES (?,?,?)
+	res, err := s.leaseWriter(ctx).ExecContext(ctx, `INSERT INTO leader (name, owner, expires_at) VALUES (?,?,?)
 		ON CONFLICT (name) DO UPDATE SET owner=excluded.owner, expires_at=excluded.expires_at
 		WHERE leader.owner=excluded.owner OR leader.expires_at < ?`, name, owner, expires, now)
 	if err != nil {
@@ -108,6 +108,6 @@ func (s *Store) LeaderOf(ctx context.Context, name string) (owner string, expire
 // StepDown gives up lease name if owner holds it (a clean shutdown: the
 // next instance takes it at once, not after its expiry).
 func (s *Store) StepDown(ctx context.Context, name, owner string) error {
-	_, err := s.writer(ctx).ExecContext(ctx, `DELETE FROM leader WHERE name=? AND owner=?`, name, owner)
+	_, err := s.leaseWriter(ctx).ExecContext(ctx, `DELETE FROM leader WHERE name=? AND owner=?`, name, owner)
 	return err
 }

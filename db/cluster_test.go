@@ -117,3 +117,57 @@ func TestLockStepsSerializesAcrossStores(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHeartbeatNotBehindAWaitingStep: on PostgreSQL, while a store's step
+// transaction waits for another instance's step (holding the store's one
+// writer connection), its heartbeat and leader lease still write at once.
+func TestHeartbeatNotBehindAWaitingStep(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	a, err := db.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := db.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	held, release := make(chan struct{}), make(chan struct{})
+	errc := make(chan error, 2)
+	go func() {
+		errc <- a.Tx(ctx, func(tx *sqlx.Tx) error {
+			if err := db.LockSteps(ctx, tx); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	waiting := make(chan struct{})
+	go func() {
+		errc <- b.Tx(ctx, func(tx *sqlx.Tx) error {
+			close(waiting)
+			return db.LockSteps(ctx, tx) // waits for a's step
+		})
+	}()
+	<-waiting
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := b.Heartbeat(hctx, "w_b", 1); err != nil {
+		t.Errorf("heartbeat while the step waits: %v", err)
+	}
+	if _, err := b.LeadFor(hctx, "automation", "w_b", 1, 2); err != nil {
+		t.Errorf("leader lease while the step waits: %v", err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
