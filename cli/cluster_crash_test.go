@@ -30,7 +30,7 @@ const crashWorkspace = `assets:
     executor:
       shell: true
       env: {BUILD_LOG: %q}
-      command: ['for k in $TESSERA_PARTITIONS; do echo "start $k $$" >> "$BUILD_LOG"; sleep 0.01; echo "end $k $$" >> "$BUILD_LOG"; echo "{\"partition\":\"$k\",\"status\":\"materialized\"}" >> "$TESSERA_REPORT"; done']
+      command: ['for k in $TESSERA_PARTITIONS; do echo "start $k $$" >> "$BUILD_LOG"; sleep 0.02; echo "end $k $$" >> "$BUILD_LOG"; echo "{\"partition\":\"$k\",\"status\":\"materialized\"}" >> "$TESSERA_REPORT"; done']
 `
 
 // TestClusterCrashThreeInstances: three ` + "`tessera serve`" + ` processes on one
@@ -107,7 +107,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 	// again, a few times while the backfill runs.
 	kills := 0
 	for range 4 {
-		time.Sleep(time.Duration(200+rand.IntN(800)) * time.Millisecond) // a random moment, on purpose
+		time.Sleep(time.Duration(150+rand.IntN(550)) * time.Millisecond) // a random moment, on purpose
 		if done() {
 			break
 		}
