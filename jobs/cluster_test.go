@@ -552,3 +552,50 @@ func TestClusterInstanceLosesAttemptsTakenOver(t *testing.T) {
 		t.Errorf("the first attempt: %d recorded interrupted under its owner's name, want 1", n)
 	}
 }
+
+// A pause on one instance stops planning on every instance: once it has
+// committed, no instance starts another attempt of the backfill; resumed
+// on another instance, the backfill ends with every partition built once.
+func TestClusterPauseStopsEveryInstance(t *testing.T) {
+	t.Parallel()
+	ws := teststore.Assets(teststore.Asset("a.daily", "{daily: {start: 2024-01-01, end: 2024-07-01}}"))
+	log := newBuildLog()
+	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: log.exec(i, 20*time.Millisecond), MaxConcurrentRuns: 2} })
+	for i := range 3 {
+		c.start(i, false)
+	}
+	b := c.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range"}, ChunkSize: 1, MaxConcurrentRuns: 6})
+	ctx := context.Background()
+	poll.Eventually(t, 20*time.Second, "20 runs done", func() bool {
+		got, err := c.stores[0].Backfill(ctx, b.ID)
+		return err == nil && got.RunsSucceeded >= 20
+	})
+	if _, err := c.engs[1].Transition(ctx, b.ID, ActPause, 0, false, "t"); err != nil {
+		t.Fatal(err)
+	}
+	paused := db.Millis(time.Now())
+	// A second of steps on every instance.
+	for _, e := range c.engs {
+		steps := e.steps.Load()
+		poll.Eventually(t, 10*time.Second, "steps", func() bool { return e.steps.Load() >= steps+5 })
+	}
+	if n := countRows(t, c.stores[0], `SELECT COUNT(*) FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.backfill_id = ? AND a.started_at > ?`, b.ID, paused); n != 0 {
+		t.Errorf("%d attempts started after the pause committed", n)
+	}
+	if _, err := c.engs[2].Transition(ctx, b.ID, ActResume, 0, false, "t"); err != nil {
+		t.Fatal(err)
+	}
+	got := c.wait(0, b.ID, 60*time.Second, db.BackfillSucceeded)
+	checkChunksPlannedOnce(t, c.stores[0], b.ID, got.TotalChunks)
+	checkFinishedOnce(t, c.stores[0], b.ID)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for k, n := range log.builds {
+		if n != 1 {
+			t.Errorf("%s built %d times", k, n)
+		}
+	}
+	if int64(len(log.builds)) != got.TotalPartitions || len(log.overlaps) > 0 {
+		t.Errorf("%d partitions built of %d, overlaps %v", len(log.builds), got.TotalPartitions, log.overlaps)
+	}
+}
