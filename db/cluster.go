@@ -51,12 +51,13 @@ func AttemptsRunningNow(ctx context.Context, q Querier) ([]RunningAttempt, error
 
 // RunningOwners lists the attempts of the runs runIDs that are running
 // now, with their owners: what a step may still finish (by the primary
-// key, 500 runs a statement).
+// key, 500 runs a statement: state || '' keeps SQLite from walking every
+// running attempt through attempts_running instead).
 func RunningOwners(ctx context.Context, q Querier, runIDs []string) ([]RunningAttempt, error) {
 	var out []RunningAttempt
 	for len(runIDs) > 0 {
 		n := min(len(runIDs), 500)
-		rows, err := selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, COALESCE(asset_id, 0) AS asset_id, started_at FROM attempts WHERE run_id IN (?) AND state='running'`, runIDs[:n])
+		rows, err := selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, COALESCE(asset_id, 0) AS asset_id, started_at FROM attempts WHERE run_id IN (?) AND state || '' = 'running'`, runIDs[:n])
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +74,8 @@ func AttemptStartsSince(ctx context.Context, q Querier, assetIDs []int64, since 
 	if len(assetIDs) == 0 {
 		return nil, nil
 	}
-	return selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, asset_id, started_at FROM attempts WHERE asset_id IN (?) AND started_at >= ?`, assetIDs, since)
+	return selectIn[RunningAttempt](ctx, q, `SELECT run_id, attempt, owner, asset_id, started_at FROM attempts
+		WHERE asset_id IN (?) AND started_at > 0 AND started_at >= ?`, assetIDs, since)
 }
 
 // LeadFor makes owner the holder of lease name until expires (Unix ms)

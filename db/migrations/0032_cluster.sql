@@ -10,8 +10,11 @@ CREATE TABLE leader (
 );
 -- Pool throttles count the attempts of their assets started within their
 -- period, across instances (AttemptStartsSince): at most the throttle's
--- runs a pool.
-CREATE INDEX attempts_by_asset_start ON attempts (asset_id, started_at);
+-- runs a pool. Partial, so that the planner never takes it for the
+-- running attempts of an asset (state='running' AND asset_id=?, which
+-- attempts_running serves): only a query that says started_at > 0 may
+-- use it.
+CREATE INDEX attempts_by_asset_start ON attempts (asset_id, started_at) WHERE started_at > 0;
 
 -- +goose Down
 DROP INDEX attempts_by_asset_start;
