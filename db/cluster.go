@@ -51,8 +51,9 @@ func AttemptsRunningNow(ctx context.Context, q Querier) ([]RunningAttempt, error
 
 // RunningOwners lists the attempts of the runs runIDs that are running
 // now, with their owners: what a step may still finish (by the primary
-// key, 500 runs a statement: state || ” keeps SQLite from walking every
-// running attempt through attempts_running instead).
+// key, 500 runs a statement; the state concatenated with an empty string
+// keeps SQLite from walking every running attempt through attempts_running
+// instead).
 func RunningOwners(ctx context.Context, q Querier, runIDs []string) ([]RunningAttempt, error) {
 	var out []RunningAttempt
 	for len(runIDs) > 0 {
