@@ -32,6 +32,9 @@ type BenchBackfill struct {
 // BackfillResult is the result line of `tessera bench backfill`.
 type BackfillResult struct {
 	BenchBackfill
+	// Instances is how many engines shared the backfill, each with its own
+	// store (connections) and Concurrency slots, on one database.
+	Instances         int     `json:"instances"`
 	State             string  `json:"state"`
 	WallS             float64 `json:"wall_s"`
 	RunsPerS          float64 `json:"runs_per_s"`
@@ -44,21 +47,66 @@ type BackfillResult struct {
 	PeakRSSMB         float64 `json:"peak_rss_mb"`
 }
 
-// lastReturn is a noop executor that remembers when the last run returned.
-type lastReturn struct{ at atomic.Int64 }
+// lastReturn is a noop executor that remembers when the last run returned;
+// with Sleep set, each run first sleeps that long (a chunk's work).
+type lastReturn struct {
+	at    atomic.Int64
+	Sleep time.Duration
+}
 
 func (l *lastReturn) Execute(ctx context.Context, w jobs.Work) jobs.Result {
+	if l.Sleep > 0 {
+		t := time.NewTimer(l.Sleep)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return jobs.Result{Err: context.Cause(ctx)}
+		}
+	}
 	l.at.Store(time.Now().UnixNano())
 	return jobs.Result{}
 }
 
-// Backfill runs a whole backfill of one hourly asset of n partitions, in
-// chunks of chunk, conc runs at a time, through the real controller and
-// store in a temporary database with a noop executor, and measures the raw
-// SQLite ceiling of the same rows beside it. A non-nil prof receives a CPU
-// profile of the backfill (not of the raw ceiling).
-func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (BackfillResult, error) {
-	out := BackfillResult{BenchBackfill: BenchBackfill{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}}
+// BackfillOptions are the settings of Backfill.
+type BackfillOptions struct {
+	Partitions, ChunkSize int64
+	// Concurrency is each instance's slots; the backfill's cap is
+	// Concurrency × Instances (at most jobs.MaxConcurrentRunsCap).
+	Concurrency int
+	// DB is the database: "" for a temporary SQLite file, or a PostgreSQL
+	// URL of a database holding no workspace (the benchmark writes its
+	// asset and backfill there).
+	DB string
+	// Instances engines share the backfill (1 when 0); more than one
+	// needs PostgreSQL.
+	Instances int
+	// Sleep, when set, is how long the executor works on each chunk
+	// (executor sleep:DURATION); 0 returns at once (noop).
+	Sleep time.Duration
+}
+
+// ExecutorName is how the result line names o's executor.
+func (o BackfillOptions) ExecutorName() string {
+	if o.Sleep > 0 {
+		return "sleep:" + o.Sleep.String()
+	}
+	return "noop"
+}
+
+// Backfill runs a whole backfill of one hourly asset of o.Partitions
+// partitions, in chunks of o.ChunkSize, through the real controller and
+// store (o.Instances engines on one database, each o.Concurrency runs at a
+// time) with a noop (or sleeping) executor, and measures the raw SQLite
+// ceiling of the same rows beside it. A non-nil prof receives a CPU profile
+// of the backfill (not of the raw ceiling).
+func Backfill(ctx context.Context, o BackfillOptions, prof *os.File) (BackfillResult, error) {
+	n, chunk, conc := o.Partitions, o.ChunkSize, o.Concurrency
+	if o.Instances <= 0 {
+		o.Instances = 1
+	}
+	out := BackfillResult{BenchBackfill: BenchBackfill{Bench: "backfill", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: o.ExecutorName()},
+		Instances: o.Instances}
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
 		return out, err
@@ -69,30 +117,44 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 		return out, err
 	}
 	out.RawPartitionsPerS = round(raw)
-	store, err := db.Open(filepath.Join(dir, "bench.db"))
+	loc := o.DB
+	if loc == "" {
+		loc = filepath.Join(dir, "bench.db")
+	}
+	stores, err := openInstances(ctx, loc, o.Instances)
+	defer func() {
+		for _, s := range stores {
+			s.Close()
+		}
+	}()
 	if err != nil {
 		return out, err
 	}
-	defer store.Close()
+	store := stores[0]
 	now := time.Now().UTC()
 	ws, ids, err := benchWorkspace(ctx, store, n, now, "")
 	if err != nil {
 		return out, err
 	}
-	ex := &lastReturn{}
-	eng, stop, err := startBenchEngine(ctx, store, ws, ids, conc, ex)
-	if err != nil {
-		return out, err
+	ex := &lastReturn{Sleep: o.Sleep}
+	engs := make([]*jobs.Engine, len(stores))
+	for i, s := range stores {
+		eng, stop, err := startBenchEngine(ctx, s, ws, ids, conc, ex)
+		if err != nil {
+			return out, err
+		}
+		defer stop()
+		engs[i] = eng
 	}
-	defer stop()
+	eng := engs[0]
 
-	req := benchRequest(chunk, conc)
+	req := benchRequest(chunk, min(conc*o.Instances, jobs.MaxConcurrentRunsCap))
 	t0 := time.Now()
 	if _, err := eng.Preview(ctx, req); err != nil {
 		return out, err
 	}
 	out.PreviewMs = round(float64(time.Since(t0).Microseconds()) / 1000)
-	sub, done, err := watchProfiled(eng, prof)
+	sub, done, err := watchProfiled(engs, prof)
 	if err != nil {
 		return out, err
 	}
@@ -125,11 +187,51 @@ func Backfill(ctx context.Context, n, chunk int64, conc int, prof *os.File) (Bac
 	return out, nil
 }
 
-// watchProfiled subscribes to every event of eng (what waitBackfillEnd
-// waits on) and starts the CPU profile on prof (nil: none); done stops the
-// profile and the subscription.
-func watchProfiled(eng *jobs.Engine, prof *os.File) (sub <-chan struct{}, done func(), err error) {
-	sub, unsub, err := eng.Broker().Subscribe(jobs.TopicAll)
+// ErrDatabaseInUse is a --db whose database holds a workspace already: the
+// benchmark would replace it with its own asset.
+type ErrDatabaseInUse struct{ Assets int }
+
+func (e *ErrDatabaseInUse) Error() string {
+	what := "assets"
+	if e.Assets == 1 {
+		what = "asset"
+	}
+	return fmt.Sprintf("the database holds a workspace already (%d %s); give the benchmark an empty database, it writes its own asset and backfill", e.Assets, what)
+}
+
+// openInstances opens n stores on the database at loc (one per instance,
+// each with its own connections), the first of which must hold no asset
+// but the benchmark's.
+func openInstances(ctx context.Context, loc string, n int) ([]*db.Store, error) {
+	var stores []*db.Store
+	for range n {
+		s, err := db.Open(loc)
+		if err != nil {
+			return stores, err
+		}
+		stores = append(stores, s)
+	}
+	ids, err := stores[0].AssetIDs(ctx)
+	if err != nil {
+		return stores, err
+	}
+	others := 0
+	for k := range ids {
+		if k != "bench.events" {
+			others++
+		}
+	}
+	if others > 0 {
+		return stores, &ErrDatabaseInUse{Assets: len(ids)}
+	}
+	return stores, nil
+}
+
+// watchProfiled subscribes to every event of the engines engs (what
+// waitBackfillEnd waits on) and starts the CPU profile on prof (nil:
+// none); done stops the profile and the subscriptions.
+func watchProfiled(engs []*jobs.Engine, prof *os.File) (sub <-chan struct{}, done func(), err error) {
+	sub, unsub, err := subscribeAll(engs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,6 +243,48 @@ func watchProfiled(eng *jobs.Engine, prof *os.File) (sub <-chan struct{}, done f
 		return nil, nil, err
 	}
 	return sub, func() { pprof.StopCPUProfile(); unsub() }, nil
+}
+
+// subscribeAll merges the subscriptions to every event of each engine of
+// engs (each instance publishes its own steps' changes).
+func subscribeAll(engs []*jobs.Engine) (<-chan struct{}, func(), error) {
+	if len(engs) == 1 {
+		return engs[0].Broker().Subscribe(jobs.TopicAll)
+	}
+	merged := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	var unsubs []func()
+	unsubAll := func() {
+		close(stop)
+		for _, u := range unsubs {
+			u()
+		}
+	}
+	for _, e := range engs {
+		sub, unsub, err := e.Broker().Subscribe(jobs.TopicAll)
+		if err != nil {
+			unsubAll()
+			return nil, nil, err
+		}
+		unsubs = append(unsubs, unsub)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case _, ok := <-sub:
+					if !ok {
+						return
+					}
+					select {
+					case merged <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	return merged, unsubAll, nil
 }
 
 // benchRequest is the benchmark backfill: every partition of bench.events,

@@ -12,7 +12,7 @@ import (
 //	go test -run '^$' -bench Backfill -benchtime 1x ./bench/
 func benchmarkBackfill(b *testing.B, partitions, chunk int64, conc int) {
 	for b.Loop() {
-		res, err := Backfill(context.Background(), partitions, chunk, conc, nil)
+		res, err := Backfill(context.Background(), BackfillOptions{Partitions: partitions, ChunkSize: chunk, Concurrency: conc}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

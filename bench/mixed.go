@@ -135,7 +135,7 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 	labels := &pageLabels{next: pageHandler(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)}
 	srv := httptest.NewServer(labels)
 	defer srv.Close()
-	sub, done, err := watchProfiled(eng, prof)
+	sub, done, err := watchProfiled([]*jobs.Engine{eng}, prof)
 	if err != nil {
 		return out, err
 	}

@@ -32,7 +32,7 @@ const (
 
 func addEngineFlags(cmd *cobra.Command, f *engineFlags) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.MaxRuns, "max-concurrent-runs", defaultMaxRuns, "global cap on running chunk runs, at least 1 (env TESSERA_MAX_CONCURRENT_RUNS)")
+	fs.IntVar(&f.MaxRuns, "max-concurrent-runs", defaultMaxRuns, "cap on the chunk runs this instance runs at once, at least 1; several instances on one PostgreSQL database have this many slots each (env TESSERA_MAX_CONCURRENT_RUNS)")
 	fs.DurationVar(&f.LeaseTTL, "lease-ttl", defaultLeaseTTL, "a running attempt whose server stopped heartbeating this long is interrupted and retried; more than 0 (env TESSERA_LEASE_TTL)")
 	fs.DurationVar(&f.Grace, "shutdown-grace", defaultGrace, "on shutdown, how long active runs may finish before they are interrupted; 0 interrupts them at once (env TESSERA_SHUTDOWN_GRACE)")
 }

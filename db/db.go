@@ -37,6 +37,10 @@ var migrations embed.FS
 type Store struct {
 	w *sqlx.DB
 	r *sqlx.DB
+	// leases is the pool of the instance's heartbeat and leader lease
+	// (PostgreSQL: a connection of its own, so that they never wait behind
+	// a step that waits for the other instances' steps; SQLite: w).
+	leases *sqlx.DB
 	// Path is the SQLite file ("" on PostgreSQL).
 	Path    string
 	loc     Location
@@ -176,7 +180,15 @@ func openPostgresStore(loc Location) (*Store, error) {
 	n := max(4, 2*runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{w: w, r: r, loc: loc, dialect: Postgres, closed: make(chan struct{})}, nil
+	leases, err := openPostgres(loc.URL, false, false)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	leases.SetMaxOpenConns(1)
+	leases.SetMaxIdleConns(1)
+	return &Store{w: w, r: r, leases: leases, loc: loc, dialect: Postgres, closed: make(chan struct{})}, nil
 }
 
 // Location is where the store lives.
@@ -279,7 +291,11 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
 	s.waitPersisted()
 	caches.Delete(s)
-	return errors.Join(s.r.Close(), s.w.Close())
+	var lerr error
+	if s.leases != nil && s.leases != s.w {
+		lerr = s.leases.Close()
+	}
+	return errors.Join(s.r.Close(), s.w.Close(), lerr)
 }
 
 // Ping checks that the database answers a query.

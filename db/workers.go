@@ -8,10 +8,11 @@ import "context"
 // statements.
 
 // Heartbeat records that worker owner is alive at (Unix ms), registering it
-// on its first beat. It runs on the writer, outside the controller's step
-// transaction, once per heartbeat interval.
+// on its first beat. It runs outside the controller's step transaction,
+// once per heartbeat interval; on PostgreSQL on a connection of its own
+// (leaseWriter), never behind a step waiting for the other instances'.
 func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
-	_, err := s.writer(ctx).ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
+	_, err := s.leaseWriter(ctx).ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
 		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
 	return err
 }

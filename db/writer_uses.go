@@ -31,6 +31,17 @@ func (s *Store) writer(ctx context.Context) *sqlx.DB {
 	return s.w
 }
 
+// leaseWriter is the pool of the heartbeat and the leader lease: on
+// PostgreSQL a connection beside the writer, which a controller step holds
+// while it waits for the other instances' steps (LockSteps); on SQLite the
+// writer.
+func (s *Store) leaseWriter(ctx context.Context) *sqlx.DB {
+	if s.leases != nil {
+		return s.leases
+	}
+	return s.writer(ctx)
+}
+
 // WriterUsesByReads is how many times the writer was used on behalf of a
 // context marked by ForRead since the store was opened (0 when every read
 // stays on the reader pool).

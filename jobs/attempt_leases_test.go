@@ -196,7 +196,7 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 		// The first server plans and starts the attempts, and never heartbeats
 		// again (as if killed).
 		poll.Eventually(t, 20*time.Second, "both chunks to start", func() bool {
-			if err := env.eng.step(ctx, nil, true); err != nil {
+			if _, err := env.eng.step(ctx, nil, true); err != nil {
 				t.Fatal(err)
 			}
 			return g.started.Load() == 2
@@ -225,7 +225,7 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 				t.Fatalf("recovered attempt of %s with %d partitions, want its 5 leased ones", c.act.run.ID, len(c.act.parts))
 			}
 		}
-		if err := next.step(ctx, comps, false); err != nil {
+		if _, err := next.step(ctx, comps, false); err != nil {
 			t.Fatal(err)
 		}
 		if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE state='interrupted' AND lease IS NULL`); n != 2 {

@@ -14,6 +14,7 @@ import (
 type active struct {
 	run        db.Run
 	attempt    int64
+	owner      string // the instance that started it (e.owner, or a dead one's at recovery)
 	parts      []db.PartRef
 	upFailed   int
 	pool       string
@@ -35,6 +36,8 @@ type completion struct {
 var (
 	errTerminated = errors.New("canceled: the backfill was canceled with terminate")
 	errShutdown   = errors.New("interrupted: the server is shutting down")
+	errLost       = errors.New("interrupted: another server recorded this attempt (this server's lease expired)")
+	errFenced     = errors.New("interrupted: this server could not heartbeat for its lease TTL, so another server may take the attempt over; stopped here so that it is not built twice")
 )
 
 // Run runs the controller loop until ctx ends, then stops planning, gives
@@ -51,7 +54,13 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	if err := e.heartbeat(context.Background()); err != nil {
 		return err
 	}
+	if err := e.lead(context.Background()); err != nil {
+		e.Log.Warn("ask for the schedules' lease", "err", err)
+	}
+	hbDone := make(chan struct{})
+	defer func() { stopHB(); <-hbDone; e.stepDown(context.Background()) }()
 	go func() {
+		defer close(hbDone)
 		t := time.NewTicker(e.opts.Heartbeat)
 		defer t.Stop()
 		for {
@@ -61,6 +70,9 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			case <-t.C:
 				if err := e.heartbeat(hbCtx); err != nil && hbCtx.Err() == nil {
 					e.Log.Warn("heartbeat", "err", err)
+				}
+				if err := e.lead(hbCtx); err != nil && hbCtx.Err() == nil {
+					e.Log.Warn("ask for the schedules' lease", "err", err)
 				}
 			}
 		}
@@ -82,13 +94,18 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		comps = e.drain(comps)
 		if time.Since(lastRecover) > e.opts.LeaseTTL/2 {
 			lastRecover = time.Now()
+			e.fenceIfExpired()
 			rc, err := e.recoverExpired(ctx)
 			if err != nil {
 				e.Log.Error("recover expired attempts", "err", err)
 			}
 			comps = append(comps, rc...)
+			if err := e.cancelLost(ctx); err != nil {
+				e.Log.Error("check this instance's attempts", "err", err)
+			}
 		}
-		err := e.step(ctx, comps, true)
+		var err error
+		comps, err = e.step(ctx, comps, true)
 		e.steps.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -164,7 +181,34 @@ func (e *Engine) drain(comps []completion) []completion {
 }
 
 func (e *Engine) heartbeat(ctx context.Context) error {
-	return e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
+	at := time.Now()
+	err := e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
+	if err == nil {
+		e.lastBeat.Store(at.UnixNano())
+	}
+	return err
+}
+
+// fenceIfExpired stops this instance's attempts once it has not
+// heartbeated for the lease TTL, on PostgreSQL (where other instances may
+// share the database): to them its leases have expired and they take the
+// attempts over, so it stops building them itself. Their completions are
+// recorded interrupted if nobody did, or dropped (finishCompleted). On
+// SQLite the one server keeps its attempts through a store that cannot
+// write.
+func (e *Engine) fenceIfExpired() {
+	last := e.lastBeat.Load()
+	if e.Store.Dialect() != db.Postgres || last == 0 || time.Since(time.Unix(0, last)) <= e.opts.LeaseTTL {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range e.running {
+		if a.cancel != nil && a.ctx.Err() == nil {
+			e.Log.Warn("no heartbeat for the lease TTL: stopping the attempt, which another server may take over", "run", a.run.ID, "attempt", a.attempt)
+			a.cancel(errFenced)
+		}
+	}
 }
 
 func (e *Engine) shutdown(grace time.Duration) error {
@@ -194,7 +238,8 @@ func (e *Engine) recordEnding(ctx context.Context, deadline time.Time, comps []c
 		select {
 		case c := <-e.done:
 			comps = append(e.drain(comps), c)
-			if err := e.step(ctx, comps, false); err != nil {
+			var err error
+			if comps, err = e.step(ctx, comps, false); err != nil {
 				e.Log.Error("controller step", "err", err)
 			}
 			comps = comps[:0]
@@ -237,7 +282,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 			return nil, err
 		}
 		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
-		a := &active{run: run, attempt: at.Attempt, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
+		a := &active{run: run, attempt: at.Attempt, owner: at.Owner, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
 		if out := crashLog(e.reportPath(run.ID, at.Attempt)); out != "" {
@@ -254,14 +299,49 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 	return out, nil
 }
 
-// step is one reconcile: record completions, move backfills through their
-// states, plan and start runs where slots are free — one transaction.
+// cancelLost cancels the attempts this instance runs that the store no
+// longer has running under its name: another instance found its lease
+// expired (it could not heartbeat for the lease TTL) and recorded them
+// interrupted, and their runs may be retried there. Their completions are
+// then dropped (finishCompleted).
+func (e *Engine) cancelLost(ctx context.Context) error {
+	if e.activeCount() == 0 {
+		return nil
+	}
+	live, err := db.AttemptsRunningNow(ctx, e.Store.Reader())
+	if err != nil {
+		return err
+	}
+	mine := map[attemptRef]bool{}
+	for _, a := range live {
+		if a.Owner == e.owner {
+			mine[attemptRef{a.RunID, a.Attempt}] = true
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// Every attempt in e.running was committed before the read began
+	// (launched after its step, removed after its end's step).
+	for _, a := range e.running {
+		if !mine[attemptRef{a.run.ID, a.attempt}] && a.cancel != nil {
+			e.Log.Warn("attempt recorded by another server; canceling it here", "run", a.run.ID, "attempt", a.attempt)
+			a.cancel(errLost)
+		}
+	}
+	return nil
+}
+
 // maxStepDeferral bounds how long a step waits for urgent writes (backfills
 // being created): under a storm of them, the controller still takes a step
 // this often.
 const maxStepDeferral = 200 * time.Millisecond
 
-func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error {
+// step is one reconcile: record completions, move backfills through their
+// states, plan and start runs where slots are free — one transaction. It
+// answers the completions it took: comps and those that arrived while it
+// waited for the other instances' steps (kept by the caller for the next
+// step when it fails).
+func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]completion, error) {
 	// Statements run without a cancelable context: go-sqlite3 would start a
 	// watcher goroutine per statement, and a step is short anyway.
 	ctx = context.WithoutCancel(ctx)
@@ -275,8 +355,18 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	// Backfills being launched (a burst of ticks, pushed events, a user's
 	// create) go first; the step waits for them, at most maxStepDeferral.
 	e.Store.WaitUrgent(maxStepDeferral)
+	var kept []completion
 	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
-		launch, terminate, ended = nil, nil, nil
+		launch, terminate, ended, kept = nil, nil, nil, nil
+		// One step at a time across the instances on the database: what
+		// follows reads what every earlier step committed.
+		if err := db.LockSteps(ctx, tx); err != nil {
+			return err
+		}
+		// The attempts that ended meanwhile are finished in this step
+		// too: with several instances, a step's wait for the others
+		// gathers them (group commit).
+		comps = e.drain(comps)
 		bfs, err := db.ActiveBackfills(ctx, tx)
 		if err != nil {
 			return err
@@ -286,7 +376,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 			bfState[b.ID] = b.State
 		}
 		if len(comps) > 0 {
-			if ended, err = e.finishCompleted(ctx, tx, comps, bfState, now, touched, finished); err != nil {
+			if ended, kept, err = e.finishCompleted(ctx, tx, comps, bfState, now, touched, finished); err != nil {
 				return err
 			}
 			if bfs, err = db.ActiveBackfills(ctx, tx); err != nil {
@@ -308,11 +398,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 		return err2
 	})
 	if err != nil {
-		return err
+		return comps, err
 	}
 	if obs := e.opts.ObserveAttempt; obs != nil {
 		for i, end := range ended {
-			obs(comps[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
+			obs(kept[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
 		}
 	}
 	e.track(comps, terminate, launch)
@@ -322,31 +412,64 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) error 
 	for id := range touched {
 		e.broker.Publish(id)
 	}
-	return nil
+	return comps, nil
 }
 
 // finishCompleted records the completed attempts comps (bfState holds their
 // backfills' states) and emits one attempts.finished event per backfill;
-// it marks their backfills touched and their runs finished.
-func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, error) {
+// it marks their backfills touched and their runs finished. It answers the
+// ends recorded and their completions, in the same order.
+//
+// Only an attempt still running and owned as the completion says is
+// finished: another instance may have recorded it already (it recovered
+// the attempt of an instance whose lease expired, or this instance's own
+// while it could not heartbeat), and an attempt is recorded once.
+func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []completion, bfState map[string]string, now time.Time, touched, finished map[string]bool) ([]db.AttemptEnd, []completion, error) {
 	nowMs := db.Millis(now)
+	runIDs := make([]string, len(comps))
+	for i, c := range comps {
+		runIDs[i] = c.act.run.ID
+	}
+	live, err := db.RunningOwners(ctx, tx, runIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	owner := make(map[attemptRef]string, len(live))
+	for _, a := range live {
+		owner[attemptRef{a.RunID, a.Attempt}] = a.Owner
+	}
 	var ends []db.AttemptEnd
+	var kept []completion
 	for _, c := range comps {
+		ref := attemptRef{c.act.run.ID, c.act.attempt}
+		if o, ok := owner[ref]; !ok || o != c.act.owner {
+			e.Log.Info("attempt already recorded elsewhere; its completion here is dropped", "run", ref.run, "attempt", ref.attempt,
+				"owner", c.act.owner, "running", ok, "owner now", o)
+			continue
+		}
+		delete(owner, ref) // recorded once, also when two completions of it meet in a step
 		end, err := e.finish(ctx, tx, c, bfState[c.act.run.BackfillID], now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ends = append(ends, end)
+		kept = append(kept, c)
 		touched[c.act.run.BackfillID] = true
 		finished[c.act.run.ID] = true
 	}
 	// One event per backfill, so that its timeline shows its runs.
 	for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
 		if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ends, nil
+	return ends, kept, nil
+}
+
+// attemptRef names an attempt.
+type attemptRef struct {
+	run     string
+	attempt int64
 }
 
 // advanceBackfills moves each active backfill to its next state when it is
@@ -400,7 +523,6 @@ func (e *Engine) track(comps []completion, terminate []string, launch []*active)
 	for _, c := range comps {
 		if cur, ok := e.running[c.act.run.ID]; ok && cur == c.act {
 			delete(e.running, c.act.run.ID)
-			e.pools.release(c.act.pool)
 		}
 	}
 	for _, id := range terminate {
@@ -414,7 +536,6 @@ func (e *Engine) track(comps []completion, terminate []string, launch []*active)
 		a.ctx, a.cancel = context.WithCancelCause(context.Background())
 		a.callback = make(chan struct{})
 		e.running[a.run.ID] = a
-		e.pools.acquire(a.pool)
 	}
 	e.mu.Unlock()
 }

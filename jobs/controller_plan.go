@@ -39,9 +39,13 @@ type bfPlan struct {
 // plan starts queued runs that are due and plans new chunks, rotating
 // between backfills, within the global, pool, backfill and throttle limits.
 func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *catalog.Workspace, ids map[string]int64, now time.Time, finished map[string]bool) ([]*active, error) {
-	slots, poolUse := e.freeSlots(finished)
+	slots := e.freeSlots(finished)
 	if slots <= 0 {
 		return nil, nil
+	}
+	pools, err := e.countPools(ctx, tx, ws, ids, now)
+	if err != nil {
+		return nil, err
 	}
 	nowMs := db.Millis(now)
 	plans, err := e.loadPlans(ctx, tx, bfs, nowMs)
@@ -52,7 +56,7 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 	// rotating start so that no backfill waits behind another.
 	e.rr++
 	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
-	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, poolUse: poolUse, claimed: map[int64]map[string]bool{},
+	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, pools: pools, claimed: map[int64]map[string]bool{},
 		leases: map[int64]*db.Leases{}}
 	if err := r.rotate(plans); err != nil {
 		return nil, err
@@ -63,9 +67,9 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 	return r.launch, nil
 }
 
-// freeSlots returns the global run slots left and each pool's use, not
-// counting the runs that have just finished.
-func (e *Engine) freeSlots(finished map[string]bool) (int, map[string]int) {
+// freeSlots returns this instance's run slots left (MaxConcurrentRuns is
+// a cap per instance), not counting the runs that have just finished.
+func (e *Engine) freeSlots(finished map[string]bool) int {
 	e.mu.Lock()
 	runningNow := 0
 	for id := range e.running {
@@ -73,14 +77,8 @@ func (e *Engine) freeSlots(finished map[string]bool) (int, map[string]int) {
 			runningNow++
 		}
 	}
-	poolUse := e.pools.snapshot()
-	for id, a := range e.running {
-		if finished[id] && a.pool != "" {
-			poolUse[a.pool]--
-		}
-	}
 	e.mu.Unlock()
-	return e.opts.MaxConcurrentRuns - runningNow, poolUse
+	return e.opts.MaxConcurrentRuns - runningNow
 }
 
 // loadPlans reads each backfill's segments and its queued runs that are due.
@@ -109,8 +107,8 @@ func (e *Engine) loadPlans(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, n
 	return plans, nil
 }
 
-// planRound is the state of one plan call: the global slots left, each
-// pool's use, the partitions claimed so far and the attempts to launch.
+// planRound is the state of one plan call: the instance's slots left, each
+// pool's use on every instance, the partitions claimed so far and the attempts to launch.
 type planRound struct {
 	e       *Engine
 	ctx     context.Context
@@ -118,7 +116,7 @@ type planRound struct {
 	ws      *catalog.Workspace
 	now     time.Time
 	slots   int
-	poolUse map[string]int
+	pools   poolUse
 	claimed map[int64]map[string]bool
 	leases  map[int64]*db.Leases // running attempts' leases, per asset, read once a step
 	launch  []*active
@@ -162,7 +160,7 @@ func (r *planRound) canStart(p *bfPlan, asset *catalog.Asset) bool {
 		return false
 	}
 	if asset != nil && asset.Pool != "" {
-		if !r.e.pools.admit(r.ws, asset.Pool, r.poolUse[asset.Pool], r.now) {
+		if !r.e.pools.admit(r.ws, asset.Pool, r.pools, r.now) {
 			return false
 		}
 	}
@@ -277,8 +275,7 @@ func (r *planRound) planChunk(p *bfPlan) (bool, error) {
 // backfill's and one of its asset's pool.
 func (r *planRound) take(p *bfPlan, asset *catalog.Asset, a *active, st db.AttemptStart) {
 	if asset != nil && asset.Pool != "" {
-		r.poolUse[asset.Pool]++
-		r.e.pools.take(asset.Pool)
+		r.pools.take(asset.Pool, r.now)
 	}
 	r.launch, r.starts = append(r.launch, a), append(r.starts, st)
 	r.slots--
@@ -447,7 +444,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		st.CodeVersion = asset.CodeVersion
 	}
 	ws, ids := e.workspace()
-	a := &active{run: r, attempt: attempt, asset: asset, started: now}
+	a := &active{run: r, attempt: attempt, owner: e.owner, asset: asset, started: now}
 	if asset != nil {
 		a.pool = asset.Pool
 	}

@@ -92,6 +92,9 @@ type Engine struct {
 	pushes    pushBatcher    // sensor events committed together
 	demoFails demoFailures   // the demo executor's fail_keys attempts so far
 
+	leadUntil atomic.Int64 // Unix ns until which this instance leads (Leading)
+	lastBeat  atomic.Int64 // Unix ns of the last heartbeat recorded
+
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 }
 
@@ -391,6 +394,13 @@ func (e *Engine) Transition(ctx context.Context, id, action string, expected int
 	now := e.Now()
 	var after db.Backfill
 	err := e.Store.Tx(ctx, func(tx *db.Tx) error {
+		// Between two controller steps of any instance: a step of another
+		// instance moving this backfill on (to SUCCEEDED, say) meanwhile
+		// would otherwise be overwritten, and the events of the two would
+		// replay in another order than they were applied.
+		if err := db.LockSteps(ctx, tx); err != nil {
+			return err
+		}
 		b, err := db.BackfillTx(ctx, tx, id)
 		if err != nil {
 			return notFound(err)

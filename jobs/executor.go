@@ -12,10 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -198,6 +195,8 @@ func (e *Engine) execute(a *active) {
 		res.State, res.Err = db.AttemptCanceled, errTerminated
 	case errors.Is(cause, errShutdown):
 		res.State, res.Err = db.AttemptInterrupted, errShutdown
+	case errors.Is(cause, errLost), errors.Is(cause, errFenced):
+		res.State, res.Err = db.AttemptInterrupted, cause
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.State, res.Err = db.AttemptTimeout, fmt.Errorf("timed out after %s, the asset's timeout (raise timeout: in the workspace file if the work needs longer)", timeout)
 	}
@@ -398,107 +397,4 @@ func readReportChecked(path string, known map[string]bool) *checkedResults {
 		c.addStray(fmt.Sprintf("report line %d: %v (a line holds at most 1 MiB)", n+1, err))
 	}
 	return c
-}
-
-// poolState tracks pool slots, throttles and remote slow-downs.
-type poolState struct {
-	mu       sync.Mutex
-	use      map[string]int
-	limiters map[string]*rate.Limiter
-	limitDef map[string]string
-	slowTill map[string]time.Time
-}
-
-func newPoolState() *poolState {
-	return &poolState{use: map[string]int{}, limiters: map[string]*rate.Limiter{}, limitDef: map[string]string{}, slowTill: map[string]time.Time{}}
-}
-
-func (p *poolState) snapshot() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.use))
-	for k, v := range p.use {
-		out[k] = v
-	}
-	return out
-}
-
-func (p *poolState) acquire(pool string) {
-	if pool == "" {
-		return
-	}
-	p.mu.Lock()
-	p.use[pool]++
-	p.mu.Unlock()
-}
-
-func (p *poolState) release(pool string) {
-	if pool == "" {
-		return
-	}
-	p.mu.Lock()
-	p.use[pool]--
-	p.mu.Unlock()
-}
-
-// admit reports whether one more run of pool may start now (cap, remote
-// slow-down, throttle token available — not consumed: see take).
-func (p *poolState) admit(ws *catalog.Workspace, pool string, inUse int, now time.Time) bool {
-	def, ok := ws.Pools[pool]
-	if !ok {
-		return true
-	}
-	if def.MaxConcurrentRuns > 0 && inUse >= def.MaxConcurrentRuns {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if now.Before(p.slowTill[pool]) {
-		return false
-	}
-	if def.Throttle == nil || def.Throttle.Runs <= 0 {
-		return true
-	}
-	sig := fmt.Sprintf("%d %s per %s", def.Throttle.Runs, plural(int64(def.Throttle.Runs), "run", "runs"), catalog.HumanDuration(def.Throttle.Per))
-	l := p.limiters[pool]
-	if l == nil || p.limitDef[pool] != sig {
-		l = rate.NewLimiter(rate.Every(def.Throttle.Per/time.Duration(def.Throttle.Runs)), def.Throttle.Runs)
-		p.limiters[pool], p.limitDef[pool] = l, sig
-	}
-	return l.Tokens() >= 1
-}
-
-// holding says what holds pool's new runs now besides its cap: a remote
-// slow-down, or a throttle with no run left; "" when nothing does.
-func (p *poolState) holding(pool string, now time.Time) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if till := p.slowTill[pool]; now.Before(till) {
-		return fmt.Sprintf("the remote service asked to slow down until %s UTC (Retry-After or rate-limit headers)", till.UTC().Format("15:04:05"))
-	}
-	if l := p.limiters[pool]; l != nil && l.TokensAt(now) < 1 {
-		return fmt.Sprintf("its throttle (%s) has no run left; the next in about %s", p.limitDef[pool],
-			catalog.HumanDuration(time.Duration((1-l.TokensAt(now))/float64(l.Limit())*float64(time.Second)).Round(time.Second)))
-	}
-	return ""
-}
-
-func (p *poolState) take(pool string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if l := p.limiters[pool]; l != nil {
-		l.Allow()
-	}
-}
-
-// SlowDown keeps pool from starting runs until t (Retry-After, rate limits).
-func (p *poolState) SlowDown(pool string, t time.Time) {
-	if pool == "" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if t.After(p.slowTill[pool]) {
-		p.slowTill[pool] = t
-	}
 }

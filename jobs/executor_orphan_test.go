@@ -280,7 +280,7 @@ assets:
 	if err := eng.Store.RawReader().Get(&lastSeen, `SELECT MAX(w.heartbeat_at, a.started_at) FROM workers w JOIN attempts a ON a.owner = w.owner WHERE a.run_id = ?`, comps[0].act.run.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.step(context.Background(), comps, false); err != nil {
+	if _, err := eng.step(context.Background(), comps, false); err != nil {
 		t.Fatal(err)
 	}
 	var ended int64

@@ -531,19 +531,24 @@ func TestPoolHoldingReason(t *testing.T) {
 	ws := &catalog.Workspace{Pools: map[string]catalog.Pool{"p": {Throttle: &catalog.Throttle{Runs: 1, Per: time.Hour}}}}
 	p := newPoolState()
 	now := time.Now()
-	if !p.admit(ws, "p", 0, now) || p.holding("p", now) != "" {
-		t.Fatalf("a fresh throttle holds: %q", p.holding("p", now))
+	u := poolUse{running: map[string]int{}, starts: map[string][]int64{}}
+	if !p.admit(ws, "p", u, now) || p.holding(ws, "p", now) != "" {
+		t.Fatalf("a fresh throttle holds: %q", p.holding(ws, "p", now))
 	}
-	p.take("p")
-	if got := p.holding("p", now); !strings.Contains(got, "its throttle (1 run per 1 h 0 min) has no run left") || !strings.Contains(got, "the next in about") {
+	u.take("p", now)
+	p.keep(u)
+	if p.admit(ws, "p", u, now) {
+		t.Fatal("a spent throttle admits another run")
+	}
+	if got := p.holding(ws, "p", now); !strings.Contains(got, "its throttle (1 run per 1 h 0 min) has no run left") || !strings.Contains(got, "the next in about") {
 		t.Fatalf("spent throttle: %q", got)
 	}
 	q := newPoolState()
 	q.SlowDown("p", now.Add(time.Minute))
-	if got := q.holding("p", now); !strings.Contains(got, "asked to slow down until") {
+	if got := q.holding(ws, "p", now); !strings.Contains(got, "asked to slow down until") {
 		t.Fatalf("slow-down: %q", got)
 	}
-	if got := q.holding("p", now.Add(2*time.Minute)); got != "" {
+	if got := q.holding(ws, "p", now.Add(2*time.Minute)); got != "" {
 		t.Fatalf("after the slow-down: %q", got)
 	}
 }

@@ -142,7 +142,7 @@ func (e *Engine) slotWait(b db.Backfill, asset string) *RunWait {
 			if def.MaxConcurrentRuns > 0 && e.pools.snapshot()[a.Pool] >= def.MaxConcurrentRuns {
 				return &RunWait{Reason: fmt.Sprintf("waits for a free slot in pool %s (%d %s at once)", a.Pool, def.MaxConcurrentRuns, plural(int64(def.MaxConcurrentRuns), "run", "runs"))}
 			}
-			if why := e.pools.holding(a.Pool, now); why != "" {
+			if why := e.pools.holding(ws, a.Pool, now); why != "" {
 				return &RunWait{Reason: fmt.Sprintf("waits for pool %s: %s", a.Pool, why)}
 			}
 		}

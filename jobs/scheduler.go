@@ -59,6 +59,11 @@ func (s *Scheduler) Run(ctx context.Context) {
 	const maxIdle = 30 * time.Second
 	lastPrune := time.Time{}
 	for {
+		// Of several instances on one database, the one holding the
+		// lease evaluates (leader.go).
+		if !s.e.waitLeading(ctx) {
+			return
+		}
 		now := s.e.Now()
 		if err := s.Evaluate(ctx, now); err != nil && ctx.Err() == nil {
 			s.log.Error("schedules: evaluation failed; retrying", "err", err)

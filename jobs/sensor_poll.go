@@ -89,6 +89,9 @@ func (s *Sensors) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if !s.e.Leading() {
+			continue // another instance polls (leader.go)
+		}
 		if now := s.e.Now(); lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
 			// Once at the start, then hourly.
 			if _, err := s.Prune(ctx, now); err != nil && ctx.Err() == nil {

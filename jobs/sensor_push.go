@@ -208,7 +208,7 @@ func (e *Engine) commitPushes(batch []pushItem) {
 	now := e.Now()
 	// The batch's transaction is not any one request's: it runs to the
 	// end even if a sender goes away.
-	refused, err := e.CreateBatch(context.Background(), items, func(tx *db.Tx, i int, c Created) error {
+	record := func(tx *db.Tx, i int, c Created) error {
 		id := c.Backfill.ID
 		p := batch[i]
 		stored, first, err := db.RecordSensorEventTx(context.Background(), tx, db.SensorEvent{Sensor: p.sensor, MessageID: p.ev.MessageID,
@@ -219,7 +219,14 @@ func (e *Engine) commitPushes(batch []pushItem) {
 			out[i].Backfill = &b
 		}
 		return err
-	})
+	}
+	refused, err := e.CreateBatch(context.Background(), items, record)
+	// Another instance on the database committed a push of the same
+	// message id first (its batch, like this one, read none): the batch
+	// again finds that event's backfill and answers its outcome.
+	for retry := 0; retry < 3 && db.IsUniqueViolation(err); retry++ {
+		refused, err = e.CreateBatch(context.Background(), items, record)
+	}
 	for i, p := range batch {
 		switch {
 		case err != nil:

@@ -1,0 +1,173 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tessera-dev/tessera/catalog"
+	"github.com/tessera-dev/tessera/db"
+)
+
+// Pools: a pool's cap and throttle hold across every instance on the
+// database. Each controller step counts, in its transaction (steps are
+// serialized across instances, db.LockSteps), the attempts running now
+// per pool and those started within each throttle's period, whoever owns
+// them; the runs the step starts are added as it goes. A remote service's
+// slow-down (Retry-After) is known to the instance whose run was told.
+
+// poolState keeps what the last step counted (for the explanations of
+// why a run waits) and the remote slow-downs.
+type poolState struct {
+	mu       sync.Mutex
+	use      map[string]int     // running attempts per pool, as the last step counted
+	starts   map[string][]int64 // attempts started within the throttle's period, sorted (Unix ms)
+	slowTill map[string]time.Time
+}
+
+func newPoolState() *poolState {
+	return &poolState{use: map[string]int{}, starts: map[string][]int64{}, slowTill: map[string]time.Time{}}
+}
+
+// poolUse is one step's count of each pool: the attempts running and those
+// started within its throttle's period (Unix ms, sorted), every instance's.
+type poolUse struct {
+	running map[string]int
+	starts  map[string][]int64
+}
+
+// countPools counts, in tx, each pool's running attempts and its throttle's
+// recent starts across instances; pools without cap nor throttle are not
+// counted (nor read).
+func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspace, ids map[string]int64, now time.Time) (poolUse, error) {
+	u := poolUse{running: map[string]int{}, starts: map[string][]int64{}}
+	capped, throttled := false, false
+	for _, def := range ws.Pools {
+		capped = capped || def.MaxConcurrentRuns > 0
+		throttled = throttled || def.Throttle != nil && def.Throttle.Runs > 0
+	}
+	if !capped && !throttled {
+		return u, nil
+	}
+	poolOf := map[int64]string{}
+	assetsOf := map[string][]int64{}
+	for key, id := range ids {
+		if a := ws.Asset(key); a != nil && a.Pool != "" {
+			poolOf[id] = a.Pool
+			assetsOf[a.Pool] = append(assetsOf[a.Pool], id)
+		}
+	}
+	if capped {
+		run, err := db.AttemptsRunningNow(ctx, tx)
+		if err != nil {
+			return u, err
+		}
+		for _, a := range run {
+			if p := poolOf[a.AssetID]; p != "" {
+				u.running[p]++
+			}
+		}
+	}
+	nowMs := db.Millis(now)
+	for name, def := range ws.Pools {
+		if def.Throttle == nil || def.Throttle.Runs <= 0 || len(assetsOf[name]) == 0 {
+			continue
+		}
+		started, err := db.AttemptStartsSince(ctx, tx, assetsOf[name], nowMs-def.Throttle.Per.Milliseconds())
+		if err != nil {
+			return u, err
+		}
+		for _, a := range started {
+			u.starts[name] = append(u.starts[name], a.StartedAt)
+		}
+		slices.Sort(u.starts[name])
+	}
+	e.pools.keep(u)
+	return u, nil
+}
+
+// keep records what a step counted, for the explanations.
+func (p *poolState) keep(u poolUse) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use = u.running
+	p.starts = u.starts
+}
+
+func (p *poolState) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.use))
+	for k, v := range p.use {
+		out[k] = v
+	}
+	return out
+}
+
+// admit reports whether one more run of pool may start now, given u: its
+// cap, a remote slow-down and its throttle (no more than Runs starts
+// within any period Per, on every instance).
+func (p *poolState) admit(ws *catalog.Workspace, pool string, u poolUse, now time.Time) bool {
+	def, ok := ws.Pools[pool]
+	if !ok {
+		return true
+	}
+	if def.MaxConcurrentRuns > 0 && u.running[pool] >= def.MaxConcurrentRuns {
+		return false
+	}
+	p.mu.Lock()
+	slow := now.Before(p.slowTill[pool])
+	p.mu.Unlock()
+	if slow {
+		return false
+	}
+	return def.Throttle == nil || def.Throttle.Runs <= 0 || len(u.starts[pool]) < def.Throttle.Runs
+}
+
+// take counts a run of pool started at now in u.
+func (u poolUse) take(pool string, now time.Time) {
+	u.running[pool]++
+	u.starts[pool] = append(u.starts[pool], db.Millis(now))
+}
+
+// holding says what holds pool's new runs now besides its cap: a remote
+// slow-down, or a throttle with no run left; "" when nothing does.
+func (p *poolState) holding(ws *catalog.Workspace, pool string, now time.Time) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if till := p.slowTill[pool]; now.Before(till) {
+		return fmt.Sprintf("the remote service asked to slow down until %s UTC (Retry-After or rate-limit headers)", till.UTC().Format("15:04:05"))
+	}
+	def, ok := ws.Pools[pool]
+	if !ok || def.Throttle == nil || def.Throttle.Runs <= 0 {
+		return ""
+	}
+	nowMs, per := db.Millis(now), def.Throttle.Per.Milliseconds()
+	var recent []int64
+	for _, s := range p.starts[pool] {
+		if s >= nowMs-per {
+			recent = append(recent, s)
+		}
+	}
+	if len(recent) < def.Throttle.Runs {
+		return ""
+	}
+	next := recent[len(recent)-def.Throttle.Runs] + per - nowMs
+	sig := fmt.Sprintf("%d %s per %s", def.Throttle.Runs, plural(int64(def.Throttle.Runs), "run", "runs"), catalog.HumanDuration(def.Throttle.Per))
+	return fmt.Sprintf("its throttle (%s) has no run left; the next in about %s", sig,
+		catalog.HumanDuration(time.Duration(max(next, 0)*int64(time.Millisecond)).Round(time.Second)))
+}
+
+// SlowDown keeps pool from starting runs until t (Retry-After, rate limits).
+func (p *poolState) SlowDown(pool string, t time.Time) {
+	if pool == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.After(p.slowTill[pool]) {
+		p.slowTill[pool] = t
+	}
+}
