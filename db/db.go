@@ -50,6 +50,8 @@ type Store struct {
 	// urgent counts the writes waiting that go before the controller's
 	// next step (writer_priority.go).
 	urgent urgency
+	// live is the connection for NOTIFY (PostgreSQL, live_notify.go).
+	live liveConns
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction
@@ -247,6 +249,9 @@ func migrate(d *sql.DB, dialect Dialect) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNotNewer(context.Background(), p); err != nil {
+		return err
+	}
 	if _, err := p.Up(context.Background()); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
 	}
@@ -279,7 +284,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
 	s.waitPersisted()
 	caches.Delete(s)
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.live.close(), s.r.Close(), s.w.Close())
 }
 
 // Ping checks that the database answers a query.

@@ -88,7 +88,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			}
 			comps = append(comps, rc...)
 		}
-		err := e.step(ctx, comps, true)
+		err := e.step(ctx, comps, e.mayPlan()) // mayPlan: workspace_check.go
 		e.steps.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {
