@@ -287,10 +287,16 @@ func (s *Store) Close() error {
 	return errors.Join(s.live.close(), s.r.Close(), s.w.Close())
 }
 
-// Ping checks that the database answers a query.
+// Ping checks that the database answers a query. A failure is tried once
+// more while ctx allows: a pooled connection from before a PostgreSQL
+// restart fails once, and is then dropped from the pool.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	return s.r.GetContext(ctx, &one, "SELECT 1")
+	err := s.r.GetContext(ctx, &one, "SELECT 1")
+	if err != nil && ctx.Err() == nil && s.dialect == Postgres {
+		err = s.r.GetContext(ctx, &one, "SELECT 1")
+	}
+	return err
 }
 
 // Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it. A
