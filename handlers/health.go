@@ -3,8 +3,8 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
