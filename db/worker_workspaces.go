@@ -6,6 +6,10 @@ import "context"
 // a PostgreSQL store records the fingerprint of the workspace it serves,
 // so that one started with another workspace finds out and does not plan.
 
+// staleWorkspaceAge (ms): the workspace of an instance that is not in the
+// workers table is forgotten once recorded this long ago.
+const staleWorkspaceAge = 10 * 60 * 1000
+
 // WorkerWorkspace is an instance's workspace as recorded.
 type WorkerWorkspace struct {
 	Owner       string `db:"owner"`
@@ -16,8 +20,9 @@ type WorkerWorkspace struct {
 
 // KeepWorkerWorkspace records w for its owner (since stays that of the
 // fingerprint recorded first while it does not change), forgets those of
-// the instances that left the workers table, and returns the record as
-// kept.
+// the instances that left the workers table a while ago (an instance
+// records its workspace before its first heartbeat), and returns the
+// record as kept.
 func (s *Store) KeepWorkerWorkspace(ctx context.Context, w WorkerWorkspace) (WorkerWorkspace, error) {
 	if s.dialect != Postgres {
 		return w, ErrNotPostgres
@@ -29,7 +34,8 @@ func (s *Store) KeepWorkerWorkspace(ctx context.Context, w WorkerWorkspace) (Wor
 		w.Owner, w.Fingerprint, w.Assets, w.Since); err != nil {
 		return w, err
 	}
-	if _, err := wr.ExecContext(ctx, `DELETE FROM worker_workspaces WHERE owner != ? AND owner NOT IN (SELECT owner FROM workers)`, w.Owner); err != nil {
+	if _, err := wr.ExecContext(ctx, `DELETE FROM worker_workspaces WHERE owner != ? AND since < ? AND owner NOT IN (SELECT owner FROM workers)`,
+		w.Owner, w.Since-staleWorkspaceAge); err != nil {
 		return w, err
 	}
 	var kept WorkerWorkspace

@@ -102,6 +102,10 @@ func (r *relay) notify(ctx context.Context) {
 		}
 		for _, p := range r.take() {
 			err := r.store.NotifyLive(ctx, p)
+			if err != nil && ctx.Err() == nil {
+				// Once more: a connection from before a restart fails once.
+				err = r.store.NotifyLive(ctx, p)
+			}
 			if err != nil && ctx.Err() == nil && !failing {
 				r.log.Warn("live changes not sent to the other instances (their pages poll meanwhile)", "err", err)
 			}

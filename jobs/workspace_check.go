@@ -41,7 +41,19 @@ func (m *WorkspaceMismatch) Error() string {
 type workspaceCheck struct {
 	mu       sync.Mutex
 	mismatch *WorkspaceMismatch
+	kept     db.WorkerWorkspace // this instance's record as last written
+	keptAt   time.Time
+	// The fingerprint of the workspace ws (computed again only when the
+	// workspace is another).
+	ws     *catalog.Workspace
+	fp     string
+	hashes map[string]string
+	assets string
 }
+
+// workspaceRewrite is how often an instance writes its workspace's record
+// again while it does not change (otherwise a check only reads).
+const workspaceRewrite = 30 * time.Second
 
 // WorkspaceMismatch is how this instance's workspace differs from an
 // earlier live instance's, or nil when it does not (always on SQLite).
@@ -124,15 +136,31 @@ func (e *Engine) checkWorkspace(ctx context.Context) error {
 	if ws == nil {
 		return nil
 	}
-	fp, hashes := workspaceFingerprint(ws)
-	assets, err := json.Marshal(hashes)
-	if err != nil {
-		return err
+	e.wsCheck.mu.Lock()
+	same := e.wsCheck.ws == ws
+	fp, hashes, assets := e.wsCheck.fp, e.wsCheck.hashes, e.wsCheck.assets
+	mine, at := e.wsCheck.kept, e.wsCheck.keptAt
+	e.wsCheck.mu.Unlock()
+	if !same {
+		fp, hashes = workspaceFingerprint(ws)
+		b, err := json.Marshal(hashes)
+		if err != nil {
+			return err
+		}
+		assets = string(b)
+		e.wsCheck.mu.Lock()
+		e.wsCheck.ws, e.wsCheck.fp, e.wsCheck.hashes, e.wsCheck.assets = ws, fp, hashes, assets
+		e.wsCheck.mu.Unlock()
 	}
 	now := e.Now()
-	mine, err := e.Store.KeepWorkerWorkspace(ctx, db.WorkerWorkspace{Owner: e.owner, Fingerprint: fp, Assets: string(assets), Since: db.Millis(now)})
-	if err != nil {
-		return err
+	var err error
+	if mine.Fingerprint != fp || now.Sub(at) >= workspaceRewrite {
+		if mine, err = e.Store.KeepWorkerWorkspace(ctx, db.WorkerWorkspace{Owner: e.owner, Fingerprint: fp, Assets: assets, Since: db.Millis(now)}); err != nil {
+			return err
+		}
+		e.wsCheck.mu.Lock()
+		e.wsCheck.kept, e.wsCheck.keptAt = mine, now
+		e.wsCheck.mu.Unlock()
 	}
 	others, err := e.Store.LiveWorkerWorkspaces(ctx, e.owner, db.Millis(now.Add(-e.opts.LeaseTTL)))
 	if err != nil {
