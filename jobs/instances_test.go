@@ -309,11 +309,25 @@ func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 	b.wait(bf.ID, db.BackfillSucceeded)
 }
 
-// TestWorkspaceCheckOnlyOnPostgres: on SQLite (one instance) nothing is
-// recorded and nothing differs.
-func TestWorkspaceCheckOnlyOnPostgres(t *testing.T) {
+// TestInstanceLinksOnlyOnPostgres: on SQLite (one instance) the links
+// with other instances return at once (no relay, no poll, no live log
+// writes), nothing is recorded of the workspace and nothing differs.
+func TestInstanceLinksOnlyOnPostgres(t *testing.T) {
 	t.Parallel()
 	a := newTestEnvOn(t, db.SQLite, sleepyWS, Options{})
+	returned := make(chan struct{})
+	go func() { a.eng.RunInstanceLinks(context.Background()); close(returned) }()
+	poll.Eventually(t, 5*time.Second, "RunInstanceLinks to return at once on SQLite", func() bool {
+		select {
+		case <-returned:
+			return true
+		default:
+			return false
+		}
+	})
+	if a.eng.broker.relay != nil || a.eng.tails.on.Load() {
+		t.Fatal("a relay or live-log writer on SQLite")
+	}
 	if a.eng.WorkspaceMismatch() != nil {
 		t.Fatal("mismatch on SQLite")
 	}
