@@ -287,16 +287,11 @@ func (s *Store) Close() error {
 	return errors.Join(s.live.close(), s.r.Close(), s.w.Close())
 }
 
-// Ping checks that the database answers a query. A failure is tried once
-// more while ctx allows: a pooled connection from before a PostgreSQL
-// restart fails once, and is then dropped from the pool.
+// Ping checks that the database answers a query. (A pooled PostgreSQL
+// connection from before a restart is replaced: pgConn.badConn.)
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	err := s.r.GetContext(ctx, &one, "SELECT 1")
-	if err != nil && ctx.Err() == nil && s.dialect == Postgres {
-		err = s.r.GetContext(ctx, &one, "SELECT 1")
-	}
-	return err
+	return s.r.GetContext(ctx, &one, "SELECT 1")
 }
 
 // Tx runs fn in one write transaction (BEGIN IMMEDIATE) and commits it. A

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,15 +21,33 @@ func readyz(t *testing.T, env *testkit.Env) (int, handlers.Readiness) {
 	return code, rd
 }
 
-// TestReadyzWhenPostgresIsDown: /readyz says 503 "database unavailable"
-// within its ping timeout while PostgreSQL is stopped, and 200 again once
-// it is back. The cluster is the test's own.
+// TestReadyzWhenPostgresIsDown: /readyz answers 200 right after
+// PostgreSQL restarted, says 503 "database unavailable" within its ping
+// timeout while PostgreSQL is stopped, and 200 again once it is back. The
+// cluster is the test's own.
 func TestReadyzWhenPostgresIsDown(t *testing.T) {
 	t.Parallel()
 	k := pgtest.NewCluster(t)
 	env := testkit.New(t, testkit.Options{DB: k.URL(t)})
 	if code, rd := readyz(t, env); code != http.StatusOK {
 		t.Fatalf("/readyz %d %+v, want 200", code, rd)
+	}
+	// A restart: the connections pooled before it are replaced, not
+	// failed with (the readers' pool holds several: fill it first).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			readyz(t, env)
+		}()
+	}
+	wg.Wait()
+	k.Restart(t)
+	for i := range 8 {
+		if code, rd := readyz(t, env); code != http.StatusOK {
+			t.Fatalf("/readyz #%d right after a restart: %d %+v, want 200", i, code, rd)
+		}
 	}
 	k.Stop(t)
 	var rd handlers.Readiness
