@@ -192,3 +192,75 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondInstanceWithOtherWorkspaceSaysSo: two real servers on one
+// PostgreSQL database, the second started with a workspace file that
+// defines an asset differently and has one more: its log and its /readyz
+// (503) name the assets that differ and say it does not plan; the first
+// stays ready.
+func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	dir := t.TempDir()
+	env := []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}
+	if code, out := runBinary(t, env, "migrate", "--db", url); code != 0 {
+		t.Fatalf("migrate: %s", out)
+	}
+	first := testkit.Assets(testkit.Asset("ws.daily", "{daily: {start: 2025-01-01}}", testkit.Shell(`true`)))
+	second := testkit.Assets(
+		testkit.Asset("ws.daily", "{daily: {start: 2025-01-01}}", testkit.Shell(`echo another definition`)),
+		testkit.Asset("ws.extra", "{daily: {start: 2025-01-01}}", testkit.Shell(`true`)),
+	)
+	var urls, logs []string
+	for i, ws := range []string{first, second} {
+		p := filepath.Join(dir, fmt.Sprintf("ws%d.yaml", i))
+		if err := os.WriteFile(p, []byte(ws), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", p, "--seed-demo", "never")
+		if i == 0 {
+			waitReady(t, http.DefaultClient, "http://"+addr, logPath)
+		}
+		urls, logs = append(urls, "http://"+addr), append(logs, logPath)
+	}
+	type readiness struct {
+		Status    string `json:"status"`
+		Reason    string `json:"reason"`
+		Workspace *struct {
+			Differs bool     `json:"differs"`
+			Assets  []string `json:"assets"`
+		} `json:"workspace"`
+	}
+	readyz := func(base string) (int, readiness) {
+		var rd readiness
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return 0, rd
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&rd)
+		return resp.StatusCode, rd
+	}
+	var rd readiness
+	testkit.Eventually(t, 20*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
+		var code int
+		code, rd = readyz(urls[1])
+		return code == http.StatusServiceUnavailable && rd.Workspace != nil
+	})
+	if !rd.Workspace.Differs || strings.Join(rd.Workspace.Assets, ",") != "ws.daily,ws.extra" || !strings.Contains(rd.Reason, "does not plan") {
+		t.Fatalf("second /readyz %+v %+v", rd, rd.Workspace)
+	}
+	log, _ := os.ReadFile(logs[1])
+	if !strings.Contains(string(log), "workspace differs from another instance's; not planning") || !strings.Contains(string(log), "ws.daily,ws.extra") {
+		t.Fatalf("the second instance's log does not say which assets differ:\n%s", log)
+	}
+	if code, rd := readyz(urls[0]); code != http.StatusOK || rd.Workspace != nil {
+		t.Fatalf("first /readyz %d %+v", code, rd)
+	}
+}
