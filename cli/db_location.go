@@ -37,6 +37,11 @@ func openLocation(loc db.Location) (*db.Store, error) {
 	if err == nil {
 		return s, nil
 	}
+	var tooNew *db.SchemaTooNewError
+	if errors.As(err, &tooNew) {
+		return nil, &exitError{ExitServer, fmt.Errorf("the database at %s has schema version %d, newer than this tessera's newest migration %d: a newer tessera migrated it; run that version (or newer) of tessera against it; nothing was written",
+			loc.Redacted(), tooNew.Database, tooNew.Binary)}
+	}
 	var ue *db.UnreachableError
 	if errors.As(err, &ue) {
 		return nil, &exitError{ExitServer, fmt.Errorf("cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database", loc.Redacted(), ue.Err)}

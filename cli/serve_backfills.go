@@ -114,7 +114,12 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 			log.Error("backfill controller stopped", "err", err)
 		}
 	}()
-	schedDone, sensDone := make(chan struct{}), make(chan struct{})
+	schedDone, sensDone, linksDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		// The other instances on a PostgreSQL store (nothing on SQLite).
+		defer close(linksDone)
+		eng.RunInstanceLinks(ctx)
+	}()
 	go func() {
 		defer close(schedDone)
 		h.Scheduler.Run(ctx)
@@ -123,5 +128,5 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 		defer close(sensDone)
 		h.Sensors.Run(ctx)
 	}()
-	return func() { cancel(); <-done; <-schedDone; <-sensDone }, nil
+	return func() { cancel(); <-done; <-schedDone; <-sensDone; <-linksDone }, nil
 }

@@ -20,5 +20,8 @@ func FailedAttemptsBesides(ctx context.Context, q getter, runID string, attempt 
 func SaveAttemptLog(ctx context.Context, tx *sqlx.Tx, runID string, attempt int64, log string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO attempt_logs (run_id, attempt, log) VALUES (?,?,?) ON CONFLICT (run_id, attempt) DO UPDATE SET log=excluded.log`,
 		runID, attempt, log)
-	return err
+	if err != nil {
+		return err
+	}
+	return dropLiveLogTx(ctx, tx, runID, attempt)
 }

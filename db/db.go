@@ -54,6 +54,8 @@ type Store struct {
 	// urgent counts the writes waiting that go before the controller's
 	// next step (writer_priority.go).
 	urgent urgency
+	// live is the connection for NOTIFY (PostgreSQL, live_notify.go).
+	live liveConns
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction
@@ -259,6 +261,9 @@ func migrate(d *sql.DB, dialect Dialect) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNotNewer(context.Background(), p); err != nil {
+		return err
+	}
 	if _, err := p.Up(context.Background()); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
 	}
@@ -295,10 +300,11 @@ func (s *Store) Close() error {
 	if s.leases != nil && s.leases != s.w {
 		lerr = s.leases.Close()
 	}
-	return errors.Join(s.r.Close(), s.w.Close(), lerr)
+	return errors.Join(s.live.close(), s.r.Close(), s.w.Close(), lerr)
 }
 
-// Ping checks that the database answers a query.
+// Ping checks that the database answers a query. (A pooled PostgreSQL
+// connection from before a restart is replaced: pgConn.badConn.)
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.r.GetContext(ctx, &one, "SELECT 1")

@@ -103,14 +103,38 @@ func (c pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedV
 	if c.counted {
 		countRead(ctx)
 	}
-	return c.Conn.QueryContext(ctx, pgRebind(q), pgArgs(args))
+	rows, err := c.Conn.QueryContext(ctx, pgRebind(q), pgArgs(args))
+	return rows, c.badConn(err)
 }
 
 func (c pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	if c.counted {
 		countRead(ctx)
 	}
-	return c.Conn.ExecContext(ctx, pgRebind(q), pgArgs(args))
+	res, err := c.Conn.ExecContext(ctx, pgRebind(q), pgArgs(args))
+	return res, c.badConn(err)
+}
+
+func (c pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.Conn.BeginTx(ctx, opts)
+	return tx, c.badConn(err)
+}
+
+// badConn turns the error of a statement that found its connection ended
+// by the server (PostgreSQL restarted or terminated it: the server sent
+// its FATAL before the statement arrived, so it did not run) into
+// driver.ErrBadConn outside a transaction, so that database/sql runs it
+// again on a new connection instead of failing once for each connection
+// pooled before a restart.
+func (c pgConn) badConn(err error) error {
+	if err == nil || !c.Conn.Conn().IsClosed() {
+		return err
+	}
+	switch pgCode(err) {
+	case "57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+		return driver.ErrBadConn
+	}
+	return err
 }
 
 func (c pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,6 +27,19 @@ type Readiness struct {
 	// CrashRecovery says whether recovery after a crash is whole (absent
 	// when no engine runs here). A degraded one leaves the server ready.
 	CrashRecovery *CrashRecoveryHealth `json:"crash_recovery,omitempty"`
+	// Workspace says how this instance's workspace differs from another
+	// instance's on the same database (absent when it does not).
+	Workspace *WorkspaceHealth `json:"workspace,omitempty"`
+}
+
+// WorkspaceHealth is /readyz's word on an instance whose workspace differs
+// from another's: it serves pages but does not plan backfills.
+type WorkspaceHealth struct {
+	Differs bool `json:"differs"`
+	// Instance is the other instance's worker id.
+	Instance string `json:"instance"`
+	// Assets are the assets defined differently (or on one side only).
+	Assets []string `json:"assets"`
 }
 
 // CrashRecoveryHealth is /readyz's word on crash recovery.
@@ -55,10 +70,14 @@ type DatabaseHealth struct {
 	Since    string `json:"since,omitempty"` // RFC 3339: the first refused write
 }
 
+// ReadyzPingTimeout bounds /readyz's query of the database.
+var ReadyzPingTimeout = time.Second
+
 // Readyz answers 200 when the database answers a query and can be written,
-// 503 with the reason otherwise.
+// 503 with the reason otherwise (also when this instance's workspace
+// differs from another's on the same database).
 func (h *Handler) Readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), ReadyzPingTimeout)
 	defer cancel()
 	if err := h.Store.Ping(ctx); err != nil {
 		h.Log.Warn("readiness check failed", "err", err)
@@ -73,6 +92,13 @@ func (h *Handler) Readyz(c echo.Context) error {
 	}
 	if h.Engine != nil {
 		out.CrashRecovery = crashRecoveryHealth(h.Engine.CrashRecoveryHealth())
+		if mm := h.Engine.WorkspaceMismatch(); mm != nil && status == http.StatusOK {
+			status = http.StatusServiceUnavailable
+			out.Status = "workspace differs from another instance's"
+			out.Reason = fmt.Sprintf("this instance's workspace differs from instance %s's in assets %s: it does not plan backfills; start every instance with the same --workspace file",
+				mm.Instance, strings.Join(mm.Assets, ", "))
+			out.Workspace = &WorkspaceHealth{Differs: true, Instance: mm.Instance, Assets: mm.Assets}
+		}
 	}
 	return c.JSON(status, out)
 }

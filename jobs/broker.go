@@ -23,6 +23,9 @@ type Broker struct {
 	subs map[string]map[*sub]struct{}
 	n    int
 	max  int
+	// relay, when set, passes this process's publications on to the other
+	// instances (broker_relay.go).
+	relay *relay
 }
 
 type sub struct{ ch chan struct{} }
@@ -73,8 +76,21 @@ func (b *Broker) Subscribe(topic string) (<-chan struct{}, func(), error) {
 	}, nil
 }
 
-// Publish signals the subscribers of each topic and of TopicAll.
+// Publish signals the subscribers of each topic and of TopicAll, here and,
+// on a store shared by several instances, on the other instances.
 func (b *Broker) Publish(topics ...string) {
+	b.publishLocal(topics...)
+	b.mu.Lock()
+	r := b.relay
+	b.mu.Unlock()
+	if r != nil {
+		r.queue(topics)
+	}
+}
+
+// publishLocal signals this process's subscribers only (what another
+// instance published).
+func (b *Broker) publishLocal(topics ...string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, t := range append(topics, TopicAll) {

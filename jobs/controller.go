@@ -105,7 +105,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			}
 		}
 		var err error
-		comps, err = e.step(ctx, comps, true)
+		comps, err = e.step(ctx, comps, e.mayPlan()) // mayPlan: workspace_check.go
 		e.steps.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {

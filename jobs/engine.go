@@ -96,6 +96,10 @@ type Engine struct {
 	lastBeat  atomic.Int64 // Unix ns of the last heartbeat recorded
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
+
+	// Several instances on one PostgreSQL store (instances.go).
+	tails   *liveTails     // the running attempts' output kept for the others
+	wsCheck workspaceCheck // the others' workspaces against this one's
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates
@@ -127,6 +131,7 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
+	e.tails = newLiveTails()
 	if err := store.EnlargeWriterCache(ctx); err != nil {
 		return nil, err
 	}
@@ -135,6 +140,13 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		return nil, err
 	}
 	e.secret = secret
+	if store.Dialect() == db.Postgres {
+		// Before the first step: an instance started with another
+		// workspace than those running does not plan even once.
+		if err := e.checkWorkspace(ctx); err != nil {
+			log.Warn("workspace not compared with the other instances'", "err", err)
+		}
+	}
 	return e, nil
 }
 

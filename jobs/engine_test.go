@@ -24,6 +24,7 @@ type testEnv struct {
 	ids    map[string]int64
 	cancel context.CancelFunc
 	done   chan struct{}
+	setWS  func(*catalog.Workspace) // a second instance's workspace (instances_test.go)
 }
 
 func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {

@@ -37,6 +37,9 @@ type Work struct {
 	// recovery, when set, is told whether the files crash recovery reads
 	// (see CommandExecutor) could be written: err nil when they were.
 	recovery func(w Work, what string, err error)
+	// tails, when set, keeps the output in the store for the other
+	// instances (livelog.go).
+	tails *liveTails
 }
 
 // noteRecovery passes on whether the crash-recovery files were written.
@@ -133,7 +136,7 @@ func (e *Engine) execute(a *active) {
 	defer cancel()
 	w := Work{RunID: a.run.ID, RunKey: a.run.RunKey, BackfillID: a.run.BackfillID, Attempt: a.attempt, Asset: a.run.Asset,
 		RangeStart: a.rangeStart, RangeEnd: a.rangeEnd, IdempotencyKey: fmt.Sprintf("%s:%d", a.run.ID, a.attempt),
-		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset, recovery: e.noteRecovery}
+		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset, recovery: e.noteRecovery, tails: e.tails}
 	if a.asset != nil {
 		w.CodeVersion = a.asset.CodeVersion
 	}

@@ -67,7 +67,7 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	// Wait returns at most this long after the main process exited, even if
 	// a child it left behind still holds stdout or stderr open.
 	cmd.WaitDelay = commandWaitDelay
-	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
+	defer trackLiveLog(w, out)() // the run page tails it (livelog.go)
 	// Own process group (killed whole on cancel); killed if the server dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -345,6 +345,13 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// Total is how many bytes were written so far: it changes with the output.
+func (t *tailBuffer) Total() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
 }
 
 func (t *tailBuffer) String() string {

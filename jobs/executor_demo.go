@@ -68,7 +68,7 @@ func (d DemoExecutor) Execute(ctx context.Context, w Work) Result {
 		maxD = minD
 	}
 	out := &tailBuffer{max: LogLimit}
-	defer trackLiveLog(w.RunID, out)() // the run page tails it (livelog.go)
+	defer trackLiveLog(w, out)() // the run page tails it (livelog.go)
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(out, "%s %s\n", time.Now().UTC().Format("15:04:05.000Z07:00"), fmt.Sprintf(format, args...))
 	}

@@ -40,6 +40,7 @@ type accounts struct {
 	mu         sync.Mutex
 	adminToken string
 	n          int
+	prefix     string // of the test users' names ("" is "test")
 }
 
 // AdminToken returns (creating once) a bearer token of the test admin.
@@ -77,7 +78,11 @@ func (e *Env) nextName(role auth.Role) string {
 	e.acct.mu.Lock()
 	defer e.acct.mu.Unlock()
 	e.acct.n++
-	return fmt.Sprintf("test-%s-%d", role, e.acct.n)
+	p := e.acct.prefix
+	if p == "" {
+		p = "test"
+	}
+	return fmt.Sprintf("%s-%s-%d", p, role, e.acct.n)
 }
 
 // Anon returns a client with a cookie jar, no credentials, that does not

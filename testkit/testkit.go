@@ -2,12 +2,14 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,12 +43,22 @@ type Options struct {
 	Auth *handlers.AuthConfig
 	// Web assembles the router (metrics access).
 	Web web.Options
+	// DB is the store's location (a postgres:// URL: several servers of a
+	// test on one database); empty: a fresh SQLite file in t.TempDir().
+	DB string
 }
+
+// sharedEnvs numbers the servers on a database of Options.DB.
+var sharedEnvs atomic.Int64
 
 // New starts a server on a fresh database file in t.TempDir().
 func New(t testing.TB, opt Options) *Env {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "tessera.db"))
+	loc := opt.DB
+	if loc == "" {
+		loc = filepath.Join(t.TempDir(), "tessera.db")
+	}
+	store, err := db.Open(loc)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -83,6 +95,11 @@ func New(t testing.TB, opt Options) *Env {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	env := &Env{T: t, Store: store, Handler: h, Echo: e, Metrics: built.Metrics, Server: srv, URL: srv.URL, WS: loaded}
+	if opt.DB != "" {
+		// Other servers of the test may share the database: their test
+		// users must not take the same names.
+		env.acct.prefix = fmt.Sprintf("test%d", sharedEnvs.Add(1))
+	}
 	env.AdminToken() // created up front, so that tests counting rows see no surprise writes
 	return env
 }

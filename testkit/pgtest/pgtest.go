@@ -27,6 +27,7 @@ type cluster struct {
 	dir   string // temporary directory: data/, the socket, the log
 	bin   string
 	port  int
+	opts  string // the server's options (pg_ctl -o)
 	runAs string // "postgres" when the tests run as root
 	admin *sql.DB
 }
@@ -156,8 +157,8 @@ func start() (*cluster, error) {
 		if err != nil {
 			break
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400", c.port, c.dir)
-		out, err := c.run("pg_ctl", "-D", c.data(), "-w", "-t", "60", "-o", opts, "-l", filepath.Join(c.dir, "log"), "start")
+		c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400", c.port, c.dir)
+		out, err := c.pgCtl("start")
 		if err == nil {
 			lastErr = nil
 			break
@@ -184,6 +185,18 @@ func start() (*cluster, error) {
 }
 
 func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// pgCtl runs pg_ctl's action (start, stop, restart) on the cluster and
+// waits for it to complete; start and restart give the server its options.
+func (c *cluster) pgCtl(action string) ([]byte, error) {
+	args := []string{"-D", c.data(), "-w", "-t", "60", "-l", filepath.Join(c.dir, "log")}
+	if action != "stop" {
+		args = append(args, "-o", c.opts)
+	} else {
+		args = append(args, "-m", "fast")
+	}
+	return c.run("pg_ctl", append(args, action)...)
+}
 
 // run runs one of the cluster's programs, as the postgres user when the
 // tests run as root.
@@ -230,3 +243,60 @@ func freePort() (int, error) {
 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Cluster is a PostgreSQL cluster of one test's own (NewCluster), for the
+// tests that stop or restart the server: the package's cluster is shared
+// by its tests, which must not see it go away.
+type Cluster struct{ c *cluster }
+
+// NewCluster starts a cluster for t alone (on a port of its own), stopped
+// and removed when t ends; t fails if PostgreSQL cannot start.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := start()
+	if err != nil {
+		t.Fatalf("pgtest: cannot start PostgreSQL (install Debian's postgresql package, or set TESSERA_PG_BIN to its bin directory): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return &Cluster{c}
+}
+
+// URL creates a database in the cluster and returns its URL.
+func (k *Cluster) URL(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%s", dbSeq.Add(1), dbName(t.Name()))
+	if _, err := k.c.admin.Exec(`CREATE DATABASE ` + name); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	return k.c.url(name)
+}
+
+// Stop stops the server (fast: its sessions are ended); Start starts it
+// again on the same port.
+func (k *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	if out, err := k.c.pgCtl("stop"); err != nil {
+		t.Fatalf("pgtest: pg_ctl stop: %v\n%s", err, out)
+	}
+}
+
+// Start starts the server Stop stopped, on the same port.
+func (k *Cluster) Start(t testing.TB) {
+	t.Helper()
+	if out, err := k.c.pgCtl("start"); err != nil {
+		t.Fatalf("pgtest: pg_ctl start: %v\n%s", err, out)
+	}
+}
+
+// Restart restarts the server (pg_ctl restart): every session ends, and
+// the clients reconnect to the same address.
+func (k *Cluster) Restart(t testing.TB) {
+	t.Helper()
+	if out, err := k.c.pgCtl("restart"); err != nil {
+		t.Fatalf("pgtest: pg_ctl restart: %v\n%s", err, out)
+	}
+}

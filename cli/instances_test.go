@@ -1,0 +1,266 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/teststore"
+)
+
+// runBinary runs the real binary with args (and env) to its end, within
+// 60 s, and returns its exit code and output.
+func runBinary(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tesseraBin, args...)
+	cmd.Env = append(append(os.Environ(), "TESSERA_LOG_FORMAT=text"), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	t.Fatalf("%v: %v\n%s", args, err, out)
+	return 0, ""
+}
+
+// TestServeExitsWhenPostgresIsDownAtStart: the real binary's serve, given
+// the URL of a PostgreSQL server that is stopped, exits 3 at once with a
+// message that names the server and says what to check.
+func TestServeExitsWhenPostgresIsDownAtStart(t *testing.T) {
+	t.Parallel()
+	k := pgtest.NewCluster(t)
+	url := k.URL(t)
+	k.Stop(t)
+	start := time.Now()
+	code, out := runBinary(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}, "serve", "--addr", "127.0.0.1:0", "--db", url)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3:\n%s", code, out)
+	}
+	for _, want := range []string{"cannot reach PostgreSQL at postgres://postgres@127.0.0.1:", "check that the server runs"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("serve took %s to give up", took)
+	}
+}
+
+// TestRefusesDatabaseOfNewerSchema: serve (the real binary) and migrate,
+// on a database that a newer tessera migrated, exit 3 naming both schema
+// versions, on both dialects, and write nothing.
+func TestRefusesDatabaseOfNewerSchema(t *testing.T) {
+	t.Parallel()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
+		store := teststore.OpenOn(t, d)
+		loc := store.Location().Path
+		if d == db.Postgres {
+			loc = store.Location().URL
+		}
+		binary, err := store.MigrationVersion()
+		if err != nil {
+			t.Fatal(err)
+		}
+		newer := binary + 3
+		if _, err := store.RawWriter().Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, TRUE)`, newer); err != nil {
+			t.Fatal(err)
+		}
+		count := func() (n int) {
+			if err := store.RawReader().Get(&n, `SELECT (SELECT COUNT(*) FROM goose_db_version) + (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM assets)`); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := count()
+		want := fmt.Sprintf("has schema version %d, newer than this tessera's newest migration %d", newer, binary)
+		for _, args := range [][]string{
+			{"serve", "--addr", "127.0.0.1:0", "--db", loc, "--seed-demo", "never"},
+			{"migrate", "--db", loc},
+		} {
+			code, out := runBinary(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}, args...)
+			if code != 3 || !strings.Contains(out, want) || !strings.Contains(out, "nothing was written") {
+				t.Fatalf("%s: exit %d, want 3 and %q:\n%s", args[0], code, want, out)
+			}
+		}
+		if after := count(); after != before {
+			t.Fatalf("rows %d → %d: something was written", before, after)
+		}
+	})
+}
+
+// TestRunLogTailOnEveryInstance: two real servers on one PostgreSQL
+// database; while a command attempt runs (on whichever instance planned
+// it), the run's log tail is served by both: by the one running it from
+// its memory, by the other from the store.
+func TestRunLogTailOnEveryInstance(t *testing.T) {
+	noConfig(t) // (t.Setenv: not parallel)
+	url := pgtest.URL(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws.yaml")
+	if err := os.WriteFile(ws, []byte(testkit.Assets(
+		testkit.Asset("tail.daily", "{daily: {start: 2025-01-01}}", "retries: {max_attempts: 1}", testkit.Shell(`echo tail-line-one; sleep 4; echo tail-line-two`)),
+	)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("correct-horse-battery\n"), 0o600)
+	env := []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}
+	if code, out := runBinary(t, env, "migrate", "--db", url); code != 0 {
+		t.Fatalf("migrate: %s", out)
+	}
+	if code, out := runBinary(t, env, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", url); code != 0 {
+		t.Fatalf("user add: %s", out)
+	}
+	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "tail", "--db", url)
+	if code != 0 {
+		t.Fatalf("token create: %s", errOut)
+	}
+	tok = strings.TrimSpace(tok)
+	var urls []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", ws, "--seed-demo", "never")
+		waitReady(t, http.DefaultClient, "http://"+addr, logPath)
+		urls = append(urls, "http://"+addr)
+	}
+	s := server{URL: urls[0], Token: tok}
+	code, out, errOut := s.cli(t, "backfill", "create", "tail.daily", "--partitions", "2025-01-01", "--json")
+	if code != 0 {
+		t.Fatalf("backfill create: %d %s %s", code, out, errOut)
+	}
+	var bf struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &bf); err != nil || bf.ID == "" {
+		t.Fatalf("backfill create answered %q: %v", out, err)
+	}
+	get := func(base, path string, v any) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(v)
+		return resp.StatusCode
+	}
+	var runID string
+	testkit.Eventually(t, 20*time.Second, "the backfill's run to be planned", func() bool {
+		var page struct {
+			Chunks []struct {
+				ID string `json:"id"`
+			} `json:"chunks"`
+		}
+		if get(urls[1], "/api/v1/backfills/"+bf.ID+"/chunks", &page) != 200 || len(page.Chunks) == 0 {
+			return false
+		}
+		runID = page.Chunks[0].ID
+		return true
+	})
+	for i, base := range urls {
+		testkit.Eventually(t, 10*time.Second, "instance "+strconv.Itoa(i)+" to tail the running attempt's log", func() bool {
+			var r struct {
+				State   string `json:"state"`
+				LogTail string `json:"log_tail"`
+			}
+			return get(base, "/api/v1/runs/"+runID, &r) == 200 && r.State == "running" &&
+				strings.Contains(r.LogTail, "tail-line-one") && !strings.Contains(r.LogTail, "tail-line-two")
+		})
+	}
+}
+
+// TestSecondInstanceWithOtherWorkspaceSaysSo: two real servers on one
+// PostgreSQL database, the second started with a workspace file that
+// defines an asset differently and has one more: its log and its /readyz
+// (503) name the assets that differ and say it does not plan; the first
+// stays ready.
+func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	dir := t.TempDir()
+	env := []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}
+	if code, out := runBinary(t, env, "migrate", "--db", url); code != 0 {
+		t.Fatalf("migrate: %s", out)
+	}
+	first := testkit.Assets(testkit.Asset("ws.daily", "{daily: {start: 2025-01-01}}", testkit.Shell(`true`)))
+	second := testkit.Assets(
+		testkit.Asset("ws.daily", "{daily: {start: 2025-01-01}}", testkit.Shell(`echo another definition`)),
+		testkit.Asset("ws.extra", "{daily: {start: 2025-01-01}}", testkit.Shell(`true`)),
+	)
+	var urls, logs []string
+	for i, ws := range []string{first, second} {
+		p := filepath.Join(dir, fmt.Sprintf("ws%d.yaml", i))
+		if err := os.WriteFile(p, []byte(ws), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", p, "--seed-demo", "never")
+		if i == 0 {
+			waitReady(t, http.DefaultClient, "http://"+addr, logPath)
+		}
+		urls, logs = append(urls, "http://"+addr), append(logs, logPath)
+	}
+	type readiness struct {
+		Status    string `json:"status"`
+		Reason    string `json:"reason"`
+		Workspace *struct {
+			Differs bool     `json:"differs"`
+			Assets  []string `json:"assets"`
+		} `json:"workspace"`
+	}
+	readyz := func(base string) (int, readiness) {
+		var rd readiness
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return 0, rd
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&rd)
+		return resp.StatusCode, rd
+	}
+	var rd readiness
+	testkit.Eventually(t, 20*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
+		var code int
+		code, rd = readyz(urls[1])
+		return code == http.StatusServiceUnavailable && rd.Workspace != nil
+	})
+	if !rd.Workspace.Differs || strings.Join(rd.Workspace.Assets, ",") != "ws.daily,ws.extra" || !strings.Contains(rd.Reason, "does not plan") {
+		t.Fatalf("second /readyz %+v %+v", rd, rd.Workspace)
+	}
+	log, _ := os.ReadFile(logs[1])
+	if !strings.Contains(string(log), "workspace differs from another instance's; not planning") || !strings.Contains(string(log), "ws.daily,ws.extra") {
+		t.Fatalf("the second instance's log does not say which assets differ:\n%s", log)
+	}
+	if code, rd := readyz(urls[0]); code != http.StatusOK || rd.Workspace != nil {
+		t.Fatalf("first /readyz %d %+v", code, rd)
+	}
+}
