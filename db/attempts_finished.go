@@ -504,27 +504,25 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 }
 
 // insertMaterialized inserts the status rows of partitions materialized
-// plainly that their attempts leased without a row (plainMat.fresh), one
-// attempt's at a time in statements of batchRows rows. It returns the
-// partitions of an attempt whose rows were not all inserted (a row
-// appeared meanwhile) for materializedOneByOne.
+// plainly that their attempts leased without a row (plainMat.fresh), across
+// attempts in statements of batchRows rows (the run is a column of each
+// row: a step finishing eight chunks of 100 writes their 800 rows in three
+// statements, not three per chunk). It returns the partitions of a
+// statement whose rows were not all inserted (a row appeared meanwhile) for
+// materializedOneByOne.
 func insertMaterialized(ctx context.Context, tx *sqlx.Tx, items []plainMat, assetID int64, code string, at int64, roll rollupDelta) ([]plainMat, error) {
 	var rest []plainMat
 	for lo := 0; lo < len(items); {
-		hi := lo + 1
-		for hi < len(items) && items[hi].run == items[lo].run {
-			hi++
-		}
-		part := items[lo:hi]
-		lo = hi
-		args := make([]any, 0, 3*len(part))
+		part := items[lo:min(lo+batchRows, len(items))]
+		lo += len(part)
+		args := make([]any, 0, 4*len(part))
 		for _, it := range part {
-			args = append(args, it.part.Key, it.part.Idx, it.part.InstanceID)
+			args = append(args, it.part.Key, it.part.Idx, it.part.InstanceID, it.run)
 		}
 		n, err := batchExecN(ctx, tx, `INSERT INTO partition_status (asset_id, partition_key, idx, status, materialized,
 			last_mat_instance_id, last_mat_run_id, last_mat_at, last_mat_code_version, last_attempt_at, last_attempt_status, updated_at)
-			SELECT ?, column1, column2, 'materialized', 1, column3, ?, ?, ?, ?, 'materialized', ? FROM (VALUES `, []any{assetID, part[0].run, at, code, at, at},
-			`(?,?,?)`, `) WHERE true ON CONFLICT DO NOTHING`, 3, args)
+			SELECT ?, column1, column2, 'materialized', 1, column3, column4, ?, ?, ?, 'materialized', ? FROM (VALUES `, []any{assetID, at, code, at, at},
+			`(?,?,?,?)`, `) WHERE true ON CONFLICT DO NOTHING`, 4, args)
 		if err != nil {
 			return nil, err
 		}
