@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -111,6 +112,13 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 	st := prepare(tx)
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
+	// The attempts in statements of batchRows rows, their runs in one
+	// statement per attempt number and upstream-failed count (most often
+	// one): a step starting eight chunks does not make sixteen round trips.
+	attempts := make([]any, 0, 9*len(p.Attempts))
+	type runStart struct{ attempt, upFailed int64 }
+	starting := map[runStart][]any{}
+	var order []runStart
 	for _, a := range p.Attempts {
 		// The lease of the partitions without a status row is the
 		// attempt's own (attempt_leases.go): their row is written once,
@@ -123,14 +131,34 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, asset_id, lease_lo, lease_hi, lease) VALUES (?,?,'running',?,?,?,?,?,?,?)`,
-			a.RunID, a.Attempt, p.Owner, len(a.Parts), p.At, a.AssetID, lo, hi, lease); err != nil {
-			return err
+		attempts = append(attempts, a.RunID, a.Attempt, p.Owner, int64(len(a.Parts)), p.At, a.AssetID, lo, hi, lease)
+		k := runStart{a.Attempt, int64(len(a.UpstreamFailed))}
+		if _, ok := starting[k]; !ok {
+			order = append(order, k)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
-			started_at=COALESCE(started_at, ?), updated_at=? WHERE id=?`, a.Attempt, len(a.UpstreamFailed), p.At, p.At, a.RunID); err != nil {
-			return err
+		starting[k] = append(starting[k], a.RunID)
+	}
+	if err := batchExec(ctx, tx, `INSERT INTO attempts (run_id, attempt, state, owner, partitions, started_at, asset_id, lease_lo, lease_hi, lease)
+		SELECT column1, column2, 'running', column3, column4, column5, column6, column7, column8, column9 FROM (VALUES `, nil,
+		`(?,?,?,?,?,?,?,?,?)`, `) WHERE true`, 9, attempts); err != nil {
+		return err
+	}
+	for _, k := range order {
+		ids := starting[k]
+		for lo := 0; lo < len(ids); lo += batchRows {
+			part := ids[lo:min(lo+batchRows, len(ids))]
+			n := padPow2(len(part)) // statement texts of a few lengths, the repeats harmless
+			args := append([]any{k.attempt, k.upFailed, p.At, p.At}, part...)
+			for range n - len(part) {
+				args = append(args, part[len(part)-1])
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
+				started_at=COALESCE(started_at, ?), updated_at=? WHERE id IN (?`+strings.Repeat(",?", n-1)+`)`, args...); err != nil {
+				return err
+			}
 		}
+	}
+	for _, a := range p.Attempts {
 		c := perBackfill[a.BackfillID]
 		c[0]++
 		c[1] += int64(len(a.UpstreamFailed))

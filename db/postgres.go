@@ -276,9 +276,9 @@ func pgTypedRow(row string, args []any) string {
 			continue
 		}
 		switch args[k].(type) {
-		case int, int64, int32, int16, int8, uint32, uint16, uint8, bool:
+		case int, int64, int32, int16, int8, uint32, uint16, uint8, bool, *int64, *int:
 			b.WriteString("::BIGINT")
-		case float64, float32:
+		case float64, float32, *float64:
 			b.WriteString("::DOUBLE PRECISION")
 		case string, *string:
 			b.WriteString("::TEXT")
