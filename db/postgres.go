@@ -295,8 +295,8 @@ func pgTypedRow(row string, args []any) string {
 // names, column1, column2, …
 func pgAliasValues(suffix string) string {
 	i := strings.IndexByte(suffix, ')')
-	if i < 0 {
-		return suffix
+	if i < 0 || strings.HasPrefix(suffix[i+1:], " AS ") {
+		return suffix // none, or named already (UPDATE … FROM (VALUES …) AS v)
 	}
 	return suffix[:i+1] + " AS v" + suffix[i+1:]
 }
