@@ -42,7 +42,7 @@ type Location struct {
 }
 
 // Redacted is the location to show a person or a log: the SQLite path, or
-// the PostgreSQL URL without its password.
+// the PostgreSQL URL without its password (in the userinfo or the query).
 func (l Location) Redacted() string {
 	if l.Dialect != Postgres {
 		return l.Path
@@ -50,6 +50,17 @@ func (l Location) Redacted() string {
 	u, err := url.Parse(l.URL)
 	if err != nil {
 		return "postgres://…"
+	}
+	// pgx also reads a password from the query (?password=…, and the
+	// client key's ?sslpassword=…): hide those as url.Redacted hides the
+	// userinfo's.
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
