@@ -1,12 +1,15 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -417,20 +420,38 @@ func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
 	if err := markStaleBlocks(ctx, tx, r.blocks()); err != nil {
 		return err
 	}
+	// The counts in batched upserts (a map's keys are distinct, as one
+	// statement's conflicting rows must be), then the deletes of the counts
+	// that went down to 0.
+	// In key order: two transactions counting the same blocks (a step and
+	// a report on PostgreSQL) lock their rows in the same order.
+	keys := make([]rollupKey, 0, len(r))
 	for k, d := range r {
-		if d == 0 {
-			continue
+		if d != 0 {
+			keys = append(keys, k)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO partition_rollup (asset_id, block, status, n) VALUES (?,?,?,?)
-			ON CONFLICT (asset_id, block, status) DO UPDATE SET n = partition_rollup.n + excluded.n`, k.asset, k.block, k.status, d); err != nil {
-			return err
-		}
+	}
+	slices.SortFunc(keys, func(a, b rollupKey) int {
+		return cmp.Or(cmp.Compare(a.asset, b.asset), cmp.Compare(a.block, b.block), strings.Compare(a.status, b.status))
+	})
+	args := make([]any, 0, 4*len(keys))
+	var down []rollupKey
+	for _, k := range keys {
+		d := r[k]
+		args = append(args, k.asset, k.block, k.status, d)
 		if d < 0 {
-			// Only a count that went down can have reached 0. (A DELETE of
-			// every empty count scanned the whole table on each command.)
-			if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=? AND block=? AND status=? AND n = 0`, k.asset, k.block, k.status); err != nil {
-				return err
-			}
+			down = append(down, k)
+		}
+	}
+	if err := batchExec(ctx, tx, `INSERT INTO partition_rollup (asset_id, block, status, n) SELECT column1, column2, column3, column4 FROM (VALUES `, nil,
+		`(?,?,?,?)`, `) WHERE true ON CONFLICT (asset_id, block, status) DO UPDATE SET n = partition_rollup.n + excluded.n`, 4, args); err != nil {
+		return err
+	}
+	for _, k := range down {
+		// Only a count that went down can have reached 0. (A DELETE of
+		// every empty count scanned the whole table on each command.)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=? AND block=? AND status=? AND n = 0`, k.asset, k.block, k.status); err != nil {
+			return err
 		}
 	}
 	return nil
