@@ -40,6 +40,25 @@ func RunFingerprint(ctx context.Context, q getter, runKey string) (string, error
 	return fp, err
 }
 
+// RunFingerprintsFrom returns, by run key, the fingerprints of backfill
+// backfillID's runs of chunk from and after (none, unless an earlier
+// version planned past the backfill's next chunk): RunFingerprint for the
+// chunks a step plans, in one statement.
+func RunFingerprintsFrom(ctx context.Context, q Querier, backfillID string, from int64) (map[string]string, error) {
+	rows, err := selectAll[struct {
+		Key string `db:"run_key"`
+		FP  string `db:"fingerprint"`
+	}](ctx, q, `SELECT run_key, fingerprint FROM runs WHERE backfill_id=? AND chunk >= ?`, backfillID, from)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r.FP
+	}
+	return out, nil
+}
+
 // RunsAwaitingRetry lists backfill backfillID's runs queued after a failed
 // attempt (waiting for their retry), by chunk: when the backfill is
 // canceled they never retry.

@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -34,6 +36,32 @@ type bfPlan struct {
 	newChunk int64
 	newKeys  []string
 	newIdx   []int64
+	// fingerprints are the runs already planned from the backfill's next
+	// chunk on, by run key (normally none), read at its first new run of
+	// the step.
+	fingerprints map[string]string
+}
+
+// existingFingerprint is the fingerprint of the run already planned under
+// key (chunk chunk), if one was: planning a key again with other partitions
+// is a conflict. For the chunks from the backfill's next on it is read once
+// a step (one statement, not one a chunk).
+func (p *bfPlan) existingFingerprint(ctx context.Context, tx *db.Tx, key string, chunk int64) (string, bool, error) {
+	if chunk < p.b.NextChunk {
+		fp, err := db.RunFingerprint(ctx, tx, key)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", false, nil
+		}
+		return fp, err == nil, err
+	}
+	if p.fingerprints == nil {
+		var err error
+		if p.fingerprints, err = db.RunFingerprintsFrom(ctx, tx, p.b.ID, p.b.NextChunk); err != nil {
+			return "", false, err
+		}
+	}
+	fp, ok := p.fingerprints[key]
+	return fp, ok, nil
 }
 
 // plan starts queued runs that are due and plans new chunks, rotating
@@ -348,7 +376,9 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 	fp := hex.EncodeToString(h.Sum(nil)[:12])
 	key := RunKey(p.b.ID, chunk)
 	id := e.RunID(key)
-	if existing, err := db.RunFingerprint(ctx, tx, key); err == nil {
+	if existing, found, err := p.existingFingerprint(ctx, tx, key, chunk); err != nil {
+		return nil, err
+	} else if found {
 		if existing != fp {
 			c := db.Conflict{RunKey: key, BackfillID: p.b.ID, ExistingFingerprint: existing, RequestedFingerprint: fp, At: db.Millis(now)}
 			if err := db.Emit(ctx, tx, db.EvConflict, "backfill:"+p.b.ID, "controller", db.ConflictRecorded{Conflict: c}, "", now); err != nil {
