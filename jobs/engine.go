@@ -100,6 +100,8 @@ type Engine struct {
 	// Several instances on one PostgreSQL store (instances.go).
 	tails   *liveTails     // the running attempts' output kept for the others
 	wsCheck workspaceCheck // the others' workspaces against this one's
+
+	undeclared undeclaredLog // backfills not planned for undeclared assets (backfill_undeclared.go)
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates
