@@ -285,7 +285,10 @@ func CompareWorkspace(ctx context.Context, store *db.Store, ws *catalog.Workspac
 
 // CompareWorkspace is the package's CompareWorkspace for a workspace this
 // running instance would serve next (a reload): ws against the live
-// instances that serve the database since before this one.
+// instances that serve the database since before this one, or against
+// every live one when ws is another workspace than this one's (the first
+// instance of several to reload a changed file does not sync it while the
+// others serve the old one; the last one does).
 func (e *Engine) CompareWorkspace(ctx context.Context, ws *catalog.Workspace) (*WorkspaceMismatch, error) {
 	if e.Store.Dialect() != db.Postgres || ws == nil {
 		return nil, nil
@@ -297,8 +300,12 @@ func (e *Engine) CompareWorkspace(ctx context.Context, ws *catalog.Workspace) (*
 	if err != nil {
 		return nil, err
 	}
+	// Another workspace than the one recorded makes this instance the
+	// latest (its record's since starts again): every live instance
+	// counts then, not only those since before it.
+	fp, _ := workspaceFingerprint(ws)
 	return firstDiffering(ws, others, func(o db.WorkerWorkspace) bool {
-		return mine.Owner == "" || o.Since < mine.Since || (o.Since == mine.Since && o.Owner < mine.Owner)
+		return mine.Owner == "" || fp != mine.Fingerprint || o.Since < mine.Since || (o.Since == mine.Since && o.Owner < mine.Owner)
 	})
 }
 

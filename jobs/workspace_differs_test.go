@@ -122,3 +122,32 @@ func TestDifferingInstanceRefusesWrites(t *testing.T) {
 		t.Fatalf("A does not lead: %v", err)
 	}
 }
+
+// TestEarliestInstanceReloadComparesWithAll: the instance serving the
+// database longest, reloading a changed workspace while a later instance
+// still serves the old one, is told it differs (it would be the latest
+// once its workspace changes), so it does not sync it; the same workspace
+// again agrees.
+func TestEarliestInstanceReloadComparesWithAll(t *testing.T) {
+	t.Parallel()
+	a := newTestEnvOn(t, db.Postgres, refOnly, Options{})
+	ctx := context.Background()
+	if err := a.eng.heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := a.secondInstance("", Options{})
+	if err := b.eng.heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if mm, err := a.eng.CompareWorkspace(ctx, a.ws); err != nil || mm != nil {
+		t.Fatalf("the same workspace: %v %v", mm, err)
+	}
+	changed, err := catalog.ParseWorkspace("changed.yaml", []byte(refOnly+"sensors:\n  arrivals:\n    assets: [ref.regions]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := a.eng.CompareWorkspace(ctx, changed)
+	if err != nil || mm == nil || mm.Instance != b.eng.Owner() || strings.Join(mm.Assets, ",") != "sensor:arrivals" {
+		t.Fatalf("changed workspace on the earliest instance: %+v %v, want it to differ from B's in sensor:arrivals", mm, err)
+	}
+}
