@@ -94,6 +94,19 @@ func TestDifferingInstanceWritesNothing(t *testing.T) {
 	if err := store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil || n != 0 {
 		t.Fatalf("backfills written: %d %v", n, err)
 	}
+	// It still serves reads from the database as it is.
+	for _, path := range []string{"/api/v1/assets", "/api/v1/backfills", "/api/v1/schedules"} {
+		req, _ := http.NewRequest("GET", second+path, nil)
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Errorf("GET %s on the differing instance: %d, want 200", path, r.StatusCode)
+		}
+	}
 	if r, err := http.Get(s.URL + "/readyz"); err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("first instance not ready: %v %v", r, err)
 	} else {
