@@ -15,8 +15,8 @@ import (
 // removed from the file since) cannot be planned here: the controller
 // leaves it as it is and plans the others, and its wait reason says why.
 
-// undeclaredLog remembers the backfills already logged as undeclared, so
-// that each is logged once (again after it was planned meanwhile).
+// undeclaredLog remembers the running backfills logged as undeclared, so
+// that each is logged once.
 type undeclaredLog struct {
 	mu   sync.Mutex
 	seen map[string]string // backfill id → the undeclared assets logged
@@ -50,23 +50,21 @@ func (e *Engine) skipUndeclared(plans []*bfPlan, ws *catalog.Workspace) []*bfPla
 	l := &e.undeclared
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Only the backfills undeclared now are remembered: one planned, or
+	// gone, is forgotten (and logged again should it be undeclared again).
+	seen := map[string]string{}
 	for _, p := range plans {
 		missing := undeclaredAssets(ws, p.segs)
 		if len(missing) == 0 {
-			if l.seen != nil {
-				delete(l.seen, p.b.ID)
-			}
 			kept = append(kept, p)
 			continue
 		}
 		names := strings.Join(missing, ",")
-		if l.seen == nil {
-			l.seen = map[string]string{}
-		}
 		if l.seen[p.b.ID] != names {
-			l.seen[p.b.ID] = names
 			e.Log.Warn("backfill not planned: its assets are not declared in this instance's workspace", "backfill", p.b.ID, "assets", names)
 		}
+		seen[p.b.ID] = names
 	}
+	l.seen = seen
 	return kept
 }

@@ -1,8 +1,11 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,6 +28,8 @@ func TestUndeclaredBackfillDoesNotStopPlanning(t *testing.T) {
 	cur := &atomic.Pointer[catalog.Workspace]{}
 	cur.Store(env.ws)
 	env.eng.ws = func() (*catalog.Workspace, map[string]int64) { return cur.Load(), env.ids }
+	var logged lockedBuffer
+	env.eng.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	sel := Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}
 	gone := env.create(Request{Assets: []string{"b.daily"}, Selector: sel, ChunkSize: 1, MaxConcurrentRuns: 1})
 	// The workspace no longer declares b.daily.
@@ -53,15 +58,31 @@ func TestUndeclaredBackfillDoesNotStopPlanning(t *testing.T) {
 		t.Fatalf("wait reason %+v, want one naming b.daily as not declared", w)
 	}
 	// Logged once, not once a step.
-	env.eng.undeclared.mu.Lock()
-	seen := env.eng.undeclared.seen[gone.ID]
-	env.eng.undeclared.mu.Unlock()
-	if seen != "b.daily" {
-		t.Fatalf("logged undeclared assets %q", seen)
+	env.steps(5)
+	if n := strings.Count(logged.String(), "backfill not planned"); n != 1 || !strings.Contains(logged.String(), "assets=b.daily") {
+		t.Fatalf("logged %d times, want once naming b.daily:\n%s", n, logged.String())
 	}
 	// Canceling it still works.
 	if _, err := env.eng.Transition(context.Background(), gone.ID, ActCancel, 0, false, "test"); err != nil {
 		t.Fatal(err)
 	}
 	env.wait(gone.ID, db.BackfillCanceled)
+}
+
+// lockedBuffer is a bytes.Buffer that a logger and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
