@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/demo"
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/web"
 )
 
@@ -253,6 +255,23 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 // (seeded: it did, on an empty database).
 func loadServeWorkspace(ctx context.Context, store *db.Store, cfg serveConfig, set serveSettings, log *slog.Logger, now time.Time) (_ *handlers.Workspace, seeded bool, _ error) {
 	ws, source := set.ws, set.source
+	// Before anything of it is written: a workspace that differs from the
+	// live instances' is served as it is, without syncing it into the
+	// shared catalog (the engine does not plan, and refuses backfills,
+	// until they agree).
+	mm, err := jobs.CompareWorkspace(ctx, store, ws, set.engine.opts.LeaseTTL)
+	if err != nil {
+		return nil, false, &exitError{ExitServer, fmt.Errorf("compare the workspace with the other instances': %w", err)}
+	}
+	if mm != nil {
+		log.Error("workspace differs from another instance's; not syncing it into the shared catalog, not planning",
+			"instance", mm.Instance, "assets", strings.Join(mm.Assets, ","), "err", mm.Error())
+		ids, err := store.AssetIDs(ctx)
+		if err != nil {
+			return nil, false, &exitError{ExitServer, err}
+		}
+		return &handlers.Workspace{Workspace: ws, Source: source, IDs: ids, Path: cfg.Workspace, Unsynced: true, Differs: mm}, false, nil
+	}
 	if err := handlers.CheckUnfinishedBackfills(ctx, store, ws); err != nil {
 		var ue *handlers.UserError
 		if errors.As(err, &ue) {

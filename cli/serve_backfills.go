@@ -99,6 +99,10 @@ func startEngine(store *db.Store, h *handlers.Handler, log *slog.Logger, baseURL
 		return w.Workspace, w.IDs
 	}
 	opts.ObserveAttempt = h.ObserveAttempt
+	// A workspace that differed from the live instances' when loaded is
+	// synced into the catalog once they agree, and not planned before.
+	opts.WorkspaceSynced = h.WorkspaceSynced
+	opts.SyncWorkspace = h.SyncUnsyncedWorkspace
 	eng, err := jobs.NewEngine(context.Background(), store, wsf, log, opts)
 	if err != nil {
 		return nil, &exitError{ExitServer, fmt.Errorf("start the backfill engine: %w", err)}

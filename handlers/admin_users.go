@@ -218,6 +218,10 @@ func (h *Handler) AdminReloadWorkspace(c echo.Context) error {
 	notice := ""
 	if err == nil {
 		notice = fmt.Sprintf("Workspace reloaded from %s: %s.", ws.Path, views.Num(int64(len(ws.Assets)))+" asset"+plural(int64(len(ws.Assets))))
+		if ws.Differs != nil {
+			notice += fmt.Sprintf(" It differs from instance %s's in %s, so it was not written to the shared catalog and this instance does not plan until every instance serves the same file.",
+				ws.Differs.Instance, strings.Join(ws.Differs.Assets, ", "))
+		}
 	}
 	return h.formResult(c, err, notice, views.AdminUsersView{})
 }

@@ -132,6 +132,10 @@ func engineErr(err error) error {
 			return withHint(ue, ie.Msg, HintEmptyKeys, ie.Params)
 		case jobs.CodeInvalidExpectedVersion:
 			return withHint(ue, ie.Msg, HintExpectedVersion, ie.Params)
+		case jobs.CodeWorkspaceDiffers:
+			// This instance's workspace differs from the cluster's: the
+			// message names the instance and what differs.
+			ue.Code = ie.Code
 		case jobs.CodeVersionConflict:
 			withHint(ue, ie.Msg, HintRereadBackfill, ie.Params)
 			// A page says it without versions, which it never shows.

@@ -22,6 +22,11 @@ type Workspace struct {
 	// Path is the workspace file a reload reads again ("" for the embedded
 	// workspace, which has none).
 	Path string
+	// Unsynced: the workspace was not synced into the shared catalog
+	// (the assets table) because it differs from the live instances'
+	// (Differs says how); IDs are the catalog's as it is.
+	Unsynced bool
+	Differs  *jobs.WorkspaceMismatch
 }
 
 // Handler serves every page and API action.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 )
 
 // ReloadWorkspace reads the workspace file again, validates it and, only
@@ -40,6 +41,19 @@ func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace
 		}
 		return nil, BadRequest("workspace", "workspace %s was not reloaded: %v", cur.Path, err)
 	}
+	if h.Engine != nil {
+		// Another instance on the database serves another workspace: this
+		// one serves the file without writing it into the shared catalog,
+		// and does not plan until they agree (the last instance reloaded
+		// syncs it).
+		mm, err := h.Engine.CompareWorkspace(ctx, ws)
+		if err != nil {
+			return nil, fmt.Errorf("compare workspace %s with the other instances': %w", cur.Path, err)
+		}
+		if mm != nil {
+			return h.serveUnsynced(ctx, ws, cur, mm)
+		}
+	}
 	if err := CheckUnfinishedBackfills(ctx, h.Store, ws); err != nil {
 		var ue *UserError
 		if errors.As(err, &ue) {
@@ -59,13 +73,70 @@ func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace
 	return loaded, nil
 }
 
+// serveUnsynced serves ws, which differs from the live instances'
+// workspace as mm says, without syncing it into the catalog: the engine
+// does not plan, and refuses new backfills, until they agree.
+func (h *Handler) serveUnsynced(ctx context.Context, ws *catalog.Workspace, cur *Workspace, mm *jobs.WorkspaceMismatch) (*Workspace, error) {
+	ids, err := h.Store.AssetIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	loaded := &Workspace{Workspace: ws, Source: cur.Source, IDs: ids, Path: cur.Path, Unsynced: true, Differs: mm}
+	h.SetWorkspace(loaded)
+	if h.Log != nil {
+		h.Log.Error("workspace reloaded but not synced into the shared catalog: it differs from another instance's; not planning",
+			"path", cur.Path, "instance", mm.Instance, "assets", strings.Join(mm.Assets, ","))
+	}
+	if err := h.Engine.CheckWorkspace(ctx); err != nil && h.Log != nil {
+		h.Log.Warn("workspace not compared with the other instances'", "err", err)
+	}
+	return loaded, nil
+}
+
+// SyncUnsyncedWorkspace syncs the workspace served into the catalog if it
+// was not (it differed from the live instances' when loaded); the engine
+// calls it once they agree.
+func (h *Handler) SyncUnsyncedWorkspace(ctx context.Context) error {
+	if !h.Workspace().Unsynced {
+		return nil
+	}
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	cur := h.Workspace()
+	if !cur.Unsynced {
+		return nil
+	}
+	if err := CheckUnfinishedBackfills(ctx, h.Store, cur.Workspace); err != nil {
+		return err
+	}
+	loaded, err := LoadWorkspace(ctx, h.Store, cur.Workspace, cur.Source, "system", h.Now())
+	if err != nil {
+		return err
+	}
+	loaded.Path = cur.Path
+	h.SetWorkspace(loaded)
+	if h.Log != nil {
+		h.Log.Info("workspace agrees with the other instances: synced into the catalog", "source", cur.Source)
+	}
+	return nil
+}
+
+// WorkspaceSynced reports whether the workspace served is the one synced
+// into the catalog.
+func (h *Handler) WorkspaceSynced() bool { return !h.Workspace().Unsynced }
+
 // APIWorkspaceReload reloads the workspace file (admin).
 func (h *Handler) APIWorkspaceReload(c echo.Context) error {
 	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"source": ws.Source, "assets": len(ws.Assets), "reloaded_at": msTime(h.Now().UnixMilli())})
+	out := map[string]any{"source": ws.Source, "assets": len(ws.Assets), "reloaded_at": msTime(h.Now().UnixMilli())}
+	if ws.Differs != nil {
+		// Served, not synced: say so and what differs.
+		out["workspace"] = WorkspaceHealth{Differs: true, Instance: ws.Differs.Instance, Assets: ws.Differs.Assets}
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // CheckUnfinishedBackfills refuses a workspace that removes an asset, or

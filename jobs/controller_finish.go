@@ -189,9 +189,13 @@ func (e *Engine) queuedRunFailures(ctx context.Context, tx *db.Tx, b *db.Backfil
 		return nil, err
 	}
 	var out []db.RunFailures
+	ws, _ := e.workspace()
 	for _, r := range runs {
 		if int(r.Seg) >= len(segs) {
 			return nil, fmt.Errorf("run %s: segment %d of backfill %s is missing", r.ID, r.Seg, b.ID)
+		}
+		if ws == nil || ws.Asset(segs[r.Seg].Asset) == nil {
+			continue // its partitions are not known here (backfill_undeclared.go)
 		}
 		keys, idx, err := e.chunkKeys(ctx, tx, b, &segs[r.Seg], r.Chunk)
 		if err != nil {

@@ -80,6 +80,11 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 	if err != nil {
 		return nil, err
 	}
+	// A backfill of an asset this workspace does not declare waits; the
+	// others plan (backfill_undeclared.go).
+	if plans = e.skipUndeclared(plans, ws); len(plans) == 0 {
+		return nil, nil
+	}
 	// Rotation: priority tiers first, round-robin inside a tier from a
 	// rotating start so that no backfill waits behind another.
 	e.rr++

@@ -30,6 +30,14 @@ type WorkspaceFunc func() (*catalog.Workspace, map[string]int64)
 
 // Options tune the engine.
 type Options struct {
+	// WorkspaceSynced, when set, reports whether the workspace served is
+	// the one synced into the shared catalog (the assets table); the
+	// engine does not plan while it is not (workspace_check.go).
+	WorkspaceSynced func() bool
+	// SyncWorkspace, when set, syncs the workspace served into the
+	// catalog if it is not yet; the engine calls it once its workspace
+	// agrees with the live instances'.
+	SyncWorkspace func(ctx context.Context) error
 	// MaxConcurrentRuns is the global cap on running attempts (default 64).
 	MaxConcurrentRuns int
 	// Executor, when set, runs every asset (the bench's noop executor).
@@ -100,6 +108,8 @@ type Engine struct {
 	// Several instances on one PostgreSQL store (instances.go).
 	tails   *liveTails     // the running attempts' output kept for the others
 	wsCheck workspaceCheck // the others' workspaces against this one's
+
+	undeclared undeclaredLog // backfills not planned for undeclared assets (backfill_undeclared.go)
 }
 
 // NewEngine returns an engine; call Run to start its controller. It creates
@@ -207,6 +217,9 @@ func requestHash(v any) string {
 // Idempotency-Key header) makes a repeated request return the same backfill;
 // the same key with a different body is a conflict.
 func (e *Engine) Create(ctx context.Context, req Request, idemKey, actor string) (Created, error) {
+	if mm := e.WorkspaceMismatch(); mm != nil {
+		return Created{}, mm.Refusal("create backfills")
+	}
 	hash := requestHash(req)
 	// Keys are scoped to who sends them: another user's request with the
 	// same key is another request.
@@ -327,6 +340,9 @@ func (e *Engine) CreateBatch(ctx context.Context, items []BatchItem, then func(t
 // the transaction (with the refusals so far): what it writes commits with
 // the backfills, and its error aborts them all.
 func (e *Engine) CreateBatchThen(ctx context.Context, items []BatchItem, then func(tx *db.Tx, i int, c Created) error, done func(tx *db.Tx, errs []error) error) (errs []error, err error) {
+	if mm := e.WorkspaceMismatch(); mm != nil {
+		return nil, mm.Refusal("create backfills")
+	}
 	errs = make([]error, len(items))
 	rs := make([]*resolved, len(items))
 	for i, it := range items {
@@ -521,6 +537,9 @@ func invalidExpected(got int64) *InputError {
 }
 
 func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOptions, actor string) (Created, error) {
+	if mm := e.WorkspaceMismatch(); mm != nil {
+		return Created{}, mm.Refusal("create backfills")
+	}
 	requestID, chunkSize, maxConc := o.RequestID, o.ChunkSize, o.MaxConcurrentRuns
 	if err := checkRetryOptions(o); err != nil {
 		return Created{}, err

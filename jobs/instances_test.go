@@ -290,7 +290,12 @@ func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 		t.Fatalf("message %q", mm.Error())
 	}
 	b.start()
-	bf := b.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-03"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	// B refuses to create a backfill; one created through A (whose
+	// controller does not run) is not planned by B.
+	if _, err := b.eng.Create(ctx, Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "all"}}, "", "test"); err == nil {
+		t.Fatal("the instance whose workspace differs created a backfill")
+	}
+	bf := a.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-03"}, ChunkSize: 1, MaxConcurrentRuns: 1})
 	b.steps(10)
 	if got, _ := b.store.Backfill(ctx, bf.ID); got.State != db.BackfillPending {
 		t.Fatalf("backfill %s on the instance whose workspace differs, want pending", got.State)

@@ -25,10 +25,22 @@ const leaderPoll = 250 * time.Millisecond
 // Leading reports whether this instance holds the automation lease now:
 // it asked for it less than three quarters of the lease TTL ago and got
 // it (the last quarter is kept for clocks that disagree).
-func (e *Engine) Leading() bool { return time.Now().UnixNano() < e.leadUntil.Load() }
+// An instance whose workspace differs from the cluster's never leads.
+func (e *Engine) Leading() bool {
+	return time.Now().UnixNano() < e.leadUntil.Load() && e.mayPlan()
+}
 
 // lead asks for the automation lease, or renews it, for one lease TTL.
 func (e *Engine) lead(ctx context.Context) error {
+	if !e.mayPlan() {
+		// Its workspace differs from the cluster's: its schedules and
+		// sensors are not the cluster's (workspace_check.go).
+		if e.leadUntil.Swap(0) != 0 {
+			e.Log.Warn("this server gives up the schedules and sensors: its workspace differs from the cluster's")
+			e.stepDown(ctx)
+		}
+		return nil
+	}
 	asked := time.Now()
 	now := e.Now()
 	ok, err := e.Store.LeadFor(ctx, automationLease, e.owner, db.Millis(now), db.Millis(now.Add(e.opts.LeaseTTL)))

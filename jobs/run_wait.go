@@ -67,6 +67,9 @@ func (e *Engine) waitReason(ctx context.Context, b db.Backfill, segs []db.Segmen
 	case db.BackfillCanceling, db.BackfillCanceled:
 		return &RunWait{Reason: "will not start: the backfill is being canceled"}, nil
 	}
+	if ws, _ := e.workspace(); ws == nil || ws.Asset(r.Asset) == nil {
+		return undeclaredWait([]string{r.Asset}), nil
+	}
 	if r.NotBefore != nil && *r.NotBefore > db.Millis(now) {
 		at := db.FromMillis(*r.NotBefore)
 		return &RunWait{Reason: fmt.Sprintf("retry backoff: attempt %d of %d starts at %s UTC (in %s)",
@@ -100,6 +103,9 @@ func (e *Engine) NextChunkWait(ctx context.Context, b db.Backfill) (*RunWait, er
 	segs, err := db.Segments(ctx, e.Store.Reader(), b.ID)
 	if err != nil {
 		return nil, err
+	}
+	if ws, _ := e.workspace(); len(undeclaredAssets(ws, segs)) > 0 {
+		return undeclaredWait(undeclaredAssets(ws, segs)), nil
 	}
 	if seg := segmentOf(segs, b.NextChunk); seg != nil && b.NextChunk < b.TotalChunks {
 		next := db.Run{BackfillID: b.ID, Chunk: b.NextChunk, Seg: seg.Pos, Asset: seg.Asset}

@@ -85,6 +85,7 @@ const (
 	CodeVersionConflict        = "version_conflict"         // backfill, state, version, expected
 	CodeInvalidExpectedVersion = "invalid_expected_version" // got
 	CodeKeyReused              = "key_reused"               // backfill
+	CodeWorkspaceDiffers       = "workspace_differs"        // instance, assets (comma-separated): this instance's workspace differs from the cluster's
 )
 
 func (e *InputError) Error() string { return e.Msg }

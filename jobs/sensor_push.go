@@ -63,6 +63,9 @@ func (e *Engine) sensorOf(name string) (*catalog.Sensor, error) {
 // InputError and records nothing; so is an event for a paused or disabled
 // sensor (409: send it again later) and one for a poll sensor (409).
 func (e *Engine) Push(ctx context.Context, name string, ev PushEvent, actor string) (EventResult, error) {
+	if mm := e.WorkspaceMismatch(); mm != nil {
+		return EventResult{}, mm.Refusal("take pushed sensor events")
+	}
 	s, err := e.sensorOf(name)
 	if err != nil {
 		return EventResult{}, err
