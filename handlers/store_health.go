@@ -67,6 +67,22 @@ func StoreUnwritable(err error) *UserError {
 	return &UserError{Status: http.StatusServiceUnavailable, Code: "store_unwritable", Message: msg, RetryAfter: retryAfter(we.Cause)}
 }
 
+// unavailableRetry is the Retry-After (seconds) while the store does not
+// answer: a restart of PostgreSQL takes seconds.
+const unavailableRetry = 5
+
+// StoreUnavailable is the 503 of a request made while the database does
+// not answer (PostgreSQL down, restarting, unreachable): reads and writes
+// alike; nothing of a command was written. Its message names no driver
+// text (the server log has it).
+func StoreUnavailable(err error) *UserError {
+	if !db.IsUnavailable(err) {
+		return nil
+	}
+	return &UserError{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: unavailableRetry,
+		Message: "the database does not answer (PostgreSQL is down or unreachable); nothing was changed. The server reconnects by itself once PostgreSQL answers again: check that it runs, then retry"}
+}
+
 func upperFirst(s string) string {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
