@@ -25,6 +25,10 @@ func dbLocation(value string) (db.Location, error) {
 		return loc, usageErr("--db is empty: give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres://user@host:5432/dbname)")
 	case db.LocationUnsupportedScheme:
 		return loc, usageErr("--db: Tessera does not speak %q databases; give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres:// or postgresql://, for example postgres://user@host:5432/dbname)", le.Scheme+"://")
+	case db.LocationKeywordString:
+		return loc, usageErr("--db looks like a PostgreSQL keyword/value connection string (host=… dbname=…), which Tessera does not read (it would be taken for a SQLite file of that name); give it as a URL: %s (add the password as postgres://user:password@host:port/dbname); nothing was written", le.Suggest)
+	case db.LocationPostgresEmpty:
+		return loc, usageErr("--db: the PostgreSQL URL names no host nor database; the form is postgres://user@host:5432/dbname")
 	default:
 		return loc, usageErr("--db: malformed PostgreSQL connection string: %s; the form is postgres://user:password@host:5432/dbname?sslmode=disable", le.Reason)
 	}
