@@ -245,3 +245,29 @@ func TestDBFlagRefusesKeywordConnectionStrings(t *testing.T) {
 	}
 	assertEmpty(t, dir)
 }
+
+// TestPostgresRefusesConnectionWorded: a server that answers but refuses
+// the connection is worded from its SQLSTATE, not pgx's text: a missing
+// database (3D000) says to create it, an unknown role (28000) says the
+// user may not connect; exit 3, nothing written.
+func TestPostgresRefusesConnectionWorded(t *testing.T) {
+	admin := pgtest.AdminURL(t) // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	server := strings.TrimPrefix(admin, "postgres://postgres@")
+	server = server[:strings.Index(server, "/")]
+	cases := map[string]string{
+		strings.Replace(admin, "/postgres?", "/nosuchdb?", 1): "database nosuchdb does not exist on " + server + ": create it (CREATE DATABASE nosuchdb) or fix --db",
+		strings.Replace(admin, "//postgres@", "//nobody@", 1): "PostgreSQL on " + server + " does not let user nobody connect to database postgres",
+	}
+	for url, want := range cases {
+		for _, cmd := range [][]string{{"migrate"}, {"serve", "--addr", "127.0.0.1:0"}} {
+			code, _, errOut := run(t, append(cmd, "--db", url)...)
+			if code != 3 || !strings.Contains(errOut, want) || strings.Contains(errOut, "SQLSTATE") {
+				t.Errorf("%v --db %s: exit %d %q, want 3 saying %q", cmd, url, code, errOut, want)
+			}
+		}
+	}
+	assertEmpty(t, dir)
+}
