@@ -113,7 +113,6 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		case <-tick.C:
 		}
 		comps = e.drain(comps)
-		e.beatIfStale(ctx) // lease_health.go
 		if time.Since(lastRecover) > e.opts.LeaseTTL/2 {
 			lastRecover = time.Now()
 			e.fenceIfExpired()
@@ -128,6 +127,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 				e.Log.Error("check this instance's attempts", "err", oneLine(err))
 			}
 		}
+		e.beatIfStale(ctx) // lease_health.go
 		var err error
 		comps, err = e.step(ctx, comps, e.mayPlan()) // mayPlan: workspace_check.go; beatFresh: step
 		e.steps.Add(1)

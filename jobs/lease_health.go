@@ -65,6 +65,10 @@ func (e *Engine) beatIfStale(ctx context.Context) {
 		return
 	}
 	e.beatTried.Store(time.Now().UnixNano())
+	// Bounded: a server that does not answer at all (a partition) must not
+	// hold the controller, which fences this instance's attempts.
+	ctx, cancel := context.WithTimeout(ctx, e.opts.LeaseTTL/4)
+	defer cancel()
 	_ = e.heartbeat(ctx) // a failure is logged by the heartbeat loop
 }
 
