@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -36,4 +38,34 @@ func IsUnavailable(err error) bool {
 		return true
 	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// reachHealth is whether the last heartbeat (Heartbeat, every lease TTL/4
+// while an engine runs) found the server unreachable, and since when.
+type reachHealth struct {
+	mu    sync.Mutex
+	since time.Time // zero while it answers
+}
+
+// noteReach records a heartbeat's outcome: err that IsUnavailable starts
+// (or continues) a spell, success ends it; other errors leave it.
+func (s *Store) noteReach(err error) {
+	h := &s.reach
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err == nil:
+		h.since = time.Time{}
+	case IsUnavailable(err) && h.since.IsZero():
+		h.since = time.Now()
+	}
+}
+
+// Unreachable says whether the store's server did not answer the last
+// heartbeat, and since when (the first heartbeat that failed so): for the
+// pages' banner. Always false on SQLite and without a running engine.
+func (s *Store) Unreachable() (bool, time.Time) {
+	s.reach.mu.Lock()
+	defer s.reach.mu.Unlock()
+	return !s.reach.since.IsZero(), s.reach.since
 }

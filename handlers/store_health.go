@@ -124,7 +124,7 @@ const ctxStoreBanner = "store_banner"
 // frame finds it (the banner).
 func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if b := storeBanner(h.Store.WriteHealth(), zoneOfC(c)); b != "" {
+		if b := h.banner(c); b != "" {
 			c.Set(ctxStoreBanner, b)
 		}
 		return next(c)
@@ -134,5 +134,14 @@ func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 // FaultBannerPartial is the banner alone (GET /fault-banner), which every
 // page asks for again every few seconds.
 func (h *Handler) FaultBannerPartial(c echo.Context) error {
-	return render(c, http.StatusOK, views.FaultBanner(storeBanner(h.Store.WriteHealth(), zoneOfC(c))))
+	return render(c, http.StatusOK, views.FaultBanner(h.banner(c)))
+}
+
+// banner is what every page says of the store ("" while it is well): that
+// it does not answer, else that it cannot write.
+func (h *Handler) banner(c echo.Context) string {
+	if down, since := h.Store.Unreachable(); down {
+		return fmt.Sprintf("The database does not answer since %s (PostgreSQL is down or unreachable). Pages and changes fail and backfills do not progress until it answers again; everything resumes by itself.", fmtTime(zoneOfC(c), since))
+	}
+	return storeBanner(h.Store.WriteHealth(), zoneOfC(c))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
@@ -17,13 +18,23 @@ import (
 // TestStoreUnavailableAnswers503: while PostgreSQL is stopped, API reads
 // and writes answer 503 store_unavailable with Retry-After and a message
 // that says the database does not answer (no driver text), pages answer
-// 503 with the same words instead of "Something went wrong"; once it is
-// back, the same calls answer 200. The cluster is the test's own.
+// 503 with the same words instead of "Something went wrong", and the
+// fault banner (which open pages fetch again) says the database does not
+// answer since when; once it is back, the same calls answer 200 and the
+// banner goes. The cluster is the test's own.
 func TestStoreUnavailableAnswers503(t *testing.T) {
 	t.Parallel()
 	k := pgtest.NewCluster(t)
 	env := testkit.New(t, testkit.Options{DB: k.URL(t)})
 	viewer := env.Client(t, auth.RoleViewer)
+	env.StartEngine(t, jobs.Options{LeaseTTL: time.Second}) // its heartbeats find the outage
+	banner := func() string {
+		_, body := testkit.Fetch(t, env.Anon(), http.MethodGet, env.URL+"/fault-banner", "")
+		return body
+	}
+	if b := banner(); strings.Contains(b, "does not answer") {
+		t.Fatalf("banner before the outage: %s", b)
+	}
 	if resp, raw := env.GetBody(t, "/api/v1/backfills"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/backfills before the outage: %d %s", resp.StatusCode, raw)
 	}
@@ -59,10 +70,16 @@ func TestStoreUnavailableAnswers503(t *testing.T) {
 		t.Errorf("GET /backfills with PostgreSQL down: %d Retry-After %q, want 503 saying the database does not answer: %s",
 			page.StatusCode, page.Header.Get("Retry-After"), body)
 	}
+	testkit.Eventually(t, 10*time.Second, "the fault banner to say the database does not answer", func() bool {
+		return strings.Contains(banner(), "The database does not answer since")
+	})
 	k.Start(t)
 	testkit.Eventually(t, 20*time.Second, "the API to answer again", func() bool {
 		resp, _ := env.GetBody(t, "/api/v1/backfills")
 		return resp.StatusCode == http.StatusOK
+	})
+	testkit.Eventually(t, 10*time.Second, "the fault banner to go", func() bool {
+		return !strings.Contains(banner(), "does not answer")
 	})
 	if page := testkit.GetNoBody(t, viewer, env.URL+"/backfills"); page.StatusCode != http.StatusOK {
 		t.Errorf("GET /backfills after the outage: %d", page.StatusCode)
