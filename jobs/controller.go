@@ -91,6 +91,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	var lastRecover time.Time
 	var comps []completion
 	storeFault := false // the last step failed for a store that cannot write or does not answer
+	storeDown := false  // … that did not answer
 	// unreachable says whether err is the store not answering, warning
 	// once an outage.
 	unreachable := func(err error) bool {
@@ -100,7 +101,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		if !storeFault {
 			e.Log.Warn("the store does not answer (PostgreSQL unreachable); the engine retries until it does", "err", oneLine(err))
 		}
-		storeFault = true
+		storeFault, storeDown = true, true
 		return true
 	}
 	for {
@@ -163,8 +164,12 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			continue
 		}
 		if storeFault {
-			e.Log.Info("the store answers and writes again; the engine goes on")
-			storeFault = false
+			if storeDown {
+				e.Log.Info("the store answers again; the engine goes on")
+			} else {
+				e.Log.Info("the store writes again; the engine goes on")
+			}
+			storeFault, storeDown = false, false
 		}
 		comps = comps[:0]
 	}

@@ -82,7 +82,7 @@ func TestClusterSurvivesOutageLongerThanLease(t *testing.T) {
 	}
 	k.Start(t)
 	poll.Eventually(t, 20*time.Second, "the engine to say the store answers again", func() bool {
-		return logs.count(slog.LevelInfo, "the store answers and writes again") == 1
+		return logs.count(slog.LevelInfo, "the store answers again") == 1
 	})
 	got := c.wait(0, b.ID, 90*time.Second, db.BackfillSucceeded, db.BackfillFailed)
 	var failed []string
