@@ -74,7 +74,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 			case <-t.C:
 				switch err := e.heartbeat(hbCtx); {
 				case err != nil && hbCtx.Err() == nil && !beatFailing:
-					e.Log.Warn("heartbeat failed; this instance starts no attempt until one succeeds", "err", oneLine(err))
+					e.Log.Warn("heartbeat failed; said once until one succeeds (on PostgreSQL this instance starts no attempt meanwhile)", "err", oneLine(err))
 					beatFailing = true
 				case err == nil && beatFailing:
 					e.Log.Info("heartbeat recorded again")
