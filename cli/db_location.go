@@ -25,6 +25,10 @@ func dbLocation(value string) (db.Location, error) {
 		return loc, usageErr("--db is empty: give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres://user@host:5432/dbname)")
 	case db.LocationUnsupportedScheme:
 		return loc, usageErr("--db: Tessera does not speak %q databases; give a SQLite database file (data/tessera.db) or a PostgreSQL URL (postgres:// or postgresql://, for example postgres://user@host:5432/dbname)", le.Scheme+"://")
+	case db.LocationKeywordString:
+		return loc, usageErr("--db looks like a PostgreSQL keyword/value connection string (host=… dbname=…), which Tessera does not read (it would be taken for a SQLite file of that name); give it as a URL: %s (add the password as postgres://user:password@host:port/dbname); nothing was written", le.Suggest)
+	case db.LocationPostgresEmpty:
+		return loc, usageErr("--db: the PostgreSQL URL names no host nor database; the form is postgres://user@host:5432/dbname")
 	default:
 		return loc, usageErr("--db: malformed PostgreSQL connection string: %s; the form is postgres://user:password@host:5432/dbname?sslmode=disable", le.Reason)
 	}
@@ -44,9 +48,31 @@ func openLocation(loc db.Location) (*db.Store, error) {
 	}
 	var ue *db.UnreachableError
 	if errors.As(err, &ue) {
+		if msg := refusedConnection(ue, "--db"); msg != "" {
+			return nil, &exitError{ExitServer, errors.New(msg)}
+		}
 		return nil, &exitError{ExitServer, fmt.Errorf("cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database", loc.Redacted(), ue.Err)}
 	}
 	return nil, &exitError{ExitServer, err}
+}
+
+// refusedConnection words a connection the PostgreSQL server answered but
+// refused, from its SQLSTATE: no such database, or the user's
+// authentication; "" for any other failure. flag names the setting to fix.
+func refusedConnection(ue *db.UnreachableError, flag string) string {
+	server, user, database := ue.Target()
+	if server == "" {
+		return ""
+	}
+	switch ue.SQLState() {
+	case "3D000": // invalid_catalog_name
+		return fmt.Sprintf("database %s does not exist on %s: create it (CREATE DATABASE %s) or fix %s", database, server, database, flag)
+	case "28P01": // invalid_password
+		return fmt.Sprintf("PostgreSQL on %s refused user %s: password authentication failed; fix the password in %s (postgres://user:password@host:port/dbname)", server, user, flag)
+	case "28000": // invalid_authorization_specification
+		return fmt.Sprintf("PostgreSQL on %s does not let user %s connect to database %s (pg_hba.conf, or no such role): allow it on the server or fix %s", server, user, database, flag)
+	}
+	return ""
 }
 
 // dbFlag adds --db (env TESSERA_DB) to an administrative command.

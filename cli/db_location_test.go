@@ -212,3 +212,62 @@ func TestServeOnPostgresPagesAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestDBFlagRefusesKeywordConnectionStrings: a PostgreSQL keyword/value
+// connection string given to --db (or TESSERA_DB) is refused (exit 2) with
+// the postgres:// URL of the same settings, and creates no SQLite file of
+// that name; an empty postgres:// URL is refused too.
+func TestDBFlagRefusesKeywordConnectionStrings(t *testing.T) {
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	value := "host=127.0.0.1 port=5432 user=postgres password=s3cret dbname=t1"
+	for _, cmd := range dbCommands {
+		code, _, errOut := run(t, append(cmd, "--db", value)...)
+		if code != 2 {
+			t.Errorf("%v --db %q: exit %d, want 2 (%q)", cmd, value, code, errOut)
+		}
+		for _, want := range []string{"keyword/value connection string", "postgres://postgres@127.0.0.1:5432/t1", "nothing was written"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v --db %q: error lacks %q: %q", cmd, value, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "s3cret") {
+			t.Errorf("%v: the error shows the password: %q", cmd, errOut)
+		}
+		if code, _, errOut := run(t, append(cmd, "--db", "postgres://")...); code != 2 || !strings.Contains(errOut, "names no host nor database") {
+			t.Errorf("%v --db postgres://: exit %d %q, want 2 saying it names no host nor database", cmd, code, errOut)
+		}
+	}
+	t.Setenv("TESSERA_DB", "host=h dbname=d")
+	if code, _, errOut := run(t, "migrate"); code != 2 || !strings.Contains(errOut, "postgres://user@h:5432/d") {
+		t.Errorf("TESSERA_DB=host=h dbname=d: exit %d %q", code, errOut)
+	}
+	assertEmpty(t, dir)
+}
+
+// TestPostgresRefusesConnectionWorded: a server that answers but refuses
+// the connection is worded from its SQLSTATE, not pgx's text: a missing
+// database (3D000) says to create it, an unknown role (28000) says the
+// user may not connect; exit 3, nothing written.
+func TestPostgresRefusesConnectionWorded(t *testing.T) {
+	admin := pgtest.AdminURL(t) // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable
+	dir := inEmptyDir(t)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	server := strings.TrimPrefix(admin, "postgres://postgres@")
+	server = server[:strings.Index(server, "/")]
+	cases := map[string]string{
+		strings.Replace(admin, "/postgres?", "/nosuchdb?", 1): "database nosuchdb does not exist on " + server + ": create it (CREATE DATABASE nosuchdb) or fix --db",
+		strings.Replace(admin, "//postgres@", "//nobody@", 1): "PostgreSQL on " + server + " does not let user nobody connect to database postgres",
+	}
+	for url, want := range cases {
+		for _, cmd := range [][]string{{"migrate"}, {"serve", "--addr", "127.0.0.1:0"}} {
+			code, _, errOut := run(t, append(cmd, "--db", url)...)
+			if code != 3 || !strings.Contains(errOut, want) || strings.Contains(errOut, "SQLSTATE") {
+				t.Errorf("%v --db %s: exit %d %q, want 3 saying %q", cmd, url, code, errOut, want)
+			}
+		}
+	}
+	assertEmpty(t, dir)
+}

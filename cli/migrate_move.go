@@ -64,10 +64,14 @@ func moveToPostgres(cmd *cobra.Command, from, to string) error {
 }
 
 // moveError words a refusal or failure of db.MoveToPostgres: bad input is
-// a usage error (exit 2), the rest exit 3.
+// a usage error (exit 2), the rest (a --to database a newer tessera
+// migrated too) exit 3.
 func moveError(err error, src, dst db.Location) error {
 	var ue *db.UnreachableError
 	if errors.As(err, &ue) {
+		if msg := refusedConnection(ue, "--to"); msg != "" {
+			return &exitError{ExitServer, fmt.Errorf("%s; nothing was written", msg)}
+		}
 		return &exitError{ExitServer, fmt.Errorf("--to: cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database; nothing was written", dst.Redacted(), ue.Err)}
 	}
 	var me *db.MoveError
@@ -87,7 +91,9 @@ func moveError(err error, src, dst db.Location) error {
 	case db.MoveSourceInUse:
 		return usageErr("--from %s is in use: a tessera serve on it heartbeated %s ago (worker %s); stop it first, so that nothing it writes after the copy is lost, and move again (a server that crashed stops counting after %s); nothing was written", me.Path, me.Ago, me.Owner, db.SourceInUseWithin)
 	case db.MoveTargetNewer:
-		return usageErr("--to %s has schema version %d, newer than this tessera's %d: use the tessera that wrote it (or a newer one), or an empty database; nothing was written", dst.Redacted(), me.Version, me.Binary)
+		// Exit 3, as serve and migrate --db for a database a newer
+		// tessera migrated.
+		return &exitError{ExitServer, fmt.Errorf("--to %s has schema version %d, newer than this tessera's %d: use the tessera that wrote it (or a newer one), or an empty database; nothing was written", dst.Redacted(), me.Version, me.Binary)}
 	case db.MoveTargetNotEmpty:
 		return usageErr("--to %s already holds data (table %s has rows); nothing was written: move into an empty database (CREATE DATABASE tessera; or createdb tessera), or drop this one's tables if its data may go", dst.Redacted(), me.Table)
 	case db.MoveSchemaMismatch:

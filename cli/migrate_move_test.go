@@ -375,7 +375,7 @@ func TestMigrateMoveRefusals(t *testing.T) {
 		{[]string{"--from", foreign, "--to", empty}, 2, []string{"foreign.db is a SQLite database without Tessera's schema"}},
 		{[]string{"--from", newer, "--to", empty}, 2, []string{fmt.Sprintf("newer.db has schema version 99, newer than this tessera's %d", binaryVersion(t)), "the tessera that wrote it"}},
 		{[]string{"--from", src, "--to", used}, 2, []string{"already holds data (table ", "empty database"}},
-		{[]string{"--from", src, "--to", ahead}, 2, []string{fmt.Sprintf("has schema version 99, newer than this tessera's %d", binaryVersion(t))}},
+		{[]string{"--from", src, "--to", ahead}, 3, []string{fmt.Sprintf("has schema version 99, newer than this tessera's %d", binaryVersion(t))}},
 		{[]string{"--from", src, "--to", "postgres://postgres@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"cannot reach PostgreSQL at postgres://postgres@127.0.0.1:1/tessera", "nothing was written"}},
 		{[]string{"--from", src, "--to", "postgres://postgres:hunter2@127.0.0.1:1/tessera?sslmode=disable"}, 3, []string{"postgres://postgres:xxxxx@127.0.0.1:1/"}},
 		{[]string{"--from", src, "--to", empty, "--db", src}, 2, []string{"--db cannot be combined with --from and --to"}},

@@ -47,6 +47,7 @@ type Store struct {
 	dialect Dialect
 
 	health writeHealth // see WriteHealth
+	reach  reachHealth // see Unreachable
 	// readWriterUses counts writer uses on behalf of reads (writer_uses.go).
 	readWriterUses atomic.Int64
 	closed         chan struct{}

@@ -75,6 +75,13 @@ const (
 	LocationUnsupportedScheme
 	// LocationMalformed: a postgres:// URL that does not parse.
 	LocationMalformed
+	// LocationKeywordString: a PostgreSQL keyword/value connection string
+	// (host=… dbname=…), which Tessera does not take (it would be a file
+	// of that name); Suggest is the URL of the same settings.
+	LocationKeywordString
+	// LocationPostgresEmpty: a postgres:// URL that names neither a host
+	// nor a database.
+	LocationPostgresEmpty
 )
 
 // LocationError is a --db value ParseLocation refuses. It carries the
@@ -87,6 +94,9 @@ type LocationError struct {
 	// Reason is why the URL does not parse, password removed
 	// (LocationMalformed).
 	Reason string
+	// Suggest is the postgres:// URL of a keyword/value string's settings,
+	// without its password (LocationKeywordString).
+	Suggest string
 }
 
 func (e *LocationError) Error() string {
@@ -95,6 +105,10 @@ func (e *LocationError) Error() string {
 		return "database location is empty"
 	case LocationUnsupportedScheme:
 		return fmt.Sprintf("database URL scheme %q is not supported", e.Scheme)
+	case LocationKeywordString:
+		return "a PostgreSQL keyword/value connection string is not supported; use " + e.Suggest
+	case LocationPostgresEmpty:
+		return "the PostgreSQL URL names no host nor database"
 	default:
 		return "malformed PostgreSQL connection string: " + e.Reason
 	}
@@ -119,6 +133,9 @@ func ParseLocation(s string) (Location, error) {
 		return Location{}, &LocationError{Problem: LocationUnsupportedScheme, Scheme: m[1]}
 	}
 	if !isPG {
+		if kv, ok := keywordSettings(s); ok {
+			return Location{}, &LocationError{Problem: LocationKeywordString, Suggest: kv}
+		}
 		return Location{Dialect: SQLite, Path: s}, nil
 	}
 	m := urlScheme.FindStringSubmatch(s)
@@ -131,7 +148,52 @@ func ParseLocation(s string) (Location, error) {
 	if _, err := pgconn.ParseConfig(s); err != nil {
 		return Location{}, &LocationError{Problem: LocationMalformed, Reason: parseReason(err)}
 	}
+	if u, err := url.Parse(s); err == nil && u.Host == "" && strings.Trim(u.Path, "/") == "" && !u.Query().Has("host") && !u.Query().Has("dbname") {
+		// pgx would fill in a socket, the OS user and its database: not
+		// what anyone meant by it.
+		return Location{}, &LocationError{Problem: LocationPostgresEmpty}
+	}
 	return Location{Dialect: Postgres, URL: s}, nil
+}
+
+// pgKeywords are libpq's connection keywords that name where to connect.
+var pgKeywords = map[string]bool{"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true,
+	"password": true, "sslmode": true, "connect_timeout": true, "application_name": true}
+
+// keywordSetting matches one key=value of a keyword/value string.
+var keywordSetting = regexp.MustCompile(`^([a-z_]+)\s*=\s*(\S*)$`)
+
+// keywordSettings says whether s reads as a PostgreSQL keyword/value
+// connection string (every space-separated word a key=value, at least one
+// key libpq's), and returns the postgres:// URL of its host, port, user,
+// database (the password left out, placeholders where missing).
+func keywordSettings(s string) (string, bool) {
+	words := strings.Fields(strings.ReplaceAll(s, " = ", "="))
+	kv := map[string]string{}
+	known := false
+	for _, w := range words {
+		m := keywordSetting.FindStringSubmatch(w)
+		if m == nil {
+			return "", false
+		}
+		kv[m[1]] = strings.Trim(m[2], "'")
+		known = known || pgKeywords[m[1]]
+	}
+	if !known {
+		return "", false
+	}
+	or := func(v, d string) string {
+		if v == "" {
+			return d
+		}
+		return v
+	}
+	u := url.URL{Scheme: "postgres", Host: or(kv["host"], or(kv["hostaddr"], "host")) + ":" + or(kv["port"], "5432"), Path: "/" + or(kv["dbname"], "dbname")}
+	u.User = url.User(or(kv["user"], "user"))
+	if m := kv["sslmode"]; m != "" {
+		u.RawQuery = "sslmode=" + url.QueryEscape(m)
+	}
+	return u.String(), true
 }
 
 // parseReason is pgconn's reason for refusing a connection string, without

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,21 @@ type UnreachableError struct{ Err error }
 
 func (e *UnreachableError) Error() string { return "PostgreSQL unreachable: " + e.Err.Error() }
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// SQLState is the SQLSTATE the server refused the connection with ("" when
+// it did not answer): 3D000 no such database, 28P01 / 28000 the user's
+// authentication failed or is not allowed.
+func (e *UnreachableError) SQLState() string { return pgCode(e.Err) }
+
+// Target is where the connection went: the server (host:port), the user
+// and the database ("" each when pgx did not say).
+func (e *UnreachableError) Target() (server, user, database string) {
+	var ce *pgconn.ConnectError
+	if !errors.As(e.Err, &ce) || ce.Config == nil {
+		return "", "", ""
+	}
+	return net.JoinHostPort(ce.Config.Host, strconv.Itoa(int(ce.Config.Port))), ce.Config.User, ce.Config.Database
+}
 
 // PingTimeout bounds how long opening a PostgreSQL store waits for the
 // server's first answer.

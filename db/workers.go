@@ -14,6 +14,9 @@ import "context"
 func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
 	_, err := s.leaseWriter(ctx).ExecContext(ctx, `INSERT INTO workers (owner, started_at, heartbeat_at) VALUES (?,?,?)
 		ON CONFLICT (owner) DO UPDATE SET heartbeat_at=excluded.heartbeat_at`, owner, at, at)
+	if ctx.Err() == nil {
+		s.noteReach(err)
+	}
 	return err
 }
 

@@ -113,6 +113,9 @@ func StatusTitle(status int) string {
 		return "Conflict"
 	case http.StatusTooManyRequests:
 		return "Too many requests"
+	case http.StatusServiceUnavailable:
+		// The database does not answer or cannot write: it passes.
+		return "Temporarily unavailable"
 	}
 	if status >= 500 {
 		return "Something went wrong"

@@ -67,6 +67,22 @@ func StoreUnwritable(err error) *UserError {
 	return &UserError{Status: http.StatusServiceUnavailable, Code: "store_unwritable", Message: msg, RetryAfter: retryAfter(we.Cause)}
 }
 
+// unavailableRetry is the Retry-After (seconds) while the store does not
+// answer: a restart of PostgreSQL takes seconds.
+const unavailableRetry = 5
+
+// StoreUnavailable is the 503 of a request made while the database does
+// not answer (PostgreSQL down, restarting, unreachable): reads and writes
+// alike; nothing of a command was written. Its message names no driver
+// text (the server log has it).
+func StoreUnavailable(err error) *UserError {
+	if !db.IsUnavailable(err) {
+		return nil
+	}
+	return &UserError{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: unavailableRetry,
+		Message: "the database does not answer (PostgreSQL is down or unreachable); nothing was changed. The server reconnects by itself once PostgreSQL answers again: check that it runs, then retry"}
+}
+
 func upperFirst(s string) string {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
@@ -108,7 +124,7 @@ const ctxStoreBanner = "store_banner"
 // frame finds it (the banner).
 func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if b := storeBanner(h.Store.WriteHealth(), zoneOfC(c)); b != "" {
+		if b := h.banner(c); b != "" {
 			c.Set(ctxStoreBanner, b)
 		}
 		return next(c)
@@ -118,5 +134,14 @@ func (h *Handler) StoreHealth(next echo.HandlerFunc) echo.HandlerFunc {
 // FaultBannerPartial is the banner alone (GET /fault-banner), which every
 // page asks for again every few seconds.
 func (h *Handler) FaultBannerPartial(c echo.Context) error {
-	return render(c, http.StatusOK, views.FaultBanner(storeBanner(h.Store.WriteHealth(), zoneOfC(c))))
+	return render(c, http.StatusOK, views.FaultBanner(h.banner(c)))
+}
+
+// banner is what every page says of the store ("" while it is well): that
+// it does not answer, else that it cannot write.
+func (h *Handler) banner(c echo.Context) string {
+	if down, since := h.Store.Unreachable(); down {
+		return fmt.Sprintf("The database does not answer since %s (PostgreSQL is down or unreachable). Pages and changes fail and backfills do not progress until it answers again; everything resumes by itself.", fmtTime(zoneOfC(c), since))
+	}
+	return storeBanner(h.Store.WriteHealth(), zoneOfC(c))
 }

@@ -193,9 +193,12 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 		env := newTestEnvOn(t, dialect, leaseWS, Options{Executor: g})
 		ctx := context.Background()
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 5, MaxConcurrentRuns: 2})
-		// The first server plans and starts the attempts, and never heartbeats
-		// again (as if killed).
+		// The first server plans and starts the attempts (under a fresh
+		// heartbeat, as it would), and never heartbeats again (as if killed).
 		poll.Eventually(t, 20*time.Second, "both chunks to start", func() bool {
+			if err := env.eng.heartbeat(ctx); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := env.eng.step(ctx, nil, true); err != nil {
 				t.Fatal(err)
 			}

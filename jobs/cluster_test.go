@@ -41,7 +41,12 @@ type clusterEnv struct {
 // yaml and an engine on each; opts(i) are engine i's options.
 func newClusterEnv(t *testing.T, n int, yaml string, opts func(i int) Options) *clusterEnv {
 	t.Helper()
-	url := pgtest.URL(t)
+	return newClusterEnvAt(t, pgtest.URL(t), n, yaml, opts)
+}
+
+// newClusterEnvAt is newClusterEnv on the database at url.
+func newClusterEnvAt(t *testing.T, url string, n int, yaml string, opts func(i int) Options) *clusterEnv {
+	t.Helper()
 	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)

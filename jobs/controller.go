@@ -31,6 +31,9 @@ type active struct {
 type completion struct {
 	act *active
 	res Result
+	// orphans: another instance's expired attempt (recoverExpired), whose
+	// command's processes are killed once its end is committed here.
+	orphans bool
 }
 
 var (
@@ -63,13 +66,19 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		defer close(hbDone)
 		t := time.NewTicker(e.opts.Heartbeat)
 		defer t.Stop()
+		beatFailing := false // said once a spell of failed heartbeats
 		for {
 			select {
 			case <-hbCtx.Done():
 				return
 			case <-t.C:
-				if err := e.heartbeat(hbCtx); err != nil && hbCtx.Err() == nil {
-					e.Log.Warn("heartbeat", "err", err)
+				switch err := e.heartbeat(hbCtx); {
+				case err != nil && hbCtx.Err() == nil && !beatFailing:
+					e.Log.Warn("heartbeat failed; said once until one succeeds (on PostgreSQL this instance starts no attempt meanwhile)", "err", oneLine(err))
+					beatFailing = true
+				case err == nil && beatFailing:
+					e.Log.Info("heartbeat recorded again")
+					beatFailing = false
 				}
 				if err := e.lead(hbCtx); err != nil && hbCtx.Err() == nil {
 					e.Log.Warn("ask for the schedules' lease", "err", err)
@@ -81,7 +90,20 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	defer tick.Stop()
 	var lastRecover time.Time
 	var comps []completion
-	storeFault := false // the last step failed for a store that cannot write
+	storeFault := false // the last step failed for a store that cannot write or does not answer
+	storeDown := false  // … that did not answer
+	// unreachable says whether err is the store not answering, warning
+	// once an outage.
+	unreachable := func(err error) bool {
+		if !db.IsUnavailable(err) {
+			return false
+		}
+		if !storeFault {
+			e.Log.Warn("the store does not answer (PostgreSQL unreachable); the engine retries until it does", "err", oneLine(err))
+		}
+		storeFault, storeDown = true, true
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,17 +117,20 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		if time.Since(lastRecover) > e.opts.LeaseTTL/2 {
 			lastRecover = time.Now()
 			e.fenceIfExpired()
-			rc, err := e.recoverExpired(ctx)
-			if err != nil {
-				e.Log.Error("recover expired attempts", "err", err)
+			if e.mayJudgeOthers() {
+				rc, err := e.recoverExpired(ctx)
+				if err != nil && !unreachable(err) {
+					e.Log.Error("recover expired attempts", "err", oneLine(err))
+				}
+				comps = append(comps, rc...)
 			}
-			comps = append(comps, rc...)
-			if err := e.cancelLost(ctx); err != nil {
-				e.Log.Error("check this instance's attempts", "err", err)
+			if err := e.cancelLost(ctx); err != nil && !unreachable(err) {
+				e.Log.Error("check this instance's attempts", "err", oneLine(err))
 			}
 		}
+		e.beatIfStale(ctx) // lease_health.go
 		var err error
-		comps, err = e.step(ctx, comps, e.mayPlan()) // mayPlan: workspace_check.go
+		comps, err = e.step(ctx, comps, e.mayPlan()) // mayPlan: workspace_check.go; beatFresh: step
 		e.steps.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -126,13 +151,25 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 				}
 				continue
 			}
+			if unreachable(err) {
+				// PostgreSQL is down or unreachable: retried each second.
+				select {
+				case <-ctx.Done():
+				case <-time.After(storeFaultRetry):
+				}
+				continue
+			}
 			e.Log.Error("controller step", "err", err)
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
 		if storeFault {
-			e.Log.Info("the store writes again; the engine goes on")
-			storeFault = false
+			if storeDown {
+				e.Log.Info("the store answers again; the engine goes on")
+			} else {
+				e.Log.Info("the store writes again; the engine goes on")
+			}
+			storeFault, storeDown = false, false
 		}
 		comps = comps[:0]
 	}
@@ -178,15 +215,6 @@ func (e *Engine) drain(comps []completion) []completion {
 			return comps
 		}
 	}
-}
-
-func (e *Engine) heartbeat(ctx context.Context) error {
-	at := time.Now()
-	err := e.Store.Heartbeat(ctx, e.owner, db.Millis(e.Now()))
-	if err == nil {
-		e.lastBeat.Store(at.UnixNano())
-	}
-	return err
 }
 
 // fenceIfExpired stops this instance's attempts once it has not
@@ -281,7 +309,6 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.killOrphans(run.ID, at.Attempt) // what its command left running would build beside the retry
 		a := &active{run: run, attempt: at.Attempt, owner: at.Owner, parts: parts, asset: ws.Asset(run.Asset), started: db.FromMillis(at.StartedAt)}
 		res := Result{State: db.AttemptInterrupted, Err: fmt.Errorf("interrupted: the server running this attempt stopped (its lease, held by %s, expired); retried, not counted against max_attempts", at.Owner)}
 		res.Parts = readReport(e.reportPath(run.ID, at.Attempt))
@@ -293,7 +320,7 @@ func (e *Engine) recoverExpired(ctx context.Context) ([]completion, error) {
 			// duration leaves the downtime out.
 			res.EndedAt = db.FromMillis(max(seen, at.StartedAt))
 		}
-		out = append(out, completion{act: a, res: res})
+		out = append(out, completion{act: a, res: res, orphans: true})
 		e.Log.Info("interrupting expired attempt", "run", run.ID, "attempt", at.Attempt, "owner", at.Owner, "checkpointed", len(res.Parts))
 	}
 	return out, nil
@@ -387,7 +414,9 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]com
 		if running, terminate, err = e.advanceBackfills(ctx, tx, bfs, plan, now, touched); err != nil {
 			return err
 		}
-		if !plan || len(running) == 0 {
+		if !plan || len(running) == 0 || !e.beatFresh() {
+			// beatFresh: not under a lease the others may find
+			// expired before this instance renews it (lease_health.go).
 			return nil
 		}
 		var err2 error
@@ -403,6 +432,17 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]com
 	if obs := e.opts.ObserveAttempt; obs != nil {
 		for i, end := range ended {
 			obs(kept[i].act.run.Asset, end.State, now.Sub(db.FromMillis(end.Started)))
+		}
+	}
+	for _, c := range kept {
+		if c.orphans {
+			// What its command left running would build beside the
+			// retry. Killed only now that its end is committed: had its
+			// owner recorded it first (its lease was not expired after
+			// all), the step above dropped this completion and its
+			// processes live on; and a process killed here ends an
+			// attempt its owner can no longer record (finishCompleted).
+			e.killOrphans(c.act.run.ID, c.act.attempt)
 		}
 	}
 	e.track(comps, terminate, launch)

@@ -102,6 +102,9 @@ type Engine struct {
 
 	leadUntil atomic.Int64 // Unix ns until which this instance leads (Leading)
 	lastBeat  atomic.Int64 // Unix ns of the last heartbeat recorded
+	// Unix ns of the first heartbeat since the last that failed (0 while
+	// they fail), and of the controller's last own try (lease_health.go).
+	connectedSince, beatTried atomic.Int64
 
 	steps atomic.Int64 // controller steps finished; tests wait on it to see that something did not happen
 

@@ -32,6 +32,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if ue != nil && ue.Code == "store_unwritable" {
 			log.Warn("request refused: the database cannot be written", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		}
+		if ue != nil && ue.Code == "store_unavailable" {
+			log.Warn("request refused: the database does not answer", "method", c.Request().Method, "path", c.Request().URL.Path, "err", strings.Join(strings.Fields(err.Error()), " "))
+		}
 		if ue != nil && ue.RetryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(ue.RetryAfter))
 		}
@@ -69,6 +72,9 @@ func toUserError(err error) *handlers.UserError {
 		return ue
 	}
 	if ue := handlers.StoreUnwritable(err); ue != nil {
+		return ue
+	}
+	if ue := handlers.StoreUnavailable(err); ue != nil {
 		return ue
 	}
 	if errors.Is(err, db.ErrNotFound) {

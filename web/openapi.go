@@ -510,12 +510,14 @@ func OpenAPI(routes []Route) map[string]any {
 				"default": errResp,
 			},
 		}
+		unavailable := "the database does not answer (code store_unavailable: PostgreSQL down or unreachable); retry after Retry-After seconds"
 		if method != http.MethodGet {
-			o["responses"].(map[string]any)["503"] = map[string]any{
-				"description": "the database cannot be written (code store_unwritable: disk full, locked, read-only, I/O error); nothing was changed, retry after Retry-After seconds",
-				"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "seconds"}},
-				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+			unavailable = "the database cannot be written (code store_unwritable: disk full, locked, read-only, I/O error) or does not answer (code store_unavailable: PostgreSQL down or unreachable); nothing was changed, retry after Retry-After seconds"
 		}
+		o["responses"].(map[string]any)["503"] = map[string]any{
+			"description": unavailable,
+			"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "seconds"}},
+			"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
 		if role == auth.RolePublic {
 			o["security"] = []any{}
 		}
