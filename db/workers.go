@@ -17,6 +17,13 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, at int64) error {
 	if ctx.Err() == nil {
 		s.noteReach(err)
 	}
+	if err != nil && s.leases != nil {
+		// The lease pool's one connection may be the one a restart of
+		// the server ended: the next heartbeat dials a new one rather than
+		// fail on it again (the fault banner lasts until one succeeds).
+		s.leases.SetMaxIdleConns(0)
+		s.leases.SetMaxIdleConns(1)
+	}
 	return err
 }
 
