@@ -31,19 +31,10 @@ func UnfinishedRunsIn(ctx context.Context, q getter, backfillID string, lo, hi i
 	return n > 0, err
 }
 
-// RunFingerprint returns the fingerprint of the run planned under runKey
-// (sql.ErrNoRows when none was): planning a key again with other partitions
-// is a conflict.
-func RunFingerprint(ctx context.Context, q getter, runKey string) (string, error) {
-	var fp string
-	err := q.GetContext(ctx, &fp, `SELECT fingerprint FROM runs WHERE run_key=?`, runKey)
-	return fp, err
-}
-
 // RunFingerprintsFrom returns, by run key, the fingerprints of backfill
 // backfillID's runs of chunk from and after (none, unless an earlier
-// version planned past the backfill's next chunk): RunFingerprint for the
-// chunks a step plans, in one statement.
+// version planned past the backfill's next chunk): planning a key again
+// with other partitions is a conflict.
 func RunFingerprintsFrom(ctx context.Context, q Querier, backfillID string, from int64) (map[string]string, error) {
 	rows, err := selectAll[struct {
 		Key string `db:"run_key"`

@@ -3,9 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -43,17 +41,11 @@ type bfPlan struct {
 }
 
 // existingFingerprint is the fingerprint of the run already planned under
-// key (chunk chunk), if one was: planning a key again with other partitions
-// is a conflict. For the chunks from the backfill's next on it is read once
-// a step (one statement, not one a chunk).
-func (p *bfPlan) existingFingerprint(ctx context.Context, tx *db.Tx, key string, chunk int64) (string, bool, error) {
-	if chunk < p.b.NextChunk {
-		fp, err := db.RunFingerprint(ctx, tx, key)
-		if errors.Is(err, sql.ErrNoRows) {
-			return "", false, nil
-		}
-		return fp, err == nil, err
-	}
+// key, if one was: planning a key again with other partitions is a
+// conflict. A step plans only chunks from the backfill's next chunk on, so
+// the runs there are read once a step and backfill (one statement, not one
+// a chunk).
+func (p *bfPlan) existingFingerprint(ctx context.Context, tx *db.Tx, key string) (string, bool, error) {
 	if p.fingerprints == nil {
 		var err error
 		if p.fingerprints, err = db.RunFingerprintsFrom(ctx, tx, p.b.ID, p.b.NextChunk); err != nil {
@@ -381,7 +373,7 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 	fp := hex.EncodeToString(h.Sum(nil)[:12])
 	key := RunKey(p.b.ID, chunk)
 	id := e.RunID(key)
-	if existing, found, err := p.existingFingerprint(ctx, tx, key, chunk); err != nil {
+	if existing, found, err := p.existingFingerprint(ctx, tx, key); err != nil {
 		return nil, err
 	} else if found {
 		if existing != fp {
