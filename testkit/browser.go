@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,15 +49,27 @@ func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Contex
 		chromedp.WindowSize(1280, 800),
 	)
 	opts = append(opts, extra...)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
+	// A Chromium that fails to start (CI once saw its launcher script die
+	// on a loaded machine before the browser ran) is started again, twice
+	// at most; what it printed is kept for the failure message.
+	var errs []string
+	for try := 1; try <= 3; try++ {
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelB := chromedp.NewContext(actx)
+		ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+		if err := chromedp.Do(ctx); err != nil {
+			cancelT()
+			cancelB()
+			cancelA()
+			errs = append(errs, fmt.Sprintf("try %d: %v", try, err))
+			continue
+		}
+		t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+		watchConsole(t, ctx)
+		return ctx
 	}
-	watchConsole(t, ctx)
-	return ctx
+	t.Fatalf("start Chromium (3 tries):\n%s", strings.Join(errs, "\n"))
+	return nil
 }
 
 // watchConsole fails the test, when it ends, for every exception a page

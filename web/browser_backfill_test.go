@@ -166,7 +166,11 @@ func followLaunchedBackfill(t *testing.T, ctx context.Context, bf, by, back stri
 	}
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
-	if got := testkit.JS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="launched-by"] [data-testid=%q]').getAttribute("href")`, by)); got != back {
+	// The page may still be parsing when its badge already says SUCCEEDED:
+	// the link is awaited, then its target compared.
+	link := fmt.Sprintf(`document.querySelector('[data-testid="launched-by"] [data-testid=%q]')`, by)
+	testkit.WaitJS(t, ctx, `document.readyState === "complete" && !!`+link, 20*time.Second, "the backfill's launched-by link ("+by+")")
+	if got := testkit.JS(t, ctx, link+`.getAttribute("href")`); got != back {
 		t.Fatalf("the backfill links back to %q, want %q", got, back)
 	}
 }
