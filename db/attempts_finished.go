@@ -47,11 +47,7 @@ type AttemptsFinished struct {
 // last attempt, and the status rollups.
 func applyFinished(ctx context.Context, tx *sqlx.Tx, p AttemptsFinished) error {
 	st := prepare(tx)
-	open, err := openInstanceRows(ctx, tx)
-	if err != nil {
-		return err
-	}
-	reindexed, err := reindexedAttempts(ctx, tx)
+	open, reindexed, err := instanceRecording(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -183,7 +179,7 @@ type finishing struct {
 	runRows    map[string]runRow
 	runUpdates []any
 	// rowsOnly: instances are recorded as rows, not ranges (an instance
-	// row is still open: openInstanceRows).
+	// row is still open: instanceRecording).
 	rowsOnly bool
 	// reindexed: running attempts whose asset was re-indexed; they record
 	// their instances as rows.
@@ -447,13 +443,42 @@ func (f *finishing) flush(ctx context.Context, tx *sqlx.Tx) error {
 			return err
 		}
 	}
-	if err := applyLastMaterialized(ctx, tx, f.lastMat); err != nil {
-		return err
-	}
-	if err := f.lastAttempt.apply(ctx, tx); err != nil {
+	if err := applyAssetLasts(ctx, tx, f.lastMat, f.lastAttempt); err != nil {
 		return err
 	}
 	return f.roll.apply(ctx, tx)
+}
+
+// applyAssetLasts moves the assets' last materialization (lastMat) and last
+// attempt forward: one statement for an asset in both (a step's usual
+// case: a round trip less on PostgreSQL), else one for each.
+func applyAssetLasts(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64, lastAttempt lastAttempts) error {
+	rest := lastAttempts{}
+	for id, a := range lastAttempt {
+		at, ok := lastMat[id]
+		if !ok {
+			rest[id] = a
+			continue
+		}
+		// Both SET expressions read the row as it was: the condition is
+		// lastAttempts.apply's.
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?1),
+			last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?2 ELSE last_attempt_at END,
+			last_attempt_status = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?3 ELSE last_attempt_status END
+			WHERE id = ?4`, at, a.at, a.status, id); err != nil {
+			return err
+		}
+	}
+	mats := map[int64]int64{}
+	for id, at := range lastMat {
+		if _, ok := lastAttempt[id]; !ok {
+			mats[id] = at
+		}
+	}
+	if err := applyLastMaterialized(ctx, tx, mats); err != nil {
+		return err
+	}
+	return rest.apply(ctx, tx)
 }
 
 // plainMat is a partition materialized without metadata or error.

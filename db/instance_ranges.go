@@ -103,37 +103,38 @@ func insertInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code 
 // rangedByIdx orders ranged instances by index.
 func rangedByIdx(a, b rangedInst) int { return cmp.Compare(a.idx, b.idx) }
 
-// openInstanceRows says whether any instance row is still open (recorded in
-// progress by a version before migration 11): an event that could end one
-// records its instances as rows, which completes them in place.
-func openInstanceRows(ctx context.Context, tx *sqlx.Tx) (bool, error) {
-	var open bool
-	err := tx.GetContext(ctx, &open, `SELECT EXISTS (SELECT 1 FROM instance_rows WHERE status = 'in_progress')`)
-	return open, err
-}
-
 // attemptKey is one attempt of a run.
 type attemptKey struct {
 	run     string
 	attempt int64
 }
 
-// reindexedAttempts returns the running attempts whose asset was re-indexed
-// while they ran (reindexAsset), read through the partial index of running
-// attempts: usually none.
-func reindexedAttempts(ctx context.Context, tx *sqlx.Tx) (map[attemptKey]bool, error) {
+// instanceRecording says how a finishing step records instances, in one
+// statement (a round trip a step on PostgreSQL): open, whether any instance
+// row is still open (recorded in progress by a version before migration
+// 11): an event that could end one records its instances as rows, which
+// completes them in place; and reindexed, the running attempts whose asset
+// was re-indexed while they ran (reindexAsset), read through the partial
+// index of running attempts: usually none. The open flag comes as a row of
+// attempt -1.
+func instanceRecording(ctx context.Context, tx *sqlx.Tx) (open bool, reindexed map[attemptKey]bool, err error) {
 	var rows []struct {
 		Run     string `db:"run_id"`
 		Attempt int64  `db:"attempt"`
 	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt FROM attempts WHERE state = 'running' AND reindexed = 1`); err != nil {
-		return nil, err
+	if err := tx.SelectContext(ctx, &rows, `SELECT run_id, attempt FROM attempts WHERE state = 'running' AND reindexed = 1
+		UNION ALL SELECT '', -1 WHERE EXISTS (SELECT 1 FROM instance_rows WHERE status = 'in_progress')`); err != nil {
+		return false, nil, err
 	}
-	out := make(map[attemptKey]bool, len(rows))
+	reindexed = make(map[attemptKey]bool, len(rows))
 	for _, r := range rows {
-		out[attemptKey{r.Run, r.Attempt}] = true
+		if r.Attempt == -1 {
+			open = true
+			continue
+		}
+		reindexed[attemptKey{r.Run, r.Attempt}] = true
 	}
-	return out, nil
+	return open, reindexed, nil
 }
 
 // expandInstanceRanges turns asset assetID's instance ranges into instance

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -256,11 +256,36 @@ func TestClusterCapsHoldAcrossInstances(t *testing.T) {
 		}
 	}
 	// 8 runs, at most 4 started within any second: the 5th starts a
-	// second after the 1st.
-	st := log.starts["a.throttled"]
-	sort.Slice(st, func(i, j int) bool { return st[i].Before(st[j]) })
-	if len(st) != 8 || st[4].Sub(st[0]) < 950*time.Millisecond {
-		t.Errorf("throttle 4/1s over 3 instances: %d starts, the 5th %v after the 1st", len(st), st[min(4, len(st)-1)].Sub(st[0]))
+	// second after the 1st. The throttle counts the attempts' recorded
+	// starts (a command of a loaded machine may begin a while after its
+	// step recorded it, so its own clock could see two starts closer than
+	// the throttle allowed them): those are checked, and that each
+	// executor saw its 8 starts.
+	if n := len(log.starts["a.throttled"]); n != 8 {
+		t.Errorf("throttle 4/1s over 3 instances: the executors saw %d starts, want 8", n)
+	}
+	runs, err := c.stores[0].Runs(context.Background(), th.ID, nil, -1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st []int64
+	for _, r := range runs {
+		as, err := c.stores[0].Attempts(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range as {
+			st = append(st, a.StartedAt)
+		}
+	}
+	slices.Sort(st)
+	for i := 4; i < len(st); i++ {
+		if st[i]-st[i-4] < 1000 {
+			t.Errorf("throttle 4/1s over 3 instances: recorded starts %d and %d are %d ms apart (of %v)", i-4, i, st[i]-st[i-4], st)
+		}
+	}
+	if len(st) != 8 {
+		t.Errorf("throttle: %d attempts recorded, want 8", len(st))
 	}
 	if len(log.byEngine) < 2 {
 		t.Errorf("the attempts ran on %d instance(s), want them shared: %v", len(log.byEngine), log.byEngine)

@@ -82,7 +82,7 @@ func (e *Engine) plan(ctx context.Context, tx *db.Tx, bfs []*db.Backfill, ws *ca
 	e.rr++
 	sort.SliceStable(plans, func(i, j int) bool { return plans[i].b.Priority > plans[j].b.Priority })
 	r := &planRound{e: e, ctx: ctx, tx: tx, ws: ws, now: now, slots: slots, pools: pools, claimed: map[int64]map[string]bool{},
-		leases: map[int64]*db.Leases{}}
+		leases: map[int64]*db.Leases{}, statuses: map[int64]*statusWindow{}}
 	if err := r.rotate(plans); err != nil {
 		return nil, err
 	}
@@ -144,7 +144,10 @@ type planRound struct {
 	pools   poolUse
 	claimed map[int64]map[string]bool
 	leases  map[int64]*db.Leases // running attempts' leases, per asset, read once a step
-	launch  []*active
+	// statuses are the status rows of the index range the step plans in,
+	// per asset (statusWindow).
+	statuses map[int64]*statusWindow
+	launch   []*active
 	starts  []db.AttemptStart
 }
 
@@ -227,7 +230,7 @@ func (r *planRound) startQueued(p *bfPlan) (started, done bool, err error) {
 				continue // its upstream chunks have not finished: try the next one
 			}
 		}
-		a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, run, asset, r.claimed, r.leases, r.now)
+		a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, run, asset, r, r.now)
 		if err != nil {
 			return false, true, err
 		}
@@ -284,7 +287,7 @@ func (r *planRound) planChunk(p *bfPlan) (bool, error) {
 		p.upWaiting++
 		return true, nil // planned, waits for its upstream chunks
 	}
-	a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, *run, asset, r.claimed, r.leases, r.now)
+	a, st, ok, err := r.e.prepareAttempt(r.ctx, r.tx, p, *run, asset, r, r.now)
 	if err != nil {
 		return false, err
 	}
@@ -400,7 +403,8 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 // minus those this run already materialized (checkpoint), minus those whose
 // upstream failed in this backfill. ok is false when another run holds the
 // lease on one of the partitions: the run then waits.
-func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, claimed map[int64]map[string]bool, leases map[int64]*db.Leases, now time.Time) (*active, db.AttemptStart, bool, error) {
+func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.Run, asset *catalog.Asset, round *planRound, now time.Time) (*active, db.AttemptStart, bool, error) {
+	claimed, leases := round.claimed, round.leases
 	seg := &p.segs[r.Seg]
 	keys, idx := p.newKeys, p.newIdx
 	var err error
@@ -443,7 +447,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 	}
 	statuses := map[string]string{}
 	if lo >= 0 {
-		if statuses, err = db.StoredStatusRows(ctx, tx, r.AssetID, lo, hi); err != nil {
+		if statuses, err = round.statusRows(p, r.AssetID, lo, hi); err != nil {
 			return nil, db.AttemptStart{}, false, err
 		}
 	}
