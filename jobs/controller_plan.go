@@ -148,7 +148,7 @@ type planRound struct {
 	// per asset (statusWindow).
 	statuses map[int64]*statusWindow
 	launch   []*active
-	starts  []db.AttemptStart
+	starts   []db.AttemptStart
 }
 
 // rotate walks the priority tiers of plans (sorted by priority), each
