@@ -144,6 +144,7 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
+	e.pools.record = e.recordSlowDown
 	e.tails = newLiveTails()
 	if err := store.EnlargeWriterCache(ctx); err != nil {
 		return nil, err

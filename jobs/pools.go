@@ -16,7 +16,8 @@ import (
 // serialized across instances, db.LockSteps), the attempts running now
 // per pool and those started within each throttle's period, whoever owns
 // them; the runs the step starts are added as it goes. A remote service's
-// slow-down (Retry-After) is known to the instance whose run was told.
+// slow-down (Retry-After) is recorded in the database by the instance
+// whose run was told (db.SlowPool), and each step reads them all.
 
 // poolState keeps what the last step counted (for the explanations of
 // why a run waits) and the remote slow-downs.
@@ -25,6 +26,9 @@ type poolState struct {
 	use      map[string]int     // running attempts per pool, as the last step counted
 	starts   map[string][]int64 // attempts started within the throttle's period, sorted (Unix ms)
 	slowTill map[string]time.Time
+	// record keeps a slow-down this instance was told for the others
+	// (the Engine's: db.Store.SlowPool); nil in tests of the state alone.
+	record func(pool string, until time.Time)
 }
 
 func newPoolState() *poolState {
@@ -43,6 +47,17 @@ type poolUse struct {
 // counted (nor read).
 func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspace, ids map[string]int64, now time.Time) (poolUse, error) {
 	u := poolUse{running: map[string]int{}, starts: map[string][]int64{}}
+	if len(ws.Pools) == 0 {
+		return u, nil
+	}
+	nowMs := db.Millis(now)
+	slow, err := db.PoolSlowDowns(ctx, tx, nowMs)
+	if err != nil {
+		return u, err
+	}
+	for pool, until := range slow {
+		e.pools.extend(pool, db.FromMillis(until))
+	}
 	capped, throttled := false, false
 	for _, def := range ws.Pools {
 		capped = capped || def.MaxConcurrentRuns > 0
@@ -70,7 +85,6 @@ func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspac
 			}
 		}
 	}
-	nowMs := db.Millis(now)
 	for name, def := range ws.Pools {
 		if def.Throttle == nil || def.Throttle.Runs <= 0 || len(assetsOf[name]) == 0 {
 			continue
@@ -160,14 +174,35 @@ func (p *poolState) holding(ws *catalog.Workspace, pool string, now time.Time) s
 		catalog.HumanDuration(time.Duration(max(next, 0)*int64(time.Millisecond)).Round(time.Second)))
 }
 
-// SlowDown keeps pool from starting runs until t (Retry-After, rate limits).
+// SlowDown keeps pool from starting runs until t (Retry-After, rate
+// limits), on every instance: the slow-down is recorded for them.
 func (p *poolState) SlowDown(pool string, t time.Time) {
 	if pool == "" {
 		return
 	}
+	if p.extend(pool, t) && p.record != nil {
+		p.record(pool, t)
+	}
+}
+
+// extend moves pool's slow-down to t if that is later; it reports whether
+// it did.
+func (p *poolState) extend(pool string, t time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.After(p.slowTill[pool]) {
 		p.slowTill[pool] = t
+		return true
+	}
+	return false
+}
+
+// recordSlowDown records pool's slow-down until until for every instance;
+// this instance holds the pool meanwhile whether or not that succeeds.
+func (e *Engine) recordSlowDown(pool string, until time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.Store.SlowPool(ctx, pool, db.Millis(until)); err != nil {
+		e.Log.Warn("the pool's slow-down is not recorded for the other instances", "pool", pool, "until", until.UTC().Format(time.RFC3339), "err", err)
 	}
 }
