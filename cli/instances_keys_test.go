@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,8 +138,10 @@ func TestSessionKeysAcrossInstances(t *testing.T) {
 	}
 	defer store.Close()
 	before := keyRows(t, store)
-	if got := before["instance_session_keys"]; len(got) != 3 {
-		t.Fatalf("session keys recorded for %v, want the 3 instances", got)
+	ids := []string{idA, idB, idRot}
+	slices.Sort(ids)
+	if got := before["instance_session_keys"]; !slices.Equal(got, ids) || !slices.Equal(before["workers"], ids) {
+		t.Fatalf("session keys recorded for %v, workers %v; want the 3 instances %v under their worker ids", got, before["workers"], ids)
 	}
 	var recorded string
 	if err := store.RawReader().Get(&recorded, `SELECT signing || ',' || keys FROM instance_session_keys WHERE owner = ?`, idRot); err != nil {
