@@ -193,6 +193,21 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	defer store.Close()
 	now := time.Now()
+	// Before anything is written: an instance whose session keys cannot
+	// read the live instances' cookies (or theirs its own) does not start.
+	owner := jobs.NewWorkerID()
+	recorded, err := recordSessionKeys(ctx, store, owner, set.auth.SessionKeys, set.engine.opts.LeaseTTL, now)
+	if err != nil {
+		return err
+	}
+	if recorded {
+		defer func() {
+			if err := forgetSessionKeys(store, owner); err != nil {
+				log.Warn("session keys' record not deleted; it stops counting once this instance's heartbeat expires", "err", err)
+			}
+		}()
+	}
+	set.engine.opts.Owner = owner
 	loaded, seeded, err := loadServeWorkspace(ctx, store, cfg, set, log, now)
 	if err != nil {
 		return err
@@ -222,7 +237,7 @@ func serve(ctx context.Context, cfg serveConfig, set serveSettings, log *slog.Lo
 	}
 	built := web.NewServer(h, log, set.web)
 	srv := &http.Server{Handler: built.Echo, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", set.db.Redacted(), "workspace", source, "assets", len(ws.Assets))
+	log.Info("tessera listening", "url", scheme+ln.Addr().String()+"/", "db", set.db.Redacted(), "workspace", source, "assets", len(ws.Assets), "instance", owner)
 	errc := make(chan error, 1)
 	if set.certs != nil {
 		// HTTPS and HTTP/2 (negotiated by ServeTLS); the certificate is

@@ -39,7 +39,11 @@ account"). Add more with "tessera user add".
 Session cookies are signed with TESSERA_SESSION_KEYS (comma-separated; the
 first key signs, every key verifies, so keys can be rotated); without it a
 key file DB.session-key is created next to the database (mode 0600) on
-first start, so restarts keep everyone signed in.`
+first start, so restarts keep everyone signed in. On PostgreSQL every
+instance needs keys the others read: one whose signing key a live
+instance lacks, or that lacks a live instance's, does not start (to
+rotate, add the new key after the current one everywhere, then move it
+first).`
 
 // parseBool reads a boolean setting: 1/0, true/false, yes/no, on/off, in
 // any case.

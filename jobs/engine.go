@@ -58,7 +58,14 @@ type Options struct {
 	// events older than this are pruned, counts kept (default
 	// DefaultAutomationRetention).
 	AutomationRetention time.Duration
+	// Owner is this instance's worker id (default: a new NewWorkerID);
+	// serve gives the one it recorded its session keys under.
+	Owner string
 }
+
+// NewWorkerID returns a new worker id, the owner of an instance's
+// attempts and heartbeat.
+func NewWorkerID() string { return "w_" + strings.ToLower(ulid.Make().String()) }
 
 // DefaultAutomationRetention is how long automation history is kept unless
 // serve --automation-retention says otherwise.
@@ -140,8 +147,11 @@ func NewEngine(ctx context.Context, store *db.Store, ws WorkspaceFunc, log *slog
 		// instance whose command wrote it.
 		opts.ReportDir = filepath.Join(os.TempDir(), "tessera-reports")
 	}
+	if opts.Owner == "" {
+		opts.Owner = NewWorkerID()
+	}
 	e := &Engine{Store: store, Log: log, Now: time.Now, ws: ws, opts: opts,
-		owner: "w_" + strings.ToLower(ulid.Make().String()), wake: make(chan struct{}, 1),
+		owner: opts.Owner, wake: make(chan struct{}, 1),
 		done: make(chan completion, 65536), running: map[string]*active{}, broker: NewBroker()}
 	e.pools = newPoolState()
 	e.pools.record = e.recordSlowDown
