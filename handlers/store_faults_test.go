@@ -16,6 +16,7 @@ import (
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/logbuf"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
 
@@ -164,7 +165,7 @@ func TestEngineWaitsOutAStoreThatCannotWrite(t *testing.T) {
 	)
 	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond)
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{})
 	testkit.RunEngine(t, eng)
 
