@@ -18,6 +18,7 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // crashWorkspace is an asset of 5,000 daily partitions whose command logs
@@ -91,11 +92,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 	if created.TotalPartitions != 5000 {
 		t.Fatalf("%d partitions, want 5000", created.TotalPartitions)
 	}
-	store, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, url)
 	ctx := context.Background()
 	done := func() bool {
 		b, err := store.Backfill(ctx, created.ID)

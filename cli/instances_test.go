@@ -335,11 +335,7 @@ func TestDifferingInstanceWritesNothing(t *testing.T) {
 	if !strings.Contains(string(log), "not syncing it into the shared catalog") || !strings.Contains(string(log), "t.daily") {
 		t.Fatalf("the second instance's log does not say it did not sync, and what differs:\n%s", log)
 	}
-	store, err := db.Open(s.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, s.DB)
 	var rows []struct {
 		Key     string `db:"key"`
 		Removed bool   `db:"removed"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 func buildBinary(t *testing.T) string {
@@ -182,11 +183,7 @@ assets:
 		t.Fatalf("backfill ended %v: %v\n%s", cur["state"], cur, srv.tail())
 	}
 
-	store, err := db.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, dbPath)
 	one := func(q string, args ...any) int64 {
 		var n int64
 		if err := store.RawReader().Get(&n, q, args...); err != nil {

@@ -47,25 +47,13 @@ func newClusterEnv(t *testing.T, n int, yaml string, opts func(i int) Options) *
 // newClusterEnvAt is newClusterEnv on the database at url.
 func newClusterEnvAt(t *testing.T, url string, n int, yaml string, opts func(i int) Options) *clusterEnv {
 	t.Helper()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &clusterEnv{t: t, ws: ws, stops: make([]func(), n), cancels: make([]context.CancelFunc, n)}
+	first, ws, ids := teststore.WithWorkspaceAt(t, url, yaml, time.Now())
+	c := &clusterEnv{t: t, ws: ws, ids: ids, stops: make([]func(), n), cancels: make([]context.CancelFunc, n)}
 	ctx := context.Background()
 	for i := range n {
-		store, err := db.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
-		if i == 0 {
-			if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			if c.ids, err = store.AssetIDs(ctx); err != nil {
-				t.Fatal(err)
-			}
+		store := first
+		if i > 0 {
+			store = teststore.OpenAt(t, url)
 		}
 		o := opts(i)
 		if o.Tick == 0 {

@@ -36,11 +36,24 @@ func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 func newTestEnvOn(t *testing.T, d db.Dialect, yaml string, opts Options) *testEnv {
 	t.Helper()
 	store, ws, ids := teststore.WithWorkspaceOn(t, d, yaml, time.Now())
-	ctx := context.Background()
+	return newTestEnvWith(t, store, ws, ids, opts)
+}
+
+// newTestEnvAt is newTestEnvOn with the store at loc (teststore.OpenAt).
+func newTestEnvAt(t *testing.T, loc, yaml string, opts Options) *testEnv {
+	t.Helper()
+	store, ws, ids := teststore.WithWorkspaceAt(t, loc, yaml, time.Now())
+	return newTestEnvWith(t, store, ws, ids, opts)
+}
+
+// newTestEnvWith is the engine (not started; ticking every 20 ms unless
+// opts says otherwise) of store, holding ws with its assets' ids.
+func newTestEnvWith(t *testing.T, store *db.Store, ws *catalog.Workspace, ids map[string]int64, opts Options) *testEnv {
+	t.Helper()
 	if opts.Tick == 0 {
 		opts.Tick = 20 * time.Millisecond
 	}
-	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
+	eng, err := NewEngine(context.Background(), store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // Several instances on one PostgreSQL database (issue 23): each test runs
@@ -23,12 +24,9 @@ import (
 // not run unless the test starts it.
 func (e *testEnv) secondInstance(yaml string, opts Options) *testEnv {
 	e.t.Helper()
-	store, err := db.Open(e.store.Location().URL)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { store.Close() })
+	store := teststore.OpenAt(e.t, e.store.Location().URL)
 	ws := e.ws
+	var err error
 	if yaml != "" {
 		if ws, err = catalog.ParseWorkspace("t2.yaml", []byte(yaml)); err != nil {
 			e.t.Fatal(err)
@@ -46,6 +44,31 @@ func (e *testEnv) secondInstance(yaml string, opts Options) *testEnv {
 		e.t.Fatal(err)
 	}
 	return other
+}
+
+// linkPair runs a's and b's links and returns once a publication on A
+// reaches B, with B's count of the probe topic's publications.
+func linkPair(t *testing.T, a, b *testEnv) *atomic.Int64 {
+	t.Helper()
+	a.links()
+	b.links()
+	probe := counter(t, b.eng.Broker(), "bf_probe")
+	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
+		a.eng.Broker().Publish("bf_probe")
+		return probe.Load() > 0
+	})
+	return probe
+}
+
+// probeAgain waits until a new publication on A reaches B's probe (see
+// linkPair): B listens again after it lost its connection.
+func probeAgain(t *testing.T, a *testEnv, probe *atomic.Int64, what string) {
+	t.Helper()
+	before := probe.Load()
+	poll.Eventually(t, 15*time.Second, what, func() bool {
+		a.eng.Broker().Publish("bf_probe")
+		return probe.Load() > before
+	})
 }
 
 // links runs the engine's links with the other instances until the test
@@ -94,14 +117,7 @@ func TestLiveChangesCrossInstances(t *testing.T) {
 	t.Parallel()
 	a := newTestEnvOn(t, db.Postgres, sleepyWS, Options{})
 	b := a.secondInstance("", Options{})
-	a.links()
-	b.links()
-	// A publication on A reaches B (once B listens).
-	seen := counter(t, b.eng.Broker(), "bf_probe")
-	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return seen.Load() > 0
-	})
+	linkPair(t, a, b)
 	a.start()
 	bf := a.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 1, MaxConcurrentRuns: 2})
 	onB := counter(t, b.eng.Broker(), bf.ID)
@@ -175,22 +191,12 @@ func TestLiveChangesPollAndReconnect(t *testing.T) {
 	poll.Eventually(t, 5*time.Second, "the polled backfill to be published", func() bool { return n.Load() >= 1 })
 
 	// The listening connection dies; the relay reconnects and listens again.
-	a.links()
-	b.links()
-	probe := counter(t, b.eng.Broker(), "bf_probe")
-	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > 0
-	})
+	probe := linkPair(t, a, b)
 	var killed int
 	if err := b.store.RawReader().Get(&killed, `SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN `+db.LiveChannel+`') k`); err != nil || killed == 0 {
 		t.Fatalf("terminate the listening connections: %d %v", killed, err)
 	}
-	before := probe.Load()
-	poll.Eventually(t, 15*time.Second, "B to listen again after its connection was killed", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > before
-	})
+	probeAgain(t, a, probe, "B to listen again after its connection was killed")
 }
 
 // TestPauseStopsPlanningAcrossInstances: pausing through instance B stops
@@ -351,44 +357,16 @@ func TestInstanceLinksOnlyOnPostgres(t *testing.T) {
 func TestPostgresRestartMidBackfill(t *testing.T) {
 	t.Parallel()
 	k := pgtest.NewCluster(t)
-	url := k.URL(t)
-	store, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(sleepyWS))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := store.AssetIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &testEnv{t: t, store: store, ws: ws, ids: ids}
-	a.eng, err = NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Tick: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newTestEnvAt(t, k.URL(t), sleepyWS, Options{})
 	b := a.secondInstance("", Options{})
-	a.links()
-	b.links()
-	probe := counter(t, b.eng.Broker(), "bf_probe")
-	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > 0
-	})
+	probe := linkPair(t, a, b)
 	a.start()
 	const n = 40
 	bf := a.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-02-09"}, ChunkSize: 1, MaxConcurrentRuns: 2})
 	onB := counter(t, b.eng.Broker(), bf.ID)
 	count := func(q string, args ...any) int64 {
 		var c int64
-		if err := store.RawReader().Get(&c, q, args...); err != nil {
+		if err := a.store.RawReader().Get(&c, q, args...); err != nil {
 			return -1
 		}
 		return c
@@ -407,7 +385,7 @@ func TestPostgresRestartMidBackfill(t *testing.T) {
 	if got.State != db.BackfillSucceeded {
 		t.Fatalf("backfill %s after the restart: %+v", got.State, got)
 	}
-	if m := count(`SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized'`, ids["s.daily"]); m != n {
+	if m := count(`SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized'`, a.ids["s.daily"]); m != n {
 		t.Fatalf("%d partitions materialized, want %d", m, n)
 	}
 	if r := count(`SELECT COUNT(*) FROM runs WHERE backfill_id=?`, bf.ID); r != n {
@@ -415,9 +393,5 @@ func TestPostgresRestartMidBackfill(t *testing.T) {
 	}
 	poll.Eventually(t, 10*time.Second, "B to be signalled for the backfill after the restart", func() bool { return onB.Load() > restarted })
 	// And B listens again (not only polls): a publication reaches it.
-	before := probe.Load()
-	poll.Eventually(t, 15*time.Second, "B to listen again after the restart", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > before
-	})
+	probeAgain(t, a, probe, "B to listen again after the restart")
 }
