@@ -1,17 +1,22 @@
 package db_test
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/testkit/teststore"
+	"github.com/tessera-dev/tessera/db"
 )
 
 // WaitUrgent returns at once with no urgent writer, waits while one is
 // pending until it ends, and returns after its bound if it does not.
 func TestWaitUrgent(t *testing.T) {
 	t.Parallel()
-	s := teststore.Open(t)
+	s, err := db.Open(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	s.WaitUrgent(time.Hour) // none pending: returns at once, or the test times out
 
 	end := s.BeginUrgent()
