@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -99,12 +98,7 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 	if code != 0 {
 		t.Fatalf("token create: %s", errOut)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	args := []string{"--addr", addr, "--db", dbPath, "--workspace", ws}
 	if workspace == "" {
 		args = args[:4]

@@ -77,7 +77,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 		waitReady(t, http.DefaultClient, "http://"+addrs[i], logs[i])
 	}
 	for i := range addrs {
-		addrs[i] = freeAddr(t)
+		addrs[i] = testkit.FreeAddr(t)
 		start(i)
 	}
 	code, out, errOut := run(t, "backfill", "create", "crash.cmd", "--start", "2010-01-01", "--end", "2023-09-09", "--chunk-size", "10", "--concurrency", "24", "--json",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -137,12 +136,7 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 	tok = strings.TrimSpace(tok)
 	var urls []string
 	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testkit.FreeAddr(t)
 		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", ws, "--seed-demo", "never")
 		waitReady(t, http.DefaultClient, "http://"+addr, logPath)
 		urls = append(urls, "http://"+addr)
@@ -218,12 +212,7 @@ func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
 		if err := os.WriteFile(p, []byte(ws), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testkit.FreeAddr(t)
 		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", p, "--seed-demo", "never")
 		if i == 0 {
 			waitReady(t, http.DefaultClient, "http://"+addr, logPath)
@@ -278,12 +267,7 @@ func TestThreeInstancesStartTogetherOnANewDatabase(t *testing.T) {
 	env := []string{"TESSERA_SESSION_KEYS=0123456789abcdef-three", "TESSERA_SEED_DEMO=never"}
 	var addrs, logs []string
 	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, ln.Addr().String())
-		ln.Close()
+		addrs = append(addrs, testkit.FreeAddr(t))
 	}
 	for _, a := range addrs {
 		_, logPath := startServe(t, env, "--addr", a, "--db", url, "--workspace", ws)
@@ -311,12 +295,7 @@ func TestThreeInstancesStartTogetherOnANewDatabase(t *testing.T) {
 func TestDifferingInstanceWritesNothing(t *testing.T) {
 	t.Parallel()
 	s := startServerOn(t, db.Postgres, clientWorkspace)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}, "--addr", addr, "--db", s.DB)
 	second := "http://" + addr
 	testkit.Eventually(t, 30*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {

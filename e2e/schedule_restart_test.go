@@ -47,7 +47,7 @@ schedules:
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(dir, "tessera.db")
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	srv := &server{t: t, bin: bin, addr: addr, args: []string{"serve", "--addr", addr, "--db", dbPath, "--workspace", ws}}
 	srv.start()
 	t.Cleanup(srv.kill)
