@@ -81,23 +81,9 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 		dbPath = pgtest.URL(t)
 		env = []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}
 	}
-	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "cli-test", "--db", dbPath)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "boss", "--role", "admin", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add admin: %s", errOut)
-	}
-	code, adminTok, errOut := run(t, "token", "create", "--user", "boss", "--name", "cli-admin", "--db", dbPath)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
+	mustRun(t, "migrate", "--db", dbPath)
+	tok := userToken(t, dbPath, pw, "ops", "operator", "cli-test")
+	adminTok := userToken(t, dbPath, pw, "boss", "admin", "cli-admin")
 	addr := testkit.FreeAddr(t)
 	args := []string{"--addr", addr, "--db", dbPath, "--workspace", ws}
 	if workspace == "" {
@@ -106,7 +92,7 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 	cmd, logPath := startServe(t, env, args...)
 	url := "http://" + addr
 	waitReady(t, http.DefaultClient, url, logPath)
-	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}
+	return server{URL: url, Token: tok, AdminToken: adminTok, DB: dbPath, WS: ws, Proc: cmd.Process}
 }
 
 func (s server) cli(t *testing.T, args ...string) (int, string, string) {

@@ -53,17 +53,8 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 	}
 	pw := filepath.Join(dir, "pw")
 	os.WriteFile(pw, []byte("correct-horse-battery\n"), 0o600)
-	if code, _, errOut := run(t, "migrate", "--db", url); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", url); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "crash", "--db", url)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	tok = strings.TrimSpace(tok)
+	mustRun(t, "migrate", "--db", url)
+	tok := userToken(t, url, pw, "ops", "operator", "crash")
 	// The instances share one machine: their commands' reports (and the
 	// files that say which processes to kill after a crash) in one folder.
 	tmp := filepath.Join(dir, "tmp")

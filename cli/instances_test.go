@@ -129,11 +129,7 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 	if code, out := runBinary(t, env, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", url); code != 0 {
 		t.Fatalf("user add: %s", out)
 	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "tail", "--db", url)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	tok = strings.TrimSpace(tok)
+	tok := strings.TrimSpace(mustRun(t, "token", "create", "--user", "ops", "--name", "tail", "--db", url))
 	var urls []string
 	for range 2 {
 		addr := testkit.FreeAddr(t)
