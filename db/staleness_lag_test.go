@@ -19,15 +19,7 @@ func TestStaleFactsMaxLag(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
-	store, ws, ids := teststore.WithWorkspace(t, `assets:
-  up:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    executor: {demo: {duration: 1s}}
-  down:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    deps: [up]
-    executor: {demo: {duration: 1s}}
-`, now)
+	store, ws, ids := teststore.WithWorkspace(t, upDownDaily, now)
 	exact := staleInputAt(ws, ids, now)
 	lagging := exact
 	lagging.MaxLag = time.Hour // no test run is this slow: the window never ends by itself

@@ -20,15 +20,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		store, ws, ids := teststore.WithWorkspaceOn(t, d, `assets:
-  up:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    executor: {demo: {duration: 1s}}
-  down:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
-    deps: [up]
-    executor: {demo: {duration: 1s}}
-  other:
+		store, ws, ids := teststore.WithWorkspaceOn(t, d, upDownDaily+`  other:
     partitions: {static: [a, b]}
     executor: {demo: {duration: 1s}}
 `, now)
