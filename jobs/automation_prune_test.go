@@ -9,7 +9,6 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // restart closes e's store and opens a new store, engine and scheduler on
@@ -101,8 +100,7 @@ func TestPruneFollowsTheRetention(t *testing.T) {
 // pruned still launches nothing.
 func TestPushDedupeAfterPrune(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n"+pollSensor("same", counterEvaluator("always"), ""))
+	eachSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n"+pollSensor("same", counterEvaluator("always"), ""), func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu"}}, "bot")
 		if err != nil || r.Replayed {

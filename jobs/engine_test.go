@@ -33,6 +33,13 @@ func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 }
 
 // newTestEnvOn is newTestEnv on a store of dialect d.
+// eachTestEnv runs f on each dialect (teststore.EachDialect) with the
+// engine of a store holding yaml (newTestEnvOn).
+func eachTestEnv(t *testing.T, yaml string, opts Options, f func(t *testing.T, env *testEnv)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, newTestEnvOn(t, d, yaml, opts)) })
+}
+
 func newTestEnvOn(t *testing.T, d db.Dialect, yaml string, opts Options) *testEnv {
 	t.Helper()
 	store, ws, ids := teststore.WithWorkspaceOn(t, d, yaml, time.Now())
@@ -119,8 +126,7 @@ var dailyWS = teststore.Assets(
 
 func TestBackfillRunsToSuccess(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		env.start()
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})
 		if b.TotalPartitions != 28 || b.TotalChunks != 4 || b.State != db.BackfillPending {
