@@ -65,6 +65,13 @@ func startServerWith(t *testing.T, workspace string) server {
 	return startServerOn(t, db.SQLite, workspace)
 }
 
+// eachServer runs f on each dialect (teststore.EachDialect) with a real
+// server of the workspace on a store of that dialect (startServerOn).
+func eachServer(t *testing.T, workspace string, f func(t *testing.T, s server)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, startServerOn(t, d, workspace)) })
+}
+
 // startServerOn is startServerWith on a store of dialect d: a SQLite file,
 // or a fresh database of the package's PostgreSQL cluster (the server then
 // takes its session key from TESSERA_SESSION_KEYS).
@@ -102,8 +109,7 @@ func (s server) cli(t *testing.T, args ...string) (int, string, string) {
 
 func TestCLIBackfillLifecycle(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		s := startServerOn(t, d, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 
 		code, out, errOut := s.cli(t, "asset", "list")
 		if code != 0 || !strings.Contains(out, "t.daily") || !strings.Contains(out, "MISSING") {
@@ -225,8 +231,7 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 
 func TestCLIBadInput(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		cases := []struct {
 			args []string
 			code int
@@ -282,8 +287,7 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 	t.Setenv("TESSERA_CONFIG", cfg)
 	t.Setenv("TESSERA_URL", "")
 	t.Setenv("TESSERA_TOKEN", "")
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := run(t, "login", "--server", s.URL, "--token", s.Token)
 		if code != 0 || !strings.Contains(out, "as ops (operator)") {
 			t.Fatalf("login: %d %q %q", code, out, errOut)
@@ -317,8 +321,7 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 // TestAPIPaginationAndIdempotentCreates: walking 1,000 backfills page by page
 // gives each exactly once; 20 concurrent identical creates make one backfill.
 func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		post := func(body, key string) (int, map[string]any) {
 			req, _ := http.NewRequest("POST", s.URL+"/api/v1/backfills", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+s.Token)
@@ -403,8 +406,7 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 
 func TestCLIReportTaintStatusGaps(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--metadata", `{"rows": 12}`, "--run-id", "ext-1")
 		if code != 0 || !strings.Contains(out, "recorded 3 materialized") {
 			t.Fatalf("report: %d %q %q", code, out, errOut)
@@ -488,8 +490,7 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 // pool's throttle), as the API's waiting does.
 func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, testkit.ThrottledWorkspace)
+	eachServer(t, testkit.ThrottledWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-03", "--chunk-size", "1", "--json")
 		if code != 0 {
 			t.Fatalf("create: exit %d %q %q", code, out, errOut)
