@@ -71,6 +71,24 @@ func probeAgain(t *testing.T, a *testEnv, probe *atomic.Int64, what string) {
 	})
 }
 
+// liveInstance is the engine of a fresh PostgreSQL store holding yaml, not
+// started, that has heartbeated once: a live instance the others compare
+// their workspace with.
+func liveInstance(t *testing.T, yaml string) *testEnv {
+	t.Helper()
+	e := newTestEnvOn(t, db.Postgres, yaml, Options{})
+	e.beat()
+	return e
+}
+
+// beat records the instance's heartbeat now; the test fails on its error.
+func (e *testEnv) beat() {
+	e.t.Helper()
+	if err := e.eng.heartbeat(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // links runs the engine's links with the other instances until the test
 // ends.
 func (e *testEnv) links() {
@@ -276,11 +294,8 @@ assets:
 // not plan; once it serves the same workspace, it plans.
 func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, sleepyWS, Options{})
+	a := liveInstance(t, sleepyWS)
 	ctx := context.Background()
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if mm := a.eng.WorkspaceMismatch(); mm != nil {
 		t.Fatalf("first instance: %v", mm)
 	}
@@ -309,9 +324,7 @@ func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 	}
 	// B is given A's workspace (a reload): it plans.
 	b.setWS(a.ws)
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a.beat()
 	if err := b.eng.checkWorkspace(ctx); err != nil {
 		t.Fatal(err)
 	}
