@@ -296,20 +296,29 @@ func TestClusterPlansEachChunkOnce(t *testing.T) {
 	}
 }
 
+// backfillEvents decodes the payloads of backfill id's events of type typ,
+// oldest first.
+func backfillEvents[T any](t *testing.T, store *db.Store, typ, id string) []T {
+	t.Helper()
+	var payloads []string
+	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, typ, "backfill:"+id); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]T, len(payloads))
+	for i, p := range payloads {
+		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 // checkChunksPlannedOnce checks that backfill id's runs.planned events
 // plan each of its chunks once, and that it has one run per chunk.
 func checkChunksPlannedOnce(t *testing.T, store *db.Store, id string, chunks int64) {
 	t.Helper()
-	var payloads []string
-	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, db.EvRunsPlanned, "backfill:"+id); err != nil {
-		t.Fatal(err)
-	}
 	planned := map[int64]int{}
-	for _, p := range payloads {
-		var ev db.RunsPlanned
-		if err := json.Unmarshal([]byte(p), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range backfillEvents[db.RunsPlanned](t, store, db.EvRunsPlanned, id) {
 		for _, r := range ev.Runs {
 			planned[r.Chunk]++
 		}
@@ -410,16 +419,8 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 // finished by one attempts.finished event, and that every attempt ended.
 func checkFinishedOnce(t *testing.T, store *db.Store, id string) {
 	t.Helper()
-	var payloads []string
-	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, db.EvAttemptsFinished, "backfill:"+id); err != nil {
-		t.Fatal(err)
-	}
 	ends := map[attemptRef]int{}
-	for _, p := range payloads {
-		var ev db.AttemptsFinished
-		if err := json.Unmarshal([]byte(p), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range backfillEvents[db.AttemptsFinished](t, store, db.EvAttemptsFinished, id) {
 		for _, a := range ev.Attempts {
 			ends[attemptRef{a.RunID, a.Attempt}]++
 		}
