@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/cli"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestServerErrorsInCLIWords: the server's errors, written for API clients,
@@ -19,8 +16,7 @@ import (
 // /api/v1/backfills/…").
 func TestServerErrorsInCLIWords(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partitions", "2025-03-01,2025-03-02", "--wait")
 		if code != cli.ExitFailed {
 			t.Fatalf("create --wait of t.flaky: %d %q %q", code, out, errOut)

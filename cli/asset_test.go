@@ -5,9 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestAssetPartitionsTableShowsLastAttempt: the partitions table shows, for
@@ -17,8 +14,7 @@ import (
 // shows when its data was built. --json is as the API answers.
 func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		// A backfill run that fails (t.flaky fails every attempt, 1 attempt).
 		if code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partition", "2025-03-01", "--wait"); code != 1 {
 			t.Fatalf("failing backfill: %d %q %q", code, out, errOut)

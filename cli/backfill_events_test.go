@@ -9,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/cli"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // apiEventCount walks GET /api/v1/backfills/{id}/events to its end.
@@ -49,8 +46,7 @@ var eventRowRe = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`)
 // the API's pages of 1,000; --all follows next_cursor to the oldest event.
 func TestBackfillEventsLimitAndAll(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		// One chunk at a time: three events per chunk, over 1,000 in all.
 		code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-12-31", "--concurrency", "1", "--wait")
 		if code != 0 {

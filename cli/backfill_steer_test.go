@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/cli"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestRetryFailedFlags: retry-failed takes --expected-state-version,
@@ -18,8 +15,7 @@ import (
 // (errors name the flag), and a setting left out keeps the parent's.
 func TestRetryFailedFlags(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--start", "2025-03-01", "--end", "2025-03-04", "--concurrency", "2", "--wait")
 		if code != cli.ExitFailed {
 			t.Fatalf("create --wait of t.flaky: %d %q %q", code, out, errOut)

@@ -1,16 +1,14 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tessera-dev/tessera/catalog"
-	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // tessera bench backfill --db postgres://… --instances 3 shares the
@@ -45,11 +43,7 @@ func TestBenchBackfillInstancesOnPostgres(t *testing.T) {
 		t.Fatalf("bench backfill: %s", line)
 	}
 	t.Log(line)
-	store, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, url)
 	var owners int
 	if err := store.RawReader().Get(&owners, `SELECT COUNT(DISTINCT owner) FROM attempts`); err != nil || owners < 2 {
 		t.Errorf("the attempts had %d owners (%v), want the instances to share them", owners, err)
@@ -57,18 +51,7 @@ func TestBenchBackfillInstancesOnPostgres(t *testing.T) {
 
 	// A database holding a workspace is refused, and nothing is written.
 	used := pgtest.URL(t)
-	other, err := db.Open(used)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	ws, err := catalog.ParseWorkspace("ws.yaml", []byte("assets:\n  mine.daily:\n    partitions: {daily: {start: 2025-01-01}}\n    executor: {demo: {duration: 1ms}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.SyncWorkspace(context.Background(), ws, "test", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	other, _, _ := teststore.WithWorkspaceAt(t, used, "assets:\n  mine.daily:\n    partitions: {daily: {start: 2025-01-01}}\n    executor: {demo: {duration: 1ms}}\n", time.Now())
 	msg, err := exec.Command(tesseraBin, "bench", "backfill", "--db", used, "--partitions", "10").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(msg), "the database holds a workspace already (1 asset); give the benchmark an empty database") {
 		t.Errorf("bench backfill on a database in use: %v %q", err, msg)

@@ -19,6 +19,25 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// mustRun runs a command that must succeed (the test fails with its
+// arguments and what it said otherwise) and returns its standard output.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d %q", args, code, errOut)
+	}
+	return out
+}
+
+// userToken adds the user of role to the database at dbPath (its password
+// in the file pw) and returns a new API token of theirs named name.
+func userToken(t *testing.T, dbPath, pw, user, role, name string) string {
+	t.Helper()
+	mustRun(t, "user", "add", user, "--role", role, "--password-file", pw, "--db", dbPath)
+	return strings.TrimSpace(mustRun(t, "token", "create", "--user", user, "--name", name, "--db", dbPath))
+}
+
 // noConfig leaves the CLI in this test nothing but its flags: no config
 // file (TESSERA_CONFIG names one that does not exist), no TESSERA_URL, no
 // TESSERA_TOKEN.

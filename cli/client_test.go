@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -66,6 +65,13 @@ func startServerWith(t *testing.T, workspace string) server {
 	return startServerOn(t, db.SQLite, workspace)
 }
 
+// eachServer runs f on each dialect (teststore.EachDialect) with a real
+// server of the workspace on a store of that dialect (startServerOn).
+func eachServer(t *testing.T, workspace string, f func(t *testing.T, s server)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, startServerOn(t, d, workspace)) })
+}
+
 // startServerOn is startServerWith on a store of dialect d: a SQLite file,
 // or a fresh database of the package's PostgreSQL cluster (the server then
 // takes its session key from TESSERA_SESSION_KEYS).
@@ -82,29 +88,10 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 		dbPath = pgtest.URL(t)
 		env = []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}
 	}
-	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "cli-test", "--db", dbPath)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "boss", "--role", "admin", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add admin: %s", errOut)
-	}
-	code, adminTok, errOut := run(t, "token", "create", "--user", "boss", "--name", "cli-admin", "--db", dbPath)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	mustRun(t, "migrate", "--db", dbPath)
+	tok := userToken(t, dbPath, pw, "ops", "operator", "cli-test")
+	adminTok := userToken(t, dbPath, pw, "boss", "admin", "cli-admin")
+	addr := testkit.FreeAddr(t)
 	args := []string{"--addr", addr, "--db", dbPath, "--workspace", ws}
 	if workspace == "" {
 		args = args[:4]
@@ -112,7 +99,7 @@ func startServerOn(t *testing.T, d db.Dialect, workspace string) server {
 	cmd, logPath := startServe(t, env, args...)
 	url := "http://" + addr
 	waitReady(t, http.DefaultClient, url, logPath)
-	return server{URL: url, Token: strings.TrimSpace(tok), AdminToken: strings.TrimSpace(adminTok), DB: dbPath, WS: ws, Proc: cmd.Process}
+	return server{URL: url, Token: tok, AdminToken: adminTok, DB: dbPath, WS: ws, Proc: cmd.Process}
 }
 
 func (s server) cli(t *testing.T, args ...string) (int, string, string) {
@@ -122,8 +109,7 @@ func (s server) cli(t *testing.T, args ...string) (int, string, string) {
 
 func TestCLIBackfillLifecycle(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		s := startServerOn(t, d, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 
 		code, out, errOut := s.cli(t, "asset", "list")
 		if code != 0 || !strings.Contains(out, "t.daily") || !strings.Contains(out, "MISSING") {
@@ -245,8 +231,7 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 
 func TestCLIBadInput(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		cases := []struct {
 			args []string
 			code int
@@ -302,8 +287,7 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 	t.Setenv("TESSERA_CONFIG", cfg)
 	t.Setenv("TESSERA_URL", "")
 	t.Setenv("TESSERA_TOKEN", "")
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := run(t, "login", "--server", s.URL, "--token", s.Token)
 		if code != 0 || !strings.Contains(out, "as ops (operator)") {
 			t.Fatalf("login: %d %q %q", code, out, errOut)
@@ -337,8 +321,7 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 // TestAPIPaginationAndIdempotentCreates: walking 1,000 backfills page by page
 // gives each exactly once; 20 concurrent identical creates make one backfill.
 func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		post := func(body, key string) (int, map[string]any) {
 			req, _ := http.NewRequest("POST", s.URL+"/api/v1/backfills", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+s.Token)
@@ -423,8 +406,7 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 
 func TestCLIReportTaintStatusGaps(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--metadata", `{"rows": 12}`, "--run-id", "ext-1")
 		if code != 0 || !strings.Contains(out, "recorded 3 materialized") {
 			t.Fatalf("report: %d %q %q", code, out, errOut)
@@ -508,8 +490,7 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 // pool's throttle), as the API's waiting does.
 func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, testkit.ThrottledWorkspace)
+	eachServer(t, testkit.ThrottledWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-03", "--chunk-size", "1", "--json")
 		if code != 0 {
 			t.Fatalf("create: exit %d %q %q", code, out, errOut)

@@ -18,6 +18,7 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // crashWorkspace is an asset of 5,000 daily partitions whose command logs
@@ -52,17 +53,8 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 	}
 	pw := filepath.Join(dir, "pw")
 	os.WriteFile(pw, []byte("correct-horse-battery\n"), 0o600)
-	if code, _, errOut := run(t, "migrate", "--db", url); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	if code, _, errOut := run(t, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", url); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "crash", "--db", url)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	tok = strings.TrimSpace(tok)
+	mustRun(t, "migrate", "--db", url)
+	tok := userToken(t, url, pw, "ops", "operator", "crash")
 	// The instances share one machine: their commands' reports (and the
 	// files that say which processes to kill after a crash) in one folder.
 	tmp := filepath.Join(dir, "tmp")
@@ -76,7 +68,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 		waitReady(t, http.DefaultClient, "http://"+addrs[i], logs[i])
 	}
 	for i := range addrs {
-		addrs[i] = freeAddr(t)
+		addrs[i] = testkit.FreeAddr(t)
 		start(i)
 	}
 	code, out, errOut := run(t, "backfill", "create", "crash.cmd", "--start", "2010-01-01", "--end", "2023-09-09", "--chunk-size", "10", "--concurrency", "24", "--json",
@@ -91,11 +83,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 	if created.TotalPartitions != 5000 {
 		t.Fatalf("%d partitions, want 5000", created.TotalPartitions)
 	}
-	store, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, url)
 	ctx := context.Background()
 	done := func() bool {
 		b, err := store.Backfill(ctx, created.ID)

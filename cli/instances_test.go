@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,19 +129,10 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 	if code, out := runBinary(t, env, "user", "add", "ops", "--role", "operator", "--password-file", pw, "--db", url); code != 0 {
 		t.Fatalf("user add: %s", out)
 	}
-	code, tok, errOut := run(t, "token", "create", "--user", "ops", "--name", "tail", "--db", url)
-	if code != 0 {
-		t.Fatalf("token create: %s", errOut)
-	}
-	tok = strings.TrimSpace(tok)
+	tok := strings.TrimSpace(mustRun(t, "token", "create", "--user", "ops", "--name", "tail", "--db", url))
 	var urls []string
 	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testkit.FreeAddr(t)
 		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", ws, "--seed-demo", "never")
 		waitReady(t, http.DefaultClient, "http://"+addr, logPath)
 		urls = append(urls, "http://"+addr)
@@ -217,12 +208,7 @@ func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
 		if err := os.WriteFile(p, []byte(ws), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testkit.FreeAddr(t)
 		_, logPath := startServe(t, env, "--addr", addr, "--db", url, "--workspace", p, "--seed-demo", "never")
 		if i == 0 {
 			waitReady(t, http.DefaultClient, "http://"+addr, logPath)
@@ -262,5 +248,127 @@ func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
 	}
 	if code, rd := readyz(urls[0]); code != http.StatusOK || rd.Workspace != nil {
 		t.Fatalf("first /readyz %d %+v", code, rd)
+	}
+}
+
+// TestThreeInstancesStartTogetherOnANewDatabase: deploy/compose.yaml's
+// start, with the real binary: three `serve` processes started at once on
+// one new PostgreSQL database (the same workspace and session keys) all
+// become ready; the schema is migrated once and exactly one of them
+// creates the first admin and prints its password.
+func TestThreeInstancesStartTogetherOnANewDatabase(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	ws := writeFile(t, "ws.yaml", clientWorkspace)
+	env := []string{"TESSERA_SESSION_KEYS=0123456789abcdef-three", "TESSERA_SEED_DEMO=never"}
+	var addrs, logs []string
+	for range 3 {
+		addrs = append(addrs, testkit.FreeAddr(t))
+	}
+	for _, a := range addrs {
+		_, logPath := startServe(t, env, "--addr", a, "--db", url, "--workspace", ws)
+		logs = append(logs, logPath)
+	}
+	for i, a := range addrs {
+		waitReady(t, http.DefaultClient, "http://"+a, logs[i])
+	}
+	admins := 0
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		admins += len(regexp.MustCompile(`created first admin account`).FindAll(b, -1))
+	}
+	if admins != 1 {
+		t.Fatalf("%d instances created the first admin, want 1", admins)
+	}
+}
+
+// TestDifferingInstanceWritesNothing (issue 23 audit): a second real
+// instance started on the same PostgreSQL database with another workspace
+// (the embedded demo) does not rewrite the shared catalog (the first
+// instance's assets stay, none of its own is added, none marked removed),
+// refuses to create a backfill with a 409 naming what differs and writing
+// nothing, and the first instance stays ready.
+func TestDifferingInstanceWritesNothing(t *testing.T) {
+	t.Parallel()
+	s := startServerOn(t, db.Postgres, clientWorkspace)
+	addr := testkit.FreeAddr(t)
+	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}, "--addr", addr, "--db", s.DB)
+	second := "http://" + addr
+	testkit.Eventually(t, 30*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
+		resp, err := http.Get(second + "/readyz")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var rd struct {
+			Workspace *struct{ Differs bool } `json:"workspace"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&rd)
+		return resp.StatusCode == http.StatusServiceUnavailable && rd.Workspace != nil && rd.Workspace.Differs
+	})
+	log, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(log), "not syncing it into the shared catalog") || !strings.Contains(string(log), "t.daily") {
+		t.Fatalf("the second instance's log does not say it did not sync, and what differs:\n%s", log)
+	}
+	store := teststore.OpenAt(t, s.DB)
+	var rows []struct {
+		Key     string `db:"key"`
+		Removed bool   `db:"removed"`
+	}
+	if err := store.RawReader().Select(&rows, `SELECT key, removed FROM assets ORDER BY key`); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range rows {
+		if r.Removed {
+			t.Errorf("asset %s marked removed by the instance whose workspace differs", r.Key)
+		}
+		keys = append(keys, r.Key)
+	}
+	if strings.Join(keys, ",") != "t.daily,t.flaky,t.one" {
+		t.Fatalf("catalog assets %v, want the first instance's only", keys)
+	}
+
+	body := `{"assets":["crm.accounts_snapshot"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-02"},"chunk_size":1,"max_concurrent_runs":1}`
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", second+"/api/v1/backfills", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eb struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&eb)
+	e := eb.Error
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || e.Code != "workspace_differs" || !strings.Contains(e.Message, "differs from the cluster's") || !strings.Contains(e.Message, "t.daily") {
+		t.Fatalf("create on the differing instance: %d %+v, want 409 workspace_differs naming t.daily", resp.StatusCode, e)
+	}
+	var n int
+	if err := store.RawReader().Get(&n, `SELECT COUNT(*) FROM backfills`); err != nil || n != 0 {
+		t.Fatalf("backfills written: %d %v", n, err)
+	}
+	// It still serves reads from the database as it is.
+	for _, path := range []string{"/api/v1/assets", "/api/v1/backfills", "/api/v1/schedules"} {
+		req, _ := http.NewRequest("GET", second+path, nil)
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Errorf("GET %s on the differing instance: %d, want 200", path, r.StatusCode)
+		}
+	}
+	if r, err := http.Get(s.URL + "/readyz"); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("first instance not ready: %v %v", r, err)
+	} else {
+		r.Body.Close()
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"reflect"
@@ -216,12 +215,7 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testkit.FreeAddr(t)
 	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=" + strings.TrimSpace(string(key))}, "--addr", addr, "--db", target, "--workspace", s.WS)
 	pg := server{URL: "http://" + addr, Token: s.Token, AdminToken: s.AdminToken, DB: target, WS: s.WS}
 	waitReady(t, http.DefaultClient, pg.URL, logPath)

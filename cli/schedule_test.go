@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/testkit"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 var scheduleCLIWorkspace = testkit.Assets(
@@ -27,8 +24,7 @@ var scheduleCLIWorkspace = testkit.Assets(
 // in the CLI's words and exit non-zero.
 func TestCLISchedule(t *testing.T) {
 	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, scheduleCLIWorkspace)
+	eachServer(t, scheduleCLIWorkspace, func(t *testing.T, s server) {
 
 		code, out, errOut := s.cli(t, "schedule", "list")
 		if code != 0 || !regexp.MustCompile(`(?m)^nightly\s+running\s+0 3 \* \* \*\s+America/New_York\s+\S+T03:00:00\.000-0[45]:00\s+-\s+t\.regions$`).MatchString(out) {
@@ -96,8 +92,7 @@ func TestCLISchedule(t *testing.T) {
 // and --all together are refused before any request.
 func TestCLIScheduleBadInput(t *testing.T) {
 	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, scheduleCLIWorkspace)
+	eachServer(t, scheduleCLIWorkspace, func(t *testing.T, s server) {
 		for _, c := range []struct {
 			args []string
 			want string

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestServeMetricsAccess: serve keeps /metrics for viewers unless told
@@ -23,7 +25,7 @@ func TestServeMetricsAccess(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	maddr := freeAddr(t)
+	maddr := testkit.FreeAddr(t)
 	url, _ := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "m.db"), "--seed-demo", "never", "--metrics-addr", maddr)
 	if code, _ := get(url); code != http.StatusNotFound {
 		t.Errorf("--addr's /metrics with --metrics-addr: HTTP %d, want 404", code)

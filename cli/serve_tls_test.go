@@ -23,7 +23,7 @@ import (
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
 	certPath, keyPath, cert1 := testkit.SelfSignedCert(t, dir, "one")
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	dbPath := filepath.Join(dir, "t.db")
 	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--tls-cert", certPath, "--tls-key", keyPath)
 	roots := x509.NewCertPool()

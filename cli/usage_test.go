@@ -126,22 +126,11 @@ func wantServeRefused(t *testing.T, busy string, cases []serveRefusal, also ...s
 	return dbPath
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // serveBinary starts the real binary's serve with args and extra
 // environment, waits until it is ready and returns its URL and log path.
 func serveBinary(t *testing.T, env []string, args ...string) (url, logPath string) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	_, logPath = startServe(t, env, append([]string{"--addr", addr}, args...)...)
 	url = "http://" + addr
 	waitReady(t, http.DefaultClient, url, logPath)

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/testkit"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // retryWorkspace: t.retry's partition 2025-01-03 fails its first attempt
@@ -29,8 +26,7 @@ var retryWorkspace = testkit.Assets(
 // to repeat the same line every 2 s).
 func TestBackfillWaitShowsRetryBackoff(t *testing.T) {
 	noConfig(t)
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, retryWorkspace)
+	eachServer(t, retryWorkspace, func(t *testing.T, s server) {
 		t0 := time.Now()
 		code, out, errOut := s.cli(t, "backfill", "create", "t.retry", "--start", "2025-01-01", "--end", "2025-01-04", "--wait")
 		t1 := time.Now()

@@ -16,15 +16,13 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // A running server reads its workspace file again on `tessera workspace
 // reload` (admin) and on SIGHUP; a file with problems is refused and the
 // server keeps the workspace it has.
 func TestWorkspaceReload(t *testing.T) {
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		s := startServerOn(t, dialect, clientWorkspace)
+	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		assets := func() []string {
 			t.Helper()
 			req, _ := http.NewRequest("GET", s.URL+"/api/v1/assets", nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // queueRun inserts the queued chunk run (run key "key:"+run) of chunk of
@@ -359,12 +360,7 @@ func storeFrom(t *testing.T, version int64, stmts ...string) *db.Store {
 		}
 	}
 	d.Close()
-	s, err := db.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return teststore.OpenAt(t, path)
 }
 
 // A report that arrives while an attempt builds the partition does not end

@@ -69,39 +69,17 @@ func TestLeaderLease(t *testing.T) {
 // ends.
 func TestLockStepsSerializesAcrossStores(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	a, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoStoresOnOneDatabase(t)
 	ctx := context.Background()
-	held := make(chan struct{})
 	release := make(chan struct{})
 	var released atomic.Bool
 	errc := make(chan error, 1)
-	go func() {
-		errc <- a.Tx(ctx, func(tx *sqlx.Tx) error {
-			if err := db.LockSteps(ctx, tx); err != nil {
-				return err
-			}
-			close(held)
-			<-release
-			released.Store(true)
-			return nil
-		})
-	}()
-	<-held
+	holdStepLock(ctx, a, release, errc, func() { released.Store(true) })
 	go func() {
 		time.Sleep(300 * time.Millisecond) // the other waits meanwhile
 		close(release)
 	}()
-	err = b.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := b.Tx(ctx, func(tx *sqlx.Tx) error {
 		if err := db.LockSteps(ctx, tx); err != nil {
 			return err
 		}
@@ -123,31 +101,11 @@ func TestLockStepsSerializesAcrossStores(t *testing.T) {
 // writer connection), its heartbeat and leader lease still write at once.
 func TestHeartbeatNotBehindAWaitingStep(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	a, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := db.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoStoresOnOneDatabase(t)
 	ctx := context.Background()
-	held, release := make(chan struct{}), make(chan struct{})
+	release := make(chan struct{})
 	errc := make(chan error, 2)
-	go func() {
-		errc <- a.Tx(ctx, func(tx *sqlx.Tx) error {
-			if err := db.LockSteps(ctx, tx); err != nil {
-				return err
-			}
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	<-held
+	holdStepLock(ctx, a, release, errc, func() {})
 	waiting := make(chan struct{})
 	go func() {
 		errc <- b.Tx(ctx, func(tx *sqlx.Tx) error {
@@ -170,4 +128,31 @@ func TestHeartbeatNotBehindAWaitingStep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// twoStoresOnOneDatabase opens two stores, as two instances would, on one
+// fresh PostgreSQL database.
+func twoStoresOnOneDatabase(t *testing.T) (a, b *db.Store) {
+	t.Helper()
+	url := pgtest.URL(t)
+	return teststore.OpenAt(t, url), teststore.OpenAt(t, url)
+}
+
+// holdStepLock takes the step lock in a transaction of store s and returns
+// once it holds it; the transaction ends when release is closed, calling
+// released first, and sends its error on errc.
+func holdStepLock(ctx context.Context, s *db.Store, release <-chan struct{}, errc chan<- error, released func()) {
+	held := make(chan struct{})
+	go func() {
+		errc <- s.Tx(ctx, func(tx *sqlx.Tx) error {
+			if err := db.LockSteps(ctx, tx); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			released()
+			return nil
+		})
+	}()
+	<-held
 }

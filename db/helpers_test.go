@@ -28,6 +28,18 @@ func span(lo, hi, step int64) []int64 {
 	return out
 }
 
+// upDownDaily is a workspace of two daily assets, 2025-01-01 to 2025-01-10:
+// up, and down, which reads it.
+const upDownDaily = `assets:
+  up:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    executor: {demo: {duration: 1s}}
+  down:
+    partitions: {daily: {start: 2025-01-01, end: 2025-01-11}}
+    deps: [up]
+    executor: {demo: {duration: 1s}}
+`
+
 // staleInputAt is the staleness input of ws and ids whose assets' spaces
 // are those of now (without dynamic keys).
 func staleInputAt(ws *catalog.Workspace, ids map[string]int64, now time.Time) db.StaleInput {

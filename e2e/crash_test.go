@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 func buildBinary(t *testing.T) string {
@@ -30,15 +30,6 @@ func buildBinary(t *testing.T) string {
 		t.Fatalf("build: %v", err)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 type server struct {
@@ -139,7 +130,7 @@ assets:
       command: [sh, -c, 'i=0; for p in $TESSERA_PARTITIONS; do echo "$p $TESSERA_RUN_ID $TESSERA_ATTEMPT" >> %s; printf "{\"partition\":\"%%s\",\"status\":\"materialized\"}\n" "$p" >> "$TESSERA_REPORT"; i=$((i+1)); if [ $i = 12 ]; then sleep 0.1; fi; done; sleep 0.1']
 `, built)), 0o644)
 	dbPath := filepath.Join(dir, "tessera.db")
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	srv := &server{t: t, bin: bin, addr: addr,
 		args: []string{"serve", "--addr", addr, "--db", dbPath, "--workspace", ws},
 		env:  []string{"TESSERA_LEASE_TTL=1s", "TESSERA_MAX_CONCURRENT_RUNS=8", "TESSERA_LOG_LEVEL=info"}}
@@ -182,11 +173,7 @@ assets:
 		t.Fatalf("backfill ended %v: %v\n%s", cur["state"], cur, srv.tail())
 	}
 
-	store, err := db.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, dbPath)
 	one := func(q string, args ...any) int64 {
 		var n int64
 		if err := store.RawReader().Get(&n, q, args...); err != nil {

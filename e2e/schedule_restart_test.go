@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestScheduleAcrossKillsAndDowntime runs a per-second schedule in the real
@@ -46,7 +47,7 @@ schedules:
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(dir, "tessera.db")
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	srv := &server{t: t, bin: bin, addr: addr, args: []string{"serve", "--addr", addr, "--db", dbPath, "--workspace", ws}}
 	srv.start()
 	t.Cleanup(srv.kill)
@@ -79,11 +80,7 @@ schedules:
 	testkit.Eventually(t, 30*time.Second, "ticks after the restart", func() bool { return launched() >= before+3 })
 	srv.stop()
 
-	store, err := db.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(t, dbPath)
 	var ticks []struct {
 		ID           string  `db:"id"`
 		ScheduledFor int64   `db:"scheduled_for"`

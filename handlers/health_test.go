@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +15,8 @@ import (
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/logbuf"
 )
-
-// lockedBuffer is a log sink the engine's goroutines may write concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // leftovers lists the crash-recovery files (.out, .proc, .proc.tmp) left in
 // dir; directories are not files the executor wrote.
@@ -69,7 +50,7 @@ func TestCrashRecoveryDegradedIsReported(t *testing.T) {
 		testkit.Asset("c.cmd", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 0.2`)),
 	)
 	ctx := context.Background()
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	reports := filepath.Join(t.TempDir(), "reports")
 	eng := env.NewEngine(t, slog.New(slog.NewTextHandler(logs, nil)), jobs.Options{ReportDir: reports})
 	readyz := func() handlers.Readiness {

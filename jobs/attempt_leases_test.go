@@ -277,13 +277,12 @@ func replayEquals(t *testing.T, s *db.Store) {
 // leases would be in neither).
 func TestReadersNeverLoseALeasedPartition(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, `
+	eachTestEnv(t, `
 assets:
   a.hourly:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-04-01-00:00"}}
     executor: {demo: {duration: 0ms-1ms}}
-`, Options{MaxConcurrentRuns: 8})
+`, Options{MaxConcurrentRuns: 8}, func(t *testing.T, env *testEnv) {
 		env.start()
 		asset := env.ids["a.hourly"]
 		const n = 2000

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // restart closes e's store and opens a new store, engine and scheduler on
@@ -36,8 +35,7 @@ func (e *schedEnv) restart(opts Options) {
 // later, launches no pruned tick again; the next tick launches once.
 func TestPrunedTicksNeverLaunchAgain(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  h:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n    overlap: allow\n")
+	eachSchedEnv(t, "  h:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n    overlap: allow\n", func(t *testing.T, e *schedEnv) {
 		t0 := at(t, "2026-03-01 10:00:00")
 		for i := range 4 { // the scheduler first sees it at 10:00, then the ticks of 11:05, 12:05, 13:05 launch
 			e.eval(t0.Add(time.Duration(i)*time.Hour + 5*time.Minute))
@@ -77,8 +75,7 @@ func TestPrunedTicksNeverLaunchAgain(t *testing.T) {
 // and goes with a retention of 36h.
 func TestPruneFollowsTheRetention(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  h:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+	eachSchedEnv(t, "  h:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n", func(t *testing.T, e *schedEnv) {
 		t0 := at(t, "2026-03-01 10:00:00")
 		e.eval(t0)
 		e.eval(t0.Add(65 * time.Minute)) // 10:05 missed, 11:05 launched
@@ -103,8 +100,7 @@ func TestPruneFollowsTheRetention(t *testing.T) {
 // pruned still launches nothing.
 func TestPushDedupeAfterPrune(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n"+pollSensor("same", counterEvaluator("always"), ""))
+	eachSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n"+pollSensor("same", counterEvaluator("always"), ""), func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu"}}, "bot")
 		if err != nil || r.Replayed {

@@ -84,8 +84,7 @@ assets:
 
 func TestSelectorResolutionAndPreview(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, dailyWS+multiWS[strings.Index(multiWS, "assets:\n")+len("assets:\n"):], Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, dailyWS+multiWS[strings.Index(multiWS, "assets:\n")+len("assets:\n"):], Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		id := env.ids["a.daily"]
 		// Seed statuses: 2025-01-01..05 materialized (01 with old code), 06 failed.
@@ -175,8 +174,7 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 
 func TestBadInputWritesNothing(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		before := countRows(t, env.store, `SELECT COUNT(*) FROM events`)
 		ok := Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-10"}, ChunkSize: 2, MaxConcurrentRuns: 1}
@@ -480,10 +478,9 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 // by one, and both give the same counts as a range preview would.
 func TestExplicitPreviewCountsEveryKey(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, teststore.Assets(
-			teststore.Asset("big.hourly", `{hourly: {start: "2024-01-01-00:00", end: "2026-01-01-00:00"}}`, "code_version: v2"),
-		), Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, teststore.Assets(
+		teststore.Asset("big.hourly", `{hourly: {start: "2024-01-01-00:00", end: "2026-01-01-00:00"}}`, "code_version: v2"),
+	), Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		id := env.ids["big.hourly"]
 		t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)

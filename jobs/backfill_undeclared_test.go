@@ -1,16 +1,15 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/logbuf"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -28,7 +27,7 @@ func TestUndeclaredBackfillDoesNotStopPlanning(t *testing.T) {
 	cur := &atomic.Pointer[catalog.Workspace]{}
 	cur.Store(env.ws)
 	env.eng.ws = func() (*catalog.Workspace, map[string]int64) { return cur.Load(), env.ids }
-	var logged lockedBuffer
+	var logged logbuf.Buffer
 	env.eng.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	sel := Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}
 	gone := env.create(Request{Assets: []string{"b.daily"}, Selector: sel, ChunkSize: 1, MaxConcurrentRuns: 1})
@@ -67,22 +66,4 @@ func TestUndeclaredBackfillDoesNotStopPlanning(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.wait(gone.ID, db.BackfillCanceled)
-}
-
-// lockedBuffer is a bytes.Buffer that a logger and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -47,25 +47,13 @@ func newClusterEnv(t *testing.T, n int, yaml string, opts func(i int) Options) *
 // newClusterEnvAt is newClusterEnv on the database at url.
 func newClusterEnvAt(t *testing.T, url string, n int, yaml string, opts func(i int) Options) *clusterEnv {
 	t.Helper()
-	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &clusterEnv{t: t, ws: ws, stops: make([]func(), n), cancels: make([]context.CancelFunc, n)}
+	first, ws, ids := teststore.WithWorkspaceAt(t, url, yaml, time.Now())
+	c := &clusterEnv{t: t, ws: ws, ids: ids, stops: make([]func(), n), cancels: make([]context.CancelFunc, n)}
 	ctx := context.Background()
 	for i := range n {
-		store, err := db.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
-		if i == 0 {
-			if err := store.SyncWorkspace(ctx, ws, "test", time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			if c.ids, err = store.AssetIDs(ctx); err != nil {
-				t.Fatal(err)
-			}
+		store := first
+		if i > 0 {
+			store = teststore.OpenAt(t, url)
 		}
 		o := opts(i)
 		if o.Tick == 0 {
@@ -333,20 +321,29 @@ func TestClusterPlansEachChunkOnce(t *testing.T) {
 	}
 }
 
+// backfillEvents decodes the payloads of backfill id's events of type typ,
+// oldest first.
+func backfillEvents[T any](t *testing.T, store *db.Store, typ, id string) []T {
+	t.Helper()
+	var payloads []string
+	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, typ, "backfill:"+id); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]T, len(payloads))
+	for i, p := range payloads {
+		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 // checkChunksPlannedOnce checks that backfill id's runs.planned events
 // plan each of its chunks once, and that it has one run per chunk.
 func checkChunksPlannedOnce(t *testing.T, store *db.Store, id string, chunks int64) {
 	t.Helper()
-	var payloads []string
-	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, db.EvRunsPlanned, "backfill:"+id); err != nil {
-		t.Fatal(err)
-	}
 	planned := map[int64]int{}
-	for _, p := range payloads {
-		var ev db.RunsPlanned
-		if err := json.Unmarshal([]byte(p), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range backfillEvents[db.RunsPlanned](t, store, db.EvRunsPlanned, id) {
 		for _, r := range ev.Runs {
 			planned[r.Chunk]++
 		}
@@ -447,16 +444,8 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 // finished by one attempts.finished event, and that every attempt ended.
 func checkFinishedOnce(t *testing.T, store *db.Store, id string) {
 	t.Helper()
-	var payloads []string
-	if err := store.RawReader().Select(&payloads, `SELECT payload FROM events WHERE type = ? AND subject = ? ORDER BY id`, db.EvAttemptsFinished, "backfill:"+id); err != nil {
-		t.Fatal(err)
-	}
 	ends := map[attemptRef]int{}
-	for _, p := range payloads {
-		var ev db.AttemptsFinished
-		if err := json.Unmarshal([]byte(p), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range backfillEvents[db.AttemptsFinished](t, store, db.EvAttemptsFinished, id) {
 		for _, a := range ev.Attempts {
 			ends[attemptRef{a.RunID, a.Attempt}]++
 		}

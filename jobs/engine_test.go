@@ -33,14 +33,34 @@ func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 }
 
 // newTestEnvOn is newTestEnv on a store of dialect d.
+// eachTestEnv runs f on each dialect (teststore.EachDialect) with the
+// engine of a store holding yaml (newTestEnvOn).
+func eachTestEnv(t *testing.T, yaml string, opts Options, f func(t *testing.T, env *testEnv)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, newTestEnvOn(t, d, yaml, opts)) })
+}
+
 func newTestEnvOn(t *testing.T, d db.Dialect, yaml string, opts Options) *testEnv {
 	t.Helper()
 	store, ws, ids := teststore.WithWorkspaceOn(t, d, yaml, time.Now())
-	ctx := context.Background()
+	return newTestEnvWith(t, store, ws, ids, opts)
+}
+
+// newTestEnvAt is newTestEnvOn with the store at loc (teststore.OpenAt).
+func newTestEnvAt(t *testing.T, loc, yaml string, opts Options) *testEnv {
+	t.Helper()
+	store, ws, ids := teststore.WithWorkspaceAt(t, loc, yaml, time.Now())
+	return newTestEnvWith(t, store, ws, ids, opts)
+}
+
+// newTestEnvWith is the engine (not started; ticking every 20 ms unless
+// opts says otherwise) of store, holding ws with its assets' ids.
+func newTestEnvWith(t *testing.T, store *db.Store, ws *catalog.Workspace, ids map[string]int64, opts Options) *testEnv {
+	t.Helper()
 	if opts.Tick == 0 {
 		opts.Tick = 20 * time.Millisecond
 	}
-	eng, err := NewEngine(ctx, store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
+	eng, err := NewEngine(context.Background(), store, func() (*catalog.Workspace, map[string]int64) { return ws, ids }, slog.New(slog.NewTextHandler(io.Discard, nil)), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +126,7 @@ var dailyWS = teststore.Assets(
 
 func TestBackfillRunsToSuccess(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		env.start()
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-02-01", End: "2025-02-28"}, ChunkSize: 7, MaxConcurrentRuns: 2})
 		if b.TotalPartitions != 28 || b.TotalChunks != 4 || b.State != db.BackfillPending {

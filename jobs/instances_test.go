@@ -11,7 +11,9 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // Several instances on one PostgreSQL database (issue 23): each test runs
@@ -22,12 +24,9 @@ import (
 // not run unless the test starts it.
 func (e *testEnv) secondInstance(yaml string, opts Options) *testEnv {
 	e.t.Helper()
-	store, err := db.Open(e.store.Location().URL)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { store.Close() })
+	store := teststore.OpenAt(e.t, e.store.Location().URL)
 	ws := e.ws
+	var err error
 	if yaml != "" {
 		if ws, err = catalog.ParseWorkspace("t2.yaml", []byte(yaml)); err != nil {
 			e.t.Fatal(err)
@@ -45,6 +44,49 @@ func (e *testEnv) secondInstance(yaml string, opts Options) *testEnv {
 		e.t.Fatal(err)
 	}
 	return other
+}
+
+// linkPair runs a's and b's links and returns once a publication on A
+// reaches B, with B's count of the probe topic's publications.
+func linkPair(t *testing.T, a, b *testEnv) *atomic.Int64 {
+	t.Helper()
+	a.links()
+	b.links()
+	probe := counter(t, b.eng.Broker(), "bf_probe")
+	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
+		a.eng.Broker().Publish("bf_probe")
+		return probe.Load() > 0
+	})
+	return probe
+}
+
+// probeAgain waits until a new publication on A reaches B's probe (see
+// linkPair): B listens again after it lost its connection.
+func probeAgain(t *testing.T, a *testEnv, probe *atomic.Int64, what string) {
+	t.Helper()
+	before := probe.Load()
+	poll.Eventually(t, 15*time.Second, what, func() bool {
+		a.eng.Broker().Publish("bf_probe")
+		return probe.Load() > before
+	})
+}
+
+// liveInstance is the engine of a fresh PostgreSQL store holding yaml, not
+// started, that has heartbeated once: a live instance the others compare
+// their workspace with.
+func liveInstance(t *testing.T, yaml string) *testEnv {
+	t.Helper()
+	e := newTestEnvOn(t, db.Postgres, yaml, Options{})
+	e.beat()
+	return e
+}
+
+// beat records the instance's heartbeat now; the test fails on its error.
+func (e *testEnv) beat() {
+	e.t.Helper()
+	if err := e.eng.heartbeat(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // links runs the engine's links with the other instances until the test
@@ -93,14 +135,7 @@ func TestLiveChangesCrossInstances(t *testing.T) {
 	t.Parallel()
 	a := newTestEnvOn(t, db.Postgres, sleepyWS, Options{})
 	b := a.secondInstance("", Options{})
-	a.links()
-	b.links()
-	// A publication on A reaches B (once B listens).
-	seen := counter(t, b.eng.Broker(), "bf_probe")
-	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return seen.Load() > 0
-	})
+	linkPair(t, a, b)
 	a.start()
 	bf := a.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-20"}, ChunkSize: 1, MaxConcurrentRuns: 2})
 	onB := counter(t, b.eng.Broker(), bf.ID)
@@ -174,22 +209,12 @@ func TestLiveChangesPollAndReconnect(t *testing.T) {
 	poll.Eventually(t, 5*time.Second, "the polled backfill to be published", func() bool { return n.Load() >= 1 })
 
 	// The listening connection dies; the relay reconnects and listens again.
-	a.links()
-	b.links()
-	probe := counter(t, b.eng.Broker(), "bf_probe")
-	poll.Eventually(t, 10*time.Second, "A's publication to reach B", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > 0
-	})
+	probe := linkPair(t, a, b)
 	var killed int
 	if err := b.store.RawReader().Get(&killed, `SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN `+db.LiveChannel+`') k`); err != nil || killed == 0 {
 		t.Fatalf("terminate the listening connections: %d %v", killed, err)
 	}
-	before := probe.Load()
-	poll.Eventually(t, 15*time.Second, "B to listen again after its connection was killed", func() bool {
-		a.eng.Broker().Publish("bf_probe")
-		return probe.Load() > before
-	})
+	probeAgain(t, a, probe, "B to listen again after its connection was killed")
 }
 
 // TestPauseStopsPlanningAcrossInstances: pausing through instance B stops
@@ -269,11 +294,8 @@ assets:
 // not plan; once it serves the same workspace, it plans.
 func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, sleepyWS, Options{})
+	a := liveInstance(t, sleepyWS)
 	ctx := context.Background()
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if mm := a.eng.WorkspaceMismatch(); mm != nil {
 		t.Fatalf("first instance: %v", mm)
 	}
@@ -302,9 +324,7 @@ func TestWorkspaceMismatchStopsPlanning(t *testing.T) {
 	}
 	// B is given A's workspace (a reload): it plans.
 	b.setWS(a.ws)
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a.beat()
 	if err := b.eng.checkWorkspace(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -340,4 +360,51 @@ func TestInstanceLinksOnlyOnPostgres(t *testing.T) {
 	if err := a.store.RawReader().Get(&n, `SELECT COUNT(*) FROM worker_workspaces`); err != nil || n != 0 {
 		t.Fatalf("worker_workspaces rows on SQLite: %d %v", n, err)
 	}
+}
+
+// TestPostgresRestartMidBackfill: PostgreSQL restarts (pg_ctl restart)
+// while instance A runs a backfill that instance B follows: A's engine
+// reconnects and completes the backfill with every partition built, and
+// B's live pages are signalled again after the restart. The cluster is
+// the test's own (the package's is shared by its tests).
+func TestPostgresRestartMidBackfill(t *testing.T) {
+	t.Parallel()
+	k := pgtest.NewCluster(t)
+	a := newTestEnvAt(t, k.URL(t), sleepyWS, Options{})
+	b := a.secondInstance("", Options{})
+	probe := linkPair(t, a, b)
+	a.start()
+	const n = 40
+	bf := a.create(Request{Assets: []string{"s.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-02-09"}, ChunkSize: 1, MaxConcurrentRuns: 2})
+	onB := counter(t, b.eng.Broker(), bf.ID)
+	count := func(q string, args ...any) int64 {
+		var c int64
+		if err := a.store.RawReader().Get(&c, q, args...); err != nil {
+			return -1
+		}
+		return c
+	}
+	poll.Eventually(t, 20*time.Second, "some runs to succeed before the restart", func() bool {
+		return count(`SELECT COUNT(*) FROM runs WHERE backfill_id=? AND state='succeeded'`, bf.ID) >= 5
+	})
+	if done := count(`SELECT COUNT(*) FROM runs WHERE backfill_id=? AND state='succeeded'`, bf.ID); done >= n {
+		t.Fatalf("the backfill ended before the restart (%d runs): make it longer", done)
+	}
+	k.Restart(t)
+	restarted := onB.Load()
+	// (Reads do not fail for the restart: a connection ended by it is
+	// replaced.)
+	got := a.wait(bf.ID, db.BackfillSucceeded, db.BackfillFailed)
+	if got.State != db.BackfillSucceeded {
+		t.Fatalf("backfill %s after the restart: %+v", got.State, got)
+	}
+	if m := count(`SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized'`, a.ids["s.daily"]); m != n {
+		t.Fatalf("%d partitions materialized, want %d", m, n)
+	}
+	if r := count(`SELECT COUNT(*) FROM runs WHERE backfill_id=?`, bf.ID); r != n {
+		t.Fatalf("%d runs, want %d (none planned twice)", r, n)
+	}
+	poll.Eventually(t, 10*time.Second, "B to be signalled for the backfill after the restart", func() bool { return onB.Load() > restarted })
+	// And B listens again (not only polls): a publication reaches it.
+	probeAgain(t, a, probe, "B to listen again after the restart")
 }

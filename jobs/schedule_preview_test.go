@@ -4,9 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // TestPreviewAtTheTick: the next tick of an hourly schedule builds an hour
@@ -14,8 +11,7 @@ import (
 // resolves it as of the tick: one missing partition, nothing written.
 func TestPreviewAtTheTick(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+	eachSchedEnv(t, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		sc := e.ws.Load().Schedule("hourly")
 		tick, _ := sc.Cron.Next(time.Now().Add(time.Hour)) // its hour closes in the future

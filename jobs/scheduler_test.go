@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
@@ -34,6 +35,13 @@ var schedAssets = teststore.Assets(
 	teststore.Asset("ref.regions", "{static: [eu, us, ap]}", "executor: {demo: {duration: 1s}}"),
 ) + `schedules:
 `
+
+// eachSchedEnv runs f on each dialect (teststore.EachDialect) with a
+// schedEnv holding schedules (newSchedEnvOn).
+func eachSchedEnv(t *testing.T, schedules string, f func(t *testing.T, e *schedEnv)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, newSchedEnvOn(t, d, schedules)) })
+}
 
 // newSchedEnvOn opens a store of dialect d with the schedules and an engine
 // and a scheduler on it.
@@ -123,8 +131,7 @@ func at(t *testing.T, s string) time.Time {
 // idempotency key; evaluating again launches nothing more.
 func TestScheduleTickLaunchesTheHourThatEnded(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+	eachSchedEnv(t, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n", func(t *testing.T, e *schedEnv) {
 		e.eval(at(t, "2026-03-01 09:30:00")) // first seen: nothing owed before now
 		if n := len(e.ticks("hourly")); n != 0 {
 			t.Fatalf("a new schedule launched %d past ticks", n)
@@ -154,8 +161,7 @@ func TestScheduleTickLaunchesTheHourThatEnded(t *testing.T) {
 // evaluation records the tick with that backfill and creates no other.
 func TestScheduleCrashBetweenBackfillAndTick(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+	eachSchedEnv(t, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		e.eval(at(t, "2026-03-01 09:30:00"))
 		tickAt := at(t, "2026-03-01 10:05:00")
@@ -192,8 +198,7 @@ func TestScheduleCrashBetweenBackfillAndTick(t *testing.T) {
 // window, oldest first, and records the 17 older ones as missed.
 func TestScheduleCatchUp(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  every_second:\n    cron: \"* * * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n    catchup: {window: 5s, max_ticks: 3}\n")
+	eachSchedEnv(t, "  every_second:\n    cron: \"* * * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n    catchup: {window: 5s, max_ticks: 3}\n", func(t *testing.T, e *schedEnv) {
 		e.eval(at(t, "2026-03-01 10:00:00"))
 		e.eval(at(t, "2026-03-01 10:00:20"))
 		ts := e.ticks("every_second")
@@ -220,8 +225,7 @@ func TestScheduleCatchUp(t *testing.T) {
 // after the resume launches.
 func TestSchedulePauseResume(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  minutely:\n    cron: \"* * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n    catchup: {window: 1h, max_ticks: 100}\n")
+	eachSchedEnv(t, "  minutely:\n    cron: \"* * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n    catchup: {window: 1h, max_ticks: 100}\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		e.eng.Now = func() time.Time { return at(t, "2026-03-01 10:00:30") }
 		e.eval(at(t, "2026-03-01 10:00:30"))
@@ -259,8 +263,7 @@ func TestSchedulePauseResume(t *testing.T) {
 // not run ticks before the last one again.
 func TestScheduleCronEditDoesNotRerun(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  s:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n")
+	eachSchedEnv(t, "  s:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n    overlap: allow\n", func(t *testing.T, e *schedEnv) {
 		e.eval(at(t, "2026-03-01 09:30:00"))
 		e.eval(at(t, "2026-03-01 12:30:00")) // 10:00, 11:00, 12:00; one caught up
 		before := len(e.ticks("s"))
@@ -281,8 +284,7 @@ func TestScheduleCronEditDoesNotRerun(t *testing.T) {
 // launches once that backfill has ended.
 func TestScheduleOverlap(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  skip:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n  queue:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n    overlap: queue\n")
+	eachSchedEnv(t, "  skip:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n  queue:\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n    overlap: queue\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		e.eval(at(t, "2026-03-01 09:30:00"))
 		e.eval(at(t, "2026-03-01 10:00:10"))
@@ -310,8 +312,7 @@ func TestScheduleOverlap(t *testing.T) {
 // an unknown schedule is a 404 that names the known ones.
 func TestScheduleTrigger(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  s:\n    cron: \"0 0 1 1 *\"\n    assets: [ref.regions]\n")
+	eachSchedEnv(t, "  s:\n    cron: \"0 0 1 1 *\"\n    assets: [ref.regions]\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		if _, err := e.sched.SetPaused(ctx, "s", true, "alice"); err != nil {
 			t.Fatal(err)
@@ -384,8 +385,7 @@ func TestScheduleBurstLaunchesEachOnce(t *testing.T) {
 // leaves them out (as it would a partition whose row holds the lease).
 func TestMissingWithinTickSkipsLeasedPartitions(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  recent:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n    missing_within: 6h\n")
+	eachSchedEnv(t, "  recent:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n    missing_within: 6h\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		sc := e.ws.Load().Schedule("recent")
 		tick := at(t, "2026-03-01 10:05:00")
@@ -434,8 +434,7 @@ func TestMissingWithinTickSkipsLeasedPartitions(t *testing.T) {
 // 10:05: it builds that one, as a tick then would.
 func TestScheduleRunNowBetweenTicks(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSchedEnvOn(t, dialect, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n")
+	eachSchedEnv(t, "  hourly:\n    cron: \"5 * * * *\"\n    assets: [raw.events]\n", func(t *testing.T, e *schedEnv) {
 		ctx := context.Background()
 		for _, c := range []struct{ now, hour string }{
 			{"2026-03-01 10:25:00", "2026-03-01-09:00"},

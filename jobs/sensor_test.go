@@ -28,6 +28,13 @@ func newSensorEnv(t *testing.T, sensors string) *sensorEnv {
 }
 
 // newSensorEnvOn is newSensorEnv on a store of dialect d.
+// eachSensorEnv runs f on each dialect (teststore.EachDialect) with a
+// sensorEnv holding sensors (newSensorEnvOn).
+func eachSensorEnv(t *testing.T, sensors string, f func(t *testing.T, e *sensorEnv)) {
+	t.Helper()
+	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) { f(t, newSensorEnvOn(t, d, sensors)) })
+}
+
 func newSensorEnvOn(t *testing.T, d db.Dialect, sensors string) *sensorEnv {
 	t.Helper()
 	e := newSchedEnvOn(t, d, "")
@@ -58,8 +65,7 @@ func wantInputErr(t *testing.T, err error, code string, conflict bool) *InputErr
 // senders and after a restart on the same database file.
 func TestPushEventOnce(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n")
+	eachSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n", func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		r, err := e.eng.Push(ctx, "arrivals", PushEvent{MessageID: "m-1", Partitions: []string{"eu", "us"}}, "bot")
 		if err != nil || r.Replayed || r.Event.Outcome != db.EventLaunched || r.Event.BackfillID == nil {
@@ -131,8 +137,7 @@ func TestPushEventOnce(t *testing.T) {
 // and records nothing: no event, no backfill.
 func TestPushEventBadInput(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, "  arrivals:\n    assets: [ref.regions]\n")
+	eachSensorEnv(t, "  arrivals:\n    assets: [ref.regions]\n", func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		cases := []struct {
 			name  string
@@ -195,8 +200,7 @@ func pollSensor(name, script string, extra string) string {
 // the backfills it launched; a run key launches at most once, ever.
 func TestPollSensorCursorAndRunKeys(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, pollSensor("counter", counterEvaluator(""), "")+pollSensor("same", counterEvaluator("always"), ""))
+	eachSensorEnv(t, pollSensor("counter", counterEvaluator(""), "")+pollSensor("same", counterEvaluator("always"), ""), func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		for i := 1; i <= 2; i++ {
 			ev, err := e.sensors.Evaluate(ctx, "counter", false, "alice")
@@ -275,8 +279,7 @@ func ptr(s string) *string { return &s }
 // bypassed), exactly one launches and moves the cursor.
 func TestPollSensorDryRunAndCAS(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		e := newSensorEnvOn(t, dialect, pollSensor("counter", `'sleep 0.3; `+strings.TrimPrefix(counterEvaluator(""), "'"), ""))
+	eachSensorEnv(t, pollSensor("counter", `'sleep 0.3; `+strings.TrimPrefix(counterEvaluator(""), "'"), ""), func(t *testing.T, e *sensorEnv) {
 		ctx := context.Background()
 		ev, err := e.sensors.Evaluate(ctx, "counter", true, "alice")
 		if err != nil || ev.Record.Kind != db.EvalDryRun || len(ev.Outcomes) != 1 || ev.Outcomes[0].Preview == nil || ev.Outcomes[0].Backfill != "" {

@@ -134,8 +134,7 @@ func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 // backfill now stands for other keys.
 func TestConflictRecordedForAChangedChunk(t *testing.T) {
 	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: NoopExecutor{}})
+	eachTestEnv(t, dailyWS, Options{Executor: NoopExecutor{}}, func(t *testing.T, env *testEnv) {
 		env.start()
 		ctx := context.Background()
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 2, MaxConcurrentRuns: 1})

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/catalog"
-	"github.com/tessera-dev/tessera/db"
 )
 
 // An instance whose workspace differs from the cluster's (issue 23 audit):
@@ -21,11 +20,8 @@ var refOnly = strings.TrimSuffix(schedAssets, "schedules:\n")
 // instance's, and nothing when it is the same.
 func TestCompareWorkspaceBeforeSync(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, refOnly, Options{})
+	a := liveInstance(t, refOnly)
 	ctx := context.Background()
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if mm, err := CompareWorkspace(ctx, a.store, a.ws, 0); err != nil || mm != nil {
 		t.Fatalf("same workspace: %v %v", mm, err)
 	}
@@ -83,11 +79,8 @@ func TestWorkspaceFingerprintCoversAutomation(t *testing.T) {
 // holds it.
 func TestDifferingInstanceRefusesWrites(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, refOnly, Options{})
+	a := liveInstance(t, refOnly)
 	ctx := context.Background()
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
 	b := a.secondInstance(refOnly+"sensors:\n  arrivals:\n    assets: [ref.regions]\n", Options{})
 	mm := b.eng.WorkspaceMismatch()
 	if mm == nil || strings.Join(mm.Assets, ",") != "sensor:arrivals" {
@@ -130,15 +123,10 @@ func TestDifferingInstanceRefusesWrites(t *testing.T) {
 // again agrees.
 func TestEarliestInstanceReloadComparesWithAll(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, refOnly, Options{})
+	a := liveInstance(t, refOnly)
 	ctx := context.Background()
-	if err := a.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
 	b := a.secondInstance("", Options{})
-	if err := b.eng.heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b.beat()
 	if mm, err := a.eng.CompareWorkspace(ctx, a.ws); err != nil || mm != nil {
 		t.Fatalf("the same workspace: %v %v", mm, err)
 	}

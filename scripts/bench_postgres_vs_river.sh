@@ -7,15 +7,9 @@
 # Usage: scripts/bench_postgres_vs_river.sh [ROUNDS]
 set -euo pipefail
 ROUNDS=${1:-2}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PEER=$ROOT/../shared/bench/peer-river
-T=$(mktemp -d)/tessera
-R=$(dirname "$T")/peer-river
-(cd "$ROOT" && go build -o "$T" .)
-(cd "$PEER" && { ./pg.sh >/dev/null 2>&1 || su postgres -c "psql -h 127.0.0.1 -p 55432 -U postgres -c 'select 1'" >/dev/null; } && go build -o "$R" .)
+. "$(dirname "$0")/river_peer.sh"
 DB=postgres://postgres@127.0.0.1:55432/tessera_bench?sslmode=disable
 fresh() { su postgres -c "psql -q -h 127.0.0.1 -p 55432 -U postgres -c 'DROP DATABASE IF EXISTS tessera_bench' -c 'CREATE DATABASE tessera_bench'" >/dev/null 2>&1; }
-run() { echo "\$ $*"; "$@" 2>&1 | tail -1; }
 echo "# $(date -u) $(uptime)"
 for round in $(seq "$ROUNDS"); do
   echo "## round $round"

@@ -5,14 +5,7 @@
 # throwaway PostgreSQL with its pg.sh). Prints each command and its JSON line.
 set -euo pipefail
 ROUNDS=${1:-2}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PEER=$ROOT/../shared/bench/peer-river
-T=$(mktemp -d)/tessera
-R=$(dirname "$T")/peer-river
-(cd "$ROOT" && go build -o "$T" .)
-# pg.sh fails when its server is already up (a second run): then check it answers.
-(cd "$PEER" && { ./pg.sh >/dev/null 2>&1 || su postgres -c "psql -h 127.0.0.1 -p 55432 -U postgres -c 'select 1'" >/dev/null; } && go build -o "$R" .)
-run() { echo "\$ $*"; "$@" 2>&1 | tail -1; }
+. "$(dirname "$0")/river_peer.sh"
 echo "# $(date -u) $(uptime)"
 for round in $(seq "$ROUNDS"); do
   echo "## round $round"

@@ -27,6 +27,13 @@ func OpenOn(t testing.TB, d db.Dialect) *db.Store {
 	if d == db.Postgres {
 		loc = pgtest.URL(t)
 	}
+	return OpenAt(t, loc)
+}
+
+// OpenAt opens the store at loc (a file, or the URL of a PostgreSQL
+// database another store may share), closed when the test ends.
+func OpenAt(t testing.TB, loc string) *db.Store {
+	t.Helper()
 	store, err := db.Open(loc)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,17 @@ func WithWorkspace(t testing.TB, yaml string, now time.Time) (*db.Store, *catalo
 // WithWorkspaceOn is WithWorkspace on a store of dialect d.
 func WithWorkspaceOn(t testing.TB, d db.Dialect, yaml string, now time.Time) (*db.Store, *catalog.Workspace, map[string]int64) {
 	t.Helper()
-	store := OpenOn(t, d)
+	return withWorkspace(t, OpenOn(t, d), yaml, now)
+}
+
+// WithWorkspaceAt is WithWorkspace on the store at loc (OpenAt).
+func WithWorkspaceAt(t testing.TB, loc, yaml string, now time.Time) (*db.Store, *catalog.Workspace, map[string]int64) {
+	t.Helper()
+	return withWorkspace(t, OpenAt(t, loc), yaml, now)
+}
+
+func withWorkspace(t testing.TB, store *db.Store, yaml string, now time.Time) (*db.Store, *catalog.Workspace, map[string]int64) {
+	t.Helper()
 	ws, err := catalog.ParseWorkspace("t.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
