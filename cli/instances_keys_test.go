@@ -60,7 +60,7 @@ func keyRows(t *testing.T, store *db.Store) map[string][]string {
 // saying what to do, without showing a key.
 func refusedForKeys(t *testing.T, url, ws string, want []string, keys ...string) string {
 	t.Helper()
-	code, out := runBinary(t, keysEnv(keys...), "serve", "--addr", freeAddr(t), "--db", url, "--workspace", ws)
+	code, out := runBinary(t, keysEnv(keys...), "serve", "--addr", testkit.FreeAddr(t), "--db", url, "--workspace", ws)
 	if code != 2 {
 		t.Fatalf("serve with keys %v: exit %d, want 2:\n%s", keys, code, out)
 	}
@@ -187,7 +187,7 @@ func TestSessionKeysOfStoppedInstancesDoNotCount(t *testing.T) {
 	defer store.Close()
 
 	// Killed: its record stays but stops counting with its heartbeat.
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	killed, logPath := startServe(t, keysEnv(oldKey), "--addr", addr, "--db", url, "--workspace", ws)
 	waitReady(t, http.DefaultClient, "http://"+addr, logPath)
 	id := instanceID(t, logPath)
@@ -201,7 +201,7 @@ func TestSessionKeysOfStoppedInstancesDoNotCount(t *testing.T) {
 		err := store.RawReader().Get(&n, `SELECT COUNT(*) FROM workers WHERE owner = ? AND heartbeat_at >= ?`, id, time.Now().Add(-1100*time.Millisecond).UnixMilli())
 		return err == nil && n == 0
 	})
-	addr = freeAddr(t)
+	addr = testkit.FreeAddr(t)
 	clean, logPath := startServe(t, keysEnv(otherKey), "--addr", addr, "--db", url, "--workspace", ws)
 	waitReady(t, http.DefaultClient, "http://"+addr, logPath)
 	id = instanceID(t, logPath)
