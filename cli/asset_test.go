@@ -16,7 +16,7 @@ import (
 // the code version; a partition that failed after it was materialized also
 // shows when its data was built. --json is as the API answers.
 func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, clientWorkspace)
 		// A backfill run that fails (t.flaky fails every attempt, 1 attempt).

@@ -48,7 +48,7 @@ var eventRowRe = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`)
 // the rest (it used to stop at 100 silently); --limit N shows N, across
 // the API's pages of 1,000; --all follows next_cursor to the oldest event.
 func TestBackfillEventsLimitAndAll(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, clientWorkspace)
 		// One chunk at a time: three events per chunk, over 1,000 in all.

@@ -28,7 +28,7 @@ var retryWorkspace = testkit.Assets(
 // terminal it prints a line only when the line's content changed (it used
 // to repeat the same line every 2 s).
 func TestBackfillWaitShowsRetryBackoff(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, retryWorkspace)
 		t0 := time.Now()

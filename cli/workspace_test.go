@@ -23,6 +23,7 @@ import (
 // reload` (admin) and on SIGHUP; a file with problems is refused and the
 // server keeps the workspace it has.
 func TestWorkspaceReload(t *testing.T) {
+	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, clientWorkspace)
 		assets := func() []string {
@@ -110,6 +111,7 @@ func TestWorkspaceReload(t *testing.T) {
 // its partitions, while a backfill of it is unfinished (its chunks are
 // positions in the old key space).
 func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
+	t.Parallel()
 	func(dialect db.Dialect) { // SQLite only for now: the restart (or the flag file) is not yet made per backend
 		s := startServerOn(t, dialect, clientWorkspace+`
   t.slow:
