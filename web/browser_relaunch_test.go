@@ -20,6 +20,7 @@ import (
 // → Launch creates that backfill. Then, on the form, ticking a status under
 // "Only partitions that are" picks that choice and the live preview follows.
 func TestBrowserRelaunchCanceled(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-20&chunk_size=2&max_concurrent_runs=1")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
