@@ -54,11 +54,12 @@ test: $(VENDOR) check-generated
 # The longest packages are named first so that they start first (go test
 # runs at most two packages at once, in the order given) instead of ending
 # the run alone. (Three at once, -p 3, took as long: 6m29s against 6m31s.)
-# Within a package, -parallel 8 runs up to eight of its parallel tests at
+# Within a package, -parallel 4 runs up to four of its parallel tests at
 # once instead of GOMAXPROCS (2): most of them wait (on a browser, a
 # server, an engine tick) far more than they compute, and two at a time
-# left the cores half idle (make test used 1.1 of its 2 cores).
-TEST_PARALLEL ?= 8
+# left the cores half idle (make test used 1.1 of its 2 cores). Eight at
+# once overloaded the machine: servers took over 15 s to start.
+TEST_PARALLEL ?= 4
 test-all:
 	$(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 10m ./web ./cli ./handlers ./db ./jobs ./e2e ./...
 
