@@ -451,7 +451,7 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 		gate := make(chan struct{}) // held: the big one's 5th run on waits for the small one
 		hold := func() { gateMu.Lock(); gate = make(chan struct{}); gateMu.Unlock() }
 		release := func() { gateMu.Lock(); close(gate); gateMu.Unlock() }
-		var runs atomic.Int64
+		var runs, waiting atomic.Int64
 		ex := funcExec(func(ctx context.Context, w Work) Result {
 			if runs.Add(1) <= 4 {
 				time.Sleep(3 * time.Millisecond)
@@ -460,10 +460,12 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 			gateMu.Lock()
 			g := gate
 			gateMu.Unlock()
+			waiting.Add(1)
 			select {
 			case <-g:
 			case <-ctx.Done():
 			}
+			waiting.Add(-1)
 			time.Sleep(3 * time.Millisecond)
 			return Result{}
 		})
@@ -484,8 +486,10 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 		}
 		// Priority first: a high-priority backfill created now goes before
 		// the big one's remaining chunks. The gate holds the big one from
-		// its next run on until it is created.
+		// its next run on until it is created; with both slots waiting at
+		// it, the big one plans nothing more meanwhile.
 		hold()
+		poll.Eventually(t, 20*time.Second, "both slots held at the gate", func() bool { return waiting.Load() == 2 })
 		b, _ = env.store.Backfill(ctx, big.ID)
 		pri := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-24", End: "2025-03-31"}, ChunkSize: 1, MaxConcurrentRuns: 10, Priority: 5})
 		release()
