@@ -188,7 +188,9 @@ func waitReady(t *testing.T, client *http.Client, url, logPath string) *http.Res
 			t.Logf("the server's log:\n%s", b)
 		}
 	}()
-	testkit.Eventually(t, 15*time.Second, url+"/readyz to answer 200", func() bool {
+	// 45 s: in make test, beside both passes and their browsers, a server
+	// had not logged its first line after 15 s (TestServeTLS).
+	testkit.Eventually(t, 45*time.Second, url+"/readyz to answer 200", func() bool {
 		var err error
 		if resp, err = client.Get(url + "/readyz"); err != nil {
 			return false
