@@ -56,7 +56,10 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
 	t.Parallel()
 	s, ctx := bfFlowSession(t)
-	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
+	// Six months of 0.7 s days, one at a time: still running when the page
+	// opens its Cancel (six days once finished first under load, and the
+	// Cancel button the test waited for never came).
+	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=1")
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(css(`[data-testid="action-cancel"]`)),
 		chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.Click(css(`[data-testid="terminate"]`))); err != nil {
 		t.Fatal(err)
