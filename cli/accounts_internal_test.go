@@ -18,6 +18,7 @@ import (
 // with a random password printed in one log line; a second start creates
 // nothing and logs no password.
 func TestFirstAdminIsCreatedOnceAndLoggedOnce(t *testing.T) {
+	t.Parallel()
 	store := teststore.Open(t)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))

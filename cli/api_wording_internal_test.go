@@ -5,6 +5,7 @@ import "testing"
 // A field name in a server message becomes the command's flag only where it
 // stands as a whole identifier, and a list item's field names the list's flag.
 func TestCLIMessageReplacesWholeFieldNames(t *testing.T) {
+	t.Parallel()
 	ff := fieldFlags{"chunk_size": "--chunk-size", "selector.keys": "--partitions", "attempt": "--attempt", "state": "",
 		"materializations[].at": "--at", "selector": "chosen by --start/--end"}
 	for _, tc := range []struct{ msg, field, want string }{
@@ -29,6 +30,7 @@ func TestCLIMessageReplacesWholeFieldNames(t *testing.T) {
 // and parameters; an error without a hint the CLI knows keeps the server's
 // message.
 func TestAPIErrorWordsItsHint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		e    apiError
 		want string

@@ -15,7 +15,7 @@ import (
 // of the endpoint ("tessera backfill get ID shows …", not "GET
 // /api/v1/backfills/…").
 func TestServerErrorsInCLIWords(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partitions", "2025-03-01,2025-03-02", "--wait")
 		if code != cli.ExitFailed {

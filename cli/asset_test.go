@@ -13,7 +13,7 @@ import (
 // the code version; a partition that failed after it was materialized also
 // shows when its data was built. --json is as the API answers.
 func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		// A backfill run that fails (t.flaky fails every attempt, 1 attempt).
 		if code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--partition", "2025-03-01", "--wait"); code != 1 {

@@ -27,7 +27,7 @@ sensors:
 // many and the retention; the pruned message id still answers as a
 // duplicate and launches nothing; no tick is launched again.
 func TestCLIRetentionPrunesAtStart(t *testing.T) {
-	noConfig(t)
+	t.Parallel()               // no config: TestMain took it away from the whole process
 	func(dialect db.Dialect) { // SQLite only for now: the restart (or the flag file) is not yet made per backend
 		s := startServerOn(t, dialect, retentionCLIWorkspace)
 		for range 2 {

@@ -45,7 +45,7 @@ var eventRowRe = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`)
 // the rest (it used to stop at 100 silently); --limit N shows N, across
 // the API's pages of 1,000; --all follows next_cursor to the oldest event.
 func TestBackfillEventsLimitAndAll(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		// One chunk at a time: three events per chunk, over 1,000 in all.
 		code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-12-31", "--concurrency", "1", "--wait")

@@ -18,7 +18,7 @@ import (
 // `backfill get`, and its --json carries recovered_by; before the retry it
 // reads plain FAILED.
 func TestBackfillRecoveredInCLI(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	flag := testkit.FlagFile(t, "fail")
 	func(dialect db.Dialect) { // SQLite only for now: the restart (or the flag file) is not yet made per backend
 		s := startServerOn(t, dialect, fmt.Sprintf(`

@@ -12,7 +12,7 @@ import (
 // newest first with the runs page's filters, pages with --limit, and words
 // a bad filter as its flag.
 func TestCLIBackfillRuns(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServer(t)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-04", "--chunk-size", "1", "--wait")
 	if code != 0 {

@@ -14,7 +14,7 @@ import (
 // chunk_size and max_concurrent_runs; the server checks a value given
 // (errors name the flag), and a setting left out keeps the parent's.
 func TestRetryFailedFlags(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.flaky", "--start", "2025-03-01", "--end", "2025-03-04", "--concurrency", "2", "--wait")
 		if code != cli.ExitFailed {

@@ -57,6 +57,7 @@ func writeFile(t *testing.T, name, body string) string {
 }
 
 func TestWorkspaceValidate(t *testing.T) {
+	t.Parallel()
 	good := writeFile(t, "good.yaml", string(catalog.DefaultWorkspaceYAML))
 	code, out, _ := run(t, "workspace", "validate", good)
 	if code != 0 || !strings.Contains(out, "ok, 6 assets, 3 pools, 1 schedule, 1 sensor") {
@@ -89,6 +90,7 @@ func TestWorkspaceValidate(t *testing.T) {
 }
 
 func TestServeRefusesBadInputWithExitCode2(t *testing.T) {
+	t.Parallel()
 	bad := writeFile(t, "bad.yaml", "assets:\n  x:\n    partitions: {daily: {start: nope}}\n    executor: {demo: {duration: 1s}}\n")
 	dbPath := filepath.Join(t.TempDir(), "t.db")
 	cases := [][]string{
@@ -110,6 +112,7 @@ func TestServeRefusesBadInputWithExitCode2(t *testing.T) {
 }
 
 func TestBenchGridPrintsOneJSONLine(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "bench", "grid", "--partitions", "3000", "--requests", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -132,6 +135,7 @@ func TestBenchGridPrintsOneJSONLine(t *testing.T) {
 }
 
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "m.db")
 	code, out, errOut := run(t, "migrate", "--db", p)
 	if code != 0 || !strings.Contains(out, "schema version") {
@@ -140,6 +144,7 @@ func TestMigrate(t *testing.T) {
 }
 
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	if code, _, errOut := run(t, "healthcheck", "--addr", "127.0.0.1:1"); code != 3 || !strings.Contains(errOut, "not reachable") {
 		t.Fatalf("no server: exit %d %q", code, errOut)
 	}

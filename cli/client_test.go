@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	tesseraBin = filepath.Join(dir, "tessera")
+	// No test sees a config file, TESSERA_URL or TESSERA_TOKEN of the
+	// machine's (noConfig for the whole process), so that the tests that
+	// set no other variable run in parallel.
+	os.Setenv("TESSERA_CONFIG", filepath.Join(dir, "none.json"))
+	os.Unsetenv("TESSERA_URL")
+	os.Unsetenv("TESSERA_TOKEN")
 	build := exec.Command("go", "build", "-o", tesseraBin, "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
@@ -108,7 +114,7 @@ func (s server) cli(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestCLIBackfillLifecycle(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 
 		code, out, errOut := s.cli(t, "asset", "list")
@@ -230,7 +236,7 @@ func TestCLIBackfillLifecycle(t *testing.T) {
 }
 
 func TestCLIBadInput(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		cases := []struct {
 			args []string
@@ -321,6 +327,7 @@ func TestCLILoginAndTokenPrecedence(t *testing.T) {
 // TestAPIPaginationAndIdempotentCreates: walking 1,000 backfills page by page
 // gives each exactly once; 20 concurrent identical creates make one backfill.
 func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
+	t.Parallel()
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		post := func(body, key string) (int, map[string]any) {
 			req, _ := http.NewRequest("POST", s.URL+"/api/v1/backfills", strings.NewReader(body))
@@ -405,7 +412,7 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 }
 
 func TestCLIReportTaintStatusGaps(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "2025-01-02", "2025-01-04", "--metadata", `{"rows": 12}`, "--run-id", "ext-1")
 		if code != 0 || !strings.Contains(out, "recorded 3 materialized") {
@@ -489,7 +496,7 @@ func TestCLIReportTaintStatusGaps(t *testing.T) {
 // backfill's next chunk waits for when none of its runs runs (here its
 // pool's throttle), as the API's waiting does.
 func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, testkit.ThrottledWorkspace, func(t *testing.T, s server) {
 		code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-01-01", "--end", "2025-01-03", "--chunk-size", "1", "--json")
 		if code != 0 {

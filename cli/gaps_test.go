@@ -12,7 +12,7 @@ import (
 )
 
 func TestGapsCommand(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	env := testkit.WithAssets(t,
 		testkit.Asset("g.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
 		testkit.Asset("g.other", "{static: [a, b]}", "executor: {demo: {duration: 1s}}"),

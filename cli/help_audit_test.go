@@ -103,7 +103,7 @@ func resolve(root *cobra.Command, words []string) (*cobra.Command, string) {
 // --help sent users to the HTTP API for the watermark, and preview and
 // create had no example nor a word on how to choose partitions.
 func TestHelpExamplesWork(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	root := cli.NewRoot(io.Discard, io.Discard)
 	root.InitDefaultHelpCmd()
 	examples, refs := helpCommands(root)
@@ -164,7 +164,7 @@ func TestHelpExamplesWork(t *testing.T) {
 // show it as the README writes them (--partition KEY, not "--partition key";
 // --start KEY, not "--start string"), and --json says the same everywhere.
 func TestHelpFlagPlaceholdersAndWording(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	cases := []struct {
 		args []string
 		want []string
@@ -213,7 +213,7 @@ func TestHelpFlagPlaceholdersAndWording(t *testing.T) {
 // asset partitions at 100 partitions without a word. backfill chunks takes
 // --limit N and --all as list and events do; every --json has next_cursor.
 func TestListsSayWhatTheyLeftOut(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServer(t)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.daily", "--start", "2025-02-01", "--end", "2025-02-05", "--wait")
 	if code != 0 {

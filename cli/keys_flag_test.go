@@ -14,7 +14,7 @@ import (
 // last --partitions won and the others were dropped without a word).
 // Errors the server reports about one key or dimension value name the flag.
 func TestCLIExplicitKeysRepeatableAndWithCommas(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServerWith(t, `
 assets:
   t.regions:

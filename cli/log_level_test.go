@@ -17,6 +17,7 @@ import (
 // more") adds a line when an attempt starts and when its executor returns;
 // the default level does not.
 func TestLogLevelDebugLogsAttempts(t *testing.T) {
+	t.Parallel()
 	ws := writeFile(t, "ws.yaml", `assets:
   dbg.static:
     partitions: {static: [a, b]}

@@ -13,7 +13,7 @@ import (
 // lists 1,000, says which part the line shows ("first 8 of 8,760"); --json
 // carries the chunk's size beside its cut key list.
 func TestPreviewPrintsWholeCounts(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServerWith(t, `
 assets:
   big.hourly:

@@ -24,7 +24,7 @@ import (
 // never recorded. Each is now a usage error (exit 2) that names the flags
 // given and the two commands to run instead, and nothing reaches the store.
 func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	env := testkit.WithAssets(t,
 		testkit.Asset("w.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
 	)
@@ -97,7 +97,7 @@ func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
 // page does ("206 days 6 h"), not as a Go duration ("4950h38m4s"); --json
 // keeps lag_seconds.
 func TestStatusLagReadsLikeTheWebPage(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, `
 assets:

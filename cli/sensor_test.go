@@ -43,7 +43,7 @@ sensors:
 // binary, as tables and --json; refusals say what to do in the CLI's words
 // and exit non-zero.
 func TestCLISensor(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, sensorCLIWorkspace(t))
 		// The server's loop evaluates the poll sensor once as it starts.
@@ -130,7 +130,7 @@ func TestCLISensor(t *testing.T) {
 // TestCLISensorBadInput: each refusal exits 2 with what is wrong in the
 // CLI's words (flags, commands), and sends or launches nothing.
 func TestCLISensorBadInput(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, sensorCLIWorkspace(t))
 		for _, tc := range []struct {
@@ -165,7 +165,7 @@ func TestCLISensorBadInput(t *testing.T) {
 // message id answers the first outcome and launches nothing; a new one
 // launches.
 func TestSensorPushDedupeAcrossRestart(t *testing.T) {
-	noConfig(t)
+	t.Parallel()               // no config: TestMain took it away from the whole process
 	func(dialect db.Dialect) { // SQLite only for now: the restart (or the flag file) is not yet made per backend
 		s := startServerOn(t, dialect, sensorCLIWorkspace(t))
 		code, out, errOut := s.cli(t, "sensor", "send", "arrivals", "--message-id", "m-1", "--partition", "eu", "--json")

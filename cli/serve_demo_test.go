@@ -15,7 +15,7 @@ import (
 // lines; Retry failed then rebuilds wonka and the parent reads recovered.
 // A second start on the same database launches nothing more.
 func TestDemoShowsFinalFailureAndRetry(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServerWith(t, "")
 	var id string
 	testkit.Eventually(t, 60*time.Second, "the demo's crm.accounts_snapshot backfill ends FAILED", func() bool {

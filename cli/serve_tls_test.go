@@ -111,6 +111,7 @@ func TestServeTLS(t *testing.T) {
 // TestServeTLSBadFiles: TLS settings that cannot serve are usage errors
 // that say what to give, before the database exists.
 func TestServeTLSBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certPath, keyPath, _ := testkit.SelfSignedCert(t, dir, "good")
 	otherCert, _, _ := testkit.SelfSignedCert(t, dir, "other")

@@ -14,6 +14,7 @@ import (
 // asset are loaded in the background, so the first pages do not load them
 // cold; the log says when, for how many assets.
 func TestServePreloadsStaleness(t *testing.T) {
+	t.Parallel()
 	_, logPath := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "t.db"))
 	var log string
 	testkit.Eventually(t, 20*time.Second, "the log to say the staleness facts are preloaded", func() bool {

@@ -87,6 +87,7 @@ func TestTokenCreateExpires(t *testing.T) {
 // TestCLITokenCommands: create prints the token once (only its hash is
 // stored), list never shows secrets, revoke stops it; bad input exits 2.
 func TestCLITokenCommands(t *testing.T) {
+	t.Parallel()
 	dbp, pw := accountsDB(t)
 	run(t, "user", "add", "ci", "--role", "operator", "--password-file", pw, "--db", dbp)
 	code, out, errs := run(t, "token", "create", "--user", "ci", "--name", "nightly", "--role", "viewer", "--db", dbp)

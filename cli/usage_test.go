@@ -21,7 +21,7 @@ import (
 // command that only groups others exits 2 naming it, with suggestions,
 // instead of printing help and exiting 0; `workspace check` is validate.
 func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	cases := []struct {
 		args []string
 		want string
@@ -68,7 +68,7 @@ func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
 // TestBackfillPreviewWithoutAssetsNamesPreview: the usage error names the
 // command that was run.
 func TestBackfillPreviewWithoutAssetsNamesPreview(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	code, _, errOut := run(t, "backfill", "preview", "--start", "2025-01-01", "--end", "2025-01-02", "--server", "http://127.0.0.1:1")
 	if code != cli.ExitUsage || !strings.Contains(errOut, "tessera backfill preview ASSET") || strings.Contains(errOut, "create") {
 		t.Fatalf("preview without assets: exit %d %q", code, errOut)
@@ -177,7 +177,9 @@ func waitReady(t *testing.T, client *http.Client, url, logPath string) *http.Res
 			t.Logf("the server's log:\n%s", b)
 		}
 	}()
-	testkit.Eventually(t, 15*time.Second, url+"/readyz to answer 200", func() bool {
+	// 45 s: in make test, beside both passes and their browsers, a server
+	// had not logged its first line after 15 s (TestServeTLS).
+	testkit.Eventually(t, 45*time.Second, url+"/readyz to answer 200", func() bool {
 		var err error
 		if resp, err = client.Get(url + "/readyz"); err != nil {
 			return false
@@ -329,6 +331,7 @@ func TestBooleanEnvSettings(t *testing.T) {
 // TestUserAddWithoutPasswordSaysHowToPassIt: with no terminal and nothing on
 // standard input, the error says how to give the password.
 func TestUserAddWithoutPasswordSaysHowToPassIt(t *testing.T) {
+	t.Parallel()
 	dbp, _ := accountsDB(t)
 	cmd := exec.Command(tesseraBin, "user", "add", "bob", "--role", "operator", "--db", dbp)
 	cmd.Stdin = nil // /dev/null
@@ -352,7 +355,7 @@ var slowWorkspace = testkit.Assets(
 // TestBackfillTransitionsWait: pause --wait returns once no run is running,
 // resume --wait once it is RUNNING, cancel --wait once it is CANCELED.
 func TestBackfillTransitionsWait(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	s := startServerWith(t, slowWorkspace)
 	code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--start", "2025-01-01", "--end", "2025-01-30", "--chunk-size", "1", "--concurrency", "2", "--json")
 	var b map[string]any
@@ -407,7 +410,7 @@ func TestBackfillTransitionsWait(t *testing.T) {
 // error (exit 2) that says what is wrong in the user's words and how to do
 // it right: the command's usage line or the nearest flag, and its --help.
 func TestCLIUsageErrorsSayHowToFix(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	cases := []struct {
 		args []string
 		want []string

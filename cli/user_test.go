@@ -108,6 +108,7 @@ func TestCLIUserUnlock(t *testing.T) {
 // TestCLIUserCommands: add, list, set-role, disable with exit codes and
 // clear errors; bad input writes nothing.
 func TestCLIUserCommands(t *testing.T) {
+	t.Parallel()
 	dbp, pw := accountsDB(t)
 	if code, out, errs := run(t, "user", "add", "alice", "--role", "operator", "--password-file", pw, "--db", dbp); code != 0 || !strings.Contains(out, "created user alice (operator)") {
 		t.Fatalf("user add: %d %q %q", code, out, errs)

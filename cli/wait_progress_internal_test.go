@@ -13,6 +13,7 @@ import (
 // plainEvery), the same line again after plainHeartbeat of silence (so a
 // CI job that kills silent jobs sees it alive), and the last line.
 func TestPlainLinesChangeAndHeartbeat(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var p plainLines
 	steps := []struct {
@@ -41,6 +42,7 @@ func TestPlainLinesChangeAndHeartbeat(t *testing.T) {
 // waits for instead of an ETA from its rate so far, which promised seconds
 // while the throttle held it a minute (found by the regression audit).
 func TestWaitLineSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := &backfillProgress{began: true, busy: 2 * time.Second}
 	b := handlers.BackfillJSON{State: "RUNNING", TotalPartitions: 2, Partitions: map[string]int64{"materialized": 1},

@@ -25,7 +25,7 @@ var retryWorkspace = testkit.Assets(
 // terminal it prints a line only when the line's content changed (it used
 // to repeat the same line every 2 s).
 func TestBackfillWaitShowsRetryBackoff(t *testing.T) {
-	noConfig(t)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, retryWorkspace, func(t *testing.T, s server) {
 		t0 := time.Now()
 		code, out, errOut := s.cli(t, "backfill", "create", "t.retry", "--start", "2025-01-01", "--end", "2025-01-04", "--wait")

@@ -22,6 +22,7 @@ import (
 // reload` (admin) and on SIGHUP; a file with problems is refused and the
 // server keeps the workspace it has.
 func TestWorkspaceReload(t *testing.T) {
+	t.Parallel()
 	eachServer(t, clientWorkspace, func(t *testing.T, s server) {
 		assets := func() []string {
 			t.Helper()
@@ -108,6 +109,7 @@ func TestWorkspaceReload(t *testing.T) {
 // its partitions, while a backfill of it is unfinished (its chunks are
 // positions in the old key space).
 func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
+	t.Parallel()
 	func(dialect db.Dialect) { // SQLite only for now: the restart (or the flag file) is not yet made per backend
 		s := startServerOn(t, dialect, clientWorkspace+`
   t.slow:

@@ -215,6 +215,7 @@ func TestBackfillAPILifecycle(t *testing.T) {
 
 func TestBackfillAPIBadInput(t *testing.T) {
 	t.Parallel()
+	testkit.SkipInRacePass(t) // refusals, one request after another (the race pass has concurrent creates elsewhere)
 	env, tok := apiBFEnv(t)
 	keys := make([]string, jobs.MaxExplicitKeys+1)
 	for i := range keys {
@@ -506,6 +507,7 @@ func TestBackfillEventsTruncateBigPayloads(t *testing.T) {
 // sent, 0 included, is still checked, and a refused one writes nothing.
 func TestBackfillAPIDefaultsChunkSizeAndConcurrency(t *testing.T) {
 	t.Parallel()
+	testkit.SkipInRacePass(t) // defaults and refusals, one request after another, a server per case
 	const sel = `"assets":["a.daily"],"selector":{"type":"range","start":"2025-02-01","end":"2025-02-10"}`
 	for _, c := range []struct {
 		name, extra     string

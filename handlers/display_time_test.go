@@ -43,6 +43,7 @@ func tzUser(t *testing.T, env *testkit.Env, name, zone string) *http.Client {
 // cookie; without either, or with a cookie that names no zone, UTC.
 func TestPagesShowTimesInDisplayZone(t *testing.T) {
 	t.Parallel()
+	testkit.SkipInRacePass(t) // renders the seeded demo in five zones, request after request
 	env := testkit.New(t, testkit.Options{Seed: true})
 	var mat struct {
 		Asset string `db:"key"`

@@ -439,7 +439,34 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 	// meanwhile) assume SQLite's step times; on PostgreSQL under a loaded
 	// machine the big one ran past them once in four runs.
 	func(t *testing.T, dialect db.Dialect) {
-		ex := funcExec(func(ctx context.Context, w Work) Result { time.Sleep(3 * time.Millisecond); return Result{} })
+		// The runs wait at a gate while the test holds it: the big
+		// backfill cannot run ahead while the test, descheduled on a
+		// loaded machine, has not yet created the next one (it once was at
+		// chunk 30 before the small one existed). Held, both slots end up
+		// with runs of the big one waiting; released, the scheduler alone
+		// decides who gets the slots they free.
+		var gateMu sync.Mutex
+		gate := make(chan struct{}) // held: the big one's 5th run on waits for the small one
+		hold := func() { gateMu.Lock(); gate = make(chan struct{}); gateMu.Unlock() }
+		release := func() { gateMu.Lock(); close(gate); gateMu.Unlock() }
+		var runs, waiting atomic.Int64
+		ex := funcExec(func(ctx context.Context, w Work) Result {
+			if runs.Add(1) <= 4 {
+				time.Sleep(3 * time.Millisecond)
+				return Result{}
+			}
+			gateMu.Lock()
+			g := gate
+			gateMu.Unlock()
+			waiting.Add(1)
+			select {
+			case <-g:
+			case <-ctx.Done():
+			}
+			waiting.Add(-1)
+			time.Sleep(3 * time.Millisecond)
+			return Result{}
+		})
 		env := newTestEnvOn(t, dialect, dailyWS, Options{Executor: ex, MaxConcurrentRuns: 2})
 		env.start()
 		ctx := context.Background()
@@ -449,13 +476,21 @@ func TestFairnessBetweenBackfills(t *testing.T) {
 			return b.NextChunk >= 5
 		})
 		small := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-20", End: "2025-03-23"}, ChunkSize: 1, MaxConcurrentRuns: 10})
+		release()
 		env.wait(small.ID, db.BackfillSucceeded)
 		b, _ := env.store.Backfill(ctx, big.ID)
 		if b.State != db.BackfillRunning || b.NextChunk > 30 {
 			t.Fatalf("the small backfill waited behind the big one: big at chunk %d of %d (%s)", b.NextChunk, b.TotalChunks, b.State)
 		}
-		// Priority first: a high-priority backfill created now goes before the big one's remaining chunks.
+		// Priority first: a high-priority backfill created now goes before
+		// the big one's remaining chunks. The gate holds the big one from
+		// its next run on until it is created; with both slots waiting at
+		// it, the big one plans nothing more meanwhile.
+		hold()
+		poll.Eventually(t, 20*time.Second, "both slots held at the gate", func() bool { return waiting.Load() == 2 })
+		b, _ = env.store.Backfill(ctx, big.ID)
 		pri := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-03-24", End: "2025-03-31"}, ChunkSize: 1, MaxConcurrentRuns: 10, Priority: 5})
+		release()
 		env.wait(pri.ID, db.BackfillSucceeded)
 		b2, _ := env.store.Backfill(ctx, big.ID)
 		if b2.NextChunk-b.NextChunk > 12 {

@@ -60,13 +60,29 @@ func (e *Env) AdminToken() string {
 	return e.acct.adminToken
 }
 
-// CreateUser writes a user directly into the store.
-func (e *Env) CreateUser(t testing.TB, name string, role auth.Role, password string) int64 {
+// hashes holds the argon2id hash of each password CreateUser was given, by
+// password: hashing costs 50 ms of CPU (twice that under -race) and nearly
+// every test makes users of TestPassword; one hash (one salt) serves them
+// all, and every sign-in still checks it in full.
+var hashes sync.Map
+
+func passwordHash(t testing.TB, password string) string {
 	t.Helper()
-	hash, err := auth.HashPassword(password)
+	if h, ok := hashes.Load(password); ok {
+		return h.(string)
+	}
+	h, err := auth.HashPassword(password)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h2, _ := hashes.LoadOrStore(password, h)
+	return h2.(string)
+}
+
+// CreateUser writes a user directly into the store.
+func (e *Env) CreateUser(t testing.TB, name string, role auth.Role, password string) int64 {
+	t.Helper()
+	hash := passwordHash(t, password)
 	u, err := e.Store.CreateUser(context.Background(), name, role.String(), hash, "test", time.Now())
 	if err != nil {
 		t.Fatalf("create user %s: %v", name, err)

@@ -32,11 +32,9 @@ func ChromiumPath(t testing.TB) string {
 	return ""
 }
 
-// Browser starts a headless Chromium for the test and returns a chromedp
-// context that is cancelled (and the browser stopped) when the test ends.
-func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+// browserOptions are the allocator options of every test browser.
+func browserOptions(t testing.TB) []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(ChromiumPath(t)),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -45,9 +43,109 @@ func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Contex
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 800),
 	)
+}
+
+// browserTimeout bounds one test's use of its browser (the whole test: a
+// long flow at 390 and 1280 px took 160 s under make test's load, its
+// steps each well within their own waits).
+const browserTimeout = 3 * time.Minute
+
+// shared is the test binary's one Chromium, started at the first Browser
+// of a test without extra options (starting a Chromium per test cost a
+// second or more of CPU each on the 2-core CI machine). Each test gets a
+// new browser context in it (its own cookies, storage and cache, like a
+// fresh incognito window) with a tab of its own; TestMain stops it (Main).
+var shared struct {
+	mu     sync.Mutex
+	ctx    context.Context // the first tab's context; its Browser is shared
+	cancel func()
+}
+
+// Browser starts a headless Chromium for the test (a new browser context
+// in the package's shared Chromium; with extra allocator options a
+// Chromium of its own) and returns a chromedp context of a new tab that is
+// cancelled (the tab and its browser context closed) when the test ends.
+func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	if len(extra) > 0 {
+		return ownBrowser(t, extra)
+	}
+	var errs []string
+	for try := 1; try <= 3; try++ {
+		parent, err := sharedBrowser(t)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("try %d: %v", try, err))
+			continue
+		}
+		tab, cancelTab := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
+		ctx, cancelT := context.WithTimeout(tab, browserTimeout)
+		if err := chromedp.Do(ctx); err != nil {
+			cancelT()
+			cancelTab()
+			errs = append(errs, fmt.Sprintf("try %d: new tab: %v", try, err))
+			dropShared(parent) // a browser that cannot open a tab is started again
+			continue
+		}
+		t.Cleanup(func() { cancelT(); cancelTab() })
+		watchConsole(t, ctx)
+		return ctx
+	}
+	t.Fatalf("start Chromium (3 tries):\n%s", strings.Join(errs, "\n"))
+	return nil
+}
+
+// sharedBrowser returns the shared Chromium's first context, starting it
+// (again, if it ended) when needed.
+func sharedBrowser(t testing.TB) (context.Context, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.ctx != nil && shared.ctx.Err() == nil {
+		return shared.ctx, nil
+	}
+	if shared.cancel != nil {
+		shared.cancel()
+		shared.ctx, shared.cancel = nil, nil
+	}
+	// Not a test's: it outlives the test that starts it.
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), browserOptions(t)...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	// No deadline here: the context of the first Do is the browser's life.
+	if err := chromedp.Do(ctx); err != nil {
+		cancelB()
+		cancelA()
+		return nil, err
+	}
+	shared.ctx, shared.cancel = ctx, func() { cancelB(); cancelA() }
+	return ctx, nil
+}
+
+// dropShared stops the shared Chromium if it is still the one of ctx.
+func dropShared(ctx context.Context) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.ctx == ctx && shared.cancel != nil {
+		shared.cancel()
+		shared.ctx, shared.cancel = nil, nil
+	}
+}
+
+// StopBrowser stops the shared Chromium (Main calls it when the tests end).
+func StopBrowser() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cancel != nil {
+		shared.cancel()
+		shared.ctx, shared.cancel = nil, nil
+	}
+}
+
+// ownBrowser starts a Chromium of the test's own, with extra options
+// (flags such as ignore-certificate-errors hold for a whole browser).
+func ownBrowser(t testing.TB, extra []chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append(browserOptions(t), chromedp.UserDataDir(t.TempDir()))
 	opts = append(opts, extra...)
 	// A Chromium that fails to start (CI once saw its launcher script die
 	// on a loaded machine before the browser ran) is started again, twice
@@ -56,7 +154,7 @@ func Browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Contex
 	for try := 1; try <= 3; try++ {
 		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 		ctx, cancelB := chromedp.NewContext(actx)
-		ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+		ctx, cancelT := context.WithTimeout(ctx, browserTimeout)
 		if err := chromedp.Do(ctx); err != nil {
 			cancelT()
 			cancelB()

@@ -41,12 +41,32 @@ func (e *Env) NewEngine(t testing.TB, log *slog.Logger, opts jobs.Options) *jobs
 	return eng
 }
 
-// RunEngine runs eng's controller loop until the test ends.
+// RunEngine runs eng's controller loop until the test ends. It returns
+// once the loop has started: its first heartbeat is recorded (Run returns
+// at once when that fails, and the engine is then gone for good; a test
+// that stopped PostgreSQL right after StartEngine, before the goroutine
+// got there on a loaded machine, waited for heartbeats that never came).
 func RunEngine(t testing.TB, eng *jobs.Engine) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(ctx, time.Second) }()
+	var runErr error
+	go func() { defer close(done); runErr = eng.Run(ctx, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
+	Eventually(t, 30*time.Second, "the engine's first heartbeat", func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+		}
+		beats, err := eng.Store.LastHeartbeats(context.Background())
+		return err == nil && beats[eng.Owner()] != 0
+	})
+	select {
+	case <-done:
+		t.Fatalf("the engine stopped as it started: %v", runErr)
+	default:
+	}
 }
 
 // CreateBackfill creates the backfill req asks for with eng, as "tester";

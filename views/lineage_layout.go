@@ -93,7 +93,7 @@ type LaidEdge struct {
 
 // Lineage geometry (px).
 const (
-	lineageNodeH   = 24
+	lineageNodeH   = 24 // also lineage.templ's rect height and lineage.css's
 	lineageRowH    = 34
 	lineageGapX    = 64
 	lineagePad     = 8

@@ -236,6 +236,7 @@ func flowWS(dir string) string { return fmt.Sprintf(flowWorkspace, filepath.Join
 // preview shows the right count → launch → progress reaches 100% without
 // reloading.
 func TestBrowserBackfillFromGridSelection(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	bfSelectFrom(t, ctx, s.URL+"/assets/flow.daily?from=2025-01-01&to=2025-01-31", "2025-01-03")
 	bfShiftClick(t, ctx, "2025-01-09") // the last tile
@@ -290,6 +291,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 // bad1 selects good2..bad1 (before, "bad1" < "good2" made it an inverted,
 // refused range), and every tile of the range is marked.
 func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	bfSelectFrom(t, ctx, s.URL+"/assets/flow.cmd", "/good2")
 	bfShiftClick(t, ctx, "/bad1")
@@ -336,6 +338,7 @@ func bfPlanned(t *testing.T, ctx context.Context) string {
 // Flow 2: launch a long backfill → pause → it stops planning → resume →
 // cancel with terminate → canceled.
 func TestBrowserPauseResumeCancel(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
@@ -369,6 +372,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 // Flow 2b: a graceful cancel waits for the running chunks (CANCELING); the
 // "Terminate running chunks" button escalates it and ends them.
 func TestBrowserCancelThenTerminate(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.long&start=2025-01-01&end=2025-01-10&chunk_size=1&max_concurrent_runs=2")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
@@ -394,6 +398,7 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 // Flow 3: a backfill with failing partitions → Retry failed → the child holds
 // exactly the failed partitions and succeeds.
 func TestBrowserRetryFailed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	failFile := filepath.Join(dir, "fail")
 	if err := os.WriteFile(failFile, nil, 0o644); err != nil {
@@ -428,6 +433,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 // Flow 4: a stale page clicking Pause after another tab paused and resumed
 // gets the conflict message, and nothing changes.
 func TestBrowserStalePauseConflict(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-12-31&chunk_size=1&max_concurrent_runs=1")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
@@ -489,6 +495,7 @@ func atoi(s string) int {
 // themselves: a backfill launched from another tab appears in both, and its
 // end shows (the list row turns SUCCEEDED; the asset page's section goes).
 func TestBrowserListsUpdateLive(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	list, cancelList := chromedp.NewContext(ctx)
 	defer cancelList()

@@ -16,9 +16,14 @@ import (
 func TestBrowserOverviewGridPartition(t *testing.T) {
 	t.Parallel()
 	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
+	// The lineage graph is swapped in above the asset list once the page
+	// has loaded, pushing the list down: the click on a row waits for it,
+	// or it can land where the row was (on a loaded machine, between
+	// chromedp measuring the link and pressing the mouse).
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/"),
 		chromedp.WaitVisible(css(`[data-testid="asset-row"]`)),
+		chromedp.WaitVisible(css(`[data-testid="lineage-svg"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)

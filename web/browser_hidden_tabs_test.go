@@ -21,6 +21,7 @@ document.dispatchEvent(new Event('visibilitychange'));return String(document.que
 // never loaded. Hidden tabs now close their stream, and take it again (and
 // catch up) when shown.
 func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	var tabs []context.Context
 	for range 6 {
@@ -53,8 +54,12 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 // live section is rebuilt to close and reopen the stream) keeps an open
 // Cancel confirmation and its ticked "terminate" box.
 func TestBrowserHiddenTabKeepsChoices(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
-	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=1&max_concurrent_runs=1")
+	// Six months of 0.7 s days, one at a time: still running when the page
+	// opens its Cancel (six days once finished first under load, and the
+	// Cancel button the test waited for never came).
+	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=1")
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(css(`[data-testid="action-cancel"]`)),
 		chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.Click(css(`[data-testid="terminate"]`))); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // columns line up down the page (before, each table sized its columns to
 // its own content, so health bars and badges zigzagged between groups).
 func TestBrowserGroupTablesLineUp(t *testing.T) {
+	t.Parallel()
 	s := startBinaryServer(t, testkit.Assets(
 		testkit.Asset("a.short", "{static: [a]}", "group: one"),
 		testkit.Asset("b.a_much_longer_asset_name_than_the_other", "{static: [a_rather_long_partition_key, another_rather_long_partition_key, and_a_third_one]}", "group: two", "description: its partitions are described at length"),

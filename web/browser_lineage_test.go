@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -125,6 +126,32 @@ func TestBrowserLineageGraph(t *testing.T) {
 		testkit.JS(t, ctx, `document.querySelector('[data-testid="lineage"]').scrollIntoView(), ""`)
 		testkit.Screenshot(t, ctx, fmt.Sprintf("lineage-asset-%d", w))
 	}
+}
+
+// TestBrowserLineageLaidOutBeforeItsStylesheet: the overview swaps the
+// graph in with a link to lineage.css; until that has loaded (here: never,
+// it is blocked) the graph is still laid out as measured, its labels in
+// 12 px within their boxes and its boxes 24 px high. Before, the labels took
+// the page's font and stuck out of their boxes, which TestBrowserLineageGraph
+// saw now and then on a loaded machine (measured before the stylesheet came).
+func TestBrowserLineageLaidOutBeforeItsStylesheet(t *testing.T) {
+	t.Parallel()
+	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.SetBlockedURLs, network.SetBlockedURLsParams{
+		URLPatterns: []*network.BlockPattern{{URLPattern: "*://*:*/static/lineage.css", Block: true}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	narrowLoad(t, ctx, env, "/", 1280, `[data-testid="lineage-svg"]`)
+	// lineage.css makes the legend a flex row: not here.
+	if got := testkit.JS(t, ctx, `getComputedStyle(document.querySelector('[data-testid="lineage-legend"]')).display`); got == "flex" {
+		t.Fatal("lineage.css was not blocked: the test shows nothing")
+	}
+	eval(t, ctx, "overview lineage without its stylesheet, legible", lineageLegible)
+	eval(t, ctx, "overview lineage without its stylesheet, box heights", `[...document.querySelectorAll('[data-testid="lineage-svg"] > a rect')].filter(r => Math.abs(r.getBBox().height - 24) > 0.5).map(r => decodeURIComponent(r.parentNode.getAttribute("href").slice(8)) + " box is " + r.getBBox().height + " px high").slice(0, 5).join("; ")`)
 }
 
 // lineage200 is a workspace of 200 assets in 50 chains (a daily raw asset,

@@ -16,6 +16,7 @@ import (
 // history shows the finished instance, while what the user typed in the
 // taint form stays. Before, the page stayed "In progress" until reloaded.
 func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
+	t.Parallel()
 	s := startBinaryServer(t, `defaults:
   retries: {max_attempts: 1}
 `+testkit.Assets(

@@ -92,6 +92,7 @@ const fitsScript = `(() => {
 // (tables scroll or reflow inside it); bars scale instead of cropping their
 // segments; the backfills list and the status board show their key columns.
 func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
+	t.Parallel()
 	env, ids := phoneEnv(t)
 	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
@@ -204,6 +205,7 @@ func TestBrowserPhoneAssetGrid(t *testing.T) {
 // line in the list at 1280 px; the preview's first-chunk keys wrap between
 // keys, never inside one.
 func TestBrowserBackfillTitleAndPills(t *testing.T) {
+	t.Parallel()
 	env, ids := phoneEnv(t)
 	ctx := env.SignedInBrowser(t, auth.RoleOperator)
 	const titleScript = `(() => {

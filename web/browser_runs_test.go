@@ -38,6 +38,7 @@ func runsShots(t *testing.T, ctx context.Context, name string) {
 // filters narrow it on the server and are the page's address; a bad one
 // says what is wrong on the page → a run opens its run page.
 func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	bf := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-08&chunk_size=1&max_concurrent_runs=3&title=Eight+days")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 60*time.Second, "SUCCEEDED")
@@ -123,6 +124,7 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 // new-backfill form with that partition and its preview; nothing launches
 // until Launch, which then builds it.
 func TestBrowserRebuildFromThePartitionPage(t *testing.T) {
+	t.Parallel()
 	s, ctx := bfFlowSession(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/flow.daily/partitions/2025-01-03"),

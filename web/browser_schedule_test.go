@@ -25,6 +25,7 @@ var scheduleFlowWorkspace = `defaults:
 // open the backfill it launched, which says the schedule launched it and
 // links back; the schedule's history lists the tick with that backfill.
 func TestBrowserSchedulePauseRunNow(t *testing.T) {
+	t.Parallel()
 	s := startBinaryServer(t, scheduleFlowWorkspace)
 	ctx := s.browser(t)
 	err := chromedp.Do(ctx,

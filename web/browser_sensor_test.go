@@ -16,6 +16,7 @@ import (
 // and the cursor unchanged → Evaluate now → open the backfill it launched,
 // which says the sensor launched it and links back.
 func TestBrowserSensorDryRun(t *testing.T) {
+	t.Parallel()
 	script := testkit.Script(t, "eval.sh", `c=${TESSERA_SENSOR_CURSOR:-0}; n=$((c+1))
 echo "{\"cursor\": \"$n\", \"run_requests\": [{\"partitions\": [\"eu\", \"us\"], \"run_key\": \"batch-$n\"}]}"
 `)

@@ -17,6 +17,7 @@ import (
 // still loads. Over HTTP/1.1 a browser opens six connections to a server,
 // and the seventh live page would wait for ever.
 func TestBrowserHTTP2LiveTabs(t *testing.T) {
+	t.Parallel()
 	cert, key, _ := testkit.SelfSignedCert(t, t.TempDir(), "tls")
 	s := startBinaryServer(t, flowWS(t.TempDir()), "--tls-cert", cert, "--tls-key", key)
 	ctx := s.browser(t, chromedp.Flag("ignore-certificate-errors", true))

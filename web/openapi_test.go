@@ -75,6 +75,7 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 // The document says what a backfill request may leave out, and the defaults
 // it gets then are the ones the server applies.
 func TestOpenAPIBackfillRequestDefaults(t *testing.T) {
+	t.Parallel()
 	doc := web.OpenAPI(nil)
 	s := doc["components"].(map[string]any)["schemas"].(map[string]any)["BackfillRequest"].(map[string]any)
 	if req := s["required"].([]string); strings.Join(req, ",") != "assets,selector" {
@@ -96,6 +97,7 @@ func TestOpenAPIBackfillRequestDefaults(t *testing.T) {
 // staleness endpoint takes ?partition= (it has no pages), and the
 // transitions, retry-failed and the run callback work without a body.
 func TestOpenAPIParametersAndOptionalBodies(t *testing.T) {
+	t.Parallel()
 	doc := web.OpenAPI(nil)
 	paths := doc["paths"].(map[string]map[string]any)
 	op := func(method, path string) map[string]any { return paths[path][method].(map[string]any) }

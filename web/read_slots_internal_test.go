@@ -18,6 +18,7 @@ import (
 // event stream, a POST and a static file take no slot (they run while the
 // slots are full).
 func TestReadSlotsBoundConcurrentReads(t *testing.T) {
+	t.Parallel()
 	e := echo.New()
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
 		if he, ok := err.(interface{ Error() string }); ok {

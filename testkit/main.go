@@ -1,0 +1,17 @@
+package testkit
+
+import (
+	"testing"
+
+	"github.com/tessera-dev/tessera/testkit/pgtest"
+)
+
+// Main runs a package's tests (m.Run), then stops what they shared: the
+// PostgreSQL cluster (pgtest.Main) and the shared Chromium (Browser). A
+// package's TestMain is
+//
+//	func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
+func Main(m *testing.M) int {
+	defer StopBrowser()
+	return pgtest.Main(m)
+}
