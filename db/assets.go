@@ -102,6 +102,13 @@ func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor 
 		return err
 	}
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		// Instances started together on one PostgreSQL database sync one
+		// at a time (the steps' lock): each reads the assets the one
+		// before it inserted, instead of inserting them again (a
+		// duplicate key on assets.key).
+		if err := LockSteps(ctx, tx); err != nil {
+			return err
+		}
 		var existing []AssetRow
 		if err := tx.SelectContext(ctx, &existing, `SELECT * FROM assets`); err != nil {
 			return err

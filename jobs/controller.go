@@ -107,7 +107,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return e.shutdown(grace)
+			return e.shutdown(grace, func() { stopHB(); <-hbDone })
 		case <-e.wake:
 		case c := <-e.done:
 			comps = e.gather(append(comps, c), stepCoalesce)
@@ -239,7 +239,11 @@ func (e *Engine) fenceIfExpired() {
 	}
 }
 
-func (e *Engine) shutdown(grace time.Duration) error {
+// shutdown records the attempts that end within grace, cancels the others,
+// and removes this instance's worker row once stopBeats has stopped its
+// heartbeats (a heartbeat after the removal wrote the row back, and the
+// store looked in use by a stopped instance).
+func (e *Engine) shutdown(grace time.Duration, stopBeats func()) error {
 	ctx := context.Background()
 	comps := e.recordEnding(ctx, time.Now().Add(grace), nil)
 	e.mu.Lock()
@@ -250,6 +254,7 @@ func (e *Engine) shutdown(grace time.Duration) error {
 	}
 	e.mu.Unlock()
 	e.recordEnding(ctx, time.Now().Add(10*time.Second), comps)
+	stopBeats()
 	err := e.Store.RemoveWorker(ctx, e.owner)
 	if e.activeCount() > 0 {
 		// Left for the next start to interrupt (its lease expires).
