@@ -218,7 +218,10 @@ func TestClusterCapsHoldAcrossInstances(t *testing.T) {
 		teststore.Asset("a.throttled", "{daily: {start: 2025-01-01, end: 2025-01-09}}", "pool: slow"),
 	)
 	log := newBuildLog()
-	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: log.exec(i, 30*time.Millisecond), MaxConcurrentRuns: 1} })
+	// Runs of 150 ms: long enough that, on a loaded machine too, the runs of
+	// two instances overlap (the peaks below must reach the caps, not only
+	// stay under them).
+	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: log.exec(i, 150*time.Millisecond), MaxConcurrentRuns: 1} })
 	for i := range 3 {
 		c.start(i, false)
 	}

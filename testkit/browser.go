@@ -284,3 +284,20 @@ func JS(t testing.TB, ctx context.Context, expr string) string {
 	}
 	return v
 }
+
+// Click clicks the first element matching the CSS selector sel, again when
+// the page replaced the element between finding and clicking it (a live
+// section swapped in by htmx: chromedp then answers "Could not find node
+// with given id"), as a user clicks the button that is there now; it fails
+// the test on any other error or after timeout.
+func Click(t testing.TB, ctx context.Context, sel string, timeout time.Duration) {
+	t.Helper()
+	var err error
+	Eventually(t, timeout, "a click on "+sel, func() bool {
+		err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		if err != nil && !strings.Contains(err.Error(), "Could not find node") {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+		return err == nil
+	})
+}

@@ -55,9 +55,7 @@ sensors:
 		_ = chromedp.Do(ctx, chromedp.Reload())
 		return false
 	})
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-dry-run"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-dry-run"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice"]') && document.querySelector('[data-testid="evaluation-row"]').dataset.kind === "dry_run"`, 20*time.Second, "the dry run at the top of the evaluations")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="evaluation-row"] [data-testid="request-preview"]').innerText`); got != "would build 2 partitions in 2 chunks" {
 		t.Fatalf("the dry run's request says %q", got)
