@@ -87,9 +87,7 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	testkit.WaitJS(t, ctx, selN+` === "6"`, 20*time.Second, "the selection count 6 with every value")
 	pick("region=eu")
 	testkit.WaitJS(t, ctx, selN+` === "2"`, 20*time.Second, "the selection count 2 again")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="backfill-selection"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="backfill-selection"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, 20*time.Second, "a preview of 2 partitions")
 
 	// The whole history is a bucket strip: nothing to select on, nothing to

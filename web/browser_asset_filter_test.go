@@ -95,8 +95,6 @@ func TestBrowserAssetFilter(t *testing.T) {
 	}
 	testkit.WaitJS(t, ctx, shownRows+` === `+fmt.Sprintf("%q", strings.Join(failed, ",")), 20*time.Second, "the list to show only "+strings.Join(failed, ","))
 	testkit.Screenshot(t, ctx, "filter-failed-1280")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="asset-filter-clear"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="asset-filter-clear"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="asset-row"]').length === `+fmt.Sprint(len(env.WS.Assets)), 20*time.Second, "Show all to list every asset")
 }

@@ -161,9 +161,7 @@ const stateIs = `(document.querySelector('[data-testid="state-badge"]')||{}).dat
 // link (data-testid by) to lead back to back.
 func followLaunchedBackfill(t *testing.T, ctx context.Context, bf, by, back string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="notice-link"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="notice-link"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, bf), 20*time.Second, "the launched backfill's page")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the backfill SUCCEEDED")
 	// The page may still be parsing when its badge already says SUCCEEDED:
@@ -257,9 +255,7 @@ func TestBrowserBackfillFromGridSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="preview-chunks"]')||{}).dataset?.n === "4"`, 30*time.Second, "the preview of 4 chunks")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="launch"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/backfills/bf_")`, 30*time.Second, "the backfill page")
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="progress-pct"]`)), chromedp.Evaluate[chromedp.Void](`window.__noReload = 1`)); err != nil {
 		t.Fatal(err)
@@ -301,9 +297,7 @@ func TestBrowserGridSelectionFollowsPartitionOrder(t *testing.T) {
 		t.Fatalf("selection %s, want good2..bad1", got)
 	}
 	// Backwards, and every tile between marked: click bad2, shift-click good1.
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="grid"] a[href$="/bad2"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="grid"] a[href$="/bad2"]`, 20*time.Second)
 	bfShiftClick(t, ctx, "/good1")
 	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="selection-n"]')||{}).dataset?.n === "5"`, 30*time.Second, "the selection count 5")
 	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "good1..bad2" {
@@ -342,9 +336,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	s, ctx := bfFlowSession(t)
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-06-30&chunk_size=1&max_concurrent_runs=2")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-pause"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "PAUSED")
 	// Paused: active chunks finish, no new chunk is planned.
 	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="count-running"] b').innerText.trim() === "0"`, 30*time.Second, "the active chunks to finish")
@@ -354,9 +346,7 @@ func TestBrowserPauseResumeCancel(t *testing.T) {
 	if after := bfPlanned(t, ctx); after != before {
 		t.Fatalf("planning went on while paused: %s then %s", before, after)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-resume"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-resume"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING again")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`%q !== (document.querySelector('[data-testid="count-chunks"] b').innerText + "|" + document.querySelector('[data-testid="chunk-section"] form .muted').innerText)`, before), 15*time.Second, "planning to go on after resume")
 	bfCancelTerminate(t, ctx)
@@ -384,9 +374,7 @@ func TestBrowserCancelThenTerminate(t *testing.T) {
 		t.Fatal("a graceful cancel should wait for the 60 s chunks")
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceling")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-terminate"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-terminate"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "CANCELED"), 20*time.Second, "CANCELED after terminate")
 	// The 8 chunks never planned are counted as canceled, not pending.
 	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="count-canceled"] b')||{}).innerText === "10" && !document.querySelector('[data-testid="count-pending"]')`, 10*time.Second, "10 partitions counted canceled")
@@ -415,9 +403,7 @@ func TestBrowserRetryFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := testkit.JS(t, ctx, `location.pathname`)
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-retry-failed"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-retry-failed"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the child backfill page")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "the child SUCCEEDED")
 	keys := testkit.JS(t, ctx, `Array.from(document.querySelectorAll('[data-testid="chunk-row"] td:nth-child(3)')).map(td => td.firstChild.textContent.trim()).sort().join(",")`)
@@ -459,9 +445,7 @@ func TestBrowserStalePauseConflict(t *testing.T) {
 	testkit.WaitJS(t, tabB, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "tab B: RUNNING")
 	version := testkit.JS(t, tabB, `document.querySelector('[data-testid="backfill-summary"]').dataset.version`)
 	// Tab A, stale, clicks Pause.
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-pause"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-pause"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="message"]')`, 30*time.Second, "the conflict message")
 	msg := testkit.JS(t, ctx, `document.querySelector('[data-testid="message"]').innerText`)
 	if !strings.Contains(msg, "Someone changed this backfill") {

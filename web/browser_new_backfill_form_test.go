@@ -36,9 +36,7 @@ func TestBrowserNewBackfillForm(t *testing.T) {
 	if testkit.JS(t, ctx, `String(`+visible(`[data-testid="chunk-size-raw.events"]`)+` && !`+visible(`[data-testid="chunk-size-analytics.daily_events"]`)+`)`) != "true" {
 		t.Error("the ticked asset has no chunk size of its own, or an unticked one has")
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="asset-analytics.daily_events"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="asset-analytics.daily_events"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, visible(`[data-testid="chunk-size-analytics.daily_events"]`)+` && `+visible(`[data-testid="chunk-size-raw.events"]`), 10*time.Second, "each ticked asset's chunk size")
 	if testkit.JS(t, ctx, `String(`+visible(`[data-testid="chunk-size-ml.features"]`)+`)`) != "false" {
 		t.Error("an unticked asset's chunk size shows")

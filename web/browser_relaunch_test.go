@@ -52,9 +52,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-relaunch"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-relaunch"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,
@@ -67,9 +65,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Errorf("the preview counts %s partitions, want %s (20 less the %d before %s; %d built)", n, want, first-1, from, built)
 	}
 	testkit.Screenshot(t, ctx, "backfill-relaunch-form")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launch"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="launch"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
 	if sel := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
 		t.Errorf("the new backfill selects %q", sel)
@@ -90,8 +86,6 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="selector-statuses"]').checked && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "10"`,
 		10*time.Second, "the statuses choice ticked and a preview of the 10 missing days")
 	// Unticked again: refused next to the statuses, in the live preview.
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="status-missing"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="status-missing"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 10*time.Second, "the no-status message")
 }

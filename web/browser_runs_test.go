@@ -60,9 +60,7 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	runID := testkit.JS(t, ctx, `document.querySelector('[data-testid="gantt-bar"][data-chunk="0"]').parentNode.getAttribute('href')`)
 	// In the middle of the window, clear of the state bar kept at the top.
 	testkit.JS(t, ctx, `(document.querySelector('[data-testid="gantt-bar"][data-chunk="0"]').scrollIntoView({block: "center"}), "")`)
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="gantt-bar"][data-chunk="0"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="gantt-bar"][data-chunk="0"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, runID), 10*time.Second, "the run page of chunk 0 from its bar")
 
 	// The runs page, from the main nav.
@@ -114,9 +112,7 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="run-row"]').length === 8 && document.querySelector('[data-testid="runs-state"]').value === "succeeded"`, 10*time.Second, "the shared filtered view")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="run-link"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="run-link"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/runs/run_")`, 10*time.Second, "a run page from the list")
 }
 
@@ -133,9 +129,7 @@ func TestBrowserRebuildFromThePartitionPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	runsShots(t, ctx, "partition-rebuild")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="rebuild"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="rebuild"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "1"`, 20*time.Second, "the form with the preview of 1 partition")
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.daily"]').checked, document.querySelector('[data-testid="selector-explicit"]').checked,
 		document.querySelector('[data-testid="keys"]').value.trim()].join("|")`)

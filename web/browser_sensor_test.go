@@ -42,9 +42,7 @@ sensors:
 		t.Fatal(err)
 	}
 	testkit.Screenshot(t, ctx, "sensors")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="sensor-link"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="sensor-link"]`, 20*time.Second)
 	// The loop's first evaluation (cursor 1) is on the page once it ran.
 	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed"`, 20*time.Second, "the sensor page")
 	testkit.Eventually(t, 20*time.Second, "the first evaluation", func() bool {
@@ -67,15 +65,11 @@ sensors:
 		t.Fatalf("after the dry run, cursor|launched links = %s; want 1|1 (the loop's evaluation only)", got)
 	}
 	testkit.Screenshot(t, ctx, "sensor-dry-run")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="action-evaluate"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="action-evaluate"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 20*time.Second, "the evaluation's backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
 	followLaunchedBackfill(t, ctx, bf, "created-by-sensor", "/sensors/files.landed")
-	if err := chromedp.Do(ctx, chromedp.Click(css(`[data-testid="launched-by"] [data-testid="created-by-sensor"]`))); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Click(t, ctx, `[data-testid="launched-by"] [data-testid="created-by-sensor"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed" && !!document.querySelector('[data-testid="run-key-row"][data-key="batch-2"]')`, 20*time.Second, "back on the sensor, with run key batch-2")
 }
 
