@@ -25,6 +25,9 @@ var (
 	StreamMaxLifetime = 30 * time.Minute
 	// StreamMinInterval coalesces bursts of changes into one update.
 	StreamMinInterval = 300 * time.Millisecond
+	// StreamSettle is how long after its last update a stream sends one
+	// more, when nothing changed meanwhile (stream).
+	StreamSettle = time.Second
 )
 
 // BackfillStream is the server-sent event stream of one backfill's page: an
@@ -118,12 +121,26 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 	// queued it, dropped it: a pause right after the page loaded left the
 	// badge on Running beside a Resume button.
 	last := time.Now()
+	// One more update StreamSettle after the last one, when no change came
+	// meanwhile: a section whose request was still in flight when the
+	// last update came drops that update (htmx's default hx-sync), and
+	// under load the page then showed the state before the last change
+	// (a progress one chunk short) until the next change, which may never
+	// come. The settling update makes it fetch the state as it is.
+	settle := time.NewTimer(StreamSettle)
+	settle.Stop()
+	defer settle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-life.C:
 			return nil
+		case <-settle.C:
+			if _, err := fmt.Fprint(w, "event: update\ndata: settled\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
 		case <-recheck.C:
 			ok, err := h.Auth.StillValid(ctx, principal, h.Now())
 			if err != nil && ctx.Err() == nil {
@@ -153,6 +170,7 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 			if finished() {
 				return nil
 			}
+			settle.Reset(StreamSettle)
 		}
 	}
 }

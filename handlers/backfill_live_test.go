@@ -150,3 +150,41 @@ func openStream(t *testing.T, env *testkit.Env, id string) *http.Response {
 	}
 	return resp
 }
+
+// TestStreamSettlesAfterItsLastUpdate: a second after its last update,
+// with nothing changed meanwhile, a stream sends one more ("settled"), so
+// that a section whose request was in flight when the last update came
+// (htmx then drops that update) fetches the state as it is.
+func TestStreamSettlesAfterItsLastUpdate(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnv(t, false)
+	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
+	resp := openStream(t, env, b.ID)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	nextData := func() (string, time.Time) {
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read stream: %v", err)
+			}
+			if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+				return d, time.Now()
+			}
+		}
+	}
+	if d, _ := nextData(); d != "connected" {
+		t.Fatalf("first event %q", d)
+	}
+	if _, err := eng.Transition(t.Context(), b.ID, jobs.ActPause, 0, false, "tester"); err != nil {
+		t.Fatal(err)
+	}
+	d, changed := nextData()
+	if d != "changed" {
+		t.Fatalf("after the pause: %q, want changed", d)
+	}
+	d, settled := nextData()
+	if d != "settled" || settled.Sub(changed) < handlers.StreamSettle/2 {
+		t.Fatalf("then %q %v after, want settled %v after", d, settled.Sub(changed), handlers.StreamSettle)
+	}
+}
