@@ -93,15 +93,26 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 		return nil
 	}
 	ctx := c.Request().Context()
-	finished := func() bool {
+	// finished sends "done" when done holds; after an update (settle), a
+	// settling update StreamSettle later first (see settle below): the
+	// page's last fetches may have dropped the update that said so.
+	finished := func(settle bool) bool {
 		if done == nil || !done(ctx) {
 			return false
+		}
+		if settle {
+			select {
+			case <-ctx.Done():
+				return true
+			case <-time.After(StreamSettle):
+			}
+			_, _ = fmt.Fprint(w, "event: update\ndata: settled\n\n")
 		}
 		_, _ = fmt.Fprint(w, "event: done\ndata: finished\n\n")
 		w.Flush()
 		return true
 	}
-	if finished() {
+	if finished(false) {
 		return nil
 	}
 	beat := time.NewTicker(StreamHeartbeat)
@@ -167,7 +178,7 @@ func (h *Handler) stream(c echo.Context, topic string, done func(context.Context
 				return nil
 			}
 			w.Flush()
-			if finished() {
+			if finished(true) {
 				return nil
 			}
 			settle.Reset(StreamSettle)

@@ -121,8 +121,8 @@ func TestStreamEndsWhenTheBackfillIsDone(t *testing.T) {
 	b := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-02", 1)
 	resp := openStream(t, env, b.ID)
 	body := readBody(t, resp) // ends when the stream does
-	if !strings.HasSuffix(body, "event: update\ndata: changed\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(body, "data: connected\n\nevent: done\ndata: finished\n\n") {
-		t.Fatalf("the stream ended with %q, want an update then done", body)
+	if !strings.HasSuffix(body, "event: update\ndata: changed\n\nevent: update\ndata: settled\n\nevent: done\ndata: finished\n\n") && !strings.HasSuffix(body, "data: connected\n\nevent: done\ndata: finished\n\n") {
+		t.Fatalf("the stream ended with %q, want an update, a settling update, then done", body)
 	}
 	pgWaitState(t, env, b.ID, db.BackfillSucceeded)
 	_, doc := pgGet(t, env, env.Client(t, auth.RoleViewer), "/backfills/"+b.ID+"/summary")
