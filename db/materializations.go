@@ -494,3 +494,46 @@ func RecomputeLastAttempts(ctx context.Context, tx *sqlx.Tx) error {
 		ORDER BY p.last_attempt_at DESC, p.last_attempt_status = 'failed' DESC LIMIT 1)`)
 	return err
 }
+
+// applyAssetLasts moves the assets' last materialization (lastMat) and last
+// attempt forward: one statement for an asset in both (a step's usual
+// case: a round trip less on PostgreSQL), else one for each.
+func applyAssetLasts(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64, lastAttempt lastAttempts) error {
+	rest := lastAttempts{}
+	for id, a := range lastAttempt {
+		at, ok := lastMat[id]
+		if !ok {
+			rest[id] = a
+			continue
+		}
+		// Both SET expressions read the row as it was: the condition is
+		// lastAttempts.apply's.
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?1),
+			last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?2 ELSE last_attempt_at END,
+			last_attempt_status = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?3 ELSE last_attempt_status END
+			WHERE id = ?4`, at, a.at, a.status, id); err != nil {
+			return err
+		}
+	}
+	mats := map[int64]int64{}
+	for id, at := range lastMat {
+		if _, ok := lastAttempt[id]; !ok {
+			mats[id] = at
+		}
+	}
+	if err := applyLastMaterialized(ctx, tx, mats); err != nil {
+		return err
+	}
+	return rest.apply(ctx, tx)
+}
+
+// applyLastMaterialized moves each asset's last materialization (by id) up
+// to the time gathered for it, never back.
+func applyLastMaterialized(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64) error {
+	for id, at := range lastMat {
+		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
