@@ -486,3 +486,47 @@ assets:
 	}
 	return ws
 }
+
+// The status rows of a large attempt's partitions leased without a row are
+// written in one go when it ends (on PostgreSQL by COPY, status_copy.go);
+// when a report wrote one of those rows meanwhile, nothing of the bulk
+// write stays and each row is recorded as with smaller attempts: the
+// reported partition too ends materialized by the attempt, every other
+// row is written once, and the rollups agree with the rows.
+func TestFreshRowsOfALargeAttempt(t *testing.T) {
+	for _, report := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "reported meanwhile"}[report], func(t *testing.T) {
+			eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
+				asset := f.ids["t.hourly"]
+				idx := make([]int64, 40)
+				for i := range idx {
+					idx[i] = int64(i)
+				}
+				at := startRowless(t, f, idx...)
+				if report {
+					if _, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(17, db.StatusMaterialized, "ext", f.now.Add(time.Second))}, "test", "", f.now.Add(time.Second)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				end := db.AttemptEnd{RunID: "run_a", BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+					RunState: db.RunSucceeded, CodeVersion: "v2", Started: at}
+				for _, i := range idx {
+					end.Parts = append(end.Parts, db.PartRef{Key: f.sp.Key(i), Idx: i, Status: db.StatusMaterialized})
+				}
+				later := f.now.Add(2 * time.Second)
+				emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(later), Attempts: []db.AttemptEnd{end}}, later)
+				id := db.AttemptInstanceIDs("run_a", 1, "t.hourly")
+				rows := leaseRows(t, f.store, asset)
+				if len(rows) != len(idx) {
+					t.Fatalf("report %v: %d status rows, want %d", report, len(rows), len(idx))
+				}
+				for _, i := range idx {
+					if r := rows[f.sp.Key(i)]; r.Status != db.StatusMaterialized || r.Lease != nil || r.Mat == nil || *r.Mat != id(f.sp.Key(i)) || *r.Run != "run_a" {
+						t.Fatalf("report %v: partition %d after the attempt: %+v, want materialized by run_a", report, i, r)
+					}
+				}
+				checkRollup(t, f.store)
+			})
+		})
+	}
+}

@@ -598,6 +598,19 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 // statement whose rows were not all inserted (a row appeared meanwhile) for
 // materializedOneByOne.
 func insertMaterialized(ctx context.Context, tx *sqlx.Tx, items []plainMat, assetID int64, code string, at int64, roll rollupDelta) ([]plainMat, error) {
+	if pc := copyConn(tx); pc != nil && len(items) >= copyMinRows {
+		ok, err := copyMaterialized(ctx, tx, pc, items, assetID, code, at)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			for _, it := range items {
+				roll.add(assetID, it.part.Idx, StatusInProgress, -1)
+				roll.add(assetID, it.part.Idx, StatusMaterialized, 1)
+			}
+			return nil, nil
+		}
+	}
 	var rest []plainMat
 	for lo := 0; lo < len(items); {
 		part := items[lo:min(lo+batchRows, len(items))]

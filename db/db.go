@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -330,9 +331,17 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if err := s.refusing(); err != nil {
 		return err
 	}
+	var pc *pgx.Conn
+	if s.dialect == Postgres {
+		pc = pgxConnOf(conn)
+	}
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return s.writeFailed(err)
+	}
+	if pc != nil {
+		txConns.Store(tx, pc) // for COPY (status_copy.go)
+		defer txConns.Delete(tx)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
