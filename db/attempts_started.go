@@ -109,6 +109,12 @@ type AttemptsStarted struct {
 }
 
 func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
+	return applyStartedPlanned(ctx, tx, p, nil)
+}
+
+// applyStartedPlanned applies p; the runs of planned were inserted running
+// by the same step (applyPlannedStarting) and are not updated again.
+func applyStartedPlanned(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted, planned map[string]bool) error {
 	st := prepare(tx)
 	roll := rollupDelta{}
 	perBackfill := map[string][2]int64{}
@@ -132,6 +138,9 @@ func applyStarted(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted) error {
 			}
 		}
 		attempts = append(attempts, a.RunID, a.Attempt, p.Owner, int64(len(a.Parts)), p.At, a.AssetID, lo, hi, lease)
+		if planned[a.RunID] {
+			continue
+		}
 		k := runStart{a.Attempt, int64(len(a.UpstreamFailed))}
 		if _, ok := starting[k]; !ok {
 			order = append(order, k)

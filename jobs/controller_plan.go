@@ -314,21 +314,18 @@ func (r *planRound) take(p *bfPlan, asset *catalog.Asset, a *active, st db.Attem
 // chunk, then the attempts started, grouped by backfill.
 func (e *Engine) emitPlanned(ctx context.Context, tx *db.Tx, plans []*bfPlan, starts []db.AttemptStart, now time.Time) error {
 	nowMs := db.Millis(now)
+	var planned []db.RunsPlanned
 	for _, p := range plans {
 		if len(p.planned) == 0 && p.next == p.b.NextChunk {
 			continue
 		}
-		ev := db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs}
-		if err := db.Emit(ctx, tx, db.EvRunsPlanned, "backfill:"+p.b.ID, "controller", ev, "", now); err != nil {
-			return err
-		}
+		planned = append(planned, db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs})
 	}
+	var started []db.AttemptsStarted
 	for _, grp := range groupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
-		if err := db.Emit(ctx, tx, db.EvAttemptsStarted, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs}, "", now); err != nil {
-			return err
-		}
+		started = append(started, db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs})
 	}
-	return nil
+	return db.EmitPlannedAndStarted(ctx, tx, "controller", planned, started, now)
 }
 
 // groupBy splits items into groups of equal key, in order of first appearance.
