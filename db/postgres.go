@@ -67,6 +67,17 @@ func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
 	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
 	// session's zone changes nothing, but keep it fixed all the same.
 	cfg.RuntimeParams["timezone"] = "UTC"
+	// Every statement planned for its arguments and the tables' size
+	// now. pgx prepares each statement once per connection, and after five
+	// executions PostgreSQL may keep a generic plan made while the tables
+	// were small: a large backfill then read runs and attempts by
+	// sequential scans to its end (its runs table grows from none to
+	// thousands of rows within seconds, before autovacuum analyzes it).
+	// Measured on 1,000,000 partitions: 21.7 s with cached plans, 16.9 s
+	// without. A connection string that sets the parameter keeps its own.
+	if _, ok := cfg.RuntimeParams["plan_cache_mode"]; !ok {
+		cfg.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
 	d := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg), counted})
 	return sqlx.NewDb(d, "pgx"), nil
 }

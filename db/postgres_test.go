@@ -74,3 +74,21 @@ func TestEventPayloadsCompressedWithLZ4(t *testing.T) {
 		t.Fatalf("events.payload compression %q, want l (lz4)", method)
 	}
 }
+
+// TestStatementsPlannedForTheirArguments: the store's PostgreSQL
+// connections plan each statement when it runs (plan_cache_mode), so that
+// a plan cached while a backfill's runs table was empty (a sequential
+// scan) is not kept while it grows to thousands of rows.
+func TestStatementsPlannedForTheirArguments(t *testing.T) {
+	t.Parallel()
+	store := teststore.OpenOn(t, db.Postgres)
+	for name, pool := range map[string]interface{ Get(any, string, ...any) error }{"writer": store.RawWriter(), "reader": store.RawReader()} {
+		var mode string
+		if err := pool.Get(&mode, `SHOW plan_cache_mode`); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "force_custom_plan" {
+			t.Fatalf("%s: plan_cache_mode %q, want force_custom_plan", name, mode)
+		}
+	}
+}
