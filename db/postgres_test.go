@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
@@ -82,7 +84,7 @@ func TestEventPayloadsCompressedWithLZ4(t *testing.T) {
 func TestStatementsPlannedForTheirArguments(t *testing.T) {
 	t.Parallel()
 	store := teststore.OpenOn(t, db.Postgres)
-	for name, pool := range map[string]interface{ Get(any, string, ...any) error }{"writer": store.RawWriter(), "reader": store.RawReader()} {
+	for name, pool := range map[string]*sqlx.DB{"writer": store.RawWriter(), "reader": store.RawReader()} {
 		var mode string
 		if err := pool.Get(&mode, `SHOW plan_cache_mode`); err != nil {
 			t.Fatal(err)
