@@ -96,7 +96,9 @@ func padPow2(n int) int {
 // batchExec runs prefix + row,row,... + suffix over head (the arguments of
 // prefix) and args (n per row), in statements of stmtRows rows.
 func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) error {
-	_, err := batchExecN(ctx, tx, prefix, head, row, suffix, n, args)
+	// Nothing reads their rows affected: on PostgreSQL they may be queued
+	// (execLater).
+	_, err := batchExecN(context.WithValue(ctx, laterKey{}, true), tx, prefix, head, row, suffix, n, args)
 	return err
 }
 

@@ -437,7 +437,7 @@ func (f *finishing) run(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, c *runCo
 // the assets' last materialization and last attempt, the status rollups.
 func (f *finishing) flush(ctx context.Context, tx *sqlx.Tx) error {
 	for id, c := range f.perBackfill {
-		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
+		if err := execLater(ctx, tx, `UPDATE backfills SET runs_running=runs_running+?, runs_active=runs_active+?, runs_succeeded=runs_succeeded+?,
 			runs_failed=runs_failed+?, runs_canceled=runs_canceled+?, partitions_materialized=partitions_materialized+?, partitions_failed=partitions_failed+?,
 			updated_at=? WHERE id=?`, c.running, c.active, c.succ, c.failed, c.canceled, c.mat, c.pfailed, f.at, id); err != nil {
 			return err
@@ -598,7 +598,7 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 // statement whose rows were not all inserted (a row appeared meanwhile) for
 // materializedOneByOne.
 func insertMaterialized(ctx context.Context, tx *sqlx.Tx, items []plainMat, assetID int64, code string, at int64, roll rollupDelta) ([]plainMat, error) {
-	if pc := copyConn(tx); pc != nil && len(items) >= copyMinRows {
+	if pc, ok := copyConn(tx); ok && len(items) >= copyMinRows {
 		ok, err := copyMaterialized(ctx, tx, pc, items, assetID, code, at)
 		if err != nil {
 			return nil, err

@@ -161,7 +161,7 @@ func applyStartedPlanned(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted, pl
 			for range n - len(part) {
 				args = append(args, part[len(part)-1])
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
+			if err := execLater(ctx, tx, `UPDATE runs SET state='running', attempts=?, not_before=NULL, upstream_failed=upstream_failed+?,
 				started_at=COALESCE(started_at, ?), updated_at=? WHERE id IN (?`+strings.Repeat(",?", n-1)+`)`, args...); err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func applyStartedPlanned(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted, pl
 		}
 	}
 	for id, c := range perBackfill {
-		if _, err := tx.ExecContext(ctx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
+		if err := execLater(ctx, tx, `UPDATE backfills SET runs_running=runs_running+?, partitions_upstream_failed=partitions_upstream_failed+?, updated_at=?,
 			started_at=COALESCE(started_at, ?) WHERE id=?`, c[0], c[1], p.At, p.At, id); err != nil {
 			return err
 		}

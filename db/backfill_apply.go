@@ -58,7 +58,13 @@ func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload 
 	if idemKey != "" {
 		key = &idemKey
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
+	ectx := ctx
+	if key == nil {
+		// Nothing to tell apart (a duplicate idempotency key): it may be
+		// queued on PostgreSQL (execLater).
+		ectx = context.WithValue(ctx, laterKey{}, true)
+	}
+	if _, err := tx.ExecContext(ectx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
 		typ, subject, actor, string(b), key, Millis(now)); err != nil {
 		if isUniqueViolation(err) {
 			return ErrDuplicateEvent

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -331,15 +330,16 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if err := s.refusing(); err != nil {
 		return err
 	}
-	var pc *pgx.Conn
+	var pc pgConn
+	var isPG bool
 	if s.dialect == Postgres {
-		pc = pgxConnOf(conn)
+		pc, isPG = pgConnOf(conn)
 	}
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return s.writeFailed(err)
 	}
-	if pc != nil {
+	if isPG {
 		txConns.Store(tx, pc) // for COPY (status_copy.go)
 		defer txConns.Delete(tx)
 	}

@@ -116,3 +116,8 @@ func (s *Store) RunListPlan(ctx context.Context, f RunFilter) ([]string, error) 
 	}
 	return out, rows.Err()
 }
+
+// ExecLater is execLater, for the tests of queued writes.
+func ExecLater(ctx context.Context, tx *sqlx.Tx, q string, args ...any) error {
+	return execLater(ctx, tx, q, args...)
+}

@@ -450,7 +450,7 @@ func (r rollupDelta) apply(ctx context.Context, tx *sqlx.Tx) error {
 	for _, k := range down {
 		// Only a count that went down can have reached 0. (A DELETE of
 		// every empty count scanned the whole table on each command.)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM partition_rollup WHERE asset_id=? AND block=? AND status=? AND n = 0`, k.asset, k.block, k.status); err != nil {
+		if err := execLater(ctx, tx, `DELETE FROM partition_rollup WHERE asset_id=? AND block=? AND status=? AND n = 0`, k.asset, k.block, k.status); err != nil {
 			return err
 		}
 	}
@@ -478,7 +478,7 @@ func (l lastAttempts) add(asset, at int64, status string) {
 // wins a tie with what is stored).
 func (l lastAttempts) apply(ctx context.Context, tx *sqlx.Tx) error {
 	for id, a := range l {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_attempt_at = ?1, last_attempt_status = ?2 WHERE id = ?3
+		if err := execLater(ctx, tx, `UPDATE assets SET last_attempt_at = ?1, last_attempt_status = ?2 WHERE id = ?3
 			AND (last_attempt_at IS NULL OR last_attempt_at < ?1 OR last_attempt_at = ?1 AND ?2 = 'failed')`, a.at, a.status, id); err != nil {
 			return err
 		}
@@ -508,7 +508,7 @@ func applyAssetLasts(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64, 
 		}
 		// Both SET expressions read the row as it was: the condition is
 		// lastAttempts.apply's.
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?1),
+		if err := execLater(ctx, tx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?1),
 			last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?2 ELSE last_attempt_at END,
 			last_attempt_status = CASE WHEN last_attempt_at IS NULL OR last_attempt_at < ?2 OR last_attempt_at = ?2 AND ?3 = 'failed' THEN ?3 ELSE last_attempt_status END
 			WHERE id = ?4`, at, a.at, a.status, id); err != nil {
@@ -531,7 +531,7 @@ func applyAssetLasts(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64, 
 // to the time gathered for it, never back.
 func applyLastMaterialized(ctx context.Context, tx *sqlx.Tx, lastMat map[int64]int64) error {
 	for id, at := range lastMat {
-		if _, err := tx.ExecContext(ctx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
+		if err := execLater(ctx, tx, `UPDATE assets SET last_materialized_at = `+greatest(dialectOf(tx))+`(COALESCE(last_materialized_at, 0), ?) WHERE id=?`, at, id); err != nil {
 			return err
 		}
 	}

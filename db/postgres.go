@@ -115,7 +115,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgConn{conn.(*stdlib.Conn), c.counted}, nil
+	return pgConn{conn.(*stdlib.Conn), c.counted, &pipeline{}}, nil
 }
 
 // pgConn is a pgx connection (every method of it, so that database/sql
@@ -124,11 +124,15 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 type pgConn struct {
 	*stdlib.Conn
 	counted bool
+	p       *pipeline // statements queued by execLater (postgres_pipeline.go)
 }
 
 func (c pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	if c.counted {
 		countRead(ctx)
+	}
+	if err := c.flush(ctx); err != nil {
+		return nil, err
 	}
 	rows, err := c.Conn.QueryContext(ctx, pgRebind(q), pgArgs(args))
 	return rows, c.badConn(err)
@@ -138,13 +142,23 @@ func (c pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedVa
 	if c.counted {
 		countRead(ctx)
 	}
+	if c.queue(ctx, pgRebind(q), pgArgs(args)) {
+		return queuedResult{}, nil
+	}
+	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
 	res, err := c.Conn.ExecContext(ctx, pgRebind(q), pgArgs(args))
 	return res, c.badConn(err)
 }
 
 func (c pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	c.discard()
 	tx, err := c.Conn.BeginTx(ctx, opts)
-	return tx, c.badConn(err)
+	if err != nil {
+		return nil, c.badConn(err)
+	}
+	return pgTx{tx, c}, nil
 }
 
 // badConn turns the error of a statement that found its connection ended
@@ -168,11 +182,14 @@ func (c pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, erro
 	if c.counted {
 		countRead(ctx)
 	}
+	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
 	st, err := c.Conn.PrepareContext(ctx, pgRebind(q))
 	if err != nil {
 		return nil, err
 	}
-	return pgStmt{st.(*stdlib.Stmt)}, nil
+	return pgStmt{st.(*stdlib.Stmt), c}, nil
 }
 
 func (c pgConn) Prepare(q string) (driver.Stmt, error) {
@@ -181,13 +198,22 @@ func (c pgConn) Prepare(q string) (driver.Stmt, error) {
 
 // pgStmt is a prepared statement of a pgConn: its arguments are rebound
 // as the connection's.
-type pgStmt struct{ *stdlib.Stmt }
+type pgStmt struct {
+	*stdlib.Stmt
+	c pgConn
+}
 
 func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if err := s.c.flush(ctx); err != nil {
+		return nil, err
+	}
 	return s.Stmt.ExecContext(ctx, pgArgs(args))
 }
 
 func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if err := s.c.flush(ctx); err != nil {
+		return nil, err
+	}
 	return s.Stmt.QueryContext(ctx, pgArgs(args))
 }
 

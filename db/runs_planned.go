@@ -52,6 +52,5 @@ func applyPlannedStarting(ctx context.Context, tx *sqlx.Tx, p RunsPlanned, start
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE backfills SET next_chunk=`+greatest(dialectOf(tx))+`(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
-	return err
+	return execLater(ctx, tx, `UPDATE backfills SET next_chunk=`+greatest(dialectOf(tx))+`(next_chunk, ?), runs_active=runs_active+?, updated_at=? WHERE id=?`, p.NextChunk, n, p.At, p.BackfillID)
 }

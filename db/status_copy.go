@@ -21,28 +21,27 @@ import (
 // txConns holds the pgx connection under each open PostgreSQL write
 // transaction of Store.Tx (database/sql does not give a transaction's
 // connection back), for copyConn.
-var txConns sync.Map // *sqlx.Tx → *pgx.Conn
+var txConns sync.Map // *sqlx.Tx → pgConn
 
-// pgxConnOf is the pgx connection of one of the store's PostgreSQL
-// connections (nil for another driver's).
-func pgxConnOf(conn *sqlx.Conn) *pgx.Conn {
-	var pc *pgx.Conn
+// pgConnOf is the driver connection of one of the store's PostgreSQL
+// connections (false for another driver's).
+func pgConnOf(conn *sqlx.Conn) (pgConn, bool) {
+	var pc pgConn
+	var ok bool
 	_ = conn.Raw(func(dc any) error {
-		if c, ok := dc.(pgConn); ok {
-			pc = c.Conn.Conn()
-		}
+		pc, ok = dc.(pgConn)
 		return nil
 	})
-	return pc
+	return pc, ok
 }
 
-// copyConn is the pgx connection under tx, when tx is a PostgreSQL write
+// copyConn is the connection under tx, when tx is a PostgreSQL write
 // transaction of Store.Tx.
-func copyConn(tx *sqlx.Tx) *pgx.Conn {
+func copyConn(tx *sqlx.Tx) (pgConn, bool) {
 	if v, ok := txConns.Load(tx); ok {
-		return v.(*pgx.Conn)
+		return v.(pgConn), true
 	}
-	return nil
+	return pgConn{}, false
 }
 
 // copyMinRows: fewer fresh rows than this go by the statement, whose one
@@ -60,12 +59,16 @@ var statusCopyColumns = []string{"asset_id", "partition_key", "idx", "status", "
 // false, having written nothing, when one of the rows exists already (a
 // report wrote it while the attempt ran): the caller then goes the
 // statements' way, which tells those rows apart.
-func copyMaterialized(ctx context.Context, tx *sqlx.Tx, pc *pgx.Conn, items []plainMat, assetID int64, code string, at int64) (bool, error) {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT status_copy`); err != nil {
+func copyMaterialized(ctx context.Context, tx *sqlx.Tx, pc pgConn, items []plainMat, assetID int64, code string, at int64) (bool, error) {
+	if err := execLater(ctx, tx, `SAVEPOINT status_copy`); err != nil {
+		return false, err
+	}
+	// The statements queued so far (the savepoint among them) go first.
+	if err := pc.flush(ctx); err != nil {
 		return false, err
 	}
 	row := make([]any, len(statusCopyColumns))
-	n, err := pc.CopyFrom(ctx, pgx.Identifier{"partition_status"}, statusCopyColumns, pgx.CopyFromSlice(len(items), func(i int) ([]any, error) {
+	n, err := pc.Conn.Conn().CopyFrom(ctx, pgx.Identifier{"partition_status"}, statusCopyColumns, pgx.CopyFromSlice(len(items), func(i int) ([]any, error) {
 		it := items[i]
 		row[0], row[1], row[2], row[3], row[4] = assetID, it.part.Key, it.part.Idx, StatusMaterialized, int64(1)
 		row[5], row[6], row[7], row[8] = it.part.InstanceID, it.run, at, code
@@ -85,7 +88,7 @@ func copyMaterialized(ctx context.Context, tx *sqlx.Tx, pc *pgx.Conn, items []pl
 	if int(n) != len(items) {
 		return false, errors.New("COPY into partition_status wrote fewer rows than it was given")
 	}
-	if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT status_copy`); err != nil {
+	if err := execLater(ctx, tx, `RELEASE SAVEPOINT status_copy`); err != nil {
 		return false, err
 	}
 	return true, nil
