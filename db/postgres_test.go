@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -92,5 +93,11 @@ func TestStatementsPlannedForTheirArguments(t *testing.T) {
 		if mode != "force_custom_plan" {
 			t.Fatalf("%s: plan_cache_mode %q, want force_custom_plan", name, mode)
 		}
+	}
+	// A connection string that sets it keeps its own.
+	own := teststore.OpenAt(t, pgtest.URL(t)+"&plan_cache_mode=auto")
+	var mode string
+	if err := own.RawWriter().Get(&mode, `SHOW plan_cache_mode`); err != nil || mode != "auto" {
+		t.Fatalf("with plan_cache_mode=auto in the URL: %q %v, want auto", mode, err)
 	}
 }
