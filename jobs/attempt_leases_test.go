@@ -17,13 +17,7 @@ import (
 )
 
 // leaseWS: ten days of an asset whose partitions have no status row yet.
-const leaseWS = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`
+var leaseWS = teststore.Assets(oneAttemptAsset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "{demo: {duration: 1ms}}"))
 
 // checkLeased asserts that asset's partitions 0 to n-1, built by the
 // running attempts of runs, have no status row (their lease is their
