@@ -28,11 +28,7 @@ type AssetJSON struct {
 // APIAssets lists every asset with its partition counts.
 func (h *Handler) APIAssets(c echo.Context) error {
 	ctx := c.Request().Context()
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	assets, err := h.assetHealths(ctx, sc)
+	assets, err := h.assetHealthsNow(ctx)
 	if err != nil {
 		return err
 	}

@@ -75,11 +75,7 @@ func (h *Handler) Lineage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := h.staleCtx(ctx)
-	if err != nil {
-		return err
-	}
-	assets, err := h.assetHealths(ctx, sc)
+	assets, err := h.assetHealthsNow(ctx)
 	if err != nil {
 		return err
 	}

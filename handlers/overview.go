@@ -134,6 +134,15 @@ func (h *Handler) assetHealths(ctx context.Context, sc *staleCtx) ([]assetHealth
 	return out, nil
 }
 
+// assetHealthsNow is assetHealths in the staleness context of now.
+func (h *Handler) assetHealthsNow(ctx context.Context) ([]assetHealth, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.assetHealths(ctx, sc)
+}
+
 // healthBar draws health counts (StaleFacts.Health) as a bar: fresh (the
 // "materialized" segment), stale, failed, in progress, missing. Every
 // health bar, the grids' buckets and the API's asset counts come from it.
