@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -191,15 +190,11 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	t, err := h.tokenToRevoke(c, p)
 	if err != nil {
-		return NotFound("no token %q", c.Param("id"))
+		return err
 	}
-	t, err := h.Store.TokenByID(c.Request().Context(), id)
-	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
-		return NotFound("no token %d", id)
-	}
-	if err := h.Store.RevokeToken(c.Request().Context(), id, Actor(c), h.Now()); err != nil {
+	if err := h.Store.RevokeToken(c.Request().Context(), t.ID, Actor(c), h.Now()); err != nil {
 		return err
 	}
 	back := "/settings/tokens"
