@@ -186,11 +186,7 @@ func (h *Handler) CreateToken(c echo.Context) error {
 // RevokeToken revokes one of the user's tokens; admins may revoke any
 // (POST /settings/tokens/:id/revoke).
 func (h *Handler) RevokeToken(c echo.Context) error {
-	p, err := signedIn(c)
-	if err != nil {
-		return err
-	}
-	t, err := h.tokenToRevoke(c, p)
+	p, t, err := h.tokenToRevoke(c)
 	if err != nil {
 		return err
 	}
