@@ -27,19 +27,3 @@ func ReplayEquals(t testing.TB, s *db.Store) {
 		t.Error("replay: " + d)
 	}
 }
-
-// MarkSchemaNewer records in s's goose table a migration by versions past
-// this binary's newest, as a newer tessera would have left it, and answers
-// that version and the binary's newest.
-func MarkSchemaNewer(t testing.TB, s *db.Store, by int64) (newer, binary int64) {
-	t.Helper()
-	binary, err := s.MigrationVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newer = binary + by
-	if _, err := s.RawWriter().Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, TRUE)`, newer); err != nil {
-		t.Fatal(err)
-	}
-	return newer, binary
-}
