@@ -19,8 +19,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Render the asset page of one hourly asset of N partitions through the real HTTP handler",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if partitions < 1 || partitions > 10_000_000 {
-				return usageErr("--partitions must be between 1 and 10000000, got %d", partitions)
+			if err := flagBetween("partitions", partitions, 1, 10_000_000); err != nil {
+				return err
 			}
 			if requests < 1 {
 				return usageErr("--requests must be at least 1, got %d", requests)
@@ -60,14 +60,14 @@ func openCPUProfile(path string) (*os.File, error) {
 // checkBackfillBench says which flag of a benchmark that runs one backfill
 // (bench backfill, bench mixed) is out of range.
 func checkBackfillBench(partitions, chunk int64, conc int, executor string) error {
-	if partitions < 1 || partitions > 10_000_000 {
-		return usageErr("--partitions must be between 1 and 10000000, got %d", partitions)
+	if err := flagBetween("partitions", partitions, 1, 10_000_000); err != nil {
+		return err
 	}
-	if chunk < 1 || chunk > jobs.MaxChunkSize {
-		return usageErr("--chunk-size must be between 1 and %d, got %d", jobs.MaxChunkSize, chunk)
+	if err := flagBetween("chunk-size", chunk, 1, jobs.MaxChunkSize); err != nil {
+		return err
 	}
-	if conc < 1 || conc > jobs.MaxConcurrentRunsCap {
-		return usageErr("--concurrency must be between 1 and %d, got %d", jobs.MaxConcurrentRunsCap, conc)
+	if err := flagBetween("concurrency", conc, 1, jobs.MaxConcurrentRunsCap); err != nil {
+		return err
 	}
 	if executor != "noop" {
 		return usageErr("--executor must be noop, got %q", executor)

@@ -28,8 +28,8 @@ events to a sensor (one in ten repeats a message id): events per second,
 and backfills launched twice (should be 0).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if schedules < 1 || schedules > 100_000 {
-				return usageErr("--schedules must be between 1 and 100000, got %d", schedules)
+			if err := flagBetween("schedules", schedules, 1, 100_000); err != nil {
+				return err
 			}
 			if duration < time.Second || duration > time.Hour {
 				return usageErr("--duration must be between 1s and 1h, got %s", duration)

@@ -87,8 +87,8 @@ func benchExecutor(v string) (time.Duration, error) {
 // --instances: "" is a temporary SQLite file; several instances need
 // PostgreSQL.
 func benchDB(given bool, value string, instances int) (string, error) {
-	if instances < 1 || instances > maxBenchInstances {
-		return "", usageErr("--instances must be between 1 and %d, got %d", maxBenchInstances, instances)
+	if err := flagBetween("instances", instances, 1, maxBenchInstances); err != nil {
+		return "", err
 	}
 	if !given {
 		if instances > 1 {

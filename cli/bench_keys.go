@@ -31,11 +31,11 @@ ratio to python's, and the server's resident set before, at its peak, right
 after the last request and --wait later.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Keys < 1 || o.Keys > jobs.MaxExplicitKeys {
-				return usageErr("--keys must be between 1 and %d, got %d", jobs.MaxExplicitKeys, o.Keys)
+			if err := flagBetween("keys", o.Keys, 1, jobs.MaxExplicitKeys); err != nil {
+				return err
 			}
-			if o.Rounds < 1 || o.Rounds > 100 {
-				return usageErr("--rounds must be between 1 and 100, got %d", o.Rounds)
+			if err := flagBetween("rounds", o.Rounds, 1, 100); err != nil {
+				return err
 			}
 			if o.Wait < 0 {
 				return usageErr("--wait must be 0 or more, got %s", o.Wait)

@@ -19,8 +19,8 @@ line: peak resident memory, sign-in latency p50/p99, and the count of
 answers by HTTP status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if concurrency < 1 || concurrency > 10_000 {
-				return usageErr("--concurrency must be between 1 and 10000, got %d", concurrency)
+			if err := flagBetween("concurrency", concurrency, 1, 10_000); err != nil {
+				return err
 			}
 			if requests == 0 {
 				requests = concurrency

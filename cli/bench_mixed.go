@@ -29,8 +29,8 @@ page=overview) and the engine's part=engine.`,
 			if err := checkBackfillBench(partitions, chunk, conc, executor); err != nil {
 				return err
 			}
-			if readers < 1 || readers > 1000 {
-				return usageErr("--readers must be between 1 and 1000, got %d", readers)
+			if err := flagBetween("readers", readers, 1, 1000); err != nil {
+				return err
 			}
 			prof, err := openCPUProfile(cpuprofile)
 			if err != nil {

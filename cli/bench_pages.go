@@ -14,8 +14,8 @@ func newBenchPagesCmd() *cobra.Command {
 		Short: "Render the backfill page, its grid partial and a chunk table page of a backfill of N partitions in C chunks (half done, some failed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if partitions < 1 || partitions > 10_000_000 {
-				return usageErr("--partitions must be between 1 and 10000000, got %d", partitions)
+			if err := flagBetween("partitions", partitions, 1, 10_000_000); err != nil {
+				return err
 			}
 			if chunks < 1 || chunks > partitions || chunks > 1_000_000 {
 				return usageErr("--chunks must be between 1 and min(--partitions, 1000000), got %d", chunks)

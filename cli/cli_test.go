@@ -134,6 +134,33 @@ func TestBenchGridPrintsOneJSONLine(t *testing.T) {
 	}
 }
 
+// TestBenchFlagsOutOfRangeAreRefused: a bench flag outside its bounds is a
+// usage error (exit 2) naming the flag, its bounds and the value given,
+// before anything runs.
+func TestBenchFlagsOutOfRangeAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "grid", "--partitions", "0"}, "--partitions must be between 1 and 10000000, got 0"},
+		{[]string{"bench", "pages", "--partitions", "10000001"}, "--partitions must be between 1 and 10000000, got 10000001"},
+		{[]string{"bench", "backfill", "--partitions", "0"}, "--partitions must be between 1 and 10000000, got 0"},
+		{[]string{"bench", "backfill", "--chunk-size", "100001"}, "--chunk-size must be between 1 and 100000, got 100001"},
+		{[]string{"bench", "mixed", "--concurrency", "0"}, "--concurrency must be between 1 and "},
+		{[]string{"bench", "backfill", "--instances", "17"}, "--instances must be between 1 and 16, got 17"},
+		{[]string{"bench", "keys", "--keys", "0"}, "--keys must be between 1 and 1000000, got 0"},
+		{[]string{"bench", "keys", "--rounds", "101"}, "--rounds must be between 1 and 100, got 101"},
+		{[]string{"bench", "login", "--concurrency", "10001"}, "--concurrency must be between 1 and 10000, got 10001"},
+		{[]string{"bench", "mixed", "--readers", "0"}, "--readers must be between 1 and 1000, got 0"},
+		{[]string{"bench", "automation", "--schedules", "100001"}, "--schedules must be between 1 and 100000, got 100001"},
+	} {
+		if code, _, errOut := run(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want 2 with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "m.db")

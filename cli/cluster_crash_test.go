@@ -141,18 +141,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 		t.Errorf("%d partitions built to their end twice, more than the %d interrupted attempts: the reported ones were built again", rebuilt, interrupted)
 	}
 
-	replayed, err := store.Rebuild(ctx, filepath.Join(dir, "replay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer replayed.Close()
-	diffs, err := db.CompareProjections(ctx, store, replayed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diffs {
-		t.Error("replay:", d)
-	}
+	teststore.ReplayEquals(t, store)
 }
 
 // checkBuildLog reads the commands' log: every key was built to its end at

@@ -12,11 +12,15 @@ import (
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 )
 
-// inEmptyDir runs the test in an empty working directory and returns it:
-// a refused --db must leave it empty (no SQLite file or folder created).
-func inEmptyDir(t *testing.T) string {
+// inEmptyDir runs the test in an empty working directory and returns it
+// (a refused --db must leave it empty: no SQLite file or folder created),
+// with no client configuration (noConfig) and TESSERA_SESSION_KEYS set to
+// sessionKeys.
+func inEmptyDir(t *testing.T, sessionKeys string) string {
 	dir := t.TempDir()
 	t.Chdir(dir)
+	noConfig(t)
+	t.Setenv("TESSERA_SESSION_KEYS", sessionKeys)
 	return dir
 }
 
@@ -41,9 +45,7 @@ var dbCommands = [][]string{
 }
 
 func TestDBFlagRefusesURLsOfOtherSchemes(t *testing.T) {
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "")
+	dir := inEmptyDir(t, "")
 	for _, value := range []string{"mysql://u:pw@db.example:3306/tessera", "file:///var/lib/tessera.db", "sqlite://t.db"} {
 		scheme := value[:strings.Index(value, "://")+3]
 		for _, cmd := range dbCommands {
@@ -67,9 +69,7 @@ func TestDBFlagRefusesURLsOfOtherSchemes(t *testing.T) {
 }
 
 func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	dir := inEmptyDir(t, "0123456789abcdef0123")
 	cases := map[string]string{
 		"postgres://u:s3cret@db.example:notaport/tessera": "invalid port",
 		"postgresql://u:s3cret@[::1/tessera":              "failed to parse as URL",
@@ -106,9 +106,7 @@ func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
 // password), and creates no SQLite file or folder named postgres: (what
 // --db postgres://… did before).
 func TestPostgresUnreachableAtStart(t *testing.T) {
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	dir := inEmptyDir(t, "0123456789abcdef0123")
 	url := "postgres://tessera:s3cret@127.0.0.1:1/tessera?sslmode=disable"
 	for _, cmd := range dbCommands {
 		code, _, errOut := run(t, append(cmd, "--db", url)...)
@@ -131,9 +129,7 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 // beside the database for a generated session key; serve asks for shared
 // keys before it opens anything.
 func TestServeOnPostgresNeedsSessionKeys(t *testing.T) {
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "")
+	dir := inEmptyDir(t, "")
 	code, _, errOut := run(t, "serve", "--addr", "127.0.0.1:0", "--db", "postgres://u@127.0.0.1:1/d")
 	if code != 2 || !strings.Contains(errOut, "TESSERA_SESSION_KEYS") {
 		t.Fatalf("exit %d %q", code, errOut)
@@ -218,9 +214,7 @@ func TestServeOnPostgresPagesAnswer(t *testing.T) {
 // the postgres:// URL of the same settings, and creates no SQLite file of
 // that name; an empty postgres:// URL is refused too.
 func TestDBFlagRefusesKeywordConnectionStrings(t *testing.T) {
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	dir := inEmptyDir(t, "0123456789abcdef0123")
 	value := "host=127.0.0.1 port=5432 user=postgres password=s3cret dbname=t1"
 	for _, cmd := range dbCommands {
 		code, _, errOut := run(t, append(cmd, "--db", value)...)
@@ -252,9 +246,7 @@ func TestDBFlagRefusesKeywordConnectionStrings(t *testing.T) {
 // user may not connect; exit 3, nothing written.
 func TestPostgresRefusesConnectionWorded(t *testing.T) {
 	admin := pgtest.AdminURL(t) // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable
-	dir := inEmptyDir(t)
-	noConfig(t)
-	t.Setenv("TESSERA_SESSION_KEYS", "0123456789abcdef0123")
+	dir := inEmptyDir(t, "0123456789abcdef0123")
 	server := strings.TrimPrefix(admin, "postgres://postgres@")
 	server = server[:strings.Index(server, "/")]
 	cases := map[string]string{

@@ -37,6 +37,15 @@ func usageErr(format string, args ...any) error {
 	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
 }
 
+// flagBetween refuses the value v of --flag outside [lo, hi] as a usage
+// error saying the bounds and what was given; nil inside.
+func flagBetween[T int | int64](flag string, v, lo, hi T) error {
+	if v < lo || v > hi {
+		return usageErr("--%s must be between %d and %d, got %d", flag, lo, hi, v)
+	}
+	return nil
+}
+
 // Execute runs the command line and returns the process exit code.
 func Execute(args []string, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,43 +46,19 @@ type engineSettings struct {
 // beats its variable; both are checked the same way.
 func (fl engineFlags) settings(changed func(flag string) bool) (engineSettings, error) {
 	var s engineSettings
-	s.opts.MaxConcurrentRuns = fl.MaxRuns
-	if !changed("max-concurrent-runs") {
-		if v := os.Getenv("TESSERA_MAX_CONCURRENT_RUNS"); v != "" {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 1 {
-				return s, usageErr("TESSERA_MAX_CONCURRENT_RUNS must be a positive number, got %q", v)
-			}
-			s.opts.MaxConcurrentRuns = n
-		}
-	} else if fl.MaxRuns < 1 {
-		return s, usageErr("--max-concurrent-runs must be a positive number, got %d", fl.MaxRuns)
+	var err error
+	if s.opts.MaxConcurrentRuns, err = positiveInt("max-concurrent-runs", "TESSERA_MAX_CONCURRENT_RUNS").value(changed, fl.MaxRuns); err != nil {
+		return s, err
 	}
-	s.opts.LeaseTTL = fl.LeaseTTL
-	if !changed("lease-ttl") {
-		if v := os.Getenv("TESSERA_LEASE_TTL"); v != "" {
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil || d <= 0 {
-				return s, usageErr("TESSERA_LEASE_TTL must be a positive duration such as 5s, got %q", v)
-			}
-			s.opts.LeaseTTL = d
-		}
-	} else if fl.LeaseTTL <= 0 {
-		return s, usageErr("--lease-ttl must be a positive duration such as 5s, got %s", fl.LeaseTTL)
+	leaseTTL := durationSetting("lease-ttl", "TESSERA_LEASE_TTL", func(d time.Duration) bool { return d > 0 },
+		"a positive duration such as 5s", "a positive duration such as 5s")
+	if s.opts.LeaseTTL, err = leaseTTL.value(changed, fl.LeaseTTL); err != nil {
+		return s, err
 	}
-	s.grace = fl.Grace
-	if !changed("shutdown-grace") {
-		if v := os.Getenv("TESSERA_SHUTDOWN_GRACE"); v != "" {
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil || d < 0 {
-				return s, usageErr("TESSERA_SHUTDOWN_GRACE must be a duration such as 10s (0 interrupts active runs at once), got %q", v)
-			}
-			s.grace = d
-		}
-	} else if fl.Grace < 0 {
-		return s, usageErr("--shutdown-grace must be 0 or more, got %s", fl.Grace)
-	}
-	return s, nil
+	grace := durationSetting("shutdown-grace", "TESSERA_SHUTDOWN_GRACE", func(d time.Duration) bool { return d >= 0 },
+		"a duration such as 10s (0 interrupts active runs at once)", "0 or more")
+	s.grace, err = grace.value(changed, fl.Grace)
+	return s, err
 }
 
 // startEngine starts the backfill controller for h with validated settings.

@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,16 +38,11 @@ type streamSettings struct{ total, perUser, readSlots int }
 // TESSERA_MAX_STREAMS_PER_SESSION) when the new ones are not.
 func (f streamFlags) settings(changed func(string) bool) (streamSettings, error) {
 	s := streamSettings{f.Total, f.PerUser, f.ReadSlots}
-	if !changed("read-slots") {
-		if v := os.Getenv("TESSERA_READ_SLOTS"); v != "" {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 {
-				return s, usageErr("TESSERA_READ_SLOTS must be a whole number, 0 or more (0 = one fewer than the cores), got %q", v)
-			}
-			s.readSlots = n
-		}
-	} else if f.ReadSlots < 0 {
-		return s, usageErr("--read-slots must be 0 or more (0 = one fewer than the cores), got %d", f.ReadSlots)
+	readSlots := serveSetting[int]{flag: "read-slots", env: "TESSERA_READ_SLOTS", parse: strconv.Atoi, ok: func(n int) bool { return n >= 0 },
+		envWant: "a whole number, 0 or more (0 = one fewer than the cores)", flagWant: "0 or more (0 = one fewer than the cores)"}
+	var err error
+	if s.readSlots, err = readSlots.value(changed, f.ReadSlots); err != nil {
+		return s, err
 	}
 	perFlag, perEnv := "max-streams-per-user", "TESSERA_MAX_STREAMS_PER_USER"
 	if !changed(perFlag) {
@@ -59,21 +53,11 @@ func (f streamFlags) settings(changed func(string) bool) (streamSettings, error)
 			perEnv = "TESSERA_MAX_STREAMS_PER_SESSION"
 		}
 	}
-	for _, it := range []struct {
-		flag, env string
-		v         *int
-	}{{"max-streams", "TESSERA_MAX_STREAMS", &s.total}, {perFlag, perEnv, &s.perUser}} {
-		if !changed(it.flag) {
-			if v := os.Getenv(it.env); v != "" {
-				n, err := strconv.Atoi(strings.TrimSpace(v))
-				if err != nil || n < 1 {
-					return s, usageErr("%s must be a positive number, got %q", it.env, v)
-				}
-				*it.v = n
-			}
-		} else if *it.v < 1 {
-			return s, usageErr("--%s must be a positive number, got %d", it.flag, *it.v)
-		}
+	if s.total, err = positiveInt("max-streams", "TESSERA_MAX_STREAMS").value(changed, s.total); err != nil {
+		return s, err
+	}
+	if s.perUser, err = positiveInt(perFlag, perEnv).value(changed, s.perUser); err != nil {
+		return s, err
 	}
 	if s.perUser > s.total {
 		return s, usageErr("--%s (%d) is more than --max-streams (%d): one user could hold every stream; lower it or raise --max-streams", perFlag, s.perUser, s.total)

@@ -250,7 +250,9 @@ func TestServeRejectsZeroEngineSettings(t *testing.T) {
 		{nil, []string{"--max-concurrent-runs", "-3"}, "--max-concurrent-runs must be a positive number, got -3"},
 		{nil, []string{"--lease-ttl", "0"}, "--lease-ttl must be a positive duration"},
 		{nil, []string{"--lease-ttl", "-1s"}, "--lease-ttl must be a positive duration"},
-		{nil, []string{"--shutdown-grace", "-1s"}, "--shutdown-grace must be 0 or more"},
+		{nil, []string{"--shutdown-grace", "-1s"}, "--shutdown-grace must be 0 or more, got -1s"},
+		{[]string{"TESSERA_LEASE_TTL=0s"}, nil, `TESSERA_LEASE_TTL must be a positive duration such as 5s, got "0s"`},
+		{[]string{"TESSERA_SHUTDOWN_GRACE=-1s"}, nil, `TESSERA_SHUTDOWN_GRACE must be a duration such as 10s (0 interrupts active runs at once), got "-1s"`},
 	})
 	// The flag beats the environment, and a valid flag is not refused for
 	// an environment value it overrides.

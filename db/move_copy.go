@@ -156,16 +156,12 @@ func convert(v any, k colKind) (any, error) {
 // of the table (sqlite_sequence: ids of deleted rows are never given
 // again there, nor here): new rows continue the ids.
 func resetSequences(ctx context.Context, src *sql.Tx, dst pgx.Tx) (int, error) {
-	rows, err := dst.Query(ctx, `SELECT c.relname, a.attname, pg_get_serial_sequence(quote_ident(c.relname), a.attname)
+	type seq struct{ Table, Column, Seq string }
+	seqs, err := pgCollect(ctx, dst, pgx.RowToStructByPos[seq], `SELECT c.relname, a.attname, pg_get_serial_sequence(quote_ident(c.relname), a.attname)
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
 		  AND pg_get_serial_sequence(quote_ident(c.relname), a.attname) IS NOT NULL
 		ORDER BY c.relname, a.attname`)
-	if err != nil {
-		return 0, err
-	}
-	type seq struct{ Table, Column, Seq string }
-	seqs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[seq])
 	if err != nil {
 		return 0, err
 	}

@@ -47,32 +47,30 @@ type movePlan struct {
 	columns map[string][]moveColumn
 }
 
-// pgTables is the base tables of the target's current schema, by name.
-func pgTables(ctx context.Context, c *pgx.Conn) ([]string, error) {
-	rows, err := c.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`)
+// pgQuerier is where the target's reads run: its connection or a
+// transaction on it.
+type pgQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// pgCollect runs query on the target and collects its rows with to.
+func pgCollect[T any](ctx context.Context, q pgQuerier, to pgx.RowToFunc[T], query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgx.CollectRows(rows, to)
+}
+
+// pgTables is the base tables of the target's current schema, by name.
+func pgTables(ctx context.Context, c *pgx.Conn) ([]string, error) {
+	return pgCollect(ctx, c, pgx.RowTo[string], `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`)
 }
 
 // sqliteTables is the source's tables (SQLite's own aside), by name.
 func sqliteTables(ctx context.Context, d *sql.DB) ([]string, error) {
-	var out []string
-	rows, err := d.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return sqliteStrings(ctx, d, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 }
 
 // sqliteStrings runs q (of one text column) on the source.
@@ -130,15 +128,11 @@ func planMove(ctx context.Context, src *sql.DB, dst *pgx.Conn) (movePlan, error)
 		if err != nil {
 			return plan, err
 		}
-		pcRows, err := dst.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod)
+		type pgCol struct{ Name, Type string }
+		pc, err := pgCollect(ctx, dst, pgx.RowToStructByPos[pgCol], `SELECT a.attname, format_type(a.atttypid, a.atttypmod)
 			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname = current_schema() AND c.relname = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 			ORDER BY a.attnum`, t)
-		if err != nil {
-			return plan, err
-		}
-		type pgCol struct{ Name, Type string }
-		pc, err := pgx.CollectRows(pcRows, pgx.RowToStructByPos[pgCol])
 		if err != nil {
 			return plan, err
 		}
@@ -162,15 +156,11 @@ func planMove(ctx context.Context, src *sql.DB, dst *pgx.Conn) (movePlan, error)
 		}
 		deps[t] = parents
 	}
-	fkRows, err := dst.Query(ctx, `SELECT c.relname, p.relname FROM pg_constraint k
+	type fk struct{ Child, Parent string }
+	fks, err := pgCollect(ctx, dst, pgx.RowToStructByPos[fk], `SELECT c.relname, p.relname FROM pg_constraint k
 		JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE k.contype = 'f' AND n.nspname = current_schema()`)
-	if err != nil {
-		return plan, err
-	}
-	type fk struct{ Child, Parent string }
-	fks, err := pgx.CollectRows(fkRows, pgx.RowToStructByPos[fk])
 	if err != nil {
 		return plan, err
 	}

@@ -176,27 +176,33 @@ func (s *Store) AdvanceSchedule(ctx context.Context, name string, at int64) erro
 // after, and whether it changed (pausing a paused schedule changes
 // nothing).
 func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool, actor string, now int64) (ScheduleState, bool, error) {
-	var st ScheduleState
-	changed := false
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		if st, err = scheduleState(ctx, tx, name); err != nil {
+	return setPaused(ctx, s, scheduleState, func(st ScheduleState) bool { return st.Paused },
+		`UPDATE schedule_state SET paused=?, paused_by=?, paused_at=?, state_version=state_version+1, updated_at=? WHERE name=?`,
+		name, paused, actor, now)
+}
+
+// setPaused pauses or resumes the automation named name (a schedule, a
+// sensor) whose state read reads and isPaused tells: update sets paused,
+// paused_by, paused_at (the actor and now, or NULL on resume), what else the
+// automation changes then, and updated_at, of the row of that name. It
+// answers the state after and whether it changed (pausing a paused one
+// changes nothing).
+func setPaused[T any](ctx context.Context, s *Store, read func(context.Context, getter, string) (T, error), isPaused func(T) bool,
+	update, name string, paused bool, actor string, now int64) (st T, changed bool, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if st, err = read(ctx, tx, name); err != nil || isPaused(st) == paused {
 			return err
-		}
-		if st.Paused == paused {
-			return nil
 		}
 		var by *string
 		var at *int64
 		if paused {
 			by, at = &actor, &now
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE schedule_state SET paused=?, paused_by=?, paused_at=?, state_version=state_version+1, updated_at=? WHERE name=?`,
-			paused, by, at, now, name); err != nil {
+		if _, err := tx.ExecContext(ctx, update, paused, by, at, now, name); err != nil {
 			return err
 		}
 		changed = true
-		st, err = scheduleState(ctx, tx, name)
+		st, err = read(ctx, tx, name)
 		return err
 	})
 	return st, changed, err

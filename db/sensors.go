@@ -290,25 +290,10 @@ func (s *Store) ResetSensorCursor(ctx context.Context, name string, cursor *stri
 
 // SetSensorPaused pauses or resumes a sensor; changed is false when it
 // was so already.
-func (s *Store) SetSensorPaused(ctx context.Context, name string, paused bool, actor string, now int64) (st SensorState, changed bool, err error) {
-	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if st, err = sensorState(ctx, tx, name); err != nil || st.Paused == paused {
-			return err
-		}
-		var by *string
-		var at *int64
-		if paused {
-			by, at = &actor, &now
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sensor_state SET paused=?, paused_by=?, paused_at=?, next_evaluation_at=NULL, updated_at=? WHERE name=?`,
-			paused, by, at, now, name); err != nil {
-			return err
-		}
-		changed = true
-		st, err = sensorState(ctx, tx, name)
-		return err
-	})
-	return st, changed, err
+func (s *Store) SetSensorPaused(ctx context.Context, name string, paused bool, actor string, now int64) (SensorState, bool, error) {
+	return setPaused(ctx, s, sensorState, func(st SensorState) bool { return st.Paused },
+		`UPDATE sensor_state SET paused=?, paused_by=?, paused_at=?, next_evaluation_at=NULL, updated_at=? WHERE name=?`,
+		name, paused, actor, now)
 }
 
 // SensorEvaluations lists a sensor's evaluations newest first, with id

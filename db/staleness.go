@@ -228,31 +228,19 @@ func (f *StaleFacts) Counts(lo, hi int64, now time.Time) ReasonCounts {
 // BucketCounts counts reasons in consecutive buckets of size partitions
 // starting at lo, up to hi. The result is shared: it must not be changed.
 func (f *StaleFacts) BucketCounts(lo, hi, size int64, now time.Time) []ReasonCounts {
-	if hi >= f.N {
-		hi = f.N - 1
-	}
-	if size <= 0 || hi < lo {
+	hi, n := f.buckets(lo, hi, size)
+	if n == 0 {
 		return nil
 	}
 	return f.memo(passBuckets, lo, hi, size, now, func(ms int64, until *int64) any {
-		n := (hi-lo)/size + 1
 		acc := make([][6]int64, n)
-		rows := make([]int64, n)
-		code := f.Asset.CodeVersion
-		var pf catalog.PartitionFacts
-		for j := f.lower(lo); j < len(f.base.Idx) && f.base.Idx[j] <= hi; j++ {
-			b := (f.base.Idx[j] - lo) / size
-			f.facts(j, &pf)
-			r := catalog.Classify(&pf, code, ms)
-			freshUntil(r, &pf, until)
+		missing := f.eachInBuckets(lo, hi, size, ms, func(b int64, pf *catalog.PartitionFacts, r catalog.StaleReason) {
+			freshUntil(r, pf, until)
 			acc[b][reasonIndex(r)]++
-			rows[b]++
-		}
+		})
 		out := make([]ReasonCounts, n)
 		for b := range out {
-			from := lo + int64(b)*size
-			to := min(from+size-1, hi)
-			acc[b][1] += (to - from + 1) - rows[b]
+			acc[b][1] += missing[b]
 			out[b] = countsOf(&acc[b])
 		}
 		return out

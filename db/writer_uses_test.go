@@ -1,13 +1,9 @@
-package db_test
+package db
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -18,21 +14,8 @@ import (
 // elsewhere would escape the count TestReadsNeverUseTheWriter relies on.
 func TestWriterUsesGoThroughWriter(t *testing.T) {
 	allowed := []string{"writer", "OpenWith", "MigrationVersion", "Close", "RawWriter", "Pools", "StartCheckpointer"}
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := 0
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, filepath.Join(".", name), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachGoSource(t, ".", topOnly, 0, func(_ string, fset *token.FileSet, f *ast.File) {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -53,7 +36,7 @@ func TestWriterUsesGoThroughWriter(t *testing.T) {
 				return true
 			})
 		}
-	}
+	})
 	if found == 0 {
 		t.Fatal("no use of s.w found at all: the check looks at the wrong thing")
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -253,16 +252,5 @@ assets:
 		t.Errorf("the command built %d distinct partitions, want 5000", len(parts))
 	}
 	// Events replay to the same projections.
-	rebuilt, err := store.Rebuild(context.Background(), filepath.Join(t.TempDir(), "replay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	diffs, err := db.CompareProjections(context.Background(), store, rebuilt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diffs {
-		t.Error(d)
-	}
+	teststore.ReplayEquals(t, store)
 }

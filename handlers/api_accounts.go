@@ -346,32 +346,42 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 
 // APIRevokeToken revokes a token: your own, or anyone's for admins.
 func (h *Handler) APIRevokeToken(c echo.Context) error {
-	p, err := signedIn(c)
+	_, t, err := h.tokenToRevoke(c)
 	if err != nil {
 		return err
-	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return withHint(NotFound(""), fmt.Sprintf("no token %q", c.Param("id")), HintTokenList, nil)
 	}
 	ctx := c.Request().Context()
-	t, err := h.Store.TokenByID(ctx, id)
-	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
-		return withHint(NotFound(""), fmt.Sprintf("no token %d", id), HintTokenList, nil)
-	}
-	if err := canRevoke(p, t); err != nil {
-		return err
-	}
 	if t.RevokedAt == nil {
-		if err := h.Store.RevokeToken(ctx, id, Actor(c), h.Now()); err != nil {
+		if err := h.Store.RevokeToken(ctx, t.ID, Actor(c), h.Now()); err != nil {
 			return err
 		}
 	}
-	t, err = h.Store.TokenByID(ctx, id)
+	t, err = h.Store.TokenByID(ctx, t.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, tokenJSON(t, h.Now()))
+}
+
+// tokenToRevoke is the signed-in principal p and the token of the route's
+// :id it may revoke: one of its own, or anyone's for an admin (any other
+// is not found, like a token that does not exist), and none that may do
+// more than the token p is signed in with (canRevoke). The API and the
+// tokens page both ask it.
+func (h *Handler) tokenToRevoke(c echo.Context) (*Principal, db.Token, error) {
+	p, err := signedIn(c)
+	if err != nil {
+		return nil, db.Token{}, err
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return p, db.Token{}, withHint(NotFound(""), fmt.Sprintf("no token %q", c.Param("id")), HintTokenList, nil)
+	}
+	t, err := h.Store.TokenByID(c.Request().Context(), id)
+	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
+		return p, db.Token{}, withHint(NotFound(""), fmt.Sprintf("no token %d", id), HintTokenList, nil)
+	}
+	return p, t, canRevoke(p, t)
 }
 
 // APIStatus is the status board as JSON under the API (same as /status.json).

@@ -225,6 +225,17 @@ func TestScopedTokenCannotEscalate(t *testing.T) {
 	if msg := errMessage(v); code != 403 || !strings.Contains(msg, "cannot revoke a token that may do more (admin)") {
 		t.Fatalf("viewer token revoking the admin token: %d %q", code, msg)
 	}
+	// Nor through the settings page's route, which tokens may call too.
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/settings/tokens/%d/revoke", env.URL, int(first["id"].(float64))), nil)
+	req.Header.Set("Authorization", "Bearer "+ro)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("viewer token revoking the admin token through /settings/tokens: %d", resp.StatusCode)
+	}
 	if code, _ := apiCall(t, env, admin, "GET", "/api/v1/me", ""); code != 200 {
 		t.Fatalf("the admin token stopped working: %d", code)
 	}

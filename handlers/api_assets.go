@@ -28,11 +28,7 @@ type AssetJSON struct {
 // APIAssets lists every asset with its partition counts.
 func (h *Handler) APIAssets(c echo.Context) error {
 	ctx := c.Request().Context()
-	assets, last, err := h.assetsWithLastMat(ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := h.warmStaleCtx(ctx)
+	assets, err := h.assetHealthsNow(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,13 +40,9 @@ func (h *Handler) APIAssets(c echo.Context) error {
 		for _, d := range a.Def.Deps {
 			j.Deps = append(j.Deps, d.Asset)
 		}
-		f, err := h.staleFacts(ctx, sc, a.Def)
-		if err != nil {
-			return err
-		}
-		j.Counts = healthJSON(f.Health(0, a.Space.Len()-1, sc.now))
-		if t := last[a.ID]; t != nil {
-			s := db.FromMillis(*t).Format(timeFormat)
+		j.Counts = healthJSON(a.health)
+		if a.lastMat != nil {
+			s := db.FromMillis(*a.lastMat).Format(timeFormat)
 			j.LastMaterialized = &s
 		}
 		out = append(out, j)

@@ -75,11 +75,7 @@ func (h *Handler) Lineage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	assets, _, err := h.assetsWithLastMat(ctx)
-	if err != nil {
-		return err
-	}
-	sc, err := h.warmStaleCtx(ctx)
+	assets, err := h.assetHealthsNow(ctx)
 	if err != nil {
 		return err
 	}
@@ -87,15 +83,11 @@ func (h *Handler) Lineage(c echo.Context) error {
 	var groups []string
 	byGroup := map[string][]views.AssetSummary{}
 	for _, a := range assets {
-		facts, err := h.staleFacts(ctx, sc, a.Def)
-		if err != nil {
-			return err
-		}
 		g := groupOf(a.Def)
 		if _, ok := byGroup[g]; !ok {
 			groups = append(groups, g)
 		}
-		bar := healthBar(facts.Health(0, a.Space.Len()-1, sc.now))
+		bar := healthBar(a.health)
 		byGroup[g] = append(byGroup[g], views.AssetSummary{Key: a.Def.Key, Group: g, Health: bar})
 	}
 	var keys []string

@@ -53,32 +53,21 @@ func (h *Handler) Overview(c echo.Context) error {
 
 // overviewModel is the overview's model at sc.
 func (h *Handler) overviewModel(ctx context.Context, sc *staleCtx) (views.Overview, error) {
-	assets, lastMat, err := h.assetsWithLastMat(ctx)
+	assets, err := h.assetHealths(ctx, sc)
 	if err != nil {
-		return views.Overview{}, err
-	}
-	if err := h.warmFacts(ctx, sc); err != nil {
 		return views.Overview{}, err
 	}
 	o := views.Overview{WorkspaceSource: h.Workspace().Source}
 	var total catalog.HealthCounts
 	groupIdx := map[string]int{}
 	for _, a := range assets {
-		facts, err := h.staleFacts(ctx, sc, a.Def)
-		if err != nil {
-			return views.Overview{}, err
-		}
-		hc := facts.Health(0, a.Space.Len()-1, sc.now)
-		total = total.Plus(hc)
-		bar := healthBar(hc)
+		total = total.Plus(a.health)
+		bar := healthBar(a.health)
 		last := "never"
-		if t := lastMat[a.ID]; t != nil {
-			last = views.Ago(db.FromMillis(*t), a.Now)
+		if a.lastMat != nil {
+			last = views.Ago(db.FromMillis(*a.lastMat), a.Now)
 		}
-		g := a.Def.Group
-		if g == "" {
-			g = "default"
-		}
+		g := groupOf(a.Def)
 		i, ok := groupIdx[g]
 		if !ok {
 			i = len(o.Groups)
@@ -113,6 +102,45 @@ func (h *Handler) assetsWithLastMat(ctx context.Context) ([]assetCtx, map[int64]
 		last[r.ID] = r.LastMaterializedAt
 	}
 	return assets, last, nil
+}
+
+// assetHealth is an asset with its last materialization (nil: never) and
+// the health of all its partitions.
+type assetHealth struct {
+	assetCtx
+	lastMat *int64
+	health  catalog.HealthCounts
+}
+
+// assetHealths is every asset (assetsWithLastMat) with its health at sc,
+// the facts of all of them computed at once (warmFacts): what the
+// overview, the lineage graph and the API's asset list each show.
+func (h *Handler) assetHealths(ctx context.Context, sc *staleCtx) ([]assetHealth, error) {
+	assets, last, err := h.assetsWithLastMat(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.warmFacts(ctx, sc); err != nil {
+		return nil, err
+	}
+	out := make([]assetHealth, 0, len(assets))
+	for _, a := range assets {
+		facts, err := h.staleFacts(ctx, sc, a.Def)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, assetHealth{a, last[a.ID], facts.Health(0, a.Space.Len()-1, sc.now)})
+	}
+	return out, nil
+}
+
+// assetHealthsNow is assetHealths in the staleness context of now.
+func (h *Handler) assetHealthsNow(ctx context.Context) ([]assetHealth, error) {
+	sc, err := h.staleCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.assetHealths(ctx, sc)
 }
 
 // healthBar draws health counts (StaleFacts.Health) as a bar: fresh (the

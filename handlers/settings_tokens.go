@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -187,19 +186,11 @@ func (h *Handler) CreateToken(c echo.Context) error {
 // RevokeToken revokes one of the user's tokens; admins may revoke any
 // (POST /settings/tokens/:id/revoke).
 func (h *Handler) RevokeToken(c echo.Context) error {
-	p, err := signedIn(c)
+	p, t, err := h.tokenToRevoke(c)
 	if err != nil {
 		return err
 	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return NotFound("no token %q", c.Param("id"))
-	}
-	t, err := h.Store.TokenByID(c.Request().Context(), id)
-	if err != nil || (t.UserID != p.UserID && p.Role < auth.RoleAdmin) {
-		return NotFound("no token %d", id)
-	}
-	if err := h.Store.RevokeToken(c.Request().Context(), id, Actor(c), h.Now()); err != nil {
+	if err := h.Store.RevokeToken(c.Request().Context(), t.ID, Actor(c), h.Now()); err != nil {
 		return err
 	}
 	back := "/settings/tokens"

@@ -126,14 +126,7 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 // it the file the server reloads; it returns its path.
 func useWorkspaceFile(t *testing.T, env *testkit.Env) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "ws.yaml")
-	if err := os.WriteFile(file, []byte("assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur := *env.Handler.Workspace()
-	cur.Path = file
-	env.Handler.SetWorkspace(&cur)
-	return file
+	return env.UseWorkspaceFile(t, "assets:\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n")
 }
 
 // TestReloadOfDifferingWorkspaceDoesNotSync: of two servers on one

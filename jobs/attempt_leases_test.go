@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +16,7 @@ import (
 )
 
 // leaseWS: ten days of an asset whose partitions have no status row yet.
-const leaseWS = `
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-04-01}}
-    retries: {max_attempts: 1}
-    executor: {demo: {duration: 1ms}}
-`
+var leaseWS = teststore.Assets(oneAttemptAsset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}", "{demo: {duration: 1ms}}"))
 
 // checkLeased asserts that asset's partitions 0 to n-1, built by the
 // running attempts of runs, have no status row (their lease is their
@@ -211,7 +204,7 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 			t.Fatalf("runs %+v %v", runs, err)
 		}
 		checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
-		replayEquals(t, env.store)
+		teststore.ReplayEquals(t, env.store)
 
 		// The next server interrupts them.
 		next, err := NewEngine(ctx, env.store, func() (*catalog.Workspace, map[string]int64) { return env.ws, env.ids },
@@ -248,26 +241,8 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 		if c, err := env.store.BucketCounts(ctx, asset, 0, db.RollupBlock-1, db.RollupBlock); err != nil || c[0].Total() != 0 {
 			t.Fatalf("grid buckets after recovery %v %v", c, err)
 		}
-		replayEquals(t, env.store)
+		teststore.ReplayEquals(t, env.store)
 	})
-}
-
-// replayEquals rebuilds s's projections from its events and compares them.
-func replayEquals(t *testing.T, s *db.Store) {
-	t.Helper()
-	ctx := context.Background()
-	rebuilt, err := s.Rebuild(ctx, filepath.Join(t.TempDir(), "replay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rebuilt.Close()
-	diffs, err := db.CompareProjections(ctx, s, rebuilt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diffs {
-		t.Error("replay: " + d)
-	}
 }
 
 // TestReadersNeverLoseALeasedPartition: while a backfill runs, a partition

@@ -410,14 +410,7 @@ func TestClusterTakesOverADeadInstance(t *testing.T) {
 	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
 	// Cut off, it stopped its own runs once its lease had expired.
 	for range 4 {
-		select {
-		case err := <-causes:
-			if err != errFenced {
-				t.Errorf("the cut-off instance's attempt ended with %v, want %v", err, errFenced)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the cut-off instance still runs attempts its lease no longer covers")
-		}
+		wantEndedWith(t, causes, errFenced, "the cut-off instance's attempt", "the cut-off instance still runs attempts its lease no longer covers")
 	}
 	store := c.stores[1]
 	if n := countRows(t, store, `SELECT COUNT(*) FROM attempts WHERE state = 'interrupted' AND owner = ?`, c.engs[0].owner); n != 4 {
@@ -557,14 +550,7 @@ func TestClusterInstanceLosesAttemptsTakenOver(t *testing.T) {
 		return countRows(t, c.stores[0], `SELECT COUNT(*) FROM attempts WHERE owner = ?`, c.engs[0].owner) == 1
 	})
 	c.start(1, false)
-	select {
-	case err := <-lost:
-		if err != errLost {
-			t.Errorf("the attempt taken over ended here with %v, want %v", err, errLost)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the instance still runs the attempt another recorded")
-	}
+	wantEndedWith(t, lost, errLost, "the attempt taken over", "the instance still runs the attempt another recorded")
 	c.wait(1, b.ID, 30*time.Second, db.BackfillSucceeded)
 	poll.Eventually(t, 10*time.Second, "the instance to drop the attempt", func() bool { return c.engs[0].activeCount() == 0 })
 	steps := c.engs[0].steps.Load()
@@ -619,5 +605,20 @@ func TestClusterPauseStopsEveryInstance(t *testing.T) {
 	}
 	if int64(len(log.builds)) != got.TotalPartitions || len(log.overlaps) > 0 {
 		t.Errorf("%d partitions built of %d, overlaps %v", len(log.builds), got.TotalPartitions, log.overlaps)
+	}
+}
+
+// wantEndedWith waits up to 10 s for the cause an attempt (what) ended
+// with, on causes, and reports it when it is not want; a wait that runs
+// out fails the test with stuck.
+func wantEndedWith(t *testing.T, causes <-chan error, want error, what, stuck string) {
+	t.Helper()
+	select {
+	case err := <-causes:
+		if err != want {
+			t.Errorf("%s ended with %v, want %v", what, err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(stuck)
 	}
 }

@@ -32,6 +32,12 @@ func newTestEnv(t *testing.T, yaml string, opts Options) *testEnv {
 	return newTestEnvOn(t, db.SQLite, yaml, opts)
 }
 
+// oneAttemptAsset is an asset of a test workspace (teststore.Asset) whose
+// chunks get one attempt (a failure fails the run) and run executor.
+func oneAttemptAsset(name, partitions, executor string) string {
+	return teststore.Asset(name, partitions, "retries: {max_attempts: 1}", "executor: "+executor)
+}
+
 // newTestEnvOn is newTestEnv on a store of dialect d.
 // eachTestEnv runs f on each dialect (teststore.EachDialect) with the
 // engine of a store holding yaml (newTestEnvOn).

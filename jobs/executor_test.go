@@ -452,13 +452,7 @@ func TestHTTPExecutorTimeoutIsRecordedAsTimeout(t *testing.T) {
 		}))
 		defer srv.Close()
 		defer close(release)
-		ws := fmt.Sprintf(`
-assets:
-  a.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q, timeout: 300ms}}
-`, srv.URL)
+		ws := teststore.Assets(oneAttemptAsset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q, timeout: 300ms}}", srv.URL)))
 		env := newTestEnvOn(t, dialect, ws, Options{})
 		env.start()
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})

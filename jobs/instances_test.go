@@ -120,13 +120,7 @@ func counter(t *testing.T, b *Broker, topic string) *atomic.Int64 {
 	return &n
 }
 
-var sleepyWS = `
-assets:
-  s.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-12-31}}
-    retries: {max_attempts: 1}
-    executor: {command: [sh, -c, 'sleep 0.05']}
-`
+var sleepyWS = teststore.Assets(oneAttemptAsset("s.daily", "{daily: {start: 2025-01-01, end: 2025-12-31}}", "{command: [sh, -c, 'sleep 0.05']}"))
 
 // TestLiveChangesCrossInstances: a page served by instance B follows a
 // backfill whose runs instance A executes: B's broker is signalled for the
@@ -257,13 +251,9 @@ func TestPauseStopsPlanningAcrossInstances(t *testing.T) {
 // attempt's log is stored.
 func TestLiveLogKeptForOtherInstances(t *testing.T) {
 	t.Parallel()
-	a := newTestEnvOn(t, db.Postgres, `
-assets:
-  l.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-12-31}}
-    retries: {max_attempts: 1}
-    executor: {command: [sh, -c, 'echo hello-from-a; sleep 2; echo bye-from-a']}
-`, Options{})
+	a := newTestEnvOn(t, db.Postgres, teststore.Assets(
+		oneAttemptAsset("l.daily", "{daily: {start: 2025-01-01, end: 2025-12-31}}", "{command: [sh, -c, 'echo hello-from-a; sleep 2; echo bye-from-a']}"),
+	), Options{})
 	b := a.secondInstance("", Options{})
 	a.links()
 	a.start()

@@ -12,18 +12,13 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // outageWS runs each partition with a command (its processes are what a
 // takeover kills) and counts no retry: an attempt recorded failed fails
 // the backfill.
-const outageWS = `
-assets:
-  o.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-03-02}}
-    retries: {max_attempts: 1}
-    executor: {command: [sh, -c, 'sleep 0.2']}
-`
+var outageWS = teststore.Assets(oneAttemptAsset("o.daily", "{daily: {start: 2025-01-01, end: 2025-03-02}}", "{command: [sh, -c, 'sleep 0.2']}"))
 
 // TestClusterSurvivesOutageLongerThanLease: PostgreSQL stops mid-backfill
 // for longer than the lease TTL while two instances run it, then starts
@@ -110,13 +105,7 @@ func TestClusterSurvivesOutageLongerThanLease(t *testing.T) {
 }
 
 // takeoverWS runs its one chunk with a command long enough to be taken over.
-const takeoverWS = `
-assets:
-  k.daily:
-    partitions: {daily: {start: 2025-01-01, end: 2025-01-04}}
-    retries: {max_attempts: 1}
-    executor: {command: [sh, -c, 'sleep 20']}
-`
+var takeoverWS = teststore.Assets(oneAttemptAsset("k.daily", "{daily: {start: 2025-01-01, end: 2025-01-04}}", "{command: [sh, -c, 'sleep 20']}"))
 
 // TestClusterTakeoverRecordsKilledAttemptInterrupted: an instance takes
 // over another's attempt (a clock ten seconds ahead makes it find the

@@ -27,17 +27,10 @@ func TestAsyncAttemptTimeoutAndTerminate(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted) // and never call back
 		}))
 		defer srv.Close()
-		ws := fmt.Sprintf(`
-assets:
-  a.quick:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q, timeout: 300ms}}
-  a.patient:
-    partitions: {daily: {start: 2025-01-01, end: 2025-02-01}}
-    retries: {max_attempts: 1}
-    executor: {http: {url: %q}}
-`, srv.URL, srv.URL)
+		ws := teststore.Assets(
+			oneAttemptAsset("a.quick", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q, timeout: 300ms}}", srv.URL)),
+			oneAttemptAsset("a.patient", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q}}", srv.URL)),
+		)
 		env := newTestEnvOn(t, dialect, ws, Options{BaseURL: "http://tessera.test"})
 		env.start()
 		ctx := context.Background()

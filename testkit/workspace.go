@@ -93,3 +93,17 @@ func SkipInRacePass(t testing.TB) {
 	t.Helper()
 	teststore.SkipInRacePass(t)
 }
+
+// UseWorkspaceFile writes yaml to a workspace file and makes it the file
+// the server reloads (POST /admin/workspace/reload); it returns its path.
+func (e *Env) UseWorkspaceFile(t testing.TB, yaml string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "ws.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur := *e.Handler.Workspace()
+	cur.Path = file
+	e.Handler.SetWorkspace(&cur)
+	return file
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -528,13 +526,7 @@ func TestOpenAPIKeysAndReloadSchemasMatchAnswers(t *testing.T) {
 	if out := answer("POST", "/api/v1/assets/d.feeds/partition-keys", "/api/v1/assets/{key}/partition-keys", `{"keys":["b","c"]}`); out["added"] != 1.0 {
 		t.Fatalf("add keys again: %v", out)
 	}
-	file := filepath.Join(t.TempDir(), "ws.yaml")
-	if err := os.WriteFile(file, []byte("assets:\n  d.feeds:\n    partitions: {dynamic: feeds}\n    executor: {demo: {duration: 1ms}}\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cur := *env.Handler.Workspace()
-	cur.Path = file
-	env.Handler.SetWorkspace(&cur)
+	env.UseWorkspaceFile(t, "assets:\n  d.feeds:\n    partitions: {dynamic: feeds}\n    executor: {demo: {duration: 1ms}}\n  r.one:\n    partitions: {static: [a]}\n    executor: {demo: {duration: 1ms}}\n")
 	if out := answer("POST", "/api/v1/workspace/reload", "/api/v1/workspace/reload", ""); out["assets"] != 2.0 {
 		t.Fatalf("reload: %v", out)
 	}
