@@ -60,13 +60,16 @@ test: $(VENDOR) check-generated
 # left the cores half idle (make test used 1.1 of its 2 cores). Eight at
 # once overloaded the machine: servers took over 15 s to start.
 TEST_PARALLEL ?= 4
+# Packages at once in the plain pass (go test -p; its default is the
+# number of cores, 2).
+TEST_P ?= 2
 # web, cli and e2e run the real binary: built once here for the three
 # (testkit.PrebuiltBinary reads TESSERA_TEST_BIN) instead of once by each
 # package's tests (e2e: once per test). Without the variable, as with
 # `go test ./cli` alone, each package builds its own.
 TEST_BIN := bin/tessera-test
 test-all: test-bin
-	TESSERA_TEST_BIN=$(CURDIR)/$(TEST_BIN) $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 10m ./web ./cli ./handlers ./db ./jobs ./e2e ./...
+	TESSERA_TEST_BIN=$(CURDIR)/$(TEST_BIN) $(GO) test -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 10m ./web ./cli ./handlers ./db ./jobs ./e2e ./...
 
 # Always run: go build relinks only when something changed.
 test-bin:
