@@ -34,9 +34,16 @@ func TestMain(m *testing.M) {
 	os.Setenv("TESSERA_CONFIG", filepath.Join(dir, "none.json"))
 	os.Unsetenv("TESSERA_URL")
 	os.Unsetenv("TESSERA_TOKEN")
+	prebuilt, err := testkit.PrebuiltBinary() // make test built it once for web, cli and e2e
+	if prebuilt != "" {
+		tesseraBin = prebuilt
+	}
 	build := exec.Command("go", "build", "-o", tesseraBin, "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
+	if err == nil && prebuilt == "" {
+		err = build.Run()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "building tessera for the CLI tests:", err)
 		os.Exit(1)
 	}

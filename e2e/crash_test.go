@@ -22,6 +22,11 @@ import (
 
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if bin, err := testkit.PrebuiltBinary(); err != nil {
+		t.Fatal(err)
+	} else if bin != "" {
+		return bin // make test built it once for web, cli and e2e
+	}
 	bin := filepath.Join(t.TempDir(), "tessera")
 	cmd := exec.Command("go", "build", "-o", bin, "..")
 	cmd.Stderr = os.Stderr

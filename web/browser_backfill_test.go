@@ -37,6 +37,9 @@ var (
 func tesseraBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if binPath, buildErr = testkit.PrebuiltBinary(); binPath != "" || buildErr != nil {
+			return // make test built it once for web, cli and e2e
+		}
 		dir, err := os.MkdirTemp("", "tessera-bin-")
 		if err != nil {
 			buildErr = err
