@@ -387,8 +387,12 @@ func TestRunPageAndRetryFailed(t *testing.T) {
 
 func TestRunPageTailsTheLiveLog(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnv(t, true)
-	b := pgCreateBF(t, eng, "t.cmd", "", "", 1)
+	// Its command runs until the test cancels it: a shorter one (t.cmd
+	// sleeps 3 s) could end before a loaded machine showed its page.
+	env, eng := pgEnvWith(t, testkit.Assets(
+		testkit.Asset("t.tail", "{static: [x]}", "code_version: v1", testkit.Shell(`echo "tail me $TESSERA_PARTITIONS"; sleep 120`)),
+	), true)
+	b := pgCreateBF(t, eng, "t.tail", "", "", 1)
 	c := env.Client(t, auth.RoleViewer)
 	var doc *goquery.Document
 	testkit.Eventually(t, 10*time.Second, "the run page to show the running attempt's output", func() bool {
