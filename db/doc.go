@@ -8,6 +8,11 @@
 // users, sessions, tokens, sign-in attempts, ...). It knows nothing of HTTP
 // or wording: errors are values (ErrNotFound, *NotFoundError, ...).
 //
+// postgres*.go and status_copy.go are PostgreSQL's side of the same SQL:
+// placeholders rebound, statements planned for their arguments, a step's
+// unread writes queued into one batch (postgres_pipeline.go), fresh status
+// rows by COPY.
+//
 // move*.go move a SQLite database into an empty PostgreSQL one (tessera
 // migrate --from --to): the tables from both catalogs, one transaction,
 // refusals as *MoveError.

@@ -175,9 +175,10 @@ func TestConflictRecordedForAChangedChunk(t *testing.T) {
 func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
-		var mode atomic.Value
+		var mode, answered atomic.Value
 		mode.Store("quota")
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			answered.Store(time.Now()) // before answering: the slow-down counts from the answer, not from when the test looks
 			switch mode.Load().(string) {
 			case "quota":
 				w.Header().Set("X-RateLimit-Remaining", "0")
@@ -190,17 +191,18 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 		defer srv.Close()
 		env := newTestEnvOn(t, dialect, strings.Replace(httpAsset(srv.URL, ""), `, token_url: ""`, "", 1), Options{})
 		env.start()
+		// How long after the service's last answer the pool stays slowed.
 		slowFor := func() time.Duration {
 			env.eng.pools.mu.Lock()
 			defer env.eng.pools.mu.Unlock()
-			return time.Until(env.eng.pools.slowTill["remote"])
+			return env.eng.pools.slowTill["remote"].Sub(answered.Load().(time.Time))
 		}
 		b := env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
 		if f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed); f.State != db.BackfillSucceeded {
 			t.Fatalf("a 200 with a spent quota is still a success: %+v", f)
 		}
-		if d := slowFor(); d < 2*time.Second || d > 3*time.Second {
-			t.Fatalf("pool slowed for %s, want ~3s (X-RateLimit-Reset)", d)
+		if d := slowFor(); d < 3*time.Second-100*time.Millisecond || d > 4*time.Second {
+			t.Fatalf("pool slowed for %s after the answer, want ~3s (X-RateLimit-Reset)", d)
 		}
 		env.eng.pools.mu.Lock()
 		env.eng.pools.slowTill["remote"] = time.Time{}
@@ -208,8 +210,8 @@ func TestRateLimitHeadersOnAnyAnswerSlowThePool(t *testing.T) {
 		mode.Store("429")
 		b = env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-02", End: "2025-01-02"}, ChunkSize: 1, MaxConcurrentRuns: 1})
 		env.wait(b.ID, db.BackfillFailed)
-		if d := slowFor(); d < defaultRateLimitWait-time.Second || d > defaultRateLimitWait {
-			t.Fatalf("429 without Retry-After slowed the pool for %s, want %s", d, defaultRateLimitWait)
+		if d := slowFor(); d < defaultRateLimitWait-100*time.Millisecond || d > defaultRateLimitWait+time.Second {
+			t.Fatalf("429 without Retry-After slowed the pool for %s after the answer, want %s", d, defaultRateLimitWait)
 		}
 	})
 }
