@@ -395,6 +395,11 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]com
 		if err := db.LockSteps(ctx, tx); err != nil {
 			return err
 		}
+		// The step's time is read once it holds the lock: the wait for
+		// urgent writes and for other instances' steps came before it, and
+		// the attempts it starts carry this time (a throttle counts them
+		// by it, and their commands start right after the commit).
+		now = e.Now()
 		// The attempts that ended meanwhile are finished in this step
 		// too: with several instances, a step's wait for the others
 		// gathers them (group commit).
