@@ -98,7 +98,7 @@ func padPow2(n int) int {
 func batchExec(ctx context.Context, tx *sqlx.Tx, prefix string, head []any, row, suffix string, n int, args []any) error {
 	// Nothing reads their rows affected: on PostgreSQL they may be queued
 	// (execLater).
-	_, err := batchExecN(context.WithValue(ctx, laterKey{}, true), tx, prefix, head, row, suffix, n, args)
+	_, err := batchExecN(later(ctx), tx, prefix, head, row, suffix, n, args)
 	return err
 }
 

@@ -62,7 +62,7 @@ func Emit(ctx context.Context, tx *sqlx.Tx, typ, subject, actor string, payload 
 	if key == nil {
 		// Nothing to tell apart (a duplicate idempotency key): it may be
 		// queued on PostgreSQL (execLater).
-		ectx = context.WithValue(ctx, laterKey{}, true)
+		ectx = later(ctx)
 	}
 	if _, err := tx.ExecContext(ectx, `INSERT INTO events (type, subject, actor, payload, idempotency_key, at) VALUES (?,?,?,?,?,?)`,
 		typ, subject, actor, string(b), key, Millis(now)); err != nil {
@@ -112,17 +112,17 @@ func EmitPlannedAndStarted(ctx context.Context, tx *sqlx.Tx, actor string, plann
 			starting[a.RunID] = runStarting{a.Attempt, int64(len(a.UpstreamFailed)), p.At}
 		}
 	}
-	inserted := map[string]bool{}
+	plannedRuns := map[string]bool{}
 	for _, p := range planned {
 		if err := applyPlannedStarting(ctx, tx, p, starting); err != nil {
 			return err
 		}
 		for _, r := range p.Runs {
-			inserted[r.ID] = true
+			plannedRuns[r.ID] = true
 		}
 	}
 	for _, p := range started {
-		if err := applyStartedPlanned(ctx, tx, p, inserted); err != nil {
+		if err := applyStartedPlanned(ctx, tx, p, plannedRuns); err != nil {
 			return err
 		}
 	}

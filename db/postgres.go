@@ -142,13 +142,14 @@ func (c pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedVa
 	if c.counted {
 		countRead(ctx)
 	}
-	if c.queue(ctx, pgRebind(q), pgArgs(args)) {
+	q, args = pgRebind(q), pgArgs(args) // once: a step's statements are long
+	if c.queue(ctx, q, args) {
 		return queuedResult{}, nil
 	}
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
-	res, err := c.Conn.ExecContext(ctx, pgRebind(q), pgArgs(args))
+	res, err := c.Conn.ExecContext(ctx, q, args)
 	return res, c.badConn(err)
 }
 

@@ -30,9 +30,12 @@ type laterKey struct{}
 // affected, last id), queued on PostgreSQL until the transaction next
 // needs its connection.
 func execLater(ctx context.Context, tx *sqlx.Tx, q string, args ...any) error {
-	_, err := tx.ExecContext(context.WithValue(ctx, laterKey{}, true), q, args...)
+	_, err := tx.ExecContext(later(ctx), q, args...)
 	return err
 }
+
+// later marks ctx: a write made with it may be queued (execLater).
+func later(ctx context.Context) context.Context { return context.WithValue(ctx, laterKey{}, true) }
 
 // pipeline is a connection's queue of statements not yet sent.
 type pipeline struct {

@@ -377,7 +377,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]com
 	// Statements run without a cancelable context: go-sqlite3 would start a
 	// watcher goroutine per statement, and a step is short anyway.
 	ctx = context.WithoutCancel(ctx)
-	now := e.Now()
+	var now time.Time // read once the step holds the lock (below)
 	ws, ids := e.workspace()
 	var launch []*active
 	var terminate []string
