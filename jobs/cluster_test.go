@@ -159,6 +159,10 @@ type buildLog struct {
 	starts   map[string][]time.Time
 	byEngine map[int]int // instance → attempts run
 	overlaps []string
+	// meet: assets whose runs, once started, wait (up to 20 s) for the
+	// asset's runs to have reached that many at once before they build:
+	// a cap's peak is then reached however slow the instances' steps are.
+	meet map[string]int
 }
 
 func newBuildLog() *buildLog {
@@ -183,6 +187,16 @@ func (l *buildLog) exec(i int, d time.Duration) Executor {
 			}
 		}
 		l.mu.Unlock()
+		if n := l.meet[w.Asset]; n > 0 {
+			met := func() bool {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				return l.peak[w.Asset] >= n
+			}
+			for deadline := time.Now().Add(20 * time.Second); !met() && time.Now().Before(deadline) && ctx.Err() == nil; {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -218,9 +232,12 @@ func TestClusterCapsHoldAcrossInstances(t *testing.T) {
 		teststore.Asset("a.throttled", "{daily: {start: 2025-01-01, end: 2025-01-09}}", "pool: slow"),
 	)
 	log := newBuildLog()
-	// Runs of 150 ms: long enough that, on a loaded machine too, the runs of
-	// two instances overlap (the peaks below must reach the caps, not only
-	// stay under them).
+	// The peaks below must reach the caps, not only stay under them: a run
+	// of a.capped or a.free waits for a second one to be running before
+	// it builds (under make test's race pass, steps of three instances
+	// once took longer than a run, so no two overlapped), and runs of
+	// 150 ms give a third one the time to start if a cap let it.
+	log.meet = map[string]int{"a.capped": 2, "a.free": 2}
 	c := newClusterEnv(t, 3, ws, func(i int) Options { return Options{Executor: log.exec(i, 150*time.Millisecond), MaxConcurrentRuns: 1} })
 	for i := range 3 {
 		c.start(i, false)
