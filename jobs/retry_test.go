@@ -91,6 +91,7 @@ func TestRetryCheckpointAfterOthersChangedPartitions(t *testing.T) {
 	if err := env.store.Taint(ctx, id, "a.daily", "2025-01-04", "bad rows", "admin", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	r.resume()
 	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
 	seen := r.calls()
 	if f.State != db.BackfillSucceeded || len(seen) != 2 {
@@ -233,6 +234,7 @@ func TestRetrySkipsPartitionBuiltMeanwhile(t *testing.T) {
 	env, b, runID := r.env, r.b, r.runID
 	ctx := context.Background()
 	reportExternal(t, env, "external-7", "2025-01-03")
+	r.resume()
 	f := env.wait(b.ID, db.BackfillSucceeded, db.BackfillFailed)
 	seen := r.calls()
 	if f.State != db.BackfillSucceeded || len(seen) != 1 {
@@ -331,10 +333,14 @@ func TestFailedRunKeepsItsOutcomeAfterRetry(t *testing.T) {
 }
 
 // retryWaiting is a backfill of a.daily 2025-01-01..05 in one chunk whose
-// run failed 2025-01-03 and waits out its retry's backoff (1 s). Its
-// executor fails 2025-01-03 on the first call, or on every call with
-// always, and records the partitions of each call.
+// run failed 2025-01-03 and waits for its retry, the backfill paused by the
+// first call of the executor (so that what a test changes before resume is
+// there when the retry starts: with a 1 s backoff and no pause, make test's
+// race pass once started the retry before the test's taint). Its executor
+// fails 2025-01-03 on the first call, or on every call with always, and
+// records the partitions of each call.
 type retryWaiting struct {
+	t     *testing.T
 	env   *testEnv
 	b     db.Backfill
 	runID string
@@ -345,13 +351,18 @@ type retryWaiting struct {
 func newRetryWaiting(t *testing.T, always bool) *retryWaiting {
 	t.Helper()
 	ws := teststore.Assets(
-		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 1s}"),
+		teststore.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "retries: {max_attempts: 3, backoff: 10ms}"),
 	)
-	r := &retryWaiting{}
+	r := &retryWaiting{t: t}
 	ex := funcExec(func(ctx context.Context, w Work) Result {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.seen = append(r.seen, w.Partitions)
+		if len(r.seen) == 1 {
+			if _, err := r.env.eng.Transition(context.Background(), w.BackfillID, ActPause, 0, false, "t"); err != nil {
+				t.Errorf("pause: %v", err)
+			}
+		}
 		return partsResult(w, "flaky", func(p string) (string, bool) { return "flaky", p == "2025-01-03" && (always || len(r.seen) == 1) })
 	})
 	r.env = newTestEnv(t, ws, Options{Executor: ex})
@@ -359,6 +370,14 @@ func newRetryWaiting(t *testing.T, always bool) *retryWaiting {
 	r.b = r.env.create(Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-05"}, ChunkSize: 5, MaxConcurrentRuns: 1})
 	r.runID = waitRetryQueued(t, r.env, r.b.ID)
 	return r
+}
+
+// resume resumes the backfill: its retry starts.
+func (r *retryWaiting) resume() {
+	r.t.Helper()
+	if _, err := r.env.eng.Transition(context.Background(), r.b.ID, ActResume, 0, false, "t"); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 // calls returns the partitions of each executor call so far.
