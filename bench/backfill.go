@@ -45,6 +45,10 @@ type BackfillResult struct {
 	PreviewMs         float64 `json:"preview_ms"`
 	CompletionLagMs   float64 `json:"completion_lag_ms"`
 	PeakRSSMB         float64 `json:"peak_rss_mb"`
+	// StepsPerChunk is the controller steps (each one write transaction
+	// of an engine) per chunk run, over every instance: what the engine's
+	// group commit made of the backfill.
+	StepsPerChunk float64 `json:"steps_per_chunk"`
 }
 
 // lastReturn is a noop executor that remembers when the last run returned;
@@ -181,6 +185,13 @@ func Backfill(ctx context.Context, o BackfillOptions, prof *os.File) (BackfillRe
 		out.CompletionLagMs = round(max(lag, 0))
 	}
 	out.PeakRSSMB = peakRSSMB()
+	var steps int64
+	for _, e := range engs {
+		steps += e.Steps()
+	}
+	if out.Chunks > 0 {
+		out.StepsPerChunk = round(float64(steps) / float64(out.Chunks))
+	}
 	if b.State != db.BackfillSucceeded {
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
 	}

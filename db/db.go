@@ -133,7 +133,7 @@ func OpenLocation(loc Location, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	w, err := sqlx.Open(driverName, dsn(path, false, busy))
+	w, err := sqlx.Open(writerDriverName, dsn(path, false, busy))
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,9 @@ package db
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
-	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // Instances per attempt as index ranges (migration 25). A partition that an
@@ -28,18 +26,6 @@ import (
 // range); a re-index turns the asset's ranges into rows first
 // (expandInstanceRanges), and an attempt running while its asset is
 // re-indexed (attempts.reindexed) records its instances as rows.
-
-// driverName is the SQLite driver the store opens its connections with: go-
-// sqlite3 with tessera_instance_id registered on every connection.
-const driverName = "sqlite3_tessera"
-
-// tesseraDriver is that driver (the reader pool opens it through its
-// read-counting connector, read_count.go).
-var tesseraDriver = &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-	return c.RegisterFunc("tessera_instance_id", attemptInstanceID, true)
-}}
-
-func init() { sql.Register(driverName, tesseraDriver) }
 
 // attemptInstanceID is tessera_instance_id(run, attempt, asset, partition):
 // the id of the instance that attempt attempt of run builds of asset's

@@ -175,6 +175,10 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	}
 }
 
+// Steps is how many controller steps the engine has taken (each one write
+// transaction), for the benchmarks.
+func (e *Engine) Steps() int64 { return e.steps.Load() }
+
 // storeFaultRetry is how often the controller retries a step the store
 // refused to write.
 const storeFaultRetry = time.Second
