@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 )
@@ -121,14 +122,7 @@ func (m *multiScheme) MatchDims(key string, dims map[string][]string) bool {
 		if len(allowed) == 0 {
 			continue
 		}
-		ok := false
-		for _, a := range allowed {
-			if a == parts[i] {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if !slices.Contains(allowed, parts[i]) {
 			return false
 		}
 	}

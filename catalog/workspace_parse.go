@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -300,11 +302,7 @@ func (p *wsParser) parseAsset(w *Workspace, k, v *yaml.Node, deps map[*Asset][]d
 			p.add(n, join(field, "pool"), "pool is empty; name a pool declared under pools: or leave the field out")
 		} else if ok {
 			if _, known := w.Pools[s]; !known {
-				names := make([]string, 0, len(w.Pools))
-				for name := range w.Pools {
-					names = append(names, name)
-				}
-				sort.Strings(names)
+				names := slices.Sorted(maps.Keys(w.Pools))
 				declared := "none is declared yet"
 				if len(names) > 0 {
 					declared = "declared: " + strings.Join(names, ", ")

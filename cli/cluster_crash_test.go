@@ -222,6 +222,16 @@ func checkBuildLog(t *testing.T, path string, keys int) (rebuilt int) {
 	return rebuilt
 }
 
+// payloadOf decodes an event's JSON payload as a P.
+func payloadOf[P any](t *testing.T, payload string) P {
+	t.Helper()
+	var p P
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // checkEventsOnce checks backfill id's events: each chunk planned once,
 // one run per chunk, each attempt started once and finished once.
 func checkEventsOnce(t *testing.T, store *db.Store, id string, chunks int64) {
@@ -240,27 +250,15 @@ func checkEventsOnce(t *testing.T, store *db.Store, id string, chunks int64) {
 	for _, e := range evs {
 		switch e.Type {
 		case db.EvRunsPlanned:
-			var p db.RunsPlanned
-			if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range p.Runs {
+			for _, r := range payloadOf[db.RunsPlanned](t, e.Payload).Runs {
 				planned[r.Chunk]++
 			}
 		case db.EvAttemptsStarted:
-			var p db.AttemptsStarted
-			if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range p.Attempts {
+			for _, a := range payloadOf[db.AttemptsStarted](t, e.Payload).Attempts {
 				started[fmt.Sprintf("%s#%d", a.RunID, a.Attempt)]++
 			}
 		case db.EvAttemptsFinished:
-			var p db.AttemptsFinished
-			if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range p.Attempts {
+			for _, a := range payloadOf[db.AttemptsFinished](t, e.Payload).Attempts {
 				finished[fmt.Sprintf("%s#%d", a.RunID, a.Attempt)]++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,14 +48,7 @@ func TestWorkspaceReload(t *testing.T) {
 			}
 			return keys
 		}
-		has := func(key string) bool {
-			for _, k := range assets() {
-				if k == key {
-					return true
-				}
-			}
-			return false
-		}
+		has := func(key string) bool { return slices.Contains(assets(), key) }
 		write := func(extra string) {
 			t.Helper()
 			if err := os.WriteFile(s.WS, []byte(clientWorkspace+extra), 0o644); err != nil {

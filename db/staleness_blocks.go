@@ -461,12 +461,7 @@ func scanFacts(rows *sql.Rows, b *baseFacts, intern map[string]string) error {
 func (s *Store) persistStaleBlocks(assetID int64, rows *baseFacts, gens map[int64]int64) {
 	var ws []staleBlockWrite
 	j := 0
-	blocks := make([]int64, 0, len(gens))
-	for b := range gens {
-		blocks = append(blocks, b)
-	}
-	slices.Sort(blocks)
-	for _, b := range blocks {
+	for _, b := range slices.Sorted(maps.Keys(gens)) {
 		for j < len(rows.Idx) && rows.Idx[j]>>staleBlockShift < b {
 			j++
 		}

@@ -406,7 +406,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 	c.mu.Lock()
 	e, ok := c.facts[a.Key]
 	c.mu.Unlock()
-	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) {
+	if ok && e.asset == a && e.n == n && slices.Equal(e.upN, upN) {
 		clean := c.cleanSince(id, e.version)
 		for _, d := range a.Deps {
 			clean = clean && c.cleanSince(in.IDs[d.Asset], e.version)
@@ -430,7 +430,7 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 			return nil, err
 		}
 	}
-	if ok && e.asset == a && e.n == n && equalInts(e.upN, upN) && slices.Equal(e.bases, bases) {
+	if ok && e.asset == a && e.n == n && slices.Equal(e.upN, upN) && slices.Equal(e.bases, bases) {
 		// The same inputs (base facts kept after an event of unknown
 		// effect, their blocks unchanged): the same facts, as a new value.
 		f := *e.facts
@@ -468,18 +468,6 @@ func (s *Store) staleFactsAt(ctx context.Context, in StaleInput, a *catalog.Asse
 	c.facts[a.Key] = factsEntry{version: version, at: time.Now(), asset: a, n: n, upN: upN, bases: bases, facts: f}
 	c.mu.Unlock()
 	return f, nil
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // applyUpstream folds one dependency's upstream materializations into UpAt:

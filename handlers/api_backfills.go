@@ -152,6 +152,8 @@ func engineErr(err error) error {
 	return err
 }
 
+// engine is the engine the API and the pages steer backfills with (503
+// when none runs on this server).
 func (h *Handler) engine() (*jobs.Engine, error) {
 	if h.Engine == nil {
 		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the backfill engine is not running on this server"}

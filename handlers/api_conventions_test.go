@@ -2,9 +2,10 @@ package handlers_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,13 +120,8 @@ func TestAPITimesHaveOneShape(t *testing.T) {
 		}
 		apiTimes(b, c.method+" "+c.path, seen)
 	}
-	var paths []string
-	for p := range seen {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	fields := map[string]bool{}
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(seen)) {
 		fields[p[strings.LastIndex(p, ".")+1:]] = true
 		if !apiTimeRe.MatchString(seen[p]) {
 			t.Errorf("%s = %q, want the shape 2025-01-31T12:00:00.000Z", p, seen[p])

@@ -1,7 +1,9 @@
 package handlers_test
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,7 +80,7 @@ func TestCalendarFallBackDayHas25Columns(t *testing.T) {
 		}
 		head, rows, cols := placedRows(t, doc)
 		if len(rows[day]) != tiles {
-			t.Fatalf("%s has %d tiles, want %d (rows: %v)", day, len(rows[day]), tiles, keysOf(rows))
+			t.Fatalf("%s has %d tiles, want %d (rows: %v)", day, len(rows[day]), tiles, slices.Collect(maps.Keys(rows)))
 		}
 		for label, tt := range rows {
 			if cols[label] != len(head) {
@@ -101,12 +103,4 @@ func TestCalendarFallBackDayHas25Columns(t *testing.T) {
 	if head, _, _ := placedRows(t, doc); len(head) != 24 {
 		t.Errorf("spring-forward header has %d columns, want 24", len(head))
 	}
-}
-
-func keysOf(m map[string][][2]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

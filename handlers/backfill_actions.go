@@ -51,7 +51,7 @@ var transitions = map[views.ActionName]string{views.ActionPause: jobs.ActPause, 
 // BackfillAction handles the Pause, Resume, Cancel and Retry-failed buttons.
 // A stale expected_state_version re-renders the page with a conflict message.
 func (h *Handler) BackfillAction(c echo.Context) error {
-	eng, err := h.pageEngine()
+	eng, err := h.engine()
 	if err != nil {
 		return err
 	}

@@ -427,7 +427,7 @@ func postedForm(h *Handler, c echo.Context) (views.NewBackfillForm, error) {
 
 // preview asks the engine (the same call as the API) what req would do.
 func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Request) views.PreviewView {
-	eng, err := h.pageEngine()
+	eng, err := h.engine()
 	if err != nil {
 		return views.PreviewView{Error: err.Error()}
 	}
@@ -582,7 +582,7 @@ func (h *Handler) BackfillLaunch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	eng, err := h.pageEngine()
+	eng, err := h.engine()
 	if err != nil {
 		return err
 	}

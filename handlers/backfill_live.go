@@ -64,7 +64,7 @@ func (h *Handler) OverviewStream(c echo.Context) error { return h.stream(c, jobs
 // stream sends an "update" event whenever topic changes; when done (if not
 // nil) holds after an update, it sends "done" and ends.
 func (h *Handler) stream(c echo.Context, topic string, done func(context.Context) bool) error {
-	eng, err := h.pageEngine()
+	eng, err := h.engine()
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
-	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/views"
 )
 
@@ -27,14 +26,6 @@ const (
 	TimelineLimit    = 40
 	chartBars        = 60
 )
-
-// pageEngine is the engine the pages steer backfills with.
-func (h *Handler) pageEngine() (*jobs.Engine, error) {
-	if h.Engine == nil {
-		return nil, &UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the backfill engine is not running on this server"}
-	}
-	return h.Engine, nil
-}
 
 // actor is who the request acts as, for the audit log.
 func actor(c echo.Context) string {

@@ -3,7 +3,8 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tessera-dev/tessera/db"
@@ -70,12 +71,7 @@ func describeSelectorOf(stored, parent string) string {
 	default:
 		return stored
 	}
-	names := make([]string, 0, len(sel.Dimensions))
-	for name := range sel.Dimensions {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(sel.Dimensions)) {
 		out += ", " + name + " = " + strings.Join(sel.Dimensions[name], " or ")
 	}
 	return out

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -158,7 +159,7 @@ func TestLineageOverviewGraph(t *testing.T) {
 		"a.src>d.everything":    "all",
 		"c.month>e.after_month": "identity",
 	}
-	if got := lineageEdges(t, doc); !maps(got, want) {
+	if got := lineageEdges(t, doc); !maps.Equal(got, want) {
 		t.Errorf("edges %v, want %v", got, want)
 	}
 	if c := doc.Find(`[data-testid="lineage-caption"]`).Text(); c != "6 assets" {
@@ -167,18 +168,6 @@ func TestLineageOverviewGraph(t *testing.T) {
 	if doc.Find(`[data-testid="lineage-legend"] li`).Length() != 9 {
 		t.Errorf("the legend has %d entries, want 6 healths and 3 mappings", doc.Find(`[data-testid="lineage-legend"] li`).Length())
 	}
-}
-
-func maps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLineageAssetPageNeighbourhood: an asset page draws the asset (marked)

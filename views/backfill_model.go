@@ -2,6 +2,7 @@ package views
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -238,23 +239,11 @@ var StatusChoices = []StatusChoice{
 }
 
 // StatusTicked says whether status v is ticked under "Only partitions that are".
-func (f NewBackfillForm) StatusTicked(v string) bool {
-	for _, s := range f.Statuses {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
+func (f NewBackfillForm) StatusTicked(v string) bool { return slices.Contains(f.Statuses, v) }
 
 // KnownSelector says whether v is one of SelectorChoices.
 func KnownSelector(v string) bool {
-	for _, c := range SelectorChoices {
-		if c.Value == v {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(SelectorChoices, func(c SelectorChoice) bool { return c.Value == v })
 }
 
 // SelectorTicked says whether choice v is ticked: the form's selection, or

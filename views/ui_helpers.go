@@ -128,16 +128,6 @@ func barDone(b Bar) int64 {
 	return n
 }
 
-// containsString reports whether list holds s.
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // placeholderOf is the first of choices as an example, or region=eu.
 func placeholderOf(choices []string) string {
 	if len(choices) > 0 {

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -140,14 +140,8 @@ func chunkProps() map[string]any {
 		"started_at": nullable(timeStr), "finished_at": nullable(timeStr)}
 }
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// keys is m's keys in order.
+func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // runSchema is a chunk run with its attempts, partitions, log and wait.
 func runSchema() map[string]any {
@@ -472,13 +466,8 @@ func OpenAPI(routes []Route) map[string]any {
 	for _, r := range routes {
 		roles[r.Method+" "+r.Path] = r.Role
 	}
-	keys := make([]string, 0, len(apiDocs))
-	for k := range apiDocs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	paths := map[string]map[string]any{}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(apiDocs)) {
 		method, path, _ := strings.Cut(k, " ")
 		role, ok := roles[k]
 		if !ok {
