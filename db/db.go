@@ -77,6 +77,10 @@ func (s *Store) Reader() Querier { return s.r }
 
 // Options tune OpenWith.
 type Options struct {
+	// PageSize is the page size in bytes (a power of two from 512 to
+	// 65,536) of a SQLite database this open creates; 0:
+	// NewDatabasePageSize. A database that exists keeps its own.
+	PageSize int
 	// BusyTimeout is how long a write waits for another process's write
 	// lock before it fails as CauseLocked (default DefaultBusyTimeout).
 	BusyTimeout time.Duration
@@ -132,6 +136,13 @@ func OpenLocation(loc Location, opt Options) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
+	}
+	size := opt.PageSize
+	if size == 0 {
+		size = NewDatabasePageSize
+	}
+	if err := createWithPageSize(path, size); err != nil {
+		return nil, err
 	}
 	w, err := sqlx.Open(writerDriverName, dsn(path, false, busy))
 	if err != nil {

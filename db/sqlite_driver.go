@@ -2,8 +2,8 @@ package db
 
 import (
 	"database/sql"
-	"database/sql/driver"
-	"strconv"
+	"fmt"
+	"os"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -13,10 +13,8 @@ import (
 // connection.
 const driverName = "sqlite3_tessera"
 
-// writerDriverName is the driver of the writer connection: the same, with
-// two settings for the engine's write path.
-//
-// Its temporary files are in memory (PRAGMA temp_store = MEMORY). The
+// writerDriverName is the driver of the writer connection: the same, its
+// temporary files in memory (PRAGMA temp_store = MEMORY). The
 // engine's multi-row inserts and updates run inside a transaction, where
 // SQLite keeps a statement journal of each (to undo that statement alone
 // if it fails) in a temporary file. An strace of tessera bench backfill
@@ -26,13 +24,11 @@ const driverName = "sqlite3_tessera"
 // one statement changed, so memory bounds them by the statement. Readers
 // keep their temporary files on disk: their sorts of large tables are
 // bounded by nothing.
-//
-// A database it creates has pages of NewDatabasePageSize bytes.
 const writerDriverName = "sqlite3_tessera_writer"
 
 // NewDatabasePageSize is the page size of a SQLite database the store
-// creates (SQLite's default is 4,096). A commit writes each page it
-// changed to the WAL, one system call for the page and one for its frame
+// creates (SQLite's default is 4,096; Options.PageSize sets another). A
+// commit writes each page it changed to the WAL, one system call for the page and one for its frame
 // header, and a step of the engine changes status rows, events and runs
 // side by side: with pages of 16 KiB, the same benchmark made 21,118
 // writes instead of 50,641 and 4,541 reads instead of 12,402. A database
@@ -54,41 +50,38 @@ func init() {
 		if err := registerFuncs(c); err != nil {
 			return err
 		}
-		if err := newDatabasePageSize(c); err != nil {
-			return err
-		}
 		_, err := c.Exec(`PRAGMA temp_store = MEMORY`, nil)
 		return err
 	}})
 }
 
-// newDatabasePageSize gives an empty database (no table yet) pages of
-// NewDatabasePageSize bytes. The connection is in WAL mode already (the
-// DSN's _journal_mode, which wrote the database's first page), where
-// SQLite keeps the page size: it leaves WAL mode, sets the size, rewrites
-// the empty database with it (VACUUM of nothing) and goes back.
-func newDatabasePageSize(c *sqlite3.SQLiteConn) error {
-	rows, err := c.Query(`SELECT COUNT(*) FROM sqlite_schema`, nil)
+// createWithPageSize creates the SQLite database at path, empty, with
+// pages of size bytes, unless a file with content is there already. The
+// page size is set before the database is in WAL mode (where SQLite keeps
+// it) and before another connection has it open: VACUUM of an empty
+// database writes its first page with that size.
+func createWithPageSize(path string, size int) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		return nil
+	}
+	c, err := sql.Open(driverName, "file:"+path+"?_txlock=immediate")
 	if err != nil {
 		return err
 	}
-	v := make([]driver.Value, 1)
-	err = rows.Next(v)
-	rows.Close()
-	if err != nil {
-		return err
+	defer c.Close()
+	c.SetMaxOpenConns(1)
+	var tables int
+	if err := c.QueryRow(`SELECT COUNT(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
 	}
-	if n, _ := v[0].(int64); n != 0 {
+	if tables > 0 { // another process created it meanwhile
 		return nil
 	}
-	// Best effort: another process opening the new database at the same
-	// time may hold it (leaving WAL mode needs it alone); the database then
-	// keeps SQLite's page size, and the connection stays in WAL mode.
-	if _, err := c.Exec(`PRAGMA journal_mode = DELETE`, nil); err != nil {
-		return nil
+	if _, err := c.Exec(fmt.Sprintf(`PRAGMA page_size = %d`, size)); err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
 	}
-	_, _ = c.Exec(`PRAGMA page_size = `+strconv.Itoa(NewDatabasePageSize), nil)
-	_, _ = c.Exec(`VACUUM`, nil)
-	_, err = c.Exec(`PRAGMA journal_mode = WAL`, nil)
-	return err
+	if _, err := c.Exec(`VACUUM`); err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	return nil
 }

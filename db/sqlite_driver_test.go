@@ -16,7 +16,9 @@ import (
 // with SQLite's pages of 4,096 bytes opens as it is and keeps them.
 func TestNewDatabasePagesAndWriterTempStore(t *testing.T) {
 	t.Parallel()
-	pragma := func(h interface{ Get(any, string, ...any) error }, name string) any {
+	pragma := func(h interface {
+		Get(any, string, ...any) error
+	}, name string) any {
 		t.Helper()
 		var v any
 		if err := h.Get(&v, "PRAGMA "+name); err != nil {

@@ -42,9 +42,16 @@ var writeFailuresMetric = regexp.MustCompile(`(?m)^tessera_db_write_failures_tot
 // store cannot write. When space returns, all of it goes by itself.
 func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	t.Parallel()
-	env, eng := pgEnvWith(t, testkit.Assets(
+	// Pages of 1 KiB: FillForTest caps the database at the pages it has,
+	// so that a write needing a new page fails as on a full disk. VACUUM
+	// packs every page but the last of each table and index, and with the
+	// store's pages of 16 KiB the rows of the small backfill below fitted
+	// in what those had left (201 Created); in pages of 1 KiB they do not.
+	env := testkit.New(t, testkit.Options{PageSize: 1024, WorkspaceYAML: testkit.Assets(
 		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 30`)),
-	), true)
+	)})
+	eng := env.NewEngine(t, nil, jobs.Options{})
+	testkit.RunEngine(t, eng)
 	ctx := t.Context()
 	env.Store.SetFaultHold(100 * time.Millisecond) // the recovery below is watched
 	viewer := env.Client(t, auth.RoleViewer)

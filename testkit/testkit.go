@@ -46,6 +46,9 @@ type Options struct {
 	// DB is the store's location (a postgres:// URL: several servers of a
 	// test on one database); empty: a fresh SQLite file in t.TempDir().
 	DB string
+	// PageSize is the page size of that fresh SQLite file (0: the store's
+	// default, db.NewDatabasePageSize).
+	PageSize int
 }
 
 // sharedEnvs numbers the servers on a database of Options.DB.
@@ -58,7 +61,7 @@ func New(t testing.TB, opt Options) *Env {
 	if loc == "" {
 		loc = filepath.Join(t.TempDir(), "tessera.db")
 	}
-	store, err := db.Open(loc)
+	store, err := db.OpenWith(loc, db.Options{PageSize: opt.PageSize})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
