@@ -48,8 +48,11 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("an eighth page does not load beside seven live asset pages: %v", err)
 	}
-	// Every one of them is live: a launch shows up on the first and the last.
-	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
+	// Every one of them is live: a launch shows up on the first and the
+	// last. The backfill is active for a minute (90 runs of 700 ms, one at
+	// a time): one of a single run could end, and leave the list, before
+	// the test, slow on a loaded machine, looked at the tabs.
+	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-03-31&chunk_size=1&max_concurrent_runs=1")
 	for _, tab := range []context.Context{tabs[0], tabs[6]} {
 		testkit.WaitJS(t, tab, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 			"the new backfill on a live asset page")
