@@ -507,7 +507,12 @@ func TestBrowserListsUpdateLive(t *testing.T) {
 	for name, tab := range map[string]context.Context{"list": list, "asset page": asset, "overview": overview} {
 		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, "the "+name+"'s stream to connect")
 	}
-	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-06&chunk_size=2&max_concurrent_runs=1")
+	// Twelve runs of 700 ms, one at a time: active for about 8 s, long
+	// enough for a slow machine's test to see it on every tab before it
+	// ends (three runs, 2 s, could end first, as one did under load in
+	// TestBrowserHTTP2LiveTabs), short enough to wait
+	// for its end.
+	path := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-12&chunk_size=1&max_concurrent_runs=1")
 	id := strings.TrimPrefix(path, "/backfills/")
 	row := fmt.Sprintf(`document.querySelector('[data-testid="backfill-row"][data-id=%q]')`, id)
 	testkit.WaitJS(t, list, row+` !== null`, 20*time.Second, "the new backfill in the list, without a reload")

@@ -45,7 +45,9 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 		t.Fatalf("a tab shown again has %s live streams", n)
 	}
 	testkit.WaitJS(t, tabs[0], streamsOpen, 10*time.Second, "the shown tab's stream to connect again")
-	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-02&chunk_size=2&max_concurrent_runs=1")
+	// Active for a minute (90 runs of 700 ms, one at a time): one run could
+	// end, and leave the active list, before a slow machine's test looked.
+	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-03-31&chunk_size=1&max_concurrent_runs=1")
 	testkit.WaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
 		"the new backfill on the asset page shown again")
 }
