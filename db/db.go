@@ -141,9 +141,7 @@ func OpenLocation(loc Location, opt Options) (*Store, error) {
 	if size == 0 {
 		size = NewDatabasePageSize
 	}
-	if err := createWithPageSize(path, size); err != nil {
-		return nil, err
-	}
+	createWithPageSize(path, size)
 	w, err := sqlx.Open(writerDriverName, dsn(path, false, busy))
 	if err != nil {
 		return nil, err
