@@ -23,8 +23,8 @@ import (
 // the time-partitioned assets are the same as a seed of the test's own.
 const seededMaxAge = 10 * time.Minute
 
-// seeded is the SQLite file of the embedded default workspace with its
-// demo history, seeded once and copied for each test of the process that
+// seeded is the SQLite file (of the store's default page size) of the
+// embedded default workspace with its demo history, seeded once and copied for each test of the process that
 // asks for it: seeding took 3 s of CPU per test (some 25 tests of web and
 // handlers), a copy takes milliseconds. Each test still has a database of
 // its own. Main removes the file.

@@ -61,7 +61,7 @@ func New(t testing.TB, opt Options) *Env {
 	copied := false // the demo history comes with a copy of the seeded database
 	if loc == "" {
 		loc = filepath.Join(t.TempDir(), "tessera.db")
-		if opt.Seed && opt.WorkspaceYAML == "" {
+		if opt.Seed && opt.WorkspaceYAML == "" && opt.PageSize == 0 {
 			if err := copySeeded(loc); err != nil {
 				t.Fatalf("seeded database: %v", err)
 			}
