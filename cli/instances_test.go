@@ -111,7 +111,7 @@ func TestRefusesDatabaseOfNewerSchema(t *testing.T) {
 // it), the run's log tail is served by both: by the one running it from
 // its memory, by the other from the store.
 func TestRunLogTailOnEveryInstance(t *testing.T) {
-	noConfig(t) // (t.Setenv: not parallel)
+	t.Parallel() // no config: TestMain took it away from the whole process
 	url := pgtest.URL(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws.yaml")

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ var scheduleCLIWorkspace = testkit.Assets(
 // the API of a real server, as tables and --json; refusals say what to do
 // in the CLI's words and exit non-zero.
 func TestCLISchedule(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, scheduleCLIWorkspace, func(t *testing.T, s server) {
 
 		code, out, errOut := s.cli(t, "schedule", "list")
@@ -91,7 +90,7 @@ func TestCLISchedule(t *testing.T) {
 // the command that lists them; an unknown outcome names --outcome; --limit
 // and --all together are refused before any request.
 func TestCLIScheduleBadInput(t *testing.T) {
-	t.Setenv("TESSERA_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	t.Parallel() // no config: TestMain took it away from the whole process
 	eachServer(t, scheduleCLIWorkspace, func(t *testing.T, s server) {
 		for _, c := range []struct {
 			args []string

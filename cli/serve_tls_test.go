@@ -3,6 +3,7 @@ package cli_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 // Secure cookies, logs its https URL, the health check follows
 // TESSERA_TLS_CERT, and SIGHUP replaces the certificate.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certPath, keyPath, cert1 := testkit.SelfSignedCert(t, dir, "one")
 	addr := testkit.FreeAddr(t)
@@ -52,12 +54,26 @@ func TestServeTLS(t *testing.T) {
 	if !strings.Contains(string(b), `url=https://`+addr+`/`) || !strings.Contains(string(b), "serving HTTPS and HTTP/2") {
 		t.Fatalf("the log does not give the https URL:\n%s", b)
 	}
-	t.Setenv("TESSERA_TLS_CERT", certPath)
-	if code, out, errOut := run(t, "healthcheck", "--addr", addr); code != 0 || !strings.Contains(out, "ready") {
-		t.Fatalf("healthcheck with TESSERA_TLS_CERT: exit %d %q %q", code, out, errOut)
+	// The health checks run as processes with TESSERA_TLS_CERT in their
+	// environment (t.Setenv would keep this test from running in parallel).
+	healthcheck := func(args ...string) (int, string) {
+		t.Helper()
+		hc := exec.Command(tesseraBin, append([]string{"healthcheck", "--addr", addr}, args...)...)
+		hc.Env = append(os.Environ(), "TESSERA_TLS_CERT="+certPath)
+		out, err := hc.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
 	}
-	if code, _, errOut := run(t, "healthcheck", "--addr", addr, "--tls=false"); code != cli.ExitServer {
-		t.Fatalf("plain HTTP health check of an HTTPS server: exit %d %q", code, errOut)
+	if code, out := healthcheck(); code != 0 || !strings.Contains(out, "ready") {
+		t.Fatalf("healthcheck with TESSERA_TLS_CERT: exit %d %q", code, out)
+	}
+	if code, out := healthcheck("--tls=false"); code != cli.ExitServer {
+		t.Fatalf("plain HTTP health check of an HTTPS server: exit %d %q", code, out)
 	}
 
 	// Client commands verify the certificate: an unknown one is named as

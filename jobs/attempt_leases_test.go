@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,12 +253,30 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 // leases would be in neither).
 func TestReadersNeverLoseALeasedPartition(t *testing.T) {
 	t.Parallel()
+	// The reads are counted; the n-th attempt runs (the asset's demo
+	// executor) once the test has read n/20 times, so the backfill (200 chunks) cannot end before 10 reads
+	// however slow the reads are beside it (a loaded machine could read
+	// fewer times than the backfill took to run). The dialects' subtests
+	// run one after the other.
+	var readsDone, begun atomic.Int64
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		for n := begun.Add(1); readsDone.Load() < n/20; {
+			select {
+			case <-ctx.Done():
+				return Result{Err: ctx.Err()}
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return DemoExecutor{}.Execute(ctx, w) // the asset's 0 to 1 ms
+	})
 	eachTestEnv(t, `
 assets:
   a.hourly:
     partitions: {hourly: {start: "2025-01-01-00:00", end: "2025-04-01-00:00"}}
     executor: {demo: {duration: 0ms-1ms}}
-`, Options{MaxConcurrentRuns: 8}, func(t *testing.T, env *testEnv) {
+`, Options{MaxConcurrentRuns: 8, Executor: ex}, func(t *testing.T, env *testEnv) {
+		readsDone.Store(0)
+		begun.Store(0)
 		env.start()
 		asset := env.ids["a.hourly"]
 		const n = 2000
@@ -288,6 +307,7 @@ assets:
 			}
 			rowsSeen, countSeen = int64(len(rows)), c.Total()
 			reads++
+			readsDone.Store(int64(reads))
 		}
 		if rowsSeen != n || reads < 10 {
 			t.Fatalf("%d partitions after %d reads", rowsSeen, reads)

@@ -58,11 +58,13 @@ func waitDead(t *testing.T, what string, pid int) {
 // The attempt ends when the command's main process exits, whether or not
 // it left a child behind, and the child is killed.
 func TestCommandExecutorEndsWhenMainProcessExits(t *testing.T) {
+	t.Parallel() // its commands and their children are its own: each waits out commandWaitDelay beside the other tests
 	for name, script := range map[string]string{
 		"child holds the output": "sleep 600 & echo $! > %s; echo started; exit 0",
 		"child detached":         "sleep 600 > /dev/null 2>&1 & echo $! > %s; echo started; exit 0",
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "pid")
 			report := filepath.Join(dir, "r.jsonl")

@@ -360,7 +360,23 @@ func TestInstanceLinksOnlyOnPostgres(t *testing.T) {
 func TestPostgresRestartMidBackfill(t *testing.T) {
 	t.Parallel()
 	k := pgtest.NewCluster(t)
-	a := newTestEnvAt(t, k.URL(t), sleepyWS, Options{})
+	// The runs after the fifth wait for the restart: the restart comes
+	// while attempts run and before the backfill ends, however slowly a
+	// loaded machine polls for the first five (the backfill of 40 runs of
+	// 50 ms could end first).
+	restarted := make(chan struct{})
+	var begun atomic.Int64
+	ex := funcExec(func(ctx context.Context, w Work) Result {
+		if begun.Add(1) > 5 {
+			select {
+			case <-restarted:
+			case <-ctx.Done():
+				return Result{Err: ctx.Err()}
+			}
+		}
+		return Result{}
+	})
+	a := newTestEnvAt(t, k.URL(t), sleepyWS, Options{Executor: ex})
 	b := a.secondInstance("", Options{})
 	probe := linkPair(t, a, b)
 	a.start()
@@ -381,7 +397,8 @@ func TestPostgresRestartMidBackfill(t *testing.T) {
 		t.Fatalf("the backfill ended before the restart (%d runs): make it longer", done)
 	}
 	k.Restart(t)
-	restarted := onB.Load()
+	close(restarted)
+	signalled := onB.Load()
 	// (Reads do not fail for the restart: a connection ended by it is
 	// replaced.)
 	got := a.wait(bf.ID, db.BackfillSucceeded, db.BackfillFailed)
@@ -394,7 +411,7 @@ func TestPostgresRestartMidBackfill(t *testing.T) {
 	if r := count(`SELECT COUNT(*) FROM runs WHERE backfill_id=?`, bf.ID); r != n {
 		t.Fatalf("%d runs, want %d (none planned twice)", r, n)
 	}
-	poll.Eventually(t, 10*time.Second, "B to be signalled for the backfill after the restart", func() bool { return onB.Load() > restarted })
+	poll.Eventually(t, 10*time.Second, "B to be signalled for the backfill after the restart", func() bool { return onB.Load() > signalled })
 	// And B listens again (not only polls): a publication reaches it.
 	probeAgain(t, a, probe, "B to listen again after the restart")
 }

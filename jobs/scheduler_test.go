@@ -351,6 +351,13 @@ func TestScheduleNothingToBuild(t *testing.T) {
 func TestScheduleBurstLaunchesEachOnce(t *testing.T) {
 	t.Parallel()
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
+		if dialect == db.Postgres {
+			// The race pass runs the burst's workers and committer on
+			// SQLite (8 s); on PostgreSQL it took 57 s of the race pass
+			// and shares every goroutine with SQLite but the driver's
+			// (db's race tests run that). The plain pass runs both.
+			teststore.SkipInRacePass(t)
+		}
 		var b strings.Builder
 		for i := range 300 {
 			b.WriteString("  s" + strconv.Itoa(i) + ":\n    cron: \"0 * * * *\"\n    assets: [ref.regions]\n")

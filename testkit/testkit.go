@@ -58,8 +58,15 @@ var sharedEnvs atomic.Int64
 func New(t testing.TB, opt Options) *Env {
 	t.Helper()
 	loc := opt.DB
+	copied := false // the demo history comes with a copy of the seeded database
 	if loc == "" {
 		loc = filepath.Join(t.TempDir(), "tessera.db")
+		if opt.Seed && opt.WorkspaceYAML == "" && opt.PageSize == 0 {
+			if err := copySeeded(loc); err != nil {
+				t.Fatalf("seeded database: %v", err)
+			}
+			copied = true
+		}
 	}
 	store, err := db.OpenWith(loc, db.Options{PageSize: opt.PageSize})
 	if err != nil {
@@ -81,7 +88,7 @@ func New(t testing.TB, opt Options) *Env {
 	if err != nil {
 		t.Fatalf("load workspace: %v", err)
 	}
-	if opt.Seed {
+	if opt.Seed && !copied {
 		if _, err := demo.Seed(ctx, store, loaded.Workspace, loaded.IDs, now); err != nil {
 			t.Fatalf("seed: %v", err)
 		}

@@ -191,13 +191,18 @@ func TestLoginLimit(t *testing.T) {
 // ends; pages redirect to /login saying so, the API answers 401.
 func TestSessionIdleExpiry(t *testing.T) {
 	t.Parallel()
-	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{IdleTimeout: 700 * time.Millisecond, LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}})
+	// 3 s: the first request comes within it of the sign-in on a loaded
+	// machine too (with 700 ms, a request delayed that long by the load
+	// would find the fresh session expired).
+	const idle = 3 * time.Second
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{IdleTimeout: idle, LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}})
+	signedIn := time.Now()
 	c := env.Client(t, auth.RoleViewer)
 	if st, _ := sessionGet(t, env, c, "/"); st != 200 {
-		t.Fatalf("fresh session: %d", st)
+		t.Fatalf("fresh session, %s after the sign-in began: %d", time.Since(signedIn), st)
 	}
 	// A sleep: the idle timeout passing is the behaviour; 100 ms past it (the session was last used before the sleep).
-	time.Sleep(800 * time.Millisecond)
+	time.Sleep(idle + 100*time.Millisecond)
 	resp := testkit.GetNoBody(t, c, env.URL+"/")
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2F") || !strings.Contains(resp.Header.Get("Location"), "expired=1") {
 		t.Fatalf("expired session: %d %s", resp.StatusCode, resp.Header.Get("Location"))

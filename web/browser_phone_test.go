@@ -80,6 +80,24 @@ func eval(t *testing.T, ctx context.Context, what, script string) {
 	}
 }
 
+// evalUntil is eval polled until the script returns "" (at most timeout):
+// for what the page's own script sets once an htmx swap has settled, which
+// a loaded machine can take longer to do than a fixed pause allows.
+func evalUntil(t *testing.T, ctx context.Context, what, script string, timeout time.Duration) {
+	t.Helper()
+	var got string
+	var err error
+	defer func() {
+		if err != nil || got != "" {
+			t.Logf("%s, last read: %s %v", what, got, err)
+		}
+	}()
+	testkit.Eventually(t, timeout, what, func() bool {
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](script))
+		return err == nil && got == ""
+	})
+}
+
 const fitsScript = `(() => {
   const d = document.documentElement;
   if (d.scrollWidth <= window.innerWidth) return "";
@@ -280,7 +298,6 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 		err := chromedp.Do(ctx,
 			typeChunk("6"),
 			chromedp.WaitVisible(css(`[data-testid="preview-partitions"]`)),
-			chromedp.Sleep(200*time.Millisecond),
 		)
 		if err != nil {
 			t.Fatal(err)
@@ -289,15 +306,14 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	err := chromedp.Do(ctx,
 		typeChunk("0"),
 		chromedp.WaitVisible(css(`#preview [data-testid="preview-error"]`)),
-		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evalUntil(t, ctx, "preview error", marked, 10*time.Second)
 	testkit.Screenshot(t, ctx, "bf-field-error")
-	eval(t, ctx, "preview error", marked)
 	fixChunk()
-	eval(t, ctx, "fixed", `document.querySelectorAll('[aria-invalid="true"], [data-field-msg]').length ? "still marked" : ""`)
+	evalUntil(t, ctx, "fixed", `document.querySelectorAll('[aria-invalid="true"], [data-field-msg]').length ? "still marked" : ""`, 10*time.Second)
 	// A refused launch answers 400 with the form; wait for it at most 20 s.
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -305,17 +321,16 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`(document.querySelector('input[name="chunk_size"]').value = "0", {})`),
 		chromedp.Click(css(`[data-testid="launch"]`)),
 		chromedp.WaitVisible(css(`[data-testid="error-chunk_size"]`)),
-		chromedp.Sleep(200*time.Millisecond),
 	)
 	if err != nil {
 		t.Fatalf("the refused launch shows no field error: %v", err)
 	}
-	eval(t, ctx, "launch error", marked)
+	evalUntil(t, ctx, "launch error", marked, 10*time.Second)
 	// The refused launch left the address on the form (a reload keeps it).
 	eval(t, ctx, "address after a refused launch", `location.pathname === "/backfills/new" ? "" : "address " + location.pathname`)
 	// Fixing the value clears the message the refused launch rendered.
 	fixChunk()
-	eval(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`)
+	evalUntil(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`, 10*time.Second)
 }
 
 // TestBrowserPhoneAutomationPages (issue 22 audit): at 390 px the

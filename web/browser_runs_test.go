@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,20 @@ func runsShots(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// pairAsset (appended to the flow workspace, the directory its runs mark
+// themselves started in as %s) is an asset whose first run waits for a
+// second to start before it ends: its backfill on 3 slots has two runs at
+// once however slowly the engine starts them (a run of a fixed 700 ms
+// could end before a loaded machine started the next, a peak of 1).
+const pairAsset = `  flow.pair:
+    partitions: {daily: {start: "2025-01-01"}}
+    code_version: v1
+    executor:
+      command: ['mkdir -p "$FLOW_STARTED" && touch "$FLOW_STARTED/$TESSERA_PARTITIONS" && while [ "$(ls "$FLOW_STARTED" | wc -l)" -lt 2 ]; do sleep 0.05; done; echo "built $TESSERA_PARTITIONS"']
+      shell: true
+      env: {FLOW_STARTED: "%s"}
+`
+
 // Flow (issue 24, item 6): a backfill of 8 chunks on 3 slots runs → its
 // page draws the chunks on a timeline, one lane per slot, each bar a link
 // to its run → the main nav's Runs lists its 8 runs with durations; the
@@ -39,8 +54,10 @@ func runsShots(t *testing.T, ctx context.Context, name string) {
 // says what is wrong on the page → a run opens its run page.
 func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	t.Parallel()
-	s, ctx := bfFlowSession(t)
-	bf := launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-08&chunk_size=1&max_concurrent_runs=3&title=Eight+days")
+	dir := t.TempDir()
+	s := startBinaryServer(t, flowWS(dir)+fmt.Sprintf(pairAsset, filepath.Join(dir, "started")))
+	ctx := s.browser(t)
+	bf := launchFromURL(t, ctx, s, "asset=flow.pair&start=2025-01-01&end=2025-01-08&chunk_size=1&max_concurrent_runs=3&title=Eight+days")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 60*time.Second, "SUCCEEDED")
 	// The live page redraws the timeline; a reload shows the final one.
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
@@ -84,13 +101,13 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	}
 	testkit.WaitJS(t, ctx, `location.search.includes("state=succeeded") && location.search.includes("asset=flow.daily") && !!document.querySelector('[data-testid="runs-empty"]')`, 10*time.Second, "no flow.daily run")
 	if err := chromedp.Do(ctx,
-		chromedp.SetValue(css(`[data-testid="runs-asset"]`), "flow.slow"),
+		chromedp.SetValue(css(`[data-testid="runs-asset"]`), "flow.pair"),
 		chromedp.SetValue(css(`[data-testid="runs-backfill"]`), strings.TrimPrefix(bf, "/backfills/")),
 		chromedp.Click(css(`[data-testid="runs-apply"]`)),
 	); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `location.search.includes("asset=flow.slow") && document.querySelectorAll('[data-testid="run-row"][data-state="succeeded"]').length === 8`, 10*time.Second, "8 succeeded flow.slow runs")
+	testkit.WaitJS(t, ctx, `location.search.includes("asset=flow.pair") && document.querySelectorAll('[data-testid="run-row"][data-state="succeeded"]').length === 8`, 10*time.Second, "8 succeeded flow.pair runs")
 	shared := testkit.JS(t, ctx, `location.href`)
 	// A bad filter: a 400 page that says which and how to fix it.
 	if err := chromedp.Do(ctx,
