@@ -152,7 +152,7 @@ RACE_DB += TestWaitUrgent TestWriteFaultsAreClassified
 RACE_JOBS_OUT := TestSelectorResolutionAndPreview TestExplicitPreviewCountsEveryKey TestPreviewEstimateFromHistoryAndCaps
 RACE_JOBS_OUT += TestPreviewAtTheTick TestBadInputWritesNothing TestPushEventBadInput TestDedupKeysKeepsFirstAppearances
 RACE_JOBS_OUT += TestRoundDuration TestRequestHashIsTheHashOfItsJSON TestRetryTitle TestWorkspaceFingerprintCoversAutomation
-RACE_JOBS_OUT += TestPoolHoldingReason
+RACE_JOBS_OUT += TestPoolHoldingReason TestThrottleCountsFromTheLaunch
 
 # handlers and db beside jobs. (-p 1, handlers then db, compiled one
 # package at a time: handlers' race binary started 3 minutes in on a busy

@@ -460,6 +460,7 @@ func (e *Engine) step(ctx context.Context, comps []completion, plan bool) ([]com
 		}
 	}
 	e.track(comps, terminate, launch)
+	e.pools.launch(launch, time.Now())
 	for _, a := range launch {
 		go e.execute(a)
 	}

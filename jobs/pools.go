@@ -29,10 +29,59 @@ type poolState struct {
 	// record keeps a slow-down this instance was told for the others
 	// (the Engine's: db.Store.SlowPool); nil in tests of the state alone.
 	record func(pool string, until time.Time)
+	// launched is when this instance launched the command of each recent
+	// attempt of a pool (Unix ms), after the step that recorded its start
+	// committed: see countPools.
+	launched map[launchKey]int64
 }
 
+// launchKey names an attempt: its run and number.
+type launchKey struct {
+	run     string
+	attempt int64
+}
+
+// launchSlack is how much earlier than a throttle's period countPools
+// reads recorded starts: an attempt recorded before the period whose
+// command was launched within it (its step's commit took that long)
+// still counts.
+const launchSlack = 10 * time.Second
+
 func newPoolState() *poolState {
-	return &poolState{use: map[string]int{}, starts: map[string][]int64{}, slowTill: map[string]time.Time{}}
+	return &poolState{use: map[string]int{}, starts: map[string][]int64{}, slowTill: map[string]time.Time{}, launched: map[launchKey]int64{}}
+}
+
+// launch records that the commands of attempts of pools were launched at
+// at.
+func (p *poolState) launch(acts []*active, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range acts {
+		if a.pool != "" {
+			p.launched[launchKey{a.run.ID, a.attempt}] = db.Millis(at)
+		}
+	}
+}
+
+// started is when attempt a's throttle counts it started: when this
+// instance launched its command, or, for another instance's attempt, its
+// recorded start.
+func (p *poolState) started(a db.RunningAttempt) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(a.StartedAt, p.launched[launchKey{a.RunID, a.Attempt}])
+}
+
+// forgetLaunches forgets the launches before before (Unix ms): no
+// throttle's period reaches them.
+func (p *poolState) forgetLaunches(before int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, at := range p.launched {
+		if at < before {
+			delete(p.launched, k)
+		}
+	}
 }
 
 // poolUse is one step's count of each pool: the attempts running and those
@@ -85,16 +134,32 @@ func (e *Engine) countPools(ctx context.Context, tx *db.Tx, ws *catalog.Workspac
 			}
 		}
 	}
+	var longest time.Duration
+	for _, def := range ws.Pools {
+		if def.Throttle != nil {
+			longest = max(longest, def.Throttle.Per)
+		}
+	}
+	e.pools.forgetLaunches(nowMs - (longest + launchSlack).Milliseconds())
 	for name, def := range ws.Pools {
 		if def.Throttle == nil || def.Throttle.Runs <= 0 || len(assetsOf[name]) == 0 {
 			continue
 		}
-		started, err := db.AttemptStartsSince(ctx, tx, assetsOf[name], nowMs-def.Throttle.Per.Milliseconds())
+		// An attempt counts from when its command was launched: a step
+		// records its starts at its time and launches their commands once
+		// it has committed, so a slow commit (under make test's race pass:
+		// a second) would otherwise let the commands of two steps begin
+		// closer together than the throttle allows (8 within 89 ms under
+		// a throttle of 4 a second).
+		since := nowMs - def.Throttle.Per.Milliseconds()
+		started, err := db.AttemptStartsSince(ctx, tx, assetsOf[name], since-launchSlack.Milliseconds())
 		if err != nil {
 			return u, err
 		}
 		for _, a := range started {
-			u.starts[name] = append(u.starts[name], a.StartedAt)
+			if at := e.pools.started(a); at >= since {
+				u.starts[name] = append(u.starts[name], at)
+			}
 		}
 		slices.Sort(u.starts[name])
 	}
