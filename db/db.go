@@ -78,8 +78,8 @@ func (s *Store) Reader() Querier { return s.r }
 // Options tune OpenWith.
 type Options struct {
 	// PageSize is the page size in bytes (a power of two from 512 to
-	// 65,536) of a SQLite database this open creates; 0:
-	// NewDatabasePageSize. A database that exists keeps its own.
+	// 65,536) of a SQLite database this open creates; 0: SQLite's
+	// default (4,096). A database that exists keeps its own.
 	PageSize int
 	// BusyTimeout is how long a write waits for another process's write
 	// lock before it fails as CauseLocked (default DefaultBusyTimeout).
@@ -137,11 +137,9 @@ func OpenLocation(loc Location, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	size := opt.PageSize
-	if size == 0 {
-		size = NewDatabasePageSize
+	if opt.PageSize > 0 {
+		createWithPageSize(path, opt.PageSize)
 	}
-	createWithPageSize(path, size)
 	w, err := sqlx.Open(writerDriverName, dsn(path, false, busy))
 	if err != nil {
 		return nil, err

@@ -10,11 +10,12 @@ import (
 	"github.com/tessera-dev/tessera/db"
 )
 
-// A database the store creates has pages of db.NewDatabasePageSize bytes
-// and stays in WAL mode; the writer keeps its temporary files (statement
-// journals) in memory, the readers on disk; a database created before
-// with SQLite's pages of 4,096 bytes opens as it is and keeps them.
-func TestNewDatabasePagesAndWriterTempStore(t *testing.T) {
+// The writer keeps its temporary files (statement journals) in memory, the
+// readers on disk. A database the store creates has SQLite's pages of
+// 4,096 bytes, or those of Options.PageSize, and is in WAL mode either
+// way; a database that exists keeps its pages and its rows whatever
+// Options.PageSize says.
+func TestWriterTempStoreAndPageSizes(t *testing.T) {
 	t.Parallel()
 	pragma := func(h interface {
 		Get(any, string, ...any) error
@@ -26,22 +27,32 @@ func TestNewDatabasePagesAndWriterTempStore(t *testing.T) {
 		}
 		return v
 	}
-	fresh, err := db.Open(filepath.Join(t.TempDir(), "new.db"))
-	if err != nil {
-		t.Fatal(err)
+	open := func(path string, size int) *db.Store {
+		t.Helper()
+		s, err := db.OpenWith(path, db.Options{PageSize: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
 	}
-	defer fresh.Close()
-	if got := pragma(fresh.RawReader(), "page_size"); got != int64(db.NewDatabasePageSize) {
-		t.Errorf("a new database's page size: %v, want %d", got, db.NewDatabasePageSize)
-	}
-	if got := pragma(fresh.RawWriter(), "journal_mode"); got != "wal" {
-		t.Errorf("a new database's journal mode: %v, want wal", got)
-	}
-	if got := pragma(fresh.RawWriter(), "temp_store"); got != int64(2) {
+	plain := open(filepath.Join(t.TempDir(), "plain.db"), 0)
+	if got := pragma(plain.RawWriter(), "temp_store"); got != int64(2) {
 		t.Errorf("the writer's temp_store: %v, want 2 (memory)", got)
 	}
-	if got := pragma(fresh.RawReader(), "temp_store"); got != int64(0) {
+	if got := pragma(plain.RawReader(), "temp_store"); got != int64(0) {
 		t.Errorf("a reader's temp_store: %v, want 0 (the default: files)", got)
+	}
+	for _, c := range []struct {
+		store *db.Store
+		want  int64
+	}{{plain, 4096}, {open(filepath.Join(t.TempDir(), "small.db"), 1024), 1024}} {
+		if got := pragma(c.store.RawReader(), "page_size"); got != c.want {
+			t.Errorf("%s: page size %v, want %d", c.store.Path, got, c.want)
+		}
+		if got := pragma(c.store.RawWriter(), "journal_mode"); got != "wal" {
+			t.Errorf("%s: journal mode %v, want wal", c.store.Path, got)
+		}
 	}
 
 	// A database of SQLite's default pages, with a table in it.
@@ -54,16 +65,12 @@ func TestNewDatabasePagesAndWriterTempStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	old, err := db.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
+	old := open(path, 1024)
 	if got := pragma(old.RawReader(), "page_size"); got != int64(4096) {
-		t.Errorf("a database created before: page size %v, want its 4096 kept", got)
+		t.Errorf("a database that exists: page size %v, want its 4096 kept", got)
 	}
 	var x int
 	if err := old.RawReader().Get(&x, `SELECT x FROM kept`); err != nil || x != 7 {
-		t.Errorf("the earlier database's row: %d, %v", x, err)
+		t.Errorf("the existing database's row: %d, %v", x, err)
 	}
 }

@@ -44,9 +44,9 @@ func TestStoreThatCannotWriteSaysSo(t *testing.T) {
 	t.Parallel()
 	// Pages of 1 KiB: FillForTest caps the database at the pages it has,
 	// so that a write needing a new page fails as on a full disk. VACUUM
-	// packs every page but the last of each table and index, and with the
-	// store's pages of 16 KiB the rows of the small backfill below fitted
-	// in what those had left (201 Created); in pages of 1 KiB they do not.
+	// packs every page but the last of each table and index, and the rows
+	// of the small backfill below may fit in what those have left: with
+	// pages of 16 KiB they did (201 Created); in pages of 1 KiB they do not.
 	env := testkit.New(t, testkit.Options{PageSize: 1024, WorkspaceYAML: testkit.Assets(
 		testkit.Asset("w.slow", testkit.Daily, "retries: {max_attempts: 1}", testkit.Shell(`sleep 30`)),
 	)})

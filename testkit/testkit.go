@@ -46,8 +46,8 @@ type Options struct {
 	// DB is the store's location (a postgres:// URL: several servers of a
 	// test on one database); empty: a fresh SQLite file in t.TempDir().
 	DB string
-	// PageSize is the page size of that fresh SQLite file (0: the store's
-	// default, db.NewDatabasePageSize).
+	// PageSize is the page size of that fresh SQLite file (0: SQLite's
+	// default).
 	PageSize int
 }
 
