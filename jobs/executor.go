@@ -40,6 +40,17 @@ type Work struct {
 	// tails, when set, keeps the output in the store for the other
 	// instances (livelog.go).
 	tails *liveTails
+	// began, when set, is told when the work really began (a command's
+	// process started): a pool's throttle counts the attempt from then
+	// (pools.go).
+	began func()
+}
+
+// noteBegan says the work has begun (see Work.began).
+func (w Work) noteBegan() {
+	if w.began != nil {
+		w.began()
+	}
 }
 
 // noteRecovery passes on whether the crash-recovery files were written.
@@ -137,6 +148,9 @@ func (e *Engine) execute(a *active) {
 	w := Work{RunID: a.run.ID, RunKey: a.run.RunKey, BackfillID: a.run.BackfillID, Attempt: a.attempt, Asset: a.run.Asset,
 		RangeStart: a.rangeStart, RangeEnd: a.rangeEnd, IdempotencyKey: fmt.Sprintf("%s:%d", a.run.ID, a.attempt),
 		ReportPath: e.reportPath(a.run.ID, a.attempt), Def: a.asset, recovery: e.noteRecovery, tails: e.tails}
+	if a.pool != "" {
+		w.began = func() { e.pools.launch([]*active{a}, time.Now()) }
+	}
 	if a.asset != nil {
 		w.CodeVersion = a.asset.CodeVersion
 	}
@@ -153,6 +167,7 @@ func (e *Engine) execute(a *active) {
 		e.Log.Debug("attempt started", "run", w.RunID, "attempt", w.Attempt, "asset", w.Asset,
 			"partitions", len(w.Partitions), "first", w.Partitions[0], "last", w.Partitions[len(w.Partitions)-1], "timeout", timeout)
 	}
+	w.noteBegan()
 	res = ex.Execute(ctx, w)
 	if debug {
 		e.Log.Debug("executor returned", "run", w.RunID, "attempt", w.Attempt, "asset", w.Asset,

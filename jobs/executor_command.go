@@ -73,6 +73,7 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 	if err := cmd.Start(); err != nil {
 		return Result{Err: fmt.Errorf("start %s: %w", ex.Command[0], err)}
 	}
+	w.noteBegan()
 	pgid := cmd.Process.Pid
 	procFile := procPath(w.ReportPath)
 	defer os.Remove(procFile)

@@ -52,13 +52,16 @@ func newPoolState() *poolState {
 }
 
 // launch records that the commands of attempts of pools were launched at
-// at.
+// at: once their step has committed, again when their executors begin,
+// and again once a command's process has started (Work.began); the
+// latest counts.
 func (p *poolState) launch(acts []*active, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, a := range acts {
 		if a.pool != "" {
-			p.launched[launchKey{a.run.ID, a.attempt}] = db.Millis(at)
+			k := launchKey{a.run.ID, a.attempt}
+			p.launched[k] = max(p.launched[k], db.Millis(at))
 		}
 	}
 }
