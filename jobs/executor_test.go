@@ -547,8 +547,12 @@ func TestPoolHoldingReason(t *testing.T) {
 	if p.admit(ws, "p", u, now) {
 		t.Fatal("a spent throttle admits another run")
 	}
-	if got := p.holding(ws, "p", now); !strings.Contains(got, "its throttle (1 run per 1 h 0 min) has no run left") || !strings.Contains(got, "the next in about") {
+	if got := p.holding(ws, "p", now); !strings.Contains(got, "its throttle (1 run per 1 h 0 min) has no run left") || !strings.Contains(got, "the next in about 1 h 0 min") {
 		t.Fatalf("spent throttle: %q", got)
+	}
+	// Under a second to go: not "in about 0 ms" (a newcomer's audit).
+	if got := p.holding(ws, "p", now.Add(time.Hour-400*time.Millisecond)); !strings.HasSuffix(got, "has no run left; the next within a second") {
+		t.Fatalf("a spent throttle 400 ms before its next run: %q", got)
 	}
 	q := newPoolState()
 	q.SlowDown("p", now.Add(time.Minute))

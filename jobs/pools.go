@@ -238,8 +238,12 @@ func (p *poolState) holding(ws *catalog.Workspace, pool string, now time.Time) s
 	}
 	next := recent[len(recent)-def.Throttle.Runs] + per - nowMs
 	sig := fmt.Sprintf("%d %s per %s", def.Throttle.Runs, plural(int64(def.Throttle.Runs), "run", "runs"), catalog.HumanDuration(def.Throttle.Per))
-	return fmt.Sprintf("its throttle (%s) has no run left; the next in about %s", sig,
-		catalog.HumanDuration(time.Duration(max(next, 0)*int64(time.Millisecond)).Round(time.Second)))
+	// Under a second it said "in about 0 ms" (rounded to the second).
+	when := "within a second"
+	if wait := time.Duration(max(next, 0)) * time.Millisecond; wait >= time.Second {
+		when = "in about " + catalog.HumanDuration(wait.Round(time.Second))
+	}
+	return fmt.Sprintf("its throttle (%s) has no run left; the next %s", sig, when)
 }
 
 // SlowDown keeps pool from starting runs until t (Retry-After, rate
