@@ -105,9 +105,16 @@ func (e *Env) nextName(role auth.Role) string {
 // follow redirects.
 func (e *Env) Anon() *http.Client {
 	jar, _ := cookiejar.New(nil)
-	return &http.Client{Jar: jar, Timeout: 30 * time.Second,
+	return &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: e.transport(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
+
+// transport is the connections of the env's clients: its server's own
+// (closed with it), not http.DefaultTransport, whose idle connections the
+// Close of every other test's httptest server closes, breaking a request
+// of this test that was about to reuse one ("http: CloseIdleConnections
+// called", seen on a POST /login under make test).
+func (e *Env) transport() http.RoundTripper { return e.Server.Client().Transport }
 
 // CSRF returns the CSRF token of the client's cookie, fetching /login first
 // when it has none.
@@ -205,7 +212,8 @@ func (e *Env) BearerDo(t testing.TB, method, path, token, contentType, body stri
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second, Transport: e.transport(),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
