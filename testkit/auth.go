@@ -113,8 +113,14 @@ func (e *Env) Anon() *http.Client {
 // (closed with it), not http.DefaultTransport, whose idle connections the
 // Close of every other test's httptest server closes, breaking a request
 // of this test that was about to reuse one ("http: CloseIdleConnections
-// called", seen on a POST /login under make test).
-func (e *Env) transport() http.RoundTripper { return e.Server.Client().Transport }
+// called", seen on a POST /login under make test). An Env of a URL alone
+// (a server a test runs as a process) gets connections of its own.
+func (e *Env) transport() http.RoundTripper {
+	if e.Server == nil {
+		return http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return e.Server.Client().Transport
+}
 
 // CSRF returns the CSRF token of the client's cookie, fetching /login first
 // when it has none.
