@@ -67,14 +67,16 @@ func (t Throttle) Interval() time.Duration {
 
 // ParseThrottle parses "N/s", "N/m", "N/h", "N/d" or "N/<duration>" (e.g. "10/30s").
 func ParseThrottle(s string) (Throttle, error) {
-	bad := fmt.Errorf("throttle %q is not valid; use runs per period like 120/h (units s, m, h, d)", s)
+	// Each refusal says which part is wrong (a newcomer's audit: one
+	// sentence for every bad value never said what to change).
+	const how = "; use runs per period like 120/h or 10/30s (units s, m, h, d)"
 	n, per, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
-		return Throttle{}, bad
+		return Throttle{}, fmt.Errorf("throttle %q has no period (no /)"+how, s)
 	}
 	runs, err := strconv.Atoi(strings.TrimSpace(n))
 	if err != nil || runs < 1 {
-		return Throttle{}, bad
+		return Throttle{}, fmt.Errorf("throttle %q: %q before the / is not a whole number of runs of at least 1"+how, s, strings.TrimSpace(n))
 	}
 	per = strings.TrimSpace(per)
 	var d time.Duration
@@ -90,7 +92,10 @@ func ParseThrottle(s string) (Throttle, error) {
 	default:
 		d, err = ParseDuration(per)
 		if err != nil || d <= 0 {
-			return Throttle{}, bad
+			return Throttle{}, fmt.Errorf("throttle %q: %q after the / is not a period (s, m, h, d or a duration like 30s)"+how, s, per)
+		}
+		if d < time.Millisecond {
+			return Throttle{}, fmt.Errorf("throttle %q: a period of %s is under a millisecond, the finest the engine counts starts by"+how, s, per)
 		}
 	}
 	return Throttle{Runs: runs, Per: d}, nil

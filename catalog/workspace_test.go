@@ -309,10 +309,25 @@ func TestDurationsAndThrottles(t *testing.T) {
 			t.Errorf("ParseThrottle(%q) = %v, %v", s, th, err)
 		}
 	}
-	for _, s := range []string{"", "120", "0/h", "x/h", "5/week", "-1/h"} {
-		if _, err := ParseThrottle(s); err == nil {
-			t.Errorf("ParseThrottle(%q) accepted", s)
+	// Each refusal says which part is wrong, and how to write one.
+	for s, want := range map[string]string{
+		"":       `throttle "" has no period (no /)`,
+		"120":    `throttle "120" has no period (no /)`,
+		"0/h":    `"0" before the / is not a whole number of runs of at least 1`,
+		"x/h":    `"x" before the / is not a whole number of runs of at least 1`,
+		"-1/h":   `"-1" before the / is not a whole number of runs of at least 1`,
+		"5/week": `"week" after the / is not a period`,
+		"4/0s":   `"0s" after the / is not a period`,
+		"4/":     `"" after the / is not a period`,
+		"4/1ns":  `a period of 1ns is under a millisecond`,
+	} {
+		_, err := ParseThrottle(s)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "use runs per period like 120/h or 10/30s (units s, m, h, d)") {
+			t.Errorf("ParseThrottle(%q): %v, want it to say %s and how to write one", s, err, want)
 		}
+	}
+	if th, err := ParseThrottle("4/1ms"); err != nil || th != (Throttle{4, time.Millisecond}) {
+		t.Errorf("ParseThrottle(4/1ms) = %v, %v: a millisecond is the finest period", th, err)
 	}
 	if (Throttle{120, time.Hour}).String() != "120/h" || (Throttle{120, time.Hour}).Interval() != 30*time.Second {
 		t.Error("Throttle String/Interval")
