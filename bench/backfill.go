@@ -51,6 +51,15 @@ type BackfillResult struct {
 	StepsPerChunk float64 `json:"steps_per_chunk"`
 }
 
+// stepsOf is the controller steps engs have taken so far: those of the
+// backfill are counted from its creation, not the idle ticks before.
+func stepsOf(engs []*jobs.Engine) (n int64) {
+	for _, e := range engs {
+		n += e.Steps()
+	}
+	return n
+}
+
 // lastReturn is a noop executor that remembers when the last run returned;
 // with Sleep set, each run first sleeps that long (a chunk's work).
 type lastReturn struct {
@@ -163,6 +172,7 @@ func Backfill(ctx context.Context, o BackfillOptions, prof *os.File) (BackfillRe
 		return out, err
 	}
 	defer done()
+	stepsBefore := stepsOf(engs)
 	t1 := time.Now()
 	c, err := eng.Create(ctx, req, "", "bench")
 	if err != nil {
@@ -185,12 +195,8 @@ func Backfill(ctx context.Context, o BackfillOptions, prof *os.File) (BackfillRe
 		out.CompletionLagMs = round(max(lag, 0))
 	}
 	out.PeakRSSMB = peakRSSMB()
-	var steps int64
-	for _, e := range engs {
-		steps += e.Steps()
-	}
 	if out.Chunks > 0 {
-		out.StepsPerChunk = round(float64(steps) / float64(out.Chunks))
+		out.StepsPerChunk = round(float64(stepsOf(engs)-stepsBefore) / float64(out.Chunks))
 	}
 	if b.State != db.BackfillSucceeded {
 		return out, fmt.Errorf("benchmark backfill ended %s", b.State)
