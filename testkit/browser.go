@@ -285,6 +285,18 @@ func JS(t testing.TB, ctx context.Context, expr string) string {
 	return v
 }
 
+// ClickAndLoad clicks sel, a button that submits a form or a link, and waits
+// until the page it leads to has loaded. The page clicked on marks its
+// window first, so a read of the old page (whose live parts can already
+// show the change through its stream) cannot pass for the new one, and no
+// read lands while the browser is between the two documents.
+func ClickAndLoad(t testing.TB, ctx context.Context, sel string, timeout time.Duration) {
+	t.Helper()
+	JS(t, ctx, `String(window.__tesseraLeaving = true)`)
+	Click(t, ctx, sel, timeout)
+	WaitJS(t, ctx, `window.__tesseraLeaving === undefined && document.readyState === "complete"`, timeout, "the page after a click on "+sel)
+}
+
 // Click clicks the first element matching the CSS selector sel, again when
 // the page replaced the element between finding and clicking it (a live
 // section swapped in by htmx: chromedp then answers "Could not find node

@@ -52,7 +52,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
-	testkit.Click(t, ctx, `[data-testid="action-relaunch"]`, 20*time.Second)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-relaunch"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,

@@ -45,9 +45,9 @@ func TestBrowserSchedulePauseRunNow(t *testing.T) {
 	if n := testkit.JS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').innerText`); n != "3" {
 		t.Fatalf("the next tick's preview counts %s partitions, want 3", n)
 	}
-	testkit.Click(t, ctx, `[data-testid="action-pause"]`, 20*time.Second)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-pause"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused" && !!document.querySelector('[data-testid="action-resume"]')`, 20*time.Second, "paused, with Resume")
-	testkit.Click(t, ctx, `[data-testid="action-trigger"]`, 20*time.Second)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-trigger"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]')`, 20*time.Second, "the run-now notice with its backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="tick-row"] [data-testid="tick-backfill"]').getAttribute("href")`); got != bf {

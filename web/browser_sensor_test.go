@@ -53,7 +53,7 @@ sensors:
 		_ = chromedp.Do(ctx, chromedp.Reload())
 		return false
 	})
-	testkit.Click(t, ctx, `[data-testid="action-dry-run"]`, 20*time.Second)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-dry-run"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice"]') && document.querySelector('[data-testid="evaluation-row"]').dataset.kind === "dry_run"`, 20*time.Second, "the dry run at the top of the evaluations")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="evaluation-row"] [data-testid="request-preview"]').innerText`); got != "would build 2 partitions in 2 chunks" {
 		t.Fatalf("the dry run's request says %q", got)
@@ -65,7 +65,7 @@ sensors:
 		t.Fatalf("after the dry run, cursor|launched links = %s; want 1|1 (the loop's evaluation only)", got)
 	}
 	testkit.Screenshot(t, ctx, "sensor-dry-run")
-	testkit.Click(t, ctx, `[data-testid="action-evaluate"]`, 20*time.Second)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-evaluate"]`, 20*time.Second)
 	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 20*time.Second, "the evaluation's backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
 	followLaunchedBackfill(t, ctx, bf, "created-by-sensor", "/sensors/files.landed")
