@@ -96,6 +96,11 @@ func benchDB(given bool, value string, instances int) (string, error) {
 		}
 		return "", nil
 	}
+	if strings.TrimSpace(value) == "" {
+		// dbLocation's wording offers a SQLite file, which this command
+		// refuses: say what it takes.
+		return "", usageErr("--db of bench backfill is empty: give a PostgreSQL URL (postgres://user@host:5432/dbname), or leave --db out to run on a temporary SQLite file")
+	}
 	loc, err := dbLocation(value)
 	if err != nil {
 		return "", err

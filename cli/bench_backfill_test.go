@@ -70,6 +70,7 @@ func TestBenchBackfillInstancesOnPostgres(t *testing.T) {
 		{"--executor fast", `--executor must be noop or sleep:DURATION (such as sleep:50ms), got "fast"`},
 		{"--db mysql://h/x", `Tessera does not speak "mysql://" databases`},
 		{"--db data/x.db", "--db of bench backfill must be a PostgreSQL URL"},
+		{"--db=", "--db of bench backfill is empty: give a PostgreSQL URL (postgres://user@host:5432/dbname), or leave --db out"},
 	} {
 		out, err := exec.Command(tesseraBin, append([]string{"bench", "backfill", "--partitions", "10"}, strings.Fields(c.args)...)...).CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
