@@ -359,7 +359,7 @@ func TestBackfillMetrics(t *testing.T) {
 	apiWaitState(t, env, tok, b["id"].(string), "SUCCEEDED")
 	// Attempts are observed just after their end is committed: poll briefly.
 	var body []byte
-	testkit.Eventually(t, 5*time.Second, "the 4 attempts in /metrics", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the 4 attempts in /metrics", func() bool {
 		_, body = env.GetBody(t, "/metrics")
 		return strings.Contains(string(body), `tessera_attempt_duration_seconds_count{asset="a.daily",state="succeeded"} 4`)
 	})

@@ -70,7 +70,7 @@ func TestStreamSubscribersReturnToZero(t *testing.T) {
 	for _, b := range bodies {
 		b.Close()
 	}
-	testkit.Eventually(t, 5*time.Second, "no subscriber left after every stream closed", func() bool { return br.Count() == 0 })
+	testkit.Eventually(t, 20*time.Second, "no subscriber left after every stream closed", func() bool { return br.Count() == 0 })
 }
 
 // TestStreamCoalescesAfterItsFirstEvent: a change right after a page's

@@ -52,7 +52,7 @@ func TestClusterScheduleTicksOnce(t *testing.T) {
 	}
 	poll.Eventually(t, 20*time.Second, "4 ticks launched", func() bool { return len(launched()) >= 4 })
 	leader := -1
-	poll.Eventually(t, 5*time.Second, "one leader", func() bool {
+	poll.Eventually(t, 20*time.Second, "one leader", func() bool {
 		n := 0
 		for i, e := range c.engs {
 			if e.Leading() {

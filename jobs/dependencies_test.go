@@ -234,7 +234,7 @@ func TestDownstreamChunkWaitingTakesNoSlot(t *testing.T) {
 	env.waitBuilt(b, []string{"down.d 2025-01-01", "down.d 2025-01-03", "down.d 2025-01-04"}, "down.d 2025-01-02")
 	ctx := context.Background()
 	var w *RunWait
-	poll.Eventually(t, 5*time.Second, "the backfill to say what its next chunk waits for", func() bool {
+	poll.Eventually(t, 30*time.Second, "the backfill to say what its next chunk waits for", func() bool {
 		f, err := env.store.Backfill(ctx, b.ID)
 		if err != nil {
 			t.Fatal(err)

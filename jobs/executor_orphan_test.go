@@ -51,7 +51,7 @@ func waitDead(t *testing.T, what string, pid int) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
-	poll.Eventually(t, 5*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !processAlive(pid) })
+	poll.Eventually(t, 20*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !processAlive(pid) })
 	ended = true
 }
 

@@ -90,7 +90,7 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 				done <- CommandExecutor{}.Execute(ctx, Work{Partitions: []string{"k"}, ReportPath: filepath.Join(dir, "r"), Def: def})
 			}()
 			if mode == "cancel" { // cancel once the command and its child run
-				poll.Eventually(t, 5*time.Second, "the command's child to start", func() bool {
+				poll.Eventually(t, 20*time.Second, "the command's child to start", func() bool {
 					b, _ := os.ReadFile(pidFile)
 					return strings.HasSuffix(string(b), "\n")
 				})
@@ -105,7 +105,7 @@ func TestCommandExecutorTimeoutAndCancelKillTheGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			poll.Eventually(t, 5*time.Second, fmt.Sprintf("child %d to die", pid), func() bool {
+			poll.Eventually(t, 20*time.Second, fmt.Sprintf("child %d to die", pid), func() bool {
 				stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 				return syscall.Kill(pid, 0) != nil || strings.Contains(string(stat), ") Z ")
 			})

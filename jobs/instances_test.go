@@ -200,7 +200,7 @@ func TestLiveChangesPollAndReconnect(t *testing.T) {
 	if next <= last {
 		t.Fatalf("poll read no event after %d", last)
 	}
-	poll.Eventually(t, 5*time.Second, "the polled backfill to be published", func() bool { return n.Load() >= 1 })
+	poll.Eventually(t, 20*time.Second, "the polled backfill to be published", func() bool { return n.Load() >= 1 })
 
 	// The listening connection dies; the relay reconnects and listens again.
 	probe := linkPair(t, a, b)
