@@ -48,8 +48,8 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")
-	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 10*time.Second, "the finished instance in the history")
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 30*time.Second, "the status to turn Materialized without a reload")
+	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 30*time.Second, "the finished instance in the history")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="taint-form"] input[name="reason"]').value`); got != "half typed" {
 		t.Errorf("the taint reason being typed became %q", got)
 	}
