@@ -57,7 +57,7 @@ func TestCLIRetentionPrunesAtStart(t *testing.T) {
 		_, logPath := startServe(t, nil, "--addr", strings.TrimPrefix(s.URL, "http://"), "--db", s.DB, "--workspace", s.WS, "--automation-retention", "30d")
 		waitReady(t, http.DefaultClient, s.URL, logPath)
 
-		testkit.Eventually(t, 15*time.Second, "the ticks pruned at start", func() bool {
+		testkit.Eventually(t, 30*time.Second, "the ticks pruned at start", func() bool {
 			_, out, _ = s.cli(t, "schedule", "get", "nightly")
 			return regexp.MustCompile(`(?m)^history\s+2 older ticks pruned \(retention 30d\)$`).MatchString(out)
 		})
@@ -73,7 +73,7 @@ func TestCLIRetentionPrunesAtStart(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(out), &sj) != nil || sj.Retention != "30d" || sj.State.PrunedTicks != 2 || sj.State.TicksLaunched != 2 || sj.LastTick != nil {
 			t.Fatalf("get --json: %d %q", code, out)
 		}
-		testkit.Eventually(t, 15*time.Second, "the event pruned at start", func() bool {
+		testkit.Eventually(t, 30*time.Second, "the event pruned at start", func() bool {
 			_, out, _ = s.cli(t, "sensor", "get", "crm")
 			return regexp.MustCompile(`(?m)^history\s+1 older event pruned \(retention 30d\) \(their message ids still answer as duplicates\)$`).MatchString(out)
 		})

@@ -515,7 +515,7 @@ func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &b); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 10*time.Second, "backfill get to say what it waits for", func() bool {
+		testkit.Eventually(t, 30*time.Second, "backfill get to say what it waits for", func() bool {
 			code, out, errOut = s.cli(t, "backfill", "get", b.ID)
 			return code == 0 && strings.Contains(out, "waiting")
 		})

@@ -156,7 +156,7 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 		return resp.StatusCode
 	}
 	var runID string
-	testkit.Eventually(t, 20*time.Second, "the backfill's run to be planned", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the backfill's run to be planned", func() bool {
 		var page struct {
 			Chunks []struct {
 				ID string `json:"id"`
@@ -169,7 +169,7 @@ func TestRunLogTailOnEveryInstance(t *testing.T) {
 		return true
 	})
 	for i, base := range urls {
-		testkit.Eventually(t, 10*time.Second, "instance "+strconv.Itoa(i)+" to tail the running attempt's log", func() bool {
+		testkit.Eventually(t, 30*time.Second, "instance "+strconv.Itoa(i)+" to tail the running attempt's log", func() bool {
 			var r struct {
 				State   string `json:"state"`
 				LogTail string `json:"log_tail"`
@@ -230,7 +230,7 @@ func TestSecondInstanceWithOtherWorkspaceSaysSo(t *testing.T) {
 		return resp.StatusCode, rd
 	}
 	var rd readiness
-	testkit.Eventually(t, 20*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
 		var code int
 		code, rd = readyz(urls[1])
 		return code == http.StatusServiceUnavailable && rd.Workspace != nil

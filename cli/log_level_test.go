@@ -43,7 +43,7 @@ func TestLogLevelDebugLogsAttempts(t *testing.T) {
 		}
 		json.NewDecoder(resp.Body).Decode(&bf)
 		resp.Body.Close()
-		testkit.Eventually(t, 20*time.Second, "backfill "+bf.ID+" to succeed", func() bool {
+		testkit.Eventually(t, 30*time.Second, "backfill "+bf.ID+" to succeed", func() bool {
 			req, _ := http.NewRequest("GET", url+"/api/v1/backfills/"+bf.ID, nil)
 			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(out)))
 			if resp, err := http.DefaultClient.Do(req); err == nil {

@@ -47,7 +47,7 @@ func TestCLISensor(t *testing.T) {
 	teststore.EachDialect(t, func(t *testing.T, dialect db.Dialect) {
 		s := startServerOn(t, dialect, sensorCLIWorkspace(t))
 		// The server's loop evaluates the poll sensor once as it starts.
-		testkit.Eventually(t, 20*time.Second, "the first evaluation of counter", func() bool {
+		testkit.Eventually(t, 30*time.Second, "the first evaluation of counter", func() bool {
 			_, out, _ := s.cli(t, "sensor", "get", "counter")
 			return regexp.MustCompile(`cursor\s+1\n`).MatchString(out)
 		})

@@ -99,7 +99,7 @@ func TestServeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	roots.AddCert(cert2)
-	testkit.Eventually(t, 10*time.Second, "the server to serve the new certificate after SIGHUP", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the server to serve the new certificate after SIGHUP", func() bool {
 		client.Transport.(*http.Transport).CloseIdleConnections()
 		if resp, err = client.Get(url + "/healthz"); err != nil {
 			return false
@@ -113,7 +113,7 @@ func TestServeTLS(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 10*time.Second, "the log to report the broken key on SIGHUP", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the log to report the broken key on SIGHUP", func() bool {
 		b, _ = os.ReadFile(logPath)
 		return strings.Contains(string(b), "TLS certificate not reloaded")
 	})

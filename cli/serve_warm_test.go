@@ -17,7 +17,7 @@ func TestServePreloadsStaleness(t *testing.T) {
 	t.Parallel()
 	_, logPath := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "t.db"))
 	var log string
-	testkit.Eventually(t, 20*time.Second, "the log to say the staleness facts are preloaded", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the log to say the staleness facts are preloaded", func() bool {
 		b, _ := os.ReadFile(logPath)
 		log = string(b)
 		return strings.Contains(log, "staleness facts preloaded")

@@ -66,7 +66,7 @@ func TestTokenCreateExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	testkit.Eventually(t, 10*time.Second, "the 1s token to be listed as expired", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the 1s token to be listed as expired", func() bool {
 		_, out, _ := run(t, "token", "list", "--db", dbPath)
 		var quarter, blink string
 		for _, line := range strings.Split(out, "\n") {

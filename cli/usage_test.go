@@ -234,7 +234,7 @@ func TestServeChecksEverythingBeforeCreatingTheFirstAdmin(t *testing.T) {
 	}
 	// The first start that succeeds prints the first admin's password.
 	_, logPath := serveBinary(t, nil, "--db", dbPath, "--seed-demo", "never")
-	testkit.Eventually(t, 10*time.Second, "the first successful start to print the admin password", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the first successful start to print the admin password", func() bool {
 		b, _ := os.ReadFile(logPath)
 		return adminPasswordLine.Match(b)
 	})
@@ -377,7 +377,7 @@ func TestBackfillTransitionsWait(t *testing.T) {
 		}
 		return g.State, g.Counts["running"]
 	}
-	testkit.Eventually(t, 10*time.Second, "a run of the backfill to start", func() bool { _, running := get(); return running > 0 })
+	testkit.Eventually(t, 30*time.Second, "a run of the backfill to start", func() bool { _, running := get(); return running > 0 })
 
 	code, out, errOut = s.cli(t, "backfill", "pause", id, "--wait")
 	if code != 0 || !strings.Contains(out, "PAUSED: 0 running") {

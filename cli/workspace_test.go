@@ -92,7 +92,7 @@ func TestWorkspaceReload(t *testing.T) {
 		if err := s.Proc.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 10*time.Second, "SIGHUP to reload the workspace (w.hup served)", func() bool { return has("w.hup") })
+		testkit.Eventually(t, 30*time.Second, "SIGHUP to reload the workspace (w.hup served)", func() bool { return has("w.hup") })
 		if has("w.new") {
 			t.Errorf("w.new is still served after it left the file: %v", assets())
 		}

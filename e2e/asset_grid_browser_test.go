@@ -49,7 +49,7 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing selected yet: the window shown, 62 days × 3 regions.
-	testkit.WaitJS(t, ctx, selN+` === "186"`, 20*time.Second, "the window's count, 186")
+	testkit.WaitJS(t, ctx, selN+` === "186"`, 30*time.Second, "the window's count, 186")
 	bar := `document.querySelector('[data-testid="selection-bar"]')`
 	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-02-08|eu..2025-04-10|apac" {
 		t.Errorf("the bar starts out with %s, want the window shown", got)
@@ -63,7 +63,7 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, selN+` === "6"`, 20*time.Second, "the selection count 6")
+	testkit.WaitJS(t, ctx, selN+` === "6"`, 30*time.Second, "the selection count 6")
 	if got := testkit.JS(t, ctx, bar+`.elements.start.value + ".." + `+bar+`.elements.end.value`); got != "2025-03-01|us..2025-03-03|eu" {
 		t.Fatalf("selection %s, want 2025-03-01|us..2025-03-03|eu", got)
 	}
@@ -82,13 +82,13 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 		}
 	}
 	pick("region=eu")
-	testkit.WaitJS(t, ctx, selN+` === "2"`, 20*time.Second, "the selection count 2 with region=eu")
+	testkit.WaitJS(t, ctx, selN+` === "2"`, 30*time.Second, "the selection count 2 with region=eu")
 	pick("")
-	testkit.WaitJS(t, ctx, selN+` === "6"`, 20*time.Second, "the selection count 6 with every value")
+	testkit.WaitJS(t, ctx, selN+` === "6"`, 30*time.Second, "the selection count 6 with every value")
 	pick("region=eu")
-	testkit.WaitJS(t, ctx, selN+` === "2"`, 20*time.Second, "the selection count 2 again")
-	testkit.Click(t, ctx, `[data-testid="backfill-selection"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, 20*time.Second, "a preview of 2 partitions")
+	testkit.WaitJS(t, ctx, selN+` === "2"`, 30*time.Second, "the selection count 2 again")
+	testkit.Click(t, ctx, `[data-testid="backfill-selection"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "2"`, 30*time.Second, "a preview of 2 partitions")
 
 	// The whole history is a bucket strip: nothing to select on, nothing to
 	// zoom out to.
@@ -96,13 +96,13 @@ func TestBrowserGridSelectionBar(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+whole), chromedp.WaitVisible(css(`[data-testid="selection-bar"]`))); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="select-mode-off"]')`, 20*time.Second, "the note that there is nothing to select on the grid")
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="select-mode-off"]')`, 30*time.Second, "the note that there is nothing to select on the grid")
 	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="select-mode"]').length) + document.querySelector('[data-testid="grid"]').dataset.mode`); n != "0buckets" {
 		t.Errorf("whole history: %s select-mode boxes and grid mode, want 0buckets", n)
 	}
 	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="zoom-out"]').length)`); n != "0" {
 		t.Error("the whole history offers Zoom out")
 	}
-	testkit.WaitJS(t, ctx, selN+` === "300"`, 20*time.Second, "the whole history's count, 300")
+	testkit.WaitJS(t, ctx, selN+` === "300"`, 30*time.Second, "the whole history's count, 300")
 	testkit.Screenshot(t, ctx, "asset-grid-whole-history-bar")
 }

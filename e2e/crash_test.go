@@ -61,7 +61,7 @@ func (s *server) start() {
 			s.t.Logf("the server's log:\n%s", s.tail())
 		}
 	}()
-	testkit.Eventually(s.t, 20*time.Second, "the server to answer /healthz", func() bool {
+	testkit.Eventually(s.t, 30*time.Second, "the server to answer /healthz", func() bool {
 		resp, err := http.Get("http://" + s.addr + "/healthz")
 		if err != nil {
 			return false

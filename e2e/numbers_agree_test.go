@@ -353,7 +353,7 @@ func TestBrowserNumbersReadAsCounted(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h), chromedp.Navigate(env.URL+"/assets/n.daily/partitions/2025-01-03")); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, visible(`[data-testid="partition-last-failed"]`)+` === "last attempt failed"`, 10*time.Second, "the partition to say its last attempt failed")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="partition-last-failed"]`)+` === "last attempt failed"`, 30*time.Second, "the partition to say its last attempt failed")
 		if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.trim()`); !strings.HasSuffix(got, "Materialized, fresh") {
 			t.Errorf("%d px: the partition reads %q, want Materialized, fresh", w, got)
 		}
@@ -365,22 +365,22 @@ func TestBrowserNumbersReadAsCounted(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/")); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, visible(`[data-testid="health-hint"]`)+`.startsWith("Each partition counts once.")`, 10*time.Second, "the overview to say how it counts")
-		testkit.WaitJS(t, ctx, visible(`[data-testid="health-last-failed"]`)+`.startsWith("2 fresh or stale partitions kept their data")`, 10*time.Second, "the overview to count the failed last attempts over data")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="health-hint"]`)+`.startsWith("Each partition counts once.")`, 30*time.Second, "the overview to say how it counts")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="health-last-failed"]`)+`.startsWith("2 fresh or stale partitions kept their data")`, 30*time.Second, "the overview to count the failed last attempts over data")
 		shot("overview-counts")
 
 		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/assets/n.daily?view=staleness")); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-total"]`)+` === "3 of 10 partitions stale"`, 10*time.Second, "the staleness panel to count 3 stale, as the bar")
-		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-hint"]`)+`.includes("2 failed and 2 missing")`, 10*time.Second, "the staleness panel to say never materialized is not stale")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-total"]`)+` === "3 of 10 partitions stale"`, 30*time.Second, "the staleness panel to count 3 stale, as the bar")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="stale-hint"]`)+`.includes("2 failed and 2 missing")`, 30*time.Second, "the staleness panel to say never materialized is not stale")
 		shot("asset-staleness-counts")
 
 		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/status")); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, visible(`[data-testid="status-hint"]`)+`.startsWith("Each partition counts once")`, 10*time.Second, "the status board to say how it counts")
-		testkit.WaitJS(t, ctx, visible(`[data-testid="nodata"]`)+` === "2 failed · 2 missing"`, 10*time.Second, "the status board to count failed and missing apart from stale")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="status-hint"]`)+`.startsWith("Each partition counts once")`, 30*time.Second, "the status board to say how it counts")
+		testkit.WaitJS(t, ctx, visible(`[data-testid="nodata"]`)+` === "2 failed · 2 missing"`, 30*time.Second, "the status board to count failed and missing apart from stale")
 		shot("status-board-counts")
 	}
 }

@@ -82,7 +82,7 @@ func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h), chromedp.Navigate(env.URL+"/backfills/"+child)); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, `!!document.querySelector('main h1')`, 10*time.Second, "the backfill page")
+		testkit.WaitJS(t, ctx, `!!document.querySelector('main h1')`, 30*time.Second, "the backfill page")
 		title := testkit.JS(t, ctx, `document.querySelector('main h1').innerText + " | " + document.title`)
 		crumbs := testkit.JS(t, ctx, `document.querySelector('[data-testid="crumbs"]').innerText`)
 		if !strings.Contains(title, "Retry failed: Backfill of w.cmd") || strings.Contains(title, "bf_") {
@@ -115,7 +115,7 @@ func TestBrowserWordsNoIDsInTitles(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+runHref)); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="run-title"]')`, 10*time.Second, "the run page")
+		testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="run-title"]')`, 30*time.Second, "the run page")
 		rt := testkit.JS(t, ctx, `document.querySelector('[data-testid="run-title"]').innerText + " | " + document.querySelector('.crumbs').innerText + " | " + document.title`)
 		runID := testkit.JS(t, ctx, `document.querySelector('[data-testid="run-id"]').innerText`)
 		if runID == "" || strings.Contains(rt, runID) || strings.Contains(rt, "bf_") || !strings.Contains(rt, "Chunk 0 of Retry failed: Backfill of w.cmd") {

@@ -285,16 +285,58 @@ func JS(t testing.TB, ctx context.Context, expr string) string {
 	return v
 }
 
-// ClickAndLoad clicks sel, a button that submits a form or a link, and waits
-// until the page it leads to has loaded. The page clicked on marks its
-// window first, so a read of the old page (whose live parts can already
-// show the change through its stream) cannot pass for the new one, and no
-// read lands while the browser is between the two documents.
-func ClickAndLoad(t testing.TB, ctx context.Context, sel string, timeout time.Duration) {
+// WaitJSEquals polls the JavaScript string expression expr in the page of
+// ctx until it returns want (at most timeout; what names it in the
+// failure, which says the last value read or the last evaluation error). A
+// read that fails (the element not in the page yet, the browser between two
+// documents) counts as not yet: for values a page shows once it has loaded
+// or once a live section has been updated, instead of reading them once.
+func WaitJSEquals(t testing.TB, ctx context.Context, expr, want string, timeout time.Duration, what string) {
+	t.Helper()
+	var got string
+	var err error
+	held := false
+	defer func() {
+		if !held { // Eventually failed: say what the page showed
+			t.Logf("%s: want %q, the last read gave %q (error: %v)", what, want, got, err)
+		}
+	}()
+	Eventually(t, timeout, what, func() bool {
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		return err == nil && got == want
+	})
+	held = true
+}
+
+// MarkPage marks the window of the page in ctx before an action that leads
+// to another page (a click on a link or a form's button, a form's submit, a
+// key press): WaitNewPage then waits for a page without the mark.
+func MarkPage(t testing.TB, ctx context.Context) {
 	t.Helper()
 	JS(t, ctx, `String(window.__tesseraLeaving = true)`)
+}
+
+// WaitNewPage waits until the browser shows a document other than the one
+// MarkPage marked and that document has loaded (readyState complete: parsed,
+// its scripts run, its images loaded). Before, a read could land on the old
+// page (whose live parts can already show the change through its stream),
+// between the two documents (nothing there), or on a half-parsed new one.
+func WaitNewPage(t testing.TB, ctx context.Context, timeout time.Duration, what string) {
+	t.Helper()
+	WaitJS(t, ctx, `window.__tesseraLeaving === undefined && document.readyState === "complete"`, timeout, what)
+}
+
+// ClickAndLoad clicks sel, a button that submits a form or a link, and waits
+// until the page it leads to has loaded (MarkPage, Click, WaitNewPage). The
+// page clicked on marks its window first, so a read of the old page (whose
+// live parts can already show the change through its stream) cannot pass
+// for the new one, and no read lands while the browser is between the two
+// documents.
+func ClickAndLoad(t testing.TB, ctx context.Context, sel string, timeout time.Duration) {
+	t.Helper()
+	MarkPage(t, ctx)
 	Click(t, ctx, sel, timeout)
-	WaitJS(t, ctx, `window.__tesseraLeaving === undefined && document.readyState === "complete"`, timeout, "the page after a click on "+sel)
+	WaitNewPage(t, ctx, timeout, "the page after a click on "+sel)
 }
 
 // Click clicks the first element matching the CSS selector sel, again when

@@ -28,7 +28,7 @@ func TestBrowserAssetFilter(t *testing.T) {
 	t.Parallel()
 	env, ctx := testkit.SeededBrowser(t, auth.RoleViewer)
 	narrowLoad(t, ctx, env, "/", 1280, `[data-testid="asset-filter"]`)
-	testkit.WaitJS(t, ctx, `typeof htmx !== "undefined"`, 10*time.Second, "htmx to load")
+	testkit.WaitJS(t, ctx, `typeof htmx !== "undefined"`, 30*time.Second, "htmx to load")
 	testkit.JS(t, ctx, `window.samePage = true, ""`) // gone if the page is loaded again
 	// A real key press: one keyDown with its text, as a keyboard sends it
 	// (chromedp's KeyEvent sends the character as an event of its own,
@@ -54,11 +54,11 @@ func TestBrowserAssetFilter(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent("DAILY")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, shownRows+` === "analytics.daily_events" && location.search === "?q=DAILY&group=&state="`, 20*time.Second, "the list to show only analytics.daily_events, the address to hold the filter")
+	testkit.WaitJS(t, ctx, shownRows+` === "analytics.daily_events" && location.search === "?q=DAILY&group=&state="`, 30*time.Second, "the list to show only analytics.daily_events, the address to hold the filter")
 	if same := testkit.JS(t, ctx, `String(window.samePage === true)`); same != "true" {
 		t.Error("the filter loaded the page anew instead of swapping the list")
 	}
-	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-svg"] > a:not(.dim)')].map(a => a.getAttribute("href")).join(",") === "/assets/analytics.daily_events" && document.querySelectorAll('[data-testid="lineage-svg"] > a.dim').length === `+fmt.Sprint(len(env.WS.Assets)-1), 20*time.Second, "the graph to dim every asset but analytics.daily_events")
+	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="lineage-svg"] > a:not(.dim)')].map(a => a.getAttribute("href")).join(",") === "/assets/analytics.daily_events" && document.querySelectorAll('[data-testid="lineage-svg"] > a.dim').length === `+fmt.Sprint(len(env.WS.Assets)-1), 30*time.Second, "the graph to dim every asset but analytics.daily_events")
 	if c := testkit.JS(t, ctx, `document.querySelector('[data-testid="asset-filter-count"]').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(c, fmt.Sprintf("Showing 1 of %d assets.", len(env.WS.Assets))) {
 		t.Errorf("count reads %q", c)
 	}
@@ -78,7 +78,7 @@ func TestBrowserAssetFilter(t *testing.T) {
 
 	// A state: only the assets with failed partitions, whatever their name.
 	narrowLoad(t, ctx, env, "/", 1280, `[data-testid="asset-filter"]`)
-	testkit.WaitJS(t, ctx, `typeof htmx !== "undefined"`, 10*time.Second, "htmx to load")
+	testkit.WaitJS(t, ctx, `typeof htmx !== "undefined"`, 30*time.Second, "htmx to load")
 	var failed []string
 	for _, k := range strings.Split(testkit.JS(t, ctx, shownRows), ",") {
 		n := testkit.JS(t, ctx, `(document.querySelector('[data-testid="asset-row"][data-asset="`+k+`"] [data-testid="asset-count-failed"]') || {textContent: "0"}).textContent.replace(/\D/g, "")`)
@@ -93,8 +93,8 @@ func TestBrowserAssetFilter(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="asset-filter-state"]').dispatchEvent(new Event("change", {bubbles: true})), ({})`)); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, shownRows+` === `+fmt.Sprintf("%q", strings.Join(failed, ",")), 20*time.Second, "the list to show only "+strings.Join(failed, ","))
+	testkit.WaitJS(t, ctx, shownRows+` === `+fmt.Sprintf("%q", strings.Join(failed, ",")), 30*time.Second, "the list to show only "+strings.Join(failed, ","))
 	testkit.Screenshot(t, ctx, "filter-failed-1280")
-	testkit.Click(t, ctx, `[data-testid="asset-filter-clear"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="asset-row"]').length === `+fmt.Sprint(len(env.WS.Assets)), 20*time.Second, "Show all to list every asset")
+	testkit.Click(t, ctx, `[data-testid="asset-filter-clear"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="asset-row"]').length === `+fmt.Sprint(len(env.WS.Assets)), 30*time.Second, "Show all to list every asset")
 }

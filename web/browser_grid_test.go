@@ -33,11 +33,11 @@ func TestBrowserOverviewGridPartition(t *testing.T) {
 	if err != nil || assets != len(env.WS.Assets) {
 		t.Fatalf("overview shows %d assets (%v)", assets, err)
 	}
-	err = chromedp.Do(ctx,
-		chromedp.Click(css(`[data-asset="analytics.daily_events"] a`)),
-		chromedp.WaitVisible(css(`[data-testid="grid"]`)),
-	)
-	if err != nil {
+	// Each step below leads to another page: it is read once that page has
+	// loaded (WaitVisible alone can match an element of a page still being
+	// parsed, whose tiles after it are not there yet).
+	testkit.ClickAndLoad(t, ctx, `[data-asset="analytics.daily_events"] a`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="grid"]`))); err != nil {
 		t.Fatal(err)
 	}
 	heading, _ := chromedp.Run(ctx, chromedp.Text(css(`[data-testid="asset-key"]`)))
@@ -46,13 +46,17 @@ func TestBrowserOverviewGridPartition(t *testing.T) {
 		t.Fatalf("heading %q mode %q", heading, mode.Value)
 	}
 	// Narrow the window to February 2025 with the form.
+	testkit.MarkPage(t, ctx)
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(css(`input[name="from"]`), "2025-02-01"),
 		chromedp.SetValue(css(`input[name="to"]`), "2025-02-28"),
 		chromedp.Submit(css(`[data-testid="grid-filters"]`)),
-		chromedp.WaitVisible(css(`[data-testid="zoom-out"]`)),
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitNewPage(t, ctx, 30*time.Second, "the February grid the form leads to")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="zoom-out"]`))); err != nil {
 		t.Fatal(err)
 	}
 	tiles, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="grid"] a').length`))
@@ -64,11 +68,8 @@ func TestBrowserOverviewGridPartition(t *testing.T) {
 	if err != nil || !strings.HasPrefix(title.Value, "2025-02-14 · ") {
 		t.Fatalf("tile title %q (%v)", title.Value, err)
 	}
-	err = chromedp.Do(ctx,
-		chromedp.Click(css(`[data-testid="grid"] a[href$="2025-02-14"]`)),
-		chromedp.WaitVisible(css(`[data-testid="partition-key"]`)),
-	)
-	if err != nil {
+	testkit.ClickAndLoad(t, ctx, `[data-testid="grid"] a[href$="2025-02-14"]`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="partition-key"]`))); err != nil {
 		t.Fatal(err)
 	}
 	// Read until it answers: make test's web pass once read "" here, the
@@ -80,14 +81,14 @@ func TestBrowserOverviewGridPartition(t *testing.T) {
 			t.Logf("partition page %q (%v)", partition, readErr)
 		}
 	}()
-	testkit.Eventually(t, 10*time.Second, "the partition page of 2025-02-14", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the partition page of 2025-02-14", func() bool {
 		partition, readErr = chromedp.Run(ctx, chromedp.Text(css(`[data-testid="partition-key"]`)))
 		return partition == "2025-02-14"
 	})
 	// The history section is refreshed in place every 2 s (hx-select-oob):
 	// read it once it is there, not in the middle of a swap.
 	var main string
-	testkit.Eventually(t, 10*time.Second, "the partition page's history", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the partition page's history", func() bool {
 		main, _ = chromedp.Run(ctx, chromedp.Text(css(`#partition-history`)))
 		return strings.Contains(main, "History")
 	})

@@ -30,13 +30,13 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`))); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, "its stream to connect")
+		testkit.WaitJS(t, tab, streamsOpen, 30*time.Second, "its stream to connect")
 		if n := testkit.JS(t, tab, setHidden+`(true)`); n != "0" {
 			t.Fatalf("a hidden tab keeps %s live streams", n)
 		}
 		tabs = append(tabs, tab)
 	}
-	seventh, cancel := context.WithTimeout(ctx, 15*time.Second)
+	seventh, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(seventh, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("a seventh page does not load with six asset pages in background tabs: %v", err)
@@ -44,11 +44,11 @@ func TestBrowserHiddenTabsGiveBackStreams(t *testing.T) {
 	if n := testkit.JS(t, tabs[0], setHidden+`(false)`); n != "1" {
 		t.Fatalf("a tab shown again has %s live streams", n)
 	}
-	testkit.WaitJS(t, tabs[0], streamsOpen, 10*time.Second, "the shown tab's stream to connect again")
+	testkit.WaitJS(t, tabs[0], streamsOpen, 30*time.Second, "the shown tab's stream to connect again")
 	// Active for a minute (90 runs of 700 ms, one at a time): one run could
 	// end, and leave the active list, before a slow machine's test looked.
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-03-31&chunk_size=1&max_concurrent_runs=1")
-	testkit.WaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
+	testkit.WaitJS(t, tabs[0], `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 30*time.Second,
 		"the new backfill on the asset page shown again")
 }
 

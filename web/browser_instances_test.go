@@ -56,15 +56,15 @@ func TestBrowserFollowsBackfillOfAnotherInstance(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(b.URL+"/backfills/"+bf.ID), chromedp.WaitVisible(css(`[data-testid="progress-pct"]`))); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 20*time.Second, "B's page to show the backfill PAUSED")
-	testkit.WaitJS(t, ctx, streamsOpen, 10*time.Second, "B's page's stream to connect")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "PAUSED"), 30*time.Second, "B's page to show the backfill PAUSED")
+	testkit.WaitJS(t, ctx, streamsOpen, 30*time.Second, "B's page's stream to connect")
 	testkit.JS(t, ctx, `window.__notReloaded = "yes"`)
 	if _, err := engA.Transition(context.Background(), bf.ID, jobs.ActResume, 0, false, "test"); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 20*time.Second, "B's page to show the backfill RUNNING, resumed on A")
+	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "B's page to show the backfill RUNNING, resumed on A")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "SUCCEEDED"), 30*time.Second, "B's page to show the backfill SUCCEEDED, run by A")
-	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="progress-pct"]').textContent.trim() === "100%"`, 20*time.Second, "B's progress to reach 100%")
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="progress-pct"]').textContent.trim() === "100%"`, 30*time.Second, "B's progress to reach 100%")
 	if got := testkit.JS(t, ctx, `String(window.__notReloaded)`); got != "yes" {
 		t.Fatalf("B's page was reloaded (%q): it must follow by itself", got)
 	}

@@ -98,7 +98,7 @@ func TestBrowserLineageGraph(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `location.pathname === "/assets/`+key+`" && !!document.querySelector('[data-testid="lineage-svg"]')`, 20*time.Second, "Enter on the node to open "+key)
+	testkit.WaitJS(t, ctx, `location.pathname === "/assets/`+key+`" && !!document.querySelector('[data-testid="lineage-svg"]')`, 30*time.Second, "Enter on the node to open "+key)
 
 	// The asset page: the asset marked, its upstream and downstream drawn.
 	for _, w := range []int64{1280, 390} {
@@ -119,7 +119,7 @@ func TestBrowserLineageGraph(t *testing.T) {
 		}
 		// The asset is in view in its box, however narrow: the box is
 		// scrolled to it.
-		testkit.WaitJS(t, ctx, `(() => { const b = document.querySelector('[data-testid="lineage-box"]').getBoundingClientRect(), r = document.querySelector('[data-testid="lineage-svg"] > a.cur rect').getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; })()`, 10*time.Second, fmt.Sprintf("the asset's node in view in its box at %d px", w))
+		testkit.WaitJS(t, ctx, `(() => { const b = document.querySelector('[data-testid="lineage-box"]').getBoundingClientRect(), r = document.querySelector('[data-testid="lineage-svg"] > a.cur rect').getBoundingClientRect(); return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; })()`, 30*time.Second, fmt.Sprintf("the asset's node in view in its box at %d px", w))
 		eval(t, ctx, fmt.Sprintf("asset lineage at %d px, legible", w), lineageLegible)
 		eval(t, ctx, fmt.Sprintf("asset page at %d px", w), narrowFits)
 		eval(t, ctx, fmt.Sprintf("asset page at %d px, scroll boxes", w), narrowScrollBoxes)

@@ -29,15 +29,15 @@ func TestBrowserNewBackfillForm(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, visible(`[data-testid="preview-partitions"]`), 20*time.Second, "the preview")
+	testkit.WaitJS(t, ctx, visible(`[data-testid="preview-partitions"]`), 30*time.Second, "the preview")
 	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('input[name="selector"]').length)`); n != "4" {
 		t.Errorf("%s selections offered, want 4", n)
 	}
 	if testkit.JS(t, ctx, `String(`+visible(`[data-testid="chunk-size-raw.events"]`)+` && !`+visible(`[data-testid="chunk-size-analytics.daily_events"]`)+`)`) != "true" {
 		t.Error("the ticked asset has no chunk size of its own, or an unticked one has")
 	}
-	testkit.Click(t, ctx, `[data-testid="asset-analytics.daily_events"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, visible(`[data-testid="chunk-size-analytics.daily_events"]`)+` && `+visible(`[data-testid="chunk-size-raw.events"]`), 10*time.Second, "each ticked asset's chunk size")
+	testkit.Click(t, ctx, `[data-testid="asset-analytics.daily_events"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, visible(`[data-testid="chunk-size-analytics.daily_events"]`)+` && `+visible(`[data-testid="chunk-size-raw.events"]`), 30*time.Second, "each ticked asset's chunk size")
 	if testkit.JS(t, ctx, `String(`+visible(`[data-testid="chunk-size-ml.features"]`)+`)`) != "false" {
 		t.Error("an unticked asset's chunk size shows")
 	}
@@ -48,7 +48,7 @@ func TestBrowserNewBackfillForm(t *testing.T) {
 	chunksOf := func(a string) string {
 		return `((document.querySelector('[data-testid="preview-asset"][data-asset="` + a + `"]')||{cells:[]}).cells[2]||{}).textContent`
 	}
-	testkit.WaitJS(t, ctx, chunksOf("raw.events")+` === "2" && `+chunksOf("analytics.daily_events")+` === "1"`, 20*time.Second, "the preview's chunks by each asset's size")
+	testkit.WaitJS(t, ctx, chunksOf("raw.events")+` === "2" && `+chunksOf("analytics.daily_events")+` === "1"`, 30*time.Second, "the preview's chunks by each asset's size")
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.body.scrollHeight)`)); err != nil {
 		t.Fatal(err)
 	}

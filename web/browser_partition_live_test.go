@@ -20,7 +20,7 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	s := startBinaryServer(t, `defaults:
   retries: {max_attempts: 1}
 `+testkit.Assets(
-		testkit.Asset("live.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 4s}}"),
+		testkit.Asset("live.daily", testkit.Daily, "code_version: v1", "executor: {demo: {duration: 6s}}"),
 	))
 	// An admin, who sees the taint form.
 	if out, err := exec.Command(tesseraBinary(t), "user", "set-role", "op", "admin", "--db", s.DB).CombinedOutput(); err != nil {
@@ -28,6 +28,12 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	}
 	ctx := s.browser(t)
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
+	// The partition is "in progress" (and its page live) from when its run
+	// starts: opened before that (launched is not started, on a loaded
+	// machine) the page would read Missing and not follow anything. The
+	// backfill page says when the run is going; the build then lasts 6 s,
+	// time enough to open the partition's page.
+	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="count-running"] b')||{}).innerText === "1"`, 30*time.Second, "the partition's run to start")
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),
 		chromedp.WaitVisible(css(`[data-testid="partition-status"]`)),
@@ -48,8 +54,8 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SendKeys(css(`[data-testid="taint-form"] input[name="reason"]`), "half typed")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 20*time.Second, "the status to turn Materialized without a reload")
-	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 10*time.Second, "the finished instance in the history")
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="partition-status"]').innerText.includes("Materialized")`, 30*time.Second, "the status to turn Materialized without a reload")
+	testkit.WaitJS(t, ctx, `[...document.querySelectorAll('[data-testid="instance"]')].some(r => r.innerText.includes("Materialized"))`, 30*time.Second, "the finished instance in the history")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="taint-form"] input[name="reason"]').value`); got != "half typed" {
 		t.Errorf("the taint reason being typed became %q", got)
 	}

@@ -310,12 +310,12 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evalUntil(t, ctx, "preview error", marked, 10*time.Second)
+	evalUntil(t, ctx, "preview error", marked, 30*time.Second)
 	testkit.Screenshot(t, ctx, "bf-field-error")
 	fixChunk()
-	evalUntil(t, ctx, "fixed", `document.querySelectorAll('[aria-invalid="true"], [data-field-msg]').length ? "still marked" : ""`, 10*time.Second)
-	// A refused launch answers 400 with the form; wait for it at most 20 s.
-	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	evalUntil(t, ctx, "fixed", `document.querySelectorAll('[aria-invalid="true"], [data-field-msg]').length ? "still marked" : ""`, 30*time.Second)
+	// A refused launch answers 400 with the form; wait for it at most 30 s.
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	err = chromedp.Do(lctx,
 		chromedp.Evaluate[chromedp.Void](`(document.querySelector('input[name="chunk_size"]').value = "0", {})`),
@@ -325,12 +325,12 @@ func TestBrowserBackfillFormFieldErrors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the refused launch shows no field error: %v", err)
 	}
-	evalUntil(t, ctx, "launch error", marked, 10*time.Second)
+	evalUntil(t, ctx, "launch error", marked, 30*time.Second)
 	// The refused launch left the address on the form (a reload keeps it).
 	eval(t, ctx, "address after a refused launch", `location.pathname === "/backfills/new" ? "" : "address " + location.pathname`)
 	// Fixing the value clears the message the refused launch rendered.
 	fixChunk()
-	evalUntil(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`, 10*time.Second)
+	evalUntil(t, ctx, "fixed after the launch", `Array.from(document.querySelectorAll('[aria-invalid="true"], [data-field-msg], [data-testid="error-chunk_size"]')).map(e => e.outerHTML.slice(0, 200)).join(" | ")`, 30*time.Second)
 }
 
 // TestBrowserPhoneAutomationPages (issue 22 audit): at 390 px the

@@ -31,7 +31,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	}
 	bfCancelTerminate(t, ctx)
 	// The buttons update live: the relaunch appears without a reload.
-	testkit.WaitJS(t, ctx, `!!document.querySelector('a[data-testid="action-relaunch"]')`, 15*time.Second, "Backfill what it did not build… on the canceled page")
+	testkit.WaitJS(t, ctx, `!!document.querySelector('a[data-testid="action-relaunch"]')`, 30*time.Second, "Backfill what it did not build… on the canceled page")
 	parent := testkit.JS(t, ctx, `location.pathname`)
 	label := testkit.JS(t, ctx, `document.querySelector('[data-testid="action-relaunch"]').innerText.trim()`)
 	if label != "Backfill what it did not build…" {
@@ -52,8 +52,8 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
 
-	testkit.ClickAndLoad(t, ctx, `[data-testid="action-relaunch"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 20*time.Second, "the prefilled form with its preview")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-relaunch"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && !!document.querySelector('[data-testid="preview-partitions"]')`, 30*time.Second, "the prefilled form with its preview")
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,
 		document.querySelector('[data-testid="chunk-size"]').value, document.querySelector('[data-testid="max-concurrent"]').value].join("|")`)
@@ -65,7 +65,7 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Errorf("the preview counts %s partitions, want %s (20 less the %d before %s; %d built)", n, want, first-1, from, built)
 	}
 	testkit.Screenshot(t, ctx, "backfill-relaunch-form")
-	testkit.Click(t, ctx, `[data-testid="launch"]`, 20*time.Second)
+	testkit.Click(t, ctx, `[data-testid="launch"]`, 30*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
 	if sel := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
 		t.Errorf("the new backfill selects %q", sel)
@@ -84,8 +84,8 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="selector-statuses"]').checked && (document.querySelector('[data-testid="preview-partitions"]')||{dataset:{}}).dataset.n === "10"`,
-		10*time.Second, "the statuses choice ticked and a preview of the 10 missing days")
+		30*time.Second, "the statuses choice ticked and a preview of the 10 missing days")
 	// Unticked again: refused next to the statuses, in the live preview.
-	testkit.Click(t, ctx, `[data-testid="status-missing"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 10*time.Second, "the no-status message")
+	testkit.Click(t, ctx, `[data-testid="status-missing"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `((document.querySelector('[data-testid="preview-error"]')||{}).innerText||"").includes("tick at least one status")`, 30*time.Second, "the no-status message")
 }

@@ -25,7 +25,7 @@ func runsShots(t *testing.T, ctx context.Context, name string) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(wh[0], wh[1])); err != nil {
 			t.Fatal(err)
 		}
-		testkit.WaitJS(t, ctx, fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, wh[0]+2), 5*time.Second, fmt.Sprintf("%s no wider than %d px", name, wh[0]))
+		testkit.WaitJS(t, ctx, fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, wh[0]+2), 30*time.Second, fmt.Sprintf("%s no wider than %d px", name, wh[0]))
 		testkit.Screenshot(t, ctx, fmt.Sprintf("%s-%d", name, wh[0]))
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
@@ -63,7 +63,7 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="gantt-bar"]').length === 8`, 20*time.Second, "8 bars on the chunk timeline")
+	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="gantt-bar"]').length === 8`, 30*time.Second, "8 bars on the chunk timeline")
 	peak := testkit.JS(t, ctx, `document.querySelector('[data-testid="gantt"]').dataset.peak`)
 	lanes := testkit.JS(t, ctx, `String(new Set([...document.querySelectorAll('[data-testid="gantt-bar"]')].map(b => b.dataset.lane)).size)`)
 	if lanes != peak || peak < "2" || peak > "3" {
@@ -77,13 +77,17 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	runID := testkit.JS(t, ctx, `document.querySelector('[data-testid="gantt-bar"][data-chunk="0"]').parentNode.getAttribute('href')`)
 	// In the middle of the window, clear of the state bar kept at the top.
 	testkit.JS(t, ctx, `(document.querySelector('[data-testid="gantt-bar"][data-chunk="0"]').scrollIntoView({block: "center"}), "")`)
-	testkit.Click(t, ctx, `[data-testid="gantt-bar"][data-chunk="0"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, runID), 10*time.Second, "the run page of chunk 0 from its bar")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="gantt-bar"][data-chunk="0"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname === %q`, runID), 30*time.Second, "the run page of chunk 0 from its bar")
 
-	// The runs page, from the main nav.
-	testkit.WaitJS(t, ctx, `document.readyState === "complete" && !!document.querySelector('[data-testid="nav-runs"]')`, 10*time.Second, "the run page loaded")
+	// The runs page, from the main nav (each link and filter below is read
+	// once the page it leads to has loaded: a condition on its rows can
+	// hold while the cells after them are still being parsed).
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="nav-runs"]')`, 30*time.Second, "the run page's nav")
+	testkit.MarkPage(t, ctx)
 	testkit.JS(t, ctx, `(document.querySelector('[data-testid="nav-runs"]').click(), "")`)
-	testkit.WaitJS(t, ctx, `location.pathname === "/runs" && document.querySelectorAll('[data-testid="run-row"]').length === 8`, 10*time.Second, "the 8 runs on /runs")
+	testkit.WaitNewPage(t, ctx, 30*time.Second, "the runs page from the nav")
+	testkit.WaitJS(t, ctx, `location.pathname === "/runs" && document.querySelectorAll('[data-testid="run-row"]').length === 8`, 30*time.Second, "the 8 runs on /runs")
 	if d := testkit.JS(t, ctx, `[...document.querySelectorAll('[data-testid="run-duration"]')].filter(td => !/s$/.test(td.innerText.trim())).length + ""`); d != "0" {
 		t.Errorf("%s runs without a duration", d)
 	}
@@ -95,28 +99,26 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(css(`[data-testid="runs-state"]`), "succeeded"),
 		chromedp.SetValue(css(`[data-testid="runs-asset"]`), "flow.daily"),
-		chromedp.Click(css(`[data-testid="runs-apply"]`)),
 	); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `location.search.includes("state=succeeded") && location.search.includes("asset=flow.daily") && !!document.querySelector('[data-testid="runs-empty"]')`, 10*time.Second, "no flow.daily run")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="runs-apply"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.search.includes("state=succeeded") && location.search.includes("asset=flow.daily") && !!document.querySelector('[data-testid="runs-empty"]')`, 30*time.Second, "no flow.daily run")
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(css(`[data-testid="runs-asset"]`), "flow.pair"),
 		chromedp.SetValue(css(`[data-testid="runs-backfill"]`), strings.TrimPrefix(bf, "/backfills/")),
-		chromedp.Click(css(`[data-testid="runs-apply"]`)),
 	); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `location.search.includes("asset=flow.pair") && document.querySelectorAll('[data-testid="run-row"][data-state="succeeded"]').length === 8`, 10*time.Second, "8 succeeded flow.pair runs")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="runs-apply"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.search.includes("asset=flow.pair") && document.querySelectorAll('[data-testid="run-row"][data-state="succeeded"]').length === 8`, 30*time.Second, "8 succeeded flow.pair runs")
 	shared := testkit.JS(t, ctx, `location.href`)
 	// A bad filter: a 400 page that says which and how to fix it.
-	if err := chromedp.Do(ctx,
-		chromedp.SetValue(css(`[data-testid="runs-from"]`), "yesterday"),
-		chromedp.Click(css(`[data-testid="runs-apply"]`)),
-	); err != nil {
+	if err := chromedp.Do(ctx, chromedp.SetValue(css(`[data-testid="runs-from"]`), "yesterday")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="runs-error"]')`, 10*time.Second, "the error of a bad from")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="runs-apply"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="runs-error"]')`, 30*time.Second, "the error of a bad from")
 	if e := testkit.JS(t, ctx, `document.querySelector('[data-testid="runs-error"]').innerText`); !strings.Contains(e, `from must be a time, got "yesterday"; use RFC 3339`) {
 		t.Errorf("bad from says %q", e)
 	}
@@ -128,9 +130,9 @@ func TestBrowserRunsPageAndChunkTimeline(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(shared)); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="run-row"]').length === 8 && document.querySelector('[data-testid="runs-state"]').value === "succeeded"`, 10*time.Second, "the shared filtered view")
-	testkit.Click(t, ctx, `[data-testid="run-link"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/runs/run_")`, 10*time.Second, "a run page from the list")
+	testkit.WaitJS(t, ctx, `document.querySelectorAll('[data-testid="run-row"]').length === 8 && document.querySelector('[data-testid="runs-state"]').value === "succeeded"`, 30*time.Second, "the shared filtered view")
+	testkit.Click(t, ctx, `[data-testid="run-link"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname.startsWith("/runs/run_")`, 30*time.Second, "a run page from the list")
 }
 
 // Flow (issue 24, item 3): a partition page's Rebuild… opens the
@@ -146,8 +148,9 @@ func TestBrowserRebuildFromThePartitionPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	runsShots(t, ctx, "partition-rebuild")
-	testkit.Click(t, ctx, `[data-testid="rebuild"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "1"`, 20*time.Second, "the form with the preview of 1 partition")
+	// A link: the form is read once its page has loaded.
+	testkit.ClickAndLoad(t, ctx, `[data-testid="rebuild"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/backfills/new" && (document.querySelector('[data-testid="preview-partitions"]')||{}).dataset?.n === "1"`, 30*time.Second, "the form with the preview of 1 partition")
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.daily"]').checked, document.querySelector('[data-testid="selector-explicit"]').checked,
 		document.querySelector('[data-testid="keys"]').value.trim()].join("|")`)
 	if got != "true|true|2025-01-03" {

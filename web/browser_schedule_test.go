@@ -40,15 +40,17 @@ func TestBrowserSchedulePauseRunNow(t *testing.T) {
 		t.Fatalf("state %s", st)
 	}
 	testkit.Screenshot(t, ctx, "automation")
-	testkit.Click(t, ctx, `[data-testid="schedule-link"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelectorAll('[data-testid="next-tick-row"]').length === 5`, 20*time.Second, "the schedule page with its next 5 ticks")
+	// A link: the page is read once it has loaded (its five tick rows can
+	// be parsed before the preview under them).
+	testkit.ClickAndLoad(t, ctx, `[data-testid="schedule-link"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelectorAll('[data-testid="next-tick-row"]').length === 5`, 30*time.Second, "the schedule page with its next 5 ticks")
 	if n := testkit.JS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').innerText`); n != "3" {
 		t.Fatalf("the next tick's preview counts %s partitions, want 3", n)
 	}
-	testkit.ClickAndLoad(t, ctx, `[data-testid="action-pause"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused" && !!document.querySelector('[data-testid="action-resume"]')`, 20*time.Second, "paused, with Resume")
-	testkit.ClickAndLoad(t, ctx, `[data-testid="action-trigger"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]')`, 20*time.Second, "the run-now notice with its backfill")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-pause"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused" && !!document.querySelector('[data-testid="action-resume"]')`, 30*time.Second, "paused, with Resume")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-trigger"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]')`, 30*time.Second, "the run-now notice with its backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="tick-row"] [data-testid="tick-backfill"]').getAttribute("href")`); got != bf {
 		t.Fatalf("the tick links to %s, the notice to %s", got, bf)
@@ -56,6 +58,6 @@ func TestBrowserSchedulePauseRunNow(t *testing.T) {
 	testkit.Screenshot(t, ctx, "schedule-after-run-now")
 	followLaunchedBackfill(t, ctx, bf, "created-by-schedule", "/schedules/auto.nightly")
 	testkit.Screenshot(t, ctx, "backfill-from-schedule")
-	testkit.Click(t, ctx, `[data-testid="created-by-schedule"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused"`, 20*time.Second, "back on the schedule, still paused")
+	testkit.Click(t, ctx, `[data-testid="created-by-schedule"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/schedules/auto.nightly" && document.querySelector('[data-testid="schedule-state"]').dataset.state === "paused"`, 30*time.Second, "back on the schedule, still paused")
 }

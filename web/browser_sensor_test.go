@@ -42,19 +42,31 @@ sensors:
 		t.Fatal(err)
 	}
 	testkit.Screenshot(t, ctx, "sensors")
-	testkit.Click(t, ctx, `[data-testid="sensor-link"]`, 20*time.Second)
+	// A link: the loop below reads (and reloads) the sensor page, not the
+	// list being left.
+	testkit.ClickAndLoad(t, ctx, `[data-testid="sensor-link"]`, 30*time.Second)
 	// The loop's first evaluation (cursor 1) is on the page once it ran.
-	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed"`, 20*time.Second, "the sensor page")
-	testkit.Eventually(t, 20*time.Second, "the first evaluation", func() bool {
-		// Null-safe: the previous round's reload may still be loading.
-		if testkit.JS(t, ctx, `(document.querySelector('[data-testid="cursor"]') || {innerText: ""}).innerText.trim()`) == "1" {
+	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed"`, 30*time.Second, "the sensor page")
+	var cursor string
+	var readErr error
+	defer func() {
+		if cursor != "1" {
+			t.Logf("the sensor page's cursor read %q (%v)", cursor, readErr)
+		}
+	}()
+	testkit.Eventually(t, 30*time.Second, "the first evaluation", func() bool {
+		// Null-safe, and a failed read is read again: the previous round's
+		// reload may still be loading (a read then fails, it does not end
+		// the test).
+		cursor, readErr = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('[data-testid="cursor"]') || {innerText: ""}).innerText.trim()`))
+		if readErr == nil && cursor == "1" {
 			return true
 		}
 		_ = chromedp.Do(ctx, chromedp.Reload())
 		return false
 	})
-	testkit.ClickAndLoad(t, ctx, `[data-testid="action-dry-run"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice"]') && document.querySelector('[data-testid="evaluation-row"]').dataset.kind === "dry_run"`, 20*time.Second, "the dry run at the top of the evaluations")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-dry-run"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice"]') && document.querySelector('[data-testid="evaluation-row"]').dataset.kind === "dry_run"`, 30*time.Second, "the dry run at the top of the evaluations")
 	if got := testkit.JS(t, ctx, `document.querySelector('[data-testid="evaluation-row"] [data-testid="request-preview"]').innerText`); got != "would build 2 partitions in 2 chunks" {
 		t.Fatalf("the dry run's request says %q", got)
 	}
@@ -65,12 +77,12 @@ sensors:
 		t.Fatalf("after the dry run, cursor|launched links = %s; want 1|1 (the loop's evaluation only)", got)
 	}
 	testkit.Screenshot(t, ctx, "sensor-dry-run")
-	testkit.ClickAndLoad(t, ctx, `[data-testid="action-evaluate"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 20*time.Second, "the evaluation's backfill")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-evaluate"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]') && document.querySelector('[data-testid="cursor"]').innerText.trim() === "2"`, 30*time.Second, "the evaluation's backfill")
 	bf := testkit.JS(t, ctx, `document.querySelector('[data-testid="notice-link"]').getAttribute("href")`)
 	followLaunchedBackfill(t, ctx, bf, "created-by-sensor", "/sensors/files.landed")
-	testkit.Click(t, ctx, `[data-testid="launched-by"] [data-testid="created-by-sensor"]`, 20*time.Second)
-	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed" && !!document.querySelector('[data-testid="run-key-row"][data-key="batch-2"]')`, 20*time.Second, "back on the sensor, with run key batch-2")
+	testkit.Click(t, ctx, `[data-testid="launched-by"] [data-testid="created-by-sensor"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `location.pathname === "/sensors/files.landed" && !!document.querySelector('[data-testid="run-key-row"][data-key="batch-2"]')`, 30*time.Second, "back on the sensor, with run key batch-2")
 }
 
 func containsAll(s string, parts ...string) bool {

@@ -3,6 +3,7 @@ package web_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -16,13 +17,19 @@ import (
 func TestBrowserStalenessTaintStatus(t *testing.T) {
 	t.Parallel()
 	env, ctx := testkit.SeededBrowser(t, auth.RoleAdmin)
+	// Each link and form below leads to another page, read once it has
+	// loaded: WaitVisible alone can match an element of a page still being
+	// parsed (the grid's tiles, the status board's rows after it not there
+	// yet) and the badges' images load after it.
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(env.URL+"/assets/analytics.daily_events"),
 		chromedp.WaitVisible(css(`[data-testid="view-staleness"]`)),
-		chromedp.Click(css(`[data-testid="view-staleness"]`)),
-		chromedp.WaitVisible(css(`[data-testid="stale-panel"]`)),
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClickAndLoad(t, ctx, `[data-testid="view-staleness"]`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="stale-panel"]`))); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Screenshot(t, ctx, "asset-staleness")
@@ -38,10 +45,12 @@ func TestBrowserStalenessTaintStatus(t *testing.T) {
 		chromedp.Navigate(env.URL+href),
 		chromedp.WaitVisible(css(`[data-testid="taint-form"]`)),
 		chromedp.SetValue(css(`[data-testid="taint-form"] input[name="reason"]`), "double-counted <b>events</b>"),
-		chromedp.Click(css(`[data-testid="taint"]`)),
-		chromedp.WaitVisible(css(`[data-testid="clear-taint-form"]`)),
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.ClickAndLoad(t, ctx, `[data-testid="taint"]`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="clear-taint-form"]`))); err != nil {
 		t.Fatal(err)
 	}
 	reason, _ := chromedp.Run(ctx, chromedp.AttributeValue(css(`[data-testid="stale-reason"]`), "data-reason"))
@@ -50,20 +59,16 @@ func TestBrowserStalenessTaintStatus(t *testing.T) {
 		t.Fatalf("after taint: %q %q", reason.Value, evidence)
 	}
 	testkit.Screenshot(t, ctx, "partition-tainted")
-	err = chromedp.Do(ctx,
-		chromedp.Click(css(`[data-testid="nav-status"]`)),
-		chromedp.WaitVisible(css(`[data-testid="status-row"]`)),
-	)
-	if err != nil {
+	testkit.ClickAndLoad(t, ctx, `[data-testid="nav-status"]`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`[data-testid="status-row"]`))); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="status-row"]').length`))
 	if err != nil || rows != len(env.WS.Assets) {
 		t.Fatalf("status board shows %d assets (%v)", rows, err)
 	}
-	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll('[data-testid="badge-img"]')].every(i => i.complete && i.naturalWidth > 0)`))
-	if err != nil || !loaded {
-		t.Fatalf("badges did not load (%v)", err)
-	}
+	// The board refreshes itself in place (new images, loading again):
+	// polled until every badge has loaded.
+	testkit.WaitJSEquals(t, ctx, `String([...document.querySelectorAll('[data-testid="badge-img"]')].filter(i => !(i.complete && i.naturalWidth > 0)).length)`, "0", 30*time.Second, "every badge image to load (the number not loaded)")
 	testkit.Screenshot(t, ctx, "status-board")
 }

@@ -35,7 +35,7 @@ func TestBrowserStatusBoardRefreshes(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("report: %d", resp.StatusCode)
 	}
-	testkit.WaitJS(t, ctx, fresh+` === "1"`, 20*time.Second, "the board to show acme materialized")
+	testkit.WaitJS(t, ctx, fresh+` === "1"`, 30*time.Second, "the board to show acme materialized")
 	if testkit.JS(t, ctx, `String(window.notReloaded === true)`) != "true" {
 		t.Error("the page was reloaded instead of the board refreshed in place")
 	}

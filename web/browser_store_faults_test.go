@@ -62,7 +62,7 @@ func TestBrowserLaunchShowsTheErrorItGot(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 20*time.Second, "the error page Launch got", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the error page Launch got", func() bool {
 		txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('[data-testid="error-message"]')||{}).innerText||""`))
 		return err == nil && strings.Contains(txt, "the backfill engine is not running on this server")
 	})

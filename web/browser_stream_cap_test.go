@@ -32,7 +32,7 @@ func TestBrowserRefusedStreamSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitJS(t, second, `(function () { var n = document.querySelector('[data-testid="live-note"]'); return n !== null && n.textContent.indexOf("too many live pages") >= 0 && n.textContent.indexOf("your account already holds 1") >= 0; })()`,
-		15*time.Second, "a note with the server's reason on the refused page")
+		30*time.Second, "a note with the server's reason on the refused page")
 	// The page itself still works: its content is there.
 	if got := testkit.JS(t, second, `document.querySelector('[data-testid="backfills-live"]') !== null ? "yes" : "no"`); got != "yes" {
 		t.Fatalf("the refused page lacks its live section: %s", got)

@@ -31,19 +31,19 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 		if err := chromedp.Do(tab); err != nil { // opens the tab (a timeout context's end would close it)
 			t.Fatal(err)
 		}
-		load, cancelLoad := context.WithTimeout(tab, 15*time.Second)
+		load, cancelLoad := context.WithTimeout(tab, 30*time.Second)
 		err := chromedp.Do(load, chromedp.Navigate(s.URL+"/assets/flow.slow"), chromedp.WaitVisible(css(`[data-testid="asset-key"]`)))
 		cancelLoad()
 		if err != nil {
 			t.Fatalf("asset page %d of 7 did not load with %d live pages open: %v", i+1, i, err)
 		}
-		testkit.WaitJS(t, tab, streamsOpen, 10*time.Second, fmt.Sprintf("the stream of asset page %d to connect", i+1))
+		testkit.WaitJS(t, tab, streamsOpen, 30*time.Second, fmt.Sprintf("the stream of asset page %d to connect", i+1))
 		if n := testkit.JS(t, tab, `String(document.querySelectorAll('[sse-connect]').length)`); n != "1" {
 			t.Fatalf("asset page %d has %s live streams", i+1, n)
 		}
 		tabs = append(tabs, tab)
 	}
-	eighth, cancel := context.WithTimeout(ctx, 15*time.Second)
+	eighth, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(eighth, chromedp.Navigate(s.URL+"/status"), chromedp.WaitVisible(css(`h1`))); err != nil {
 		t.Fatalf("an eighth page does not load beside seven live asset pages: %v", err)
@@ -54,7 +54,7 @@ func TestBrowserHTTP2LiveTabs(t *testing.T) {
 	// the test, slow on a loaded machine, looked at the tabs.
 	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-03-31&chunk_size=1&max_concurrent_runs=1")
 	for _, tab := range []context.Context{tabs[0], tabs[6]} {
-		testkit.WaitJS(t, tab, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 20*time.Second,
+		testkit.WaitJS(t, tab, `document.querySelector('[data-testid="asset-active-backfills"] [data-testid="backfill-row"]') !== null`, 30*time.Second,
 			"the new backfill on a live asset page")
 	}
 }

@@ -46,7 +46,11 @@ func TestBrowserUnlock(t *testing.T) {
 		}
 		testkit.Screenshot(t, ctx, "admin-users-locked-"+itoa(w))
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`tr[data-user="jo"] [data-testid="locked"] button`), chromedp.WaitVisible(`[data-testid="notice"]`)); err != nil {
+	// A form: the locks left are counted once the page it leads to has
+	// loaded (a half-parsed page, its notice shown, could count none by
+	// accident).
+	testkit.ClickAndLoad(t, ctx, `tr[data-user="jo"] [data-testid="locked"] button`, 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(`[data-testid="notice"]`)); err != nil {
 		t.Fatal(err)
 	}
 	notice, err := chromedp.Run(ctx, chromedp.Text(`[data-testid="notice"]`))
