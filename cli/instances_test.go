@@ -288,7 +288,10 @@ func TestDifferingInstanceWritesNothing(t *testing.T) {
 	t.Parallel()
 	s := startServerOn(t, db.Postgres, clientWorkspace)
 	addr := testkit.FreeAddr(t)
-	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test"}, "--addr", addr, "--db", s.DB)
+	// A lease TTL of a minute: the second instance takes the first for dead
+	// if its heartbeat is older than the TTL, and under a loaded machine's
+	// test run the first has gone 5 s (the default) without one.
+	_, logPath := startServe(t, []string{"TESSERA_SESSION_KEYS=0123456789abcdef-cli-test", "TESSERA_LEASE_TTL=60s"}, "--addr", addr, "--db", s.DB)
 	second := "http://" + addr
 	testkit.Eventually(t, 30*time.Second, "the second instance's /readyz to say its workspace differs", func() bool {
 		resp, err := http.Get(second + "/readyz")

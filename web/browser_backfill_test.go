@@ -552,6 +552,14 @@ func bfCancelTerminate(t *testing.T, ctx context.Context) {
 // CANCELING (waiting for its running chunks).
 func bfCancel(t *testing.T, ctx context.Context, terminate bool) {
 	t.Helper()
+	// The buttons are a live section of their own, fetched after the state
+	// badge when the state changes: opened before that fetch lands, the
+	// Cancel disclosure is swapped for a closed one and the confirm click
+	// hits nothing. Wait until the buttons are those of the state shown.
+	testkit.WaitJS(t, ctx, `(() => {
+		const a = document.querySelector('[data-testid="actions-live"]'), s = document.querySelector('[data-testid="backfill-summary"]');
+		return !!a && !!s && a.dataset.version === s.dataset.version && !document.querySelector('.htmx-request');
+	})()`, 30*time.Second, "the buttons of the state shown")
 	acts := []chromedp.Action[chromedp.Void]{chromedp.Click(css(`[data-testid="action-cancel"]`)), chromedp.WaitVisible(css(`[data-testid="confirm-cancel"]`))}
 	want := "CANCELING"
 	if terminate {
