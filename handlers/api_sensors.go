@@ -242,14 +242,8 @@ func sensorKind(s *catalog.Sensor) string {
 
 func (v sensorView) json(retention time.Duration) SensorJSON {
 	s, st := v.Def, v.State
-	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
-		Priority: s.Priority, Enabled: s.Enabled}
-	if out.ChunkSize == 0 {
-		out.ChunkSize = jobs.DefaultChunkSize
-	}
-	if out.MaxConcurrentRuns == 0 {
-		out.MaxConcurrentRuns = jobs.DefaultMaxConcurrentRuns
-	}
+	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, Priority: s.Priority, Enabled: s.Enabled}
+	out.ChunkSize, out.MaxConcurrentRuns = jobs.LaunchDefaults(s.ChunkSize, s.MaxConcurrent)
 	if s.Poll() {
 		out.Evaluator = &SensorEvaluator{Kind: s.Evaluator.Kind, Interval: catalog.FormatDuration(s.Interval), Timeout: catalog.FormatDuration(s.Timeout)}
 	}
