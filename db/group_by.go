@@ -17,3 +17,12 @@ func GroupBy[T any, K comparable](items []T, key func(T) K) [][]T {
 	}
 	return out
 }
+
+// IndexBy maps each item's key to the item (the last one of a key wins).
+func IndexBy[T any, K comparable](items []T, key func(T) K) map[K]T {
+	out := make(map[K]T, len(items))
+	for _, it := range items {
+		out[key(it)] = it
+	}
+	return out
+}

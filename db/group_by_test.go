@@ -19,3 +19,12 @@ func TestGroupByKeepsFirstAppearanceOrder(t *testing.T) {
 		t.Fatalf("GroupBy(nil) = %v, want no group", got)
 	}
 }
+
+// IndexBy maps each key to its item.
+func TestIndexByMapsEachKey(t *testing.T) {
+	got := db.IndexBy([]string{"b1", "a1", "c1"}, func(s string) byte { return s[0] })
+	want := map[byte]string{'a': "a1", 'b': "b1", 'c': "c1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("IndexBy = %v, want %v", got, want)
+	}
+}

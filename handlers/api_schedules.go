@@ -179,13 +179,9 @@ type scheduleView struct {
 // scheduleViews reads the state and the newest recent ticks (at least 1)
 // of schedules: two queries, however many schedules.
 func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule, recent int) ([]scheduleView, error) {
-	states, err := h.Store.ScheduleStates(ctx)
+	byName, err := h.Store.ScheduleStates(ctx)
 	if err != nil {
 		return nil, err
-	}
-	byName := map[string]db.ScheduleState{}
-	for _, st := range states {
-		byName[st.Name] = st
 	}
 	names := make([]string, len(defs))
 	for i, s := range defs {

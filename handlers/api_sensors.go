@@ -187,13 +187,9 @@ type sensorView struct {
 // (recent of them, at least 1), in three queries however many sensors.
 func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor, recent int) ([]sensorView, error) {
 	recent = max(recent, 1)
-	states, err := h.Store.SensorStates(ctx)
+	byName, err := h.Store.SensorStates(ctx)
 	if err != nil {
 		return nil, err
-	}
-	byName := map[string]db.SensorState{}
-	for _, st := range states {
-		byName[st.Name] = st
 	}
 	// One query for the push sensors' newest events, one for the poll
 	// sensors' newest evaluations, however many sensors.

@@ -93,13 +93,9 @@ func (s *Sensors) Run(ctx context.Context) {
 			lastPrune = now
 		}
 		ws, _ := s.e.workspace()
-		states, err := s.e.Store.SensorStates(ctx)
+		byName, err := s.e.Store.SensorStates(ctx)
 		if err != nil {
 			return
-		}
-		byName := map[string]db.SensorState{}
-		for _, st := range states {
-			byName[st.Name] = st
 		}
 		now := db.Millis(s.e.Now())
 		for _, sn := range ws.Sensors {
