@@ -13,6 +13,13 @@ func (e *Env) Count(t testing.TB, query string, args ...any) int {
 	return n
 }
 
+// AccountCounts counts what an account request could write: the users, the
+// API tokens and the events (an audit entry each).
+func (e *Env) AccountCounts(t testing.TB) (users, tokens, events int) {
+	t.Helper()
+	return e.Count(t, `SELECT COUNT(*) FROM users`), e.Count(t, `SELECT COUNT(*) FROM api_tokens`), e.Count(t, `SELECT COUNT(*) FROM events`)
+}
+
 // Exec runs a statement on the store's writer behind the engine's back (a
 // state a test sets up); the test fails on its error.
 func (e *Env) Exec(t testing.TB, query string, args ...any) {

@@ -35,11 +35,6 @@ func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (in
 	return resp.StatusCode, body(t, resp)
 }
 
-func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
-	t.Helper()
-	return env.Count(t, `SELECT COUNT(*) FROM users`), env.Count(t, `SELECT COUNT(*) FROM api_tokens`), env.Count(t, `SELECT COUNT(*) FROM events`)
-}
-
 // TestCSRF: a state-changing form POST without the token is refused with 403
 // and changes nothing; with the token it works; a token from another
 // browser does not count.
@@ -47,7 +42,7 @@ func TestCSRF(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
-	u0, _, e0 := countAccounts(t, env)
+	u0, _, e0 := env.AccountCounts(t)
 	form := url.Values{"name": {"mallory"}, "role": {"admin"}, "password": {"long enough password"}}
 	resp, err := admin.Post(env.URL+"/admin/users", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
 	if err != nil {
@@ -62,7 +57,7 @@ func TestCSRF(t *testing.T) {
 	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusForbidden {
 		t.Fatalf("POST with another browser's token: %d, want 403", r.StatusCode)
 	}
-	if u, _, e := countAccounts(t, env); u != u0 || e != e0 {
+	if u, _, e := env.AccountCounts(t); u != u0 || e != e0 {
 		t.Fatalf("refused POSTs wrote: users %d→%d events %d→%d", u0, u, e0, e)
 	}
 	form.Del("_csrf")
@@ -305,7 +300,7 @@ func TestBadAccountInput(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
 	env.CreateUser(t, "erin", auth.RoleViewer, testkit.TestPassword)
-	u0, t0, e0 := countAccounts(t, env)
+	u0, t0, e0 := env.AccountCounts(t)
 	cases := []struct {
 		name string
 		form url.Values
@@ -332,7 +327,7 @@ func TestBadAccountInput(t *testing.T) {
 	if r := env.SessionPost(t, viewer, "/settings/tokens", url.Values{"name": {"x"}, "role": {"admin"}}); r.StatusCode != 400 {
 		t.Errorf("token above the user's role: %d", r.StatusCode)
 	}
-	u1, t1, e1 := countAccounts(t, env)
+	u1, t1, e1 := env.AccountCounts(t)
 	u0, e0 = u0+1, e0+2 // the viewer made above: user + session events
 	if u1 != u0 || t1 != t0 || e1 != e0 {
 		t.Errorf("bad input wrote: users %d→%d tokens %d→%d events %d→%d", u0, u1, t0, t1, e0, e1)
@@ -465,7 +460,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 			session += ck.Name + "=" + ck.Value + "; "
 		}
 	}
-	_, tokensBefore, _ := countAccounts(t, env)
+	_, tokensBefore, _ := env.AccountCounts(t)
 	for _, planted := range []string{"anything1234", env.CSRF(t, env.Client(t, auth.RoleViewer))} { // made up, or another session's
 		form := url.Values{"name": {"planted"}, "_csrf": {planted}}
 		req, _ := http.NewRequest("POST", env.URL+"/settings/tokens", strings.NewReader(form.Encode()))
@@ -480,14 +475,14 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 			t.Errorf("planted token %q: %d, want 403", planted, resp.StatusCode)
 		}
 	}
-	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore {
+	if _, tokens, _ := env.AccountCounts(t); tokens != tokensBefore {
 		t.Fatalf("a planted CSRF token created %d tokens", tokens-tokensBefore)
 	}
 	// The session's own form still works.
 	if resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"mine"}}); resp.StatusCode >= 400 {
 		t.Fatalf("the session's own form: %d", resp.StatusCode)
 	}
-	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore+1 {
+	if _, tokens, _ := env.AccountCounts(t); tokens != tokensBefore+1 {
 		t.Fatalf("the session's own form created %d tokens, want 1", tokens-tokensBefore)
 	}
 	// Behind a TLS-terminating proxy the CSRF cookie is Secure.
