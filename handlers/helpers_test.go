@@ -140,16 +140,6 @@ func readBody(t testing.TB, resp *http.Response) string {
 	return string(b)
 }
 
-// getText fetches path as client c and returns status and body.
-func getText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return resp.StatusCode, readBody(t, resp)
-}
-
 // okPage fetches path as client c and returns the parsed page; t fails
 // unless the answer is 200.
 func okPage(t testing.TB, env *testkit.Env, c *http.Client, path string) *goquery.Document {
@@ -166,7 +156,7 @@ func okPage(t testing.TB, env *testkit.Env, c *http.Client, path string) *goquer
 // unless the status is 200.
 func okText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
 	t.Helper()
-	status, body := getText(t, env, c, path)
+	status, body := env.GetText(t, c, path)
 	if status != http.StatusOK {
 		t.Fatalf("GET %s: %d %.300s", path, status, body)
 	}

@@ -141,6 +141,23 @@ func (e *Env) GetBody(t testing.TB, path string) (*http.Response, []byte) {
 	return resp, b
 }
 
+// GetText requests path as client c (a session's, or Anon) and returns
+// the status and the whole body; the test fails when the request cannot
+// be made or read.
+func (e *Env) GetText(t testing.TB, c *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(e.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read the body: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
 // Fetch sends a request of method without a body to url with c, with
 // token as a bearer token ("": none), and returns the answer with its body
 // read (and closed); t fails when no answer comes.
