@@ -141,21 +141,12 @@ func (e *Env) GetBody(t testing.TB, path string) (*http.Response, []byte) {
 	return resp, b
 }
 
-// GetText requests path as client c (a session's, or Anon) and returns
-// the status and the whole body; the test fails when the request cannot
-// be made or read.
+// GetText GETs path as client c (a session's, or Anon) and returns the
+// status and the body (Fetch).
 func (e *Env) GetText(t testing.TB, c *http.Client, path string) (int, string) {
 	t.Helper()
-	resp, err := c.Get(e.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read the body: %v", path, err)
-	}
-	return resp.StatusCode, string(b)
+	resp, body := Fetch(t, c, http.MethodGet, e.URL+path, "")
+	return resp.StatusCode, body
 }
 
 // Fetch sends a request of method without a body to url with c, with
