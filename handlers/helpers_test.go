@@ -28,11 +28,7 @@ func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	return resp.StatusCode, doc
+	return resp.StatusCode, pgDoc(t, resp)
 }
 
 // pgWorkspace is pgEnv's workspace: a daily asset, one that always fails
@@ -82,11 +78,7 @@ func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *g
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, doc
+	return resp.StatusCode, pgDoc(t, resp)
 }
 
 // pgDoc parses resp's body (the caller closes it).
