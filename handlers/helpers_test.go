@@ -31,6 +31,15 @@ func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
 	return resp.StatusCode, pgDoc(t, resp)
 }
 
+// seededEnv is a server on the seeded demo, for a test that renders its
+// pages request after request (too slow for the race pass; parallel).
+func seededEnv(t *testing.T) *testkit.Env {
+	t.Helper()
+	testkit.SkipInRacePass(t)
+	t.Parallel()
+	return testkit.New(t, testkit.Options{Seed: true})
+}
+
 // pgWorkspace is pgEnv's workspace: a daily asset, one that always fails
 // and a static one whose command runs 3 s, one attempt each.
 var pgWorkspace = `defaults:
