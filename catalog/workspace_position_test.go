@@ -122,10 +122,8 @@ func TestSecondDocumentRefused(t *testing.T) {
 // An http executor's timeout of 0 is refused like every other timeout: it
 // would otherwise silently mean the asset's timeout.
 func TestHTTPTimeoutMustBePositive(t *testing.T) {
-	ps := problems(t, asset("    partitions: {static: [a]}\n    executor: {http: {url: \"https://x.example\", timeout: 0s}}\n"))
-	if len(ps) != 1 || ps[0].Field != "assets.a.b.executor.http.timeout" || !strings.Contains(ps[0].Message, "must be positive") {
-		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
-	}
+	wantOneProblem(t, asset("    partitions: {static: [a]}\n    executor: {http: {url: \"https://x.example\", timeout: 0s}}\n"),
+		"assets.a.b.executor.http.timeout", "must be positive")
 }
 
 // A misspelled required field is one problem ("unknown field … did you
@@ -137,10 +135,7 @@ func TestMisspelledRequiredFieldReportedOnce(t *testing.T) {
 		{"pools:\n  w: 1\nasets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, "asets"},
 		{"pools:\n  w: {max_concurent_runs: 2}\nassets:\n  a.b:\n    partitions: {static: [a]}\n" + demoExec, "pools.w.max_concurent_runs"},
 	} {
-		ps := problems(t, tc.src)
-		if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, "did you mean") {
-			t.Errorf("%q: got:\n%s", tc.src, (&ValidationError{ps}).Error())
-		}
+		wantOneProblem(t, tc.src, tc.field, "did you mean")
 	}
 }
 
@@ -168,10 +163,7 @@ func TestMergeKeys(t *testing.T) {
 		b.CodeVersion != "v2" || b.Retries.MaxAttempts != 2 || b.Retries.Backoff.Minutes() != 1 {
 		t.Fatalf("b = %+v", b)
 	}
-	ps := problems(t, "assets:\n  a:\n    <<: [x]\n    partitions: {static: [a]}\n"+demoExec)
-	if len(ps) != 1 || ps[0].Field != "assets.a.<<" || !strings.Contains(ps[0].Message, "merge key") {
-		t.Fatalf("got:\n%s", (&ValidationError{ps}).Error())
-	}
+	wantOneProblem(t, "assets:\n  a:\n    <<: [x]\n    partitions: {static: [a]}\n"+demoExec, "assets.a.<<", "merge key")
 }
 
 // Values that pass as text but cannot work at run time are refused when the
@@ -192,12 +184,7 @@ func TestExecutorAndAssetValuesThatCannotWork(t *testing.T) {
 		{"header value lines", "    partitions: {static: [a]}\n    executor: {http: {url: 'https://x.example', headers: {X-Key: \"a\\nb\"}}}\n", "assets.a.b.executor.http.headers.X-Key", "one line"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := problems(t, asset(tc.body))
-			if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
-				t.Errorf("want one problem at %s with %q, got:\n%s", tc.field, tc.msg, (&ValidationError{ps}).Error())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantOneProblem(t, asset(tc.body), tc.field, tc.msg) })
 	}
 	// Names Tessera does not set, TESSERA_ ones included, are fine.
 	if _, err := ParseWorkspace("w.yaml", []byte(asset("    partitions: {static: [a]}\n    executor: {command: [job], env: {DBT_TARGET: prod, _X1: y, TESSERA_URL: 'http://x'}}\n"))); err != nil {
@@ -219,12 +206,7 @@ func TestWrongTypesSayWhatWasFound(t *testing.T) {
 		{"pool with no pools", asset("    partitions: {static: [a]}\n    pool: etl\n" + demoExec), "assets.a.b.pool", "declare it under pools:"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := problems(t, tc.src)
-			if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Message, tc.msg) {
-				t.Errorf("want one problem at %s with %q, got:\n%s", tc.field, tc.msg, (&ValidationError{ps}).Error())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantOneProblem(t, tc.src, tc.field, tc.msg) })
 	}
 }
 

@@ -110,6 +110,16 @@ func problems(t *testing.T, src string) []Problem {
 	return ve.Problems
 }
 
+// wantOneProblem checks that src has exactly one problem, at field, whose
+// message contains msg.
+func wantOneProblem(t *testing.T, src, field, msg string) {
+	t.Helper()
+	ps := problems(t, src)
+	if len(ps) != 1 || ps[0].Field != field || !strings.Contains(ps[0].Message, msg) {
+		t.Errorf("want one problem at %s with %q, got:\n%s", field, msg, (&ValidationError{ps}).Error())
+	}
+}
+
 // asset wraps one asset body (indented by 4) in a minimal workspace; the
 // asset's first body line is line 5.
 func asset(body string) string {

@@ -44,21 +44,32 @@ var dbCommands = [][]string{
 	{"token", "list"},
 }
 
+// wantDBRefused runs each of dbCommands with --db value and checks that it
+// exits with code, that its error says each of wants, and that the error
+// never shows the password s3cret.
+func wantDBRefused(t *testing.T, value string, code int, wants ...string) {
+	t.Helper()
+	for _, cmd := range dbCommands {
+		got, _, errOut := run(t, append(cmd, "--db", value)...)
+		if got != code {
+			t.Errorf("%v --db %q: exit %d, want %d (%q)", cmd, value, got, code, errOut)
+		}
+		for _, want := range wants {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v --db %q: error lacks %q: %q", cmd, value, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "s3cret") {
+			t.Errorf("%v --db %q: the error shows the password: %q", cmd, value, errOut)
+		}
+	}
+}
+
 func TestDBFlagRefusesURLsOfOtherSchemes(t *testing.T) {
 	dir := inEmptyDir(t, "")
 	for _, value := range []string{"mysql://u:pw@db.example:3306/tessera", "file:///var/lib/tessera.db", "sqlite://t.db"} {
 		scheme := value[:strings.Index(value, "://")+3]
-		for _, cmd := range dbCommands {
-			code, _, errOut := run(t, append(cmd, "--db", value)...)
-			if code != 2 {
-				t.Errorf("%v --db %s: exit %d, want 2 (%q)", cmd, value, code, errOut)
-			}
-			for _, want := range []string{`"` + scheme + `"`, "SQLite database file", "postgres://", "postgresql://"} {
-				if !strings.Contains(errOut, want) {
-					t.Errorf("%v --db %s: error lacks %q: %q", cmd, value, want, errOut)
-				}
-			}
-		}
+		wantDBRefused(t, value, 2, `"`+scheme+`"`, "SQLite database file", "postgres://", "postgresql://")
 	}
 	// The same value through TESSERA_DB.
 	t.Setenv("TESSERA_DB", "mysql://u@h/d")
@@ -78,26 +89,9 @@ func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
 		"POSTGRES://u:s3cret@h/d?connect_timeout=soon":    "invalid connect_timeout",
 	}
 	for value, reason := range cases {
-		for _, cmd := range dbCommands {
-			code, _, errOut := run(t, append(cmd, "--db", value)...)
-			if code != 2 {
-				t.Errorf("%v --db %s: exit %d, want 2 (%q)", cmd, value, code, errOut)
-			}
-			for _, want := range []string{"malformed PostgreSQL connection string", reason, "postgres://user:password@host:5432/dbname"} {
-				if !strings.Contains(errOut, want) {
-					t.Errorf("%v --db %s: error lacks %q: %q", cmd, value, want, errOut)
-				}
-			}
-			if strings.Contains(errOut, "s3cret") {
-				t.Errorf("%v --db %s: the error shows the password: %q", cmd, value, errOut)
-			}
-		}
+		wantDBRefused(t, value, 2, "malformed PostgreSQL connection string", reason, "postgres://user:password@host:5432/dbname")
 	}
-	for _, cmd := range dbCommands {
-		if code, _, errOut := run(t, append(cmd, "--db", " ")...); code != 2 || !strings.Contains(errOut, "--db is empty") {
-			t.Errorf("%v --db ' ': exit %d %q", cmd, code, errOut)
-		}
-	}
+	wantDBRefused(t, " ", 2, "--db is empty")
 	assertEmpty(t, dir)
 }
 
@@ -107,21 +101,8 @@ func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
 // --db postgres://… did before).
 func TestPostgresUnreachableAtStart(t *testing.T) {
 	dir := inEmptyDir(t, "0123456789abcdef0123")
-	url := "postgres://tessera:s3cret@127.0.0.1:1/tessera?sslmode=disable"
-	for _, cmd := range dbCommands {
-		code, _, errOut := run(t, append(cmd, "--db", url)...)
-		if code != 3 {
-			t.Errorf("%v: exit %d, want 3 (%q)", cmd, code, errOut)
-		}
-		for _, want := range []string{"cannot reach PostgreSQL at postgres://tessera:xxxxx@127.0.0.1:1/tessera", "check that the server runs"} {
-			if !strings.Contains(errOut, want) {
-				t.Errorf("%v: error lacks %q: %q", cmd, want, errOut)
-			}
-		}
-		if strings.Contains(errOut, "s3cret") {
-			t.Errorf("%v: the error shows the password: %q", cmd, errOut)
-		}
-	}
+	wantDBRefused(t, "postgres://tessera:s3cret@127.0.0.1:1/tessera?sslmode=disable", 3,
+		"cannot reach PostgreSQL at postgres://tessera:xxxxx@127.0.0.1:1/tessera", "check that the server runs")
 	assertEmpty(t, dir)
 }
 
@@ -215,24 +196,9 @@ func TestServeOnPostgresPagesAnswer(t *testing.T) {
 // that name; an empty postgres:// URL is refused too.
 func TestDBFlagRefusesKeywordConnectionStrings(t *testing.T) {
 	dir := inEmptyDir(t, "0123456789abcdef0123")
-	value := "host=127.0.0.1 port=5432 user=postgres password=s3cret dbname=t1"
-	for _, cmd := range dbCommands {
-		code, _, errOut := run(t, append(cmd, "--db", value)...)
-		if code != 2 {
-			t.Errorf("%v --db %q: exit %d, want 2 (%q)", cmd, value, code, errOut)
-		}
-		for _, want := range []string{"keyword/value connection string", "postgres://postgres@127.0.0.1:5432/t1", "nothing was written"} {
-			if !strings.Contains(errOut, want) {
-				t.Errorf("%v --db %q: error lacks %q: %q", cmd, value, want, errOut)
-			}
-		}
-		if strings.Contains(errOut, "s3cret") {
-			t.Errorf("%v: the error shows the password: %q", cmd, errOut)
-		}
-		if code, _, errOut := run(t, append(cmd, "--db", "postgres://")...); code != 2 || !strings.Contains(errOut, "names no host nor database") {
-			t.Errorf("%v --db postgres://: exit %d %q, want 2 saying it names no host nor database", cmd, code, errOut)
-		}
-	}
+	wantDBRefused(t, "host=127.0.0.1 port=5432 user=postgres password=s3cret dbname=t1", 2,
+		"keyword/value connection string", "postgres://postgres@127.0.0.1:5432/t1", "nothing was written")
+	wantDBRefused(t, "postgres://", 2, "names no host nor database")
 	t.Setenv("TESSERA_DB", "host=h dbname=d")
 	if code, _, errOut := run(t, "migrate"); code != 2 || !strings.Contains(errOut, "postgres://user@h:5432/d") {
 		t.Errorf("TESSERA_DB=host=h dbname=d: exit %d %q", code, errOut)

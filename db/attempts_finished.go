@@ -479,17 +479,7 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 	if len(items) > 0 && !slices.ContainsFunc(items, func(it plainMat) bool { return it.asset != items[0].asset || it.code != items[0].code }) {
 		groups = [][]plainMat{items} // one asset and code version: the common case, not copied
 	} else {
-		byAsset := map[assetCode]int{}
-		for _, it := range items {
-			k := assetCode{it.asset, it.code}
-			g, ok := byAsset[k]
-			if !ok {
-				g = len(groups)
-				byAsset[k] = g
-				groups = append(groups, nil)
-			}
-			groups[g] = append(groups[g], it)
-		}
+		groups = GroupBy(items, func(it plainMat) assetCode { return assetCode{it.asset, it.code} })
 	}
 	for _, group := range groups {
 		assetID, code := group[0].asset, group[0].code

@@ -1,6 +1,7 @@
 package db_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,6 +14,19 @@ import (
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
+// eachRangedFixture runs test on a fixture of each dialect (eachFixture)
+// whose hourly asset (asset) went through rangedBackfill, with its keys and
+// times; the test is too slow for the race pass and runs in parallel.
+func eachRangedFixture(t *testing.T, test func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time)) {
+	t.Helper()
+	teststore.SkipInRacePass(t)
+	t.Parallel()
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
+		keys, times := rangedBackfill(t, f)
+		test(ctx, t, f, f.ids["t.hourly"], keys, times)
+	})
+}
+
 // rangedBackfill records two attempts of t.hourly through their events:
 // run_a's first attempt over indexes 1000..1099 but 1070, crossing the
 // block at 1024 (1050 materialized with metadata, 1060 failed, the rest
@@ -20,14 +34,6 @@ import (
 // plainly materialized (1090..1099 again), its partitions listed in reverse
 // index order. It returns the keys around them
 // and the times of the attempts' starts and ends.
-// rangedFixture is a fixture whose hourly asset (asset) went through
-// rangedBackfill: its keys and times.
-func rangedFixture(t *testing.T, d db.Dialect) (f fixture, asset int64, keys []string, times []time.Time) {
-	f = newFixtureOn(t, d)
-	keys, times = rangedBackfill(t, f)
-	return f, f.ids["t.hourly"], keys, times
-}
-
 func rangedBackfill(t *testing.T, f fixture) (keys []string, times []time.Time) {
 	t.Helper()
 	asset := f.ids["t.hourly"]
@@ -136,11 +142,7 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 // rows, and every reader of instances answers exactly what it answers when
 // all of them are rows.
 func TestInstanceRangesReadAsRows(t *testing.T) {
-	teststore.SkipInRacePass(t)
-	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		ctx := t.Context()
-		f, asset, keys, times := rangedFixture(t, d)
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
 
 		count := func(q string) int {
 			var n int
@@ -198,11 +200,7 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 // running meanwhile (which knows its partitions by their former indexes)
 // records its instances as rows.
 func TestReindexKeepsRangedInstances(t *testing.T) {
-	teststore.SkipInRacePass(t)
-	t.Parallel()
-	teststore.EachDialect(t, func(t *testing.T, d db.Dialect) {
-		ctx := t.Context()
-		f, asset, keys, times := rangedFixture(t, d)
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
 		before := instanceAnswers(t, f, asset, keys, times)
 
 		// An attempt running across the re-index (over 2000..2009).

@@ -48,9 +48,14 @@ type Tick struct {
 	Actor          string  `db:"actor" json:"actor"`
 }
 
-// ScheduleStates lists the state of every schedule the store has seen.
-func (s *Store) ScheduleStates(ctx context.Context) ([]ScheduleState, error) {
-	return selectAll[ScheduleState](ctx, s.r, `SELECT * FROM schedule_state ORDER BY name`)
+// ScheduleStates maps the name of every schedule the store has seen to its
+// state.
+func (s *Store) ScheduleStates(ctx context.Context) (map[string]ScheduleState, error) {
+	rows, err := selectAll[ScheduleState](ctx, s.r, `SELECT * FROM schedule_state`)
+	if err != nil {
+		return nil, err
+	}
+	return IndexBy(rows, func(st ScheduleState) string { return st.Name }), nil
 }
 
 // ScheduleStateOf returns one schedule's state (ErrNotFound: never seen).

@@ -106,9 +106,14 @@ func sensorState(ctx context.Context, q getter, name string) (SensorState, error
 	return getOne[SensorState](ctx, q, "sensor", name, `SELECT * FROM sensor_state WHERE name=?`, name)
 }
 
-// SensorStates lists every sensor state.
-func (s *Store) SensorStates(ctx context.Context) ([]SensorState, error) {
-	return selectAll[SensorState](ctx, s.r, `SELECT * FROM sensor_state ORDER BY name`)
+// SensorStates maps the name of every sensor the store has seen to its
+// state.
+func (s *Store) SensorStates(ctx context.Context) (map[string]SensorState, error) {
+	rows, err := selectAll[SensorState](ctx, s.r, `SELECT * FROM sensor_state`)
+	if err != nil {
+		return nil, err
+	}
+	return IndexBy(rows, func(st SensorState) string { return st.Name }), nil
 }
 
 // SensorStateOf returns one sensor's state.

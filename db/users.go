@@ -209,3 +209,16 @@ func (s *Store) ChangeOwnPassword(ctx context.Context, id int64, passwordHash, k
 		return err
 	})
 }
+
+// AccountCountsForTest counts the users, the API tokens and the events:
+// what an account request could write, for the tests of accounts
+// (testkit.Env.AccountCounts); nothing else may call it.
+func (s *Store) AccountCountsForTest() (users, tokens, events int, err error) {
+	var row struct {
+		Users  int `db:"users"`
+		Tokens int `db:"tokens"`
+		Events int `db:"events"`
+	}
+	err = s.r.Get(&row, `SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM api_tokens) AS tokens, (SELECT COUNT(*) FROM events) AS events`)
+	return row.Users, row.Tokens, row.Events, err
+}

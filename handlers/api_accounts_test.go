@@ -12,7 +12,7 @@ import (
 
 func countAccounts(t *testing.T, env *testkit.Env) string {
 	t.Helper()
-	return fmt.Sprint(env.Count(t, `SELECT COUNT(*) FROM users`), env.Count(t, `SELECT COUNT(*) FROM api_tokens`), env.Count(t, `SELECT COUNT(*) FROM events`))
+	return fmt.Sprint(env.AccountCounts(t))
 }
 
 func TestAccountsAPI(t *testing.T) {

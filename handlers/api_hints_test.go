@@ -72,7 +72,7 @@ func TestAPINotFoundSaysWhereToLook(t *testing.T) {
 func TestPageNotFoundPointsAtPages(t *testing.T) {
 	env, _ := apiBFEnv(t)
 	c := env.Client(t, auth.RoleViewer)
-	status, page := getText(t, env, c, "/backfills/bf_nope")
+	status, page := env.GetText(t, c, "/backfills/bf_nope")
 	if status != http.StatusNotFound || !strings.Contains(page, "the Backfills page lists every backfill") || strings.Contains(page, "/api/v1/") {
 		t.Fatalf("%d %s", status, page)
 	}

@@ -179,13 +179,9 @@ type scheduleView struct {
 // scheduleViews reads the state and the newest recent ticks (at least 1)
 // of schedules: two queries, however many schedules.
 func (h *Handler) scheduleViews(ctx context.Context, defs []*catalog.Schedule, recent int) ([]scheduleView, error) {
-	states, err := h.Store.ScheduleStates(ctx)
+	byName, err := h.Store.ScheduleStates(ctx)
 	if err != nil {
 		return nil, err
-	}
-	byName := map[string]db.ScheduleState{}
-	for _, st := range states {
-		byName[st.Name] = st
 	}
 	names := make([]string, len(defs))
 	for i, s := range defs {
@@ -218,15 +214,10 @@ func (h *Handler) automationRetention() time.Duration {
 func (v scheduleView) json(now time.Time, retention time.Duration) ScheduleJSON {
 	s := v.Def
 	out := ScheduleJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Cron: s.CronExpr, Timezone: timezoneOf(s), Assets: s.Assets, Target: s.Target,
-		ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority, Overlap: s.Overlap,
+		Priority: s.Priority, Overlap: s.Overlap,
 		Catchup: ScheduleCatchup{Window: catalog.FormatDuration(s.Catchup.Window), MaxTicks: s.Catchup.MaxTicks}, Enabled: s.Enabled,
 		DefinitionHash: s.Hash(), NextTicks: nextTicks(s, now, NextTicksShown)}
-	if out.ChunkSize == 0 {
-		out.ChunkSize = jobs.DefaultChunkSize
-	}
-	if out.MaxConcurrentRuns == 0 {
-		out.MaxConcurrentRuns = jobs.DefaultMaxConcurrentRuns
-	}
+	out.ChunkSize, out.MaxConcurrentRuns = jobs.LaunchDefaults(s.ChunkSize, s.MaxConcurrent)
 	if s.Target == catalog.TargetMissingWithin {
 		out.MissingWithin = s.MissingWithin.String()
 	}

@@ -187,13 +187,9 @@ type sensorView struct {
 // (recent of them, at least 1), in three queries however many sensors.
 func (h *Handler) sensorViews(ctx context.Context, defs []*catalog.Sensor, recent int) ([]sensorView, error) {
 	recent = max(recent, 1)
-	states, err := h.Store.SensorStates(ctx)
+	byName, err := h.Store.SensorStates(ctx)
 	if err != nil {
 		return nil, err
-	}
-	byName := map[string]db.SensorState{}
-	for _, st := range states {
-		byName[st.Name] = st
 	}
 	// One query for the push sensors' newest events, one for the poll
 	// sensors' newest evaluations, however many sensors.
@@ -242,14 +238,8 @@ func sensorKind(s *catalog.Sensor) string {
 
 func (v sensorView) json(retention time.Duration) SensorJSON {
 	s, st := v.Def, v.State
-	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent,
-		Priority: s.Priority, Enabled: s.Enabled}
-	if out.ChunkSize == 0 {
-		out.ChunkSize = jobs.DefaultChunkSize
-	}
-	if out.MaxConcurrentRuns == 0 {
-		out.MaxConcurrentRuns = jobs.DefaultMaxConcurrentRuns
-	}
+	out := SensorJSON{Retention: catalog.FormatDuration(retention), Name: s.Name, Kind: sensorKind(s), Assets: s.Assets, Priority: s.Priority, Enabled: s.Enabled}
+	out.ChunkSize, out.MaxConcurrentRuns = jobs.LaunchDefaults(s.ChunkSize, s.MaxConcurrent)
 	if s.Poll() {
 		out.Evaluator = &SensorEvaluator{Kind: s.Evaluator.Kind, Interval: catalog.FormatDuration(s.Interval), Timeout: catalog.FormatDuration(s.Timeout)}
 	}

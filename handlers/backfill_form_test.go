@@ -499,11 +499,8 @@ func TestStaleFilterMatchesStalenessView(t *testing.T) {
 	c := env.Client(t, auth.RoleViewer)
 	form := url.Values{"asset": {"s.down"}, "selector": {"stale"}, "start": {"2025-01-01"}, "end": {"2025-01-05"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}}
 	resp := env.SessionPost(t, c, "/backfills/preview", form)
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	doc := pgDoc(t, resp)
 	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := doc.Find(`[data-testid="preview-status-stale"] b`).Text(); got != "2" {
 		t.Errorf("form preview stale count %q, want 2 (%s)", got, doc.Find(`[data-testid="preview"]`).Text())
 	}

@@ -42,9 +42,7 @@ func tzUser(t *testing.T, env *testkit.Env, name, zone string) *http.Client {
 // sees the browser's zone from the tz cookie; the stored zone wins over the
 // cookie; without either, or with a cookie that names no zone, UTC.
 func TestPagesShowTimesInDisplayZone(t *testing.T) {
-	t.Parallel()
-	testkit.SkipInRacePass(t) // renders the seeded demo in five zones, request after request
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t) // in five zones
 	var mat struct {
 		Asset string `db:"key"`
 		Key   string `db:"partition_key"`

@@ -28,11 +28,16 @@ func get(t *testing.T, env *testkit.Env, path string) (int, *goquery.Document) {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	return resp.StatusCode, doc
+	return resp.StatusCode, pgDoc(t, resp)
+}
+
+// seededEnv is a server on the seeded demo, for a test that renders its
+// pages request after request (too slow for the race pass; parallel).
+func seededEnv(t *testing.T) *testkit.Env {
+	t.Helper()
+	testkit.SkipInRacePass(t)
+	t.Parallel()
+	return testkit.New(t, testkit.Options{Seed: true})
 }
 
 // pgWorkspace is pgEnv's workspace: a daily asset, one that always fails
@@ -82,11 +87,7 @@ func pgGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, *g
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, doc
+	return resp.StatusCode, pgDoc(t, resp)
 }
 
 // pgDoc parses resp's body (the caller closes it).
@@ -140,16 +141,6 @@ func readBody(t testing.TB, resp *http.Response) string {
 	return string(b)
 }
 
-// getText fetches path as client c and returns status and body.
-func getText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return resp.StatusCode, readBody(t, resp)
-}
-
 // okPage fetches path as client c and returns the parsed page; t fails
 // unless the answer is 200.
 func okPage(t testing.TB, env *testkit.Env, c *http.Client, path string) *goquery.Document {
@@ -166,7 +157,7 @@ func okPage(t testing.TB, env *testkit.Env, c *http.Client, path string) *goquer
 // unless the status is 200.
 func okText(t testing.TB, env *testkit.Env, c *http.Client, path string) (int, string) {
 	t.Helper()
-	status, body := getText(t, env, c, path)
+	status, body := env.GetText(t, c, path)
 	if status != http.StatusOK {
 		t.Fatalf("GET %s: %d %.300s", path, status, body)
 	}

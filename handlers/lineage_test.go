@@ -210,9 +210,7 @@ func TestLineageAssetPageNeighbourhood(t *testing.T) {
 // row's: failed where the row counts failed partitions, stale where it
 // counts stale ones and no failed, never a colour the row does not count.
 func TestLineageHealthFromSeed(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	_, doc := get(t, env, "/")
 	_, graph := get(t, env, "/lineage")
 	health := map[string]string{}

@@ -46,9 +46,7 @@ func rowCounts(doc *goquery.Document, s string) map[string]bool {
 // of all are shown; a filter that keeps nothing says so; the lineage graph
 // keeps every asset and dims the ones left out.
 func TestOverviewFilter(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	_, all := get(t, env, "/")
 	every := listed(all)
 	if len(every) != len(env.WS.Assets) {
@@ -153,9 +151,7 @@ func TestOverviewFilter(t *testing.T) {
 // overview beside its filter (every asset listed), on /lineage its error
 // page.
 func TestOverviewFilterBadInput(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	for _, c := range []struct{ query, want string }{
 		{"state=broken", `unknown state "broken"; use failed (Has failures), stale or running`},
 		{"state=FAILED", `unknown state "FAILED"; use failed (Has failures), stale or running`},

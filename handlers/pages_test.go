@@ -24,9 +24,7 @@ func bigHourly(n int) string {
 }
 
 func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	status, doc := get(t, env, "/")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
@@ -61,9 +59,7 @@ func TestOverviewListsEveryAssetWithHealth(t *testing.T) {
 // is mostly stale (its code version changed), and before, its grid was all
 // green under a header saying 81% stale.
 func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	_, doc := get(t, env, "/assets/ml.features")
 	header, _ := strconv.Atoi(strings.ReplaceAll(doc.Find(`[data-testid="count-stale"]`).Text(), ",", ""))
 	tiles := doc.Find(`[data-testid="grid"] a`)
@@ -82,9 +78,7 @@ func TestAssetStatusViewDrawsStalePartitions(t *testing.T) {
 }
 
 func TestAssetPageCalendarMatrixAndList(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	cases := []struct {
 		asset, mode string
 		columns     int
@@ -178,9 +172,7 @@ func TestAssetPageMillionPartitionsIsBucketed(t *testing.T) {
 }
 
 func TestAssetPageZoomAndFilter(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	_, doc := get(t, env, "/assets/raw.events?from=2025-03-01-00:00&to=2025-03-02-23:00&status=failed")
 	grid := doc.Find(`[data-testid="grid"]`)
 	if grid.Find("a").Length() != 48 {

@@ -250,7 +250,7 @@ func TestSignInAndOutWhileTheStoreCannotWrite(t *testing.T) {
 	env.CreateUser(t, "lou", auth.RoleViewer, testkit.TestPassword)
 	lou := env.Login(t, "lou", testkit.TestPassword)
 	banner := func() string {
-		_, b := getText(t, env, env.Anon(), "/fault-banner")
+		_, b := env.GetText(t, env.Anon(), "/fault-banner")
 		return b
 	}
 	if b := banner(); strings.Contains(b, "store-banner") {

@@ -86,7 +86,7 @@ func TestTokenExpiry(t *testing.T) {
 	}
 	// The admin's page of every token lists the expiry and says expired.
 	c := env.Client(t, auth.RoleAdmin)
-	_, page := getText(t, env, c, "/admin/users")
+	_, page := env.GetText(t, c, "/admin/users")
 	if !strings.Contains(page, "short-lived") || !strings.Contains(page, `data-testid="token-expired"`) || !strings.Contains(page, at.UTC().Format("2006-01-02 15:04 UTC")) {
 		t.Errorf("the tokens page does not show the token's expiry and that it expired")
 	}
@@ -157,7 +157,7 @@ func TestTokenExpiryBadInput(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("form with expires_in 30d: HTTP %d", resp.StatusCode)
 	}
-	_, page := getText(t, env, c, "/settings/tokens")
+	_, page := env.GetText(t, c, "/settings/tokens")
 	want := time.Now().Add(30 * 24 * time.Hour).UTC().Format("2006-01-02")
 	if !strings.Contains(page, want) {
 		t.Errorf("the tokens page does not show the expiry date %s", want)

@@ -16,9 +16,7 @@ import (
 // is defined by a stylesheet that page loads: the overview's stale segment
 // was solid black because .z-stale lived only in staleness.css.
 func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	css := map[string]string{}
 	for _, path := range []string{"/", "/assets/analytics.daily_events", "/assets/ml.features?view=staleness", "/status"} {
 		_, doc := get(t, env, path)
@@ -51,9 +49,7 @@ func TestPagesLoadTheStylesOfTheirStatuses(t *testing.T) {
 // Viewers cannot launch backfills, so the asset page offers them no
 // "Backfill…" selection and no "Backfill stale" shortcuts; operators get both.
 func TestAssetPageBackfillControlsNeedOperator(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	for _, c := range []struct {
 		role auth.Role
 		want int
@@ -88,9 +84,7 @@ func TestSignInPageHasNoNav(t *testing.T) {
 
 // A range of one partition names its key once.
 func TestOnePartitionNamedOnce(t *testing.T) {
-	testkit.SkipInRacePass(t) // renders the seeded demo, request after request
-	t.Parallel()
-	env := testkit.New(t, testkit.Options{Seed: true})
+	env := seededEnv(t)
 	_, doc := get(t, env, "/assets/raw.events/partitions/2025-01-01-00:00")
 	got := strings.TrimSpace(doc.Find(`[data-asset="analytics.daily_events"] [data-testid="dep-summary"]`).Text())
 	if got != "1 partition: 2025-01-01" {

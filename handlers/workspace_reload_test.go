@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
-
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/jobs"
@@ -106,10 +104,7 @@ func TestAdminReloadsWorkspaceFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = env.SessionPost(t, admin, "/admin/workspace/reload", url.Values{})
-	page, err := goquery.NewDocumentFromReader(r.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := pgDoc(t, r)
 	msg := page.Find(`[data-testid="form-error"]`).Text()
 	if r.StatusCode != http.StatusBadRequest || !strings.Contains(msg, "was not reloaded") || !strings.Contains(msg, "ws.yaml:3") {
 		t.Fatalf("broken file: %d %q", r.StatusCode, msg)

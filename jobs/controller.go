@@ -513,7 +513,7 @@ func (e *Engine) finishCompleted(ctx context.Context, tx *db.Tx, comps []complet
 		finished[c.act.run.ID] = true
 	}
 	// One event per backfill, so that its timeline shows its runs.
-	for _, grp := range groupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
+	for _, grp := range db.GroupBy(ends, func(a db.AttemptEnd) string { return a.BackfillID }) {
 		if err := db.Emit(ctx, tx, db.EvAttemptsFinished, "backfill:"+grp[0].BackfillID, "controller", db.AttemptsFinished{Attempts: grp, At: nowMs}, "", now); err != nil {
 			return nil, nil, err
 		}

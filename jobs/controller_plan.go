@@ -322,27 +322,10 @@ func (e *Engine) emitPlanned(ctx context.Context, tx *db.Tx, plans []*bfPlan, st
 		planned = append(planned, db.RunsPlanned{BackfillID: p.b.ID, NextChunk: p.next, Runs: p.planned, At: nowMs})
 	}
 	var started []db.AttemptsStarted
-	for _, grp := range groupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
+	for _, grp := range db.GroupBy(starts, func(a db.AttemptStart) string { return a.BackfillID }) {
 		started = append(started, db.AttemptsStarted{Owner: e.owner, Attempts: grp, At: nowMs})
 	}
 	return db.EmitPlannedAndStarted(ctx, tx, "controller", planned, started, now)
-}
-
-// groupBy splits items into groups of equal key, in order of first appearance.
-func groupBy[T any](items []T, key func(T) string) [][]T {
-	idx := map[string]int{}
-	var out [][]T
-	for _, it := range items {
-		k := key(it)
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, nil)
-		}
-		out[i] = append(out[i], it)
-	}
-	return out
 }
 
 func segmentOf(segs []db.Segment, chunk int64) *db.Segment {

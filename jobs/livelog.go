@@ -93,16 +93,7 @@ func (l *liveTails) add(run string, attempt int64, b *tailBuffer) (done func()) 
 func (e *Engine) keepLiveTails(ctx context.Context) {
 	e.tails.on.Store(true)
 	defer e.tails.on.Store(false)
-	tk := time.NewTicker(liveTailEvery)
-	defer tk.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tk.C:
-		}
-		e.flushLiveTails(ctx)
-	}
+	every(ctx, liveTailEvery, func() { e.flushLiveTails(ctx) })
 }
 
 func (e *Engine) flushLiveTails(ctx context.Context) {

@@ -22,14 +22,9 @@ const (
 // empty) when the tick targets no partition: "nothing to build: …".
 func (e *Engine) TickRequest(ctx context.Context, s *catalog.Schedule, at time.Time) (req Request, skip string, err error) {
 	ws, _ := e.workspace()
-	req = Request{Assets: s.Assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority,
+	req = Request{Assets: s.Assets, Priority: s.Priority,
 		Title: fmt.Sprintf("Schedule %s, tick of %s", s.Name, at.In(s.Cron.Location()).Format("2006-01-02 15:04:05 MST"))}
-	if req.ChunkSize == 0 {
-		req.ChunkSize = DefaultChunkSize
-	}
-	if req.MaxConcurrentRuns == 0 {
-		req.MaxConcurrentRuns = DefaultMaxConcurrentRuns
-	}
+	req.ChunkSize, req.MaxConcurrentRuns = LaunchDefaults(s.ChunkSize, s.MaxConcurrent)
 	first := ws.Asset(s.Assets[0])
 	if first == nil {
 		return Request{}, "", fmt.Errorf("asset %s of schedule %s is no longer declared", s.Assets[0], s.Name)

@@ -130,13 +130,9 @@ func (s *Scheduler) Evaluate(ctx context.Context, now time.Time) error {
 	ws, _ := s.e.workspace()
 	// One read of every state; a schedule is only written to when it owes
 	// something (a thousand schedules cost a query, not a thousand writes).
-	states, err := s.e.Store.ScheduleStates(ctx)
+	byName, err := s.e.Store.ScheduleStates(ctx)
 	if err != nil {
 		return err
-	}
-	byName := make(map[string]db.ScheduleState, len(states))
-	for _, st := range states {
-		byName[st.Name] = st
 	}
 	var errs []error
 	p := &pass{}

@@ -32,6 +32,19 @@ const (
 	DefaultMaxConcurrentRuns = 4
 )
 
+// LaunchDefaults are the chunk size and max concurrent runs of the
+// backfills a schedule or a sensor launches: its own, or the defaults for
+// those it leaves out (0).
+func LaunchDefaults(chunkSize, maxConcurrent int64) (int64, int64) {
+	if chunkSize == 0 {
+		chunkSize = DefaultChunkSize
+	}
+	if maxConcurrent == 0 {
+		maxConcurrent = DefaultMaxConcurrentRuns
+	}
+	return chunkSize, maxConcurrent
+}
+
 // NewRequest is a request with the defaults set, to decode a body into:
 // fields the body leaves out keep their default, fields it sends (0
 // included) are checked as sent.

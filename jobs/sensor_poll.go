@@ -80,17 +80,10 @@ const (
 func (s *Sensors) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
 	lastPrune := time.Time{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, 500*time.Millisecond, func() {
 		if !s.e.Leading() {
-			continue // another instance polls (leader.go)
+			return // another instance polls (leader.go)
 		}
 		if now := s.e.Now(); lastPrune.IsZero() || now.Sub(lastPrune) >= pruneEvery {
 			// Once at the start, then hourly.
@@ -100,13 +93,9 @@ func (s *Sensors) Run(ctx context.Context) {
 			lastPrune = now
 		}
 		ws, _ := s.e.workspace()
-		states, err := s.e.Store.SensorStates(ctx)
+		byName, err := s.e.Store.SensorStates(ctx)
 		if err != nil {
-			continue
-		}
-		byName := map[string]db.SensorState{}
-		for _, st := range states {
-			byName[st.Name] = st
+			return
 		}
 		now := db.Millis(s.e.Now())
 		for _, sn := range ws.Sensors {
@@ -126,7 +115,7 @@ func (s *Sensors) Run(ctx context.Context) {
 				}
 			}(sn)
 		}
-	}
+	})
 }
 
 // Prune deletes the evaluations and pushed events older than the

@@ -263,17 +263,12 @@ func (e *Engine) eventRequest(s *catalog.Sensor, ev PushEvent) (Request, error) 
 		}
 		assets = ev.Assets
 	}
-	req := Request{Assets: assets, ChunkSize: s.ChunkSize, MaxConcurrentRuns: s.MaxConcurrent, Priority: s.Priority,
+	req := Request{Assets: assets, Priority: s.Priority,
 		Title: fmt.Sprintf("Sensor %s, event %s", s.Name, ev.MessageID)}
 	if utf8.RuneCountInString(req.Title) > MaxTitleLen {
 		req.Title = string([]rune(req.Title)[:MaxTitleLen])
 	}
-	if req.ChunkSize == 0 {
-		req.ChunkSize = DefaultChunkSize
-	}
-	if req.MaxConcurrentRuns == 0 {
-		req.MaxConcurrentRuns = DefaultMaxConcurrentRuns
-	}
+	req.ChunkSize, req.MaxConcurrentRuns = LaunchDefaults(s.ChunkSize, s.MaxConcurrent)
 	switch {
 	case len(ev.Partitions) > 0 && (ev.Start != "" || ev.End != ""):
 		return Request{}, bad("partitions", "give partitions or start/end, not both")

@@ -249,18 +249,11 @@ var workspaceCheckEvery = time.Second
 // watchWorkspaces checks the workspace each workspaceCheckEvery until ctx
 // ends.
 func (e *Engine) watchWorkspaces(ctx context.Context) {
-	t := time.NewTicker(workspaceCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, workspaceCheckEvery, func() {
 		if err := e.checkWorkspace(ctx); err != nil && ctx.Err() == nil {
 			e.Log.Warn("workspace not compared with the other instances'", "err", err)
 		}
-	}
+	})
 }
 
 // CompareWorkspace compares ws with the workspaces of the instances live

@@ -141,6 +141,14 @@ func (e *Env) GetBody(t testing.TB, path string) (*http.Response, []byte) {
 	return resp, b
 }
 
+// GetText GETs path as client c (a session's, or Anon) and returns the
+// status and the body (Fetch).
+func (e *Env) GetText(t testing.TB, c *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, body := Fetch(t, c, http.MethodGet, e.URL+path, "")
+	return resp.StatusCode, body
+}
+
 // Fetch sends a request of method without a body to url with c, with
 // token as a bearer token ("": none), and returns the answer with its body
 // read (and closed); t fails when no answer comes.

@@ -25,21 +25,6 @@ func body(t *testing.T, resp *http.Response) string {
 	return string(b)
 }
 
-func sessionGet(t *testing.T, env *testkit.Env, c *http.Client, path string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(env.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, body(t, resp)
-}
-
-func countAccounts(t *testing.T, env *testkit.Env) (users, tokens, events int) {
-	t.Helper()
-	return env.Count(t, `SELECT COUNT(*) FROM users`), env.Count(t, `SELECT COUNT(*) FROM api_tokens`), env.Count(t, `SELECT COUNT(*) FROM events`)
-}
-
 // TestCSRF: a state-changing form POST without the token is refused with 403
 // and changes nothing; with the token it works; a token from another
 // browser does not count.
@@ -47,7 +32,7 @@ func TestCSRF(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
-	u0, _, e0 := countAccounts(t, env)
+	u0, _, e0 := env.AccountCounts(t)
 	form := url.Values{"name": {"mallory"}, "role": {"admin"}, "password": {"long enough password"}}
 	resp, err := admin.Post(env.URL+"/admin/users", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
 	if err != nil {
@@ -62,7 +47,7 @@ func TestCSRF(t *testing.T) {
 	if r := env.SessionPost(t, admin, "/admin/users", form); r.StatusCode != http.StatusForbidden {
 		t.Fatalf("POST with another browser's token: %d, want 403", r.StatusCode)
 	}
-	if u, _, e := countAccounts(t, env); u != u0 || e != e0 {
+	if u, _, e := env.AccountCounts(t); u != u0 || e != e0 {
 		t.Fatalf("refused POSTs wrote: users %d→%d events %d→%d", u0, u, e0, e)
 	}
 	form.Del("_csrf")
@@ -119,14 +104,14 @@ func TestXSSEscaped(t *testing.T) {
 		if r := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"tok" + p}}); r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("create token: %d", r.StatusCode)
 		} else {
-			_, html := sessionGet(t, env, c, r.Header.Get("Location")) // shows the new token once
+			_, html := env.GetText(t, c, r.Header.Get("Location")) // shows the new token once
 			assertEscaped(t, "token created page", html)
 			if !strings.Contains(html, "tok&lt;") && !strings.Contains(html, "tok&#34;") {
 				t.Errorf("token name not shown escaped")
 			}
 		}
 		for _, path := range []string{"/", "/settings/tokens", "/assets/raw.events"} {
-			st, html := sessionGet(t, env, c, path)
+			st, html := env.GetText(t, c, path)
 			if st != 200 || !strings.Contains(html, `data-testid="current-user"`) {
 				t.Fatalf("%s as %q: %d", path, name, st)
 			}
@@ -146,16 +131,16 @@ func TestXSSEscaped(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/admin/users", "/assets/crm.accounts_snapshot/partitions/acme", "/assets/crm.accounts_snapshot"} {
-		st, html := sessionGet(t, env, admin, path)
+		st, html := env.GetText(t, admin, path)
 		if st != 200 {
 			t.Fatalf("%s: %d", path, st)
 		}
 		assertEscaped(t, path, html)
 	}
-	if _, html := sessionGet(t, env, admin, "/admin/users"); !strings.Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+	if _, html := env.GetText(t, admin, "/admin/users"); !strings.Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("admin page does not show the escaped user name")
 	}
-	if _, html := sessionGet(t, env, admin, "/assets/crm.accounts_snapshot/partitions/acme"); !strings.Contains(html, "&lt;script&gt;") {
+	if _, html := env.GetText(t, admin, "/assets/crm.accounts_snapshot/partitions/acme"); !strings.Contains(html, "&lt;script&gt;") {
 		t.Errorf("partition page does not show the escaped metadata")
 	}
 }
@@ -198,7 +183,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{IdleTimeout: idle, LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1}})
 	signedIn := time.Now()
 	c := env.Client(t, auth.RoleViewer)
-	if st, _ := sessionGet(t, env, c, "/"); st != 200 {
+	if st, _ := env.GetText(t, c, "/"); st != 200 {
 		t.Fatalf("fresh session, %s after the sign-in began: %d", time.Since(signedIn), st)
 	}
 	// A sleep: the idle timeout passing is the behaviour; 100 ms past it (the session was last used before the sleep).
@@ -207,11 +192,11 @@ func TestSessionIdleExpiry(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=%2F") || !strings.Contains(resp.Header.Get("Location"), "expired=1") {
 		t.Fatalf("expired session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	st, html := sessionGet(t, env, c, "/login?next=%2F&expired=1")
+	st, html := env.GetText(t, c, "/login?next=%2F&expired=1")
 	if st != 200 || !strings.Contains(html, "session-expired") {
 		t.Fatalf("login page does not say the session ended: %d", st)
 	}
-	if st, _ := sessionGet(t, env, c, "/api/v1/me"); st != http.StatusUnauthorized {
+	if st, _ := env.GetText(t, c, "/api/v1/me"); st != http.StatusUnauthorized {
 		t.Fatalf("API with expired session: %d", st)
 	}
 }
@@ -226,7 +211,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	id := env.CreateUser(t, "dave", auth.RoleOperator, testkit.TestPassword)
 	dave := env.Login(t, "dave", testkit.TestPassword)
 	tok := env.TokenFor(t, id, "")
-	if st, _ := sessionGet(t, env, dave, "/"); st != 200 {
+	if st, _ := env.GetText(t, dave, "/"); st != 200 {
 		t.Fatal("dave cannot read")
 	}
 	if r := env.BearerDo(t, "GET", "/api/v1/me", tok, "", ""); r.StatusCode != 200 {
@@ -261,7 +246,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("create token: %d", r.StatusCode)
 	}
-	st, html := sessionGet(t, env, op, r.Header.Get("Location"))
+	st, html := env.GetText(t, op, r.Header.Get("Location"))
 	i := strings.Index(html, `data-testid="new-token-secret">`) + len(`data-testid="new-token-secret">`)
 	if st != 200 || !strings.HasPrefix(html[i:], "tsr_") {
 		t.Fatalf("token page: %d", st)
@@ -291,7 +276,7 @@ func TestDisableAndRevokeStopAccessAtOnce(t *testing.T) {
 	}
 	replay := env.Anon()
 	replay.Jar.SetCookies(u, cookies)
-	if st, _ := sessionGet(t, env, replay, "/api/v1/me"); st != http.StatusUnauthorized {
+	if st, _ := env.GetText(t, replay, "/api/v1/me"); st != http.StatusUnauthorized {
 		t.Fatalf("replayed cookie after logout: %d", st)
 	}
 }
@@ -305,7 +290,7 @@ func TestBadAccountInput(t *testing.T) {
 	env := testkit.New(t, testkit.Options{})
 	admin := env.Client(t, auth.RoleAdmin)
 	env.CreateUser(t, "erin", auth.RoleViewer, testkit.TestPassword)
-	u0, t0, e0 := countAccounts(t, env)
+	u0, t0, e0 := env.AccountCounts(t)
 	cases := []struct {
 		name string
 		form url.Values
@@ -332,7 +317,7 @@ func TestBadAccountInput(t *testing.T) {
 	if r := env.SessionPost(t, viewer, "/settings/tokens", url.Values{"name": {"x"}, "role": {"admin"}}); r.StatusCode != 400 {
 		t.Errorf("token above the user's role: %d", r.StatusCode)
 	}
-	u1, t1, e1 := countAccounts(t, env)
+	u1, t1, e1 := env.AccountCounts(t)
 	u0, e0 = u0+1, e0+2 // the viewer made above: user + session events
 	if u1 != u0 || t1 != t0 || e1 != e0 {
 		t.Errorf("bad input wrote: users %d→%d tokens %d→%d events %d→%d", u0, u1, t0, t1, e0, e1)
@@ -465,7 +450,7 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 			session += ck.Name + "=" + ck.Value + "; "
 		}
 	}
-	_, tokensBefore, _ := countAccounts(t, env)
+	_, tokensBefore, _ := env.AccountCounts(t)
 	for _, planted := range []string{"anything1234", env.CSRF(t, env.Client(t, auth.RoleViewer))} { // made up, or another session's
 		form := url.Values{"name": {"planted"}, "_csrf": {planted}}
 		req, _ := http.NewRequest("POST", env.URL+"/settings/tokens", strings.NewReader(form.Encode()))
@@ -480,14 +465,14 @@ func TestCSRFTokenBoundToSession(t *testing.T) {
 			t.Errorf("planted token %q: %d, want 403", planted, resp.StatusCode)
 		}
 	}
-	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore {
+	if _, tokens, _ := env.AccountCounts(t); tokens != tokensBefore {
 		t.Fatalf("a planted CSRF token created %d tokens", tokens-tokensBefore)
 	}
 	// The session's own form still works.
 	if resp := env.SessionPost(t, c, "/settings/tokens", url.Values{"name": {"mine"}}); resp.StatusCode >= 400 {
 		t.Fatalf("the session's own form: %d", resp.StatusCode)
 	}
-	if _, tokens, _ := countAccounts(t, env); tokens != tokensBefore+1 {
+	if _, tokens, _ := env.AccountCounts(t); tokens != tokensBefore+1 {
 		t.Fatalf("the session's own form created %d tokens, want 1", tokens-tokensBefore)
 	}
 	// Behind a TLS-terminating proxy the CSRF cookie is Secure.

@@ -153,14 +153,14 @@ func TestAccountLockSparesItsOwner(t *testing.T) {
 	}
 
 	admin := env.Client(t, auth.RoleAdmin)
-	_, html := sessionGet(t, env, admin, "/admin/users")
+	_, html := env.GetText(t, admin, "/admin/users")
 	if !strings.Contains(html, `data-testid="locked"`) || !strings.Contains(html, "5 failed sign-ins from 5 addresses") || !strings.Contains(html, "/admin/users/"+itoa(id)+"/unlock") {
 		t.Fatalf("the Users page does not show fay's lock with an Unlock button")
 	}
 	if r := env.SessionPost(t, admin, "/admin/users/"+itoa(id)+"/unlock", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("unlock: %d", r.StatusCode)
 	}
-	if _, html := sessionGet(t, env, admin, "/admin/users"); strings.Contains(html, `data-testid="locked"`) || !strings.Contains(html, "Unlocked fay (forgot 5 failed sign-ins).") {
+	if _, html := env.GetText(t, admin, "/admin/users"); strings.Contains(html, `data-testid="locked"`) || !strings.Contains(html, "Unlocked fay (forgot 5 failed sign-ins).") {
 		t.Fatalf("after unlock the page still shows the lock, or no notice")
 	}
 	if st, _, _ := signInFrom(t, env, "192.0.2.11", "fay", testkit.TestPassword, nil); st != http.StatusSeeOther {

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -146,23 +145,10 @@ sensors:
 // and returns the status and body.
 func readsGet(t *testing.T, env *testkit.Env, session *http.Client, token, via, path string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, env.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := session
+	client, bearer := session, ""
 	if via == "token" {
-		client = env.Anon()
-		req.Header.Set("Authorization", "Bearer "+token)
+		client, bearer = env.Anon(), token
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return resp.StatusCode, string(b)
+	resp, body := testkit.Fetch(t, client, http.MethodGet, env.URL+path, bearer)
+	return resp.StatusCode, body
 }
