@@ -73,7 +73,7 @@ func apiWaitState(t *testing.T, env *testkit.Env, tok, id string, states ...stri
 	var b map[string]any
 	// A generous bound: it returns as soon as the state is reached, and
 	// `make test` runs packages side by side on 2 cores.
-	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
+	testkit.Eventually(t, 2*time.Minute, fmt.Sprintf("backfill %s to be %v", id, states), func() bool {
 		_, b = apiCall(t, env, tok, "GET", "/api/v1/backfills/"+id, "")
 		state, _ := b["state"].(string)
 		return slices.Contains(states, state)
