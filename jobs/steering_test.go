@@ -28,7 +28,7 @@ func TestAsyncAttemptTimeoutAndTerminate(t *testing.T) {
 		}))
 		defer srv.Close()
 		ws := teststore.Assets(
-			oneAttemptAsset("a.quick", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q, timeout: 300ms}}", srv.URL)),
+			oneAttemptAsset("a.quick", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q, timeout: 1s}}", srv.URL)),
 			oneAttemptAsset("a.patient", "{daily: {start: 2025-01-01, end: 2025-02-01}}", fmt.Sprintf("{http: {url: %q}}", srv.URL)),
 		)
 		env := newTestEnvOn(t, dialect, ws, Options{BaseURL: "http://tessera.test"})
