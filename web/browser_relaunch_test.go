@@ -20,10 +20,16 @@ import (
 // the partitions from there on
 // → Launch creates that backfill. Then, on the form, ticking a status under
 // "Only partitions that are" picks that choice and the live preview follows.
+// relaunchEnd is the last day of TestBrowserRelaunchCanceled's backfill:
+// 90 days from 2025-01-01.
+const relaunchEnd = "2025-03-31"
+
 func TestBrowserRelaunchCanceled(t *testing.T) {
 	t.Parallel()
 	s, ctx := bfFlowSession(t)
-	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end=2025-01-20&chunk_size=2&max_concurrent_runs=1")
+	// 90 days in chunks of 2 (about a minute): still running when the cancel
+	// lands, however slow the machine.
+	launchFromURL(t, ctx, s, "asset=flow.slow&start=2025-01-01&end="+relaunchEnd+"&chunk_size=2&max_concurrent_runs=1")
 	testkit.WaitJS(t, ctx, fmt.Sprintf(stateIs, "RUNNING"), 30*time.Second, "RUNNING")
 	testkit.WaitJS(t, ctx, `+((document.querySelector('[data-testid="count-succeeded"] b')||{}).innerText||0) >= 2`, 30*time.Second, "a first chunk built")
 	if n := testkit.JS(t, ctx, `String(document.querySelectorAll('[data-testid="action-relaunch"]').length)`); n != "0" {
@@ -38,16 +44,16 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 		t.Errorf("the relaunch reads %q", label)
 	}
 	built, err := strconv.Atoi(testkit.JS(t, ctx, `document.querySelector('[data-testid="count-succeeded"] b').innerText`))
-	if err != nil || built < 2 || built >= 20 {
-		t.Fatalf("the canceled backfill built %d of 20 (%v)", built, err)
+	if err != nil || built < 2 || built >= 90 {
+		t.Fatalf("the canceled backfill built %d of 90 (%v)", built, err)
 	}
 	// One chunk at a time, 2 days each: it stopped at the first day of the
 	// chunk it was building, whose first day it may have built already
 	// (the terminate can land between a chunk's two days).
 	first := built/2*2 + 1
-	from := fmt.Sprintf("2025-01-%02d", first)
+	from := time.Date(2025, 1, first, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 	note := testkit.JS(t, ctx, `document.querySelector('[data-testid="relaunch-note"]').innerText`)
-	if !strings.Contains(note, "the rest of its range, from the first chunk it did not finish: range "+from+" … 2025-01-20") || !strings.Contains(note, "Preview, then launch") {
+	if !strings.Contains(note, "the rest of its range, from the first chunk it did not finish: range "+from+" … "+relaunchEnd) || !strings.Contains(note, "Preview, then launch") {
 		t.Errorf("relaunch note %q", note)
 	}
 	testkit.Screenshot(t, ctx, "backfill-canceled-relaunch")
@@ -57,17 +63,17 @@ func TestBrowserRelaunchCanceled(t *testing.T) {
 	got := testkit.JS(t, ctx, `[document.querySelector('[data-testid="asset-flow.slow"]').checked, document.querySelector('[data-testid="selector-range"]').checked,
 		document.querySelector('[data-testid="start"]').value, document.querySelector('[data-testid="end"]').value,
 		document.querySelector('[data-testid="chunk-size"]').value, document.querySelector('[data-testid="max-concurrent"]').value].join("|")`)
-	if want := "true|true|" + from + "|2025-01-20|2|1"; got != want {
+	if want := "true|true|" + from + "|" + relaunchEnd + "|2|1"; got != want {
 		t.Errorf("prefilled form: %s, want %s", got, want)
 	}
-	want := strconv.Itoa(20 - (first - 1))
+	want := strconv.Itoa(90 - (first - 1))
 	if n := testkit.JS(t, ctx, `document.querySelector('[data-testid="preview-partitions"]').dataset.n`); n != want {
-		t.Errorf("the preview counts %s partitions, want %s (20 less the %d before %s; %d built)", n, want, first-1, from, built)
+		t.Errorf("the preview counts %s partitions, want %s (90 less the %d before %s; %d built)", n, want, first-1, from, built)
 	}
 	testkit.Screenshot(t, ctx, "backfill-relaunch-form")
 	testkit.Click(t, ctx, `[data-testid="launch"]`, 30*time.Second)
 	testkit.WaitJS(t, ctx, fmt.Sprintf(`location.pathname.startsWith("/backfills/bf_") && location.pathname !== %q`, parent), 30*time.Second, "the new backfill's page")
-	if sel := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … 2025-01-20" {
+	if sel := testkit.JS(t, ctx, `document.querySelector('[data-testid="selection"]').innerText`); sel != "range "+from+" … "+relaunchEnd {
 		t.Errorf("the new backfill selects %q", sel)
 	}
 	if title := testkit.JS(t, ctx, `document.querySelector('#bf-summary h1').innerText`); !strings.HasPrefix(title, "Rest of ") || strings.Contains(title, strings.TrimPrefix(parent, "/backfills/")) {
