@@ -95,7 +95,7 @@ func (h *Handler) Readyz(c echo.Context) error {
 		if mm := h.Engine.WorkspaceMismatch(); mm != nil && status == http.StatusOK {
 			status = http.StatusServiceUnavailable
 			out.Status = "workspace differs from another instance's"
-			out.Reason = fmt.Sprintf("this instance's workspace differs from instance %s's in assets %s: it does not plan backfills; start every instance with the same --workspace file",
+			out.Reason = fmt.Sprintf("this instance's workspace differs from instance %s's in %s: it does not plan backfills until every live instance serves the same --workspace file (after a change, reload each instance; the last to reload plans again)",
 				mm.Instance, strings.Join(mm.Assets, ", "))
 			out.Workspace = &WorkspaceHealth{Differs: true, Instance: mm.Instance, Assets: mm.Assets}
 		}

@@ -95,7 +95,7 @@ func TestReadyzSaysWorkspaceDiffers(t *testing.T) {
 	code, rd := readyz(t, b)
 	if code != http.StatusServiceUnavailable || rd.Workspace == nil || !rd.Workspace.Differs ||
 		strings.Join(rd.Workspace.Assets, ",") != "w.daily" || rd.Workspace.Instance != engA.Owner() ||
-		!strings.Contains(rd.Reason, "w.daily") || !strings.Contains(rd.Reason, "same --workspace") {
+		!strings.Contains(rd.Reason, "w.daily") || !strings.Contains(rd.Reason, "same --workspace") || !strings.Contains(rd.Reason, "reload each instance") {
 		t.Fatalf("B's /readyz %d %+v %+v", code, rd, rd.Workspace)
 	}
 	if code, rd := readyz(t, a); code != http.StatusOK || rd.Workspace != nil {

@@ -67,6 +67,7 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 		t := time.NewTicker(e.opts.Heartbeat)
 		defer t.Stop()
 		beatFailing := false // said once a spell of failed heartbeats
+		leadFailing := false // … of failed asks for the schedules' lease
 		for {
 			select {
 			case <-hbCtx.Done():
@@ -80,8 +81,13 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 					e.Log.Info("heartbeat recorded again")
 					beatFailing = false
 				}
-				if err := e.lead(hbCtx); err != nil && hbCtx.Err() == nil {
-					e.Log.Warn("ask for the schedules' lease", "err", err)
+				switch err := e.lead(hbCtx); {
+				case err != nil && hbCtx.Err() == nil && !leadFailing:
+					e.Log.Warn("ask for the schedules' lease: failed; said once until it is asked again", "err", oneLine(err))
+					leadFailing = true
+				case err == nil && leadFailing:
+					e.Log.Info("the schedules' lease is asked for again")
+					leadFailing = false
 				}
 			}
 		}

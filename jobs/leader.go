@@ -47,8 +47,11 @@ func (e *Engine) lead(ctx context.Context) error {
 	was := e.Leading()
 	if err != nil || !ok {
 		e.leadUntil.Store(0)
-		if was {
-			e.Log.Warn("this server no longer runs the schedules and sensors: another holds the lease", "err", err)
+		switch {
+		case was && err != nil:
+			e.Log.Warn("this server no longer runs the schedules and sensors: it could not renew their lease", "err", oneLine(err))
+		case was:
+			e.Log.Warn("this server no longer runs the schedules and sensors: another holds their lease")
 		}
 		return err
 	}
