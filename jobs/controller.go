@@ -57,38 +57,27 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	if err := e.heartbeat(context.Background()); err != nil {
 		return err
 	}
-	if err := e.lead(context.Background()); err != nil {
-		e.Log.Warn("ask for the schedules' lease", "err", err)
-	}
+	// Each said once a spell of failures (spell.go).
+	var beat, lease spell
+	const (
+		beatFailed  = "heartbeat failed; said once until one succeeds (on PostgreSQL this instance starts no attempt meanwhile)"
+		leaseFailed = "ask for the schedules' lease: failed; said once until it is asked again"
+		leaseAgain  = "the schedules' lease is asked for again"
+	)
+	lease.note(context.Background(), e.Log, e.lead(context.Background()), leaseFailed, leaseAgain)
 	hbDone := make(chan struct{})
 	defer func() { stopHB(); <-hbDone; e.stepDown(context.Background()) }()
 	go func() {
 		defer close(hbDone)
 		t := time.NewTicker(e.opts.Heartbeat)
 		defer t.Stop()
-		beatFailing := false // said once a spell of failed heartbeats
-		leadFailing := false // … of failed asks for the schedules' lease
 		for {
 			select {
 			case <-hbCtx.Done():
 				return
 			case <-t.C:
-				switch err := e.heartbeat(hbCtx); {
-				case err != nil && hbCtx.Err() == nil && !beatFailing:
-					e.Log.Warn("heartbeat failed; said once until one succeeds (on PostgreSQL this instance starts no attempt meanwhile)", "err", oneLine(err))
-					beatFailing = true
-				case err == nil && beatFailing:
-					e.Log.Info("heartbeat recorded again")
-					beatFailing = false
-				}
-				switch err := e.lead(hbCtx); {
-				case err != nil && hbCtx.Err() == nil && !leadFailing:
-					e.Log.Warn("ask for the schedules' lease: failed; said once until it is asked again", "err", oneLine(err))
-					leadFailing = true
-				case err == nil && leadFailing:
-					e.Log.Info("the schedules' lease is asked for again")
-					leadFailing = false
-				}
+				beat.note(hbCtx, e.Log, e.heartbeat(hbCtx), beatFailed, "heartbeat recorded again")
+				lease.note(hbCtx, e.Log, e.lead(hbCtx), leaseFailed, leaseAgain)
 			}
 		}
 	}()

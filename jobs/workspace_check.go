@@ -249,16 +249,10 @@ var workspaceCheckEvery = time.Second
 // watchWorkspaces checks the workspace each workspaceCheckEvery until ctx
 // ends.
 func (e *Engine) watchWorkspaces(ctx context.Context) {
-	failing := false // said once a spell of failed comparisons
+	var compare spell // said once a spell of failed comparisons
 	every(ctx, workspaceCheckEvery, func() {
-		switch err := e.checkWorkspace(ctx); {
-		case err != nil && ctx.Err() == nil && !failing:
-			e.Log.Warn("workspace not compared with the other instances'; said once until it is again", "err", oneLine(err))
-			failing = true
-		case err == nil && failing:
-			e.Log.Info("workspace compared with the other instances' again")
-			failing = false
-		}
+		compare.note(ctx, e.Log, e.checkWorkspace(ctx), "workspace not compared with the other instances'; said once until it is again",
+			"workspace compared with the other instances' again")
 	})
 }
 
