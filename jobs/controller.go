@@ -69,17 +69,10 @@ func (e *Engine) Run(ctx context.Context, grace time.Duration) error {
 	defer func() { stopHB(); <-hbDone; e.stepDown(context.Background()) }()
 	go func() {
 		defer close(hbDone)
-		t := time.NewTicker(e.opts.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbCtx.Done():
-				return
-			case <-t.C:
-				beat.note(hbCtx, e.Log, e.heartbeat(hbCtx), beatFailed, "heartbeat recorded again")
-				lease.note(hbCtx, e.Log, e.lead(hbCtx), leaseFailed, leaseAgain)
-			}
-		}
+		every(hbCtx, e.opts.Heartbeat, func() {
+			beat.note(hbCtx, e.Log, e.heartbeat(hbCtx), beatFailed, "heartbeat recorded again")
+			lease.note(hbCtx, e.Log, e.lead(hbCtx), leaseFailed, leaseAgain)
+		})
 	}()
 	tick := time.NewTicker(e.opts.Tick)
 	defer tick.Stop()
