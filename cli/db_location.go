@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +53,7 @@ func openLocation(loc db.Location) (*db.Store, error) {
 		if msg := refusedConnection(ue, "--db"); msg != "" {
 			return nil, &exitError{ExitServer, errors.New(msg)}
 		}
-		return nil, &exitError{ExitServer, fmt.Errorf("cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database", loc.Redacted(), ue.Err)}
+		return nil, &exitError{ExitServer, errors.New(unreachableMessage(ue, loc, "--db"))}
 	}
 	return nil, &exitError{ExitServer, err}
 }
@@ -73,6 +75,26 @@ func refusedConnection(ue *db.UnreachableError, flag string) string {
 		return fmt.Sprintf("PostgreSQL on %s does not let user %s connect to database %s (pg_hba.conf, or no such role): allow it on the server or fix %s", server, user, database, flag)
 	}
 	return ""
+}
+
+// unreachableMessage words a PostgreSQL server at loc that did not answer
+// (given by flag): what failed, once, and what to check for that failure.
+func unreachableMessage(ue *db.UnreachableError, loc db.Location, flag string) string {
+	server, _, _ := ue.Target()
+	if server == "" {
+		server = "this address"
+	}
+	head := "cannot reach PostgreSQL at " + loc.Redacted()
+	switch ue.Failure() {
+	case db.FailureRefused:
+		return fmt.Sprintf("%s: connection refused at %s; check that the server runs and listens at this host and port (listen_addresses and port in postgresql.conf), or fix them in %s", head, server, flag)
+	case db.FailureTimeout:
+		return fmt.Sprintf("%s: no answer from %s after %s; check that the server runs, and that nothing between here and there (a firewall) drops the connection, or fix the host and port in %s", head, server, ue.After.Round(100*time.Millisecond), flag)
+	case db.FailureNoHost:
+		host, _, _ := net.SplitHostPort(server)
+		return fmt.Sprintf("%s: cannot resolve the host name %s; fix it in %s (or this machine's DNS)", head, host, flag)
+	}
+	return fmt.Sprintf("%s: %s; check that the server runs, accepts connections at this address and knows this user and database", head, ue.Cause())
 }
 
 // dbFlag adds --db (env TESSERA_DB) to an administrative command.

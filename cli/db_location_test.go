@@ -3,9 +3,11 @@ package cli_test
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,7 +104,61 @@ func TestDBFlagRefusesMalformedPostgresURLs(t *testing.T) {
 func TestPostgresUnreachableAtStart(t *testing.T) {
 	dir := inEmptyDir(t, "0123456789abcdef0123")
 	wantDBRefused(t, "postgres://tessera:s3cret@127.0.0.1:1/tessera?sslmode=disable", 3,
-		"cannot reach PostgreSQL at postgres://tessera:xxxxx@127.0.0.1:1/tessera", "check that the server runs")
+		"cannot reach PostgreSQL at postgres://tessera:xxxxx@127.0.0.1:1/tessera", "connection refused at 127.0.0.1:1", "check that the server runs")
+	assertEmpty(t, dir)
+}
+
+// TestPostgresUnreachableSaysWhyOnce: without sslmode, pgx tries with TLS
+// and then without, and its error repeats the reason for each try; the
+// message says it once, in the user's terms, for each kind of failure:
+// nothing listening, a host name that does not resolve, a server that
+// accepts the connection and never answers.
+func TestPostgresUnreachableSaysWhyOnce(t *testing.T) {
+	dir := inEmptyDir(t, "")
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	go func() { // accepts, and never answers
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	cases := []struct {
+		url   string
+		wants []string
+	}{
+		{"postgres://tessera:s3cret@127.0.0.1:1/tessera", []string{"connection refused at 127.0.0.1:1", "listens at this host and port", "fix them in --db"}},
+		{"postgres://tessera:s3cret@no-such-host.invalid/tessera", []string{"cannot resolve the host name no-such-host.invalid", "fix it in --db"}},
+		{"postgres://tessera:s3cret@" + silent.Addr().String() + "/tessera?connect_timeout=1", []string{"no answer from " + silent.Addr().String() + " after 1", "a firewall"}},
+	}
+	for _, c := range cases {
+		code, _, errOut := run(t, "migrate", "--db", c.url)
+		if code != 3 {
+			t.Errorf("%s: exit %d, want 3: %q", c.url, code, errOut)
+		}
+		for _, want := range append(c.wants, "cannot reach PostgreSQL at postgres://tessera:xxxxx@") {
+			if strings.Count(errOut, want) != 1 {
+				t.Errorf("%s: error has %q %d times, want once: %q", c.url, want, strings.Count(errOut, want), errOut)
+			}
+		}
+		for _, internal := range []string{"dial error", "failed to connect", "dial tcp", "s3cret"} {
+			if strings.Contains(errOut, internal) {
+				t.Errorf("%s: error shows pgx's %q: %q", c.url, internal, errOut)
+			}
+		}
+		if strings.Contains(c.url, "connect_timeout=1") && !regexp.MustCompile(`after 1(\.[0-9])?s;`).MatchString(errOut) {
+			t.Errorf("%s: error does not say it waited the URL's 1 s: %q", c.url, errOut)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%s: error takes more than one line: %q", c.url, errOut)
+		}
+	}
 	assertEmpty(t, dir)
 }
 

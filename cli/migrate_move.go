@@ -72,7 +72,7 @@ func moveError(err error, src, dst db.Location) error {
 		if msg := refusedConnection(ue, "--to"); msg != "" {
 			return &exitError{ExitServer, fmt.Errorf("%s; nothing was written", msg)}
 		}
-		return &exitError{ExitServer, fmt.Errorf("--to: cannot reach PostgreSQL at %s: %v; check that the server runs, accepts connections at this address and knows this user and database; nothing was written", dst.Redacted(), ue.Err)}
+		return &exitError{ExitServer, fmt.Errorf("--to: %s; nothing was written", unreachableMessage(ue, dst, "--to"))}
 	}
 	var me *db.MoveError
 	if !errors.As(err, &me) {

@@ -184,9 +184,10 @@ func connectTarget(ctx context.Context, url string) (*pgx.Conn, error) {
 	cfg.RuntimeParams["timezone"] = "UTC"
 	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
+	start := time.Now()
 	c, err := pgx.ConnectConfig(cctx, cfg)
 	if err != nil {
-		return nil, &UnreachableError{Err: err}
+		return nil, &UnreachableError{Err: err, After: time.Since(start)}
 	}
 	return c, nil
 }

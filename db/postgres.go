@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,8 +26,11 @@ import (
 
 // UnreachableError is a PostgreSQL server that did not answer when the
 // store opened: Err is pgx's reason (host, port, user, database; never the
-// password).
-type UnreachableError struct{ Err error }
+// password), After how long the store waited for it.
+type UnreachableError struct {
+	Err   error
+	After time.Duration
+}
 
 func (e *UnreachableError) Error() string { return "PostgreSQL unreachable: " + e.Err.Error() }
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -44,6 +48,61 @@ func (e *UnreachableError) Target() (server, user, database string) {
 		return "", "", ""
 	}
 	return net.JoinHostPort(ce.Config.Host, strconv.Itoa(int(ce.Config.Port))), ce.Config.User, ce.Config.Database
+}
+
+// Failure is why the connection failed when the server did not answer
+// (SQLState ""), for the caller to word:
+//   - FailureRefused: nothing listens at the address (connection refused);
+//   - FailureTimeout: no answer within PingTimeout (or the URL's
+//     connect_timeout): After says how long;
+//   - FailureNoHost: the host name does not resolve (no such host, or
+//     no answer from this machine's DNS);
+//   - FailureOther: anything else (Cause has its text).
+func (e *UnreachableError) Failure() UnreachableFailure {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(e.Err, &dns):
+		return FailureNoHost
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		return FailureRefused
+	case errors.Is(e.Err, context.DeadlineExceeded), errors.As(e.Err, &ne) && ne.Timeout():
+		return FailureTimeout
+	}
+	return FailureOther
+}
+
+// UnreachableFailure: see UnreachableError.Failure.
+type UnreachableFailure int
+
+// The failures of UnreachableError.Failure.
+const (
+	FailureOther UnreachableFailure = iota
+	FailureRefused
+	FailureTimeout
+	FailureNoHost
+)
+
+// Cause is the innermost reason pgx gives, once: pgx repeats the same
+// reason for each address it tried (with sslmode prefer, once with TLS and
+// once without), each on a line of its own.
+func (e *UnreachableError) Cause() string {
+	err := e.Err
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[len(errs)-1]
+			}
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
 }
 
 // PingTimeout bounds how long opening a PostgreSQL store waits for the
@@ -369,8 +428,9 @@ func pgCode(err error) string {
 func pingPostgres(d *sqlx.DB) error {
 	ctx, cancel := context.WithTimeout(context.Background(), PingTimeout)
 	defer cancel()
+	start := time.Now()
 	if err := d.PingContext(ctx); err != nil {
-		return &UnreachableError{Err: err}
+		return &UnreachableError{Err: err, After: time.Since(start)}
 	}
 	return nil
 }
