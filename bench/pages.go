@@ -133,7 +133,7 @@ func seedRuns(ctx context.Context, store *db.Store, eng *jobs.Engine, b db.Backf
 		hi := min(lo+size-1, b.TotalPartitions-1)
 		parts := hi - lo + 1
 		key := jobs.RunKey(b.ID, ch)
-		id := eng.RunID(key)
+		id := eng.RunID(b.ID, ch)
 		st, at := db.RunSucceeded, started+span*ch/half
 		end := at + 500 + rng.Int64N(1000)
 		var errMsg *string

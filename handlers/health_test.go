@@ -71,7 +71,7 @@ func TestCrashRecoveryDegradedIsReported(t *testing.T) {
 	// attempt's process-group file can be made unwritable: a directory
 	// (not empty) where the file goes.
 	a := pgCreateBF(t, eng, "c.cmd", "2025-01-01", "2025-01-01", 1)
-	proc := filepath.Join(reports, eng.RunID(jobs.RunKey(a.ID, 0))+"-1.proc")
+	proc := filepath.Join(reports, eng.RunID(a.ID, 0)+"-1.proc")
 	if err := os.MkdirAll(proc, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -355,7 +355,7 @@ func (e *Engine) newRun(ctx context.Context, tx *db.Tx, p *bfPlan, seg *db.Segme
 	}
 	fp := hex.EncodeToString(h.Sum(nil)[:12])
 	key := RunKey(p.b.ID, chunk)
-	id := e.RunID(key)
+	id := e.RunID(p.b.ID, chunk)
 	if existing, found, err := p.existingFingerprint(ctx, tx, key); err != nil {
 		return nil, err
 	} else if found {
