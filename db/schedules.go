@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -229,12 +228,7 @@ func (s *Store) ScheduleTicks(ctx context.Context, name string, cursor *TickCurs
 		q += ` AND (scheduled_for, id) < (?, ?)`
 		args = append(args, cursor.ScheduledFor, cursor.ID)
 	}
-	if len(outcomes) > 0 {
-		q += ` AND outcome IN (?` + strings.Repeat(",?", len(outcomes)-1) + `)`
-		for _, o := range outcomes {
-			args = append(args, o)
-		}
-	}
+	q, args = andIn(q, args, "outcome", outcomes)
 	q += ` ORDER BY scheduled_for DESC, id DESC LIMIT ?`
 	return selectAll[Tick](ctx, s.r, q, append(args, limit)...)
 }
