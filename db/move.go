@@ -174,14 +174,10 @@ func sourceDSN(path string) string {
 // connectTarget opens one plain pgx connection to the target (no
 // rebinding of ? placeholders: the copy's statements are PostgreSQL's).
 func connectTarget(ctx context.Context, url string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := utcConfig(url)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	cfg.RuntimeParams["timezone"] = "UTC"
 	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
 	c, err := pgx.ConnectConfig(cctx, cfg)

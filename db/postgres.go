@@ -54,19 +54,13 @@ const PingTimeout = 10 * time.Second
 // its connections read-only (the reader pool, as SQLite's query_only),
 // counted counts their statements (CountReads).
 func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := utcConfig(url)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
 	}
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
-	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
-	// session's zone changes nothing, but keep it fixed all the same.
-	cfg.RuntimeParams["timezone"] = "UTC"
 	// Every statement planned for its arguments and the tables' size
 	// now. pgx prepares each statement once per connection, and after five
 	// executions PostgreSQL may keep a generic plan made while the tables
@@ -80,6 +74,22 @@ func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
 	}
 	d := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg), counted})
 	return sqlx.NewDb(d, "pgx"), nil
+}
+
+// utcConfig is the connection string url parsed, its sessions in UTC
+// (whatever url says).
+func utcConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
+	// session's zone changes nothing, but keep it fixed all the same.
+	cfg.RuntimeParams["timezone"] = "UTC"
+	return cfg, nil
 }
 
 // plainPostgres is a connection pool at url without the store's rebinding
