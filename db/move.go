@@ -178,9 +178,7 @@ func connectTarget(ctx context.Context, url string) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
-	defer cancel()
-	c, err := pgx.ConnectConfig(cctx, cfg)
+	c, err := connectOne(ctx, cfg, nil)
 	if err != nil {
 		return nil, &UnreachableError{Err: err}
 	}

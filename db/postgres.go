@@ -92,6 +92,25 @@ func utcConfig(url string) (*pgx.ConnConfig, error) {
 	return cfg, nil
 }
 
+// connectOne opens one plain pgx connection with cfg (no pool, no
+// rebinding of ? placeholders), waiting at most PingTimeout for it and for
+// what ready (nil: nothing) then does on it; a failed ready closes it.
+func connectOne(ctx context.Context, cfg *pgx.ConnConfig, ready func(ctx context.Context, c *pgx.Conn) error) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	c, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ready != nil {
+		if err := ready(cctx, c); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // plainPostgres is a connection pool at url without the store's rebinding
 // (pgConn): goose's own statements, with $n placeholders and true
 // booleans, run through it.
