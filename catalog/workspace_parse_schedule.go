@@ -100,6 +100,23 @@ func (p *wsParser) parseSchedule(w *Workspace, k, v *yaml.Node, field string) *S
 	return s
 }
 
+// launchFields reads what a schedule and a sensor (fields f of field) both
+// set: the chunk_size, max_concurrent_runs and priority of the backfills
+// they launch, and enabled. It reports whether those were valid.
+func (p *wsParser) launchFields(f map[string]*yaml.Node, field string, chunkSize, maxConcurrent, priority *int64, enabled *bool) bool {
+	ok := p.boundedInt(f, field, "chunk_size", 1, MaxScheduleChunkSize, chunkSize)
+	ok = p.boundedInt(f, field, "max_concurrent_runs", 1, MaxScheduleConcurrentRuns, maxConcurrent) && ok
+	ok = p.boundedInt(f, field, "priority", -1000, 1000, priority) && ok
+	if n, has := f["enabled"]; has {
+		if b, good := p.boolean(n, join(field, "enabled")); good {
+			*enabled = b
+		} else {
+			ok = false
+		}
+	}
+	return ok
+}
+
 // assetList reads the assets a schedule or sensor (key k, mapping v,
 // fields f) builds: a non-empty list of declared assets, each once.
 func (p *wsParser) assetList(w *Workspace, k, v *yaml.Node, f map[string]*yaml.Node, field string) ([]string, bool) {
@@ -206,9 +223,9 @@ func (p *wsParser) scheduleLimits(s *Schedule, f map[string]*yaml.Node, field st
 			ok = false
 		}
 	}
-	bounded(f, field, "chunk_size", 1, MaxScheduleChunkSize, &s.ChunkSize)
-	bounded(f, field, "max_concurrent_runs", 1, MaxScheduleConcurrentRuns, &s.MaxConcurrent)
-	bounded(f, field, "priority", -1000, 1000, &s.Priority)
+	if !p.launchFields(f, field, &s.ChunkSize, &s.MaxConcurrent, &s.Priority, &s.Enabled) {
+		ok = false
+	}
 	if n, has := f["overlap"]; has {
 		if v, good := p.str(n, join(field, "overlap")); !good {
 			ok = false
@@ -236,13 +253,6 @@ func (p *wsParser) scheduleLimits(s *Schedule, f map[string]*yaml.Node, field st
 		mt := int64(s.Catchup.MaxTicks)
 		bounded(cf, join(field, "catchup"), "max_ticks", 0, 1000, &mt)
 		s.Catchup.MaxTicks = int(mt)
-	}
-	if n, has := f["enabled"]; has {
-		if b, good := p.boolean(n, join(field, "enabled")); good {
-			s.Enabled = b
-		} else {
-			ok = false
-		}
 	}
 	return ok
 }

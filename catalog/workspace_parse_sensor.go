@@ -44,30 +44,14 @@ func (p *wsParser) parseSensor(w *Workspace, k, v *yaml.Node, field string) *Sen
 			ok = false // reported by parseExecutor
 		}
 	}
-	for _, name := range []string{"chunk_size", "max_concurrent_runs", "priority"} {
-		into, lo, hi := &s.ChunkSize, int64(1), int64(MaxScheduleChunkSize)
-		switch name {
-		case "max_concurrent_runs":
-			into, hi = &s.MaxConcurrent, MaxScheduleConcurrentRuns
-		case "priority":
-			into, lo, hi = &s.Priority, -1000, 1000
-		}
-		if !p.boundedInt(f, field, name, lo, hi, into) {
-			ok = false
-		}
+	if !p.launchFields(f, field, &s.ChunkSize, &s.MaxConcurrent, &s.Priority, &s.Enabled) {
+		ok = false
 	}
 	if !p.sensorDuration(s, f, field, "interval", MinSensorInterval, 24*time.Hour, &s.Interval) {
 		ok = false
 	}
 	if !p.sensorDuration(s, f, field, "timeout", time.Second, MaxSensorTimeout, &s.Timeout) {
 		ok = false
-	}
-	if n, has := f["enabled"]; has {
-		if b, good := p.boolean(n, join(field, "enabled")); good {
-			s.Enabled = b
-		} else {
-			ok = false
-		}
 	}
 	if !ok {
 		return nil

@@ -44,6 +44,10 @@ func TestSensorProblems(t *testing.T) {
 		{"demo evaluator", "  s:\n    assets: [raw.events]\n    evaluator: {demo: {}}\n", 14, "sensors.s.evaluator", "not demo"},
 		{"bad http evaluator", "  s:\n    assets: [raw.events]\n    evaluator: {http: {url: nowhere}}\n", 14, "sensors.s.evaluator.http.url", "absolute http"},
 		{"unknown field", "  s:\n    assets: [raw.events]\n    cursor: x\n", 14, "sensors.s.cursor", "unknown field"},
+		{"chunk_size", "  s:\n    assets: [raw.events]\n    chunk_size: 0\n", 14, "sensors.s.chunk_size", "between 1 and 100000"},
+		{"max_concurrent_runs", "  s:\n    assets: [raw.events]\n    max_concurrent_runs: 20000\n", 14, "sensors.s.max_concurrent_runs", "between 1 and 10000"},
+		{"priority", "  s:\n    assets: [raw.events]\n    priority: 1001\n", 14, "sensors.s.priority", "between -1000 and 1000"},
+		{"enabled", "  s:\n    assets: [raw.events]\n    enabled: maybe\n", 14, "sensors.s.enabled", "expected true or false"},
 		{"name", "  s s:\n    assets: [raw.events]\n", 12, "sensors.s s", "may only use letters"},
 	}
 	runProblemCases(t, tests, sensorWS)

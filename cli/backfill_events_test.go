@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessera-dev/tessera/cli"
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // apiEventCount walks GET /api/v1/backfills/{id}/events to its end.
@@ -16,19 +17,12 @@ func apiEventCount(t *testing.T, s server, id string) int {
 	t.Helper()
 	n, cursor := 0, ""
 	for {
-		req, _ := http.NewRequest("GET", s.URL+"/api/v1/backfills/"+id+"/events?limit=1000&cursor="+url.QueryEscape(cursor), nil)
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, b := testkit.Fetch(t, http.DefaultClient, http.MethodGet, s.URL+"/api/v1/backfills/"+id+"/events?limit=1000&cursor="+url.QueryEscape(cursor), s.Token)
 		var page struct {
 			Events     []json.RawMessage `json:"events"`
 			NextCursor string            `json:"next_cursor"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil {
+		if err := json.Unmarshal([]byte(b), &page); err != nil {
 			t.Fatal(err)
 		}
 		n += len(page.Events)

@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -385,21 +384,14 @@ func TestAPIPaginationAndIdempotentCreates(t *testing.T) {
 		seen := map[string]bool{}
 		cursor := ""
 		for pages := 0; ; pages++ {
-			req, _ := http.NewRequest("GET", s.URL+"/api/v1/backfills?limit=37&cursor="+cursor, nil)
-			req.Header.Set("Authorization", "Bearer "+s.Token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, b := testkit.Fetch(t, http.DefaultClient, http.MethodGet, s.URL+"/api/v1/backfills?limit=37&cursor="+cursor, s.Token)
 			var page struct {
 				Backfills []struct {
 					ID string `json:"id"`
 				}
 				NextCursor string `json:"next_cursor"`
 			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err := json.Unmarshal(b, &page); err != nil {
+			if err := json.Unmarshal([]byte(b), &page); err != nil {
 				t.Fatalf("page %d: %s", pages, b)
 			}
 			for _, bf := range page.Backfills {

@@ -2,9 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -203,13 +201,7 @@ func TestServeOnPostgresPagesAnswer(t *testing.T) {
 		"--db", pgtest.URL(t), "--seed-demo", "always", "--anonymous-viewer")
 	get := func(path string) (int, string) {
 		t.Helper()
-		resp, err := http.Get(url + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return httpGet(t, url+path)
 	}
 	paths := []string{"/", "/backfills", "/sensors", "/readyz", "/metrics", "/api/v1/assets", "/api/v1/backfills", "/api/v1/schedules", "/api/v1/sensors"}
 	code, body := get("/api/v1/assets")

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -17,13 +16,7 @@ func TestServeMetricsAccess(t *testing.T) {
 	t.Parallel()
 	get := func(url string) (int, string) {
 		t.Helper()
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return httpGet(t, url+"/metrics")
 	}
 	maddr := testkit.FreeAddr(t)
 	url, _ := serveBinary(t, nil, "--db", filepath.Join(t.TempDir(), "m.db"), "--seed-demo", "never", "--metrics-addr", maddr)

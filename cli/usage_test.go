@@ -137,6 +137,13 @@ func serveBinary(t *testing.T, env []string, args ...string) (url, logPath strin
 	return url, logPath
 }
 
+// httpGet GETs url (no credentials) and answers the status and the body.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, body := testkit.Fetch(t, http.DefaultClient, http.MethodGet, url, "")
+	return resp.StatusCode, body
+}
+
 // startServe starts the real binary's serve with args and extra
 // environment (text logs to logPath), and stops it when the test ends.
 func startServe(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, logPath string) {
@@ -312,12 +319,8 @@ func TestBooleanEnvSettings(t *testing.T) {
 		t.Fatal("a refused start created the database")
 	}
 	get := func(url string) int {
-		resp, err := http.Get(url + "/api/v1/assets")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := httpGet(t, url+"/api/v1/assets")
+		return code
 	}
 	// "YES" turns the anonymous viewer on: the API answers without a token.
 	url, _ := serveBinary(t, []string{"TESSERA_ANONYMOUS_VIEWER=YES", "TESSERA_TRUST_PROXY=on"}, "--db", filepath.Join(t.TempDir(), "yes.db"), "--seed-demo", "never")

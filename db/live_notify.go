@@ -84,14 +84,11 @@ func (s *Store) ListenLive(ctx context.Context) (*LiveListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, cfg)
+	conn, err := connectOne(ctx, cfg, func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, `LISTEN `+LiveChannel)
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(cctx, `LISTEN `+LiveChannel); err != nil {
-		conn.Close(context.Background())
 		return nil, err
 	}
 	return &LiveListener{conn: conn}, nil

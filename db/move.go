@@ -174,18 +174,12 @@ func sourceDSN(path string) string {
 // connectTarget opens one plain pgx connection to the target (no
 // rebinding of ? placeholders: the copy's statements are PostgreSQL's).
 func connectTarget(ctx context.Context, url string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := utcConfig(url)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	cfg.RuntimeParams["timezone"] = "UTC"
-	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
-	defer cancel()
 	start := time.Now()
-	c, err := pgx.ConnectConfig(cctx, cfg)
+	c, err := connectOne(ctx, cfg, nil)
 	if err != nil {
 		return nil, &UnreachableError{Err: err, After: time.Since(start)}
 	}

@@ -113,19 +113,13 @@ const PingTimeout = 10 * time.Second
 // its connections read-only (the reader pool, as SQLite's query_only),
 // counted counts their statements (CountReads).
 func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := utcConfig(url)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
 	}
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
-	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
-	// session's zone changes nothing, but keep it fixed all the same.
-	cfg.RuntimeParams["timezone"] = "UTC"
 	// Every statement planned for its arguments and the tables' size
 	// now. pgx prepares each statement once per connection, and after five
 	// executions PostgreSQL may keep a generic plan made while the tables
@@ -139,6 +133,41 @@ func openPostgres(url string, readOnly, counted bool) (*sqlx.DB, error) {
 	}
 	d := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg), counted})
 	return sqlx.NewDb(d, "pgx"), nil
+}
+
+// utcConfig is the connection string url parsed, its sessions in UTC
+// (whatever url says).
+func utcConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	// Times are Unix milliseconds in BIGINT columns, never timestamps: the
+	// session's zone changes nothing, but keep it fixed all the same.
+	cfg.RuntimeParams["timezone"] = "UTC"
+	return cfg, nil
+}
+
+// connectOne opens one plain pgx connection with cfg (no pool, no
+// rebinding of ? placeholders), waiting at most PingTimeout for it and for
+// what ready (nil: nothing) then does on it; a failed ready closes it.
+func connectOne(ctx context.Context, cfg *pgx.ConnConfig, ready func(ctx context.Context, c *pgx.Conn) error) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	c, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ready != nil {
+		if err := ready(cctx, c); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // plainPostgres is a connection pool at url without the store's rebinding

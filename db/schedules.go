@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -51,11 +50,7 @@ type Tick struct {
 // ScheduleStates maps the name of every schedule the store has seen to its
 // state.
 func (s *Store) ScheduleStates(ctx context.Context) (map[string]ScheduleState, error) {
-	rows, err := selectAll[ScheduleState](ctx, s.r, `SELECT * FROM schedule_state`)
-	if err != nil {
-		return nil, err
-	}
-	return IndexBy(rows, func(st ScheduleState) string { return st.Name }), nil
+	return statesByName(ctx, s.r, `SELECT * FROM schedule_state`, func(st ScheduleState) string { return st.Name })
 }
 
 // ScheduleStateOf returns one schedule's state (ErrNotFound: never seen).
@@ -70,17 +65,8 @@ func scheduleState(ctx context.Context, q getter, name string) (ScheduleState, e
 // EnsureScheduleState returns name's state, creating it with no tick owed
 // before now (a new schedule does not launch the past).
 func (s *Store) EnsureScheduleState(ctx context.Context, name string, now int64) (ScheduleState, error) {
-	var st ScheduleState
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schedule_state (name, last_tick_at, created_at, updated_at) VALUES (?,?,?,?)
-			ON CONFLICT (name) DO NOTHING`, name, now, now, now); err != nil {
-			return err
-		}
-		var err error
-		st, err = scheduleState(ctx, tx, name)
-		return err
-	})
-	return st, err
+	return ensureState(ctx, s, scheduleState, name, `INSERT INTO schedule_state (name, last_tick_at, created_at, updated_at) VALUES (?,?,?,?)
+		ON CONFLICT (name) DO NOTHING`, name, now, now, now)
 }
 
 // RecordTick records one evaluated tick and moves its schedule's state on
@@ -186,33 +172,6 @@ func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool,
 		name, paused, actor, now)
 }
 
-// setPaused pauses or resumes the automation named name (a schedule, a
-// sensor) whose state read reads and isPaused tells: update sets paused,
-// paused_by, paused_at (the actor and now, or NULL on resume), what else the
-// automation changes then, and updated_at, of the row of that name. It
-// answers the state after and whether it changed (pausing a paused one
-// changes nothing).
-func setPaused[T any](ctx context.Context, s *Store, read func(context.Context, getter, string) (T, error), isPaused func(T) bool,
-	update, name string, paused bool, actor string, now int64) (st T, changed bool, err error) {
-	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if st, err = read(ctx, tx, name); err != nil || isPaused(st) == paused {
-			return err
-		}
-		var by *string
-		var at *int64
-		if paused {
-			by, at = &actor, &now
-		}
-		if _, err := tx.ExecContext(ctx, update, paused, by, at, now, name); err != nil {
-			return err
-		}
-		changed = true
-		st, err = read(ctx, tx, name)
-		return err
-	})
-	return st, changed, err
-}
-
 // TickCursor is where a page of ticks (newest first) ends.
 type TickCursor struct {
 	ScheduledFor int64
@@ -229,12 +188,7 @@ func (s *Store) ScheduleTicks(ctx context.Context, name string, cursor *TickCurs
 		q += ` AND (scheduled_for, id) < (?, ?)`
 		args = append(args, cursor.ScheduledFor, cursor.ID)
 	}
-	if len(outcomes) > 0 {
-		q += ` AND outcome IN (?` + strings.Repeat(",?", len(outcomes)-1) + `)`
-		for _, o := range outcomes {
-			args = append(args, o)
-		}
-	}
+	q, args = andIn(q, args, "outcome", outcomes)
 	q += ` ORDER BY scheduled_for DESC, id DESC LIMIT ?`
 	return selectAll[Tick](ctx, s.r, q, append(args, limit)...)
 }

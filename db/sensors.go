@@ -90,16 +90,7 @@ type SensorRunKey struct {
 
 // EnsureSensorState returns name's state, creating it.
 func (s *Store) EnsureSensorState(ctx context.Context, name string, now int64) (SensorState, error) {
-	var st SensorState
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sensor_state (name, created_at, updated_at) VALUES (?,?,?) ON CONFLICT (name) DO NOTHING`, name, now, now); err != nil {
-			return err
-		}
-		var err error
-		st, err = sensorState(ctx, tx, name)
-		return err
-	})
-	return st, err
+	return ensureState(ctx, s, sensorState, name, `INSERT INTO sensor_state (name, created_at, updated_at) VALUES (?,?,?) ON CONFLICT (name) DO NOTHING`, name, now, now)
 }
 
 func sensorState(ctx context.Context, q getter, name string) (SensorState, error) {
@@ -109,11 +100,7 @@ func sensorState(ctx context.Context, q getter, name string) (SensorState, error
 // SensorStates maps the name of every sensor the store has seen to its
 // state.
 func (s *Store) SensorStates(ctx context.Context) (map[string]SensorState, error) {
-	rows, err := selectAll[SensorState](ctx, s.r, `SELECT * FROM sensor_state`)
-	if err != nil {
-		return nil, err
-	}
-	return IndexBy(rows, func(st SensorState) string { return st.Name }), nil
+	return statesByName(ctx, s.r, `SELECT * FROM sensor_state`, func(st SensorState) string { return st.Name })
 }
 
 // SensorStateOf returns one sensor's state.

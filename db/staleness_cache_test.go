@@ -40,14 +40,7 @@ func TestStaleFactsInvalidation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		event := func(typ, subject string, payload any) {
-			if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-				_, err := db.AppendEvent(ctx, tx, typ, subject, "test", payload, "", now)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		event := func(typ, subject string, payload any) { appendEvent(t, store, typ, subject, payload, now) }
 		mat("down", "2025-01-02", now.Add(-2*time.Hour))
 		mat("up", "2025-01-02", now.Add(-3*time.Hour))
 		up, down, other := facts("up"), facts("down"), facts("other")
@@ -354,17 +347,24 @@ func (b *bigAsset) samePatched(patched, full *db.StaleFacts) {
 	}
 }
 
-// appendUnknownEvent appends an event whose effect on the staleness facts is
-// unknown: the next read of them is a full reload.
-func appendUnknownEvent(t *testing.T, store *db.Store, now time.Time) {
+// appendEvent appends an event of type typ on subject with payload, by
+// "test" at now, in a transaction of its own.
+func appendEvent(t *testing.T, store *db.Store, typ, subject string, payload any, now time.Time) {
 	t.Helper()
 	ctx := t.Context()
 	if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-		_, err := db.AppendEvent(ctx, tx, "test.reload", "elsewhere", "test", map[string]any{}, "", now)
+		_, err := db.AppendEvent(ctx, tx, typ, subject, "test", payload, "", now)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// appendUnknownEvent appends an event whose effect on the staleness facts is
+// unknown: the next read of them is a full reload.
+func appendUnknownEvent(t *testing.T, store *db.Store, now time.Time) {
+	t.Helper()
+	appendEvent(t, store, "test.reload", "elsewhere", map[string]any{}, now)
 }
 
 // reloadAfterUnknownEvent appends an event of unknown effect and reads the
@@ -403,12 +403,7 @@ func TestStaleFactsMaxLag(t *testing.T) {
 	}
 	event := func(typ, subject string, payload any) {
 		t.Helper()
-		if err := store.Tx(ctx, func(tx *sqlx.Tx) error {
-			_, err := db.AppendEvent(ctx, tx, typ, subject, "test", payload, "", now)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		appendEvent(t, store, typ, subject, payload, now)
 	}
 	progress := func() {
 		event(db.EvRunsPlanned, "backfill:b1", map[string]any{"runs": []any{}})

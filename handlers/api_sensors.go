@@ -407,11 +407,7 @@ type PushResult struct {
 // it launched, or 200 with the first outcome when its message_id was sent
 // before (nothing launches twice).
 func (h *Handler) APISensorPush(c echo.Context) error {
-	eng, err := h.engine()
-	if err != nil {
-		return err
-	}
-	s, err := h.workspaceSensor(c)
+	eng, s, err := engineAndDeclared(h.engine, func() (*catalog.Sensor, error) { return h.workspaceSensor(c) })
 	if err != nil {
 		return err
 	}

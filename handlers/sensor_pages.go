@@ -214,12 +214,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			d.Evaluations = append(d.Evaluations, evaluationRow(e, loc))
 		}
 		href := views.SensorHref(s.Name)
-		if next != "" {
-			d.EvalNext = href + "?" + url.Values{"evaluations": {next}}.Encode() + "#evaluations"
-		}
-		if c.QueryParam("evaluations") != "" {
-			d.EvalFirst = href + "#evaluations"
-		}
+		d.EvalNext, d.EvalFirst = listPages(c, href, "evaluations", next)
 		keys, knext, err := h.runKeysPage(sensorQuery(c, ""), s, SensorPageSize)
 		if err != nil {
 			return d, err
@@ -244,13 +239,7 @@ func (h *Handler) sensorDetail(c echo.Context, s *catalog.Sensor) (views.SensorD
 			d.Events = append(d.Events, views.SensorEventRow{MessageID: e.MessageID, ReceivedAt: sensorTime(loc, e.ReceivedAt), Outcome: e.Outcome,
 				Reason: deref(e.Reason), Backfill: backfillLink(e.BackfillID), Actor: e.Actor})
 		}
-		href := views.SensorHref(s.Name)
-		if next != "" {
-			d.EventsNext = href + "?" + url.Values{"events": {next}}.Encode() + "#events"
-		}
-		if c.QueryParam("events") != "" {
-			d.EventsFirst = href + "#events"
-		}
+		d.EventsNext, d.EventsFirst = listPages(c, views.SensorHref(s.Name), "events", next)
 	}
 	d.SensorRow = h.sensorRow(v, v.LastEval, zoneOfC(c))
 	if canOperate(c) && h.Sensors != nil {
@@ -296,6 +285,20 @@ func evaluationRow(e db.SensorEvaluation, loc *time.Location) views.EvaluationRo
 		r.Requests = append(r.Requests, rr)
 	}
 	return r
+}
+
+// listPages links a list of the sensor page at href whose cursor is the
+// query parameter list, and whose heading is #list: to the page after
+// cursor next ("" when this one is the last), and to the first page when
+// this one is not.
+func listPages(c echo.Context, href, list, next string) (nextHref, first string) {
+	if next != "" {
+		nextHref = href + "?" + url.Values{list: {next}}.Encode() + "#" + list
+	}
+	if c.QueryParam(list) != "" {
+		first = href + "#" + list
+	}
+	return nextHref, first
 }
 
 func firstKeys(keys []string, n int) string {

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -268,5 +271,43 @@ func TestSensorPrunedHistoryShown(t *testing.T) {
 	code, body := apiCall(t, env, tok, "GET", "/api/v1/sensors", "")
 	if list, _ := body["sensors"].([]any); code != 200 || len(list) != 3 || list[0].(map[string]any)["retention"] != "90d" {
 		t.Fatalf("list: %d %v", code, body)
+	}
+}
+
+// TestSensorPageListPages: a poll sensor's evaluations and a push sensor's
+// events come handlers.SensorPageSize a page, newest first; the first page
+// links the next one under the list's heading, the next one links back to
+// the newest and, being the last, no further.
+func TestSensorPageListPages(t *testing.T) {
+	t.Parallel()
+	env, _, _ := sensorEnv(t)
+	ctx := t.Context()
+	for i := range handlers.SensorPageSize + 5 {
+		at := int64(1_000_000 + i)
+		if _, err := env.Store.RecordDryRun(ctx, db.SensorEvaluation{Sensor: "counter", Kind: db.EvalDryRun, StartedAt: at, Requests: "[]", Actor: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Store.Tx(ctx, func(tx *db.Tx) error {
+			_, _, err := db.RecordSensorEventTx(ctx, tx, db.SensorEvent{Sensor: "arrivals", MessageID: fmt.Sprintf("m%02d", i), ReceivedAt: at, Outcome: db.EventSkipped, Actor: "t"})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := env.Client(t, auth.RoleViewer)
+	for _, l := range []struct{ sensor, list string }{{"counter", "evaluations"}, {"arrivals", "events"}} {
+		href := "/sensors/" + l.sensor
+		link := func(doc *goquery.Document, which string) *goquery.Selection {
+			return doc.Find(`[data-testid="` + l.list + `-` + which + `"]`)
+		}
+		_, doc := pgGet(t, env, c, href)
+		next := link(doc, "next").AttrOr("href", "")
+		if link(doc, "first").Length() != 0 || !strings.HasPrefix(next, href+"?"+l.list+"=") || !strings.HasSuffix(next, "#"+l.list) {
+			t.Fatalf("%s, first page: next %q, %d links to the newest", l.list, next, link(doc, "first").Length())
+		}
+		_, doc = pgGet(t, env, c, next)
+		if first := link(doc, "first").AttrOr("href", ""); first != href+"#"+l.list || link(doc, "next").Length() != 0 {
+			t.Errorf("%s, second page: newest %q, %d links further", l.list, first, link(doc, "next").Length())
+		}
 	}
 }

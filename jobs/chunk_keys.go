@@ -83,3 +83,17 @@ func (e *Engine) space(ctx context.Context, asset string) (catalog.Space, error)
 	}
 	return sp, nil
 }
+
+// indexSpan is the lowest and the highest of a chunk's partition indexes
+// idx (chunkKeys), a negative one left out: -1 and -1 when every one is
+// negative, or there is none.
+func indexSpan(idx []int64) (lo, hi int64) {
+	lo, hi = -1, -1
+	for _, i := range idx {
+		if i >= 0 && (lo < 0 || i < lo) {
+			lo = i
+		}
+		hi = max(hi, i)
+	}
+	return lo, hi
+}

@@ -405,13 +405,7 @@ func (e *Engine) prepareAttempt(ctx context.Context, tx *db.Tx, p *bfPlan, r db.
 		}
 	}
 	done := cp.Done
-	var lo, hi int64 = -1, -1
-	for _, i := range idx {
-		if i >= 0 && (lo < 0 || i < lo) {
-			lo = i
-		}
-		hi = max(hi, i)
-	}
+	lo, hi := indexSpan(idx)
 	cl := claimed[r.AssetID]
 	if cl == nil {
 		cl = map[string]bool{}

@@ -203,13 +203,7 @@ func (e *Engine) leaseWait(ctx context.Context, b db.Backfill, segs []db.Segment
 	if err != nil {
 		return nil, err
 	}
-	var lo, hi int64 = -1, -1
-	for _, i := range idx {
-		if i >= 0 && (lo < 0 || i < lo) {
-			lo = i
-		}
-		hi = max(hi, i)
-	}
+	lo, hi := indexSpan(idx)
 	if lo < 0 {
 		return nil, nil
 	}
