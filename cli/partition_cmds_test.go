@@ -14,6 +14,7 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -181,4 +182,42 @@ assets:
 			t.Errorf("t.daily's lag is not in days and hours: %q", rowOf("t.daily"))
 		}
 	})
+}
+
+// TestEmptyIdempotencyKeyIsRefused: `--idempotency-key "$KEY"` with KEY
+// unset sent no key at all, so the retry the user counted on being safe
+// launched a second backfill (or recorded the report twice). An empty or
+// blank --idempotency-key is now a usage error (exit 2) that says so, and
+// nothing reaches the server.
+func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	env := testkit.WithAssets(t,
+		testkit.Asset("k.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.AdminToken()
+	count := func(table string) int {
+		var n int
+		if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	events := count("events")
+	for _, args := range [][]string{
+		{"backfill", "create", "k.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--idempotency-key", ""},
+		{"backfill", "create", "k.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--idempotency-key", "  "},
+		{"report", "k.daily", "2025-01-01", "--idempotency-key", ""},
+	} {
+		code, out, errOut := run(t, append(args, "--server", env.URL, "--token", tok)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "--idempotency-key is empty") || !strings.Contains(errOut, "leave --idempotency-key out") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying --idempotency-key is empty", args, code, out, errOut, cli.ExitUsage)
+		}
+		if e := count("events"); e != events {
+			t.Fatalf("%v: the refused command wrote %d events", args, e-events)
+		}
+	}
+	if n := count("backfills"); n != 0 {
+		t.Fatalf("refused creates made %d backfills", n)
+	}
 }

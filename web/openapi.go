@@ -485,8 +485,9 @@ func OpenAPI(routes []Route) map[string]any {
 			params = append(params, queryParam(k, q))
 		}
 		if op.Idem {
-			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": str,
-				"description": "the same key with the same body returns the same result; with a different body, 409"})
+			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
+				"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": 200},
+				"description": "the same key with the same body returns the same result; with a different body, 409; sent empty or more than once, 400"})
 		}
 		status := op.Status
 		if status == "" {
