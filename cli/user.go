@@ -272,7 +272,7 @@ func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context
 	u, err := store.UserByName(cmd.Context(), name)
 	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
-			return usageErr("no user named %q", name)
+			return usageErr("no user named %q; `tessera user list` lists the accounts", name)
 		}
 		return &exitError{ExitServer, err}
 	}
