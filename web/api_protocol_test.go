@@ -132,3 +132,36 @@ func TestAPIHeadAndOptions(t *testing.T) {
 		}
 	}
 }
+
+// A body over the server's limit is a 413 in the API's error shape that
+// says the limit and what to do, not echo's bare "Request Entity Too
+// Large"; nothing is written.
+func TestAPIBodyTooLargeSaysTheLimit(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleOperator)
+	before, err := env.Store.CountEvents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `[{"asset":"raw.events","partition":"2025-01-01-00:00","status":"failed","error":"` + strings.Repeat("x", 33<<20) + `"}]`
+	req, _ := http.NewRequest("POST", env.URL+"/api/v1/materializations", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	er, _ := out["error"].(map[string]any)
+	msg, _ := er["message"].(string)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || er["code"] != "request_entity_too_large" ||
+		!strings.Contains(msg, "larger than 32 MiB") || !strings.Contains(msg, "send less") {
+		t.Fatalf("%d %v, want 413 request_entity_too_large saying the limit", resp.StatusCode, out)
+	}
+	if after, _ := env.Store.CountEvents(t.Context()); after != before {
+		t.Fatalf("a refused body wrote %d events", after-before)
+	}
+}

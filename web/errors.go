@@ -91,6 +91,10 @@ func toUserError(err error) *handlers.UserError {
 		if m, ok := he.Message.(string); ok && m != "" {
 			msg = m
 		}
+		if he.Code == http.StatusRequestEntityTooLarge {
+			// echo's BodyLimit says only "Request Entity Too Large".
+			msg = "the request body is larger than " + strings.TrimSuffix(maxBody, "M") + " MiB, the most the server reads; send less, e.g. a report of materializations in several requests"
+		}
 		code := strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_"))
 		if he.Code >= 500 {
 			return nil

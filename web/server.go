@@ -66,7 +66,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	e.Use(readSlots(slots))
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
-	e.Use(middleware.BodyLimit("32M"))
+	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(jsonBodies)
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
@@ -113,6 +113,10 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	})
 	return &Server{Echo: e, Metrics: scrape}
 }
+
+// maxBody is the largest request body the server reads (echo's units: M
+// is MiB); a larger one is a 413 (see toUserError).
+const maxBody = "32M"
 
 // MetricsPath is where Prometheus scrapes.
 const MetricsPath = "/metrics"
