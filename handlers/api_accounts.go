@@ -124,6 +124,9 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 	if err := auth.ValidateUserName(body.Name); err != nil {
 		return fieldBadRequest(err)
 	}
+	if body.Role == "" {
+		return BadRequest("role", "role is required: viewer, operator or admin")
+	}
 	if _, err := auth.ParseRole(body.Role); err != nil {
 		return BadRequest("role", "%v", err)
 	}
@@ -186,6 +189,9 @@ func (h *Handler) APIUpdateUser(c echo.Context) error {
 	ctx, now, actor := c.Request().Context(), h.Now(), Actor(c)
 	// Validate everything before writing anything.
 	if body.Role != nil {
+		if *body.Role == "" {
+			return BadRequest("role", "role is empty; give viewer, operator or admin, or leave role out to keep the user's role")
+		}
 		if _, err := auth.ParseRole(*body.Role); err != nil {
 			return BadRequest("role", "%v", err)
 		}
