@@ -194,9 +194,11 @@ func TestDynamicPartitionKeys(t *testing.T) {
 		t.Fatalf("report on a new dynamic key: %d", r.StatusCode)
 	}
 	for body, field := range map[string]string{
-		`{"keys":["bad|key"]}`: "keys",
-		`{"keys":[]}`:          "keys",
-		`{"kees":["x"]}`:       "kees",
+		// A bad key is named by its place, as in every other key list.
+		`{"keys":["bad|key"]}`:       "keys[0]",
+		`{"keys":["p-3","bad|key"]}`: "keys[1]",
+		`{"keys":[]}`:                "keys",
+		`{"kees":["x"]}`:             "kees",
 	} {
 		r := env.Post(t, "/api/v1/assets/partners.feeds/partition-keys", body)
 		var e apiError
