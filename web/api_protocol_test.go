@@ -165,3 +165,28 @@ func TestAPIBodyTooLargeSaysTheLimit(t *testing.T) {
 		t.Fatalf("a refused body wrote %d events", after-before)
 	}
 }
+
+// A path the server has no route for (a --server with a path prefix, a
+// mistyped URL) is a 404 that names the path and says where the pages and
+// the API are, not echo's bare "Not Found".
+func TestUnknownPathSaysWhatIsThere(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleViewer)
+	req, _ := http.NewRequest("GET", env.URL+"/tessera/api/v1/status", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	er, _ := out["error"].(map[string]any)
+	msg, _ := er["message"].(string)
+	if resp.StatusCode != http.StatusNotFound || er["code"] != "not_found" ||
+		!strings.Contains(msg, "/tessera/api/v1/status") || !strings.Contains(msg, "the API at /api/v1") {
+		t.Fatalf("%d %v, want 404 naming the path and where the API is", resp.StatusCode, out)
+	}
+}

@@ -29,6 +29,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		ue := toUserError(err)
+		if errors.Is(err, echo.ErrNotFound) {
+			// No route: echo says only "Not Found".
+			ue = noRoute(c.Request().URL.Path)
+		}
 		if ue != nil && ue.Code == "store_unwritable" {
 			log.Warn("request refused: the database cannot be written", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		}
@@ -60,6 +64,16 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			log.Error("writing error response", "err", werr)
 		}
 	}
+}
+
+// noRoute is the 404 of a path the server has no route for: which path
+// (a client's --server with a path prefix shows in it), and where the
+// pages and the API are.
+func noRoute(path string) *handlers.UserError {
+	if len(path) > 200 {
+		path = path[:200] + "…"
+	}
+	return handlers.NotFound("no page or API endpoint at %s; the dashboard starts at /, the API at /api/v1 (GET /api/v1/openapi.json lists its endpoints)", path)
 }
 
 // StatusClientClosedRequest is logged and counted for requests the client
