@@ -352,6 +352,9 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 
 // APIRevokeToken revokes a token: your own, or anyone's for admins.
 func (h *Handler) APIRevokeToken(c echo.Context) error {
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
+		return err // {} or no body: a field was meant for another request
+	}
 	_, t, err := h.tokenToRevoke(c)
 	if err != nil {
 		return err

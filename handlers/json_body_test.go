@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -187,5 +188,32 @@ func TestTaintAndWatermarkBodiesAreStrict(t *testing.T) {
 	refuse(admin, clear, `{"bogus":1}`, "bogus", `unknown field "bogus"`, "takes no fields")
 	if code, out := apiCall(t, env, admin, "POST", clear, ``); code != http.StatusOK {
 		t.Fatalf("clear-taint without a body: %d %v", code, out)
+	}
+}
+
+// Actions without settings refuse a body with fields alike: token revoke
+// and workspace reload read no body at all, so {"x": 1} revoked the token
+// or reloaded the workspace where pause, resume and clear-taint answer
+// 400. Nothing is done.
+func TestBodilessActionsRefuseFields(t *testing.T) {
+	env, _ := apiBFEnv(t)
+	admin := env.AdminToken()
+	code, made := apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"keep"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("token: %d %v", code, made)
+	}
+	id := int(made["id"].(float64))
+	for _, path := range []string{fmt.Sprintf("/api/v1/tokens/%d/revoke", id), "/api/v1/workspace/reload"} {
+		code, out := apiCall(t, env, admin, "POST", path, `{"x":1}`)
+		e, _ := out["error"].(map[string]any)
+		if code != http.StatusBadRequest || e["field"] != "x" || !strings.Contains(fmt.Sprint(e["message"]), "takes no fields: send {} or no body") {
+			t.Errorf("POST %s {\"x\":1}: %d %v", path, code, out)
+		}
+	}
+	if code, out := apiCall(t, env, made["token"].(string), "GET", "/api/v1/me", ""); code != http.StatusOK {
+		t.Fatalf("the refused revoke revoked the token: %d %v", code, out)
+	}
+	if code, out := apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", id), ``); code != http.StatusOK {
+		t.Fatalf("revoke without a body: %d %v", code, out)
 	}
 }
