@@ -220,4 +220,10 @@ func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
 	if n := count("backfills"); n != 0 {
 		t.Fatalf("refused creates made %d backfills", n)
 	}
+	// retry-failed's --request-id likewise: sent as given, the server's
+	// refusal of an empty id names the flag.
+	code, out, errOut := run(t, "backfill", "retry-failed", "bf_nope", "--request-id", "", "--server", env.URL, "--token", tok)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "--request-id is empty") {
+		t.Errorf("retry-failed --request-id \"\": exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
