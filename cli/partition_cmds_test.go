@@ -227,3 +227,39 @@ func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
 		t.Errorf("retry-failed --request-id \"\": exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestEmptyRangeFlagIsRefused: `--start "$START" --end 2025-01-05` with
+// START unset read as no --start, and launched a backfill from the asset's
+// first partition: far more than asked for. An empty or blank --start or
+// --end (or --partitions-file) is now a usage error (exit 2) that says
+// what to give or to leave the flag out, and nothing is created.
+func TestEmptyRangeFlagIsRefused(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	env := testkit.WithAssets(t,
+		testkit.Asset("r.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.AdminToken()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backfill", "create", "r.daily", "--start", "", "--end", "2025-01-05"}, "--start is empty"},
+		{[]string{"backfill", "create", "r.daily", "--start", "2025-01-05", "--end", " "}, "--end is empty"},
+		{[]string{"backfill", "create", "r.daily", "--missing", "--end", ""}, "--end is empty"},
+		{[]string{"backfill", "preview", "r.daily", "--start", "", "--end", "2025-01-05"}, "--start is empty"},
+		{[]string{"backfill", "create", "r.daily", "--partitions-file", ""}, "--partitions-file is empty"},
+	} {
+		code, out, errOut := run(t, append(tc.args, "--server", env.URL, "--token", tok)...)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "leave") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, errOut, cli.ExitUsage, tc.want)
+		}
+	}
+	var n int
+	if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM backfills"); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("refused commands made %d backfills", n)
+	}
+}
