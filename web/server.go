@@ -56,7 +56,14 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	metrics := NewMetrics(h.Store)
 	h.SetAttemptObserver(metrics.ObserveAttempt)
 
-	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
+	// A trailing slash: GET and HEAD are sent to the path without it (one
+	// address per page); any other method is served there, since clients
+	// that follow a 301 send a POST again as a GET (a create would
+	// "succeed" with the list).
+	safe := func(c echo.Context) bool { m := c.Request().Method; return m == http.MethodGet || m == http.MethodHead }
+	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently,
+		Skipper: func(c echo.Context) bool { return !safe(c) }}))
+	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{Skipper: safe}))
 	e.Use(middleware.Recover())
 	e.Use(markReads)
 	slots := opt.ReadSlots
