@@ -253,7 +253,8 @@ func errMessage(v map[string]any) string {
 
 // A role left out of a new user, or sent empty to change one, reads as
 // what it is ("role is required", "role is empty"), not as the unknown role
-// ""; and a role is named with its article ("an admin token", not "a admin
+// ""; a token's role sent empty is refused, not read as the creator's role;
+// and a role is named with its article ("an admin token", not "a admin
 // token"). Nothing is written.
 func TestAccountsAPIRoleMessages(t *testing.T) {
 	t.Parallel()
@@ -269,6 +270,16 @@ func TestAccountsAPIRoleMessages(t *testing.T) {
 	code, v = apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/users/%d", id), `{"role":""}`)
 	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "role" || !strings.Contains(errMessage(v), "role is empty") || !strings.Contains(errMessage(v), "leave role out") {
 		t.Errorf("role sent empty: %d %v", code, v)
+	}
+	// A token's role sent empty is not "the most I may have": a script
+	// whose ROLE is unset would get an admin token.
+	code, v = apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"ci","role":""}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "role" || !strings.Contains(errMessage(v), "role is empty") || !strings.Contains(errMessage(v), "leave role out") {
+		t.Errorf("token role sent empty: %d %v", code, v)
+	}
+	code, v = apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"ci","user":"nobody"}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "user" || !strings.Contains(errMessage(v), `no user "nobody"`) || !strings.Contains(errMessage(v), "GET /api/v1/users") {
+		t.Errorf("token for an unknown user: %d %v", code, v)
 	}
 	if after := countAccounts(t, env); after != before {
 		t.Fatalf("refused requests wrote: %s → %s", before, after)
