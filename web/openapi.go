@@ -396,8 +396,10 @@ var schemas = map[string]any{
 	"UserChange": object(map[string]any{"role": str, "disabled": map[string]any{"type": "boolean"}, "password": str, "unlock": map[string]any{"type": "boolean"}}),
 	"Token":      object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "expires_at": str, "expired": boolean, "token": str}),
 	"TokenPage":  object(map[string]any{"tokens": arrayOf(ref("Token")), "next_cursor": str}),
-	"NewToken":   object(map[string]any{"name": str, "role": str, "user": str, "expires_in": str, "expires_at": str}, "name"),
-	"Taint":      object(map[string]any{"reason": str}, "reason"),
+	"NewToken": object(map[string]any{"name": str,
+		"role": described(map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "left out: its user's role (within the creating token's); empty is a 400"),
+		"user": str, "expires_in": str, "expires_at": str}, "name"),
+	"Taint": object(map[string]any{"reason": str}, "reason"),
 }
 
 func init() { maps.Copy(schemas, stalenessSchemas()) }
