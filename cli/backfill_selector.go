@@ -2,7 +2,7 @@ package cli
 
 import (
 	"bufio"
-
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -141,7 +141,7 @@ func (s *selectorFlags) keys() ([]string, error) {
 	if s.partitionsFile != "-" {
 		f, err := os.Open(s.partitionsFile)
 		if err != nil {
-			return nil, usageErr("--partitions-file: %v", err)
+			return nil, usageErr("--partitions-file %s: %s", s.partitionsFile, pathProblem(err))
 		}
 		defer f.Close()
 		r = f
@@ -154,8 +154,10 @@ func (s *selectorFlags) keys() ([]string, error) {
 			keys = append(keys, k)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, usageErr("--partitions-file: %v", err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, usageErr("--partitions-file %s: a line is longer than 1 MiB; give one partition key a line", s.partitionsFile)
+	} else if err != nil {
+		return nil, usageErr("--partitions-file %s: %s", s.partitionsFile, pathProblem(err))
 	}
 	return keys, nil
 }

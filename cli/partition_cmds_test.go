@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -261,5 +263,35 @@ func TestEmptyRangeFlagIsRefused(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("refused commands made %d backfills", n)
+	}
+}
+
+// TestPartitionsFileProblemsInWords: a --partitions-file that cannot be
+// read said Go's words ("--partitions-file: open F: no such file or
+// directory", "read F: is a directory", and for a line over 1 MiB
+// "bufio.Scanner: token too long"); each now names the flag and the file
+// and says what is wrong, before anything is sent.
+func TestPartitionsFileProblemsInWords(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.txt")
+	if err := os.WriteFile(long, []byte(strings.Repeat("k", 2<<20)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.txt")
+	for _, tc := range []struct{ file, want string }{
+		{missing, "--partitions-file " + missing + ": no such file or directory"},
+		{dir, "--partitions-file " + dir + ": is a directory"},
+		{long, "--partitions-file " + long + ": a line is longer than 1 MiB; give one partition key a line"},
+	} {
+		code, out, errOut := run(t, "backfill", "preview", "a.daily", "--partitions-file", tc.file, "--server", "http://127.0.0.1:1", "--token", "tsr_x")
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--partitions-file %s: exit %d %q %q, want 2 saying %q", tc.file, code, out, errOut, tc.want)
+		}
+		for _, leak := range []string{"open ", "read ", "bufio"} {
+			if strings.Contains(errOut, leak) {
+				t.Errorf("--partitions-file %s: %q says Go's %q", tc.file, errOut, leak)
+			}
+		}
 	}
 }

@@ -69,7 +69,7 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", usageErr("--password-file: %v", err)
+			return "", usageErr("--password-file %s: %s", file, pathProblem(err))
 		}
 		return strings.TrimRight(string(b), "\r\n"), nil
 	}
