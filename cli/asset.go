@@ -84,7 +84,7 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(assetPartitionsFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			if limit < 1 {
-				return usageErr("--limit must be at least 1")
+				return usageErr("--limit must be 1 or more, got %d", limit)
 			}
 			q := url.Values{}
 			if status != "" {

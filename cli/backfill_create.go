@@ -21,13 +21,13 @@ progress line, and exit 1 if it fails.
   tessera backfill create analytics.daily_events --start 2025-02-01 --end 2025-02-28 --chunk-size 7 --concurrency 2 --wait
   tessera backfill create ml.features --missing --failed --dimension region=eu --title "EU catch-up"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, c, err := cf.clientRequest(cmd, args, o)
+			headers, err := idempotencyHeader(cmd, cf.idempotencyKey)
 			if err != nil {
 				return err
 			}
-			headers := map[string]string{}
-			if cf.idempotencyKey != "" {
-				headers["Idempotency-Key"] = cf.idempotencyKey
+			body, c, err := cf.clientRequest(cmd, args, o)
+			if err != nil {
+				return err
 			}
 			var b handlers.BackfillJSON
 			if err := c.do(cmd.Context(), "POST", "/api/v1/backfills", body, headers, &b); err != nil {

@@ -20,8 +20,11 @@ func runCmd(o *clientOpts) *cobra.Command {
 		Short: "Show a chunk run: its partitions and outcomes, attempts and log tail",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if maxParts < 0 || logLines < 0 {
-				return usageErr("--partitions and --log-lines must be 0 or more")
+			if maxParts < 0 {
+				return usageErr("--partitions must be 0 or more, got %d (0 shows no partition)", maxParts)
+			}
+			if logLines < 0 {
+				return usageErr("--log-lines must be 0 or more, got %d (0 shows no log)", logLines)
 			}
 			if attempt < 0 {
 				return usageErr("--attempt must be an attempt's number, 1 or more (without it: the latest attempt)")

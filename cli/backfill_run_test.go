@@ -15,3 +15,25 @@ func TestBackfillRunRejectsNegativeAttempt(t *testing.T) {
 		t.Fatalf("--attempt -1: exit %d, %q", code, errOut)
 	}
 }
+
+// A count flag out of range names the flag and the value given, as every
+// other one does (`backfill run --partitions -1 --log-lines 5` said
+// "--partitions and --log-lines must be 0 or more"; `asset partitions
+// --limit 0` said "--limit must be at least 1" without the value). The
+// check comes before any request.
+func TestCountFlagsNameTheFlagAndValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backfill", "run", "run_x", "--partitions", "-1"}, "--partitions must be 0 or more, got -1"},
+		{[]string{"backfill", "run", "run_x", "--log-lines", "-5"}, "--log-lines must be 0 or more, got -5"},
+		{[]string{"asset", "partitions", "raw.events", "--limit", "0"}, "--limit must be 1 or more, got 0"},
+	} {
+		code, out, errOut := run(t, append(tc.args, "--server", "http://127.0.0.1:1", "--token", "tsr_x")...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q %q, want 2 saying %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}

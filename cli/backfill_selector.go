@@ -2,7 +2,7 @@ package cli
 
 import (
 	"bufio"
-
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -118,6 +118,9 @@ func sortedStatuses(in []string) []string {
 // clientRequest is the request body of the flags for assets and a client
 // (of the flags o) whose errors name the selector's flags.
 func (s *selectorFlags) clientRequest(cmd *cobra.Command, assets []string, o *clientOpts) (map[string]any, *client, error) {
+	if err := emptySelectorFlag(cmd); err != nil {
+		return nil, nil, err
+	}
 	body, err := s.request(cmd.CommandPath(), assets)
 	if err != nil {
 		return nil, nil, err
@@ -138,7 +141,7 @@ func (s *selectorFlags) keys() ([]string, error) {
 	if s.partitionsFile != "-" {
 		f, err := os.Open(s.partitionsFile)
 		if err != nil {
-			return nil, usageErr("--partitions-file: %v", err)
+			return nil, usageErr("--partitions-file %s: %s", s.partitionsFile, pathProblem(err))
 		}
 		defer f.Close()
 		r = f
@@ -151,8 +154,10 @@ func (s *selectorFlags) keys() ([]string, error) {
 			keys = append(keys, k)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, usageErr("--partitions-file: %v", err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, usageErr("--partitions-file %s: a line is longer than 1 MiB; give one partition key a line", s.partitionsFile)
+	} else if err != nil {
+		return nil, usageErr("--partitions-file %s: %s", s.partitionsFile, pathProblem(err))
 	}
 	return keys, nil
 }
@@ -174,3 +179,21 @@ An explicit list cannot be combined with a range or a status filter. A status
 filter is resolved once, when the backfill is created. Several assets make one
 backfill; an upstream's partitions are built before the downstream ones that
 read them.`
+
+// emptySelectorFlag is the usage error of --start, --end or
+// --partitions-file given empty or blank: a script's unset variable would
+// otherwise leave the flag out, and `--start "$START" --end K` would select
+// everything from the asset's first partition.
+func emptySelectorFlag(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	for _, c := range []struct{ flag, what string }{
+		{"start", "give the first partition KEY of the range, or leave --start out to begin at each asset's first partition"},
+		{"end", "give the last partition KEY of the range, or leave --end out to end at each asset's last partition"},
+		{"partitions-file", "give a FILE with one key a line (- for standard input), or leave --partitions-file out"},
+	} {
+		if v, err := f.GetString(c.flag); err == nil && f.Changed(c.flag) && strings.TrimSpace(v) == "" {
+			return usageErr("--%s is empty; %s", c.flag, c.what)
+		}
+	}
+	return nil
+}

@@ -134,7 +134,9 @@ func retryFailedCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withClient(steerFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			body := map[string]any{}
-			if requestID != "" {
+			if cmd.Flags().Changed("request-id") {
+				// Sent as given, "" included: the server refuses an empty
+				// id rather than take it as none.
 				body["retry_request_id"] = requestID
 			}
 			// Sent only when given, so that the server checks any value

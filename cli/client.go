@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -69,12 +70,46 @@ func readConfig() (clientConfig, error) {
 		return c, nil
 	}
 	if err != nil {
-		return c, err
+		return c, usageErr("cannot read the login config %s (%s): %s; point TESSERA_CONFIG at the file tessera login writes, or pass --server and --token", p, configSource(), pathProblem(err))
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return c, usageErr("config %s is not valid JSON: %v; run tessera login again", p, err)
+		return c, usageErr("the login config %s (%s) is not valid JSON (%s); write it again with tessera login --server URL --token TOKEN", p, configSource(), jsonProblem(err))
 	}
 	return c, nil
+}
+
+// configSource says where the config's path came from, for its errors.
+func configSource() string {
+	if os.Getenv("TESSERA_CONFIG") != "" {
+		return "TESSERA_CONFIG"
+	}
+	return "the default; set TESSERA_CONFIG for another"
+}
+
+// pathProblem is what is wrong with a file that could not be opened, in
+// words: "is a directory", "permission denied", without Go's "open PATH:".
+func pathProblem(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// jsonProblem is what is wrong with a JSON file, without Go's type names.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input" {
+		return "it ends early"
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s is not a string", te.Field)
+	}
+	return err.Error()
 }
 
 func writeConfig(c clientConfig) (string, error) {
@@ -82,15 +117,22 @@ func writeConfig(c clientConfig) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	fail := func(err error) (string, error) {
+		return "", usageErr("cannot save the login config to %s (%s): %s; point TESSERA_CONFIG at a file you can write", p, configSource(), pathProblem(err))
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", err
+		return fail(err)
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", err
+		return fail(err)
 	}
-	return p, os.Rename(tmp, p)
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp) // it holds the token
+		return fail(err)
+	}
+	return p, nil
 }
 
 // client calls the Tessera API.
@@ -112,12 +154,19 @@ func (c *client) withFlags(flags fieldFlags) *client {
 // newClient resolves server and token: flag, then environment, then the
 // config file written by `tessera login`.
 func (o *clientOpts) newClient() (*client, error) {
-	cfg, err := readConfig()
-	if err != nil {
-		return nil, err
+	server := firstNonEmpty(o.server, os.Getenv("TESSERA_URL"))
+	token := firstNonEmpty(o.token, os.Getenv("TESSERA_TOKEN"))
+	if server == "" || token == "" {
+		// Only what the flags and variables leave out comes from the
+		// file, so that a broken file blocks neither them nor tessera
+		// login, which writes it again.
+		cfg, err := readConfig()
+		if err != nil {
+			return nil, err
+		}
+		server = firstNonEmpty(server, cfg.Server, "http://127.0.0.1:8080")
+		token = firstNonEmpty(token, cfg.Token)
 	}
-	server := firstNonEmpty(o.server, os.Getenv("TESSERA_URL"), cfg.Server, "http://127.0.0.1:8080")
-	token := firstNonEmpty(o.token, os.Getenv("TESSERA_TOKEN"), cfg.Token)
 	u, err := url.Parse(server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageErr("server %q is not an http(s) URL such as http://127.0.0.1:8080", server)

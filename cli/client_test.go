@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/cli"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
@@ -515,4 +518,59 @@ func TestCLIBackfillGetSaysWhatItWaitsFor(t *testing.T) {
 			t.Fatalf("backfill get:\n%s", out)
 		}
 	})
+}
+
+// TestBrokenLoginConfigDoesNotBlockFlags: a login config that is not valid
+// JSON (a half-written file, a hand edit) failed every client command, even
+// one given --server and --token, and `tessera login` itself, whose message
+// said to run it again: a dead end. The config is now read only for what
+// the flags and variables leave out, so login rewrites a broken one; a
+// config that cannot be read (a directory) says which file and variable,
+// not Go's "read PATH: is a directory".
+func TestBrokenLoginConfigDoesNotBlockFlags(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleViewer)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"server": "http://127.0.0.1:1", "tok`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := func(config string, args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(tesseraBin, args...)
+		cmd.Env = append(os.Environ(), "TESSERA_CONFIG="+config, "TESSERA_URL=", "TESSERA_TOKEN=")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	if code, out := bin(cfg, "asset", "list", "--server", env.URL, "--token", tok); code != 0 {
+		t.Fatalf("asset list with --server and --token beside a broken config: exit %d %q", code, out)
+	}
+	// Without them the broken file is named, and how to mend it works.
+	if code, out := bin(cfg, "asset", "list"); code != cli.ExitUsage || !strings.Contains(out, cfg) || !strings.Contains(out, "not valid JSON") {
+		t.Fatalf("asset list from a broken config: exit %d %q", code, out)
+	}
+	if code, out := bin(cfg, "login", "--server", env.URL, "--token", tok); code != 0 {
+		t.Fatalf("login over a broken config: exit %d %q", code, out)
+	}
+	if code, out := bin(cfg, "asset", "list"); code != 0 {
+		t.Fatalf("asset list after login rewrote the config: exit %d %q", code, out)
+	}
+	if code, out := bin(dir, "asset", "list"); code != cli.ExitUsage || !strings.Contains(out, "TESSERA_CONFIG") || !strings.Contains(out, "is a directory") || strings.Contains(out, "error: read ") {
+		t.Fatalf("a directory as the config: exit %d %q", code, out)
+	}
+	// Saving to a directory says so, and leaves no copy of the token.
+	if code, out := bin(dir, "login", "--server", env.URL, "--token", tok); code != cli.ExitUsage || !strings.Contains(out, "cannot save the login config to "+dir) {
+		t.Fatalf("login into a directory: exit %d %q", code, out)
+	}
+	if _, err := os.Stat(dir + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused login left %s.tmp (it holds the token): %v", dir, err)
+	}
 }

@@ -47,7 +47,7 @@ TESSERA_URL / TESSERA_TOKEN variables override it.`,
 			}
 			p, err := writeConfig(clientConfig{Server: c.base, Token: token})
 			if err != nil {
-				return &exitError{ExitServer, fmt.Errorf("write config: %w", err)}
+				return err
 			}
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]string{"server": c.base, "user": me.Name, "role": me.Role, "config": p})

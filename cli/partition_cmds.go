@@ -101,9 +101,9 @@ the other flags describe reported partitions and are refused with it.`,
 				return reportWatermark(cmd, c, &o, asset, watermark, &out)
 			}
 			items := reportItems(asset, parts, status, codeVersion, meta, runID, at, errText)
-			headers := map[string]string{}
-			if idem != "" {
-				headers["Idempotency-Key"] = idem
+			headers, err := idempotencyHeader(cmd, idem)
+			if err != nil {
+				return err
 			}
 			c.withFlags(reportFlagNames)
 			if err := c.do(cmd.Context(), "POST", "/api/v1/materializations", items, headers, &out); err != nil {
@@ -306,4 +306,20 @@ func newStatusCmd() *cobra.Command {
 	}
 	addClientFlags(cmd, &o)
 	return cmd
+}
+
+// idempotencyHeader is the Idempotency-Key header of --idempotency-key
+// (none when the flag is left out), or the usage error of a flag given
+// empty: a script's unset variable would otherwise send no key, and the
+// retry the user counted on being safe would be done twice.
+func idempotencyHeader(cmd *cobra.Command, key string) (map[string]string, error) {
+	headers := map[string]string{}
+	if !cmd.Flags().Changed("idempotency-key") {
+		return headers, nil
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, usageErr("--idempotency-key is empty; give a key (the same key sent again returns the first answer and does nothing twice), or leave --idempotency-key out")
+	}
+	headers["Idempotency-Key"] = key
+	return headers, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -181,4 +184,114 @@ assets:
 			t.Errorf("t.daily's lag is not in days and hours: %q", rowOf("t.daily"))
 		}
 	})
+}
+
+// TestEmptyIdempotencyKeyIsRefused: `--idempotency-key "$KEY"` with KEY
+// unset sent no key at all, so the retry the user counted on being safe
+// launched a second backfill (or recorded the report twice). An empty or
+// blank --idempotency-key is now a usage error (exit 2) that says so, and
+// nothing reaches the server.
+func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	env := testkit.WithAssets(t,
+		testkit.Asset("k.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.AdminToken()
+	count := func(table string) int {
+		var n int
+		if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	events := count("events")
+	for _, args := range [][]string{
+		{"backfill", "create", "k.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--idempotency-key", ""},
+		{"backfill", "create", "k.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--idempotency-key", "  "},
+		{"report", "k.daily", "2025-01-01", "--idempotency-key", ""},
+	} {
+		code, out, errOut := run(t, append(args, "--server", env.URL, "--token", tok)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "--idempotency-key is empty") || !strings.Contains(errOut, "leave --idempotency-key out") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying --idempotency-key is empty", args, code, out, errOut, cli.ExitUsage)
+		}
+		if e := count("events"); e != events {
+			t.Fatalf("%v: the refused command wrote %d events", args, e-events)
+		}
+	}
+	if n := count("backfills"); n != 0 {
+		t.Fatalf("refused creates made %d backfills", n)
+	}
+	// retry-failed's --request-id likewise: sent as given, the server's
+	// refusal of an empty id names the flag.
+	code, out, errOut := run(t, "backfill", "retry-failed", "bf_nope", "--request-id", "", "--server", env.URL, "--token", tok)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "--request-id is empty") {
+		t.Errorf("retry-failed --request-id \"\": exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestEmptyRangeFlagIsRefused: `--start "$START" --end 2025-01-05` with
+// START unset read as no --start, and launched a backfill from the asset's
+// first partition: far more than asked for. An empty or blank --start or
+// --end (or --partitions-file) is now a usage error (exit 2) that says
+// what to give or to leave the flag out, and nothing is created.
+func TestEmptyRangeFlagIsRefused(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	env := testkit.WithAssets(t,
+		testkit.Asset("r.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.AdminToken()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backfill", "create", "r.daily", "--start", "", "--end", "2025-01-05"}, "--start is empty"},
+		{[]string{"backfill", "create", "r.daily", "--start", "2025-01-05", "--end", " "}, "--end is empty"},
+		{[]string{"backfill", "create", "r.daily", "--missing", "--end", ""}, "--end is empty"},
+		{[]string{"backfill", "preview", "r.daily", "--start", "", "--end", "2025-01-05"}, "--start is empty"},
+		{[]string{"backfill", "create", "r.daily", "--partitions-file", ""}, "--partitions-file is empty"},
+	} {
+		code, out, errOut := run(t, append(tc.args, "--server", env.URL, "--token", tok)...)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "leave") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, errOut, cli.ExitUsage, tc.want)
+		}
+	}
+	var n int
+	if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM backfills"); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("refused commands made %d backfills", n)
+	}
+}
+
+// TestPartitionsFileProblemsInWords: a --partitions-file that cannot be
+// read said Go's words ("--partitions-file: open F: no such file or
+// directory", "read F: is a directory", and for a line over 1 MiB
+// "bufio.Scanner: token too long"); each now names the flag and the file
+// and says what is wrong, before anything is sent.
+func TestPartitionsFileProblemsInWords(t *testing.T) {
+	t.Parallel() // no config: TestMain took it away from the whole process
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.txt")
+	if err := os.WriteFile(long, []byte(strings.Repeat("k", 2<<20)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.txt")
+	for _, tc := range []struct{ file, want string }{
+		{missing, "--partitions-file " + missing + ": no such file or directory"},
+		{dir, "--partitions-file " + dir + ": is a directory"},
+		{long, "--partitions-file " + long + ": a line is longer than 1 MiB; give one partition key a line"},
+	} {
+		code, out, errOut := run(t, "backfill", "preview", "a.daily", "--partitions-file", tc.file, "--server", "http://127.0.0.1:1", "--token", "tsr_x")
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--partitions-file %s: exit %d %q %q, want 2 saying %q", tc.file, code, out, errOut, tc.want)
+		}
+		for _, leak := range []string{"open ", "read ", "bufio"} {
+			if strings.Contains(errOut, leak) {
+				t.Errorf("--partitions-file %s: %q says Go's %q", tc.file, errOut, leak)
+			}
+		}
+	}
 }

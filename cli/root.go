@@ -94,6 +94,9 @@ func explainArgErrors(cmd *cobra.Command) {
 			msg := err.Error()
 			if strings.HasPrefix(msg, "unknown command ") && !c.HasSubCommands() && len(args) > 0 {
 				msg = fmt.Sprintf("%s takes no arguments, got %q", c.CommandPath(), args[0])
+				if fix := boolValueAfterSpace(c, args[0]); fix != "" {
+					msg += fmt.Sprintf(`; an on/off flag takes its value after "=": %s`, fix)
+				}
 			}
 			return usageErr("%s; usage: %s (see %q)", msg, c.UseLine(), c.CommandPath()+" --help")
 		}
@@ -101,6 +104,29 @@ func explainArgErrors(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		explainArgErrors(sub)
 	}
+}
+
+// boolValueAfterSpace is how to write arg, an argument that reads as
+// on/off, as the value of the on/off flags given to c (`--trust-proxy yes`
+// → "--trust-proxy=yes"): after a space it is an argument, and the flag
+// alone means true. "" when arg is no such value or no such flag is given.
+func boolValueAfterSpace(c *cobra.Command, arg string) string {
+	var fixes []string
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if f.Value.Type() != "bool" {
+			return
+		}
+		// serve's flags take yes/no and on/off too; the others what
+		// strconv.ParseBool takes.
+		_, err := strconv.ParseBool(arg)
+		if _, env := f.Value.(*envBoolValue); env {
+			_, err = parseBool(arg)
+		}
+		if err == nil {
+			fixes = append(fixes, "--"+f.Name+"="+arg)
+		}
+	})
+	return strings.Join(fixes, " or ")
 }
 
 // explainFlagError words pflag's errors in the user's terms, from pflag's
@@ -135,6 +161,9 @@ func whyInvalid(bad *pflag.InvalidValueError) string {
 	case strings.HasPrefix(t, "float"):
 		return "is not a number"
 	case t == "bool":
+		if _, ok := bad.GetFlag().Value.(*envBoolValue); ok {
+			return "is not 1/0, true/false, yes/no or on/off"
+		}
 		return "is not true or false"
 	case t == "duration":
 		return "is not a duration such as 30s, 15m or 2h"

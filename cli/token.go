@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,8 +99,11 @@ func newTokenListCmd(path *string) *cobra.Command {
 			var uid int64
 			if user != "" {
 				u, err := store.UserByName(cmd.Context(), user)
+				if errors.Is(err, db.ErrNotFound) {
+					return usageErr("no user named %q; `tessera user list` lists the accounts", user)
+				}
 				if err != nil {
-					return usageErr("no user named %q", user)
+					return &exitError{ExitServer, err}
 				}
 				uid = u.ID
 			}
@@ -145,6 +149,9 @@ func newTokenRevokeCmd(path *string) *cobra.Command {
 			}
 			defer store.Close()
 			if err := store.RevokeToken(cmd.Context(), id, "cli", time.Now()); err != nil {
+				if errors.Is(err, db.ErrNotFound) {
+					return usageErr("no token %d; `tessera token list` shows the tokens and their ids", id)
+				}
 				return userError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %d\n", id)

@@ -141,3 +141,37 @@ func TestCLITokenCommands(t *testing.T) {
 		t.Fatalf("list after revoke: %q", out)
 	}
 }
+
+// TestTokenRevokeUnknownIDSaysWhereToLook: `token revoke 9999` answered
+// the store's "token 9999: not found", which says neither what is wrong in
+// the user's words nor how to find the id; it now names the id and points
+// at `tessera token list` (exit 2), and revokes nothing. An unknown --user
+// points at `tessera user list`.
+func TestTokenRevokeUnknownIDSaysWhereToLook(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "revoke.db")
+	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	pw := writeFile(t, "pw", "correct-horse-battery\n")
+	if code, _, errOut := run(t, "user", "add", "ci", "--password-file", pw, "--db", dbPath); code != 0 {
+		t.Fatalf("user add: %s", errOut)
+	}
+	if code, _, errOut := run(t, "token", "create", "--user", "ci", "--name", "keep", "--db", dbPath); code != 0 {
+		t.Fatalf("token create: %s", errOut)
+	}
+	code, out, errOut := run(t, "token", "revoke", "9999", "--db", dbPath)
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "no token 9999") || !strings.Contains(errOut, "tessera token list") {
+		t.Fatalf("revoke 9999: exit %d %q %q, want 2 saying no token 9999 and pointing at tessera token list", code, out, errOut)
+	}
+	if _, out, _ := run(t, "token", "list", "--db", dbPath); strings.Contains(out, "revoked") {
+		t.Fatalf("a refused revoke revoked a token:\n%s", out)
+	}
+	// An unknown user likewise says where the names are.
+	for _, args := range [][]string{{"token", "create", "--user", "nobody", "--name", "x"}, {"token", "list", "--user", "nobody"}} {
+		code, out, errOut := run(t, append(args, "--db", dbPath)...)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, `no user named "nobody"`) || !strings.Contains(errOut, "tessera user list") {
+			t.Errorf("%v: exit %d %q %q, want 2 naming the user and pointing at tessera user list", args, code, out, errOut)
+		}
+	}
+}

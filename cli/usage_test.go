@@ -432,6 +432,12 @@ func TestCLIUsageErrorsSayHowToFix(t *testing.T) {
 		{[]string{"backfill", "create", "t.daily", "--partition"}, []string{"flag needs an argument: --partition", `see "tessera backfill create --help"`}},
 		{[]string{"serve", "--lease-ttl", "5"}, []string{`--lease-ttl "5" is not a duration such as 30s, 15m or 2h`}},
 		{[]string{"backfill", "list", "--limit", "1.5"}, []string{`--limit "1.5" is not a whole number`, `see "tessera backfill list --help"`}},
+		// serve's on/off flags take yes/no and on/off too, and their value
+		// only after "=": a value after a space is an argument.
+		{[]string{"serve", "--trust-proxy=maybe"}, []string{`--trust-proxy "maybe" is not 1/0, true/false, yes/no or on/off`}},
+		{[]string{"serve", "--trust-proxy", "yes"}, []string{`tessera serve takes no arguments, got "yes"`, `an on/off flag takes its value after "=": --trust-proxy=yes`}},
+		{[]string{"serve", "--anonymous-viewer", "off"}, []string{`--anonymous-viewer=off`}},
+		{[]string{"status", "--json", "true"}, []string{`tessera status takes no arguments, got "true"`, `--json=true`}},
 	}
 	for _, tc := range cases {
 		code, out, errOut := run(t, tc.args...)

@@ -69,7 +69,7 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", usageErr("--password-file: %v", err)
+			return "", usageErr("--password-file %s: %s", file, pathProblem(err))
 		}
 		return strings.TrimRight(string(b), "\r\n"), nil
 	}
@@ -272,7 +272,7 @@ func withUser(cmd *cobra.Command, path, name string, fn func(ctx context.Context
 	u, err := store.UserByName(cmd.Context(), name)
 	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
-			return usageErr("no user named %q", name)
+			return usageErr("no user named %q; `tessera user list` lists the accounts", name)
 		}
 		return &exitError{ExitServer, err}
 	}

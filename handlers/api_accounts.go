@@ -124,6 +124,9 @@ func (h *Handler) APICreateUser(c echo.Context) error {
 	if err := auth.ValidateUserName(body.Name); err != nil {
 		return fieldBadRequest(err)
 	}
+	if body.Role == "" {
+		return BadRequest("role", "role is required: viewer, operator or admin")
+	}
 	if _, err := auth.ParseRole(body.Role); err != nil {
 		return BadRequest("role", "%v", err)
 	}
@@ -186,6 +189,9 @@ func (h *Handler) APIUpdateUser(c echo.Context) error {
 	ctx, now, actor := c.Request().Context(), h.Now(), Actor(c)
 	// Validate everything before writing anything.
 	if body.Role != nil {
+		if *body.Role == "" {
+			return BadRequest("role", "role is empty; give viewer, operator or admin, or leave role out to keep the user's role")
+		}
 		if _, err := auth.ParseRole(*body.Role); err != nil {
 			return BadRequest("role", "%v", err)
 		}
@@ -285,13 +291,22 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	}
 	var body struct {
 		Name      string  `json:"name"`
-		Role      string  `json:"role"`
+		Role      *string `json:"role"`
 		User      string  `json:"user"`
 		ExpiresIn *string `json:"expires_in"`
 		ExpiresAt *string `json:"expires_at"`
 	}
 	if err := decodeStrict(c, &body, false); err != nil {
 		return err
+	}
+	role := ""
+	if body.Role != nil {
+		// Sent empty, not left out: a client's unset variable must not
+		// get a token of the creator's whole role.
+		if strings.TrimSpace(*body.Role) == "" {
+			return BadRequest("role", "role is empty; give viewer, operator or admin, or leave role out for a token with its user's role")
+		}
+		role = *body.Role
 	}
 	expires, err := tokenExpiry(h.Now(), body.ExpiresIn, body.ExpiresAt)
 	if err != nil {
@@ -306,8 +321,10 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 		if p.Role < auth.RoleAdmin {
 			return &UserError{Status: http.StatusForbidden, Code: "forbidden", Field: "user", Message: "only admins create tokens for other users"}
 		}
-		if u, err = h.Store.UserByName(ctx, body.User); err != nil {
-			return BadRequest("user", "no user %q", body.User)
+		if u, err = h.Store.UserByName(ctx, body.User); errors.Is(err, db.ErrNotFound) {
+			return BadRequest("user", "no user %q; GET /api/v1/users lists the accounts", body.User)
+		} else if err != nil {
+			return err
 		}
 	}
 	max := p.Role
@@ -327,7 +344,7 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 	if body.ExpiresIn != nil {
 		expiryField = "expires_in"
 	}
-	secret, t, err := h.createToken(c, u, body.Name, body.Role, expires, expiryField, max, Actor(c), key)
+	secret, t, err := h.createToken(c, u, body.Name, role, expires, expiryField, max, Actor(c), key)
 	if errors.Is(err, db.ErrDuplicateEvent) {
 		return Conflict("the Idempotency-Key already created a token; its secret was shown once and cannot be shown again")
 	}
@@ -346,6 +363,9 @@ func (h *Handler) APICreateToken(c echo.Context) error {
 
 // APIRevokeToken revokes a token: your own, or anyone's for admins.
 func (h *Handler) APIRevokeToken(c echo.Context) error {
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
+		return err // {} or no body: a field was meant for another request
+	}
 	_, t, err := h.tokenToRevoke(c)
 	if err != nil {
 		return err

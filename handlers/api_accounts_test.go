@@ -250,3 +250,53 @@ func errMessage(v map[string]any) string {
 	s, _ := e["message"].(string)
 	return s
 }
+
+// A role left out of a new user, or sent empty to change one, reads as
+// what it is ("role is required", "role is empty"), not as the unknown role
+// ""; a token's role sent empty is refused, not read as the creator's role;
+// and a role is named with its article ("an admin token", not "a admin
+// token"). Nothing is written.
+func TestAccountsAPIRoleMessages(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	admin := env.Token(t, auth.RoleAdmin)
+	before := countAccounts(t, env)
+	code, v := apiCall(t, env, admin, "POST", "/api/v1/users", `{"name":"eve","password":"correct-horse-battery"}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "role" || !strings.Contains(errMessage(v), "role is required: viewer, operator or admin") {
+		t.Errorf("user without a role: %d %v", code, v)
+	}
+	_, me := apiCall(t, env, admin, "GET", "/api/v1/users", "")
+	id := int(me["users"].([]any)[0].(map[string]any)["id"].(float64))
+	code, v = apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/users/%d", id), `{"role":""}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "role" || !strings.Contains(errMessage(v), "role is empty") || !strings.Contains(errMessage(v), "leave role out") {
+		t.Errorf("role sent empty: %d %v", code, v)
+	}
+	// A token's role sent empty is not "the most I may have": a script
+	// whose ROLE is unset would get an admin token.
+	code, v = apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"ci","role":""}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "role" || !strings.Contains(errMessage(v), "role is empty") || !strings.Contains(errMessage(v), "leave role out") {
+		t.Errorf("token role sent empty: %d %v", code, v)
+	}
+	code, v = apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"ci","user":"nobody"}`)
+	if e, _ := v["error"].(map[string]any); code != 400 || e["field"] != "user" || !strings.Contains(errMessage(v), `no user "nobody"`) || !strings.Contains(errMessage(v), "GET /api/v1/users") {
+		t.Errorf("token for an unknown user: %d %v", code, v)
+	}
+	if after := countAccounts(t, env); after != before {
+		t.Fatalf("refused requests wrote: %s → %s", before, after)
+	}
+	code, scoped := apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"read-only","role":"viewer"}`)
+	if code != 201 {
+		t.Fatalf("scoped token: %d %v", code, scoped)
+	}
+	ro := scoped["token"].(string)
+	_, v = apiCall(t, env, ro, "POST", "/api/v1/tokens", `{"name":"escalate","role":"admin"}`)
+	if msg := errMessage(v); !strings.Contains(msg, "or an admin token to create it") || strings.Contains(msg, "a admin") {
+		t.Errorf("escalation message: %q", msg)
+	}
+	_, list := apiCall(t, env, ro, "GET", "/api/v1/tokens", "")
+	first := list["tokens"].([]any)[0].(map[string]any)
+	_, v = apiCall(t, env, ro, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", int(first["id"].(float64))), "")
+	if msg := errMessage(v); !strings.Contains(msg, "use an admin token") || strings.Contains(msg, "a admin") {
+		t.Errorf("revoke message: %q", msg)
+	}
+}

@@ -21,6 +21,9 @@ import (
 // MaxReportItems is the most materializations one request may report.
 const MaxReportItems = 10000
 
+// maxReportID is the longest code_version or run_id a report may carry.
+const maxReportID = 200
+
 // MaterializationJSON is one reported outcome in POST /api/v1/materializations.
 type MaterializationJSON struct {
 	Asset       string          `json:"asset"`
@@ -205,13 +208,18 @@ func (h *Handler) validateReport(c echo.Context, items []MaterializationJSON, no
 		}
 		code := a.CodeVersion
 		if it.CodeVersion != nil {
+			if err := validLine("code_version", "code_version", *it.CodeVersion, maxReportID); err != nil {
+				return nil, fail("code_version", "%s", err.(*UserError).Message)
+			}
 			code = *it.CodeVersion
 		}
 		rid := it.RunID
 		if rid == "" {
 			rid = runID
-		} else if len(rid) > 200 {
-			return nil, fail("run_id", "run_id is longer than 200 characters")
+		} else if len(rid) > maxReportID {
+			return nil, fail("run_id", "run_id is longer than %d characters", maxReportID)
+		} else if err := validLine("run_id", "run_id", rid, maxReportID); err != nil {
+			return nil, fail("run_id", "%s", err.(*UserError).Message)
 		}
 		k := [3]string{a.Key, it.Partition, rid}
 		if j, ok := seen[k]; ok {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -34,7 +35,7 @@ func (h *Handler) APIAddPartitionKeys(c echo.Context) error {
 	}
 	for i, k := range body.Keys {
 		if err := ds.ValidateKey(k); err != nil {
-			return BadRequest("keys", "keys[%d]: %s", i, err.Error())
+			return BadRequest(fmt.Sprintf("keys[%d]", i), "keys[%d]: %s", i, err.Error())
 		}
 	}
 	added, err := h.Store.AddDynamicKeys(ctx, ds.Set(), body.Keys, Actor(c), h.Now())

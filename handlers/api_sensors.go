@@ -415,6 +415,11 @@ func (h *Handler) APISensorPush(c echo.Context) error {
 	if err := decodeStrict(c, &ev, false); err != nil {
 		return err
 	}
+	if ev.Assets != nil && len(ev.Assets) == 0 {
+		// Sent empty, not left out: a client's filter that came out empty
+		// must not launch a backfill of every asset of the sensor.
+		return BadRequest("assets", "assets lists no asset: name some of sensor %s's assets, or leave assets out for all of them (%s)", s.Name, strings.Join(s.Assets, ", "))
+	}
 	r, err := eng.Push(c.Request().Context(), s.Name, ev, Actor(c))
 	if err != nil {
 		return sensorErr(err)

@@ -217,6 +217,9 @@ func TestSensorAPIPushBadInput(t *testing.T) {
 		{"no partitions", "arrivals", `{"message_id": "m"}`, env, 400, "partitions", []string{"say which partitions"}},
 		{"partitions and a range", "arrivals", `{"message_id": "m", "partitions": ["eu"], "start": "eu", "end": "us"}`, env, 400, "partitions", []string{"not both"}},
 		{"foreign asset", "arrivals", `{"message_id": "m", "assets": ["t.other"], "partitions": ["x"]}`, env, 400, "assets[0]", []string{"not one of sensor arrivals's assets"}},
+		// An empty list is not "all of them": a client whose filter came out
+		// empty would launch a backfill of every asset of the sensor.
+		{"empty assets", "arrivals", `{"message_id": "m", "assets": [], "partitions": ["eu"]}`, env, 400, "assets", []string{"assets lists no asset", "leave assets out for all of them (t.regions)"}},
 		{"unknown sensor", "nope", `{"message_id": "m", "partitions": ["eu"]}`, env, 404, "", []string{`unknown sensor "nope" (the workspace declares arrivals, counter, broken)`, "GET /api/v1/sensors lists them"}},
 		{"disabled", "arrivals", `{"message_id": "m", "partitions": ["eu"]}`, env2, 409, "sensor", []string{"disabled in the workspace", "enabled: true"}},
 		{"malformed JSON", "arrivals", `{"message_id": "m", "partitions": ["eu"]`, env, 400, "", []string{"not valid"}},

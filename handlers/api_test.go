@@ -48,6 +48,12 @@ func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {
 		{"empty list", `[]`, "materializations", "no materializations"},
 		{"bad started_at", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","started_at":"an hour ago"}`, "materializations[0].started_at", "RFC 3339"},
 		{"started_at after at", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","at":"2025-01-01T02:00:00Z","started_at":"2025-01-01T03:00:00Z"}`, "materializations[0].started_at", "after at 2025-01-01T02:00:00Z"},
+		// code_version and run_id are shown in the CLI's tables: an escape
+		// sequence would reach other users' terminals, a huge one fill them.
+		{"code_version with a control character", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","code_version":"v\u001b[31m3"}`, "materializations[0].code_version", "code_version holds a control character (U+001B at byte 1)"},
+		{"code_version with a line break", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","code_version":"v3\nv4"}`, "materializations[0].code_version", "control character (U+000A at byte 2)"},
+		{"code_version too long", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","code_version":"` + strings.Repeat("v", 201) + `"}`, "materializations[0].code_version", "code_version must be at most 200 characters (got 201)"},
+		{"run_id with a control character", `{"asset":"raw.events","partition":"2025-01-01-00:00","status":"materialized","run_id":"r\u001b]0;x\u0007"}`, "materializations[0].run_id", "run_id holds a control character (U+001B at byte 1)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,9 +194,11 @@ func TestDynamicPartitionKeys(t *testing.T) {
 		t.Fatalf("report on a new dynamic key: %d", r.StatusCode)
 	}
 	for body, field := range map[string]string{
-		`{"keys":["bad|key"]}`: "keys",
-		`{"keys":[]}`:          "keys",
-		`{"kees":["x"]}`:       "kees",
+		// A bad key is named by its place, as in every other key list.
+		`{"keys":["bad|key"]}`:       "keys[0]",
+		`{"keys":["p-3","bad|key"]}`: "keys[1]",
+		`{"keys":[]}`:                "keys",
+		`{"kees":["x"]}`:             "kees",
 	} {
 		r := env.Post(t, "/api/v1/assets/partners.feeds/partition-keys", body)
 		var e apiError

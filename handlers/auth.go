@@ -396,7 +396,16 @@ func canRevoke(p *Principal, t db.Token) error {
 	}
 	if r := tokenRole(t); r > p.Role {
 		return &UserError{Status: http.StatusForbidden, Code: "forbidden",
-			Message: fmt.Sprintf("the token you are signed in with (%s) cannot revoke a token that may do more (%s); use a %s token or sign in with a password", p.Role, r, r)}
+			Message: fmt.Sprintf("the token you are signed in with (%s) cannot revoke a token that may do more (%s); use %s token or sign in with a password", p.Role, r, roleWithArticle(r))}
 	}
 	return nil
+}
+
+// roleWithArticle is r with its indefinite article: "an admin", "an
+// operator", "a viewer".
+func roleWithArticle(r auth.Role) string {
+	if s := r.String(); s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + r.String()
 }

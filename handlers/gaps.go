@@ -157,6 +157,11 @@ func (h *Handler) APIGaps(c echo.Context) error {
 	return c.JSON(http.StatusOK, g)
 }
 
+// watermarkBody is the body of POST /api/v1/assets/:key/watermark.
+type watermarkBody struct {
+	Partition *string `json:"partition"`
+}
+
 // APISetWatermark records the live pipeline's last processed partition:
 // POST /api/v1/assets/:key/watermark {"partition": KEY}.
 func (h *Handler) APISetWatermark(c echo.Context) error {
@@ -165,7 +170,7 @@ func (h *Handler) APISetWatermark(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	key, err := inputValue(c, "partition")
+	key, err := inputValue(c, "partition", func(b *watermarkBody) *string { return b.Partition })
 	if err != nil {
 		return err
 	}

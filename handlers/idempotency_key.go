@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strings"
+
 	"github.com/labstack/echo/v4"
 )
 
@@ -8,10 +10,21 @@ import (
 const maxIdempotencyKey = 200
 
 // idempotencyKey is the request's Idempotency-Key header ("" when absent),
-// or the 400 naming the header when it is longer than maxIdempotencyKey or
-// not UTF-8 (stored and shown back in messages, it must be text).
+// or the 400 naming the header when it is sent empty (a client's unset
+// variable: taken as "no key", a retry would be done twice) or more than
+// once (which one counts?), longer than maxIdempotencyKey or not UTF-8
+// (stored and shown back in messages, it must be text).
 func idempotencyKey(c echo.Context) (string, error) {
-	k := c.Request().Header.Get("Idempotency-Key")
+	vals := c.Request().Header.Values("Idempotency-Key")
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", BadRequest("Idempotency-Key", "the Idempotency-Key header is sent %d times; send it once, with one key", len(vals))
+	case strings.TrimSpace(vals[0]) == "":
+		return "", BadRequest("Idempotency-Key", "the Idempotency-Key header is empty; send a key such as a UUID (the same key returns the first answer), or leave the header out")
+	}
+	k := vals[0]
 	if len(k) > maxIdempotencyKey {
 		return "", BadRequest("Idempotency-Key", "the Idempotency-Key header is longer than %d characters", maxIdempotencyKey)
 	}

@@ -197,6 +197,15 @@ func jsonErr(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
+// fieldsThere says which fields the object holding an unknown field takes:
+// known, or none (an action such as pause, whose body is {} or nothing).
+func fieldsThere(known []string) string {
+	if len(known) == 0 {
+		return "this request takes no fields: send {} or no body"
+	}
+	return "the fields there are " + strings.Join(known, ", ")
+}
+
 // decodeError is the 400 for a body that did not decode into v (a pointer):
 // an unknown field or a value of the wrong type is named by its full path,
 // array indexes included (selector.keys[3]), under root when the body itself
@@ -204,7 +213,7 @@ func jsonErr(err error) string {
 // is wrong with the JSON.
 func decodeError(body []byte, v any, err error, root string) *UserError {
 	if path, known, ok := unknownField(body, reflect.TypeOf(v), root); ok {
-		return BadRequest(path, "the request body is not valid: unknown field %q; the fields there are %s", path, strings.Join(known, ", "))
+		return BadRequest(path, "the request body is not valid: unknown field %q; %s", path, fieldsThere(known))
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
@@ -385,7 +394,7 @@ func exactKeys(body []byte, v any, root string) *UserError {
 		return BadRequest(path, "the request body is not valid: field %q appears more than once in the same object; send it once", path)
 	}
 	if path, known, ok := unknownField(body, reflect.TypeOf(v), root); ok {
-		return BadRequest(path, "the request body is not valid: unknown field %q (field names are case-sensitive); the fields there are %s", path, strings.Join(known, ", "))
+		return BadRequest(path, "the request body is not valid: unknown field %q (field names are case-sensitive); %s", path, fieldsThere(known))
 	}
 	if path, t, ok := nullScalar(body, reflect.TypeOf(v), root); ok {
 		return BadRequest(path, "the request body is not valid: %s must be %s, not null", path, jsonKind(t))

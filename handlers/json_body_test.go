@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -43,9 +44,9 @@ func TestMalformedJSONBodySaysWhere(t *testing.T) {
 			[]string{"malformed JSON at byte offset 19 (line 1, column 20)", "invalid character '\"' after object key:value pair"}},
 		{"materializations trailing data", tok, "/api/v1/materializations", `{"asset":"a.daily","partition":"2025-01-01","status":"materialized"} x`, "",
 			[]string{"unexpected data after the JSON value at byte offset 69 (line 1, column 70)"}},
-		{"taint truncated", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", `{"reason":"bad rows"`, "body",
+		{"taint truncated", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", `{"reason":"bad rows"`, "",
 			[]string{"the body ended early, after 20 bytes", "the { opened at byte offset 0 (line 1, column 1) is not closed with }"}},
-		{"taint empty", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", ``, "body",
+		{"taint empty", admin, "/api/v1/assets/a.daily/partitions/2025-01-01/taint", ``, "",
 			[]string{"the request body is empty", `send a JSON object like {"reason": "..."}`}},
 	}
 	before := apiCountEvents(t, env)
@@ -126,5 +127,93 @@ func TestMaterializationsExactFieldNames(t *testing.T) {
 	}
 	if after := apiCountEvents(t, env); after != before {
 		t.Fatalf("refused reports wrote %d events", after-before)
+	}
+}
+
+// The taint, clear-taint and watermark endpoints read their bodies as
+// strictly as every other endpoint: a field they do not take (a typo, a
+// field of another endpoint) is a 400 that names it and lists the fields
+// there, in the same shape, and nothing is written. A body too big for a
+// reason is refused by the reason's limit, not with the HTTP library's
+// words.
+func TestTaintAndWatermarkBodiesAreStrict(t *testing.T) {
+	env, tok := apiBFEnv(t)
+	admin := env.AdminToken()
+	if code, out := apiCall(t, env, tok, "POST", "/api/v1/materializations", `{"asset":"a.daily","partition":"2025-01-01","status":"materialized"}`); code != http.StatusCreated {
+		t.Fatalf("report: %d %v", code, out)
+	}
+	taint := "/api/v1/assets/a.daily/partitions/2025-01-01/taint"
+	clear := "/api/v1/assets/a.daily/partitions/2025-01-01/clear-taint"
+	watermark := "/api/v1/assets/a.daily/watermark"
+	counts := func() (taints, watermarks int) {
+		return env.Count(t, `SELECT COUNT(*) FROM partition_taints WHERE cleared_at IS NULL`), env.Count(t, `SELECT COUNT(*) FROM watermarks`)
+	}
+	refuse := func(tok, path, body, field string, want ...string) {
+		t.Helper()
+		t0, w0 := counts()
+		code, out := apiCall(t, env, tok, "POST", path, body)
+		e, _ := out["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != http.StatusBadRequest || e["code"] != "invalid" || e["field"] != nilIfEmpty(field) {
+			t.Fatalf("POST %s %.80s: %d %v, want 400 invalid on field %q", path, body, code, out, field)
+		}
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("POST %s %.80s: message %q lacks %q", path, body, msg, w)
+			}
+		}
+		for _, leak := range []string{"http:", "json:", "request body too large"} {
+			if strings.Contains(msg, leak) {
+				t.Errorf("POST %s: message %q leaks %q", path, msg, leak)
+			}
+		}
+		if t1, w1 := counts(); t1 != t0 || w1 != w0 {
+			t.Fatalf("POST %s %.80s wrote: taints %d→%d, watermarks %d→%d", path, body, t0, t1, w0, w1)
+		}
+	}
+	refuse(admin, taint, `{"reason":"bad rows","bogus":1}`, "bogus", `unknown field "bogus"; the fields there are reason`)
+	refuse(admin, taint, `{"reasn":"bad rows"}`, "reasn", `unknown field "reasn"; the fields there are reason`)
+	refuse(admin, taint, `{"reason":5}`, "reason", "reason must be a string, not a JSON number")
+	refuse(admin, taint, `{"reason":"`+strings.Repeat("x", 1100000)+`"}`, "reason", "at most 500 characters")
+	refuse(tok, watermark, `{"partition":"2025-01-05","bogus":1}`, "bogus", `unknown field "bogus"; the fields there are partition`)
+	refuse(tok, watermark, `{"key":"2025-01-05"}`, "key", `unknown field "key"; the fields there are partition`)
+	// The same bodies without the stray field pass, so the refusals above
+	// were about that field.
+	if code, out := apiCall(t, env, admin, "POST", taint, `{"reason":"bad rows"}`); code != http.StatusOK {
+		t.Fatalf("taint: %d %v", code, out)
+	}
+	if code, out := apiCall(t, env, tok, "POST", watermark, `{"partition":"2025-01-05"}`); code != http.StatusOK {
+		t.Fatalf("watermark: %d %v", code, out)
+	}
+	refuse(admin, clear, `{"bogus":1}`, "bogus", `unknown field "bogus"`, "takes no fields")
+	if code, out := apiCall(t, env, admin, "POST", clear, ``); code != http.StatusOK {
+		t.Fatalf("clear-taint without a body: %d %v", code, out)
+	}
+}
+
+// Actions without settings refuse a body with fields alike: token revoke
+// and workspace reload read no body at all, so {"x": 1} revoked the token
+// or reloaded the workspace where pause, resume and clear-taint answer
+// 400. Nothing is done.
+func TestBodilessActionsRefuseFields(t *testing.T) {
+	env, _ := apiBFEnv(t)
+	admin := env.AdminToken()
+	code, made := apiCall(t, env, admin, "POST", "/api/v1/tokens", `{"name":"keep"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("token: %d %v", code, made)
+	}
+	id := int(made["id"].(float64))
+	for _, path := range []string{fmt.Sprintf("/api/v1/tokens/%d/revoke", id), "/api/v1/workspace/reload"} {
+		code, out := apiCall(t, env, admin, "POST", path, `{"x":1}`)
+		e, _ := out["error"].(map[string]any)
+		if code != http.StatusBadRequest || e["field"] != "x" || !strings.Contains(fmt.Sprint(e["message"]), "takes no fields: send {} or no body") {
+			t.Errorf("POST %s {\"x\":1}: %d %v", path, code, out)
+		}
+	}
+	if code, out := apiCall(t, env, made["token"].(string), "GET", "/api/v1/me", ""); code != http.StatusOK {
+		t.Fatalf("the refused revoke revoked the token: %d %v", code, out)
+	}
+	if code, out := apiCall(t, env, admin, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", id), ``); code != http.StatusOK {
+		t.Fatalf("revoke without a body: %d %v", code, out)
 	}
 }

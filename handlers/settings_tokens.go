@@ -122,7 +122,7 @@ func (h *Handler) createToken(c echo.Context, u db.User, name, role string, expi
 			return "", db.Token{}, BadRequest("role", "%v", err)
 		}
 		if r > max && max < userRole {
-			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than the token you are signed in with (%s); sign in with a password or a %s token to create it", r, max, r)
+			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than the token you are signed in with (%s); sign in with a password or %s token to create it", r, max, roleWithArticle(r))
 		}
 		if r > max {
 			return "", db.Token{}, BadRequest("role", "a token cannot have a higher role (%s) than its user (%s)", r, max)

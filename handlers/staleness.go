@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -400,34 +399,37 @@ func (h *Handler) partitionStaleness(c echo.Context, a assetCtx, key string, v *
 // isAPI reports whether the request came to the JSON API.
 func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }
 
-// inputValue reads a field from a JSON body (API) or a form (pages).
-func inputValue(c echo.Context, field string) (string, error) {
+// inputValue reads a field from a form (pages) or, on the API, from the
+// JSON body, decoded as strictly as every other API body into T (a struct
+// of that one field, which get returns; nil when left out): a field T does
+// not have is a 400 naming it, as elsewhere. "" when the field is left out.
+func inputValue[T any](c echo.Context, field string, get func(*T) *string) (string, error) {
 	if !isAPI(c) {
 		return c.FormValue(field), nil
 	}
-	var body map[string]any
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	raw, err := readBody(c)
 	if err != nil {
-		return "", BadRequest("body", "could not read the request body: %v; send a JSON object like {%q: \"...\"} of at most 1 MiB", err, field)
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return "", BadRequest("body", "the request body is empty; send a JSON object like {%q: \"...\"}", field)
-	}
-	if err := invalidUTF8(raw, ""); err != nil {
 		return "", err
 	}
-	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&body); err != nil {
-		return "", BadRequest("body", "the body must be a JSON object like {%q: \"...\"}: %s", field, jsonBodyErr(raw, err))
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", BadRequest("", "the request body is empty; send a JSON object like {%q: \"...\"}", field)
 	}
-	v, ok := body[field]
-	if !ok || v == nil {
-		return "", nil
+	var body T
+	if err := decodeStrictBody(raw, &body, false); err != nil {
+		if ue, ok := err.(*UserError); ok && ue.Field == "" {
+			ue.Message += fmt.Sprintf("; send a JSON object like {%q: \"...\"}", field)
+		}
+		return "", err
 	}
-	s, ok := v.(string)
-	if !ok {
-		return "", BadRequest(field, "%s must be a string", field)
+	if v := get(&body); v != nil {
+		return *v, nil
 	}
-	return s, nil
+	return "", nil
+}
+
+// taintBody is the API body of a taint: {"reason": "..."}.
+type taintBody struct {
+	Reason *string `json:"reason"`
 }
 
 // partitionArg resolves the asset and partition of a partition route.
@@ -452,7 +454,7 @@ func (h *Handler) TaintPartition(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	reason, err := inputValue(c, "reason")
+	reason, err := inputValue(c, "reason", func(b *taintBody) *string { return b.Reason })
 	if err != nil {
 		return err
 	}
@@ -478,6 +480,13 @@ func (h *Handler) ClearTaint(c echo.Context) error {
 	a, key, err := h.partitionArg(c)
 	if err != nil {
 		return err
+	}
+	if isAPI(c) {
+		// No fields: {} or no body; anything else was meant for another
+		// request.
+		if err := decodeStrict(c, &struct{}{}, true); err != nil {
+			return err
+		}
 	}
 	err = h.Store.ClearTaint(c.Request().Context(), a.ID, a.Def.Key, key, Actor(c), h.Now())
 	if errors.Is(err, db.ErrNotFound) {

@@ -127,6 +127,9 @@ func (h *Handler) WorkspaceSynced() bool { return !h.Workspace().Unsynced }
 
 // APIWorkspaceReload reloads the workspace file (admin).
 func (h *Handler) APIWorkspaceReload(c echo.Context) error {
+	if err := decodeStrict(c, &struct{}{}, true); err != nil {
+		return err // {} or no body: a field was meant for another request
+	}
 	ws, err := h.ReloadWorkspace(c.Request().Context(), Actor(c))
 	if err != nil {
 		return err

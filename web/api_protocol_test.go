@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -130,5 +131,104 @@ func TestAPIHeadAndOptions(t *testing.T) {
 		if resp.StatusCode != c.status || resp.Header.Get("Allow") != c.allow {
 			t.Errorf("OPTIONS %s: %d Allow %q, want %d Allow %q", c.path, resp.StatusCode, resp.Header.Get("Allow"), c.status, c.allow)
 		}
+	}
+}
+
+// A body over the server's limit is a 413 in the API's error shape that
+// says the limit and what to do, not echo's bare "Request Entity Too
+// Large"; nothing is written.
+func TestAPIBodyTooLargeSaysTheLimit(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleOperator)
+	before, err := env.Store.CountEvents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `[{"asset":"raw.events","partition":"2025-01-01-00:00","status":"failed","error":"` + strings.Repeat("x", 33<<20) + `"}]`
+	req, _ := http.NewRequest("POST", env.URL+"/api/v1/materializations", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	er, _ := out["error"].(map[string]any)
+	msg, _ := er["message"].(string)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || er["code"] != "request_entity_too_large" ||
+		!strings.Contains(msg, "larger than 32 MiB") || !strings.Contains(msg, "send less") {
+		t.Fatalf("%d %v, want 413 request_entity_too_large saying the limit", resp.StatusCode, out)
+	}
+	if after, _ := env.Store.CountEvents(t.Context()); after != before {
+		t.Fatalf("a refused body wrote %d events", after-before)
+	}
+}
+
+// A path the server has no route for (a --server with a path prefix, a
+// mistyped URL) is a 404 that names the path and says where the pages and
+// the API are, not echo's bare "Not Found".
+func TestUnknownPathSaysWhatIsThere(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	tok := env.Token(t, auth.RoleViewer)
+	req, _ := http.NewRequest("GET", env.URL+"/tessera/api/v1/status", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	er, _ := out["error"].(map[string]any)
+	msg, _ := er["message"].(string)
+	if resp.StatusCode != http.StatusNotFound || er["code"] != "not_found" ||
+		!strings.Contains(msg, "/tessera/api/v1/status") || !strings.Contains(msg, "the API at /api/v1") {
+		t.Fatalf("%d %v, want 404 naming the path and where the API is", resp.StatusCode, out)
+	}
+}
+
+// A POST to a path with a trailing slash (/api/v1/backfills/) was answered
+// 301 to the path without it; clients that follow a 301 (Python's urllib
+// and requests, Go's net/http) send the request again as a GET, so a create
+// "succeeded" with 200 and the list of backfills while nothing was created.
+// A request that is not a GET or HEAD is now served at the path without
+// the slash; GET and HEAD still get the 301 to it.
+func TestTrailingSlashKeepsTheMethod(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	tok := env.Token(t, auth.RoleOperator)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path, body string) (*http.Response, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp, out
+	}
+	body := `{"assets":["raw.events"],"selector":{"type":"range","start":"2025-01-01-00:00","end":"2025-01-01-01:00"}}`
+	resp, out := do("POST", "/api/v1/backfills/", body)
+	if resp.StatusCode != http.StatusCreated || out["id"] == nil || resp.Header.Get("Location") != "/api/v1/backfills/"+fmt.Sprint(out["id"]) {
+		t.Fatalf("POST /api/v1/backfills/: %d %v (Location %q), want 201 and the backfill", resp.StatusCode, out, resp.Header.Get("Location"))
+	}
+	if resp, out := do("POST", "/api/v1/backfills/preview/", body); resp.StatusCode != http.StatusOK || out["total_partitions"] == nil {
+		t.Fatalf("POST /api/v1/backfills/preview/: %d %v", resp.StatusCode, out)
+	}
+	if resp, _ := do("GET", "/api/v1/backfills/", ""); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/api/v1/backfills" {
+		t.Fatalf("GET /api/v1/backfills/: %d, Location %q, want the 301 to /api/v1/backfills", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }

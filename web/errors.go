@@ -29,6 +29,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		ue := toUserError(err)
+		if errors.Is(err, echo.ErrNotFound) {
+			// No route: echo says only "Not Found".
+			ue = noRoute(c.Request().URL.Path)
+		}
 		if ue != nil && ue.Code == "store_unwritable" {
 			log.Warn("request refused: the database cannot be written", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 		}
@@ -62,6 +66,16 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// noRoute is the 404 of a path the server has no route for: which path
+// (a client's --server with a path prefix shows in it), and where the
+// pages and the API are.
+func noRoute(path string) *handlers.UserError {
+	if len(path) > 200 {
+		path = path[:200] + "…"
+	}
+	return handlers.NotFound("no page or API endpoint at %s; the dashboard starts at /, the API at /api/v1 (GET /api/v1/openapi.json lists its endpoints)", path)
+}
+
 // StatusClientClosedRequest is logged and counted for requests the client
 // abandoned before the answer (nginx's 499).
 const StatusClientClosedRequest = 499
@@ -90,6 +104,10 @@ func toUserError(err error) *handlers.UserError {
 		msg := http.StatusText(he.Code)
 		if m, ok := he.Message.(string); ok && m != "" {
 			msg = m
+		}
+		if he.Code == http.StatusRequestEntityTooLarge {
+			// echo's BodyLimit says only "Request Entity Too Large".
+			msg = "the request body is larger than " + strings.TrimSuffix(maxBody, "M") + " MiB, the most the server reads; send less, e.g. a report of materializations in several requests"
 		}
 		code := strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_"))
 		if he.Code >= 500 {

@@ -333,7 +333,10 @@ var schemas = map[string]any{
 	"PartitionPage": object(map[string]any{"asset": str, "total_partitions": integer, "partitions": arrayOf(ref("Partition")), "next_cursor": str}),
 	"PartitionKeys": object(map[string]any{"keys": arrayOf(str)}, "keys"),
 	"Materialization": object(map[string]any{"asset": str, "partition": str, "status": map[string]any{"enum": []string{"materialized", "failed"}},
-		"code_version": str, "metadata": obj, "error": str, "run_id": str, "at": map[string]any{"type": "string", "format": "date-time"},
+		"code_version": map[string]any{"type": "string", "maxLength": 200, "description": "one line, no control characters; left out, the asset's current code version"},
+		"metadata":     obj, "error": map[string]any{"type": "string", "maxLength": 4000},
+		"run_id":     map[string]any{"type": "string", "maxLength": 200, "description": "one line, no control characters; two reports of a partition in one batch need two run ids"},
+		"at":         map[string]any{"type": "string", "format": "date-time"},
 		"started_at": map[string]any{"type": "string", "format": "date-time", "description": "when the build began (at or before at); previews estimate from these durations"}}, "asset", "partition", "status"),
 	"MaterializationReport": map[string]any{"oneOf": []any{ref("Materialization"), arrayOf(ref("Materialization")),
 		object(map[string]any{"materializations": arrayOf(ref("Materialization"))}, "materializations")}},
@@ -393,8 +396,10 @@ var schemas = map[string]any{
 	"UserChange": object(map[string]any{"role": str, "disabled": map[string]any{"type": "boolean"}, "password": str, "unlock": map[string]any{"type": "boolean"}}),
 	"Token":      object(map[string]any{"id": integer, "user": str, "name": str, "prefix": str, "role": str, "created_at": str, "last_used_at": str, "revoked_at": str, "expires_at": str, "expired": boolean, "token": str}),
 	"TokenPage":  object(map[string]any{"tokens": arrayOf(ref("Token")), "next_cursor": str}),
-	"NewToken":   object(map[string]any{"name": str, "role": str, "user": str, "expires_in": str, "expires_at": str}, "name"),
-	"Taint":      object(map[string]any{"reason": str}, "reason"),
+	"NewToken": object(map[string]any{"name": str,
+		"role": described(map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "left out: its user's role (within the creating token's); empty is a 400"),
+		"user": str, "expires_in": str, "expires_at": str}, "name"),
+	"Taint": object(map[string]any{"reason": str}, "reason"),
 }
 
 func init() { maps.Copy(schemas, stalenessSchemas()) }
@@ -482,8 +487,9 @@ func OpenAPI(routes []Route) map[string]any {
 			params = append(params, queryParam(k, q))
 		}
 		if op.Idem {
-			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": str,
-				"description": "the same key with the same body returns the same result; with a different body, 409"})
+			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
+				"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": 200},
+				"description": "the same key with the same body returns the same result; with a different body, 409; sent empty or more than once, 400"})
 		}
 		status := op.Status
 		if status == "" {

@@ -63,7 +63,7 @@ func init() {
 			"run_key", "backfill_id", "created_at")), "next_after": described(str, "pass as ?after= for the next page (\"\" on the last)")}, "sensor", "run_keys", "next_after"),
 		"SensorEvent": object(map[string]any{
 			"message_id": described(str, "required, at most 200 bytes: the event's unique id; sending it again launches nothing"),
-			"assets":     described(arrayOf(str), "some of the sensor's assets (default: all of them)"),
+			"assets":     described(arrayOf(str), "some of the sensor's assets (left out: all of them; an empty list is a 400)"),
 			"partitions": described(arrayOf(str), "the partition keys the event concerns (or start and end)"),
 			"start":      str, "end": str}, "message_id"),
 		"PushResult": object(map[string]any{"event": ref("SensorEventRecord"), "replayed": described(boolean, "true: the message_id was sent before; this is its first outcome"),

@@ -56,7 +56,14 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	metrics := NewMetrics(h.Store)
 	h.SetAttemptObserver(metrics.ObserveAttempt)
 
-	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
+	// A trailing slash: GET and HEAD are sent to the path without it (one
+	// address per page); any other method is served there, since clients
+	// that follow a 301 send a POST again as a GET (a create would
+	// "succeed" with the list).
+	safe := func(c echo.Context) bool { m := c.Request().Method; return m == http.MethodGet || m == http.MethodHead }
+	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently,
+		Skipper: func(c echo.Context) bool { return !safe(c) }}))
+	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{Skipper: safe}))
 	e.Use(middleware.Recover())
 	e.Use(markReads)
 	slots := opt.ReadSlots
@@ -66,7 +73,7 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	e.Use(readSlots(slots))
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
-	e.Use(middleware.BodyLimit("32M"))
+	e.Use(middleware.BodyLimit(maxBody))
 	e.Use(jsonBodies)
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
@@ -113,6 +120,10 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	})
 	return &Server{Echo: e, Metrics: scrape}
 }
+
+// maxBody is the largest request body the server reads (echo's units: M
+// is MiB); a larger one is a 413 (see toUserError).
+const maxBody = "32M"
 
 // MetricsPath is where Prometheus scrapes.
 const MetricsPath = "/metrics"
