@@ -65,7 +65,7 @@ func (h *Handler) runFilter(c echo.Context) (db.RunFilter, error) {
 		return f, err
 	}
 	if !from.IsZero() && !to.IsZero() && !to.After(from) {
-		return f, BadRequest("to", "to (%s) must be after from (%s): the list shows runs queued from from up to, not including, to", to.Format(time.RFC3339), from.Format(time.RFC3339))
+		return f, BadRequest("to", "to (%s) must be after from (%s): the list shows runs queued at or after from and before to", to.Format(time.RFC3339), from.Format(time.RFC3339))
 	}
 	if !from.IsZero() {
 		f.From = db.Millis(from)

@@ -214,7 +214,7 @@ var badRunFilters = []struct{ q, field, says string }{
 	{"from=yesterday", "from", `from must be a time, got "yesterday"; use RFC 3339 like 2025-01-15T12:00:00Z`},
 	{"to=2025-13-01", "to", `to must be a time, got "2025-13-01"; use RFC 3339`},
 	{"to=99999-01-01", "to", `to must be a time, got "99999-01-01"`},
-	{"from=2025-01-02&to=2025-01-01", "to", "must be after from"},
+	{"from=2025-01-02&to=2025-01-01", "to", "must be after from (2025-01-02T00:00:00Z): the list shows runs queued at or after from and before to"},
 	{"from=2025-01-01&to=2025-01-01", "to", "must be after from"},
 	{"cursor=zzz", "cursor", "is not one this list gave out; pass the next_cursor of the previous page"},
 }
