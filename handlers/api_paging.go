@@ -19,7 +19,7 @@ func pageLimit(c echo.Context, def, maxN int) (int, error) {
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxN {
-			return 0, BadRequest("limit", "limit must be a number between 1 and %d, got %q", maxN, v)
+			return 0, BadRequest("limit", "limit must be a whole number from 1 to %d, got %q", maxN, v)
 		}
 		limit = n
 	}
@@ -32,17 +32,7 @@ func limitUpTo(def, maxN int) func(echo.Context) (int, error) {
 }
 
 // parseLimit reads ?limit= (default 100, 1..MaxPageLimit).
-func parseLimit(c echo.Context) (int, error) {
-	s := c.QueryParam("limit")
-	if s == "" {
-		return 100, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxPageLimit {
-		return 0, BadRequest("limit", "limit must be a whole number from 1 to %d, got %q", MaxPageLimit, s)
-	}
-	return n, nil
-}
+func parseLimit(c echo.Context) (int, error) { return pageLimit(c, 100, MaxPageLimit) }
 
 // encodeCursor and decodeCursor make opaque cursors from a position.
 func encodeCursor(kind string, pos int64) string {

@@ -324,9 +324,9 @@ func TestScheduleAPIBadListInput(t *testing.T) {
 		{"unknown outcome", "outcome=launched,exploded", "outcome", `unknown outcome "exploded"; use launched, queued, skipped, failed (comma-separated), or leave outcome out for every tick`},
 		{"bad cursor", "cursor=xyz", "cursor", `cursor "xyz" is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page`},
 		{"cursor of another list", "cursor=" + url.QueryEscape("YmY6MTI"), "cursor", "is not one this list gave out"},
-		{"limit 0", "limit=0", "limit", `limit must be a number between 1 and 1000, got "0"`},
-		{"limit not a number", "limit=ten", "limit", `limit must be a number between 1 and 1000, got "ten"`},
-		{"limit too large", "limit=1001", "limit", `limit must be a number between 1 and 1000, got "1001"`},
+		{"limit 0", "limit=0", "limit", `limit must be a whole number from 1 to 1000, got "0"`},
+		{"limit not a number", "limit=ten", "limit", `limit must be a whole number from 1 to 1000, got "ten"`},
+		{"limit too large", "limit=1001", "limit", `limit must be a whole number from 1 to 1000, got "1001"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, e := apiCall(t, env, tok, "GET", "/api/v1/schedules/hourly/ticks?"+c.query, "")

@@ -395,7 +395,7 @@ func TestSensorAPIStateRefusals(t *testing.T) {
 		{"pause with a body", "POST", "/api/v1/sensors/arrivals/pause", `{"why": "x"}`, 400, "why", []string{"why"}},
 		{"bad evaluations cursor", "GET", "/api/v1/sensors/counter/evaluations?cursor=zzz", "", 400, "cursor", []string{"cursor"}},
 		{"bad events cursor", "GET", "/api/v1/sensors/arrivals/events?cursor=zzz", "", 400, "cursor", []string{"cursor"}},
-		{"bad limit", "GET", "/api/v1/sensors/counter/run-keys?limit=0", "", 400, "limit", []string{"between 1 and"}},
+		{"bad limit", "GET", "/api/v1/sensors/counter/run-keys?limit=0", "", 400, "limit", []string{"whole number from 1 to"}},
 		{"long prefix", "GET", "/api/v1/sensors/counter/run-keys?prefix=" + strings.Repeat("k", 201), "", 400, "prefix", []string{"at most 200"}},
 		{"unknown sensor's events", "GET", "/api/v1/sensors/nope/events", "", 404, "", []string{"unknown sensor"}},
 	}

@@ -16,6 +16,8 @@ func TestIdempotencyKeyEmptyOrRepeatedIsRefused(t *testing.T) {
 	env, tok := apiBFEnv(t)
 	admin := env.AdminToken()
 	parent := apiCreate(t, env, tok, `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-02"}}`)["id"].(string)
+	// The parent's own run writes events: let it end before counting.
+	apiWaitState(t, env, tok, parent, "SUCCEEDED", "FAILED")
 	endpoints := []struct{ tok, path, body string }{
 		{tok, "/api/v1/backfills", `{"assets":["a.daily"],"selector":{"type":"range","start":"2025-01-01","end":"2025-01-02"}}`},
 		{tok, "/api/v1/materializations", `{"asset":"a.daily","partition":"2025-01-03","status":"materialized"}`},

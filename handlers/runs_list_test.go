@@ -289,8 +289,8 @@ func TestAPIRunListFiltersPagesAndRefuses(t *testing.T) {
 		t.Errorf("state=failed: %d runs, want %d", len(m["runs"].([]any)), f.failed)
 	}
 	bad := append(badRunFilters[:len(badRunFilters):len(badRunFilters)],
-		struct{ q, field, says string }{"limit=0", "limit", "limit must be a number between 1 and 500"},
-		struct{ q, field, says string }{"limit=501", "limit", "limit must be a number between 1 and 500"})
+		struct{ q, field, says string }{"limit=0", "limit", "limit must be a whole number from 1 to 500"},
+		struct{ q, field, says string }{"limit=501", "limit", "limit must be a whole number from 1 to 500"})
 	for _, tc := range bad {
 		status, m := list(tc.q)
 		e, _ := m["error"].(map[string]any)
