@@ -354,7 +354,8 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	after, err := cursorParam(c, -1, listCursorOf("ch", 0))
+	kind := "ch" + c.Param("id") // this backfill's chunks only
+	after, err := cursorParam(c, -1, listCursorOf(kind, 0))
 	if err != nil {
 		return err
 	}
@@ -362,7 +363,7 @@ func (h *Handler) APIBackfillChunks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, next := pageOf(rows, limit, func(last db.Run) string { return encodeCursor("ch", last.Chunk) })
+	rows, next := pageOf(rows, limit, func(last db.Run) string { return encodeCursor(kind, last.Chunk) })
 	out := ChunkList{Chunks: []ChunkJSON{}, NextCursor: next}
 	for _, r := range rows {
 		out.Chunks = append(out.Chunks, toChunkJSON(r))
@@ -392,7 +393,8 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	if _, err := h.Store.Backfill(ctx, id); err != nil {
 		return engineErr(err)
 	}
-	before, limit, err := listPage(c, limitUpTo(100, 1000), 0, cursorOf("ev"))
+	kind := "ev" + id // this backfill's events only
+	before, limit, err := listPage(c, limitUpTo(100, 1000), 0, cursorOf(kind))
 	if err != nil {
 		return err
 	}
@@ -400,7 +402,7 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, next := pageOf(evs, limit, func(last db.CappedEvent) string { return encodeCursor("ev", last.ID) })
+	evs, next := pageOf(evs, limit, func(last db.CappedEvent) string { return encodeCursor(kind, last.ID) })
 	heads := make([]db.Event, len(evs))
 	for i, e := range evs {
 		heads[i] = e.Event

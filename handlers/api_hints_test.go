@@ -256,3 +256,37 @@ func encodeOtherListCursor(t *testing.T, env *testkit.Env, tok string) string {
 	_, out := apiCall(t, env, tok, "GET", "/api/v1/assets/a.daily/partitions?limit=1", "")
 	return out["next_cursor"].(string)
 }
+
+// TestCursorsBelongToTheirParent: a cursor of one asset's partitions, or of
+// one backfill's chunks or events, is refused (400 on cursor) by another
+// asset's or backfill's list, where it would have started a page at a
+// position that means nothing there; on its own list it pages on.
+func TestCursorsBelongToTheirParent(t *testing.T) {
+	t.Parallel()
+	env, tok := operatorEnv(t, testkit.Assets(
+		testkit.Asset("a.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}"),
+		testkit.Asset("b.daily", "{daily: {start: 2025-01-01, end: 2025-04-01}}")))
+	sel := `{"assets":["a.daily"],"chunk_size":1,"selector":{"type":"range","start":"2025-01-01","end":"2025-01-04"}}`
+	one, two := apiCreate(t, env, tok, sel)["id"].(string), apiCreate(t, env, tok, sel)["id"].(string)
+	apiWaitState(t, env, tok, one, "SUCCEEDED")
+	apiWaitState(t, env, tok, two, "SUCCEEDED")
+	for _, c := range []struct{ own, other string }{
+		{"/api/v1/assets/a.daily/partitions", "/api/v1/assets/b.daily/partitions"},
+		{"/api/v1/backfills/" + one + "/chunks", "/api/v1/backfills/" + two + "/chunks"},
+		{"/api/v1/backfills/" + one + "/events", "/api/v1/backfills/" + two + "/events"},
+	} {
+		code, first := apiCall(t, env, tok, "GET", c.own+"?limit=1", "")
+		next, _ := first["next_cursor"].(string)
+		if code != 200 || next == "" {
+			t.Fatalf("%s?limit=1: %d %v", c.own, code, first)
+		}
+		if code, page := apiCall(t, env, tok, "GET", c.own+"?limit=1&cursor="+url.QueryEscape(next), ""); code != 200 {
+			t.Errorf("%s with its own cursor: %d %v", c.own, code, page)
+		}
+		code, out := apiCall(t, env, tok, "GET", c.other+"?limit=1&cursor="+url.QueryEscape(next), "")
+		e, _ := out["error"].(map[string]any)
+		if code != http.StatusBadRequest || e["field"] != "cursor" || !strings.Contains(fmt.Sprint(e["message"]), "not one this list gave out") {
+			t.Errorf("%s with %s's cursor: %d %v, want 400 on cursor", c.other, c.own, code, out)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -70,7 +71,8 @@ func (h *Handler) APIPartitions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	after, limit, err := listPage(c, parseLimit, -1, cursorOf("p"))
+	kind := "p" + strconv.FormatInt(a.ID, 10) // this asset's list only
+	after, limit, err := listPage(c, parseLimit, -1, cursorOf(kind))
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func (h *Handler) APIPartitions(c echo.Context) error {
 		}
 	}
 	if len(out) == limit && (i < len(rows) || j < len(holes)) {
-		next = encodeCursor("p", out[len(out)-1].Index)
+		next = encodeCursor(kind, out[len(out)-1].Index)
 	}
 	if len(out) > 0 {
 		sc, f, err := h.assetFacts(ctx, a.Def)
