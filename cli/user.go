@@ -202,13 +202,36 @@ func newUserSetRoleCmd(path *string) *cobra.Command {
 			return nil
 		},
 		func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
-			return fmt.Sprintf("%s is now %s", u.Name, args[1]), s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now())
+			if err := s.SetUserRole(ctx, u.ID, args[1], "cli", time.Now()); err != nil {
+				return "", err
+			}
+			return withAdminCheck(ctx, s, fmt.Sprintf("%s is now %s", u.Name, args[1]))
 		})
+}
+
+// withAdminCheck is done, and, when no enabled admin account is left, a
+// second line that says so and how to get one back: the dashboard's own
+// forms never leave none (an admin cannot demote or disable itself), but
+// the host's CLI may.
+func withAdminCheck(ctx context.Context, s *db.Store, done string) (string, error) {
+	users, err := s.ListUsers(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range users {
+		if u.Role == "admin" && !u.Disabled {
+			return done, nil
+		}
+	}
+	return done + "\nnote: no enabled admin account is left, so nobody can manage accounts or settings in the dashboard; give one back with tessera user set-role NAME admin (or tessera user enable NAME)", nil
 }
 
 func newUserSetDisabledCmd(path *string, use, short string, disabled bool) *cobra.Command {
 	return userCmd(path, use+" NAME", short, 1, nil, func(ctx context.Context, s *db.Store, u db.User, args []string) (string, error) {
-		return fmt.Sprintf("%sd %s", use, u.Name), s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now())
+		if err := s.SetUserDisabled(ctx, u.ID, disabled, "cli", time.Now()); err != nil {
+			return "", err
+		}
+		return withAdminCheck(ctx, s, fmt.Sprintf("%sd %s", use, u.Name))
 	})
 }
 

@@ -185,3 +185,39 @@ func userCount(t *testing.T, dbPath string) (users, tokens int) {
 	s.RawReader().Get(&tokens, `SELECT COUNT(*) FROM api_tokens`)
 	return
 }
+
+// TestCLISaysWhenNoAdminIsLeft: the host's CLI may demote or disable the
+// last enabled admin (the dashboard never lets an admin do it to itself);
+// it does so, and says that nobody can manage accounts in the dashboard
+// until an admin is given back, and how. With another admin left, it says
+// nothing of the kind.
+func TestCLISaysWhenNoAdminIsLeft(t *testing.T) {
+	t.Parallel()
+	dbp, pw := accountsDB(t)
+	for _, name := range []string{"root", "alice"} {
+		if code, _, errs := run(t, "user", "add", name, "--role", "admin", "--password-file", pw, "--db", dbp); code != 0 {
+			t.Fatalf("user add %s: %d %q", name, code, errs)
+		}
+	}
+	const note = "no enabled admin account is left"
+	if code, out, _ := run(t, "user", "set-role", "alice", "viewer", "--db", dbp); code != 0 || strings.Contains(out, note) {
+		t.Fatalf("demoting one of two admins: %d %q", code, out)
+	}
+	for _, step := range []struct {
+		args []string
+		done string
+	}{
+		{[]string{"user", "disable", "root"}, "disabled root"},
+		{[]string{"user", "enable", "root"}, "enabled root"},
+		{[]string{"user", "set-role", "root", "operator"}, "root is now operator"},
+	} {
+		code, out, _ := run(t, append(step.args, "--db", dbp)...)
+		last := step.done == "enabled root"
+		if code != 0 || !strings.Contains(out, step.done) || strings.Contains(out, note) == last {
+			t.Errorf("%v: exit %d %q; want %q and the note %v", step.args, code, out, step.done, !last)
+		}
+		if !last && !strings.Contains(out, "tessera user set-role NAME admin") {
+			t.Errorf("%v: the note does not say how to give an admin back: %q", step.args, out)
+		}
+	}
+}
