@@ -114,7 +114,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 	env, ids := phoneEnv(t)
 	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
-		"/assets/raw.events/partitions/2025-01-01-00:00", "/assets/crm.accounts_snapshot/partitions/wonka", "/backfills", "/backfills/" + ids["long"], "/status",
+		"/assets/raw.events/partitions/2025-01-01-00:00", "/assets/crm.accounts_snapshot/partitions/wonka", "/assets/crm.accounts_snapshot/gaps", "/backfills", "/backfills/" + ids["long"], "/status",
 		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users", "/runs/" + ids["run"]} {
 		at(t, ctx, env.URL+path, 390)
 		eval(t, ctx, path+" at 390 px", fitsScript)
