@@ -165,9 +165,12 @@ func definition(s *catalog.Schedule) []views.KV {
 }
 
 // launchSettings are the settings of the backfills a schedule or a sensor
-// launches, and whether it is enabled, for its page.
+// launches, and whether it is enabled, for its page. A size the workspace
+// leaves out shows the value its backfills get ("1 (the default)"), not a
+// bare "default".
 func launchSettings(chunkSize, maxConcurrent, priority int64, enabled bool) []views.KV {
-	chunk, conc := "default", "default"
+	chunk := fmt.Sprintf("%d (the default)", jobs.DefaultChunkSize)
+	conc := fmt.Sprintf("%d (the default)", jobs.DefaultMaxConcurrentRuns)
 	if chunkSize > 0 {
 		chunk = fmt.Sprint(chunkSize)
 	}
