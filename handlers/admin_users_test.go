@@ -57,3 +57,22 @@ func TestAdminUserFormsRedirect(t *testing.T) {
 		t.Fatalf("duplicate user: %d", r.StatusCode)
 	}
 }
+
+// TestAdminOwnRoleIsNoForm: an admin's own row on the users page shows its
+// role as text, as it offers no Disable: changing it could only be refused
+// ("you cannot remove your own admin role"); other rows keep their form.
+func TestAdminOwnRoleIsNoForm(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	env.CreateUser(t, "frank", auth.RoleViewer, testkit.TestPassword)
+	admin := env.Client(t, auth.RoleAdmin)
+	_, doc := pgGet(t, env, admin, "/admin/users")
+	me := strings.TrimSpace(doc.Find(`[data-testid="current-user"]`).Contents().First().Text())
+	own := doc.Find(`[data-testid="user-row"][data-user="` + me + `"]`)
+	if own.Length() != 1 || own.Find(`select[name="role"], form[action$="/role"]`).Length() != 0 || own.Find(`[data-testid="own-role"]`).Text() != "admin" {
+		t.Errorf("own row (%q): %q", me, own.Text())
+	}
+	if doc.Find(`[data-testid="user-row"][data-user="frank"] form[action$="/role"] select[name="role"]`).Length() != 1 {
+		t.Errorf("frank's row has no role form: %q", doc.Find(`[data-testid="user-row"][data-user="frank"]`).Text())
+	}
+}

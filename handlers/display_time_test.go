@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/jobs"
@@ -226,6 +227,33 @@ func TestScheduleTimesInReadersZone(t *testing.T) {
 		_, doc = pgGet(t, env, cl, "/automation")
 		if nt := text(doc.Find(`[data-testid="schedule-row"][data-name="hourly"] [data-testid="next-tick"]`)); jst.MatchString(nt) != c.yours || !strings.Contains(nt, "UTC") {
 			t.Errorf("%s: automation next tick %q", c.name, nt)
+		}
+	}
+}
+
+// A schedule in UTC shows each time once: its next-ticks table has no
+// second UTC column repeating the first, and its tick history no second
+// line repeating the time above it; a reader elsewhere still gets their
+// own zone beside it.
+func TestScheduleInUTCShowsEachTimeOnce(t *testing.T) {
+	t.Parallel()
+	env, sched, _ := schedEnv(t)
+	evaluateSince(t, sched, 3*time.Hour) // "regions" (no timezone: UTC) ticks at 03:00
+	for _, c := range []struct {
+		name, zone string
+		heads      string
+	}{{"utcreader", "UTC", "UTC"}, {"tokyoreader", "Asia/Tokyo", "UTC|Your time"}} {
+		cl := tzUser(t, env, c.name, c.zone)
+		_, doc := pgGet(t, env, cl, "/schedules/regions")
+		var heads []string
+		doc.Find(`[data-testid="next-ticks"] th`).Each(func(_ int, s *goquery.Selection) { heads = append(heads, text(s)) })
+		next := doc.Find(`[data-testid="next-tick-row"]`).First()
+		if strings.Join(heads, "|") != c.heads || next.Find("td").Length() != len(heads) || strings.Count(text(next), "03:00 UTC") != 1 {
+			t.Errorf("%s: next ticks %v: %q", c.name, heads, text(next))
+		}
+		tick := doc.Find(`[data-testid="tick-row"]`).First()
+		if tick.Length() == 0 || strings.Count(text(tick), "03:00 UTC") != 1 || tick.Find("td").First().Find("small").Length() != map[bool]int{true: 1, false: 0}[c.zone != "UTC"] {
+			t.Errorf("%s: tick row %q", c.name, text(tick))
 		}
 	}
 }

@@ -32,7 +32,7 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	case err != nil:
 		return err
 	default:
-		v.Status = st.Status
+		v.Status, v.Materialized = st.Status, st.Materialized
 		if st.Materialized && st.LastMatAt != nil {
 			v.LastMaterialization = []views.KV{
 				{K: "At", V: fmtStamp(loc, st.LastMatAt)},

@@ -39,17 +39,34 @@ func pageTime(t time.Time, loc *time.Location) string {
 // neither.
 func pageTimeBoth(t time.Time, loc, user *time.Location) string {
 	s := pageTime(t, loc)
+	if also := alsoTimes(t, loc, user); also != "" {
+		return s + " (" + also + ")"
+	}
+	return s
+}
+
+// alsoTimes writes t in the other zones a schedule's time is shown in,
+// "; " between them: UTC when the schedule's zone is not UTC, then the
+// reader's display zone when that is neither ("" when the schedule's own
+// time says it all).
+func alsoTimes(t time.Time, loc, user *time.Location) string {
 	var also []string
-	if loc.String() != "UTC" {
-		also = append(also, pageTime(t, time.UTC))
+	if u := utcTime(t, loc); u != "" {
+		also = append(also, u)
 	}
 	if y := yourTime(t, loc, user); y != "" {
 		also = append(also, y)
 	}
-	if len(also) == 0 {
-		return s
+	return strings.Join(also, "; ")
+}
+
+// utcTime writes t in UTC when the schedule's zone is not UTC ("" when it
+// is: the schedule's time already says it).
+func utcTime(t time.Time, loc *time.Location) string {
+	if loc.String() == "UTC" {
+		return ""
 	}
-	return s + " (" + strings.Join(also, "; ") + ")"
+	return pageTime(t, time.UTC)
 }
 
 // yourTime writes t in the reader's display zone when that is neither the
@@ -148,9 +165,12 @@ func definition(s *catalog.Schedule) []views.KV {
 }
 
 // launchSettings are the settings of the backfills a schedule or a sensor
-// launches, and whether it is enabled, for its page.
+// launches, and whether it is enabled, for its page. A size the workspace
+// leaves out shows the value its backfills get ("1 (the default)"), not a
+// bare "default".
 func launchSettings(chunkSize, maxConcurrent, priority int64, enabled bool) []views.KV {
-	chunk, conc := "default", "default"
+	chunk := fmt.Sprintf("%d (the default)", jobs.DefaultChunkSize)
+	conc := fmt.Sprintf("%d (the default)", jobs.DefaultMaxConcurrentRuns)
 	if chunkSize > 0 {
 		chunk = fmt.Sprint(chunkSize)
 	}
@@ -217,7 +237,7 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 	d.PausedBy = pausedByText(v.State.Paused, v.State.PausedBy, v.State.PausedAt, func(ms int64) string { return pageTime(db.FromMillis(ms), user) })
 	for _, t := range nextTicks(s, h.Now(), NextTicksShown) {
 		at, _ := time.Parse(time.RFC3339, t.At)
-		d.NextTicks = append(d.NextTicks, views.NextTick{Local: pageTime(at, loc), UTC: pageTime(at, time.UTC), Yours: yourTime(at, loc, user)})
+		d.NextTicks = append(d.NextTicks, views.NextTick{Local: pageTime(at, loc), UTC: utcTime(at, loc), Yours: yourTime(at, loc, user)})
 	}
 	if d.Preview, err = h.previewView(c, s, v.State.Paused); err != nil {
 		return d, err
@@ -261,11 +281,7 @@ func (h *Handler) scheduleDetail(c echo.Context, s *catalog.Schedule) (views.Sch
 
 func tickRow(t db.Tick, loc, user *time.Location) views.TickRow {
 	at := db.FromMillis(t.ScheduledFor)
-	also := pageTime(at, time.UTC)
-	if y := yourTime(at, loc, user); y != "" {
-		also += "; " + y
-	}
-	return views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: also, EvaluatedAt: fmtStamp(user, &t.EvaluatedAt),
+	return views.TickRow{ID: t.ID, ScheduledFor: pageTime(at, loc), ScheduledUTC: alsoTimes(at, loc, user), EvaluatedAt: fmtStamp(user, &t.EvaluatedAt),
 		Outcome: t.Outcome, Reason: deref(t.Reason), Backfill: backfillLink(t.BackfillID), Manual: t.Manual, Actor: t.Actor}
 }
 

@@ -385,6 +385,10 @@ func TestSchedulePageWording(t *testing.T) {
 	if code != 200 || !strings.Contains(preview, "would launch a backfill of 1 partition in 1 chunk:") || !strings.Contains(defn, "ticks missed within 1d, at most 1") {
 		t.Fatalf("%d\npreview: %s\ndefinition: %s", code, preview, defn)
 	}
+	// Sizes the workspace leaves out read as what the ticks' backfills get.
+	if c, m := text(doc.Find(`[data-testid="def-Chunk size"]`)), text(doc.Find(`[data-testid="def-Max concurrent runs"]`)); c != "1 (the default)" || m != "4 (the default)" {
+		t.Errorf("chunk size %q, max concurrent runs %q", c, m)
+	}
 }
 
 // TestSchedulePrunedTicksShown: ticks older than the retention are pruned

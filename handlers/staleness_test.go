@@ -262,6 +262,17 @@ func TestTaintFormsAndBadInput(t *testing.T) {
 		t.Fatalf("bad taints wrote %d taints, %d events", t1-t0, e1-e0)
 	}
 
+	// A partition without data offers the admin no Taint form, which
+	// could only answer 409: never attempted, nor once its attempt failed.
+	for _, fail := range []bool{false, true} {
+		if fail {
+			record(t, env, "down.daily", "2025-01-02", db.StatusFailed, "v2", T0)
+		}
+		if _, doc := get(t, env, "/assets/down.daily/partitions/2025-01-02"); doc.Find(`[data-testid="taint-actions"]`).Length() != 0 {
+			t.Errorf("never materialized (failed: %v): the admin is offered %q", fail, doc.Find(`[data-testid="taint-actions"]`).Text())
+		}
+	}
+
 	// The admin's form: taint, then clear.
 	_, doc := get(t, env, "/assets/down.daily/partitions/2025-01-01")
 	if doc.Find(`[data-testid="taint-form"] input[name="_csrf"]`).Length() != 1 {

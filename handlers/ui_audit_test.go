@@ -95,3 +95,24 @@ func TestOnePartitionNamedOnce(t *testing.T) {
 		t.Fatalf("window label %q", got)
 	}
 }
+
+// The gaps page loads the stylesheet of its warning: "no watermark" showed
+// as plain text there (.warn lives in staleness.css, which only the asset
+// page's staleness view loaded), while the same list on that view drew it
+// as a warning.
+func TestGapsPageLoadsItsWarningStyle(t *testing.T) {
+	env := seededEnv(t)
+	_, doc := get(t, env, "/assets/crm.accounts_snapshot/gaps")
+	warn := doc.Find(`[data-testid="gaps-warning"]`)
+	if warn.Length() != 1 || !warn.HasClass("warn") {
+		t.Fatalf("no warning with class warn: %q", doc.Find("main").Text())
+	}
+	var loaded strings.Builder
+	doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, l *goquery.Selection) {
+		_, css := okText(t, env, env.Anon(), l.AttrOr("href", ""))
+		loaded.WriteString(css)
+	})
+	if !regexp.MustCompile(`(^|[^\w-])\.warn[^\w-]`).MatchString(loaded.String()) {
+		t.Error("the gaps page loads no stylesheet defining .warn")
+	}
+}

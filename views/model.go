@@ -158,8 +158,11 @@ type PartitionPage struct {
 	// Health is the partition's health (catalog.Health), the word the bars
 	// count it under; LastAttemptFailed: its data is there although its
 	// last attempt failed.
-	Health                   string
-	LastAttemptFailed        bool
+	Health            string
+	LastAttemptFailed bool
+	// Materialized: the partition has data (a materialization), so an
+	// admin may taint it; one that never had any offers no Taint form.
+	Materialized             bool
 	Href                     string // the page itself, which refreshes while the partition is in progress
 	LastMaterialization      []KV
 	LastAttempt              []KV

@@ -79,7 +79,10 @@ type ScheduleButton struct {
 
 // NextTick is an upcoming tick in the schedule's zone and in UTC.
 type NextTick struct {
-	Local, UTC string
+	Local string
+	// UTC is the time in UTC when the schedule's zone is not UTC ("" when
+	// it is: Local says it, and the table has no second UTC column).
+	UTC string
 	// Yours is the time in the reader's display zone when that is neither
 	// the schedule's zone nor UTC ("" otherwise).
 	Yours string
@@ -98,6 +101,9 @@ type TickPreviewView struct {
 }
 
 // TickRow is one tick in a schedule's history.
+// ScheduledUTC is the scheduled time in the other zones shown (UTC when the
+// schedule's zone is not UTC, the reader's when that is neither; "" when
+// ScheduledFor says it all).
 type TickRow struct {
 	ID, ScheduledFor, ScheduledUTC, EvaluatedAt string
 	Outcome, Reason                             string

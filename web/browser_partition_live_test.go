@@ -11,10 +11,11 @@ import (
 	"github.com/tessera-dev/tessera/testkit"
 )
 
-// Flow: a partition's page opened while a backfill builds it says so, then
+// Flow: a partition's page opened while a backfill rebuilds it says so, then
 // follows the build without a reload: its status turns Materialized and its
 // history shows the finished instance, while what the user typed in the
-// taint form stays. Before, the page stayed "In progress" until reloaded.
+// taint form (offered since the partition has data from before) stays.
+// Before, the page stayed "In progress" until reloaded.
 func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	t.Parallel()
 	s := startBinaryServer(t, `defaults:
@@ -26,6 +27,15 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	if out, err := exec.Command(tesseraBinary(t), "user", "set-role", "op", "admin", "--db", s.DB).CombinedOutput(); err != nil {
 		t.Fatalf("set-role: %v\n%s", err, out)
 	}
+	// Data from before (a pipeline's report), so the admin may taint it
+	// while it is rebuilt: a partition without data offers no taint form.
+	tok, err := exec.Command(tesseraBinary(t), "token", "create", "--user", "op", "--name", "report", "--db", s.DB).Output()
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	if out, err := exec.Command(tesseraBinary(t), "report", "live.daily", "2025-01-05", "--server", s.URL, "--token", strings.TrimSpace(strings.SplitN(string(tok), "\n", 2)[0])).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
 	ctx := s.browser(t)
 	launchFromURL(t, ctx, s, "asset=live.daily&start=2025-01-05&end=2025-01-05")
 	// The partition is "in progress" (and its page live) from when its run
@@ -34,7 +44,7 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 	// backfill page says when the run is going; the build then lasts 6 s,
 	// time enough to open the partition's page.
 	testkit.WaitJS(t, ctx, `(document.querySelector('[data-testid="count-running"] b')||{}).innerText === "1"`, 30*time.Second, "the partition's run to start")
-	err := chromedp.Do(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.URL+"/assets/live.daily/partitions/2025-01-05"),
 		chromedp.WaitVisible(css(`[data-testid="partition-status"]`)),
 	)

@@ -114,7 +114,7 @@ func TestBrowserPhoneNoSidewaysScroll(t *testing.T) {
 	env, ids := phoneEnv(t)
 	ctx := env.SignedInBrowser(t, auth.RoleAdmin)
 	for _, path := range []string{"/", "/assets/raw.events", "/assets/ml.features", "/assets/analytics.daily_events?view=staleness",
-		"/assets/raw.events/partitions/2025-01-01-00:00", "/backfills", "/backfills/" + ids["long"], "/status",
+		"/assets/raw.events/partitions/2025-01-01-00:00", "/assets/crm.accounts_snapshot/partitions/wonka", "/assets/crm.accounts_snapshot/gaps", "/backfills", "/backfills/" + ids["long"], "/status",
 		"/backfills/new?asset=raw.events&start=2026-11-01-00:00&end=2026-11-03-23:00&chunk_size=6", "/settings/tokens", "/admin/users", "/runs/" + ids["run"]} {
 		at(t, ctx, env.URL+path, 390)
 		eval(t, ctx, path+" at 390 px", fitsScript)
@@ -393,4 +393,26 @@ sensors:
 	}
 	at(t, bctx, env.URL+"/sensors/files.landed", 390)
 	testkit.Screenshot(t, bctx, "phone-sensor-run-keys")
+}
+
+// TestBrowserPhoneRunNowNotice: at 390 px the notice Run now leaves on a
+// schedule's page (it names the tick, an id as long as the schedule's name
+// and more) breaks inside its box instead of widening the page.
+func TestBrowserPhoneRunNowNotice(t *testing.T) {
+	t.Parallel()
+	s := startBinaryServer(t, `defaults:
+  retries: {max_attempts: 1}
+`+testkit.Assets(
+		testkit.Asset("auto.regions", "{static: [eu, us, ap]}", "executor: {demo: {duration: 100ms}}"),
+	)+`schedules:
+  auto.regions_nightly_rebuild:
+    cron: "0 3 * * *"
+    assets: [auto.regions]
+`)
+	ctx := s.browser(t)
+	at(t, ctx, s.URL+"/schedules/auto.regions_nightly_rebuild", 390)
+	testkit.ClickAndLoad(t, ctx, `[data-testid="action-trigger"]`, 30*time.Second)
+	testkit.WaitJS(t, ctx, `!!document.querySelector('[data-testid="notice-link"]')`, 30*time.Second, "the run-now notice with its backfill")
+	testkit.Screenshot(t, ctx, "phone-run-now-notice")
+	eval(t, ctx, "the schedule page after Run now at 390 px", fitsScript)
 }

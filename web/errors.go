@@ -113,10 +113,21 @@ func toUserError(err error) *handlers.UserError {
 		if he.Code >= 500 {
 			return nil
 		}
-		return &handlers.UserError{Status: he.Code, Code: code, Message: msg}
+		ue := &handlers.UserError{Status: he.Code, Code: code, Message: msg}
+		if he.Code == http.StatusMethodNotAllowed {
+			// A page's address visited that only a form posts to (/logout
+			// typed in, a form's answer opened again in a new tab): say
+			// what it is rather than "Method Not Allowed".
+			ue.Page = methodNotAllowedPage
+		}
+		return ue
 	}
 	return nil
 }
+
+// methodNotAllowedPage is what a page shows for a method its address does
+// not take: a form's action opened as a page.
+const methodNotAllowedPage = "This address is where a form sends a change (a button such as Sign out, Pause or Save), not a page to open: go back to the page with the button and press it there."
 
 func wantsJSON(c echo.Context) bool {
 	p := c.Request().URL.Path

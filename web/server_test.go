@@ -132,3 +132,26 @@ func TestHSTSOnlyOverHTTPS(t *testing.T) {
 		}
 	})
 }
+
+// TestFormAddressOpenedAsPage: a page address that only a form posts to,
+// opened as a page (/logout typed in, a Pause or a role change opened again
+// in a new tab), says what it is and what to do, not echo's "Method Not
+// Allowed"; the API's 405 keeps its JSON message and code.
+func TestFormAddressOpenedAsPage(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{})
+	c := env.Client(t, auth.RoleAdmin)
+	for _, path := range []string{"/logout", "/backfills/bf_x/pause", "/admin/users/1/role", "/settings/tokens/1/revoke"} {
+		status, page := env.GetText(t, c, path)
+		if status != http.StatusMethodNotAllowed || strings.Contains(page, "Method Not Allowed") ||
+			!strings.Contains(page, "is where a form sends a change") || !strings.Contains(page, "go back to the page with the button") {
+			_, msg, _ := strings.Cut(page, `data-testid="error-message">`)
+			msg, _, _ = strings.Cut(msg, "</p>")
+			t.Errorf("GET %s: %d, the page says %q", path, status, msg)
+		}
+	}
+	resp, body := testkit.Fetch(t, http.DefaultClient, "GET", env.URL+"/api/v1/backfills/bf_x/pause", env.Token(t, auth.RoleAdmin))
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(body, `"code":"method_not_allowed"`) || strings.Contains(body, "form sends") {
+		t.Errorf("API GET of an action: %d %s", resp.StatusCode, body)
+	}
+}
