@@ -193,18 +193,8 @@ assets:
 // nothing reaches the server.
 func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
 	t.Parallel() // no config: TestMain took it away from the whole process
-	env := testkit.WithAssets(t,
-		testkit.Asset("k.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
-	)
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.AdminToken()
-	count := func(table string) int {
-		var n int
-		if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	env, tok := dailyServer(t, "k.daily")
+	count := func(table string) int { return rowCount(t, env, table) }
 	events := count("events")
 	for _, args := range [][]string{
 		{"backfill", "create", "k.daily", "--start", "2025-01-01", "--end", "2025-01-02", "--idempotency-key", ""},
@@ -237,11 +227,7 @@ func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
 // what to give or to leave the flag out, and nothing is created.
 func TestEmptyRangeFlagIsRefused(t *testing.T) {
 	t.Parallel() // no config: TestMain took it away from the whole process
-	env := testkit.WithAssets(t,
-		testkit.Asset("r.daily", "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
-	)
-	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
-	tok := env.AdminToken()
+	env, tok := dailyServer(t, "r.daily")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -257,13 +243,31 @@ func TestEmptyRangeFlagIsRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, errOut, cli.ExitUsage, tc.want)
 		}
 	}
-	var n int
-	if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM backfills"); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := rowCount(t, env, "backfills"); n != 0 {
 		t.Fatalf("refused commands made %d backfills", n)
 	}
+}
+
+// dailyServer is a server whose workspace is the daily asset key of
+// January 2025, its engine running with a no-op executor, and an admin's
+// token.
+func dailyServer(t *testing.T, key string) (*testkit.Env, string) {
+	t.Helper()
+	env := testkit.WithAssets(t,
+		testkit.Asset(key, "{daily: {start: 2025-01-01, end: 2025-02-01}}", "executor: {demo: {duration: 1s}}"),
+	)
+	env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	return env, env.AdminToken()
+}
+
+// rowCount counts the rows of table in env's store.
+func rowCount(t *testing.T, env *testkit.Env, table string) int {
+	t.Helper()
+	var n int
+	if err := env.Store.RawReader().GetContext(context.Background(), &n, "SELECT COUNT(*) FROM "+table); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestPartitionsFileProblemsInWords: a --partitions-file that cannot be

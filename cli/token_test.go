@@ -19,14 +19,7 @@ import (
 // is listed as expired.
 func TestTokenCreateExpires(t *testing.T) {
 	t.Parallel()
-	dbPath := filepath.Join(t.TempDir(), "tok.db")
-	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	pw := writeFile(t, "pw", "correct-horse-battery\n")
-	if code, _, errOut := run(t, "user", "add", "ci", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
+	dbPath := dbWithUser(t, "ci")
 	for _, tc := range []struct{ value, want string }{
 		{"-3d", "negative"},
 		{"0s", "more than 0"},
@@ -149,14 +142,7 @@ func TestCLITokenCommands(t *testing.T) {
 // points at `tessera user list`.
 func TestTokenRevokeUnknownIDSaysWhereToLook(t *testing.T) {
 	t.Parallel()
-	dbPath := filepath.Join(t.TempDir(), "revoke.db")
-	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
-	pw := writeFile(t, "pw", "correct-horse-battery\n")
-	if code, _, errOut := run(t, "user", "add", "ci", "--password-file", pw, "--db", dbPath); code != 0 {
-		t.Fatalf("user add: %s", errOut)
-	}
+	dbPath := dbWithUser(t, "ci")
 	if code, _, errOut := run(t, "token", "create", "--user", "ci", "--name", "keep", "--db", dbPath); code != 0 {
 		t.Fatalf("token create: %s", errOut)
 	}
@@ -174,4 +160,19 @@ func TestTokenRevokeUnknownIDSaysWhereToLook(t *testing.T) {
 			t.Errorf("%v: exit %d %q %q, want 2 naming the user and pointing at tessera user list", args, code, out, errOut)
 		}
 	}
+}
+
+// dbWithUser migrates a new database with the CLI and adds user to it (a
+// viewer); it returns the database's path.
+func dbWithUser(t *testing.T, user string) string {
+	t.Helper()
+	dbPath := filepath.Join(t.TempDir(), "t.db")
+	if code, _, errOut := run(t, "migrate", "--db", dbPath); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	pw := writeFile(t, "pw", "correct-horse-battery\n")
+	if code, _, errOut := run(t, "user", "add", user, "--password-file", pw, "--db", dbPath); code != 0 {
+		t.Fatalf("user add: %s", errOut)
+	}
+	return dbPath
 }

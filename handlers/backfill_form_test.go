@@ -449,13 +449,7 @@ func pgLivePreview(t *testing.T, env *testkit.Env, c *http.Client, form url.Valu
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("HX-Request", "true")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testkit.Send(t, c, req, hdr...)
 	defer resp.Body.Close()
 	return resp.StatusCode, pgDoc(t, resp)
 }

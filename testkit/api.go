@@ -22,13 +22,7 @@ func APIRequest(t testing.TB, url, tok, method, path, body string, hdr ...string
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := Send(t, http.DefaultClient, req, hdr...)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var out any

@@ -161,13 +161,25 @@ func Fetch(t testing.TB, c *http.Client, method, url, token string) (*http.Respo
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	resp := Send(t, c, req)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// Send sends req with c, the headers hdr (name, value pairs) set on it
+// first, and returns the answer (the caller closes its body); t fails when
+// no answer comes.
+func Send(t testing.TB, c *http.Client, req *http.Request, hdr ...string) *http.Response {
+	t.Helper()
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return resp
 }
 
 // GetNoBody GETs url with c and returns the answer with its body closed,

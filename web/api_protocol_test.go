@@ -21,19 +21,11 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 	tok := env.Token(t, auth.RoleOperator)
 	do := func(method, path, ctype, body string) (*http.Response, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
+		var hdr []string
 		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
+			hdr = []string{"Content-Type", ctype}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp, out
+		return apiDo(t, http.DefaultClient, env.URL+path, tok, method, body, hdr...)
 	}
 	events := func() int64 {
 		n, err := env.Store.CountEvents(t.Context())
@@ -46,8 +38,7 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 	body := `{"assets":["raw.events"],"selector":{"type":"range"},"chunk_size":10,"max_concurrent_runs":1}`
 	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "application/jsonx"} {
 		resp, out := do("POST", "/api/v1/backfills", ct, body)
-		er, _ := out["error"].(map[string]any)
-		if resp.StatusCode != http.StatusUnsupportedMediaType || er["code"] != "unsupported_media_type" || !strings.Contains(er["message"].(string), "Content-Type: application/json") {
+		if code, msg := apiError(out); resp.StatusCode != http.StatusUnsupportedMediaType || code != "unsupported_media_type" || !strings.Contains(msg, "Content-Type: application/json") {
 			t.Errorf("Content-Type %q: %d %v", ct, resp.StatusCode, out)
 		}
 	}
@@ -70,8 +61,7 @@ func TestAPIContentTypeAndMethods(t *testing.T) {
 		{"HEAD", "/api/v1/backfills/bf_x/cancel", "OPTIONS, POST"},
 	} {
 		resp, out := do(c.method, c.path, "", "")
-		er, _ := out["error"].(map[string]any)
-		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || c.method != "HEAD" && er["code"] != "method_not_allowed" {
+		if code, _ := apiError(out); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || c.method != "HEAD" && code != "method_not_allowed" {
 			t.Errorf("%s %s: %d Allow %q %v", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), out)
 		}
 	}
@@ -146,19 +136,9 @@ func TestAPIBodyTooLargeSaysTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := `[{"asset":"raw.events","partition":"2025-01-01-00:00","status":"failed","error":"` + strings.Repeat("x", 33<<20) + `"}]`
-	req, _ := http.NewRequest("POST", env.URL+"/api/v1/materializations", strings.NewReader(big))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	er, _ := out["error"].(map[string]any)
-	msg, _ := er["message"].(string)
-	if resp.StatusCode != http.StatusRequestEntityTooLarge || er["code"] != "request_entity_too_large" ||
+	resp, out := apiDo(t, http.DefaultClient, env.URL+"/api/v1/materializations", tok, "POST", big, "Content-Type", "application/json")
+	code, msg := apiError(out)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || code != "request_entity_too_large" ||
 		!strings.Contains(msg, "larger than 32 MiB") || !strings.Contains(msg, "send less") {
 		t.Fatalf("%d %v, want 413 request_entity_too_large saying the limit", resp.StatusCode, out)
 	}
@@ -174,19 +154,9 @@ func TestUnknownPathSaysWhatIsThere(t *testing.T) {
 	t.Parallel()
 	env := testkit.New(t, testkit.Options{})
 	tok := env.Token(t, auth.RoleViewer)
-	req, _ := http.NewRequest("GET", env.URL+"/tessera/api/v1/status", nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	er, _ := out["error"].(map[string]any)
-	msg, _ := er["message"].(string)
-	if resp.StatusCode != http.StatusNotFound || er["code"] != "not_found" ||
+	resp, out := apiDo(t, http.DefaultClient, env.URL+"/tessera/api/v1/status", tok, "GET", "", "Accept", "application/json")
+	code, msg := apiError(out)
+	if resp.StatusCode != http.StatusNotFound || code != "not_found" ||
 		!strings.Contains(msg, "/tessera/api/v1/status") || !strings.Contains(msg, "the API at /api/v1") {
 		t.Fatalf("%d %v, want 404 naming the path and where the API is", resp.StatusCode, out)
 	}
@@ -206,19 +176,11 @@ func TestTrailingSlashKeepsTheMethod(t *testing.T) {
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, path, body string) (*http.Response, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, env.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
+		var hdr []string
 		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
+			hdr = []string{"Content-Type", "application/json"}
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp, out
+		return apiDo(t, client, env.URL+path, tok, method, body, hdr...)
 	}
 	body := `{"assets":["raw.events"],"selector":{"type":"range","start":"2025-01-01-00:00","end":"2025-01-01-01:00"}}`
 	resp, out := do("POST", "/api/v1/backfills/", body)
@@ -231,4 +193,27 @@ func TestTrailingSlashKeepsTheMethod(t *testing.T) {
 	if resp, _ := do("GET", "/api/v1/backfills/", ""); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/api/v1/backfills" {
 		t.Fatalf("GET /api/v1/backfills/: %d, Location %q, want the 301 to /api/v1/backfills", resp.StatusCode, resp.Header.Get("Location"))
 	}
+}
+
+// apiDo sends a method request with body to url through c, with the bearer
+// token tok and the headers hdr (name, value pairs), and answers the
+// response with its JSON body (nil when the body is not a JSON object).
+func apiDo(t *testing.T, c *http.Client, url, tok, method, body string, hdr ...string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp := testkit.Send(t, c, req, hdr...)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp, out
+}
+
+// apiError is the code and the message of an API error answer ("" when
+// out is not one).
+func apiError(out map[string]any) (code, msg string) {
+	er, _ := out["error"].(map[string]any)
+	code, _ = er["code"].(string)
+	msg, _ = er["message"].(string)
+	return code, msg
 }
