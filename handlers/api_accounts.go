@@ -41,7 +41,7 @@ func userJSON(u db.User) UserJSON {
 // withLock adds the account's sign-in lock, if any, to its JSON.
 func withLock(j UserJSON, locks map[string]db.LoginLock) UserJSON {
 	if l, ok := locks[db.LoginAccountKey(j.Name)]; ok {
-		j.Locked = &LockJSON{Failures: l.Failures, Addresses: l.Addresses, Until: l.Until.UTC().Format(time.RFC3339)}
+		j.Locked = &LockJSON{Failures: l.Failures, Addresses: l.Addresses, Until: apiTime(l.Until)}
 	}
 	return j
 }

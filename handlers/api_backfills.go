@@ -422,9 +422,16 @@ func (h *Handler) APIBackfillEvents(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"events": out, "next_cursor": next})
 }
 
+// transitionBody is the body of a cancel; steerBody that of a pause or a
+// resume, which take no terminate (a body naming it is refused as naming a
+// field they do not take).
 type transitionBody struct {
 	ExpectedStateVersion *int64 `json:"expected_state_version"`
 	Terminate            bool   `json:"terminate"`
+}
+
+type steerBody struct {
+	ExpectedStateVersion *int64 `json:"expected_state_version"`
 }
 
 // expectedVersion is an optional expected_state_version: absent is 0 (no
@@ -451,12 +458,18 @@ func engineAnd[T any](h *Handler, c echo.Context) (*jobs.Engine, T, error) {
 }
 
 func (h *Handler) transition(c echo.Context, action string) error {
-	eng, body, err := engineAnd[transitionBody](h, c)
+	var eng *jobs.Engine
+	var body transitionBody
+	var err error
+	if action == jobs.ActCancel {
+		eng, body, err = engineAnd[transitionBody](h, c)
+	} else {
+		var sb steerBody
+		eng, sb, err = engineAnd[steerBody](h, c)
+		body.ExpectedStateVersion = sb.ExpectedStateVersion
+	}
 	if err != nil {
 		return err
-	}
-	if body.Terminate && action != jobs.ActCancel {
-		return BadRequest("terminate", "terminate applies to cancel only")
 	}
 	expected, err := expectedVersion(body.ExpectedStateVersion)
 	if err != nil {

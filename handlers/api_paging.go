@@ -74,9 +74,14 @@ func decodeCursorParts(s, kind string, n int) ([]string, error) {
 	return parts, nil
 }
 
-// badCursor is the 400 of a cursor the list did not give out.
+// badCursor is the 400 of a cursor the list did not give out: the API's
+// words name its fields; a page's (the same position in a page's link,
+// such as a schedule's or a sensor's older ticks, evaluations or events)
+// say what the reader can do.
 func badCursor(s string) *UserError {
-	return BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
+	ue := BadRequest("cursor", "cursor %q is not one this list gave out; pass the next_cursor of the previous page, or leave cursor out to start at the first page", s)
+	ue.Page = "this page link is out of date; go back to the first page"
+	return ue
 }
 
 // decodeListCursor reads a cursor of a list that gave out plain integers

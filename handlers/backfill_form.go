@@ -29,6 +29,9 @@ func (h *Handler) formFromValues(c echo.Context, get func(string) string, list f
 		MaxConcurrent: strings.TrimSpace(get("max_concurrent_runs")), Priority: strings.TrimSpace(get("priority")),
 		Title: strings.TrimSpace(get("title")), IdempotencyKey: get("idempotency_key"), Errors: map[string]string{},
 		CanLaunch: canOperate(c)}
+	if CurrentPrincipal(c).Anonymous() {
+		f.SignIn = signInHref(c, "/backfills/new")
+	}
 	if f.ChunkSize == "" {
 		f.ChunkSize = strconv.Itoa(jobs.DefaultChunkSize)
 	}

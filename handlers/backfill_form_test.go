@@ -14,6 +14,7 @@ import (
 
 	"github.com/tessera-dev/tessera/auth"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -625,5 +626,26 @@ func TestPreviewDrawsStaleAsStale(t *testing.T) {
 	})
 	if got := doc.Find(`[data-testid="preview-status-stale"]`).Text(); !strings.Contains(got, "3") {
 		t.Errorf("the preview's stale count %q", got)
+	}
+}
+
+// Launching a backfill needs an account: an anonymous reader of the
+// new-backfill form is asked to sign in (and comes back to the form), not
+// told about roles; a signed-in viewer is told about the operator role.
+func TestNewBackfillAsksAnonymousReadersToSignIn(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: pgWorkspace, Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
+	path := "/backfills/new?asset=t.daily&start=2025-01-01&end=2025-01-02"
+	code, doc := pgGet(t, env, env.Anon(), path)
+	note := doc.Find(`[data-testid="launch-not-allowed"]`)
+	if code != 200 || text(note) != "Sign in to launch a backfill." || strings.Contains(text(note), "role") {
+		t.Errorf("anonymous: %d %q, want a sign-in note", code, text(note))
+	}
+	if href := note.Find(`a[data-testid="launch-sign-in"]`).AttrOr("href", ""); href != "/login?next="+url.QueryEscape(path) {
+		t.Errorf("anonymous: sign-in link %q, want /login?next=%s", href, url.QueryEscape(path))
+	}
+	_, doc = pgGet(t, env, env.Client(t, auth.RoleViewer), path)
+	if note := doc.Find(`[data-testid="launch-not-allowed"]`); text(note) != "Launching needs the operator role." || note.Find("a").Length() != 0 {
+		t.Errorf("viewer: %q, want the operator role named", text(note))
 	}
 }

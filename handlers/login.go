@@ -12,6 +12,16 @@ import (
 	"github.com/tessera-dev/tessera/views"
 )
 
+// signInHref is the sign-in page that comes back to the page c shows: its
+// address for a GET, else page (a form's POST has no address to return to).
+func signInHref(c echo.Context, page string) string {
+	next := page
+	if c.Request().Method == http.MethodGet {
+		next = c.Request().URL.RequestURI()
+	}
+	return "/login?next=" + url.QueryEscape(next)
+}
+
 // safeNext keeps a post-login redirect on this site: a local absolute path
 // only (no scheme, no host, no "//" or "/\" tricks).
 func safeNext(next string) string {

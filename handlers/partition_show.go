@@ -79,19 +79,35 @@ func (h *Handler) PartitionShow(c echo.Context) error {
 	if st.CanonicalInstanceID != nil {
 		canonical = *st.CanonicalInstanceID
 	}
+	runPages := map[string]string{} // run id -> its page, for the runs a backfill ran
 	for _, i := range insts {
 		row := views.InstanceRow{ID: i.ID, RunID: i.RunID, Status: i.Status, CodeVersion: i.CodeVersion,
 			Finished: fmtStamp(loc, i.FinishedAt), Error: deref(i.Error), Metadata: deref(i.Metadata),
 			Supersedes: deref(i.SupersedesID), Source: i.Source, Canonical: i.ID == canonical}
 		if i.Source == "backfill" {
 			row.RunHref = "/runs/" + url.PathEscape(i.RunID)
+			runPages[i.RunID] = row.RunHref
 		}
 		if d := i.Duration(); d > 0 {
 			row.Duration = fmtDur(d)
 		}
 		v.Instances = append(v.Instances, row)
 	}
+	// The last materialization's and last attempt's run link to its page,
+	// as the history's do.
+	linkRuns(v.LastMaterialization, runPages)
+	linkRuns(v.LastAttempt, runPages)
 	return render(c, http.StatusOK, views.PartitionPageView(page(c, a.Def.Key+" / "+key, "overview"), v))
+}
+
+// linkRuns links the "Run" of kvs to its page when runPages has one (a
+// run a backfill ran; a reported run id has no page).
+func linkRuns(kvs []views.KV, runPages map[string]string) {
+	for i := range kvs {
+		if kvs[i].K == "Run" {
+			kvs[i].Href = runPages[kvs[i].V]
+		}
+	}
 }
 
 func deref(s *string) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -134,5 +135,33 @@ func TestPartitionRebuildOpensThePrefilledForm(t *testing.T) {
 	// The grid's selection says the same word.
 	if _, doc = pgGet(t, env, op, "/assets/t.daily?from=2025-01-01&to=2025-01-31"); doc.Find(`[data-testid="backfill-selection"]`).Text() != "Rebuild…" {
 		t.Errorf("the grid selection's button reads %q", doc.Find(`[data-testid="backfill-selection"]`).Text())
+	}
+}
+
+// The partition page's last materialization and last attempt link their
+// run to its page, as the history below does; a run id a pipeline reported
+// (no run page) stays text.
+func TestPartitionLastRunLinksToItsPage(t *testing.T) {
+	t.Parallel()
+	env, eng := pgEnv(t, true)
+	bf := pgCreateBF(t, eng, "t.daily", "2025-01-01", "2025-01-01", 1)
+	pgWaitState(t, env, bf.ID, db.BackfillSucceeded)
+	c := env.Client(t, auth.RoleViewer)
+	_, doc := pgGet(t, env, c, "/assets/t.daily/partitions/2025-01-01")
+	runHref := doc.Find(`[data-testid="instance-run"]`).First().AttrOr("href", "")
+	if runHref == "" {
+		t.Fatal("the history links no run: the test needs a partition a backfill built")
+	}
+	for _, sec := range []string{"last-materialization", "last-attempt"} {
+		if got := doc.Find(`[data-testid="`+sec+`"] a[data-testid="kv-link"]`).AttrOr("href", ""); got != runHref {
+			t.Errorf("%s links its run to %q, want %q (the history's link)", sec, got, runHref)
+		}
+	}
+	if r := env.Post(t, "/api/v1/materializations", `{"asset": "t.daily", "partition": "2025-01-02", "status": "failed", "run_id": "airflow-1"}`); r.StatusCode != 201 {
+		t.Fatalf("report: %d", r.StatusCode)
+	}
+	_, doc = pgGet(t, env, c, "/assets/t.daily/partitions/2025-01-02")
+	if n := doc.Find(`[data-testid="last-attempt"] a`).Length(); n != 0 || !strings.Contains(text(doc.Find(`[data-testid="last-attempt"]`)), "airflow-1") {
+		t.Errorf("a reported run: %d links in %q, want its id as text", n, text(doc.Find(`[data-testid="last-attempt"]`)))
 	}
 }

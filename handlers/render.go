@@ -82,6 +82,10 @@ func errorBack(c echo.Context, status int) views.Link {
 	p := CurrentPrincipal(c)
 	account := p != nil && !p.Anonymous()
 	switch {
+	case (c.Path() == "/schedules/:name" || c.Path() == "/sensors/:name") && status == http.StatusBadRequest:
+		// A link into its lists that no longer holds (an old page of
+		// ticks, evaluations or events): the first page is the way on.
+		return views.Link{Href: path, Label: "Back to the first page"}
 	case strings.HasPrefix(c.Path(), "/assets/:key/partitions/:partition/") && status != http.StatusNotFound:
 		// A partition's form (taint, clear taint) returns to its partition.
 		key := pathParam(c, "partition")

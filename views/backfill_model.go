@@ -196,6 +196,9 @@ type NewBackfillForm struct {
 	Errors        map[string]string
 	Preview       *PreviewView
 	CanLaunch     bool
+	// SignIn, when nobody is signed in (an anonymous viewer), is the
+	// sign-in page that comes back to this form: launching needs an account.
+	SignIn string
 }
 
 // SelectorChoice is one option of the form's Partitions choice: Value is

@@ -140,9 +140,9 @@ type Link struct {
 	Label, Href string
 }
 
-// KV is a labelled value.
+// KV is a labelled value; with Href, the value is a link there.
 type KV struct {
-	K, V string
+	K, V, Href string
 }
 
 // InstanceRow is one partition instance in the history table.

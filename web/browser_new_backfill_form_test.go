@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/handlers"
 	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
@@ -63,4 +64,33 @@ func TestBrowserNewBackfillForm(t *testing.T) {
 		t.Error("at the top of a long form, Launch is out of view")
 	}
 	testkit.Screenshot(t, ctx, "new-backfill-1280")
+}
+
+// TestBrowserNewBackfillSignInComesBack: an anonymous reader of the
+// new-backfill form (anonymous viewers on) is asked to sign in, not told
+// about roles; the link signs an operator in and brings them back to the
+// same form, prefilled, with Launch.
+func TestBrowserNewBackfillSignInComesBack(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{Auth: &handlers.AuthConfig{LoginLimit: handlers.DefaultLoginLimit, FailureDelay: -1, AnonymousViewer: true}})
+	env.CreateUser(t, "olga", auth.RoleOperator, testkit.TestPassword)
+	ctx := testkit.Browser(t)
+	const form = "/backfills/new?asset=crm.accounts_snapshot&selector=explicit&keys=acme"
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+form), chromedp.WaitVisible(css(`[data-testid="launch-not-allowed"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitJSEquals(t, ctx, `document.querySelector('[data-testid="launch-not-allowed"]').innerText`, "Sign in to launch a backfill.", 5*time.Second, "the form to ask an anonymous reader to sign in")
+	testkit.ClickAndLoad(t, ctx, `[data-testid="launch-sign-in"]`, 10*time.Second)
+	err := chromedp.Do(ctx,
+		chromedp.WaitVisible(css(`[data-testid="login"]`)),
+		chromedp.SendKeys(css(`input[name="name"]`), "olga"),
+		chromedp.SendKeys(css(`input[name="password"]`), testkit.TestPassword),
+		chromedp.Click(css(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(css(`[data-testid="launch"]`)),
+	)
+	if err != nil {
+		t.Fatalf("signing in from the form did not come back to it with Launch: %v", err)
+	}
+	testkit.WaitJSEquals(t, ctx, `location.pathname + location.search`, form, 5*time.Second, "the browser to be back on the same form")
+	testkit.WaitJSEquals(t, ctx, `document.querySelector('[data-testid="keys"]').value`, "acme", 5*time.Second, "the form to keep its prefilled keys")
 }

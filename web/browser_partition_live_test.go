@@ -8,6 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tessera-dev/tessera/auth"
+	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/jobs"
 	"github.com/tessera-dev/tessera/testkit"
 )
 
@@ -73,4 +76,31 @@ func TestBrowserPartitionPageFollowsItsBuild(t *testing.T) {
 		t.Errorf("the page still polls after the build ended")
 	}
 	testkit.Screenshot(t, ctx, "partition-built")
+}
+
+// TestBrowserPartitionLastAttemptRunIsALink: the run of a partition's last
+// attempt (built by a backfill) is a link, as the history's are, and
+// following it opens that run's page.
+func TestBrowserPartitionLastAttemptRunIsALink(t *testing.T) {
+	t.Parallel()
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: testkit.Assets(testkit.Asset("link.daily", testkit.Daily, "executor: {demo: {duration: 1ms}}"))})
+	eng := env.StartEngine(t, jobs.Options{Executor: jobs.NoopExecutor{}})
+	bf := testkit.CreateBackfill(t, eng, jobs.Request{Assets: []string{"link.daily"}, Selector: jobs.Selector{Type: "range", Start: "2025-01-01", End: "2025-01-01"}, ChunkSize: 1, MaxConcurrentRuns: 1})
+	testkit.Eventually(t, 20*time.Second, "the backfill to succeed", func() bool {
+		b, err := env.Store.Backfill(t.Context(), bf.ID)
+		return err == nil && b.State == db.BackfillSucceeded
+	})
+	ctx := env.SignedInBrowser(t, auth.RoleViewer)
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.URL+"/assets/link.daily/partitions/2025-01-01"), chromedp.WaitVisible(css(`[data-testid="last-attempt"]`))); err != nil {
+		t.Fatal(err)
+	}
+	href := testkit.JS(t, ctx, `(document.querySelector('[data-testid="instance-run"]') || {}).getAttribute?.('href') || ""`)
+	if !strings.HasPrefix(href, "/runs/") {
+		t.Fatalf("the history links no run (%q): the test needs a partition a backfill built", href)
+	}
+	if got := testkit.JS(t, ctx, `(document.querySelector('[data-testid="last-attempt"] a') || {}).getAttribute?.('href') || ""`); got != href {
+		t.Fatalf("the last attempt's run links to %q, want %q (the history's link)", got, href)
+	}
+	testkit.ClickAndLoad(t, ctx, `[data-testid="last-attempt"] a`, 10*time.Second)
+	testkit.WaitJSEquals(t, ctx, `location.pathname`, href, 5*time.Second, "the last attempt's run link to open the history's run page")
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -188,6 +189,8 @@ func TestAPIUnlock(t *testing.T) {
 	r := env.BearerDo(t, "GET", "/api/v1/users", tok, "", "")
 	if b := body(t, r); !strings.Contains(b, `"name":"gus"`) || !strings.Contains(b, `"locked":{"failures":2,"addresses":2,"until":"`) {
 		t.Fatalf("users list does not show gus's lock: %s", b)
+	} else if until := regexp.MustCompile(`"until":"([^"]*)"`).FindStringSubmatch(b); !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(until[1]) {
+		t.Errorf("locked.until %q, want the API's one shape of a time, 2025-01-31T12:00:00.000Z", until[1])
 	}
 	r = env.BearerDo(t, "POST", "/api/v1/users/"+itoa(id), tok, "application/json", `{"unlock": false}`)
 	if b := body(t, r); r.StatusCode != http.StatusBadRequest || !strings.Contains(b, `"field":"unlock"`) {
