@@ -112,7 +112,11 @@ the other flags describe reported partitions and are refused with it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s partition(s) of %s (%s already recorded)\n", count(out["recorded"]), status, asset, count(out["replayed"]))
+			word := "partitions"
+			if n, _ := out["recorded"].(float64); n == 1 {
+				word = "partition"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s %s of %s (%s already recorded)\n", count(out["recorded"]), status, word, asset, count(out["replayed"]))
 			return nil
 		},
 	}

@@ -91,8 +91,11 @@ func TestReportWatermarkRefusesPartitionFlags(t *testing.T) {
 	if code, body := watermark(); code != http.StatusOK || body.(map[string]any)["partition"] != "2025-01-09" {
 		t.Fatalf("watermark after --watermark alone: %d %v", code, body)
 	}
-	if code, out, errOut := report("2025-01-09", "--status", "failed", "--error", "source file missing"); code != 0 || !strings.Contains(out, "recorded 1 failed partition(s) of w.daily") {
+	if code, out, errOut := report("2025-01-09", "--status", "failed", "--error", "source file missing"); code != 0 || !strings.Contains(out, "recorded 1 failed partition of w.daily") {
 		t.Fatalf("the failure on its own: exit %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := report("2025-01-10", "2025-01-11"); code != 0 || !strings.Contains(out, "recorded 2 materialized partitions of w.daily") {
+		t.Fatalf("two partitions: exit %d %q %q", code, out, errOut)
 	}
 }
 

@@ -158,7 +158,7 @@ func (e *Engine) estimateSegment(ctx context.Context, est *estimate, r *resolved
 	if cs := float64(seg.Size(r.req.ChunkSize)); perRun > 0 && size > 0 && (cs > 2*size || 2*cs < size) {
 		byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
 		est.otherMs += byRun - byPart
-		est.sizes = append(est.sizes, fmt.Sprintf("%s had about %s partitions a run", seg.Asset, roundCount(size)))
+		est.sizes = append(est.sizes, partitionsARun(seg.Asset, size))
 	}
 	return nil
 }
@@ -301,6 +301,16 @@ func (e *Engine) addSkipped(pv *Preview, asset, key string) {
 	if len(pv.Skipped) < 20 {
 		pv.Skipped = append(pv.Skipped, Skipped{Asset: asset, Partition: key, Reason: "already being built by another run; waits for it"})
 	}
+}
+
+// partitionsARun words the size of asset's recent runs ("a.daily had
+// about 8 partitions a run", "… about 1 partition a run").
+func partitionsARun(asset string, size float64) string {
+	n := roundCount(size)
+	if n == "1" {
+		return asset + " had about 1 partition a run"
+	}
+	return asset + " had about " + n + " partitions a run"
 }
 
 // roundCount writes a mean count: whole above 10, one decimal below.

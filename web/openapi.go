@@ -320,7 +320,10 @@ func stalenessSchemas() map[string]any {
 var schemas = map[string]any{
 	"Object": obj,
 	"Error": object(map[string]any{"error": object(map[string]any{
-		"code": str, "message": str, "field": str}, "code", "message")}, "error"),
+		"code": str, "message": str, "field": str,
+		"reason": described(str, "the message without where to look next (present with hint)"),
+		"hint":   described(str, "where to look next, a kind a client words its own way (present with reason)"),
+		"params": described(map[string]any{"type": "object", "additionalProperties": str}, "the hint's parameters")}, "code", "message")}, "error"),
 	"Me":        object(map[string]any{"name": str, "role": map[string]any{"enum": []string{"viewer", "operator", "admin"}}, "via": str}),
 	"Asset":     object(map[string]any{"key": str, "group": str, "partitions": str, "partition_kind": str, "code_version": str, "pool": str, "executor": str, "deps": arrayOf(str), "total_partitions": integer, "counts": counts, "last_materialized_at": str}),
 	"AssetList": object(map[string]any{"assets": arrayOf(ref("Asset"))}),
