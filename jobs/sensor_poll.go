@@ -357,6 +357,12 @@ func (s *Sensors) call(ctx context.Context, sn *catalog.Sensor, cursor *string) 
 	if err := dec.Decode(&a); err != nil {
 		return EvaluatorAnswer{}, log, fmt.Errorf("the evaluator's answer is not the JSON expected ({\"cursor\": …, \"run_requests\": […], \"skip_reason\": …}): %v; it began %q", err, head(raw, 120))
 	}
+	if off := dec.InputOffset(); len(bytes.TrimSpace(raw[off:])) > 0 {
+		// One JSON object, nothing after it but white space: a second
+		// object or text after the first is an answer garbled, not one to
+		// act on half of.
+		return EvaluatorAnswer{}, log, fmt.Errorf("the evaluator's answer is not one JSON object: after the object comes %q; print the object alone", head(bytes.TrimSpace(raw[off:]), 120))
+	}
 	return a, log, nil
 }
 

@@ -326,3 +326,37 @@ func TestPollSensorDryRunAndCAS(t *testing.T) {
 		wantInputErr(t, err, CodeUnknownSensor, false)
 	})
 }
+
+// TestPollSensorAnswerWithMoreAfterItFails: an answer that is one JSON
+// object followed by text or by a second object is refused as a whole: it
+// launches nothing, keeps the cursor and says what came after the object.
+func TestPollSensorAnswerWithMoreAfterItFails(t *testing.T) {
+	t.Parallel()
+	req := `\"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"once\"}]`
+	e := newSensorEnv(t,
+		pollSensor("trailing", `'echo "{\"cursor\": \"9\", `+req+`} done"'`, "")+
+			pollSensor("two", `'echo "{\"cursor\": \"9\", `+req+`}{\"cursor\": \"10\"}"'`, "")+
+			pollSensor("spaces", `'printf "{\"cursor\": \"9\"}\n\n  \n"'`, ""))
+	ctx := context.Background()
+	for _, tc := range []struct{ name, after string }{
+		{"trailing", `"done"`},
+		{"two", `"{\"cursor\": \"10\"}"`},
+	} {
+		ev, err := e.sensors.Evaluate(ctx, tc.name, false, "alice")
+		if err != nil || ev.Record.Error == nil || !strings.Contains(*ev.Record.Error, "not one JSON object: after the object comes "+tc.after) {
+			t.Fatalf("%s: %+v %v; want the answer refused, naming what followed the object", tc.name, ev.Record, err)
+		}
+		st, _ := e.store.SensorStateOf(ctx, tc.name)
+		if st.Cursor != nil || st.Status != db.SensorError || st.Launches != 0 {
+			t.Fatalf("%s: state %+v, want no cursor, ERROR, nothing launched", tc.name, st)
+		}
+	}
+	if n := e.count(`SELECT COUNT(*) FROM backfills`); n != 0 {
+		t.Fatalf("refused answers launched %d backfills", n)
+	}
+	// White space after the object is fine.
+	ev, err := e.sensors.Evaluate(ctx, "spaces", false, "alice")
+	if err != nil || ev.Record.Error != nil || ev.Record.CursorAfter == nil || *ev.Record.CursorAfter != "9" {
+		t.Fatalf("spaces: %+v %v; want the cursor 9", ev.Record, err)
+	}
+}
