@@ -397,7 +397,8 @@ func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byt
 	cmd.Env = append(cmd.Env, "TESSERA_SENSOR_NAME="+sn.Name, "TESSERA_SENSOR_CURSOR="+cur)
 	var out bytes.Buffer
 	errTail := &tailBuffer{max: logTail}
-	cmd.Stdout, cmd.Stderr = &limitWriter{w: &out, n: maxAnswer}, errTail
+	stdout := &limitWriter{w: &out, n: maxAnswer}
+	cmd.Stdout, cmd.Stderr = stdout, errTail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = commandWaitDelay
@@ -408,6 +409,11 @@ func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byt
 	}
 	if err != nil && ctx.Err() == nil {
 		return nil, errTail.String(), fmt.Errorf("run the evaluator %s: %w", argv[0], err)
+	}
+	if err == nil && stdout.over {
+		// Its first MiB is not its answer: say so rather than decode it
+		// cut short.
+		return nil, errTail.String(), fmt.Errorf("the evaluator printed more than %d bytes on stdout, the most an answer may be; print only the JSON answer there (logs go to stderr)", maxAnswer)
 	}
 	return out.Bytes(), errTail.String(), err
 }
@@ -440,13 +446,18 @@ func callHTTP(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byte, 
 	return raw, "", nil
 }
 
-// limitWriter keeps the first n bytes written to it.
+// limitWriter keeps the first n bytes written to it; over says that more
+// were written.
 type limitWriter struct {
-	w io.Writer
-	n int
+	w    io.Writer
+	n    int
+	over bool
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
+	if len(p) > l.n {
+		l.over = true
+	}
 	if l.n > 0 {
 		k := min(len(p), l.n)
 		l.n -= k

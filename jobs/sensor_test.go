@@ -360,3 +360,34 @@ func TestPollSensorAnswerWithMoreAfterItFails(t *testing.T) {
 		t.Fatalf("spaces: %+v %v; want the cursor 9", ev.Record, err)
 	}
 }
+
+// TestPollSensorAnswerOverTheLimitFails: a command that prints more than
+// the 1 MiB an answer may be fails with a message saying so (not a JSON
+// error about its cut-off first MiB), launches nothing and keeps the cursor.
+func TestPollSensorAnswerOverTheLimitFails(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t,
+		pollSensor("huge", `'printf "{\"skip_reason\": \""; head -c 2000000 /dev/zero | tr "\\0" x; printf "\"}"'`, "")+
+			pollSensor("exact", `'printf "{\"skip_reason\": \""; head -c 1048500 /dev/zero | tr "\\0" x; printf "\"}"'`, ""))
+	ctx := context.Background()
+	ev, err := e.sensors.Evaluate(ctx, "huge", false, "alice")
+	if err != nil || ev.Record.Error == nil || !strings.Contains(*ev.Record.Error, "printed more than 1048576 bytes on stdout") {
+		t.Fatalf("huge: %+v %v; want the answer refused as too large", ev.Record, err)
+	}
+	st, _ := e.store.SensorStateOf(ctx, "huge")
+	if st.Cursor != nil || st.Status != db.SensorError {
+		t.Fatalf("huge: state %+v, want ERROR and no cursor", st)
+	}
+	// An answer within the limit is read whole.
+	ev, err = e.sensors.Evaluate(ctx, "exact", false, "alice")
+	if err != nil || ev.Record.Error != nil || ev.Record.SkipReason == nil || len(*ev.Record.SkipReason) != 1048500 {
+		t.Fatalf("exact: %v %v; want the answer read", head([]byte(deref(ev.Record.Error)), 300), err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
