@@ -208,7 +208,7 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 			rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
 			return Evaluation{Record: rec}, err
 		}
-		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
+		back := backoff(sn.Interval, st.Failures+1)
 		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
 		return Evaluation{Record: rec}, err
 	}
@@ -294,7 +294,7 @@ func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.
 	if errors.As(err, &ie) {
 		msg := err.Error()
 		rec.Error, rec.CursorAfter, rec.Requests = &msg, st.Cursor, "[]"
-		back := min(sn.Interval<<min(st.Failures+1, 20), maxBack)
+		back := backoff(sn.Interval, st.Failures+1)
 		rec.ID, err = s.e.Store.FailEvaluation(ctx, db.Millis(start.Add(back)), rec)
 		return Evaluation{Record: rec}, err
 	}
@@ -364,6 +364,18 @@ func (s *Sensors) call(ctx context.Context, sn *catalog.Sensor, cursor *string) 
 		return EvaluatorAnswer{}, log, fmt.Errorf("the evaluator's answer is not one JSON object: after the object comes %q; print the object alone", head(bytes.TrimSpace(raw[off:]), 120))
 	}
 	return a, log, nil
+}
+
+// backoff is how long a poll sensor waits after its failures-th failure in
+// a row: its interval doubled for each, at most maxBack. The doubling stops
+// at maxBack, so a long interval after many failures never overflows into
+// a wait in the past (which evaluated a failing sensor on every tick).
+func backoff(interval time.Duration, failures int64) time.Duration {
+	back := interval
+	for i := int64(0); i < failures && back < maxBack; i++ {
+		back *= 2
+	}
+	return min(back, maxBack)
 }
 
 func head(b []byte, n int) string {

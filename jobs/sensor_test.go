@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -390,4 +391,34 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestPollSensorBackoffOfALongIntervalStaysAhead: a failing sensor with a
+// long interval waits at most an hour after each failure, also after many
+// in a row (the doubled interval overflowed into a wait in the past from
+// the 17th failure of a daily sensor, so the scheduler evaluated it on
+// every tick).
+func TestPollSensorBackoffOfALongIntervalStaysAhead(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, "  daily:\n    assets: [ref.regions]\n    evaluator: {command: [sh, -c, 'exit 1']}\n    interval: 24h\n")
+	ctx := context.Background()
+	for i := 1; i <= 22; i++ {
+		ev, err := e.sensors.Evaluate(ctx, "daily", false, "alice")
+		if err != nil || ev.Record.Error == nil {
+			t.Fatalf("evaluation %d: %+v %v; want it failed", i, ev.Record, err)
+		}
+		st, _ := e.store.SensorStateOf(ctx, "daily")
+		if st.Failures != int64(i) || st.NextEvaluationAt == nil || *st.NextEvaluationAt != ev.Record.StartedAt+time.Hour.Milliseconds() {
+			t.Fatalf("after failure %d: failures %d, next evaluation %v, want an hour after %d", i, st.Failures, st.NextEvaluationAt, ev.Record.StartedAt)
+		}
+	}
+	for _, tc := range []struct {
+		interval time.Duration
+		failures int64
+		want     time.Duration
+	}{{3 * time.Second, 1, 6 * time.Second}, {3 * time.Second, 3, 24 * time.Second}, {3 * time.Second, 64, time.Hour}, {40 * time.Minute, 1, time.Hour}} {
+		if got := backoff(tc.interval, tc.failures); got != tc.want {
+			t.Fatalf("backoff(%s, %d) = %s, want %s", tc.interval, tc.failures, got, tc.want)
+		}
+	}
 }
