@@ -223,7 +223,15 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 		outcomes[i].RunRequest = rr
 	}
 	if dryRun {
+		// A request a real evaluation would skip (its run key used, or
+		// repeated in the answer) says so rather than preview a backfill.
+		if err := s.skipUsedRunKeys(ctx, sn.Name, outcomes); err != nil {
+			return Evaluation{}, err
+		}
 		for i := range reqs {
+			if outcomes[i].Skipped != "" {
+				continue
+			}
 			if pv, err := s.e.Preview(ctx, reqs[i]); err == nil {
 				outcomes[i].Preview = pv
 			}
@@ -239,31 +247,21 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 // (those whose run key is unused) and finishes the evaluation in one
 // transaction.
 func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.SensorState, rec db.SensorEvaluation, reqs []Request, outcomes []RequestOutcome, start time.Time) (Evaluation, error) {
-	var keys []string
-	for _, o := range outcomes {
-		if o.RunKey != "" {
-			keys = append(keys, o.RunKey)
-		}
-	}
-	used, err := s.e.Store.UsedRunKeys(ctx, sn.Name, keys)
-	if err != nil {
+	if err := s.skipUsedRunKeys(ctx, sn.Name, outcomes); err != nil {
 		return Evaluation{}, err
 	}
 	var items []BatchItem
 	var owner []int
-	inAnswer := map[string]bool{}
 	for i, o := range outcomes {
-		if o.RunKey != "" && (used[o.RunKey] || inAnswer[o.RunKey]) {
-			outcomes[i].Skipped = "run_key " + o.RunKey + " launched already"
+		if o.Skipped != "" {
 			continue
 		}
-		inAnswer[o.RunKey] = o.RunKey != ""
 		items = append(items, BatchItem{Req: reqs[i], IdemKey: "eval:" + strconv.FormatInt(st.StateVersion, 10) + ":" + strconv.Itoa(i), Actor: sensorActor(sn.Name)})
 		owner = append(owner, i)
 	}
 	next := db.Millis(start.Add(sn.Interval))
 	var launched int64
-	_, err = s.e.CreateBatchThen(ctx, items, func(tx *db.Tx, j int, c Created) error {
+	_, err := s.e.CreateBatchThen(ctx, items, func(tx *db.Tx, j int, c Created) error {
 		i := owner[j]
 		outcomes[i].Backfill = c.Backfill.ID
 		launched++
@@ -305,6 +303,30 @@ func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.
 		s.log.Info("sensor launched backfills", "sensor", sn.Name, "backfills", launched)
 	}
 	return Evaluation{Record: rec, Outcomes: outcomes}, nil
+}
+
+// skipUsedRunKeys marks the outcomes whose run key sensor used already, or
+// an earlier request of the same answer uses, as skipped.
+func (s *Sensors) skipUsedRunKeys(ctx context.Context, sensor string, outcomes []RequestOutcome) error {
+	var keys []string
+	for _, o := range outcomes {
+		if o.RunKey != "" {
+			keys = append(keys, o.RunKey)
+		}
+	}
+	used, err := s.e.Store.UsedRunKeys(ctx, sensor, keys)
+	if err != nil {
+		return err
+	}
+	inAnswer := map[string]bool{}
+	for i, o := range outcomes {
+		if o.RunKey != "" && (used[o.RunKey] || inAnswer[o.RunKey]) {
+			outcomes[i].Skipped = "run_key " + o.RunKey + " launched already"
+			continue
+		}
+		inAnswer[o.RunKey] = o.RunKey != ""
+	}
+	return nil
 }
 
 // requests checks an answer's run requests against the sensor and turns

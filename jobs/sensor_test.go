@@ -422,3 +422,35 @@ func TestPollSensorBackoffOfALongIntervalStaysAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestPollSensorDryRunSkipsUsedRunKeys: a dry run says a request whose run
+// key was used already (or repeats one of the same answer) would launch
+// nothing, as the evaluation does, rather than preview a backfill for it.
+func TestPollSensorDryRunSkipsUsedRunKeys(t *testing.T) {
+	t.Parallel()
+	eachSensorEnv(t, pollSensor("same", `'echo "{\"run_requests\": [{\"partitions\": [\"eu\"], \"run_key\": \"once\"}, {\"partitions\": [\"us\"], \"run_key\": \"twice\"}, {\"partitions\": [\"ap\"], \"run_key\": \"twice\"}]}"'`, ""), func(t *testing.T, e *sensorEnv) {
+		ctx := context.Background()
+		dry, err := e.sensors.Evaluate(ctx, "same", true, "alice")
+		if err != nil || dry.Record.Error != nil || len(dry.Outcomes) != 3 || dry.Outcomes[0].Preview == nil || dry.Outcomes[1].Preview == nil ||
+			dry.Outcomes[2].Preview != nil || !strings.Contains(dry.Outcomes[2].Skipped, "run_key twice launched already") {
+			t.Fatalf("first dry run: %+v %v; want the first two previewed, the repeated key skipped", dry.Outcomes, err)
+		}
+		ev, err := e.sensors.Evaluate(ctx, "same", false, "alice")
+		if err != nil || ev.Record.Error != nil || ev.Outcomes[0].Backfill == "" || ev.Outcomes[1].Backfill == "" || ev.Outcomes[2].Skipped == "" {
+			t.Fatalf("evaluation: %+v %v", ev.Outcomes, err)
+		}
+		dry, err = e.sensors.Evaluate(ctx, "same", true, "alice")
+		if err != nil || dry.Record.Error != nil || len(dry.Outcomes) != 3 {
+			t.Fatalf("second dry run: %+v %v", dry, err)
+		}
+		for i, o := range dry.Outcomes {
+			if o.Preview != nil || !strings.Contains(o.Skipped, "launched already") {
+				t.Fatalf("second dry run, request %d: %+v; want it skipped (its run key is used), with no preview", i+1, o)
+			}
+		}
+		evs, _ := e.store.SensorEvaluations(ctx, "same", 0, 1)
+		if len(evs) != 1 || strings.Count(evs[0].Requests, "launched already") != 3 {
+			t.Fatalf("recorded dry run %+v; want its three requests recorded as skipped", evs)
+		}
+	})
+}
