@@ -437,6 +437,11 @@ func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byt
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = commandWaitDelay
 	err := cmd.Run()
+	if cmd.Process != nil {
+		// What the evaluator left running in its group (a helper it
+		// started in the background) ends with it, as an executor's does.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
 		return nil, errTail.String(), fmt.Errorf("the evaluator exited with status %d", ee.ExitCode())

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/poll"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -452,5 +457,31 @@ func TestPollSensorDryRunSkipsUsedRunKeys(t *testing.T) {
 		if len(evs) != 1 || strings.Count(evs[0].Requests, "launched already") != 3 {
 			t.Fatalf("recorded dry run %+v; want its three requests recorded as skipped", evs)
 		}
+	})
+}
+
+// TestPollSensorEvaluatorLeftoversAreKilled: a process the evaluator
+// started in the background and left running when it exited is killed
+// with its group, so evaluations every interval do not pile them up.
+func TestPollSensorEvaluatorLeftoversAreKilled(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "helper.pid")
+	e := newSensorEnv(t, pollSensor("helper", `'sleep 300 >/dev/null 2>&1 & echo $! > `+pidFile+`; echo "{\"skip_reason\": \"nothing new\"}"'`, ""))
+	ev, err := e.sensors.Evaluate(context.Background(), "helper", false, "alice")
+	if err != nil || ev.Record.Error != nil || ev.Record.SkipReason == nil {
+		t.Fatalf("evaluation: %+v %v", ev.Record, err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	poll.Eventually(t, 10*time.Second, "the evaluator's background sleep to be killed", func() bool {
+		st, err := readProcStat(pid)
+		return err != nil || st.state == "Z"
 	})
 }
