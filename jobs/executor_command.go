@@ -129,12 +129,7 @@ func (CommandExecutor) Execute(ctx context.Context, w Work) Result {
 // TESSERA_* settings (session keys, tokens, …), the asset's env, then the
 // description of the work.
 func commandEnv(inherited []string, assetEnv map[string]string, w Work) []string {
-	env := make([]string, 0, len(inherited)+len(assetEnv)+10)
-	for _, kv := range inherited {
-		if !strings.HasPrefix(kv, "TESSERA_") {
-			env = append(env, kv)
-		}
-	}
+	env := withoutServerSettings(inherited, len(assetEnv)+10)
 	for k, v := range assetEnv {
 		env = append(env, k+"="+v)
 	}
@@ -150,6 +145,19 @@ func commandEnv(inherited []string, assetEnv map[string]string, w Work) []string
 		"TESSERA_REPORT="+w.ReportPath,
 		"TESSERA_CODE_VERSION="+w.CodeVersion,
 	)
+}
+
+// withoutServerSettings is the server's environment inherited without its
+// own TESSERA_* settings (session keys, tokens, the database URL), with
+// room for extra more.
+func withoutServerSettings(inherited []string, extra int) []string {
+	env := make([]string, 0, len(inherited)+extra)
+	for _, kv := range inherited {
+		if !strings.HasPrefix(kv, "TESSERA_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // outputPath is the file beside an attempt's report that holds its output

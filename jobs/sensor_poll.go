@@ -420,7 +420,9 @@ func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byt
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = ex.Dir
-	cmd.Env = os.Environ()
+	// Not the server's own TESSERA_* settings (session keys, tokens, the
+	// database URL), as for an asset's command.
+	cmd.Env = withoutServerSettings(os.Environ(), len(ex.Env)+2)
 	for k, v := range ex.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

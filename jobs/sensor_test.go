@@ -485,3 +485,22 @@ func TestPollSensorEvaluatorLeftoversAreKilled(t *testing.T) {
 		return err != nil || st.state == "Z"
 	})
 }
+
+// TestPollSensorEvaluatorDoesNotInheritServerSettings: a command evaluator
+// gets the server's environment without the server's own TESSERA_*
+// settings (session keys, tokens, the database URL), as an asset's command
+// does; the rest of it, its declared env and the sensor's variables it
+// gets. Not parallel: t.Setenv.
+func TestPollSensorEvaluatorDoesNotInheritServerSettings(t *testing.T) {
+	t.Setenv("TESSERA_SESSION_KEYS", "server-secret")
+	t.Setenv("SENSOR_TEST_INHERITED", "inherited")
+	script := `'echo "{\"skip_reason\": \"keys=[$TESSERA_SESSION_KEYS] inherited=[$SENSOR_TEST_INHERITED] declared=[$DECLARED] name=[$TESSERA_SENSOR_NAME]\"}"'`
+	e := newSensorEnv(t, "  env:\n    assets: [ref.regions]\n    evaluator: {command: [sh, -c, "+script+"], env: {DECLARED: yes}}\n")
+	ev, err := e.sensors.Evaluate(context.Background(), "env", false, "alice")
+	if err != nil || ev.Record.Error != nil || ev.Record.SkipReason == nil {
+		t.Fatalf("evaluation: %+v %v", ev.Record, err)
+	}
+	if got, want := *ev.Record.SkipReason, "keys=[] inherited=[inherited] declared=[yes] name=[env]"; got != want {
+		t.Fatalf("the evaluator saw %q, want %q", got, want)
+	}
+}
