@@ -295,12 +295,15 @@ func newStatusCmd() *cobra.Command {
 				if a.LagSeconds != nil {
 					// As the status page writes it: "206 days 6 h".
 					lag = catalog.HumanDuration(time.Duration(*a.LagSeconds) * time.Second)
-					switch {
-					case a.OverPolicy && a.Policy != "":
-						lag += " (over policy: " + a.Policy + ")"
-					case a.OverPolicy:
-						lag += " (over policy)"
-					}
+				}
+				// Over policy with or without a lag, as the page says it: an
+				// asset with a policy and no fresh partition has no lag but is
+				// over its policy all the same.
+				switch {
+				case a.OverPolicy && a.Policy != "":
+					lag += " (over policy: " + a.Policy + ")"
+				case a.OverPolicy:
+					lag += " (over policy)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, handlers.Pct(a.Fresh, a.Partitions), num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
