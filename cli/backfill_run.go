@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/catalog"
 )
 
 // runCmd shows one chunk run: its partitions with their outcomes, its
@@ -108,7 +110,8 @@ func printRunAttempts(w io.Writer, r runJSON) {
 	for _, a := range r.AttemptList {
 		d := "-"
 		if a.FinishedAt != nil {
-			d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
+			// As the run page and `backfill runs` write it: "305 ms", "1.2 s".
+			d = catalog.HumanDuration(a.FinishedAt.Sub(a.StartedAt))
 		}
 		e := ""
 		if a.Error != nil {

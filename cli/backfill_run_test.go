@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,5 +37,43 @@ func TestCountFlagsNameTheFlagAndValue(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d %q %q, want 2 saying %q", tc.args, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestBackfillRunAttemptDurationReadsLikeThePage: the attempts table of
+// `tessera backfill run` wrote a Go duration ("1.104s", "1h2m3.5s") while
+// the run page and `tessera backfill runs` write "1.1 s", "1 h 2 min".
+func TestBackfillRunAttemptDurationReadsLikeThePage(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.slow:
+    partitions: {static: [only]}
+    executor: {demo: {duration: 1100ms}}
+`)
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--partitions", "only", "--wait"); code != 0 {
+		t.Fatalf("create --wait: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut := s.cli(t, "backfill", "runs", "--json")
+	var runs struct {
+		Runs []struct {
+			ID string `json:"id"`
+		} `json:"runs"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs.Runs) != 1 {
+		t.Fatalf("runs --json: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = s.cli(t, "backfill", "run", runs.Runs[0].ID)
+	if code != 0 {
+		t.Fatalf("run: %d %q %q", code, out, errOut)
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "1 ") {
+			row = l
+		}
+	}
+	if !regexp.MustCompile(`\ssucceeded\s+\S+\s+1\.\d s\s*$`).MatchString(row) {
+		t.Errorf("attempt 1's row does not say its duration as the page does (\"1.1 s\"): %q\n%s", row, out)
 	}
 }
