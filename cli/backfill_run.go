@@ -158,7 +158,11 @@ func printRunLog(w io.Writer, r runJSON, logLines, attempt int) {
 		if attempt > 0 {
 			shown = int64(attempt)
 		}
-		fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
+		if len(lines) > logLines {
+			fmt.Fprintf(w, "\nlog (last %s of attempt %d; --log-lines N shows more):\n", nOf(int64(logLines), "line"), shown)
+		} else {
+			fmt.Fprintf(w, "\nlog of attempt %d (%s):\n", shown, nOf(int64(len(lines)), "line"))
+		}
 		for _, l := range lines[max(0, len(lines)-logLines):] {
 			fmt.Fprintln(w, "  "+l)
 		}

@@ -77,3 +77,50 @@ assets:
 		t.Errorf("attempt 1's row does not say its duration as the page does (\"1.1 s\"): %q\n%s", row, out)
 	}
 }
+
+// TestBackfillRunLogHeadingCountsLines: the log's heading said "last 1
+// lines" for a one-line log, and "last 4 lines" when the whole log was
+// shown; it now says "1 line" or, when --log-lines cut it, how to see more.
+func TestBackfillRunLogHeadingCountsLines(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.one:
+    partitions: {static: [only]}
+    executor: {command: [sh, -c, 'echo "built $TESSERA_PARTITIONS"']}
+  t.many:
+    partitions: {static: [only]}
+    executor: {command: [sh, -c, 'echo one; echo two; echo three']}
+`)
+	runOf := func(asset string) string {
+		t.Helper()
+		if code, out, errOut := s.cli(t, "backfill", "create", asset, "--partitions", "only", "--wait"); code != 0 {
+			t.Fatalf("create %s: %d %q %q", asset, code, out, errOut)
+		}
+		code, out, errOut := s.cli(t, "backfill", "runs", "--asset", asset, "--json")
+		var runs struct {
+			Runs []struct {
+				ID string `json:"id"`
+			} `json:"runs"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs.Runs) == 0 {
+			t.Fatalf("runs --json: %d %q %q", code, out, errOut)
+		}
+		return runs.Runs[0].ID // newest first: the one just created
+	}
+	for _, c := range []struct {
+		asset string
+		args  []string
+		want  string
+	}{
+		{"t.one", nil, "\nlog of attempt 1 (1 line):\n  built only\n"},
+		{"t.many", nil, "\nlog of attempt 1 (3 lines):\n  one\n  two\n  three\n"},
+		{"t.many", []string{"--log-lines", "1"}, "\nlog (last 1 line of attempt 1; --log-lines N shows more):\n  three\n"},
+	} {
+		id := runOf(c.asset)
+		code, out, errOut := s.cli(t, append([]string{"backfill", "run", id}, c.args...)...)
+		if code != 0 || !strings.HasSuffix(out, c.want) {
+			t.Errorf("run of %s %v: %d %q %q, want it to end with %q", c.asset, c.args, code, out, errOut, c.want)
+		}
+	}
+}
