@@ -19,7 +19,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: o.withPages(&pages, backfillChunksFlagNames, func(cmd *cobra.Command, args []string, c *client) error {
 			return listing[map[string]any]{path: "/api/v1/backfills/" + url.PathEscape(args[0]) + "/chunks", field: "chunks", pageMax: chunksPageLimit,
-				filters: map[string]*string{"state": &chunkState},
+				filters: map[string]*string{"state": &chunkState}, empty: chunksEmpty(chunkState),
 				table: func(w io.Writer, rows []map[string]any) error {
 					tw := newTable(w, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
 					for _, r := range rows {
@@ -32,4 +32,13 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 	chunks.Flags().StringVar(&chunkState, "state", "", "only runs in these states, comma-separated (queued, running, succeeded, failed, canceled)")
 	addPageFlags(chunks, &pages, "chunks", 1000, "in chunk order")
 	return chunks
+}
+
+// chunksEmpty is what `backfill chunks` says when no chunk run is listed:
+// none in the --state asked for, or none planned yet.
+func chunksEmpty(state string) string {
+	if state != "" {
+		return "no chunk runs match --state " + state
+	}
+	return "no chunk runs yet: a backfill's chunks get their run as it plans them"
 }

@@ -81,6 +81,8 @@ func fetchPages[T any](ctx context.Context, c *client, path string, q url.Values
 	if q == nil {
 		q = url.Values{}
 	}
+	// --json prints raw: none matched is [], as the API answers, not null.
+	raw = []json.RawMessage{}
 	for p.all || len(rows) < p.limit {
 		n := pageMax
 		if !p.all {
@@ -139,9 +141,6 @@ func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pag
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
-		if raw == nil {
-			raw = []json.RawMessage{}
-		}
 		out := map[string]any{l.field: raw, "next_cursor": cursor}
 		maps.Copy(out, l.named)
 		return printJSON(w, out)
