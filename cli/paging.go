@@ -122,6 +122,9 @@ type listing[T any] struct {
 	newestFirst bool
 	// table writes the rows.
 	table func(w io.Writer, rows []T) error
+	// after, when set, writes a note below the table (not with --json):
+	// rows is every row listed, cursor where the rows left out begin.
+	after func(w io.Writer, rows []T, cursor string) error
 }
 
 // show fetches the list as pages says (--limit, --all) and prints it: with
@@ -153,6 +156,9 @@ func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pag
 		return err
 	}
 	pages.leftOut(w, len(rows), cursor, l.newestFirst)
+	if l.after != nil {
+		return l.after(w, rows, cursor)
+	}
 	return nil
 }
 
