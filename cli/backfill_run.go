@@ -108,10 +108,13 @@ func printRunAttempts(w io.Writer, r runJSON) {
 	fmt.Fprintln(w)
 	tw := newTable(w, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
 	for _, a := range r.AttemptList {
-		d := "-"
+		// As the run page and `backfill runs` write it: "305 ms", "1.2 s";
+		// an attempt under way has run so long so far.
+		var d string
 		if a.FinishedAt != nil {
-			// As the run page and `backfill runs` write it: "305 ms", "1.2 s".
 			d = catalog.HumanDuration(a.FinishedAt.Sub(a.StartedAt))
+		} else {
+			d = catalog.HumanDuration(max(time.Since(a.StartedAt), 0)) + " so far"
 		}
 		e := ""
 		if a.Error != nil {

@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/testkit"
 )
 
 // TestBackfillRunRejectsNegativeAttempt: 'backfill run --attempt -1' is a
@@ -122,5 +125,38 @@ assets:
 		if code != 0 || !strings.HasSuffix(out, c.want) {
 			t.Errorf("run of %s %v: %d %q %q, want it to end with %q", c.asset, c.args, code, out, errOut, c.want)
 		}
+	}
+}
+
+// TestBackfillRunAttemptUnderWaySaysHowLongSoFar: an attempt under way had
+// "-" as its DURATION, where the run page and `backfill runs` show how long
+// it has run so far.
+func TestBackfillRunAttemptUnderWaySaysHowLongSoFar(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.slow:
+    partitions: {static: [only]}
+    executor: {demo: {duration: 5s}}
+`)
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.slow", "--partitions", "only"); code != 0 {
+		t.Fatalf("create: %d %q %q", code, out, errOut)
+	}
+	var id string
+	testkit.Eventually(t, 30*time.Second, "the run to start", func() bool {
+		_, out, _ := s.cli(t, "backfill", "runs", "--state", "running", "--json")
+		var runs struct {
+			Runs []struct {
+				ID string `json:"id"`
+			} `json:"runs"`
+		}
+		if json.Unmarshal([]byte(out), &runs) == nil && len(runs.Runs) == 1 {
+			id = runs.Runs[0].ID
+		}
+		return id != ""
+	})
+	code, out, errOut := s.cli(t, "backfill", "run", id)
+	if code != 0 || !regexp.MustCompile(`(?m)^1\s+running\s+\S+\s+(\d+ ms|\d+\.\d s) so far\s*$`).MatchString(out) {
+		t.Fatalf("run under way: %d %q %q, want its attempt's duration so far", code, out, errOut)
 	}
 }
