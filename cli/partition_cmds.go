@@ -112,11 +112,21 @@ the other flags describe reported partitions and are refused with it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			word := "partitions"
-			if n, _ := out["recorded"].(float64); n == 1 {
-				word = "partition"
+			recorded, _ := out["recorded"].(float64)
+			replayed, _ := out["replayed"].(float64)
+			switch {
+			case recorded == 0 && replayed > 0:
+				// A report sent again (same run id, or Idempotency-Key).
+				verb := "were"
+				if replayed == 1 {
+					verb = "was"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded nothing new: %s of %s %s already recorded\n", countOf(replayed, status+" partition"), asset, verb)
+			case replayed > 0:
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s (%s already recorded)\n", countOf(recorded, status+" partition"), asset, count(replayed))
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s\n", countOf(recorded, status+" partition"), asset)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s %s of %s (%s already recorded)\n", count(out["recorded"]), status, word, asset, count(out["replayed"]))
 			return nil
 		},
 	}

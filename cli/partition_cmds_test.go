@@ -244,6 +244,34 @@ assets:
 	}
 }
 
+// TestReportSaysWhatWasNew: tessera report said "(0 already recorded)" on
+// every first report, and "recorded 0 materialized partitions" when sent
+// again; it now says only what holds: what it recorded, what was already
+// recorded beside it, or that nothing was new.
+func TestReportSaysWhatWasNew(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.regions:
+    partitions: {static: [eu, us, apac]}
+    executor: {demo: {duration: 1ms}}
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eu", "us", "--run-id", "r1"}, "recorded 2 materialized partitions of t.regions\n"},
+		{[]string{"eu", "us", "--run-id", "r1"}, "recorded nothing new: 2 materialized partitions of t.regions were already recorded\n"},
+		{[]string{"eu", "--run-id", "r1"}, "recorded nothing new: 1 materialized partition of t.regions was already recorded\n"},
+		{[]string{"eu", "apac", "--run-id", "r1"}, "recorded 1 materialized partition of t.regions (1 already recorded)\n"},
+		{[]string{"us", "--status", "failed", "--error", "late", "--run-id", "r2"}, "recorded 1 failed partition of t.regions\n"},
+	} {
+		if code, out, errOut := s.cli(t, append([]string{"report", "t.regions"}, c.args...)...); code != 0 || out != c.want {
+			t.Errorf("report %v: %d %q %q, want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
 // TestEmptyIdempotencyKeyIsRefused: `--idempotency-key "$KEY"` with KEY
 // unset sent no key at all, so the retry the user counted on being safe
 // launched a second backfill (or recorded the report twice). An empty or
