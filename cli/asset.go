@@ -97,6 +97,15 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"asset": args[0], "partitions": raw, "next_cursor": cursor})
 			}
+			if len(rows) == 0 {
+				// Not a header alone: say why nothing is listed.
+				if status != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "no partitions of %s match --status %s\n", args[0], status)
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s has no partitions yet\n", args[0])
+				}
+				return nil
+			}
 			return writePartitionsTable(cmd.OutOrStdout(), rows, cursor)
 		}),
 	}

@@ -78,3 +78,48 @@ func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyListsSaySo: a filter that matches nothing printed the table's
+// header alone (`asset partitions --status failed`, `backfill chunks
+// --state failed`), and `asset partitions --json` answered "partitions":
+// null; now a line says nothing matched (or nothing is there yet), and
+// --json has [] as the API does.
+func TestEmptyListsSaySo(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.regions:
+    partitions: {static: [eu, us]}
+    executor: {demo: {duration: 1ms}}
+  t.feeds:
+    partitions: {dynamic: feeds}
+    executor: {demo: {duration: 1ms}}
+`)
+	code, out, errOut := s.cli(t, "backfill", "create", "t.regions", "--partitions", "eu,us", "--wait", "--json")
+	var b struct {
+		ID string `json:"id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.ID == "" {
+		t.Fatalf("create: %d %q %q", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"asset", "partitions", "t.regions", "--status", "failed"}, "no partitions of t.regions match --status failed\n"},
+		{[]string{"asset", "partitions", "t.feeds"}, "t.feeds has no partitions yet\n"},
+		{[]string{"backfill", "chunks", b.ID, "--state", "failed"}, "no chunk runs match --state failed\n"},
+	} {
+		if code, out, errOut := s.cli(t, c.args...); code != 0 || out != c.want {
+			t.Errorf("%v: %d %q %q, want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	code, out, errOut = s.cli(t, "asset", "partitions", "t.regions", "--status", "failed", "--json")
+	var p map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
+		t.Fatalf("partitions --json: %d %q %q", code, out, errOut)
+	}
+	if l, ok := p["partitions"].([]any); !ok || len(l) != 0 {
+		t.Errorf("partitions --json of none: %s, want \"partitions\": []", out)
+	}
+}

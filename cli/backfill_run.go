@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-dev/tessera/catalog"
 )
 
 // runCmd shows one chunk run: its partitions with their outcomes, its
@@ -106,9 +108,13 @@ func printRunAttempts(w io.Writer, r runJSON) {
 	fmt.Fprintln(w)
 	tw := newTable(w, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
 	for _, a := range r.AttemptList {
-		d := "-"
+		// As the run page and `backfill runs` write it: "305 ms", "1.2 s";
+		// an attempt under way has run so long so far.
+		var d string
 		if a.FinishedAt != nil {
-			d = a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
+			d = catalog.HumanDuration(a.FinishedAt.Sub(a.StartedAt))
+		} else {
+			d = catalog.HumanDuration(max(time.Since(a.StartedAt), 0)) + " so far"
 		}
 		e := ""
 		if a.Error != nil {
@@ -155,7 +161,11 @@ func printRunLog(w io.Writer, r runJSON, logLines, attempt int) {
 		if attempt > 0 {
 			shown = int64(attempt)
 		}
-		fmt.Fprintf(w, "\nlog (last %d lines of attempt %d):\n", min(logLines, len(lines)), shown)
+		if len(lines) > logLines {
+			fmt.Fprintf(w, "\nlog (last %s of attempt %d; --log-lines N shows more):\n", nOf(int64(logLines), "line"), shown)
+		} else {
+			fmt.Fprintf(w, "\nlog of attempt %d (%s):\n", shown, nOf(int64(len(lines)), "line"))
+		}
 		for _, l := range lines[max(0, len(lines)-logLines):] {
 			fmt.Fprintln(w, "  "+l)
 		}

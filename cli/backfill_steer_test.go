@@ -71,7 +71,13 @@ func TestRetryFailedFlags(t *testing.T) {
 			child.ChunkSize != 2 || child.MaxConcurrentRuns != 3 || child.TotalPartitions != 4 || child.TotalChunks != 2 {
 			t.Fatalf("retry-failed with settings: %d %q %q", code, out, errOut)
 		}
-		// Without them: the parent's (chunks of 1, at most 2 at once).
+		// Without them: the parent's (chunks of 1, at most 2 at once). A
+		// parent is retried again only once its retry ended (t.flaky fails
+		// it too; while it runs, another retry is refused: see
+		// TestRetryFailedRefusesWhatARetryDoesOrDid).
+		if code, out, errOut = s.cli(t, "backfill", "wait", child.ID); code != cli.ExitFailed {
+			t.Fatalf("wait for the first retry: %d %q %q", code, out, errOut)
+		}
 		code, out, errOut = s.cli(t, "backfill", "retry-failed", parent, "--request-id", "r2", "--json")
 		if code != 0 || json.Unmarshal([]byte(out), &child) != nil || child.ChunkSize != 1 || child.MaxConcurrentRuns != 2 || child.TotalChunks != 4 {
 			t.Fatalf("retry-failed without settings: %d %q %q", code, out, errOut)

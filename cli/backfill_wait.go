@@ -64,3 +64,18 @@ func canceledNote(n int64) string {
 	}
 	return fmt.Sprintf(", %s canceled", num(n))
 }
+
+// backfillWaitCmd follows a backfill that is already launched (by
+// `create` without --wait, a schedule, a sensor, the page) to its end, as
+// `create --wait` does: exit 0 when it succeeded, 1 when it failed or was
+// canceled.
+func backfillWaitCmd(o *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "wait ID",
+		Short: "Follow a launched backfill to its end with a progress line (exit 1 if it fails or is canceled)",
+		Args:  cobra.ExactArgs(1),
+		RunE: o.withClient(nil, func(cmd *cobra.Command, args []string, c *client) error {
+			return waitBackfill(cmd, c, o.json, args[0])
+		}),
+	}
+}

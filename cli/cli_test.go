@@ -79,7 +79,7 @@ func TestWorkspaceValidate(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("invalid workspace: exit %d", code)
 	}
-	for _, want := range []string{"bad.yaml:3:", "bad.yaml:6:", "bad.yaml:9:", "bad.yaml:10:", "fortnightly", "Mars/Olympus", "a.ghost", "4 problem(s)"} {
+	for _, want := range []string{"bad.yaml:3:", "bad.yaml:6:", "bad.yaml:9:", "bad.yaml:10:", "fortnightly", "Mars/Olympus", "a.ghost", "4 problems"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, errOut)
 		}

@@ -81,6 +81,8 @@ func fetchPages[T any](ctx context.Context, c *client, path string, q url.Values
 	if q == nil {
 		q = url.Values{}
 	}
+	// --json prints raw: none matched is [], as the API answers, not null.
+	raw = []json.RawMessage{}
 	for p.all || len(rows) < p.limit {
 		n := pageMax
 		if !p.all {
@@ -120,6 +122,9 @@ type listing[T any] struct {
 	newestFirst bool
 	// table writes the rows.
 	table func(w io.Writer, rows []T) error
+	// after, when set, writes a note below the table (not with --json):
+	// rows is every row listed, cursor where the rows left out begin.
+	after func(w io.Writer, rows []T, cursor string) error
 }
 
 // show fetches the list as pages says (--limit, --all) and prints it: with
@@ -139,9 +144,6 @@ func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pag
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
-		if raw == nil {
-			raw = []json.RawMessage{}
-		}
 		out := map[string]any{l.field: raw, "next_cursor": cursor}
 		maps.Copy(out, l.named)
 		return printJSON(w, out)
@@ -154,6 +156,9 @@ func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pag
 		return err
 	}
 	pages.leftOut(w, len(rows), cursor, l.newestFirst)
+	if l.after != nil {
+		return l.after(w, rows, cursor)
+	}
 	return nil
 }
 

@@ -112,11 +112,21 @@ the other flags describe reported partitions and are refused with it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			word := "partitions"
-			if n, _ := out["recorded"].(float64); n == 1 {
-				word = "partition"
+			recorded, _ := out["recorded"].(float64)
+			replayed, _ := out["replayed"].(float64)
+			switch {
+			case recorded == 0 && replayed > 0:
+				// A report sent again (same run id, or Idempotency-Key).
+				verb := "were"
+				if replayed == 1 {
+					verb = "was"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded nothing new: %s of %s %s already recorded\n", countOf(replayed, status+" partition"), asset, verb)
+			case replayed > 0:
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s (%s already recorded)\n", countOf(recorded, status+" partition"), asset, count(replayed))
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s\n", countOf(recorded, status+" partition"), asset)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s %s %s of %s (%s already recorded)\n", count(out["recorded"]), status, word, asset, count(out["replayed"]))
 			return nil
 		},
 	}
@@ -295,12 +305,15 @@ func newStatusCmd() *cobra.Command {
 				if a.LagSeconds != nil {
 					// As the status page writes it: "206 days 6 h".
 					lag = catalog.HumanDuration(time.Duration(*a.LagSeconds) * time.Second)
-					switch {
-					case a.OverPolicy && a.Policy != "":
-						lag += " (over policy: " + a.Policy + ")"
-					case a.OverPolicy:
-						lag += " (over policy)"
-					}
+				}
+				// Over policy with or without a lag, as the page says it: an
+				// asset with a policy and no fresh partition has no lag but is
+				// over its policy all the same.
+				switch {
+				case a.OverPolicy && a.Policy != "":
+					lag += " (over policy: " + a.Policy + ")"
+				case a.OverPolicy:
+					lag += " (over policy)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, handlers.Pct(a.Fresh, a.Partitions), num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)

@@ -189,6 +189,89 @@ assets:
 	})
 }
 
+// TestStatusSaysOverPolicyWithoutAFreshPartition: an asset with a freshness
+// policy and no fresh partition (never built, or every partition stale) is
+// over its policy on the status page and in status --json, but tessera
+// status printed its LAG as a bare "-", hiding it.
+func TestStatusSaysOverPolicyWithoutAFreshPartition(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.daily:
+    partitions: {daily: {start: 2025-01-01}}
+    freshness: {max_lag: 26h}
+    code_version: v2
+    executor: {demo: {duration: 1ms}}
+  t.never:
+    partitions: {daily: {start: 2025-01-01}}
+    freshness: {max_lag: 26h}
+    executor: {demo: {duration: 1ms}}
+`)
+	// Built with the old code version: its data is stale (CODE_CHANGED).
+	if code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "--code-version", "v1"); code != 0 {
+		t.Fatalf("report: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut := s.cli(t, "status", "--json")
+	var st struct {
+		Assets []struct {
+			Asset      string `json:"asset"`
+			LagSeconds *int64 `json:"lag_seconds"`
+			OverPolicy bool   `json:"over_policy"`
+		} `json:"assets"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != 2 {
+		t.Fatalf("status --json: %d %q %q", code, out, errOut)
+	}
+	for _, a := range st.Assets {
+		if a.LagSeconds != nil || !a.OverPolicy {
+			t.Fatalf("status --json: %s should have no lag and be over its policy: %s", a.Asset, out)
+		}
+	}
+	code, out, errOut = s.cli(t, "status")
+	if code != 0 {
+		t.Fatalf("status: %d %q %q", code, out, errOut)
+	}
+	for _, asset := range []string{"t.daily", "t.never"} {
+		var row string
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == asset {
+				row = l
+			}
+		}
+		if !strings.Contains(row, "  - (over policy: max lag 26h)  ") {
+			t.Errorf("the row of %s does not say it is over its policy: %q\n%s", asset, row, out)
+		}
+	}
+}
+
+// TestReportSaysWhatWasNew: tessera report said "(0 already recorded)" on
+// every first report, and "recorded 0 materialized partitions" when sent
+// again; it now says only what holds: what it recorded, what was already
+// recorded beside it, or that nothing was new.
+func TestReportSaysWhatWasNew(t *testing.T) {
+	t.Parallel()
+	s := startServerWith(t, `
+assets:
+  t.regions:
+    partitions: {static: [eu, us, apac]}
+    executor: {demo: {duration: 1ms}}
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eu", "us", "--run-id", "r1"}, "recorded 2 materialized partitions of t.regions\n"},
+		{[]string{"eu", "us", "--run-id", "r1"}, "recorded nothing new: 2 materialized partitions of t.regions were already recorded\n"},
+		{[]string{"eu", "--run-id", "r1"}, "recorded nothing new: 1 materialized partition of t.regions was already recorded\n"},
+		{[]string{"eu", "apac", "--run-id", "r1"}, "recorded 1 materialized partition of t.regions (1 already recorded)\n"},
+		{[]string{"us", "--status", "failed", "--error", "late", "--run-id", "r2"}, "recorded 1 failed partition of t.regions\n"},
+	} {
+		if code, out, errOut := s.cli(t, append([]string{"report", "t.regions"}, c.args...)...); code != 0 || out != c.want {
+			t.Errorf("report %v: %d %q %q, want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
 // TestEmptyIdempotencyKeyIsRefused: `--idempotency-key "$KEY"` with KEY
 // unset sent no key at all, so the retry the user counted on being safe
 // launched a second backfill (or recorded the report twice). An empty or

@@ -227,7 +227,12 @@ func (p *backfillProgress) line(b handlers.BackfillJSON, now time.Time) (line, k
 	case b.State == "RUNNING" && done < b.TotalPartitions:
 		eta = "ETA unknown yet"
 	}
-	line = head + ", " + catalog.HumanRate(rate, "")
+	line = head
+	if p.busy > 0 || !terminalStates[b.State] {
+		// A backfill already over when the wait began (`backfill wait` of
+		// a finished one) has no rate to show: "0/s" would be untrue.
+		line += ", " + catalog.HumanRate(rate, "")
+	}
 	key = head
 	switch {
 	case wait != "":

@@ -64,7 +64,7 @@ func loadWorkspaceFile(path string) (*catalog.Workspace, error) {
 	if err != nil {
 		var ve *catalog.ValidationError
 		if errors.As(err, &ve) {
-			return nil, &exitError{ExitUsage, fmt.Errorf("workspace %s has %d problem(s):\n%s", path, len(ve.Problems), ve.Error())}
+			return nil, &exitError{ExitUsage, fmt.Errorf("workspace %s has %s:\n%s", path, nOf(int64(len(ve.Problems)), "problem"), ve.Error())}
 		}
 		return nil, usageErr("%v", err)
 	}

@@ -101,6 +101,11 @@ func (s *Store) RecordMaterializationsOnce(ctx context.Context, items []Material
 		res, err = recordMaterializationsTx(ctx, tx, items, actor, idem, now)
 		return err
 	})
+	if err == nil && res.Instances == nil {
+		// Nothing new recorded (every item replayed, or a replayed batch
+		// whose first answer recorded nothing): an empty list, not null.
+		res.Instances = []string{}
+	}
 	return res, err
 }
 

@@ -82,3 +82,32 @@ func TestMaterializationsIdempotencyAndBatchRules(t *testing.T) {
 		}
 	}
 }
+
+// TestMaterializationsReplayAnswersAnEmptyList: a report that records
+// nothing new (the same run reporting again, or that batch replayed by its
+// Idempotency-Key) answered "instance_ids": null where the OpenAPI document
+// and every other answer have an array; a client iterating it broke.
+func TestMaterializationsReplayAnswersAnEmptyList(t *testing.T) {
+	t.Parallel()
+	env := testkit.WithAssets(t,
+		testkit.Asset("m.static", "{static: [a, b]}"),
+	)
+	op := env.Token(t, auth.RoleOperator)
+	body := `[{"asset":"m.static","partition":"a","status":"materialized","run_id":"r1"}]`
+	if code, res := apiCall(t, env, op, "POST", "/api/v1/materializations", body); code != http.StatusCreated || res["recorded"].(float64) != 1 {
+		t.Fatalf("first: %d %v", code, res)
+	}
+	for _, key := range []string{"", "k1", "k1"} { // the same run again; then that answer replayed by its key
+		var code int
+		var res map[string]any
+		if key == "" {
+			code, res = apiCall(t, env, op, "POST", "/api/v1/materializations", body)
+		} else {
+			code, res = apiCall(t, env, op, "POST", "/api/v1/materializations", body, "Idempotency-Key", key)
+		}
+		ids, ok := res["instance_ids"].([]any)
+		if code != http.StatusCreated || res["replayed"].(float64) != 1 || res["recorded"].(float64) != 0 || !ok || len(ids) != 0 {
+			t.Fatalf("again (Idempotency-Key %q): %d %v, want instance_ids []", key, code, res)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -177,4 +178,60 @@ func retryFailed(t *testing.T, env *testkit.Env, tok, id, rid, state string) str
 	childID := child["id"].(string)
 	apiWaitState(t, env, tok, childID, state)
 	return childID
+}
+
+// TestRetryFailedRefusesWhatARetryDoesOrDid: a second retry-failed of a
+// backfill (a script run twice, no request id) made a second child that
+// built again what the first was building, or had rebuilt: the page offers
+// no Retry failed once a retry exists, the API did. Now it is a 409 naming
+// the retry while that one is unfinished, or once it rebuilt every failed
+// partition; the first retry's request id still replays it.
+func TestRetryFailedRefusesWhatARetryDoesOrDid(t *testing.T) {
+	t.Parallel()
+	hold := testkit.FlagFile(t, "hold")
+	fail := testkit.FlagFile(t, "fail")
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: fmt.Sprintf(`
+assets:
+  rec.cmd:
+    partitions: {static: [good1, bad1, good2, bad2]}
+    retries: {max_attempts: 1}
+    executor:
+      command: ['case "$TESSERA_PARTITIONS" in *bad*) if [ -e "$REC_FAIL" ]; then exit 1; fi; while [ -e "$REC_HOLD" ]; do sleep 0.05; done;; esac']
+      shell: true
+      env: {REC_FAIL: %q, REC_HOLD: %q}
+`, fail, hold)})
+	env.StartEngine(t, jobs.Options{})
+	tok := env.Token(t, auth.RoleOperator)
+	parent := apiCreate(t, env, tok, `{"assets":["rec.cmd"],"selector":{"type":"range","start":"good1","end":"bad2"},"chunk_size":1,"max_concurrent_runs":2}`)["id"].(string)
+	apiWaitState(t, env, tok, parent, "FAILED")
+	if err := os.Remove(fail); err != nil {
+		t.Fatal(err)
+	}
+	code, child := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+parent+"/retry-failed", `{"retry_request_id":"r1"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("first retry: %d %v", code, child)
+	}
+	childID := child["id"].(string)
+	again := func(want string) {
+		t.Helper()
+		code, res := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+parent+"/retry-failed", `{}`)
+		e, _ := res["error"].(map[string]any)
+		if code != http.StatusConflict || e == nil || e["field"] != "state" || !strings.Contains(e["message"].(string), want) ||
+			!strings.Contains(e["message"].(string), childID) {
+			t.Fatalf("second retry: %d %v, want a 409 saying %q", code, res, want)
+		}
+		if _, list := apiCall(t, env, tok, "GET", "/api/v1/backfills", ""); len(list["backfills"].([]any)) != 2 {
+			t.Fatalf("the refused retry made a backfill: %v", list)
+		}
+	}
+	again("is being retried by " + childID) // held in its bad partitions' runs
+	if err := os.Remove(hold); err != nil {
+		t.Fatal(err)
+	}
+	apiWaitState(t, env, tok, childID, "SUCCEEDED")
+	again("has nothing left to retry")
+	// The first retry's request id still answers that retry.
+	if code, res := apiCall(t, env, tok, "POST", "/api/v1/backfills/"+parent+"/retry-failed", `{"retry_request_id":"r1"}`); code/100 != 2 || res["id"] != childID {
+		t.Fatalf("replay of r1: %d %v", code, res)
+	}
 }

@@ -37,7 +37,7 @@ func (h *Handler) ReloadWorkspace(ctx context.Context, actor string) (*Workspace
 	if err != nil {
 		var ve *catalog.ValidationError
 		if errors.As(err, &ve) {
-			return nil, BadRequest("workspace", "workspace %s has %d problem(s), so it was not reloaded (the server keeps the workspace it has):\n%s", cur.Path, len(ve.Problems), ve.Error())
+			return nil, BadRequest("workspace", "workspace %s has %s, so it was not reloaded (the server keeps the workspace it has):\n%s", cur.Path, countOf(len(ve.Problems), "problem"), ve.Error())
 		}
 		return nil, BadRequest("workspace", "workspace %s was not reloaded: %v", cur.Path, err)
 	}

@@ -606,6 +606,9 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	if !db.BackfillTerminal(p.State) && p.State != db.BackfillPaused {
 		return Created{}, &InputError{Conflict: true, Field: "state", Msg: fmt.Sprintf("backfill %s is %s; retry-failed needs it finished or paused", parentID, p.State)}
 	}
+	if err := retryTaken(ctx, e.Store, p); err != nil {
+		return Created{}, err
+	}
 	fails, err := e.Store.Failures(ctx, parentID)
 	if err != nil {
 		return Created{}, err
@@ -646,6 +649,32 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	}
 	e.Wake()
 	return Created{Backfill: b}, nil
+}
+
+// retryTaken is the 409 of a retry-failed whose work a retry of the same
+// backfill already does or did: one still unfinished (a second would build
+// the same partitions again), or one that succeeded having rebuilt at least
+// as many partitions as the backfill failed (nothing is left to retry).
+// The backfill's page offers no Retry failed then either. A retry that
+// failed, or one launched while the backfill was paused and went on to fail
+// more, leaves it free to retry.
+func retryTaken(ctx context.Context, st *db.Store, p db.Backfill) error {
+	kids, err := st.ChildBackfills(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		switch {
+		case !db.BackfillTerminal(k.State):
+			return &InputError{Conflict: true, Field: "state", Params: map[string]string{"backfill": p.ID, "retry": k.ID, "state": k.State},
+				Msg: fmt.Sprintf("backfill %s is being retried by %s (%s); wait for that retry to end, then retry what it failed", p.ID, k.ID, k.State)}
+		case k.State == db.BackfillSucceeded && k.PartitionsMaterialized == k.TotalPartitions &&
+			k.TotalPartitions >= p.PartitionsFailed+p.PartitionsUpstreamFailed:
+			return &InputError{Conflict: true, Field: "state", Params: map[string]string{"backfill": p.ID, "retry": k.ID, "state": k.State},
+				Msg: fmt.Sprintf("backfill %s has nothing left to retry: its retry %s rebuilt every partition it failed", p.ID, k.ID)}
+		}
+	}
+	return nil
 }
 
 // checkRetryOptions is the 400 of a retry-failed option out of range.

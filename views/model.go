@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -306,6 +307,20 @@ func Pct(part, total int64) string {
 		return "<1%"
 	}
 	return fmt.Sprintf("%d%%", part*100/total)
+}
+
+// SharePct is a share between 0 and 1 as Pct writes part of total:
+// rounded down, "<1%" for a share that is not zero, so that a sparkline's
+// day reads as the fresh cell beside it (2 of 3 is "66%" in both).
+func SharePct(v float64) string {
+	switch {
+	case v <= 0:
+		return "0%"
+	case v < 0.01:
+		return "<1%"
+	}
+	// The epsilon keeps a share such as 0.29 (28.999… × 100) at 29%.
+	return fmt.Sprintf("%d%%", int(math.Floor(v*100+1e-9)))
 }
 
 // Ago formats a time relative to now.

@@ -164,7 +164,7 @@ func shortFloat(f float64) string {
 // short enough for a board of hundreds of assets: the first and last day,
 // the lowest and the average (days without partitions, -1, left out).
 func sparkLabel(vals []float64) string {
-	pct := func(v float64) string { return strconv.Itoa(int(v*100+0.5)) + "%" }
+	pct := SharePct // as the fresh cell: rounded down
 	var known []float64
 	for _, v := range vals {
 		if v >= 0 {
