@@ -120,20 +120,9 @@ assets:
 				t.Fatalf("%v: %d %q %q", args, code, out, errOut)
 			}
 		}
-		code, out, errOut := s.cli(t, "status", "--json")
-		var st struct {
-			Assets []struct {
-				Asset      string `json:"asset"`
-				LagSeconds *int64 `json:"lag_seconds"`
-				Policy     string `json:"freshness_policy"`
-				OverPolicy bool   `json:"over_policy"`
-			} `json:"assets"`
-		}
-		if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != 2 {
-			t.Fatalf("status --json: %d %q %q", code, out, errOut)
-		}
+		assets, out := statusJSON(t, s, 2)
 		lag := map[string]int64{}
-		for _, a := range st.Assets {
+		for _, a := range assets {
 			if a.LagSeconds == nil {
 				t.Fatalf("status --json: %s has no lag_seconds: %s", a.Asset, out)
 			}
@@ -146,7 +135,7 @@ assets:
 			t.Fatalf("t.daily lags %d s; the test wants days", lag["t.daily"])
 		}
 
-		code, out, errOut = s.cli(t, "status")
+		code, out, errOut := s.cli(t, "status")
 		if code != 0 {
 			t.Fatalf("status: %d %q %q", code, out, errOut)
 		}
@@ -211,23 +200,13 @@ assets:
 	if code, out, errOut := s.cli(t, "report", "t.daily", "2025-01-01", "--code-version", "v1"); code != 0 {
 		t.Fatalf("report: %d %q %q", code, out, errOut)
 	}
-	code, out, errOut := s.cli(t, "status", "--json")
-	var st struct {
-		Assets []struct {
-			Asset      string `json:"asset"`
-			LagSeconds *int64 `json:"lag_seconds"`
-			OverPolicy bool   `json:"over_policy"`
-		} `json:"assets"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != 2 {
-		t.Fatalf("status --json: %d %q %q", code, out, errOut)
-	}
-	for _, a := range st.Assets {
+	assets, out := statusJSON(t, s, 2)
+	for _, a := range assets {
 		if a.LagSeconds != nil || !a.OverPolicy {
 			t.Fatalf("status --json: %s should have no lag and be over its policy: %s", a.Asset, out)
 		}
 	}
-	code, out, errOut = s.cli(t, "status")
+	code, out, errOut := s.cli(t, "status")
 	if code != 0 {
 		t.Fatalf("status: %d %q %q", code, out, errOut)
 	}
@@ -384,4 +363,27 @@ func TestPartitionsFileProblemsInWords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// statusAsset is an asset of tessera status --json.
+type statusAsset struct {
+	Asset      string `json:"asset"`
+	LagSeconds *int64 `json:"lag_seconds"`
+	Policy     string `json:"freshness_policy"`
+	OverPolicy bool   `json:"over_policy"`
+}
+
+// statusJSON runs tessera status --json against s and reads its assets (and
+// the output, for messages); it fails the test unless the command exits 0
+// with n assets.
+func statusJSON(t *testing.T, s server, n int) ([]statusAsset, string) {
+	t.Helper()
+	code, out, errOut := s.cli(t, "status", "--json")
+	var st struct {
+		Assets []statusAsset `json:"assets"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Assets) != n {
+		t.Fatalf("status --json: %d %q %q", code, out, errOut)
+	}
+	return st.Assets, out
 }
