@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -38,7 +37,7 @@ func backfillRunsCmd(o *clientOpts) *cobra.Command {
 						if ms, ok := r["duration_ms"].(float64); ok {
 							dur = catalog.HumanDuration(time.Duration(ms) * time.Millisecond)
 						}
-						fmt.Fprintf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), keySpan(r),
+						sayf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), keySpan(r),
 							r["backfill_id"], count(r["chunk"]), r["created_at"], dur)
 					}
 					return tw.Flush()

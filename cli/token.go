@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -71,12 +70,12 @@ func newTokenCreateCmd(path *string) *cobra.Command {
 				if _, err := store.CreateToken(ctx, u.ID, strings.TrimSpace(name), prefix, hash, role, expires, "cli", time.Now()); err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), secret)
+				sayln(cmd.OutOrStdout(), secret)
 				until := "; it never expires"
 				if expires != nil {
 					until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
 				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
+				sayln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
 				return nil
 			})
 		},
@@ -123,7 +122,7 @@ func newTokenListCmd(path *string) *cobra.Command {
 				} else if r.Expired {
 					st = "expired"
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
+				sayf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
 			}
 			return w.Flush()
 		}),
@@ -154,7 +153,7 @@ func newTokenRevokeCmd(path *string) *cobra.Command {
 				}
 				return userError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %d\n", id)
+			sayf(cmd.OutOrStdout(), "revoked token %d\n", id)
 			return nil
 		},
 	}
