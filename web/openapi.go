@@ -123,12 +123,23 @@ func selectorProps(answer bool) map[string]any {
 	p := map[string]any{"start": str, "end": str, "keys": arrayOf(str),
 		"statuses":   arrayOf(enum("missing", "failed", "stale", "tainted")),
 		"dimensions": map[string]any{"type": "object", "additionalProperties": arrayOf(str)}}
+	if !answer {
+		p["start"] = rangeBound("start", "first")
+		p["end"] = rangeBound("end", "last")
+	}
 	if answer {
 		types = append(types, "retry")
 		p["count"] = map[string]any{"type": "integer", "description": "how many keys an explicit selector had"}
 	}
 	p["type"] = enum(types...)
 	return p
+}
+
+// rangeBound is a range's start or end in a request: a partition key, left
+// out for the asset's first or last partition; "" is a 400.
+func rangeBound(field, which string) map[string]any {
+	return described(map[string]any{"type": "string", "minLength": 1},
+		"a partition key; left out: the asset's "+which+" partition (an empty "+field+" is a 400)")
 }
 
 // chunkProps are the fields of a chunk run (in chunk lists and GET /runs/{id}).

@@ -65,7 +65,7 @@ func init() {
 			"message_id": described(str, "required, at most 200 bytes: the event's unique id; sending it again launches nothing"),
 			"assets":     described(arrayOf(str), "some of the sensor's assets (left out: all of them; an empty list is a 400)"),
 			"partitions": described(arrayOf(str), "the partition keys the event concerns (or start and end)"),
-			"start":      str, "end": str}, "message_id"),
+			"start":      rangeBound("start", "first"), "end": rangeBound("end", "last")}, "message_id"),
 		"PushResult": object(map[string]any{"event": ref("SensorEventRecord"), "replayed": described(boolean, "true: the message_id was sent before; this is its first outcome"),
 			"backfill": nullableRef("Backfill")}, "event", "replayed", "backfill"),
 		"Evaluate":         object(map[string]any{"dry_run": boolean}),
