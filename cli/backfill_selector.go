@@ -90,17 +90,30 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 		}
 		selector = map[string]any{"type": "explicit", "keys": keys}
 	case len(statuses) > 0 || len(dims) > 0:
-		selector = map[string]any{"type": "filter", "statuses": sortedStatuses(statuses), "start": s.start, "end": s.end}
+		selector = s.bounds(map[string]any{"type": "filter", "statuses": sortedStatuses(statuses)})
 		if len(dims) > 0 {
 			selector["dimensions"] = dims
 		}
 	case ranged:
-		selector = map[string]any{"type": "range", "start": s.start, "end": s.end}
+		selector = s.bounds(map[string]any{"type": "range"})
 	default:
 		return nil, usageErr("choose partitions: --start/--end, --partitions (or --partition, repeatable), --partitions-file, or --missing/--failed/--stale/--tainted")
 	}
 	return map[string]any{"assets": assets, "selector": selector, "chunk_size": s.chunkSize,
 		"max_concurrent_runs": s.concurrency, "priority": s.priority, "title": s.title}, nil
+}
+
+// bounds adds --start and --end to selector, each only when given: left
+// out, the API takes the asset's first or last partition (and refuses one
+// sent empty).
+func (s *selectorFlags) bounds(selector map[string]any) map[string]any {
+	if s.start != "" {
+		selector["start"] = s.start
+	}
+	if s.end != "" {
+		selector["end"] = s.end
+	}
+	return selector
 }
 
 func sortedStatuses(in []string) []string {
