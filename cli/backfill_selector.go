@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -40,7 +42,7 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.Int64Var(&s.chunkSize, "chunk-size", jobs.DefaultChunkSize, "partitions per run")
 	f.Int64Var(&s.concurrency, "concurrency", jobs.DefaultMaxConcurrentRuns, "most runs of this backfill at once")
 	if create {
-		f.Int64Var(&s.priority, "priority", 0, "higher runs first")
+		f.Int64Var(&s.priority, "priority", 0, fmt.Sprintf("higher runs first, %d to %d", catalog.MinPriority, catalog.MaxPriority))
 		f.StringVar(&s.title, "title", "", "a title for the backfill")
 		f.StringVar(&s.idempotencyKey, "idempotency-key", "", "repeat-safe request id: the same key returns the same backfill")
 		f.BoolVar(&s.wait, "wait", false, "wait for the backfill to finish, showing progress")
@@ -132,6 +134,9 @@ func sortedStatuses(in []string) []string {
 // (of the flags o) whose errors name the selector's flags.
 func (s *selectorFlags) clientRequest(cmd *cobra.Command, assets []string, o *clientOpts) (map[string]any, *client, error) {
 	if err := emptySelectorFlag(cmd); err != nil {
+		return nil, nil, err
+	}
+	if err := flagBetween("priority", s.priority, catalog.MinPriority, catalog.MaxPriority); err != nil {
 		return nil, nil, err
 	}
 	body, err := s.request(cmd.CommandPath(), assets)

@@ -39,7 +39,7 @@ func init() {
 	sensor := allRequired(map[string]any{"name": str, "kind": enum(handlers.SensorPush, handlers.SensorPoll), "assets": arrayOf(str),
 		"evaluator": described(nullable(object(map[string]any{"kind": enum(catalog.ExecutorCommand, catalog.ExecutorHTTP), "interval": str, "timeout": str}, "kind", "interval", "timeout")),
 			"null for a push sensor"),
-		"chunk_size": integer, "max_concurrent_runs": integer, "priority": integer, "enabled": boolean,
+		"chunk_size": integer, "max_concurrent_runs": integer, "priority": priorityProp, "enabled": boolean,
 		"retention": described(str, "how long evaluations and events are kept (serve --automation-retention), e.g. 90d"),
 		"state":     ref("SensorState"), "last_event": described(nullableRef("SensorEventRecord"), "the newest pushed event (null: none, or a poll sensor)")})
 	eval := allRequired(map[string]any{"id": integer, "sensor": str, "kind": enum(db.EvalEvaluation, db.EvalDryRun, db.EvalReset), "started_at": timeStr,
