@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -202,16 +201,6 @@ func shortError(err string, width int) (string, bool) {
 		return string(r[:width-1]) + "…", true
 	}
 	return s, false
-}
-
-// tableTime writes an API time (RFC 3339) as a table's UTC time to the
-// second.
-func tableTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return orDash(s)
-	}
-	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 func orDash(s string) string {

@@ -54,7 +54,7 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *han
 	if b.ParentBackfillID != nil {
 		sayf(tw, "retry of\t%s\n", *b.ParentBackfillID)
 	}
-	sayf(tw, "created\t%s by %s\n", b.CreatedAt, b.CreatedBy)
+	sayf(tw, "created\t%s by %s\n", tableTime(b.CreatedAt), b.CreatedBy)
 	return tw.Flush()
 }
 

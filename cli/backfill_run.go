@@ -120,7 +120,7 @@ func printRunAttempts(w io.Writer, r runJSON) {
 		if a.Error != nil {
 			e = *a.Error
 		}
-		sayf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
+		sayf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, timeCell(a.StartedAt), d, e)
 	}
 	tw.Flush()
 }

@@ -31,7 +31,7 @@ func newScheduleCmd() *cobra.Command {
 			func(s handlers.ScheduleJSON) []any {
 				next := "-"
 				if len(s.NextTicks) > 0 {
-					next = s.NextTicks[0].Local
+					next = tableTime(s.NextTicks[0].Local)
 				}
 				return []any{s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ",")}
 			}),
@@ -56,7 +56,7 @@ func scheduleState(s handlers.ScheduleJSON) string {
 // when it is paused.
 func pausedBy(state string, paused bool, by, at *string) string {
 	if paused && by != nil && at != nil {
-		state += fmt.Sprintf(" (by %s at %s)", *by, *at)
+		state += fmt.Sprintf(" (by %s at %s)", *by, tableTime(*at))
 	}
 	return state
 }
@@ -91,7 +91,7 @@ func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 		sayf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
 	}
 	if s.LastTick != nil {
-		sayf(tw, "last tick\t%s %s\n", s.LastTick.ScheduledForLocal, tickOutcome(s.LastTick))
+		sayf(tw, "last tick\t%s %s\n", tableTime(s.LastTick.ScheduledForLocal), tickOutcome(s.LastTick))
 	}
 	if s.State.LastBackfillID != nil {
 		sayf(tw, "last backfill\t%s\n", *s.State.LastBackfillID)
@@ -101,7 +101,7 @@ func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 		if i == 0 {
 			label = "next ticks"
 		}
-		sayf(tw, "%s\t%s (%s)\n", label, n.Local, n.At)
+		sayf(tw, "%s\t%s (%s)\n", label, tableTime(n.Local), tableTime(n.At))
 	}
 	return tw.Flush()
 }
@@ -147,7 +147,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 						if t.BackfillID != nil {
 							bf = *t.BackfillID
 						}
-						sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ScheduledForLocal, t.ScheduledFor, tickOutcome(&t), bf, t.Actor, t.ID)
+						sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", tableTime(t.ScheduledForLocal), tableTime(t.ScheduledFor), tickOutcome(&t), bf, t.Actor, t.ID)
 					}
 					return tw.Flush()
 				}}.show(cmd, o, c, pages)

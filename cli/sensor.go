@@ -77,10 +77,10 @@ func ptrOrDash(s *string) string {
 // sensorLast is a sensor's last evaluation or event, in a few words.
 func sensorLast(s handlers.SensorJSON) string {
 	if s.LastEvent != nil {
-		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, s.LastEvent.ReceivedAt)
+		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, tableTime(s.LastEvent.ReceivedAt))
 	}
 	if s.State.LastEvaluatedAt != nil {
-		return "evaluated at " + *s.State.LastEvaluatedAt
+		return "evaluated at " + tableTime(*s.State.LastEvaluatedAt)
 	}
 	return "-"
 }
@@ -102,8 +102,8 @@ func printSensor(w io.Writer, s handlers.SensorJSON) error {
 	sayf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
 	if s.Kind == "poll" {
 		sayf(tw, "cursor\t%s\n", ptrOrDash(s.State.Cursor))
-		sayf(tw, "last evaluation\t%s\n", ptrOrDash(s.State.LastEvaluatedAt))
-		sayf(tw, "next evaluation\t%s\n", ptrOrDash(s.State.NextEvaluationAt))
+		sayf(tw, "last evaluation\t%s\n", tableTimePtr(s.State.LastEvaluatedAt))
+		sayf(tw, "next evaluation\t%s\n", tableTimePtr(s.State.NextEvaluationAt))
 		sayf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
 		if s.Retention != "" {
 			sayf(tw, "history\t%s\n", prunedText(s.State.PrunedEvaluations, "evaluation", s.Retention))
@@ -114,7 +114,7 @@ func printSensor(w io.Writer, s handlers.SensorJSON) error {
 			sayf(tw, "history\t%s (their message ids still answer as duplicates)\n", prunedText(s.State.PrunedEvents, "event", s.Retention))
 		}
 		if e := s.LastEvent; e != nil {
-			sayf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, e.ReceivedAt, ptrOrDash(e.BackfillID))
+			sayf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, tableTime(e.ReceivedAt), ptrOrDash(e.BackfillID))
 		}
 	}
 	return tw.Flush()
@@ -148,7 +148,7 @@ func describeRequest(r jobs.RequestOutcome) string {
 // printEvaluation prints one evaluation.
 func printEvaluation(w io.Writer, e sensorEvaluationJSON) {
 	kind := strings.ReplaceAll(e.Kind, "_", " ")
-	sayf(w, "%s %d at %s by %s (%d ms): cursor %s -> %s\n", kind, e.ID, e.StartedAt, e.Actor, e.DurationMs, ptrOrDash(e.CursorBefore), ptrOrDash(e.CursorAfter))
+	sayf(w, "%s %d at %s by %s (%d ms): cursor %s -> %s\n", kind, e.ID, tableTime(e.StartedAt), e.Actor, e.DurationMs, ptrOrDash(e.CursorBefore), ptrOrDash(e.CursorAfter))
 	if e.Error != nil {
 		sayf(w, "  error: %s\n", *e.Error)
 	}
@@ -254,7 +254,7 @@ Sending needs the operator role: give a pipeline a token of that role.`,
 			}
 			w := cmd.OutOrStdout()
 			if r.Replayed {
-				sayf(w, "event %s was sent before (at %s): nothing launched again\n", r.Event.MessageID, r.Event.ReceivedAt)
+				sayf(w, "event %s was sent before (at %s): nothing launched again\n", r.Event.MessageID, tableTime(r.Event.ReceivedAt))
 			} else {
 				sayf(w, "event %s: %s\n", r.Event.MessageID, r.Event.Outcome)
 			}

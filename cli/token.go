@@ -73,7 +73,7 @@ func newTokenCreateCmd(path *string) *cobra.Command {
 				sayln(cmd.OutOrStdout(), secret)
 				until := "; it never expires"
 				if expires != nil {
-					until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
+					until = "; it expires at " + timeCell(*expires)
 				}
 				sayln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
 				return nil
@@ -115,14 +115,15 @@ func newTokenListCmd(path *string) *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
 			w := newTable(cmd.OutOrStdout(), "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tEXPIRES\tSTATUS")
-			for _, r := range rows {
+			for i, r := range rows {
+				t := ts[i] // rows[i] is ts[i] in the page's words; the table writes its times as every table does
 				st := "active"
 				if r.Revoked {
 					st = "revoked"
 				} else if r.Expired {
 					st = "expired"
 				}
-				sayf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
+				sayf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, timeCell(db.FromMillis(t.CreatedAt)), msTimeOr(t.LastUsedAt, "never"), msTimeOr(t.ExpiresAt, "never"), st)
 			}
 			return w.Flush()
 		}),

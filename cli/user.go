@@ -185,7 +185,7 @@ func newUserListCmd(path *string) *cobra.Command {
 				if u.Disabled {
 					st = "disabled"
 				}
-				return []any{u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04")}
+				return []any{u.Name, u.Role, st, timeCell(db.FromMillis(u.CreatedAt))}
 			})
 		}),
 	}
