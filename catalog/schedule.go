@@ -51,12 +51,20 @@ type Schedule struct {
 	MissingWithin time.Duration
 	ChunkSize     int64 // 0: one chunk per partition window as the backfill default
 	MaxConcurrent int64 // 0: the backfill default
-	Priority      int64
+	Priority      int64 // MinPriority to MaxPriority
 	Overlap       string
 	Catchup       Catchup
 	Enabled       bool
 	Line          int
 }
+
+// MinPriority and MaxPriority bound a backfill's priority (higher runs
+// first; default 0), whoever launches it: the API, the CLI, the form, a
+// schedule or a sensor (documented in README).
+const (
+	MinPriority = -1000
+	MaxPriority = 1000
+)
 
 // Hash identifies the schedule's definition: ticks record it, so that a
 // tick's history says which definition launched it.

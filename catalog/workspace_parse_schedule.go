@@ -106,7 +106,7 @@ func (p *wsParser) parseSchedule(w *Workspace, k, v *yaml.Node, field string) *S
 func (p *wsParser) launchFields(f map[string]*yaml.Node, field string, chunkSize, maxConcurrent, priority *int64, enabled *bool) bool {
 	ok := p.boundedInt(f, field, "chunk_size", 1, MaxScheduleChunkSize, chunkSize)
 	ok = p.boundedInt(f, field, "max_concurrent_runs", 1, MaxScheduleConcurrentRuns, maxConcurrent) && ok
-	ok = p.boundedInt(f, field, "priority", -1000, 1000, priority) && ok
+	ok = p.boundedInt(f, field, "priority", MinPriority, MaxPriority, priority) && ok
 	if n, has := f["enabled"]; has {
 		if b, good := p.boolean(n, join(field, "enabled")); good {
 			*enabled = b

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/url"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,20 +51,20 @@ func newAssetListCmd(o *clientOpts) *cobra.Command {
 			tw := newTable(cmd.OutOrStdout(), "ASSET\tPARTITIONS\tCODE\tTOTAL\tFRESH\tSTALE\tFAILED\tIN PROGRESS\tMISSING")
 			var lastFailed int64
 			for _, a := range out.Assets {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
+				sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Key, a.Partitions, a.CodeVersion, num(a.Total),
 					num(a.Counts["fresh"]), num(a.Counts["stale"]), num(a.Counts["failed"]), num(a.Counts["in_progress"]), num(a.Counts["missing"]))
 				lastFailed += a.Counts["last_attempt_failed"]
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "Fresh and stale partitions have data (stale: out of date); failed and missing have none (failed: the last attempt failed).")
+			_, err := sayln(cmd.OutOrStdout(), "Fresh and stale partitions have data (stale: out of date); failed and missing have none (failed: the last attempt failed).")
 			if err == nil && lastFailed > 0 {
 				their := "their"
 				if lastFailed == 1 {
 					their = "its"
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s kept %s data although %s last attempt failed (counted as fresh or stale).\n", nOf(lastFailed, "partition"), their, their)
+				_, err = sayf(cmd.OutOrStdout(), "%s kept %s data although %s last attempt failed (counted as fresh or stale).\n", nOf(lastFailed, "partition"), their, their)
 			}
 			return err
 		}),
@@ -100,9 +98,9 @@ func newAssetPartitionsCmd(o *clientOpts) *cobra.Command {
 			if len(rows) == 0 {
 				// Not a header alone: say why nothing is listed.
 				if status != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "no partitions of %s match --status %s\n", args[0], status)
+					sayf(cmd.OutOrStdout(), "no partitions of %s match --status %s\n", args[0], status)
 				} else {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s has no partitions yet\n", args[0])
+					sayf(cmd.OutOrStdout(), "%s has no partitions yet\n", args[0])
 				}
 				return nil
 			}
@@ -136,9 +134,9 @@ func writePartitionsTable(w io.Writer, rows []handlers.PartitionJSON, cursor str
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	if showOlder {
-		fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tMATERIALIZED (UTC)\tCODE\tERROR")
+		sayf(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tMATERIALIZED (UTC)\tCODE\tERROR\n")
 	} else {
-		fmt.Fprintln(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tCODE\tERROR")
+		sayf(tw, "PARTITION\tSTATUS\tLAST ATTEMPT (UTC)\tRUN\tCODE\tERROR\n")
 	}
 	cut := false
 	for _, p := range rows {
@@ -172,22 +170,22 @@ func writePartitionsTable(w io.Writer, rows []handlers.PartitionJSON, cursor str
 			if m := olderData(p); m != nil {
 				older = tableTime(m.At)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, older, code, errText)
+			sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, older, code, errText)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, code, errText)
+			sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, status, at, run, code, errText)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
-		fmt.Fprintln(w, strings.TrimRight(l, " ")) // no padding after the last cell that has text
+		sayln(w, strings.TrimRight(l, " ")) // no padding after the last cell that has text
 	}
 	if cut {
-		fmt.Fprintf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
+		sayf(w, "(errors cut at %d characters; --json has them whole)\n", partitionErrorWidth)
 	}
 	if cursor != "" {
-		fmt.Fprintf(w, "(the first %d partitions; later ones left out: --limit N shows more)\n", len(rows))
+		sayf(w, "(the first %d partitions; later ones left out: --limit N shows more)\n", len(rows))
 	}
 	return nil
 }
@@ -203,16 +201,6 @@ func shortError(err string, width int) (string, bool) {
 		return string(r[:width-1]) + "…", true
 	}
 	return s, false
-}
-
-// tableTime writes an API time (RFC 3339) as a table's UTC time to the
-// second.
-func tableTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return orDash(s)
-	}
-	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 func orDash(s string) string {

@@ -45,7 +45,7 @@ func TestAssetPartitionsTableShowsLastAttempt(t *testing.T) {
 		}
 		runID := flaky.Partitions[0].LastAttempt.RunID
 		code, out, errOut = s.cli(t, "asset", "partitions", "t.flaky", "--status", "failed")
-		const when = `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`
+		const when = `\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ`
 		if code != 0 || !regexp.MustCompile(`(?m)^PARTITION\s+STATUS\s+LAST ATTEMPT \(UTC\)\s+RUN\s+CODE\s+ERROR$`).MatchString(out) ||
 			!regexp.MustCompile(`(?m)^2025-03-01\s+failed\s+`+when+`\s+`+runID+`\s+-\s+demo: simulated failure$`).MatchString(out) {
 			t.Fatalf("failed partitions of a backfill run: %d %q %q", code, out, errOut)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"net/url"
 
@@ -61,8 +60,8 @@ func (a automation[T]) actionCmd(o *clientOpts, action, short string) *cobra.Com
 }
 
 // listCmd is `list`: every one the workspace declares, a table of header
-// with row a line.
-func (a automation[T]) listCmd(o *clientOpts, short, header string, row func(T) string) *cobra.Command {
+// with row a line's cells.
+func (a automation[T]) listCmd(o *clientOpts, short, header string, row func(T) []any) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: short,
@@ -73,7 +72,7 @@ func (a automation[T]) listCmd(o *clientOpts, short, header string, row func(T) 
 				return err
 			}
 			if len(list[a.plural]) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "the workspace declares no", singular(a.plural))
+				sayln(cmd.OutOrStdout(), "the workspace declares no", singular(a.plural))
 				return nil
 			}
 			return printTable(cmd.OutOrStdout(), header, list[a.plural], row)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"net/url"
 
@@ -25,7 +24,7 @@ func backfillChunksCmd(o *clientOpts) *cobra.Command {
 				table: func(w io.Writer, rows []map[string]any) error {
 					tw := newTable(w, "CHUNK\tSTATE\tASSET\tPARTITIONS\tRANGE\tATTEMPTS\tRUN")
 					for _, r := range rows {
-						fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), keySpan(r), count(r["attempts"]), r["id"])
+						sayf(tw, "%s\t%v\t%v\t%s\t%s\t%s\t%v\n", count(r["chunk"]), r["state"], r["asset"], count(r["partitions"]), keySpan(r), count(r["attempts"]), r["id"])
 					}
 					return tw.Flush()
 				},
@@ -65,9 +64,9 @@ func unplannedChunks(cmd *cobra.Command, c *client, id string, w io.Writer, list
 		return nil
 	}
 	if terminalStates[b.State] {
-		fmt.Fprintf(w, "(%s of its %s chunks never got a run: the backfill ended %s before they were planned)\n", num(n), num(b.TotalChunks), b.State)
+		sayf(w, "(%s of its %s chunks never got a run: the backfill ended %s before they were planned)\n", num(n), num(b.TotalChunks), b.State)
 	} else {
-		fmt.Fprintf(w, "(%s of its %s chunks have no run yet: each gets one when the backfill plans it)\n", num(n), num(b.TotalChunks))
+		sayf(w, "(%s of its %s chunks have no run yet: each gets one when the backfill plans it)\n", num(n), num(b.TotalChunks))
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"net/url"
 
@@ -30,7 +29,7 @@ func eventsCmd(o *clientOpts) *cobra.Command {
 				table: func(w io.Writer, rows []event) error {
 					tw := newTable(w, "AT\tEVENT\tACTOR\tWHAT")
 					for _, e := range rows {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.At, e.Type, e.Actor, e.Summary)
+						sayf(tw, "%s\t%s\t%s\t%s\n", tableTime(e.At), e.Type, e.Actor, e.Summary)
 					}
 					return tw.Flush()
 				}}.show(cmd, o, c, pages)

@@ -32,7 +32,7 @@ func apiEventCount(t *testing.T, s server, id string) int {
 	}
 }
 
-var eventRowRe = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`)
+var eventRowRe = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ `)
 
 // TestBackfillEventsLimitAndAll: `backfill events` shows the newest 100
 // events and, when there are more, says how many it showed and how to see

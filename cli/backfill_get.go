@@ -37,24 +37,24 @@ func printBackfill(cmd *cobra.Command, asJSON bool, c *client, id string, b *han
 		}
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "id\t%s\n", b.ID)
+	sayf(tw, "id\t%s\n", b.ID)
 	if b.Title != "" {
-		fmt.Fprintf(tw, "title\t%s\n", b.Title)
+		sayf(tw, "title\t%s\n", b.Title)
 	}
-	fmt.Fprintf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
-	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
-	fmt.Fprintf(tw, "selection\t%s, chunks of %s, at most %s at once\n", b.Selection, num(b.ChunkSize), num(b.MaxConcurrentRuns))
-	fmt.Fprintf(tw, "partitions\t%s: %s materialized, %s failed, %s upstream failed, %s pending%s\n", num(b.TotalPartitions),
+	sayf(tw, "state\t%s (version %d)\n", stateLabel(*b), b.StateVersion)
+	sayf(tw, "assets\t%s\n", strings.Join(b.Assets, ", "))
+	sayf(tw, "selection\t%s, chunks of %s, at most %s at once\n", b.Selection, num(b.ChunkSize), num(b.MaxConcurrentRuns))
+	sayf(tw, "partitions\t%s: %s materialized, %s failed, %s upstream failed, %s pending%s\n", num(b.TotalPartitions),
 		num(b.Partitions["materialized"]), num(b.Partitions["failed"]), num(b.Partitions["upstream_failed"]), num(b.Partitions["pending"]), canceledNote(b.Partitions["canceled"]))
-	fmt.Fprintf(tw, "runs\t%s: %s succeeded, %s failed, %s running, %s queued, %s pending%s\n", num(b.TotalChunks),
+	sayf(tw, "runs\t%s: %s succeeded, %s failed, %s running, %s queued, %s pending%s\n", num(b.TotalChunks),
 		num(b.Counts["succeeded"]), num(b.Counts["failed"]), num(b.Counts["running"]), num(b.Counts["queued"]), num(b.Counts["pending"]), canceledNote(b.Counts["canceled"]))
 	if b.Waiting != nil {
-		fmt.Fprintf(tw, "waiting\t%s\n", b.Waiting.Reason)
+		sayf(tw, "waiting\t%s\n", b.Waiting.Reason)
 	}
 	if b.ParentBackfillID != nil {
-		fmt.Fprintf(tw, "retry of\t%s\n", *b.ParentBackfillID)
+		sayf(tw, "retry of\t%s\n", *b.ParentBackfillID)
 	}
-	fmt.Fprintf(tw, "created\t%s by %s\n", b.CreatedAt, b.CreatedBy)
+	sayf(tw, "created\t%s by %s\n", tableTime(b.CreatedAt), b.CreatedBy)
 	return tw.Flush()
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -33,7 +32,7 @@ func backfillListCmd(o *clientOpts) *cobra.Command {
 					tw := newTable(w, "ID\tSTATE\tPROGRESS\tPARTITIONS\tASSETS\tTITLE\tCREATED BY")
 					for _, b := range rows {
 						done := b.Partitions["materialized"] + b.Partitions["failed"] + b.Partitions["upstream_failed"]
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), num(done), num(b.TotalPartitions),
+						sayf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", b.ID, stateLabel(b), pct(done, b.TotalPartitions), num(done), num(b.TotalPartitions),
 							strings.Join(b.Assets, ","), b.Title, b.CreatedBy)
 					}
 					return tw.Flush()

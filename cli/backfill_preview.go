@@ -11,16 +11,16 @@ import (
 
 func printPreview(w io.Writer, p map[string]any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "partitions\t%s\n", count(p["total_partitions"]))
-	fmt.Fprintf(tw, "chunks (runs)\t%s\n", count(p["total_chunks"]))
+	sayf(tw, "partitions\t%s\n", count(p["total_partitions"]))
+	sayf(tw, "chunks (runs)\t%s\n", count(p["total_chunks"]))
 	if st, ok := p["status"].(map[string]any); ok {
-		fmt.Fprintf(tw, "current status\t%s\n", statusLine(st))
+		sayf(tw, "current status\t%s\n", statusLine(st))
 	}
 	if assets, ok := p["assets"].([]any); ok && len(assets) > 1 {
 		for _, a := range assets {
 			if m, ok := a.(map[string]any); ok {
 				st, _ := m["status"].(map[string]any)
-				fmt.Fprintf(tw, "  %v\t%s in %s: %s\n", m["asset"], countOf(m["partitions"], "partition"), countOf(m["chunks"], "chunk"), statusLine(st))
+				sayf(tw, "  %v\t%s in %s: %s\n", m["asset"], countOf(m["partitions"], "partition"), countOf(m["chunks"], "chunk"), statusLine(st))
 			}
 		}
 	}
@@ -30,20 +30,20 @@ func printPreview(w io.Writer, p map[string]any) error {
 		if n, ok := fc["partitions"].(float64); ok && int64(n) > total {
 			total = int64(n) // the server lists the first 1,000 keys of a larger chunk
 		}
-		fmt.Fprintf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8, total))
+		sayf(tw, "first chunk\t%v: %s\n", fc["asset"], keyList(keys, 8, total))
 	}
-	fmt.Fprintf(tw, "skipped\t%s\n", count(p["skipped_count"]))
+	sayf(tw, "skipped\t%s\n", count(p["skipped_count"]))
 	if sk, ok := p["skipped"].([]any); ok {
 		for i, s := range sk {
 			if i == 5 {
 				break
 			}
 			if m, ok := s.(map[string]any); ok {
-				fmt.Fprintf(tw, "  %v %v\t%v\n", m["asset"], m["partition"], m["reason"])
+				sayf(tw, "  %v %v\t%v\n", m["asset"], m["partition"], m["reason"])
 			}
 		}
 	}
-	fmt.Fprintf(tw, "estimate\t%v\n", p["estimate"])
+	sayf(tw, "estimate\t%v\n", p["estimate"])
 	return tw.Flush()
 }
 
@@ -66,10 +66,10 @@ func keyList(keys []any, max int, total int64) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprint(&b, k)
+		sayf(&b, "%v", k)
 	}
 	if shown := int64(min(len(keys), max)); shown < total {
-		fmt.Fprintf(&b, " … (first %s of %s)", num(shown), num(total))
+		sayf(&b, " … (first %s of %s)", num(shown), num(total))
 	}
 	return b.String()
 }

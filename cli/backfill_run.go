@@ -88,14 +88,14 @@ type runJSON struct {
 // of attempt (0: the latest).
 func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
-	fmt.Fprintf(tw, "state\t%s\n", r.State)
-	fmt.Fprintf(tw, "asset\t%s, %s\n", r.Asset, nOf(r.Partitions, "partition"))
+	sayf(tw, "run\t%s (%s)\n", r.ID, r.RunKey)
+	sayf(tw, "state\t%s\n", r.State)
+	sayf(tw, "asset\t%s, %s\n", r.Asset, nOf(r.Partitions, "partition"))
 	if r.Error != nil && *r.Error != "" {
-		fmt.Fprintf(tw, "error\t%s\n", *r.Error)
+		sayf(tw, "error\t%s\n", *r.Error)
 	}
 	if r.Waiting != nil {
-		fmt.Fprintf(tw, "waiting\t%s\n", r.Waiting.Reason)
+		sayf(tw, "waiting\t%s\n", r.Waiting.Reason)
 	}
 	tw.Flush()
 	printRunAttempts(w, r)
@@ -105,7 +105,7 @@ func printRun(w io.Writer, r runJSON, maxParts, logLines, attempt int) {
 
 // printRunAttempts writes a run's attempts table, after a blank line.
 func printRunAttempts(w io.Writer, r runJSON) {
-	fmt.Fprintln(w)
+	sayln(w)
 	tw := newTable(w, "ATTEMPT\tSTATE\tSTARTED\tDURATION\tERROR")
 	for _, a := range r.AttemptList {
 		// As the run page and `backfill runs` write it: "305 ms", "1.2 s";
@@ -120,7 +120,7 @@ func printRunAttempts(w io.Writer, r runJSON) {
 		if a.Error != nil {
 			e = *a.Error
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, a.StartedAt.UTC().Format(time.RFC3339), d, e)
+		sayf(tw, "%d\t%s\t%s\t%s\t%s\n", a.Attempt, a.State, timeCell(a.StartedAt), d, e)
 	}
 	tw.Flush()
 }
@@ -129,7 +129,7 @@ func printRunAttempts(w io.Writer, r runJSON) {
 // their outcomes, after a blank line, and how many were left out.
 func printRunPartitions(w io.Writer, r runJSON, maxParts int) {
 	if maxParts > 0 && len(r.PartitionList) > 0 {
-		fmt.Fprintln(w)
+		sayln(w)
 		tw := newTable(w, "PARTITION\tOUTCOME\tATTEMPT\tERROR")
 		for i, p := range r.PartitionList {
 			if i == maxParts {
@@ -143,11 +143,11 @@ func printRunPartitions(w io.Writer, r runJSON, maxParts int) {
 			if p.BuiltBy != "" {
 				e = "built by " + p.BuiltBy + " after this run started"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
+			sayf(tw, "%s\t%s\t%s\t%s\n", p.Partition, p.Status, att, e)
 		}
 		tw.Flush()
 		if shown := min(maxParts, len(r.PartitionList)); int64(shown) < r.Partitions {
-			fmt.Fprintf(w, "(%s of %s partitions; --partitions N shows more, --json lists up to 1,000)\n", num(int64(shown)), num(r.Partitions))
+			sayf(w, "(%s of %s partitions; --partitions N shows more, --json lists up to 1,000)\n", num(int64(shown)), num(r.Partitions))
 		}
 	}
 }
@@ -162,12 +162,12 @@ func printRunLog(w io.Writer, r runJSON, logLines, attempt int) {
 			shown = int64(attempt)
 		}
 		if len(lines) > logLines {
-			fmt.Fprintf(w, "\nlog (last %s of attempt %d; --log-lines N shows more):\n", nOf(int64(logLines), "line"), shown)
+			sayf(w, "\nlog (last %s of attempt %d; --log-lines N shows more):\n", nOf(int64(logLines), "line"), shown)
 		} else {
-			fmt.Fprintf(w, "\nlog of attempt %d (%s):\n", shown, nOf(int64(len(lines)), "line"))
+			sayf(w, "\nlog of attempt %d (%s):\n", shown, nOf(int64(len(lines)), "line"))
 		}
 		for _, l := range lines[max(0, len(lines)-logLines):] {
-			fmt.Fprintln(w, "  "+l)
+			sayln(w, "  "+l)
 		}
 	}
 }

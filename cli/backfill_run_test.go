@@ -76,7 +76,7 @@ assets:
 			row = l
 		}
 	}
-	if !regexp.MustCompile(`\ssucceeded\s+\S+\s+1\.\d s\s*$`).MatchString(row) {
+	if !regexp.MustCompile(`\ssucceeded\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+1\.\d s\s*$`).MatchString(row) {
 		t.Errorf("attempt 1's row does not say its duration as the page does (\"1.1 s\"): %q\n%s", row, out)
 	}
 }
@@ -156,7 +156,7 @@ assets:
 		return id != ""
 	})
 	code, out, errOut := s.cli(t, "backfill", "run", id)
-	if code != 0 || !regexp.MustCompile(`(?m)^1\s+running\s+\S+\s+(\d+ ms|\d+\.\d s) so far\s*$`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^1\s+running\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+(\d+ ms|\d+\.\d s) so far\s*$`).MatchString(out) {
 		t.Fatalf("run under way: %d %q %q, want its attempt's duration so far", code, out, errOut)
 	}
 }

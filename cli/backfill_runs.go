@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -34,12 +33,13 @@ func backfillRunsCmd(o *clientOpts) *cobra.Command {
 				table: func(w io.Writer, rows []map[string]any) error {
 					tw := newTable(w, "RUN\tSTATE\tASSET\tPARTITIONS\tRANGE\tBACKFILL\tCHUNK\tQUEUED\tDURATION")
 					for _, r := range rows {
+						queued, _ := r["created_at"].(string)
 						dur := ""
 						if ms, ok := r["duration_ms"].(float64); ok {
 							dur = catalog.HumanDuration(time.Duration(ms) * time.Millisecond)
 						}
-						fmt.Fprintf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), keySpan(r),
-							r["backfill_id"], count(r["chunk"]), r["created_at"], dur)
+						sayf(tw, "%v\t%v\t%v\t%s\t%s\t%v\t%s\t%v\t%s\n", r["id"], r["state"], r["asset"], count(r["partitions"]), keySpan(r),
+							r["backfill_id"], count(r["chunk"]), tableTime(queued), dur)
 					}
 					return tw.Flush()
 				}}.show(cmd, o, c, pages)

@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/jobs"
 )
 
@@ -40,7 +42,7 @@ func (s *selectorFlags) add(cmd *cobra.Command, create bool) {
 	f.Int64Var(&s.chunkSize, "chunk-size", jobs.DefaultChunkSize, "partitions per run")
 	f.Int64Var(&s.concurrency, "concurrency", jobs.DefaultMaxConcurrentRuns, "most runs of this backfill at once")
 	if create {
-		f.Int64Var(&s.priority, "priority", 0, "higher runs first")
+		f.Int64Var(&s.priority, "priority", 0, fmt.Sprintf("higher runs first, %d to %d", catalog.MinPriority, catalog.MaxPriority))
 		f.StringVar(&s.title, "title", "", "a title for the backfill")
 		f.StringVar(&s.idempotencyKey, "idempotency-key", "", "repeat-safe request id: the same key returns the same backfill")
 		f.BoolVar(&s.wait, "wait", false, "wait for the backfill to finish, showing progress")
@@ -90,17 +92,30 @@ func (s *selectorFlags) request(cmdPath string, assets []string) (map[string]any
 		}
 		selector = map[string]any{"type": "explicit", "keys": keys}
 	case len(statuses) > 0 || len(dims) > 0:
-		selector = map[string]any{"type": "filter", "statuses": sortedStatuses(statuses), "start": s.start, "end": s.end}
+		selector = s.bounds(map[string]any{"type": "filter", "statuses": sortedStatuses(statuses)})
 		if len(dims) > 0 {
 			selector["dimensions"] = dims
 		}
 	case ranged:
-		selector = map[string]any{"type": "range", "start": s.start, "end": s.end}
+		selector = s.bounds(map[string]any{"type": "range"})
 	default:
 		return nil, usageErr("choose partitions: --start/--end, --partitions (or --partition, repeatable), --partitions-file, or --missing/--failed/--stale/--tainted")
 	}
 	return map[string]any{"assets": assets, "selector": selector, "chunk_size": s.chunkSize,
 		"max_concurrent_runs": s.concurrency, "priority": s.priority, "title": s.title}, nil
+}
+
+// bounds adds --start and --end to selector, each only when given: left
+// out, the API takes the asset's first or last partition (and refuses one
+// sent empty).
+func (s *selectorFlags) bounds(selector map[string]any) map[string]any {
+	if s.start != "" {
+		selector["start"] = s.start
+	}
+	if s.end != "" {
+		selector["end"] = s.end
+	}
+	return selector
 }
 
 func sortedStatuses(in []string) []string {
@@ -119,6 +134,9 @@ func sortedStatuses(in []string) []string {
 // (of the flags o) whose errors name the selector's flags.
 func (s *selectorFlags) clientRequest(cmd *cobra.Command, assets []string, o *clientOpts) (map[string]any, *client, error) {
 	if err := emptySelectorFlag(cmd); err != nil {
+		return nil, nil, err
+	}
+	if err := flagBetween("priority", s.priority, catalog.MinPriority, catalog.MaxPriority); err != nil {
 		return nil, nil, err
 	}
 	body, err := s.request(cmd.CommandPath(), assets)

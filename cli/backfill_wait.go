@@ -49,7 +49,7 @@ func waitBackfill(cmd *cobra.Command, c *client, asJSON bool, id string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(out, "backfill %s %s\n", b.ID, b.State)
+		sayf(out, "backfill %s %s\n", b.ID, b.State)
 	}
 	if b.State != "SUCCEEDED" {
 		return &exitError{ExitFailed, fmt.Errorf("backfill %s ended %s: %s failed, %s upstream failed", b.ID, b.State, nOf(b.Partitions["failed"], "partition"), num(b.Partitions["upstream_failed"]))}

@@ -348,12 +348,18 @@ func (c *client) getPage(ctx context.Context, path, field string, items any) ([]
 	return raw, next, nil
 }
 
-// printTable prints rows as the CLI's table (newTable) of header, line
-// making a row's line (columns separated by tabs).
-func printTable[T any](w io.Writer, header string, rows []T, line func(T) string) error {
+// printTable prints rows as the CLI's table (newTable) of header, cells
+// making a row's cells (each shown through termText, so a tab or newline in
+// one stays inside its cell).
+func printTable[T any](w io.Writer, header string, rows []T, cells func(T) []any) error {
 	tw := newTable(w, header)
 	for _, r := range rows {
-		fmt.Fprintln(tw, line(r))
+		c := cells(r)
+		line := make([]string, len(c))
+		for i, v := range c {
+			line[i] = termText(fmt.Sprint(v))
+		}
+		io.WriteString(tw, strings.Join(line, "\t")+"\n")
 	}
 	return tw.Flush()
 }
@@ -362,6 +368,6 @@ func printTable[T any](w io.Writer, header string, rows []T, line func(T) string
 // two spaces) with its header line written.
 func newTable(w io.Writer, header string) *tabwriter.Writer {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
+	io.WriteString(tw, header+"\n") // the command's own: its tabs part the cells
 	return tw
 }

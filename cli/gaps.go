@@ -43,14 +43,14 @@ in turn (--json prints an array).`,
 					return &exitError{ExitServer, fmt.Errorf("unexpected answer from the server: %v", err)}
 				}
 				if g.Warning != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", g.Warning)
+					sayln(cmd.ErrOrStderr(), "warning:", g.Warning)
 				}
 				if o.json {
 					raws = append(raws, raw)
 					continue
 				}
 				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
+					sayln(cmd.OutOrStdout())
 				}
 				if err := printGaps(cmd.OutOrStdout(), g); err != nil {
 					return err
@@ -73,24 +73,24 @@ in turn (--json prints an array).`,
 // printGaps prints one asset's gap ranges as a table.
 func printGaps(out io.Writer, g handlers.Gaps) error {
 	if g.Skipped {
-		fmt.Fprintf(out, "%s: skipped (no watermark)\n", g.Asset)
+		sayf(out, "%s: skipped (no watermark)\n", g.Asset)
 		return nil
 	}
 	scope := "holes inside the materialized range"
 	if g.Mode == "from" {
 		scope = "missing from " + g.From
 	}
-	fmt.Fprintf(out, "%s: %s, up to the watermark %s\n", g.Asset, scope, g.Watermark)
+	sayf(out, "%s: %s, up to the watermark %s\n", g.Asset, scope, g.Watermark)
 	if g.Note != "" {
-		fmt.Fprintln(out, g.Note)
+		sayln(out, g.Note)
 	}
 	if len(g.Ranges) == 0 {
-		fmt.Fprintln(out, "no gaps")
+		sayln(out, "no gaps")
 		return nil
 	}
 	tw := newTable(out, "START\tEND\tPARTITIONS")
 	for _, r := range g.Ranges {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Start, r.End, num(r.Count))
+		sayf(tw, "%s\t%s\t%s\n", r.Start, r.End, num(r.Count))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -99,6 +99,6 @@ func printGaps(out io.Writer, g handlers.Gaps) error {
 	if g.Truncated {
 		more = " (list truncated; narrow it with --from)"
 	}
-	fmt.Fprintf(out, "%s missing partitions in %s ranges%s\n", num(g.Total), num(int64(len(g.Ranges))), more)
+	sayf(out, "%s missing partitions in %s ranges%s\n", num(g.Total), num(int64(len(g.Ranges))), more)
 	return nil
 }

@@ -45,7 +45,7 @@ func newHealthcheckCmd() *cobra.Command {
 			if resp.StatusCode != http.StatusOK {
 				return &exitError{ExitServer, fmt.Errorf("server not ready: %s", resp.Status)}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "ready")
+			sayln(cmd.OutOrStdout(), "ready")
 			return nil
 		},
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"strings"
 
@@ -26,7 +25,7 @@ TESSERA_URL / TESSERA_TOKEN variables override it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			token := firstNonEmpty(o.token, os.Getenv("TESSERA_TOKEN"))
 			if token == "" {
-				fmt.Fprint(cmd.ErrOrStderr(), "API token: ")
+				sayf(cmd.ErrOrStderr(), "API token: ")
 				line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 				if err != nil && line == "" {
 					return usageErr("no token: pass --token, set TESSERA_TOKEN or type it on standard input")
@@ -52,7 +51,7 @@ TESSERA_URL / TESSERA_TOKEN variables override it.`,
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), map[string]string{"server": c.base, "user": me.Name, "role": me.Role, "config": p})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "signed in to %s as %s (%s); saved to %s\n", c.base, me.Name, me.Role, p)
+			sayf(cmd.OutOrStdout(), "signed in to %s as %s (%s); saved to %s\n", c.base, me.Name, me.Role, p)
 			return nil
 		},
 	}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 )
 
@@ -45,7 +43,7 @@ func newMigrateCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{ExitServer, err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: schema version %d\n", loc.Redacted(), v)
+			sayf(cmd.OutOrStdout(), "%s: schema version %d\n", loc.Redacted(), v)
 			return nil
 		},
 	}

@@ -44,7 +44,7 @@ func moveToPostgres(cmd *cobra.Command, from, to string) error {
 
 	out := cmd.OutOrStdout()
 	rep, err := db.MoveToPostgres(cmd.Context(), src.Path, dst, db.MoveOptions{
-		Progress: func(t db.MovedTable) { fmt.Fprintf(out, "copied %-22s %d rows\n", t.Name, t.Rows) },
+		Progress: func(t db.MovedTable) { sayf(out, "copied %-22s %d rows\n", t.Name, t.Rows) },
 	})
 	if err != nil {
 		return moveError(err, src, dst)
@@ -53,13 +53,13 @@ func moveToPostgres(cmd *cobra.Command, from, to string) error {
 	for _, t := range rep.Tables {
 		rows += t.Rows
 	}
-	fmt.Fprintf(out, "moved %d rows in %d tables from %s to %s (schema version %d); %d id sequences continue past the copied ids\n",
+	sayf(out, "moved %d rows in %d tables from %s to %s (schema version %d); %d id sequences continue past the copied ids\n",
 		rows, len(rep.Tables), src.Path, dst.Redacted(), rep.Version, rep.Sequences)
-	fmt.Fprintf(out, "serve from it with --db %s (or TESSERA_DB) and TESSERA_SESSION_KEYS", dst.Redacted())
+	sayf(out, "serve from it with --db %s (or TESSERA_DB) and TESSERA_SESSION_KEYS", dst.Redacted())
 	if _, err := os.Stat(src.Path + ".session-key"); err == nil {
-		fmt.Fprintf(out, "; TESSERA_SESSION_KEYS=$(cat %s.session-key) keeps everyone signed in", src.Path)
+		sayf(out, "; TESSERA_SESSION_KEYS=$(cat %s.session-key) keeps everyone signed in", src.Path)
 	}
-	fmt.Fprintln(out)
+	sayln(out)
 	return nil
 }
 

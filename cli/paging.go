@@ -46,7 +46,7 @@ func (p pageFlags) leftOut(w io.Writer, shown int, cursor string, newestFirst bo
 	if newestFirst {
 		which, rest = "newest", "older"
 	}
-	fmt.Fprintf(w, "(the %s %d %s; %s ones left out: --limit N shows more, --all shows every %s)\n", which, shown, p.noun, rest, singular(p.noun))
+	sayf(w, "(the %s %d %s; %s ones left out: --limit N shows more, --all shows every %s)\n", which, shown, p.noun, rest, singular(p.noun))
 }
 
 // check refuses --limit with --all, and a --limit below 1.
@@ -149,7 +149,7 @@ func (l listing[T]) show(cmd *cobra.Command, o *clientOpts, c *client, pages pag
 		return printJSON(w, out)
 	}
 	if len(rows) == 0 && l.empty != "" {
-		fmt.Fprintln(w, l.empty)
+		sayln(w, l.empty)
 		return nil
 	}
 	if err := l.table(w, rows); err != nil {

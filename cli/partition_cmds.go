@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -57,7 +56,7 @@ func newTaintCmd() *cobra.Command {
 					reasonText = " (now " + r + ")"
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s%s\n", verb, args[0], args[1], reasonText)
+			sayf(cmd.OutOrStdout(), "%s %s %s%s\n", verb, args[0], args[1], reasonText)
 			return nil
 		},
 	}
@@ -121,11 +120,11 @@ the other flags describe reported partitions and are refused with it.`,
 				if replayed == 1 {
 					verb = "was"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "recorded nothing new: %s of %s %s already recorded\n", countOf(replayed, status+" partition"), asset, verb)
+				sayf(cmd.OutOrStdout(), "recorded nothing new: %s of %s %s already recorded\n", countOf(replayed, status+" partition"), asset, verb)
 			case replayed > 0:
-				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s (%s already recorded)\n", countOf(recorded, status+" partition"), asset, count(replayed))
+				sayf(cmd.OutOrStdout(), "recorded %s of %s (%s already recorded)\n", countOf(recorded, status+" partition"), asset, count(replayed))
 			default:
-				fmt.Fprintf(cmd.OutOrStdout(), "recorded %s of %s\n", countOf(recorded, status+" partition"), asset)
+				sayf(cmd.OutOrStdout(), "recorded %s of %s\n", countOf(recorded, status+" partition"), asset)
 			}
 			return nil
 		},
@@ -194,7 +193,7 @@ func reportWatermark(cmd *cobra.Command, c *client, o *clientOpts, asset, waterm
 	if o.json {
 		return printJSON(cmd.OutOrStdout(), *out)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "watermark of %s is now %s\n", asset, watermark)
+	sayf(cmd.OutOrStdout(), "watermark of %s is now %s\n", asset, watermark)
 	return nil
 }
 
@@ -315,7 +314,7 @@ func newStatusCmd() *cobra.Command {
 				case a.OverPolicy:
 					lag += " (over policy)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, handlers.Pct(a.Fresh, a.Partitions), num(a.Fresh), num(a.Partitions),
+				sayf(tw, "%s\t%s\t%s (%s/%s)\t%s\t%s\t%s\t%s\n", a.Group, a.Key, handlers.Pct(a.Fresh, a.Partitions), num(a.Fresh), num(a.Partitions),
 					strings.Join(reasons, ", "), a.LatestFresh, lag, a.Badge)
 			}
 			return tw.Flush()

@@ -54,7 +54,7 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", errorText(err))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

@@ -28,12 +28,12 @@ func newScheduleCmd() *cobra.Command {
 	addClientFlags(cmd, &o)
 	cmd.AddCommand(
 		schedules.listCmd(&o, "List the schedules: state, cron, next tick and last tick", "NAME\tSTATE\tCRON\tTIMEZONE\tNEXT TICK\tLAST TICK\tASSETS",
-			func(s handlers.ScheduleJSON) string {
+			func(s handlers.ScheduleJSON) []any {
 				next := "-"
 				if len(s.NextTicks) > 0 {
-					next = s.NextTicks[0].Local
+					next = tableTime(s.NextTicks[0].Local)
 				}
-				return strings.Join([]string{s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ",")}, "\t")
+				return []any{s.Name, scheduleState(s), s.Cron, s.Timezone, next, tickOutcome(s.LastTick), strings.Join(s.Assets, ",")}
 			}),
 		schedules.getCmd(&o, "Show a schedule: definition, state, last tick and next 5 ticks"), scheduleTicksCmd(&o),
 		schedules.actionCmd(&o, "pause", "Pause a schedule: its ticks are recorded as skipped, and not launched when it is resumed"),
@@ -56,7 +56,7 @@ func scheduleState(s handlers.ScheduleJSON) string {
 // when it is paused.
 func pausedBy(state string, paused bool, by, at *string) string {
 	if paused && by != nil && at != nil {
-		state += fmt.Sprintf(" (by %s at %s)", *by, *at)
+		state += fmt.Sprintf(" (by %s at %s)", *by, tableTime(*at))
 	}
 	return state
 }
@@ -74,34 +74,34 @@ func tickOutcome(t *handlers.TickJSON) string {
 // printSchedule prints one schedule as a table.
 func printSchedule(w io.Writer, s handlers.ScheduleJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "name\t%s\n", s.Name)
-	fmt.Fprintf(tw, "state\t%s\n", pausedBy(scheduleState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
-	fmt.Fprintf(tw, "cron\t%s (%s)\n", s.Cron, s.Timezone)
-	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
+	sayf(tw, "name\t%s\n", s.Name)
+	sayf(tw, "state\t%s\n", pausedBy(scheduleState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
+	sayf(tw, "cron\t%s (%s)\n", s.Cron, s.Timezone)
+	sayf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
 	target := s.Target
 	if s.MissingWithin != "" {
 		target += " " + s.MissingWithin
 	}
-	fmt.Fprintf(tw, "targets\t%s\n", target)
-	fmt.Fprintf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
-	fmt.Fprintf(tw, "overlap\t%s\n", s.Overlap)
-	fmt.Fprintf(tw, "catch-up\twithin %s, at most %s\n", s.Catchup.Window, nOf(int64(s.Catchup.MaxTicks), "tick"))
-	fmt.Fprintf(tw, "ticks\t%s launched, %s skipped, %s failed\n", num(s.State.TicksLaunched), num(s.State.TicksSkipped), num(s.State.TicksFailed))
+	sayf(tw, "targets\t%s\n", target)
+	sayf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
+	sayf(tw, "overlap\t%s\n", s.Overlap)
+	sayf(tw, "catch-up\twithin %s, at most %s\n", s.Catchup.Window, nOf(int64(s.Catchup.MaxTicks), "tick"))
+	sayf(tw, "ticks\t%s launched, %s skipped, %s failed\n", num(s.State.TicksLaunched), num(s.State.TicksSkipped), num(s.State.TicksFailed))
 	if s.Retention != "" {
-		fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
+		sayf(tw, "history\t%s\n", prunedText(s.State.PrunedTicks, "tick", s.Retention))
 	}
 	if s.LastTick != nil {
-		fmt.Fprintf(tw, "last tick\t%s %s\n", s.LastTick.ScheduledForLocal, tickOutcome(s.LastTick))
+		sayf(tw, "last tick\t%s %s\n", tableTime(s.LastTick.ScheduledForLocal), tickOutcome(s.LastTick))
 	}
 	if s.State.LastBackfillID != nil {
-		fmt.Fprintf(tw, "last backfill\t%s\n", *s.State.LastBackfillID)
+		sayf(tw, "last backfill\t%s\n", *s.State.LastBackfillID)
 	}
 	for i, n := range s.NextTicks {
 		label := ""
 		if i == 0 {
 			label = "next ticks"
 		}
-		fmt.Fprintf(tw, "%s\t%s (%s)\n", label, n.Local, n.At)
+		sayf(tw, "%s\t%s (%s)\n", label, tableTime(n.Local), tableTime(n.At))
 	}
 	return tw.Flush()
 }
@@ -119,11 +119,11 @@ func scheduleTriggerCmd(o *clientOpts) *cobra.Command {
 			if printed, err := c.doOrPrint(cmd, o.json, "POST", schedulePath(args[0])+"/trigger", nil, &r); printed || err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tick %s: %s\n", r.Tick.ID, tickOutcome(&r.Tick))
+			sayf(cmd.OutOrStdout(), "tick %s: %s\n", r.Tick.ID, tickOutcome(&r.Tick))
 			if r.Backfill == nil {
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backfill %s launched (`tessera backfill get %s` follows it)\n", r.Backfill.ID, r.Backfill.ID)
+			sayf(cmd.OutOrStdout(), "backfill %s launched (`tessera backfill get %s` follows it)\n", r.Backfill.ID, r.Backfill.ID)
 			return nil
 		}),
 	}
@@ -147,7 +147,7 @@ func scheduleTicksCmd(o *clientOpts) *cobra.Command {
 						if t.BackfillID != nil {
 							bf = *t.BackfillID
 						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ScheduledForLocal, t.ScheduledFor, tickOutcome(&t), bf, t.Actor, t.ID)
+						sayf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", tableTime(t.ScheduledForLocal), tableTime(t.ScheduledFor), tickOutcome(&t), bf, t.Actor, t.ID)
 					}
 					return tw.Flush()
 				}}.show(cmd, o, c, pages)

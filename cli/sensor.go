@@ -38,9 +38,9 @@ func newSensorCmd() *cobra.Command {
 	addClientFlags(cmd, &o)
 	cmd.AddCommand(
 		sensors.listCmd(&o, "List the sensors: kind, state, last evaluation or event, counts", "NAME\tKIND\tSTATE\tEVENTS\tEVALUATIONS\tBACKFILLS\tLAST\tASSETS",
-			func(s handlers.SensorJSON) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, s.Kind, sensorState(s), num(s.State.EventsAccepted), num(s.State.Evaluations), num(s.State.Launches),
-					sensorLast(s), strings.Join(s.Assets, ","))
+			func(s handlers.SensorJSON) []any {
+				return []any{s.Name, s.Kind, sensorState(s), num(s.State.EventsAccepted), num(s.State.Evaluations), num(s.State.Launches),
+					sensorLast(s), strings.Join(s.Assets, ",")}
 			}),
 		sensors.getCmd(&o, "Show a sensor: definition, state (with the last error), cursor, counts"), sensorEvaluationsCmd(&o),
 		sensors.actionCmd(&o, "pause", "Pause a sensor: it is not evaluated, and events sent to it are refused until it is resumed"),
@@ -77,10 +77,10 @@ func ptrOrDash(s *string) string {
 // sensorLast is a sensor's last evaluation or event, in a few words.
 func sensorLast(s handlers.SensorJSON) string {
 	if s.LastEvent != nil {
-		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, s.LastEvent.ReceivedAt)
+		return fmt.Sprintf("event %s %s at %s", s.LastEvent.MessageID, s.LastEvent.Outcome, tableTime(s.LastEvent.ReceivedAt))
 	}
 	if s.State.LastEvaluatedAt != nil {
-		return "evaluated at " + *s.State.LastEvaluatedAt
+		return "evaluated at " + tableTime(*s.State.LastEvaluatedAt)
 	}
 	return "-"
 }
@@ -88,33 +88,33 @@ func sensorLast(s handlers.SensorJSON) string {
 // printSensor prints one sensor as a table.
 func printSensor(w io.Writer, s handlers.SensorJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "name\t%s\n", s.Name)
+	sayf(tw, "name\t%s\n", s.Name)
 	kind := s.Kind
 	if s.Evaluator != nil {
 		kind += fmt.Sprintf(" (%s evaluator every %s, timeout %s)", s.Evaluator.Kind, s.Evaluator.Interval, s.Evaluator.Timeout)
 	}
-	fmt.Fprintf(tw, "kind\t%s\n", kind)
-	fmt.Fprintf(tw, "state\t%s\n", pausedBy(sensorState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
+	sayf(tw, "kind\t%s\n", kind)
+	sayf(tw, "state\t%s\n", pausedBy(sensorState(s), s.State.Paused, s.State.PausedBy, s.State.PausedAt))
 	if s.State.Status == "error" && s.State.LastError != nil {
-		fmt.Fprintf(tw, "last error\t%s (%s in a row)\n", *s.State.LastError, nOf(s.State.Failures, "failure"))
+		sayf(tw, "last error\t%s (%s in a row)\n", *s.State.LastError, nOf(s.State.Failures, "failure"))
 	}
-	fmt.Fprintf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
-	fmt.Fprintf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
+	sayf(tw, "assets\t%s\n", strings.Join(s.Assets, ", "))
+	sayf(tw, "backfills\tchunks of %d, at most %d at once, priority %d\n", s.ChunkSize, s.MaxConcurrentRuns, s.Priority)
 	if s.Kind == "poll" {
-		fmt.Fprintf(tw, "cursor\t%s\n", ptrOrDash(s.State.Cursor))
-		fmt.Fprintf(tw, "last evaluation\t%s\n", ptrOrDash(s.State.LastEvaluatedAt))
-		fmt.Fprintf(tw, "next evaluation\t%s\n", ptrOrDash(s.State.NextEvaluationAt))
-		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
+		sayf(tw, "cursor\t%s\n", ptrOrDash(s.State.Cursor))
+		sayf(tw, "last evaluation\t%s\n", tableTimePtr(s.State.LastEvaluatedAt))
+		sayf(tw, "next evaluation\t%s\n", tableTimePtr(s.State.NextEvaluationAt))
+		sayf(tw, "counts\t%s, %s\n", nOf(s.State.Evaluations, "evaluation"), nOf(s.State.Launches, "backfill"))
 		if s.Retention != "" {
-			fmt.Fprintf(tw, "history\t%s\n", prunedText(s.State.PrunedEvaluations, "evaluation", s.Retention))
+			sayf(tw, "history\t%s\n", prunedText(s.State.PrunedEvaluations, "evaluation", s.Retention))
 		}
 	} else {
-		fmt.Fprintf(tw, "counts\t%s, %s\n", nOf(s.State.EventsAccepted, "event"), nOf(s.State.Launches, "backfill"))
+		sayf(tw, "counts\t%s, %s\n", nOf(s.State.EventsAccepted, "event"), nOf(s.State.Launches, "backfill"))
 		if s.Retention != "" {
-			fmt.Fprintf(tw, "history\t%s (their message ids still answer as duplicates)\n", prunedText(s.State.PrunedEvents, "event", s.Retention))
+			sayf(tw, "history\t%s (their message ids still answer as duplicates)\n", prunedText(s.State.PrunedEvents, "event", s.Retention))
 		}
 		if e := s.LastEvent; e != nil {
-			fmt.Fprintf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, e.ReceivedAt, ptrOrDash(e.BackfillID))
+			sayf(tw, "last event\t%s %s at %s, backfill %s\n", e.MessageID, e.Outcome, tableTime(e.ReceivedAt), ptrOrDash(e.BackfillID))
 		}
 	}
 	return tw.Flush()
@@ -148,20 +148,20 @@ func describeRequest(r jobs.RequestOutcome) string {
 // printEvaluation prints one evaluation.
 func printEvaluation(w io.Writer, e sensorEvaluationJSON) {
 	kind := strings.ReplaceAll(e.Kind, "_", " ")
-	fmt.Fprintf(w, "%s %d at %s by %s (%d ms): cursor %s -> %s\n", kind, e.ID, e.StartedAt, e.Actor, e.DurationMs, ptrOrDash(e.CursorBefore), ptrOrDash(e.CursorAfter))
+	sayf(w, "%s %d at %s by %s (%d ms): cursor %s -> %s\n", kind, e.ID, tableTime(e.StartedAt), e.Actor, e.DurationMs, ptrOrDash(e.CursorBefore), ptrOrDash(e.CursorAfter))
 	if e.Error != nil {
-		fmt.Fprintf(w, "  error: %s\n", *e.Error)
+		sayf(w, "  error: %s\n", *e.Error)
 	}
 	if e.SkipReason != nil {
-		fmt.Fprintf(w, "  skipped: %s\n", *e.SkipReason)
+		sayf(w, "  skipped: %s\n", *e.SkipReason)
 	}
 	for _, r := range e.Requests {
-		fmt.Fprintf(w, "  request %s\n", describeRequest(r))
+		sayf(w, "  request %s\n", describeRequest(r))
 	}
 	if e.LogTail != nil && *e.LogTail != "" {
-		fmt.Fprintf(w, "  log:\n")
+		sayf(w, "  log:\n")
 		for _, l := range strings.Split(strings.TrimRight(*e.LogTail, "\n"), "\n") {
-			fmt.Fprintf(w, "    %s\n", l)
+			sayf(w, "    %s\n", l)
 		}
 	}
 }
@@ -254,12 +254,12 @@ Sending needs the operator role: give a pipeline a token of that role.`,
 			}
 			w := cmd.OutOrStdout()
 			if r.Replayed {
-				fmt.Fprintf(w, "event %s was sent before (at %s): nothing launched again\n", r.Event.MessageID, r.Event.ReceivedAt)
+				sayf(w, "event %s was sent before (at %s): nothing launched again\n", r.Event.MessageID, tableTime(r.Event.ReceivedAt))
 			} else {
-				fmt.Fprintf(w, "event %s: %s\n", r.Event.MessageID, r.Event.Outcome)
+				sayf(w, "event %s: %s\n", r.Event.MessageID, r.Event.Outcome)
 			}
 			if r.Event.BackfillID != nil {
-				fmt.Fprintf(w, "backfill %s (`tessera backfill get %s` follows it)\n", *r.Event.BackfillID, *r.Event.BackfillID)
+				sayf(w, "backfill %s (`tessera backfill get %s` follows it)\n", *r.Event.BackfillID, *r.Event.BackfillID)
 			}
 			return nil
 		}),

@@ -54,7 +54,7 @@ func TestCLISensor(t *testing.T) {
 
 		code, out, errOut := s.cli(t, "sensor", "list")
 		if code != 0 || !regexp.MustCompile(`(?m)^arrivals\s+push\s+OK\s+0\s+0\s+0\s+-\s+t\.regions$`).MatchString(out) ||
-			!regexp.MustCompile(`(?m)^counter\s+poll\s+OK\s+0\s+1\s+1\s+evaluated at \S+\s+t\.regions$`).MatchString(out) {
+			!regexp.MustCompile(`(?m)^counter\s+poll\s+OK\s+0\s+1\s+1\s+evaluated at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+t\.regions$`).MatchString(out) {
 			t.Fatalf("list: %d %q %q", code, out, errOut)
 		}
 		code, out, _ = s.cli(t, "sensor", "list", "--json")

@@ -46,7 +46,7 @@ func (e *sessionKeysDiffer) Error() string {
 	}
 	return fmt.Sprintf("not started: TESSERA_SESSION_KEYS differ from those of instance %s, live on this database since %s: %s, so users would be signed out whenever the load balancer sends them from one to the other. "+
 		"Give every instance the same TESSERA_SESSION_KEYS; to rotate, first add the new key after the current one on every instance, then move it first",
-		e.instance, e.since.UTC().Format(time.RFC3339), what)
+		e.instance, timeCell(e.since), what)
 }
 
 // recordSessionKeys compares keys (the first signs) with the session keys

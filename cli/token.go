@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -71,12 +70,12 @@ func newTokenCreateCmd(path *string) *cobra.Command {
 				if _, err := store.CreateToken(ctx, u.ID, strings.TrimSpace(name), prefix, hash, role, expires, "cli", time.Now()); err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), secret)
+				sayln(cmd.OutOrStdout(), secret)
 				until := "; it never expires"
 				if expires != nil {
-					until = "; it expires at " + expires.UTC().Format("2006-01-02 15:04 UTC")
+					until = "; it expires at " + timeCell(*expires)
 				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
+				sayln(cmd.ErrOrStderr(), "token created for", u.Name+"; it is shown only once"+until)
 				return nil
 			})
 		},
@@ -116,14 +115,15 @@ func newTokenListCmd(path *string) *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
 			w := newTable(cmd.OutOrStdout(), "ID\tUSER\tNAME\tTOKEN\tROLE\tCREATED\tLAST USED\tEXPIRES\tSTATUS")
-			for _, r := range rows {
+			for i, r := range rows {
+				t := ts[i] // rows[i] is ts[i] in the page's words; the table writes its times as every table does
 				st := "active"
 				if r.Revoked {
 					st = "revoked"
 				} else if r.Expired {
 					st = "expired"
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, r.Created, r.LastUsed, r.Expires, st)
+				sayf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Name, r.Prefix, r.Role, timeCell(db.FromMillis(t.CreatedAt)), msTimeOr(t.LastUsedAt, "never"), msTimeOr(t.ExpiresAt, "never"), st)
 			}
 			return w.Flush()
 		}),
@@ -154,7 +154,7 @@ func newTokenRevokeCmd(path *string) *cobra.Command {
 				}
 				return userError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %d\n", id)
+			sayf(cmd.OutOrStdout(), "revoked token %d\n", id)
 			return nil
 		},
 	}

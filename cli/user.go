@@ -75,7 +75,7 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 	}
 	in := cmd.InOrStdin()
 	if f, ok := in.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		fmt.Fprint(cmd.ErrOrStderr(), "Password (at least ", auth.MinPasswordLength, " characters): ")
+		sayf(cmd.ErrOrStderr(), "Password (at least %d characters): ", auth.MinPasswordLength)
 	}
 	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -147,7 +147,7 @@ func newUserAddCmd(path *string) *cobra.Command {
 				}
 				return &exitError{ExitServer, err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created user %s (%s)\n", name, role)
+			sayf(cmd.OutOrStdout(), "created user %s (%s)\n", name, role)
 			return nil
 		},
 	}
@@ -180,12 +180,12 @@ func newUserListCmd(path *string) *cobra.Command {
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			return printTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED", us, func(u db.User) string {
+			return printTable(cmd.OutOrStdout(), "NAME\tROLE\tSTATUS\tCREATED", us, func(u db.User) []any {
 				st := "active"
 				if u.Disabled {
 					st = "disabled"
 				}
-				return fmt.Sprintf("%s\t%s\t%s\t%s", u.Name, u.Role, st, db.FromMillis(u.CreatedAt).Format("2006-01-02 15:04"))
+				return []any{u.Name, u.Role, st, timeCell(db.FromMillis(u.CreatedAt))}
 			})
 		}),
 	}
@@ -276,7 +276,7 @@ func userCmd(path *string, use, short string, nargs int, check func(cmd *cobra.C
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), done)
+				sayln(cmd.OutOrStdout(), done)
 				return nil
 			})
 		},

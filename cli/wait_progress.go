@@ -63,16 +63,16 @@ func newWaitLines(out io.Writer) *waitLines { return &waitLines{out: out, tty: i
 // of the wait.
 func (w *waitLines) show(line, key string, now time.Time, final bool) {
 	if w.tty {
-		fmt.Fprintf(w.out, "\r\033[K%s", line)
+		sayf(w.out, "\r\033[K%s", line)
 	} else if w.plain.due(key, now, final) {
-		fmt.Fprintln(w.out, line)
+		sayln(w.out, line)
 	}
 }
 
 // end closes the live line of a terminal.
 func (w *waitLines) end() {
 	if w.tty {
-		fmt.Fprintln(w.out)
+		sayln(w.out)
 	}
 }
 

@@ -22,7 +22,7 @@ func newWorkspaceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %s, %s, %s, %s\n", args[0], nOf(int64(len(ws.Assets)), "asset"), nOf(int64(len(ws.Pools)), "pool"),
+			sayf(cmd.OutOrStdout(), "%s: ok, %s, %s, %s, %s\n", args[0], nOf(int64(len(ws.Assets)), "asset"), nOf(int64(len(ws.Pools)), "pool"),
 				nOf(int64(len(ws.Schedules)), "schedule"), nOf(int64(len(ws.Sensors)), "sensor"))
 			return nil
 		},
@@ -43,7 +43,7 @@ func newWorkspaceCmd() *cobra.Command {
 			if o.json {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "reloaded %s: %s\n", out.Source, nOf(int64(out.Assets), "asset"))
+			sayf(cmd.OutOrStdout(), "reloaded %s: %s\n", out.Source, nOf(int64(out.Assets), "asset"))
 			return nil
 		}),
 	}

@@ -412,7 +412,14 @@ func (h *Handler) APISensorPush(c echo.Context) error {
 		return err
 	}
 	var ev jobs.PushEvent
-	if err := decodeStrict(c, &ev, false); err != nil {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if err := decodeStrictBody(body, &ev, false); err != nil {
+		return err
+	}
+	if err := emptyRangeBound(body, ""); err != nil {
 		return err
 	}
 	if ev.Assets != nil && len(ev.Assets) == 0 {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -211,7 +210,7 @@ func requestFromForm(f views.NewBackfillForm) (jobs.Request, error) {
 	if req.MaxConcurrentRuns, err = num("max_concurrent_runs", "max concurrent runs", f.MaxConcurrent, 1, jobs.MaxConcurrentRunsCap); err != nil {
 		return req, err
 	}
-	if req.Priority, err = num("priority", "priority", f.Priority, math.MinInt64, math.MaxInt64); err != nil {
+	if req.Priority, err = num("priority", "priority", f.Priority, catalog.MinPriority, catalog.MaxPriority); err != nil {
 		return req, err
 	}
 	sel := jobs.Selector{Start: f.Start, End: f.End}

@@ -223,8 +223,8 @@ func TestNewBackfillNumberOutOfRange(t *testing.T) {
 	c := env.Client(t, auth.RoleOperator)
 	base := url.Values{"asset": {"t.daily"}, "start": {"2025-01-01"}, "end": {"2025-01-03"}, "chunk_size": {"1"}, "max_concurrent_runs": {"1"}, "priority": {"0"}}
 	cases := []struct{ field, value, want string }{
-		{"priority", "99999999999999999999", "priority must be at least -9,223,372,036,854,775,808 and at most 9,223,372,036,854,775,807, got 99999999999999999999"},
-		{"priority", "-99999999999999999999", "priority must be at least -9,223,372,036,854,775,808 and at most 9,223,372,036,854,775,807, got -99999999999999999999"},
+		{"priority", "99999999999999999999", "priority must be at least -1,000 and at most 1,000, got 99999999999999999999"},
+		{"priority", "-99999999999999999999", "priority must be at least -1,000 and at most 1,000, got -99999999999999999999"},
 		{"chunk_size", "99999999999999999999", "chunk size must be at least 1 and at most 100,000, got 99999999999999999999"},
 		{"max_concurrent_runs", "99999999999999999999", "max concurrent runs must be at least 1 and at most 10,000, got 99999999999999999999"},
 		{"priority", "high", `priority must be a whole number, got "high"`},

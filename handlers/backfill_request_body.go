@@ -39,11 +39,14 @@ func decodeBackfillBody(body []byte, req *jobs.Request) error {
 		rest = append(append(append(rest, body[:lo]...), "[]"...), body[hi:]...)
 		if decodeStrictBody(rest, req, false) == nil {
 			req.Selector.Keys = keys
-			return nil
+			return emptyRangeBound(rest, "selector")
 		}
 		*req = defaults
 	}
-	return decodeStrictBody(body, req, false)
+	if err := decodeStrictBody(body, req, false); err != nil {
+		return err
+	}
+	return emptyRangeBound(body, "selector")
 }
 
 // explicitKeyList finds the array of selector.keys in body, a JSON object,

@@ -62,7 +62,9 @@ func (e *Engine) RetryFailed(ctx context.Context, parentID string, o RetryOption
 	if maxConc <= 0 {
 		maxConc = p.MaxConcurrentRuns
 	}
-	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: p.Priority,
+	// The parent's priority; one stored before priorities were bounded
+	// takes the nearest bound.
+	req := Request{Selector: Selector{Type: "retry"}, ChunkSize: chunkSize, MaxConcurrentRuns: maxConc, Priority: min(max(p.Priority, catalog.MinPriority), catalog.MaxPriority),
 		Title: retryTitle(p.Name())}
 	r := resolveRetry(ws, ids, fails, req, chunkSize)
 	if r.total == 0 {

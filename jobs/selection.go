@@ -187,8 +187,8 @@ func (e *Engine) resolve(ctx context.Context, req Request) (*resolved, error) {
 	return r, nil
 }
 
-// checkRequest checks a request's limits (chunk size, concurrent runs), its
-// title (length, one line) and that it names assets.
+// checkRequest checks a request's limits (chunk size, concurrent runs,
+// priority), its title (length, one line) and that it names assets.
 func checkRequest(req Request) error {
 	if req.ChunkSize <= 0 || req.ChunkSize > MaxChunkSize {
 		return bad("chunk_size", "chunk_size must be between 1 and %d, got %d; leave it out for the default, %d", MaxChunkSize, req.ChunkSize, DefaultChunkSize)
@@ -204,6 +204,9 @@ func checkRequest(req Request) error {
 	}
 	if req.MaxConcurrentRuns <= 0 || req.MaxConcurrentRuns > MaxConcurrentRunsCap {
 		return bad("max_concurrent_runs", "max_concurrent_runs must be between 1 and %d, got %d; leave it out for the default, %d", MaxConcurrentRunsCap, req.MaxConcurrentRuns, DefaultMaxConcurrentRuns)
+	}
+	if req.Priority < catalog.MinPriority || req.Priority > catalog.MaxPriority {
+		return bad("priority", "priority must be between %d and %d, got %d (higher runs first); leave it out for the default, 0", catalog.MinPriority, catalog.MaxPriority, req.Priority)
 	}
 	if n := utf8.RuneCountInString(req.Title); n > MaxTitleLen {
 		return bad("title", "title is %d characters long; at most %d", n, MaxTitleLen)

@@ -123,12 +123,27 @@ func selectorProps(answer bool) map[string]any {
 	p := map[string]any{"start": str, "end": str, "keys": arrayOf(str),
 		"statuses":   arrayOf(enum("missing", "failed", "stale", "tainted")),
 		"dimensions": map[string]any{"type": "object", "additionalProperties": arrayOf(str)}}
+	if !answer {
+		p["start"] = rangeBound("start", "first")
+		p["end"] = rangeBound("end", "last")
+	}
 	if answer {
 		types = append(types, "retry")
 		p["count"] = map[string]any{"type": "integer", "description": "how many keys an explicit selector had"}
 	}
 	p["type"] = enum(types...)
 	return p
+}
+
+// priorityProp is the priority of the backfills a schedule or sensor
+// launches, bounded as a backfill's.
+var priorityProp = map[string]any{"type": "integer", "minimum": catalog.MinPriority, "maximum": catalog.MaxPriority}
+
+// rangeBound is a range's start or end in a request: a partition key, left
+// out for the asset's first or last partition; "" is a 400.
+func rangeBound(field, which string) map[string]any {
+	return described(map[string]any{"type": "string", "minLength": 1},
+		"a partition key; left out: the asset's "+which+" partition (an empty "+field+" is a 400)")
 }
 
 // chunkProps are the fields of a chunk run (in chunk lists and GET /runs/{id}).
@@ -357,7 +372,8 @@ var schemas = map[string]any{
 			"description": "the chunk size of some of the assets (asset → partitions per chunk), overriding chunk_size for them: 24 hours of an hourly asset, 7 days of a daily one"},
 		"max_concurrent_runs": map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": jobs.MaxConcurrentRunsCap, "default": jobs.DefaultMaxConcurrentRuns,
 			"description": "most runs of this backfill at once; left out or null, the default"},
-		"priority": map[string]any{"type": []string{"integer", "null"}, "default": 0, "description": "left out or null, 0"}, "title": str},
+		"priority": map[string]any{"type": []string{"integer", "null"}, "minimum": catalog.MinPriority, "maximum": catalog.MaxPriority, "default": 0,
+			"description": "higher runs first (backfills take turns within a priority); left out or null, 0; outside -1000..1000 a 400"}, "title": str},
 		"assets", "selector"),
 	"Preview": object(map[string]any{"total_partitions": integer, "total_chunks": integer, "total_runs": integer,
 		"assets": arrayOf(object(map[string]any{"asset": str, "partitions": integer, "chunks": integer, "status": counts}, "asset", "partitions", "chunks", "status")),

@@ -35,7 +35,7 @@ func init() {
 		"timezone": described(str, "IANA name (UTC when the workspace leaves it out)"), "assets": arrayOf(str),
 		"target":         enum(catalog.TargetClosedWindows, catalog.TargetMissingWithin, catalog.TargetAll),
 		"missing_within": described(str, "target missing_within: the trailing window (absent otherwise)"),
-		"chunk_size":     integer, "max_concurrent_runs": integer, "priority": integer, "overlap": enum(catalog.Overlaps...),
+		"chunk_size":     integer, "max_concurrent_runs": integer, "priority": priorityProp, "overlap": enum(catalog.Overlaps...),
 		"catchup":         object(map[string]any{"window": str, "max_ticks": integer}, "window", "max_ticks"),
 		"enabled":         boolean,
 		"definition_hash": str, "state": ref("ScheduleState"), "last_tick": nullableRef("Tick"),

@@ -39,7 +39,7 @@ func init() {
 	sensor := allRequired(map[string]any{"name": str, "kind": enum(handlers.SensorPush, handlers.SensorPoll), "assets": arrayOf(str),
 		"evaluator": described(nullable(object(map[string]any{"kind": enum(catalog.ExecutorCommand, catalog.ExecutorHTTP), "interval": str, "timeout": str}, "kind", "interval", "timeout")),
 			"null for a push sensor"),
-		"chunk_size": integer, "max_concurrent_runs": integer, "priority": integer, "enabled": boolean,
+		"chunk_size": integer, "max_concurrent_runs": integer, "priority": priorityProp, "enabled": boolean,
 		"retention": described(str, "how long evaluations and events are kept (serve --automation-retention), e.g. 90d"),
 		"state":     ref("SensorState"), "last_event": described(nullableRef("SensorEventRecord"), "the newest pushed event (null: none, or a poll sensor)")})
 	eval := allRequired(map[string]any{"id": integer, "sensor": str, "kind": enum(db.EvalEvaluation, db.EvalDryRun, db.EvalReset), "started_at": timeStr,
@@ -65,7 +65,7 @@ func init() {
 			"message_id": described(str, "required, at most 200 bytes: the event's unique id; sending it again launches nothing"),
 			"assets":     described(arrayOf(str), "some of the sensor's assets (left out: all of them; an empty list is a 400)"),
 			"partitions": described(arrayOf(str), "the partition keys the event concerns (or start and end)"),
-			"start":      str, "end": str}, "message_id"),
+			"start":      rangeBound("start", "first"), "end": rangeBound("end", "last")}, "message_id"),
 		"PushResult": object(map[string]any{"event": ref("SensorEventRecord"), "replayed": described(boolean, "true: the message_id was sent before; this is its first outcome"),
 			"backfill": nullableRef("Backfill")}, "event", "replayed", "backfill"),
 		"Evaluate":         object(map[string]any{"dry_run": boolean}),
