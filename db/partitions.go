@@ -552,15 +552,13 @@ func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]Sel
 		if err != nil {
 			return err
 		}
+		held := make([]leasedPart, 0, spansLen(spans))
 		for _, r := range spans {
-			code := r.Code
 			for i := r.Lo; i <= r.Hi; i++ {
-				ls = append(ls, leasedPart{Idx: i, Code: code, done: true})
+				held = append(held, leasedPart{Idx: i, Code: r.Code, done: true})
 			}
 		}
-		if len(spans) > 0 {
-			slices.SortStableFunc(ls, func(a, b leasedPart) int { return cmp.Compare(a.Idx, b.Idx) })
-		}
+		ls = mergeByIdx(ls, held)
 		if len(ls) == 0 {
 			return nil
 		}

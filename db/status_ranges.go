@@ -66,10 +66,11 @@ type statusRangeRow struct {
 const statusRangeCols = `asset_id, block, lo, hi, first_key, last_key, run_id, attempt, asset_key, code_version, started_at, finished_at, keys`
 
 // decodedRanges keeps the keys of status ranges decoded: pages of a large
-// asset read the same ranges again and again. A range's keys never change
+// asset read the same ranges again and again (2,048 ranges of 100 keys
+// are a few MB). A range's keys never change
 // (a range is written once and deleted when turned into rows); the cache
 // key names the range and its attempt.
-var decodedRanges, _ = lru.New[string, []string](8192)
+var decodedRanges, _ = lru.New[string, []string](2048)
 
 // keys decodes the range's keys (from decodedRanges when there).
 func (r *statusRangeRow) keys() ([]string, error) {
