@@ -2,11 +2,11 @@ package db
 
 import (
 	"cmp"
-	"slices"
-	"strings"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jmoiron/sqlx"
@@ -355,23 +356,45 @@ func insertStatusRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code st
 			clash[byFirst[i].at], clash[byFirst[i-1].at] = true, true
 		}
 	}
+	// No status row at these indexes (one appears when a report comes
+	// while the lease holds), and no range whose keys meet these: one
+	// statement for the step's runs, which answers the first index of
+	// each that clashes.
+	var checks []any
+	for _, rn := range runs {
+		if !clash[rn.at] {
+			first, last := items[rn.at], items[rn.at+rn.n-1]
+			checks = append(checks, first.part.Idx, last.part.Idx, first.part.Key, last.part.Key)
+		}
+	}
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	taken := map[int64]bool{}
+	for len(checks) > 0 {
+		part := checks[:min(len(checks), 4*batchRows)]
+		checks = checks[len(part):]
+		row := `(?,?,?,?)`
+		first := row
+		if dialectOf(tx) == Postgres {
+			first = pgTypedRow(row, part[:4])
+		}
+		var clashes []int64
+		if err := tx.SelectContext(ctx, &clashes, `SELECT v.column1 FROM (VALUES `+first+strings.Repeat(","+row, len(part)/4-1)+`) AS v
+			WHERE EXISTS (SELECT 1 FROM partition_status p WHERE p.asset_id = ? AND p.idx BETWEEN v.column1 AND v.column2)
+			OR EXISTS (SELECT 1 FROM (SELECT s.first_key FROM status_ranges s WHERE s.asset_id = ? AND s.last_key >= v.column3 ORDER BY s.last_key LIMIT 1) AS r
+				WHERE r.first_key <= v.column4)`, append(slices.Clip(part), assetID, assetID)...); err != nil {
+			return nil, err
+		}
+		for _, lo := range clashes {
+			taken[lo] = true
+		}
+	}
 	took = make([]bool, len(items))
 	args := make([]any, 0, 10*len(runs))
 	for _, rn := range runs {
-		if clash[rn.at] {
-			continue
-		}
 		first, last := items[rn.at], items[rn.at+rn.n-1]
-		// No status row at these indexes (one appears when a report
-		// comes while the lease holds), and no range whose keys meet
-		// these.
-		var n int64
-		if err := tx.GetContext(ctx, &n, `SELECT (SELECT COUNT(*) FROM partition_status WHERE asset_id=?1 AND idx BETWEEN ?2 AND ?3)
-			+ (SELECT COUNT(*) FROM (SELECT first_key FROM status_ranges WHERE asset_id=?1 AND last_key >= ?4 ORDER BY last_key LIMIT 1) AS r WHERE r.first_key <= ?5)`,
-			assetID, first.part.Idx, last.part.Idx, first.part.Key, last.part.Key); err != nil {
-			return nil, err
-		}
-		if n > 0 {
+		if clash[rn.at] || taken[first.part.Idx] {
 			continue
 		}
 		ks := make([]string, rn.n)

@@ -180,3 +180,46 @@ func TestStatusRangeWritesTurnItIntoRows(t *testing.T) {
 		}
 	})
 }
+
+// Ranges whose keys would interleave with another range's (keys that do not
+// follow their indexes' order) are rows instead: the range that may hold a
+// key is then always the first whose last key is not below it.
+func TestStatusRangesKeyIntervalsDoNotMeet(t *testing.T) {
+	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
+		asset := f.ids["t.hourly"]
+		at := f.now
+		for n, keys := range [][]string{{"k-a", "k-c"}, {"k-b", "k-d"}, {"k-e", "k-f"}} {
+			run := fmt.Sprintf("run_%d", n)
+			if _, err := f.store.RawWriter().Exec(`INSERT INTO runs (id, run_key, backfill_id, chunk, seg, asset, asset_id, fingerprint, partitions, state, max_attempts, created_at, updated_at)
+				VALUES (?,?,'bf_test',?,0,'t.hourly',?,'f',2,'queued',3,0,0)`, run, "key:"+run, n, asset); err != nil {
+				t.Fatal(err)
+			}
+			var parts []db.PartRef
+			for j, k := range keys {
+				parts = append(parts, db.PartRef{Key: k, Idx: int64(5000 + 2*n + j), Status: db.StatusMaterialized})
+			}
+			start, end := at.Add(time.Duration(n)*time.Minute), at.Add(time.Duration(n)*time.Minute+time.Second)
+			emit(t, f.store, db.EvAttemptsStarted, db.AttemptsStarted{Owner: "o", At: db.Millis(start), Attempts: []db.AttemptStart{
+				{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", CodeVersion: "v2", Parts: parts}}}, start)
+			emit(t, f.store, db.EvAttemptsFinished, db.AttemptsFinished{At: db.Millis(end), Attempts: []db.AttemptEnd{
+				{RunID: run, BackfillID: "bf_test", Attempt: 1, AssetID: asset, Asset: "t.hourly", State: db.AttemptSucceeded,
+					RunState: db.RunSucceeded, CodeVersion: "v2", Started: db.Millis(start), Parts: parts}}}, end)
+		}
+		if n, err := f.store.StatusRangeCount(ctx); err != nil || n != 2 {
+			t.Fatalf("%d status ranges (%v), want 2: k-a..k-c and k-e..k-f; k-b and k-d, which would meet the first, as rows", n, err)
+		}
+		var rows int
+		if err := f.store.RawReader().Get(&rows, `SELECT COUNT(*) FROM partition_status WHERE asset_id=?`, asset); err != nil || rows != 2 {
+			t.Fatalf("%d status rows (%v), want 2", rows, err)
+		}
+		for j, k := range []string{"k-a", "k-b", "k-c", "k-d", "k-e", "k-f"} {
+			p, err := f.store.Partition(ctx, asset, k)
+			if err != nil || p.Status != db.StatusMaterialized || p.Idx != int64(5000+[]int{0, 2, 1, 3, 4, 5}[j]) {
+				t.Fatalf("partition %s: %+v %v", k, p, err)
+			}
+		}
+		if _, err := f.store.Partition(ctx, asset, "k-bb"); err != db.ErrNotFound {
+			t.Fatalf("a key between a range's keys, in none: %v, want not found", err)
+		}
+	})
+}
