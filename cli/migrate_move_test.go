@@ -273,8 +273,8 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Errorf("carol's id %d, want %d", got, want)
 	}
 	got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
-	if len(got) != 6 {
-		t.Fatalf("%d backfills after a new one, want 6", len(got))
+	if len(got) != 7 {
+		t.Fatalf("%d backfills after a new one, want 7", len(got))
 	}
 }
 
