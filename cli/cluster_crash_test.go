@@ -121,7 +121,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 		t.Fatalf("backfill %s with %d partitions materialized, want SUCCEEDED and 5000", b.State, b.PartitionsMaterialized)
 	}
 	var mat int64
-	if err := store.RawReader().Get(&mat, `SELECT COUNT(*) FROM partition_status s JOIN assets a ON a.id = s.asset_id WHERE a.key = 'crash.cmd' AND s.status = 'materialized'`); err != nil {
+	if err := store.RawReader().Get(&mat, `SELECT COUNT(*) FROM partition_status_all s JOIN assets a ON a.id = s.asset_id WHERE a.key = 'crash.cmd' AND s.status = 'materialized'`); err != nil {
 		t.Fatal(err)
 	}
 	if mat != 5000 {

@@ -177,7 +177,7 @@ func TestServeOnPostgresNeedsSessionKeys(t *testing.T) {
 func TestMigrateOnPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	want := "schema version 37"
+	want := "schema version 38"
 	for range 2 {
 		code, out, errOut := run(t, "migrate", "--db", url)
 		if code != 0 || !strings.Contains(out, want) {

@@ -145,6 +145,11 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	if code, out, errOut := s.cli(t, "backfill", "create", "t.plain", "--start", "2025-01-01", "--end", "2025-01-10", "--chunk-size", "5", "--wait"); code != 0 || !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("create of t.plain: %d %q %q", code, out, errOut)
 	}
+	// Half of t.plain again: its status range becomes rows, and the
+	// instances of the second build are an instance range.
+	if code, out, errOut := s.cli(t, "backfill", "create", "t.plain", "--start", "2025-01-01", "--end", "2025-01-05", "--chunk-size", "5", "--wait"); code != 0 || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("second create of t.plain: %d %q %q", code, out, errOut)
+	}
 	if code, out, errOut := s.cli(t, "schedule", "trigger", "nightly"); code != 0 || !strings.Contains(out, "launched") {
 		t.Fatalf("trigger: %d %q %q", code, out, errOut)
 	}
@@ -155,8 +160,8 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 	browser := (&testkit.Env{URL: s.URL}).Login(t, "ops", "correct-horse-battery")
 	backfills := apiJSON(t, s.URL, s.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
 	assets := apiJSON(t, s.URL, s.Token, "/api/v1/assets")["assets"].([]any)
-	if len(backfills) != 5 {
-		t.Fatalf("seeded %d backfills, want 5", len(backfills))
+	if len(backfills) != 6 {
+		t.Fatalf("seeded %d backfills, want 6", len(backfills))
 	}
 	histories := []string{"/api/v1/assets/t.plain/partitions/2025-01-03/history", "/api/v1/assets/t.daily/partitions/2025-02-03/history",
 		"/api/v1/assets/t.flaky/partitions/2025-03-01/history"}
@@ -203,7 +208,7 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Errorf("row counts differ:\nSQLite     %v\nPostgreSQL %v", src, dst)
 	}
 	for _, table := range []string{"users", "api_tokens", "sessions", "assets", "backfills", "backfill_segments", "runs", "attempts",
-		"partition_status", "instance_rows", "instance_ranges", "events", "schedule_state", "schedule_ticks", "sensor_state", "sensor_events", "backfill_failures"} {
+		"partition_status", "status_ranges", "instance_rows", "instance_ranges", "events", "schedule_state", "schedule_ticks", "sensor_state", "sensor_events", "backfill_failures"} {
 		if src[table] == 0 {
 			t.Errorf("the seed left %s empty: the test proves nothing about it", table)
 		}
@@ -268,8 +273,8 @@ func TestMigrateMovesSQLiteToPostgres(t *testing.T) {
 		t.Errorf("carol's id %d, want %d", got, want)
 	}
 	got := apiJSON(t, pg.URL, pg.Token, "/api/v1/backfills?limit=500")["backfills"].([]any)
-	if len(got) != 6 {
-		t.Fatalf("%d backfills after a new one, want 6", len(got))
+	if len(got) != 7 {
+		t.Fatalf("%d backfills after a new one, want 7", len(got))
 	}
 }
 

@@ -171,8 +171,14 @@ func (s *Store) SyncWorkspace(ctx context.Context, ws *catalog.Workspace, actor 
 // first (reindexLeases). The asset's instance ranges, which name partitions
 // by index, become rows before (expandInstanceRanges), and its running
 // attempts, which know their partitions by their former indexes, will
-// record theirs as rows.
+// record theirs as rows. Status ranges become rows before all that
+// (explodeAllStatusRanges).
 func reindexAsset(ctx context.Context, tx *sqlx.Tx, assetID int64, sp catalog.Space) error {
+	// Status ranges name partitions by index too: rows first (their
+	// instances become instance ranges, expanded next).
+	if err := explodeAllStatusRanges(ctx, tx, assetID); err != nil {
+		return err
+	}
 	if err := expandInstanceRanges(ctx, tx, assetID); err != nil {
 		return err
 	}

@@ -130,6 +130,19 @@ type leasedPart struct {
 	Started int64 // the attempt's start (the row's updated_at)
 	id      string
 	ids     func(string) string
+	// done: the partition is held by a status range (status_ranges.go),
+	// materialized by the attempt, which ended at finished; otherwise the
+	// attempt is running and leases it.
+	done     bool
+	finished int64
+}
+
+// status is the status of the row the partition reads as.
+func (l leasedPart) status() string {
+	if l.done {
+		return StatusMaterialized
+	}
+	return StatusInProgress
 }
 
 // InstanceID is the instance the attempt builds of the partition.
@@ -144,6 +157,15 @@ func (l leasedPart) InstanceID() string {
 // wrote it at the attempt's start before leases were kept per attempt).
 func (l leasedPart) row(assetID int64) PartitionStatus {
 	id, run, code := l.InstanceID(), l.RunID, l.Code
+	if l.done {
+		// The row insertMaterialized writes for a partition its attempt
+		// leased without a row and materialized plainly.
+		at, st := l.finished, StatusMaterialized
+		p := PartitionStatus{AssetID: assetID, Key: l.Key, Idx: l.Idx, Status: st, Materialized: true, LastMatInstanceID: &id, LastMatRunID: &run,
+			LastMatAt: &at, LastMatCodeVersion: &code, LastAttemptAt: &at, LastAttemptStatus: &st, UpdatedAt: at}
+		p.fill()
+		return p
+	}
 	return PartitionStatus{AssetID: assetID, Key: l.Key, Idx: l.Idx, Status: StatusInProgress, UpdatedAt: l.Started,
 		LeaseInstanceID: &id, LeaseRunID: &run, LeaseCodeVersion: &code}
 }

@@ -483,6 +483,22 @@ func finishMaterialized(ctx context.Context, tx *sqlx.Tx, st *stmts, items []pla
 	}
 	for _, group := range groups {
 		assetID, code := group[0].asset, group[0].code
+		// Partitions leased without a status row: in status ranges where
+		// they can be (status_ranges.go), which stand for their status
+		// rows and their instances.
+		took, err := insertStatusRanges(ctx, tx, assetID, code, at, group, roll)
+		if err != nil {
+			return err
+		}
+		if took != nil {
+			left := make([]plainMat, 0, len(group)-rangedCount(took))
+			for i, it := range group {
+				if !took[i] {
+					left = append(left, it)
+				}
+			}
+			group = left
+		}
 		// The instances: ranges of their attempts where they can, else
 		// rows, in statements of batchRows rows. Instances recorded in
 		// progress by earlier versions are completed in place.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -176,6 +177,9 @@ func applyStartedPlanned(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted, pl
 		// the attempt's instance, run and code version build it (its
 		// instance is recorded when the attempt ends).
 		var id func(string) string
+		if err := explodeForStart(ctx, tx, a); err != nil {
+			return err
+		}
 		for _, pr := range a.Parts {
 			if pr.Prev != "" {
 				inst := pr.InstanceID
@@ -208,4 +212,20 @@ func applyStartedPlanned(ctx context.Context, tx *sqlx.Tx, p AttemptsStarted, pl
 		}
 	}
 	return roll.apply(ctx, tx)
+}
+
+// explodeForStart turns the status ranges holding partitions that attempt a
+// starts on with a status (Prev not "") into rows: the row is then the
+// lease (status_ranges.go).
+func explodeForStart(ctx context.Context, tx *sqlx.Tx, a AttemptStart) error {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, pr := range a.Parts {
+		if pr.Prev == StatusMaterialized {
+			lo, hi = min(lo, pr.Idx), max(hi, pr.Idx)
+		}
+	}
+	if lo > hi {
+		return nil
+	}
+	return explodeStatusRanges(ctx, tx, a.AssetID, lo, hi)
 }

@@ -170,24 +170,37 @@ func (s *Store) RunInstances(ctx context.Context, assetID int64, runIDs, keys []
 			return err
 		}
 		// The instances in progress of partitions the runs lease without a
-		// status row.
-		ls, err := leasesByKey(ctx, c, assetID, keys)
+		// status row, and the materialized ones status ranges hold.
+		ls, err := standingByKey(ctx, c, assetID, keys)
 		if err != nil {
 			return err
 		}
 		added := false
 		for _, l := range ls {
 			if slices.Contains(runIDs, l.RunID) {
-				got = append(got, runInstanceAt{RunInstance{ID: l.InstanceID(), RunID: l.RunID, Key: l.Key, Status: StatusInProgress}, l.Started, l.Started})
+				sortAt := l.Started
+				if l.done {
+					sortAt = l.finished
+				}
+				got = append(got, runInstanceAt{RunInstance{ID: l.InstanceID(), RunID: l.RunID, Key: l.Key, Status: l.status()}, l.Started, sortAt})
 				added = true
 			}
 		}
 		if added {
+			// The query's order: created_at, COALESCE(finished_at,
+			// created_at), partition_key, id.
 			sort.SliceStable(got, func(a, b int) bool {
-				if got[a].CreatedAt != got[b].CreatedAt {
-					return got[a].CreatedAt < got[b].CreatedAt
+				x, y := got[a], got[b]
+				if x.CreatedAt != y.CreatedAt {
+					return x.CreatedAt < y.CreatedAt
 				}
-				return got[a].SortAt < got[b].SortAt
+				if x.SortAt != y.SortAt {
+					return x.SortAt < y.SortAt
+				}
+				if x.Key != y.Key {
+					return x.Key < y.Key
+				}
+				return x.ID < y.ID
 			})
 		}
 		out = make([]RunInstance, len(got))

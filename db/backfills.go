@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -401,21 +402,47 @@ func (s *Store) RecentRunMillis(ctx context.Context, assetID int64) (perPartitio
 // without started_at has none), taken from its latest partitions, and how
 // many there were.
 func (s *Store) ReportedMillis(ctx context.Context, assetID int64) (perPartition float64, n int, err error) {
-	var row struct {
-		Ms sql.NullFloat64 `db:"ms"`
-		N  int             `db:"n"`
+	type took struct {
+		Key string `db:"partition_key"`
+		Ms  int64  `db:"ms"`
 	}
-	// The latest 200 of each kind of instance (rows, ranges), then of both:
-	// over the view partition_instances the ranges' partitions would be
-	// sorted all (0.7 s at a million), each kind alone is read in key order.
-	err = s.r.GetContext(ctx, &row, `SELECT AVG(CAST(finished_at - started_at AS DOUBLE PRECISION)) AS ms, COUNT(*) AS n FROM (
+	// The latest 200 of each kind of instance (rows, ranges, status
+	// ranges), then of all: over the view partition_instances the ranges'
+	// partitions would be sorted all (0.7 s at a million), each kind alone
+	// is read in key order.
+	got, err := selectAll[took](ctx, s.r, `SELECT partition_key, finished_at - started_at AS ms FROM (
 		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_rows
 			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200) AS r
 		UNION ALL
 		SELECT * FROM (SELECT started_at, finished_at, partition_key FROM instance_ranges_expanded
-			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200) AS g
-		ORDER BY partition_key DESC LIMIT 200) AS x`, assetID, assetID)
-	return row.Ms.Float64, row.N, err
+			WHERE asset_id = ? AND status = 'materialized' AND finished_at > started_at ORDER BY partition_key DESC LIMIT 200) AS g) AS x`, assetID, assetID)
+	if err != nil {
+		return 0, 0, err
+	}
+	rs, err := selectAll[statusRangeRow](ctx, s.r, `SELECT `+statusRangeCols+` FROM status_ranges
+		WHERE asset_id = ? AND finished_at > started_at ORDER BY last_key DESC LIMIT 200`, assetID)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range rs {
+		ks, err := rs[i].keys()
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, k := range ks {
+			got = append(got, took{k, rs[i].Finished - rs[i].Started})
+		}
+	}
+	slices.SortFunc(got, func(a, b took) int { return strings.Compare(b.Key, a.Key) })
+	got = got[:min(len(got), 200)]
+	if len(got) == 0 {
+		return 0, 0, nil
+	}
+	var sum float64
+	for _, g := range got {
+		sum += float64(g.Ms)
+	}
+	return sum / float64(len(got)), len(got), nil
 }
 
 // UnfinishedBackfillsOf maps each asset that unfinished backfills select to

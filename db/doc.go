@@ -13,6 +13,11 @@
 // unread writes queued into one batch (postgres_pipeline.go), fresh status
 // rows by COPY.
 //
+// Partition statuses live in three forms that every reader merges:
+// partition_status rows, leases of running attempts on partitions without a
+// row (attempt_leases.go), and status ranges of attempts that built such
+// partitions plainly (status_ranges.go).
+//
 // move*.go move a SQLite database into an empty PostgreSQL one (tessera
 // migrate --from --to): the tables from both catalogs, one transaction,
 // refusals as *MoveError.

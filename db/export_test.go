@@ -1,9 +1,12 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -94,6 +97,46 @@ func (s *Store) StaleRevalidated() int64 { return s.staleCache().revalidated.Loa
 // answer from ranges with what they answer from rows.
 func (s *Store) ExpandInstanceRanges(ctx context.Context, assetID int64) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error { return expandInstanceRanges(ctx, tx, assetID) })
+}
+
+// ExplodeStatusRanges turns asset assetID's status ranges into status rows
+// and instance ranges (as a re-index does first), for tests that compare
+// what readers answer from status ranges with what they answer from rows.
+func (s *Store) ExplodeStatusRanges(ctx context.Context, assetID int64) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error { return explodeAllStatusRanges(ctx, tx, assetID) })
+}
+
+// AllInstances lists every instance, those status ranges hold included, by
+// asset id, partition key and id.
+func (s *Store) AllInstances(ctx context.Context) ([]Instance, error) {
+	out, err := selectAll[Instance](ctx, s.r, `SELECT `+instanceCols+` FROM partition_instances`)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := selectAll[statusRangeRow](ctx, s.r, `SELECT `+statusRangeCols+` FROM status_ranges`)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rs {
+		ps, err := rs[i].parts(nil, rs[i].Lo, rs[i].Hi)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out = append(out, p.instance(rs[i].AssetID))
+		}
+	}
+	slices.SortFunc(out, func(a, b Instance) int {
+		return cmp.Or(cmp.Compare(a.AssetID, b.AssetID), strings.Compare(a.Partition, b.Partition), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// StatusRangeCount counts the status ranges of every asset.
+func (s *Store) StatusRangeCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM status_ranges`)
+	return n, err
 }
 
 // RunListPlan is SQLite's plan of RunList's query for f (EXPLAIN QUERY

@@ -130,10 +130,8 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 	}
 	ms, n, err := f.store.ReportedMillis(ctx, asset)
 	put("reported millis", []any{ms, n}, err)
-	var all []db.Instance
-	err = f.store.RawReader().Select(&all, `SELECT id, asset_id, partition_key, run_id, status, code_version, metadata, error, source, started_at, finished_at, supersedes_id, created_at
-		FROM partition_instances ORDER BY asset_id, partition_key, id`)
-	put("partition_instances", all, err)
+	all, err := f.store.AllInstances(ctx)
+	put("every instance", all, err)
 	return b.String()
 }
 
@@ -151,16 +149,23 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 			}
 			return n
 		}
-		// run_a: 1000..1023, 1024..1049, 1051..1059, 1061..1069, 1071..1099;
-		// run_b: 1090..1109. Rows: 1050 (metadata) and 1060 (failed).
-		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 6 {
-			t.Fatalf("%d instance ranges, want 6", n)
+		// Status ranges (which hold the instances of partitions leased
+		// without a row): run_a's 1000..1023, 1024..1049, 1051..1059,
+		// 1061..1069, and run_b's 1100..1109. Instance ranges: 1071..1099
+		// (run_a's status range there became rows when run_b started on
+		// 1090..1099) and run_b's 1090..1099. Rows: 1050 (metadata) and
+		// 1060 (failed).
+		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 5 {
+			t.Fatalf("%d status ranges, want 5", n)
+		}
+		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 2 {
+			t.Fatalf("%d instance ranges, want 2", n)
 		}
 		if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 2 {
 			t.Fatalf("%d instance rows, want 2 (metadata, failed)", n)
 		}
-		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
-			t.Fatalf("%d instances, want %d", n, 99+20)
+		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 29+10+2 {
+			t.Fatalf("%d instances in partition_instances, want %d", n, 29+10+2)
 		}
 		ranged := instanceAnswers(t, f, asset, keys, times)
 		// Every answer holds what the attempts recorded.
@@ -180,6 +185,18 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 			t.Fatalf("report of a ranged instance: %+v %v, want a replay", res, err)
 		}
 
+		if err := f.store.ExplodeStatusRanges(ctx, asset); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 0 {
+			t.Fatalf("%d status ranges after turning them into rows, want 0", n)
+		}
+		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
+			t.Fatalf("%d instances, want %d", n, 99+20)
+		}
+		if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
+			t.Fatalf("readers answer differently from status ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
+		}
 		if err := f.store.ExpandInstanceRanges(ctx, asset); err != nil {
 			t.Fatal(err)
 		}

@@ -90,7 +90,7 @@ func (s *Store) InstancesBefore(ctx context.Context, assetID int64, key string, 
 		if err := c.SelectContext(ctx, &out, q, append(args, limit)...); err != nil {
 			return err
 		}
-		ls, err := leasesByKey(ctx, c, assetID, []string{key})
+		ls, err := standingByKey(ctx, c, assetID, []string{key})
 		if l, ok := ls[key]; ok {
 			in := l.instance(assetID)
 			if p := in.Pos(); before == nil || p.CreatedAt < before.CreatedAt || p.CreatedAt == before.CreatedAt &&
@@ -119,9 +119,17 @@ func newerInstance(a, b InstancePos) bool {
 }
 
 // instance is the instance in progress a lease stands for (as
-// inProgressInstances reads it from a leased status row).
+// inProgressInstances reads it from a leased status row), or the
+// materialized one a status range holds.
 func (l leasedPart) instance(assetID int64) Instance {
 	started := l.Started
-	return Instance{ID: l.InstanceID(), AssetID: assetID, Partition: l.Key, RunID: l.RunID, Status: StatusInProgress, CodeVersion: l.Code,
+	in := Instance{ID: l.InstanceID(), AssetID: assetID, Partition: l.Key, RunID: l.RunID, Status: StatusInProgress, CodeVersion: l.Code,
 		Source: "backfill", StartedAt: &started, CreatedAt: started}
+	if l.done {
+		// The instance a status range holds (as instance_ranges_expanded
+		// reads an instance range).
+		finished := l.finished
+		in.Status, in.FinishedAt = StatusMaterialized, &finished
+	}
+	return in
 }

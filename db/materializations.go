@@ -233,6 +233,9 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 	if err := in.unlease(ctx, tx, m.AssetID, m.Partition); err != nil {
 		return err
 	}
+	if err := explodeStatusRangesByKey(ctx, tx, m.AssetID, m.Partition); err != nil {
+		return err
+	}
 	var prev PartitionStatus
 	err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
 	exists := err == nil
@@ -495,8 +498,10 @@ func (l lastAttempts) apply(ctx context.Context, tx *sqlx.Tx) error {
 // (after status rows were written in bulk, bypassing the commands).
 func RecomputeLastAttempts(ctx context.Context, tx *sqlx.Tx) error {
 	_, err := tx.ExecContext(ctx, `UPDATE assets SET (last_attempt_at, last_attempt_status) = (
-		SELECT p.last_attempt_at, p.last_attempt_status FROM partition_status p WHERE p.asset_id = assets.id AND p.last_attempt_at IS NOT NULL
-		ORDER BY p.last_attempt_at DESC, p.last_attempt_status = 'failed' DESC LIMIT 1)`)
+		SELECT p.at, p.st FROM (
+			SELECT last_attempt_at AS at, last_attempt_status AS st FROM partition_status WHERE asset_id = assets.id AND last_attempt_at IS NOT NULL
+			UNION ALL SELECT finished_at, 'materialized' FROM status_ranges WHERE asset_id = assets.id) AS p
+		ORDER BY p.at DESC, p.st = 'failed' DESC LIMIT 1)`)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -185,12 +186,26 @@ func bucketCounts(ctx context.Context, q *sqlx.Conn, out []Counts, assetID, lo, 
 		return err
 	}
 	if scanLo > hi {
-		return nil // the rollup counts leased partitions in progress
+		return nil // the rollup counts leased partitions in progress, and those status ranges hold
 	}
 	ls, err := loadLeases(ctx, q, assetID, scanLo, hi)
+	if err != nil {
+		return err
+	}
 	for _, l := range ls {
 		if b := (l.Idx - lo) / size; b >= 0 && b < n {
 			out[b][StatusInProgress]++
+		}
+	}
+	spans, err := rangeSpans(ctx, q, assetID, scanLo, hi)
+	for _, r := range spans {
+		for a := r.Lo; a <= r.Hi; {
+			b := (a - lo) / size
+			end := min(r.Hi, lo+(b+1)*size-1)
+			if b >= 0 && b < n {
+				out[b][StatusMaterialized] += end - a + 1
+			}
+			a = end + 1
 		}
 	}
 	return err
@@ -204,7 +219,7 @@ func (s *Store) StatusRange(ctx context.Context, assetID, lo, hi int64) ([]Parti
 		if err := q.SelectContext(ctx, &out, `SELECT * FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, lo, hi); err != nil {
 			return err
 		}
-		ls, err := loadLeases(ctx, q, assetID, lo, hi)
+		ls, err := loadStanding(ctx, q, assetID, lo, hi)
 		out = mergeLeaseRows(assetID, fillAll(out), ls)
 		return err
 	})
@@ -221,7 +236,7 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 			p.fill()
 			return err
 		}
-		ls, err := leasesByKey(ctx, q, assetID, []string{key})
+		ls, err := standingByKey(ctx, q, assetID, []string{key})
 		if err != nil {
 			return err
 		}
@@ -249,15 +264,31 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 			return err
 		}
 		out = fillAll(out)
-		if len(statuses) > 0 && !slices.Contains(statuses, StatusInProgress) {
+		all := len(statuses) == 0
+		leases, ranges := all || slices.Contains(statuses, StatusInProgress), all || slices.Contains(statuses, StatusMaterialized)
+		if !leases && !ranges {
 			return nil
 		}
-		// Leases past the page's last row cannot be on the page.
+		// Leases and ranges past the page's last row cannot be on the page.
 		hi := int64(math.MaxInt64)
 		if len(out) >= limit && limit > 0 {
 			hi = out[limit-1].Idx
 		}
-		ls, err := loadLeases(ctx, c, assetID, after+1, hi)
+		var ls []leasedPart
+		if leases {
+			var err error
+			if ls, err = loadLeases(ctx, c, assetID, after+1, hi); err != nil {
+				return err
+			}
+		}
+		if ranges {
+			rs, err := loadRanges(ctx, c, assetID, after+1, hi, limit)
+			if err != nil {
+				return err
+			}
+			ls = mergeByIdx(ls, rs)
+		}
+		var err error
 		out = mergeLeaseRows(assetID, out, ls)
 		if len(out) > limit {
 			out = out[:limit]
@@ -304,6 +335,22 @@ func statusesAt(ctx context.Context, q *sqlx.Conn, assetID int64, idxs []int64) 
 			for _, l := range ls {
 				if want[l.Idx] {
 					out = append(out, IdxStatus{Idx: l.Idx, Status: StatusInProgress})
+				}
+			}
+		}
+	}
+	if len(idxs) > 0 {
+		// Partitions status ranges hold: materialized.
+		lo, hi := slices.Min(idxs), slices.Max(idxs)
+		spans, err := rangeSpans(ctx, q, assetID, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if len(spans) > 0 {
+			for _, i := range idxs {
+				j, _ := slices.BinarySearchFunc(spans, i, func(r statusRangeRow, i int64) int { return cmp.Compare(r.Hi, i) })
+				if j < len(spans) && spans[j].Lo <= i {
+					out = append(out, IdxStatus{Idx: i, Status: StatusMaterialized, Materialized: true})
 				}
 			}
 		}
@@ -366,8 +413,15 @@ func statusCountsInRange(ctx context.Context, c *sqlx.Conn, out Counts, assetID,
 			return err
 		}
 		ls, err := loadLeases(ctx, c, assetID, a, b)
+		if err != nil {
+			return err
+		}
 		if len(ls) > 0 {
 			out[StatusInProgress] += int64(len(ls))
+		}
+		spans, err := rangeSpans(ctx, c, assetID, a, b)
+		if n := spansLen(spans); n > 0 {
+			out[StatusMaterialized] += n
 		}
 		return err
 	}
@@ -456,7 +510,11 @@ func (s *Store) LastAttemptStatus(ctx context.Context, assetID int64, key string
 	var prev *string
 	err := s.r.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		rs, err := rangesByKey(ctx, s.r, assetID, []string{key})
+		if _, ok := rs[key]; ok {
+			return StatusMaterialized, err
+		}
+		return "", err
 	}
 	if err != nil || prev == nil {
 		return "", err
@@ -485,19 +543,42 @@ func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]Sel
 			return err
 		}
 		ls, err := loadLeases(ctx, q, assetID, lo, hi)
-		if len(ls) == 0 || err != nil {
+		if err != nil {
 			return err
+		}
+		// Partitions status ranges hold, materialized (their keys not
+		// read).
+		spans, err := rangeSpans(ctx, q, assetID, lo, hi)
+		if err != nil {
+			return err
+		}
+		held := make([]leasedPart, 0, spansLen(spans))
+		for _, r := range spans {
+			for i := r.Lo; i <= r.Hi; i++ {
+				held = append(held, leasedPart{Idx: i, Code: r.Code, done: true})
+			}
+		}
+		ls = mergeByIdx(ls, held)
+		if len(ls) == 0 {
+			return nil
+		}
+		standing := func(l leasedPart) SelectionRow {
+			if l.done {
+				code := l.Code
+				return SelectionRow{Idx: l.Idx, Status: StatusMaterialized, Mat: true, CodeVersion: &code}
+			}
+			return SelectionRow{Idx: l.Idx, Status: StatusInProgress}
 		}
 		merged := make([]SelectionRow, 0, len(out)+len(ls))
 		j := 0
 		for _, r := range out {
 			for ; j < len(ls) && ls[j].Idx < r.Idx; j++ {
-				merged = append(merged, SelectionRow{Idx: ls[j].Idx, Status: StatusInProgress})
+				merged = append(merged, standing(ls[j]))
 			}
 			merged = append(merged, r)
 		}
 		for ; j < len(ls); j++ {
-			merged = append(merged, SelectionRow{Idx: ls[j].Idx, Status: StatusInProgress})
+			merged = append(merged, standing(ls[j]))
 		}
 		out = merged
 		return nil
@@ -510,6 +591,6 @@ func (s *Store) SelectionRows(ctx context.Context, assetID, lo, hi int64) ([]Sel
 // database without.
 func (s *Store) AnyPartitionStatus(ctx context.Context) (bool, error) {
 	var n int
-	err := s.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM partition_status`)
+	err := s.r.GetContext(ctx, &n, `SELECT (SELECT COUNT(*) FROM partition_status) + (SELECT COUNT(*) FROM status_ranges)`)
 	return n > 0, err
 }

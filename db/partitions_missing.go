@@ -8,7 +8,7 @@ import (
 )
 
 // MissingAfter returns up to limit indexes in (after, size) that have no status
-// row and that no running attempt leases (a partition leased without a row is
+// row, that no status range holds and that no running attempt leases (a partition leased without a row is
 // in progress, not missing), in order. Rollup blocks whose every index has a
 // row or a lease (the rollup counts leased partitions in progress) are skipped
 // without reading their rows (a backfill fills the space from its start, so
@@ -57,6 +57,19 @@ func missingAfter(ctx context.Context, q *sqlx.Conn, assetID, after, size int64,
 		var present []int64
 		if err := q.SelectContext(ctx, &present, `SELECT idx FROM partition_status WHERE asset_id=? AND idx BETWEEN ? AND ? ORDER BY idx`, assetID, start, end); err != nil {
 			return nil, err
+		}
+		// Partitions status ranges hold are materialized.
+		spans, err := rangeSpans(ctx, q, assetID, start, end)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range spans {
+			for i := r.Lo; i <= r.Hi; i++ {
+				present = append(present, i)
+			}
+		}
+		if len(spans) > 0 {
+			slices.Sort(present)
 		}
 		for len(ls) > 0 && ls[0] < start {
 			ls = ls[1:]

@@ -12,7 +12,7 @@ import (
 // ReplayTables are the projections the backfill engine's events rebuild.
 var ReplayTables = []string{
 	"backfills", "backfill_segments", "backfill_ranges", "backfill_key_blocks", "backfill_failures",
-	"runs", "attempts", "conflicts", "partition_status", "partition_rollup", "partition_instances", "instance_ranges",
+	"runs", "attempts", "conflicts", "partition_status", "partition_rollup", "partition_instances", "instance_ranges", "status_ranges",
 }
 
 // Rebuild creates a fresh database at path, copies the assets table (synced

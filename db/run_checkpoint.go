@@ -40,7 +40,15 @@ func StoredStatusRows(ctx context.Context, tx *sqlx.Tx, assetID, lo, hi int64) (
 		}
 		out[k] = s
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Partitions status ranges hold read as materialized rows.
+	rs, err := loadRanges(ctx, tx, assetID, lo, hi, 0)
+	for _, r := range rs {
+		out[r.Key] = StatusMaterialized
+	}
+	return out, err
 }
 
 // Leases are the leases of an asset's running attempts on partitions
@@ -118,6 +126,20 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 	}
 	cp.Built, err = keysWhere(ctx, q, `SELECT DISTINCT partition_key FROM partition_instances WHERE asset_id=? AND partition_key IN (%s)
 		AND run_id=? AND status='materialized'`, assetID, keys, runID)
+	if err != nil {
+		return cp, err
+	}
+	// Partitions status ranges hold: materialized, never tainted, by
+	// their range's attempt.
+	rs, err := rangesByKey(ctx, q, assetID, keys)
+	for k, r := range rs {
+		if r.RunID == runID || r.finished >= since {
+			cp.Done[k] = true
+		}
+		if r.RunID == runID {
+			cp.Built[k] = true
+		}
+	}
 	return cp, err
 }
 
@@ -146,6 +168,15 @@ func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID s
 				g.Run = "a report"
 			}
 			out[g.Key] = g.Run
+		}
+		rs, err := rangesByKey(ctx, s.r, assetID, keys[:k])
+		if err != nil {
+			return nil, err
+		}
+		for key, r := range rs {
+			if r.finished >= since && r.finished <= until && r.RunID != runID {
+				out[key] = r.RunID
+			}
 		}
 		keys = keys[k:]
 	}

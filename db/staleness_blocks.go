@@ -80,8 +80,9 @@ func markAssetStaleBlocks(ctx context.Context, tx *sqlx.Tx, assetID int64) error
 	// Each block once (PostgreSQL refuses an upsert that changes a row
 	// twice).
 	_, err := tx.ExecContext(ctx, `INSERT INTO staleness_blocks (asset_id, block, gen)
-		SELECT asset_id, block, `+gen+` FROM (SELECT DISTINCT asset_id, idx >> ? AS block FROM partition_status WHERE asset_id=? AND idx >= 0) AS b
-		WHERE true ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, staleBlockShift, assetID)
+		SELECT asset_id, block, `+gen+` FROM (SELECT asset_id, idx >> ? AS block FROM partition_status WHERE asset_id=? AND idx >= 0
+			UNION SELECT asset_id, block FROM status_ranges WHERE asset_id=?) AS b
+		WHERE true ON CONFLICT (asset_id, block) DO UPDATE SET gen=excluded.gen, facts=NULL`, staleBlockShift, assetID, assetID)
 	return err
 }
 
@@ -420,7 +421,7 @@ func (s *Store) loadRanges(ctx context.Context, assetID int64, code string, rs [
 	if !slices.IsSorted(b.Idx) {
 		sortFacts(b)
 	}
-	return b, nil
+	return s.withRangeFacts(ctx, b, assetID, rs)
 }
 
 // jsonRanges writes ranges as a JSON array of [lo, hi] pairs.

@@ -282,5 +282,47 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 		}
 		b.push(packed, at, c)
 	}
-	return b, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return s.withRangeFacts(ctx, b, assetID, [][2]int64{{lo, hi}})
+}
+
+// withRangeFacts merges into b (facts of status rows, in index order) the
+// facts of the partitions status ranges hold within the index ranges rs (in
+// order): materialized at their range's end, by its code version.
+func (s *Store) withRangeFacts(ctx context.Context, b *baseFacts, assetID int64, rs [][2]int64) (*baseFacts, error) {
+	var spans []statusRangeRow
+	for _, r := range rs {
+		sp, err := rangeSpans(ctx, s.r, assetID, r[0], r[1])
+		if err != nil {
+			return nil, err
+		}
+		spans = append(spans, sp...)
+	}
+	if len(spans) == 0 {
+		return b, nil
+	}
+	held := newBaseFacts(int(spansLen(spans)))
+	for _, r := range spans {
+		for i := r.Lo; i <= r.Hi; i++ {
+			held.push(i*32+1, r.Finished, r.Code)
+		}
+	}
+	out := newBaseFacts(len(b.Idx) + len(held.Idx))
+	j := 0
+	for k, i := range b.Idx {
+		for j < len(held.Idx) && held.Idx[j] < i {
+			out.add(held, j)
+			j++
+		}
+		if j < len(held.Idx) && held.Idx[j] == i {
+			j++ // a range turned into rows between the two reads: the row
+		}
+		out.add(b, k)
+	}
+	for ; j < len(held.Idx); j++ {
+		out.add(held, j)
+	}
+	return out, nil
 }

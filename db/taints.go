@@ -15,6 +15,9 @@ import (
 // materialized.
 func (s *Store) Taint(ctx context.Context, assetID int64, assetKey, key, reason, actor string, now time.Time) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if err := explodeStatusRangesByKey(ctx, tx, assetID, key); err != nil {
+			return err
+		}
 		var st PartitionStatus
 		err := tx.GetContext(ctx, &st, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !st.Materialized) {
@@ -113,6 +116,18 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 	case !errors.Is(err, sql.ErrNoRows):
 		return h, err
 	}
+	// The instance a status range holds, materialized, is the newest one
+	// of its partition when it finished by then.
+	rs, err := rangesByKey(ctx, s.r, assetID, []string{key})
+	if err != nil {
+		return h, err
+	}
+	if r, ok := rs[key]; ok && r.finished <= ms {
+		in := r.instance(assetID)
+		if h.Canonical == nil || *in.FinishedAt > coalesceAt(h.Canonical) || *in.FinishedAt == coalesceAt(h.Canonical) && in.CreatedAt > h.Canonical.CreatedAt {
+			h.Canonical = &in
+		}
+	}
 	var l Instance
 	err = s.snapshot(ctx, func(c *sqlx.Conn) error {
 		err := c.GetContext(ctx, &l, `SELECT * FROM (SELECT `+instanceCols+` FROM partition_instances WHERE asset_id=? AND partition_key=?
@@ -121,8 +136,9 @@ func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key strin
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		// The instance in progress of a partition leased without a row.
-		ls, lerr := leasesByKey(ctx, c, assetID, []string{key})
+		// The instance in progress of a partition leased without a row,
+		// or the one a status range holds.
+		ls, lerr := standingByKey(ctx, c, assetID, []string{key})
 		if lerr != nil {
 			return lerr
 		}
@@ -178,4 +194,12 @@ func laterAttempt(a, b Instance) bool {
 		}
 	}
 	return false
+}
+
+// coalesceAt is COALESCE(finished_at, created_at) of an instance.
+func coalesceAt(i *Instance) int64 {
+	if i.FinishedAt != nil {
+		return *i.FinishedAt
+	}
+	return i.CreatedAt
 }

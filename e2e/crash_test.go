@@ -185,10 +185,10 @@ assets:
 		}
 		return n
 	}
-	if n := one(`SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); n != 5000 {
+	if n := one(`SELECT COUNT(*) FROM partition_status_all WHERE status='materialized'`); n != 5000 {
 		t.Errorf("%d partitions materialized, want 5000", n)
 	}
-	if n := one(`SELECT COUNT(*) FROM partition_status WHERE status != 'materialized'`); n != 0 {
+	if n := one(`SELECT COUNT(*) FROM partition_status_all WHERE status != 'materialized'`); n != 0 {
 		t.Errorf("%d partitions not materialized", n)
 	}
 	// No chunk planned twice: 200 runs, and the planning events name each chunk once.
@@ -218,13 +218,13 @@ assets:
 		t.Errorf("%d run keys planned, want 200", len(planned))
 	}
 	// No partition built by two attempts at overlapping times.
-	if n := one(`SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+	if n := one(`SELECT COUNT(*) FROM partition_instances_all x JOIN partition_instances_all y
 		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
 		WHERE x.started_at < COALESCE(y.finished_at, 1e15) AND y.started_at < COALESCE(x.finished_at, 1e15)`); n != 0 {
 		t.Errorf("%d pairs of instances of the same partition overlap in time", n)
 	}
 	// Checkpoint: a partition reported materialized is never built again.
-	if n := one(`SELECT COUNT(*) FROM (SELECT partition_key FROM partition_instances WHERE status='materialized' GROUP BY partition_key HAVING COUNT(*) > 1)`); n != 0 {
+	if n := one(`SELECT COUNT(*) FROM (SELECT partition_key FROM partition_instances_all WHERE status='materialized' GROUP BY partition_key HAVING COUNT(*) > 1)`); n != 0 {
 		t.Errorf("%d partitions materialized by more than one instance", n)
 	}
 	// The kills did hit running attempts, and those were recovered.

@@ -20,7 +20,7 @@ type apiError struct {
 
 func countRows(t *testing.T, env *testkit.Env) (events, instances, statuses int) {
 	t.Helper()
-	return env.Count(t, `SELECT COUNT(*) FROM events`), env.Count(t, `SELECT COUNT(*) FROM partition_instances`), env.Count(t, `SELECT COUNT(*) FROM partition_status`)
+	return env.Count(t, `SELECT COUNT(*) FROM events`), env.Count(t, `SELECT COUNT(*) FROM partition_instances_all`), env.Count(t, `SELECT COUNT(*) FROM partition_status_all`)
 }
 
 func TestReportMaterializationsBadInputWritesNothing(t *testing.T) {

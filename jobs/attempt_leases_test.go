@@ -117,7 +117,7 @@ func TestLeaseWithoutRowReadsInProgress(t *testing.T) {
 		checkLeased(t, env.eng, asset, "a.daily", sp, 10, map[string]bool{runs[0].ID: true, runs[1].ID: true})
 		close(g.release)
 		env.wait(b.ID, db.BackfillSucceeded)
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized' AND lease_instance_id IS NULL`, asset); n != 10 {
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_status_all WHERE asset_id=? AND status='materialized' AND lease_instance_id IS NULL`, asset); n != 10 {
 			t.Fatalf("%d rows materialized, want 10", n)
 		}
 		if n := countRows(t, env.store, `SELECT COUNT(*) FROM attempts WHERE lease IS NOT NULL OR lease_lo IS NOT NULL`); n != 0 {
@@ -163,12 +163,12 @@ func TestOverlappingBackfillsRespectALeaseWithoutRow(t *testing.T) {
 		for _, id := range []string{a.ID, b.ID, c.ID} {
 			env.wait(id, db.BackfillSucceeded)
 		}
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all x JOIN partition_instances_all y
 		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
 		WHERE x.started_at < y.finished_at AND y.started_at < x.finished_at`); n > 0 {
 			t.Fatalf("%d overlapping instance pairs", n)
 		}
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 10+13+1 {
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all`); n != 10+13+1 {
 			t.Fatalf("%d instances, want %d", n, 10+13+1)
 		}
 	})

@@ -421,13 +421,13 @@ func TestLeaseOverlappingBackfills(t *testing.T) {
 			t.Fatalf("%d partitions built by two runs at once (executor view)", v)
 		}
 		// From the instances table: per partition, no two instances overlap in time.
-		overlaps := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances x JOIN partition_instances y
+		overlaps := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all x JOIN partition_instances_all y
 		ON x.asset_id = y.asset_id AND x.partition_key = y.partition_key AND x.id < y.id
 		WHERE x.started_at < y.finished_at AND y.started_at < x.finished_at`)
 		if overlaps > 0 {
 			t.Fatalf("%d overlapping instance pairs", overlaps)
 		}
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 90+60+3 {
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all`); n != 90+60+3 {
 			t.Fatalf("%d instances, want %d", n, 90+60+3)
 		}
 	})

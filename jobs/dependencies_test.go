@@ -36,7 +36,7 @@ func TestDependenciesUpstreamFailedAndRetryFailed(t *testing.T) {
 		}
 		// The downstream day that reads the failed hour was not attempted.
 		downID := env.ids["down.daily"]
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all WHERE asset_id=? AND partition_key='2025-01-01'`, downID); n != 0 {
 			t.Fatalf("the upstream-failed day was attempted %d times", n)
 		}
 		// Each run lists its partitions with what it did to them.

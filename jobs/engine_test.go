@@ -143,7 +143,7 @@ func TestBackfillRunsToSuccess(t *testing.T) {
 			t.Fatalf("finished %+v", b)
 		}
 		var n int
-		if err := env.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_status WHERE status='materialized'`); err != nil || n != 28 {
+		if err := env.store.RawReader().Get(&n, `SELECT COUNT(*) FROM partition_status_all WHERE status='materialized'`); err != nil || n != 28 {
 			t.Fatalf("materialized rows %d %v", n, err)
 		}
 	})

@@ -405,7 +405,7 @@ func TestPostgresRestartMidBackfill(t *testing.T) {
 	if got.State != db.BackfillSucceeded {
 		t.Fatalf("backfill %s after the restart: %+v", got.State, got)
 	}
-	if m := count(`SELECT COUNT(*) FROM partition_status WHERE asset_id=? AND status='materialized'`, a.ids["s.daily"]); m != n {
+	if m := count(`SELECT COUNT(*) FROM partition_status_all WHERE asset_id=? AND status='materialized'`, a.ids["s.daily"]); m != n {
 		t.Fatalf("%d partitions materialized, want %d", m, n)
 	}
 	if r := count(`SELECT COUNT(*) FROM runs WHERE backfill_id=?`, bf.ID); r != n {

@@ -98,7 +98,7 @@ func TestClusterSurvivesOutageLongerThanLease(t *testing.T) {
 	if len(late) > 0 {
 		t.Errorf("%d attempts started after the outage did not succeed: %q", len(late), late)
 	}
-	if n := countRows(t, store, `SELECT COUNT(*) FROM partition_status WHERE asset_id = ? AND status = 'materialized'`, c.ids["o.daily"]); n != 60 {
+	if n := countRows(t, store, `SELECT COUNT(*) FROM partition_status_all WHERE asset_id = ? AND status = 'materialized'`, c.ids["o.daily"]); n != 60 {
 		t.Errorf("%d partitions materialized, want 60", n)
 	}
 	checkFinishedOnce(t, store, b.ID)

@@ -75,7 +75,7 @@ func TestReplayRebuildsProjections(t *testing.T) {
 			Asset    string `db:"asset"`
 			Attempts int64  `db:"attempts"`
 		}
-		if err := env.store.RawReader().SelectContext(ctx, &insts, `SELECT i.id, i.partition_key, i.run_id, r.asset, r.attempts FROM partition_instances i JOIN runs r ON r.id = i.run_id`); err != nil {
+		if err := env.store.RawReader().SelectContext(ctx, &insts, `SELECT i.id, i.partition_key, i.run_id, r.asset, r.attempts FROM partition_instances_all i JOIN runs r ON r.id = i.run_id`); err != nil {
 			t.Fatal(err)
 		}
 		for _, in := range insts {

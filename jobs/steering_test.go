@@ -115,7 +115,7 @@ func TestOverlappingBackfillPlansWithinItsCap(t *testing.T) {
 				t.Fatalf("backfill %+v", f)
 			}
 		}
-		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances`); n != 40 {
+		if n := countRows(t, env.store, `SELECT COUNT(*) FROM partition_instances_all`); n != 40 {
 			t.Fatalf("%d instances, want 20 by each backfill", n)
 		}
 	})
