@@ -476,6 +476,9 @@ func (h *Handler) APISensorEvaluate(c echo.Context) error {
 
 func evaluationResult(ev jobs.Evaluation) EvaluationResult {
 	out := EvaluationResult{Evaluation: toSensorEvaluationJSON(ev.Record), Requests: ev.Outcomes}
+	for _, o := range out.Requests {
+		wordEstimate(o.Preview)
+	}
 	if out.Requests == nil {
 		out.Requests = []jobs.RequestOutcome{}
 	}

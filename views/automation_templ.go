@@ -1550,15 +1550,15 @@ func TickPreviewBlock(v TickPreviewView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if v.Estimate != "" {
+		if v.Estimate != nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 145, "<p class=\"muted\" data-testid=\"preview-estimate\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var82 string
-			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(v.Estimate)
+			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(EstimateText(*v.Estimate))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automation.templ`, Line: 233, Col: 63}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automation.templ`, Line: 233, Col: 78}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var82))
 			if templ_7745c5c3_Err != nil {

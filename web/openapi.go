@@ -369,7 +369,7 @@ var schemas = map[string]any{
 		"skipped":               arrayOf(object(map[string]any{"asset": str, "partition": str, "reason": str}, "asset", "partition", "reason")),
 		"estimated_seconds":     map[string]any{"type": []string{"number", "null"}, "description": "null when there is no history to estimate from; the bottom of a range when estimated_max_seconds is present"},
 		"estimated_max_seconds": map[string]any{"type": "number", "description": "present when recent runs had another size than these chunks: the top of the range (each run as long as a recent one), estimated_seconds its bottom (time per partition)"},
-		"estimate":              str},
+		"estimate":              described(str, "the estimate in words, as the new-backfill page writes it (counts with thousands separators); empty in the previews a sensor's dry run recorded (its evaluation's requests)")},
 		"total_partitions", "total_chunks", "total_runs", "assets", "first_chunk", "status", "skipped_count", "skipped", "estimated_seconds", "estimate"),
 	"Backfill":     backfillSchema(),
 	"BackfillPage": object(map[string]any{"backfills": arrayOf(ref("Backfill")), "next_cursor": str}, "backfills", "next_cursor"),
