@@ -270,7 +270,7 @@ func stalenessSchemas() map[string]any {
 		"last_attempt_failed":      described(integer, "of the fresh and stale, those whose last attempt failed (their data is still there)"),
 		"stale_by_reason":          described(fixedCounts(staleReasons()...), "adds up to stale; partitions without data are failed or missing, not stale"),
 		"latest_fresh_partition":   described(str, "empty when no partition is fresh"),
-		"lag_seconds":              described(nullable(integer), "how far the latest fresh partition is behind now (null when none is fresh)"),
+		"lag_seconds":              described(nullable(integer), "how far the latest fresh partition is behind now (null when none is fresh; 0 when it is the last partition of a scheme with a fixed end: nothing newer can be built)"),
 		"freshness_policy":         described(str, "empty when the asset has none"),
 		"over_policy":              boolean,
 		"failing":                  described(boolean, "the asset's last attempt failed"),
