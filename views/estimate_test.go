@@ -43,3 +43,21 @@ func TestEstimateText(t *testing.T) {
 		}
 	}
 }
+
+// TestTickPreviewEstimateHasSeparators: the schedule page's preview of its
+// next tick words the estimate as the new-backfill preview does; without a
+// backfill to launch it has none.
+func TestTickPreviewEstimateHasSeparators(t *testing.T) {
+	e := Estimate{Low: "1 h 0 min", High: "3 h 0 min", Assets: 1, Sizes: []RunSize{{Asset: "raw.events", PartitionsARun: 12_000}}, ChunkSize: 2_400}
+	d := doc(t, TickPreviewBlock(TickPreviewView{TickAt: "2026-03-02 00:00 UTC", Selection: "range", Partitions: 1_000_000, Chunks: 417, Estimate: &e}))
+	if got := text(d.Find(`[data-testid="preview-estimate"]`)); got != EstimateText(e) ||
+		got != "1 h 0 min to 3 h 0 min from recent runs of these assets at this concurrency (raw.events had about 12,000 partitions a run, these have 2,400: how long a run takes for its size is not known)" {
+		t.Errorf("tick preview estimate %q", got)
+	}
+	if got := text(d.Find(`[data-testid="preview-partitions"]`)); got != "1,000,000" {
+		t.Errorf("tick preview partitions %q, want 1,000,000", got)
+	}
+	if d := doc(t, TickPreviewBlock(TickPreviewView{Skip: "the cron never fires again"})); d.Find(`[data-testid="preview-estimate"]`).Length() != 0 {
+		t.Error("a tick that launches nothing shows an estimate")
+	}
+}
