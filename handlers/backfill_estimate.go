@@ -27,9 +27,10 @@ func estimateOf(p *jobs.Preview) views.Estimate {
 func seconds(s float64) string { return fmtDur(time.Duration(s * float64(time.Second))) }
 
 // wordEstimate sets the API's estimate in words of p (nil: none), as the
-// pages word it.
+// pages word it. A preview that has its words already (a sensor's dry run
+// recorded before evaluations kept the estimate's basis) keeps them.
 func wordEstimate(p *jobs.Preview) {
-	if p != nil {
+	if p != nil && p.Estimate == "" {
 		p.Estimate = views.EstimateText(estimateOf(p))
 	}
 }

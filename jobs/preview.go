@@ -54,18 +54,20 @@ type Preview struct {
 }
 
 // EstimateBasis is what a preview's duration estimate rests on.
+// Its JSON is how a sensor's dry run stores it (StoredOutcomes); the API
+// does not show it.
 type EstimateBasis struct {
-	Assets      int       // assets previewed
-	NoHistory   []string  // assets without a finished run or reported duration
-	FromReports []string  // assets estimated from reported durations (no run yet)
-	Sizes       []RunSize // assets whose recent runs had another size than these chunks
-	ChunkSize   int64     // the backfill's chunk size
+	Assets      int       `json:"assets"`                 // assets previewed
+	NoHistory   []string  `json:"no_history,omitempty"`   // assets without a finished run or reported duration
+	FromReports []string  `json:"from_reports,omitempty"` // assets estimated from reported durations (no run yet)
+	Sizes       []RunSize `json:"sizes,omitempty"`        // assets whose recent runs had another size than these chunks
+	ChunkSize   int64     `json:"chunk_size"`             // the backfill's chunk size
 }
 
 // RunSize is the mean size of an asset's recent runs.
 type RunSize struct {
-	Asset          string
-	PartitionsARun float64
+	Asset          string  `json:"asset"`
+	PartitionsARun float64 `json:"partitions_a_run"`
 }
 
 // Preview resolves req like Create and describes the result.
