@@ -168,6 +168,7 @@ func (h *Handler) APIBackfillPreview(c echo.Context) error {
 		if err != nil {
 			return engineErr(err)
 		}
+		wordEstimate(pv)
 		return c.JSON(http.StatusOK, pv)
 	})
 }

@@ -404,6 +404,7 @@ func (h *Handler) tickPreview(ctx context.Context, s *catalog.Schedule, paused b
 	case err != nil:
 		return out, err
 	}
+	wordEstimate(pv)
 	out.Request, out.Preview = &req, pv
 	return out, nil
 }

@@ -260,9 +260,16 @@ func toSensorEventJSON(e db.SensorEvent) SensorEventJSON {
 }
 
 func toSensorEvaluationJSON(e db.SensorEvaluation) SensorEvaluationJSON {
-	req := json.RawMessage(e.Requests)
-	if !json.Valid(req) {
-		req = json.RawMessage("[]")
+	req := json.RawMessage("[]")
+	if outs, err := jobs.ReadOutcomes(e.Requests); err == nil && len(outs) > 0 {
+		// A dry run's previews with their estimate in words, as the
+		// evaluate answer words them (the store keeps the basis).
+		for _, o := range outs {
+			wordEstimate(o.Preview)
+		}
+		if b, err := json.Marshal(outs); err == nil {
+			req = b
+		}
 	}
 	return SensorEvaluationJSON{ID: e.ID, Sensor: e.Sensor, Kind: e.Kind, StartedAt: msTime(e.StartedAt), DurationMs: e.DurationMs,
 		CursorBefore: e.CursorBefore, CursorAfter: e.CursorAfter, Requests: req, SkipReason: e.SkipReason, Error: e.Error, LogTail: e.LogTail, Actor: e.Actor}
@@ -483,6 +490,9 @@ func (h *Handler) APISensorEvaluate(c echo.Context) error {
 
 func evaluationResult(ev jobs.Evaluation) EvaluationResult {
 	out := EvaluationResult{Evaluation: toSensorEvaluationJSON(ev.Record), Requests: ev.Outcomes}
+	for _, o := range out.Requests {
+		wordEstimate(o.Preview)
+	}
 	if out.Requests == nil {
 		out.Requests = []jobs.RequestOutcome{}
 	}

@@ -443,7 +443,7 @@ func (h *Handler) preview(c echo.Context, f views.NewBackfillForm, req jobs.Requ
 	}
 	pv := views.PreviewView{Partitions: p.TotalPartitions, Chunks: p.TotalChunks, Runs: p.TotalRuns,
 		FirstChunk: p.FirstChunk.Keys, FirstAsset: p.FirstChunk.Asset, Status: statusBar(p.Status),
-		SkippedCount: p.SkippedCount, Estimate: p.Estimate, Stale: p.Status["stale"]}
+		SkippedCount: p.SkippedCount, Estimate: estimateOf(p), Stale: p.Status["stale"]}
 	// Drawn with stale partitions in the stale colour, as the overview and
 	// the asset grid draw them.
 	pv.StatusBar = withStale(pv.Status, pv.Stale)

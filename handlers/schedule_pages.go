@@ -305,7 +305,8 @@ func (h *Handler) previewView(c echo.Context, s *catalog.Schedule, paused bool) 
 	if pv.Preview != nil {
 		sel, _ := json.Marshal(pv.Request.Selector)
 		v.Selection = describeSelectorOf(string(sel), "")
-		v.Partitions, v.Chunks, v.Estimate = pv.Preview.TotalPartitions, pv.Preview.TotalChunks, pv.Preview.Estimate
+		est := estimateOf(pv.Preview)
+		v.Partitions, v.Chunks, v.Estimate = pv.Preview.TotalPartitions, pv.Preview.TotalChunks, &est
 		for _, a := range pv.Preview.Assets {
 			v.Assets = append(v.Assets, views.KV{K: a.Asset, V: views.Num(a.Partitions) + " partition" + plural(a.Partitions)})
 		}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -90,8 +89,7 @@ func sensorStrip(v sensorView, loc *time.Location) []views.TickCell {
 
 // launchedBy counts the backfills an evaluation launched.
 func launchedBy(e db.SensorEvaluation) int {
-	var outs []jobs.RequestOutcome
-	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	outs, _ := jobs.ReadOutcomes(e.Requests)
 	n := 0
 	for _, o := range outs {
 		if o.Backfill != "" {
@@ -113,8 +111,7 @@ func evaluationSummary(e db.SensorEvaluation) string {
 	if e.Error != nil {
 		return kind + " failed"
 	}
-	var outs []jobs.RequestOutcome
-	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	outs, _ := jobs.ReadOutcomes(e.Requests)
 	launched := launchedBy(e)
 	switch {
 	case e.Kind == db.EvalDryRun:
@@ -263,8 +260,7 @@ func evaluationRow(e db.SensorEvaluation, loc *time.Location) views.EvaluationRo
 	r := views.EvaluationRow{ID: e.ID, Kind: e.Kind, StartedAt: sensorTime(loc, e.StartedAt), Duration: fmt.Sprintf("%d ms", e.DurationMs), Actor: e.Actor,
 		CursorBefore: cursorText(e.CursorBefore), CursorAfter: cursorText(e.CursorAfter),
 		SkipReason: deref(e.SkipReason), Error: deref(e.Error), LogTail: deref(e.LogTail)}
-	var outs []jobs.RequestOutcome
-	_ = json.Unmarshal([]byte(e.Requests), &outs)
+	outs, _ := jobs.ReadOutcomes(e.Requests)
 	for _, o := range outs {
 		rr := views.EvalRequestRow{Assets: "every asset of the sensor", RunKey: o.RunKey, Skipped: o.Skipped}
 		if len(o.Assets) > 0 {

@@ -43,6 +43,7 @@ type AssetStatus struct {
 	Badge      string    `json:"badge"`
 	Spark      []float64 `json:"fresh_share_last_30_days"`
 	score      float64
+	ended      bool // the latest fresh partition is the last of an ended scheme
 }
 
 // statusBoard computes every asset's status, worst first within groups
@@ -127,12 +128,15 @@ func (h *Handler) assetStatus(ctx context.Context, sc *staleCtx, a *catalog.Asse
 	}
 	if i := f.LatestWhere(catalog.Fresh, sc.now); i >= 0 {
 		st.LatestFresh = sp.Key(i)
-		ref := time.UnixMilli(f.MatAtOf(i))
-		if ends, ok := catalog.WindowEnds(a.Scheme, sp); ok {
-			ref = ends(i)
+		var end time.Time
+		ends, hasWindow := catalog.WindowEnds(a.Scheme, sp)
+		if hasWindow {
+			end = ends(i)
 		}
-		lag := max(int64(sc.now.Sub(ref)/time.Second), 0)
-		st.LagSeconds = &lag
+		// An ended scheme whose final window is fresh is not behind (lag 0).
+		d, ended := catalog.AssetLag(a.Scheme, end, hasWindow, f.MatAtOf(i), sc.now)
+		lag := int64(d / time.Second)
+		st.LagSeconds, st.ended = &lag, ended
 		if a.Freshness != nil && a.Freshness.MaxLag > 0 && time.Duration(lag)*time.Second > a.Freshness.MaxLag {
 			st.OverPolicy = true
 		}
@@ -290,9 +294,12 @@ func (h *Handler) StatusBoard(c echo.Context) error {
 		if row.LatestFresh == "" {
 			row.LatestFresh = "none"
 		}
-		if s.LagSeconds != nil {
+		switch {
+		case s.ended:
+			row.Lag, row.Ended = "none", true
+		case s.LagSeconds != nil:
 			row.Lag = fmtDur(time.Duration(*s.LagSeconds) * time.Second)
-		} else {
+		default:
 			row.Lag = "—"
 		}
 		for _, r := range staleReasons() {

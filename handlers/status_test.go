@@ -285,3 +285,57 @@ func TestStatusBoardRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusBoardEndedSchemeIsNotOverPolicy: a daily asset whose scheme
+// ended (2025-01-29 until 2025-02-01) with every partition materialized is
+// within its max_lag policy long after the end (it read "over policy"
+// forever: nothing newer can ever be built); its lag is none, said to be
+// the scheme's end. A failed last partition still reads failing and over
+// policy, lagging from the latest fresh one.
+func TestStatusBoardEndedSchemeIsNotOverPolicy(t *testing.T) {
+	t.Parallel()
+	ws := testkit.Assets(
+		testkit.Asset("e.done", "{daily: {start: 2025-01-29, end: 2025-02-01}}", "code_version: v1", "freshness: {max_lag: 26h}", "executor: {demo: {duration: 1s}}"),
+		testkit.Asset("e.broken", "{daily: {start: 2025-01-29, end: 2025-02-01}}", "code_version: v1", "freshness: {max_lag: 26h}", "executor: {demo: {duration: 1s}}"),
+	)
+	env := testkit.New(t, testkit.Options{WorkspaceYAML: ws})
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	env.Handler.Now = func() time.Time { return now }
+	for _, d := range []string{"29", "30", "31"} {
+		built := T0.Add(2 * time.Hour) // 2025-02-01 02:00: every window had ended
+		mat(t, env, "e.done", "2025-01-"+d, "v1", built)
+		if d != "31" {
+			mat(t, env, "e.broken", "2025-01-"+d, "v1", built)
+		}
+	}
+	record(t, env, "e.broken", "2025-01-31", db.StatusFailed, "v1", T0)
+
+	_, doc := get(t, env, "/status")
+	done := doc.Find(`[data-testid="status-row"][data-asset="e.done"]`)
+	lag := done.Find(`[data-testid="lag"]`)
+	if done.Find(`[data-testid="latest-fresh"]`).Text() != "2025-01-31" || strings.Contains(lag.Text(), "over policy") || lag.HasClass("over") ||
+		lag.Find(`[data-testid="scheme-ended"]`).Length() != 1 || !strings.HasPrefix(strings.TrimSpace(lag.Text()), "none") {
+		t.Errorf("e.done: latest %q, lag %q, want 2025-01-31, none (the scheme ended), within policy", done.Find(`[data-testid="latest-fresh"]`).Text(), text(lag))
+	}
+	broken := doc.Find(`[data-testid="status-row"][data-asset="e.broken"] [data-testid="lag"]`)
+	if !strings.Contains(broken.Text(), "over policy") || broken.Find(`[data-testid="scheme-ended"]`).Length() != 0 {
+		t.Errorf("e.broken (2025-01-31 failed): lag %q, want over policy", text(broken))
+	}
+
+	resp, _ := env.Get("/status.json")
+	var out struct {
+		Assets []handlers.AssetStatus
+	}
+	decode(t, resp, &out)
+	resp.Body.Close()
+	by := map[string]handlers.AssetStatus{}
+	for _, a := range out.Assets {
+		by[a.Key] = a
+	}
+	if d := by["e.done"]; d.OverPolicy || d.LagSeconds == nil || *d.LagSeconds != 0 || d.Badge != "fresh" {
+		t.Errorf("status.json e.done: over_policy %v, lag %v, badge %q; want false, 0, fresh", d.OverPolicy, d.LagSeconds, d.Badge)
+	}
+	if b := by["e.broken"]; !b.OverPolicy || b.Badge != "failing" || b.LagSeconds == nil || *b.LagSeconds != int64(now.Sub(time.Date(2025, 1, 31, 0, 0, 0, 0, time.UTC))/time.Second) {
+		t.Errorf("status.json e.broken: over_policy %v, badge %q, lag %v; want true, failing, since 2025-01-31", b.OverPolicy, b.Badge, b.LagSeconds)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,8 +116,8 @@ func TestSelectorResolutionAndPreview(t *testing.T) {
 				t.Errorf("status[%s] = %d, want %d (%v)", k, pv.Status[k], v, pv.Status)
 			}
 		}
-		if pv.EstimateSeconds != nil || !strings.Contains(pv.Estimate, "no history") {
-			t.Errorf("estimate %v %q", pv.EstimateSeconds, pv.Estimate)
+		if pv.EstimateSeconds != nil || len(pv.Basis.NoHistory) != 1 || pv.Basis.NoHistory[0] != "a.daily" {
+			t.Errorf("estimate %v %+v, want none, a.daily without history", pv.EstimateSeconds, pv.Basis)
 		}
 		// Status filter: only missing and failed, snapshotted as ranges.
 		c, err := env.eng.Create(ctx, Request{Assets: []string{"a.daily"}, Selector: Selector{Type: "filter", Statuses: []string{"missing", "failed"}, Start: "2025-01-01", End: "2025-01-31"}, ChunkSize: 10, MaxConcurrentRuns: 1}, "", "t")
@@ -667,14 +668,14 @@ func TestPreviewEstimateOfAnotherRunSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		if pv.EstimateSeconds == nil || pv.EstimateRange == nil || pv.EstimateRange[0] != *pv.EstimateSeconds || pv.EstimateRange[1] < 4*pv.EstimateRange[0] {
-			t.Fatalf("estimate %v, range %v (%q), want a range from time per partition to 8 runs of ~40 ms, about 8 times more", pv.EstimateSeconds, pv.EstimateRange, pv.Estimate)
+			t.Fatalf("estimate %v, range %v (%+v), want a range from time per partition to 8 runs of ~40 ms, about 8 times more", pv.EstimateSeconds, pv.EstimateRange, pv.Basis)
 		}
-		if !strings.Contains(pv.Estimate, "a.daily had about 8 partitions a run, these have 1") {
-			t.Errorf("estimate %q does not say why it is a range", pv.Estimate)
+		if b := pv.Basis; len(b.Sizes) != 1 || b.Sizes[0].Asset != "a.daily" || math.Round(b.Sizes[0].PartitionsARun) != 8 || b.ChunkSize != 1 {
+			t.Errorf("basis %+v does not say why it is a range (a.daily had about 8 partitions a run, these have 1)", b)
 		}
 		req.ChunkSize = 8
 		if pv, err = env.eng.Preview(ctx, req); err != nil || pv.EstimateSeconds == nil || pv.EstimateRange != nil {
-			t.Fatalf("same size: %v %v %q %v, want one figure", pv.EstimateSeconds, pv.EstimateRange, pv.Estimate, err)
+			t.Fatalf("same size: %v %v %+v %v, want one figure", pv.EstimateSeconds, pv.EstimateRange, pv.Basis, err)
 		}
 	})
 }

@@ -2,10 +2,7 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/tessera-dev/tessera/catalog"
 	"github.com/tessera-dev/tessera/db"
@@ -47,7 +44,30 @@ type Preview struct {
 	// had another size than these chunks: from time per partition
 	// (estimated_seconds) to each run as long as a recent one, lowest first.
 	EstimateRange *[2]float64 `json:"estimated_range_seconds,omitempty"`
-	Estimate      string      `json:"estimate"`
+	// Basis is what the estimate rests on, as names and numbers: the
+	// pages and the API word it (jobs words no estimate, so that counts
+	// and durations read as everywhere else on the pages).
+	Basis EstimateBasis `json:"-"`
+	// Estimate is the estimate in words, for the API: Preview leaves it
+	// empty and the HTTP layer words Basis into it.
+	Estimate string `json:"estimate"`
+}
+
+// EstimateBasis is what a preview's duration estimate rests on.
+// Its JSON is how a sensor's dry run stores it (StoredOutcomes); the API
+// does not show it.
+type EstimateBasis struct {
+	Assets      int       `json:"assets"`                 // assets previewed
+	NoHistory   []string  `json:"no_history,omitempty"`   // assets without a finished run or reported duration
+	FromReports []string  `json:"from_reports,omitempty"` // assets estimated from reported durations (no run yet)
+	Sizes       []RunSize `json:"sizes,omitempty"`        // assets whose recent runs had another size than these chunks
+	ChunkSize   int64     `json:"chunk_size"`             // the backfill's chunk size
+}
+
+// RunSize is the mean size of an asset's recent runs.
+type RunSize struct {
+	Asset          string  `json:"asset"`
+	PartitionsARun float64 `json:"partitions_a_run"`
 }
 
 // Preview resolves req like Create and describes the result.
@@ -113,8 +133,9 @@ func previewFirstChunk(pv *Preview, r *resolved, seg db.Segment, sp catalog.Spac
 // recent one would add or take away, and the assets without history, with
 // durations from reports only, and whose recent runs had another size.
 type estimate struct {
-	ms, otherMs                   float64
-	noHistory, fromReports, sizes []string
+	ms, otherMs            float64
+	noHistory, fromReports []string
+	sizes                  []RunSize
 }
 
 // estimateSegment adds segment seg, of asset a, to the estimate: its
@@ -158,48 +179,27 @@ func (e *Engine) estimateSegment(ctx context.Context, est *estimate, r *resolved
 	if cs := float64(seg.Size(r.req.ChunkSize)); perRun > 0 && size > 0 && (cs > 2*size || 2*cs < size) {
 		byRun := max(perRun*float64(seg.Chunks)/float64(max(conc, 1)), throttleMs)
 		est.otherMs += byRun - byPart
-		est.sizes = append(est.sizes, partitionsARun(seg.Asset, size))
+		est.sizes = append(est.sizes, RunSize{Asset: seg.Asset, PartitionsARun: size})
 	}
 	return nil
 }
 
-// describe words the estimate into pv (segments: how many assets;
-// chunkSize: the backfill's).
+// describe sets pv's estimate: its figures and what they rest on
+// (segments: how many assets; chunkSize: the backfill's).
 func (est *estimate) describe(pv *Preview, segments int, chunkSize int64) {
-	source := "recent runs"
-	switch {
-	case len(est.fromReports) == segments-len(est.noHistory):
-		source = "reported materializations"
-	case len(est.fromReports) > 0:
-		source = "recent runs (reported materializations for " + strings.Join(est.fromReports, ", ") + ")"
+	pv.Basis = EstimateBasis{Assets: segments, NoHistory: est.noHistory, FromReports: est.fromReports, Sizes: est.sizes, ChunkSize: chunkSize}
+	if len(est.noHistory) == segments {
+		return
 	}
-	switch {
-	case len(est.noHistory) == segments:
-		pv.Estimate = "no history: no finished run or reported duration of these assets yet"
-	case len(est.noHistory) > 0:
-		s := est.ms / 1000
-		pv.EstimateSeconds = &s
-		pv.Estimate = fmt.Sprintf("at least %s (no history for %s) from %s at this concurrency", roundDuration(s), strings.Join(est.noHistory, ", "), source)
-	case len(est.sizes) > 0:
-		s := est.ms / 1000
-		pv.EstimateSeconds = &s
+	s := est.ms / 1000
+	pv.EstimateSeconds = &s
+	if len(est.noHistory) == 0 && len(est.sizes) > 0 {
 		lo, hi := s, (est.ms+est.otherMs)/1000
 		if hi < lo {
 			lo, hi = hi, lo
 		}
 		pv.EstimateRange = &[2]float64{lo, hi}
-		pv.Estimate = fmt.Sprintf("%s to %s from %s of these assets at this concurrency (%s, these have %d: how long a run takes for its size is not known)",
-			roundDuration(lo), roundDuration(hi), source, strings.Join(est.sizes, ", "), chunkSize)
-	default:
-		s := est.ms / 1000
-		pv.EstimateSeconds = &s
-		pv.Estimate = fmt.Sprintf("%s from %s of these assets at this concurrency", roundDuration(s), source)
 	}
-}
-
-// roundDuration writes seconds as every other duration is written.
-func roundDuration(s float64) string {
-	return catalog.HumanDuration(time.Duration(s * float64(time.Second)))
 }
 
 // explicitRunMin is the length from which consecutive explicit keys are
@@ -301,22 +301,4 @@ func (e *Engine) addSkipped(pv *Preview, asset, key string) {
 	if len(pv.Skipped) < 20 {
 		pv.Skipped = append(pv.Skipped, Skipped{Asset: asset, Partition: key, Reason: "already being built by another run; waits for it"})
 	}
-}
-
-// partitionsARun words the size of asset's recent runs ("a.daily had
-// about 8 partitions a run", "… about 1 partition a run").
-func partitionsARun(asset string, size float64) string {
-	n := roundCount(size)
-	if n == "1" {
-		return asset + " had about 1 partition a run"
-	}
-	return asset + " had about " + n + " partitions a run"
-}
-
-// roundCount writes a mean count: whole above 10, one decimal below.
-func roundCount(x float64) string {
-	if x >= 10 {
-		return fmt.Sprintf("%.0f", x)
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", x), ".0")
 }

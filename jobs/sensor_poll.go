@@ -236,7 +236,7 @@ func (s *Sensors) evaluate(ctx context.Context, sn *catalog.Sensor, dryRun bool,
 				outcomes[i].Preview = pv
 			}
 		}
-		rec.Requests = jsonOf(outcomes)
+		rec.Requests = StoredOutcomes(outcomes)
 		rec.ID, err = s.e.Store.RecordDryRun(ctx, rec)
 		return Evaluation{Record: rec, Outcomes: outcomes}, err
 	}
@@ -275,7 +275,7 @@ func (s *Sensors) launchRequests(ctx context.Context, sn *catalog.Sensor, st db.
 				return fmt.Errorf("run request %d: %w", owner[j]+1, r)
 			}
 		}
-		rec.Requests = jsonOf(outcomes)
+		rec.Requests = StoredOutcomes(outcomes)
 		var err error
 		rec.ID, err = db.FinishEvaluationTx(ctx, tx, st.StateVersion, launched, next, rec)
 		return err

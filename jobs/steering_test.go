@@ -258,20 +258,20 @@ func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
 			return pv
 		}
 		// 20 partitions × 100 ms over min(8 asked, 2 in the pool) runs = 1 s.
-		if pv := preview("e.narrow", 1, 8); *pv.EstimateSeconds != 1 || !strings.HasPrefix(pv.Estimate, "1.0 s ") {
-			t.Fatalf("pool cap: %v %q", *pv.EstimateSeconds, pv.Estimate)
+		if pv := preview("e.narrow", 1, 8); *pv.EstimateSeconds != 1 {
+			t.Fatalf("pool cap: %v", *pv.EstimateSeconds)
 		}
 		// 20 partitions × 100 ms over 10 runs = 0.2 s of work, but the throttle
 		// lets 4 start at once and 4 a second after: 16 more runs take 4 s.
 		if pv := preview("e.metered", 1, 10); *pv.EstimateSeconds != 4 {
-			t.Fatalf("throttle: %v %q", *pv.EstimateSeconds, pv.Estimate)
+			t.Fatalf("throttle: %v", *pv.EstimateSeconds)
 		}
 		// Two chunks of 10 on two runs: 10 × 100 ms.
 		if pv := preview("e.narrow", 10, 2); *pv.EstimateSeconds != 1 {
-			t.Fatalf("two chunks: %v %q", *pv.EstimateSeconds, pv.Estimate)
+			t.Fatalf("two chunks: %v", *pv.EstimateSeconds)
 		}
 		pv, err := env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.fresh"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
-		if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || pv.Estimate != "at least 400 ms (no history for e.fresh) from recent runs at this concurrency" {
+		if err != nil || pv.EstimateSeconds == nil || *pv.EstimateSeconds != 0.4 || fmt.Sprint(pv.Basis.NoHistory) != "[e.fresh]" || len(pv.Basis.FromReports) != 0 || pv.Basis.Assets != 2 {
 			t.Fatalf("partial history: %+v %v", pv, err)
 		}
 		// No run, but a pipeline reported materializations that took 300 ms each
@@ -286,24 +286,12 @@ func TestPreviewEstimateFromHistoryAndCaps(t *testing.T) {
 			t.Fatal(err)
 		}
 		// 20 partitions × 300 ms over 2 runs = 3 s.
-		if pv := preview("e.reported", 1, 2); *pv.EstimateSeconds != 3 || pv.Estimate != "3.0 s from reported materializations of these assets at this concurrency" {
-			t.Fatalf("from reports: %v %q", *pv.EstimateSeconds, pv.Estimate)
+		if pv := preview("e.reported", 1, 2); *pv.EstimateSeconds != 3 || fmt.Sprint(pv.Basis.FromReports) != "[e.reported]" || len(pv.Basis.NoHistory) != 0 {
+			t.Fatalf("from reports: %v %+v", *pv.EstimateSeconds, pv.Basis)
 		}
 		pv, err = env.eng.Preview(ctx, Request{Assets: []string{"e.narrow", "e.reported"}, Selector: Selector{Type: "range", Start: "2025-01-01", End: "2025-01-04"}, ChunkSize: 4, MaxConcurrentRuns: 2})
-		if err != nil || pv.EstimateSeconds == nil || !strings.HasSuffix(pv.Estimate, "from recent runs (reported materializations for e.reported) of these assets at this concurrency") {
+		if err != nil || pv.EstimateSeconds == nil || fmt.Sprint(pv.Basis.FromReports) != "[e.reported]" || pv.Basis.Assets != 2 {
 			t.Fatalf("runs and reports: %+v %v", pv, err)
 		}
 	})
-}
-
-func TestRoundDuration(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		s    float64
-		want string
-	}{{0.4, "400 ms"}, {1.23, "1.2 s"}, {75.4, "1 min 15 s"}, {30258, "8 h 24 min"}, {3600, "1 h 0 min"}, {674390, "7 days 19 h"}, {86400, "24 h 0 min"}} {
-		if got := roundDuration(c.s); got != c.want {
-			t.Errorf("roundDuration(%v) = %q, want %q", c.s, got, c.want)
-		}
-	}
 }

@@ -287,7 +287,7 @@ type PreviewView struct {
 	Stale        int64 // of the materialized partitions, how many are stale now
 	SkippedCount int64
 	Skipped      []KV
-	Estimate     string
+	Estimate     Estimate
 	Gaps         *GapsModel // the ranges a "Fill gaps" selection fills
 	// Duplicates counts the lines of an explicit list that repeat an
 	// earlier key (each partition is built once); DuplicateNote says so,

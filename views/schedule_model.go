@@ -96,8 +96,8 @@ type TickPreviewView struct {
 	Selection  string // the request's selector in words
 	Partitions int64
 	Chunks     int64
-	Assets     []KV // asset → partitions
-	Estimate   string
+	Assets     []KV      // asset → partitions
+	Estimate   *Estimate // nil when it would launch nothing
 }
 
 // TickRow is one tick in a schedule's history.

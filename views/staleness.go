@@ -65,6 +65,7 @@ type StatusRow struct {
 	LatestFresh                 string
 	Lag, Policy                 string
 	OverPolicy                  bool
+	Ended                       bool // the latest fresh partition is the last of an ended scheme
 	Badge                       string
 	Spark                       []float64 // fresh share per day, oldest first; -1: no partitions that day
 }

@@ -48,7 +48,7 @@ func init() {
 		"skip_reason": nstr, "error": nstr, "log_tail": described(nstr, "the end of a command's stderr, or of an endpoint's error answer"), "actor": str})
 	outcome := object(map[string]any{"assets": arrayOf(str), "partitions": arrayOf(str), "start": str, "end": str, "run_key": str,
 		"backfill": described(str, "the backfill it launched"), "skipped": described(str, "why it launched nothing (its run key was used)"),
-		"preview": described(ref("Preview"), "a dry run: what the backfill would do")})
+		"preview": described(ref("Preview"), "a dry run: what the backfill would do; read back from the evaluations, its estimate has the words the evaluate answer gave")})
 	maps.Copy(schemas, map[string]any{
 		"SensorEventRecord": event,
 		"SensorState":       state,
