@@ -151,7 +151,7 @@ RACE_DB += TestWaitUrgent TestWriteFaultsAreClassified
 # which never start the controller.
 RACE_JOBS_OUT := TestSelectorResolutionAndPreview TestExplicitPreviewCountsEveryKey TestPreviewEstimateFromHistoryAndCaps
 RACE_JOBS_OUT += TestPreviewAtTheTick TestBadInputWritesNothing TestPushEventBadInput TestDedupKeysKeepsFirstAppearances
-RACE_JOBS_OUT += TestRoundDuration TestRequestHashIsTheHashOfItsJSON TestRetryTitle TestWorkspaceFingerprintCoversAutomation
+RACE_JOBS_OUT += TestRequestHashIsTheHashOfItsJSON TestRetryTitle TestWorkspaceFingerprintCoversAutomation
 RACE_JOBS_OUT += TestPoolHoldingReason TestThrottleCountsFromTheLaunch
 
 # handlers and db beside jobs. (-p 1, handlers then db, compiled one
