@@ -60,16 +60,7 @@ func insertInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code 
 	// them attempt by attempt), in index order for a chunk of a range; an
 	// attempt's that are not are sorted by index (in place: items is the
 	// caller's own).
-	for lo := 0; lo < len(items); {
-		hi := lo + 1
-		for hi < len(items) && items[hi].run == items[lo].run && items[hi].attempt == items[lo].attempt {
-			hi++
-		}
-		if part := items[lo:hi]; !slices.IsSortedFunc(part, rangedByIdx) {
-			slices.SortFunc(part, rangedByIdx)
-		}
-		lo = hi
-	}
+	sortEachAttempt(items, func(a, b rangedInst) bool { return a.run == b.run && a.attempt == b.attempt }, rangedByIdx)
 	args := make([]any, 0, 7*len(items)/8+7)
 	for lo := 0; lo < len(items); {
 		first := items[lo]
@@ -132,4 +123,21 @@ func expandInstanceRanges(ctx context.Context, tx *sqlx.Tx, assetID int64) error
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM instance_ranges WHERE asset_id = ?`, assetID)
 	return err
+}
+
+// sortEachAttempt sorts by index (byIdx), in place, each run of items of
+// one attempt (sameAttempt) that is not in index order: applyFinished
+// gathers an attempt's partitions together, in index order for a chunk of
+// a range, but a chunk of explicit keys need not be.
+func sortEachAttempt[T any](items []T, sameAttempt func(a, b T) bool, byIdx func(a, b T) int) {
+	for lo := 0; lo < len(items); {
+		hi := lo + 1
+		for hi < len(items) && sameAttempt(items[hi], items[lo]) {
+			hi++
+		}
+		if part := items[lo:hi]; !slices.IsSortedFunc(part, byIdx) {
+			slices.SortStableFunc(part, byIdx)
+		}
+		lo = hi
+	}
 }

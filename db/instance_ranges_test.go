@@ -142,31 +142,16 @@ func instanceAnswers(t *testing.T, f fixture, asset int64, keys []string, times 
 func TestInstanceRangesReadAsRows(t *testing.T) {
 	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
 
-		count := func(q string) int {
-			var n int
-			if err := f.store.RawReader().Get(&n, q); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
 		// Status ranges (which hold the instances of partitions leased
 		// without a row): run_a's 1000..1023, 1024..1049, 1051..1059,
 		// 1061..1069, and run_b's 1100..1109. Instance ranges: 1071..1099
 		// (run_a's status range there became rows when run_b started on
 		// 1090..1099) and run_b's 1090..1099. Rows: 1050 (metadata) and
 		// 1060 (failed).
-		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 5 {
-			t.Fatalf("%d status ranges, want 5", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 2 {
-			t.Fatalf("%d instance ranges, want 2", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 2 {
-			t.Fatalf("%d instance rows, want 2 (metadata, failed)", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 29+10+2 {
-			t.Fatalf("%d instances in partition_instances, want %d", n, 29+10+2)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM status_ranges`, 5, "status ranges")
+		wantCount(t, f, `SELECT COUNT(*) FROM instance_ranges`, 2, "instance ranges")
+		wantCount(t, f, `SELECT COUNT(*) FROM instance_rows`, 2, "instance rows")
+		wantCount(t, f, `SELECT COUNT(*) FROM partition_instances`, 29+10+2, "instances in partition_instances")
 		ranged := instanceAnswers(t, f, asset, keys, times)
 		// Every answer holds what the attempts recorded.
 		for _, want := range []string{
@@ -188,24 +173,16 @@ func TestInstanceRangesReadAsRows(t *testing.T) {
 		if err := f.store.ExplodeStatusRanges(ctx, asset); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 0 {
-			t.Fatalf("%d status ranges after turning them into rows, want 0", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM partition_instances`); n != 99+20 {
-			t.Fatalf("%d instances, want %d", n, 99+20)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM status_ranges`, 0, "status ranges after turning them into rows")
+		wantCount(t, f, `SELECT COUNT(*) FROM partition_instances`, 99+20, "instances")
 		if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
 			t.Fatalf("readers answer differently from status ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
 		}
 		if err := f.store.ExpandInstanceRanges(ctx, asset); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(`SELECT COUNT(*) FROM instance_ranges`); n != 0 {
-			t.Fatalf("%d instance ranges after expanding, want 0", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM instance_rows`); n != 99+20 {
-			t.Fatalf("%d instance rows after expanding, want %d", n, 99+20)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM instance_ranges`, 0, "instance ranges after expanding")
+		wantCount(t, f, `SELECT COUNT(*) FROM instance_rows`, 99+20, "instance rows after expanding")
 		if rows := instanceAnswers(t, f, asset, keys, times); rows != ranged {
 			t.Fatalf("readers answer differently from ranges and from rows:\n%s", lineDiff(ranged, rows, "before", "after"))
 		}

@@ -308,18 +308,8 @@ func insertStatusRanges(ctx context.Context, tx *sqlx.Tx, assetID int64, code st
 	if !slices.ContainsFunc(items, func(it plainMat) bool { return it.fresh && it.ranged }) {
 		return nil, nil
 	}
-	// An attempt's partitions in index order (a chunk of explicit keys
-	// need not be); items is the caller's own.
-	for lo := 0; lo < len(items); {
-		hi := lo + 1
-		for hi < len(items) && items[hi].run == items[lo].run && items[hi].attempt == items[lo].attempt {
-			hi++
-		}
-		if part := items[lo:hi]; !slices.IsSortedFunc(part, plainByIdx) {
-			slices.SortStableFunc(part, plainByIdx)
-		}
-		lo = hi
-	}
+	// An attempt's partitions in index order; items is the caller's own.
+	sortEachAttempt(items, func(a, b plainMat) bool { return a.run == b.run && a.attempt == b.attempt }, plainByIdx)
 	type run struct{ at, n int } // items[at : at+n]
 	var runs []run
 	for lo := 0; lo < len(items); {

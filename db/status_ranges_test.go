@@ -91,22 +91,11 @@ func sortedIdxStatuses(in []db.IdxStatus) []db.IdxStatus {
 // when they are rows.
 func TestStatusRangesReadAsRows(t *testing.T) {
 	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
-		count := func(q string) int {
-			var n int
-			if err := f.store.RawReader().Get(&n, q); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 5 {
-			t.Fatalf("%d status ranges, want 5", n)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM status_ranges`, 5, "status ranges")
 		// Rows: 1050 (metadata), 1060 (failed), 1071..1099 (the range
 		// there became rows when run_b started on 1090..1099 with their
 		// status), and nothing of 1100..1109 (run_b's fresh ones).
-		if n := count(`SELECT COUNT(*) FROM partition_status`); n != 2+29 {
-			t.Fatalf("%d status rows, want %d", n, 2+29)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM partition_status`, 2+29, "status rows")
 		ranged := statusAnswers(t, f, asset, keys, times)
 		for _, want := range []string{
 			`"Key":"` + f.sp.Key(1030) + `","Idx":1030,"Status":"materialized","Materialized":true`,
@@ -119,12 +108,8 @@ func TestStatusRangesReadAsRows(t *testing.T) {
 		if err := f.store.ExplodeStatusRanges(ctx, asset); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(`SELECT COUNT(*) FROM status_ranges`); n != 0 {
-			t.Fatalf("%d status ranges after turning them into rows, want 0", n)
-		}
-		if n := count(`SELECT COUNT(*) FROM partition_status`); n != 99+10 {
-			t.Fatalf("%d status rows, want %d", n, 99+10)
-		}
+		wantCount(t, f, `SELECT COUNT(*) FROM status_ranges`, 0, "status ranges after turning them into rows")
+		wantCount(t, f, `SELECT COUNT(*) FROM partition_status`, 99+10, "status rows")
 		if rows := statusAnswers(t, f, asset, keys, times); rows != ranged {
 			t.Fatalf("readers answer differently from status ranges and from rows:\n%s", lineDiff(ranged, rows, "ranges", "rows"))
 		}
@@ -222,4 +207,16 @@ func TestStatusRangesKeyIntervalsDoNotMeet(t *testing.T) {
 			t.Fatalf("a key between a range's keys, in none: %v, want not found", err)
 		}
 	})
+}
+
+// wantCount fails t unless query (a COUNT) answers want on f's store.
+func wantCount(t *testing.T, f fixture, query string, want int, what string) {
+	t.Helper()
+	var n int
+	if err := f.store.RawReader().Get(&n, query); err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("%d %s, want %d", n, what, want)
+	}
 }
