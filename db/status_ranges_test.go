@@ -220,3 +220,54 @@ func wantCount(t *testing.T, f fixture, query string, want int, what string) {
 		t.Fatalf("%d %s, want %d", n, what, want)
 	}
 }
+
+// A staleness fact load (whole, or a patch's) reads the status rows and the
+// status ranges in one snapshot: a range turned into rows between its two
+// reads (a taint of one of its partitions) leaves no partition out.
+func TestStatusRangeFactsReadInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		for _, patch := range []bool{false, true} {
+			want, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lo int64
+			if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND lo BETWEEN 990 AND 1120`, asset); err != nil {
+				t.Fatal(err)
+			}
+			tainted := false
+			f.store.SetBetweenFactReads(func() {
+				if tainted {
+					return
+				}
+				tainted = true
+				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+					t.Errorf("taint of %d: %v", lo, err)
+				}
+			})
+			got, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
+			f.store.SetBetweenFactReads(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tainted {
+				t.Fatal("the load ran no taint between its reads")
+			}
+			if n, err := f.store.StatusRangeCount(ctx); err != nil || n != 5-btoi(patch)-1 {
+				t.Fatalf("%d status ranges (%v) after the taint of %d, want %d", n, err, lo, 5-btoi(patch)-1)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("patch %v: a load across the taint of %d read %d partitions, want %d:\n%s", patch, lo, len(got), len(want),
+					lineDiff(fmt.Sprintln(want), fmt.Sprintln(got), "before", "across"))
+			}
+		}
+	})
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
