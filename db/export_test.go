@@ -165,9 +165,9 @@ func ExecLater(ctx context.Context, tx *sqlx.Tx, q string, args ...any) error {
 	return execLater(ctx, tx, q, args...)
 }
 
-// SetBetweenFactReads makes fn run between the reads of the status rows
-// and of the status ranges of s's staleness fact loads (nil: nothing).
-func (s *Store) SetBetweenFactReads(fn func()) { s.betweenFactReads = fn }
+// SetBetweenReads makes fn run between the reads of the status rows and
+// of the status ranges of s's readers that have it (nil: nothing).
+func (s *Store) SetBetweenReads(fn func()) { s.betweenReads = fn }
 
 // FactIdxs returns the indexes of the partitions with facts that a
 // staleness fact load of asset assetID reads in [lo, hi]: a whole load

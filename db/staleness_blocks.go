@@ -433,8 +433,8 @@ func (s *Store) loadRangesIn(ctx context.Context, q *sqlx.Conn, assetID int64, c
 	if !slices.IsSorted(b.Idx) {
 		sortFacts(b)
 	}
-	if s.betweenFactReads != nil {
-		s.betweenFactReads()
+	if s.betweenReads != nil {
+		s.betweenReads()
 	}
 	return withRangeFacts(ctx, q, b, assetID, rs)
 }

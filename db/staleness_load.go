@@ -300,8 +300,8 @@ func (s *Store) loadRangeIn(ctx context.Context, q *sqlx.Conn, b *baseFacts, ass
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if s.betweenFactReads != nil {
-		s.betweenFactReads()
+	if s.betweenReads != nil {
+		s.betweenReads()
 	}
 	return withRangeFacts(ctx, q, b, assetID, [][2]int64{{lo, hi}})
 }

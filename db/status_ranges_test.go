@@ -236,7 +236,7 @@ func TestStatusRangeFactsReadInOneSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			tainted := false
-			f.store.SetBetweenFactReads(func() {
+			f.store.SetBetweenReads(func() {
 				if tainted {
 					return
 				}
@@ -246,7 +246,7 @@ func TestStatusRangeFactsReadInOneSnapshot(t *testing.T) {
 				}
 			})
 			got, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
-			f.store.SetBetweenFactReads(nil)
+			f.store.SetBetweenReads(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,4 +270,47 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The readers by key that feed the engine (the status an interrupted
+// attempt's partitions had, and who else materialized a run's partitions)
+// read the status rows and the status ranges in one snapshot: a range
+// turned into rows between their two reads (a taint of another of its
+// partitions) leaves the partition read as it was.
+func TestStatusRangeKeyReadersReadInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		// Two partitions in each of two ranges: one read, one tainted
+		// between the reads.
+		var los []int64
+		if err := f.store.RawReader().Select(&los, `SELECT lo FROM status_ranges WHERE asset_id=? AND hi > lo ORDER BY lo LIMIT 2`, asset); err != nil || len(los) != 2 {
+			t.Fatalf("status ranges: %v %v", los, err)
+		}
+		taintBetween := func(lo int64) *bool {
+			tainted := new(bool)
+			f.store.SetBetweenReads(func() {
+				if *tainted {
+					return
+				}
+				*tainted = true
+				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+					t.Errorf("taint of %d: %v", lo, err)
+				}
+			})
+			return tainted
+		}
+		read := f.sp.Key(los[0] + 1)
+		tainted := taintBetween(los[0])
+		st, err := f.store.LastAttemptStatus(ctx, asset, read)
+		f.store.SetBetweenReads(nil)
+		if err != nil || !*tainted || st != db.StatusMaterialized {
+			t.Fatalf("last attempt of %d across the taint of %d (%v): %q %v, want materialized", los[0]+1, los[0], *tainted, st, err)
+		}
+		read = f.sp.Key(los[1] + 1)
+		tainted = taintBetween(los[1])
+		others, err := f.store.MaterializedByOthers(ctx, asset, "run_x", db.Millis(times[0]), db.Millis(times[3]), []string{read})
+		f.store.SetBetweenReads(nil)
+		if err != nil || !*tainted || others[read] == "" {
+			t.Fatalf("materialized by others than run_x, %d across the taint of %d (%v): %v %v, want its run", los[1]+1, los[1], *tainted, others, err)
+		}
+	})
 }
