@@ -59,7 +59,7 @@ type Store struct {
 	live liveConns
 	// betweenReads, when a test sets it, runs between a reader's reads
 	// of status rows and of status ranges (staleness fact loads,
-	// LastAttemptStatus, MaterializedByOthers).
+	// LastAttemptStatus, MaterializedByOthers, PartitionHistoryAt).
 	betweenReads func()
 }
 

@@ -314,3 +314,36 @@ func TestStatusRangeKeyReadersReadInOneSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// "What was this partition's instance at time T" reads the instances and
+// the status ranges in one snapshot: a range turned into rows between its
+// two reads (a taint of another of its partitions) leaves the partition's
+// instance found.
+func TestStatusRangeHistoryAtReadsInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		var lo int64
+		if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND hi > lo`, asset); err != nil {
+			t.Fatal(err)
+		}
+		key := f.sp.Key(lo + 1)
+		want, err := f.store.PartitionHistoryAt(ctx, asset, key, times[3])
+		if err != nil || want.Canonical == nil {
+			t.Fatalf("instance of %d at the end: %+v %v", lo+1, want, err)
+		}
+		tainted := false
+		f.store.SetBetweenReads(func() {
+			if tainted {
+				return
+			}
+			tainted = true
+			if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+				t.Errorf("taint of %d: %v", lo, err)
+			}
+		})
+		got, err := f.store.PartitionHistoryAt(ctx, asset, key, times[3])
+		f.store.SetBetweenReads(nil)
+		if err != nil || !tainted || got.Canonical == nil || got.Canonical.ID != want.Canonical.ID {
+			t.Fatalf("instance of %d across the taint of %d (%v): %+v %v, want %s", lo+1, lo, tainted, got.Canonical, err, want.Canonical.ID)
+		}
+	})
+}
