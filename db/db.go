@@ -57,6 +57,10 @@ type Store struct {
 	urgent urgency
 	// live is the connection for NOTIFY (PostgreSQL, live_notify.go).
 	live liveConns
+	// betweenReads, when a test sets it, runs between a reader's reads
+	// of status rows and of status ranges (staleness fact loads,
+	// LastAttemptStatus, MaterializedByOthers, PartitionHistoryAt).
+	betweenReads func()
 }
 
 // Querier reads: the reader pool (Store.Reader) or a write transaction

@@ -164,3 +164,24 @@ func (s *Store) RunListPlan(ctx context.Context, f RunFilter) ([]string, error) 
 func ExecLater(ctx context.Context, tx *sqlx.Tx, q string, args ...any) error {
 	return execLater(ctx, tx, q, args...)
 }
+
+// SetBetweenReads makes fn run between the reads of the status rows and
+// of the status ranges of s's readers that have it (nil: nothing).
+func (s *Store) SetBetweenReads(fn func()) { s.betweenReads = fn }
+
+// FactIdxs returns the indexes of the partitions with facts that a
+// staleness fact load of asset assetID reads in [lo, hi]: a whole load
+// (loadRange) or a patch's (loadRanges).
+func (s *Store) FactIdxs(ctx context.Context, assetID, lo, hi int64, patch bool) ([]int64, error) {
+	var b *baseFacts
+	var err error
+	if patch {
+		b, err = s.loadRanges(ctx, assetID, "", [][2]int64{{lo, hi}})
+	} else {
+		b, err = s.loadRange(ctx, assetID, "", lo, hi, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.Idx, nil
+}

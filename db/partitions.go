@@ -506,20 +506,31 @@ func (s *Store) LeaseHolders(ctx context.Context, assetID int64, keys []string, 
 // LastAttemptStatus is the state of the last attempt at asset assetID's
 // partition key, as its status row records it: "" when the partition has
 // no row (never attempted) or the row records none.
+//
+// The row and the status ranges are read in one snapshot: a range turned
+// into rows between two reads would be in neither.
 func (s *Store) LastAttemptStatus(ctx context.Context, assetID int64, key string) (string, error) {
-	var prev *string
-	err := s.r.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
-	if errors.Is(err, sql.ErrNoRows) {
-		rs, err := rangesByKey(ctx, s.r, assetID, []string{key})
-		if _, ok := rs[key]; ok {
-			return StatusMaterialized, err
+	var out string
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var prev *string
+		err := q.GetContext(ctx, &prev, `SELECT last_attempt_status FROM partition_status WHERE asset_id=? AND partition_key=?`, assetID, key)
+		if errors.Is(err, sql.ErrNoRows) {
+			if s.betweenReads != nil {
+				s.betweenReads()
+			}
+			rs, err := rangesByKey(ctx, q, assetID, []string{key})
+			if _, ok := rs[key]; ok {
+				out = StatusMaterialized
+			}
+			return err
 		}
-		return "", err
-	}
-	if err != nil || prev == nil {
-		return "", err
-	}
-	return *prev, nil
+		if err != nil || prev == nil {
+			return err
+		}
+		out = *prev
+		return nil
+	})
+	return out, err
 }
 
 // SelectionRow is what a backfill selection filter needs of a stored status

@@ -145,42 +145,50 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 
 // MaterializedByOthers returns which of keys (partitions of asset) someone
 // other than run materialized while the run lasted (from since to until,
-// ms), and not tainted since: key → the run id that built it.
+// ms), and not tainted since: key → the run id that built it. The rows
+// and the status ranges are read in one snapshot (a range turned into
+// rows between two reads would be in neither).
 func (s *Store) MaterializedByOthers(ctx context.Context, assetID int64, runID string, since, until int64, keys []string) (map[string]string, error) {
 	out := map[string]string{}
-	for len(keys) > 0 {
-		k := min(len(keys), batchRows)
-		args := []any{assetID}
-		for _, key := range keys[:k] {
-			args = append(args, key)
-		}
-		var got []struct {
-			Key string `db:"partition_key"`
-			Run string `db:"last_mat_run_id"`
-		}
-		if err := s.r.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
-			WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
-			AND last_mat_at BETWEEN ? AND ? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, until, runID)...); err != nil {
-			return nil, err
-		}
-		for _, g := range got {
-			if g.Run == "" {
-				g.Run = "a report"
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		for len(keys) > 0 {
+			k := min(len(keys), batchRows)
+			args := []any{assetID}
+			for _, key := range keys[:k] {
+				args = append(args, key)
 			}
-			out[g.Key] = g.Run
-		}
-		rs, err := rangesByKey(ctx, s.r, assetID, keys[:k])
-		if err != nil {
-			return nil, err
-		}
-		for key, r := range rs {
-			if r.finished >= since && r.finished <= until && r.RunID != runID {
-				out[key] = r.RunID
+			var got []struct {
+				Key string `db:"partition_key"`
+				Run string `db:"last_mat_run_id"`
 			}
+			if err := q.SelectContext(ctx, &got, `SELECT partition_key, COALESCE(last_mat_run_id, '') AS last_mat_run_id FROM partition_status
+				WHERE asset_id=? AND partition_key IN (?`+strings.Repeat(",?", k-1)+`) AND status='materialized' AND tainted_at IS NULL
+				AND last_mat_at BETWEEN ? AND ? AND COALESCE(last_mat_run_id, '')!=?`, append(args, since, until, runID)...); err != nil {
+				return err
+			}
+			for _, g := range got {
+				if g.Run == "" {
+					g.Run = "a report"
+				}
+				out[g.Key] = g.Run
+			}
+			if s.betweenReads != nil {
+				s.betweenReads()
+			}
+			rs, err := rangesByKey(ctx, q, assetID, keys[:k])
+			if err != nil {
+				return err
+			}
+			for key, r := range rs {
+				if r.finished >= since && r.finished <= until && r.RunID != runID {
+					out[key] = r.RunID
+				}
+			}
+			keys = keys[k:]
 		}
-		keys = keys[k:]
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // FailedByRun returns which of keys (partitions of asset) are failed by the

@@ -400,13 +400,25 @@ func mergeFacts(a, b *baseFacts) *baseFacts {
 // rs, through the covering staleness index (one seek per range, a few
 // thousand ranges per query).
 func (s *Store) loadRanges(ctx context.Context, assetID int64, code string, rs [][2]int64) (*baseFacts, error) {
+	var b *baseFacts
+	// The rows and the status ranges in one snapshot (loadRange).
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var err error
+		b, err = s.loadRangesIn(ctx, q, assetID, code, rs)
+		return err
+	})
+	return b, err
+}
+
+// loadRangesIn is loadRanges' reads, on q.
+func (s *Store) loadRangesIn(ctx context.Context, q *sqlx.Conn, assetID int64, code string, rs [][2]int64) (*baseFacts, error) {
 	b := &baseFacts{}
 	intern := map[string]string{code: code}
 	for start := 0; start < len(rs); start += patchRangesPerQuery {
 		part := rs[start:min(start+patchRangesPerQuery, len(rs))]
 		js := jsonRanges(part)
 		from, within := rangesJoin(s.dialect)
-		rows, err := s.r.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (CASE WHEN ps.tainted_at IS NOT NULL THEN 2 ELSE 0 END)
+		rows, err := q.QueryContext(ctx, `SELECT ps.idx * 32 + ps.materialized + (CASE WHEN ps.tainted_at IS NOT NULL THEN 2 ELSE 0 END)
 				+ (CASE ps.status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 				COALESCE(ps.last_mat_at, 0), COALESCE(ps.last_mat_code_version, '')
 			FROM `+from+`
@@ -421,7 +433,10 @@ func (s *Store) loadRanges(ctx context.Context, assetID int64, code string, rs [
 	if !slices.IsSorted(b.Idx) {
 		sortFacts(b)
 	}
-	return s.withRangeFacts(ctx, b, assetID, rs)
+	if s.betweenReads != nil {
+		s.betweenReads()
+	}
+	return withRangeFacts(ctx, q, b, assetID, rs)
 }
 
 // jsonRanges writes ranges as a JSON array of [lo, hi] pairs.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/tessera-dev/tessera/catalog"
 )
 
@@ -251,12 +252,26 @@ func (b *baseFacts) push(packed, at int64, code string) {
 func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, hi, n int64) (*baseFacts, error) {
 	b := &baseFacts{Idx: make([]int64, 0, n), Status: make([]uint8, 0, n), Flags: make([]uint8, 0, n),
 		MatAt: make([]int64, 0, n), Code: make([]string, 0, n)}
+	// The rows and the status ranges in one snapshot: a range turned into
+	// rows between two reads would be in neither, and its partitions
+	// missing from the facts until they are loaded again (the event of the
+	// write that turned it names only the partition written).
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var err error
+		b, err = s.loadRangeIn(ctx, q, b, assetID, code, lo, hi)
+		return err
+	})
+	return b, err
+}
+
+// loadRangeIn is loadRange's reads, on q.
+func (s *Store) loadRangeIn(ctx context.Context, q *sqlx.Conn, b *baseFacts, assetID int64, code string, lo, hi int64) (*baseFacts, error) {
 	// Three columns per row (each column costs cgo calls): the index and
 	// flags packed in one integer, the materialization time, and the code
 	// version only where it differs from the asset's current one, after a
 	// "=" (the driver reads an empty text as NULL: without it a code version
 	// "" read as the current one, unlike in patchBaseFacts).
-	rows, err := s.r.QueryContext(ctx, `SELECT idx * 32 + materialized + (CASE WHEN tainted_at IS NOT NULL THEN 2 ELSE 0 END)
+	rows, err := q.QueryContext(ctx, `SELECT idx * 32 + materialized + (CASE WHEN tainted_at IS NOT NULL THEN 2 ELSE 0 END)
 			+ (CASE status WHEN 'failed' THEN 4 WHEN 'in_progress' THEN 8 ELSE 0 END),
 			COALESCE(last_mat_at, 0),
 			CASE WHEN last_mat_code_version IS NOT DISTINCT FROM ? THEN NULL ELSE '=' || COALESCE(last_mat_code_version, '') END
@@ -285,16 +300,19 @@ func (s *Store) loadRange(ctx context.Context, assetID int64, code string, lo, h
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return s.withRangeFacts(ctx, b, assetID, [][2]int64{{lo, hi}})
+	if s.betweenReads != nil {
+		s.betweenReads()
+	}
+	return withRangeFacts(ctx, q, b, assetID, [][2]int64{{lo, hi}})
 }
 
 // withRangeFacts merges into b (facts of status rows, in index order) the
 // facts of the partitions status ranges hold within the index ranges rs (in
 // order): materialized at their range's end, by its code version.
-func (s *Store) withRangeFacts(ctx context.Context, b *baseFacts, assetID int64, rs [][2]int64) (*baseFacts, error) {
+func withRangeFacts(ctx context.Context, q Querier, b *baseFacts, assetID int64, rs [][2]int64) (*baseFacts, error) {
 	var spans []statusRangeRow
 	for _, r := range rs {
-		sp, err := rangeSpans(ctx, s.r, assetID, r[0], r[1])
+		sp, err := rangeSpans(ctx, q, assetID, r[0], r[1])
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +335,7 @@ func (s *Store) withRangeFacts(ctx context.Context, b *baseFacts, assetID int64,
 			j++
 		}
 		if j < len(held.Idx) && held.Idx[j] == i {
-			j++ // a range turned into rows between the two reads: the row
+			j++ // a partition both a row and in a range (never within one snapshot): the row
 		}
 		out.add(b, k)
 	}

@@ -220,3 +220,130 @@ func wantCount(t *testing.T, f fixture, query string, want int, what string) {
 		t.Fatalf("%d %s, want %d", n, what, want)
 	}
 }
+
+// A staleness fact load (whole, or a patch's) reads the status rows and the
+// status ranges in one snapshot: a range turned into rows between its two
+// reads (a taint of one of its partitions) leaves no partition out.
+func TestStatusRangeFactsReadInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		for _, patch := range []bool{false, true} {
+			want, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lo int64
+			if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND lo BETWEEN 990 AND 1120`, asset); err != nil {
+				t.Fatal(err)
+			}
+			tainted := false
+			f.store.SetBetweenReads(func() {
+				if tainted {
+					return
+				}
+				tainted = true
+				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+					t.Errorf("taint of %d: %v", lo, err)
+				}
+			})
+			got, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
+			f.store.SetBetweenReads(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tainted {
+				t.Fatal("the load ran no taint between its reads")
+			}
+			if n, err := f.store.StatusRangeCount(ctx); err != nil || n != 5-btoi(patch)-1 {
+				t.Fatalf("%d status ranges (%v) after the taint of %d, want %d", n, err, lo, 5-btoi(patch)-1)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("patch %v: a load across the taint of %d read %d partitions, want %d:\n%s", patch, lo, len(got), len(want),
+					lineDiff(fmt.Sprintln(want), fmt.Sprintln(got), "before", "across"))
+			}
+		}
+	})
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// The readers by key that feed the engine (the status an interrupted
+// attempt's partitions had, and who else materialized a run's partitions)
+// read the status rows and the status ranges in one snapshot: a range
+// turned into rows between their two reads (a taint of another of its
+// partitions) leaves the partition read as it was.
+func TestStatusRangeKeyReadersReadInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		// Two partitions in each of two ranges: one read, one tainted
+		// between the reads.
+		var los []int64
+		if err := f.store.RawReader().Select(&los, `SELECT lo FROM status_ranges WHERE asset_id=? AND hi > lo ORDER BY lo LIMIT 2`, asset); err != nil || len(los) != 2 {
+			t.Fatalf("status ranges: %v %v", los, err)
+		}
+		taintBetween := func(lo int64) *bool {
+			tainted := new(bool)
+			f.store.SetBetweenReads(func() {
+				if *tainted {
+					return
+				}
+				*tainted = true
+				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+					t.Errorf("taint of %d: %v", lo, err)
+				}
+			})
+			return tainted
+		}
+		read := f.sp.Key(los[0] + 1)
+		tainted := taintBetween(los[0])
+		st, err := f.store.LastAttemptStatus(ctx, asset, read)
+		f.store.SetBetweenReads(nil)
+		if err != nil || !*tainted || st != db.StatusMaterialized {
+			t.Fatalf("last attempt of %d across the taint of %d (%v): %q %v, want materialized", los[0]+1, los[0], *tainted, st, err)
+		}
+		read = f.sp.Key(los[1] + 1)
+		tainted = taintBetween(los[1])
+		others, err := f.store.MaterializedByOthers(ctx, asset, "run_x", db.Millis(times[0]), db.Millis(times[3]), []string{read})
+		f.store.SetBetweenReads(nil)
+		if err != nil || !*tainted || others[read] == "" {
+			t.Fatalf("materialized by others than run_x, %d across the taint of %d (%v): %v %v, want its run", los[1]+1, los[1], *tainted, others, err)
+		}
+	})
+}
+
+// "What was this partition's instance at time T" reads the instances and
+// the status ranges in one snapshot: a range turned into rows between its
+// two reads (a taint of another of its partitions) leaves the partition's
+// instance found.
+func TestStatusRangeHistoryAtReadsInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		var lo int64
+		if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND hi > lo`, asset); err != nil {
+			t.Fatal(err)
+		}
+		key := f.sp.Key(lo + 1)
+		want, err := f.store.PartitionHistoryAt(ctx, asset, key, times[3])
+		if err != nil || want.Canonical == nil {
+			t.Fatalf("instance of %d at the end: %+v %v", lo+1, want, err)
+		}
+		tainted := false
+		f.store.SetBetweenReads(func() {
+			if tainted {
+				return
+			}
+			tainted = true
+			if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+				t.Errorf("taint of %d: %v", lo, err)
+			}
+		})
+		got, err := f.store.PartitionHistoryAt(ctx, asset, key, times[3])
+		f.store.SetBetweenReads(nil)
+		if err != nil || !tainted || got.Canonical == nil || got.Canonical.ID != want.Canonical.ID {
+			t.Fatalf("instance of %d across the taint of %d (%v): %+v %v, want %s", lo+1, lo, tainted, got.Canonical, err, want.Canonical.ID)
+		}
+	})
+}

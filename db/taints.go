@@ -107,26 +107,37 @@ type HistoryAt struct {
 func (s *Store) PartitionHistoryAt(ctx context.Context, assetID int64, key string, at time.Time) (HistoryAt, error) {
 	ms := Millis(at)
 	h := HistoryAt{At: ms}
-	var c Instance
-	err := s.r.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
-		ORDER BY COALESCE(finished_at, created_at) DESC, created_at DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
-	switch {
-	case err == nil:
-		h.Canonical = &c
-	case !errors.Is(err, sql.ErrNoRows):
-		return h, err
-	}
-	// The instance a status range holds, materialized, is the newest one
-	// of its partition when it finished by then.
-	rs, err := rangesByKey(ctx, s.r, assetID, []string{key})
+	// The instance rows and the status ranges in one snapshot: a range
+	// turned into rows between two reads would be in neither.
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var c Instance
+		err := q.GetContext(ctx, &c, `SELECT * FROM partition_instances WHERE asset_id=? AND partition_key=? AND status=? AND COALESCE(finished_at, created_at) <= ?
+			ORDER BY COALESCE(finished_at, created_at) DESC, created_at DESC LIMIT 1`, assetID, key, StatusMaterialized, ms)
+		switch {
+		case err == nil:
+			h.Canonical = &c
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		if s.betweenReads != nil {
+			s.betweenReads()
+		}
+		// The instance a status range holds, materialized, is the newest
+		// one of its partition when it finished by then.
+		rs, err := rangesByKey(ctx, q, assetID, []string{key})
+		if err != nil {
+			return err
+		}
+		if r, ok := rs[key]; ok && r.finished <= ms {
+			in := r.instance(assetID)
+			if h.Canonical == nil || *in.FinishedAt > coalesceAt(h.Canonical) || *in.FinishedAt == coalesceAt(h.Canonical) && in.CreatedAt > h.Canonical.CreatedAt {
+				h.Canonical = &in
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return h, err
-	}
-	if r, ok := rs[key]; ok && r.finished <= ms {
-		in := r.instance(assetID)
-		if h.Canonical == nil || *in.FinishedAt > coalesceAt(h.Canonical) || *in.FinishedAt == coalesceAt(h.Canonical) && in.CreatedAt > h.Canonical.CreatedAt {
-			h.Canonical = &in
-		}
 	}
 	var l Instance
 	err = s.snapshot(ctx, func(c *sqlx.Conn) error {
