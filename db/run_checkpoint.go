@@ -114,9 +114,28 @@ type RunCheckpoint struct {
 	Built map[string]bool
 }
 
+// RunCheckpoint is RunCheckpointOf on a reader, its reads in one snapshot:
+// a status range turned into rows between them (a report, a taint) would
+// leave its partitions in none of them.
+func (s *Store) RunCheckpoint(ctx context.Context, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
+	var cp RunCheckpoint
+	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
+		var err error
+		cp, err = s.runCheckpointOf(ctx, q, assetID, runID, since, keys)
+		return err
+	})
+	return cp, err
+}
+
 // RunCheckpointOf reads the checkpoint of run (which started at since) over
-// keys, partitions of asset.
+// keys, partitions of asset, in q (the engine's transaction).
 func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
+	return (*Store)(nil).runCheckpointOf(ctx, q, assetID, runID, since, keys)
+}
+
+// runCheckpointOf is RunCheckpointOf; s, when not nil, is the store whose
+// test hook (betweenReads) runs between its reads.
+func (s *Store) runCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
 	var cp RunCheckpoint
 	var err error
 	cp.Done, err = keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
@@ -128,6 +147,9 @@ func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string,
 		AND run_id=? AND status='materialized'`, assetID, keys, runID)
 	if err != nil {
 		return cp, err
+	}
+	if s != nil && s.betweenReads != nil {
+		s.betweenReads()
 	}
 	// Partitions status ranges hold: materialized, never tainted, by
 	// their range's attempt.

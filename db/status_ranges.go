@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -68,14 +67,14 @@ const statusRangeCols = `asset_id, block, lo, hi, first_key, last_key, run_id, a
 
 // decodedRanges keeps the keys of status ranges decoded: pages of a large
 // asset read the same ranges again and again (2,048 ranges of 100 keys
-// are a few MB). A range's keys never change
-// (a range is written once and deleted when turned into rows); the cache
-// key names the range and its attempt.
+// are a few MB), keyed by the keys' text.
 var decodedRanges, _ = lru.New[string, []string](2048)
 
 // keys decodes the range's keys (from decodedRanges when there).
 func (r *statusRangeRow) keys() ([]string, error) {
-	ck := strconv.FormatInt(r.AssetID, 10) + "/" + strconv.FormatInt(r.Lo, 10) + "/" + r.RunID + "/" + strconv.FormatInt(r.Attempt, 10)
+	// By the text itself, as decodedLeases: ranges of two databases in one
+	// process (tests, benchmarks) may share an asset id, index and run id.
+	ck := r.Keys
 	if ks, ok := decodedRanges.Get(ck); ok {
 		return ks, nil
 	}

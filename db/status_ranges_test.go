@@ -347,3 +347,31 @@ func TestStatusRangeHistoryAtReadsInOneSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// A run's checkpoint, read on a reader, reads rows, instances and status
+// ranges in one snapshot: a range turned into rows between the reads (a
+// taint of another of its partitions) leaves the run's partitions built.
+func TestStatusRangeCheckpointReadsInOneSnapshot(t *testing.T) {
+	eachRangedFixture(t, func(ctx context.Context, t *testing.T, f fixture, asset int64, keys []string, times []time.Time) {
+		var lo int64
+		if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND hi > lo AND run_id='run_a'`, asset); err != nil {
+			t.Fatal(err)
+		}
+		tainted := false
+		f.store.SetBetweenReads(func() {
+			if tainted {
+				return
+			}
+			tainted = true
+			if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
+				t.Errorf("taint of %d: %v", lo, err)
+			}
+		})
+		read := f.sp.Key(lo + 1)
+		cp, err := f.store.RunCheckpoint(ctx, asset, "run_a", db.Millis(times[0]), []string{read})
+		f.store.SetBetweenReads(nil)
+		if err != nil || !tainted || !cp.Built[read] || !cp.Done[read] {
+			t.Fatalf("checkpoint of run_a over %d across the taint of %d (%v): %+v %v, want built and done", lo+1, lo, tainted, cp, err)
+		}
+	})
+}

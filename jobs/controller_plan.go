@@ -512,7 +512,7 @@ func (e *Engine) inProgressParts(ctx context.Context, run db.Run, attempt int64)
 	}
 	var built map[string]bool
 	if attempt > 1 {
-		cp, err := db.RunCheckpointOf(ctx, e.Store.Reader(), run.AssetID, run.ID, math.MaxInt64, keys)
+		cp, err := e.Store.RunCheckpoint(ctx, run.AssetID, run.ID, math.MaxInt64, keys)
 		if err != nil {
 			return nil, err
 		}
