@@ -288,12 +288,11 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 			}
 			ls = mergeByIdx(ls, rs)
 		}
-		var err error
 		out = mergeLeaseRows(assetID, out, ls)
 		if len(out) > limit {
 			out = out[:limit]
 		}
-		return err
+		return nil
 	})
 	return out, err
 }

@@ -121,7 +121,7 @@ func (s *Store) RunCheckpoint(ctx context.Context, assetID int64, runID string, 
 	var cp RunCheckpoint
 	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
 		var err error
-		cp, err = s.runCheckpointOf(ctx, q, assetID, runID, since, keys)
+		cp, err = runCheckpointOf(ctx, q, assetID, runID, since, keys, s.betweenReads)
 		return err
 	})
 	return cp, err
@@ -130,12 +130,12 @@ func (s *Store) RunCheckpoint(ctx context.Context, assetID int64, runID string, 
 // RunCheckpointOf reads the checkpoint of run (which started at since) over
 // keys, partitions of asset, in q (the engine's transaction).
 func RunCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
-	return (*Store)(nil).runCheckpointOf(ctx, q, assetID, runID, since, keys)
+	return runCheckpointOf(ctx, q, assetID, runID, since, keys, nil)
 }
 
-// runCheckpointOf is RunCheckpointOf; s, when not nil, is the store whose
-// test hook (betweenReads) runs between its reads.
-func (s *Store) runCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string) (RunCheckpoint, error) {
+// runCheckpointOf is RunCheckpointOf; between, when not nil (a test's
+// Store.betweenReads), runs between its reads of rows and of ranges.
+func runCheckpointOf(ctx context.Context, q getter, assetID int64, runID string, since int64, keys []string, between func()) (RunCheckpoint, error) {
 	var cp RunCheckpoint
 	var err error
 	cp.Done, err = keysWhere(ctx, q, `SELECT partition_key FROM partition_status WHERE asset_id=? AND partition_key IN (%s)
@@ -148,8 +148,8 @@ func (s *Store) runCheckpointOf(ctx context.Context, q getter, assetID int64, ru
 	if err != nil {
 		return cp, err
 	}
-	if s != nil && s.betweenReads != nil {
-		s.betweenReads()
+	if between != nil {
+		between()
 	}
 	// Partitions status ranges hold: materialized, never tainted, by
 	// their range's attempt.

@@ -235,22 +235,13 @@ func TestStatusRangeFactsReadInOneSnapshot(t *testing.T) {
 			if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND lo BETWEEN 990 AND 1120`, asset); err != nil {
 				t.Fatal(err)
 			}
-			tainted := false
-			f.store.SetBetweenReads(func() {
-				if tainted {
-					return
-				}
-				tainted = true
-				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
-					t.Errorf("taint of %d: %v", lo, err)
-				}
-			})
+			tainted := taintBetweenReads(t, f, asset, lo, times[3].Add(time.Second))
 			got, err := f.store.FactIdxs(ctx, asset, 990, 1120, patch)
 			f.store.SetBetweenReads(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tainted {
+			if !*tainted {
 				t.Fatal("the load ran no taint between its reads")
 			}
 			if n, err := f.store.StatusRangeCount(ctx); err != nil || n != 5-btoi(patch)-1 {
@@ -285,28 +276,15 @@ func TestStatusRangeKeyReadersReadInOneSnapshot(t *testing.T) {
 		if err := f.store.RawReader().Select(&los, `SELECT lo FROM status_ranges WHERE asset_id=? AND hi > lo ORDER BY lo LIMIT 2`, asset); err != nil || len(los) != 2 {
 			t.Fatalf("status ranges: %v %v", los, err)
 		}
-		taintBetween := func(lo int64) *bool {
-			tainted := new(bool)
-			f.store.SetBetweenReads(func() {
-				if *tainted {
-					return
-				}
-				*tainted = true
-				if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
-					t.Errorf("taint of %d: %v", lo, err)
-				}
-			})
-			return tainted
-		}
 		read := f.sp.Key(los[0] + 1)
-		tainted := taintBetween(los[0])
+		tainted := taintBetweenReads(t, f, asset, los[0], times[3].Add(time.Second))
 		st, err := f.store.LastAttemptStatus(ctx, asset, read)
 		f.store.SetBetweenReads(nil)
 		if err != nil || !*tainted || st != db.StatusMaterialized {
 			t.Fatalf("last attempt of %d across the taint of %d (%v): %q %v, want materialized", los[0]+1, los[0], *tainted, st, err)
 		}
 		read = f.sp.Key(los[1] + 1)
-		tainted = taintBetween(los[1])
+		tainted = taintBetweenReads(t, f, asset, los[1], times[3].Add(time.Second))
 		others, err := f.store.MaterializedByOthers(ctx, asset, "run_x", db.Millis(times[0]), db.Millis(times[3]), []string{read})
 		f.store.SetBetweenReads(nil)
 		if err != nil || !*tainted || others[read] == "" {
@@ -330,20 +308,11 @@ func TestStatusRangeHistoryAtReadsInOneSnapshot(t *testing.T) {
 		if err != nil || want.Canonical == nil {
 			t.Fatalf("instance of %d at the end: %+v %v", lo+1, want, err)
 		}
-		tainted := false
-		f.store.SetBetweenReads(func() {
-			if tainted {
-				return
-			}
-			tainted = true
-			if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
-				t.Errorf("taint of %d: %v", lo, err)
-			}
-		})
+		tainted := taintBetweenReads(t, f, asset, lo, times[3].Add(time.Second))
 		got, err := f.store.PartitionHistoryAt(ctx, asset, key, times[3])
 		f.store.SetBetweenReads(nil)
-		if err != nil || !tainted || got.Canonical == nil || got.Canonical.ID != want.Canonical.ID {
-			t.Fatalf("instance of %d across the taint of %d (%v): %+v %v, want %s", lo+1, lo, tainted, got.Canonical, err, want.Canonical.ID)
+		if err != nil || !*tainted || got.Canonical == nil || got.Canonical.ID != want.Canonical.ID {
+			t.Fatalf("instance of %d across the taint of %d (%v): %+v %v, want %s", lo+1, lo, *tainted, got.Canonical, err, want.Canonical.ID)
 		}
 	})
 }
@@ -357,21 +326,30 @@ func TestStatusRangeCheckpointReadsInOneSnapshot(t *testing.T) {
 		if err := f.store.RawReader().Get(&lo, `SELECT MIN(lo) FROM status_ranges WHERE asset_id=? AND hi > lo AND run_id='run_a'`, asset); err != nil {
 			t.Fatal(err)
 		}
-		tainted := false
-		f.store.SetBetweenReads(func() {
-			if tainted {
-				return
-			}
-			tainted = true
-			if err := f.store.Taint(ctx, asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", times[3].Add(time.Second)); err != nil {
-				t.Errorf("taint of %d: %v", lo, err)
-			}
-		})
+		tainted := taintBetweenReads(t, f, asset, lo, times[3].Add(time.Second))
 		read := f.sp.Key(lo + 1)
 		cp, err := f.store.RunCheckpoint(ctx, asset, "run_a", db.Millis(times[0]), []string{read})
 		f.store.SetBetweenReads(nil)
-		if err != nil || !tainted || !cp.Built[read] || !cp.Done[read] {
-			t.Fatalf("checkpoint of run_a over %d across the taint of %d (%v): %+v %v, want built and done", lo+1, lo, tainted, cp, err)
+		if err != nil || !*tainted || !cp.Built[read] || !cp.Done[read] {
+			t.Fatalf("checkpoint of run_a over %d across the taint of %d (%v): %+v %v, want built and done", lo+1, lo, *tainted, cp, err)
 		}
 	})
+}
+
+// taintBetweenReads has the store's next reader taint asset's partition at
+// index lo (at at) between its reads, once; the answer says whether it
+// did. The caller clears the hook (SetBetweenReads(nil)) after its read.
+func taintBetweenReads(t *testing.T, f fixture, asset, lo int64, at time.Time) *bool {
+	t.Helper()
+	tainted := new(bool)
+	f.store.SetBetweenReads(func() {
+		if *tainted {
+			return
+		}
+		*tainted = true
+		if err := f.store.Taint(t.Context(), asset, "t.hourly", f.sp.Key(lo), "bad rows", "ann", at); err != nil {
+			t.Errorf("taint of %d: %v", lo, err)
+		}
+	})
+	return tainted
 }

@@ -94,19 +94,10 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	}
 
 	// JSON export.
-	resp, _ := env.Get("/status.json")
-	var out struct {
-		Assets []handlers.AssetStatus
-	}
-	decode(t, resp, &out)
-	resp.Body.Close()
-	by := map[string]handlers.AssetStatus{}
-	for _, a := range out.Assets {
-		by[a.Key] = a
-	}
+	out, by := statusJSON(t, env)
 	s := by["s.static"]
 	_, never := s.ByReason["NEVER_MATERIALIZED"]
-	if len(out.Assets) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 2 || s.Missing != 1 || s.Failed != 0 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
+	if len(out) != 4 || s.Partitions != 4 || s.Fresh != 1 || s.Stale != 2 || s.Missing != 1 || s.Failed != 0 || s.ByReason["TAINTED"] != 1 || s.ByReason["CODE_CHANGED"] != 1 ||
 		never || s.FreshShare != 0.25 || s.Badge != "stale 2" || s.LatestFresh != "a" {
 		t.Fatalf("status.json s.static: %+v", s)
 	}
@@ -118,7 +109,7 @@ func TestStatusBoardNumbersBadgeAndExports(t *testing.T) {
 	}
 
 	// CSV export.
-	resp, _ = env.Get("/status.csv")
+	resp, _ := env.Get("/status.csv")
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
 		t.Fatalf("csv content type %q", ct)
 	}
@@ -322,6 +313,18 @@ func TestStatusBoardEndedSchemeIsNotOverPolicy(t *testing.T) {
 		t.Errorf("e.broken (2025-01-31 failed): lag %q, want over policy", text(broken))
 	}
 
+	_, by := statusJSON(t, env)
+	if d := by["e.done"]; d.OverPolicy || d.LagSeconds == nil || *d.LagSeconds != 0 || d.Badge != "fresh" {
+		t.Errorf("status.json e.done: over_policy %v, lag %v, badge %q; want false, 0, fresh", d.OverPolicy, d.LagSeconds, d.Badge)
+	}
+	if b := by["e.broken"]; !b.OverPolicy || b.Badge != "failing" || b.LagSeconds == nil || *b.LagSeconds != int64(now.Sub(time.Date(2025, 1, 31, 0, 0, 0, 0, time.UTC))/time.Second) {
+		t.Errorf("status.json e.broken: over_policy %v, badge %q, lag %v; want true, failing, since 2025-01-31", b.OverPolicy, b.Badge, b.LagSeconds)
+	}
+}
+
+// statusJSON reads /status.json: its assets, and the same by key.
+func statusJSON(t *testing.T, env *testkit.Env) ([]handlers.AssetStatus, map[string]handlers.AssetStatus) {
+	t.Helper()
 	resp, _ := env.Get("/status.json")
 	var out struct {
 		Assets []handlers.AssetStatus
@@ -332,10 +335,5 @@ func TestStatusBoardEndedSchemeIsNotOverPolicy(t *testing.T) {
 	for _, a := range out.Assets {
 		by[a.Key] = a
 	}
-	if d := by["e.done"]; d.OverPolicy || d.LagSeconds == nil || *d.LagSeconds != 0 || d.Badge != "fresh" {
-		t.Errorf("status.json e.done: over_policy %v, lag %v, badge %q; want false, 0, fresh", d.OverPolicy, d.LagSeconds, d.Badge)
-	}
-	if b := by["e.broken"]; !b.OverPolicy || b.Badge != "failing" || b.LagSeconds == nil || *b.LagSeconds != int64(now.Sub(time.Date(2025, 1, 31, 0, 0, 0, 0, time.UTC))/time.Second) {
-		t.Errorf("status.json e.broken: over_policy %v, badge %q, lag %v; want true, failing, since 2025-01-31", b.OverPolicy, b.Badge, b.LagSeconds)
-	}
+	return out.Assets, by
 }
