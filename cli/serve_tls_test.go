@@ -27,7 +27,9 @@ func TestServeTLS(t *testing.T) {
 	certPath, keyPath, cert1 := testkit.SelfSignedCert(t, dir, "one")
 	addr := testkit.FreeAddr(t)
 	dbPath := filepath.Join(dir, "t.db")
-	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--tls-cert", certPath, "--tls-key", keyPath)
+	// No demo history: seeding it is 3 s of CPU, and over 45 s in make
+	// test on a loaded CI machine, before the server listens.
+	cmd, logPath := startServe(t, nil, "--addr", addr, "--db", dbPath, "--seed-demo", "never", "--tls-cert", certPath, "--tls-key", keyPath)
 	roots := x509.NewCertPool()
 	roots.AddCert(cert1)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true},

@@ -184,9 +184,11 @@ func waitReady(t *testing.T, client *http.Client, url, logPath string) *http.Res
 			t.Logf("the server's log:\n%s", b)
 		}
 	}()
-	// 45 s: in make test, beside both passes and their browsers, a server
-	// had not logged its first line after 15 s (TestServeTLS).
-	testkit.Eventually(t, 45*time.Second, url+"/readyz to answer 200", func() bool {
+	// 2 minutes: in make test, beside both passes and their browsers, a
+	// server had not logged its first line after 15 s (TestServeTLS), and
+	// on a slow CI machine one seeding the demo history did not listen
+	// after 45 s.
+	testkit.Eventually(t, 2*time.Minute, url+"/readyz to answer 200", func() bool {
 		var err error
 		if resp, err = client.Get(url + "/readyz"); err != nil {
 			return false

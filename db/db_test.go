@@ -261,15 +261,21 @@ func TestBucketCountsRollupMatchesScan(t *testing.T) {
 // database at once; no "database is locked", no lost write.
 func TestConcurrentWritersAndReaders(t *testing.T) {
 	eachFixture(t, func(ctx context.Context, t *testing.T, f fixture) {
-		const workers, perWorker = 32, 40
+		// 32 writers; 10 writes each in the race pass (-short), where
+		// each is ten times slower, 40 in the plain one.
+		const workers = 32
+		perWorker := int64(40)
+		if testing.Short() {
+			perWorker = 10
+		}
 		var wg sync.WaitGroup
 		errs := make(chan error, workers*perWorker)
-		for w := range workers {
+		for w := range int64(workers) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for j := range perWorker {
-					i := int64(w*perWorker + j)
+					i := w*perWorker + j
 					_, err := f.store.RecordMaterializations(ctx, []db.Materialization{f.mat(i, db.StatusMaterialized, fmt.Sprintf("w%d", w), f.now)}, "test", "", f.now)
 					if err != nil {
 						errs <- fmt.Errorf("write %d: %w", i, err)
@@ -279,7 +285,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 						errs <- fmt.Errorf("read: %w", err)
 						return
 					}
-					if _, err := f.store.StatusRange(ctx, f.ids["t.hourly"], int64(w*perWorker), int64(w*perWorker+perWorker)); err != nil {
+					if _, err := f.store.StatusRange(ctx, f.ids["t.hourly"], w*perWorker, w*perWorker+perWorker); err != nil {
 						errs <- fmt.Errorf("read range: %w", err)
 						return
 					}

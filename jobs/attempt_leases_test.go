@@ -253,14 +253,22 @@ func TestCrashRecoveryOfALeaseWithoutRow(t *testing.T) {
 // leases would be in neither).
 func TestReadersNeverLoseALeasedPartition(t *testing.T) {
 	t.Parallel()
-	// The reads are counted; the n-th attempt runs (the asset's demo
-	// executor) once the test has read n/20 times, so the backfill (200 chunks) cannot end before 10 reads
+	// The reads are counted; the k-th attempt runs (the asset's demo
+	// executor) once the test has read k/perRead times, so the backfill (n/10 chunks) cannot end before 10 reads
 	// however slow the reads are beside it (a loaded machine could read
 	// fewer times than the backfill took to run). The dialects' subtests
 	// run one after the other.
+	// 2,000 partitions; 500 in the race pass (-short), whose reads and
+	// steps the race detector makes ten times slower. The gate keeps ten
+	// reads in either.
+	n, end := int64(2000), "2025-03-25-07:00"
+	if testing.Short() {
+		n, end = 500, "2025-01-21-19:00"
+	}
+	perRead := n / 10 / 10 // attempts (of 10 partitions) per read
 	var readsDone, begun atomic.Int64
 	ex := funcExec(func(ctx context.Context, w Work) Result {
-		for n := begun.Add(1); readsDone.Load() < n/20; {
+		for k := begun.Add(1); readsDone.Load() < k/perRead; {
 			select {
 			case <-ctx.Done():
 				return Result{Err: ctx.Err()}
@@ -279,8 +287,7 @@ assets:
 		begun.Store(0)
 		env.start()
 		asset := env.ids["a.hourly"]
-		const n = 2000
-		b := env.create(Request{Assets: []string{"a.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-01-00:00", End: "2025-03-25-07:00"}, ChunkSize: 10, MaxConcurrentRuns: 8})
+		b := env.create(Request{Assets: []string{"a.hourly"}, Selector: Selector{Type: "range", Start: "2025-01-01-00:00", End: end}, ChunkSize: 10, MaxConcurrentRuns: 8})
 		if b.TotalPartitions != n {
 			t.Fatalf("%d partitions, want %d", b.TotalPartitions, n)
 		}
