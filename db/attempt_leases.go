@@ -270,6 +270,44 @@ func loadLeases(ctx context.Context, q Querier, assetID, lo, hi int64) ([]leased
 	return out, nil
 }
 
+// firstLeases is loadLeases for a page of limit partitions: the first limit
+// leased partitions in [lo, hi] by index (or fewer). The leases are read in
+// order of their lowest index, and decoded only until no later one can hold
+// a partition among the first limit: a page of the partitions list then
+// costs its page, not every running attempt's (10,000 partitions at 100
+// attempts of 100).
+func firstLeases(ctx context.Context, q Querier, assetID, lo, hi int64, limit int) ([]leasedPart, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var rows []leaseRow
+	if err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease, lease_lo FROM attempts
+		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo); err != nil {
+		return nil, err
+	}
+	byIdx := func(a, b leasedPart) int { return cmp.Compare(a.Idx, b.Idx) }
+	var out []leasedPart
+	for k, r := range rows {
+		var err error
+		if out, err = r.readParts(out, lo, hi); err != nil {
+			return nil, err
+		}
+		if len(out) < limit || k == len(rows)-1 {
+			continue
+		}
+		slices.SortStableFunc(out, byIdx)
+		out = out[:limit]
+		if rows[k+1].Lo > out[limit-1].Idx {
+			return out, nil // the next leases begin past the page
+		}
+	}
+	slices.SortStableFunc(out, byIdx)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 // leasedIdxs returns the indexes in [lo, hi] of asset assetID's partitions
 // that running attempts lease, in order: loadLeases for a reader that needs
 // only which partitions are leased (MissingAfter).
@@ -363,19 +401,28 @@ func (s *Store) snapshot(ctx context.Context, fn func(q *sqlx.Conn) error) error
 // mergeLeaseRows merges the leased partitions ls (in index order) into the
 // status rows rows (in index order) as in-progress rows.
 func mergeLeaseRows(assetID int64, rows []PartitionStatus, ls []leasedPart) []PartitionStatus {
+	return mergeFirstLeaseRows(assetID, rows, ls, math.MaxInt)
+}
+
+// mergeFirstLeaseRows is mergeLeaseRows of the first limit rows only: the
+// rows past them are neither built nor kept.
+func mergeFirstLeaseRows(assetID int64, rows []PartitionStatus, ls []leasedPart, limit int) []PartitionStatus {
 	if len(ls) == 0 {
-		return rows
+		return rows[:min(len(rows), limit)]
 	}
-	out := make([]PartitionStatus, 0, len(rows)+len(ls))
+	out := make([]PartitionStatus, 0, min(len(rows)+len(ls), limit))
 	j := 0
 	for _, r := range rows {
-		for j < len(ls) && ls[j].Idx < r.Idx {
+		for j < len(ls) && ls[j].Idx < r.Idx && len(out) < limit {
 			out = append(out, ls[j].row(assetID))
 			j++
 		}
+		if len(out) == limit {
+			return out
+		}
 		out = append(out, r)
 	}
-	for ; j < len(ls); j++ {
+	for ; j < len(ls) && len(out) < limit; j++ {
 		out = append(out, ls[j].row(assetID))
 	}
 	return out
@@ -471,20 +518,20 @@ func writeLeaseRow(ctx context.Context, tx *sqlx.Tx, assetID int64, l leasedPart
 }
 
 // leaseFacts adds to an asset's staleness facts b the partitions running
-// attempts lease without a row, ls (in index order), as the in-progress
+// attempts lease without a row, whose indexes are leased (in order), as the in-progress
 // rows they stand for (never materialized); b is not changed. The leases
 // are read before the rows (not in one snapshot: the rows are read in
 // parallel ranges), so a partition whose lease ends meanwhile is in both
 // (its row wins) rather than in neither; a cache entry patched later drops
 // an ended lease with the keys of the event that ended it.
-func leaseFacts(b *baseFacts, ls []leasedPart) *baseFacts {
+func leaseFacts(b *baseFacts, leased []int64) *baseFacts {
 	var add []int64
-	for _, l := range ls {
-		if l.Idx < 0 {
+	for _, i := range leased {
+		if i < 0 {
 			continue
 		}
-		if _, found := slices.BinarySearch(b.Idx, l.Idx); !found && (len(add) == 0 || add[len(add)-1] != l.Idx) {
-			add = append(add, l.Idx)
+		if _, found := slices.BinarySearch(b.Idx, i); !found && (len(add) == 0 || add[len(add)-1] != i) {
+			add = append(add, i)
 		}
 	}
 	if len(add) == 0 {

@@ -22,12 +22,49 @@ type SkimmedAttempt struct {
 	Attempt, AssetID              int64
 	Parts                         int      // partitions in parts
 	Keys                          []string // keys of parts, failures and upstream_failed (withKeys only)
+	// Runs of consecutive indexes among parts, failures and
+	// upstream_failed, in their order (skimRuns only); NoRuns when a
+	// partition has no index or a key with escapes (then read its Keys).
+	Runs   []PartRun
+	NoRuns bool
 }
+
+// PartRun is a run of partitions with consecutive indexes Lo..Hi, listed
+// one after the other in an attempt, and the keys of its first and last.
+type PartRun struct {
+	Lo, Hi      int64
+	First, Last string
+}
+
+// skimMode is what SkimAttempts reads of the partitions.
+type skimMode int
+
+const (
+	skimCount skimMode = iota // their number
+	skimKeys                  // their keys
+	skimRuns                  // runs of their indexes (PartRun)
+)
 
 // SkimAttempts reads the attempts of an attempts event's payload, calling
 // attempt for each; with withKeys, each with the keys of its partitions.
 // It returns false for a payload it cannot read.
 func SkimAttempts(payload string, withKeys bool, attempt func(a SkimmedAttempt)) bool {
+	mode := skimCount
+	if withKeys {
+		mode = skimKeys
+	}
+	return skimAttempts(payload, mode, attempt)
+}
+
+// SkimAttemptRuns is SkimAttempts with the runs of consecutive indexes of
+// each attempt's partitions instead of their keys: a chunk of a backfill is
+// one run, read without a string per partition (the staleness memo follows
+// every attempts event of a running backfill).
+func SkimAttemptRuns(payload string, attempt func(a SkimmedAttempt)) bool {
+	return skimAttempts(payload, skimRuns, attempt)
+}
+
+func skimAttempts(payload string, mode skimMode, attempt func(a SkimmedAttempt)) bool {
 	s := &skimmer{b: []byte(payload)}
 	s.object(func(key []byte) {
 		if string(key) != "attempts" {
@@ -51,10 +88,10 @@ func SkimAttempts(payload string, withKeys bool, attempt func(a SkimmedAttempt))
 				case "error":
 					a.Error = s.str()
 				case "parts":
-					a.Parts = s.refs(withKeys, &a.Keys)
+					a.Parts = s.refs(mode, &a)
 				case "failures", "upstream_failed":
-					if withKeys {
-						s.refs(true, &a.Keys)
+					if mode != skimCount {
+						s.refs(mode, &a)
 					} else {
 						s.skip()
 					}
@@ -73,23 +110,72 @@ func SkimAttempts(payload string, withKeys bool, attempt func(a SkimmedAttempt))
 	return !s.bad
 }
 
-// refs reads an array of partition references, appending their keys to
-// keys when withKeys, and returns how many it holds.
-func (s *skimmer) refs(withKeys bool, keys *[]string) int {
-	if !withKeys {
+// refs reads an array of partition references, appending to a their keys
+// (skimKeys) or runs (skimRuns), and returns how many it holds.
+func (s *skimmer) refs(mode skimMode, a *SkimmedAttempt) int {
+	switch mode {
+	case skimCount:
 		return s.count()
+	case skimRuns:
+		return s.runs(a)
 	}
 	n := 0
 	s.array(func() {
 		n++
 		s.object(func(key []byte) {
 			if string(key) == "k" {
-				*keys = append(*keys, s.str())
+				a.Keys = append(a.Keys, s.str())
 				return
 			}
 			s.skip()
 		})
 	})
+	return n
+}
+
+// runs reads an array of partition references into a.Runs: a reference
+// whose index follows the last one's extends its run. The keys are kept as
+// bytes of the payload but for the first and last of each run.
+func (s *skimmer) runs(a *SkimmedAttempt) int {
+	n := 0
+	var last []byte
+	s.array(func() {
+		n++
+		var key []byte
+		idx, hasKey, hasIdx := int64(0), false, false
+		s.object(func(field []byte) {
+			switch string(field) {
+			case "k":
+				s.space()
+				raw, escaped := s.rawString()
+				key, hasKey = raw, !escaped
+			case "i":
+				idx, hasIdx = s.int(), true
+			default:
+				s.skip()
+			}
+		})
+		if s.bad || a.NoRuns {
+			return
+		}
+		if !hasKey || !hasIdx || idx < 0 {
+			a.NoRuns, a.Runs = true, nil
+			return
+		}
+		if r := len(a.Runs) - 1; r >= 0 && last != nil && a.Runs[r].Hi+1 == idx {
+			a.Runs[r].Hi = idx
+			last = key
+			return
+		}
+		if r := len(a.Runs) - 1; r >= 0 && last != nil {
+			a.Runs[r].Last = string(last)
+		}
+		a.Runs = append(a.Runs, PartRun{Lo: idx, Hi: idx, First: string(key)})
+		last = key
+	})
+	if r := len(a.Runs) - 1; r >= 0 && last != nil && !a.NoRuns {
+		a.Runs[r].Last = string(last)
+	}
 	return n
 }
 

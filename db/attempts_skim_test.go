@@ -85,3 +85,54 @@ func TestSkimAttemptsKeys(t *testing.T) {
 		}
 	}
 }
+
+// SkimAttemptRuns reads an attempt's partitions as runs of consecutive
+// indexes with the keys of each run's first and last, across its parts,
+// failures and upstream failures and whatever the white space or the
+// fields around them; a partition without an index, with index -1 (left
+// its space) or with a key that has escapes makes the attempt NoRuns, to
+// be read by its keys.
+func TestSkimAttemptRuns(t *testing.T) {
+	ref := func(i int64) db.PartRef {
+		return db.PartRef{Key: fmt.Sprintf("k%03d", i), Idx: i, Status: "materialized", Metadata: json.RawMessage(`{"i": 99, "k": "x"}`)}
+	}
+	refs := func(is ...int64) []db.PartRef {
+		var out []db.PartRef
+		for _, i := range is {
+			out = append(out, ref(i))
+		}
+		return out
+	}
+	ev := db.AttemptsFinished{At: 2, Attempts: []db.AttemptEnd{
+		{RunID: "r1", Attempt: 1, AssetID: 4, Parts: refs(10, 11, 12, 14, 15, 3), Failures: refs(16, 17)},
+		{RunID: "r2", Attempt: 1, AssetID: 5, Parts: append(refs(1, 2), db.PartRef{Key: `e"scaped`, Idx: 3})},
+		{RunID: "r3", Attempt: 1, AssetID: 6, Parts: append(refs(1, 2), db.PartRef{Key: "gone", Idx: -1})},
+		{RunID: "r4", Attempt: 1, AssetID: 7, Parts: []db.PartRef{}},
+	}}
+	want := [][]db.PartRun{
+		{{Lo: 10, Hi: 12, First: "k010", Last: "k012"}, {Lo: 14, Hi: 15, First: "k014", Last: "k015"}, {Lo: 3, Hi: 3, First: "k003", Last: "k003"},
+			{Lo: 16, Hi: 17, First: "k016", Last: "k017"}},
+		nil, nil, nil,
+	}
+	for _, indent := range []bool{false, true} {
+		b, _ := json.Marshal(ev)
+		if indent {
+			b, _ = json.MarshalIndent(ev, "", "  ")
+		}
+		var got []db.SkimmedAttempt
+		if !db.SkimAttemptRuns(string(b), func(a db.SkimmedAttempt) { got = append(got, a) }) || len(got) != 4 {
+			t.Fatalf("skimmed %d attempts of %.300s", len(got), b)
+		}
+		for i, a := range got {
+			if !slices.Equal(a.Runs, want[i]) || a.NoRuns != (i == 1 || i == 2) || a.Parts != len(ev.Attempts[i].Parts) || a.Keys != nil {
+				t.Fatalf("attempt %d: runs %+v NoRuns %v, %d parts; want %+v", i, a.Runs, a.NoRuns, a.Parts, want[i])
+			}
+		}
+	}
+	// A reference without an index.
+	var got []db.SkimmedAttempt
+	if !db.SkimAttemptRuns(`{"attempts":[{"asset_id":4,"parts":[{"k":"a","i":1},{"k":"b"}]}]}`, func(a db.SkimmedAttempt) { got = append(got, a) }) ||
+		len(got) != 1 || !got[0].NoRuns || got[0].Runs != nil {
+		t.Fatalf("a reference without its index: %+v", got)
+	}
+}

@@ -277,7 +277,7 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 		var ls []leasedPart
 		if leases {
 			var err error
-			if ls, err = loadLeases(ctx, c, assetID, after+1, hi); err != nil {
+			if ls, err = firstLeases(ctx, c, assetID, after+1, hi, limit); err != nil {
 				return err
 			}
 		}
@@ -288,10 +288,7 @@ func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statu
 			}
 			ls = mergeByIdx(ls, rs)
 		}
-		out = mergeLeaseRows(assetID, out, ls)
-		if len(out) > limit {
-			out = out[:limit]
-		}
+		out = mergeFirstLeaseRows(assetID, out, ls, limit)
 		return nil
 	})
 	return out, err

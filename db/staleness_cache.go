@@ -86,9 +86,12 @@ type staleCache struct {
 	revalidated atomic.Int64
 }
 
+// keyChange is a partition changed by event: key, or when key is "" the
+// partitions of indexes lo..hi (an attempt's run of partitions, PartRun).
 type keyChange struct {
-	event int64
-	key   string
+	event  int64
+	key    string
+	lo, hi int64
 }
 
 // maxPatchKeys bounds the partitions patched into a base entry of a small
@@ -161,7 +164,7 @@ func eventIgnored(typ, subject string) bool {
 
 // sync reads the events written since the last call and returns the current
 // data version.
-func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (int64, error) {
+func (c *staleCache) sync(ctx context.Context, s *Store, in StaleInput) (int64, error) {
 	v, err := s.DataVersion(ctx)
 	if err != nil {
 		return 0, err
@@ -180,7 +183,7 @@ func (c *staleCache) sync(ctx context.Context, s *Store, ids map[string]int64) (
 		c.mu.Unlock()
 		return v, nil
 	}
-	ch, err := scanEvents(ctx, s, c.scanned, v, ids)
+	ch, err := scanEvents(ctx, s, c.scanned, v, in)
 	if err != nil {
 		return 0, err
 	}
@@ -203,18 +206,21 @@ type eventChanges struct {
 	dirty   map[int64]int64
 	full    map[int64]int64
 	changed []assetKeyChange
+	in      StaleInput
+	spaces  map[int64]catalog.Space // runSpace's, by asset id (nil: none)
 }
 
-// scanEvents reads the events after id from up to id to (ids: the assets'
-// ids by key) and what they changed.
-func scanEvents(ctx context.Context, s *Store, from, to int64, ids map[string]int64) (*eventChanges, error) {
+// scanEvents reads the events after id from up to id to (in: the assets,
+// their ids and spaces) and what they changed.
+func scanEvents(ctx context.Context, s *Store, from, to int64, in StaleInput) (*eventChanges, error) {
+	ids := in.IDs
 	rows, err := s.r.QueryContext(ctx, `SELECT id, type, subject, CASE WHEN type IN (?, ?, 'partitions.reported', 'partition.tainted', 'partition.taint_cleared') THEN payload ELSE '' END
 		FROM events WHERE id > ? AND id <= ? ORDER BY id`, EvAttemptsStarted, EvAttemptsFinished, from, to)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	ch := &eventChanges{dirty: map[int64]int64{}, full: map[int64]int64{}}
+	ch := &eventChanges{dirty: map[int64]int64{}, full: map[int64]int64{}, in: in}
 	for rows.Next() {
 		var id int64
 		var typ, subject, payload string
@@ -230,7 +236,92 @@ func scanEvents(ctx context.Context, s *Store, from, to int64, ids map[string]in
 }
 
 func (ch *eventChanges) addKey(asset, id int64, key string) {
-	ch.changed = append(ch.changed, assetKeyChange{asset, keyChange{id, key}})
+	ch.changed = append(ch.changed, assetKeyChange{asset, keyChange{event: id, key: key}})
+}
+
+// addRun records that event id changed asset's partitions lo..hi (joined
+// to the last change when it is of the same event and ends just before).
+func (ch *eventChanges) addRun(asset, id, lo, hi int64) {
+	if n := len(ch.changed) - 1; n >= 0 {
+		if l := &ch.changed[n]; l.asset == asset && l.event == id && l.key == "" && l.hi+1 == lo {
+			l.hi = hi
+			return
+		}
+	}
+	ch.changed = append(ch.changed, assetKeyChange{asset, keyChange{event: id, lo: lo, hi: hi}})
+}
+
+// runSpace is the space of asset id when its partitions can be recorded
+// by runs of indexes: one time dimension, where an index is a window, so
+// that a run whose first and last keys are at its first and last indexes
+// holds the windows between (runsHold); nil otherwise (keys are recorded).
+func (ch *eventChanges) runSpace(id int64) catalog.Space {
+	if sp, ok := ch.spaces[id]; ok {
+		return sp
+	}
+	if ch.spaces == nil {
+		ch.spaces = map[int64]catalog.Space{}
+	}
+	var sp catalog.Space
+	if ch.in.WS != nil && ch.in.SpaceOf != nil {
+		for _, a := range ch.in.WS.Assets {
+			if ch.in.IDs[a.Key] != id {
+				continue
+			}
+			if _, _, isTime := catalog.SchemeTimeDim(a.Scheme); isTime {
+				sp = ch.in.SpaceOf(a)
+				if _, multi := sp.(interface{ DimSpaces() []catalog.Space }); multi {
+					sp = nil
+				}
+			}
+			break
+		}
+	}
+	ch.spaces[id] = sp
+	return sp
+}
+
+// runsHold says whether every run's first and last keys are at its first
+// and last indexes in sp: the indexes the attempt recorded are the
+// space's now (a scheme changed since would move them).
+func runsHold(sp catalog.Space, runs []PartRun) bool {
+	for _, r := range runs {
+		lo, err := sp.Index(r.First)
+		if err != nil || lo != r.Lo {
+			return false
+		}
+		hi, err := sp.Index(r.Last)
+		if err != nil || hi != r.Hi {
+			return false
+		}
+	}
+	return true
+}
+
+// addAttempts records what the attempts of an attempts event id changed:
+// runs of indexes where they hold, keys otherwise. It returns false for a
+// payload it cannot skim.
+func (ch *eventChanges) addAttempts(id int64, payload string) bool {
+	var atts, keyed []SkimmedAttempt
+	if !SkimAttemptRuns(payload, func(a SkimmedAttempt) { atts = append(atts, a) }) {
+		return false
+	}
+	for j, a := range atts {
+		ch.dirty[a.AssetID] = id
+		if sp := ch.runSpace(a.AssetID); sp != nil && !a.NoRuns && runsHold(sp, a.Runs) {
+			for _, r := range a.Runs {
+				ch.addRun(a.AssetID, id, r.Lo, r.Hi)
+			}
+			continue
+		}
+		if keyed == nil && (!SkimAttempts(payload, true, func(k SkimmedAttempt) { keyed = append(keyed, k) }) || len(keyed) != len(atts)) {
+			return false
+		}
+		for _, k := range keyed[j].Keys {
+			ch.addKey(a.AssetID, id, k)
+		}
+	}
+	return true
 }
 
 // add records what event id (its type, subject and, for the events that
@@ -248,6 +339,13 @@ func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[stri
 			return
 		}
 		ch.dirty[aid] = id
+		if typ == "asset.changed" || typ == "asset.added" || typ == "asset.removed" {
+			// Its scheme may have changed and its partitions' indexes
+			// with it (reindexAsset): a memoized entry's indexes are
+			// the old ones.
+			ch.full[aid] = id
+			return
+		}
 		var p struct {
 			Partition string `json:"partition"`
 			Items     []struct {
@@ -264,12 +362,7 @@ func (ch *eventChanges) add(id int64, typ, subject, payload string, ids map[stri
 				ch.addKey(aid, id, it.Partition)
 			}
 		}
-	case payload != "" && SkimAttempts(payload, true, func(a SkimmedAttempt) {
-		ch.dirty[a.AssetID] = id
-		for _, k := range a.Keys {
-			ch.addKey(a.AssetID, id, k)
-		}
-	}):
+	case payload != "" && ch.addAttempts(id, payload):
 	case payload != "":
 		// Not skimmed (SkimAttempts): decoded.
 		type ref struct {
@@ -377,7 +470,7 @@ func (s *Store) StaleFacts(ctx context.Context, in StaleInput, a *catalog.Asset)
 // returns the data version to pass to StaleFactsAt (one sync per request
 // that reads many assets).
 func (s *Store) SyncStaleness(ctx context.Context, in StaleInput) (int64, error) {
-	return s.staleCache().sync(ctx, s, in.IDs)
+	return s.staleCache().sync(ctx, s, in)
 }
 
 // StaleFactsAt is StaleFacts at a version returned by SyncStaleness.

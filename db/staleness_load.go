@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -22,11 +23,16 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	c.mu.Lock()
 	e, ok := c.base[assetID]
 	var keys []string
+	var runs [][2]int64
 	patchable := ok && e.code == code && c.dirtyAll <= e.version && c.full[assetID] <= e.version
 	if patchable {
 		seen := map[string]bool{}
 		for _, ch := range c.changes[assetID] {
-			if ch.event > e.version && !seen[ch.key] {
+			switch {
+			case ch.event <= e.version:
+			case ch.key == "":
+				runs = append(runs, [2]int64{ch.lo, ch.hi})
+			case !seen[ch.key]:
 				seen[ch.key] = true
 				keys = append(keys, ch.key)
 			}
@@ -35,15 +41,18 @@ func (s *Store) baseFactsAt(ctx context.Context, assetID int64, code string, sp 
 	c.mu.Unlock()
 	var ranges [][2]int64
 	if patchable {
-		// Patched when few partitions changed or, many, in few ranges.
-		ranges = patchRanges(sp, keys)
-		patchable = len(keys) <= patchLimit(len(e.facts.Idx)) || len(ranges) <= patchLimit(len(e.facts.Idx))
+		// Patched when the changed partitions are in few ranges (a
+		// few partitions, or many in runs).
+		ranges = patchRanges(sp, keys, runs)
+		patchable = len(ranges) <= patchLimit(len(e.facts.Idx))
 	}
 	if patchable && c.cleanSince(assetID, e.version) {
 		return e.facts, nil
 	}
-	// Leases read before the rows (leaseFacts).
-	leases, err := allLeases(ctx, s.r, assetID)
+	// Leases read before the rows (leaseFacts); their indexes alone, not
+	// a leasedPart per partition (10,000 at 100 attempts of 100, on every
+	// recomputation while a backfill runs).
+	leases, err := leasedIdxs(ctx, s.r, assetID, math.MinInt64, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +122,9 @@ func (s *Store) patchBaseFacts(ctx context.Context, old *baseFacts, assetID int6
 	return b, nil
 }
 
-// patchRanges are the index ranges a patch of keys reads again (keys not
-// in sp are left out).
-func patchRanges(sp catalog.Space, keys []string) [][2]int64 {
+// patchRanges are the index ranges a patch of keys and runs of indexes
+// reads again (keys not in sp are left out).
+func patchRanges(sp catalog.Space, keys []string, runs [][2]int64) [][2]int64 {
 	idxs := make([]int64, 0, len(keys))
 	for _, k := range keys {
 		if i, err := sp.Index(k); err == nil {
@@ -123,7 +132,21 @@ func patchRanges(sp catalog.Space, keys []string) [][2]int64 {
 		}
 	}
 	slices.Sort(idxs)
-	return idxRanges(slices.Compact(idxs), patchGap)
+	out := idxRanges(slices.Compact(idxs), patchGap)
+	if len(runs) == 0 {
+		return out
+	}
+	out = append(out, runs...)
+	slices.SortFunc(out, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	merged := out[:1]
+	for _, r := range out[1:] {
+		if l := &merged[len(merged)-1]; r[0]-l[1] <= patchGap+1 {
+			l[1] = max(l[1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
 }
 
 // patchGap is how many unchanged rows between two changed ones are read
