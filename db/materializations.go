@@ -146,6 +146,11 @@ func recordMaterializationsTx(ctx context.Context, tx *sqlx.Tx, items []Material
 		}
 	}
 	in := &ingest{roll: rollupDelta{}, lastMat: map[int64]int64{}, lastAttempt: lastAttempts{}, perAsset: map[string][]reportedItem{}}
+	pre, err := prefetchIngest(ctx, tx, items)
+	if err != nil {
+		return res, err
+	}
+	in.pre = pre
 	for _, m := range items {
 		if err := in.record(ctx, tx, &res, m, now); err != nil {
 			return res, err
@@ -191,12 +196,14 @@ type ingest struct {
 	// leased: per asset, the partitions running attempts lease without a
 	// status row (read once per batch).
 	leased map[int64]map[string]bool
+	pre    *ingestPrefetch // the items' rows and instances, read at once
 }
 
 // unlease turns an attempt's lease on a reported partition that has no
 // status row into the in-progress row it stands for (takeLease), so that
-// the report applies over it as over any leased row.
-func (in *ingest) unlease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) error {
+// the report applies over it as over any leased row. It says whether it
+// did (the row then is not the prefetched one).
+func (in *ingest) unlease(ctx context.Context, tx *sqlx.Tx, assetID int64, key string) (bool, error) {
 	if in.leased == nil {
 		in.leased = map[int64]map[string]bool{}
 	}
@@ -204,7 +211,7 @@ func (in *ingest) unlease(ctx context.Context, tx *sqlx.Tx, assetID int64, key s
 	if !ok {
 		ls, err := allLeases(ctx, tx, assetID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		keys = make(map[string]bool, len(ls))
 		for _, l := range ls {
@@ -213,10 +220,10 @@ func (in *ingest) unlease(ctx context.Context, tx *sqlx.Tx, assetID int64, key s
 		in.leased[assetID] = keys
 	}
 	if !keys[key] {
-		return nil
+		return false, nil
 	}
 	delete(keys, key)
-	return takeLease(ctx, tx, assetID, key)
+	return true, takeLease(ctx, tx, assetID, key)
 }
 
 // record records one reported item: its instance (res.Replayed counts it
@@ -230,19 +237,26 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 		s := string(m.Metadata)
 		meta = &s
 	}
-	if err := in.unlease(ctx, tx, m.AssetID, m.Partition); err != nil {
+	took, err := in.unlease(ctx, tx, m.AssetID, m.Partition)
+	if err != nil {
 		return err
 	}
-	if err := explodeStatusRangesByKey(ctx, tx, m.AssetID, m.Partition); err != nil {
-		return err
+	prev, exists, prefetched := in.pre.statusOf(m)
+	if took {
+		prefetched = false // the lease became a row
 	}
-	var prev PartitionStatus
-	err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
-	exists := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	if !prefetched {
+		if err := explodeStatusRangesByKey(ctx, tx, m.AssetID, m.Partition); err != nil {
+			return err
+		}
+		prev = PartitionStatus{}
+		err := tx.GetContext(ctx, &prev, `SELECT * FROM partition_status WHERE asset_id=? AND partition_key=?`, m.AssetID, m.Partition)
+		exists = err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		prev.fill()
 	}
-	prev.fill()
 	if exists && prev.Status == StatusInProgress && prev.LeaseInstanceID != nil && *prev.LeaseInstanceID == id {
 		// The run building the partition reports it under its own run
 		// id (a command calling tessera report --run-id
@@ -250,7 +264,18 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 		// that id, when it ends; the report is an instance of its own.
 		id = ReportInstanceID(m.RunID, m.AssetKey, m.Partition)
 	}
-	replayed, err := writeReportedInstance(ctx, tx, m, id, at, meta, prev, exists)
+	old := func() (string, error) {
+		if prefetched {
+			if st, found := in.pre.instanceOf(m, id); found {
+				return st, nil
+			}
+			return "", sql.ErrNoRows
+		}
+		var st string
+		err := tx.GetContext(ctx, &st, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
+		return st, err
+	}
+	replayed, err := writeReportedInstance(ctx, tx, m, id, at, meta, prev, exists, old)
 	if err != nil {
 		return err
 	}
@@ -294,9 +319,9 @@ func (in *ingest) record(ctx context.Context, tx *sqlx.Tx, res *RecordResult, m 
 // time at, over prev (the partition's status row, when it exists): it
 // finishes the instance when it is in progress, inserts it when new, and
 // reports replayed, writing nothing, when it was recorded finished before.
-func writeReportedInstance(ctx context.Context, tx *sqlx.Tx, m Materialization, id string, at int64, meta *string, prev PartitionStatus, exists bool) (replayed bool, err error) {
-	var oldInstanceStatus string
-	err = tx.GetContext(ctx, &oldInstanceStatus, `SELECT status FROM partition_instances WHERE asset_id=? AND partition_key=? AND id=?`, m.AssetID, m.Partition, id)
+// old reads the instance's status as recorded (sql.ErrNoRows: none).
+func writeReportedInstance(ctx context.Context, tx *sqlx.Tx, m Materialization, id string, at int64, meta *string, prev PartitionStatus, exists bool, old func() (string, error)) (replayed bool, err error) {
+	oldInstanceStatus, err := old()
 	switch {
 	case err == nil && oldInstanceStatus != StatusInProgress:
 		return true, nil
