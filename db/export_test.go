@@ -185,3 +185,9 @@ func (s *Store) FactIdxs(ctx context.Context, assetID, lo, hi int64, patch bool)
 	}
 	return b.Idx, nil
 }
+
+// PartitionsPageBetween is PartitionsPage with between called between the
+// read of its rows and the read of its holes, in the same snapshot.
+func (s *Store) PartitionsPageBetween(ctx context.Context, assetID, after, size int64, stored []string, rows, missing bool, limit int, between func()) ([]PartitionStatus, []int64, error) {
+	return s.partitionsPage(ctx, assetID, after, size, stored, rows, missing, limit, between)
+}

@@ -253,45 +253,86 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 // PartitionsAfter lists status rows with index > after whose status is one of
 // statuses (all stored statuses when empty), in index order.
 func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
+	var out []PartitionStatus
+	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
+		var err error
+		out, err = partitionsAfter(ctx, c, assetID, after, statuses, limit)
+		return err
+	})
+	return out, err
+}
+
+// PartitionsPage is a page of an asset's partitions list after index
+// after: up to limit status rows whose status is one of stored (every
+// stored status when empty; none when !rows), as PartitionsAfter, and,
+// when missing, up to limit indexes below size of partitions without one,
+// as MissingAfter. Both are read in one snapshot: read apart, a partition
+// that a starting attempt leases between the two reads is in neither (the
+// list skipped the chunk being started).
+func (s *Store) PartitionsPage(ctx context.Context, assetID, after, size int64, stored []string, rows, missing bool, limit int) ([]PartitionStatus, []int64, error) {
+	return s.partitionsPage(ctx, assetID, after, size, stored, rows, missing, limit, nil)
+}
+
+// partitionsPage is PartitionsPage; between, when not nil, is called
+// between the rows' read and the holes' (tests write there).
+func (s *Store) partitionsPage(ctx context.Context, assetID, after, size int64, stored []string, rows, missing bool, limit int, between func()) ([]PartitionStatus, []int64, error) {
+	var out []PartitionStatus
+	var holes []int64
+	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
+		var err error
+		if rows {
+			if out, err = partitionsAfter(ctx, c, assetID, after, stored, limit); err != nil {
+				return err
+			}
+		}
+		if between != nil {
+			between()
+		}
+		if missing {
+			holes, err = missingIn(ctx, c, assetID, after, size, limit)
+		}
+		return err
+	})
+	return out, holes, err
+}
+
+// partitionsAfter is PartitionsAfter in c's snapshot.
+func partitionsAfter(ctx context.Context, c *sqlx.Conn, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
 	q := `SELECT * FROM partition_status WHERE asset_id=? AND idx > ?`
 	args := []any{assetID, after}
 	q, args = andIn(q, args, "status", statuses)
 	q += ` ORDER BY idx LIMIT ?`
 	args = append(args, limit)
 	var out []PartitionStatus
-	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
-		if err := c.SelectContext(ctx, &out, q, args...); err != nil {
-			return err
+	if err := c.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, err
+	}
+	out = fillAll(out)
+	all := len(statuses) == 0
+	leases, ranges := all || slices.Contains(statuses, StatusInProgress), all || slices.Contains(statuses, StatusMaterialized)
+	if !leases && !ranges {
+		return out, nil
+	}
+	// Leases and ranges past the page's last row cannot be on the page.
+	hi := int64(math.MaxInt64)
+	if len(out) >= limit && limit > 0 {
+		hi = out[limit-1].Idx
+	}
+	var ls []leasedPart
+	if leases {
+		var err error
+		if ls, err = firstLeases(ctx, c, assetID, after+1, hi, limit); err != nil {
+			return nil, err
 		}
-		out = fillAll(out)
-		all := len(statuses) == 0
-		leases, ranges := all || slices.Contains(statuses, StatusInProgress), all || slices.Contains(statuses, StatusMaterialized)
-		if !leases && !ranges {
-			return nil
+	}
+	if ranges {
+		rs, err := loadRanges(ctx, c, assetID, after+1, hi, limit)
+		if err != nil {
+			return nil, err
 		}
-		// Leases and ranges past the page's last row cannot be on the page.
-		hi := int64(math.MaxInt64)
-		if len(out) >= limit && limit > 0 {
-			hi = out[limit-1].Idx
-		}
-		var ls []leasedPart
-		if leases {
-			var err error
-			if ls, err = firstLeases(ctx, c, assetID, after+1, hi, limit); err != nil {
-				return err
-			}
-		}
-		if ranges {
-			rs, err := loadRanges(ctx, c, assetID, after+1, hi, limit)
-			if err != nil {
-				return err
-			}
-			ls = mergeByIdx(ls, rs)
-		}
-		out = mergeFirstLeaseRows(assetID, out, ls, limit)
-		return nil
-	})
-	return out, err
+		ls = mergeByIdx(ls, rs)
+	}
+	return mergeFirstLeaseRows(assetID, out, ls, limit), nil
 }
 
 // IdxStatus is a partition's index with its stored status.

@@ -25,14 +25,23 @@ func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, li
 	// ends meanwhile is read either as the lease or as the row written
 	// when it ended, never as neither.
 	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
-		ls, err := leasedIdxs(ctx, q, assetID, after+1, size-1)
-		if err != nil {
-			return err
-		}
-		out, err = missingAfter(ctx, q, assetID, after, size, limit, ls)
+		var err error
+		out, err = missingIn(ctx, q, assetID, after, size, limit)
 		return err
 	})
 	return out, err
+}
+
+// missingIn is MissingAfter in q's snapshot.
+func missingIn(ctx context.Context, q *sqlx.Conn, assetID, after, size int64, limit int) ([]int64, error) {
+	if after+1 >= size || limit <= 0 {
+		return nil, nil
+	}
+	ls, err := leasedIdxs(ctx, q, assetID, after+1, size-1)
+	if err != nil {
+		return nil, err
+	}
+	return missingAfter(ctx, q, assetID, after, size, limit, ls)
 }
 
 // missingAfter is MissingAfter in q's snapshot, where ls are the leased

@@ -90,18 +90,11 @@ func (h *Handler) APIPartitions(c echo.Context) error {
 	next := ""
 	wantMissing := len(statuses) == 0 || slices.Contains(statuses, db.StatusMissing)
 	stored := slices.DeleteFunc(slices.Clone(statuses), func(s string) bool { return s == db.StatusMissing })
-	// Walk stored rows and, when missing is wanted, the holes between them.
-	var rows []db.PartitionStatus
-	if len(statuses) == 0 || len(stored) > 0 {
-		if rows, err = h.Store.PartitionsAfter(ctx, a.ID, after, stored, limit+1); err != nil {
-			return err
-		}
-	}
-	var holes []int64
-	if wantMissing {
-		if holes, err = h.Store.MissingAfter(ctx, a.ID, after, n, limit+1); err != nil {
-			return err
-		}
+	// Walk stored rows and, when missing is wanted, the holes between them
+	// (read in one snapshot: a partition leased meanwhile is in one).
+	rows, holes, err := h.Store.PartitionsPage(ctx, a.ID, after, n, stored, len(statuses) == 0 || len(stored) > 0, wantMissing, limit+1)
+	if err != nil {
+		return err
 	}
 	i, j := 0, 0
 	for len(out) < limit && (i < len(rows) || j < len(holes)) {
