@@ -21,14 +21,22 @@ type MixedResult struct {
 	BenchBackfill
 	Readers int `json:"readers"`
 	// The backfill alone, then on a fresh database of the same rows with
-	// Readers clients reading pages and the API all the while.
-	SoloS                float64 `json:"solo_s"`
-	LoadedS              float64 `json:"loaded_s"`
-	SoloPartitionsPerS   float64 `json:"solo_partitions_per_s"`
-	LoadedPartitionsPerS float64 `json:"loaded_partitions_per_s"`
-	ThroughputRatio      float64 `json:"throughput_ratio"`
-	// Reads answered while the loaded backfill ran, by page kind and over
-	// all of them.
+	// Readers clients reading pages and the API all the while; Rounds
+	// times, alternating. SoloS and LoadedS are the medians of the rounds
+	// (each one's in SoloAllS, LoadedAllS), and ThroughputRatio their ratio:
+	// a backfill of 200,000 partitions lasts well under a second, and one
+	// round's ratio of two such runs moved between 0.66 and 0.85 from one
+	// run to the next on an idle machine.
+	Rounds               int       `json:"rounds"`
+	SoloS                float64   `json:"solo_s"`
+	LoadedS              float64   `json:"loaded_s"`
+	SoloAllS             []float64 `json:"solo_all_s"`
+	LoadedAllS           []float64 `json:"loaded_all_s"`
+	SoloPartitionsPerS   float64   `json:"solo_partitions_per_s"`
+	LoadedPartitionsPerS float64   `json:"loaded_partitions_per_s"`
+	ThroughputRatio      float64   `json:"throughput_ratio"`
+	// Reads answered while the loaded backfills ran (every round's), by
+	// page kind and over all of them.
 	Reads     int     `json:"reads"`
 	ReadsPerS float64 `json:"reads_per_s"`
 	// The process's CPU time (user and system) during each run, and what
@@ -64,41 +72,58 @@ const mixedDownstream = `  bench.daily:
 `
 
 // Mixed runs a backfill of n partitions (chunks of chunk, conc runs at a
-// time, noop executor) through the real controller and store twice, each
-// time on a fresh temporary database: alone, then with readers clients
-// reading, over real HTTP, the pages and API a user of a running backfill
-// reads, each as fast as it is answered. A non-nil prof receives a CPU
-// profile of the second, loaded run.
-func Mixed(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (MixedResult, error) {
+// time, noop executor) through the real controller and store, rounds times
+// two, each time on a fresh temporary database: alone, then with readers
+// clients reading, over real HTTP, the pages and API a user of a running
+// backfill reads, each as fast as it is answered. A non-nil prof receives
+// a CPU profile of the first loaded run.
+func Mixed(ctx context.Context, n, chunk int64, conc, readers, rounds int, prof *os.File) (MixedResult, error) {
 	res := MixedResult{BenchBackfill: BenchBackfill{Bench: "mixed", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}, Readers: readers,
-		TargetRatio: 0.7, TargetP99ms: 300}
-	solo, err := mixedRun(ctx, n, chunk, conc, 0, nil)
-	if err != nil {
-		return res, err
+		Rounds: rounds, TargetRatio: 0.7, TargetP99ms: 300}
+	var solos, loadeds []float64
+	var soloCPU, loadedCPU, loadedTotal time.Duration
+	reads := map[string][]time.Duration{}
+	for r := range rounds {
+		solo, err := mixedRun(ctx, n, chunk, conc, 0, nil)
+		if err != nil {
+			return res, err
+		}
+		p := prof
+		if r > 0 {
+			p = nil
+		}
+		loaded, err := mixedRun(ctx, n, chunk, conc, readers, p)
+		if err != nil {
+			return res, err
+		}
+		res.Chunks = solo.chunks
+		solos, loadeds = append(solos, solo.wall.Seconds()), append(loadeds, loaded.wall.Seconds())
+		res.SoloAllS, res.LoadedAllS = append(res.SoloAllS, round(solo.wall.Seconds())), append(res.LoadedAllS, round(loaded.wall.Seconds()))
+		soloCPU, loadedCPU, loadedTotal = soloCPU+solo.cpu, loadedCPU+loaded.cpu, loadedTotal+loaded.wall
+		for kind, lats := range loaded.reads {
+			reads[kind] = append(reads[kind], lats...)
+		}
 	}
-	loaded, err := mixedRun(ctx, n, chunk, conc, readers, prof)
-	if err != nil {
-		return res, err
-	}
-	res.Chunks = solo.chunks
-	res.SoloS, res.LoadedS = round(solo.wall.Seconds()), round(loaded.wall.Seconds())
-	res.SoloPartitionsPerS = round(float64(n) / solo.wall.Seconds())
-	res.LoadedPartitionsPerS = round(float64(n) / loaded.wall.Seconds())
-	res.ThroughputRatio = float64(int64(solo.wall.Seconds()/loaded.wall.Seconds()*1000+0.5)) / 1000
+	soloWall, loadedWall := median(solos), median(loadeds)
+	res.SoloS, res.LoadedS = round(soloWall), round(loadedWall)
+	res.SoloPartitionsPerS = round(float64(n) / soloWall)
+	res.LoadedPartitionsPerS = round(float64(n) / loadedWall)
+	res.ThroughputRatio = float64(int64(soloWall/loadedWall*1000+0.5)) / 1000
 	res.Pages = map[string]PageTiming{}
 	var all []time.Duration
-	for kind, lats := range loaded.reads {
+	for kind, lats := range reads {
 		slices.Sort(lats)
 		res.Pages[kind] = PageTiming{Requests: len(lats), P50ms: percentileMs(lats, 0.50), P99ms: percentileMs(lats, 0.99)}
 		all = append(all, lats...)
 	}
 	slices.Sort(all)
 	res.Reads = len(all)
-	res.ReadsPerS = round(float64(len(all)) / loaded.wall.Seconds())
+	res.ReadsPerS = round(float64(len(all)) / loadedTotal.Seconds())
 	res.P50ms, res.P99ms = percentileMs(all, 0.50), percentileMs(all, 0.99)
-	res.SoloCPUs, res.LoadedCPUs = round(solo.cpu.Seconds()), round(loaded.cpu.Seconds())
+	// Per round.
+	res.SoloCPUs, res.LoadedCPUs = round(soloCPU.Seconds()/float64(rounds)), round(loadedCPU.Seconds()/float64(rounds))
 	if len(all) > 0 {
-		res.CPUPerReadMs = round(float64((loaded.cpu - solo.cpu).Microseconds()) / 1000 / float64(len(all)))
+		res.CPUPerReadMs = round(float64((loadedCPU - soloCPU).Microseconds()) / 1000 / float64(len(all)))
 	}
 	return res, nil
 }

@@ -153,6 +153,7 @@ func TestBenchFlagsOutOfRangeAreRefused(t *testing.T) {
 		{[]string{"bench", "keys", "--rounds", "101"}, "--rounds must be between 1 and 100, got 101"},
 		{[]string{"bench", "login", "--concurrency", "10001"}, "--concurrency must be between 1 and 10000, got 10001"},
 		{[]string{"bench", "mixed", "--readers", "0"}, "--readers must be between 1 and 1000, got 0"},
+		{[]string{"bench", "mixed", "--rounds", "0"}, "--rounds must be between 1 and 100, got 0"},
 		{[]string{"bench", "automation", "--schedules", "100001"}, "--schedules must be between 1 and 100000, got 100001"},
 	} {
 		if code, _, errOut := run(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
