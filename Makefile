@@ -68,8 +68,12 @@ TEST_P ?= 2
 # package's tests (e2e: once per test). Without the variable, as with
 # `go test ./cli` alone, each package builds its own.
 TEST_BIN := bin/tessera-test
+# -timeout: a package's tests end within it or fail with every goroutine's
+# stack (a hang). web takes about 4 minutes in make test here; 15, because CI
+# machines have run make test at half this one's speed.
+TEST_TIMEOUT ?= 15m
 test-all: test-bin
-	TESSERA_TEST_BIN=$(CURDIR)/$(TEST_BIN) $(GO) test -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 10m ./web ./cli ./handlers ./db ./jobs ./e2e ./...
+	TESSERA_TEST_BIN=$(CURDIR)/$(TEST_BIN) $(GO) test -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./web ./cli ./handlers ./db ./jobs ./e2e ./...
 
 # Always run: go build relinks only when something changed.
 test-bin:
@@ -157,7 +161,7 @@ RACE_JOBS_OUT += TestPoolHoldingReason TestThrottleCountsFromTheLaunch
 # handlers and db beside jobs. (-p 1, handlers then db, compiled one
 # package at a time: handlers' race binary started 3 minutes in on a busy
 # machine.)
-RACE_FLAGS = -race -short -count=1 -parallel $(TEST_PARALLEL) -timeout 10m
+RACE_FLAGS = -race -short -count=1 -parallel $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT)
 test-race:
 	@scripts/race_names_exist.sh handlers $(foreach n,$(RACE_HANDLERS),'$(n)')
 	@scripts/race_names_exist.sh db $(foreach n,$(RACE_DB),'$(n)')
