@@ -97,6 +97,15 @@ type Idempotency struct {
 func (s *Store) RecordMaterializationsOnce(ctx context.Context, items []Materialization, actor string, idem Idempotency, now time.Time) (RecordResult, error) {
 	var res RecordResult
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		// Several instances on one PostgreSQL database: the batch waits
+		// for the other instances' controller steps and they for it, so
+		// that no attempt of theirs writes a partition's row or status
+		// range between the batch's reads of its partitions (read at once
+		// at its start: prefetchIngest) and its writes. On SQLite the one
+		// writer already does this.
+		if err := LockSteps(ctx, tx); err != nil {
+			return err
+		}
 		var err error
 		res, err = recordMaterializationsTx(ctx, tx, items, actor, idem, now)
 		return err

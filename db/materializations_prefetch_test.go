@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tessera-dev/tessera/db"
+	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
 // A batch of reports reads its partitions' rows and instances at once
@@ -98,4 +102,62 @@ func dumpRows(t *testing.T, s *db.Store, q string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TestReportBatchWaitsForAnotherInstancesStep: on PostgreSQL, a batch of
+// reports waits while another instance's controller step holds the step
+// lock (LockSteps), so that no attempt of theirs writes the batch's
+// partitions between its reads (at its start) and its writes.
+func TestReportBatchWaitsForAnotherInstancesStep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	url := pgtest.URL(t)
+	a, ws, ids := teststore.WithWorkspaceAt(t, url, `assets:
+  t.hourly:
+    partitions: {hourly: {start: "2025-01-01-00:00"}}
+    executor: {demo: {duration: 1s}}
+`, now)
+	b := teststore.OpenAt(t, url)
+	sp := ws.Asset("t.hourly").Scheme.Space(now, nil)
+	var items []db.Materialization
+	for i := int64(0); i < 20; i++ {
+		items = append(items, db.Materialization{AssetID: ids["t.hourly"], AssetKey: "t.hourly", Partition: sp.Key(i), Idx: i,
+			Status: db.StatusMaterialized, RunID: "r", Source: "test", At: now})
+	}
+	release := make(chan struct{})
+	var released atomic.Bool
+	errc := make(chan error, 1)
+	holdStepLock(ctx, a, release, errc, func() { released.Store(true) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.RecordMaterializations(ctx, items, "test", "", now)
+		done <- err
+	}()
+	var ended error
+	finished := false
+	poll.Eventually(t, 30*time.Second, "the report to wait for the step lock (or to end)", func() bool {
+		select {
+		case ended = <-done:
+			finished = true
+			return true
+		default:
+		}
+		var n int
+		err := a.RawReader().Get(&n, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`)
+		return err == nil && n > 0
+	})
+	close(release)
+	if !finished {
+		ended = <-done
+	}
+	if ended != nil {
+		t.Fatal(ended)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if finished || !released.Load() {
+		t.Fatal("the report was recorded while another instance's step held the step lock")
+	}
 }
