@@ -60,7 +60,9 @@ func keyRows(t *testing.T, store *db.Store) map[string][]string {
 // saying what to do, without showing a key.
 func refusedForKeys(t *testing.T, url, ws string, want []string, keys ...string) string {
 	t.Helper()
-	code, out := runBinary(t, keysEnv(keys...), "serve", "--addr", testkit.FreeAddr(t), "--db", url, "--workspace", ws)
+	// Port 0: the refused server must not need a free port (a port
+	// FreeAddr found free may be taken again before serve binds it).
+	code, out := runBinary(t, keysEnv(keys...), "serve", "--addr", "127.0.0.1:0", "--db", url, "--workspace", ws)
 	if code != 2 {
 		t.Fatalf("serve with keys %v: exit %d, want 2:\n%s", keys, code, out)
 	}
