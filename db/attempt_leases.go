@@ -176,7 +176,7 @@ type leaseRow struct {
 	Attempt int64  `db:"attempt"`
 	Started int64  `db:"started_at"`
 	Lease   string `db:"lease"`
-	Lo      int64  `db:"lease_lo"` // read by ReadLeases only
+	Lo      int64  `db:"lease_lo"` // read by ReadLeases and leaseRowsIn
 	Hi      int64  `db:"lease_hi"`
 }
 
@@ -280,9 +280,8 @@ func firstLeases(ctx context.Context, q Querier, assetID, lo, hi int64, limit in
 	if limit <= 0 {
 		return nil, nil
 	}
-	var rows []leaseRow
-	if err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease, lease_lo FROM attempts
-		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo); err != nil {
+	rows, err := leaseRowsIn(ctx, q, assetID, lo, hi)
+	if err != nil {
 		return nil, err
 	}
 	byIdx := func(a, b leasedPart) int { return cmp.Compare(a.Idx, b.Idx) }
@@ -335,10 +334,10 @@ func leasedIdxs(ctx context.Context, q Querier, assetID, lo, hi int64) ([]int64,
 }
 
 // leaseRowsIn reads the leases of asset assetID's running attempts that
-// meet indexes [lo, hi], in order of their lowest index.
+// meet indexes [lo, hi], in order of their lowest index (Lo).
 func leaseRowsIn(ctx context.Context, q Querier, assetID, lo, hi int64) ([]leaseRow, error) {
 	var rows []leaseRow
-	err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease FROM attempts
+	err := q.SelectContext(ctx, &rows, `SELECT run_id, attempt, started_at, lease, lease_lo FROM attempts
 		WHERE state='running' AND asset_id=? AND lease IS NOT NULL AND lease_lo <= ? AND lease_hi >= ? ORDER BY lease_lo`, assetID, hi, lo)
 	return rows, err
 }

@@ -253,13 +253,8 @@ func (s *Store) Partition(ctx context.Context, assetID int64, key string) (Parti
 // PartitionsAfter lists status rows with index > after whose status is one of
 // statuses (all stored statuses when empty), in index order.
 func (s *Store) PartitionsAfter(ctx context.Context, assetID, after int64, statuses []string, limit int) ([]PartitionStatus, error) {
-	var out []PartitionStatus
-	err := s.snapshot(ctx, func(c *sqlx.Conn) error {
-		var err error
-		out, err = partitionsAfter(ctx, c, assetID, after, statuses, limit)
-		return err
-	})
-	return out, err
+	rows, _, err := s.PartitionsPage(ctx, assetID, after, 0, statuses, true, false, limit)
+	return rows, err
 }
 
 // PartitionsPage is a page of an asset's partitions list after index

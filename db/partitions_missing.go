@@ -16,20 +16,13 @@ import (
 // blocks' stored indexes are read block by block. Its cost is bounded by
 // the rows of the partly filled blocks it walks past and the number of
 // blocks, never by the rows of full ones.
+//
+// The rollup, the leases and the rows are read in one snapshot: a lease
+// that ends meanwhile is read either as the lease or as the row written
+// when it ended, never as neither.
 func (s *Store) MissingAfter(ctx context.Context, assetID, after, size int64, limit int) ([]int64, error) {
-	if after+1 >= size || limit <= 0 {
-		return nil, nil
-	}
-	var out []int64
-	// The rollup, the leases and the rows in one snapshot: a lease that
-	// ends meanwhile is read either as the lease or as the row written
-	// when it ended, never as neither.
-	err := s.snapshot(ctx, func(q *sqlx.Conn) error {
-		var err error
-		out, err = missingIn(ctx, q, assetID, after, size, limit)
-		return err
-	})
-	return out, err
+	_, holes, err := s.PartitionsPage(ctx, assetID, after, size, nil, false, true, limit)
+	return holes, err
 }
 
 // missingIn is MissingAfter in q's snapshot.
