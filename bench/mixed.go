@@ -20,6 +20,9 @@ import (
 type MixedResult struct {
 	BenchBackfill
 	Readers int `json:"readers"`
+	// ReadNice is the nice increment the server's reads ran at
+	// (web.Options.ReadNice; 0: the engine's priority).
+	ReadNice int `json:"read_nice"`
 	// The backfill alone, then on a fresh database of the same rows with
 	// Readers clients reading pages and the API all the while; Rounds
 	// times, alternating. SoloS and LoadedS are the medians of the rounds
@@ -75,16 +78,16 @@ const mixedDownstream = `  bench.daily:
 // time, noop executor) through the real controller and store, rounds times
 // two, each time on a fresh temporary database: alone, then with readers
 // clients reading, over real HTTP, the pages and API a user of a running
-// backfill reads, each as fast as it is answered. A non-nil prof receives
-// a CPU profile of the first loaded run.
-func Mixed(ctx context.Context, n, chunk int64, conc, readers, rounds int, prof *os.File) (MixedResult, error) {
+// backfill reads, each as fast as it is answered, the server's reads at
+// readNice. A non-nil prof receives a CPU profile of the first loaded run.
+func Mixed(ctx context.Context, n, chunk int64, conc, readers, rounds, readNice int, prof *os.File) (MixedResult, error) {
 	res := MixedResult{BenchBackfill: BenchBackfill{Bench: "mixed", Partitions: n, ChunkSize: chunk, Concurrency: conc, Executor: "noop"}, Readers: readers,
-		Rounds: rounds, TargetRatio: 0.7, TargetP99ms: 300}
+		ReadNice: readNice, Rounds: rounds, TargetRatio: 0.7, TargetP99ms: 300}
 	var solos, loadeds []float64
 	var soloCPU, loadedCPU, loadedTotal time.Duration
 	reads := map[string][]time.Duration{}
 	for r := range rounds {
-		solo, err := mixedRun(ctx, n, chunk, conc, 0, nil)
+		solo, err := mixedRun(ctx, n, chunk, conc, 0, readNice, nil)
 		if err != nil {
 			return res, err
 		}
@@ -92,7 +95,7 @@ func Mixed(ctx context.Context, n, chunk int64, conc, readers, rounds int, prof 
 		if r > 0 {
 			p = nil
 		}
-		loaded, err := mixedRun(ctx, n, chunk, conc, readers, p)
+		loaded, err := mixedRun(ctx, n, chunk, conc, readers, readNice, p)
 		if err != nil {
 			return res, err
 		}
@@ -139,7 +142,7 @@ type mixedOutcome struct {
 
 // mixedRun builds a fresh database, starts the engine and the server, and
 // runs the backfill with readers clients reading meanwhile.
-func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.File) (mixedOutcome, error) {
+func mixedRun(ctx context.Context, n, chunk int64, conc, readers, readNice int, prof *os.File) (mixedOutcome, error) {
 	var out mixedOutcome
 	store, cleanup, err := tempStore("mixed")
 	if err != nil {
@@ -157,7 +160,7 @@ func mixedRun(ctx context.Context, n, chunk int64, conc, readers int, prof *os.F
 		return out, err
 	}
 	defer stop()
-	labels := &pageLabels{next: pageHandler(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng)}
+	labels := &pageLabels{next: pageHandler(store, &handlers.Workspace{Workspace: ws, Source: "bench", IDs: ids}, eng, readNice)}
 	srv := httptest.NewServer(labels)
 	defer srv.Close()
 	sub, done, err := watchProfiled([]*jobs.Engine{eng}, prof)

@@ -18,17 +18,19 @@ import (
 // startPageServer serves the workspace loaded from store through the real
 // router, to anonymous viewers (the benchmarks read pages without signing
 // in); eng, when not nil, is the engine whose backfills the pages show.
+// Its reads run at tessera serve's default priority.
 func startPageServer(store *db.Store, loaded *handlers.Workspace, eng *jobs.Engine) *httptest.Server {
-	return httptest.NewServer(pageHandler(store, loaded, eng))
+	return httptest.NewServer(pageHandler(store, loaded, eng, web.DefaultReadNice))
 }
 
-// pageHandler is the real router of startPageServer.
-func pageHandler(store *db.Store, loaded *handlers.Workspace, eng *jobs.Engine) http.Handler {
+// pageHandler is the real router of startPageServer, its reads at
+// readNice (web.Options.ReadNice).
+func pageHandler(store *db.Store, loaded *handlers.Workspace, eng *jobs.Engine, readNice int) http.Handler {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := handlers.New(store, loaded, log)
 	h.Auth = handlers.NewAuth(store, handlers.AuthConfig{AnonymousViewer: true})
 	h.Engine = eng
-	return web.New(h, log)
+	return web.NewServer(h, log, web.Options{ReadNice: readNice}).Echo
 }
 
 // pageLabels serves next, labelling the CPU of each request whose path is

@@ -4,11 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/bench"
+	"github.com/tessera-dev/tessera/web"
 )
 
 func newBenchMixedCmd() *cobra.Command {
 	var partitions, chunk int64
-	var conc, readers, rounds int
+	var conc, readers, rounds, readNice int
 	var executor, cpuprofile string
 	cmd := &cobra.Command{
 		Use:   "mixed",
@@ -38,12 +39,15 @@ page=overview) and the engine's part=engine.`,
 			if err := flagBetween("rounds", rounds, 1, 100); err != nil {
 				return err
 			}
+			if err := flagBetween("read-nice", readNice, 0, web.MaxReadNice); err != nil {
+				return err
+			}
 			prof, err := openCPUProfile(cpuprofile)
 			if err != nil {
 				return err
 			}
 			defer prof.Close()
-			res, err := bench.Mixed(cmd.Context(), partitions, chunk, conc, readers, rounds, prof)
+			res, err := bench.Mixed(cmd.Context(), partitions, chunk, conc, readers, rounds, readNice, prof)
 			return printBench(cmd, res, err)
 		},
 	}
@@ -53,6 +57,7 @@ page=overview) and the engine's part=engine.`,
 	f.IntVar(&conc, "concurrency", 100, "max concurrent runs (global and per backfill)")
 	f.IntVar(&readers, "readers", 16, "concurrent clients reading pages and the API during the second run")
 	f.IntVar(&rounds, "rounds", 5, "solo and loaded runs, alternating: the medians are reported")
+	f.IntVar(&readNice, "read-nice", web.DefaultReadNice, "the server's reads run this much lower in priority than the engine, as tessera serve --read-nice; 0 = at the engine's")
 	f.StringVar(&executor, "executor", "noop", "executor: noop (returns at once)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the first run under load to this file")
 	return cmd

@@ -109,7 +109,7 @@ func (cfg serveConfig) settings(changed func(flag string) bool) (serveSettings, 
 	if s.streams, err = cfg.Streams.settings(changed); err != nil {
 		return s, err
 	}
-	s.web.ReadSlots = s.streams.readSlots
+	s.web.ReadSlots, s.web.ReadNice = s.streams.readSlots, s.streams.readNice
 	if s.certs, err = cfg.TLS.settings(); err != nil {
 		return s, err
 	}

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/web"
 )
 
 // streamFlags bound the live pages' event streams.
@@ -14,6 +16,8 @@ type streamFlags struct {
 	Total, PerUser int
 	// ReadSlots is --read-slots: page and API reads computed at once.
 	ReadSlots int
+	// ReadNice is --read-nice: how much lower in priority they compute.
+	ReadNice int
 	// PerSession is --max-streams-per-session, the old name of
 	// --max-streams-per-user (the bound was per session and per token, so
 	// more tokens or sign-ins were more streams); kept as a deprecated alias.
@@ -27,21 +31,29 @@ func addStreamFlags(cmd *cobra.Command, f *streamFlags) {
 	fs.IntVar(&f.PerSession, "max-streams-per-session", handlers.DefaultMaxStreamsPerUser, "old name of --max-streams-per-user")
 	_ = fs.MarkDeprecated("max-streams-per-session", "use --max-streams-per-user (the bound is per user)")
 	fs.IntVar(&f.ReadSlots, "read-slots", 0, "page and API reads computed at once; more wait their turn, so that readers leave the backfill engine a core; 0 = one fewer than the cores (at least 1) (env TESSERA_READ_SLOTS)")
+	fs.IntVar(&f.ReadNice, "read-nice", web.DefaultReadNice, fmt.Sprintf("page and API reads compute on threads this much lower in priority (a nice increment, 0 to %d; Linux) than the engine's, which then keeps its speed beside many readers; 0 = the same priority (env TESSERA_READ_NICE)", web.MaxReadNice))
 }
 
-// streamSettings are the validated stream bounds (and read slots).
-type streamSettings struct{ total, perUser, readSlots int }
+// streamSettings are the validated stream bounds (and the reads' slots and
+// priority).
+type streamSettings struct{ total, perUser, readSlots, readNice int }
 
 // settings validates the stream flags, falling back to the environment for
 // a flag not given; a flag beats its variable. The per-user bound may be
 // given by its old names (--max-streams-per-session,
 // TESSERA_MAX_STREAMS_PER_SESSION) when the new ones are not.
 func (f streamFlags) settings(changed func(string) bool) (streamSettings, error) {
-	s := streamSettings{f.Total, f.PerUser, f.ReadSlots}
+	s := streamSettings{f.Total, f.PerUser, f.ReadSlots, f.ReadNice}
 	readSlots := serveSetting[int]{flag: "read-slots", env: "TESSERA_READ_SLOTS", parse: strconv.Atoi, ok: func(n int) bool { return n >= 0 },
 		envWant: "a whole number, 0 or more (0 = one fewer than the cores)", flagWant: "0 or more (0 = one fewer than the cores)"}
 	var err error
 	if s.readSlots, err = readSlots.value(changed, f.ReadSlots); err != nil {
+		return s, err
+	}
+	nice := fmt.Sprintf("0 to %d (0 = the engine's priority)", web.MaxReadNice)
+	readNice := serveSetting[int]{flag: "read-nice", env: "TESSERA_READ_NICE", parse: strconv.Atoi, ok: func(n int) bool { return n >= 0 && n <= web.MaxReadNice },
+		envWant: "a whole number, " + nice, flagWant: nice}
+	if s.readNice, err = readNice.value(changed, f.ReadNice); err != nil {
 		return s, err
 	}
 	perFlag, perEnv := "max-streams-per-user", "TESSERA_MAX_STREAMS_PER_USER"

@@ -26,6 +26,11 @@ func TestServeStreamBoundsRefused(t *testing.T) {
 		// Read slots: 0 (one fewer than the cores) or more.
 		{nil, []string{"--read-slots", "-1"}, "--read-slots must be 0 or more (0 = one fewer than the cores), got -1"},
 		{[]string{"TESSERA_READ_SLOTS=many"}, nil, `TESSERA_READ_SLOTS must be a whole number, 0 or more (0 = one fewer than the cores), got "many"`},
+		// Read priority: a nice increment, 0 to 19.
+		{nil, []string{"--read-nice", "20"}, "--read-nice must be 0 to 19 (0 = the engine's priority), got 20"},
+		{nil, []string{"--read-nice", "-1"}, "--read-nice must be 0 to 19 (0 = the engine's priority), got -1"},
+		{[]string{"TESSERA_READ_NICE=low"}, nil, `TESSERA_READ_NICE must be a whole number, 0 to 19 (0 = the engine's priority), got "low"`},
+		{[]string{"TESSERA_READ_NICE=25"}, nil, `TESSERA_READ_NICE must be a whole number, 0 to 19 (0 = the engine's priority), got "25"`},
 	})
 }
 

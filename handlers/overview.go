@@ -120,7 +120,7 @@ func (h *Handler) assetHealths(ctx context.Context, sc *staleCtx) ([]assetHealth
 	if err != nil {
 		return nil, err
 	}
-	if err := h.warmFacts(ctx, sc); err != nil {
+	if err := h.warmFacts(ctx, sc, 1); err != nil {
 		return nil, err
 	}
 	out := make([]assetHealth, 0, len(assets))

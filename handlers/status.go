@@ -74,7 +74,7 @@ type statusModel struct {
 // statusList is the status board's rows at sc, each asset's facts computed
 // first (warmFacts).
 func (h *Handler) statusList(ctx context.Context, sc *staleCtx) ([]AssetStatus, error) {
-	if err := h.warmFacts(ctx, sc); err != nil {
+	if err := h.warmFacts(ctx, sc, 1); err != nil {
 		return nil, err
 	}
 	ws := h.Workspace()

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"runtime"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -13,8 +12,9 @@ import (
 // DefaultReadSlots is how many page and API reads are computed at once when
 // Options.ReadSlots is 0: one core fewer than the process may use (at
 // least one), so that the backfill engine, which shares the process,
-// always has a core while any number of readers wait their turn.
-func DefaultReadSlots() int { return max(runtime.GOMAXPROCS(0)-1, 1) }
+// always has a core while any number of readers wait their turn. (The
+// cores as GOMAXPROCS said before read workers raised it: read_priority.go.)
+func DefaultReadSlots() int { return max(startProcs-1, 1) }
 
 // readSlots bounds the GET and HEAD requests computed at once to n. A
 // crowd of readers (a wall of dashboards, scripts polling in a loop) then
@@ -22,8 +22,9 @@ func DefaultReadSlots() int { return max(runtime.GOMAXPROCS(0)-1, 1) }
 // readers reading as fast as they are answered, a backfill ran at 0.2–0.4
 // of its speed alone. A read waits for a slot as long as its client does
 // (its context). Event streams, which stay open, static files, health
-// checks and metrics take no slot.
-func readSlots(n int) echo.MiddlewareFunc {
+// checks and metrics take no slot. With a pool, a read computes on one of
+// its workers, at their lower priority (read_priority.go).
+func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 	slots := make(chan struct{}, n)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -41,6 +42,9 @@ func readSlots(n int) echo.MiddlewareFunc {
 			if r.Context().Err() != nil {
 				// Given a slot just as its client left: no one to answer.
 				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
+			}
+			if pool != nil {
+				return pool.run(func() error { return next(c) })
 			}
 			return next(c)
 		}

@@ -25,7 +25,7 @@ func TestReadSlotsBoundConcurrentReads(t *testing.T) {
 			_ = c.String(http.StatusServiceUnavailable, he.Error())
 		}
 	}
-	e.Use(readSlots(2))
+	e.Use(readSlots(2, nil))
 	var inside, most, ran atomic.Int64
 	release := make(chan struct{})
 	slow := func(c echo.Context) error {

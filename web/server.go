@@ -29,6 +29,11 @@ type Options struct {
 	// ReadSlots bounds the page and API reads computed at once (read_slots.go);
 	// 0 is DefaultReadSlots.
 	ReadSlots int
+	// ReadNice lowers the priority of the threads those reads compute on by
+	// this nice increment (read_priority.go; tessera serve uses
+	// DefaultReadNice); 0 computes them where they arrive, at the
+	// process's priority.
+	ReadNice int
 }
 
 // Server is the router and the Prometheus handler of its metrics.
@@ -70,7 +75,14 @@ func NewServer(h *handlers.Handler, log *slog.Logger, opt Options) *Server {
 	if slots <= 0 {
 		slots = DefaultReadSlots()
 	}
-	e.Use(readSlots(slots))
+	var pool *readPool
+	if opt.ReadNice > 0 {
+		var err error
+		if pool, err = readPoolFor(min(opt.ReadNice, MaxReadNice), slots); err != nil {
+			log.Warn("reads run at the engine's priority: their threads' could not be lowered", "err", err)
+		}
+	}
+	e.Use(readSlots(slots, pool))
 	e.Use(requestLog(log))
 	e.Use(metrics.Middleware)
 	e.Use(middleware.BodyLimit(maxBody))

@@ -1,0 +1,117 @@
+//go:build linux
+
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// niceOf reads the nice value of a thread or process from its stat file in
+// /proc (its 19th field; the second, the command, is in parentheses and
+// may hold spaces).
+func niceOf(t *testing.T, stat string) int {
+	t.Helper()
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	n, err := strconv.Atoi(fields[19-3])
+	if err != nil {
+		t.Fatalf("%s: %v", stat, err)
+	}
+	return n
+}
+
+// TestReadsComputeOnLowerPriorityThreads: with a pool at nice 7, a GET that
+// takes a read slot computes on a thread 7 nicer than the process, a POST
+// (no slot) at the process's own priority; GOMAXPROCS grew by the pool's
+// worker; a read that panics is answered 500 by the Recover middleware on
+// the request's goroutine, and the worker goes on serving reads.
+func TestReadsComputeOnLowerPriorityThreads(t *testing.T) {
+	t.Parallel()
+	const nice = 7 // a value no other test's pool uses
+	base := niceOf(t, "/proc/self/stat")
+	pool, err := readPoolFor(nice, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got < startProcs+pool.workers {
+		t.Errorf("GOMAXPROCS %d with %d read workers started, want at least %d", got, pool.workers, startProcs+pool.workers)
+	}
+	e := echo.New()
+	e.Logger.SetOutput(io.Discard) // the recovered panic's stack
+	e.Use(middleware.Recover())
+	e.Use(readSlots(1, pool))
+	threadNice := func(c echo.Context) error {
+		// The handler's goroutine stays on its thread while it reads.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return c.String(http.StatusOK, strconv.Itoa(niceOf(t, "/proc/thread-self/stat")))
+	}
+	e.GET("/nice", threadNice)
+	e.POST("/nice", threadNice)
+	e.GET("/panic", func(echo.Context) error { panic("a read gone wrong") })
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+
+	ask := func(method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	want := strconv.Itoa(min(base+nice, MaxReadNice))
+	if code, body := ask("GET", "/nice"); code != http.StatusOK || body != want {
+		t.Errorf("GET computed at nice %q (%d), want %s", body, code, want)
+	}
+	if code, body := ask("POST", "/nice"); code != http.StatusOK || body != strconv.Itoa(base) {
+		t.Errorf("POST computed at nice %q (%d), want the process's %d", body, code, base)
+	}
+	if code, _ := ask("GET", "/panic"); code != http.StatusInternalServerError {
+		t.Errorf("a read that panicked was answered %d, want 500", code)
+	}
+	for range 3 {
+		if code, body := ask("GET", "/nice"); code != http.StatusOK || body != want {
+			t.Fatalf("after a panic, GET answered %d %q, want 200 %s", code, body, want)
+		}
+	}
+}
+
+// TestReadPoolsGrowAndShare: a second server asking for more slots at the
+// same nice value grows the one pool; asking for fewer starts nothing.
+func TestReadPoolsGrowAndShare(t *testing.T) {
+	t.Parallel()
+	const nice = 3 // a value no other test's pool uses
+	a, err := readPoolFor(nice, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := readPoolFor(nice, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := readPoolFor(nice, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b || b != c || c.workers != 2 {
+		t.Errorf("pools %p %p %p with %d workers, want one pool of 2", a, b, c, c.workers)
+	}
+}
