@@ -97,23 +97,31 @@ func (d *leaseDoc) encode() (lo, hi *int64, text *string, err error) {
 // newLease is the lease of attempt a on its partitions without a status
 // row (Prev ""), nil when there are none.
 func newLease(a AttemptStart) *leaseDoc {
-	d := &leaseDoc{Asset: a.Asset, Code: a.CodeVersion}
-	var idxs []int64
-	explicit := false
+	n, explicit := 0, false
+	for _, pr := range a.Parts {
+		if pr.Prev == "" {
+			n++
+			explicit = explicit || pr.InstanceID != ""
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// Sized once: a lease is written for every chunk a backfill starts.
+	d := &leaseDoc{Asset: a.Asset, Code: a.CodeVersion, K: make([]string, 0, n)}
+	idxs := make([]int64, 0, n)
+	if explicit {
+		d.I = make([]string, 0, n)
+	}
 	for _, pr := range a.Parts {
 		if pr.Prev != "" {
 			continue
 		}
 		d.K = append(d.K, pr.Key)
 		idxs = append(idxs, pr.Idx)
-		d.I = append(d.I, pr.InstanceID)
-		explicit = explicit || pr.InstanceID != ""
-	}
-	if len(d.K) == 0 {
-		return nil
-	}
-	if !explicit {
-		d.I = nil
+		if explicit {
+			d.I = append(d.I, pr.InstanceID)
+		}
 	}
 	d.setIdxs(idxs)
 	return d

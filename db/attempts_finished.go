@@ -234,7 +234,9 @@ func (f *finishing) attempt(ctx context.Context, tx *sqlx.Tx, a AttemptEnd) erro
 func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, started int64, ranges bool) (int64, error) {
 	st, roll := f.st, f.roll
 	var mat, failed int64
-	for j, pr := range withIDs(a.Parts, a.RunID, a.Attempt, a.Asset) {
+	ids := partIDs{runID: a.RunID, asset: a.Asset, attempt: a.Attempt}
+	for j := range a.Parts {
+		pr := ids.of(a.Parts[j])
 		var meta *string
 		if len(pr.Metadata) > 0 && string(pr.Metadata) != "null" {
 			s := string(pr.Metadata)
@@ -246,7 +248,7 @@ func (f *finishing) parts(ctx context.Context, tx *sqlx.Tx, a AttemptEnd, starte
 		if pr.Status == StatusMaterialized && meta == nil && pr.Error == "" {
 			// The common case, written in batches below.
 			ranged := ranges && a.Asset != "" && a.Parts[j].InstanceID == "" && pr.Idx >= 0
-			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: pr, fresh: fresh,
+			f.plain = append(f.plain, plainMat{asset: a.AssetID, code: a.CodeVersion, run: a.RunID, started: started, part: matPart{pr.Key, pr.Idx, pr.InstanceID}, fresh: fresh,
 				ranged: ranged, attempt: a.Attempt, assetKey: a.Asset})
 			f.lastMat[a.AssetID] = f.at
 			f.lastAttempt.add(a.AssetID, f.at, StatusMaterialized)
@@ -454,7 +456,7 @@ type plainMat struct {
 	asset     int64
 	code, run string
 	started   int64 // when its attempt started
-	part      PartRef
+	part      matPart
 	// fresh: the attempt leased the partition without a status row; its
 	// row is inserted now.
 	fresh bool
@@ -463,6 +465,14 @@ type plainMat struct {
 	ranged   bool
 	attempt  int64
 	assetKey string
+}
+
+// matPart is what a plainMat keeps of its PartRef: a sixth of its size,
+// for every partition of every attempt a step finishes.
+type matPart struct {
+	Key        string
+	Idx        int64
+	InstanceID string
 }
 
 // finishMaterialized records partitions materialized without metadata or

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -72,34 +71,28 @@ func AttemptInstanceIDs(runID string, attempt int64, asset string) func(partitio
 	return InstanceIDs(runID, asset)
 }
 
-// withIDs returns parts with their instance ids, deriving those an event
-// left out (see PartRef.InstanceID). parts itself is not changed.
-func withIDs(parts []PartRef, runID string, attempt int64, asset string) []PartRef {
-	if asset == "" {
-		return parts
+// partIDs fills in the instance ids an event left out of an attempt's
+// parts (see PartRef.InstanceID), one part at a time: a copy of the parts
+// with their ids was, at a finish, a sixth of what the engine allocated.
+type partIDs struct {
+	runID, asset string
+	attempt      int64
+	id           func(string) string // derived on first need
+}
+
+// of is pr with its instance id.
+func (p *partIDs) of(pr PartRef) PartRef {
+	switch {
+	case p.asset == "" || pr.InstanceID != "":
+	case pr.derived != "":
+		pr.InstanceID = pr.derived
+	default:
+		if p.id == nil {
+			p.id = AttemptInstanceIDs(p.runID, p.attempt, p.asset)
+		}
+		pr.InstanceID = p.id(pr.Key)
 	}
-	var out []PartRef
-	var id func(string) string
-	for i, pr := range parts {
-		if pr.InstanceID != "" {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(parts)
-		}
-		if pr.derived != "" {
-			out[i].InstanceID = pr.derived
-			continue
-		}
-		if id == nil {
-			id = AttemptInstanceIDs(runID, attempt, asset)
-		}
-		out[i].InstanceID = id(pr.Key)
-	}
-	if out == nil {
-		return parts
-	}
-	return out
+	return pr
 }
 
 // AttemptsStarted is the payload of attempts.started.
