@@ -24,7 +24,8 @@ func DefaultReadSlots() int { return max(startProcs-1, 1) }
 // of its speed alone. A read waits for a slot as long as its client does
 // (its context). Event streams, which stay open, static files, health
 // checks and metrics take no slot. With a pool, a read computes on one of
-// its workers, at their lower priority (read_priority.go).
+// its workers, at their lower priority (read_priority.go). Its response is
+// sent after the slot is given back (computeRead).
 func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 	slots := make(chan struct{}, n)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
