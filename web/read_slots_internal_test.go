@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -164,6 +165,54 @@ func TestStalledReaderHoldsNoSlot(t *testing.T) {
 			resp.Body.Close()
 			if err != nil || n != int64(len(big)) {
 				t.Fatalf("the stalled client got %d bytes (%v), want %d", n, err, len(big))
+			}
+		})
+	}
+}
+
+// TestReadAbortIsQuiet: a read that panics with http.ErrAbortHandler (on
+// a worker, and without a pool) aborts its response, as net/http does for
+// any handler: the client gets no answer at all, not a 500 nor what the
+// read wrote before, and the slot serves the next read.
+func TestReadAbortIsQuiet(t *testing.T) {
+	t.Parallel()
+	pool, err := readPoolFor(4, 1) // a nice value no other test's pool uses
+	if err != nil {
+		t.Logf("no read pool on this system (%v): only the case without", err)
+	}
+	for name, pool := range map[string]*readPool{"without pool": nil, "on a worker": pool} {
+		if name == "on a worker" && pool == nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := echo.New()
+			e.Logger.SetOutput(io.Discard)
+			e.Use(middleware.Recover())
+			e.Use(readSlots(1, pool))
+			e.GET("/abort", func(c echo.Context) error {
+				_ = c.String(http.StatusOK, "half a page")
+				panic(http.ErrAbortHandler)
+			})
+			e.GET("/small", func(c echo.Context) error { return c.String(http.StatusOK, "small") })
+			srv := httptest.NewUnstartedServer(e)
+			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+			srv.Start()
+			defer srv.Close()
+			client := &http.Client{Timeout: 10 * time.Second}
+			if r, err := client.Get(srv.URL + "/abort"); err == nil {
+				b, _ := io.ReadAll(r.Body)
+				r.Body.Close()
+				t.Fatalf("an aborted read was answered %d %q, want no answer", r.StatusCode, b)
+			}
+			r, err := client.Get(srv.URL + "/small")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if r.StatusCode != http.StatusOK || string(b) != "small" {
+				t.Fatalf("after an aborted read: %d %q", r.StatusCode, b)
 			}
 		})
 	}
