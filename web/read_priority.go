@@ -116,12 +116,17 @@ func runRead(fn func() error) (out readOutcome) {
 	return readOutcome{err: fn()}
 }
 
-// run runs fn on a worker and returns its error; a panic in fn is raised
-// again here, with the worker's stack.
-func (p *readPool) run(fn func() error) error {
+// run runs fn on a worker and returns what it returned or raised; the
+// caller raises a panic again with outcome.result, on its own goroutine.
+func (p *readPool) run(fn func() error) readOutcome {
 	job := readJob{fn: fn, done: make(chan readOutcome, 1)}
 	p.work <- job
-	out := <-job.done
+	return <-job.done
+}
+
+// result is the read's error, or its panic raised again here, with the
+// stack where it happened.
+func (out readOutcome) result() error {
 	if out.panicked {
 		if out.val == http.ErrAbortHandler {
 			panic(out.val) // net/http's signal to abort the response quietly
@@ -139,7 +144,7 @@ type readPanic struct {
 	stack []byte
 }
 
-func (e *readPanic) Error() string { return fmt.Sprintf("%v (on a read worker)\n%s", e.val, e.stack) }
+func (e *readPanic) Error() string { return fmt.Sprintf("%v (raised in a read)\n%s", e.val, e.stack) }
 
 // Unwrap is the panic's value when it was an error.
 func (e *readPanic) Unwrap() error {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 
@@ -23,7 +24,8 @@ func DefaultReadSlots() int { return max(startProcs-1, 1) }
 // of its speed alone. A read waits for a slot as long as its client does
 // (its context). Event streams, which stay open, static files, health
 // checks and metrics take no slot. With a pool, a read computes on one of
-// its workers, at their lower priority (read_priority.go).
+// its workers, at their lower priority (read_priority.go). Its response is
+// sent after the slot is given back (computeRead).
 func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 	slots := make(chan struct{}, n)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -32,23 +34,86 @@ func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 			if (r.Method != http.MethodGet && r.Method != http.MethodHead) || slotFree(r.URL.Path) {
 				return next(c)
 			}
-			select {
-			case slots <- struct{}{}:
-			case <-r.Context().Done():
-				// The client left (or its deadline passed) while waiting.
+			out, buf, ok := computeRead(c, slots, pool, next)
+			if !ok {
 				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
 			}
-			defer func() { <-slots }()
-			if r.Context().Err() != nil {
-				// Given a slot just as its client left: no one to answer.
-				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
+			// The slot (and the worker) are free again: what the read
+			// wrote is sent now, as slowly as its client takes it.
+			if !(out.panicked && out.val == http.ErrAbortHandler) {
+				buf.send()
 			}
-			if pool != nil {
-				return pool.run(func() error { return next(c) })
-			}
-			return next(c)
+			return out.result()
 		}
 	}
+}
+
+// computeRead runs next in a read slot (on a worker of pool, when there is
+// one) with the response written to a buffer, and gives the slot back
+// before the buffer is sent: a slot bounds the reads computing, not those
+// being delivered. Were the response written to the connection within the
+// slot, one client that stops reading (a stalled or deliberately slow one,
+// a few pipelined requests for a large page) would hold it for as long as
+// its connection stays open, and with one slot no other page or API read
+// would be answered. ok is false when the client left before its turn.
+func computeRead(c echo.Context, slots chan struct{}, pool *readPool, next echo.HandlerFunc) (out readOutcome, buf *readBuffer, ok bool) {
+	r := c.Request()
+	select {
+	case slots <- struct{}{}:
+	case <-r.Context().Done():
+		// The client left (or its deadline passed) while waiting.
+		return out, nil, false
+	}
+	defer func() { <-slots }()
+	if r.Context().Err() != nil {
+		// Given a slot just as its client left: no one to answer.
+		return out, nil, false
+	}
+	res := c.Response()
+	buf = &readBuffer{w: res.Writer}
+	res.Writer = buf
+	defer func() { res.Writer = buf.w }()
+	fn := func() error { return next(c) }
+	if pool != nil {
+		return pool.run(fn), buf, true
+	}
+	return runRead(fn), buf, true
+}
+
+// readBuffer holds a read's response (its status and body; its header is
+// the connection's own, sent with the status) until send writes it out.
+type readBuffer struct {
+	w      http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (b *readBuffer) Header() http.Header { return b.w.Header() }
+
+func (b *readBuffer) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *readBuffer) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+// Flush does nothing: the whole response is sent when the read is done.
+func (b *readBuffer) Flush() {}
+
+// send writes the buffered response to the connection (nothing when the
+// read wrote nothing: its error is answered by echo's error handler).
+func (b *readBuffer) send() {
+	if b.status == 0 {
+		return
+	}
+	b.w.WriteHeader(b.status)
+	_, _ = b.body.WriteTo(b.w) // a client gone is no error of the read's
 }
 
 // slotFree says whether a GET of path takes no read slot: the event
