@@ -31,7 +31,7 @@ func addStreamFlags(cmd *cobra.Command, f *streamFlags) {
 	fs.IntVar(&f.PerSession, "max-streams-per-session", handlers.DefaultMaxStreamsPerUser, "old name of --max-streams-per-user")
 	_ = fs.MarkDeprecated("max-streams-per-session", "use --max-streams-per-user (the bound is per user)")
 	fs.IntVar(&f.ReadSlots, "read-slots", 0, "page and API reads computed at once; more wait their turn, so that readers leave the backfill engine a core; 0 = one fewer than the cores (at least 1) (env TESSERA_READ_SLOTS)")
-	fs.IntVar(&f.ReadNice, "read-nice", web.DefaultReadNice, fmt.Sprintf("page and API reads compute on threads this much lower in priority (a nice increment, 0 to %d; Linux) than the engine's, which then keeps its speed beside many readers; 0 = the same priority (env TESSERA_READ_NICE)", web.MaxReadNice))
+	fs.IntVar(&f.ReadNice, "read-nice", web.DefaultReadNice, fmt.Sprintf("how much lower the priority of the threads page and API reads compute on is than the server's (a nice increment, 0 to %d, Linux only), so that a running backfill keeps its speed beside many readers; 0 = the same priority (env TESSERA_READ_NICE)", web.MaxReadNice))
 }
 
 // streamSettings are the validated stream bounds (and the reads' slots and

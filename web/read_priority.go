@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -118,10 +119,15 @@ func runRead(fn func() error) (out readOutcome) {
 
 // run runs fn on a worker and returns what it returned or raised; the
 // caller raises a panic again with outcome.result, on its own goroutine.
-func (p *readPool) run(fn func() error) readOutcome {
+// ok is false when ctx ended before a worker took fn (fn never ran).
+func (p *readPool) run(ctx context.Context, fn func() error) (out readOutcome, ok bool) {
 	job := readJob{fn: fn, done: make(chan readOutcome, 1)}
-	p.work <- job
-	return <-job.done
+	select {
+	case p.work <- job:
+	case <-ctx.Done():
+		return out, false
+	}
+	return <-job.done, true
 }
 
 // result is the read's error, or its panic raised again here, with the

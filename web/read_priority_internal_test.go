@@ -10,7 +10,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -113,5 +115,63 @@ func TestReadPoolsGrowAndShare(t *testing.T) {
 	}
 	if a != b || b != c || c.workers != 2 {
 		t.Errorf("pools %p %p %p with %d workers, want one pool of 2", a, b, c, c.workers)
+	}
+}
+
+// TestReadLeavesASharedPoolWithItsClient: two servers of one process share
+// a pool of one worker; while one's read holds the worker, a read of the
+// other whose client gives up is answered without ever running (it does
+// not wait for the worker, then run for nobody), and once the worker is
+// free the other server's reads run again.
+func TestReadLeavesASharedPoolWithItsClient(t *testing.T) {
+	t.Parallel()
+	pool, err := readPoolFor(6, 1) // a nice value no other test's pool uses
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, held := make(chan struct{}), make(chan struct{})
+	a := echo.New()
+	a.Use(readSlots(1, pool))
+	a.GET("/slow", func(c echo.Context) error {
+		close(held)
+		<-hold
+		return c.String(http.StatusOK, "slow")
+	})
+	b := echo.New()
+	b.Use(readSlots(1, pool))
+	var ran atomic.Int64
+	b.GET("/page", func(c echo.Context) error {
+		ran.Add(1)
+		return c.String(http.StatusOK, "page")
+	})
+	srvA, srvB := httptest.NewServer(a), httptest.NewServer(b)
+	defer srvA.Close()
+	defer srvB.Close()
+
+	slowDone := make(chan error, 1)
+	go func() {
+		r, err := http.Get(srvA.URL + "/slow")
+		if err == nil {
+			r.Body.Close()
+		}
+		slowDone <- err
+	}()
+	<-held // the worker is A's
+	impatient := &http.Client{Timeout: 300 * time.Millisecond}
+	if r, err := impatient.Get(srvB.URL + "/page"); err == nil {
+		r.Body.Close()
+		t.Fatalf("B's read was answered %d while the one worker was A's", r.StatusCode)
+	}
+	close(hold)
+	if err := <-slowDone; err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.Get(srvB.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK || ran.Load() != 1 {
+		t.Errorf("B's next read: %d, and B's handler ran %d times; want 200 and once (the read whose client left never ran)", r.StatusCode, ran.Load())
 	}
 }

@@ -3,7 +3,9 @@ package web
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,8 +43,9 @@ func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 			// The slot (and the worker) are free again: what the read
 			// wrote is sent now, as slowly as its client takes it.
 			if !(out.panicked && out.val == http.ErrAbortHandler) {
-				buf.send()
+				buf.send(r.Method == http.MethodHead)
 			}
+			buf.release()
 			return out.result()
 		}
 	}
@@ -70,22 +73,35 @@ func computeRead(c echo.Context, slots chan struct{}, pool *readPool, next echo.
 		return out, nil, false
 	}
 	res := c.Response()
-	buf = &readBuffer{w: res.Writer}
-	res.Writer = buf
-	defer func() { res.Writer = buf.w }()
+	b := &readBuffer{w: res.Writer, body: bodies.Get().(*bytes.Buffer)}
+	res.Writer = b
+	defer func() { res.Writer = b.w }()
 	fn := func() error { return next(c) }
-	if pool != nil {
-		return pool.run(fn), buf, true
+	if pool == nil {
+		return runRead(fn), b, true
 	}
-	return runRead(fn), buf, true
+	if out, ok = pool.run(r.Context(), fn); !ok {
+		// The client left while the workers were all busy (servers of
+		// one process share a pool: read_priority.go).
+		b.release()
+		return out, nil, false
+	}
+	return out, b, true
 }
+
+// bodies are the buffers of reads' responses, reused: a page is 50–300 KB.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxKeptBody is the largest buffer kept for reuse; a larger one (a long
+// API page) is left to the GC.
+const maxKeptBody = 4 << 20
 
 // readBuffer holds a read's response (its status and body; its header is
 // the connection's own, sent with the status) until send writes it out.
 type readBuffer struct {
 	w      http.ResponseWriter
 	status int
-	body   bytes.Buffer
+	body   *bytes.Buffer
 }
 
 func (b *readBuffer) Header() http.Header { return b.w.Header() }
@@ -107,13 +123,34 @@ func (b *readBuffer) Write(p []byte) (int, error) {
 func (b *readBuffer) Flush() {}
 
 // send writes the buffered response to the connection (nothing when the
-// read wrote nothing: its error is answered by echo's error handler).
-func (b *readBuffer) send() {
+// read wrote nothing: its error is answered by echo's error handler), with
+// its length: the whole body is known, so it is not sent in chunks. head:
+// the request was a HEAD, whose length is the GET's, unknown here.
+func (b *readBuffer) send(head bool) {
 	if b.status == 0 {
 		return
 	}
+	h := b.w.Header()
+	if !head && h.Get("Content-Length") == "" && h.Get("Transfer-Encoding") == "" && bodyAllowed(b.status) {
+		h.Set("Content-Length", strconv.Itoa(b.body.Len()))
+	}
 	b.w.WriteHeader(b.status)
 	_, _ = b.body.WriteTo(b.w) // a client gone is no error of the read's
+}
+
+// release gives the body's buffer back for another read.
+func (b *readBuffer) release() {
+	if b.body != nil && b.body.Cap() <= maxKeptBody {
+		b.body.Reset()
+		bodies.Put(b.body)
+	}
+	b.body = nil
+}
+
+// bodyAllowed says whether a response of status may have a body (RFC 9110:
+// not 1xx, 204 or 304).
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // slotFree says whether a GET of path takes no read slot: the event

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -215,5 +216,52 @@ func TestReadAbortIsQuiet(t *testing.T) {
 				t.Fatalf("after an aborted read: %d %q", r.StatusCode, b)
 			}
 		})
+	}
+}
+
+// TestReadSentWithItsLength: a read's buffered answer is sent whole, with
+// its Content-Length (not in chunks) and the headers its handler set; a
+// HEAD is answered without a body; a 204 has no length.
+func TestReadSentWithItsLength(t *testing.T) {
+	t.Parallel()
+	e := echo.New()
+	e.Use(readSlots(1, nil))
+	body := strings.Repeat("partition ", 10_000) // 100 KB: net/http alone would chunk it
+	page := func(c echo.Context) error {
+		c.Response().Header().Set("X-Page", "grid")
+		return c.String(http.StatusOK, body)
+	}
+	e.GET("/page", page)
+	e.HEAD("/page", page) // as the server's router does (a HEAD is a GET without its body)
+	e.GET("/none", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+
+	r, err := http.Get(srv.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK || string(got) != body || r.ContentLength != int64(len(body)) || len(r.TransferEncoding) != 0 || r.Header.Get("X-Page") != "grid" {
+		t.Errorf("GET: %d, %d bytes, Content-Length %d, Transfer-Encoding %v, X-Page %q; want 200, %d bytes with their length, not chunked, X-Page grid",
+			r.StatusCode, len(got), r.ContentLength, r.TransferEncoding, r.Header.Get("X-Page"), len(body))
+	}
+	r, err = http.Head(srv.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK || len(got) != 0 {
+		t.Errorf("HEAD: %d with %d bytes, want 200 without a body", r.StatusCode, len(got))
+	}
+	r, err = http.Get(srv.URL + "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNoContent || r.Header.Get("Content-Length") != "" {
+		t.Errorf("204: %d with Content-Length %q, want 204 without one", r.StatusCode, r.Header.Get("Content-Length"))
 	}
 }
