@@ -85,25 +85,40 @@ func readPoolFor(nice, size int) (*readPool, error) {
 // start starts one worker and waits until its thread's priority is set.
 func (p *readPool) start() error {
 	ready := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread keeps its lowered priority, and
-		// no other goroutine may run on it.
-		runtime.LockOSThread()
-		if err := lowerThreadPriority(p.nice); err != nil {
-			ready <- err
-			return // the thread exits with its goroutine
-		}
-		ready <- nil
-		for job := range p.work {
-			job.done <- runRead(job.fn)
-		}
-	}()
+	go p.work1(ready)
 	if err := <-ready; err != nil {
 		return err
 	}
 	p.workers++
 	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	return nil
+}
+
+// work1 is one worker: it locks its goroutine to a thread, lowers the
+// thread's priority, says so on ready, and runs reads until the process
+// ends. The thread is never unlocked: it keeps its priority, and no other
+// goroutine runs on it. Never the process's main thread, whose nice value
+// is what ps and top show for the whole server: a worker started there
+// (the goroutine that starts a pool often gives its thread to the worker
+// while it waits) holds it until another worker, which then cannot be
+// given it, has a thread of its own, and lets it go.
+func (p *readPool) work1(ready chan<- error) {
+	runtime.LockOSThread()
+	if onMainThread() {
+		again := make(chan error, 1)
+		go p.work1(again)
+		ready <- <-again
+		runtime.UnlockOSThread()
+		return
+	}
+	if err := lowerThreadPriority(p.nice); err != nil {
+		ready <- err
+		return // the thread exits with its goroutine
+	}
+	ready <- nil
+	for job := range p.work {
+		job.done <- runRead(job.fn)
+	}
 }
 
 // runRead calls fn, turning a panic into an outcome for the request's own

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/tessera-dev/tessera/handlers"
+	"github.com/tessera-dev/tessera/testkit/poll"
 )
 
 // niceOf reads the nice value of a thread or process from its stat file in
@@ -138,6 +142,14 @@ func TestReadLeavesASharedPoolWithItsClient(t *testing.T) {
 		return c.String(http.StatusOK, "slow")
 	})
 	b := echo.New()
+	var gaveUp atomic.Int64 // reads answered 503: their client left before their turn
+	b.HTTPErrorHandler = func(err error, c echo.Context) {
+		var ue *handlers.UserError
+		if errors.As(err, &ue) && ue.Status == http.StatusServiceUnavailable {
+			gaveUp.Add(1)
+		}
+		_ = c.NoContent(http.StatusServiceUnavailable)
+	}
 	b.Use(readSlots(1, pool))
 	var ran atomic.Int64
 	b.GET("/page", func(c echo.Context) error {
@@ -162,6 +174,9 @@ func TestReadLeavesASharedPoolWithItsClient(t *testing.T) {
 		r.Body.Close()
 		t.Fatalf("B's read was answered %d while the one worker was A's", r.StatusCode)
 	}
+	// The server learns that the client left when it reads the closed
+	// connection; only then is the worker let go.
+	poll.Eventually(t, 10*time.Second, "B's read given up", func() bool { return gaveUp.Load() == 1 })
 	close(hold)
 	if err := <-slowDone; err != nil {
 		t.Fatal(err)

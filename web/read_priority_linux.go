@@ -14,3 +14,7 @@ func lowerThreadPriority(n int) error {
 	// The raw syscall answers 20 - nice (1..40), not the nice value.
 	return syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(20-cur+n, MaxReadNice))
 }
+
+// onMainThread says whether the calling thread is the process's main one
+// (its thread id is the process id).
+func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }

@@ -9,3 +9,6 @@ import "errors"
 func lowerThreadPriority(int) error {
 	return errors.New("this system cannot lower one thread's priority")
 }
+
+// onMainThread: no worker starts elsewhere than Linux (see above).
+func onMainThread() bool { return false }
