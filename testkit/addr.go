@@ -5,9 +5,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -20,13 +23,20 @@ import (
 // FreeAddr took from that range (listening on port 0, then closing) was
 // once taken again by another test's server before the binary bound it
 // (make test, exit 3, address in use). Below it, only FreeAddr hands
-// ports out: from a random start per test process, one after the other.
+// ports out: from a random start per test process, one after the other,
+// each reserved for the process's life (reservePort), since two test
+// binaries of one make test run at once and once handed out the same port
+// (TestClusterCrashThreeInstances waited 2 minutes for a server that had
+// exited: address in use).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	lo, hi := freePortRange()
 	if hi-lo >= 100 {
 		for range 200 {
 			port := lo + int(nextFreePort.Add(1))%(hi-lo)
+			if !reservePort(port) {
+				continue // another test process handed it out
+			}
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 			if err != nil {
 				continue
@@ -66,4 +76,38 @@ func freePortRange() (lo, hi int) {
 		lo = 10000
 	}
 	return lo, hi
+}
+
+// portLocks is the folder of FreeAddr's reservations, fixed at the start
+// (tests may change TMPDIR for the servers they start).
+var portLocks = filepath.Join(os.TempDir(), "tessera-test-ports")
+
+// held keeps the reserved ports' files open: their locks last as long as
+// the process.
+var (
+	heldMu sync.Mutex
+	held   []*os.File
+)
+
+// reservePort takes an exclusive lock on a file named for port, kept until
+// this process ends (the kernel lets it go then, however it ends): false
+// when another process holds it. Ports this process reserved before are
+// not handed out again either (the counter does not come back to them
+// within its range).
+func reservePort(port int) bool {
+	if err := os.MkdirAll(portLocks, 0o777); err != nil {
+		return true // no reservations: as before
+	}
+	f, err := os.OpenFile(filepath.Join(portLocks, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	heldMu.Lock()
+	held = append(held, f)
+	heldMu.Unlock()
+	return true
 }
