@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,69 +107,55 @@ func must(r *http.Request, err error) *http.Request {
 // 500 (the buffered response gives way to echo's Recover).
 func TestStalledReaderHoldsNoSlot(t *testing.T) {
 	t.Parallel()
-	pool, err := readPoolFor(5, 1) // a nice value no other test's pool uses
-	if err != nil {
-		t.Logf("no read pool on this system (%v): only the case without", err)
-	}
-	for name, pool := range map[string]*readPool{"without pool": nil, "on a worker": pool} {
-		if name == "on a worker" && pool == nil {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := echo.New()
-			e.Logger.SetOutput(io.Discard) // the recovered panic's stack
-			e.Use(middleware.Recover())
-			e.Use(readSlots(1, pool))
-			big := bytes.Repeat([]byte("tessera "), 8<<20) // 64 MiB: more than the sockets buffer
-			e.GET("/big", func(c echo.Context) error { return c.Blob(http.StatusOK, "text/plain", big) })
-			e.GET("/small", func(c echo.Context) error { return c.String(http.StatusOK, "small") })
-			e.GET("/panic", func(echo.Context) error { panic("a read gone wrong") })
-			srv := httptest.NewServer(e)
-			defer srv.Close()
+	eachReadPool(t, 5, func(t *testing.T, e *echo.Echo) {
+		big := bytes.Repeat([]byte("tessera "), 8<<20) // 64 MiB: more than the sockets buffer
+		e.GET("/big", func(c echo.Context) error { return c.Blob(http.StatusOK, "text/plain", big) })
+		e.GET("/small", func(c echo.Context) error { return c.String(http.StatusOK, "small") })
+		e.GET("/panic", func(echo.Context) error { panic("a read gone wrong") })
+		srv := httptest.NewServer(e)
+		defer srv.Close()
 
-			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := io.WriteString(conn, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the server sends (it is then writing /big).
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(conn, first); err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Timeout: 10 * time.Second}
+		for _, path := range []string{"/small", "/small"} {
+			r, err := client.Get(srv.URL + path)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("GET %s while a client stalls on /big: %v", path, err)
 			}
-			defer conn.Close()
-			if _, err := io.WriteString(conn, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-				t.Fatal(err)
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if r.StatusCode != http.StatusOK || string(b) != "small" {
+				t.Fatalf("GET %s while a client stalls on /big: %d %q", path, r.StatusCode, b)
 			}
-			// Wait until the server sends (it is then writing /big).
-			first := make([]byte, 1)
-			if _, err := io.ReadFull(conn, first); err != nil {
-				t.Fatal(err)
-			}
-			client := &http.Client{Timeout: 10 * time.Second}
-			for _, path := range []string{"/small", "/small"} {
-				r, err := client.Get(srv.URL + path)
-				if err != nil {
-					t.Fatalf("GET %s while a client stalls on /big: %v", path, err)
-				}
-				b, _ := io.ReadAll(r.Body)
-				r.Body.Close()
-				if r.StatusCode != http.StatusOK || string(b) != "small" {
-					t.Fatalf("GET %s while a client stalls on /big: %d %q", path, r.StatusCode, b)
-				}
-			}
-			if r, err := client.Get(srv.URL + "/panic"); err != nil || r.StatusCode != http.StatusInternalServerError {
-				t.Fatalf("a read that panicked: %v %v, want 500", err, r)
-			} else {
-				r.Body.Close()
-			}
-			// The stalled client reads at last: its whole page.
-			resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(bytes.NewReader(first), conn)), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if err != nil || n != int64(len(big)) {
-				t.Fatalf("the stalled client got %d bytes (%v), want %d", n, err, len(big))
-			}
-		})
-	}
+		}
+		if r, err := client.Get(srv.URL + "/panic"); err != nil || r.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("a read that panicked: %v %v, want 500", err, r)
+		} else {
+			r.Body.Close()
+		}
+		// The stalled client reads at last: its whole page.
+		resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(bytes.NewReader(first), conn)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || n != int64(len(big)) {
+			t.Fatalf("the stalled client got %d bytes (%v), want %d", n, err, len(big))
+		}
+	})
 }
 
 // TestReadAbortIsQuiet: a read that panics with http.ErrAbortHandler (on
@@ -177,46 +164,32 @@ func TestStalledReaderHoldsNoSlot(t *testing.T) {
 // read wrote before, and the slot serves the next read.
 func TestReadAbortIsQuiet(t *testing.T) {
 	t.Parallel()
-	pool, err := readPoolFor(4, 1) // a nice value no other test's pool uses
-	if err != nil {
-		t.Logf("no read pool on this system (%v): only the case without", err)
-	}
-	for name, pool := range map[string]*readPool{"without pool": nil, "on a worker": pool} {
-		if name == "on a worker" && pool == nil {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := echo.New()
-			e.Logger.SetOutput(io.Discard)
-			e.Use(middleware.Recover())
-			e.Use(readSlots(1, pool))
-			e.GET("/abort", func(c echo.Context) error {
-				_ = c.String(http.StatusOK, "half a page")
-				panic(http.ErrAbortHandler)
-			})
-			e.GET("/small", func(c echo.Context) error { return c.String(http.StatusOK, "small") })
-			srv := httptest.NewUnstartedServer(e)
-			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-			srv.Start()
-			defer srv.Close()
-			client := &http.Client{Timeout: 10 * time.Second}
-			if r, err := client.Get(srv.URL + "/abort"); err == nil {
-				b, _ := io.ReadAll(r.Body)
-				r.Body.Close()
-				t.Fatalf("an aborted read was answered %d %q, want no answer", r.StatusCode, b)
-			}
-			r, err := client.Get(srv.URL + "/small")
-			if err != nil {
-				t.Fatal(err)
-			}
+	eachReadPool(t, 4, func(t *testing.T, e *echo.Echo) {
+		e.GET("/abort", func(c echo.Context) error {
+			_ = c.String(http.StatusOK, "half a page")
+			panic(http.ErrAbortHandler)
+		})
+		e.GET("/small", func(c echo.Context) error { return c.String(http.StatusOK, "small") })
+		srv := httptest.NewUnstartedServer(e)
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.Start()
+		defer srv.Close()
+		client := &http.Client{Timeout: 10 * time.Second}
+		if r, err := client.Get(srv.URL + "/abort"); err == nil {
 			b, _ := io.ReadAll(r.Body)
 			r.Body.Close()
-			if r.StatusCode != http.StatusOK || string(b) != "small" {
-				t.Fatalf("after an aborted read: %d %q", r.StatusCode, b)
-			}
-		})
-	}
+			t.Fatalf("an aborted read was answered %d %q, want no answer", r.StatusCode, b)
+		}
+		r, err := client.Get(srv.URL + "/small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK || string(b) != "small" {
+			t.Fatalf("after an aborted read: %d %q", r.StatusCode, b)
+		}
+	})
 }
 
 // TestReadSentWithItsLength: a read's buffered answer is sent whole, with
@@ -263,5 +236,32 @@ func TestReadSentWithItsLength(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != http.StatusNoContent || r.Header.Get("Content-Length") != "" {
 		t.Errorf("204: %d with Content-Length %q, want 204 without one", r.StatusCode, r.Header.Get("Content-Length"))
+	}
+}
+
+// eachReadPool runs test as two parallel subtests, "without pool" and "on
+// a worker" (of a pool at nice, a value no other test's pool uses), each
+// with an echo whose reads take one slot, behind echo's Recover (its log
+// discarded: the recovered panics' stacks).
+func eachReadPool(t *testing.T, nice int, test func(t *testing.T, e *echo.Echo)) {
+	pool, err := readPoolFor(nice, 1)
+	if err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal(err)
+		}
+		t.Logf("no read pool on this system (%v): only the case without", err)
+	}
+	for name, pool := range map[string]*readPool{"without pool": nil, "on a worker": pool} {
+		if pool == nil && name == "on a worker" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := echo.New()
+			e.Logger.SetOutput(io.Discard)
+			e.Use(middleware.Recover())
+			e.Use(readSlots(1, pool))
+			test(t, e)
+		})
 	}
 }
