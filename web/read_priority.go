@@ -17,9 +17,10 @@ import (
 // but each one still competes with the backfill engine for the machine as
 // an equal. On 2 cores, 16 readers reading as fast as they were answered
 // kept their one slot busy, and a backfill of 200,000 partitions ran at
-// 0.70–0.74 of its speed alone (tessera bench mixed); with the reads at
-// nice 10 on threads of their own, at 0.75–0.83 in the same sittings
-// (alternating), with every page's p99 still well under 300 ms. When the
+// 0.64–0.75 of its speed alone (tessera bench mixed --rounds 5, ten runs);
+// with the reads at nice 10 on threads of their own (and sent after their
+// slot), at 0.74–0.79 in the same sittings, alternating (six runs), every
+// page's p99 still under 200 ms; with --read-nice 0, 0.70–0.73. When the
 // engine is idle the reads get every core, as before: a lower priority
 // only matters while both want the same core.
 const DefaultReadNice = 10
