@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -218,4 +221,54 @@ func TestSensorPushDedupeAcrossRestart(t *testing.T) {
 			t.Fatalf("a new message after the restart: %d %q", code, out)
 		}
 	}(db.SQLite)
+}
+
+// TestSensorEvaluatorOrphansKilledAfterACrash: the real binary killed
+// (SIGKILL) while its sensor's evaluator runs leaves what the evaluator
+// started in the background running (the server's death kills only the
+// evaluator itself); the server started again on the same database kills
+// it before the sensor's next evaluation.
+func TestSensorEvaluatorOrphansKilledAfterACrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bgFile := filepath.Join(dir, "bg.pid")
+	script := filepath.Join(dir, "evaluate.sh")
+	// The first evaluation starts a helper in the background and is still
+	// running when the server is killed; later ones answer at once.
+	body := "#!/bin/sh\nif [ ! -e " + bgFile + " ]; then\n  sleep 300 >/dev/null 2>&1 &\n  echo $! > " + bgFile + "\n  sleep 300\nfi\necho '{\"skip_reason\": \"nothing new\"}'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerOn(t, db.SQLite, fmt.Sprintf(`
+assets:
+  t.regions:
+    partitions: {static: [eu, us]}
+    executor: {demo: {duration: 1ms}}
+sensors:
+  helper:
+    assets: [t.regions]
+    evaluator: {command: [%q]}
+    interval: 24h
+    timeout: 10m
+`, script))
+	var bg int
+	testkit.Eventually(t, time.Minute, "the first evaluation to start its helper", func() bool {
+		b, err := os.ReadFile(bgFile)
+		if err != nil {
+			return false
+		}
+		bg, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && bg > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(bg, syscall.SIGKILL) })
+	if err := s.Proc.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "the server to die", func() bool { return !processAlive(s.Proc.Pid) })
+	if !processAlive(bg) {
+		t.Fatal("the helper died with the server: nothing left to clean up, the test proves nothing")
+	}
+	_, logPath := startServe(t, nil, "--addr", strings.TrimPrefix(s.URL, "http://"), "--db", s.DB, "--workspace", s.WS)
+	waitReady(t, http.DefaultClient, s.URL, logPath)
+	testkit.Eventually(t, time.Minute, "the crashed evaluation's helper to be killed", func() bool { return !processAlive(bg) })
 }

@@ -228,12 +228,28 @@ func readProcStat(pid int) (procStat, error) {
 }
 
 func writeProcFile(path string, pgid int) error {
+	return writeProcLine(path, pgid, "")
+}
+
+// writeOwnedProcFile is writeProcFile for a file that no expiry vouches
+// for (a sensor's evaluator: its file is named for the sensor, not for an
+// attempt whose lease expired): it adds this server's pid and start time,
+// and killOrphansAt leaves the group alone while that server runs.
+func writeOwnedProcFile(path string, pgid int) error {
+	self, err := readProcStat(os.Getpid())
+	if err != nil {
+		return err
+	}
+	return writeProcLine(path, pgid, fmt.Sprintf(" %d %d", os.Getpid(), self.startTime))
+}
+
+func writeProcLine(path string, pgid int, owner string) error {
 	st, err := readProcStat(pgid)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	err = os.WriteFile(tmp, fmt.Appendf(nil, "%d %d %d\n", pgid, st.session, st.startTime), 0o644)
+	err = os.WriteFile(tmp, fmt.Appendf(nil, "%d %d %d%s\n", pgid, st.session, st.startTime, owner), 0o644)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -253,7 +269,13 @@ func writeProcFile(path string, pgid int) error {
 // handed out again while the group has members). It reports how many
 // processes it killed.
 func killOrphans(reportPath string) (int, error) {
-	path := procPath(reportPath)
+	return killOrphansAt(procPath(reportPath))
+}
+
+// killOrphansAt is killOrphans of the proc file at path. A file that names
+// its server (writeOwnedProcFile) is left as it is while that server runs:
+// the group is its own, running.
+func killOrphansAt(path string) (int, error) {
 	_ = os.Remove(path + ".tmp") // a write the crash cut short
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -262,10 +284,16 @@ func killOrphans(reportPath string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var pgid, session, server int
+	var start, serverStart uint64
+	n, _ := fmt.Sscanf(string(b), "%d %d %d %d %d", &pgid, &session, &start, &server, &serverStart)
+	if n == 5 {
+		if st, err := readProcStat(server); err == nil && st.startTime == serverStart && st.state != "Z" {
+			return 0, nil // its server runs: not an orphan
+		}
+	}
 	defer os.Remove(path)
-	var pgid, session int
-	var start uint64
-	if _, err := fmt.Sscanf(string(b), "%d %d %d", &pgid, &session, &start); err != nil || pgid <= 1 {
+	if (n != 3 && n != 5) || pgid <= 1 {
 		return 0, fmt.Errorf("%s: unreadable (%q)", path, b)
 	}
 	members := groupMembers(pgid)

@@ -3,6 +3,8 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -365,7 +368,7 @@ func (s *Sensors) call(ctx context.Context, sn *catalog.Sensor, cursor *string) 
 	if sn.Evaluator.Kind == catalog.ExecutorHTTP {
 		raw, log, err = callHTTP(ctx, sn, cursor)
 	} else {
-		raw, log, err = callCommand(ctx, sn, cursor)
+		raw, log, err = callCommand(ctx, sn, cursor, s.procFile(sn.Name))
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return EvaluatorAnswer{}, log, fmt.Errorf("the evaluator did not answer within its timeout, %s; it was stopped", sn.Timeout)
@@ -412,7 +415,20 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byte, string, error) {
+// procFile is the file that names the process group of sensor name's
+// running evaluator, for the next evaluation to kill what is left of it
+// after a crash (killOrphansAt): the server's death kills the evaluator's
+// main process (Pdeathsig), not what it started in the background. Beside
+// the command executor's report files, named by a hash of the sensor's
+// name (any characters); servers of several databases on one machine may
+// share the folder, and a file names its server, so none kills another's
+// evaluator.
+func (s *Sensors) procFile(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return filepath.Join(s.e.opts.ReportDir, "sensor-"+hex.EncodeToString(h[:8])+".proc")
+}
+
+func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string, procFile string) ([]byte, string, error) {
 	ex := sn.Evaluator
 	argv := ex.Command
 	if ex.Shell {
@@ -438,7 +454,16 @@ func callCommand(ctx context.Context, sn *catalog.Sensor, cursor *string) ([]byt
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = commandWaitDelay
-	err := cmd.Run()
+	// What a crash left of an earlier evaluation (a server killed while it
+	// ran) is killed first; failing that is no reason not to evaluate.
+	_, _ = killOrphansAt(procFile)
+	err := cmd.Start()
+	if err == nil {
+		if os.MkdirAll(filepath.Dir(procFile), 0o755) == nil && writeOwnedProcFile(procFile, cmd.Process.Pid) == nil {
+			defer os.Remove(procFile)
+		}
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		// What the evaluator left running in its group (a helper it
 		// started in the background) ends with it, as an executor's does.

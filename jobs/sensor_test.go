@@ -3,9 +3,11 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -502,5 +504,73 @@ func TestPollSensorEvaluatorDoesNotInheritServerSettings(t *testing.T) {
 	}
 	if got, want := *ev.Record.SkipReason, "keys=[] inherited=[inherited] declared=[yes] name=[env]"; got != want {
 		t.Fatalf("the evaluator saw %q, want %q", got, want)
+	}
+}
+
+// TestPollSensorOrphansOfADeadServerAreKilled: a server killed while its
+// sensor's evaluator ran leaves what the evaluator started in the
+// background (the server's death kills only the evaluator itself); the
+// sensor's next evaluation, by the server started again, kills that group,
+// as the proc file beside the reports names it and its server is gone. A
+// group whose file names a server that runs (this process: another
+// server's evaluator, running) is left alone.
+func TestPollSensorOrphansOfADeadServerAreKilled(t *testing.T) {
+	t.Parallel()
+	e := newSensorEnv(t, pollSensor("helper", `'echo "{\"skip_reason\": \"nothing new\"}"'`, ""))
+	path := e.sensors.procFile("helper")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A group as a crash leaves it: its own process group, still running.
+	orphanGroup := func() (*exec.Cmd, procStat) {
+		cmd := exec.Command("sleep", "300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+		st, err := readProcStat(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd, st
+	}
+	record := func(pgid int, st procStat, server int, serverStart uint64) {
+		line := fmt.Sprintf("%d %d %d %d %d\n", pgid, st.session, st.startTime, server, serverStart)
+		if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := exec.Command("true") // a server that has exited
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	orphan, st := orphanGroup()
+	exited := make(chan struct{})
+	go func() { _ = orphan.Wait(); close(exited) }()
+	record(orphan.Process.Pid, st, gone.Process.Pid, 12345)
+	if ev, err := e.sensors.Evaluate(context.Background(), "helper", false, "alice"); err != nil || ev.Record.Error != nil {
+		t.Fatalf("evaluation: %+v %v", ev.Record, err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dead server's evaluator group still runs after the next evaluation")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("proc file after the evaluation: %v, want none (the evaluation's own is removed when it ends)", err)
+	}
+
+	self, err := readProcStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, st := orphanGroup()
+	record(running.Process.Pid, st, os.Getpid(), self.startTime)
+	if ev, err := e.sensors.Evaluate(context.Background(), "helper", false, "alice"); err != nil || ev.Record.Error != nil {
+		t.Fatalf("evaluation: %+v %v", ev.Record, err)
+	}
+	if st, err := readProcStat(running.Process.Pid); err != nil || st.state == "Z" {
+		t.Errorf("a group whose server runs was killed (%v, %q)", err, st.state)
 	}
 }
