@@ -213,9 +213,10 @@ func (p *backfillProgress) line(b handlers.BackfillJSON, now time.Time) (line, k
 	switch {
 	case terminalStates[b.State]:
 	case waiting > 0:
-		wait = fmt.Sprintf("1 run waiting for retry until %s UTC", first.UTC().Format("15:04:05"))
+		until := retryUntil(first, now)
+		wait = fmt.Sprintf("1 run waiting for retry until %s UTC", until)
 		if waiting > 1 {
-			wait = fmt.Sprintf("%d runs waiting for retry, the first until %s UTC", waiting, first.UTC().Format("15:04:05"))
+			wait = fmt.Sprintf("%d runs waiting for retry, the first until %s UTC", waiting, until)
 		}
 		countdown = " (in " + secondsText(first.Sub(now)) + ")"
 	case b.State == "RUNNING" && b.Waiting != nil && done < b.TotalPartitions:
@@ -254,4 +255,15 @@ func secondsText(d time.Duration) string {
 		return fmt.Sprintf("%d s", max(int64((d+time.Second-1)/time.Second), 0))
 	}
 	return catalog.HumanDuration(d.Round(time.Second))
+}
+
+// retryUntil is when a retry may start as the progress line says it: the
+// time of day, with the date when that is another day (UTC) than now's (a
+// backoff of an hour, or an executor's Retry-After, may pass midnight).
+func retryUntil(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	if t.Year() != now.Year() || t.YearDay() != now.YearDay() {
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return t.Format("15:04:05")
 }

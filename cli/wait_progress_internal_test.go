@@ -56,3 +56,30 @@ func TestWaitLineSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("progress line %q without a wait, want an ETA from the rate", line)
 	}
 }
+
+// A retry's time is said as a time of day while it is today (UTC), with
+// its date when it is another day: "until 00:30:00" late in the evening
+// read as half an hour ago.
+func TestRetryUntilSaysTheDateOfAnotherDay(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 23, 50, 0, 0, time.UTC)
+	for _, c := range []struct {
+		t    time.Time
+		want string
+	}{
+		{now.Add(5 * time.Minute), "23:55:00"},
+		{now.Add(40 * time.Minute), "2026-11-30 00:30:00"},
+		{time.Date(2027, 11, 29, 23, 55, 0, 0, time.UTC), "2027-11-29 23:55:00"},        // a year on, the same day of the year
+		{time.Date(2026, 11, 30, 0, 55, 0, 0, time.FixedZone("CET", 3600)), "23:55:00"}, // the same instant seen elsewhere: today in UTC
+	} {
+		if got := retryUntil(c.t, now); got != c.want {
+			t.Errorf("retryUntil(%v) = %q, want %q", c.t, got, c.want)
+		}
+	}
+	var p backfillProgress
+	p.retry = retryWait{now.Add(40 * time.Minute)}
+	line, _ := p.line(handlers.BackfillJSON{State: "RUNNING", TotalPartitions: 10, Partitions: map[string]int64{}}, now)
+	if !strings.Contains(line, "1 run waiting for retry until 2026-11-30 00:30:00 UTC (in ") {
+		t.Errorf("line %q does not say the retry's date", line)
+	}
+}
