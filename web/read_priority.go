@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -118,8 +119,24 @@ func (p *readPool) work1(ready chan<- error) {
 	}
 	ready <- nil
 	for job := range p.work {
-		job.done <- runRead(job.fn)
+		p.serve(job)
 	}
+}
+
+// serve runs one read. A read that ends its goroutine (runtime.Goexit, as
+// t.FailNow does in a test's handler) ends this worker with it: its
+// request is answered as a panic would be, and another worker takes this
+// one's place, so that neither the request nor the pool waits forever.
+func (p *readPool) serve(job readJob) {
+	returned := false
+	defer func() {
+		if !returned {
+			job.done <- readOutcome{panicked: true, val: errors.New("the read ended its goroutine (runtime.Goexit)"), stack: debug.Stack()}
+			go p.work1(make(chan error, 1))
+		}
+	}()
+	job.done <- runRead(job.fn)
+	returned = true
 }
 
 // runRead calls fn, turning a panic into an outcome for the request's own

@@ -190,3 +190,57 @@ func TestReadLeavesASharedPoolWithItsClient(t *testing.T) {
 		t.Errorf("B's next read: %d, and B's handler ran %d times; want 200 and once (the read whose client left never ran)", r.StatusCode, ran.Load())
 	}
 }
+
+// TestReadThatEndsItsGoroutine: a read on a worker that calls
+// runtime.Goexit (t.FailNow in a test's handler would) is answered 500, as
+// a panic is, instead of leaving its request waiting forever, and the
+// pool's reads go on being served by the worker that took its place.
+func TestReadThatEndsItsGoroutine(t *testing.T) {
+	t.Parallel()
+	pool, err := readPoolFor(8, 1) // a nice value no other test's pool uses
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	e.Logger.SetOutput(io.Discard)
+	e.Use(middleware.Recover())
+	e.Use(readSlots(1, pool))
+	e.GET("/goexit", func(echo.Context) error { runtime.Goexit(); return nil })
+	e.GET("/nice", func(c echo.Context) error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return c.String(http.StatusOK, strconv.Itoa(niceOf(t, "/proc/thread-self/stat")))
+	})
+	srv := httptest.NewServer(e)
+	defer func() {
+		// Without its answer a request waits forever, and Close with it:
+		// the test's failure is said, not a hang until go test's timeout.
+		closed := make(chan struct{})
+		go func() { srv.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	client := &http.Client{Timeout: 10 * time.Second}
+	base := niceOf(t, "/proc/self/stat")
+	for range 2 {
+		r, err := client.Get(srv.URL + "/goexit")
+		if err != nil {
+			t.Fatalf("a read that ended its goroutine: %v (no answer)", err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("a read that ended its goroutine was answered %d, want 500", r.StatusCode)
+		}
+		r, err = client.Get(srv.URL + "/nice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if want := strconv.Itoa(min(base+8, MaxReadNice)); r.StatusCode != http.StatusOK || string(b) != want {
+			t.Fatalf("the next read: %d %q, want 200 %s (on a worker again)", r.StatusCode, b, want)
+		}
+	}
+}
