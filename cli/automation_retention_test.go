@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/proc"
 )
 
 var retentionCLIWorkspace = scheduleCLIWorkspace + `
@@ -45,7 +46,7 @@ func TestCLIRetentionPrunesAtStart(t *testing.T) {
 		if err := s.Proc.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 30*time.Second, "the server to stop", func() bool { return !processAlive(s.Proc.Pid) })
+		testkit.Eventually(t, 30*time.Second, "the server to stop", func() bool { return !proc.Alive(s.Proc.Pid) })
 		store, err := db.Open(s.DB)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
+	"github.com/tessera-dev/tessera/testkit/proc"
 	"github.com/tessera-dev/tessera/testkit/teststore"
 )
 
@@ -105,7 +106,7 @@ func TestClusterCrashThreeInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid := procs[i].Process.Pid
-		testkit.Eventually(t, 30*time.Second, "the killed server to die", func() bool { return !processAlive(pid) })
+		testkit.Eventually(t, 30*time.Second, "the killed server to die", func() bool { return !proc.Alive(pid) })
 		kills++
 		start(i)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tessera-dev/tessera/cli"
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/proc"
 
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/teststore"
@@ -184,7 +185,7 @@ func TestSensorPushDedupeAcrossRestart(t *testing.T) {
 		if err := s.Proc.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 30*time.Second, "the server to die", func() bool { return !processAlive(s.Proc.Pid) })
+		testkit.Eventually(t, 30*time.Second, "the server to die", func() bool { return !proc.Alive(s.Proc.Pid) })
 		_, logPath := startServe(t, nil, "--addr", strings.TrimPrefix(s.URL, "http://"), "--db", s.DB, "--workspace", s.WS)
 		waitReady(t, http.DefaultClient, s.URL, logPath)
 
@@ -264,11 +265,11 @@ sensors:
 	if err := s.Proc.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 30*time.Second, "the server to die", func() bool { return !processAlive(s.Proc.Pid) })
-	if !processAlive(bg) {
+	testkit.Eventually(t, 30*time.Second, "the server to die", func() bool { return !proc.Alive(s.Proc.Pid) })
+	if !proc.Alive(bg) {
 		t.Fatal("the helper died with the server: nothing left to clean up, the test proves nothing")
 	}
 	_, logPath := startServe(t, nil, "--addr", strings.TrimPrefix(s.URL, "http://"), "--db", s.DB, "--workspace", s.WS)
 	waitReady(t, http.DefaultClient, s.URL, logPath)
-	testkit.Eventually(t, time.Minute, "the crashed evaluation's helper to be killed", func() bool { return !processAlive(bg) })
+	testkit.Eventually(t, time.Minute, "the crashed evaluation's helper to be killed", func() bool { return !proc.Alive(bg) })
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tessera-dev/tessera/testkit"
+	"github.com/tessera-dev/tessera/testkit/proc"
 
 	"github.com/tessera-dev/tessera/db"
 )
@@ -145,7 +146,7 @@ func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
 		if err := s.Proc.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 30*time.Second, "the server to stop", func() bool { return !processAlive(s.Proc.Pid) })
+		testkit.Eventually(t, 30*time.Second, "the server to stop", func() bool { return !proc.Alive(s.Proc.Pid) })
 		if err := os.WriteFile(s.WS, []byte(clientWorkspace), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -158,28 +159,4 @@ func TestServeRefusesWorkspaceBreakingUnfinishedBackfills(t *testing.T) {
 			t.Fatalf("serve on a workspace without t.slow: %v\n%s", err, outb)
 		}
 	}(db.SQLite)
-}
-
-// processAlive reports whether any thread of pid still runs (a zombie,
-// exited but not yet waited for, does not). Not the group leader's state
-// alone: after a SIGKILL the leader is a zombie while the other threads
-// still exit, and until the last one has, the process's sockets stay open
-// (a server at nice 10 for its reads, under make test's load, still held
-// its port when TestClusterCrashThreeInstances started it again).
-func processAlive(pid int) bool {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return false
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
-			continue // exited meanwhile
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 0 && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
 }

@@ -19,16 +19,8 @@ import (
 	"github.com/tessera-dev/tessera/db"
 	"github.com/tessera-dev/tessera/testkit/pgtest"
 	"github.com/tessera-dev/tessera/testkit/poll"
+	"github.com/tessera-dev/tessera/testkit/proc"
 )
-
-// processAlive reports whether pid runs (a zombie does not).
-func processAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(stat), ") Z ")
-}
 
 func readPid(t *testing.T, path string) int {
 	t.Helper()
@@ -51,7 +43,7 @@ func waitDead(t *testing.T, what string, pid int) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
-	poll.Eventually(t, 20*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !processAlive(pid) })
+	poll.Eventually(t, 20*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool { return !proc.Alive(pid) })
 	ended = true
 }
 
@@ -112,7 +104,7 @@ func TestKillOrphansChecksTheProcess(t *testing.T) {
 		if n, err := killOrphans(report); n != 0 || err != nil {
 			t.Fatalf("killed %d, err %v", n, err)
 		}
-		if !processAlive(cmd.Process.Pid) || !processAlive(child) {
+		if !proc.Alive(cmd.Process.Pid) || !proc.Alive(child) {
 			t.Fatal("a process with the recorded number but another start time was killed")
 		}
 		if _, err := os.Stat(procPath(report)); !os.IsNotExist(err) {
@@ -131,7 +123,7 @@ func TestKillOrphansChecksTheProcess(t *testing.T) {
 		cmd, child, report := start(t)
 		_ = cmd.Process.Kill() // as Pdeathsig does when the server dies
 		_ = cmd.Wait()
-		if !processAlive(child) {
+		if !proc.Alive(child) {
 			t.Fatal("the child died with its shell")
 		}
 		if n, err := killOrphans(report); n != 1 || err != nil {
@@ -259,7 +251,7 @@ assets:
 	_ = server.Wait()
 	// A sleep: that the child does NOT die with the server shows only as time passing.
 	time.Sleep(50 * time.Millisecond)
-	if !processAlive(child) {
+	if !proc.Alive(child) {
 		t.Fatal("the command's child died with the server: nothing left to recover")
 	}
 	// A new server on the same database, once the dead one's lease expired.
