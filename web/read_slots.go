@@ -41,8 +41,13 @@ func readSlots(n int, pool *readPool) echo.MiddlewareFunc {
 				return &handlers.UserError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server was busy and the request ended before its turn; try again"}
 			}
 			// The slot (and the worker) are free again: what the read
-			// wrote is sent now, as slowly as its client takes it.
-			if !(out.panicked && out.val == http.ErrAbortHandler) {
+			// wrote is sent now, as slowly as its client takes it. A read
+			// that panicked sends nothing of what it wrote (a page cut
+			// short would arrive as a whole 200): Recover answers 500.
+			if out.panicked {
+				res := c.Response()
+				res.Committed, res.Status, res.Size = false, 0, 0
+			} else {
 				buf.send(r.Method == http.MethodHead)
 			}
 			buf.release()

@@ -265,3 +265,28 @@ func eachReadPool(t *testing.T, nice int, test func(t *testing.T, e *echo.Echo))
 		})
 	}
 }
+
+// TestReadThatPanicsMidPageIsAnswered500: a read that wrote part of its
+// page and then panicked is answered 500 by echo's Recover, not the part
+// it wrote sent as a whole 200 page (its buffer is dropped), on a worker
+// and without a pool.
+func TestReadThatPanicsMidPageIsAnswered500(t *testing.T) {
+	t.Parallel()
+	eachReadPool(t, 9, func(t *testing.T, e *echo.Echo) {
+		e.GET("/half", func(c echo.Context) error {
+			_ = c.HTML(http.StatusOK, "<p>half a page")
+			panic("a read gone wrong halfway")
+		})
+		srv := httptest.NewServer(e)
+		defer srv.Close()
+		r, err := http.Get(srv.URL + "/half")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusInternalServerError || strings.Contains(string(b), "half a page") {
+			t.Errorf("a read that panicked halfway: %d %q, want 500 without its half page", r.StatusCode, b)
+		}
+	})
+}
