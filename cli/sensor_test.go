@@ -262,6 +262,14 @@ sensors:
 		return err == nil && bg > 0
 	})
 	t.Cleanup(func() { _ = syscall.Kill(bg, syscall.SIGKILL) })
+	// The server records the evaluator's group just after starting it; the
+	// helper may be up first (under make test's load it was, and a kill
+	// then left nothing recorded). The crash this test is about comes
+	// after.
+	testkit.Eventually(t, time.Minute, "the server to record the evaluator's process group", func() bool {
+		m, _ := filepath.Glob(s.DB + ".reports/sensor-*.proc")
+		return len(m) == 1
+	})
 	if err := s.Proc.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
